@@ -1,0 +1,1 @@
+//! profrj JVMTI agent.

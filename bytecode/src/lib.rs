@@ -1,0 +1,1 @@
+//! Java class-file reader, model, writer and code rewriter. No JVM dependency.

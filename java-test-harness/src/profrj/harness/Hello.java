@@ -1,0 +1,8 @@
+package profrj.harness;
+
+/** Smallest possible workload: proves the agent loads and writes a snapshot. */
+public class Hello {
+    public static void main(String[] args) {
+        System.out.println("hello from the harness");
+    }
+}
