@@ -6,7 +6,11 @@ use std::process::ExitCode;
 mod instrument;
 
 #[derive(Parser)]
-#[command(name = "profrj", version, about = "profrj: a JVMTI profiler for Java, written in Rust")]
+#[command(
+    name = "profrj",
+    version,
+    about = "profrj: a JVMTI profiler for Java, written in Rust"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

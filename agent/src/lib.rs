@@ -1,1 +1,16 @@
-//! profrj JVMTI agent.
+//! libprofrj.so, the profrj JVMTI agent.
+//!
+//! Layout: `entry` holds every function the VM calls (thin, each behind the
+//! panic guard); `agent` the lifecycle; `vm` every raw JVMTI/JNI call; one
+//! module per profiling mode (`sampler`); `snapshot` writes the XML.
+
+mod agent;
+mod clock;
+mod entry;
+mod log;
+mod methods;
+mod options;
+mod sampler;
+mod snapshot;
+mod threads;
+mod vm;

@@ -1,0 +1,98 @@
+//! Every function the VM calls. Each is a thin shell: rebuild the safe handles,
+//! run the real work inside `guard` (no panic may cross into the JVM).
+
+use crate::agent;
+use crate::vm::sys::{JvmtiEnv, JvmtiEventCallbacks};
+use crate::vm::{guard, install_panic_hook, jthread, Jni};
+use jni_sys::{jint, JNIEnv, JavaVM, JNI_ERR, JNI_OK};
+use std::ffi::{c_char, c_void, CStr};
+
+/// # Safety
+/// Called by the JVM with a valid `vm` and a NUL-terminated (or null) option string.
+#[no_mangle]
+pub unsafe extern "C" fn Agent_OnLoad(
+    vm: *mut JavaVM,
+    options: *mut c_char,
+    _reserved: *mut c_void,
+) -> jint {
+    install_panic_hook();
+    let opts = if options.is_null() {
+        None
+    } else {
+        // SAFETY: the JVM passes a NUL-terminated string that outlives this call.
+        Some(
+            unsafe { CStr::from_ptr(options) }
+                .to_string_lossy()
+                .into_owned(),
+        )
+    };
+    guard("Agent_OnLoad", JNI_ERR, || {
+        match agent::on_load(vm, opts.as_deref()) {
+            Ok(()) => JNI_OK,
+            Err(msg) => {
+                crate::log::error(&msg);
+                JNI_ERR
+            }
+        }
+    })
+}
+
+/// # Safety
+/// Called by the JVM as the library is unloaded.
+#[no_mangle]
+pub unsafe extern "C" fn Agent_OnUnload(_vm: *mut JavaVM) {}
+
+pub fn callbacks() -> JvmtiEventCallbacks {
+    JvmtiEventCallbacks {
+        VMInit: Some(vm_init),
+        VMDeath: Some(vm_death),
+        ThreadStart: Some(thread_start),
+        ThreadEnd: Some(thread_end),
+        ..Default::default()
+    }
+}
+
+unsafe extern "C" fn vm_init(_jvmti: *mut JvmtiEnv, jni: *mut JNIEnv, thread: jthread) {
+    guard("VMInit", (), || {
+        if let Some(a) = agent::get() {
+            a.on_vm_init(&Jni::from_raw(jni), thread)
+        }
+    })
+}
+
+unsafe extern "C" fn vm_death(_jvmti: *mut JvmtiEnv, jni: *mut JNIEnv) {
+    guard("VMDeath", (), || {
+        if let Some(a) = agent::get() {
+            a.on_vm_death(&Jni::from_raw(jni))
+        }
+    })
+}
+
+unsafe extern "C" fn thread_start(_jvmti: *mut JvmtiEnv, jni: *mut JNIEnv, thread: jthread) {
+    guard("ThreadStart", (), || {
+        if let Some(a) = agent::get() {
+            a.on_thread_start(&Jni::from_raw(jni), thread)
+        }
+    })
+}
+
+unsafe extern "C" fn thread_end(_jvmti: *mut JvmtiEnv, jni: *mut JNIEnv, thread: jthread) {
+    guard("ThreadEnd", (), || {
+        if let Some(a) = agent::get() {
+            a.on_thread_end(&Jni::from_raw(jni), thread)
+        }
+    })
+}
+
+/// Body of the `profrj sampler` agent thread.
+pub unsafe extern "C" fn sampler_thread(
+    _jvmti: *mut JvmtiEnv,
+    jni: *mut JNIEnv,
+    _arg: *mut c_void,
+) {
+    guard("sampler thread", (), || {
+        if let Some(a) = agent::get() {
+            a.run_sampler(&Jni::from_raw(jni))
+        }
+    })
+}

@@ -1,0 +1,154 @@
+//! Writing a snapshot: the path template, the `<doc>` envelope, and the
+//! temporary-file-then-rename dance so a reader never sees half a file.
+
+use quick_xml::events::{BytesDecl, BytesEnd, BytesStart, Event};
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+pub type XmlWriter = quick_xml::Writer<BufWriter<File>>;
+
+/// Expands `%p` (pid), `%t` (local time, yyyy_MM_dd_HH_mm_ss) and `%%`.
+pub fn expand_path(template: &str, pid: u32, unix_secs: i64) -> PathBuf {
+    let mut out = String::new();
+    let mut chars = template.chars();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('p') => out.push_str(&pid.to_string()),
+            Some('t') => out.push_str(&local_timestamp(unix_secs)),
+            Some(other) => out.push(other),
+            None => out.push('%'),
+        }
+    }
+    PathBuf::from(out)
+}
+
+fn local_timestamp(unix_secs: i64) -> String {
+    // SAFETY: all-zero is a valid `tm`; localtime_r only writes into it.
+    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    let t: libc::time_t = unix_secs as libc::time_t;
+    // SAFETY: both pointers are to live locals; localtime_r is thread-safe.
+    if unsafe { libc::localtime_r(&t, &mut tm) }.is_null() {
+        return unix_secs.to_string();
+    }
+    format!(
+        "{:04}_{:02}_{:02}_{:02}_{:02}_{:02}",
+        tm.tm_year + 1900,
+        tm.tm_mon + 1,
+        tm.tm_mday,
+        tm.tm_hour,
+        tm.tm_min,
+        tm.tm_sec
+    )
+}
+
+pub fn unix_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}
+
+/// Why a snapshot at `path` would fail to be written, if it can be told in advance.
+pub fn check_writable(path: &Path) -> Option<String> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()) else {
+        return Some(format!("{} is not a valid path", dir.display()));
+    };
+    // SAFETY: `c` is a NUL-terminated path string.
+    if unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) } != 0 {
+        return Some(format!(
+            "directory {} is not writable: {}",
+            dir.display(),
+            io::Error::last_os_error()
+        ));
+    }
+    None
+}
+
+/// Writes `<doc>…</doc>` to `path` through a temporary file in the same
+/// directory, renamed into place only once complete.
+pub fn write_document(
+    path: &Path,
+    body: impl FnOnce(&mut XmlWriter) -> io::Result<()>,
+) -> io::Result<()> {
+    let mut tmp_name = path.as_os_str().to_owned();
+    tmp_name.push(format!(".{}.tmp", std::process::id()));
+    let tmp = PathBuf::from(tmp_name);
+    let result = (|| {
+        let file = File::create(&tmp)?;
+        let mut w =
+            quick_xml::Writer::new_with_indent(BufWriter::with_capacity(1 << 16, file), b' ', 1);
+        w.write_event(Event::Decl(BytesDecl::new("1.0", Some("UTF-8"), None)))?;
+        w.write_event(Event::Start(BytesStart::new("doc")))?;
+        body(&mut w)?;
+        w.write_event(Event::End(BytesEnd::new("doc")))?;
+        let mut inner = w.into_inner();
+        inner.write_all(b"\n")?;
+        inner.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholders() {
+        assert_eq!(
+            expand_path("out-%p.xml", 42, 0),
+            PathBuf::from("out-42.xml")
+        );
+        assert_eq!(expand_path("100%%-%p", 7, 0), PathBuf::from("100%-7"));
+        let t = expand_path("%t", 1, 1_700_000_000)
+            .into_os_string()
+            .into_string()
+            .unwrap();
+        assert_eq!(t.len(), "2023_11_14_22_13_20".len(), "{t}");
+        assert!(t.starts_with("2023_11_1"), "{t}");
+    }
+
+    #[test]
+    fn atomic_write_and_failure_leaves_nothing() {
+        let dir = std::env::temp_dir().join(format!("profrj-snap-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("a.xml");
+        write_document(&p, |w| {
+            w.write_event(Event::Empty(BytesStart::new("sampler")))?;
+            Ok(())
+        })
+        .unwrap();
+        let text = std::fs::read_to_string(&p).unwrap();
+        assert!(
+            text.contains("<doc>") && text.contains("<sampler/>") && text.contains("</doc>"),
+            "{text}"
+        );
+        let err = write_document(&p, |_| Err(io::Error::other("boom")));
+        assert!(err.is_err());
+        assert_eq!(
+            std::fs::read_to_string(&p).unwrap(),
+            text,
+            "old snapshot must survive a failed write"
+        );
+        assert_eq!(
+            std::fs::read_dir(&dir).unwrap().count(),
+            1,
+            "temporary file must be removed"
+        );
+        assert!(check_writable(&dir.join("missing/x.xml")).is_some());
+        assert!(check_writable(&p).is_none());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

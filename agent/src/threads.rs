@@ -1,0 +1,146 @@
+//! Every Java thread the agent has seen, told apart by identity: each thread
+//! object carries a JVMTI tag holding its registry index + 1, so two threads
+//! with the same name stay two entries, and a thread that already ended can
+//! still be recognised from a stack trace taken while it was alive.
+
+use crate::clock;
+use crate::vm::{jthread, Jni, Jvmti};
+use parking_lot::Mutex;
+
+/// Tag of the agent's own threads: never registered, never sampled.
+pub const AGENT_THREAD_TAG: i64 = -1;
+
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
+pub struct ThreadId(pub u32);
+
+#[derive(Clone, Debug)]
+pub struct ThreadRecord {
+    pub name: String,
+    /// CLOCK_MONOTONIC ns: thread start, or profiling start for older threads.
+    pub start_ns: u64,
+    /// Set at ThreadEnd.
+    pub end_ns: Option<u64>,
+    /// CPU time in ns, as last read (final once the thread ended).
+    pub cpu_ns: u64,
+}
+
+impl ThreadRecord {
+    pub fn is_alive(&self) -> bool {
+        self.end_ns.is_none()
+    }
+    /// Nanoseconds from start to end, or to `now_ns` for a live thread.
+    pub fn elapsed_ns(&self, now_ns: u64) -> u64 {
+        self.end_ns.unwrap_or(now_ns).saturating_sub(self.start_ns)
+    }
+}
+
+pub enum Identity {
+    Agent,
+    Java(ThreadId),
+}
+
+#[derive(Default)]
+pub struct Threads {
+    records: Mutex<Vec<ThreadRecord>>,
+}
+
+impl Threads {
+    /// The identity of `thread`, registering it (start = `start_ns`) if it has
+    /// none yet. Errors (e.g. the VM is shutting down) come back as `None`.
+    pub fn identify(
+        &self,
+        jvmti: Jvmti,
+        jni: &Jni,
+        thread: jthread,
+        start_ns: u64,
+    ) -> Option<Identity> {
+        let tag = jvmti.tag(thread).ok()?;
+        if tag != 0 {
+            return Some(Self::from_tag(tag));
+        }
+        // Slow path, once per thread: check again under the lock so that the
+        // thread's own ThreadStart and the sampler cannot both register it.
+        let name = jvmti
+            .thread_info(jni, thread)
+            .map(|i| i.name)
+            .unwrap_or_default();
+        let mut records = self.records.lock();
+        let tag = jvmti.tag(thread).ok()?;
+        if tag != 0 {
+            return Some(Self::from_tag(tag));
+        }
+        let id = ThreadId(records.len() as u32);
+        jvmti.set_tag(thread, id.0 as i64 + 1).ok()?;
+        records.push(ThreadRecord {
+            name,
+            start_ns,
+            end_ns: None,
+            cpu_ns: 0,
+        });
+        Some(Identity::Java(id))
+    }
+
+    fn from_tag(tag: i64) -> Identity {
+        if tag == AGENT_THREAD_TAG {
+            Identity::Agent
+        } else {
+            Identity::Java(ThreadId((tag - 1) as u32))
+        }
+    }
+
+    /// Records the end of the current thread (called from its ThreadEnd event).
+    pub fn thread_ended(&self, jvmti: Jvmti, jni: &Jni, thread: jthread, profiling_start_ns: u64) {
+        let Some(Identity::Java(id)) = self.identify(jvmti, jni, thread, profiling_start_ns) else {
+            return;
+        };
+        let cpu = jvmti.thread_cpu_time(thread).ok();
+        let name = jvmti.thread_info(jni, thread).ok().map(|i| i.name);
+        let now = clock::now_ns();
+        let mut records = self.records.lock();
+        let r = &mut records[id.0 as usize];
+        r.end_ns = Some(now);
+        if let Some(cpu) = cpu {
+            r.cpu_ns = cpu as u64;
+        }
+        if let Some(name) = name {
+            r.name = name;
+        }
+    }
+
+    /// Refreshes CPU time and name of every live thread (for a dump), and marks
+    /// threads that vanished without a ThreadEnd as ended now.
+    pub fn refresh_live(&self, jvmti: Jvmti, jni: &Jni, profiling_start_ns: u64) {
+        let Ok(live) = jvmti.all_threads() else {
+            return;
+        };
+        let mut seen = Vec::new();
+        for &thread in &live {
+            if let Some(Identity::Java(id)) = self.identify(jvmti, jni, thread, profiling_start_ns)
+            {
+                let cpu = jvmti.thread_cpu_time(thread).ok();
+                let name = jvmti.thread_info(jni, thread).ok().map(|i| i.name);
+                let mut records = self.records.lock();
+                let r = &mut records[id.0 as usize];
+                if let Some(cpu) = cpu {
+                    r.cpu_ns = cpu as u64;
+                }
+                if let Some(name) = name {
+                    r.name = name;
+                }
+                seen.push(id);
+            }
+            jni.delete_local_ref(thread);
+        }
+        let now = clock::now_ns();
+        for (i, r) in self.records.lock().iter_mut().enumerate() {
+            if r.end_ns.is_none() && !seen.contains(&ThreadId(i as u32)) {
+                r.end_ns = Some(now);
+            }
+        }
+    }
+
+    /// A copy of every record, indexed by `ThreadId`.
+    pub fn records(&self) -> Vec<ThreadRecord> {
+        self.records.lock().clone()
+    }
+}

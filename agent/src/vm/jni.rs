@@ -1,0 +1,133 @@
+//! Safe wrapper over the few JNI functions the agent uses. A `Jni` is bound to
+//! the thread the VM handed it to and is deliberately neither `Send` nor `Sync`.
+
+use jni_sys::{jclass, jint, jmethodID, jobject, jvalue, JNIEnv};
+use std::ffi::CString;
+use std::marker::PhantomData;
+
+pub struct Jni {
+    env: *mut JNIEnv,
+    _not_send: PhantomData<*mut ()>,
+}
+
+/// A pending Java exception, already cleared; the text says what failed.
+#[derive(Debug)]
+pub struct JavaException(pub String);
+
+impl Jni {
+    /// Wraps the JNIEnv the VM passed to a callback on this thread.
+    pub fn from_raw(env: *mut JNIEnv) -> Self {
+        Self {
+            env,
+            _not_send: PhantomData,
+        }
+    }
+
+    fn table(&self) -> &jni_sys::JNINativeInterface_ {
+        // SAFETY: `env` is the JNIEnv of the current thread, valid while the VM
+        // runs this thread; the table it points to is the VM's own.
+        unsafe { &**self.env }
+    }
+}
+
+/// Looks up a JNI function; every JVM fills every slot of JNI 1.2+, so a null
+/// one is a broken VM (the panic is caught by the callback guard).
+macro_rules! jni_fn {
+    ($self:expr, $name:ident) => {
+        $self
+            .table()
+            .$name
+            .expect(concat!("JNI function ", stringify!($name), " missing"))
+    };
+}
+
+impl Jni {
+    /// Clears a pending exception; `Err` names what was being done.
+    fn check_exception(&self, what: &str) -> Result<(), JavaException> {
+        // SAFETY: valid env on its own thread.
+        let pending = unsafe { (jni_fn!(self, ExceptionCheck))(self.env) } != 0;
+        if pending {
+            // SAFETY: as above.
+            unsafe { (jni_fn!(self, ExceptionClear))(self.env) };
+            return Err(JavaException(format!("Java exception while {what}")));
+        }
+        Ok(())
+    }
+
+    pub fn delete_local_ref(&self, obj: jobject) {
+        if !obj.is_null() {
+            // SAFETY: `obj` is a local reference owned by this thread's frame.
+            unsafe { (jni_fn!(self, DeleteLocalRef))(self.env, obj) }
+        }
+    }
+
+    /// Runs `f` inside a fresh JNI local frame, so the local references it
+    /// creates (stack traces, classes, threads) are released when it returns.
+    /// Long-running agent threads never return to Java, so without this every
+    /// local reference would leak.
+    pub fn with_local_frame<R>(&self, capacity: jint, f: impl FnOnce() -> R) -> R {
+        // SAFETY: valid env on its own thread.
+        let pushed = unsafe { (jni_fn!(self, PushLocalFrame))(self.env, capacity) } == 0;
+        let r = f();
+        if pushed {
+            // SAFETY: pairs the successful PushLocalFrame above.
+            unsafe { (jni_fn!(self, PopLocalFrame))(self.env, std::ptr::null_mut()) };
+        } else {
+            let _ = self.check_exception("reserving JNI local references");
+        }
+        r
+    }
+
+    pub fn find_class(&self, name: &str) -> Result<jclass, JavaException> {
+        let c = CString::new(name).map_err(|_| JavaException(format!("bad class name {name}")))?;
+        // SAFETY: valid env; `c` is NUL-terminated.
+        let class = unsafe { (jni_fn!(self, FindClass))(self.env, c.as_ptr()) };
+        self.check_exception(&format!("loading {name}"))?;
+        if class.is_null() {
+            return Err(JavaException(format!("class {name} not found")));
+        }
+        Ok(class)
+    }
+
+    pub fn method_id(
+        &self,
+        class: jclass,
+        name: &str,
+        sig: &str,
+    ) -> Result<jmethodID, JavaException> {
+        let n = CString::new(name).map_err(|_| JavaException(name.into()))?;
+        let s = CString::new(sig).map_err(|_| JavaException(sig.into()))?;
+        // SAFETY: valid env and class; strings are NUL-terminated.
+        let id = unsafe { (jni_fn!(self, GetMethodID))(self.env, class, n.as_ptr(), s.as_ptr()) };
+        self.check_exception(&format!("looking up {name}{sig}"))?;
+        if id.is_null() {
+            return Err(JavaException(format!("method {name}{sig} not found")));
+        }
+        Ok(id)
+    }
+
+    pub fn new_string(&self, s: &str) -> Result<jobject, JavaException> {
+        let c = CString::new(s).map_err(|_| JavaException(s.into()))?;
+        // SAFETY: valid env; `c` is NUL-terminated (ASCII here, so valid modified UTF-8).
+        let obj = unsafe { (jni_fn!(self, NewStringUTF))(self.env, c.as_ptr()) };
+        self.check_exception("creating a string")?;
+        Ok(obj)
+    }
+
+    /// `new java.lang.Thread(name)`, not started: the object RunAgentThread needs.
+    pub fn new_thread_object(&self, name: &str) -> Result<jobject, JavaException> {
+        let class = self.find_class("java/lang/Thread")?;
+        let ctor = self.method_id(class, "<init>", "(Ljava/lang/String;)V")?;
+        let jname = self.new_string(name)?;
+        let args = [jvalue { l: jname }];
+        // SAFETY: `ctor` is Thread(String) of `class`; `args` matches its descriptor.
+        let obj = unsafe { (jni_fn!(self, NewObjectA))(self.env, class, ctor, args.as_ptr()) };
+        self.check_exception("creating the profrj thread")?;
+        if obj.is_null() {
+            return Err(JavaException(
+                "creating the profrj thread returned null".into(),
+            ));
+        }
+        Ok(obj)
+    }
+}

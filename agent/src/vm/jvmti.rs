@@ -1,0 +1,303 @@
+//! Safe wrapper over the JVMTI environment. Every raw JVMTI call of the agent
+//! goes through a method here; the rest of the agent never sees a raw pointer
+//! except as an opaque handle (`jthread`, `jmethodID`).
+
+use super::sys::*;
+use jni_sys::{jclass, jint, jlong, jmethodID, jobject, JNIEnv, JavaVM};
+use std::ffi::{c_char, c_void, CStr};
+use std::fmt;
+
+pub type Result<T> = std::result::Result<T, JvmtiError>;
+
+impl fmt::Display for JvmtiError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "JVMTI error {}", self.0)
+    }
+}
+
+/// A JVMTI environment. The JVMTI spec makes an environment usable from any
+/// thread, so the handle is `Copy + Send + Sync`.
+#[derive(Clone, Copy)]
+pub struct Jvmti {
+    env: *mut JvmtiEnv,
+}
+
+// SAFETY: a jvmtiEnv may be used from any thread (JVMTI spec, "Environments").
+unsafe impl Send for Jvmti {}
+// SAFETY: as above; the function table is immutable.
+unsafe impl Sync for Jvmti {}
+
+/// Calls a typed slot of the function table. A null slot (a VM that does not
+/// implement the function) reads as `NOT_AVAILABLE` instead of a crash.
+macro_rules! jvmti_call {
+    ($self:expr, $name:ident $(, $arg:expr)* $(,)?) => {{
+        let env = $self.env;
+        // SAFETY: `env` came from JavaVM::GetEnv and stays valid for the VM's life;
+        // the table it points to is the VM's own.
+        let table = unsafe { &**env };
+        match table.$name {
+            // SAFETY: the slot's type is the one jvmti.h declares (checked by the
+            // offset asserts in sys.rs); arguments are checked by each caller.
+            Some(f) => unsafe { f(env $(, $arg)*) },
+            None => JvmtiError::NOT_AVAILABLE,
+        }
+    }};
+}
+
+fn check(err: JvmtiError) -> Result<()> {
+    if err == JvmtiError::NONE {
+        Ok(())
+    } else {
+        Err(err)
+    }
+}
+
+/// One thread's stack as returned by `GetAllStackTraces`.
+pub struct ThreadStack<'a> {
+    pub thread: jthread,
+    pub state: jint,
+    /// Top frame first.
+    pub frames: &'a [JvmtiFrameInfo],
+}
+
+/// Memory the VM allocated for us, given back with `Deallocate` on drop.
+pub struct JvmtiBuf<T> {
+    jvmti: Jvmti,
+    ptr: *mut T,
+    len: usize,
+}
+
+impl<T> JvmtiBuf<T> {
+    fn as_slice(&self) -> &[T] {
+        if self.ptr.is_null() || self.len == 0 {
+            &[]
+        } else {
+            // SAFETY: the VM wrote `len` initialised elements at `ptr`.
+            unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+        }
+    }
+}
+
+impl<T> Drop for JvmtiBuf<T> {
+    fn drop(&mut self) {
+        if !self.ptr.is_null() {
+            self.jvmti.deallocate(self.ptr.cast());
+        }
+    }
+}
+
+pub struct StackTraces(JvmtiBuf<JvmtiStackInfo>);
+
+impl StackTraces {
+    pub fn iter(&self) -> impl Iterator<Item = ThreadStack<'_>> {
+        self.0.as_slice().iter().map(|info| {
+            let n = info.frame_count.max(0) as usize;
+            let frames = if n == 0 || info.frame_buffer.is_null() {
+                &[][..]
+            } else {
+                // SAFETY: frame_buffer holds frame_count entries, part of the same
+                // allocation as the stack info array (freed together).
+                unsafe { std::slice::from_raw_parts(info.frame_buffer, n) }
+            };
+            ThreadStack {
+                thread: info.thread,
+                state: info.state,
+                frames,
+            }
+        })
+    }
+}
+
+pub struct ThreadInfo {
+    pub name: String,
+}
+
+impl Jvmti {
+    /// Gets a JVMTI 1.2 environment from the VM.
+    pub fn from_vm(vm: *mut JavaVM) -> std::result::Result<Self, jint> {
+        let mut env: *mut c_void = std::ptr::null_mut();
+        // SAFETY: `vm` is the JavaVM pointer the VM passed to Agent_OnLoad/OnAttach.
+        let rc = match unsafe { (**vm).GetEnv } {
+            // SAFETY: as above; GetEnv writes the environment pointer into `env`.
+            Some(get_env) => unsafe { get_env(vm, &mut env, JVMTI_VERSION_1_2) },
+            None => -1,
+        };
+        if rc != 0 || env.is_null() {
+            return Err(rc);
+        }
+        Ok(Self { env: env.cast() })
+    }
+
+    /// Copies a VM-allocated C string and deallocates it.
+    fn take_string(&self, p: *mut c_char) -> String {
+        if p.is_null() {
+            return String::new();
+        }
+        // SAFETY: JVMTI returns NUL-terminated modified UTF-8 strings.
+        let s = unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned();
+        self.deallocate(p.cast());
+        s
+    }
+
+    pub fn deallocate(&self, p: *mut u8) {
+        let _ = jvmti_call!(self, Deallocate, p);
+    }
+
+    pub fn error_name(&self, err: JvmtiError) -> String {
+        let mut p = std::ptr::null_mut();
+        if jvmti_call!(self, GetErrorName, err, &mut p) == JvmtiError::NONE {
+            self.take_string(p)
+        } else {
+            format!("JVMTI error {}", err.0)
+        }
+    }
+
+    pub fn potential_capabilities(&self) -> Result<JvmtiCapabilities> {
+        let mut caps = JvmtiCapabilities::default();
+        check(jvmti_call!(self, GetPotentialCapabilities, &mut caps))?;
+        Ok(caps)
+    }
+
+    pub fn add_capabilities(&self, caps: &JvmtiCapabilities) -> Result<()> {
+        check(jvmti_call!(self, AddCapabilities, caps))
+    }
+
+    pub fn set_event_callbacks(&self, callbacks: &JvmtiEventCallbacks) -> Result<()> {
+        let size = std::mem::size_of::<JvmtiEventCallbacks>() as jint;
+        check(jvmti_call!(self, SetEventCallbacks, callbacks, size))
+    }
+
+    pub fn set_event_enabled(&self, event: JvmtiEvent, enabled: bool) -> Result<()> {
+        let mode = if enabled {
+            JvmtiEventMode::ENABLE
+        } else {
+            JvmtiEventMode::DISABLE
+        };
+        // Variadic in C; a null thread means "all threads".
+        check(jvmti_call!(
+            self,
+            SetEventNotificationMode,
+            mode,
+            event,
+            std::ptr::null_mut::<jni_sys::_jobject>()
+        ))
+    }
+
+    /// Stacks of every live Java thread, at most `max_frames` deep each.
+    pub fn all_stack_traces(&self, max_frames: jint) -> Result<StackTraces> {
+        let mut ptr = std::ptr::null_mut();
+        let mut count = 0;
+        check(jvmti_call!(
+            self,
+            GetAllStackTraces,
+            max_frames,
+            &mut ptr,
+            &mut count
+        ))?;
+        Ok(StackTraces(JvmtiBuf {
+            jvmti: *self,
+            ptr,
+            len: count.max(0) as usize,
+        }))
+    }
+
+    /// Every live Java thread, as local references.
+    pub fn all_threads(&self) -> Result<Vec<jthread>> {
+        let mut ptr = std::ptr::null_mut();
+        let mut count = 0;
+        check(jvmti_call!(self, GetAllThreads, &mut count, &mut ptr))?;
+        let buf = JvmtiBuf {
+            jvmti: *self,
+            ptr,
+            len: count.max(0) as usize,
+        };
+        Ok(buf.as_slice().to_vec())
+    }
+
+    /// Name and daemon flag of a thread. The local references the VM returns
+    /// (thread group, context loader) are released through `jni`.
+    pub fn thread_info(&self, jni: &super::Jni, thread: jthread) -> Result<ThreadInfo> {
+        // SAFETY: all-zero is a valid JvmtiThreadInfo (null pointers, zero ints).
+        let mut info: JvmtiThreadInfo = unsafe { std::mem::zeroed() };
+        check(jvmti_call!(self, GetThreadInfo, thread, &mut info))?;
+        jni.delete_local_ref(info.thread_group);
+        jni.delete_local_ref(info.context_class_loader);
+        Ok(ThreadInfo {
+            name: self.take_string(info.name),
+        })
+    }
+
+    pub fn thread_cpu_time(&self, thread: jthread) -> Result<jlong> {
+        let mut t = 0;
+        check(jvmti_call!(self, GetThreadCpuTime, thread, &mut t))?;
+        Ok(t)
+    }
+
+    pub fn tag(&self, object: jobject) -> Result<jlong> {
+        let mut tag = 0;
+        check(jvmti_call!(self, GetTag, object, &mut tag))?;
+        Ok(tag)
+    }
+
+    pub fn set_tag(&self, object: jobject, tag: jlong) -> Result<()> {
+        check(jvmti_call!(self, SetTag, object, tag))
+    }
+
+    /// `(name, descriptor)` of a method.
+    pub fn method_name(&self, method: jmethodID) -> Result<(String, String)> {
+        let mut name = std::ptr::null_mut();
+        let mut sig = std::ptr::null_mut();
+        check(jvmti_call!(
+            self,
+            GetMethodName,
+            method,
+            &mut name,
+            &mut sig,
+            std::ptr::null_mut()
+        ))?;
+        Ok((self.take_string(name), self.take_string(sig)))
+    }
+
+    /// The declaring class, as a JNI local reference.
+    pub fn method_declaring_class(&self, method: jmethodID) -> Result<jclass> {
+        let mut class = std::ptr::null_mut();
+        check(jvmti_call!(
+            self,
+            GetMethodDeclaringClass,
+            method,
+            &mut class
+        ))?;
+        Ok(class)
+    }
+
+    /// The JVM type signature of a class, e.g. `Ljava/lang/String;`.
+    pub fn class_signature(&self, class: jclass) -> Result<String> {
+        let mut sig = std::ptr::null_mut();
+        check(jvmti_call!(
+            self,
+            GetClassSignature,
+            class,
+            &mut sig,
+            std::ptr::null_mut()
+        ))?;
+        Ok(self.take_string(sig))
+    }
+
+    /// Starts `thread` (a `java.lang.Thread` the caller created) running `proc`
+    /// as a JVMTI agent thread.
+    pub fn run_agent_thread(
+        &self,
+        thread: jthread,
+        proc: unsafe extern "C" fn(*mut JvmtiEnv, *mut JNIEnv, *mut c_void),
+        priority: jint,
+    ) -> Result<()> {
+        check(jvmti_call!(
+            self,
+            RunAgentThread,
+            thread,
+            Some(proc),
+            std::ptr::null(),
+            priority
+        ))
+    }
+}
