@@ -1,6 +1,6 @@
 package profrj.harness;
 
-/** Smallest possible workload: proves the agent loads and writes a snapshot. */
+/** Smallest possible workload: proves the agent loads and the JVM runs normally. */
 public class Hello {
     public static void main(String[] args) {
         System.out.println("hello from the harness");

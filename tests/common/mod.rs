@@ -1,0 +1,146 @@
+//! Shared by the integration tests: builds the agent once, runs real `java`
+//! with it on harness programs, and reads snapshots with a real XML parser.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+/// `target/<profile>` of this test run (the test binary sits in its `deps/`).
+fn profile_dir() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    exe.parent().unwrap().parent().unwrap().to_path_buf()
+}
+
+/// Path of libprofrj.so, built (once per test binary) with the same profile
+/// as the tests. Cargo's own lock serialises concurrent test binaries.
+pub fn agent() -> &'static Path {
+    static AGENT: OnceLock<PathBuf> = OnceLock::new();
+    AGENT.get_or_init(|| {
+        let dir = profile_dir();
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let mut cmd = Command::new(cargo);
+        cmd.args(["build", "-p", "profrj-agent", "--quiet"]);
+        if dir.file_name().is_some_and(|n| n == "release") {
+            cmd.arg("--release");
+        }
+        cmd.current_dir(env!("CARGO_MANIFEST_DIR"));
+        let status = cmd.status().expect("cannot run cargo to build the agent");
+        assert!(status.success(), "building the agent failed");
+        let so = dir.join("libprofrj.so");
+        assert!(so.is_file(), "{} missing after build", so.display());
+        so
+    })
+}
+
+/// The `java` launcher: $PROFRJ_TEST_JAVA, else $JAVA_HOME/bin/java, else PATH.
+pub fn java() -> PathBuf {
+    if let Ok(j) = std::env::var("PROFRJ_TEST_JAVA") {
+        return PathBuf::from(j);
+    }
+    if let Ok(home) = std::env::var("JAVA_HOME") {
+        let p = Path::new(&home).join("bin/java");
+        if p.is_file() {
+            return p;
+        }
+    }
+    PathBuf::from("java")
+}
+
+pub fn harness_classes() -> &'static str {
+    env!("HARNESS_CLASSES")
+}
+
+/// A fresh, empty directory for one test's files.
+pub fn temp_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("profrj-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+pub struct Run {
+    pub output: Output,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    pub fn success(&self) -> bool {
+        self.output.status.success()
+    }
+    pub fn assert_success(&self) {
+        assert!(
+            self.success(),
+            "java failed: {:?}\nstdout:\n{}\nstderr:\n{}",
+            self.output.status,
+            self.stdout,
+            self.stderr
+        );
+    }
+}
+
+/// Runs `java -agentpath:libprofrj.so=<options> -cp harness <main> <args>` in `cwd`.
+pub fn run_java(cwd: &Path, options: &str, main: &str, args: &[&str]) -> Run {
+    let agent_arg = if options.is_empty() {
+        format!("-agentpath:{}", agent().display())
+    } else {
+        format!("-agentpath:{}={options}", agent().display())
+    };
+    let output = Command::new(java())
+        .current_dir(cwd)
+        .arg(agent_arg)
+        .args(["-Xmx256m", "-cp", harness_classes(), main])
+        .args(args)
+        .output()
+        .expect("cannot start java");
+    Run {
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        output,
+    }
+}
+
+/// Reads and parses a snapshot; panics with the parser's message if malformed.
+pub fn read_snapshot(path: &Path) -> String {
+    let text = std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("no snapshot at {}: {e}", path.display()));
+    if let Err(e) = roxmltree::Document::parse(&text) {
+        panic!("snapshot {} is not well-formed XML: {e}", path.display());
+    }
+    text
+}
+
+pub fn attr_u64(n: roxmltree::Node, name: &str) -> u64 {
+    let v = n
+        .attribute(name)
+        .unwrap_or_else(|| panic!("<{}> lacks attribute {name}", n.tag_name().name()));
+    v.parse()
+        .unwrap_or_else(|_| panic!("attribute {name}={v:?} is not a number"))
+}
+
+/// The `<thread>` elements of a section with this name.
+pub fn threads<'a, 'i>(
+    doc: &'a roxmltree::Document<'i>,
+    section: &str,
+    name: &str,
+) -> Vec<roxmltree::Node<'a, 'i>> {
+    doc.root_element()
+        .children()
+        .filter(|s| s.has_tag_name(section))
+        .flat_map(|s| s.children())
+        .filter(|t| t.has_tag_name("thread") && t.attribute("name") == Some(name))
+        .collect()
+}
+
+/// Every `<profile>` node below `n` whose name is `name`, at any depth.
+pub fn find_nodes<'a, 'i>(n: roxmltree::Node<'a, 'i>, name: &str) -> Vec<roxmltree::Node<'a, 'i>> {
+    n.descendants()
+        .filter(|d| d.has_tag_name("profile") && d.attribute("name") == Some(name))
+        .collect()
+}
+
+/// Sum of an attribute over nodes.
+pub fn sum_attr(nodes: &[roxmltree::Node], attr: &str) -> u64 {
+    nodes.iter().map(|n| attr_u64(*n, attr)).sum()
+}
