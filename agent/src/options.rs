@@ -100,7 +100,9 @@ impl Options {
             }
         }
         // No mode named: sample. `help` alone only prints the table.
-        if !o.sampling && !(o.help && seen.len() == 1) {
+        let help_only = o.help && seen.len() == 1;
+        let mode_named = o.sampling;
+        if !(mode_named || help_only) {
             o.sampling = true;
         }
         Ok(o)

@@ -4,7 +4,9 @@ use super::tree::{CallTree, Visit};
 use super::SamplerData;
 use crate::snapshot::XmlWriter;
 use crate::threads::{ThreadId, ThreadRecord};
+use quick_xml::escape::escape;
 use quick_xml::events::{BytesEnd, BytesStart, Event};
+use std::fmt::Write as _;
 use std::io;
 
 /// One `<thread>` per thread record, each holding its call tree.
@@ -16,6 +18,9 @@ pub fn write_section(
 ) -> io::Result<()> {
     w.write_event(Event::Start(BytesStart::new("sampler")))?;
     let empty = CallTree::default();
+    // Names repeat across nodes: escape each once.
+    let mut escaped: Vec<Option<String>> = Vec::new();
+    let mut buf = String::with_capacity(256);
     for (i, t) in threads.iter().enumerate() {
         let tree = data.trees.get(&ThreadId(i as u32)).unwrap_or(&empty);
         let totals = tree.totals();
@@ -32,20 +37,20 @@ pub fn write_section(
         w.write_event(Event::Start(el))?;
         tree.walk(|v| match v {
             Visit::Enter { name, counts, leaf } => {
-                let mut el = BytesStart::new("profile");
-                el.push_attribute(("name", data.names.get(name)));
-                el.push_attribute(("hits", counts.hits.to_string().as_str()));
-                el.push_attribute(("elapsed", counts.elapsed.to_string().as_str()));
-                el.push_attribute(("cumulated", counts.cumulated.to_string().as_str()));
-                el.push_attribute((
-                    "cumulatedElapsed",
-                    counts.cumulated_elapsed.to_string().as_str(),
-                ));
-                w.write_event(if leaf {
-                    Event::Empty(el)
-                } else {
-                    Event::Start(el)
-                })
+                let slot = name as usize;
+                if escaped.len() <= slot {
+                    escaped.resize(slot + 1, None);
+                }
+                let esc = escaped[slot].get_or_insert_with(|| escape(data.names.get(name)).into_owned());
+                // The element is formatted into one reused buffer; numbers need no escaping.
+                buf.clear();
+                let _ = write!(
+                    buf,
+                    "profile name=\"{esc}\" hits=\"{}\" elapsed=\"{}\" cumulated=\"{}\" cumulatedElapsed=\"{}\"",
+                    counts.hits, counts.elapsed, counts.cumulated, counts.cumulated_elapsed
+                );
+                let el = BytesStart::from_content(buf.as_str(), "profile".len());
+                w.write_event(if leaf { Event::Empty(el) } else { Event::Start(el) })
             }
             Visit::Leave => w.write_event(Event::End(BytesEnd::new("profile"))),
         })?;
@@ -53,4 +58,76 @@ pub fn write_section(
     }
     w.write_event(Event::End(BytesEnd::new("sampler")))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::methods::MethodNames;
+    use crate::snapshot::write_document;
+    use std::collections::HashMap;
+
+    /// A million-node tree streams out as well-formed XML; the time is printed
+    /// (docs/BENCHMARKS.md quotes it), never asserted.
+    #[test]
+    fn million_node_tree_writes_well_formed() {
+        let mut names = MethodNames::default();
+        let ids: Vec<_> = (0..2000)
+            .map(|i| names.intern(&format!("pkg.Cls{i}.m<&\"{i}\">()")))
+            .collect();
+        let mut tree = CallTree::default();
+        for i in 0..1_000_000usize {
+            tree.add_sample(&[ids[i / 1000], ids[1000 + i % 1000]], i % 3 == 0);
+        }
+        let mut trees = HashMap::new();
+        trees.insert(ThreadId(0), tree);
+        let data = SamplerData {
+            trees,
+            names,
+            samples: 1_000_000,
+        };
+        let threads = vec![ThreadRecord {
+            name: "main".into(),
+            start_ns: 0,
+            end_ns: Some(5),
+            cpu_ns: 7,
+        }];
+        let path = std::env::temp_dir().join(format!("profrj-million-{}.xml", std::process::id()));
+        let t = std::time::Instant::now();
+        write_document(&path, |w| write_section(w, &data, &threads, 10)).unwrap();
+        let secs = t.elapsed().as_secs_f64();
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        eprintln!(
+            "1,001,000-node tree: wrote {} MB in {secs:.3} s",
+            text.len() / 1_000_000
+        );
+        let doc = roxmltree::Document::parse_with_options(
+            &text,
+            roxmltree::ParsingOptions {
+                nodes_limit: u32::MAX,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let nodes = doc
+            .descendants()
+            .filter(|n| n.has_tag_name("profile"))
+            .count();
+        assert_eq!(nodes, 1_001_000);
+        let t = doc
+            .descendants()
+            .find(|n| n.has_tag_name("thread"))
+            .unwrap();
+        assert_eq!(t.attribute("cumulatedElapsed"), Some("1000000"));
+        assert_eq!(t.attribute("cumulated"), Some("333334"));
+        let first = doc
+            .descendants()
+            .find(|n| n.has_tag_name("profile"))
+            .unwrap();
+        assert!(
+            first.attribute("name").unwrap().contains("<&\""),
+            "names are escaped and read back"
+        );
+    }
 }

@@ -1,0 +1,197 @@
+//! Real third-party Java programs (Debian's groovy, jython, jruby, clojure, H2,
+//! and javac itself) under the agent: same output as without it, no crash, a
+//! snapshot that parses and shows the program's own code.
+
+mod common;
+
+use common::*;
+use std::path::Path;
+use std::process::Command;
+
+/// Runs `cmd` with the agent injected through JAVA_TOOL_OPTIONS (the launchers
+/// are shell scripts, so that is how a user reaches their JVM too).
+fn run_with(
+    program: &str,
+    args: &[&str],
+    agent_options: Option<&str>,
+    cwd: &Path,
+) -> (bool, String, String) {
+    let mut cmd = Command::new(program);
+    cmd.args(args)
+        .current_dir(cwd)
+        .env_remove("JAVA_TOOL_OPTIONS");
+    if let Some(o) = agent_options {
+        cmd.env(
+            "JAVA_TOOL_OPTIONS",
+            format!("-agentpath:{}={o}", agent().display()),
+        );
+    }
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {program}: {e} (is its Debian package installed?)"));
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Drops lines that report timings (H2's "(1 row, 197 ms)"), which differ run to run.
+fn normalise(out: &str) -> String {
+    out.lines()
+        .filter(|l| !(l.starts_with('(') && l.ends_with(" ms)")))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Same stdout with and without sampling; the snapshot has a frame whose name starts with `package`.
+fn check(name: &str, program: &str, args: &[&str], package: &str) {
+    let dir = temp_dir(name);
+    let (ok, plain, err) = run_with(program, args, None, &dir);
+    assert!(ok, "{name} fails even without the agent:\n{err}");
+    let snap = dir.join("snap.xml");
+    let opts = format!("sampling,interval=1ms,file={}", snap.display());
+    let (ok, profiled, err) = run_with(program, args, Some(&opts), &dir);
+    assert!(ok, "{name} fails under the agent:\n{err}");
+    assert_eq!(
+        normalise(&plain),
+        normalise(&profiled),
+        "{name}: output differs under the agent"
+    );
+    let xml = read_snapshot(&snap);
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let frames = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("profile"))
+        .filter(|n| n.attribute("name").is_some_and(|s| s.starts_with(package)))
+        .count();
+    assert!(frames > 0, "{name}: no {package}* frame in the snapshot");
+}
+
+#[test]
+fn groovy() {
+    check(
+        "groovy",
+        "groovy",
+        &["-e", "def f(n){ n<2?n:f(n-1)+f(n-2) }; println f(22)"],
+        "org.codehaus.groovy",
+    );
+}
+
+#[test]
+fn jython() {
+    check(
+        "jython",
+        "jython",
+        &["-c", "print(sum(i*i for i in range(200000)))"],
+        "org.python",
+    );
+}
+
+#[test]
+fn jruby() {
+    check(
+        "jruby",
+        "jruby",
+        &["-e", "puts (1..200000).map{|i| i*i}.sum"],
+        "org.jruby",
+    );
+}
+
+#[test]
+fn clojure() {
+    check(
+        "clojure",
+        "clojure",
+        &["-e", "(println (reduce + (map #(* % %) (range 300000))))"],
+        "clojure.",
+    );
+}
+
+#[test]
+fn h2() {
+    let sql = "create table t(i int); insert into t select x from system_range(1,100000); select count(*), sum(i) from t";
+    check(
+        "h2",
+        &java().to_string_lossy(),
+        &[
+            "-cp",
+            "/usr/share/java/h2.jar",
+            "org.h2.tools.Shell",
+            "-url",
+            "jdbc:h2:mem:t",
+            "-sql",
+            sql,
+        ],
+        "org.h2",
+    );
+}
+
+#[test]
+fn javac_compiles_identical_classes() {
+    let dir = temp_dir("javac");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("java-test-harness/src");
+    let mut files = Vec::new();
+    for e in walk(&src) {
+        files.push(e.to_string_lossy().into_owned());
+    }
+    let javac = java().with_file_name("javac");
+    let javac = if javac.is_file() {
+        javac.to_string_lossy().into_owned()
+    } else {
+        "javac".to_owned()
+    };
+    for out in ["plain", "profiled"] {
+        let mut args = vec![
+            "-g".to_owned(),
+            "-d".to_owned(),
+            dir.join(out).to_string_lossy().into_owned(),
+        ];
+        args.extend(files.iter().cloned());
+        let arg_refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        let snap = dir.join("javac.xml");
+        let opts = format!("sampling,interval=1ms,file={}", snap.display());
+        let (ok, _, err) = run_with(
+            &javac,
+            &arg_refs,
+            (out == "profiled").then_some(opts.as_str()),
+            &dir,
+        );
+        assert!(ok, "javac ({out}) failed:\n{err}");
+    }
+    let plain: Vec<_> = walk(&dir.join("plain")).collect();
+    assert!(plain.len() >= 3);
+    for p in plain {
+        let q = dir
+            .join("profiled")
+            .join(p.strip_prefix(dir.join("plain")).unwrap());
+        assert_eq!(
+            std::fs::read(&p).unwrap(),
+            std::fs::read(&q).unwrap(),
+            "{} differs",
+            q.display()
+        );
+    }
+    let xml = read_snapshot(&dir.join("javac.xml"));
+    assert!(
+        xml.contains("com.sun.tools.javac."),
+        "no javac frames in the snapshot"
+    );
+}
+
+fn walk(dir: &Path) -> impl Iterator<Item = std::path::PathBuf> {
+    let mut stack = vec![dir.to_path_buf()];
+    let mut files = Vec::new();
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    files.into_iter()
+}
