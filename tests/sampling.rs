@@ -338,3 +338,29 @@ fn unwritable_snapshot_path_is_reported_and_the_program_still_runs() {
         run.stderr
     );
 }
+
+#[test]
+fn hundreds_of_threads_under_checked_jni() {
+    let dir = temp_dir("many");
+    let run = run_java_with(
+        &dir,
+        &["-Xcheck:jni"],
+        "sampling,interval=1ms,file=many.xml",
+        "profrj.harness.ManyThreads",
+        &["300"],
+    );
+    run.assert_success();
+    let warnings: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.contains("WARNING") || l.contains("FATAL"))
+        .collect();
+    assert!(warnings.is_empty(), "checked JNI complained: {warnings:?}");
+    let xml = read_snapshot(&dir.join("many.xml"));
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    for i in 0..300 {
+        let t = threads(&doc, "sampler", &format!("many-{i}"));
+        assert_eq!(t.len(), 1, "many-{i}");
+        assert_eq!(t[0].attribute("isAlive"), Some("false"));
+    }
+}

@@ -139,6 +139,10 @@ impl Threads {
         }
     }
 
+    pub fn count(&self) -> usize {
+        self.records.lock().len()
+    }
+
     /// A copy of every record, indexed by `ThreadId`.
     pub fn records(&self) -> Vec<ThreadRecord> {
         self.records.lock().clone()

@@ -82,6 +82,17 @@ impl Run {
 
 /// Runs `java -agentpath:libprofrj.so=<options> -cp harness <main> <args>` in `cwd`.
 pub fn run_java(cwd: &Path, options: &str, main: &str, args: &[&str]) -> Run {
+    run_java_with(cwd, &[], options, main, args)
+}
+
+/// As [`run_java`], with extra JVM flags.
+pub fn run_java_with(
+    cwd: &Path,
+    jvm_args: &[&str],
+    options: &str,
+    main: &str,
+    args: &[&str],
+) -> Run {
     let agent_arg = if options.is_empty() {
         format!("-agentpath:{}", agent().display())
     } else {
@@ -90,6 +101,7 @@ pub fn run_java(cwd: &Path, options: &str, main: &str, args: &[&str]) -> Run {
     let output = Command::new(java())
         .current_dir(cwd)
         .arg(agent_arg)
+        .args(jvm_args)
         .args(["-Xmx256m", "-cp", harness_classes(), main])
         .args(args)
         .output()

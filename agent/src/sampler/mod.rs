@@ -128,6 +128,8 @@ impl Sampler {
                 return;
             }
         };
+        let count = traces.iter().count();
+        jni.ensure_local_capacity(count * 3 + 16);
         let mut data = self.data.lock();
         let SamplerData {
             trees,

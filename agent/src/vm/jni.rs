@@ -78,6 +78,16 @@ impl Jni {
         r
     }
 
+    /// Tells the VM this frame will hold `n` more local references (JVMTI calls
+    /// such as GetAllStackTraces create one per thread).
+    pub fn ensure_local_capacity(&self, n: usize) {
+        let n = n.min(i32::MAX as usize) as jint;
+        // SAFETY: valid env on its own thread.
+        if unsafe { (jni_fn!(self, EnsureLocalCapacity))(self.env, n) } != 0 {
+            let _ = self.check_exception("reserving JNI local references");
+        }
+    }
+
     pub fn find_class(&self, name: &str) -> Result<jclass, JavaException> {
         let c = CString::new(name).map_err(|_| JavaException(format!("bad class name {name}")))?;
         // SAFETY: valid env; `c` is NUL-terminated.
