@@ -125,6 +125,7 @@ impl Agent {
     pub fn on_vm_death(&self, jni: &Jni) {
         if let Some(s) = &self.sampler {
             s.stop();
+            log::info(&s.cost_summary());
         }
         self.dump(jni);
     }
@@ -133,7 +134,8 @@ impl Agent {
     pub fn dump(&self, jni: &Jni) {
         let path =
             snapshot::expand_path(&self.options.file, std::process::id(), snapshot::unix_now());
-        jni.with_local_frame(64, || {
+        let refs = self.threads.count() as i32 * 3 + 64;
+        jni.with_local_frame(refs, || {
             self.threads.refresh_live(self.jvmti, jni, self.start_ns)
         });
         let records = self.threads.records();

@@ -85,6 +85,7 @@ mod tests {
             trees,
             names,
             samples: 1_000_000,
+            ..Default::default()
         };
         let threads = vec![ThreadRecord {
             name: "main".into(),

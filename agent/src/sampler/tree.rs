@@ -7,6 +7,10 @@ use std::collections::HashMap;
 
 const NONE: u32 = u32::MAX;
 
+/// A node of one [`CallTree`] (0 is the thread itself).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NodeId(u32);
+
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Counts {
     /// Samples with this node on top, thread RUNNABLE.
@@ -23,6 +27,7 @@ pub struct Counts {
 struct Node {
     name: NameId,
     counts: Counts,
+    parent: u32,
     first_child: u32,
     next_sibling: u32,
 }
@@ -39,6 +44,7 @@ impl Default for CallTree {
         let root = Node {
             name: NameId::MAX,
             counts: Counts::default(),
+            parent: NONE,
             first_child: NONE,
             next_sibling: NONE,
         };
@@ -50,8 +56,9 @@ impl Default for CallTree {
 }
 
 impl CallTree {
-    /// Folds one sample in; `path` runs from the thread's root frame to the top frame.
-    pub fn add_sample(&mut self, path: &[NameId], runnable: bool) {
+    /// Folds one sample in; `path` runs from the thread's root frame to the top
+    /// frame. Returns the node the sample ended on, for [`CallTree::repeat_sample`].
+    pub fn add_sample(&mut self, path: &[NameId], runnable: bool) -> NodeId {
         let r = runnable as u64;
         let mut node = 0u32;
         self.bump_cumulated(node, r);
@@ -59,9 +66,26 @@ impl CallTree {
             node = self.child(node, name);
             self.bump_cumulated(node, r);
         }
+        self.bump_self(node, r);
+        NodeId(node)
+    }
+
+    /// Counts one more sample on the path that ends at `leaf` (the same stack as
+    /// an earlier sample), walking up through parents instead of down by name.
+    pub fn repeat_sample(&mut self, leaf: NodeId, runnable: bool) {
+        let r = runnable as u64;
+        self.bump_self(leaf.0, r);
+        let mut node = leaf.0;
+        while node != NONE {
+            self.bump_cumulated(node, r);
+            node = self.nodes[node as usize].parent;
+        }
+    }
+
+    fn bump_self(&mut self, node: u32, runnable: u64) {
         if node != 0 {
             let c = &mut self.nodes[node as usize].counts;
-            c.hits += r;
+            c.hits += runnable;
             c.elapsed += 1;
         }
     }
@@ -81,6 +105,7 @@ impl CallTree {
         self.nodes.push(Node {
             name,
             counts: Counts::default(),
+            parent,
             first_child: NONE,
             next_sibling: next,
         });
@@ -215,6 +240,24 @@ mod tests {
             ]
         );
         assert_eq!(t.node_count(), 4);
+    }
+
+    #[test]
+    fn repeating_a_sample_equals_adding_the_same_path() {
+        let mut a = CallTree::default();
+        let mut b = CallTree::default();
+        let leaf = a.add_sample(&[1, 2, 3], false);
+        a.repeat_sample(leaf, true);
+        a.repeat_sample(leaf, false);
+        let root = a.add_sample(&[], true);
+        a.repeat_sample(root, false);
+        for r in [false, true, false] {
+            b.add_sample(&[1, 2, 3], r);
+        }
+        b.add_sample(&[], true);
+        b.add_sample(&[], false);
+        assert_eq!(collect(&a), collect(&b));
+        assert_eq!(a.totals(), b.totals());
     }
 
     #[test]

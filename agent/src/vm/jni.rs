@@ -79,7 +79,7 @@ impl Jni {
     }
 
     /// Tells the VM this frame will hold `n` more local references (JVMTI calls
-    /// such as GetAllStackTraces create one per thread).
+    /// such as GetAllThreads create one per thread).
     pub fn ensure_local_capacity(&self, n: usize) {
         let n = n.min(i32::MAX as usize) as jint;
         // SAFETY: valid env on its own thread.

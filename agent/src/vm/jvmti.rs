@@ -52,14 +52,6 @@ fn check(err: JvmtiError) -> Result<()> {
     }
 }
 
-/// One thread's stack as returned by `GetAllStackTraces`.
-pub struct ThreadStack<'a> {
-    pub thread: jthread,
-    pub state: jint,
-    /// Top frame first.
-    pub frames: &'a [JvmtiFrameInfo],
-}
-
 /// Memory the VM allocated for us, given back with `Deallocate` on drop.
 pub struct JvmtiBuf<T> {
     jvmti: Jvmti,
@@ -83,28 +75,6 @@ impl<T> Drop for JvmtiBuf<T> {
         if !self.ptr.is_null() {
             self.jvmti.deallocate(self.ptr.cast());
         }
-    }
-}
-
-pub struct StackTraces(JvmtiBuf<JvmtiStackInfo>);
-
-impl StackTraces {
-    pub fn iter(&self) -> impl Iterator<Item = ThreadStack<'_>> {
-        self.0.as_slice().iter().map(|info| {
-            let n = info.frame_count.max(0) as usize;
-            let frames = if n == 0 || info.frame_buffer.is_null() {
-                &[][..]
-            } else {
-                // SAFETY: frame_buffer holds frame_count entries, part of the same
-                // allocation as the stack info array (freed together).
-                unsafe { std::slice::from_raw_parts(info.frame_buffer, n) }
-            };
-            ThreadStack {
-                thread: info.thread,
-                state: info.state,
-                frames,
-            }
-        })
     }
 }
 
@@ -183,22 +153,33 @@ impl Jvmti {
         ))
     }
 
-    /// Stacks of every live Java thread, at most `max_frames` deep each.
-    pub fn all_stack_traces(&self, max_frames: jint) -> Result<StackTraces> {
-        let mut ptr = std::ptr::null_mut();
+    /// `thread`'s stack, top frame first, into `buf` (its length is the maximum
+    /// depth); returns the frames written. For another thread, HotSpot 15+
+    /// takes it in a handshake with that thread alone, not a global safepoint.
+    pub fn stack_trace<'a>(
+        &self,
+        thread: jthread,
+        buf: &'a mut [JvmtiFrameInfo],
+    ) -> Result<&'a [JvmtiFrameInfo]> {
         let mut count = 0;
+        let max = buf.len().min(jint::MAX as usize) as jint;
         check(jvmti_call!(
             self,
-            GetAllStackTraces,
-            max_frames,
-            &mut ptr,
+            GetStackTrace,
+            thread,
+            0,
+            max,
+            buf.as_mut_ptr(),
             &mut count
         ))?;
-        Ok(StackTraces(JvmtiBuf {
-            jvmti: *self,
-            ptr,
-            len: count.max(0) as usize,
-        }))
+        Ok(&buf[..(count.max(0) as usize).min(buf.len())])
+    }
+
+    /// JVMTI thread state bits (`JVMTI_THREAD_STATE_*`).
+    pub fn thread_state(&self, thread: jthread) -> Result<jint> {
+        let mut state = 0;
+        check(jvmti_call!(self, GetThreadState, thread, &mut state))?;
+        Ok(state)
     }
 
     /// Every live Java thread, as local references.

@@ -289,7 +289,9 @@ pub struct JvmtiInterface {
     /*  14 */ pub GetThreadGroupInfo: *const c_void,
     /*  15 */ pub GetThreadGroupChildren: *const c_void,
     /*  16 */ pub GetFrameCount: *const c_void,
-    /*  17 */ pub GetThreadState: *const c_void,
+    /*  17 */
+    pub GetThreadState:
+        Option<unsafe extern "C" fn(*mut JvmtiEnv, jthread, *mut jint) -> JvmtiError>,
     /*  18 */
     pub GetCurrentThread: Option<unsafe extern "C" fn(*mut JvmtiEnv, *mut jthread) -> JvmtiError>,
     /*  19 */ pub GetFrameLocation: *const c_void,
@@ -411,7 +413,17 @@ pub struct JvmtiInterface {
     /* 101 */ pub GetThreadListStackTraces: *const c_void,
     /* 102 */ pub GetThreadLocalStorage: *const c_void,
     /* 103 */ pub SetThreadLocalStorage: *const c_void,
-    /* 104 */ pub GetStackTrace: *const c_void,
+    /* 104 */
+    pub GetStackTrace: Option<
+        unsafe extern "C" fn(
+            *mut JvmtiEnv,
+            jthread,
+            jint,
+            jint,
+            *mut JvmtiFrameInfo,
+            *mut jint,
+        ) -> JvmtiError,
+    >,
     /* 105 */ pub reserved105: *const c_void,
     /* 106 */
     pub GetTag: Option<unsafe extern "C" fn(*mut JvmtiEnv, jobject, *mut jlong) -> JvmtiError>,
@@ -499,7 +511,9 @@ const _: () = assert!(offset_of!(JvmtiInterface, GetMethodName) == slot(64));
 const _: () = assert!(offset_of!(JvmtiInterface, GetMethodDeclaringClass) == slot(65));
 const _: () = assert!(offset_of!(JvmtiInterface, IsMethodNative) == slot(76));
 const _: () = assert!(offset_of!(JvmtiInterface, GetVersionNumber) == slot(88));
+const _: () = assert!(offset_of!(JvmtiInterface, GetThreadState) == slot(17));
 const _: () = assert!(offset_of!(JvmtiInterface, GetAllStackTraces) == slot(100));
+const _: () = assert!(offset_of!(JvmtiInterface, GetStackTrace) == slot(104));
 const _: () = assert!(offset_of!(JvmtiInterface, GetTag) == slot(106));
 const _: () = assert!(offset_of!(JvmtiInterface, SetTag) == slot(107));
 const _: () = assert!(offset_of!(JvmtiInterface, SetEventCallbacks) == slot(122));
