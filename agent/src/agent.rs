@@ -1,23 +1,45 @@
-//! The agent's lifecycle: options and capabilities at load, work from VMInit,
-//! the final snapshot at VMDeath. Entry points in `entry.rs` call in here.
+//! The agent's lifecycle. The agent is created once per JVM, at start-up
+//! (Agent_OnLoad, working from VMInit) or by the first attach (Agent_OnAttach).
+//! Profiling happens in sessions: `start` opens one, `stop` closes it (with a
+//! snapshot), `resume` reopens it with its data, `dump` writes a snapshot of
+//! it. Every later attach of the library is one such command.
 
-use crate::options::Options;
+use crate::options::{Command, Options};
 use crate::sampler::{self, Sampler};
 use crate::threads::Threads;
 use crate::vm::sys::{Capability, JvmtiCapabilities};
 use crate::vm::{jthread, Jni, Jvmti, JvmtiEvent};
-use crate::{clock, entry, log, snapshot};
+use crate::{clock, control, entry, log, snapshot};
 use jni_sys::JavaVM;
-use std::sync::OnceLock;
+use parking_lot::Mutex;
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
 
 pub struct Agent {
     pub jvmti: Jvmti,
-    pub options: Options,
     pub threads: Threads,
-    /// CLOCK_MONOTONIC ns when the agent loaded: the start of threads older than it.
-    pub start_ns: u64,
-    pub sampler: Option<Sampler>,
+    wakeups: control::Wakeups,
+    session: Mutex<Option<Session>>,
+    /// Serialises snapshots and numbers them (`%n`).
+    dumps: Mutex<DumpState>,
 }
+
+struct Session {
+    options: Options,
+    sampler: Option<Arc<Sampler>>,
+    started_ns: u64,
+    stopped_ns: Option<u64>,
+}
+
+#[derive(Default)]
+struct DumpState {
+    written: u32,
+    /// Set at VMDeath, after the last snapshot: nothing may be written after it.
+    vm_dead: bool,
+}
+
+/// What a command answers: the text goes to the reply file and to stderr.
+pub type Reply = Result<String, String>;
 
 static AGENT: OnceLock<Agent> = OnceLock::new();
 
@@ -29,6 +51,12 @@ pub fn get() -> Option<&'static Agent> {
 /// a message, so the JVM does not start with a profiler that ignores its options.
 pub fn on_load(vm: *mut JavaVM, options: Option<&str>) -> Result<(), String> {
     let options = Options::parse(options).map_err(|e| e.to_string())?;
+    if options.command != Command::Start {
+        return Err(format!(
+            "'{}' is a command for a running agent; at JVM start-up give profiling options",
+            options.command.name()
+        ));
+    }
     if options.help {
         eprint!("{}", Options::help_text());
     }
@@ -36,47 +64,91 @@ pub fn on_load(vm: *mut JavaVM, options: Option<&str>) -> Result<(), String> {
         log::info("no mode selected (only 'help'); not profiling");
         return Ok(());
     }
+    let agent = create(vm)?;
+    check_snapshot_path(&options);
+    // Profiling starts at VMInit, when Java threads and JNI exist.
+    *agent.session.lock() = Some(Session {
+        options,
+        sampler: None,
+        started_ns: clock::now_ns(),
+        stopped_ns: None,
+    });
+    Ok(())
+}
+
+/// Agent_OnAttach: the first load creates the agent and runs the command (a
+/// `start` unless another is named); later loads only run their command.
+pub fn on_attach(vm: *mut JavaVM, options: Option<&str>) -> Result<(), String> {
+    let parsed = Options::parse(options).map_err(|e| e.to_string());
+    let reply_to = parsed.as_ref().ok().and_then(|o| o.reply.clone());
+    let result = parsed.and_then(|o| attach_command(vm, o));
+    match &result {
+        Ok(msg) => log::info(msg),
+        Err(msg) => log::error(msg),
+    }
+    if let Some(path) = reply_to {
+        write_reply(&path, &result);
+    }
+    result.map(|_| ())
+}
+
+fn attach_command(vm: *mut JavaVM, options: Options) -> Reply {
+    if options.help {
+        eprint!("{}", Options::help_text());
+    }
+    let jni =
+        Jni::from_vm(vm).map_err(|rc| format!("no JNI environment on the attach thread ({rc})"))?;
+    let agent = match AGENT.get() {
+        Some(a) => a,
+        None if options.command != Command::Start => {
+            return Err(format!(
+                "profrj is not running in this JVM, so there is nothing to {}; start it first (profrj attach PID sampling)",
+                options.command.name()
+            ))
+        }
+        None if !options.any_mode() => return Ok("no mode selected (only 'help'); not profiling".into()),
+        None => {
+            let a = create(vm)?;
+            a.start_control_thread(&jni)?;
+            a
+        }
+    };
+    agent.command(&jni, options)
+}
+
+/// Creates the agent: JVMTI environment, capabilities, callbacks, events.
+fn create(vm: *mut JavaVM) -> Result<&'static Agent, String> {
     let jvmti = Jvmti::from_vm(vm)
         .map_err(|rc| format!("this JVM offers no JVMTI 1.2 environment (GetEnv returned {rc})"))?;
-
-    let wanted = JvmtiCapabilities::default()
-        .with(Capability::TagObjects)
-        .with(Capability::GetThreadCpuTime);
+    let needed = [Capability::TagObjects, Capability::GetThreadCpuTime];
     let potential = jvmti
         .potential_capabilities()
         .map_err(|e| jvmti.error_name(e))?;
-    for cap in [Capability::TagObjects, Capability::GetThreadCpuTime] {
+    let mut wanted = JvmtiCapabilities::default();
+    for cap in needed {
         if !potential.has(cap) {
             return Err(format!(
                 "this JVM does not offer the JVMTI capability {cap:?}, which profrj needs"
             ));
         }
+        wanted = wanted.with(cap);
     }
     jvmti
         .add_capabilities(&wanted)
         .map_err(|e| format!("AddCapabilities: {}", jvmti.error_name(e)))?;
-
-    let path = snapshot::expand_path(&options.file, std::process::id(), snapshot::unix_now());
-    if let Some(why) = snapshot::check_writable(&path) {
-        log::warn(&format!(
-            "{why}; profiling continues, the snapshot will be tried again when written"
-        ));
-    }
-
-    let sampler = options
-        .sampling
-        .then(|| Sampler::new(options.interval, options.depth));
+    let wakeups =
+        control::Wakeups::new().map_err(|e| format!("cannot create the control pipe: {e}"))?;
     let agent = Agent {
         jvmti,
-        options,
         threads: Threads::default(),
-        start_ns: clock::now_ns(),
-        sampler,
+        wakeups,
+        session: Mutex::new(None),
+        dumps: Mutex::new(DumpState::default()),
     };
     if AGENT.set(agent).is_err() {
         return Err("the agent is already loaded in this JVM".into());
     }
-
+    let agent = AGENT.get().expect("just set");
     jvmti
         .set_event_callbacks(&entry::callbacks())
         .map_err(|e| format!("SetEventCallbacks: {}", jvmti.error_name(e)))?;
@@ -85,25 +157,98 @@ pub fn on_load(vm: *mut JavaVM, options: Option<&str>) -> Result<(), String> {
         JvmtiEvent::VM_DEATH,
         JvmtiEvent::THREAD_START,
         JvmtiEvent::THREAD_END,
+        JvmtiEvent::DATA_DUMP_REQUEST,
     ] {
         jvmti
             .set_event_enabled(ev, true)
             .map_err(|e| format!("enabling event {}: {}", ev.0, jvmti.error_name(e)))?;
     }
-    Ok(())
+    Ok(agent)
+}
+
+fn check_snapshot_path(options: &Options) {
+    let path = snapshot::expand_path(&options.file, std::process::id(), snapshot::unix_now(), 1);
+    if let Some(why) = snapshot::check_writable(&path) {
+        log::warn(&format!(
+            "{why}; profiling continues, the snapshot will be tried again when written"
+        ));
+    }
+}
+
+fn write_reply(path: &str, result: &Reply) {
+    let text = match result {
+        Ok(m) => format!("ok\n{m}\n"),
+        Err(m) => format!("error\n{m}\n"),
+    };
+    if let Err(e) = std::fs::write(path, text) {
+        log::error(&format!("cannot write the reply file {path}: {e}"));
+    }
 }
 
 impl Agent {
     pub fn on_vm_init(&self, jni: &Jni, thread: jthread) {
-        self.threads
-            .identify(self.jvmti, jni, thread, self.start_ns);
-        if let Some(s) = &self.sampler {
-            if let Err(e) = s.start(self.jvmti, jni, entry::sampler_thread) {
+        self.threads.identify(self.jvmti, jni, thread, 0);
+        if let Err(e) = self.start_control_thread(jni) {
+            log::error(&e);
+        }
+        let mut session = self.session.lock();
+        if let Some(s) = session.as_mut() {
+            s.started_ns = clock::now_ns();
+            if let Err(e) = self.start_sampler(jni, s) {
+                log::error(&format!("{e}; sampling is off"));
+            }
+        }
+    }
+
+    fn start_control_thread(&self, jni: &Jni) -> Result<(), String> {
+        let session = self.session.lock();
+        let signal = session.as_ref().and_then(|s| s.options.signal.clone());
+        drop(session);
+        crate::vm::start_agent_thread(
+            self.jvmti,
+            jni,
+            "profrj control",
+            entry::control_thread,
+            std::ptr::null(),
+        )
+        .map_err(|e| format!("cannot start the profrj control thread: {e}"))?;
+        if let Some((number, name)) = signal {
+            if let Err(e) = control::install_dump_signal(number) {
                 log::error(&format!(
-                    "cannot start the sampler thread: {e}; sampling is off"
+                    "cannot install the SIG{name} handler: {e}; dumps on that signal are off"
                 ));
             }
         }
+        Ok(())
+    }
+
+    /// Body of the control thread: a snapshot per wake-up (signal, `kill -3`).
+    pub fn run_control(&self, jni: &Jni) {
+        loop {
+            self.wakeups.wait();
+            if self.dumps.lock().vm_dead {
+                return;
+            }
+            match self.dump(jni, None) {
+                Ok(msg) => log::info(&msg),
+                Err(msg) => log::error(&msg),
+            }
+        }
+    }
+
+    pub fn on_data_dump_request(&self) {
+        control::wake();
+    }
+
+    fn start_sampler(&self, jni: &Jni, s: &mut Session) -> Result<(), String> {
+        if !s.options.sampling {
+            return Ok(());
+        }
+        let sampler = s
+            .sampler
+            .get_or_insert_with(|| Arc::new(Sampler::new(s.options.interval, s.options.depth)))
+            .clone();
+        sampler.start(self.jvmti, jni, sampler.clone(), entry::sampler_thread)
     }
 
     pub fn on_thread_start(&self, jni: &Jni, thread: jthread) {
@@ -112,47 +257,160 @@ impl Agent {
     }
 
     pub fn on_thread_end(&self, jni: &Jni, thread: jthread) {
-        self.threads
-            .thread_ended(self.jvmti, jni, thread, self.start_ns);
+        self.threads.thread_ended(self.jvmti, jni, thread);
     }
 
-    pub fn run_sampler(&self, jni: &Jni) {
-        if let Some(s) = &self.sampler {
-            s.run(self.jvmti, jni, &self.threads, self.start_ns);
-        }
+    pub fn run_sampler(&self, jni: &Jni, sampler: &Sampler) {
+        sampler.run(self.jvmti, jni, &self.threads);
     }
 
     pub fn on_vm_death(&self, jni: &Jni) {
-        if let Some(s) = &self.sampler {
-            s.stop();
-            log::info(&s.cost_summary());
+        let running = {
+            let mut session = self.session.lock();
+            match session.as_mut() {
+                Some(s) if s.stopped_ns.is_none() => {
+                    self.stop_session(s);
+                    true
+                }
+                _ => false,
+            }
+        };
+        // A stopped session already wrote its snapshot at `stop`.
+        if running {
+            match self.dump(jni, None) {
+                Ok(msg) => log::info(&msg),
+                Err(msg) => log::error(&msg),
+            }
         }
-        self.dump(jni);
+        self.dumps.lock().vm_dead = true;
     }
 
-    /// Writes a snapshot now. Failure is reported and profiling goes on.
-    pub fn dump(&self, jni: &Jni) {
-        let path =
-            snapshot::expand_path(&self.options.file, std::process::id(), snapshot::unix_now());
+    fn stop_session(&self, s: &mut Session) {
+        if let Some(sampler) = &s.sampler {
+            sampler.stop();
+            log::info(&sampler.cost_summary());
+        }
+        s.stopped_ns = Some(clock::now_ns());
+    }
+
+    /// Runs one command from an attach client.
+    pub fn command(&self, jni: &Jni, options: Options) -> Reply {
+        match options.command {
+            Command::Start => {
+                let mut session = self.session.lock();
+                if let Some(s) = session.as_ref().filter(|s| s.stopped_ns.is_none()) {
+                    return Err(format!(
+                        "already profiling ({}); stop it first, or dump",
+                        describe(s)
+                    ));
+                }
+                check_snapshot_path(&options);
+                let mut s = Session {
+                    options,
+                    sampler: None,
+                    started_ns: clock::now_ns(),
+                    stopped_ns: None,
+                };
+                self.start_sampler(jni, &mut s)?;
+                let msg = format!("started: {}", describe(&s));
+                *session = Some(s);
+                Ok(msg)
+            }
+            Command::Stop => {
+                {
+                    let mut session = self.session.lock();
+                    let s = session.as_mut().ok_or("no profiling session to stop")?;
+                    if s.stopped_ns.is_some() {
+                        return Err("profiling is already stopped".into());
+                    }
+                    self.stop_session(s);
+                }
+                self.dump(jni, None).map(|m| format!("stopped; {m}"))
+            }
+            Command::Resume => {
+                let mut session = self.session.lock();
+                let s = session.as_mut().ok_or("no profiling session to resume")?;
+                if s.stopped_ns.is_none() {
+                    return Err(format!("profiling is already running ({})", describe(s)));
+                }
+                s.stopped_ns = None;
+                self.start_sampler(jni, s)?;
+                Ok(format!("resumed: {}", describe(s)))
+            }
+            Command::Dump => self.dump(jni, options.file_given.then_some(options.file.as_str())),
+            Command::Status => {
+                let session = self.session.lock();
+                let s = session
+                    .as_ref()
+                    .ok_or("loaded, no profiling session started")?;
+                let state = if s.stopped_ns.is_some() {
+                    "stopped"
+                } else {
+                    "running"
+                };
+                Ok(format!(
+                    "{state}: {}; {} threads seen; {} snapshots written",
+                    describe(s),
+                    self.threads.count(),
+                    self.dumps.lock().written
+                ))
+            }
+        }
+    }
+
+    /// Writes a snapshot of the current session now, to the session's file or
+    /// to `file` (a one-off template). Failure is reported; profiling goes on.
+    pub fn dump(&self, jni: &Jni, file: Option<&str>) -> Reply {
+        let mut dumps = self.dumps.lock();
+        if dumps.vm_dead {
+            return Err("the JVM is shutting down; its last snapshot is written".into());
+        }
+        let (template, sampler, window) = {
+            let session = self.session.lock();
+            let s = session
+                .as_ref()
+                .ok_or("no profiling session started, so there is nothing to dump; start one first (profrj attach PID sampling)")?;
+            let end = s.stopped_ns.unwrap_or_else(clock::now_ns);
+            (
+                file.unwrap_or(&s.options.file).to_owned(),
+                s.sampler.clone(),
+                (s.started_ns, end),
+            )
+        };
+        let number = dumps.written + 1;
+        let path: PathBuf =
+            snapshot::expand_path(&template, std::process::id(), snapshot::unix_now(), number);
         let refs = self.threads.count() as i32 * 3 + 64;
-        jni.with_local_frame(refs, || {
-            self.threads.refresh_live(self.jvmti, jni, self.start_ns)
-        });
+        jni.with_local_frame(refs, || self.threads.refresh_live(self.jvmti, jni));
         let records = self.threads.records();
-        let now = clock::now_ns();
         let result = snapshot::write_document(&path, |w| {
-            if let Some(s) = &self.sampler {
-                s.with_data(|d| sampler::write_section(w, d, &records, now))?;
+            if let Some(s) = &sampler {
+                s.with_data(|d| sampler::write_section(w, d, &records, window))?;
             }
             Ok(())
         });
         match result {
-            Ok(()) => log::info(&format!(
-                "snapshot written to {} ({} threads)",
-                path.display(),
-                records.len()
-            )),
-            Err(e) => log::error(&format!("cannot write snapshot to {}: {e}", path.display())),
+            Ok(()) => {
+                dumps.written = number;
+                Ok(format!("snapshot written to {}", path.display()))
+            }
+            Err(e) => Err(format!("cannot write snapshot to {}: {e}", path.display())),
         }
     }
+}
+
+fn describe(s: &Session) -> String {
+    let o = &s.options;
+    let mut parts = Vec::new();
+    if o.sampling {
+        parts.push(format!(
+            "sampling every {:?}, depth {}",
+            o.interval, o.depth
+        ));
+    }
+    if let Some(sampler) = &s.sampler {
+        parts.push(format!("{} samples", sampler.samples()));
+    }
+    parts.push(format!("file {}", o.file));
+    parts.join(", ")
 }

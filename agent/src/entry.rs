@@ -2,10 +2,12 @@
 //! run the real work inside `guard` (no panic may cross into the JVM).
 
 use crate::agent;
+use crate::sampler::Sampler;
 use crate::vm::sys::{JvmtiEnv, JvmtiEventCallbacks};
 use crate::vm::{guard, install_panic_hook, jthread, Jni};
 use jni_sys::{jint, JNIEnv, JavaVM, JNI_ERR, JNI_OK};
 use std::ffi::{c_char, c_void, CStr};
+use std::sync::Arc;
 
 /// # Safety
 /// Called by the JVM with a valid `vm` and a NUL-terminated (or null) option string.
@@ -38,6 +40,37 @@ pub unsafe extern "C" fn Agent_OnLoad(
 }
 
 /// # Safety
+/// Called by the JVM's attach listener with a valid `vm` and a NUL-terminated
+/// (or null) option string.
+#[no_mangle]
+pub unsafe extern "C" fn Agent_OnAttach(
+    vm: *mut JavaVM,
+    options: *mut c_char,
+    _reserved: *mut c_void,
+) -> jint {
+    install_panic_hook();
+    // SAFETY: as for Agent_OnLoad.
+    let opts = unsafe { option_string(options) };
+    guard("Agent_OnAttach", JNI_ERR, || {
+        match agent::on_attach(vm, opts.as_deref()) {
+            Ok(()) => JNI_OK,
+            Err(_) => JNI_ERR, // already reported to stderr and the reply file
+        }
+    })
+}
+
+/// # Safety
+/// `p` is null or a NUL-terminated string that outlives this call.
+unsafe fn option_string(p: *const c_char) -> Option<String> {
+    if p.is_null() {
+        None
+    } else {
+        // SAFETY: guaranteed by the caller.
+        Some(unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
+    }
+}
+
+/// # Safety
 /// Called by the JVM as the library is unloaded.
 #[no_mangle]
 pub unsafe extern "C" fn Agent_OnUnload(_vm: *mut JavaVM) {}
@@ -48,6 +81,7 @@ pub fn callbacks() -> JvmtiEventCallbacks {
         VMDeath: Some(vm_death),
         ThreadStart: Some(thread_start),
         ThreadEnd: Some(thread_end),
+        DataDumpRequest: Some(data_dump_request),
         ..Default::default()
     }
 }
@@ -84,15 +118,35 @@ unsafe extern "C" fn thread_end(_jvmti: *mut JvmtiEnv, jni: *mut JNIEnv, thread:
     })
 }
 
-/// Body of the `profrj sampler` agent thread.
-pub unsafe extern "C" fn sampler_thread(
+unsafe extern "C" fn data_dump_request(_jvmti: *mut JvmtiEnv) {
+    guard("DataDumpRequest", (), || {
+        if let Some(a) = agent::get() {
+            a.on_data_dump_request()
+        }
+    })
+}
+
+/// Body of a `profrj sampler` agent thread; `arg` is an `Arc<Sampler>` from
+/// `Arc::into_raw`, whose reference this thread now owns.
+pub unsafe extern "C" fn sampler_thread(_jvmti: *mut JvmtiEnv, jni: *mut JNIEnv, arg: *mut c_void) {
+    // SAFETY: Sampler::start passes exactly one Arc reference per thread.
+    let sampler = unsafe { Arc::from_raw(arg as *const Sampler) };
+    guard("sampler thread", (), || {
+        if let Some(a) = agent::get() {
+            a.run_sampler(&Jni::from_raw(jni), &sampler)
+        }
+    })
+}
+
+/// Body of the `profrj control` agent thread.
+pub unsafe extern "C" fn control_thread(
     _jvmti: *mut JvmtiEnv,
     jni: *mut JNIEnv,
     _arg: *mut c_void,
 ) {
-    guard("sampler thread", (), || {
+    guard("control thread", (), || {
         if let Some(a) = agent::get() {
-            a.run_sampler(&Jni::from_raw(jni))
+            a.run_control(&Jni::from_raw(jni))
         }
     })
 }

@@ -6,6 +6,7 @@
 
 mod agent;
 mod clock;
+mod control;
 mod entry;
 mod log;
 mod methods;

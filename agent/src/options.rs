@@ -1,12 +1,37 @@
 //! The agent's option string: `key[=value]` items separated by commas, as given
-//! after `-agentpath:libprofrj.so=`. One parser, one table of options; the help
-//! text and every error message are generated from that table.
+//! after `-agentpath:libprofrj.so=` or to an attach client. One parser, one
+//! table of options; the help text and every error message come from the table.
+//!
+//! A string may name one command (`start` when none is named): the first load
+//! of the agent starts profiling; each later load of the same library in the
+//! same JVM is a command to the running agent.
 
 use std::fmt;
 use std::time::Duration;
 
-/// Every option the agent accepts: (syntax, default, meaning).
+/// Every option: (syntax, default, meaning).
 const OPTIONS: &[(&str, &str, &str)] = &[
+    (
+        "start",
+        "",
+        "command: start profiling with the options given (the default command)",
+    ),
+    (
+        "stop",
+        "",
+        "command: stop profiling and write a snapshot (data is kept for resume)",
+    ),
+    (
+        "resume",
+        "",
+        "command: continue a stopped profile with its options",
+    ),
+    (
+        "dump",
+        "",
+        "command: write a snapshot now and keep profiling (file= names a one-off path)",
+    ),
+    ("status", "", "command: report what the agent is doing"),
     (
         "sampling",
         "on if no mode is named",
@@ -15,7 +40,7 @@ const OPTIONS: &[(&str, &str, &str)] = &[
     (
         "file=PATH",
         "profrj-%p.xml",
-        "snapshot path; %p = pid, %t = start time (yyyy_MM_dd_HH_mm_ss), %% = %",
+        "snapshot path; %p pid, %t time (yyyy_MM_dd_HH_mm_ss), %n dump number, %% a %",
     ),
     (
         "interval=DURATION",
@@ -27,30 +52,91 @@ const OPTIONS: &[(&str, &str, &str)] = &[
         "2048",
         "deepest stack recorded; deeper stacks keep their top N frames under [truncated]",
     ),
+    (
+        "signal=NAME",
+        "USR1",
+        "signal that writes a snapshot: USR1, RTMIN+N (0-8) or off",
+    ),
+    (
+        "reply=PATH",
+        "",
+        "file the command's result is written to (used by the profrj client)",
+    ),
     ("help", "", "print this table to stderr and continue"),
 ];
+
+/// Options each command accepts besides `reply` and `help`.
+fn allowed(command: Command, key: &str) -> bool {
+    match command {
+        Command::Start => matches!(key, "sampling" | "file" | "interval" | "depth" | "signal"),
+        Command::Dump => key == "file",
+        Command::Stop | Command::Resume | Command::Status => false,
+    }
+}
 
 const MIN_INTERVAL: Duration = Duration::from_micros(100);
 const MAX_INTERVAL: Duration = Duration::from_secs(10);
 const MAX_DEPTH: u32 = 65_535;
+const DEFAULT_FILE: &str = "profrj-%p.xml";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Command {
+    Start,
+    Stop,
+    Resume,
+    Dump,
+    Status,
+}
+
+impl Command {
+    fn from_word(w: &str) -> Option<Self> {
+        Some(match w {
+            "start" => Self::Start,
+            "stop" => Self::Stop,
+            "resume" => Self::Resume,
+            "dump" => Self::Dump,
+            "status" => Self::Status,
+            _ => return None,
+        })
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Start => "start",
+            Self::Stop => "stop",
+            Self::Resume => "resume",
+            Self::Dump => "dump",
+            Self::Status => "status",
+        }
+    }
+}
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Options {
+    pub command: Command,
     pub sampling: bool,
     /// Snapshot path template (placeholders not yet expanded).
     pub file: String,
+    /// Was `file=` given (for `dump`: a one-off path)?
+    pub file_given: bool,
     pub interval: Duration,
     pub depth: u32,
+    /// Signal number that requests a dump, and its name; `None` = off.
+    pub signal: Option<(i32, String)>,
+    pub reply: Option<String>,
     pub help: bool,
 }
 
 impl Default for Options {
     fn default() -> Self {
         Self {
+            command: Command::Start,
             sampling: false,
-            file: "profrj-%p.xml".to_owned(),
+            file: DEFAULT_FILE.to_owned(),
+            file_given: false,
             interval: Duration::from_millis(10),
             depth: 2048,
+            signal: Some((libc::SIGUSR1, "USR1".to_owned())),
+            reply: None,
             help: false,
         }
     }
@@ -78,6 +164,7 @@ impl Options {
     pub fn parse(input: Option<&str>) -> Result<Self, OptionError> {
         let mut o = Options::default();
         let mut seen: Vec<&str> = Vec::new();
+        let mut command: Option<Command> = None;
         for item in input.unwrap_or("").split(',').map(str::trim) {
             if item.is_empty() {
                 continue;
@@ -90,19 +177,45 @@ impl Options {
                 return Err(bad(format!("option '{key}' is given twice")));
             }
             seen.push(key);
+            if let Some(c) = Command::from_word(key) {
+                flag(key, value)?;
+                if let Some(first) = command {
+                    return Err(bad(format!(
+                        "two commands given: '{}' and '{key}'",
+                        first.name()
+                    )));
+                }
+                command = Some(c);
+                continue;
+            }
             match key {
                 "sampling" => o.sampling = flag(key, value)?,
                 "help" => o.help = flag(key, value)?,
-                "file" => o.file = parse_file(required(key, value)?)?,
+                "file" => {
+                    o.file = parse_file(required(key, value)?)?;
+                    o.file_given = true;
+                }
                 "interval" => o.interval = parse_interval(required(key, value)?)?,
                 "depth" => o.depth = parse_depth(required(key, value)?)?,
+                "signal" => o.signal = parse_signal(required(key, value)?)?,
+                "reply" => o.reply = Some(required(key, value)?.to_owned()),
                 _ => return Err(bad(format!("unknown option '{key}'"))),
             }
         }
-        // No mode named: sample. `help` alone only prints the table.
-        let help_only = o.help && seen.len() == 1;
+        o.command = command.unwrap_or(Command::Start);
+        for key in &seen {
+            let general = matches!(*key, "reply" | "help") || Command::from_word(key).is_some();
+            if !general && !allowed(o.command, key) {
+                return Err(bad(format!(
+                    "option '{key}' does not apply to the '{}' command",
+                    o.command.name()
+                )));
+            }
+        }
+        // Starting with no mode named: sample. `help` alone only prints the table.
+        let help_only = o.help && seen.iter().all(|k| matches!(*k, "help" | "reply"));
         let mode_named = o.sampling;
-        if !(mode_named || help_only) {
+        if o.command == Command::Start && !(mode_named || help_only) {
             o.sampling = true;
         }
         Ok(o)
@@ -156,17 +269,44 @@ fn parse_file(v: &str) -> Result<String, OptionError> {
     while let Some(c) = chars.next() {
         if c == '%' {
             match chars.next() {
-                Some('p' | 't' | '%') => {}
+                Some('p' | 't' | 'n' | '%') => {}
                 Some(x) => {
                     return Err(bad(format!(
-                        "bad value for file: unknown placeholder '%{x}' in '{v}' (placeholders: %p %t %%)"
+                        "bad value for file: unknown placeholder '%{x}' in '{v}' (placeholders: %p %t %n %%)"
                     )))
                 }
-                None => return Err(bad(format!("bad value for file: '{v}' ends with a lone '%' (write %% for %)"))),
+                None => {
+                    return Err(bad(format!(
+                        "bad value for file: '{v}' ends with a lone '%' (write %% for %)"
+                    )))
+                }
             }
         }
     }
     Ok(v.to_owned())
+}
+
+fn parse_signal(v: &str) -> Result<Option<(i32, String)>, OptionError> {
+    let err = |why: &str| bad(format!("bad value for signal: '{v}' ({why})"));
+    let name = v.strip_prefix("SIG").unwrap_or(v).to_ascii_uppercase();
+    match name.as_str() {
+        "OFF" => Ok(None),
+        "USR1" => Ok(Some((libc::SIGUSR1, name))),
+        "USR2" => Err(err("HotSpot uses SIGUSR2 to suspend threads")),
+        "QUIT" => Err(err(
+            "SIGQUIT already writes a snapshot (kill -3), as a thread dump does",
+        )),
+        "HUP" | "INT" | "TERM" => Err(err("the JVM runs shutdown hooks on it")),
+        _ => {
+            let n = name
+                .strip_prefix("RTMIN+")
+                .or_else(|| (name == "RTMIN").then_some("0"))
+                .and_then(|n| n.parse::<i32>().ok())
+                .filter(|n| (0..=8).contains(n))
+                .ok_or_else(|| err("use USR1, RTMIN+N with N from 0 to 8, or off"))?;
+            Ok(Some((libc::SIGRTMIN() + n, format!("RTMIN+{n}"))))
+        }
+    }
 }
 
 fn parse_interval(v: &str) -> Result<Duration, OptionError> {
@@ -294,7 +434,7 @@ mod tests {
 
     #[test]
     fn file_placeholders_are_checked() {
-        assert!(parse("file=a%%b%p%t.xml").is_ok());
+        assert!(parse("file=a%%b%p%t%n.xml").is_ok());
         assert!(parse("file=a%q.xml").unwrap_err().0.contains("%q"));
         assert!(parse("file=a%").unwrap_err().0.contains("lone"));
     }
@@ -313,6 +453,62 @@ mod tests {
         for (syntax, default, _) in OPTIONS {
             assert!(h.contains(syntax));
             assert!(h.contains(default));
+        }
+    }
+
+    #[test]
+    fn commands() {
+        assert_eq!(parse("").unwrap().command, Command::Start);
+        assert_eq!(
+            parse("sampling,interval=5ms").unwrap().command,
+            Command::Start
+        );
+        let d = parse("dump,file=/tmp/x-%n.xml,reply=/tmp/r").unwrap();
+        assert_eq!(d.command, Command::Dump);
+        assert!(d.file_given && !d.sampling);
+        assert_eq!(d.file, "/tmp/x-%n.xml");
+        assert_eq!(d.reply.as_deref(), Some("/tmp/r"));
+        assert!(!parse("dump").unwrap().file_given);
+        for c in ["stop", "status", "resume"] {
+            let o = parse(c).unwrap();
+            assert_eq!(o.command.name(), c);
+            assert!(!o.sampling);
+        }
+        assert!(parse("stop,dump").unwrap_err().0.contains("two commands"));
+        assert!(parse("stop,interval=1ms")
+            .unwrap_err()
+            .0
+            .contains("does not apply to the 'stop' command"));
+        assert!(parse("dump,sampling")
+            .unwrap_err()
+            .0
+            .contains("does not apply"));
+        assert!(parse("dump=now").unwrap_err().0.contains("takes no value"));
+    }
+
+    #[test]
+    fn signals() {
+        assert_eq!(parse("").unwrap().signal.unwrap().0, libc::SIGUSR1);
+        assert_eq!(parse("signal=off").unwrap().signal, None);
+        assert_eq!(
+            parse("signal=SIGUSR1").unwrap().signal.unwrap().0,
+            libc::SIGUSR1
+        );
+        assert_eq!(
+            parse("signal=RTMIN+3").unwrap().signal.unwrap().0,
+            libc::SIGRTMIN() + 3
+        );
+        for bad in [
+            "signal=USR2",
+            "signal=QUIT",
+            "signal=TERM",
+            "signal=RTMIN+9",
+            "signal=KILL",
+        ] {
+            assert!(
+                parse(bad).unwrap_err().0.contains("bad value for signal"),
+                "{bad}"
+            );
         }
     }
 

@@ -8,8 +8,9 @@ use std::path::{Path, PathBuf};
 
 pub type XmlWriter = quick_xml::Writer<BufWriter<File>>;
 
-/// Expands `%p` (pid), `%t` (local time, yyyy_MM_dd_HH_mm_ss) and `%%`.
-pub fn expand_path(template: &str, pid: u32, unix_secs: i64) -> PathBuf {
+/// Expands `%p` (pid), `%t` (local time, yyyy_MM_dd_HH_mm_ss), `%n` (the
+/// snapshot's number, from 1) and `%%`.
+pub fn expand_path(template: &str, pid: u32, unix_secs: i64, number: u32) -> PathBuf {
     let mut out = String::new();
     let mut chars = template.chars();
     while let Some(c) = chars.next() {
@@ -20,6 +21,7 @@ pub fn expand_path(template: &str, pid: u32, unix_secs: i64) -> PathBuf {
         match chars.next() {
             Some('p') => out.push_str(&pid.to_string()),
             Some('t') => out.push_str(&local_timestamp(unix_secs)),
+            Some('n') => out.push_str(&number.to_string()),
             Some(other) => out.push(other),
             None => out.push('%'),
         }
@@ -108,11 +110,11 @@ mod tests {
     #[test]
     fn placeholders() {
         assert_eq!(
-            expand_path("out-%p.xml", 42, 0),
-            PathBuf::from("out-42.xml")
+            expand_path("out-%p-%n.xml", 42, 0, 3),
+            PathBuf::from("out-42-3.xml")
         );
-        assert_eq!(expand_path("100%%-%p", 7, 0), PathBuf::from("100%-7"));
-        let t = expand_path("%t", 1, 1_700_000_000)
+        assert_eq!(expand_path("100%%-%p", 7, 0, 1), PathBuf::from("100%-7"));
+        let t = expand_path("%t", 1, 1_700_000_000, 1)
             .into_os_string()
             .into_string()
             .unwrap();

@@ -16,7 +16,8 @@ pub struct ThreadId(pub u32);
 #[derive(Clone, Debug)]
 pub struct ThreadRecord {
     pub name: String,
-    /// CLOCK_MONOTONIC ns: thread start, or profiling start for older threads.
+    /// CLOCK_MONOTONIC ns of the thread's start; 0 if it predates the agent
+    /// (then a snapshot counts it from the session's start).
     pub start_ns: u64,
     /// Set at ThreadEnd.
     pub end_ns: Option<u64>,
@@ -28,9 +29,15 @@ impl ThreadRecord {
     pub fn is_alive(&self) -> bool {
         self.end_ns.is_none()
     }
-    /// Nanoseconds from start to end, or to `now_ns` for a live thread.
-    pub fn elapsed_ns(&self, now_ns: u64) -> u64 {
-        self.end_ns.unwrap_or(now_ns).saturating_sub(self.start_ns)
+    /// Did the thread live during `window` (start, end ns)?
+    pub fn lived_in(&self, window: (u64, u64)) -> bool {
+        self.start_ns < window.1 && self.end_ns.is_none_or(|e| e > window.0)
+    }
+
+    /// Nanoseconds the thread lived within `window`.
+    pub fn elapsed_ns(&self, window: (u64, u64)) -> u64 {
+        let end = self.end_ns.unwrap_or(window.1).min(window.1);
+        end.saturating_sub(self.start_ns.max(window.0))
     }
 }
 
@@ -45,8 +52,9 @@ pub struct Threads {
 }
 
 impl Threads {
-    /// The identity of `thread`, registering it (start = `start_ns`) if it has
-    /// none yet. Errors (e.g. the VM is shutting down) come back as `None`.
+    /// The identity of `thread`, registering it (start = `start_ns`, 0 when
+    /// unknown) if it has none yet. Errors (e.g. the VM is shutting down) come
+    /// back as `None`.
     pub fn identify(
         &self,
         jvmti: Jvmti,
@@ -89,8 +97,8 @@ impl Threads {
     }
 
     /// Records the end of the current thread (called from its ThreadEnd event).
-    pub fn thread_ended(&self, jvmti: Jvmti, jni: &Jni, thread: jthread, profiling_start_ns: u64) {
-        let Some(Identity::Java(id)) = self.identify(jvmti, jni, thread, profiling_start_ns) else {
+    pub fn thread_ended(&self, jvmti: Jvmti, jni: &Jni, thread: jthread) {
+        let Some(Identity::Java(id)) = self.identify(jvmti, jni, thread, 0) else {
             return;
         };
         let cpu = jvmti.thread_cpu_time(thread).ok();
@@ -109,14 +117,13 @@ impl Threads {
 
     /// Refreshes CPU time and name of every live thread (for a dump), and marks
     /// threads that vanished without a ThreadEnd as ended now.
-    pub fn refresh_live(&self, jvmti: Jvmti, jni: &Jni, profiling_start_ns: u64) {
+    pub fn refresh_live(&self, jvmti: Jvmti, jni: &Jni) {
         let Ok(live) = jvmti.all_threads() else {
             return;
         };
         let mut seen = Vec::new();
         for &thread in &live {
-            if let Some(Identity::Java(id)) = self.identify(jvmti, jni, thread, profiling_start_ns)
-            {
+            if let Some(Identity::Java(id)) = self.identify(jvmti, jni, thread, 0) {
                 let cpu = jvmti.thread_cpu_time(thread).ok();
                 let name = jvmti.thread_info(jni, thread).ok().map(|i| i.name);
                 let mut records = self.records.lock();

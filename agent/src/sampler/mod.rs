@@ -7,15 +7,16 @@ pub mod tree;
 pub use section::write_section;
 
 use crate::methods::{MethodNames, NameId};
-use crate::threads::{Identity, ThreadId, Threads, AGENT_THREAD_TAG};
+use crate::threads::{Identity, ThreadId, Threads};
 use crate::vm::sys::{
     JvmtiFrameInfo, JVMTI_JAVA_LANG_THREAD_STATE_MASK, JVMTI_JAVA_LANG_THREAD_STATE_RUNNABLE,
     JVMTI_THREAD_STATE_ALIVE,
 };
-use crate::vm::{Jni, Jvmti};
+use crate::vm::{AgentThreadEntry, Jni, Jvmti};
 use crate::{clock, log};
 use parking_lot::{Condvar, Mutex};
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tree::{CallTree, NodeId};
 
@@ -50,7 +51,7 @@ struct Buffers {
 struct Control {
     stop: bool,
     running: bool,
-    /// The sampler thread's own CPU time and wall time when it stopped, ns.
+    /// The sampler threads' own CPU time and wall time, summed over runs, ns.
     own_cpu_ns: u64,
     own_wall_ns: u64,
 }
@@ -74,33 +75,37 @@ impl Sampler {
         }
     }
 
-    /// Creates the `profrj sampler` thread; it runs `entry` (which calls [`Sampler::run`]).
+    /// Starts (or, after [`Sampler::stop`], restarts) the `profrj sampler`
+    /// thread; `entry` gets `me` as its argument and calls [`Sampler::run`].
     pub fn start(
         &self,
         jvmti: Jvmti,
         jni: &Jni,
-        entry: unsafe extern "C" fn(
-            *mut crate::vm::sys::JvmtiEnv,
-            *mut jni_sys::JNIEnv,
-            *mut std::ffi::c_void,
-        ),
+        me: Arc<Sampler>,
+        entry: AgentThreadEntry,
     ) -> Result<(), String> {
-        let thread = jni.new_thread_object("profrj sampler").map_err(|e| e.0)?;
-        // Tagged before it starts, so neither ThreadStart nor the sampler counts it.
-        jvmti
-            .set_tag(thread, AGENT_THREAD_TAG)
-            .map_err(|e| jvmti.error_name(e))?;
-        self.control.lock().running = true;
-        let r = jvmti.run_agent_thread(thread, entry, crate::vm::sys::JVMTI_THREAD_MAX_PRIORITY);
-        jni.delete_local_ref(thread);
-        r.map_err(|e| {
-            self.control.lock().running = false;
-            jvmti.error_name(e)
-        })
+        {
+            let mut c = self.control.lock();
+            c.stop = false;
+            c.running = true;
+        }
+        let arg = Arc::into_raw(me);
+        crate::vm::start_agent_thread(jvmti, jni, "profrj sampler", entry, arg.cast()).map_err(
+            |e| {
+                // SAFETY: the thread did not start, so the reference is still ours.
+                drop(unsafe { Arc::from_raw(arg) });
+                self.control.lock().running = false;
+                format!("cannot start the sampler thread: {e}")
+            },
+        )
+    }
+
+    pub fn samples(&self) -> u64 {
+        self.data.lock().samples
     }
 
     /// The sampler thread's body: sample at a fixed rate until [`Sampler::stop`].
-    pub fn run(&self, jvmti: Jvmti, jni: &Jni, threads: &Threads, profiling_start_ns: u64) {
+    pub fn run(&self, jvmti: Jvmti, jni: &Jni, threads: &Threads) {
         let started = clock::now_ns();
         let mut next = Instant::now() + self.interval;
         let mut buf = Buffers {
@@ -126,9 +131,7 @@ impl Sampler {
             }
             // One local reference per thread, plus a few per newly seen thread or method.
             let refs = threads.count() as i32 + 64;
-            jni.with_local_frame(refs, || {
-                self.sample_once(jvmti, jni, threads, profiling_start_ns, &mut buf)
-            });
+            jni.with_local_frame(refs, || self.sample_once(jvmti, jni, threads, &mut buf));
             next += self.interval;
             let now = Instant::now();
             if next < now {
@@ -137,8 +140,8 @@ impl Sampler {
             }
         }
         let mut c = self.control.lock();
-        c.own_cpu_ns = jvmti.thread_cpu_time(std::ptr::null_mut()).unwrap_or(0) as u64;
-        c.own_wall_ns = clock::now_ns() - started;
+        c.own_cpu_ns += jvmti.thread_cpu_time(std::ptr::null_mut()).unwrap_or(0) as u64;
+        c.own_wall_ns += clock::now_ns() - started;
         c.running = false;
         self.wake.notify_all();
     }
@@ -147,14 +150,7 @@ impl Sampler {
     /// own (GetStackTrace: a handshake with that thread only), so the other
     /// threads keep running; GetAllStackTraces would stop them all at a global
     /// safepoint, which measured 0.5-8 ms per sample on 2 cores.
-    fn sample_once(
-        &self,
-        jvmti: Jvmti,
-        jni: &Jni,
-        threads: &Threads,
-        start_ns: u64,
-        buf: &mut Buffers,
-    ) {
+    fn sample_once(&self, jvmti: Jvmti, jni: &Jni, threads: &Threads, buf: &mut Buffers) {
         let live = match jvmti.all_threads() {
             Ok(t) => t,
             Err(e) => {
@@ -180,7 +176,7 @@ impl Sampler {
         *samples += 1;
         for &thread in &live {
             let t0 = clock::now_ns();
-            let Some(Identity::Java(id)) = threads.identify(jvmti, jni, thread, start_ns) else {
+            let Some(Identity::Java(id)) = threads.identify(jvmti, jni, thread, 0) else {
                 continue;
             };
             let Ok(state) = jvmti.thread_state(thread) else {

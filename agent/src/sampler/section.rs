@@ -9,12 +9,13 @@ use quick_xml::events::{BytesEnd, BytesStart, Event};
 use std::fmt::Write as _;
 use std::io;
 
-/// One `<thread>` per thread record, each holding its call tree.
+/// One `<thread>` per thread that lived during `window` (start, end ns), each
+/// holding its call tree.
 pub fn write_section(
     w: &mut XmlWriter,
     data: &SamplerData,
     threads: &[ThreadRecord],
-    now_ns: u64,
+    window: (u64, u64),
 ) -> io::Result<()> {
     w.write_event(Event::Start(BytesStart::new("sampler")))?;
     let empty = CallTree::default();
@@ -22,6 +23,9 @@ pub fn write_section(
     let mut escaped: Vec<Option<String>> = Vec::new();
     let mut buf = String::with_capacity(256);
     for (i, t) in threads.iter().enumerate() {
+        if !t.lived_in(window) {
+            continue;
+        }
         let tree = data.trees.get(&ThreadId(i as u32)).unwrap_or(&empty);
         let totals = tree.totals();
         let mut el = BytesStart::new("thread");
@@ -32,7 +36,7 @@ pub fn write_section(
             "cumulatedElapsed",
             totals.cumulated_elapsed.to_string().as_str(),
         ));
-        el.push_attribute(("elapsedTime", t.elapsed_ns(now_ns).to_string().as_str()));
+        el.push_attribute(("elapsedTime", t.elapsed_ns(window).to_string().as_str()));
         el.push_attribute(("isAlive", if t.is_alive() { "true" } else { "false" }));
         w.write_event(Event::Start(el))?;
         tree.walk(|v| match v {
@@ -95,7 +99,7 @@ mod tests {
         }];
         let path = std::env::temp_dir().join(format!("profrj-million-{}.xml", std::process::id()));
         let t = std::time::Instant::now();
-        write_document(&path, |w| write_section(w, &data, &threads, 10)).unwrap();
+        write_document(&path, |w| write_section(w, &data, &threads, (0, 10))).unwrap();
         let secs = t.elapsed().as_secs_f64();
         let text = std::fs::read_to_string(&path).unwrap();
         std::fs::remove_file(&path).unwrap();

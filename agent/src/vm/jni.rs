@@ -15,6 +15,22 @@ pub struct Jni {
 pub struct JavaException(pub String);
 
 impl Jni {
+    /// The JNIEnv of the current thread, which must be a Java thread (the
+    /// attach listener is one).
+    pub fn from_vm(vm: *mut jni_sys::JavaVM) -> Result<Self, jint> {
+        let mut env: *mut std::ffi::c_void = std::ptr::null_mut();
+        // SAFETY: `vm` is the JavaVM the VM passed to Agent_OnAttach; GetEnv
+        // writes this thread's JNIEnv into `env`.
+        let rc = match unsafe { (**vm).GetEnv } {
+            Some(get_env) => unsafe { get_env(vm, &mut env, jni_sys::JNI_VERSION_1_6) },
+            None => -1,
+        };
+        if rc != 0 || env.is_null() {
+            return Err(rc);
+        }
+        Ok(Self::from_raw(env.cast()))
+    }
+
     /// Wraps the JNIEnv the VM passed to a callback on this thread.
     pub fn from_raw(env: *mut JNIEnv) -> Self {
         Self {

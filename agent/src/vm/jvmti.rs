@@ -270,6 +270,7 @@ impl Jvmti {
         &self,
         thread: jthread,
         proc: unsafe extern "C" fn(*mut JvmtiEnv, *mut JNIEnv, *mut c_void),
+        arg: *const c_void,
         priority: jint,
     ) -> Result<()> {
         check(jvmti_call!(
@@ -277,7 +278,7 @@ impl Jvmti {
             RunAgentThread,
             thread,
             Some(proc),
-            std::ptr::null(),
+            arg,
             priority
         ))
     }
