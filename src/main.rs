@@ -3,7 +3,9 @@
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
+mod attach;
 mod instrument;
+mod live;
 
 #[derive(Parser)]
 #[command(
@@ -20,12 +22,30 @@ struct Cli {
 enum Command {
     /// Rewrite the classes of a jar (or a directory of classes) offline, as the agent would.
     Instrument(instrument::Args),
+    /// Start profiling in a running JVM (loads the agent through the attach API).
+    Attach(live::AttachArgs),
+    /// Write a snapshot now; profiling goes on.
+    Dump(live::DumpArgs),
+    /// Stop profiling and write a snapshot (resume continues it).
+    Stop(live::PidArgs),
+    /// Continue a stopped profile.
+    Resume(live::PidArgs),
+    /// Show what the agent in a JVM is doing.
+    Status(live::PidArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Instrument(args) => instrument::run(args),
+        Command::Attach(a) => live::send(&a.target, &a.options),
+        Command::Dump(a) => match &a.file {
+            Some(f) => live::send(&a.target, &format!("dump,file={f}")),
+            None => live::send(&a.target, "dump"),
+        },
+        Command::Stop(a) => live::send(&a, "stop"),
+        Command::Resume(a) => live::send(&a, "resume"),
+        Command::Status(a) => live::send(&a, "status"),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

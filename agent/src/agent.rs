@@ -80,7 +80,7 @@ pub fn on_load(vm: *mut JavaVM, options: Option<&str>) -> Result<(), String> {
 /// `start` unless another is named); later loads only run their command.
 pub fn on_attach(vm: *mut JavaVM, options: Option<&str>) -> Result<(), String> {
     let parsed = Options::parse(options).map_err(|e| e.to_string());
-    let reply_to = parsed.as_ref().ok().and_then(|o| o.reply.clone());
+    let reply_to = crate::options::reply_path(options);
     let result = parsed.and_then(|o| attach_command(vm, o));
     match &result {
         Ok(msg) => log::info(msg),
@@ -194,16 +194,13 @@ impl Agent {
         let mut session = self.session.lock();
         if let Some(s) = session.as_mut() {
             s.started_ns = clock::now_ns();
-            if let Err(e) = self.start_sampler(jni, s) {
+            if let Err(e) = self.run_session(jni, s) {
                 log::error(&format!("{e}; sampling is off"));
             }
         }
     }
 
     fn start_control_thread(&self, jni: &Jni) -> Result<(), String> {
-        let session = self.session.lock();
-        let signal = session.as_ref().and_then(|s| s.options.signal.clone());
-        drop(session);
         crate::vm::start_agent_thread(
             self.jvmti,
             jni,
@@ -211,15 +208,7 @@ impl Agent {
             entry::control_thread,
             std::ptr::null(),
         )
-        .map_err(|e| format!("cannot start the profrj control thread: {e}"))?;
-        if let Some((number, name)) = signal {
-            if let Err(e) = control::install_dump_signal(number) {
-                log::error(&format!(
-                    "cannot install the SIG{name} handler: {e}; dumps on that signal are off"
-                ));
-            }
-        }
-        Ok(())
+        .map_err(|e| format!("cannot start the profrj control thread: {e}"))
     }
 
     /// Body of the control thread: a snapshot per wake-up (signal, `kill -3`).
@@ -240,7 +229,15 @@ impl Agent {
         control::wake();
     }
 
-    fn start_sampler(&self, jni: &Jni, s: &mut Session) -> Result<(), String> {
+    /// Starts (or resumes) what a session's options ask for.
+    fn run_session(&self, jni: &Jni, s: &mut Session) -> Result<(), String> {
+        if let Some((number, name)) = &s.options.signal {
+            if let Err(e) = control::install_dump_signal(*number) {
+                log::error(&format!(
+                    "cannot install the SIG{name} handler: {e}; dumps on that signal are off"
+                ));
+            }
+        }
         if !s.options.sampling {
             return Ok(());
         }
@@ -311,7 +308,7 @@ impl Agent {
                     started_ns: clock::now_ns(),
                     stopped_ns: None,
                 };
-                self.start_sampler(jni, &mut s)?;
+                self.run_session(jni, &mut s)?;
                 let msg = format!("started: {}", describe(&s));
                 *session = Some(s);
                 Ok(msg)
@@ -334,7 +331,7 @@ impl Agent {
                     return Err(format!("profiling is already running ({})", describe(s)));
                 }
                 s.stopped_ns = None;
-                self.start_sampler(jni, s)?;
+                self.run_session(jni, s)?;
                 Ok(format!("resumed: {}", describe(s)))
             }
             Command::Dump => self.dump(jni, options.file_given.then_some(options.file.as_str())),

@@ -241,6 +241,16 @@ impl Options {
     }
 }
 
+/// The `reply=` path of an option string, even one that does not parse, so
+/// the attach client hears about the error in it.
+pub fn reply_path(input: Option<&str>) -> Option<String> {
+    input?
+        .split(',')
+        .filter_map(|item| item.trim().strip_prefix("reply="))
+        .map(|v| v.trim().to_owned())
+        .find(|v| !v.is_empty())
+}
+
 fn flag(key: &str, value: Option<&str>) -> Result<bool, OptionError> {
     match value {
         None => Ok(true),
@@ -484,6 +494,16 @@ mod tests {
             .0
             .contains("does not apply"));
         assert!(parse("dump=now").unwrap_err().0.contains("takes no value"));
+    }
+
+    #[test]
+    fn reply_path_survives_bad_options() {
+        assert_eq!(
+            reply_path(Some("bogus,reply=/tmp/r")).as_deref(),
+            Some("/tmp/r")
+        );
+        assert_eq!(reply_path(Some("dump")), None);
+        assert_eq!(reply_path(None), None);
     }
 
     #[test]

@@ -1,0 +1,296 @@
+//! Live control on running JVMs: attach with jcmd, jattach and `profrj`, dump
+//! with `kill -3`, the dump signal and `profrj dump`, stop, resume, errors.
+//! Set PROFRJ_TEST_JAVA to run them on another JDK (its jcmd is used too).
+
+mod common;
+
+use common::*;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const HOT: &str = "profrj.harness.CpuSplit.heavy()";
+
+/// A running LongRunning JVM, stopped by creating its stop file.
+struct Target {
+    child: Child,
+    dir: PathBuf,
+    pid: i32,
+}
+
+impl Target {
+    fn start(name: &str, jvm_args: &[&str]) -> Self {
+        let dir = temp_dir(name);
+        let stderr = std::fs::File::create(dir.join("stderr.txt")).unwrap();
+        let mut child = Command::new(java())
+            .current_dir(&dir)
+            .args(jvm_args)
+            .args([
+                "-Xmx128m",
+                "-cp",
+                harness_classes(),
+                "profrj.harness.LongRunning",
+            ])
+            .arg(dir.join("stop"))
+            .stdout(Stdio::piped())
+            .stderr(stderr)
+            .spawn()
+            .expect("cannot start java");
+        let mut line = String::new();
+        BufReader::new(child.stdout.as_mut().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        assert_eq!(line.trim(), "ready", "target did not start");
+        let pid = child.id() as i32;
+        Target { child, dir, pid }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+
+    fn alive(&mut self) -> bool {
+        self.child.try_wait().unwrap().is_none()
+    }
+
+    /// Lets the program finish; returns its stderr. Asserts a clean exit.
+    fn finish(&mut self) -> String {
+        std::fs::write(self.dir.join("stop"), b"").unwrap();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let status = loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                break s;
+            }
+            if Instant::now() > deadline {
+                let _ = self.child.kill();
+                panic!("target did not exit");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        let stderr = std::fs::read_to_string(self.dir.join("stderr.txt")).unwrap();
+        assert!(status.success(), "target failed: {status:?}\n{stderr}");
+        stderr
+    }
+
+    fn stderr(&self) -> String {
+        std::fs::read_to_string(self.dir.join("stderr.txt")).unwrap()
+    }
+}
+
+impl Drop for Target {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Waits (up to 20 s) for a complete snapshot at `path` and checks it holds the hot method.
+fn wait_snapshot(path: &Path) -> String {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !path.exists() {
+        assert!(
+            Instant::now() < deadline,
+            "no snapshot at {}",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let xml = read_snapshot(path);
+    assert!(
+        xml.contains(HOT),
+        "{} lacks the hot method {HOT}",
+        path.display()
+    );
+    xml
+}
+
+fn jcmd() -> PathBuf {
+    let j = java().with_file_name("jcmd");
+    if j.is_file() {
+        j
+    } else {
+        PathBuf::from("jcmd")
+    }
+}
+
+fn run(cmd: &mut Command) -> (i32, String) {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code().unwrap_or(-1), text)
+}
+
+fn jcmd_load(pid: i32, options: &str) -> String {
+    let (code, text) = run(Command::new(jcmd())
+        .args([&pid.to_string(), "JVMTI.agent_load"])
+        .arg(agent())
+        .arg(options));
+    assert_eq!(code, 0, "jcmd failed: {text}");
+    text
+}
+
+fn profrj(args: &[&str]) -> (i32, String) {
+    run(Command::new(env!("CARGO_BIN_EXE_profrj"))
+        .args(args)
+        .env("PROFRJ_AGENT", agent()))
+}
+
+#[test]
+fn jcmd_attach_then_kill_quit_signal_and_stop() {
+    let mut t = Target::start("jcmd", &[]);
+    let opts = format!(
+        "\"sampling,interval=2ms,file={}\"",
+        t.path("s-%n.xml").display()
+    );
+    assert!(jcmd_load(t.pid, &opts).contains("return code: 0"));
+    std::thread::sleep(Duration::from_millis(500));
+    // SAFETY (test): signalling our own child.
+    unsafe { libc::kill(t.pid, libc::SIGQUIT) };
+    wait_snapshot(&t.path("s-1.xml"));
+    unsafe { libc::kill(t.pid, libc::SIGUSR1) };
+    wait_snapshot(&t.path("s-2.xml"));
+    assert!(jcmd_load(t.pid, "stop").contains("return code: 0"));
+    wait_snapshot(&t.path("s-3.xml"));
+    let stderr = t.finish();
+    assert!(stderr.contains("stopped; snapshot written to"), "{stderr}");
+    assert!(
+        !t.path("s-4.xml").exists(),
+        "a stopped session writes nothing more at exit"
+    );
+}
+
+#[test]
+fn jcmd_without_quotes_gets_quoting_advice() {
+    let mut t = Target::start("jcmd-unquoted", &[]);
+    // jcmd splits `sampling,file=/x` at '=' and passes only `sampling,file`.
+    let text = jcmd_load(
+        t.pid,
+        &format!("sampling,file={}", t.path("x.xml").display()),
+    );
+    assert!(text.contains("return code: -1"), "{text}");
+    assert!(
+        t.stderr().contains("quote the whole option string"),
+        "{}",
+        t.stderr()
+    );
+    assert!(t.alive());
+    t.finish();
+}
+
+#[test]
+fn jattach_attach_and_dump_then_exit_writes_the_final_snapshot() {
+    let mut t = Target::start("jattach", &[]);
+    let lib = agent().display().to_string();
+    let pid = t.pid.to_string();
+    let file = format!("sampling,file={}", t.path("final.xml").display());
+    let (code, text) = run(Command::new("jattach").args([&pid, "load", &lib, "true", &file]));
+    assert_eq!(code, 0, "{text}");
+    std::thread::sleep(Duration::from_millis(500));
+    let dump = format!("dump,file={}", t.path("now.xml").display());
+    let (code, text) = run(Command::new("jattach").args([&pid, "load", &lib, "true", &dump]));
+    assert_eq!(code, 0, "{text}");
+    wait_snapshot(&t.path("now.xml"));
+    // A bad command: jattach reports the agent's -1 as its exit status.
+    let (code, _) =
+        run(Command::new("jattach").args([&pid, "load", &lib, "true", "stop,interval=1ms"]));
+    assert_ne!(code, 0);
+    t.finish();
+    wait_snapshot(&t.path("final.xml"));
+}
+
+#[test]
+fn profrj_cli_attach_twice_status_dump_stop_resume() {
+    let mut t = Target::start("cli", &[]);
+    let pid = t.pid.to_string();
+    let opts = format!(
+        "sampling,interval=5ms,file={}",
+        t.path("cli-%n.xml").display()
+    );
+    let (code, out) = profrj(&["attach", &pid, &opts]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("started: sampling every 5ms"), "{out}");
+    let (code, out) = profrj(&["attach", &pid, "sampling"]);
+    assert_eq!(code, 1, "second attach must fail: {out}");
+    assert!(out.contains("already profiling"), "{out}");
+    std::thread::sleep(Duration::from_millis(300));
+    let (code, out) = profrj(&["status", &pid]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.starts_with("running: sampling every 5ms"), "{out}");
+    let one_off = t.path("one-off.xml");
+    let (code, out) = profrj(&["dump", &pid, "--file", &one_off.display().to_string()]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("snapshot written to"), "{out}");
+    wait_snapshot(&one_off);
+    let (code, out) = profrj(&["dump", &pid]);
+    assert_eq!(code, 0, "{out}");
+    wait_snapshot(&t.path("cli-2.xml"));
+    let (code, out) = profrj(&["stop", &pid]);
+    assert_eq!(code, 0, "{out}");
+    wait_snapshot(&t.path("cli-3.xml"));
+    let (_, out) = profrj(&["status", &pid]);
+    assert!(out.starts_with("stopped"), "{out}");
+    let (code, out) = profrj(&["resume", &pid]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("resumed"), "{out}");
+    std::thread::sleep(Duration::from_millis(300));
+    t.finish();
+    // Resumed, so the VM-exit snapshot is written, with every sample of the session.
+    let last = wait_snapshot(&t.path("cli-4.xml"));
+    let doc = roxmltree::Document::parse(&last).unwrap();
+    let stopped = read_snapshot(&t.path("cli-3.xml"));
+    let hits = |xml: &str| {
+        let d = roxmltree::Document::parse(xml).unwrap();
+        let main = threads(&d, "sampler", "main");
+        attr_u64(main[0], "cumulatedElapsed")
+    };
+    assert!(
+        hits(&last) > hits(&stopped),
+        "resume adds to the stopped profile"
+    );
+    assert!(!threads(&doc, "sampler", "main").is_empty());
+}
+
+#[test]
+fn dump_with_no_profiling_started_is_a_clear_error_and_the_jvm_runs_on() {
+    let mut t = Target::start("noprof", &[]);
+    let pid = t.pid.to_string();
+    let (code, out) = profrj(&["dump", &pid]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("profrj is not running in this JVM"), "{out}");
+    let (code, out) = profrj(&["attach", &pid, "sampling,interval=10"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("bad value for interval"), "{out}");
+    assert!(t.alive());
+    // Still attachable after both errors.
+    let (code, out) = profrj(&[
+        "attach",
+        &pid,
+        &format!("file={}", t.path("late.xml").display()),
+    ]);
+    assert_eq!(code, 0, "{out}");
+    std::thread::sleep(Duration::from_millis(500));
+    t.finish();
+    wait_snapshot(&t.path("late.xml"));
+}
+
+#[test]
+fn clear_errors_for_wrong_targets() {
+    let (code, out) = profrj(&["status", "999999"]);
+    assert_eq!(code, 1);
+    assert!(out.contains("no such process"), "{out}");
+    let (code, out) = profrj(&["status", &std::process::id().to_string()]);
+    assert_eq!(code, 1);
+    assert!(out.contains("is not a JVM"), "{out}");
+    let mut t = Target::start("disabled", &["-XX:+DisableAttachMechanism"]);
+    let (code, out) = profrj(&["status", &t.pid.to_string()]);
+    assert_eq!(code, 1);
+    assert!(out.contains("attach is disabled"), "{out}");
+    assert!(t.alive(), "the JVM survives the SIGQUIT that probes it");
+    t.finish();
+}
