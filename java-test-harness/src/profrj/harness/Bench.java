@@ -1,5 +1,6 @@
 package profrj.harness;
 
+import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
@@ -11,7 +12,8 @@ import java.util.Map;
  * Arguments: threads, total work items. The items are split evenly across the
  * threads; each item builds, sorts and folds a small collection through a few
  * call levels, so stacks are realistic. Prints "bench-ms=N": wall time of the
- * work alone (JVM start-up and exit excluded).
+ * work alone (JVM start-up and exit excluded), and "bench-cpu-ms=N": CPU time
+ * the whole process (every thread, the agent's included) used meanwhile.
  */
 public class Bench {
     static volatile long sink;
@@ -53,6 +55,9 @@ public class Bench {
         }
         Thread[] ts = new Thread[threads];
         long per = items / threads;
+        com.sun.management.OperatingSystemMXBean os =
+                (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
+        long cpuStart = os.getProcessCpuTime();
         long start = System.nanoTime();
         for (int t = 0; t < threads; t++) {
             final long base = t * per;
@@ -69,6 +74,8 @@ public class Bench {
             t.join();
         }
         long ms = (System.nanoTime() - start) / 1_000_000;
+        long cpuMs = (os.getProcessCpuTime() - cpuStart) / 1_000_000;
         System.out.println("bench-ms=" + ms);
+        System.out.println("bench-cpu-ms=" + cpuMs);
     }
 }
