@@ -362,3 +362,33 @@ fn jvm_in_its_own_pid_and_mount_namespace() {
         std::fs::read_to_string(dir.join("stderr.txt")).unwrap()
     );
 }
+
+/// A copy of the library at another path would be a second agent with its own
+/// state: it refuses, naming the copy that runs.
+#[test]
+fn a_second_copy_of_the_library_is_refused() {
+    let mut t = Target::start("copy", &[]);
+    let pid = t.pid.to_string();
+    let (code, out) = profrj(&[
+        "attach",
+        &pid,
+        &format!("file={}", t.path("one.xml").display()),
+    ]);
+    assert_eq!(code, 0, "{out}");
+    let copy = t.path("libprofrj-copy.so");
+    std::fs::copy(agent(), &copy).unwrap();
+    let copy = copy.display().to_string();
+    for command in [vec!["attach", &pid, "sampling"], vec!["status", &pid]] {
+        let mut args = command.clone();
+        args.extend(["--agent", &copy]);
+        let (code, out) = profrj(&args);
+        assert_eq!(code, 1, "{out}");
+        assert!(
+            out.contains("another copy of profrj") && out.contains(&agent().display().to_string()),
+            "{out}"
+        );
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    t.finish();
+    wait_snapshot(&t.path("one.xml"));
+}

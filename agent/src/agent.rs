@@ -100,14 +100,20 @@ fn attach_command(vm: *mut JavaVM, options: Options) -> Reply {
         Jni::from_vm(vm).map_err(|rc| format!("no JNI environment on the attach thread ({rc})"))?;
     let agent = match AGENT.get() {
         Some(a) => a,
-        None if options.command != Command::Start => {
-            return Err(format!(
-                "profrj is not running in this JVM, so there is nothing to {}; start it first (profrj attach PID sampling)",
-                options.command.name()
-            ))
-        }
-        None if !options.any_mode() => return Ok("no mode selected (only 'help'); not profiling".into()),
         None => {
+            claim_jvm(
+                &jni,
+                options.command == Command::Start && options.any_mode(),
+            )?;
+            if options.command != Command::Start {
+                return Err(format!(
+                    "profrj is not running in this JVM, so there is nothing to {}; start it first (profrj attach PID sampling)",
+                    options.command.name()
+                ));
+            }
+            if !options.any_mode() {
+                return Ok("no mode selected (only 'help'); not profiling".into());
+            }
             let a = create(vm)?;
             a.start_control_thread(&jni)?;
             a
@@ -166,6 +172,42 @@ fn create(vm: *mut JavaVM) -> Result<&'static Agent, String> {
     Ok(agent)
 }
 
+/// System property naming the library of the agent that runs in this JVM.
+const LOADED_PROPERTY: &str = "profrj.agent.library";
+
+/// Makes sure no other copy of the library (loaded by another path, hence
+/// with its own statics) already runs in this JVM; with `claim`, marks the
+/// JVM as this copy's.
+fn claim_jvm(jni: &Jni, claim: bool) -> Result<(), String> {
+    let mine = own_library_path();
+    let other = jni.system_property(LOADED_PROPERTY).map_err(|e| e.0)?;
+    match other {
+        Some(other) if other != mine => Err(format!(
+            "another copy of profrj ({other}) already runs in this JVM; send commands to that path"
+        )),
+        _ if claim => jni
+            .set_system_property(LOADED_PROPERTY, &mine)
+            .map_err(|e| e.0),
+        _ => Ok(()),
+    }
+}
+
+/// The file this library was loaded from.
+fn own_library_path() -> String {
+    // SAFETY: all-zero Dl_info is valid; dladdr fills it for an address inside
+    // a loaded object (this function's own code).
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    let found =
+        unsafe { libc::dladdr(own_library_path as *const std::ffi::c_void, &mut info) } != 0;
+    if !found || info.dli_fname.is_null() {
+        return "libprofrj.so".to_owned();
+    }
+    // SAFETY: dli_fname is a NUL-terminated path owned by the dynamic loader.
+    unsafe { std::ffi::CStr::from_ptr(info.dli_fname) }
+        .to_string_lossy()
+        .into_owned()
+}
+
 fn check_snapshot_path(options: &Options) {
     let path = snapshot::expand_path(&options.file, std::process::id(), snapshot::unix_now(), 1);
     if let Some(why) = snapshot::check_writable(&path) {
@@ -188,6 +230,9 @@ fn write_reply(path: &str, result: &Reply) {
 impl Agent {
     pub fn on_vm_init(&self, jni: &Jni, thread: jthread) {
         self.threads.identify(self.jvmti, jni, thread, 0);
+        if let Err(e) = claim_jvm(jni, true) {
+            log::error(&e);
+        }
         if let Err(e) = self.start_control_thread(jni) {
             log::error(&e);
         }

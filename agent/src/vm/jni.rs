@@ -140,6 +140,69 @@ impl Jni {
         Ok(obj)
     }
 
+    /// `System.getProperty(key)`, `None` when unset.
+    pub fn system_property(&self, key: &str) -> Result<Option<String>, JavaException> {
+        let (class, get) =
+            self.system_method("getProperty", "(Ljava/lang/String;)Ljava/lang/String;")?;
+        let jkey = self.new_string(key)?;
+        let args = [jvalue { l: jkey }];
+        // SAFETY: `get` is System.getProperty(String); `args` matches its descriptor.
+        let value = unsafe {
+            (jni_fn!(self, CallStaticObjectMethodA))(self.env, class, get, args.as_ptr())
+        };
+        self.check_exception("reading a system property")?;
+        if value.is_null() {
+            return Ok(None);
+        }
+        // SAFETY: `value` is a live java.lang.String; the chars are released below.
+        let chars =
+            unsafe { (jni_fn!(self, GetStringUTFChars))(self.env, value, std::ptr::null_mut()) };
+        if chars.is_null() {
+            self.check_exception("reading a string")?;
+            return Ok(None);
+        }
+        // SAFETY: GetStringUTFChars returns a NUL-terminated modified UTF-8 string.
+        let text = unsafe { std::ffi::CStr::from_ptr(chars) }
+            .to_string_lossy()
+            .into_owned();
+        // SAFETY: pairs the GetStringUTFChars above.
+        unsafe { (jni_fn!(self, ReleaseStringUTFChars))(self.env, value, chars) };
+        Ok(Some(text))
+    }
+
+    /// `System.setProperty(key, value)`.
+    pub fn set_system_property(&self, key: &str, value: &str) -> Result<(), JavaException> {
+        let (class, set) = self.system_method(
+            "setProperty",
+            "(Ljava/lang/String;Ljava/lang/String;)Ljava/lang/String;",
+        )?;
+        let args = [
+            jvalue {
+                l: self.new_string(key)?,
+            },
+            jvalue {
+                l: self.new_string(value)?,
+            },
+        ];
+        // SAFETY: `set` is System.setProperty(String, String); `args` matches its descriptor.
+        unsafe { (jni_fn!(self, CallStaticObjectMethodA))(self.env, class, set, args.as_ptr()) };
+        self.check_exception("setting a system property")
+    }
+
+    fn system_method(&self, name: &str, sig: &str) -> Result<(jclass, jmethodID), JavaException> {
+        let class = self.find_class("java/lang/System")?;
+        let n = CString::new(name).map_err(|_| JavaException(name.into()))?;
+        let s = CString::new(sig).map_err(|_| JavaException(sig.into()))?;
+        // SAFETY: valid env and class; strings are NUL-terminated.
+        let id =
+            unsafe { (jni_fn!(self, GetStaticMethodID))(self.env, class, n.as_ptr(), s.as_ptr()) };
+        self.check_exception(&format!("looking up System.{name}"))?;
+        if id.is_null() {
+            return Err(JavaException(format!("System.{name} not found")));
+        }
+        Ok((class, id))
+    }
+
     /// `new java.lang.Thread(name)`, not started: the object RunAgentThread needs.
     pub fn new_thread_object(&self, name: &str) -> Result<jobject, JavaException> {
         let class = self.find_class("java/lang/Thread")?;
