@@ -364,3 +364,38 @@ fn hundreds_of_threads_under_checked_jni() {
         assert_eq!(t[0].attribute("isAlive"), Some("false"));
     }
 }
+
+/// A panic inside a JVM callback (injected) is caught at the FFI boundary: the
+/// JVM runs on, the failure is reported once, and the snapshot is still written.
+#[test]
+fn a_panic_in_a_callback_never_reaches_the_jvm() {
+    for (callback, thread_in_snapshot) in [("ThreadStart", "burner"), ("sampler thread", "main")] {
+        let dir = temp_dir(&format!("panic-{}", callback.replace(' ', "-")));
+        let output = std::process::Command::new(java())
+            .current_dir(&dir)
+            .env("PROFRJ_INJECT_PANIC", callback)
+            .arg(format!("-agentpath:{}=file=p.xml", agent().display()))
+            .args(["-cp", harness_classes(), "profrj.harness.CpuSplit", "300"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "{callback}: JVM failed: {stderr}");
+        assert!(String::from_utf8_lossy(&output.stdout).contains("burner-cpu-ns="));
+        assert!(
+            stderr.contains(&format!("fault injected into {callback}")),
+            "{stderr}"
+        );
+        let reported = format!("internal error in {callback}");
+        assert_eq!(
+            stderr.matches(&reported).count(),
+            1,
+            "reported once: {stderr}"
+        );
+        let xml = read_snapshot(&dir.join("p.xml"));
+        let doc = roxmltree::Document::parse(&xml).unwrap();
+        assert!(
+            !threads(&doc, "sampler", thread_in_snapshot).is_empty(),
+            "{callback}: {thread_in_snapshot} missing"
+        );
+    }
+}

@@ -2,11 +2,15 @@
 //! C++ frames of the JVM (that is undefined behaviour and usually a crash).
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::Once;
+use std::sync::{Once, OnceLock};
 
 /// Runs `f`; if it panics, logs the panic (the hook below already printed where)
 /// and returns `fallback`, so the VM carries on.
 pub fn guard<R>(what: &'static str, fallback: R, f: impl FnOnce() -> R) -> R {
+    let f = || {
+        inject_fault(what);
+        f()
+    };
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(r) => r,
         Err(_) => {
@@ -16,6 +20,17 @@ pub fn guard<R>(what: &'static str, fallback: R, f: impl FnOnce() -> R) -> R {
             );
             fallback
         }
+    }
+}
+
+/// Fault injection for tests: `PROFRJ_INJECT_PANIC=<callback name>` (e.g.
+/// `ThreadStart`, `sampler thread`) makes that callback panic, to show the
+/// guard keeps the JVM alive. Read once; costs one comparison per callback.
+fn inject_fault(what: &str) {
+    static TARGET: OnceLock<Option<String>> = OnceLock::new();
+    let target = TARGET.get_or_init(|| std::env::var("PROFRJ_INJECT_PANIC").ok());
+    if target.as_deref() == Some(what) {
+        panic!("fault injected into {what} (PROFRJ_INJECT_PANIC)");
     }
 }
 
@@ -35,7 +50,10 @@ pub fn install_panic_hook() {
                 .location()
                 .map(|l| format!("{}:{}", l.file(), l.line()))
                 .unwrap_or_default();
-            eprintln!("profrj: bug: panic at {place}: {msg}");
+            // Each panic site once: a bug hit per callback must not flood stderr.
+            if crate::log::first_time_nonblocking(&format!("panic at {place}")) {
+                eprintln!("profrj: bug: panic at {place}: {msg}");
+            }
         }));
     });
 }
