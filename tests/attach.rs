@@ -21,17 +21,16 @@ struct Target {
 
 impl Target {
     fn start(name: &str, jvm_args: &[&str]) -> Self {
+        Self::start_main(name, jvm_args, "profrj.harness.LongRunning")
+    }
+
+    fn start_main(name: &str, jvm_args: &[&str], main: &str) -> Self {
         let dir = temp_dir(name);
         let stderr = std::fs::File::create(dir.join("stderr.txt")).unwrap();
         let mut child = Command::new(java())
             .current_dir(&dir)
             .args(jvm_args)
-            .args([
-                "-Xmx128m",
-                "-cp",
-                harness_classes(),
-                "profrj.harness.LongRunning",
-            ])
+            .args(["-Xmx128m", "-cp", harness_classes(), main])
             .arg(dir.join("stop"))
             .stdout(Stdio::piped())
             .stderr(stderr)
@@ -391,4 +390,34 @@ fn a_second_copy_of_the_library_is_refused() {
     std::thread::sleep(Duration::from_millis(300));
     t.finish();
     wait_snapshot(&t.path("one.xml"));
+}
+
+/// An application that handles SIGUSR1 itself keeps its handler; the client is told.
+#[test]
+fn the_applications_own_signal_handler_is_left_alone() {
+    let mut t = Target::start_main("owns-usr1", &[], "profrj.harness.OwnsUsr1");
+    let pid = t.pid.to_string();
+    let (code, out) = profrj(&[
+        "attach",
+        &pid,
+        &format!("file={}", t.path("u.xml").display()),
+    ]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("no dump signal: SIGUSR1 it already has a handler"),
+        "{out}"
+    );
+    // SAFETY (test): signalling our own child.
+    unsafe { libc::kill(t.pid, libc::SIGUSR1) };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !t.path("usr1-received").exists() {
+        assert!(
+            Instant::now() < deadline,
+            "the application's USR1 handler did not run"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(t.alive());
+    t.finish();
+    wait_snapshot(&t.path("u.xml"));
 }

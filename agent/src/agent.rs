@@ -26,6 +26,8 @@ pub struct Agent {
 
 struct Session {
     options: Options,
+    /// Whether the dump signal is installed, for `status` and replies.
+    signal_note: String,
     sampler: Option<Arc<Sampler>>,
     started_ns: u64,
     stopped_ns: Option<u64>,
@@ -69,6 +71,7 @@ pub fn on_load(vm: *mut JavaVM, options: Option<&str>) -> Result<(), String> {
     // Profiling starts at VMInit, when Java threads and JNI exist.
     *agent.session.lock() = Some(Session {
         options,
+        signal_note: String::new(),
         sampler: None,
         started_ns: clock::now_ns(),
         stopped_ns: None,
@@ -276,13 +279,17 @@ impl Agent {
 
     /// Starts (or resumes) what a session's options ask for.
     fn run_session(&self, jni: &Jni, s: &mut Session) -> Result<(), String> {
-        if let Some((number, name)) = &s.options.signal {
-            if let Err(e) = control::install_dump_signal(*number) {
-                log::error(&format!(
-                    "cannot install the SIG{name} handler: {e}; dumps on that signal are off"
-                ));
-            }
-        }
+        s.signal_note = match &s.options.signal {
+            None => "no dump signal".to_owned(),
+            Some((number, name)) => match control::install_dump_signal(*number) {
+                Ok(()) => format!("dump signal SIG{name}"),
+                Err(e) => {
+                    let msg = format!("no dump signal: SIG{name} {e}");
+                    log::warn(&msg);
+                    msg
+                }
+            },
+        };
         if !s.options.sampling {
             return Ok(());
         }
@@ -349,6 +356,7 @@ impl Agent {
                 check_snapshot_path(&options);
                 let mut s = Session {
                     options,
+                    signal_note: String::new(),
                     sampler: None,
                     started_ns: clock::now_ns(),
                     stopped_ns: None,
@@ -454,5 +462,6 @@ fn describe(s: &Session) -> String {
         parts.push(format!("{} samples", sampler.samples()));
     }
     parts.push(format!("file {}", o.file));
+    parts.push(s.signal_note.clone());
     parts.join(", ")
 }

@@ -70,11 +70,27 @@ extern "C" fn on_dump_signal(_sig: libc::c_int) {
     }
 }
 
-/// Installs the handler that turns `signal` into a dump request.
+/// Installs the handler that turns `signal` into a dump request, unless some
+/// other handler (the application's, say) already owns the signal: that one
+/// is left alone and an error says so.
 pub fn install_dump_signal(signal: i32) -> io::Result<()> {
+    // SAFETY: a zeroed sigaction is valid; with a null new action, sigaction only reads the current one.
+    let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
+    if unsafe { libc::sigaction(signal, std::ptr::null(), &mut old) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let mine = on_dump_signal as extern "C" fn(libc::c_int) as usize;
+    if old.sa_sigaction == mine {
+        return Ok(());
+    }
+    if old.sa_sigaction != libc::SIG_DFL {
+        return Err(io::Error::other(
+            "it already has a handler (the application's?), which is left in place; choose another with signal=RTMIN+N",
+        ));
+    }
     // SAFETY: a zeroed sigaction is valid; we fill handler, mask and flags.
     let mut sa: libc::sigaction = unsafe { std::mem::zeroed() };
-    sa.sa_sigaction = on_dump_signal as extern "C" fn(libc::c_int) as usize;
+    sa.sa_sigaction = mine;
     sa.sa_flags = libc::SA_RESTART;
     // SAFETY: sa_mask is ours to initialise.
     unsafe { libc::sigemptyset(&mut sa.sa_mask) };
