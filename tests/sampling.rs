@@ -109,7 +109,7 @@ fn ended_threads_are_present_with_exact_times() {
     assert_eq!(napper.attribute("isAlive"), Some("false"));
     let elapsed_ms = attr_u64(napper, "elapsedTime") as f64 / 1e6;
     assert!(
-        (500.0..900.0).contains(&elapsed_ms),
+        (500.0..2000.0).contains(&elapsed_ms),
         "napper slept 500 ms, elapsedTime {elapsed_ms} ms"
     );
     assert!(
@@ -147,7 +147,7 @@ fn threads_are_told_apart_by_identity_not_name() {
         assert_eq!(t.attribute("isAlive"), Some("false"));
         let ms = attr_u64(t, "elapsedTime") / 1_000_000;
         assert!(
-            (100..600).contains(&ms),
+            (100..1500).contains(&ms),
             "twin slept 100 ms, elapsedTime {ms} ms"
         );
     }
