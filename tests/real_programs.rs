@@ -195,3 +195,86 @@ fn walk(dir: &Path) -> impl Iterator<Item = std::path::PathBuf> {
     files.sort();
     files.into_iter()
 }
+
+/// The JVM process started by `child` (a launcher script may exec it or fork it).
+fn jvm_of(child: u32) -> Option<u32> {
+    let is_jvm = |pid: u32| {
+        std::fs::read_to_string(format!("/proc/{pid}/maps")).is_ok_and(|m| m.contains("/libjvm.so"))
+    };
+    let mut family = vec![child];
+    let mut i = 0;
+    while i < family.len() {
+        if is_jvm(family[i]) {
+            return Some(family[i]);
+        }
+        for e in std::fs::read_dir("/proc").ok()?.flatten() {
+            let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+                continue;
+            };
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            // Field 4 (after the parenthesised command) is the parent pid.
+            let ppid = stat
+                .rsplit(')')
+                .next()
+                .and_then(|r| r.split_whitespace().nth(1))
+                .and_then(|p| p.parse().ok());
+            if ppid == Some(family[i]) {
+                family.push(pid);
+            }
+        }
+        i += 1;
+    }
+    None
+}
+
+/// Attaching to a program that is already running (JRuby, mid-loop): the dump
+/// shows its JIT-compiled Ruby method.
+#[test]
+fn attach_to_a_running_jruby_program() {
+    let dir = temp_dir("jruby-attach");
+    let script = "def fib(n) n < 2 ? n : fib(n-1) + fib(n-2) end; File.write('ready', ''); \
+                  t = Time.now; fib(20) while Time.now - t < 8; puts 'finished'";
+    let mut child = std::process::Command::new("jruby")
+        .args(["-e", script])
+        .current_dir(&dir)
+        .env_remove("JAVA_TOOL_OPTIONS")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("cannot run jruby");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !dir.join("ready").exists() {
+        assert!(std::time::Instant::now() < deadline, "jruby did not start");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let pid = jvm_of(child.id())
+        .expect("no JVM under the jruby launcher")
+        .to_string();
+    let profrj = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_profrj"))
+            .args(args)
+            .args(["--agent", &agent().display().to_string()])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "profrj {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let snap = dir.join("jr.xml");
+    profrj(&[
+        "attach",
+        &pid,
+        &format!("sampling,interval=2ms,file={}", snap.display()),
+    ]);
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    profrj(&["dump", &pid]);
+    let xml = read_snapshot(&snap);
+    assert!(
+        xml.contains("RUBY$method$fib"),
+        "no Ruby fib frames in the snapshot"
+    );
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("finished"));
+}
