@@ -234,7 +234,7 @@ fn attach_to_a_running_jruby_program() {
     let dir = temp_dir("jruby-attach");
     let script = "def fib(n) n < 2 ? n : fib(n-1) + fib(n-2) end; File.write('ready', ''); \
                   t = Time.now; fib(20) while Time.now - t < 8; puts 'finished'";
-    let mut child = std::process::Command::new("jruby")
+    let child = std::process::Command::new("jruby")
         .args(["-e", script])
         .current_dir(&dir)
         .env_remove("JAVA_TOOL_OPTIONS")
