@@ -399,3 +399,40 @@ fn a_panic_in_a_callback_never_reaches_the_jvm() {
         );
     }
 }
+
+/// A program alternating A and B in 5 ms slots locked to the clock: a sampler
+/// firing at a fixed 10 ms rate would see only one of them. Each sample lands
+/// at a random point of its interval, so both show, about half each.
+#[test]
+fn periodic_work_is_not_aliased() {
+    let dir = temp_dir("periodic");
+    let run = run_java(
+        &dir,
+        "sampling,file=p.xml",
+        "profrj.harness.Periodic",
+        &["3000"],
+    );
+    run.assert_success();
+    let xml = read_snapshot(&dir.join("p.xml"));
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let main = one_thread(&doc, "main");
+    let a = sum_attr(
+        &find_nodes(main, "profrj.harness.Periodic.phaseA()"),
+        "cumulated",
+    );
+    let b = sum_attr(
+        &find_nodes(main, "profrj.harness.Periodic.phaseB()"),
+        "cumulated",
+    );
+    assert!(a + b > 150, "too few samples: {a} + {b}");
+    let share = a as f64 * 100.0 / (a + b) as f64;
+    eprintln!(
+        "phase A share {share:.1}% of {} samples (expected 50%)",
+        a + b
+    );
+    // ~300 samples: 12 points is 4 standard deviations.
+    assert!(
+        (share - 50.0).abs() <= 12.0,
+        "phase A share {share:.1}% (A {a}, B {b})"
+    );
+}
