@@ -81,7 +81,13 @@ pub fn on_load(vm: *mut JavaVM, options: Option<&str>) -> Result<(), String> {
 
 /// Agent_OnAttach: the first load creates the agent and runs the command (a
 /// `start` unless another is named); later loads only run their command.
+///
+/// An error makes HotSpot unload the library again. That is only safe while
+/// nothing of it is registered with the VM, so once this very call has
+/// created the agent (callbacks, threads) it reports success to the VM; the
+/// error still reaches the reply file and stderr.
 pub fn on_attach(vm: *mut JavaVM, options: Option<&str>) -> Result<(), String> {
+    let existed = AGENT.get().is_some();
     let parsed = Options::parse(options).map_err(|e| e.to_string());
     let reply_to = crate::options::reply_path(options);
     let result = parsed.and_then(|o| attach_command(vm, o));
@@ -91,6 +97,9 @@ pub fn on_attach(vm: *mut JavaVM, options: Option<&str>) -> Result<(), String> {
     }
     if let Some(path) = reply_to {
         write_reply(&path, &result);
+    }
+    if !existed && AGENT.get().is_some() {
+        return Ok(());
     }
     result.map(|_| ())
 }
@@ -104,10 +113,7 @@ fn attach_command(vm: *mut JavaVM, options: Options) -> Reply {
     let agent = match AGENT.get() {
         Some(a) => a,
         None => {
-            claim_jvm(
-                &jni,
-                options.command == Command::Start && options.any_mode(),
-            )?;
+            claim_jvm(&jni, false)?;
             if options.command != Command::Start {
                 return Err(format!(
                     "profrj is not running in this JVM, so there is nothing to {}; start it first (profrj attach PID sampling)",
@@ -118,6 +124,7 @@ fn attach_command(vm: *mut JavaVM, options: Options) -> Reply {
                 return Ok("no mode selected (only 'help'); not profiling".into());
             }
             let a = create(vm)?;
+            claim_jvm(&jni, true)?;
             a.start_control_thread(&jni)?;
             a
         }
