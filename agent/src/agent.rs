@@ -7,7 +7,7 @@
 use crate::options::{Command, Options};
 use crate::sampler::{self, Sampler};
 use crate::threads::Threads;
-use crate::vm::sys::{Capability, JvmtiCapabilities};
+use crate::vm::sys::{Capability, JvmtiCapabilities, JvmtiExtensionFunction};
 use crate::vm::{jthread, Jni, Jvmti, JvmtiEvent};
 use crate::{clock, control, entry, log, snapshot};
 use jni_sys::JavaVM;
@@ -17,6 +17,8 @@ use std::sync::{Arc, OnceLock};
 
 pub struct Agent {
     pub jvmti: Jvmti,
+    /// HotSpot's GetVirtualThread extension (JDK 21+), for sampling virtual threads.
+    get_virtual_thread: Option<JvmtiExtensionFunction>,
     pub threads: Threads,
     wakeups: control::Wakeups,
     session: Mutex<Option<Session>>,
@@ -141,6 +143,12 @@ fn create(vm: *mut JavaVM) -> Result<&'static Agent, String> {
         .potential_capabilities()
         .map_err(|e| jvmti.error_name(e))?;
     let mut wanted = JvmtiCapabilities::default();
+    // JDK 21+: without this, a carrier thread's stack stops where its virtual
+    // thread's begins, and the carrier's state hides that it is running.
+    let virtual_threads = potential.has(Capability::SupportVirtualThreads);
+    if virtual_threads {
+        wanted = wanted.with(Capability::SupportVirtualThreads);
+    }
     for cap in needed {
         if !potential.has(cap) {
             return Err(format!(
@@ -154,8 +162,12 @@ fn create(vm: *mut JavaVM) -> Result<&'static Agent, String> {
         .map_err(|e| format!("AddCapabilities: {}", jvmti.error_name(e)))?;
     let wakeups =
         control::Wakeups::new().map_err(|e| format!("cannot create the control pipe: {e}"))?;
+    let get_virtual_thread = virtual_threads
+        .then(|| jvmti.extension_function("com.sun.hotspot.functions.GetVirtualThread"))
+        .flatten();
     let agent = Agent {
         jvmti,
+        get_virtual_thread,
         threads: Threads::default(),
         wakeups,
         session: Mutex::new(None),
@@ -302,7 +314,13 @@ impl Agent {
         }
         let sampler = s
             .sampler
-            .get_or_insert_with(|| Arc::new(Sampler::new(s.options.interval, s.options.depth)))
+            .get_or_insert_with(|| {
+                Arc::new(Sampler::new(
+                    s.options.interval,
+                    s.options.depth,
+                    self.get_virtual_thread,
+                ))
+            })
             .clone();
         sampler.start(self.jvmti, jni, sampler.clone(), entry::sampler_thread)
     }

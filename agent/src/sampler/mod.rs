@@ -9,8 +9,8 @@ pub use section::write_section;
 use crate::methods::{MethodNames, NameId};
 use crate::threads::{Identity, ThreadId, Threads};
 use crate::vm::sys::{
-    JvmtiFrameInfo, JVMTI_JAVA_LANG_THREAD_STATE_MASK, JVMTI_JAVA_LANG_THREAD_STATE_RUNNABLE,
-    JVMTI_THREAD_STATE_ALIVE,
+    JvmtiExtensionFunction, JvmtiFrameInfo, JVMTI_JAVA_LANG_THREAD_STATE_MASK,
+    JVMTI_JAVA_LANG_THREAD_STATE_RUNNABLE, JVMTI_THREAD_STATE_ALIVE,
 };
 use crate::vm::{AgentThreadEntry, Jni, Jvmti};
 use crate::{clock, log};
@@ -82,6 +82,9 @@ impl Schedule {
 /// Reused by every sample, so sampling allocates nothing per thread.
 struct Buffers {
     frames: Vec<JvmtiFrameInfo>,
+    /// A mounted virtual thread's frames, and those spliced onto its carrier's.
+    virtual_frames: Vec<JvmtiFrameInfo>,
+    spliced: Vec<JvmtiFrameInfo>,
     path: Vec<NameId>,
 }
 
@@ -97,16 +100,23 @@ struct Control {
 pub struct Sampler {
     interval: Duration,
     depth: u32,
+    /// JDK 21+: finds the virtual thread mounted on a carrier.
+    get_virtual_thread: Option<JvmtiExtensionFunction>,
     control: Mutex<Control>,
     wake: Condvar,
     data: Mutex<SamplerData>,
 }
 
 impl Sampler {
-    pub fn new(interval: Duration, depth: u32) -> Self {
+    pub fn new(
+        interval: Duration,
+        depth: u32,
+        get_virtual_thread: Option<JvmtiExtensionFunction>,
+    ) -> Self {
         Self {
             interval,
             depth,
+            get_virtual_thread,
             control: Mutex::new(Control::default()),
             wake: Condvar::new(),
             data: Mutex::new(SamplerData::default()),
@@ -155,6 +165,14 @@ impl Sampler {
                 };
                 self.depth as usize + 1
             ],
+            virtual_frames: vec![
+                JvmtiFrameInfo {
+                    method: std::ptr::null_mut(),
+                    location: 0
+                };
+                self.depth as usize + 1
+            ],
+            spliced: Vec::with_capacity(2 * self.depth as usize + 2),
             path: Vec::with_capacity(self.depth as usize + 1),
         };
         loop {
@@ -212,11 +230,19 @@ impl Sampler {
             let Some(Identity::Java(id)) = threads.identify(jvmti, jni, thread, 0) else {
                 continue;
             };
-            let Ok(state) = jvmti.thread_state(thread) else {
+            let Ok(mut state) = jvmti.thread_state(thread) else {
                 continue;
             };
             if state & JVMTI_THREAD_STATE_ALIVE == 0 {
                 continue;
+            }
+            // A carrier runs whatever virtual thread is mounted on it: that
+            // thread's state and frames are the carrier's sample.
+            let mounted = self
+                .get_virtual_thread
+                .and_then(|f| jvmti.mounted_virtual_thread(f, thread));
+            if let Some(v) = mounted {
+                state = jvmti.thread_state(v).unwrap_or(state);
             }
             let runnable =
                 state & JVMTI_JAVA_LANG_THREAD_STATE_MASK == JVMTI_JAVA_LANG_THREAD_STATE_RUNNABLE;
@@ -234,8 +260,20 @@ impl Sampler {
                     continue;
                 }
             }
-            let Ok(frames) = jvmti.stack_trace(thread, &mut buf.frames) else {
+            let Ok(carrier) = jvmti.stack_trace(thread, &mut buf.frames) else {
                 continue;
+            };
+            let frames = match mounted {
+                None => carrier,
+                Some(v) => {
+                    let Ok(top) = jvmti.stack_trace(v, &mut buf.virtual_frames) else {
+                        continue;
+                    };
+                    buf.spliced.clear();
+                    buf.spliced.extend_from_slice(top);
+                    buf.spliced.extend_from_slice(carrier);
+                    &buf.spliced[..]
+                }
             };
             let t1 = clock::now_ns();
             let path = &mut buf.path;

@@ -175,6 +175,55 @@ impl Jvmti {
         Ok(&buf[..(count.max(0) as usize).min(buf.len())])
     }
 
+    /// The JVM-specific extension function named `id`, if this JVM has it.
+    pub fn extension_function(&self, id: &str) -> Option<JvmtiExtensionFunction> {
+        let mut count = 0;
+        let mut infos = std::ptr::null_mut();
+        if jvmti_call!(self, GetExtensionFunctions, &mut count, &mut infos) != JvmtiError::NONE {
+            return None;
+        }
+        let buf = JvmtiBuf {
+            jvmti: *self,
+            ptr: infos,
+            len: count.max(0) as usize,
+        };
+        let mut found = None;
+        for info in buf.as_slice() {
+            // SAFETY: each id is a NUL-terminated string allocated by the VM.
+            if !info.id.is_null() && unsafe { CStr::from_ptr(info.id) }.to_bytes() == id.as_bytes()
+            {
+                found = info.func;
+            }
+            // Every string and array inside the table is a separate allocation.
+            let params = JvmtiBuf {
+                jvmti: *self,
+                ptr: info.params,
+                len: info.param_count.max(0) as usize,
+            };
+            for p in params.as_slice() {
+                self.deallocate(p.name.cast());
+            }
+            self.deallocate(info.id.cast());
+            self.deallocate(info.short_description.cast());
+            self.deallocate(info.errors.cast());
+        }
+        found
+    }
+
+    /// HotSpot's `GetVirtualThread` extension: the virtual thread mounted on
+    /// `carrier` (a local reference), or `None`.
+    pub fn mounted_virtual_thread(
+        &self,
+        get_virtual_thread: JvmtiExtensionFunction,
+        carrier: jthread,
+    ) -> Option<jthread> {
+        let mut vthread: jthread = std::ptr::null_mut();
+        // SAFETY: the extension takes (jthread carrier, jthread* result), as
+        // HotSpot's jvmtiExtensions.cpp reads its variadic arguments.
+        let err = unsafe { get_virtual_thread(self.env, carrier, &mut vthread as *mut jthread) };
+        (err == JvmtiError::NONE && !vthread.is_null()).then_some(vthread)
+    }
+
     /// JVMTI thread state bits (`JVMTI_THREAD_STATE_*`).
     pub fn thread_state(&self, thread: jthread) -> Result<jint> {
         let mut state = 0;

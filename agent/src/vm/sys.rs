@@ -142,6 +142,8 @@ pub enum Capability {
     GenerateEarlyVmstart = 41,
     GenerateEarlyClassHookEvents = 42,
     GenerateSampledObjectAllocEvents = 43,
+    /// JVMTI 21+ (JDK 21): the agent understands virtual threads.
+    SupportVirtualThreads = 44,
 }
 
 impl JvmtiCapabilities {
@@ -179,6 +181,28 @@ pub struct JvmtiStackInfo {
     pub state: jint,
     pub frame_buffer: *mut JvmtiFrameInfo,
     pub frame_count: jint,
+}
+
+#[repr(C)]
+pub struct JvmtiParamInfo {
+    pub name: *mut c_char,
+    pub kind: jint,
+    pub base_type: jint,
+    pub null_ok: jboolean,
+}
+
+/// A JVM-specific extension function (variadic after the environment).
+pub type JvmtiExtensionFunction = unsafe extern "C" fn(*mut JvmtiEnv, ...) -> JvmtiError;
+
+#[repr(C)]
+pub struct JvmtiExtensionFunctionInfo {
+    pub func: Option<JvmtiExtensionFunction>,
+    pub id: *mut c_char,
+    pub short_description: *mut c_char,
+    pub param_count: jint,
+    pub params: *mut JvmtiParamInfo,
+    pub error_count: jint,
+    pub errors: *mut JvmtiError,
 }
 
 pub type JvmtiStartFunction = Option<unsafe extern "C" fn(*mut JvmtiEnv, *mut JNIEnv, *mut c_void)>;
@@ -447,7 +471,14 @@ pub struct JvmtiInterface {
     pub SetEventCallbacks:
         Option<unsafe extern "C" fn(*mut JvmtiEnv, *const JvmtiEventCallbacks, jint) -> JvmtiError>,
     /* 123 */ pub GenerateEvents: *const c_void,
-    /* 124 */ pub GetExtensionFunctions: *const c_void,
+    /* 124 */
+    pub GetExtensionFunctions: Option<
+        unsafe extern "C" fn(
+            *mut JvmtiEnv,
+            *mut jint,
+            *mut *mut JvmtiExtensionFunctionInfo,
+        ) -> JvmtiError,
+    >,
     /* 125 */ pub GetExtensionEvents: *const c_void,
     /* 126 */ pub SetExtensionEventCallback: *const c_void,
     /* 127 */
@@ -517,6 +548,7 @@ const _: () = assert!(offset_of!(JvmtiInterface, GetStackTrace) == slot(104));
 const _: () = assert!(offset_of!(JvmtiInterface, GetTag) == slot(106));
 const _: () = assert!(offset_of!(JvmtiInterface, SetTag) == slot(107));
 const _: () = assert!(offset_of!(JvmtiInterface, SetEventCallbacks) == slot(122));
+const _: () = assert!(offset_of!(JvmtiInterface, GetExtensionFunctions) == slot(124));
 const _: () = assert!(offset_of!(JvmtiInterface, DisposeEnvironment) == slot(127));
 const _: () = assert!(offset_of!(JvmtiInterface, GetErrorName) == slot(128));
 const _: () = assert!(offset_of!(JvmtiInterface, GetPhase) == slot(133));
@@ -532,3 +564,5 @@ const _: () = assert!(offset_of!(JvmtiEventCallbacks, SampledObjectAlloc) == (86
 const _: () = assert!(size_of::<JvmtiFrameInfo>() == 16);
 const _: () = assert!(size_of::<JvmtiStackInfo>() == 32);
 const _: () = assert!(size_of::<JvmtiThreadInfo>() == 32);
+const _: () = assert!(size_of::<JvmtiParamInfo>() == 24);
+const _: () = assert!(size_of::<JvmtiExtensionFunctionInfo>() == 56);
