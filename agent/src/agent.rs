@@ -17,6 +17,8 @@ use std::sync::{Arc, OnceLock};
 
 pub struct Agent {
     pub jvmti: Jvmti,
+    /// `vthreads=` of the start that created the agent (fixed from then on).
+    vthreads: bool,
     /// HotSpot's GetVirtualThread extension (JDK 21+), for sampling virtual threads.
     get_virtual_thread: Option<JvmtiExtensionFunction>,
     pub threads: Threads,
@@ -68,7 +70,7 @@ pub fn on_load(vm: *mut JavaVM, options: Option<&str>) -> Result<(), String> {
         log::info("no mode selected (only 'help'); not profiling");
         return Ok(());
     }
-    let agent = create(vm)?;
+    let agent = create(vm, options.vthreads)?;
     check_snapshot_path(&options);
     // Profiling starts at VMInit, when Java threads and JNI exist.
     *agent.session.lock() = Some(Session {
@@ -125,7 +127,7 @@ fn attach_command(vm: *mut JavaVM, options: Options) -> Reply {
             if !options.any_mode() {
                 return Ok("no mode selected (only 'help'); not profiling".into());
             }
-            let a = create(vm)?;
+            let a = create(vm, options.vthreads)?;
             claim_jvm(&jni, true)?;
             a.start_control_thread(&jni)?;
             a
@@ -135,7 +137,9 @@ fn attach_command(vm: *mut JavaVM, options: Options) -> Reply {
 }
 
 /// Creates the agent: JVMTI environment, capabilities, callbacks, events.
-fn create(vm: *mut JavaVM) -> Result<&'static Agent, String> {
+/// `vthreads` (from the first start's options) decides virtual-thread support
+/// for the JVM's lifetime: its capability is requested here.
+fn create(vm: *mut JavaVM, vthreads: bool) -> Result<&'static Agent, String> {
     let jvmti = Jvmti::from_vm(vm)
         .map_err(|rc| format!("this JVM offers no JVMTI 1.2 environment (GetEnv returned {rc})"))?;
     let needed = [Capability::TagObjects, Capability::GetThreadCpuTime];
@@ -145,7 +149,7 @@ fn create(vm: *mut JavaVM) -> Result<&'static Agent, String> {
     let mut wanted = JvmtiCapabilities::default();
     // JDK 21+: without this, a carrier thread's stack stops where its virtual
     // thread's begins, and the carrier's state hides that it is running.
-    let virtual_threads = potential.has(Capability::SupportVirtualThreads);
+    let virtual_threads = vthreads && potential.has(Capability::SupportVirtualThreads);
     if virtual_threads {
         wanted = wanted.with(Capability::SupportVirtualThreads);
     }
@@ -167,6 +171,7 @@ fn create(vm: *mut JavaVM) -> Result<&'static Agent, String> {
         .flatten();
     let agent = Agent {
         jvmti,
+        vthreads,
         get_virtual_thread,
         threads: Threads::default(),
         wakeups,
@@ -376,6 +381,12 @@ impl Agent {
                     return Err(format!(
                         "already profiling ({}); stop it first, or dump",
                         describe(s)
+                    ));
+                }
+                if options.vthreads != self.vthreads {
+                    return Err(format!(
+                        "vthreads={} was fixed when the agent loaded; it cannot change in this JVM",
+                        if self.vthreads { "on" } else { "off" }
                     ));
                 }
                 check_snapshot_path(&options);

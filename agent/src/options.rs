@@ -68,7 +68,10 @@ const OPTIONS: &[(&str, &str, &str)] = &[
 /// Options each command accepts besides `reply` and `help`.
 fn allowed(command: Command, key: &str) -> bool {
     match command {
-        Command::Start => matches!(key, "sampling" | "file" | "interval" | "depth" | "signal"),
+        Command::Start => matches!(
+            key,
+            "sampling" | "file" | "interval" | "depth" | "signal" | "vthreads"
+        ),
         Command::Dump => key == "file",
         Command::Stop | Command::Resume | Command::Status => false,
     }
@@ -122,6 +125,8 @@ pub struct Options {
     pub depth: u32,
     /// Signal number that requests a dump, and its name; `None` = off.
     pub signal: Option<(i32, String)>,
+    /// Sample virtual threads on their carriers (JDK 21+).
+    pub vthreads: bool,
     pub reply: Option<String>,
     pub help: bool,
 }
@@ -136,6 +141,7 @@ impl Default for Options {
             interval: Duration::from_millis(10),
             depth: 2048,
             signal: Some((libc::SIGUSR1, "USR1".to_owned())),
+            vthreads: true,
             reply: None,
             help: false,
         }
@@ -198,6 +204,7 @@ impl Options {
                 "interval" => o.interval = parse_interval(required(key, value)?)?,
                 "depth" => o.depth = parse_depth(required(key, value)?)?,
                 "signal" => o.signal = parse_signal(required(key, value)?)?,
+                "vthreads" => o.vthreads = parse_on_off(key, required(key, value)?)?,
                 "reply" => o.reply = Some(required(key, value)?.to_owned()),
                 _ => return Err(bad(format!("unknown option '{key}'"))),
             }
@@ -294,6 +301,14 @@ fn parse_file(v: &str) -> Result<String, OptionError> {
         }
     }
     Ok(v.to_owned())
+}
+
+fn parse_on_off(key: &str, v: &str) -> Result<bool, OptionError> {
+    match v {
+        "on" => Ok(true),
+        "off" => Ok(false),
+        _ => Err(bad(format!("bad value for {key}: '{v}' (on or off)"))),
+    }
 }
 
 fn parse_signal(v: &str) -> Result<Option<(i32, String)>, OptionError> {
@@ -504,6 +519,20 @@ mod tests {
         );
         assert_eq!(reply_path(Some("dump")), None);
         assert_eq!(reply_path(None), None);
+    }
+
+    #[test]
+    fn vthreads_switch() {
+        assert!(parse("").unwrap().vthreads);
+        assert!(!parse("vthreads=off").unwrap().vthreads);
+        assert!(parse("vthreads=maybe")
+            .unwrap_err()
+            .0
+            .contains("bad value for vthreads"));
+        assert!(parse("dump,vthreads=on")
+            .unwrap_err()
+            .0
+            .contains("does not apply"));
     }
 
     #[test]
