@@ -1,0 +1,258 @@
+//! StackMapTable frames, expanded to full frames at instruction indices and
+//! encoded back in the most compact form the JVM spec allows (§4.7.4).
+
+use crate::read::Cursor;
+use crate::ReadError;
+
+/// A verification type. `Uninitialized` names the `new` instruction by index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VType {
+    Top,
+    Integer,
+    Float,
+    Double,
+    Long,
+    Null,
+    UninitializedThis,
+    Object(u16),
+    Uninitialized(u32),
+}
+
+/// The frame before instruction `at` (an index into `Code::insns`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Frame {
+    pub at: u32,
+    pub locals: Vec<VType>,
+    pub stack: Vec<VType>,
+}
+
+/// The implicit frame at method entry, from the descriptor (§4.10.1.6).
+/// `class_of` gives the CONSTANT_Class index of an internal name (this
+/// class's for `this`), appending one to the pool when needed.
+pub fn initial_locals(
+    descriptor: &str,
+    this_class: Option<&str>,
+    is_init: bool,
+    class_of: &mut dyn FnMut(&str) -> u16,
+) -> Option<Vec<VType>> {
+    let mut locals = Vec::new();
+    if let Some(this) = this_class {
+        locals.push(if is_init {
+            VType::UninitializedThis
+        } else {
+            VType::Object(class_of(this))
+        });
+    }
+    let params = descriptor.strip_prefix('(')?.split(')').next()?;
+    let mut rest = params;
+    while let Some(c) = rest.chars().next() {
+        let (t, len) = match c {
+            'Z' | 'B' | 'C' | 'S' | 'I' => (VType::Integer, 1),
+            'F' => (VType::Float, 1),
+            'J' => (VType::Long, 1),
+            'D' => (VType::Double, 1),
+            'L' => {
+                let end = rest.find(';')?;
+                (VType::Object(class_of(&rest[1..end])), end + 1)
+            }
+            '[' => {
+                let dims = rest.find(|c| c != '[')?;
+                let end = if rest[dims..].starts_with('L') {
+                    dims + rest[dims..].find(';')? + 1
+                } else {
+                    dims + 1
+                };
+                (VType::Object(class_of(&rest[..end])), end)
+            }
+            _ => return None,
+        };
+        locals.push(t);
+        rest = &rest[len..];
+    }
+    Some(locals)
+}
+
+fn read_vtype(
+    c: &mut Cursor<'_>,
+    index_at: &dyn Fn(u32) -> Option<u32>,
+) -> Result<VType, ReadError> {
+    let at = c.pos();
+    Ok(match c.u8("verification type")? {
+        0 => VType::Top,
+        1 => VType::Integer,
+        2 => VType::Float,
+        3 => VType::Double,
+        4 => VType::Long,
+        5 => VType::Null,
+        6 => VType::UninitializedThis,
+        7 => VType::Object(c.u16("class index")?),
+        8 => {
+            let off = c.u16("new offset")? as u32;
+            VType::Uninitialized(index_at(off).ok_or_else(|| {
+                ReadError::new(at, format!("uninitialized({off}) is no instruction"))
+            })?)
+        }
+        t => return Err(ReadError::new(at, format!("unknown verification type {t}"))),
+    })
+}
+
+fn read_vtypes(
+    c: &mut Cursor<'_>,
+    n: usize,
+    index_at: &dyn Fn(u32) -> Option<u32>,
+) -> Result<Vec<VType>, ReadError> {
+    let mut v = Vec::with_capacity(n.min(c.remaining()));
+    for _ in 0..n {
+        v.push(read_vtype(c, index_at)?);
+    }
+    Ok(v)
+}
+
+/// Decodes a StackMapTable body. `initial` is the entry frame's locals;
+/// `index_at` maps a code offset to an instruction index.
+pub fn decode_frames(
+    body: &[u8],
+    initial: &[VType],
+    index_at: &dyn Fn(u32) -> Option<u32>,
+) -> Result<Vec<Frame>, ReadError> {
+    let mut c = Cursor::new(body);
+    let n = c.u16("number_of_entries")?;
+    let mut frames = Vec::with_capacity((n as usize).min(body.len()));
+    let mut locals = initial.to_vec();
+    let mut offset: i64 = -1;
+    for _ in 0..n {
+        let at = c.pos();
+        let kind = c.u8("frame type")?;
+        let (delta, stack) = match kind {
+            0..=63 => (kind as u16, vec![]),
+            64..=127 => (kind as u16 - 64, read_vtypes(&mut c, 1, index_at)?),
+            247 => {
+                let d = c.u16("offset_delta")?;
+                (d, read_vtypes(&mut c, 1, index_at)?)
+            }
+            248..=250 => {
+                let d = c.u16("offset_delta")?;
+                let k = 251 - kind as usize;
+                if k > locals.len() {
+                    return Err(ReadError::new(
+                        at,
+                        "chop_frame removes more locals than there are",
+                    ));
+                }
+                locals.truncate(locals.len() - k);
+                (d, vec![])
+            }
+            251 => (c.u16("offset_delta")?, vec![]),
+            252..=254 => {
+                let d = c.u16("offset_delta")?;
+                locals.extend(read_vtypes(&mut c, kind as usize - 251, index_at)?);
+                (d, vec![])
+            }
+            255 => {
+                let d = c.u16("offset_delta")?;
+                let nl = c.u16("number_of_locals")? as usize;
+                locals = read_vtypes(&mut c, nl, index_at)?;
+                let ns = c.u16("number_of_stack_items")? as usize;
+                (d, read_vtypes(&mut c, ns, index_at)?)
+            }
+            _ => return Err(ReadError::new(at, format!("reserved frame type {kind}"))),
+        };
+        offset += delta as i64 + 1;
+        let index = index_at(offset as u32).ok_or_else(|| {
+            ReadError::new(at, format!("frame at {offset}, not an instruction start"))
+        })?;
+        frames.push(Frame {
+            at: index,
+            locals: locals.clone(),
+            stack,
+        });
+    }
+    if c.remaining() != 0 {
+        return Err(ReadError::new(c.pos(), "bytes after the last frame"));
+    }
+    Ok(frames)
+}
+
+fn write_vtype(out: &mut Vec<u8>, t: VType, offsets: &[usize]) {
+    match t {
+        VType::Top => out.push(0),
+        VType::Integer => out.push(1),
+        VType::Float => out.push(2),
+        VType::Double => out.push(3),
+        VType::Long => out.push(4),
+        VType::Null => out.push(5),
+        VType::UninitializedThis => out.push(6),
+        VType::Object(i) => {
+            out.push(7);
+            out.extend_from_slice(&i.to_be_bytes());
+        }
+        VType::Uninitialized(insn) => {
+            out.push(8);
+            out.extend_from_slice(&(offsets[insn as usize] as u16).to_be_bytes());
+        }
+    }
+}
+
+/// Encodes frames (sorted by instruction) given the instruction offsets the
+/// code was laid out at, each in its most compact form.
+pub fn encode_frames(frames: &[Frame], initial: &[VType], offsets: &[usize]) -> Vec<u8> {
+    let mut out = Vec::new();
+    out.extend_from_slice(&(frames.len() as u16).to_be_bytes());
+    let mut prev_locals = initial;
+    let mut prev_offset: i64 = -1;
+    for f in frames {
+        let offset = offsets[f.at as usize] as i64;
+        let delta = (offset - prev_offset - 1) as u16;
+        prev_offset = offset;
+        let same_locals = f.locals == prev_locals;
+        let common = prev_locals
+            .iter()
+            .zip(&f.locals)
+            .take_while(|(a, b)| a == b)
+            .count();
+        if same_locals && f.stack.is_empty() {
+            if delta < 64 {
+                out.push(delta as u8);
+            } else {
+                out.push(251);
+                out.extend_from_slice(&delta.to_be_bytes());
+            }
+        } else if same_locals && f.stack.len() == 1 {
+            if delta < 64 {
+                out.push(64 + delta as u8);
+            } else {
+                out.push(247);
+                out.extend_from_slice(&delta.to_be_bytes());
+            }
+            write_vtype(&mut out, f.stack[0], offsets);
+        } else if f.stack.is_empty()
+            && common == prev_locals.len()
+            && (1..=3).contains(&(f.locals.len() - common))
+        {
+            out.push(251 + (f.locals.len() - common) as u8);
+            out.extend_from_slice(&delta.to_be_bytes());
+            for &t in &f.locals[common..] {
+                write_vtype(&mut out, t, offsets);
+            }
+        } else if f.stack.is_empty()
+            && common == f.locals.len()
+            && (1..=3).contains(&(prev_locals.len() - common))
+        {
+            out.push(251 - (prev_locals.len() - common) as u8);
+            out.extend_from_slice(&delta.to_be_bytes());
+        } else {
+            out.push(255);
+            out.extend_from_slice(&delta.to_be_bytes());
+            out.extend_from_slice(&(f.locals.len() as u16).to_be_bytes());
+            for &t in &f.locals {
+                write_vtype(&mut out, t, offsets);
+            }
+            out.extend_from_slice(&(f.stack.len() as u16).to_be_bytes());
+            for &t in &f.stack {
+                write_vtype(&mut out, t, offsets);
+            }
+        }
+        prev_locals = &f.locals;
+    }
+    out
+}

@@ -1,0 +1,223 @@
+//! Editing one method: insert instruction sequences at method entry, before
+//! given instructions (jumps to them then land on the inserted code), and
+//! before every return. Inserted sequences must be stack-neutral and must not
+//! branch or touch locals, so existing frames stay valid; they shift with the
+//! code. Offsets in the exception table, StackMapTable, LineNumberTable and
+//! LocalVariable(Type)Table are remapped.
+//!
+//! Not yet: the catch-all (exceptional-exit) handler and frames for branches
+//! the edit creates (a conditional widened past 32 KiB). A method that would
+//! need them, or has another offset-bearing attribute, is refused with a reason
+//! and left as it was: never an invalid class.
+
+use crate::code::{decode_code, decode_frames, encode_code, encode_frames, initial_locals, Insn};
+use crate::{Attribute, ClassFile};
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// What to insert into one method. Keys of `before` are instruction indices
+/// of the code as read.
+#[derive(Debug, Clone, Default)]
+pub struct Edit {
+    pub entry: Vec<Insn>,
+    pub before: BTreeMap<u32, Vec<Insn>>,
+    pub before_returns: Vec<Insn>,
+    /// Operand-stack slots the inserted code needs on top of what is there.
+    pub extra_stack: u16,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EditError(pub String);
+
+impl fmt::Display for EditError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+fn err<T>(msg: impl Into<String>) -> Result<T, EditError> {
+    Err(EditError(msg.into()))
+}
+
+fn is_return(insn: &Insn) -> bool {
+    matches!(
+        insn,
+        Insn::Plain {
+            op: 0xac..=0xb1,
+            ..
+        }
+    )
+}
+
+/// Applies `edit` to method `index` of `class`. On error the class is unchanged.
+pub fn edit_method(class: &mut ClassFile<'_>, index: usize, edit: &Edit) -> Result<(), EditError> {
+    let method = class
+        .methods
+        .get(index)
+        .ok_or_else(|| EditError("no such method".into()))?
+        .clone();
+    let cp = &mut class.constant_pool;
+    let name = cp.text(method.name_index).unwrap_or_default();
+    let desc = cp.text(method.descriptor_index).unwrap_or_default();
+    let Some(slot) = method
+        .attributes
+        .iter()
+        .position(|a| cp.utf8(a.name_index) == Some(b"Code"))
+    else {
+        return err("no code (abstract or native)");
+    };
+    let code = decode_code(&method.attributes[slot].data).map_err(|e| EditError(e.to_string()))?;
+    let n = code.insns.len();
+
+    // New instruction list, and where each old instruction (`at`) and each old
+    // jump target (`target`: the inserted code before it, if any) went.
+    let mut insns = edit.entry.clone();
+    let mut at = Vec::with_capacity(n + 1);
+    let mut target = Vec::with_capacity(n + 1);
+    for (i, insn) in code.insns.iter().enumerate() {
+        let start = insns.len() as u32;
+        if let Some(seq) = edit.before.get(&(i as u32)) {
+            insns.extend(seq.iter().cloned());
+        }
+        if is_return(insn) {
+            insns.extend(edit.before_returns.iter().cloned());
+        }
+        // Jumps land on the code inserted before their instruction. For the
+        // first instruction `start` is already past the entry code, so a loop
+        // at offset 0 does not run the entry code again.
+        target.push(start);
+        at.push(insns.len() as u32);
+        insns.push(insn.clone());
+    }
+    at.push(insns.len() as u32);
+    target.push(insns.len() as u32);
+
+    let mut new = code.clone();
+    new.insns = insns;
+    new.labels = code.labels.iter().map(|&l| target[l as usize]).collect();
+    new.max_stack = code.max_stack.saturating_add(edit.extra_stack);
+    let (_, offsets) = encode_code(&new).map_err(|e| EditError(e.to_string()))?;
+    if offsets.last() != Some(&offsets_len_unwidened(&new))
+        && has_widened_conditional(&new, &offsets)
+    {
+        return err(
+            "a conditional branch would need widening, which needs a new frame (not supported yet)",
+        );
+    }
+
+    // Offset-bearing attributes of the Code attribute.
+    let old_index = |o: u32| code.index_at(o);
+    let mut attributes = Vec::with_capacity(code.attributes.len());
+    for a in &code.attributes {
+        let kind = cp.text(a.name_index).unwrap_or_default();
+        let data: Vec<u8> = match kind.as_str() {
+            "StackMapTable" => {
+                let this = cp.class_name(class.this_class).unwrap_or_default();
+                let is_static = method.access_flags & 0x0008 != 0;
+                let initial = initial_locals(
+                    &desc,
+                    (!is_static).then_some(this.as_str()),
+                    name == "<init>",
+                    &mut |c| cp.class_index(c),
+                )
+                .ok_or_else(|| EditError(format!("bad descriptor {desc}")))?;
+                let mut frames = decode_frames(&a.data, &initial, &old_index)
+                    .map_err(|e| EditError(e.to_string()))?;
+                for f in &mut frames {
+                    f.at = target[f.at as usize];
+                    for t in f.locals.iter_mut().chain(f.stack.iter_mut()) {
+                        if let crate::code::VType::Uninitialized(i) = t {
+                            *i = at[*i as usize]; // the `new` itself, not a jump target
+                        }
+                    }
+                }
+                encode_frames(&frames, &initial, &offsets)
+            }
+            "LineNumberTable" => remap_table(&a.data, 4, |e, out| {
+                let pc = u16::from_be_bytes([e[0], e[1]]) as u32;
+                let i = old_index(pc)
+                    .ok_or_else(|| EditError(format!("line entry at {pc}, not an instruction")))?;
+                out.extend_from_slice(&(offsets[target[i as usize] as usize] as u16).to_be_bytes());
+                out.extend_from_slice(&e[2..4]);
+                Ok(())
+            })?,
+            "LocalVariableTable" | "LocalVariableTypeTable" => {
+                remap_table(&a.data, 10, |e, out| {
+                    let start = u16::from_be_bytes([e[0], e[1]]) as u32;
+                    let end = start + u16::from_be_bytes([e[2], e[3]]) as u32;
+                    let (Some(s), Some(x)) = (old_index(start), old_index(end)) else {
+                        return err(format!(
+                            "local variable range {start}..{end} does not fall on instructions"
+                        ));
+                    };
+                    let (s, x) = (
+                        offsets[target[s as usize] as usize],
+                        offsets[target[x as usize] as usize],
+                    );
+                    out.extend_from_slice(&(s as u16).to_be_bytes());
+                    out.extend_from_slice(&((x - s) as u16).to_be_bytes());
+                    out.extend_from_slice(&e[4..10]);
+                    Ok(())
+                })?
+            }
+            other => {
+                return err(format!(
+                    "Code attribute {other} refers to offsets profrj cannot remap"
+                ))
+            }
+        };
+        attributes.push(Attribute {
+            name_index: a.name_index,
+            data: Cow::Owned(data),
+        });
+    }
+    new.attributes = attributes;
+    let (body, _) = encode_code(&new).map_err(|e| EditError(e.to_string()))?;
+    class.methods[index].attributes[slot].data = Cow::Owned(body);
+    Ok(())
+}
+
+/// Re-encodes a table of `u16 count` + fixed-size entries through `f`.
+fn remap_table(
+    data: &[u8],
+    size: usize,
+    mut f: impl FnMut(&[u8], &mut Vec<u8>) -> Result<(), EditError>,
+) -> Result<Vec<u8>, EditError> {
+    if data.len() < 2 {
+        return err("truncated table");
+    }
+    let n = u16::from_be_bytes([data[0], data[1]]) as usize;
+    if data.len() != 2 + n * size {
+        return err("table length does not match its count");
+    }
+    let mut out = Vec::with_capacity(data.len());
+    out.extend_from_slice(&data[..2]);
+    for e in data[2..].chunks_exact(size) {
+        f(e, &mut out)?;
+    }
+    Ok(out)
+}
+
+/// Length the code would have if no branch were widened.
+fn offsets_len_unwidened(code: &crate::code::Code<'_>) -> usize {
+    let mut pc = 0;
+    for insn in &code.insns {
+        pc += match insn {
+            Insn::Plain { operands, .. } => 1 + operands.len(),
+            Insn::Branch { op, .. } if *op == 0xc8 || *op == 0xc9 => 5,
+            Insn::Branch { .. } => 3,
+            Insn::TableSwitch { targets, .. } => 1 + (3 - pc % 4) + 12 + 4 * targets.len(),
+            Insn::LookupSwitch { pairs, .. } => 1 + (3 - pc % 4) + 8 + 8 * pairs.len(),
+        };
+    }
+    pc
+}
+
+/// Did layout turn a conditional (not goto/jsr) into a longer form?
+fn has_widened_conditional(code: &crate::code::Code<'_>, offsets: &[usize]) -> bool {
+    code.insns.iter().enumerate().any(|(i, insn)| {
+        matches!(insn, Insn::Branch { op, .. } if matches!(op, 0x99..=0xa6 | 0xc6 | 0xc7))
+            && offsets[i + 1] - offsets[i] == 8
+    })
+}

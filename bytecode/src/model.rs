@@ -1,0 +1,122 @@
+//! The class-file model. Everything borrows the bytes it was read from.
+
+/// A constant pool: the entries as read (kept as one slice, written back
+/// verbatim) plus entries appended since.
+#[derive(Debug, Clone)]
+pub struct ConstantPool<'a> {
+    /// The pool's bytes exactly as read (after the count).
+    pub(crate) raw: &'a [u8],
+    /// Offset within `raw` of each entry, by index (index 0 and the slot after
+    /// a long/double are `None`).
+    pub(crate) entries: Vec<Option<u32>>,
+    /// Encoded entries appended by an edit, and how many slots they take.
+    pub(crate) appended: Vec<u8>,
+    pub(crate) appended_slots: u16,
+}
+
+impl<'a> ConstantPool<'a> {
+    /// `constant_pool_count` as written: one more than the highest index.
+    pub fn count(&self) -> u16 {
+        self.entries.len() as u16 + self.appended_slots
+    }
+
+    /// Tag of entry `index` among those read.
+    pub fn tag(&self, index: u16) -> Option<u8> {
+        let off = (*self.entries.get(index as usize)?)? as usize;
+        self.raw.get(off).copied()
+    }
+
+    /// The bytes of a CONSTANT_Utf8 entry (modified UTF-8).
+    pub fn utf8(&self, index: u16) -> Option<&'a [u8]> {
+        let off = (*self.entries.get(index as usize)?)? as usize;
+        if self.raw.get(off) != Some(&1) {
+            return None;
+        }
+        let len = u16::from_be_bytes([*self.raw.get(off + 1)?, *self.raw.get(off + 2)?]) as usize;
+        self.raw.get(off + 3..off + 3 + len)
+    }
+
+    /// A CONSTANT_Utf8 entry as text (lossy for modified-UTF-8 oddities).
+    pub fn text(&self, index: u16) -> Option<String> {
+        self.utf8(index)
+            .map(|b| String::from_utf8_lossy(b).into_owned())
+    }
+
+    /// The internal name of CONSTANT_Class entry `index`.
+    pub fn class_name(&self, index: u16) -> Option<String> {
+        if self.tag(index)? != 7 {
+            return None;
+        }
+        let off = (*self.entries.get(index as usize)?)? as usize;
+        self.text(u16::from_be_bytes([
+            *self.raw.get(off + 1)?,
+            *self.raw.get(off + 2)?,
+        ]))
+    }
+
+    /// The CONSTANT_Class entry for internal name `name` (e.g. `java/lang/String`,
+    /// `[I`), appended if the pool has none.
+    pub fn class_index(&mut self, name: &str) -> u16 {
+        for i in 1..self.entries.len() as u16 {
+            if self.tag(i) == Some(7) {
+                let off = self.entries[i as usize].unwrap() as usize;
+                let name_index = u16::from_be_bytes([self.raw[off + 1], self.raw[off + 2]]);
+                if self.utf8(name_index) == Some(name.as_bytes()) {
+                    return i;
+                }
+            }
+        }
+        let utf8 = self.add_utf8(name);
+        let index = self.count();
+        self.appended.push(7);
+        self.appended.extend_from_slice(&utf8.to_be_bytes());
+        self.appended_slots += 1;
+        index
+    }
+
+    /// Appends a CONSTANT_Utf8 entry (or finds an identical one) and returns its index.
+    pub fn add_utf8(&mut self, s: &str) -> u16 {
+        for i in 1..self.entries.len() as u16 {
+            if self.utf8(i) == Some(s.as_bytes()) {
+                return i;
+            }
+        }
+        let index = self.count();
+        self.appended.push(1);
+        self.appended
+            .extend_from_slice(&(s.len() as u16).to_be_bytes());
+        self.appended.extend_from_slice(s.as_bytes());
+        self.appended_slots += 1;
+        index
+    }
+}
+
+/// An attribute kept as read: its name index and its body bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Attribute<'a> {
+    pub name_index: u16,
+    pub data: std::borrow::Cow<'a, [u8]>,
+}
+
+/// A field or a method.
+#[derive(Debug, Clone)]
+pub struct Member<'a> {
+    pub access_flags: u16,
+    pub name_index: u16,
+    pub descriptor_index: u16,
+    pub attributes: Vec<Attribute<'a>>,
+}
+
+#[derive(Debug, Clone)]
+pub struct ClassFile<'a> {
+    pub minor_version: u16,
+    pub major_version: u16,
+    pub constant_pool: ConstantPool<'a>,
+    pub access_flags: u16,
+    pub this_class: u16,
+    pub super_class: u16,
+    pub interfaces: Vec<u16>,
+    pub fields: Vec<Member<'a>>,
+    pub methods: Vec<Member<'a>>,
+    pub attributes: Vec<Attribute<'a>>,
+}
