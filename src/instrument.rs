@@ -55,7 +55,7 @@ pub fn run(args: Args) -> Result<(), String> {
             .map_err(|e| format!("{name}: {e}"))?;
         if name.ends_with(".class") {
             report.bytes += data.len();
-            data = rewrite(&name, data, &mut report);
+            data = rewrite(data, &mut report);
         }
         zout.start_file(name, opts).map_err(|e| e.to_string())?;
         zout.write_all(&data).map_err(|e| e.to_string())?;
@@ -72,7 +72,7 @@ pub fn run(args: Args) -> Result<(), String> {
         report.unreadable
     );
     let mut reasons: Vec<_> = report.refused.into_iter().collect();
-    reasons.sort_by(|a, b| b.1.cmp(&a.1));
+    reasons.sort_by_key(|r| std::cmp::Reverse(r.1));
     for (why, n) in reasons {
         println!("  refused {n:>6}: {why}");
     }
@@ -93,13 +93,12 @@ fn marker() -> Vec<Insn> {
 }
 
 /// The class with every method edited that can be, or unchanged.
-fn rewrite(name: &str, data: Vec<u8>, report: &mut Report) -> Vec<u8> {
+fn rewrite(data: Vec<u8>, report: &mut Report) -> Vec<u8> {
     report.classes += 1;
     let Ok(mut class) = parse_class(&data) else {
         report.unreadable += 1;
         return data;
     };
-    let _ = name;
     for i in 0..class.methods.len() {
         let cp = &class.constant_pool;
         let Some(code) = class.methods[i]
