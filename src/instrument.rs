@@ -83,11 +83,11 @@ fn marker() -> Vec<Insn> {
     vec![
         Insn::Plain {
             op: 0x04,
-            operands: vec![],
+            operands: Default::default(),
         },
         Insn::Plain {
             op: 0x57,
-            operands: vec![],
+            operands: Default::default(),
         },
     ]
 }

@@ -12,6 +12,9 @@ pub struct ConstantPool<'a> {
     /// Encoded entries appended by an edit, and how many slots they take.
     pub(crate) appended: Vec<u8>,
     pub(crate) appended_slots: u16,
+    /// CONSTANT_Class entries by name (those read, then those appended), built
+    /// on first use: editing looks classes up once per reference parameter.
+    pub(crate) classes: std::cell::OnceCell<std::collections::HashMap<Vec<u8>, u16>>,
 }
 
 impl<'a> ConstantPool<'a> {
@@ -57,21 +60,32 @@ impl<'a> ConstantPool<'a> {
     /// The CONSTANT_Class entry for internal name `name` (e.g. `java/lang/String`,
     /// `[I`), appended if the pool has none.
     pub fn class_index(&mut self, name: &str) -> u16 {
-        for i in 1..self.entries.len() as u16 {
-            if self.tag(i) == Some(7) {
-                let off = self.entries[i as usize].unwrap() as usize;
-                let name_index = u16::from_be_bytes([self.raw[off + 1], self.raw[off + 2]]);
-                if self.utf8(name_index) == Some(name.as_bytes()) {
-                    return i;
-                }
-            }
+        self.classes.get_or_init(|| {
+            (1..self.entries.len() as u16)
+                .filter(|&i| self.tag(i) == Some(7))
+                .filter_map(|i| Some((self.class_name_bytes(i)?.to_vec(), i)))
+                .collect()
+        });
+        if let Some(&i) = self.classes.get().and_then(|m| m.get(name.as_bytes())) {
+            return i;
         }
         let utf8 = self.add_utf8(name);
         let index = self.count();
         self.appended.push(7);
         self.appended.extend_from_slice(&utf8.to_be_bytes());
         self.appended_slots += 1;
+        if let Some(m) = self.classes.get_mut() {
+            m.insert(name.as_bytes().to_vec(), index);
+        }
         index
+    }
+
+    fn class_name_bytes(&self, index: u16) -> Option<&'a [u8]> {
+        let off = (*self.entries.get(index as usize)?)? as usize;
+        self.utf8(u16::from_be_bytes([
+            *self.raw.get(off + 1)?,
+            *self.raw.get(off + 2)?,
+        ]))
     }
 
     /// Appends a CONSTANT_Utf8 entry (or finds an identical one) and returns its index.

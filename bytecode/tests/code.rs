@@ -60,7 +60,7 @@ fn far_branches_are_widened() {
     let mut insns = vec![
         Insn::Plain {
             op: 0x03,
-            operands: vec![],
+            operands: Default::default(),
         }, // iconst_0
         Insn::Branch {
             op: 0x99,
@@ -73,11 +73,11 @@ fn far_branches_are_widened() {
     ];
     insns.extend((0..40_000).map(|_| Insn::Plain {
         op: 0x00,
-        operands: vec![],
+        operands: Default::default(),
     }));
     insns.push(Insn::Plain {
         op: 0xb1,
-        operands: vec![],
+        operands: Default::default(),
     }); // return
     let end = insns.len() as u32 - 1;
     let code = Code {
@@ -115,7 +115,7 @@ fn code_over_64k_is_refused() {
     let insns = (0..70_000)
         .map(|_| Insn::Plain {
             op: 0x00,
-            operands: vec![],
+            operands: Default::default(),
         })
         .collect();
     let code = Code {

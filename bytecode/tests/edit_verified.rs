@@ -9,11 +9,11 @@ fn probe() -> Vec<Insn> {
     vec![
         Insn::Plain {
             op: 0x04,
-            operands: vec![],
+            operands: Default::default(),
         },
         Insn::Plain {
             op: 0x57,
-            operands: vec![],
+            operands: Default::default(),
         },
     ]
 }

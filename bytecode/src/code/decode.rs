@@ -1,8 +1,8 @@
 use super::opcodes::*;
-use super::{Code, Handler, Insn, Label};
+use super::{Code, Handler, Insn, Label, Operands};
 use crate::read::{read_attributes, Cursor};
 use crate::ReadError;
-use std::collections::HashMap;
+const NONE: u32 = u32::MAX;
 
 /// Decodes a `Code` attribute's body. Offsets in errors are within that body.
 pub fn decode_code(body: &[u8]) -> Result<Code<'_>, ReadError> {
@@ -30,30 +30,31 @@ pub fn decode_code(body: &[u8]) -> Result<Code<'_>, ReadError> {
         raw.push(insn);
         pc = next;
     }
-    let index_of: HashMap<usize, u32> = starts
-        .iter()
-        .enumerate()
-        .map(|(i, &o)| (o, i as u32))
-        .chain([(len, starts.len() as u32)])
-        .collect();
+    // offset -> instruction index (NONE between instruction starts); len -> the end.
+    let mut index_of = vec![NONE; len + 1];
+    for (i, &o) in starts.iter().enumerate() {
+        index_of[o] = i as u32;
+    }
+    index_of[len] = starts.len() as u32;
 
     // Pass 2: offsets become labels; one label per distinct target offset.
     let mut labels = Vec::new();
-    let mut label_of: HashMap<usize, Label> = HashMap::new();
+    let mut label_of = vec![NONE; len + 1];
     let mut label = |offset: i64, at: usize| -> Result<Label, ReadError> {
-        let idx = usize::try_from(offset)
+        let o = usize::try_from(offset)
             .ok()
-            .and_then(|o| index_of.get(&o).map(|&i| (o, i)))
+            .filter(|&o| o <= len && index_of[o] != NONE)
             .ok_or_else(|| {
                 ReadError::new(
                     code_start + at,
                     format!("jump to {offset}, not an instruction start"),
                 )
             })?;
-        Ok(*label_of.entry(idx.0).or_insert_with(|| {
-            labels.push(idx.1);
-            Label(labels.len() as u32 - 1)
-        }))
+        if label_of[o] == NONE {
+            labels.push(index_of[o]);
+            label_of[o] = labels.len() as u32 - 1;
+        }
+        Ok(Label(label_of[o]))
     };
     let mut insns = Vec::with_capacity(raw.len());
     for (i, r) in raw.into_iter().enumerate() {
@@ -125,7 +126,7 @@ pub fn decode_code(body: &[u8]) -> Result<Code<'_>, ReadError> {
 enum RawInsn {
     Plain {
         op: u8,
-        operands: Vec<u8>,
+        operands: Operands,
     },
     Branch {
         op: u8,
@@ -174,7 +175,7 @@ fn decode_one(code: &[u8], pc: usize) -> Result<(RawInsn, usize), (usize, String
         } else {
             RawInsn::Plain {
                 op,
-                operands: operands.to_vec(),
+                operands: Operands::new(operands).ok_or_else(short)?,
             }
         };
         return Ok((insn, pc + n));
@@ -187,7 +188,8 @@ fn decode_one(code: &[u8], pc: usize) -> Result<(RawInsn, usize), (usize, String
                 0x15..=0x19 | 0x36..=0x3a | 0xa9 => 4,
                 _ => return Err((pc, format!("wide before opcode {inner:#04x}"))),
             };
-            let operands = code.get(pc + 1..pc + n).ok_or_else(short)?.to_vec();
+            let operands =
+                Operands::new(code.get(pc + 1..pc + n).ok_or_else(short)?).ok_or_else(short)?;
             Ok((RawInsn::Plain { op, operands }, pc + n))
         }
         TABLESWITCH | LOOKUPSWITCH => {

@@ -116,7 +116,7 @@ pub fn encode_code(code: &Code<'_>) -> Result<(Vec<u8>, Vec<usize>), EncodeError
         match insn {
             Insn::Plain { op, operands } => {
                 out.push(*op);
-                out.extend_from_slice(operands);
+                out.extend_from_slice(operands.as_slice());
             }
             Insn::Branch { op, target } if *op == GOTO_W || *op == JSR_W => {
                 out.push(*op);

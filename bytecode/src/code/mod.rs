@@ -18,11 +18,46 @@ use crate::Attribute;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Label(pub u32);
 
+/// An instruction's operand bytes, stored inline (at most 5: `wide iinc`), so
+/// decoding allocates nothing per instruction.
+#[derive(Clone, Copy, PartialEq, Eq, Default)]
+pub struct Operands {
+    len: u8,
+    bytes: [u8; 5],
+}
+
+impl Operands {
+    /// `None` if longer than any instruction's operands can be.
+    pub fn new(b: &[u8]) -> Option<Self> {
+        let mut bytes = [0; 5];
+        bytes.get_mut(..b.len())?.copy_from_slice(b);
+        Some(Self {
+            len: b.len() as u8,
+            bytes,
+        })
+    }
+    pub fn as_slice(&self) -> &[u8] {
+        &self.bytes[..self.len as usize]
+    }
+    pub fn len(&self) -> usize {
+        self.len as usize
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl std::fmt::Debug for Operands {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.as_slice().fmt(f)
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Insn {
     /// Any instruction without a jump target: opcode and operand bytes as read
     /// (for `wide`, the widened opcode and its operands).
-    Plain { op: u8, operands: Vec<u8> },
+    Plain { op: u8, operands: Operands },
     /// if*, goto, jsr (16-bit offset), goto_w, jsr_w (32-bit).
     Branch { op: u8, target: Label },
     TableSwitch {
@@ -56,6 +91,16 @@ pub struct Code<'a> {
     /// Offset each instruction had when read (and the code length last), for
     /// mapping offset-based attributes; empty for code built from scratch.
     pub offsets: Vec<u32>,
+}
+
+impl Insn {
+    /// An instruction without a jump target, e.g. `Insn::plain(0x04, &[])` (iconst_1).
+    pub fn plain(op: u8, operands: &[u8]) -> Self {
+        Insn::Plain {
+            op,
+            operands: Operands::new(operands).expect("at most 5 operand bytes"),
+        }
+    }
 }
 
 impl Code<'_> {

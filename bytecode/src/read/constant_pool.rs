@@ -47,5 +47,6 @@ pub fn read_constant_pool<'a>(
         entries,
         appended: Vec::new(),
         appended_slots: 0,
+        classes: Default::default(),
     })
 }
