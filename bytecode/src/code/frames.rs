@@ -43,26 +43,30 @@ pub fn initial_locals(
             VType::Object(class_of(this))
         });
     }
-    let params = descriptor.strip_prefix('(')?.split(')').next()?;
+    // Bytes, not chars: a malformed descriptor may hold any bytes at all.
+    let d = descriptor.as_bytes();
+    let params = d.strip_prefix(b"(")?;
+    let params = &params[..params.iter().position(|&c| c == b')')?];
+    let name = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
     let mut rest = params;
-    while let Some(c) = rest.chars().next() {
+    while let Some(&c) = rest.first() {
         let (t, len) = match c {
-            'Z' | 'B' | 'C' | 'S' | 'I' => (VType::Integer, 1),
-            'F' => (VType::Float, 1),
-            'J' => (VType::Long, 1),
-            'D' => (VType::Double, 1),
-            'L' => {
-                let end = rest.find(';')?;
-                (VType::Object(class_of(&rest[1..end])), end + 1)
+            b'Z' | b'B' | b'C' | b'S' | b'I' => (VType::Integer, 1),
+            b'F' => (VType::Float, 1),
+            b'J' => (VType::Long, 1),
+            b'D' => (VType::Double, 1),
+            b'L' => {
+                let end = rest.iter().position(|&c| c == b';')?;
+                (VType::Object(class_of(&name(&rest[1..end]))), end + 1)
             }
-            '[' => {
-                let dims = rest.find(|c| c != '[')?;
-                let end = if rest[dims..].starts_with('L') {
-                    dims + rest[dims..].find(';')? + 1
+            b'[' => {
+                let dims = rest.iter().position(|&c| c != b'[')?;
+                let end = if rest[dims] == b'L' {
+                    dims + rest[dims..].iter().position(|&c| c == b';')? + 1
                 } else {
                     dims + 1
                 };
-                (VType::Object(class_of(&rest[..end])), end)
+                (VType::Object(class_of(&name(&rest[..end]))), end)
             }
             _ => return None,
         };
