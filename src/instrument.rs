@@ -1,7 +1,8 @@
 //! `profrj instrument IN.jar OUT.jar`: runs the bytecode rewriter over every
 //! method of a jar without a JVM, inserting stack-neutral marker probes
-//! (`iconst_1; pop`) at method entry, at every line start and before every
-//! return — the insertion points the profile and coverage modes use. The output
+//! (`iconst_1; pop`) at method entry, at every line start, before every
+//! return and in a catch-all handler that rethrows (not yet in constructors)
+//! — the insertion points the profile and coverage modes use. The output
 //! runs like the input (check it with `java -Xverify:all -cp OUT.jar …`); the
 //! report says how many methods were edited and why any were refused.
 
@@ -122,7 +123,10 @@ fn rewrite(data: Vec<u8>, report: &mut Report) -> Vec<u8> {
                 }
             }
         }
+        // Constructors get no catch-all yet (the editor refuses it there).
+        let ctor = class.constant_pool.utf8(class.methods[i].name_index) == Some(b"<init>");
         let edit = Edit {
+            catch_all: (!ctor).then(marker),
             entry: marker(),
             before,
             before_returns: marker(),

@@ -72,7 +72,7 @@ fn clojure_rewritten_runs_identically_under_full_verification() {
     let expr = [
         "clojure.main",
         "-e",
-        "(println (reduce + (map #(* % %) (range 1000))) (sort [3 1 2]))",
+        "(println (reduce + (map #(* % %) (range 1000))) (sort [3 1 2]) (try (/ 1 0) (catch ArithmeticException e (str \"caught \" (.getMessage e)))))",
     ];
     let plain = run_java(
         &format!("/usr/share/java/clojure.jar:{specs}"),
@@ -84,4 +84,6 @@ fn clojure_rewritten_runs_identically_under_full_verification() {
         run_java(&format!("{}:{specs}", out.display()), true, &expr)
     );
     assert!(plain.contains("332833500"));
+    // The exception crossed instrumented methods (their catch-all handlers rethrew it).
+    assert!(plain.contains("caught Divide by zero"), "{plain}");
 }

@@ -74,7 +74,10 @@ fn main() {
                     }
                 }
             }
+            // Constructors get no catch-all yet (the editor refuses it there).
+            let ctor = class.constant_pool.utf8(class.methods[i].name_index) == Some(b"<init>");
             let edit = Edit {
+                catch_all: (!ctor).then(marker),
                 entry: marker(),
                 before,
                 before_returns: marker(),

@@ -43,7 +43,10 @@ fn instrument(data: &[u8], refusals: &mut HashMap<String, usize>, edited: &mut u
                 }
             }
         }
+        // Constructors get no catch-all yet (the editor refuses it there).
+        let ctor = class.constant_pool.utf8(class.methods[i].name_index) == Some(b"<init>");
         let edit = Edit {
+            catch_all: (!ctor).then(probe),
             entry: probe(),
             before,
             before_returns: probe(),

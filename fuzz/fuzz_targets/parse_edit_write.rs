@@ -17,7 +17,7 @@ fuzz_target!(|data: &[u8]| {
             let _ = decode_code(&a.data);
         }
         let probe = vec![Insn::plain(0x04, &[]), Insn::plain(0x57, &[])];
-        let edit = Edit { entry: probe.clone(), before_returns: probe, extra_stack: 1, ..Default::default() };
+        let edit = Edit { entry: probe.clone(), catch_all: Some(probe.clone()), before_returns: probe, extra_stack: 1, ..Default::default() };
         let _ = edit_method(&mut class, i, &edit);
     }
     let _ = write_class(&class);

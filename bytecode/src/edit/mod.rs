@@ -23,6 +23,10 @@ pub struct Edit {
     pub entry: Vec<Insn>,
     pub before: BTreeMap<u32, Vec<Insn>>,
     pub before_returns: Vec<Insn>,
+    /// Run on every exceptional exit: the method body is wrapped in a handler
+    /// for any throwable that runs this (the throwable on the stack, to be left
+    /// there) and rethrows it. Existing handlers keep precedence.
+    pub catch_all: Option<Vec<Insn>>,
     /// Operand-stack slots the inserted code needs on top of what is there.
     pub extra_stack: u16,
 }
@@ -93,10 +97,36 @@ pub fn edit_method(class: &mut ClassFile<'_>, index: usize, edit: &Edit) -> Resu
     at.push(insns.len() as u32);
     target.push(insns.len() as u32);
 
+    // The catch-all handler goes after the body (which cannot fall through).
+    let handler_at = match &edit.catch_all {
+        Some(_) if name == "<init>" => {
+            return err("a catch-all in a constructor is not supported yet (it must not cover the code before super())")
+        }
+        Some(seq) => {
+            let h = insns.len() as u32;
+            insns.extend(seq.iter().cloned());
+            insns.push(Insn::plain(0xbf, &[])); // athrow
+            Some(h)
+        }
+        None => None,
+    };
+
     let mut new = code.clone();
     new.insns = insns;
     new.labels = code.labels.iter().map(|&l| target[l as usize]).collect();
     new.max_stack = code.max_stack.saturating_add(edit.extra_stack);
+    if let Some(h) = handler_at {
+        let first = new.label_at(target[0]);
+        let end = new.label_at(h);
+        let handler = new.label_at(h);
+        new.handlers.push(crate::code::Handler {
+            start: first,
+            end,
+            handler,
+            catch_type: 0,
+        });
+        new.max_stack = new.max_stack.max(1 + edit.extra_stack);
+    }
     let (_, offsets) = encode_code(&new).map_err(|e| EditError(e.to_string()))?;
     if offsets.last() != Some(&offsets_len_unwidened(&new))
         && has_widened_conditional(&new, &offsets)
@@ -108,7 +138,8 @@ pub fn edit_method(class: &mut ClassFile<'_>, index: usize, edit: &Edit) -> Resu
 
     // Offset-bearing attributes of the Code attribute.
     let old_index = |o: u32| code.index_at(o);
-    let mut attributes = Vec::with_capacity(code.attributes.len());
+    let mut attributes = Vec::with_capacity(code.attributes.len() + 1);
+    let mut has_frames = false;
     for a in &code.attributes {
         let kind = cp.text(a.name_index).unwrap_or_default();
         let data: Vec<u8> = match kind.as_str() {
@@ -132,6 +163,10 @@ pub fn edit_method(class: &mut ClassFile<'_>, index: usize, edit: &Edit) -> Resu
                         }
                     }
                 }
+                if let Some(h) = handler_at {
+                    frames.push(handler_frame(h, cp));
+                }
+                has_frames = true;
                 encode_frames(&frames, &initial, &offsets)
             }
             "LineNumberTable" => remap_table(&a.data, 4, |e, out| {
@@ -172,10 +207,40 @@ pub fn edit_method(class: &mut ClassFile<'_>, index: usize, edit: &Edit) -> Resu
             data: Cow::Owned(data),
         });
     }
+    // Class files of version 50+ need a frame at the new handler even when the
+    // method had no StackMapTable.
+    if let (Some(h), false, true) = (handler_at, has_frames, class.major_version >= 50) {
+        let this = cp.class_name(class.this_class).unwrap_or_default();
+        let is_static = method.access_flags & 0x0008 != 0;
+        let initial = initial_locals(
+            &desc,
+            (!is_static).then_some(this.as_str()),
+            false,
+            &mut |c| cp.class_index(c),
+        )
+        .ok_or_else(|| EditError(format!("bad descriptor {desc}")))?;
+        let frames = [handler_frame(h, cp)];
+        attributes.push(Attribute {
+            name_index: cp.add_utf8("StackMapTable"),
+            data: Cow::Owned(encode_frames(&frames, &initial, &offsets)),
+        });
+    }
     new.attributes = attributes;
     let (body, _) = encode_code(&new).map_err(|e| EditError(e.to_string()))?;
     class.methods[index].attributes[slot].data = Cow::Owned(body);
     Ok(())
+}
+
+/// The frame at the catch-all handler: no locals (all Top, so assignable from
+/// every point it covers) and the throwable on the stack.
+fn handler_frame(at: u32, cp: &mut crate::ConstantPool<'_>) -> crate::code::Frame {
+    crate::code::Frame {
+        at,
+        locals: vec![],
+        stack: vec![crate::code::VType::Object(
+            cp.class_index("java/lang/Throwable"),
+        )],
+    }
 }
 
 /// Re-encodes a table of `u16 count` + fixed-size entries through `f`.
