@@ -87,3 +87,46 @@ fn clojure_rewritten_runs_identically_under_full_verification() {
     // The exception crossed instrumented methods (their catch-all handlers rethrew it).
     assert!(plain.contains("caught Divide by zero"), "{plain}");
 }
+
+/// Every class of five real jars, rewritten (entry, line starts, returns,
+/// catch-all), defined and linked under -Xverify:all by the JVM's verifier.
+#[test]
+fn every_class_of_real_jars_passes_the_jvm_verifier_after_rewriting() {
+    let dir = temp_dir("inst-verify");
+    for jar in ["groovy-all", "clojure", "h2", "jython", "jruby-core"] {
+        let original = format!("/usr/share/java/{jar}.jar");
+        let out = dir.join(format!("{jar}.jar"));
+        instrument(&original, &out);
+        let report = run_java(
+            harness_classes(),
+            true,
+            &[
+                "profrj.harness.VerifyAll",
+                &out.display().to_string(),
+                &original,
+                "/usr/share/java/spec.alpha.jar",
+            ],
+        );
+        let field = |k: &str| -> usize {
+            report
+                .split_whitespace()
+                .find_map(|w| w.strip_prefix(k))
+                .and_then(|v| v.parse().ok())
+                .unwrap_or_else(|| panic!("{report}"))
+        };
+        let (classes, verified, errors) = (
+            field("classes="),
+            field("verified="),
+            field("rewrite-errors="),
+        );
+        eprintln!("{jar}: {}", report.lines().next().unwrap_or(""));
+        assert_eq!(
+            errors, 0,
+            "{jar}: rewritten classes fail verification:\n{report}"
+        );
+        assert!(
+            verified * 100 >= classes * 79,
+            "{jar}: only {verified} of {classes} could be verified:\n{report}"
+        );
+    }
+}
