@@ -6,10 +6,10 @@
 //! runs like the input (check it with `java -Xverify:all -cp OUT.jar …`); the
 //! report says how many methods were edited and why any were refused.
 
-use profrj_bytecode::code::{decode_code, Insn};
-use profrj_bytecode::edit::{edit_method, Edit};
+use profrj_bytecode::code::Insn;
+use profrj_bytecode::edit::{edit_method, probe_everywhere};
 use profrj_bytecode::{parse_class, write_class};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::path::PathBuf;
 
@@ -101,37 +101,10 @@ fn rewrite(data: Vec<u8>, report: &mut Report) -> Vec<u8> {
         return data;
     };
     for i in 0..class.methods.len() {
-        let cp = &class.constant_pool;
-        let Some(code) = class.methods[i]
-            .attributes
-            .iter()
-            .find(|a| cp.utf8(a.name_index) == Some(b"Code"))
-            .and_then(|a| decode_code(&a.data).ok())
-        else {
+        let Some(edit) = probe_everywhere(&class, i, &marker(), 1) else {
             continue;
         };
         report.methods += 1;
-        let mut before = BTreeMap::new();
-        for a in code
-            .attributes
-            .iter()
-            .filter(|a| cp.utf8(a.name_index) == Some(b"LineNumberTable"))
-        {
-            for e in a.data.get(2..).unwrap_or_default().chunks_exact(4) {
-                if let Some(ix) = code.index_at(u16::from_be_bytes([e[0], e[1]]) as u32) {
-                    before.insert(ix, marker());
-                }
-            }
-        }
-        // Constructors get no catch-all yet (the editor refuses it there).
-        let ctor = class.constant_pool.utf8(class.methods[i].name_index) == Some(b"<init>");
-        let edit = Edit {
-            catch_all: (!ctor).then(marker),
-            entry: marker(),
-            before,
-            before_returns: marker(),
-            extra_stack: 1,
-        };
         match edit_method(&mut class, i, &edit) {
             Ok(()) => report.edited += 1,
             Err(e) => *report.refused.entry(e.0).or_default() += 1,

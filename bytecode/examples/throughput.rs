@@ -7,10 +7,9 @@
 //! "edit" inserts `iconst_1; pop` at entry, every line start and every return of
 //! every method, as `profrj instrument` does.
 
-use profrj_bytecode::code::{decode_code, Insn};
-use profrj_bytecode::edit::{edit_method, Edit};
+use profrj_bytecode::code::Insn;
+use profrj_bytecode::edit::{edit_method, probe_everywhere};
 use profrj_bytecode::{parse_class, write_class};
-use std::collections::BTreeMap;
 use std::time::Instant;
 
 fn marker() -> Vec<Insn> {
@@ -53,35 +52,8 @@ fn main() {
     for f in &files {
         let mut class = parse_class(f).unwrap();
         for i in 0..class.methods.len() {
-            let cp = &class.constant_pool;
-            let Some(code) = class.methods[i]
-                .attributes
-                .iter()
-                .find(|a| cp.utf8(a.name_index) == Some(b"Code"))
-                .and_then(|a| decode_code(&a.data).ok())
-            else {
+            let Some(edit) = probe_everywhere(&class, i, &marker(), 1) else {
                 continue;
-            };
-            let mut before = BTreeMap::new();
-            for a in code
-                .attributes
-                .iter()
-                .filter(|a| cp.utf8(a.name_index) == Some(b"LineNumberTable"))
-            {
-                for e in a.data[2..].chunks_exact(4) {
-                    if let Some(ix) = code.index_at(u16::from_be_bytes([e[0], e[1]]) as u32) {
-                        before.insert(ix, marker());
-                    }
-                }
-            }
-            // Constructors get no catch-all yet (the editor refuses it there).
-            let ctor = class.constant_pool.utf8(class.methods[i].name_index) == Some(b"<init>");
-            let edit = Edit {
-                catch_all: (!ctor).then(marker),
-                entry: marker(),
-                before,
-                before_returns: marker(),
-                extra_stack: 1,
             };
             match edit_method(&mut class, i, &edit) {
                 Ok(()) => edited += 1,

@@ -1,7 +1,7 @@
-use profrj_bytecode::code::{decode_code, Insn};
-use profrj_bytecode::edit::{edit_method, Edit};
+use profrj_bytecode::code::Insn;
+use profrj_bytecode::edit::{edit_method, probe_everywhere};
 use profrj_bytecode::{parse_class, write_class};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::io::{Read, Write};
 
 /// `iconst_1; pop`: stack-neutral, needs one extra stack slot.
@@ -23,34 +23,8 @@ fn probe() -> Vec<Insn> {
 fn instrument(data: &[u8], refusals: &mut HashMap<String, usize>, edited: &mut usize) -> Vec<u8> {
     let mut class = parse_class(data).unwrap();
     for i in 0..class.methods.len() {
-        let cp = &class.constant_pool;
-        let m = &class.methods[i];
-        let Some(code_attr) = m
-            .attributes
-            .iter()
-            .find(|a| cp.utf8(a.name_index) == Some(b"Code"))
-        else {
+        let Some(edit) = probe_everywhere(&class, i, &probe(), 1) else {
             continue;
-        };
-        let code = decode_code(&code_attr.data).unwrap();
-        let mut before = BTreeMap::new();
-        for a in &code.attributes {
-            if cp.utf8(a.name_index) == Some(b"LineNumberTable") {
-                for e in a.data[2..].chunks_exact(4) {
-                    if let Some(ix) = code.index_at(u16::from_be_bytes([e[0], e[1]]) as u32) {
-                        before.insert(ix, probe());
-                    }
-                }
-            }
-        }
-        // Constructors get no catch-all yet (the editor refuses it there).
-        let ctor = class.constant_pool.utf8(class.methods[i].name_index) == Some(b"<init>");
-        let edit = Edit {
-            catch_all: (!ctor).then(probe),
-            entry: probe(),
-            before,
-            before_returns: probe(),
-            extra_stack: 1,
         };
         match edit_method(&mut class, i, &edit) {
             Ok(()) => *edited += 1,

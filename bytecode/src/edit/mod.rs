@@ -10,6 +10,10 @@
 //! need them, or has another offset-bearing attribute, is refused with a reason
 //! and left as it was: never an invalid class.
 
+mod points;
+
+pub use points::probe_everywhere;
+
 use crate::code::{decode_code, decode_frames, encode_code, encode_frames, initial_locals, Insn};
 use crate::{Attribute, ClassFile};
 use std::borrow::Cow;
