@@ -80,6 +80,24 @@ impl<'a> ConstantPool<'a> {
         index
     }
 
+    /// The descriptor of the Fieldref, Methodref, InterfaceMethodref or
+    /// InvokeDynamic entry `index` (through its NameAndType), and its name.
+    pub fn member_name_and_descriptor(&self, index: u16) -> Option<(&'a [u8], &'a [u8])> {
+        let tag = self.tag(index)?;
+        if !matches!(tag, 9 | 10 | 11 | 17 | 18) {
+            return None;
+        }
+        let off = (*self.entries.get(index as usize)?)? as usize;
+        let nat = u16::from_be_bytes([*self.raw.get(off + 3)?, *self.raw.get(off + 4)?]);
+        if self.tag(nat)? != 12 {
+            return None;
+        }
+        let off = (*self.entries.get(nat as usize)?)? as usize;
+        let name = u16::from_be_bytes([*self.raw.get(off + 1)?, *self.raw.get(off + 2)?]);
+        let desc = u16::from_be_bytes([*self.raw.get(off + 3)?, *self.raw.get(off + 4)?]);
+        Some((self.utf8(name)?, self.utf8(desc)?))
+    }
+
     fn class_name_bytes(&self, index: u16) -> Option<&'a [u8]> {
         let off = (*self.entries.get(index as usize)?)? as usize;
         self.utf8(u16::from_be_bytes([

@@ -7,6 +7,7 @@ mod decode;
 mod encode;
 mod frames;
 mod opcodes;
+pub mod stack;
 
 pub use decode::decode_code;
 pub use encode::{encode_code, EncodeError};

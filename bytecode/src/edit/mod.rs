@@ -5,11 +5,13 @@
 //! code. Offsets in the exception table, StackMapTable, LineNumberTable and
 //! LocalVariable(Type)Table are remapped.
 //!
-//! Not yet: the catch-all (exceptional-exit) handler and frames for branches
-//! the edit creates (a conditional widened past 32 KiB). A method that would
-//! need them, or has another offset-bearing attribute, is refused with a reason
-//! and left as it was: never an invalid class.
+//! The catch-all handler wraps the body for any throwable; in a constructor
+//! it is split around the super()/this() call (see `ctor`). Not yet: frames
+//! for branches the edit creates (a conditional widened past 32 KiB). A method
+//! that would need them, or has another offset-bearing attribute, is refused
+//! with a reason and left as it was: never an invalid class.
 
+mod ctor;
 mod points;
 
 pub use points::probe_everywhere;
@@ -102,33 +104,46 @@ pub fn edit_method(class: &mut ClassFile<'_>, index: usize, edit: &Edit) -> Resu
     target.push(insns.len() as u32);
 
     // The catch-all handler goes after the body (which cannot fall through).
-    let handler_at = match &edit.catch_all {
-        Some(_) if name == "<init>" => {
-            return err("a catch-all in a constructor is not supported yet (it must not cover the code before super())")
-        }
-        Some(seq) => {
-            let h = insns.len() as u32;
-            insns.extend(seq.iter().cloned());
-            insns.push(Insn::plain(0xbf, &[])); // athrow
-            Some(h)
-        }
-        None => None,
+    // In a constructor a second one covers the code before the super()/this()
+    // call, with `uninitializedThis` in its frame.
+    let this_name = cp.class_name(class.this_class).unwrap_or_default();
+    let uninit_this = name == "<init>" && this_name != "java/lang/Object";
+    let parts = match &edit.catch_all {
+        Some(_) if uninit_this => Some(ctor::parts(&code, cp)?),
+        _ => None,
     };
+    let mut handler = |seq: &[Insn]| {
+        let h = insns.len() as u32;
+        insns.extend(seq.iter().cloned());
+        insns.push(Insn::plain(0xbf, &[])); // athrow
+        h
+    };
+    let handler_at = edit.catch_all.as_deref().map(&mut handler);
+    let pre_handler_at = parts
+        .as_ref()
+        .and(edit.catch_all.as_deref())
+        .map(&mut handler);
 
     let mut new = code.clone();
     new.insns = insns;
     new.labels = code.labels.iter().map(|&l| target[l as usize]).collect();
     new.max_stack = code.max_stack.saturating_add(edit.extra_stack);
     if let Some(h) = handler_at {
-        let first = new.label_at(target[0]);
-        let end = new.label_at(h);
-        let handler = new.label_at(h);
-        new.handlers.push(crate::code::Handler {
-            start: first,
-            end,
-            handler,
-            catch_type: 0,
-        });
+        for (start, end, before_super) in ctor::covered(parts.as_deref(), &target, &at) {
+            let handler = if before_super {
+                pre_handler_at
+            } else {
+                Some(h)
+            };
+            let (start, end) = (new.label_at(start), new.label_at(end));
+            let handler = new.label_at(handler.unwrap_or(h));
+            new.handlers.push(crate::code::Handler {
+                start,
+                end,
+                handler,
+                catch_type: 0,
+            });
+        }
         new.max_stack = new.max_stack.max(1 + edit.extra_stack);
     }
     let (_, offsets) = encode_code(&new).map_err(|e| EditError(e.to_string()))?;
@@ -153,7 +168,7 @@ pub fn edit_method(class: &mut ClassFile<'_>, index: usize, edit: &Edit) -> Resu
                 let initial = initial_locals(
                     &desc,
                     (!is_static).then_some(this.as_str()),
-                    name == "<init>",
+                    uninit_this,
                     &mut |c| cp.class_index(c),
                 )
                 .ok_or_else(|| EditError(format!("bad descriptor {desc}")))?;
@@ -167,9 +182,7 @@ pub fn edit_method(class: &mut ClassFile<'_>, index: usize, edit: &Edit) -> Resu
                         }
                     }
                 }
-                if let Some(h) = handler_at {
-                    frames.push(handler_frame(h, cp));
-                }
+                frames.extend(handler_frames(handler_at, pre_handler_at, cp));
                 has_frames = true;
                 encode_frames(&frames, &initial, &offsets)
             }
@@ -219,11 +232,11 @@ pub fn edit_method(class: &mut ClassFile<'_>, index: usize, edit: &Edit) -> Resu
         let initial = initial_locals(
             &desc,
             (!is_static).then_some(this.as_str()),
-            false,
+            uninit_this,
             &mut |c| cp.class_index(c),
         )
         .ok_or_else(|| EditError(format!("bad descriptor {desc}")))?;
-        let frames = [handler_frame(h, cp)];
+        let frames = handler_frames(Some(h), pre_handler_at, cp);
         attributes.push(Attribute {
             name_index: cp.add_utf8("StackMapTable"),
             data: Cow::Owned(encode_frames(&frames, &initial, &offsets)),
@@ -235,16 +248,33 @@ pub fn edit_method(class: &mut ClassFile<'_>, index: usize, edit: &Edit) -> Resu
     Ok(())
 }
 
-/// The frame at the catch-all handler: no locals (all Top, so assignable from
-/// every point it covers) and the throwable on the stack.
-fn handler_frame(at: u32, cp: &mut crate::ConstantPool<'_>) -> crate::code::Frame {
-    crate::code::Frame {
-        at,
-        locals: vec![],
-        stack: vec![crate::code::VType::Object(
-            cp.class_index("java/lang/Throwable"),
-        )],
+/// Frames at the catch-all handlers, the throwable on the stack: after the
+/// body no locals (all Top, so assignable from every point covered); before a
+/// constructor's super() call `uninitializedThis` in local 0, which keeps the
+/// verifier's flagThisUninit as at the instructions covered.
+fn handler_frames(
+    after: Option<u32>,
+    before_super: Option<u32>,
+    cp: &mut crate::ConstantPool<'_>,
+) -> Vec<crate::code::Frame> {
+    use crate::code::{Frame, VType};
+    let throwable = VType::Object(cp.class_index("java/lang/Throwable"));
+    let mut frames = Vec::new();
+    if let Some(at) = after {
+        frames.push(Frame {
+            at,
+            locals: vec![],
+            stack: vec![throwable],
+        });
     }
+    if let Some(at) = before_super {
+        frames.push(Frame {
+            at,
+            locals: vec![VType::UninitializedThis],
+            stack: vec![throwable],
+        });
+    }
+    frames
 }
 
 /// Re-encodes a table of `u16 count` + fixed-size entries through `f`.

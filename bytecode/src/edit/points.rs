@@ -7,8 +7,7 @@ use crate::ClassFile;
 use std::collections::BTreeMap;
 
 /// An edit putting `probe` at method entry, before every line start (from
-/// the LineNumberTable), before every return and, except in constructors, in
-/// a catch-all handler. `None` for a method without code (abstract, native)
+/// the LineNumberTable), before every return and in a catch-all handler. `None` for a method without code (abstract, native)
 /// or whose code does not decode.
 pub fn probe_everywhere(
     class: &ClassFile<'_>,
@@ -35,13 +34,11 @@ pub fn probe_everywhere(
             }
         }
     }
-    // Constructors get no catch-all yet (edit_method refuses it there).
-    let ctor = cp.utf8(method.name_index) == Some(b"<init>");
     Some(Edit {
         entry: probe.to_vec(),
         before,
         before_returns: probe.to_vec(),
-        catch_all: (!ctor).then(|| probe.to_vec()),
+        catch_all: Some(probe.to_vec()),
         extra_stack,
     })
 }
