@@ -4,12 +4,13 @@
 //! snapshot), `resume` reopens it with its data, `dump` writes a snapshot of
 //! it. Every later attach of the library is one such command.
 
+use crate::instrument::Instrumenter;
 use crate::options::{Command, Options};
 use crate::sampler::{self, Sampler};
 use crate::threads::Threads;
 use crate::vm::sys::{Capability, JvmtiCapabilities, JvmtiExtensionFunction};
 use crate::vm::{jthread, Jni, Jvmti, JvmtiEvent};
-use crate::{clock, control, entry, log, snapshot};
+use crate::{clock, control, entry, log, profile, snapshot};
 use jni_sys::JavaVM;
 use parking_lot::Mutex;
 use std::path::PathBuf;
@@ -22,6 +23,8 @@ pub struct Agent {
     /// HotSpot's GetVirtualThread extension (JDK 21+), for sampling virtual threads.
     get_virtual_thread: Option<JvmtiExtensionFunction>,
     pub threads: Threads,
+    /// Rewrites classes for the instrumenting modes (inert until one starts).
+    pub instrumenter: Instrumenter,
     wakeups: control::Wakeups,
     session: Mutex<Option<Session>>,
     /// Serialises snapshots and numbers them (`%n`).
@@ -70,7 +73,7 @@ pub fn on_load(vm: *mut JavaVM, options: Option<&str>) -> Result<(), String> {
         log::info("no mode selected (only 'help'); not profiling");
         return Ok(());
     }
-    let agent = create(vm, options.vthreads)?;
+    let agent = create(vm, options.vthreads, options.instruments())?;
     check_snapshot_path(&options);
     // Profiling starts at VMInit, when Java threads and JNI exist.
     *agent.session.lock() = Some(Session {
@@ -127,7 +130,7 @@ fn attach_command(vm: *mut JavaVM, options: Options) -> Reply {
             if !options.any_mode() {
                 return Ok("no mode selected (only 'help'); not profiling".into());
             }
-            let a = create(vm, options.vthreads)?;
+            let a = create(vm, options.vthreads, options.instruments())?;
             claim_jvm(&jni, true)?;
             a.start_control_thread(&jni)?;
             a
@@ -139,7 +142,7 @@ fn attach_command(vm: *mut JavaVM, options: Options) -> Reply {
 /// Creates the agent: JVMTI environment, capabilities, callbacks, events.
 /// `vthreads` (from the first start's options) decides virtual-thread support
 /// for the JVM's lifetime: its capability is requested here.
-fn create(vm: *mut JavaVM, vthreads: bool) -> Result<&'static Agent, String> {
+fn create(vm: *mut JavaVM, vthreads: bool, instrument: bool) -> Result<&'static Agent, String> {
     let jvmti = Jvmti::from_vm(vm)
         .map_err(|rc| format!("this JVM offers no JVMTI 1.2 environment (GetEnv returned {rc})"))?;
     let needed = [Capability::TagObjects, Capability::GetThreadCpuTime];
@@ -164,6 +167,9 @@ fn create(vm: *mut JavaVM, vthreads: bool) -> Result<&'static Agent, String> {
     jvmti
         .add_capabilities(&wanted)
         .map_err(|e| format!("AddCapabilities: {}", jvmti.error_name(e)))?;
+    if instrument {
+        add_instrument_capabilities(jvmti)?;
+    }
     let wakeups =
         control::Wakeups::new().map_err(|e| format!("cannot create the control pipe: {e}"))?;
     let get_virtual_thread = virtual_threads
@@ -174,6 +180,7 @@ fn create(vm: *mut JavaVM, vthreads: bool) -> Result<&'static Agent, String> {
         vthreads,
         get_virtual_thread,
         threads: Threads::default(),
+        instrumenter: Instrumenter::default(),
         wakeups,
         session: Mutex::new(None),
         dumps: Mutex::new(DumpState::default()),
@@ -197,6 +204,30 @@ fn create(vm: *mut JavaVM, vthreads: bool) -> Result<&'static Agent, String> {
             .map_err(|e| format!("enabling event {}: {}", ev.0, jvmti.error_name(e)))?;
     }
     Ok(agent)
+}
+
+/// What rewriting classes needs: the class-file hook for every class, and
+/// retransforming the ones loaded before profiling started. Added at start-up
+/// or, on HotSpot, as late as the first instrumenting session.
+fn add_instrument_capabilities(jvmti: Jvmti) -> Result<(), String> {
+    let potential = jvmti
+        .potential_capabilities()
+        .map_err(|e| jvmti.error_name(e))?;
+    let mut wanted = JvmtiCapabilities::default();
+    for cap in [
+        Capability::GenerateAllClassHookEvents,
+        Capability::RetransformClasses,
+    ] {
+        if !potential.has(cap) {
+            return Err(format!(
+                "this JVM does not offer the JVMTI capability {cap:?}, which the profile mode needs"
+            ));
+        }
+        wanted = wanted.with(cap);
+    }
+    jvmti
+        .add_capabilities(&wanted)
+        .map_err(|e| format!("AddCapabilities: {}", jvmti.error_name(e)))
 }
 
 /// System property naming the library of the agent that runs in this JVM.
@@ -314,6 +345,19 @@ impl Agent {
                 }
             },
         };
+        if s.options.instruments() {
+            add_instrument_capabilities(self.jvmti)?;
+            self.jvmti
+                .set_event_enabled(JvmtiEvent::CLASS_FILE_LOAD_HOOK, true)
+                .map_err(|e| {
+                    format!("enabling the class-file hook: {}", self.jvmti.error_name(e))
+                })?;
+            self.instrumenter
+                .start(self.jvmti, jni, s.options.scope.clone())?;
+        }
+        if s.options.profile {
+            profile::start();
+        }
         if !s.options.sampling {
             return Ok(());
         }
@@ -365,6 +409,9 @@ impl Agent {
     }
 
     fn stop_session(&self, s: &mut Session) {
+        if s.options.profile {
+            profile::stop();
+        }
         if let Some(sampler) = &s.sampler {
             sampler.stop();
             log::info(&sampler.cost_summary());
@@ -451,7 +498,7 @@ impl Agent {
         if dumps.vm_dead {
             return Err("the JVM is shutting down; its last snapshot is written".into());
         }
-        let (template, sampler, window) = {
+        let (template, sampler, window, profiling) = {
             let session = self.session.lock();
             let s = session
                 .as_ref()
@@ -461,6 +508,7 @@ impl Agent {
                 file.unwrap_or(&s.options.file).to_owned(),
                 s.sampler.clone(),
                 (s.started_ns, end),
+                s.options.profile,
             )
         };
         let number = dumps.written + 1;
@@ -472,6 +520,10 @@ impl Agent {
         let result = snapshot::write_document(&path, |w| {
             if let Some(s) = &sampler {
                 s.with_data(|d| sampler::write_section(w, d, &records, window))?;
+            }
+            if profiling {
+                let methods = self.instrumenter.registry.snapshot();
+                profile::write_section(w, &profile::threads(), &methods, &records)?;
             }
             Ok(())
         });
@@ -496,6 +548,15 @@ fn describe(s: &Session) -> String {
     }
     if let Some(sampler) = &s.sampler {
         parts.push(format!("{} samples", sampler.samples()));
+    }
+    if let (true, Some(a)) = (o.profile, get()) {
+        let i = &a.instrumenter;
+        parts.push(format!(
+            "profile: {} classes, {} methods instrumented, {} refused",
+            i.classes.load(std::sync::atomic::Ordering::Relaxed),
+            i.methods.load(std::sync::atomic::Ordering::Relaxed),
+            i.refused.load(std::sync::atomic::Ordering::Relaxed)
+        ));
     }
     parts.push(format!("file {}", o.file));
     parts.push(s.signal_note.clone());

@@ -5,7 +5,7 @@ use crate::agent;
 use crate::sampler::Sampler;
 use crate::vm::sys::{JvmtiEnv, JvmtiEventCallbacks};
 use crate::vm::{guard, install_panic_hook, jthread, Jni};
-use jni_sys::{jint, JNIEnv, JavaVM, JNI_ERR, JNI_OK};
+use jni_sys::{jclass, jint, jobject, JNIEnv, JavaVM, JNI_ERR, JNI_OK};
 use std::ffi::{c_char, c_void, CStr};
 use std::sync::Arc;
 
@@ -82,6 +82,7 @@ pub fn callbacks() -> JvmtiEventCallbacks {
         ThreadStart: Some(thread_start),
         ThreadEnd: Some(thread_end),
         DataDumpRequest: Some(data_dump_request),
+        ClassFileLoadHook: Some(class_file_load_hook),
         ..Default::default()
     }
 }
@@ -122,6 +123,41 @@ unsafe extern "C" fn data_dump_request(_jvmti: *mut JvmtiEnv) {
     guard("DataDumpRequest", (), || {
         if let Some(a) = agent::get() {
             a.on_data_dump_request()
+        }
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe extern "C" fn class_file_load_hook(
+    _jvmti: *mut JvmtiEnv,
+    jni: *mut JNIEnv,
+    _class_being_redefined: jclass,
+    loader: jobject,
+    name: *const c_char,
+    _protection_domain: jobject,
+    len: jint,
+    data: *const u8,
+    new_len: *mut jint,
+    new_data: *mut *mut u8,
+) {
+    guard("ClassFileLoadHook", (), || {
+        let Some(a) = agent::get() else { return };
+        // SAFETY: the VM passes the class bytes (`len` of them) and a
+        // NUL-terminated name or null, valid for this call.
+        let bytes = unsafe { std::slice::from_raw_parts(data, len.max(0) as usize) };
+        let name = unsafe { option_string(name) };
+        let jni = Jni::from_raw(jni);
+        if let Some(out) = a
+            .instrumenter
+            .transform(&jni, loader, name.as_deref(), bytes)
+        {
+            if let Ok(p) = a.jvmti.allocate_copy(&out) {
+                // SAFETY: out-parameters the VM gave us for this call.
+                unsafe {
+                    *new_len = out.len() as jint;
+                    *new_data = p;
+                }
+            }
         }
     })
 }

@@ -2,15 +2,18 @@
 //!
 //! Layout: `entry` holds every function the VM calls (thin, each behind the
 //! panic guard); `agent` the lifecycle; `vm` every raw JVMTI/JNI call; one
-//! module per profiling mode (`sampler`); `snapshot` writes the XML.
+//! module per profiling mode (`sampler`, `profile`), `instrument` rewrites classes for
+//! the instrumenting modes; `snapshot` writes the XML.
 
 mod agent;
 mod clock;
 mod control;
 mod entry;
+mod instrument;
 mod log;
 mod methods;
 mod options;
+mod profile;
 mod sampler;
 mod snapshot;
 mod threads;

@@ -6,6 +6,7 @@
 //! of the agent starts profiling; each later load of the same library in the
 //! same JVM is a command to the running agent.
 
+use crate::instrument::scope::{Glob, Scope};
 use std::fmt;
 use std::time::Duration;
 
@@ -36,6 +37,21 @@ const OPTIONS: &[(&str, &str, &str)] = &[
         "sampling",
         "on if no mode is named",
         "stack sampling (the <sampler> section)",
+    ),
+    (
+        "profile",
+        "",
+        "instrumented method timing: exact call counts and times per call path (the <profile> section)",
+    ),
+    (
+        "include=GLOB",
+        "all but the JDK's classes",
+        "classes to instrument (repeatable; * and ? wildcards, e.g. com.acme.*; include=* takes the JDK too)",
+    ),
+    (
+        "exclude=GLOB",
+        "",
+        "classes never to instrument (repeatable; wins over include)",
     ),
     (
         "file=PATH",
@@ -70,7 +86,15 @@ fn allowed(command: Command, key: &str) -> bool {
     match command {
         Command::Start => matches!(
             key,
-            "sampling" | "file" | "interval" | "depth" | "signal" | "vthreads"
+            "sampling"
+                | "profile"
+                | "include"
+                | "exclude"
+                | "file"
+                | "interval"
+                | "depth"
+                | "signal"
+                | "vthreads"
         ),
         Command::Dump => key == "file",
         Command::Stop | Command::Resume | Command::Status => false,
@@ -117,6 +141,9 @@ impl Command {
 pub struct Options {
     pub command: Command,
     pub sampling: bool,
+    pub profile: bool,
+    /// Which classes the instrumenting modes rewrite.
+    pub scope: Scope,
     /// Snapshot path template (placeholders not yet expanded).
     pub file: String,
     /// Was `file=` given (for `dump`: a one-off path)?
@@ -136,6 +163,8 @@ impl Default for Options {
         Self {
             command: Command::Start,
             sampling: false,
+            profile: false,
+            scope: Scope::default(),
             file: DEFAULT_FILE.to_owned(),
             file_given: false,
             interval: Duration::from_millis(10),
@@ -179,7 +208,7 @@ impl Options {
                 Some((k, v)) => (k.trim(), Some(v.trim())),
                 None => (item, None),
             };
-            if seen.contains(&key) {
+            if seen.contains(&key) && !matches!(key, "include" | "exclude") {
                 return Err(bad(format!("option '{key}' is given twice")));
             }
             seen.push(key);
@@ -196,6 +225,17 @@ impl Options {
             }
             match key {
                 "sampling" => o.sampling = flag(key, value)?,
+                "profile" => o.profile = flag(key, value)?,
+                "include" | "exclude" => {
+                    let v = required(key, value)?;
+                    let glob = Glob::new(v)
+                        .map_err(|why| bad(format!("bad value for {key}: '{v}': {why}")))?;
+                    if key == "include" {
+                        o.scope.include.push(glob);
+                    } else {
+                        o.scope.exclude.push(glob);
+                    }
+                }
                 "help" => o.help = flag(key, value)?,
                 "file" => {
                     o.file = parse_file(required(key, value)?)?;
@@ -221,7 +261,7 @@ impl Options {
         }
         // Starting with no mode named: sample. `help` alone only prints the table.
         let help_only = o.help && seen.iter().all(|k| matches!(*k, "help" | "reply"));
-        let mode_named = o.sampling;
+        let mode_named = o.sampling || o.profile;
         if o.command == Command::Start && !(mode_named || help_only) {
             o.sampling = true;
         }
@@ -230,7 +270,12 @@ impl Options {
 
     /// Is any profiling mode on?
     pub fn any_mode(&self) -> bool {
-        self.sampling
+        self.sampling || self.profile
+    }
+
+    /// Does a mode rewrite classes (so the agent needs the class-file hook)?
+    pub fn instruments(&self) -> bool {
+        self.profile
     }
 
     /// The table `help` prints.
@@ -388,6 +433,28 @@ mod tests {
         assert_eq!(o.file, "/tmp/out-%p-%t.xml");
         assert_eq!(o.interval, Duration::from_millis(5));
         assert_eq!(o.depth, 64);
+    }
+
+    #[test]
+    fn profile_with_scope() {
+        let o =
+            parse("profile,include=com.acme.*,include=java.util.*,exclude=com.acme.gen.*").unwrap();
+        assert!(
+            o.profile && !o.sampling,
+            "naming profile turns sampling off"
+        );
+        assert_eq!(o.scope.include.len(), 2);
+        assert_eq!(o.scope.exclude.len(), 1);
+        assert!(o.scope.contains("java.util.HashMap", true));
+        assert!(!o.scope.contains("com.acme.gen.A", false));
+        let both = parse("sampling,profile").unwrap();
+        assert!(both.sampling && both.profile && both.instruments());
+        let e = parse("profile,include=com/acme").unwrap_err().0;
+        assert!(e.contains("include") && e.contains("'/'"), "{e}");
+        assert!(e.contains("valid options"), "{e}");
+        let e = parse("dump,include=x.*").unwrap_err().0;
+        assert!(e.contains("does not apply"), "{e}");
+        assert!(parse("profile,profile").is_err());
     }
 
     #[test]

@@ -106,6 +106,29 @@ impl<'a> ConstantPool<'a> {
         ]))
     }
 
+    /// Appends a CONSTANT_Methodref (with its NameAndType) for a method of
+    /// class `class` (internal name) and returns its index.
+    pub fn add_method_ref(&mut self, class: &str, name: &str, descriptor: &str) -> u16 {
+        let class = self.class_index(class);
+        let name = self.add_utf8(name);
+        let descriptor = self.add_utf8(descriptor);
+        let nat = self.append(12, &[name.to_be_bytes(), descriptor.to_be_bytes()].concat());
+        self.append(10, &[class.to_be_bytes(), nat.to_be_bytes()].concat())
+    }
+
+    /// Appends a CONSTANT_Integer and returns its index.
+    pub fn add_integer(&mut self, value: i32) -> u16 {
+        self.append(3, &value.to_be_bytes())
+    }
+
+    fn append(&mut self, tag: u8, body: &[u8]) -> u16 {
+        let index = self.count();
+        self.appended.push(tag);
+        self.appended.extend_from_slice(body);
+        self.appended_slots += 1;
+        index
+    }
+
     /// Appends a CONSTANT_Utf8 entry (or finds an identical one) and returns its index.
     pub fn add_utf8(&mut self, s: &str) -> u16 {
         for i in 1..self.entries.len() as u16 {

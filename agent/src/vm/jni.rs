@@ -219,4 +219,111 @@ impl Jni {
         }
         Ok(obj)
     }
+
+    /// Defines a class in the boot class loader from its class-file bytes.
+    pub fn define_boot_class(&self, name: &str, bytes: &[u8]) -> Result<jclass, JavaException> {
+        let n = CString::new(name).map_err(|_| JavaException(name.into()))?;
+        // SAFETY: valid env; a null loader means the bootstrap loader; the
+        // bytes are read during the call only.
+        let class = unsafe {
+            (jni_fn!(self, DefineClass))(
+                self.env,
+                n.as_ptr(),
+                std::ptr::null_mut(),
+                bytes.as_ptr().cast(),
+                bytes.len() as jni_sys::jsize,
+            )
+        };
+        self.check_exception(&format!("defining {name}"))?;
+        if class.is_null() {
+            return Err(JavaException(format!("defining {name} returned null")));
+        }
+        Ok(class)
+    }
+
+    /// Binds native methods of `class`: (name, descriptor, function).
+    pub fn register_natives(
+        &self,
+        class: jclass,
+        methods: &[(&str, &str, *mut std::ffi::c_void)],
+    ) -> Result<(), JavaException> {
+        let strings: Vec<(CString, CString)> = methods
+            .iter()
+            .map(|(n, d, _)| {
+                (
+                    CString::new(*n).unwrap_or_default(),
+                    CString::new(*d).unwrap_or_default(),
+                )
+            })
+            .collect();
+        let table: Vec<jni_sys::JNINativeMethod> = strings
+            .iter()
+            .zip(methods)
+            .map(|((n, d), m)| jni_sys::JNINativeMethod {
+                name: n.as_ptr() as *mut _,
+                signature: d.as_ptr() as *mut _,
+                fnPtr: m.2,
+            })
+            .collect();
+        // SAFETY: valid env and class; every entry points at NUL-terminated
+        // strings alive for the call and a function of the declared signature.
+        let rc = unsafe {
+            (jni_fn!(self, RegisterNatives))(self.env, class, table.as_ptr(), table.len() as jint)
+        };
+        self.check_exception("registering natives")?;
+        if rc != 0 {
+            return Err(JavaException(format!("RegisterNatives returned {rc}")));
+        }
+        Ok(())
+    }
+
+    /// Calls a static no-argument method returning an object.
+    pub fn call_static_object(
+        &self,
+        class: &str,
+        name: &str,
+        sig: &str,
+    ) -> Result<jobject, JavaException> {
+        let c = self.find_class(class)?;
+        let n = CString::new(name).map_err(|_| JavaException(name.into()))?;
+        let s = CString::new(sig).map_err(|_| JavaException(sig.into()))?;
+        // SAFETY: valid env and class; strings are NUL-terminated.
+        let id = unsafe { (jni_fn!(self, GetStaticMethodID))(self.env, c, n.as_ptr(), s.as_ptr()) };
+        self.check_exception(&format!("looking up {class}.{name}"))?;
+        if id.is_null() {
+            return Err(JavaException(format!("{class}.{name} not found")));
+        }
+        // SAFETY: `id` is a static method of `c` taking no arguments.
+        let r =
+            unsafe { (jni_fn!(self, CallStaticObjectMethodA))(self.env, c, id, std::ptr::null()) };
+        self.check_exception(&format!("calling {class}.{name}"))?;
+        Ok(r)
+    }
+
+    /// Calls an instance no-argument method returning an object.
+    pub fn call_object(
+        &self,
+        obj: jobject,
+        class: &str,
+        name: &str,
+        sig: &str,
+    ) -> Result<jobject, JavaException> {
+        let c = self.find_class(class)?;
+        let id = self.method_id(c, name, sig)?;
+        // SAFETY: `obj` is an instance of `class`, `id` one of its methods taking no arguments.
+        let r = unsafe { (jni_fn!(self, CallObjectMethodA))(self.env, obj, id, std::ptr::null()) };
+        self.check_exception(&format!("calling {class}.{name}"))?;
+        Ok(r)
+    }
+
+    /// A global reference to `obj` (never freed: held for the VM's life).
+    pub fn new_global_ref(&self, obj: jobject) -> jobject {
+        // SAFETY: valid env; `obj` is a live reference or null.
+        unsafe { (jni_fn!(self, NewGlobalRef))(self.env, obj) }
+    }
+
+    pub fn is_same_object(&self, a: jobject, b: jobject) -> bool {
+        // SAFETY: valid env; both are live references or null.
+        unsafe { (jni_fn!(self, IsSameObject))(self.env, a, b) != 0 }
+    }
 }

@@ -244,6 +244,73 @@ impl Jvmti {
         Ok(buf.as_slice().to_vec())
     }
 
+    /// The calling thread, as a local reference.
+    pub fn current_thread(&self) -> Result<jthread> {
+        let mut t = std::ptr::null_mut();
+        check(jvmti_call!(self, GetCurrentThread, &mut t))?;
+        Ok(t)
+    }
+
+    /// Every loaded class, as local references.
+    pub fn loaded_classes(&self) -> Result<Vec<jclass>> {
+        let mut ptr = std::ptr::null_mut();
+        let mut count = 0;
+        check(jvmti_call!(self, GetLoadedClasses, &mut count, &mut ptr))?;
+        let buf = JvmtiBuf {
+            jvmti: *self,
+            ptr,
+            len: count.max(0) as usize,
+        };
+        Ok(buf.as_slice().to_vec())
+    }
+
+    /// Can `class` be retransformed (not a primitive, array or hidden class)?
+    pub fn is_modifiable_class(&self, class: jclass) -> bool {
+        let mut yes: jboolean = 0;
+        jvmti_call!(self, IsModifiableClass, class, &mut yes) == JvmtiError::NONE && yes != 0
+    }
+
+    /// The defining loader of `class` as a local reference; null for the boot loader.
+    pub fn class_loader(&self, class: jclass) -> Result<jobject> {
+        let mut loader = std::ptr::null_mut();
+        check(jvmti_call!(self, GetClassLoader, class, &mut loader))?;
+        Ok(loader)
+    }
+
+    /// Every module, as local references (JVMTI 9+).
+    pub fn all_modules(&self) -> Result<Vec<jobject>> {
+        let mut ptr = std::ptr::null_mut();
+        let mut count = 0;
+        check(jvmti_call!(self, GetAllModules, &mut count, &mut ptr))?;
+        let buf = JvmtiBuf {
+            jvmti: *self,
+            ptr,
+            len: count.max(0) as usize,
+        };
+        Ok(buf.as_slice().to_vec())
+    }
+
+    /// Lets `module` read `to` (JVMTI 9+).
+    pub fn add_module_reads(&self, module: jobject, to: jobject) -> Result<()> {
+        check(jvmti_call!(self, AddModuleReads, module, to))
+    }
+
+    /// Runs the ClassFileLoadHook again over `classes` (their original bytes).
+    pub fn retransform_classes(&self, classes: &[jclass]) -> Result<()> {
+        let n = jint::try_from(classes.len()).map_err(|_| JvmtiError::ILLEGAL_ARGUMENT)?;
+        check(jvmti_call!(self, RetransformClasses, n, classes.as_ptr()))
+    }
+
+    /// `bytes` copied into memory from JVMTI's Allocate, which is what a
+    /// ClassFileLoadHook hands back as the new class file (the VM frees it).
+    pub fn allocate_copy(&self, bytes: &[u8]) -> Result<*mut u8> {
+        let mut p = std::ptr::null_mut();
+        check(jvmti_call!(self, Allocate, bytes.len() as jlong, &mut p))?;
+        // SAFETY: Allocate returned a block of at least `bytes.len()` bytes.
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), p, bytes.len()) };
+        Ok(p)
+    }
+
     /// Name and daemon flag of a thread. The local references the VM returns
     /// (thread group, context loader) are released through `jni`.
     pub fn thread_info(&self, jni: &super::Jni, thread: jthread) -> Result<ThreadInfo> {

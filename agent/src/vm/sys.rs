@@ -34,6 +34,7 @@ impl JvmtiError {
     pub const MUST_POSSESS_CAPABILITY: Self = Self(99);
     pub const NULL_POINTER: Self = Self(100);
     pub const ABSENT_INFORMATION: Self = Self(101);
+    pub const ILLEGAL_ARGUMENT: Self = Self(103);
     pub const WRONG_PHASE: Self = Self(112);
     pub const INTERNAL: Self = Self(113);
     pub const UNATTACHED_THREAD: Self = Self(115);
@@ -286,7 +287,9 @@ pub struct JvmtiInterface {
     pub SetEventNotificationMode: Option<
         unsafe extern "C" fn(*mut JvmtiEnv, JvmtiEventMode, JvmtiEvent, jthread, ...) -> JvmtiError,
     >,
-    /*   3 */ pub GetAllModules: *const c_void,
+    /*   3 */
+    pub GetAllModules:
+        Option<unsafe extern "C" fn(*mut JvmtiEnv, *mut jint, *mut *mut jobject) -> JvmtiError>,
     /*   4 */
     pub GetAllThreads:
         Option<unsafe extern "C" fn(*mut JvmtiEnv, *mut jint, *mut *mut jthread) -> JvmtiError>,
@@ -344,7 +347,9 @@ pub struct JvmtiInterface {
     /*  42 */ pub ClearFieldAccessWatch: *const c_void,
     /*  43 */ pub SetFieldModificationWatch: *const c_void,
     /*  44 */ pub ClearFieldModificationWatch: *const c_void,
-    /*  45 */ pub IsModifiableClass: *const c_void,
+    /*  45 */
+    pub IsModifiableClass:
+        Option<unsafe extern "C" fn(*mut JvmtiEnv, jclass, *mut jboolean) -> JvmtiError>,
     /*  46 */
     pub Allocate: Option<unsafe extern "C" fn(*mut JvmtiEnv, jlong, *mut *mut u8) -> JvmtiError>,
     /*  47 */
@@ -366,7 +371,9 @@ pub struct JvmtiInterface {
     /*  54 */ pub GetImplementedInterfaces: *const c_void,
     /*  55 */ pub IsInterface: *const c_void,
     /*  56 */ pub IsArrayClass: *const c_void,
-    /*  57 */ pub GetClassLoader: *const c_void,
+    /*  57 */
+    pub GetClassLoader:
+        Option<unsafe extern "C" fn(*mut JvmtiEnv, jclass, *mut jobject) -> JvmtiError>,
     /*  58 */ pub GetObjectHashCode: *const c_void,
     /*  59 */ pub GetObjectMonitorUsage: *const c_void,
     /*  60 */ pub GetFieldName: *const c_void,
@@ -400,7 +407,9 @@ pub struct JvmtiInterface {
     pub IsMethodNative:
         Option<unsafe extern "C" fn(*mut JvmtiEnv, jmethodID, *mut jboolean) -> JvmtiError>,
     /*  77 */ pub IsMethodSynthetic: *const c_void,
-    /*  78 */ pub GetLoadedClasses: *const c_void,
+    /*  78 */
+    pub GetLoadedClasses:
+        Option<unsafe extern "C" fn(*mut JvmtiEnv, *mut jint, *mut *mut jclass) -> JvmtiError>,
     /*  79 */ pub GetClassLoaderClasses: *const c_void,
     /*  80 */ pub PopFrame: *const c_void,
     /*  81 */ pub ForceEarlyReturnObject: *const c_void,
@@ -419,7 +428,8 @@ pub struct JvmtiInterface {
     /*  91 */ pub IsMethodObsolete: *const c_void,
     /*  92 */ pub SuspendThreadList: *const c_void,
     /*  93 */ pub ResumeThreadList: *const c_void,
-    /*  94 */ pub AddModuleReads: *const c_void,
+    /*  94 */
+    pub AddModuleReads: Option<unsafe extern "C" fn(*mut JvmtiEnv, jobject, jobject) -> JvmtiError>,
     /*  95 */ pub AddModuleExports: *const c_void,
     /*  96 */ pub AddModuleOpens: *const c_void,
     /*  97 */ pub AddModuleUses: *const c_void,
@@ -518,7 +528,9 @@ pub struct JvmtiInterface {
     /* 149 */ pub AddToBootstrapClassLoaderSearch: *const c_void,
     /* 150 */ pub SetVerboseFlag: *const c_void,
     /* 151 */ pub AddToSystemClassLoaderSearch: *const c_void,
-    /* 152 */ pub RetransformClasses: *const c_void,
+    /* 152 */
+    pub RetransformClasses:
+        Option<unsafe extern "C" fn(*mut JvmtiEnv, jint, *const jclass) -> JvmtiError>,
     /* 153 */ pub GetOwnedMonitorStackDepthInfo: *const c_void,
     /* 154 */ pub GetObjectSize: *const c_void,
     /* 155 */ pub GetLocalInstance: *const c_void,
@@ -536,6 +548,12 @@ const _: () = assert!(offset_of!(JvmtiInterface, GetAllThreads) == slot(4));
 const _: () = assert!(offset_of!(JvmtiInterface, GetThreadInfo) == slot(9));
 const _: () = assert!(offset_of!(JvmtiInterface, RunAgentThread) == slot(12));
 const _: () = assert!(offset_of!(JvmtiInterface, Allocate) == slot(46));
+const _: () = assert!(offset_of!(JvmtiInterface, GetAllModules) == slot(3));
+const _: () = assert!(offset_of!(JvmtiInterface, IsModifiableClass) == slot(45));
+const _: () = assert!(offset_of!(JvmtiInterface, GetClassLoader) == slot(57));
+const _: () = assert!(offset_of!(JvmtiInterface, GetLoadedClasses) == slot(78));
+const _: () = assert!(offset_of!(JvmtiInterface, AddModuleReads) == slot(94));
+const _: () = assert!(offset_of!(JvmtiInterface, RetransformClasses) == slot(152));
 const _: () = assert!(offset_of!(JvmtiInterface, Deallocate) == slot(47));
 const _: () = assert!(offset_of!(JvmtiInterface, GetClassSignature) == slot(48));
 const _: () = assert!(offset_of!(JvmtiInterface, GetMethodName) == slot(64));

@@ -1,0 +1,106 @@
+//! The `<profile>` section: per thread, the call tree with ProfilerJ's
+//! attributes (times in µs; `method*` exclude callees; overhead is the
+//! agent's own probe time).
+
+use super::clock::ticks_to_ns;
+use super::tree::{Node, Tree};
+use super::ThreadProfile;
+use crate::instrument::registry::MethodInfo;
+use crate::snapshot::XmlWriter;
+use crate::threads::ThreadRecord;
+use quick_xml::escape::escape;
+use quick_xml::events::{BytesEnd, BytesStart, Event};
+use std::fmt::Write as _;
+use std::io;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+
+pub fn write_section(
+    w: &mut XmlWriter,
+    profiles: &[Arc<ThreadProfile>],
+    methods: &[MethodInfo],
+    threads: &[ThreadRecord],
+) -> io::Result<()> {
+    w.write_event(Event::Start(BytesStart::new("profile")))?;
+    // Names and descriptors, escaped once per method.
+    let mut names: Vec<Option<(String, String)>> = vec![None; methods.len()];
+    let mut buf = String::with_capacity(256);
+    for p in profiles {
+        let record = p.thread.and_then(|id| threads.get(id.0 as usize));
+        let mut el = BytesStart::new("thread");
+        el.push_attribute(("name", record.map_or("(unknown)", |r| r.name.as_str())));
+        el.push_attribute((
+            "cpuTime",
+            record.map_or(0, |r| r.cpu_ns).to_string().as_str(),
+        ));
+        let alive = record.is_none_or(|r| r.is_alive());
+        el.push_attribute(("isAlive", if alive { "true" } else { "false" }));
+        w.write_event(Event::Start(el))?;
+        // Depth-first with an explicit stack: recursion 3,000 calls deep must
+        // not need 3,000 native frames here.
+        let mut stack: Vec<(u32, bool)> = sorted_children(&p.tree, Tree::ROOT)
+            .into_iter()
+            .rev()
+            .map(|c| (c, false))
+            .collect();
+        while let Some((index, closing)) = stack.pop() {
+            if closing {
+                w.write_event(Event::End(BytesEnd::new("profile")))?;
+                continue;
+            }
+            let n = p.tree.node(index);
+            let m = n.method.load(Relaxed) as usize;
+            let (name, sig) = match names.get_mut(m) {
+                Some(slot) => slot
+                    .get_or_insert_with(|| {
+                        let info = &methods[m];
+                        (
+                            escape(info.java_name().as_str()).into_owned(),
+                            escape(info.descriptor.as_str()).into_owned(),
+                        )
+                    })
+                    .clone(),
+                None => (format!("(method {m})"), String::new()),
+            };
+            buf.clear();
+            write_attributes(&mut buf, &name, &sig, n);
+            let el = BytesStart::from_content(buf.as_str(), "profile".len());
+            let children = sorted_children(&p.tree, index);
+            if children.is_empty() {
+                w.write_event(Event::Empty(el))?;
+            } else {
+                w.write_event(Event::Start(el))?;
+                stack.push((index, true));
+                stack.extend(children.into_iter().rev().map(|c| (c, false)));
+            }
+        }
+        w.write_event(Event::End(BytesEnd::new("thread")))?;
+    }
+    w.write_event(Event::End(BytesEnd::new("profile")))?;
+    Ok(())
+}
+
+/// Children, the most expensive first.
+fn sorted_children(tree: &Tree, index: u32) -> Vec<u32> {
+    let mut c = tree.children(index);
+    c.sort_by_key(|&i| std::cmp::Reverse(tree.node(i).cum_ticks.load(Relaxed)));
+    c
+}
+
+fn write_attributes(buf: &mut String, name: &str, sig: &str, n: &Node) {
+    let us = |ticks: u64| ticks_to_ns(ticks) / 1000;
+    let get = |a: &std::sync::atomic::AtomicU64| a.load(Relaxed);
+    let _ = write!(
+        buf,
+        "profile name=\"{name}\" signature=\"{sig}\" count=\"{}\" methodElapsed=\"{}\" method=\"{}\" \
+         cumulatedElapsed=\"{}\" cumulated=\"{}\" overheadCumulated=\"{}\" overheadMethod=\"{}\" exceptions=\"{}\"",
+        get(&n.count),
+        us(get(&n.self_ticks)),
+        get(&n.self_cpu) / 1000,
+        us(get(&n.cum_ticks)),
+        get(&n.cum_cpu) / 1000,
+        us(get(&n.overhead_cum)),
+        us(get(&n.overhead_self)),
+        get(&n.exceptions),
+    );
+}

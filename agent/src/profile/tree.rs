@@ -1,0 +1,167 @@
+//! One thread's call tree, written by that thread alone and read by a dump
+//! while it runs. Nodes live in chunks that never move (chunk `k` holds
+//! `BASE << k` nodes), so a reader can follow child links without a lock;
+//! every field a reader looks at is an atomic written with plain (Relaxed)
+//! stores by the owner — no read-modify-write, no lock on the hot path. A new
+//! node is fully written before it is linked (Release), and readers follow
+//! links with Acquire. Figures read during a dump may be a few calls apart
+//! from each other; each is a value that really was there.
+
+use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering::*};
+
+const BASE: usize = 256;
+const CHUNKS: usize = 17; // 256 * (2^17 - 1) ≈ 33 million nodes per thread
+const NONE: u32 = u32::MAX;
+
+/// Per-node figures; times in ticks (wall) or ns (CPU), as the probes read them.
+#[derive(Default)]
+pub struct Node {
+    pub method: AtomicU32,
+    pub first_child: AtomicU32,
+    pub next_sibling: AtomicU32,
+    pub count: AtomicU64,
+    pub exceptions: AtomicU64,
+    /// Wall ticks in completed calls, callees included / excluded.
+    pub cum_ticks: AtomicU64,
+    pub self_ticks: AtomicU64,
+    pub cum_cpu: AtomicU64,
+    pub self_cpu: AtomicU64,
+    /// Ticks spent in the agent's probes: this method's own, and with callees'.
+    pub overhead_self: AtomicU64,
+    pub overhead_cum: AtomicU64,
+}
+
+/// Adds without a read-modify-write: only the owning thread writes.
+#[inline(always)]
+pub fn bump(a: &AtomicU64, d: u64) {
+    a.store(a.load(Relaxed).wrapping_add(d), Relaxed);
+}
+
+pub struct Tree {
+    chunks: [AtomicPtr<Node>; CHUNKS],
+    /// Nodes in use (only the owner changes it).
+    len: AtomicU32,
+}
+
+fn locate(index: u32) -> (usize, usize) {
+    let i = index as usize / BASE + 1;
+    let k = (usize::BITS - 1 - i.leading_zeros()) as usize;
+    (k, index as usize - BASE * ((1 << k) - 1))
+}
+
+impl Tree {
+    /// A tree with its root (method `u32::MAX`, never written out itself).
+    pub fn new() -> Self {
+        let t = Self {
+            chunks: Default::default(),
+            len: AtomicU32::new(0),
+        };
+        t.push(NONE);
+        t
+    }
+
+    pub const ROOT: u32 = 0;
+
+    pub fn node(&self, index: u32) -> &Node {
+        let (k, off) = locate(index);
+        let chunk = self.chunks[k].load(Acquire);
+        assert!(!chunk.is_null() && index < self.len.load(Acquire));
+        // SAFETY: chunk `k` holds `BASE << k` initialised nodes and is never
+        // freed while the tree lives; `off` is within it (locate).
+        unsafe { &*chunk.add(off) }
+    }
+
+    /// A new unlinked node; `None` once the tree is full.
+    fn push(&self, method: u32) -> Option<u32> {
+        let index = self.len.load(Relaxed);
+        let (k, off) = locate(index);
+        if k >= CHUNKS {
+            return None;
+        }
+        if off == 0 {
+            let chunk: Box<[Node]> = (0..BASE << k).map(|_| Node::default()).collect();
+            self.chunks[k].store(Box::into_raw(chunk).cast(), Release);
+        }
+        let chunk = self.chunks[k].load(Relaxed);
+        // SAFETY: as in `node`; this thread alone writes chunks.
+        let n = unsafe { &*chunk.add(off) };
+        n.method.store(method, Relaxed);
+        n.first_child.store(NONE, Relaxed);
+        n.next_sibling.store(NONE, Relaxed);
+        self.len.store(index + 1, Release);
+        Some(index)
+    }
+
+    /// The child of `parent` for `method`, created if new (owner only).
+    /// `None` when the tree is full: the call is then not recorded.
+    #[inline]
+    pub fn child(&self, parent: u32, method: u32) -> Option<u32> {
+        let p = self.node(parent);
+        let mut c = p.first_child.load(Relaxed);
+        while c != NONE {
+            let n = self.node(c);
+            if n.method.load(Relaxed) == method {
+                return Some(c);
+            }
+            c = n.next_sibling.load(Relaxed);
+        }
+        let new = self.push(method)?;
+        self.node(new)
+            .next_sibling
+            .store(p.first_child.load(Relaxed), Relaxed);
+        p.first_child.store(new, Release);
+        Some(new)
+    }
+
+    /// Children of `index` as a reader sees them now.
+    pub fn children(&self, index: u32) -> Vec<u32> {
+        let mut out = Vec::new();
+        let mut c = self.node(index).first_child.load(Acquire);
+        while c != NONE {
+            out.push(c);
+            c = self.node(c).next_sibling.load(Acquire);
+        }
+        out
+    }
+}
+
+impl Drop for Tree {
+    fn drop(&mut self) {
+        for (k, c) in self.chunks.iter().enumerate() {
+            let p = c.load(Relaxed);
+            if !p.is_null() {
+                // SAFETY: allocated in `push` as a boxed slice of `BASE << k` nodes.
+                drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(p, BASE << k)) });
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunks_cover_indices_without_gaps() {
+        assert_eq!(locate(0), (0, 0));
+        assert_eq!(locate(255), (0, 255));
+        assert_eq!(locate(256), (1, 0));
+        assert_eq!(locate(767), (1, 511));
+        assert_eq!(locate(768), (2, 0));
+    }
+
+    #[test]
+    fn children_are_found_again_and_survive_growth() {
+        let t = Tree::new();
+        let a = t.child(Tree::ROOT, 7).unwrap();
+        assert_eq!(t.child(Tree::ROOT, 7), Some(a));
+        let mut last = a;
+        for m in 0..5000 {
+            last = t.child(last, m).unwrap();
+        }
+        assert_eq!(t.children(Tree::ROOT), vec![a]);
+        assert_eq!(t.node(last).method.load(Relaxed), 4999);
+        let b = t.child(Tree::ROOT, 8).unwrap();
+        assert_eq!(t.children(Tree::ROOT), vec![b, a]);
+    }
+}
