@@ -21,9 +21,15 @@ fn run_with(
         .current_dir(cwd)
         .env_remove("JAVA_TOOL_OPTIONS");
     if let Some(o) = agent_options {
+        // Instrumenting modes run with full verification of every class.
+        let verify = if o.contains("profile") {
+            "-Xverify:all "
+        } else {
+            ""
+        };
         cmd.env(
             "JAVA_TOOL_OPTIONS",
-            format!("-agentpath:{}={o}", agent().display()),
+            format!("{verify}-agentpath:{}={o}", agent().display()),
         );
     }
     let out = cmd
@@ -44,19 +50,31 @@ fn normalise(out: &str) -> String {
         .join("\n")
 }
 
-/// Same stdout with and without sampling; the snapshot has a frame whose name starts with `package`.
+/// Same stdout with and without sampling, and with and without the profile
+/// mode (default scope, then the JDK too); each snapshot has a frame whose
+/// name starts with `package`.
 fn check(name: &str, program: &str, args: &[&str], package: &str) {
+    for mode in ["sampling,interval=1ms", "profile", "profile,include=*"] {
+        check_mode(name, program, args, package, mode);
+    }
+}
+
+fn check_mode(name: &str, program: &str, args: &[&str], package: &str, mode: &str) {
     let dir = temp_dir(name);
     let (ok, plain, err) = run_with(program, args, None, &dir);
     assert!(ok, "{name} fails even without the agent:\n{err}");
     let snap = dir.join("snap.xml");
-    let opts = format!("sampling,interval=1ms,file={}", snap.display());
+    let opts = format!("{mode},file={}", snap.display());
     let (ok, profiled, err) = run_with(program, args, Some(&opts), &dir);
-    assert!(ok, "{name} fails under the agent:\n{err}");
+    assert!(ok, "{name} fails under the agent ({mode}):\n{err}");
+    assert!(
+        !err.contains("VerifyError") && !err.contains("left unprofiled"),
+        "{name} ({mode}):\n{err}"
+    );
     assert_eq!(
         normalise(&plain),
         normalise(&profiled),
-        "{name}: output differs under the agent"
+        "{name}: output differs under the agent ({mode})"
     );
     let xml = read_snapshot(&snap);
     let doc = roxmltree::Document::parse(&xml).unwrap();
@@ -65,7 +83,10 @@ fn check(name: &str, program: &str, args: &[&str], package: &str) {
         .filter(|n| n.has_tag_name("profile"))
         .filter(|n| n.attribute("name").is_some_and(|s| s.starts_with(package)))
         .count();
-    assert!(frames > 0, "{name}: no {package}* frame in the snapshot");
+    assert!(
+        frames > 0,
+        "{name}: no {package}* frame in the snapshot ({mode})"
+    );
 }
 
 #[test]
@@ -127,21 +148,54 @@ fn h2() {
     );
 }
 
+/// 300 generated source files (classes calling each other, generics,
+/// lambdas, inner classes) plus the harness: a few hundred files for javac.
+fn generated_sources(dir: &Path) -> Vec<String> {
+    let src = dir.join("gen/src/p");
+    std::fs::create_dir_all(&src).unwrap();
+    let mut files = Vec::new();
+    for i in 0..300 {
+        // Independent classes: a superclass chain 300 deep makes javac's
+        // call paths (and the profile) grow without bound.
+        let prev = if i == 0 {
+            "null".to_owned()
+        } else {
+            format!("new C{}()", i - 1)
+        };
+        let body = format!(
+            "package p;\nimport java.util.*;\nimport java.util.function.*;\n\
+             public class C{i} {{\n\
+               final Map<String, List<Integer>> m = new HashMap<>();\n\
+               int f{i}(int x) {{ return x < 2 ? x : f{i}(x - 1) + {i}; }}\n\
+               Object prev() {{ return {prev}; }}\n\
+               <T extends Comparable<T>> T max(List<T> xs) {{ return xs.stream().max(Comparator.naturalOrder()).orElse(null); }}\n\
+               Supplier<String> s() {{ return () -> \"c{i}\" + m.size(); }}\n\
+               class Inner {{ int g() {{ return f{i}(3); }} }}\n\
+               enum E {{ A, B, C }}\n\
+               String sw(E e) {{ switch (e) {{ case A: return \"a\"; case B: return \"b\"; default: return \"c\"; }} }}\n\
+             }}\n"
+        );
+        let f = src.join(format!("C{i}.java"));
+        std::fs::write(&f, body).unwrap();
+        files.push(f.to_string_lossy().into_owned());
+    }
+    let harness = Path::new(env!("CARGO_MANIFEST_DIR")).join("java-test-harness/src");
+    files.extend(walk(&harness).map(|p| p.to_string_lossy().into_owned()));
+    files
+}
+
 #[test]
 fn javac_compiles_identical_classes() {
     let dir = temp_dir("javac");
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("java-test-harness/src");
-    let mut files = Vec::new();
-    for e in walk(&src) {
-        files.push(e.to_string_lossy().into_owned());
-    }
+    let files = generated_sources(&dir);
+    assert!(files.len() > 300);
     let javac = java().with_file_name("javac");
     let javac = if javac.is_file() {
         javac.to_string_lossy().into_owned()
     } else {
         "javac".to_owned()
     };
-    for out in ["plain", "profiled"] {
+    let compile = |out: &str, mode: Option<&str>| {
         let mut args = vec![
             "-g".to_owned(),
             "-d".to_owned(),
@@ -149,34 +203,40 @@ fn javac_compiles_identical_classes() {
         ];
         args.extend(files.iter().cloned());
         let arg_refs: Vec<&str> = args.iter().map(String::as_str).collect();
-        let snap = dir.join("javac.xml");
-        let opts = format!("sampling,interval=1ms,file={}", snap.display());
-        let (ok, _, err) = run_with(
-            &javac,
-            &arg_refs,
-            (out == "profiled").then_some(opts.as_str()),
-            &dir,
-        );
+        let snap = dir.join(format!("{out}.xml"));
+        let opts = mode.map(|m| format!("{m},file={}", snap.display()));
+        let (ok, _, err) = run_with(&javac, &arg_refs, opts.as_deref(), &dir);
         assert!(ok, "javac ({out}) failed:\n{err}");
-    }
-    let plain: Vec<_> = walk(&dir.join("plain")).collect();
-    assert!(plain.len() >= 3);
-    for p in plain {
-        let q = dir
-            .join("profiled")
-            .join(p.strip_prefix(dir.join("plain")).unwrap());
-        assert_eq!(
-            std::fs::read(&p).unwrap(),
-            std::fs::read(&q).unwrap(),
-            "{} differs",
-            q.display()
+        assert!(!err.contains("left unprofiled"), "javac ({out}):\n{err}");
+        snap
+    };
+    compile("plain", None);
+    let modes = [
+        ("sampled", "sampling,interval=1ms"),
+        ("profiled", "profile"),
+        ("profiled-jdk", "profile,include=*"),
+    ];
+    for (out, mode) in modes {
+        let snap = compile(out, Some(mode));
+        let plain: Vec<_> = walk(&dir.join("plain")).collect();
+        assert!(plain.len() >= 300);
+        for p in plain {
+            let q = dir
+                .join(out)
+                .join(p.strip_prefix(dir.join("plain")).unwrap());
+            assert_eq!(
+                std::fs::read(&p).unwrap(),
+                std::fs::read(&q).unwrap(),
+                "{} differs",
+                q.display()
+            );
+        }
+        let xml = read_snapshot(&snap);
+        assert!(
+            xml.contains("com.sun.tools.javac."),
+            "no javac frames in the snapshot ({mode})"
         );
     }
-    let xml = read_snapshot(&dir.join("javac.xml"));
-    assert!(
-        xml.contains("com.sun.tools.javac."),
-        "no javac frames in the snapshot"
-    );
 }
 
 fn walk(dir: &Path) -> impl Iterator<Item = std::path::PathBuf> {

@@ -59,7 +59,13 @@ impl Scope {
     /// boot or platform loader. With includes, exactly the classes matching
     /// one (JDK or not); without, every non-JDK class. Excludes win.
     pub fn contains(&self, name: &str, jdk: bool) -> bool {
-        if name.starts_with("profrj.runtime.") || self.exclude.iter().any(|g| g.matches(name)) {
+        // Never: the probes themselves, and java.lang.Object (its constructor
+        // runs for every allocation, and C2 crashes compiling it instrumented:
+        // JDK 17, SIGSEGV in ciExceptionHandler::catch_klass).
+        if name.starts_with("profrj.runtime.")
+            || name == "java.lang.Object"
+            || self.exclude.iter().any(|g| g.matches(name))
+        {
             return false;
         }
         if self.include.is_empty() {
@@ -115,7 +121,7 @@ mod tests {
             include: vec![g("*")],
             exclude: vec![],
         };
-        assert!(all.contains("java.lang.Object", true));
         assert!(!all.contains("profrj.runtime.Probe", true));
+        assert!(!all.contains("java.lang.Object", true));
     }
 }

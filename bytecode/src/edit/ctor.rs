@@ -39,12 +39,16 @@ pub fn parts(code: &Code<'_>, cp: &ConstantPool<'_>) -> Result<Vec<Part>, EditEr
     )];
     let mut calls = Vec::new();
     while let Some((i, s)) = work.pop() {
-        if let Some(old) = seen.get(&i) {
-            if *old != s {
-                return refuse("paths before super() disagree on where `this` is");
-            }
-            continue;
-        }
+        // Paths meet: values other than `this` merge to "some value" (e.g.
+        // `this(x != null ? new File(x) : null)`); where `this` is must agree.
+        let s = match seen.get(&i) {
+            None => s,
+            Some(old) => match merge(old, &s) {
+                Some(m) if m == *old => continue,
+                Some(m) => m,
+                None => return refuse("paths before super() disagree on where `this` is"),
+            },
+        };
         let Some(insn) = code.insns.get(i as usize) else {
             return refuse("code before super() runs off the end");
         };
@@ -94,6 +98,28 @@ pub fn parts(code: &Code<'_>, cp: &ConstantPool<'_>) -> Result<Vec<Part>, EditEr
         parts[i as usize] = Part::Call;
     }
     Ok(parts)
+}
+
+/// Two states at a join: equal stack depths and `this` in the same places;
+/// any other difference becomes `Other`.
+fn merge(a: &State, b: &State) -> Option<State> {
+    if a.stack.len() != b.stack.len() || a.locals.len() != b.locals.len() {
+        return None;
+    }
+    let join = |x: &[Value], y: &[Value]| -> Option<Vec<Value>> {
+        x.iter()
+            .zip(y)
+            .map(|(&p, &q)| match (p, q) {
+                _ if p == q => Some(p),
+                (Value::UninitThis, _) | (_, Value::UninitThis) => None,
+                _ => Some(Value::Other),
+            })
+            .collect()
+    };
+    Some(State {
+        stack: join(&a.stack, &b.stack)?,
+        locals: join(&a.locals, &b.locals)?,
+    })
 }
 
 /// The ranges of the edited code (new instruction indices, end exclusive) the

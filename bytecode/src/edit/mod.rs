@@ -213,6 +213,9 @@ pub fn edit_method(class: &mut ClassFile<'_>, index: usize, edit: &Edit) -> Resu
                     Ok(())
                 })?
             }
+            // CLDC's preverifier attribute, which Java SE VMs ignore (jython's
+            // generated classes carry one): stale after an edit, so dropped.
+            "StackMap" => continue,
             other => {
                 return err(format!(
                     "Code attribute {other} refers to offsets profrj cannot remap"
