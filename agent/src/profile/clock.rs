@@ -92,9 +92,11 @@ pub fn thread_cpu_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
-/// One thread's CPU clock, in ns, read at probe times given in ticks.
+/// One thread's CPU clock, kept in ticks (so a probe does no float
+/// arithmetic), read at probe times given in ticks.
 pub struct CpuClock {
     sync_ticks: u64,
+    /// The thread's CPU time at `sync_ticks`, in ticks.
     sync_cpu: u64,
     last: u64,
     sync_every: u64,
@@ -104,7 +106,7 @@ impl CpuClock {
     pub fn new(now_ticks: u64) -> Self {
         Self {
             sync_ticks: now_ticks,
-            sync_cpu: thread_cpu_ns(),
+            sync_cpu: ns_to_ticks(thread_cpu_ns()),
             last: 0,
             sync_every: ns_to_ticks(SYNC_NS),
         }
@@ -115,10 +117,10 @@ impl CpuClock {
         let since = ticks.wrapping_sub(self.sync_ticks);
         let est = if since > self.sync_every {
             self.sync_ticks = ticks;
-            self.sync_cpu = thread_cpu_ns();
+            self.sync_cpu = ns_to_ticks(thread_cpu_ns());
             self.sync_cpu
         } else {
-            self.sync_cpu + ticks_to_ns(since)
+            self.sync_cpu + since
         };
         self.last = self.last.max(est);
         self.last

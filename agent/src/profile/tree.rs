@@ -13,7 +13,7 @@ const BASE: usize = 256;
 const CHUNKS: usize = 17; // 256 * (2^17 - 1) ≈ 33 million nodes per thread
 const NONE: u32 = u32::MAX;
 
-/// Per-node figures; times in ticks (wall) or ns (CPU), as the probes read them.
+/// Per-node figures, in ticks (wall and CPU alike), as the probes read them.
 #[derive(Default)]
 pub struct Node {
     pub method: AtomicU32,
