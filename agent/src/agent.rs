@@ -10,7 +10,7 @@ use crate::sampler::{self, Sampler};
 use crate::threads::Threads;
 use crate::vm::sys::{Capability, JvmtiCapabilities, JvmtiExtensionFunction};
 use crate::vm::{jthread, Jni, Jvmti, JvmtiEvent};
-use crate::{clock, control, entry, log, profile, snapshot};
+use crate::{clock, control, coverage, entry, log, profile, snapshot};
 use jni_sys::JavaVM;
 use parking_lot::Mutex;
 use std::path::PathBuf;
@@ -353,7 +353,7 @@ impl Agent {
                     format!("enabling the class-file hook: {}", self.jvmti.error_name(e))
                 })?;
             self.instrumenter
-                .start(self.jvmti, jni, s.options.scope.clone())?;
+                .start(self.jvmti, jni, s.options.scope.clone(), s.options.modes())?;
         }
         if s.options.profile {
             profile::start();
@@ -498,7 +498,7 @@ impl Agent {
         if dumps.vm_dead {
             return Err("the JVM is shutting down; its last snapshot is written".into());
         }
-        let (template, sampler, window, profiling) = {
+        let (template, sampler, window, modes) = {
             let session = self.session.lock();
             let s = session
                 .as_ref()
@@ -508,7 +508,7 @@ impl Agent {
                 file.unwrap_or(&s.options.file).to_owned(),
                 s.sampler.clone(),
                 (s.started_ns, end),
-                s.options.profile,
+                s.options.modes(),
             )
         };
         let number = dumps.written + 1;
@@ -517,13 +517,17 @@ impl Agent {
         let refs = self.threads.count() as i32 * 3 + 64;
         jni.with_local_frame(refs, || self.threads.refresh_live(self.jvmti, jni));
         let records = self.threads.records();
+        let coverage = modes.coverage.then(|| coverage::counts(jni));
         let result = snapshot::write_document(&path, |w| {
             if let Some(s) = &sampler {
                 s.with_data(|d| sampler::write_section(w, d, &records, window))?;
             }
-            if profiling {
+            if modes.profile {
                 let methods = self.instrumenter.registry.snapshot();
                 profile::write_section(w, &profile::threads(), &methods, &records)?;
+            }
+            if let Some(c) = &coverage {
+                coverage::write_section(w, c)?;
             }
             Ok(())
         });
@@ -549,10 +553,13 @@ fn describe(s: &Session) -> String {
     if let Some(sampler) = &s.sampler {
         parts.push(format!("{} samples", sampler.samples()));
     }
-    if let (true, Some(a)) = (o.profile, get()) {
+    if let (true, Some(a)) = (o.instruments(), get()) {
         let i = &a.instrumenter;
+        let modes = [(o.profile, "profile"), (o.coverage, "coverage")];
+        let names: Vec<&str> = modes.iter().filter(|m| m.0).map(|m| m.1).collect();
         parts.push(format!(
-            "profile: {} classes, {} methods instrumented, {} refused",
+            "{}: {} classes, {} methods instrumented, {} refused",
+            names.join("+"),
             i.classes.load(std::sync::atomic::Ordering::Relaxed),
             i.methods.load(std::sync::atomic::Ordering::Relaxed),
             i.refused.load(std::sync::atomic::Ordering::Relaxed)

@@ -2,12 +2,13 @@
 //!
 //! Layout: `entry` holds every function the VM calls (thin, each behind the
 //! panic guard); `agent` the lifecycle; `vm` every raw JVMTI/JNI call; one
-//! module per profiling mode (`sampler`, `profile`), `instrument` rewrites classes for
+//! module per profiling mode (`sampler`, `profile`, `coverage`), `instrument` rewrites classes for
 //! the instrumenting modes; `snapshot` writes the XML.
 
 mod agent;
 mod clock;
 mod control;
+mod coverage;
 mod entry;
 mod instrument;
 mod log;

@@ -44,6 +44,11 @@ const OPTIONS: &[(&str, &str, &str)] = &[
         "instrumented method timing: exact call counts and times per call path (the <profile> section)",
     ),
     (
+        "coverage",
+        "",
+        "per-line execution counts of the classes in scope (the <coverage> section)",
+    ),
+    (
         "include=GLOB",
         "all but the JDK's classes",
         "classes to instrument (repeatable; * and ? wildcards, e.g. com.acme.*; include=* takes the JDK too)",
@@ -88,6 +93,7 @@ fn allowed(command: Command, key: &str) -> bool {
             key,
             "sampling"
                 | "profile"
+                | "coverage"
                 | "include"
                 | "exclude"
                 | "file"
@@ -142,6 +148,7 @@ pub struct Options {
     pub command: Command,
     pub sampling: bool,
     pub profile: bool,
+    pub coverage: bool,
     /// Which classes the instrumenting modes rewrite.
     pub scope: Scope,
     /// Snapshot path template (placeholders not yet expanded).
@@ -164,6 +171,7 @@ impl Default for Options {
             command: Command::Start,
             sampling: false,
             profile: false,
+            coverage: false,
             scope: Scope::default(),
             file: DEFAULT_FILE.to_owned(),
             file_given: false,
@@ -226,6 +234,7 @@ impl Options {
             match key {
                 "sampling" => o.sampling = flag(key, value)?,
                 "profile" => o.profile = flag(key, value)?,
+                "coverage" => o.coverage = flag(key, value)?,
                 "include" | "exclude" => {
                     let v = required(key, value)?;
                     let glob = Glob::new(v)
@@ -261,7 +270,7 @@ impl Options {
         }
         // Starting with no mode named: sample. `help` alone only prints the table.
         let help_only = o.help && seen.iter().all(|k| matches!(*k, "help" | "reply"));
-        let mode_named = o.sampling || o.profile;
+        let mode_named = o.any_mode();
         if o.command == Command::Start && !(mode_named || help_only) {
             o.sampling = true;
         }
@@ -270,12 +279,20 @@ impl Options {
 
     /// Is any profiling mode on?
     pub fn any_mode(&self) -> bool {
-        self.sampling || self.profile
+        self.sampling || self.instruments()
     }
 
     /// Does a mode rewrite classes (so the agent needs the class-file hook)?
     pub fn instruments(&self) -> bool {
-        self.profile
+        self.profile || self.coverage
+    }
+
+    /// The probes the instrumenting modes want.
+    pub fn modes(&self) -> crate::instrument::Modes {
+        crate::instrument::Modes {
+            profile: self.profile,
+            coverage: self.coverage,
+        }
     }
 
     /// The table `help` prints.
@@ -455,6 +472,15 @@ mod tests {
         let e = parse("dump,include=x.*").unwrap_err().0;
         assert!(e.contains("does not apply"), "{e}");
         assert!(parse("profile,profile").is_err());
+        let c = parse("coverage,include=com.acme.*").unwrap();
+        assert!(c.coverage && !c.sampling && !c.profile && c.instruments());
+        assert_eq!(
+            c.modes(),
+            crate::instrument::Modes {
+                profile: false,
+                coverage: true
+            }
+        );
     }
 
     #[test]

@@ -6,16 +6,16 @@
 
 pub mod probe_class;
 pub mod registry;
+mod rewrite;
 pub mod scope;
 
+pub use rewrite::Modes;
+
 use crate::vm::{Jni, Jvmti};
-use crate::{log, profile};
+use crate::{coverage, log, profile};
 use jni_sys::{jclass, jobject};
 use parking_lot::Mutex;
-use profrj_bytecode::code::Insn;
-use profrj_bytecode::edit::{edit_method, Edit};
-use profrj_bytecode::{parse_class, write_class};
-use registry::{MethodInfo, Registry};
+use registry::Registry;
 use scope::Scope;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::*};
 use std::sync::OnceLock;
@@ -23,6 +23,7 @@ use std::sync::OnceLock;
 #[derive(Default)]
 pub struct Instrumenter {
     scope: Mutex<Scope>,
+    modes: Mutex<Modes>,
     pub registry: Registry,
     /// Set once the probe class is defined: only then may code call it.
     ready: AtomicBool,
@@ -37,8 +38,9 @@ pub struct Instrumenter {
 impl Instrumenter {
     /// Defines the probe class (once), then starts rewriting classes in
     /// `scope`, including those already loaded.
-    pub fn start(&self, jvmti: Jvmti, jni: &Jni, scope: Scope) -> Result<(), String> {
+    pub fn start(&self, jvmti: Jvmti, jni: &Jni, scope: Scope, modes: Modes) -> Result<(), String> {
         *self.scope.lock() = scope;
+        *self.modes.lock() = modes;
         self.prepared
             .get_or_init(|| self.prepare(jvmti, jni))
             .clone()?;
@@ -48,7 +50,8 @@ impl Instrumenter {
     }
 
     fn prepare(&self, jvmti: Jvmti, jni: &Jni) -> Result<(), String> {
-        let natives = profile::natives();
+        let mut natives = profile::natives().to_vec();
+        natives.extend(coverage::natives());
         let sigs: Vec<(&str, &str)> = natives.iter().map(|n| (n.0, n.1)).collect();
         let bytes = probe_class::class_bytes(&sigs);
         let class = jni
@@ -122,72 +125,25 @@ impl Instrumenter {
         }
     }
 
-    /// Rewrites every method with code; a method the editor refuses stays as
-    /// it was (reported once per class). `Ok(None)`: nothing to change.
+    /// Rewrites a class for the modes on; a method the editor refuses stays
+    /// as it was (reported once per class). `Ok(None)`: nothing to change.
     fn rewrite(&self, name: &str, bytes: &[u8]) -> Result<Option<Vec<u8>>, String> {
-        let mut class = parse_class(bytes).map_err(|e| e.to_string())?;
-        // Each probe needs a few constants; stay clear of the 65,535 limit.
-        if class.constant_pool.count() > 65_000 {
-            return Err("its constant pool is nearly full".into());
-        }
-        let cp = &mut class.constant_pool;
-        let refs = [
-            cp.add_method_ref(probe_class::CLASS, "enter", "(I)V"),
-            cp.add_method_ref(probe_class::CLASS, "exit", "(I)V"),
-            cp.add_method_ref(probe_class::CLASS, "unwind", "(I)V"),
-        ];
-        let mut edited = 0;
-        let mut refusals = Vec::new();
-        for i in 0..class.methods.len() {
-            let m = &class.methods[i];
-            let cp = &class.constant_pool;
-            let has_code = m
-                .attributes
-                .iter()
-                .any(|a| cp.utf8(a.name_index) == Some(b"Code"));
-            if !has_code {
-                continue;
-            }
-            let info = MethodInfo {
-                class: name.to_owned(),
-                name: cp.text(m.name_index).unwrap_or_default(),
-                descriptor: cp.text(m.descriptor_index).unwrap_or_default(),
-            };
-            let label = format!("{}{}", info.name, info.descriptor);
-            let id = self.registry.id(info);
-            let push = push_int(&mut class.constant_pool, id);
-            let call = |r: u16| {
-                let mut seq = push.clone();
-                seq.push(Insn::plain(0xb8, &r.to_be_bytes())); // invokestatic
-                seq
-            };
-            let edit = Edit {
-                entry: call(refs[0]),
-                before_returns: call(refs[1]),
-                catch_all: Some(call(refs[2])),
-                extra_stack: 1,
-                ..Default::default()
-            };
-            match edit_method(&mut class, i, &edit) {
-                Ok(()) => edited += 1,
-                Err(e) => refusals.push(format!("{label}: {e}")),
-            }
-        }
-        self.methods.fetch_add(edited, Relaxed);
-        if !refusals.is_empty() {
-            self.refused.fetch_add(refusals.len(), Relaxed);
+        let modes = *self.modes.lock();
+        let out = rewrite::rewrite(name, bytes, modes, &self.registry)?;
+        self.methods.fetch_add(out.edited, Relaxed);
+        if !out.refused.is_empty() {
+            self.refused.fetch_add(out.refused.len(), Relaxed);
             log::warn(&format!(
-                "{}: {} method(s) left unprofiled: {}",
+                "{}: {} method(s) left uninstrumented: {}",
                 name.replace('/', "."),
-                refusals.len(),
-                refusals.join("; ")
+                out.refused.len(),
+                out.refused.join("; ")
             ));
         }
-        if edited == 0 {
-            return Ok(None);
+        if out.bytes.is_some() {
+            self.classes.fetch_add(1, Relaxed);
         }
-        self.classes.fetch_add(1, Relaxed);
-        Ok(Some(write_class(&class)))
+        Ok(out.bytes)
     }
 
     /// Retransforms the loaded classes in scope (profiling that starts after
@@ -235,16 +191,5 @@ impl Instrumenter {
         for c in chosen {
             jni.delete_local_ref(c);
         }
-    }
-}
-
-/// Pushes `value`: `sipush` when it fits, else `ldc_w` of a new constant.
-fn push_int(cp: &mut profrj_bytecode::ConstantPool<'_>, value: u32) -> Vec<Insn> {
-    match i16::try_from(value) {
-        Ok(v) => vec![Insn::plain(0x11, &v.to_be_bytes())],
-        Err(_) => vec![Insn::plain(
-            0x13,
-            &cp.add_integer(value as i32).to_be_bytes(),
-        )],
     }
 }

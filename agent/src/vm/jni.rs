@@ -326,4 +326,100 @@ impl Jni {
         // SAFETY: valid env; both are live references or null.
         unsafe { (jni_fn!(self, IsSameObject))(self.env, a, b) != 0 }
     }
+
+    /// A new `long[len]`, zeroed.
+    pub fn new_long_array(&self, len: usize) -> Result<jobject, JavaException> {
+        let len = jni_sys::jsize::try_from(len)
+            .map_err(|_| JavaException(format!("long[{len}] is too large")))?;
+        // SAFETY: valid env; a non-negative length.
+        let a = unsafe { (jni_fn!(self, NewLongArray))(self.env, len) };
+        self.check_exception("allocating a long[]")?;
+        if a.is_null() {
+            return Err(JavaException("allocating a long[] returned null".into()));
+        }
+        Ok(a)
+    }
+
+    /// Copies a `long[]` into `out` (which must not be longer than the array).
+    pub fn long_array_region(&self, array: jobject, out: &mut [i64]) -> Result<(), JavaException> {
+        // SAFETY: valid env; `array` is a live long[] reference of at least
+        // `out.len()` elements (checked by the VM, which raises otherwise).
+        unsafe {
+            (jni_fn!(self, GetLongArrayRegion))(
+                self.env,
+                array,
+                0,
+                out.len() as jni_sys::jsize,
+                out.as_mut_ptr(),
+            )
+        };
+        self.check_exception("reading a long[]")
+    }
+
+    /// A new `Object[len]`-like array of `element_class`, filled from `items`
+    /// (null where `None`).
+    pub fn new_object_array(
+        &self,
+        element_class: jclass,
+        len: usize,
+        items: impl Iterator<Item = (usize, jobject)>,
+    ) -> Result<jobject, JavaException> {
+        let len = jni_sys::jsize::try_from(len)
+            .map_err(|_| JavaException(format!("array of {len} is too large")))?;
+        // SAFETY: valid env and class; a non-negative length.
+        let a = unsafe {
+            (jni_fn!(self, NewObjectArray))(self.env, len, element_class, std::ptr::null_mut())
+        };
+        self.check_exception("allocating an array")?;
+        if a.is_null() {
+            return Err(JavaException("allocating an array returned null".into()));
+        }
+        for (i, item) in items {
+            self.set_object_array_element(a, i, item)?;
+        }
+        Ok(a)
+    }
+
+    /// `array[index] = item`.
+    pub fn set_object_array_element(
+        &self,
+        array: jobject,
+        index: usize,
+        item: jobject,
+    ) -> Result<(), JavaException> {
+        // SAFETY: valid env; `array` a live object array, `item` a live
+        // reference or null (the VM checks index and type, raising otherwise).
+        unsafe {
+            (jni_fn!(self, SetObjectArrayElement))(self.env, array, index as jni_sys::jsize, item)
+        };
+        self.check_exception("storing into an array")
+    }
+
+    /// A new local reference to `obj` (e.g. a global one, to return to Java).
+    pub fn new_local_ref(&self, obj: jobject) -> jobject {
+        // SAFETY: valid env; `obj` is a live reference or null.
+        unsafe { (jni_fn!(self, NewLocalRef))(self.env, obj) }
+    }
+
+    /// Sets static field `name` of type `sig` of `class` to `value`.
+    pub fn set_static_object_field(
+        &self,
+        class: jclass,
+        name: &str,
+        sig: &str,
+        value: jobject,
+    ) -> Result<(), JavaException> {
+        let n = CString::new(name).map_err(|_| JavaException(name.into()))?;
+        let s = CString::new(sig).map_err(|_| JavaException(sig.into()))?;
+        // SAFETY: valid env and class; strings are NUL-terminated.
+        let id =
+            unsafe { (jni_fn!(self, GetStaticFieldID))(self.env, class, n.as_ptr(), s.as_ptr()) };
+        self.check_exception(&format!("looking up field {name}"))?;
+        if id.is_null() {
+            return Err(JavaException(format!("field {name} not found")));
+        }
+        // SAFETY: `id` is a static field of `class` whose type `value` has.
+        unsafe { (jni_fn!(self, SetStaticObjectField))(self.env, class, id, value) };
+        self.check_exception(&format!("setting field {name}"))
+    }
 }

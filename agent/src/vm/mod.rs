@@ -7,7 +7,7 @@ mod jvmti;
 pub mod sys;
 
 pub use guard::{guard, install_panic_hook};
-pub use jni::Jni;
+pub use jni::{JavaException, Jni};
 pub use jvmti::Jvmti;
 pub use sys::{jthread, JvmtiEvent};
 

@@ -12,11 +12,15 @@
 //! with a reason and left as it was: never an invalid class.
 
 mod ctor;
+mod lines;
 mod points;
 
+pub use lines::{line_probes, LineProbes};
 pub use points::probe_everywhere;
 
-use crate::code::{decode_code, decode_frames, encode_code, encode_frames, initial_locals, Insn};
+use crate::code::{
+    decode_code, decode_frames, encode_code, encode_frames, initial_locals, Insn, VType,
+};
 use crate::{Attribute, ClassFile};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -35,6 +39,44 @@ pub struct Edit {
     pub catch_all: Option<Vec<Insn>>,
     /// Operand-stack slots the inserted code needs on top of what is there.
     pub extra_stack: u16,
+    /// A local variable of the edit's own, past the method's locals, which
+    /// `entry` stores and inserted code may load anywhere: every frame of the
+    /// StackMapTable gets it.
+    pub new_local: Option<NewLocal>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NewLocal {
+    /// At least the method's `max_locals` (see [`LineProbes::max_locals`]).
+    pub slot: u16,
+    /// Not Top, Uninitialized or UninitializedThis.
+    pub vtype: VType,
+}
+
+impl NewLocal {
+    fn slots(&self) -> u16 {
+        match self.vtype {
+            VType::Long | VType::Double => 2,
+            _ => 1,
+        }
+    }
+
+    /// Appends this local to a frame's locals, with Top in the slots between.
+    fn add_to(&self, locals: &mut Vec<VType>) -> Result<(), EditError> {
+        let used: usize = locals
+            .iter()
+            .map(|t| 1 + matches!(t, VType::Long | VType::Double) as usize)
+            .sum();
+        if used > self.slot as usize {
+            return err(format!(
+                "a frame uses local {} which the edit claims",
+                self.slot
+            ));
+        }
+        locals.resize(locals.len() + self.slot as usize - used, VType::Top);
+        locals.push(self.vtype);
+        Ok(())
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -128,6 +170,18 @@ pub fn edit_method(class: &mut ClassFile<'_>, index: usize, edit: &Edit) -> Resu
     new.insns = insns;
     new.labels = code.labels.iter().map(|&l| target[l as usize]).collect();
     new.max_stack = code.max_stack.saturating_add(edit.extra_stack);
+    if let Some(l) = &edit.new_local {
+        if l.slot < code.max_locals {
+            return err(format!(
+                "new local {} overlaps the method's {} locals",
+                l.slot, code.max_locals
+            ));
+        }
+        new.max_locals = l
+            .slot
+            .checked_add(l.slots())
+            .ok_or_else(|| EditError("too many locals".into()))?;
+    }
     if let Some(h) = handler_at {
         for (start, end, before_super) in ctor::covered(parts.as_deref(), &target, &at) {
             let handler = if before_super {
@@ -175,6 +229,9 @@ pub fn edit_method(class: &mut ClassFile<'_>, index: usize, edit: &Edit) -> Resu
                 let mut frames = decode_frames(&a.data, &initial, &old_index)
                     .map_err(|e| EditError(e.to_string()))?;
                 for f in &mut frames {
+                    if let Some(l) = &edit.new_local {
+                        l.add_to(&mut f.locals)?;
+                    }
                     f.at = target[f.at as usize];
                     for t in f.locals.iter_mut().chain(f.stack.iter_mut()) {
                         if let crate::code::VType::Uninitialized(i) = t {

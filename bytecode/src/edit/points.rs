@@ -40,5 +40,6 @@ pub fn probe_everywhere(
         before_returns: probe.to_vec(),
         catch_all: Some(probe.to_vec()),
         extra_stack,
+        new_local: None,
     })
 }

@@ -1,0 +1,211 @@
+//! `coverage` mode: how many times each source line ran, per method.
+//!
+//! Each instrumented method gets a `long[]` of counters the agent owns:
+//! slot 0 counts calls, each further slot one entry point of the method's
+//! LineNumberTable (see `profrj_bytecode::edit::line_probes`). At entry the
+//! method fetches its array once (`Probe.cov(id)`, a few loads once the JIT
+//! has inlined it) into a local of its own; each line entry point is then
+//! plain bytecode, `counters[k]++`, as JaCoCo's probes are (with counts
+//! instead of booleans). Arrays are allocated on a method's first call, so
+//! classes that never run cost nothing but their registration.
+//!
+//! Increments are not atomic: two threads running the same line at the
+//! same instant on two cores can lose one increment (a count is then low,
+//! never zero for a line that ran). Atomic increments would cost a locked
+//! instruction per line.
+
+mod section;
+
+pub use section::write_section;
+
+use crate::instrument::probe_class;
+use crate::vm::{JavaException, Jni};
+use jni_sys::{jclass, jint, jobject, JNIEnv};
+use parking_lot::Mutex;
+use std::collections::HashMap;
+
+/// The natives of the probe class this mode needs, for RegisterNatives.
+pub fn natives() -> [(&'static str, &'static str, *mut std::ffi::c_void); 1] {
+    [(
+        probe_class::COUNTERS_SLOW,
+        probe_class::COUNTERS_METHOD.1,
+        counters_slow as *mut _,
+    )]
+}
+
+/// One instrumented method as the snapshot shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct MethodLines {
+    /// Internal class name.
+    pub class: String,
+    pub name: String,
+    pub descriptor: String,
+    /// Source line of each counter slot after slot 0, in slot order.
+    pub lines: Vec<u16>,
+}
+
+/// A class in scope, listed even if it never runs.
+#[derive(Debug, Clone, Default)]
+pub struct ClassLines {
+    pub source: Option<String>,
+    /// Coverage ids of its methods, in class-file order.
+    pub methods: Vec<u32>,
+}
+
+#[derive(Default)]
+struct State {
+    methods: Vec<MethodLines>,
+    ids: HashMap<MethodLines, u32>,
+    /// By internal name; a class loaded again (another loader, retransform)
+    /// keeps its entry and gains the ids it did not have.
+    classes: HashMap<String, ClassLines>,
+    /// Global references to each method's counters, by id, once allocated.
+    arrays: Vec<Option<usize>>,
+    /// Global reference to the `long[][]` last published in `Probe.COV`.
+    published: Option<(usize, usize)>,
+}
+
+static STATE: Mutex<Option<State>> = Mutex::new(None);
+
+/// The id of a method's counter layout, which its code passes to
+/// `Probe.cov`: the same layout (a class retransformed, or loaded again by
+/// another loader) gets the same id and so the same counters.
+pub fn method_id(m: MethodLines) -> u32 {
+    let mut guard = STATE.lock();
+    let st = guard.get_or_insert_with(State::default);
+    if let Some(&id) = st.ids.get(&m) {
+        return id;
+    }
+    let id = st.methods.len() as u32;
+    st.methods.push(m.clone());
+    st.ids.insert(m, id);
+    id
+}
+
+/// Lists a class (internal name) with the ids of its instrumented methods,
+/// so it appears in the snapshot even if it never runs.
+pub fn add_class(class: &str, source: Option<String>, ids: &[u32]) {
+    let mut guard = STATE.lock();
+    let st = guard.get_or_insert_with(State::default);
+    let entry = st.classes.entry(class.to_owned()).or_default();
+    if entry.source.is_none() {
+        entry.source = source;
+    }
+    for &id in ids {
+        if !entry.methods.contains(&id) {
+            entry.methods.push(id);
+        }
+    }
+}
+
+/// What a dump writes: classes by name, their methods and counts (`None`
+/// for a method never called, so its array was never made).
+pub struct Counts {
+    pub classes: Vec<(String, ClassLines)>,
+    pub methods: Vec<MethodLines>,
+    pub counts: Vec<Option<Vec<i64>>>,
+}
+
+/// Reads every counter array (on the dumping thread).
+pub fn counts(jni: &Jni) -> Counts {
+    let guard = STATE.lock();
+    let Some(st) = guard.as_ref() else {
+        return Counts {
+            classes: Vec::new(),
+            methods: Vec::new(),
+            counts: Vec::new(),
+        };
+    };
+    let counts = st
+        .methods
+        .iter()
+        .enumerate()
+        .map(|(id, m)| {
+            let array = (*st.arrays.get(id)?)? as jobject;
+            let mut out = vec![0i64; m.lines.len() + 1];
+            jni.long_array_region(array, &mut out).ok()?;
+            Some(out)
+        })
+        .collect();
+    let mut classes: Vec<(String, ClassLines)> = st
+        .classes
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    classes.sort_by(|a, b| a.0.cmp(&b.0));
+    Counts {
+        classes,
+        methods: st.methods.clone(),
+        counts,
+    }
+}
+
+/// `Probe.covSlow(int)`: the counter array of method `id`, made on first
+/// use and published in `Probe.COV` so later calls find it in Java.
+extern "system" fn counters_slow(env: *mut JNIEnv, probe: jclass, id: jint) -> jobject {
+    crate::vm::guard("coverage counters", std::ptr::null_mut(), || {
+        let jni = Jni::from_raw(env);
+        match array_for(&jni, probe, id as u32) {
+            Ok(a) => jni.new_local_ref(a),
+            Err(e) => {
+                crate::log::error_once(
+                    "coverage counters",
+                    &format!("coverage: cannot make a counter array: {}", e.0),
+                );
+                std::ptr::null_mut()
+            }
+        }
+    })
+}
+
+fn array_for(jni: &Jni, probe: jclass, id: u32) -> Result<jobject, JavaException> {
+    let mut guard = STATE.lock();
+    let st = guard
+        .as_mut()
+        .ok_or_else(|| JavaException("no class registered".into()))?;
+    let len = match st.methods.get(id as usize) {
+        Some(m) => m.lines.len() + 1,
+        None => return Err(JavaException(format!("unknown method id {id}"))),
+    };
+    if let Some(Some(a)) = st.arrays.get(id as usize) {
+        return Ok(*a as jobject);
+    }
+    let local = jni.new_long_array(len)?;
+    let global = jni.new_global_ref(local);
+    jni.delete_local_ref(local);
+    if st.arrays.len() <= id as usize {
+        st.arrays.resize(id as usize + 1, None);
+    }
+    st.arrays[id as usize] = Some(global as usize);
+    publish(jni, probe, st, id as usize)?;
+    Ok(global)
+}
+
+/// Makes `Probe.COV[id]` the array of `id`, growing `COV` (a new, larger
+/// array holding every array made so far) when it is too short.
+fn publish(jni: &Jni, probe: jclass, st: &mut State, id: usize) -> Result<(), JavaException> {
+    let array = st.arrays[id].unwrap_or(0) as jobject;
+    if let Some((published, capacity)) = st.published {
+        if id < capacity {
+            return jni.set_object_array_element(published as jobject, id, array);
+        }
+    }
+    let capacity = (id + 1).max(st.published.map_or(0, |p| p.1) * 2).max(1024);
+    let element = jni.find_class("[J")?;
+    let items = st
+        .arrays
+        .iter()
+        .enumerate()
+        .filter_map(|(i, a)| Some((i, (*a)? as jobject)));
+    let table = jni.new_object_array(element, capacity, items);
+    jni.delete_local_ref(element);
+    let table = table?;
+    let (name, sig) = probe_class::COUNTERS_FIELD;
+    jni.set_static_object_field(probe, name, sig, table)?;
+    let global = jni.new_global_ref(table);
+    jni.delete_local_ref(table);
+    // The table published before stays reachable from threads that read
+    // it already; its global reference is dropped with the agent (never).
+    st.published = Some((global as usize, capacity));
+    Ok(())
+}

@@ -1,0 +1,86 @@
+//! The `<coverage>` section: per class (by name), per method, the calls and
+//! one footprint per source line from the method's first line to its last:
+//! -1 no code on that line, 0 code never reached, n times it ran.
+
+use super::{Counts, MethodLines};
+use crate::snapshot::XmlWriter;
+use quick_xml::events::{BytesEnd, BytesStart, BytesText, Event};
+use std::fmt::Write as _;
+use std::io;
+
+pub fn write_section(w: &mut XmlWriter, c: &Counts) -> io::Result<()> {
+    w.write_event(Event::Start(BytesStart::new("coverage")))?;
+    for (name, class) in &c.classes {
+        let mut el = BytesStart::new("class");
+        el.push_attribute(("name", name.replace('/', ".").as_str()));
+        if let Some(source) = &class.source {
+            el.push_attribute(("source", source.as_str()));
+        }
+        w.write_event(Event::Start(el))?;
+        for &id in &class.methods {
+            let m = &c.methods[id as usize];
+            let counts = c.counts.get(id as usize).and_then(Option::as_ref);
+            let (first, prints) = footprints(m, counts.map(Vec::as_slice));
+            let mut el = BytesStart::new("method");
+            el.push_attribute(("name", m.name.as_str()));
+            el.push_attribute(("signature", m.descriptor.as_str()));
+            el.push_attribute(("firstline", first.to_string().as_str()));
+            let calls = counts.and_then(|c| c.first()).copied().unwrap_or(0);
+            el.push_attribute(("count", calls.to_string().as_str()));
+            w.write_event(Event::Start(el))?;
+            w.write_event(Event::Start(BytesStart::new("footprints")))?;
+            w.write_event(Event::Text(BytesText::new(&prints)))?;
+            w.write_event(Event::End(BytesEnd::new("footprints")))?;
+            w.write_event(Event::End(BytesEnd::new("method")))?;
+        }
+        w.write_event(Event::End(BytesEnd::new("class")))?;
+    }
+    w.write_event(Event::End(BytesEnd::new("coverage")))?;
+    Ok(())
+}
+
+/// The first line and the footprints text (`-1` for a method without line
+/// numbers, with no footprints). `counts`: slot 0 calls, then one per line
+/// slot; `None` when the method never ran.
+pub fn footprints(m: &MethodLines, counts: Option<&[i64]>) -> (i64, String) {
+    let (Some(&first), Some(&last)) = (m.lines.iter().min(), m.lines.iter().max()) else {
+        return (-1, String::new());
+    };
+    let mut per_line: Vec<i64> = vec![-1; (last - first) as usize + 1];
+    for (slot, &line) in m.lines.iter().enumerate() {
+        let n = counts.and_then(|c| c.get(slot + 1)).copied().unwrap_or(0);
+        let cell = &mut per_line[(line - first) as usize];
+        *cell = (*cell).max(0) + n;
+    }
+    let mut out = String::with_capacity(per_line.len() * 3);
+    for n in per_line {
+        let _ = write!(out, "{n} ");
+    }
+    (first as i64, out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn m(lines: &[u16]) -> MethodLines {
+        MethodLines {
+            class: "A".into(),
+            name: "f".into(),
+            descriptor: "()V".into(),
+            lines: lines.to_vec(),
+        }
+    }
+
+    #[test]
+    fn lines_sum_their_entry_points_and_gaps_are_minus_one() {
+        // A loop header at line 10 entered twice (init, increment), body at 11.
+        let lines = m(&[10, 11, 10, 13]);
+        assert_eq!(
+            footprints(&lines, Some(&[5, 5, 5000, 5000, 5])),
+            (10, "5005 5000 -1 5 ".into())
+        );
+        assert_eq!(footprints(&lines, None), (10, "0 0 -1 0 ".into()));
+        assert_eq!(footprints(&m(&[]), Some(&[3])), (-1, String::new()));
+    }
+}

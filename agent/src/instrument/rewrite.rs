@@ -1,0 +1,222 @@
+//! One class through the rewriter: each method with code gets the probes of
+//! every instrumenting mode that is on, in one edit. A method the editor
+//! refuses stays as it was; the caller reports it.
+
+use super::probe_class;
+use super::registry::{MethodInfo, Registry};
+use crate::coverage::{self, MethodLines};
+use profrj_bytecode::code::{Insn, VType};
+use profrj_bytecode::edit::{edit_method, line_probes, Edit, NewLocal};
+use profrj_bytecode::{parse_class, write_class, ClassFile, ConstantPool};
+
+/// Which probes go in.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Modes {
+    pub profile: bool,
+    pub coverage: bool,
+}
+
+/// What became of one class.
+pub struct Rewritten {
+    /// New bytes, or `None` when no method was changed.
+    pub bytes: Option<Vec<u8>>,
+    pub edited: usize,
+    /// `name(descriptor): reason` for each method left as it was.
+    pub refused: Vec<String>,
+}
+
+/// Constant-pool entries the probes use, added once per class.
+struct Refs {
+    enter: u16,
+    exit: u16,
+    unwind: u16,
+    counters: u16,
+    long_array: u16,
+}
+
+impl Refs {
+    fn add(cp: &mut ConstantPool<'_>, modes: Modes) -> Self {
+        let mut r = Refs {
+            enter: 0,
+            exit: 0,
+            unwind: 0,
+            counters: 0,
+            long_array: 0,
+        };
+        if modes.profile {
+            r.enter = cp.add_method_ref(probe_class::CLASS, "enter", "(I)V");
+            r.exit = cp.add_method_ref(probe_class::CLASS, "exit", "(I)V");
+            r.unwind = cp.add_method_ref(probe_class::CLASS, "unwind", "(I)V");
+        }
+        if modes.coverage {
+            let (name, desc) = probe_class::COUNTERS_METHOD;
+            r.counters = cp.add_method_ref(probe_class::CLASS, name, desc);
+            r.long_array = cp.class_index("[J");
+        }
+        r
+    }
+}
+
+/// Rewrites class `name` (internal form) for `modes`.
+pub fn rewrite(
+    name: &str,
+    bytes: &[u8],
+    modes: Modes,
+    registry: &Registry,
+) -> Result<Rewritten, String> {
+    let mut class = parse_class(bytes).map_err(|e| e.to_string())?;
+    // Each probe needs a few constants; stay clear of the 65,535 limit.
+    if class.constant_pool.count() > 65_000 {
+        return Err("its constant pool is nearly full".into());
+    }
+    let refs = Refs::add(&mut class.constant_pool, modes);
+    let mut out = Rewritten {
+        bytes: None,
+        edited: 0,
+        refused: Vec::new(),
+    };
+    let mut covered = Vec::new();
+    for i in 0..class.methods.len() {
+        let m = &class.methods[i];
+        let cp = &class.constant_pool;
+        if !m
+            .attributes
+            .iter()
+            .any(|a| cp.utf8(a.name_index) == Some(b"Code"))
+        {
+            continue;
+        }
+        let info = MethodInfo {
+            class: name.to_owned(),
+            name: cp.text(m.name_index).unwrap_or_default(),
+            descriptor: cp.text(m.descriptor_index).unwrap_or_default(),
+        };
+        let label = format!("{}{}", info.name, info.descriptor);
+        let mut edit = Edit::default();
+        if modes.profile {
+            let id = registry.id(info.clone());
+            add_profile(&mut edit, &mut class.constant_pool, &refs, id);
+        }
+        let mut coverage_id = None;
+        if modes.coverage {
+            let Some(lines) = line_probes(&class, i) else {
+                out.refused.push(format!("{label}: code does not decode"));
+                continue;
+            };
+            let layout = MethodLines {
+                class: info.class,
+                name: info.name,
+                descriptor: info.descriptor,
+                lines: lines.points.iter().map(|p| p.1).collect(),
+            };
+            let id = coverage::method_id(layout);
+            let points: Vec<u32> = lines.points.iter().map(|p| p.0).collect();
+            let cp = &mut class.constant_pool;
+            add_coverage(&mut edit, cp, &refs, id, lines.max_locals, &points);
+            coverage_id = Some(id);
+        }
+        match edit_method(&mut class, i, &edit) {
+            Ok(()) => {
+                out.edited += 1;
+                covered.extend(coverage_id);
+            }
+            Err(e) => out.refused.push(format!("{label}: {e}")),
+        }
+    }
+    if modes.coverage {
+        coverage::add_class(name, source_file(&class), &covered);
+    }
+    if out.edited > 0 {
+        out.bytes = Some(write_class(&class));
+    }
+    Ok(out)
+}
+
+/// `Probe.enter(id)` at entry, `exit(id)` before returns, `unwind(id)` on
+/// the way out of an exception.
+fn add_profile(edit: &mut Edit, cp: &mut ConstantPool<'_>, refs: &Refs, id: u32) {
+    let push = push_int(cp, id as i64);
+    let call = |r: u16| {
+        let mut seq = push.clone();
+        seq.push(Insn::plain(0xb8, &r.to_be_bytes())); // invokestatic
+        seq
+    };
+    edit.entry.extend(call(refs.enter));
+    edit.before_returns.extend(call(refs.exit));
+    edit.catch_all = Some(call(refs.unwind));
+    edit.extra_stack = edit.extra_stack.max(1);
+}
+
+/// At entry `long[] c = Probe.cov(id); c[0]++;`, and `c[k]++` at the k-th
+/// line entry point (instruction indices in `points`).
+fn add_coverage(
+    edit: &mut Edit,
+    cp: &mut ConstantPool<'_>,
+    refs: &Refs,
+    id: u32,
+    slot: u16,
+    points: &[u32],
+) {
+    let mut entry = push_int(cp, id as i64);
+    entry.push(Insn::plain(0xb8, &refs.counters.to_be_bytes())); // invokestatic cov
+    entry.push(Insn::plain(0x59, &[])); // dup
+    entry.push(local(0x3a, 0x4b, slot)); // astore
+    entry.extend(increment(cp, 0));
+    // Coverage first: the counters count the call even if a later probe throws.
+    edit.entry.splice(0..0, entry);
+    for (k, &ix) in points.iter().enumerate() {
+        let seq = edit.before.entry(ix).or_default();
+        seq.push(local(0x19, 0x2a, slot)); // aload
+        seq.extend(increment(cp, k as i64 + 1));
+    }
+    edit.new_local = Some(NewLocal {
+        slot,
+        vtype: VType::Object(refs.long_array),
+    });
+    // array, index, array, index, long: 6 slots at the deepest.
+    edit.extra_stack = edit.extra_stack.max(6);
+}
+
+/// `c[k]++` with the array `c` on the stack: `push k; dup2; laload; lconst_1;
+/// ladd; lastore`.
+fn increment(cp: &mut ConstantPool<'_>, k: i64) -> Vec<Insn> {
+    let mut seq = push_int(cp, k);
+    for op in [0x5c, 0x2f, 0x0a, 0x61, 0x50] {
+        seq.push(Insn::plain(op, &[]));
+    }
+    seq
+}
+
+/// A load or store of local `slot`: the one-byte form (`short` + slot) for
+/// 0–3, the one-operand form up to 255, `wide` beyond.
+fn local(op: u8, short: u8, slot: u16) -> Insn {
+    match slot {
+        0..=3 => Insn::plain(short + slot as u8, &[]),
+        4..=255 => Insn::plain(op, &[slot as u8]),
+        _ => {
+            let [hi, lo] = slot.to_be_bytes();
+            Insn::plain(0xc4, &[op, hi, lo])
+        }
+    }
+}
+
+/// Pushes an int: `iconst_*`, `bipush`, `sipush`, else `ldc_w` of a new constant.
+fn push_int(cp: &mut ConstantPool<'_>, value: i64) -> Vec<Insn> {
+    vec![match value {
+        -1..=5 => Insn::plain((0x03 + value) as u8, &[]),
+        -128..=127 => Insn::plain(0x10, &[value as i8 as u8]),
+        -32768..=32767 => Insn::plain(0x11, &(value as i16).to_be_bytes()),
+        _ => Insn::plain(0x13, &cp.add_integer(value as i32).to_be_bytes()),
+    }]
+}
+
+/// The SourceFile attribute's file name.
+fn source_file(class: &ClassFile<'_>) -> Option<String> {
+    let cp = &class.constant_pool;
+    let a = class
+        .attributes
+        .iter()
+        .find(|a| cp.utf8(a.name_index) == Some(b"SourceFile"))?;
+    let index = u16::from_be_bytes([*a.data.first()?, *a.data.get(1)?]);
+    cp.text(index)
+}

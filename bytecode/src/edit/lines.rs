@@ -1,0 +1,86 @@
+//! Where line counters go (the coverage mode): one at every entry point of
+//! the LineNumberTable, so a line counts once each time control arrives at
+//! its code. A `for` header thus counts its initialisation and each
+//! increment, and each of javac's copies of a `finally` block counts the
+//! executions that took that copy.
+
+use crate::code::{decode_code, Insn};
+use crate::ClassFile;
+
+/// The counters one method needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LineProbes {
+    /// (instruction index as read, source line), in code order. Entries that
+    /// share an instruction give it several lines, each counted.
+    pub points: Vec<(u32, u16)>,
+    /// The method's own locals: the first index free for a new local.
+    pub max_locals: u16,
+}
+
+/// The line counters of method `index`; `None` without code (abstract,
+/// native) or when the code does not decode. `points` is empty for a method
+/// without a LineNumberTable.
+pub fn line_probes(class: &ClassFile<'_>, index: usize) -> Option<LineProbes> {
+    let cp = &class.constant_pool;
+    let method = class.methods.get(index)?;
+    let code_attr = method
+        .attributes
+        .iter()
+        .find(|a| cp.utf8(a.name_index) == Some(b"Code"))?;
+    let code = decode_code(&code_attr.data).ok()?;
+    let mut entries: Vec<(u32, u16)> = Vec::new();
+    for a in code
+        .attributes
+        .iter()
+        .filter(|a| cp.utf8(a.name_index) == Some(b"LineNumberTable"))
+    {
+        for e in a.data.get(2..).unwrap_or_default().chunks_exact(4) {
+            let pc = u16::from_be_bytes([e[0], e[1]]) as u32;
+            let line = u16::from_be_bytes([e[2], e[3]]);
+            if let Some(ix) = code.index_at(pc) {
+                entries.push((ix, line));
+            }
+        }
+    }
+    entries.sort_by_key(|&(ix, _)| ix); // stable: table order within one pc
+    entries.dedup();
+
+    let mut targets = vec![false; code.insns.len() + 1];
+    for &l in &code.labels {
+        if let Some(t) = targets.get_mut(l as usize) {
+            *t = true;
+        }
+    }
+    // An entry continuing the line before it, reached only by falling
+    // through from that line's code, adds nothing: the line is already
+    // counted (other compilers than javac emit such entries).
+    let mut points: Vec<(u32, u16)> = Vec::with_capacity(entries.len());
+    let mut prev_line: Option<u16> = None;
+    for (k, &(ix, line)) in entries.iter().enumerate() {
+        let first_at_ix = k == 0 || entries[k - 1].0 != ix;
+        let continues = first_at_ix
+            && prev_line == Some(line)
+            && ix > 0
+            && !targets[ix as usize]
+            && falls_through(&code.insns[ix as usize - 1]);
+        if !continues {
+            points.push((ix, line));
+        }
+        prev_line = Some(line);
+    }
+    Some(LineProbes {
+        points,
+        max_locals: code.max_locals,
+    })
+}
+
+/// Can execution continue to the next instruction?
+fn falls_through(insn: &Insn) -> bool {
+    match insn {
+        // goto, jsr, ret (control goes elsewhere); returns, athrow.
+        Insn::Plain { op: 0xc4, operands } => operands.as_slice().first() != Some(&0xa9),
+        Insn::Plain { op, .. } => !matches!(op, 0xa9 | 0xac..=0xb1 | 0xbf),
+        Insn::Branch { op, .. } => !matches!(op, 0xa7 | 0xa8 | 0xc8 | 0xc9),
+        Insn::TableSwitch { .. } | Insn::LookupSwitch { .. } => false,
+    }
+}

@@ -1,0 +1,184 @@
+//! `coverage` mode on real JVMs: every footprint of a harness class against
+//! the counts written beside each line of its source (CoverageTruth), run
+//! with full bytecode verification.
+
+mod common;
+
+use common::*;
+use std::collections::HashMap;
+
+const H: &str = "profrj.harness.CoverageTruth";
+
+/// Expected counts from the source: line → (count, per-method overrides).
+fn expectations() -> HashMap<u32, (i64, HashMap<String, i64>)> {
+    let src = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/java-test-harness/src/profrj/harness/CoverageTruth.java"
+    ))
+    .unwrap();
+    let mut out = HashMap::new();
+    for (i, line) in src.lines().enumerate() {
+        let Some((code, spec)) = line.split_once("//=") else {
+            continue;
+        };
+        if code.trim_start().starts_with(['*', '/']) {
+            continue; // the class comment explaining the notation
+        }
+        let mut words = spec.split_whitespace();
+        let n: i64 = words.next().unwrap().parse().unwrap();
+        let overrides = words
+            .map(|w| {
+                let (m, c) = w.split_once('=').unwrap();
+                (m.to_owned(), c.parse().unwrap())
+            })
+            .collect();
+        out.insert(i as u32 + 1, (n, overrides));
+    }
+    out
+}
+
+/// Runs CoverageTruth under `options` and returns the snapshot text.
+fn run(name: &str, options: &str) -> String {
+    let dir = temp_dir(name);
+    let out = dir.join("cov.xml");
+    let run = run_java_with(
+        &dir,
+        &["-Xverify:all"],
+        &format!("{options},file={}", out.display()),
+        H,
+        &[],
+    );
+    run.assert_success();
+    assert!(
+        !run.stderr.contains("left uninstrumented"),
+        "{}",
+        run.stderr
+    );
+    read_snapshot(&out)
+}
+
+/// Every method of CoverageTruth: its footprints, line by line, equal the
+/// source's `//=` counts; a line without one shows -1.
+fn check_truth(text: &str) {
+    let doc = roxmltree::Document::parse(text).unwrap();
+    let expect = expectations();
+    let classes: Vec<_> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("class") && n.attribute("name") == Some(H))
+        .collect();
+    assert_eq!(classes.len(), 1, "one <class> for {H}");
+    let class = classes[0];
+    assert_eq!(class.attribute("source"), Some("CoverageTruth.java"));
+    let mut seen_lines = 0;
+    let mut methods = HashMap::new();
+    for m in class.children().filter(|c| c.has_tag_name("method")) {
+        let name = m.attribute("name").unwrap().to_owned();
+        let first: i64 = m.attribute("firstline").unwrap().parse().unwrap();
+        let prints: Vec<i64> = m
+            .children()
+            .find(|c| c.has_tag_name("footprints"))
+            .and_then(|f| f.text())
+            .unwrap_or("")
+            .split_whitespace()
+            .map(|v| v.parse().unwrap())
+            .collect();
+        assert!(first > 0, "{name} has line numbers");
+        for (k, &got) in prints.iter().enumerate() {
+            let line = first as u32 + k as u32;
+            let want = expect
+                .get(&line)
+                .map_or(-1, |(n, over)| over.get(&name).copied().unwrap_or(*n));
+            assert_eq!(got, want, "{name}, line {line}");
+            seen_lines += (got >= 0) as usize;
+        }
+        assert!(
+            methods.insert(name.clone(), attr_u64(m, "count")).is_none(),
+            "{name} listed twice"
+        );
+    }
+    // Every annotated line lies in some method's footprints.
+    assert_eq!(
+        seen_lines,
+        expect.values().map(|(_, o)| 1 + o.len()).sum::<usize>()
+    );
+    let calls = |n: &str| methods.get(n).copied();
+    assert_eq!(calls("<clinit>"), Some(1));
+    assert_eq!(calls("<init>"), Some(2));
+    assert_eq!(calls("loop"), Some(3));
+    assert_eq!(calls("countDown"), Some(2));
+    assert_eq!(calls("sign"), Some(4));
+    assert_eq!(calls("neverCalled"), Some(0));
+    assert_eq!(calls("pick"), Some(5));
+    assert_eq!(calls("guarded"), Some(3));
+    assert_eq!(calls("main"), Some(1));
+    assert_eq!(calls("lambda$main$0"), Some(5));
+}
+
+#[test]
+fn line_counts_match_the_source() {
+    check_truth(&run("truth", "coverage"));
+}
+
+#[test]
+fn coverage_combines_with_profile_and_sampling() {
+    let text = run("combined", "coverage,profile,sampling,interval=1ms");
+    check_truth(&text);
+    let doc = roxmltree::Document::parse(&text).unwrap();
+    let root = doc.root_element();
+    for section in ["profile", "sampler", "coverage"] {
+        assert!(
+            root.children().any(|c| c.has_tag_name(section)),
+            "<{section}> missing"
+        );
+    }
+    let main = threads(&doc, "profile", "main");
+    let loops = find_nodes(main[0], "profrj.harness.CoverageTruth.loop(int)");
+    assert_eq!(sum_attr(&loops, "count"), 3);
+}
+
+/// Classes in scope that load but never run are listed, all zeros; the
+/// JDK's own classes are not in the default scope.
+#[test]
+fn loaded_but_unused_classes_show_zeros() {
+    let text = run("unused", "coverage");
+    let doc = roxmltree::Document::parse(&text).unwrap();
+    let names: Vec<&str> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("class"))
+        .filter_map(|n| n.attribute("name"))
+        .collect();
+    assert!(
+        names.iter().all(|n| !n.starts_with("java.")),
+        "JDK classes out of scope: {names:?}"
+    );
+    let never = doc
+        .descendants()
+        .find(|n| n.has_tag_name("method") && n.attribute("name") == Some("neverCalled"))
+        .unwrap();
+    assert_eq!(attr_u64(never, "count"), 0);
+    let prints = never.children().find(|c| c.has_tag_name("footprints"));
+    assert_eq!(prints.and_then(|f| f.text()), Some("0 0 "));
+    let idle = doc
+        .descendants()
+        .find(|n| {
+            n.has_tag_name("class")
+                && n.attribute("name") == Some("profrj.harness.CoverageTruth$Idle")
+        })
+        .expect("the loaded, never initialised class is listed");
+    let methods: Vec<_> = idle
+        .children()
+        .filter(|c| c.has_tag_name("method"))
+        .collect();
+    assert_eq!(methods.len(), 2, "<init> and unused()");
+    for m in methods {
+        assert_eq!(attr_u64(m, "count"), 0);
+        let prints = m
+            .children()
+            .find(|c| c.has_tag_name("footprints"))
+            .and_then(|f| f.text());
+        assert!(
+            prints.unwrap().split_whitespace().all(|v| v == "0"),
+            "{prints:?}"
+        );
+    }
+}
