@@ -24,6 +24,7 @@ fn expectations() -> HashMap<u32, (i64, HashMap<String, i64>)> {
         if code.trim_start().starts_with(['*', '/']) {
             continue; // the class comment explaining the notation
         }
+        let spec = spec.split("//").next().unwrap(); // a further comment
         let mut words = spec.split_whitespace();
         let n: i64 = words.next().unwrap().parse().unwrap();
         let overrides = words

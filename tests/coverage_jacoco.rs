@@ -1,0 +1,267 @@
+//! `coverage` side by side with JaCoCo (Debian's libjacoco-java) on the same
+//! harness programs: every line JaCoCo calls covered (fully or partly) has a
+//! count above 0 in profrj's snapshot, every line it calls missed has 0, and
+//! the lines with code are the same lines — except where the harness source
+//! marks a line `// JaCoCo: missed` or `// JaCoCo: no code` with the reason
+//! (JaCoCo's own limits, which profrj does not share); each marker must
+//! match a real difference, so a stale one fails too.
+
+mod common;
+
+use common::*;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+const JACOCO: &str = "/usr/share/java";
+const JACOCO_JARS: [&str; 5] = [
+    "org.jacoco.core.jar",
+    "asm.jar",
+    "asm-commons.jar",
+    "asm-tree.jar",
+    "asm-analysis.jar",
+];
+
+fn jacoco_class_path() -> String {
+    JACOCO_JARS
+        .iter()
+        .map(|j| format!("{JACOCO}/{j}"))
+        .collect::<Vec<_>>()
+        .join(":")
+}
+
+/// A JDK tool (javac, jar) beside the test's `java`, else from JAVA_HOME or PATH.
+fn jdk_tool(name: &str) -> PathBuf {
+    let beside = java().with_file_name(name);
+    if beside.is_file() {
+        return beside;
+    }
+    if let Ok(home) = std::env::var("JAVA_HOME") {
+        let p = Path::new(&home).join("bin").join(name);
+        if p.is_file() {
+            return p;
+        }
+    }
+    PathBuf::from(name)
+}
+
+/// Debian ships JaCoCo's agent unshaded and without a manifest: a jar whose
+/// manifest names its premain class, with JacocoLines (the report reader)
+/// compiled beside it. Built once per test binary.
+fn jacoco_tools() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let rt = Path::new(JACOCO).join("org.jacoco.agent.rt.jar");
+        assert!(
+            rt.is_file(),
+            "{} missing: install Debian's libjacoco-java (.ci/run does)",
+            rt.display()
+        );
+        let dir = temp_dir("jacoco-tools");
+        let src = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/java-test-harness/jacoco/JacocoLines.java"
+        );
+        let ok = Command::new(jdk_tool("javac"))
+            .args(["-d"])
+            .arg(&dir)
+            .args(["-cp", &jacoco_class_path(), src])
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "javac JacocoLines failed");
+        std::fs::write(
+            dir.join("manifest.txt"),
+            "Premain-Class: org.jacoco.agent.rt.internal.PreMain\n",
+        )
+        .unwrap();
+        let ok = Command::new(jdk_tool("jar"))
+            .current_dir(&dir)
+            .args([
+                "cfm",
+                "jacocoagent.jar",
+                "manifest.txt",
+                "JacocoLines.class",
+            ])
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "jar failed");
+        dir
+    })
+}
+
+/// JaCoCo's verdict per (class, line): true covered, false missed.
+fn jacoco_lines(name: &str, main: &str, args: &[&str]) -> BTreeMap<(String, u32), bool> {
+    let tools = jacoco_tools();
+    let dir = temp_dir(&format!("jacoco-{name}"));
+    let exec = dir.join("jacoco.exec");
+    let cp = format!(
+        "{}:{JACOCO}/org.jacoco.agent.rt.jar:{}",
+        harness_classes(),
+        jacoco_class_path()
+    );
+    // Its own classes are on the class path, so it must not instrument them.
+    let agent = format!(
+        "-javaagent:{}=destfile={},excludes=org.jacoco.*:org.objectweb.*",
+        tools.join("jacocoagent.jar").display(),
+        exec.display()
+    );
+    let out = Command::new(java())
+        .current_dir(&dir)
+        .args([agent.as_str(), "-cp", &cp, main])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{main} under JaCoCo: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report = Command::new(java())
+        .args([
+            "-cp",
+            &format!("{}:{}", tools.display(), jacoco_class_path()),
+        ])
+        .arg("JacocoLines")
+        .arg(&exec)
+        .arg(harness_classes())
+        .output()
+        .unwrap();
+    assert!(report.status.success(), "JacocoLines failed");
+    String::from_utf8_lossy(&report.stdout)
+        .lines()
+        .map(|l| {
+            let w: Vec<&str> = l.split(' ').collect();
+            ((w[0].to_owned(), w[1].parse().unwrap()), w[2] == "covered")
+        })
+        .collect()
+}
+
+/// profrj's counts per (class, line), a line's largest count over the
+/// methods whose footprints hold it (-1 where none has code there).
+fn profrj_lines(name: &str, main: &str, args: &[&str]) -> BTreeMap<(String, u32), i64> {
+    let dir = temp_dir(&format!("profrj-{name}"));
+    let out = dir.join("cov.xml");
+    let run = run_java_with(
+        &dir,
+        &["-Xverify:all"],
+        &format!("coverage,file={}", out.display()),
+        main,
+        args,
+    );
+    run.assert_success();
+    let text = read_snapshot(&out);
+    let doc = roxmltree::Document::parse(&text).unwrap();
+    let mut lines = BTreeMap::new();
+    for class in doc.descendants().filter(|n| n.has_tag_name("class")) {
+        let cname = class.attribute("name").unwrap().to_owned();
+        for m in class.children().filter(|c| c.has_tag_name("method")) {
+            let first: i64 = m.attribute("firstline").unwrap().parse().unwrap();
+            let prints = m
+                .children()
+                .find(|c| c.has_tag_name("footprints"))
+                .and_then(|f| f.text())
+                .unwrap_or("");
+            for (k, v) in prints.split_whitespace().enumerate() {
+                let v: i64 = v.parse().unwrap();
+                let e = lines
+                    .entry((cname.clone(), (first + k as i64) as u32))
+                    .or_insert(-1);
+                *e = (*e).max(v);
+            }
+        }
+    }
+    lines
+}
+
+/// `// JaCoCo: <verdict>` markers in the source of class `main`'s file:
+/// (class's outer name, line) → verdict (`missed` or `no code`).
+fn known_differences(main: &str) -> BTreeMap<u32, String> {
+    let file = main.rsplit('.').next().unwrap();
+    let path = format!(
+        "{}/java-test-harness/src/profrj/harness/{file}.java",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let src = std::fs::read_to_string(path).unwrap();
+    src.lines()
+        .enumerate()
+        .filter_map(|(i, l)| {
+            let verdict = l.split_once("// JaCoCo: ")?.1;
+            let verdict = if verdict.starts_with("missed") {
+                "missed"
+            } else {
+                assert!(verdict.starts_with("no code"), "bad marker: {l}");
+                "no code"
+            };
+            Some((i as u32 + 1, verdict.to_owned()))
+        })
+        .collect()
+}
+
+fn compare(name: &str, main: &str, args: &[&str]) {
+    let jacoco = jacoco_lines(name, main, args);
+    let ours = profrj_lines(name, main, args);
+    let classes: BTreeSet<&String> = ours.keys().map(|k| &k.0).collect();
+    let mut checked = 0;
+    // (class, line) → JaCoCo's verdict where it differs from profrj's count.
+    let mut differences: BTreeMap<(String, u32), (String, i64)> = BTreeMap::new();
+    for ((class, line), &covered) in &jacoco {
+        if !classes.contains(class) {
+            continue; // never loaded in our run: not in the snapshot
+        }
+        let count = ours.get(&(class.clone(), *line)).copied().unwrap_or(-1);
+        checked += 1;
+        if covered != (count > 0) || count < 0 {
+            let verdict = if covered { "covered" } else { "missed" };
+            differences.insert((class.clone(), *line), (verdict.into(), count));
+        }
+    }
+    // And no line has code for profrj that JaCoCo sees as empty.
+    for ((class, line), &count) in &ours {
+        if count >= 0 && !jacoco.contains_key(&(class.clone(), *line)) {
+            differences.insert((class.clone(), *line), ("no code".into(), count));
+        }
+    }
+    // Markers are in the main class's file, which holds its nested classes.
+    let known = known_differences(main);
+    let mut unexplained = Vec::new();
+    for ((class, line), (verdict, count)) in &differences {
+        let in_file = class == main || class.starts_with(&format!("{main}$"));
+        if !(in_file && known.get(line) == Some(verdict)) {
+            unexplained.push(format!("{class}:{line} JaCoCo {verdict}, profrj {count}"));
+        }
+    }
+    for (line, verdict) in &known {
+        let seen = differences
+            .iter()
+            .any(|((c, l), (v, _))| l == line && v == verdict && c.starts_with(main));
+        if !seen {
+            unexplained.push(format!("{main}:{line} marked '{verdict}' but agrees"));
+        }
+    }
+    assert!(
+        unexplained.is_empty(),
+        "{main}: {} differences:\n{}",
+        unexplained.len(),
+        unexplained.join("\n")
+    );
+    assert!(checked >= 15, "{main}: only {checked} lines compared");
+}
+
+#[test]
+fn coverage_truth_agrees_with_jacoco() {
+    compare("truth", "profrj.harness.CoverageTruth", &[]);
+}
+
+#[test]
+fn profile_truth_agrees_with_jacoco() {
+    compare("profile-truth", "profrj.harness.ProfileTruth", &[]);
+}
+
+#[test]
+fn benchmarks_agree_with_jacoco() {
+    compare("bench", "profrj.harness.Bench", &["2", "2000"]);
+    compare("callbench", "profrj.harness.CallBench", &["15", "2"]);
+}
