@@ -76,7 +76,7 @@ fn ground_truth_counts_under_full_verification() {
         &[],
     );
     run.assert_success();
-    assert!(!run.stderr.contains("left unprofiled"), "{}", run.stderr);
+    assert!(!run.stderr.contains("uninstrumented"), "{}", run.stderr);
     let xml = read_snapshot(&snap);
     let doc = roxmltree::Document::parse(&xml).unwrap();
 

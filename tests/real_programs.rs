@@ -22,7 +22,7 @@ fn run_with(
         .env_remove("JAVA_TOOL_OPTIONS");
     if let Some(o) = agent_options {
         // Instrumenting modes run with full verification of every class.
-        let verify = if o.contains("profile") {
+        let verify = if o.contains("profile") || o.contains("coverage") {
             "-Xverify:all "
         } else {
             ""
@@ -54,7 +54,12 @@ fn normalise(out: &str) -> String {
 /// mode (default scope, then the JDK too); each snapshot has a frame whose
 /// name starts with `package`.
 fn check(name: &str, program: &str, args: &[&str], package: &str) {
-    for mode in ["sampling,interval=1ms", "profile", "profile,include=*"] {
+    for mode in [
+        "sampling,interval=1ms",
+        "profile",
+        "profile,include=*",
+        "coverage",
+    ] {
         check_mode(name, program, args, package, mode);
     }
 }
@@ -68,7 +73,7 @@ fn check_mode(name: &str, program: &str, args: &[&str], package: &str, mode: &st
     let (ok, profiled, err) = run_with(program, args, Some(&opts), &dir);
     assert!(ok, "{name} fails under the agent ({mode}):\n{err}");
     assert!(
-        !err.contains("VerifyError") && !err.contains("left unprofiled"),
+        !err.contains("VerifyError") && !err.contains("uninstrumented"),
         "{name} ({mode}):\n{err}"
     );
     assert_eq!(
@@ -78,6 +83,18 @@ fn check_mode(name: &str, program: &str, args: &[&str], package: &str, mode: &st
     );
     let xml = read_snapshot(&snap);
     let doc = roxmltree::Document::parse(&xml).unwrap();
+    if mode.starts_with("coverage") {
+        // The program's classes are listed and some of their lines ran.
+        let ran = doc
+            .descendants()
+            .filter(|n| n.has_tag_name("class"))
+            .filter(|n| n.attribute("name").is_some_and(|s| s.starts_with(package)))
+            .flat_map(|c| c.children().filter(|m| m.has_tag_name("method")))
+            .filter(|m| attr_u64(*m, "count") > 0)
+            .count();
+        assert!(ran > 0, "{name}: no {package}* method ran ({mode})");
+        return;
+    }
     let frames = doc
         .descendants()
         .filter(|n| n.has_tag_name("profile"))
@@ -207,7 +224,7 @@ fn javac_compiles_identical_classes() {
         let opts = mode.map(|m| format!("{m},file={}", snap.display()));
         let (ok, _, err) = run_with(&javac, &arg_refs, opts.as_deref(), &dir);
         assert!(ok, "javac ({out}) failed:\n{err}");
-        assert!(!err.contains("left unprofiled"), "javac ({out}):\n{err}");
+        assert!(!err.contains("uninstrumented"), "javac ({out}):\n{err}");
         snap
     };
     compile("plain", None);
@@ -215,6 +232,7 @@ fn javac_compiles_identical_classes() {
         ("sampled", "sampling,interval=1ms"),
         ("profiled", "profile"),
         ("profiled-jdk", "profile,include=*"),
+        ("covered", "coverage"),
     ];
     for (out, mode) in modes {
         let snap = compile(out, Some(mode));

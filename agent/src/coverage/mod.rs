@@ -1,8 +1,8 @@
 //! `coverage` mode: how many times each source line ran, per method.
 //!
 //! Each instrumented method gets a `long[]` of counters the agent owns:
-//! slot 0 counts calls, each further slot one entry point of the method's
-//! LineNumberTable (see `profrj_bytecode::edit::line_probes`). At entry the
+//! slot 0 counts calls (unless the first line's slot does), each further
+//! slot one entry point of the method's LineNumberTable (see `profrj_bytecode::edit::line_probes`). At entry the
 //! method fetches its array once (`Probe.cov(id)`, a few loads once the JIT
 //! has inlined it) into a local of its own; each line entry point is then
 //! plain bytecode, `counters[k]++`, as JaCoCo's probes are (with counts
@@ -42,6 +42,18 @@ pub struct MethodLines {
     pub descriptor: String,
     /// Source line of each counter slot after slot 0, in slot order.
     pub lines: Vec<u16>,
+    /// Slot 1 (the first line, at the method's first instruction, where no
+    /// jump leads) counts the calls, and slot 0 is unused: one increment
+    /// less per call.
+    pub calls_in_first_line: bool,
+}
+
+impl MethodLines {
+    /// The call count from the method's counters.
+    pub fn calls(&self, counts: &[i64]) -> i64 {
+        let slot = self.calls_in_first_line as usize;
+        counts.get(slot).copied().unwrap_or(0)
+    }
 }
 
 /// A class in scope, listed even if it never runs.

@@ -25,7 +25,7 @@ pub fn write_section(w: &mut XmlWriter, c: &Counts) -> io::Result<()> {
             el.push_attribute(("name", m.name.as_str()));
             el.push_attribute(("signature", m.descriptor.as_str()));
             el.push_attribute(("firstline", first.to_string().as_str()));
-            let calls = counts.and_then(|c| c.first()).copied().unwrap_or(0);
+            let calls = counts.map_or(0, |c| m.calls(c));
             el.push_attribute(("count", calls.to_string().as_str()));
             w.write_event(Event::Start(el))?;
             w.write_event(Event::Start(BytesStart::new("footprints")))?;
@@ -69,6 +69,7 @@ mod tests {
             name: "f".into(),
             descriptor: "()V".into(),
             lines: lines.to_vec(),
+            calls_in_first_line: false,
         }
     }
 

@@ -118,7 +118,7 @@ impl Instrumenter {
             Err(why) => {
                 log::error_once(
                     &format!("class {name}"),
-                    &format!("cannot instrument {java_name}: {why}; it runs unprofiled"),
+                    &format!("cannot instrument {java_name}: {why}; it runs uninstrumented"),
                 );
                 None
             }
@@ -181,7 +181,7 @@ impl Instrumenter {
                     log::error_once(
                         &format!("retransform {name}"),
                         &format!(
-                            "cannot retransform {name}: {}; it runs unprofiled",
+                            "cannot retransform {name}: {}; it runs uninstrumented",
                             jvmti.error_name(e)
                         ),
                     );

@@ -108,11 +108,20 @@ pub fn rewrite(
                 name: info.name,
                 descriptor: info.descriptor,
                 lines: lines.points.iter().map(|p| p.1).collect(),
+                calls_in_first_line: lines.first_counts_calls,
             };
             let id = coverage::method_id(layout);
             let points: Vec<u32> = lines.points.iter().map(|p| p.0).collect();
             let cp = &mut class.constant_pool;
-            add_coverage(&mut edit, cp, &refs, id, lines.max_locals, &points);
+            let slot = lines.max_locals;
+            add_coverage(
+                &mut edit,
+                cp,
+                &refs,
+                (id, slot),
+                &points,
+                !lines.first_counts_calls,
+            );
             coverage_id = Some(id);
         }
         match edit_method(&mut class, i, &edit) {
@@ -147,21 +156,26 @@ fn add_profile(edit: &mut Edit, cp: &mut ConstantPool<'_>, refs: &Refs, id: u32)
     edit.extra_stack = edit.extra_stack.max(1);
 }
 
-/// At entry `long[] c = Probe.cov(id); c[0]++;`, and `c[k]++` at the k-th
-/// line entry point (instruction indices in `points`).
+/// At entry `long[] c = Probe.cov(id);` into local `slot`, then `c[0]++`
+/// if `count_calls`, and `c[k]++` at the k-th line entry point (instruction
+/// indices in `points`).
 fn add_coverage(
     edit: &mut Edit,
     cp: &mut ConstantPool<'_>,
     refs: &Refs,
-    id: u32,
-    slot: u16,
+    (id, slot): (u32, u16),
     points: &[u32],
+    count_calls: bool,
 ) {
     let mut entry = push_int(cp, id as i64);
     entry.push(Insn::plain(0xb8, &refs.counters.to_be_bytes())); // invokestatic cov
-    entry.push(Insn::plain(0x59, &[])); // dup
-    entry.push(local(0x3a, 0x4b, slot)); // astore
-    entry.extend(increment(cp, 0));
+    if count_calls {
+        entry.push(Insn::plain(0x59, &[])); // dup
+        entry.push(local(0x3a, 0x4b, slot)); // astore
+        entry.extend(increment(cp, 0));
+    } else {
+        entry.push(local(0x3a, 0x4b, slot)); // astore
+    }
     // Coverage first: the counters count the call even if a later probe throws.
     edit.entry.splice(0..0, entry);
     for (k, &ix) in points.iter().enumerate() {

@@ -15,6 +15,9 @@ pub struct LineProbes {
     pub points: Vec<(u32, u16)>,
     /// The method's own locals: the first index free for a new local.
     pub max_locals: u16,
+    /// The first point is the method's first instruction and no jump leads
+    /// there: it runs exactly once per call, so its count is the call count.
+    pub first_counts_calls: bool,
 }
 
 /// The line counters of method `index`; `None` without code (abstract,
@@ -68,9 +71,11 @@ pub fn line_probes(class: &ClassFile<'_>, index: usize) -> Option<LineProbes> {
         }
         prev_line = Some(line);
     }
+    let first_counts_calls = points.first().is_some_and(|p| p.0 == 0) && !targets[0];
     Some(LineProbes {
         points,
         max_locals: code.max_locals,
+        first_counts_calls,
     })
 }
 

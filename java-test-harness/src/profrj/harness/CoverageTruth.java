@@ -44,6 +44,14 @@ public class CoverageTruth {
         return steps; //= 2
     }
 
+    /** Its first instruction is also the loop's: called twice with n = 3. */
+    static int spin(int n) {
+        while (n > 0) { //= 8
+            n--; //= 6
+        }
+        return n; //= 2
+    }
+
     /** A branch never taken: called 4 times with a positive value. */
     static int sign(int v) {
         if (v < 0) { //= 4
@@ -107,6 +115,7 @@ public class CoverageTruth {
             total += loop(1000); //= 3
         }
         total += countDown(10) + countDown(10); //= 1
+        total += spin(3) + spin(3); //= 1
         for (int v = 1; v <= 4; v++) { //= 5
             total += sign(v); //= 4
         }
