@@ -58,7 +58,7 @@ fn type_slots(d: &[u8]) -> usize {
     }
 }
 
-fn method_slots(d: &[u8]) -> Option<(usize, usize)> {
+pub(crate) fn method_slots(d: &[u8]) -> Option<(usize, usize)> {
     let close = d.iter().position(|&c| c == b')')?;
     let mut args = 0;
     let mut i = 1;
