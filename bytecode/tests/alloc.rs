@@ -327,3 +327,38 @@ fn array_kinds_and_type_names() {
     assert!(allocation_sites(&class, abstract_like).is_err());
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The JVM test above can fail: the same probe placed after the `new` (the
+/// object not yet constructed) is rejected by the verifier.
+#[test]
+fn a_probe_before_the_constructor_call_fails_verification() {
+    let dir = compile("early");
+    let path = dir.join("Allocs.class");
+    let data = std::fs::read(&path).unwrap();
+    let mut class = parse_class(&data).unwrap();
+    let i = method(&class, "main");
+    let site = allocation_sites(&class, i).unwrap()[0];
+    assert!(site.new_at < site.after);
+    let counter = class
+        .constant_pool
+        .add_method_ref("Counter", "alloc", "(Ljava/lang/Object;)V");
+    let edit = Edit {
+        after: BTreeMap::from([(
+            site.new_at,
+            vec![Insn::plain(0x59, &[]), u16op(0xb8, counter)],
+        )]),
+        extra_stack: 1,
+        ..Edit::default()
+    };
+    edit_method(&mut class, i, &edit).unwrap();
+    std::fs::write(&path, write_class(&class)).unwrap();
+    let o = Command::new(Path::new(JDK).join("bin/java"))
+        .args(["-Xverify:all", "-cp"])
+        .arg(&dir)
+        .arg("Allocs")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && err.contains("VerifyError"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

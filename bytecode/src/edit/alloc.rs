@@ -271,10 +271,13 @@ fn flow(code: &Code<'_>, cp: &ConstantPool<'_>) -> Result<Vec<Option<State>>, Ed
                 work.push((i + 1, back));
                 None
             }
-            _ => Some(
-                step(&s, i, insn, cp)
-                    .ok_or_else(|| EditError(format!("instruction {i} cannot be followed")))?,
-            ),
+            _ => Some(step(&s, i, insn, cp).ok_or_else(|| {
+                EditError(format!(
+                    "allocation sites: instruction {i} ({insn:?}) cannot be followed \
+                         (stack {} deep)",
+                    s.stack.len()
+                ))
+            })?),
         };
         for &(start, end, at) in &handlers {
             if (start..end).contains(&i) {
