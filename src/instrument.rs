@@ -1,24 +1,69 @@
-//! `profrj instrument IN.jar OUT.jar`: runs the bytecode rewriter over every
-//! method of a jar without a JVM, inserting stack-neutral marker probes
-//! (`iconst_1; pop`) at method entry, at every line start, before every
-//! return and in a catch-all handler that rethrows (not yet in constructors)
-//! — the insertion points the profile and coverage modes use. The output
-//! runs like the input (check it with `java -Xverify:all -cp OUT.jar …`); the
-//! report says how many methods were edited and why any were refused.
+//! `profrj instrument [--probes KINDS] IN.jar OUT.jar`: runs the bytecode
+//! rewriter over every method of a jar without a JVM, inserting stack-neutral
+//! marker probes (`iconst_1; pop`) at method entry, at every line start,
+//! before every return and in a catch-all handler that rethrows — the
+//! insertion points the profile and coverage modes use — and, with
+//! `allocations`, a call `ALLOC_CALL(Object)` passing each new object or
+//! array once constructed (the memory mode's points). The output runs like
+//! the input (check it with `java -Xverify:all -cp OUT.jar …`, with the
+//! allocation probe's class on the class path); the report says how many
+//! methods were edited and why any were refused.
 
 use profrj_bytecode::code::Insn;
-use profrj_bytecode::edit::{edit_method, probe_everywhere};
-use profrj_bytecode::{parse_class, write_class};
+use profrj_bytecode::edit::{
+    edit_method, probe_allocations, probe_everywhere, AllocSite, AllocWhere, Edit, EditError,
+};
+use profrj_bytecode::{parse_class, write_class, ClassFile};
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::io::{Read, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Input jar.
+    /// Input jar, or a directory of classes (e.g. `jimage extract` output).
     input: PathBuf,
     /// Output jar (written whole; classes that cannot be rewritten are copied unchanged).
     output: PathBuf,
+    /// What to insert, comma-separated: entry, exit (before returns), catch
+    /// (catch-all handler that rethrows), lines (before each line start),
+    /// allocations (after each allocation, a call passing the new object).
+    #[arg(long, default_value = "entry,exit,catch,lines", value_parser = parse_probes)]
+    probes: Probes,
+    /// The static method the allocation probes call, `pkg/Class.method`
+    /// (descriptor `(Ljava/lang/Object;)V`); it needs to exist only when the
+    /// rewritten classes run, not for verification.
+    #[arg(long, default_value = "profrj/harness/AllocProbe.alloc")]
+    alloc_call: String,
+}
+
+/// Which probe kinds to insert.
+#[derive(Clone, Copy, Default)]
+struct Probes {
+    entry: bool,
+    exit: bool,
+    catch: bool,
+    lines: bool,
+    allocations: bool,
+}
+
+fn parse_probes(s: &str) -> Result<Probes, String> {
+    let mut p = Probes::default();
+    for k in s.split(',') {
+        match k.trim() {
+            "entry" => p.entry = true,
+            "exit" => p.exit = true,
+            "catch" => p.catch = true,
+            "lines" => p.lines = true,
+            "allocations" => p.allocations = true,
+            other => {
+                return Err(format!(
+                    "unknown probe kind {other:?} (entry, exit, catch, lines, allocations)"
+                ))
+            }
+        }
+    }
+    Ok(p)
 }
 
 #[derive(Default)]
@@ -29,38 +74,47 @@ struct Report {
     edited: usize,
     refused: HashMap<String, usize>,
     bytes: usize,
+    /// Allocation sites probed, and those skipped by where the object is.
+    allocs: usize,
+    skipped: HashMap<&'static str, usize>,
 }
 
 pub fn run(args: Args) -> Result<(), String> {
     let t = std::time::Instant::now();
-    let input =
-        std::fs::File::open(&args.input).map_err(|e| format!("{}: {e}", args.input.display()))?;
-    let mut zin =
-        zip::ZipArchive::new(input).map_err(|e| format!("{}: {e}", args.input.display()))?;
     let out = std::fs::File::create(&args.output)
         .map_err(|e| format!("{}: {e}", args.output.display()))?;
     let mut zout = zip::ZipWriter::new(out);
-    let opts = zip::write::SimpleFileOptions::default()
-        .compression_method(zip::CompressionMethod::Deflated);
+    // A directory (e.g. a `jimage extract` of the JDK, 120 MB) is written
+    // uncompressed: the output is for tools, and deflate would dominate.
+    let method = if args.input.is_dir() {
+        zip::CompressionMethod::Stored
+    } else {
+        zip::CompressionMethod::Deflated
+    };
+    let opts = zip::write::SimpleFileOptions::default().compression_method(method);
+    let (owner, method) = args.alloc_call.rsplit_once('.').ok_or_else(|| {
+        format!(
+            "--alloc-call {}: expected pkg/Class.method",
+            args.alloc_call
+        )
+    })?;
+    let kinds = Kinds {
+        probes: args.probes,
+        owner,
+        method,
+    };
     let mut report = Report::default();
-    for i in 0..zin.len() {
-        let mut entry = zin.by_index(i).map_err(|e| e.to_string())?;
-        let name = entry.name().to_owned();
-        if entry.is_dir() {
-            zout.add_directory(name, opts).map_err(|e| e.to_string())?;
-            continue;
-        }
-        let mut data = Vec::new();
-        entry
-            .read_to_end(&mut data)
-            .map_err(|e| format!("{name}: {e}"))?;
+    for_each_input(&args.input, &mut |name, data| {
+        let Some(mut data) = data else {
+            return zout.add_directory(name, opts).map_err(|e| e.to_string());
+        };
         if name.ends_with(".class") {
             report.bytes += data.len();
-            data = rewrite(data, &mut report);
+            data = rewrite(data, &kinds, &mut report);
         }
         zout.start_file(name, opts).map_err(|e| e.to_string())?;
-        zout.write_all(&data).map_err(|e| e.to_string())?;
-    }
+        zout.write_all(&data).map_err(|e| e.to_string())
+    })?;
     zout.finish().map_err(|e| e.to_string())?;
     let secs = t.elapsed().as_secs_f64();
     println!(
@@ -76,6 +130,63 @@ pub fn run(args: Args) -> Result<(), String> {
     reasons.sort_by_key(|r| std::cmp::Reverse(r.1));
     for (why, n) in reasons {
         println!("  refused {n:>6}: {why}");
+    }
+    if args.probes.allocations {
+        let mut skipped: Vec<_> = report.skipped.into_iter().collect();
+        skipped.sort();
+        println!(
+            "allocation sites: {} probed, {} skipped (object not on top of the stack: {skipped:?})",
+            report.allocs,
+            skipped.iter().map(|s| s.1).sum::<usize>()
+        );
+    }
+    Ok(())
+}
+
+/// Calls `f` with each entry of a jar, or each file under a directory (named
+/// by its relative path, `/`-separated, in sorted order); `None` data for a
+/// directory entry of a jar.
+fn for_each_input(
+    input: &Path,
+    f: &mut dyn FnMut(&str, Option<Vec<u8>>) -> Result<(), String>,
+) -> Result<(), String> {
+    let at = |e: &dyn std::fmt::Display| format!("{}: {e}", input.display());
+    if input.is_dir() {
+        let mut files = Vec::new();
+        let mut dirs = vec![input.to_path_buf()];
+        while let Some(d) = dirs.pop() {
+            for e in std::fs::read_dir(&d).map_err(|e| at(&e))? {
+                let p = e.map_err(|e| at(&e))?.path();
+                if p.is_dir() {
+                    dirs.push(p);
+                } else {
+                    files.push(p);
+                }
+            }
+        }
+        files.sort();
+        for p in files {
+            let rel = p.strip_prefix(input).map_err(|e| at(&e))?;
+            let name: Vec<_> = rel.iter().map(|c| c.to_string_lossy()).collect();
+            let data = std::fs::read(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+            f(&name.join("/"), Some(data))?;
+        }
+        return Ok(());
+    }
+    let file = std::fs::File::open(input).map_err(|e| at(&e))?;
+    let mut zin = zip::ZipArchive::new(file).map_err(|e| at(&e))?;
+    for i in 0..zin.len() {
+        let mut entry = zin.by_index(i).map_err(|e| e.to_string())?;
+        let name = entry.name().to_owned();
+        if entry.is_dir() {
+            f(&name, None)?;
+            continue;
+        }
+        let mut data = Vec::new();
+        entry
+            .read_to_end(&mut data)
+            .map_err(|e| format!("{name}: {e}"))?;
+        f(&name, Some(data))?;
     }
     Ok(())
 }
@@ -93,16 +204,95 @@ fn marker() -> Vec<Insn> {
     ]
 }
 
+struct Kinds<'a> {
+    probes: Probes,
+    owner: &'a str,
+    method: &'a str,
+}
+
+/// The edit for method `i`: the chosen kinds, merged. `Ok(None)` without code.
+fn edit_for(
+    class: &ClassFile<'_>,
+    i: usize,
+    kinds: &Kinds<'_>,
+    call: Option<u16>,
+    report: &mut Report,
+) -> Result<Option<Edit>, EditError> {
+    let p = kinds.probes;
+    let Some(all) = probe_everywhere(class, i, &marker(), 1) else {
+        return Ok(None);
+    };
+    let mut edit = Edit {
+        entry: if p.entry { all.entry } else { vec![] },
+        before: if p.lines {
+            all.before
+        } else {
+            Default::default()
+        },
+        before_returns: if p.exit { all.before_returns } else { vec![] },
+        catch_all: all.catch_all.filter(|_| p.catch),
+        extra_stack: 1,
+        ..Edit::default()
+    };
+    if let Some(call) = call {
+        let invoke = Insn::plain(0xb8, &call.to_be_bytes());
+        let skipped = RefCell::new(Vec::new());
+        let probe = |s: &AllocSite| match s.at {
+            AllocWhere::Top => vec![Insn::plain(0x59, &[]), invoke.clone()], // dup
+            AllocWhere::Local(l) => vec![load(l), invoke.clone()],
+            AllocWhere::Stack(_) => {
+                skipped.borrow_mut().push("deeper in the stack");
+                vec![]
+            }
+            AllocWhere::Gone => {
+                skipped.borrow_mut().push("no reference left");
+                vec![]
+            }
+        };
+        if let Some(a) = probe_allocations(class, i, &probe, 1)? {
+            report.allocs += a.after.len();
+            edit.after = a.after;
+        }
+        for why in skipped.into_inner() {
+            *report.skipped.entry(why).or_default() += 1;
+        }
+    }
+    Ok(Some(edit))
+}
+
+/// `aload` of local `l` (`wide` past 255).
+fn load(l: u16) -> Insn {
+    match u8::try_from(l) {
+        Ok(b) => Insn::plain(0x19, &[b]),
+        Err(_) => {
+            let [hi, lo] = l.to_be_bytes();
+            Insn::plain(0xc4, &[0x19, hi, lo])
+        }
+    }
+}
+
 /// The class with every method edited that can be, or unchanged.
-fn rewrite(data: Vec<u8>, report: &mut Report) -> Vec<u8> {
+fn rewrite(data: Vec<u8>, kinds: &Kinds<'_>, report: &mut Report) -> Vec<u8> {
     report.classes += 1;
     let Ok(mut class) = parse_class(&data) else {
         report.unreadable += 1;
         return data;
     };
+    // One Methodref per class for the allocation probe.
+    let call = kinds.probes.allocations.then(|| {
+        class
+            .constant_pool
+            .add_method_ref(kinds.owner, kinds.method, "(Ljava/lang/Object;)V")
+    });
     for i in 0..class.methods.len() {
-        let Some(edit) = probe_everywhere(&class, i, &marker(), 1) else {
-            continue;
+        let edit = match edit_for(&mut class, i, kinds, call, report) {
+            Ok(Some(edit)) => edit,
+            Ok(None) => continue,
+            Err(e) => {
+                report.methods += 1;
+                *report.refused.entry(e.0).or_default() += 1;
+                continue;
+            }
         };
         report.methods += 1;
         match edit_method(&mut class, i, &edit) {

@@ -4,7 +4,7 @@
 //! a class that parses must write back byte-identical.
 
 use profrj_bytecode::code::{decode_code, Insn};
-use profrj_bytecode::edit::{edit_method, Edit};
+use profrj_bytecode::edit::{edit_method, probe_allocations, AllocWhere, Edit};
 use profrj_bytecode::{parse_class, write_class};
 use std::io::Read;
 
@@ -41,12 +41,20 @@ fn exercise(data: &[u8]) {
             let _ = decode_code(&a.data);
         }
         let probe = vec![Insn::plain(0x04, &[]), Insn::plain(0x57, &[])];
-        // Constructors get no catch-all yet (the editor refuses it there).
-        let ctor = class.constant_pool.utf8(class.methods[i].name_index) == Some(b"<init>");
+        // Allocation sites too: the abstract interpreter meets the mutations.
+        let dup_pop = |s: &profrj_bytecode::edit::AllocSite| match s.at {
+            AllocWhere::Top => vec![Insn::plain(0x59, &[]), Insn::plain(0x57, &[])],
+            _ => vec![],
+        };
+        let after = match probe_allocations(&class, i, &dup_pop, 1) {
+            Ok(Some(e)) => e.after,
+            _ => Default::default(),
+        };
         let edit = Edit {
-            catch_all: (!ctor).then(|| probe.clone()),
+            catch_all: Some(probe.clone()),
             entry: probe.clone(),
             before_returns: probe,
+            after,
             extra_stack: 1,
             ..Default::default()
         };

@@ -58,7 +58,7 @@ fn type_slots(d: &[u8]) -> usize {
     }
 }
 
-fn method_slots(d: &[u8]) -> Option<(usize, usize)> {
+pub(crate) fn method_slots(d: &[u8]) -> Option<(usize, usize)> {
     let close = d.iter().position(|&c| c == b')')?;
     let mut args = 0;
     let mut i = 1;
@@ -95,6 +95,12 @@ fn effect(insn: &Insn, cp: &ConstantPool<'_>) -> Option<Effect> {
             });
         }
         Insn::TableSwitch { .. } | Insn::LookupSwitch { .. } => return Some(Pops(1, 0)),
+    };
+    // `wide`: the widened opcode, with a two-byte local index (and, for
+    // iinc, a two-byte constant, which `local_index` must not see).
+    let (op, operands) = match (op, operands) {
+        (0xc4, [inner, index @ ..]) => (*inner, index.get(..2)?),
+        _ => (op, operands),
     };
     let member = |i: &[u8]| cp.member_name_and_descriptor(u16::from_be_bytes([i[0], i[1]]));
     Some(match op {

@@ -125,7 +125,8 @@ fn merge(a: &State, b: &State) -> Option<State> {
 /// The ranges of the edited code (new instruction indices, end exclusive) the
 /// catch-all covers, each flagged `true` when it lies before the super() call.
 /// Old instruction `i` is now at `at[i]`, preceded by the code inserted for it
-/// from `target[i]`; the entry code (before `target[0]`) is not covered.
+/// from `target[i]` and followed by the code inserted after it up to
+/// `target[i + 1]`; the entry code (before `target[0]`) is not covered.
 ///
 /// No handler covers a super() call itself: HotSpot checks such a handler
 /// against the frame before the call (`uninitializedThis`) and the one after
@@ -153,6 +154,9 @@ pub fn covered(parts: Option<&[Part]>, target: &[u32], at: &[u32]) -> Vec<(u32, 
         if *part != Part::Call {
             add(at[i], at[i] + 1, before);
         }
+        // Code inserted after instruction i (up to the code inserted before
+        // i+1) runs in the state i leaves: after the call once it is made.
+        add(at[i] + 1, target[i + 1], *part == Part::Before);
     }
     out
 }

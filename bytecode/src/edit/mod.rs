@@ -1,5 +1,6 @@
 //! Editing one method: insert instruction sequences at method entry, before
-//! given instructions (jumps to them then land on the inserted code), and
+//! given instructions (jumps to them then land on the inserted code), after
+//! given instructions (reached only by falling through from them), and
 //! before every return. Inserted sequences must be stack-neutral and must not
 //! branch or touch locals, so existing frames stay valid; they shift with the
 //! code. Offsets in the exception table, StackMapTable, LineNumberTable and
@@ -11,12 +12,14 @@
 //! that would need them, or has another offset-bearing attribute, is refused
 //! with a reason and left as it was: never an invalid class.
 
+mod alloc;
 mod ctor;
 mod lines;
 mod points;
 
+pub use alloc::{allocation_sites, AllocKind, AllocSite, AllocWhere};
 pub use lines::{line_probes, LineProbes};
-pub use points::probe_everywhere;
+pub use points::{probe_allocations, probe_everywhere};
 
 use crate::code::{
     decode_code, decode_frames, encode_code, encode_frames, initial_locals, Insn, VType,
@@ -32,6 +35,12 @@ use std::fmt;
 pub struct Edit {
     pub entry: Vec<Insn>,
     pub before: BTreeMap<u32, Vec<Insn>>,
+    /// Inserted right after instruction i (index of the code as read), on its
+    /// fall-through path only: a jump to i+1 still lands after this code (on
+    /// what `before` puts there). The instruction must fall through (not a
+    /// goto, return, athrow, switch or ret). Keys of `after` and `before` may
+    /// coincide: `before[i]`, instruction i, `after[i]`.
+    pub after: BTreeMap<u32, Vec<Insn>>,
     pub before_returns: Vec<Insn>,
     /// Run on every exceptional exit: the method body is wrapped in a handler
     /// for any throwable that runs this (the throwable on the stack, to be left
@@ -121,6 +130,11 @@ pub fn edit_method(class: &mut ClassFile<'_>, index: usize, edit: &Edit) -> Resu
     };
     let code = decode_code(&method.attributes[slot].data).map_err(|e| EditError(e.to_string()))?;
     let n = code.insns.len();
+    if let Some(&i) = edit.after.range(n as u32..).next().map(|(i, _)| i) {
+        return err(format!(
+            "after-code for instruction {i}, past the last ({n})"
+        ));
+    }
 
     // New instruction list, and where each old instruction (`at`) and each old
     // jump target (`target`: the inserted code before it, if any) went.
@@ -141,6 +155,16 @@ pub fn edit_method(class: &mut ClassFile<'_>, index: usize, edit: &Edit) -> Resu
         target.push(start);
         at.push(insns.len() as u32);
         insns.push(insn.clone());
+        if let Some(seq) = edit.after.get(&(i as u32)) {
+            // Code after an instruction that never falls through would be
+            // unreachable, and the verifier wants a frame there.
+            if !crate::code::stack::falls_through(insn) {
+                return err(format!(
+                    "after-code for instruction {i}, which does not fall through"
+                ));
+            }
+            insns.extend(seq.iter().cloned());
+        }
     }
     at.push(insns.len() as u32);
     target.push(insns.len() as u32);

@@ -1,7 +1,7 @@
 //! Where probes go: the insertion points shared by the profile and coverage
 //! modes, `profrj instrument`, the benchmarks and the tests.
 
-use super::Edit;
+use super::{allocation_sites, AllocSite, Edit, EditError};
 use crate::code::{decode_code, Insn};
 use crate::ClassFile;
 use std::collections::BTreeMap;
@@ -40,6 +40,43 @@ pub fn probe_everywhere(
         before_returns: probe.to_vec(),
         catch_all: Some(probe.to_vec()),
         extra_stack,
-        new_local: None,
+        ..Edit::default()
     })
+}
+
+/// An edit putting `probe(site)` after every allocation site of the method
+/// (see [`allocation_sites`]); a site for which `probe` returns no
+/// instructions is left alone (e.g. one whose object is not on top of the
+/// stack). `Ok(None)` for a method without code (abstract, native); an error
+/// names why the sites cannot be found. The result can be merged with other
+/// points (its only non-empty field is `after`).
+pub fn probe_allocations(
+    class: &ClassFile<'_>,
+    index: usize,
+    probe: &dyn Fn(&AllocSite) -> Vec<Insn>,
+    extra_stack: u16,
+) -> Result<Option<Edit>, EditError> {
+    let Some(method) = class.methods.get(index) else {
+        return Err(EditError("no such method".into()));
+    };
+    let cp = &class.constant_pool;
+    if !method
+        .attributes
+        .iter()
+        .any(|a| cp.utf8(a.name_index) == Some(b"Code"))
+    {
+        return Ok(None);
+    }
+    let mut after = BTreeMap::new();
+    for site in allocation_sites(class, index)? {
+        let seq = probe(&site);
+        if !seq.is_empty() {
+            after.insert(site.after, seq);
+        }
+    }
+    Ok(Some(Edit {
+        after,
+        extra_stack,
+        ..Edit::default()
+    }))
 }
