@@ -6,6 +6,7 @@ use std::process::ExitCode;
 mod attach;
 mod instrument;
 mod live;
+mod snapshot;
 
 #[derive(Parser)]
 #[command(
