@@ -56,6 +56,14 @@ pub fn read_file(path: &Path) -> Result<Snapshot, String> {
     let open = || std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()));
     let file = open()?;
     parse(BufReader::with_capacity(1 << 16, file)).map_err(|e| {
+        // A regular file is read again to turn the offset into a line and
+        // column; a pipe cannot be, so its error gives the byte offset.
+        let regular = std::fs::metadata(path).is_ok_and(|m| m.is_file());
+        if !regular {
+            let offset = e.offset;
+            let (_, _, message) = e.render(|_| (0, 0));
+            return format!("{}: byte {offset}: {message}", path.display());
+        }
         let (line, column, message) = e.render(|offset| match open() {
             Ok(f) => line_col(BufReader::new(f), offset),
             Err(_) => (0, 0),
