@@ -182,6 +182,40 @@ fn parse<R: BufRead>(input: R) -> Result<Snapshot, RawError> {
     Ok(p.snap)
 }
 
+/// Name of the node that holds a sampler thread's samples without a Java
+/// frame (HPROF's `<empty>` trace): a thread in native code or the VM only.
+pub const NO_JAVA_FRAME: &str = "[no Java frame]";
+
+/// The agent counts every sample in the thread's `cumulated` /
+/// `cumulatedElapsed`, but a sample with an empty stack has no node. Such
+/// samples become one root node, [`NO_JAVA_FRAME`], so the tree adds up to
+/// the thread's figures.
+fn add_frameless_samples(names: &mut super::Names, t: &mut CallThread) {
+    let (hits, elapsed) = t
+        .tree
+        .nodes
+        .iter()
+        .fold((0u64, 0u64), |(h, e), n| (h + n.v.hits, e + n.v.elapsed));
+    let extra_hits = t.cumulated.unwrap_or(0).saturating_sub(hits);
+    let extra_elapsed = t.cumulated_elapsed.unwrap_or(0).saturating_sub(elapsed);
+    if extra_hits == 0 && extra_elapsed == 0 {
+        return;
+    }
+    t.tree.nodes.push(Node {
+        name: names.intern(NO_JAVA_FRAME),
+        signature: NONE,
+        parent: 0,
+        depth: 1,
+        v: Values {
+            hits: extra_hits,
+            elapsed: extra_elapsed,
+            cumulated: extra_hits,
+            cumulated_elapsed: extra_elapsed,
+            ..Values::default()
+        },
+    });
+}
+
 impl Parser {
     fn err(&self, message: String) -> RawError {
         RawError {
@@ -280,8 +314,14 @@ impl Parser {
 
     fn end(&mut self) {
         // quick-xml checks that end tags match, so this pops the right element.
-        if let Some((Open::Doc, _, _)) = self.stack.pop() {
-            self.root_done = true;
+        match self.stack.pop() {
+            Some((Open::Doc, _, _)) => self.root_done = true,
+            Some((Open::CallThread, _, _)) if self.kind == CallKind::Sampler => {
+                let names = &mut self.snap.names;
+                let sec = self.snap.sampler.as_mut().expect("open");
+                add_frameless_samples(names, sec.threads.last_mut().expect("open"));
+            }
+            _ => {}
         }
     }
 

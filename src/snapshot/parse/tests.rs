@@ -44,6 +44,21 @@ fn sampler_section() {
     assert_eq!(w.total[0], 8);
 }
 
+#[test]
+fn samples_without_a_java_frame_get_a_node() {
+    let xml = r#"<doc><sampler>
+      <thread name="Signal Dispatcher" cumulated="5" cumulatedElapsed="7"/>
+      <thread name="w" cumulated="3" cumulatedElapsed="3"><profile name="m()" hits="2" elapsed="2"/></thread>
+    </sampler></doc>"#;
+    let s = parse_bytes(xml.as_bytes()).unwrap();
+    let t = &s.sampler.as_ref().unwrap().threads;
+    let n = &t[0].tree.nodes[1];
+    assert_eq!(s.names.get(n.name), super::NO_JAVA_FRAME);
+    assert_eq!((n.v.hits, n.v.elapsed, n.depth), (5, 7, 1));
+    assert_eq!(t[1].tree.nodes.len(), 3);
+    assert_eq!((t[1].tree.nodes[2].v.hits, t[1].tree.nodes[2].v.elapsed), (1, 1));
+}
+
 const PROFILE: &str = r#"<doc><profile>
   <thread name="AWT-Windows" cpuTime="187500000" isAlive="true">
     <profile name="java.awt.event.PaintEvent(java.awt.Component,int,java.awt.Rectangle)"
