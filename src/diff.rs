@@ -77,15 +77,27 @@ impl Change {
     }
 }
 
-fn shares(snap: &Snapshot, args: &Args) -> Result<(HashMap<String, (f64, f64)>, u64), String> {
+/// Per method name: (self share, total share), in %.
+type Shares = HashMap<String, (f64, f64)>;
+
+fn shares(snap: &Snapshot, args: &Args) -> Result<(Shares, u64), String> {
     let sec = snap.call_section(args.section.map(CallSectionArg::kind))?;
     args.metric.check(sec.kind)?;
     let threads = sec.select(args.thread.as_deref())?;
     let trees: Vec<_> = threads.iter().map(|t| &t.tree).collect();
     let (rows, grand) = method_table(&snap.names, &trees, sec.kind, args.metric);
-    let mut by_name: HashMap<String, (f64, f64)> = HashMap::new();
-    let share = |v: u64| if grand == 0 { 0.0 } else { v as f64 * 100.0 / grand as f64 };
-    for MethodRow { name, own, total, .. } in rows {
+    let mut by_name: Shares = HashMap::new();
+    let share = |v: u64| {
+        if grand == 0 {
+            0.0
+        } else {
+            v as f64 * 100.0 / grand as f64
+        }
+    };
+    for MethodRow {
+        name, own, total, ..
+    } in rows
+    {
         let e = by_name.entry(stable_name(&name)).or_default();
         e.0 += share(own);
         e.1 += share(total);
@@ -93,7 +105,7 @@ fn shares(snap: &Snapshot, args: &Args) -> Result<(HashMap<String, (f64, f64)>, 
     Ok((by_name, grand))
 }
 
-pub fn changes(before: &HashMap<String, (f64, f64)>, after: &HashMap<String, (f64, f64)>) -> Vec<Change> {
+pub fn changes(before: &Shares, after: &Shares) -> Vec<Change> {
     let mut names: Vec<&String> = before.keys().chain(after.keys()).collect();
     names.sort();
     names.dedup();
@@ -109,7 +121,11 @@ pub fn changes(before: &HashMap<String, (f64, f64)>, after: &HashMap<String, (f6
             }
         })
         .collect();
-    out.sort_by(|x, y| y.magnitude().total_cmp(&x.magnitude()).then(x.name.cmp(&y.name)));
+    out.sort_by(|x, y| {
+        y.magnitude()
+            .total_cmp(&x.magnitude())
+            .then(x.name.cmp(&y.name))
+    });
     out
 }
 
@@ -142,7 +158,11 @@ pub fn run(args: Args) -> Result<(), String> {
         "Δself", "self before→after", "Δtotal", "total before→after"
     );
     let top = if args.top == 0 { usize::MAX } else { args.top };
-    for c in changes(&b, &a).iter().filter(|c| c.magnitude() >= 0.005).take(top) {
+    for c in changes(&b, &a)
+        .iter()
+        .filter(|c| c.magnitude() >= 0.005)
+        .take(top)
+    {
         let _ = writeln!(
             out,
             "{:>+7.2}% {:>7.2}%→{:>7.2}% {:>+7.2}% {:>7.2}%→{:>7.2}%  {}{}",
@@ -153,7 +173,11 @@ pub fn run(args: Args) -> Result<(), String> {
             c.total.0,
             c.total.1,
             c.name,
-            if c.total.1 > c.total.0 { "  hotter" } else { "  colder" }
+            if c.total.1 > c.total.0 {
+                "  hotter"
+            } else {
+                "  colder"
+            }
         );
     }
     crate::output::write(None, out.as_bytes())
@@ -169,7 +193,10 @@ mod tests {
             stable_name("p.C$$Lambda$16.0x00007fa054001c00.run()"),
             "p.C$$Lambda.run()"
         );
-        assert_eq!(stable_name("p.C$$Lambda/0x0000a1.run()"), "p.C$$Lambda.run()");
+        assert_eq!(
+            stable_name("p.C$$Lambda/0x0000a1.run()"),
+            "p.C$$Lambda.run()"
+        );
         assert_eq!(stable_name("p.C.m(0x)"), "p.C.m(0x)");
         assert_eq!(stable_name("é.x()"), "é.x()");
     }

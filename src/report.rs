@@ -4,8 +4,8 @@
 //! memory prints live objects by class; coverage the least-covered classes.
 
 use crate::snapshot::{
-    method_table, read_file, CallKind, CallSection, CoverageClass, MemorySection, Metric,
-    Snapshot,
+    method_table, read_file, CallKind, CallSection, CallThread, CoverageClass, MemorySection,
+    Metric, Snapshot,
 };
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
@@ -148,6 +148,11 @@ pub fn calls_report(
         sec.kind.tag(),
         metric.describe(sec.kind)
     );
+    if thread.is_some() {
+        for t in &threads {
+            let _ = writeln!(out, "  thread {:?}: {}", t.name, thread_facts(t));
+        }
+    }
     let profile = sec.kind == CallKind::Profile;
     let _ = write!(
         out,
@@ -184,12 +189,39 @@ pub fn calls_report(
     Ok(out)
 }
 
+/// What the snapshot says of a thread besides its tree.
+fn thread_facts(t: &CallThread) -> String {
+    let mut facts = Vec::new();
+    if let Some(ns) = t.cpu_time {
+        facts.push(format!("CPU {:.3} s", ns as f64 / 1e9));
+    }
+    if let Some(ns) = t.elapsed_time {
+        facts.push(format!("lived {:.3} s while profiled", ns as f64 / 1e9));
+    }
+    if let (Some(run), Some(all)) = (t.cumulated, t.cumulated_elapsed) {
+        facts.push(format!("{run} of {all} samples RUNNABLE"));
+    }
+    match t.is_alive {
+        Some(true) => facts.push("alive".into()),
+        Some(false) => facts.push("ended".into()),
+        None => {}
+    }
+    facts.join(", ")
+}
+
 /// Live objects by class, merged over threads or for one thread.
-pub fn memory_report(mem: &MemorySection, thread: Option<&str>, top: usize) -> Result<String, String> {
+pub fn memory_report(
+    mem: &MemorySection,
+    thread: Option<&str>,
+    top: usize,
+) -> Result<String, String> {
     let threads: Vec<_> = mem
         .threads
         .iter()
-        .filter(|t| thread.map_or(true, |n| t.name == n))
+        .filter(|t| match thread {
+            None => true,
+            Some(n) => t.name == n,
+        })
         .collect();
     if threads.is_empty() {
         if let Some(n) = thread {
@@ -205,7 +237,12 @@ pub fn memory_report(mem: &MemorySection, thread: Option<&str>, top: usize) -> R
         }
     }
     let mut rows: Vec<_> = by_class.into_iter().collect();
-    rows.sort_by(|a, b| b.1 .0.cmp(&a.1 .0).then(b.1 .1.cmp(&a.1 .1)).then(a.0.cmp(b.0)));
+    rows.sort_by(|a, b| {
+        b.1 .0
+            .cmp(&a.1 .0)
+            .then(b.1 .1.cmp(&a.1 .1))
+            .then(a.0.cmp(b.0))
+    });
     let live: u64 = rows.iter().map(|r| r.1 .0).sum();
     let who = match thread {
         Some(n) => format!("thread {n:?}"),
@@ -326,7 +363,11 @@ pub fn coverage_report(classes: &[CoverageClass], top: usize) -> String {
         "rank", "lines", "covered", "methods run"
     );
     for (i, r) in rows.iter().take(top).enumerate() {
-        let source = r.source.as_deref().map(|s| format!(" ({s})")).unwrap_or_default();
+        let source = r
+            .source
+            .as_deref()
+            .map(|s| format!(" ({s})"))
+            .unwrap_or_default();
         let _ = writeln!(
             out,
             "{:>4} {:>6.1}% {:>15} {:>11}  {}{source}",
@@ -356,7 +397,10 @@ mod tests {
         let all = memory_report(m, None, 10).unwrap();
         let lines: Vec<_> = all.lines().collect();
         assert!(lines[0].contains("16 objects of 2 classes"), "{all}");
-        assert!(lines[2].ends_with("  Y") && lines[2].contains(" 11 "), "{all}");
+        assert!(
+            lines[2].ends_with("  Y") && lines[2].contains(" 11 "),
+            "{all}"
+        );
         assert!(lines[2].contains(" 13"), "{all}");
         let a = memory_report(m, Some("a"), 10).unwrap();
         assert!(a.lines().nth(2).unwrap().ends_with("  X"), "{a}");
@@ -377,11 +421,17 @@ mod tests {
         let s = parse_bytes(xml.as_bytes()).unwrap();
         let rows = coverage_table(&s.coverage.as_ref().unwrap().classes);
         // Half: lines 10..13 have code, only 10 ran (both constructors share 10, 11).
-        assert_eq!((rows[0].name.as_str(), rows[0].covered, rows[0].lines), ("Half", 1, 4));
+        assert_eq!(
+            (rows[0].name.as_str(), rows[0].covered, rows[0].lines),
+            ("Half", 1, 4)
+        );
         assert_eq!((rows[0].methods_run, rows[0].methods), (1, 2));
         assert_eq!((rows[1].covered, rows[1].lines), (2, 2));
         let text = coverage_report(&s.coverage.as_ref().unwrap().classes, 10);
-        assert!(text.contains("lines 3/6 (50.0%), methods run 2/3"), "{text}");
+        assert!(
+            text.contains("lines 3/6 (50.0%), methods run 2/3"),
+            "{text}"
+        );
         assert!(text.contains("Good (Good.java)"), "{text}");
     }
 }

@@ -62,8 +62,13 @@ fn truth_snapshot() -> &'static PathBuf {
     SNAP.get_or_init(|| {
         let dir = temp_dir("report-truth");
         let snap = dir.join("truth.xml");
-        run_java(&dir, &format!("profile,file={}", snap.display()), TRUTH, &[])
-            .assert_success();
+        run_java(
+            &dir,
+            &format!("profile,file={}", snap.display()),
+            TRUTH,
+            &[],
+        )
+        .assert_success();
         read_snapshot(&snap);
         snap
     })
@@ -103,6 +108,16 @@ fn report_row<'a>(report: &'a str, name: &str) -> Vec<&'a str> {
         .collect()
 }
 
+/// The rows of a report's table: after the `rank` header, before the END line.
+fn table_rows(report: &str) -> Vec<&str> {
+    report
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("rank"))
+        .skip(1)
+        .take_while(|l| !l.contains(" END "))
+        .collect()
+}
+
 fn percent(col: &str) -> f64 {
     col.trim_end_matches('%').parse().unwrap()
 }
@@ -113,14 +128,20 @@ fn report_puts_the_hot_method_on_top_with_its_share() {
     let by_self = profrj_ok(&["report", s(snap), "--thread", "main", "--top", "0"]);
     eprintln!("{by_self}");
     let lines: Vec<&str> = by_self.lines().collect();
-    assert!(lines[0].starts_with("CPU SAMPLES <sampler> thread \"main\""), "{by_self}");
+    assert!(
+        lines[0].starts_with("CPU SAMPLES <sampler> thread \"main\""),
+        "{by_self}"
+    );
+    assert!(lines[1].contains("thread \"main\": CPU "), "{by_self}");
+    assert!(lines[1].contains("ended"), "{by_self}");
     assert_eq!(
-        lines[1].split_whitespace().collect::<Vec<_>>(),
+        lines[2].split_whitespace().collect::<Vec<_>>(),
         ["rank", "self", "accum", "count", "total", "count", "method"]
     );
     // unit() is where main's CPU goes (self), under heavy() and light().
-    assert!(lines[2].ends_with(&format!("  {SPLIT}.unit()")), "{by_self}");
-    assert!(percent(lines[2].split_whitespace().nth(1).unwrap()) > 90.0);
+    let rows = table_rows(&by_self);
+    assert!(rows[0].ends_with(&format!("  {SPLIT}.unit()")), "{by_self}");
+    assert!(percent(rows[0].split_whitespace().nth(1).unwrap()) > 90.0);
     let heavy = report_row(&by_self, &format!("{SPLIT}.heavy()"));
     let share = percent(heavy[4]);
     eprintln!("heavy(): {share}% of main's RUNNABLE samples (expected 75)");
@@ -129,16 +150,38 @@ fn report_puts_the_hot_method_on_top_with_its_share() {
     assert!((percent(light[4]) - 25.0).abs() <= 7.0, "{light:?}");
 
     // By total: main() on top (100%), then unit(), then heavy().
-    let by_total = profrj_ok(&["report", s(snap), "--thread", "main", "--sort", "total", "--top", "3"]);
-    let rows: Vec<&str> = by_total.lines().skip(2).take(3).collect();
+    let by_total = profrj_ok(&[
+        "report",
+        s(snap),
+        "--thread",
+        "main",
+        "--sort",
+        "total",
+        "--top",
+        "3",
+    ]);
+    let rows = table_rows(&by_total);
     assert!(rows[0].ends_with(&format!("{SPLIT}.main()")), "{by_total}");
     assert!(rows[2].ends_with(&format!("{SPLIT}.heavy()")), "{by_total}");
 
     // All threads merged: the count column adds up to the header's total.
     let all = profrj_ok(&["report", s(snap), "--top", "0"]);
-    let total: u64 = all.lines().next().unwrap().split("total = ").nth(1).unwrap()
-        .split_whitespace().next().unwrap().parse().unwrap();
-    let counted: u64 = all.lines().skip(2).filter_map(|l| l.split_whitespace().nth(3)?.parse::<u64>().ok()).sum();
+    let total: u64 = all
+        .lines()
+        .next()
+        .unwrap()
+        .split("total = ")
+        .nth(1)
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let counted: u64 = table_rows(&all)
+        .iter()
+        .map(|l| l.split_whitespace().nth(3).unwrap().parse::<u64>().unwrap())
+        .sum();
     assert_eq!(total, counted, "{all}");
     // Every RUNNABLE sample the agent counted, those without a Java frame too.
     let xml = std::fs::read_to_string(snap).unwrap();
@@ -149,10 +192,17 @@ fn report_puts_the_hot_method_on_top_with_its_share() {
 fn collapsed_lines(text: &str) -> HashMap<String, u64> {
     let mut m = HashMap::new();
     for line in text.lines() {
-        let (stack, n) = line.rsplit_once(' ').unwrap_or_else(|| panic!("bad line {line:?}"));
-        let n: u64 = n.parse().unwrap_or_else(|_| panic!("bad count in {line:?}"));
+        let (stack, n) = line
+            .rsplit_once(' ')
+            .unwrap_or_else(|| panic!("bad line {line:?}"));
+        let n: u64 = n
+            .parse()
+            .unwrap_or_else(|_| panic!("bad count in {line:?}"));
         assert!(n > 0, "{line}");
-        assert!(m.insert(stack.to_owned(), n).is_none(), "stack twice: {line}");
+        assert!(
+            m.insert(stack.to_owned(), n).is_none(),
+            "stack twice: {line}"
+        );
     }
     m
 }
@@ -162,16 +212,36 @@ fn collapsed_stacks_keep_the_snapshot_totals() {
     let snap = split_snapshot();
     let xml = std::fs::read_to_string(snap).unwrap();
     let cpu = collapsed_lines(&profrj_ok(&["convert", s(snap), "--to", "collapsed"]));
-    let wall = collapsed_lines(&profrj_ok(&["convert", s(snap), "--to", "collapsed", "--metric", "wall"]));
-    let (hits, elapsed) = (sum_nodes(&xml, "sampler", "hits"), sum_nodes(&xml, "sampler", "elapsed"));
-    eprintln!("collapsed: {} cpu stacks, {} wall stacks; hits {hits}, elapsed {elapsed}", cpu.len(), wall.len());
+    let wall = collapsed_lines(&profrj_ok(&[
+        "convert",
+        s(snap),
+        "--to",
+        "collapsed",
+        "--metric",
+        "wall",
+    ]));
+    let (hits, elapsed) = (
+        sum_nodes(&xml, "sampler", "hits"),
+        sum_nodes(&xml, "sampler", "elapsed"),
+    );
+    eprintln!(
+        "collapsed: {} cpu stacks, {} wall stacks; hits {hits}, elapsed {elapsed}",
+        cpu.len(),
+        wall.len()
+    );
     // Every sample of the snapshot: those on a stack, and those the agent
     // counted for a thread without a Java frame (one "[no Java frame]" stack).
     let frameless = |m: &HashMap<String, u64>| m.get("[no Java frame]").copied().unwrap_or(0);
     assert_eq!(cpu.values().sum::<u64>() - frameless(&cpu), hits);
     assert_eq!(wall.values().sum::<u64>() - frameless(&wall), elapsed);
-    assert_eq!(cpu.values().sum::<u64>(), sum_threads(&xml, "sampler", "cumulated"));
-    assert_eq!(wall.values().sum::<u64>(), sum_threads(&xml, "sampler", "cumulatedElapsed"));
+    assert_eq!(
+        cpu.values().sum::<u64>(),
+        sum_threads(&xml, "sampler", "cumulated")
+    );
+    assert_eq!(
+        wall.values().sum::<u64>(),
+        sum_threads(&xml, "sampler", "cumulatedElapsed")
+    );
     // The heavy stack has exactly the snapshot's count.
     let doc = roxmltree::Document::parse(&xml).unwrap();
     let main = &threads(&doc, "sampler", "main")[0];
@@ -182,17 +252,41 @@ fn collapsed_stacks_keep_the_snapshot_totals() {
 
     // One thread, with thread frames.
     let main_only = collapsed_lines(&profrj_ok(&[
-        "convert", s(snap), "--to", "collapsed", "--thread", "main", "--thread-frames",
+        "convert",
+        s(snap),
+        "--to",
+        "collapsed",
+        "--thread",
+        "main",
+        "--thread-frames",
     ]));
     assert!(main_only.keys().all(|k| k.starts_with("[main];")));
-    assert_eq!(main_only.values().sum::<u64>(), attr_u64(*main, "cumulated"));
+    assert_eq!(
+        main_only.values().sum::<u64>(),
+        attr_u64(*main, "cumulated")
+    );
 
     // Profile mode: calls and times round-trip too.
     let truth = truth_snapshot();
     let txml = std::fs::read_to_string(truth).unwrap();
-    for (metric, attr) in [("calls", "count"), ("cpu", "method"), ("wall", "methodElapsed")] {
-        let c = collapsed_lines(&profrj_ok(&["convert", s(truth), "--to", "collapsed", "--metric", metric]));
-        assert_eq!(c.values().sum::<u64>(), sum_nodes(&txml, "profile", attr), "{metric}");
+    for (metric, attr) in [
+        ("calls", "count"),
+        ("cpu", "method"),
+        ("wall", "methodElapsed"),
+    ] {
+        let c = collapsed_lines(&profrj_ok(&[
+            "convert",
+            s(truth),
+            "--to",
+            "collapsed",
+            "--metric",
+            metric,
+        ]));
+        assert_eq!(
+            c.values().sum::<u64>(),
+            sum_nodes(&txml, "profile", attr),
+            "{metric}"
+        );
     }
 }
 
@@ -219,13 +313,21 @@ fn protoc_decode(pb_gz: &Path) -> String {
         child.stdin.take().unwrap().write_all(&raw).unwrap();
     }
     let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "protoc: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "protoc: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout).unwrap()
 }
 
 /// gunzip with the system's `gzip -dc` (the crate's flate2 is not a test dependency).
 fn gunzip(p: &Path) -> std::io::Cursor<Vec<u8>> {
-    let out = Command::new("gzip").arg("-dc").arg(p).output().expect("gzip");
+    let out = Command::new("gzip")
+        .arg("-dc")
+        .arg(p)
+        .output()
+        .expect("gzip");
     assert!(out.status.success(), "not gzip: {}", p.display());
     std::io::Cursor::new(out.stdout)
 }
@@ -272,9 +374,18 @@ fn parse_decoded(text: &str) -> Decoded {
             }
             continue;
         }
-        let (k, v) = line.split_once(": ").unwrap_or_else(|| panic!("protoc line {line:?}"));
+        let (k, v) = line
+            .split_once(": ")
+            .unwrap_or_else(|| panic!("protoc line {line:?}"));
         let num = || v.parse::<u64>().unwrap();
-        match (block.iter().map(String::as_str).collect::<Vec<_>>().as_slice(), k) {
+        match (
+            block
+                .iter()
+                .map(String::as_str)
+                .collect::<Vec<_>>()
+                .as_slice(),
+            k,
+        ) {
             ([], "string_table") => d.strings.push(unquote(v)),
             ([], "default_sample_type") => d.default_sample_type = num() as usize,
             (["sample_type"], "type") => vt.0 = num() as usize,
@@ -335,7 +446,11 @@ fn pprof_decodes_with_the_proto_definition_and_keeps_totals() {
     assert_eq!(types, [("samples", "count"), ("runnable_samples", "count")]);
     assert_eq!(d.strings[d.default_sample_type], "runnable_samples");
     let sum = |i: usize| d.samples.iter().map(|s| s.0[i]).sum::<u64>();
-    eprintln!("pprof: {} samples, {} functions", d.samples.len(), d.functions.len());
+    eprintln!(
+        "pprof: {} samples, {} functions",
+        d.samples.len(),
+        d.functions.len()
+    );
     assert_eq!(sum(0), sum_threads(&xml, "sampler", "cumulatedElapsed"));
     assert_eq!(sum(1), sum_threads(&xml, "sampler", "cumulated"));
     // The heavy stack, leaf first: unit, heavy, main.
@@ -343,7 +458,10 @@ fn pprof_decodes_with_the_proto_definition_and_keeps_totals() {
     let heavy_runnable: u64 = d
         .samples
         .iter()
-        .filter(|s| s.1.iter().any(|&l| name_of(l) == format!("{SPLIT}.heavy()")))
+        .filter(|s| {
+            s.1.iter()
+                .any(|&l| name_of(l) == format!("{SPLIT}.heavy()"))
+        })
         .map(|s| s.0[1])
         .sum();
     let doc = roxmltree::Document::parse(&xml).unwrap();
@@ -359,7 +477,16 @@ fn pprof_decodes_with_the_proto_definition_and_keeps_totals() {
     let truth = truth_snapshot();
     let txml = std::fs::read_to_string(truth).unwrap();
     let pb = dir.join("truth.pb.gz");
-    profrj_ok(&["convert", s(truth), "--to", "pprof", "-o", s(&pb), "--metric", "calls"]);
+    profrj_ok(&[
+        "convert",
+        s(truth),
+        "--to",
+        "pprof",
+        "-o",
+        s(&pb),
+        "--metric",
+        "calls",
+    ]);
     let d = parse_decoded(&protoc_decode(&pb));
     let types: Vec<(&str, &str)> = d
         .sample_types
@@ -368,7 +495,11 @@ fn pprof_decodes_with_the_proto_definition_and_keeps_totals() {
         .collect();
     assert_eq!(
         types,
-        [("calls", "count"), ("wall", "microseconds"), ("cpu", "microseconds")]
+        [
+            ("calls", "count"),
+            ("wall", "microseconds"),
+            ("cpu", "microseconds")
+        ]
     );
     assert_eq!(d.strings[d.default_sample_type], "calls");
     for (i, attr) in ["count", "methodElapsed", "method"].iter().enumerate() {
@@ -388,7 +519,16 @@ fn pprof_decodes_with_the_proto_definition_and_keeps_totals() {
 #[test]
 fn profile_report_shows_exact_calls() {
     let truth = truth_snapshot();
-    let r = profrj_ok(&["report", s(truth), "--section", "profile", "--metric", "calls", "--top", "0"]);
+    let r = profrj_ok(&[
+        "report",
+        s(truth),
+        "--section",
+        "profile",
+        "--metric",
+        "calls",
+        "--top",
+        "0",
+    ]);
     eprintln!("{}", r.lines().take(8).collect::<Vec<_>>().join("\n"));
     assert!(r.starts_with("METHOD PROFILE <profile> all"), "{r}");
     // Columns: rank self accum count total count calls method.
@@ -399,10 +539,32 @@ fn profile_report_shows_exact_calls() {
     let inner = report_row(&r, &format!("{TRUTH}.inner(int,int)"));
     assert_eq!(inner[6], "182");
     // One worker thread: half of those.
-    let one = profrj_ok(&["report", s(truth), "--section", "profile", "--metric", "calls", "--thread", "truth-1", "--top", "0"]);
+    let one = profrj_ok(&[
+        "report",
+        s(truth),
+        "--section",
+        "profile",
+        "--metric",
+        "calls",
+        "--thread",
+        "truth-1",
+        "--top",
+        "0",
+    ]);
     assert_eq!(report_row(&one, &format!("{TRUTH}.fib(int)"))[6], "1973");
     // Wall time: nap() holds the sleeper's 300 ms.
-    let wall = profrj_ok(&["report", s(truth), "--section", "profile", "--metric", "wall", "--thread", "sleeper", "--sort", "total"]);
+    let wall = profrj_ok(&[
+        "report",
+        s(truth),
+        "--section",
+        "profile",
+        "--metric",
+        "wall",
+        "--thread",
+        "sleeper",
+        "--sort",
+        "total",
+    ]);
     let nap = report_row(&wall, &format!("{TRUTH}.nap()"));
     assert!(nap[5].parse::<u64>().unwrap() >= 299_000, "{wall}");
     // The sampler has no calls: refused with a reason.
@@ -428,7 +590,7 @@ fn diff_names_the_method_that_got_hotter() {
     }
     // The before snapshot's hot method, on top of its report.
     let before = profrj_ok(&["report", s(&snaps[0]), "--thread", "main", "--top", "3"]);
-    let top = before.lines().nth(2).unwrap();
+    let top = table_rows(&before)[0];
     assert!(top.ends_with("profrj.harness.CpuRatio.alpha()"), "{before}");
     let share = percent(top.split_whitespace().nth(1).unwrap());
     eprintln!("before: alpha {share}% of main (expected 75)");
@@ -437,12 +599,33 @@ fn diff_names_the_method_that_got_hotter() {
     let diff = profrj_ok(&["diff", s(&snaps[0]), s(&snaps[1]), "--thread", "main"]);
     eprintln!("{diff}");
     let rows: Vec<&str> = diff.lines().skip(3).collect();
-    let beta = rows.iter().position(|l| l.contains("CpuRatio.beta()")).unwrap();
-    let alpha = rows.iter().position(|l| l.contains("CpuRatio.alpha()")).unwrap();
-    assert!(beta < 2 && alpha < 2, "the two changed methods come first:\n{diff}");
-    assert!(rows[beta].ends_with("hotter") && rows[alpha].ends_with("colder"), "{diff}");
-    let delta = percent(rows[beta].split_whitespace().next().unwrap().trim_start_matches('+'));
-    assert!((delta - 50.0).abs() <= 12.0, "beta: 25% -> 75% of main, got {delta:+}\n{diff}");
+    let beta = rows
+        .iter()
+        .position(|l| l.contains("CpuRatio.beta()"))
+        .unwrap();
+    let alpha = rows
+        .iter()
+        .position(|l| l.contains("CpuRatio.alpha()"))
+        .unwrap();
+    assert!(
+        beta < 2 && alpha < 2,
+        "the two changed methods come first:\n{diff}"
+    );
+    assert!(
+        rows[beta].ends_with("hotter") && rows[alpha].ends_with("colder"),
+        "{diff}"
+    );
+    let delta = percent(
+        rows[beta]
+            .split_whitespace()
+            .next()
+            .unwrap()
+            .trim_start_matches('+'),
+    );
+    assert!(
+        (delta - 50.0).abs() <= 12.0,
+        "beta: 25% -> 75% of main, got {delta:+}\n{diff}"
+    );
 }
 
 /// Runs Chromium headless on a page; returns stdout. Fails loudly without it.
@@ -482,10 +665,19 @@ fn frames(dom: &str) -> Vec<HashMap<String, String>> {
     for chunk in dom.split("<div class=\"frame").skip(1) {
         let tag = &chunk[..chunk.find('>').unwrap()];
         let mut attrs = HashMap::new();
-        attrs.insert("class".to_owned(), format!("frame{}", &tag[..tag.find('"').unwrap()]));
+        attrs.insert(
+            "class".to_owned(),
+            format!("frame{}", &tag[..tag.find('"').unwrap()]),
+        );
         for part in tag.split("\" ").skip(1) {
             if let Some((k, v)) = part.split_once("=\"") {
-                attrs.insert(k.trim().to_owned(), v.trim_end_matches('"').replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">"));
+                attrs.insert(
+                    k.trim().to_owned(),
+                    v.trim_end_matches('"')
+                        .replace("&amp;", "&")
+                        .replace("&lt;", "<")
+                        .replace("&gt;", ">"),
+                );
             }
         }
         out.push(attrs);
@@ -507,7 +699,10 @@ fn flame_page_in_headless_chromium() {
     profrj_ok(&["flame", s(snap), "-o", s(&page)]);
     let html = std::fs::read_to_string(&page).unwrap();
     for remote in ["http://", "https://", "//cdn", "<link", "src=\""] {
-        assert!(!html.contains(remote), "the page must be self-contained: {remote}");
+        assert!(
+            !html.contains(remote),
+            "the page must be self-contained: {remote}"
+        );
     }
     let url = format!("file://{}", page.display());
     let heavy_name = format!("{SPLIT}.heavy()");
@@ -527,23 +722,39 @@ fn flame_page_in_headless_chromium() {
     assert!((width(heavy) - share).abs() < 0.01);
     assert!(fs.iter().all(|f| !f["class"].contains("match")));
     assert!(dom.contains("<option value=\"main\""), "thread selector");
-    assert!(dom.contains(&format!("<tr data-name=\"{SPLIT}.unit()\"")), "top-methods table");
+    assert!(
+        dom.contains(&format!("<tr data-name=\"{SPLIT}.unit()\"")),
+        "top-methods table"
+    );
 
     // Zoomed on heavy(): its frame spans the whole width, its caller too (faded).
     let zoom = format!(
         "{url}#thread=main&zoom={}",
-        heavy_path.replace(';', "%3B").replace('(', "%28").replace(')', "%29")
+        heavy_path
+            .replace(';', "%3B")
+            .replace('(', "%28")
+            .replace(')', "%29")
     );
     let fs = frames(&chromium(&["--dump-dom", &zoom]));
     let heavy = fs.iter().find(|f| f["data-path"] == heavy_path).unwrap();
     assert_eq!(width(heavy), 100.0);
     assert!(heavy["class"].contains("zoomed"));
-    assert!(fs.iter().all(|f| !f["data-path"].contains("light()")), "light() is outside the zoom");
+    assert!(
+        fs.iter().all(|f| !f["data-path"].contains("light()")),
+        "light() is outside the zoom"
+    );
     // Its callee: its share of heavy() (heavy() has a few samples of its own).
-    let unit = fs.iter().find(|f| f["data-path"] == format!("{heavy_path};{SPLIT}.unit()")).unwrap();
+    let unit = fs
+        .iter()
+        .find(|f| f["data-path"] == format!("{heavy_path};{SPLIT}.unit()"))
+        .unwrap();
     let of_heavy = |f: &HashMap<String, String>| f["data-total"].parse::<f64>().unwrap();
     let expect = of_heavy(unit) * 100.0 / of_heavy(heavy);
-    assert!((width(unit) - expect).abs() < 0.001, "{} vs {expect}", width(unit));
+    assert!(
+        (width(unit) - expect).abs() < 0.001,
+        "{} vs {expect}",
+        width(unit)
+    );
 
     // Search: frames whose name contains "heavy" are highlighted, others not;
     // in the all-threads view.
@@ -567,7 +778,11 @@ fn flame_page_in_headless_chromium() {
         &format!("{url}#thread=main&search=heavy"),
     ]);
     let bytes = std::fs::read(&png).expect("no screenshot");
-    assert!(bytes.starts_with(b"\x89PNG") && bytes.len() > 10_000, "screenshot {}", bytes.len());
+    assert!(
+        bytes.starts_with(b"\x89PNG") && bytes.len() > 10_000,
+        "screenshot {}",
+        bytes.len()
+    );
 }
 
 #[test]
@@ -607,7 +822,10 @@ fn malformed_and_truncated_snapshots_fail_with_line_and_column() {
             eprintln!("{cmd:?}: {err}");
             assert!(!out.status.success(), "{cmd:?} succeeded");
             assert_eq!(out.status.code(), Some(1));
-            assert!(err.contains(&format!("{}: line {line}, column ", file.display())), "{err}");
+            assert!(
+                err.contains(&format!("{}: line {line}, column ", file.display())),
+                "{err}"
+            );
             assert!(err.contains(what), "{err}");
             assert!(out.stdout.is_empty());
         }

@@ -69,9 +69,14 @@ pub fn run(args: Args) -> Result<(), String> {
     args.metric.check(sec.kind)?;
     let threads = sec.select(args.thread.as_deref())?;
     let bytes = match args.to {
-        Format::Collapsed => {
-            collapsed(&snap.names, sec.kind, &threads, args.metric, args.thread_frames).into_bytes()
-        }
+        Format::Collapsed => collapsed(
+            &snap.names,
+            sec.kind,
+            &threads,
+            args.metric,
+            args.thread_frames,
+        )
+        .into_bytes(),
         Format::Pprof => pprof(&snap.names, sec.kind, &threads, args.metric, &args.snapshot)?,
     };
     crate::output::write(args.output.as_deref(), &bytes)

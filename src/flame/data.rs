@@ -163,7 +163,10 @@ fn calls_json(out: &mut String, names: &Names, sec: &CallSection, metric: Metric
         let _ = write!(trees, ",\"total\":{},\"nodes\":[", total[0]);
         // Preorder, skipping empty subtrees: [name, own, number of children].
         let mut stack: Vec<u32> = m.children[0].iter().rev().copied().collect();
-        let roots = m.children[0].iter().filter(|&&c| total[c as usize] > 0).count();
+        let roots = m.children[0]
+            .iter()
+            .filter(|&&c| total[c as usize] > 0)
+            .count();
         let _ = write!(trees, "-1,0,{roots}");
         while let Some(i) = stack.pop() {
             let i = i as usize;
@@ -175,7 +178,10 @@ fn calls_json(out: &mut String, names: &Names, sec: &CallSection, metric: Metric
                 table.push(m.name[i]);
                 next
             });
-            let kids = m.children[i].iter().filter(|&&c| total[c as usize] > 0).count();
+            let kids = m.children[i]
+                .iter()
+                .filter(|&&c| total[c as usize] > 0)
+                .count();
             let _ = write!(trees, ",{id},{},{kids}", m.own[i]);
             stack.extend(m.children[i].iter().rev().copied());
         }
@@ -238,10 +244,15 @@ mod tests {
             coverage: None,
         });
         assert!(!json.contains('<'), "{json}");
-        assert!(json.contains(r#""names":["a()","b()","\u003c/script\u003e"]"#), "{json}");
+        assert!(
+            json.contains(r#""names":["a()","b()","\u003c/script\u003e"]"#),
+            "{json}"
+        );
         // One tree for both "w", none for the idle thread.
         assert!(
-            json.contains(r#""threads":[{"name":"w","total":7,"nodes":[-1,0,1,0,1,2,1,5,0,2,1,0]}]"#),
+            json.contains(
+                r#""threads":[{"name":"w","total":7,"nodes":[-1,0,1,0,1,2,1,5,0,2,1,0]}]"#
+            ),
             "{json}"
         );
     }

@@ -10,7 +10,9 @@
 mod parse;
 mod weights;
 
-pub use parse::{parse_bytes, read_file, ParseError};
+#[cfg(test)]
+pub use parse::parse_bytes;
+pub use parse::read_file;
 pub use weights::{method_table, MethodRow, Metric, Weighted};
 
 use std::collections::HashMap;
@@ -35,10 +37,6 @@ impl Names {
 
     pub fn get(&self, id: u32) -> &str {
         self.strings.get(id as usize).map_or("", String::as_str)
-    }
-
-    pub fn lookup(&self, s: &str) -> Option<u32> {
-        self.index.get(s).copied()
     }
 }
 

@@ -4,16 +4,16 @@
 //! turn it into a line and column.
 
 use super::{
-    CallKind, CallSection, CallThread, CoverageClass, CoverageMethod, CoverageSection,
-    MemoryRow, MemorySection, MemoryThread, Node, Snapshot, Tree, Values, NONE,
+    CallKind, CallSection, CallThread, CoverageClass, CoverageMethod, CoverageSection, MemoryRow,
+    MemorySection, MemoryThread, Node, Snapshot, Tree, Values, NONE,
 };
 use quick_xml::events::{BytesStart, Event};
 use quick_xml::Reader;
-use std::fmt;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader};
 use std::path::Path;
 
 /// A reading error at a place in the input.
+#[cfg(test)]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ParseError {
     /// 1-based.
@@ -23,9 +23,14 @@ pub struct ParseError {
     pub message: String,
 }
 
-impl fmt::Display for ParseError {
-    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        write!(f, "line {}, column {}: {}", self.line, self.column, self.message)
+#[cfg(test)]
+impl std::fmt::Display for ParseError {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(
+            f,
+            "line {}, column {}: {}",
+            self.line, self.column, self.message
+        )
     }
 }
 
@@ -68,11 +73,15 @@ pub fn read_file(path: &Path) -> Result<Snapshot, String> {
             Ok(f) => line_col(BufReader::new(f), offset),
             Err(_) => (0, 0),
         });
-        format!("{}: line {line}, column {column}: {message}", path.display())
+        format!(
+            "{}: line {line}, column {column}: {message}",
+            path.display()
+        )
     })
 }
 
 /// Reads a snapshot held in memory.
+#[cfg(test)]
 pub fn parse_bytes(bytes: &[u8]) -> Result<Snapshot, ParseError> {
     parse(bytes).map_err(|e| {
         let (line, column, message) = e.render(|offset| line_col(bytes, offset));
@@ -85,7 +94,7 @@ pub fn parse_bytes(bytes: &[u8]) -> Result<Snapshot, ParseError> {
 }
 
 /// Line and column (both from 1, column in characters) of a byte offset.
-fn line_col<R: Read>(r: R, offset: u64) -> (u64, u64) {
+fn line_col<R: BufRead>(r: R, offset: u64) -> (u64, u64) {
     let (mut line, mut column) = (1, 1);
     for b in r.bytes().take(offset as usize) {
         let Ok(b) = b else { break };
@@ -247,7 +256,9 @@ impl Parser {
                 Open::Memory
             }
             (Some(Open::Doc), b"coverage") => {
-                self.snap.coverage.get_or_insert_with(CoverageSection::default);
+                self.snap
+                    .coverage
+                    .get_or_insert_with(CoverageSection::default);
                 Open::Coverage
             }
             (Some(Open::Doc), _) => Open::Skip,
@@ -330,9 +341,9 @@ impl Parser {
             Some((Open::Footprints, _, _)) => {
                 let mut lines = Vec::new();
                 for word in text.split_ascii_whitespace() {
-                    let n: i64 = word.parse().map_err(|_| {
-                        self.err(format!("footprint {word:?} is not an integer"))
-                    })?;
+                    let n: i64 = word
+                        .parse()
+                        .map_err(|_| self.err(format!("footprint {word:?} is not an integer")))?;
                     if n < -1 {
                         return Err(self.err(format!("footprint {n} is below -1")));
                     }

@@ -23,9 +23,11 @@ impl Metric {
     /// Refuses a metric the section does not have.
     pub fn check(self, kind: CallKind) -> Result<(), String> {
         if kind == CallKind::Sampler && self == Metric::Calls {
-            return Err("the <sampler> section counts samples, not calls: use --metric cpu \
+            return Err(
+                "the <sampler> section counts samples, not calls: use --metric cpu \
                  (RUNNABLE samples) or wall (all samples)"
-                .into());
+                    .into(),
+            );
         }
         Ok(())
     }
@@ -71,20 +73,25 @@ impl Metric {
 }
 
 /// A tree with each node's own weight and its subtree's.
-pub struct Weighted<'a> {
-    pub tree: &'a Tree,
+pub struct Weighted {
     pub own: Vec<u64>,
     /// `total[0]` is the whole thread.
     pub total: Vec<u64>,
 }
 
-impl<'a> Weighted<'a> {
-    pub fn new(tree: &'a Tree, kind: CallKind, metric: Metric) -> Weighted<'a> {
+impl Weighted {
+    pub fn new(tree: &Tree, kind: CallKind, metric: Metric) -> Weighted {
         let own: Vec<u64> = tree
             .nodes
             .iter()
             .enumerate()
-            .map(|(i, n)| if i == 0 { 0 } else { metric.self_value(kind, &n.v) })
+            .map(|(i, n)| {
+                if i == 0 {
+                    0
+                } else {
+                    metric.self_value(kind, &n.v)
+                }
+            })
             .collect();
         let mut total = own.clone();
         // Children follow their parent: summing backwards adds each finished
@@ -93,7 +100,7 @@ impl<'a> Weighted<'a> {
             let p = tree.nodes[i].parent as usize;
             total[p] += total[i];
         }
-        Weighted { tree, own, total }
+        Weighted { own, total }
     }
 }
 

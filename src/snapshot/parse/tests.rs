@@ -56,7 +56,10 @@ fn samples_without_a_java_frame_get_a_node() {
     assert_eq!(s.names.get(n.name), super::NO_JAVA_FRAME);
     assert_eq!((n.v.hits, n.v.elapsed, n.depth), (5, 7, 1));
     assert_eq!(t[1].tree.nodes.len(), 3);
-    assert_eq!((t[1].tree.nodes[2].v.hits, t[1].tree.nodes[2].v.elapsed), (1, 1));
+    assert_eq!(
+        (t[1].tree.nodes[2].v.hits, t[1].tree.nodes[2].v.elapsed),
+        (1, 1)
+    );
 }
 
 const PROFILE: &str = r#"<doc><profile>
@@ -82,7 +85,10 @@ fn profile_section() {
     assert_eq!(t.elapsed_time, None);
     let n = &t.tree.nodes[2];
     assert_eq!(s.names.get(n.signature), "(Ljava/awt/Component;I)V");
-    assert_eq!((n.v.count, n.v.cumulated_elapsed, n.v.exceptions), (88, 13000, 2));
+    assert_eq!(
+        (n.v.count, n.v.cumulated_elapsed, n.v.exceptions),
+        (88, 13000, 2)
+    );
 }
 
 #[test]
@@ -161,7 +167,10 @@ fn truncated_input_names_the_end_and_the_open_element() {
     let e = error(cut);
     assert_eq!((e.line, e.column), (9, 5), "{e}");
     assert!(e.message.contains("truncated"), "{e}");
-    assert!(e.message.contains("<profile> opened at line 5, column 4"), "{e}");
+    assert!(
+        e.message.contains("<profile> opened at line 5, column 4"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -192,7 +201,10 @@ fn structure_errors() {
     assert!(error("").message.contains("no <doc>"));
     assert!(error("<doc/><doc/>").message.contains("after the end"));
     let e = error("<doc><sampler><thread name='t'><memory class='x'/></thread></sampler></doc>");
-    assert!(e.message.contains("unexpected <memory> inside <thread>"), "{e}");
+    assert!(
+        e.message.contains("unexpected <memory> inside <thread>"),
+        "{e}"
+    );
     let e = error("<doc><sampler><thread><profile name='x'/></thread></sampler></doc>");
     assert!(e.message.contains("lacks the attribute name"), "{e}");
     let e = error("<doc><coverage><class name='c'><method name='m'><footprints>1 x</footprints></method></class></coverage></doc>");
@@ -213,7 +225,10 @@ fn recursion_counts_once_in_totals() {
     let (rows, grand) = method_table(&s.names, &trees, CallKind::Profile, Metric::Cpu);
     assert_eq!(grand, 8);
     assert_eq!(rows[0].name, "other");
-    assert_eq!((rows[1].name.as_str(), rows[1].own, rows[1].total), ("fib", 3, 3));
+    assert_eq!(
+        (rows[1].name.as_str(), rows[1].own, rows[1].total),
+        ("fib", 3, 3)
+    );
     let (rows, _) = method_table(&s.names, &trees, CallKind::Profile, Metric::Calls);
     let fib = rows.iter().find(|r| r.name == "fib").unwrap();
     assert_eq!((fib.own, fib.calls), (7, 7));
