@@ -834,3 +834,72 @@ fn malformed_and_truncated_snapshots_fail_with_line_and_column() {
     let out = profrj(&["report", s(&dir.join("missing.xml"))]);
     assert!(!out.status.success());
 }
+
+/// Memory and coverage (written by hand from the format's examples: the agent
+/// does not write these sections yet): the report tables and the page's.
+#[test]
+fn memory_and_coverage_tables() {
+    let dir = temp_dir("report-memcov");
+    let snap = dir.join("mc.xml");
+    std::fs::write(
+        &snap,
+        r#"<?xml version="1.0" encoding="UTF-8"?>
+<doc>
+<memory>
+  <thread name="main"><memory class="java.lang.String" count="120" max="400"/><memory class="pkg.Node" count="30" max="31"/></thread>
+  <thread name="worker"><memory class="java.lang.String" count="5" max="50"/></thread>
+</memory>
+<coverage>
+  <class name="pkg.Main" source="Main.java">
+    <method name="main" signature="([Ljava/lang/String;)V" firstline="5" count="1"><footprints>1 1 -1 0 1 </footprints></method>
+    <method name="unused" signature="()V" firstline="12" count="0"><footprints>0 0 </footprints></method>
+  </class>
+  <class name="pkg.Util" source="Util.java">
+    <method name="f" signature="(I)I" firstline="3" count="9"><footprints>9 9 </footprints></method>
+  </class>
+</coverage>
+</doc>
+"#,
+    )
+    .unwrap();
+    let mem = profrj_ok(&["report", s(&snap)]);
+    assert!(
+        mem.starts_with("LIVE OBJECTS <memory> all 2 threads merged: 155 objects"),
+        "{mem}"
+    );
+    let row = report_row(&mem, "java.lang.String");
+    assert_eq!((row[1], row[4]), ("125", "450"), "{mem}");
+    let worker = profrj_ok(&[
+        "report",
+        s(&snap),
+        "--section",
+        "memory",
+        "--thread",
+        "worker",
+    ]);
+    assert_eq!(report_row(&worker, "java.lang.String")[1], "5");
+    let cov = profrj_ok(&["report", s(&snap), "--section", "coverage"]);
+    assert!(cov.contains("lines 5/8 (62.5%), methods run 2/3"), "{cov}");
+    let first = cov.lines().nth(3).unwrap();
+    assert!(
+        first.ends_with("pkg.Main (Main.java)") && first.contains("3/6"),
+        "{cov}"
+    );
+
+    let page = dir.join("mc.html");
+    profrj_ok(&["flame", s(&snap), "-o", s(&page)]);
+    let dom = chromium(&["--dump-dom", &format!("file://{}", page.display())]);
+    assert!(
+        dom.contains("<tr data-class=\"java.lang.String\">"),
+        "{dom}"
+    );
+    assert!(
+        dom.contains("<tr data-class=\"pkg.Main\" data-covered=\"50.0\">"),
+        "{dom}"
+    );
+    assert!(
+        dom.contains("<tr data-class=\"pkg.Util\" data-covered=\"100.0\">"),
+        "{dom}"
+    );
+    assert!(!dom.contains("class=\"frame"));
+}
