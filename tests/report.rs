@@ -38,7 +38,8 @@ fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
-/// One sampled CpuSplit run (2 ms interval, 3 s), shared by the tests.
+/// One sampled CpuSplit run (2 ms interval, 4 s: start-up is a small part of
+/// main's samples), shared by the tests.
 fn split_snapshot() -> &'static PathBuf {
     static SNAP: OnceLock<PathBuf> = OnceLock::new();
     SNAP.get_or_init(|| {
@@ -48,7 +49,7 @@ fn split_snapshot() -> &'static PathBuf {
             &dir,
             &format!("sampling,interval=2ms,file={}", snap.display()),
             SPLIT,
-            &["3000"],
+            &["4000"],
         )
         .assert_success();
         read_snapshot(&snap);
