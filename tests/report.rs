@@ -904,3 +904,103 @@ fn memory_and_coverage_tables() {
     );
     assert!(!dom.contains("class=\"frame"));
 }
+
+/// The page's own handlers: a script added to a copy of the page clicks a
+/// frame, types a search, hovers and picks a thread, as a person would, and
+/// writes what it saw into the DOM that Chromium dumps.
+#[test]
+fn flame_page_reacts_to_clicks_typing_hover_and_thread_choice() {
+    let snap = split_snapshot();
+    let dir = temp_dir("report-flame-ui");
+    let page = dir.join("split.html");
+    profrj_ok(&["flame", s(snap), "-o", s(&page)]);
+    let html = std::fs::read_to_string(&page).unwrap();
+    let driver = format!(
+        r#"<script>
+window.addEventListener("load", function () {{
+  var out = {{}};
+  function frame(path) {{
+    var fs = document.querySelectorAll(".frame");
+    for (var i = 0; i < fs.length; i++) if (fs[i].getAttribute("data-path") === path) return fs[i];
+    return null;
+  }}
+  function w(f) {{ return f ? f.getAttribute("style").match(/width:([0-9.]+)%/)[1] : "none"; }}
+  function done() {{ document.body.setAttribute("data-ui", JSON.stringify(out)); }}
+  var heavy = "{SPLIT}.main();{SPLIT}.heavy()";
+  frame(heavy).dispatchEvent(new MouseEvent("mousemove", {{ bubbles: true, clientX: 50, clientY: 50 }}));
+  out.tip = document.getElementById("tip").textContent;
+  frame(heavy).click();
+  setTimeout(function () {{
+    out.hashAfterClick = decodeURIComponent(location.hash);
+    out.widthAfterClick = w(frame(heavy));
+    var search = document.getElementById("search");
+    search.value = "light";
+    search.dispatchEvent(new Event("input"));
+    setTimeout(function () {{
+      out.hashAfterTyping = decodeURIComponent(location.hash);
+      out.matches = document.querySelectorAll(".frame.match").length;
+      document.getElementById("reset").click();
+      setTimeout(function () {{
+        out.hashAfterReset = decodeURIComponent(location.hash);
+        out.lightMatched = frame("{SPLIT}.main();{SPLIT}.light()").className;
+        var sel = document.getElementById("thread");
+        sel.value = "burner";
+        sel.dispatchEvent(new Event("change"));
+        setTimeout(function () {{
+          out.hashAfterThread = decodeURIComponent(location.hash);
+          out.rootAfterThread = document.querySelector(".frame").getAttribute("data-name");
+          done();
+        }}, 100);
+      }}, 100);
+    }}, 400);
+  }}, 100);
+}});
+</script>
+</body>"#
+    );
+    let driven = dir.join("driven.html");
+    std::fs::write(&driven, html.replacen("</body>", &driver, 1)).unwrap();
+    let dom = chromium(&[
+        "--virtual-time-budget=5000",
+        "--dump-dom",
+        &format!("file://{}#thread=main", driven.display()),
+    ]);
+    let ui = dom
+        .split("data-ui=\"")
+        .nth(1)
+        .unwrap_or_else(|| panic!("the driver did not finish: {dom}"));
+    let ui = ui[..ui.find('"').unwrap()]
+        .replace("&quot;", "\"")
+        .replace("&amp;", "&");
+    eprintln!("{ui}");
+    let heavy_path = format!("{SPLIT}.main();{SPLIT}.heavy()");
+    assert!(
+        ui.contains(&format!("\"tip\":\"{SPLIT}.heavy()total ")),
+        "hover: {ui}"
+    );
+    assert!(
+        ui.contains(&format!(
+            "\"hashAfterClick\":\"#thread=main&zoom={heavy_path}\""
+        )),
+        "{ui}"
+    );
+    assert!(ui.contains("\"widthAfterClick\":\"100.0000\""), "{ui}");
+    assert!(
+        ui.contains(&format!(
+            "\"hashAfterTyping\":\"#thread=main&search=light&zoom={heavy_path}\""
+        )),
+        "{ui}"
+    );
+    // Zoomed on heavy(), nothing named light is drawn.
+    assert!(ui.contains("\"matches\":0"), "{ui}");
+    assert!(
+        ui.contains("\"hashAfterReset\":\"#thread=main&search=light\""),
+        "{ui}"
+    );
+    assert!(ui.contains("\"lightMatched\":\"frame  match\""), "{ui}");
+    assert!(
+        ui.contains("\"hashAfterThread\":\"#thread=burner&search=light\""),
+        "{ui}"
+    );
+    assert!(ui.contains("\"rootAfterThread\":\"burner\""), "{ui}");
+}
