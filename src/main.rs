@@ -4,8 +4,14 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 mod attach;
+mod convert;
+mod diff;
+mod flame;
 mod instrument;
 mod live;
+mod output;
+mod report;
+mod snapshot;
 
 #[derive(Parser)]
 #[command(
@@ -32,6 +38,14 @@ enum Command {
     Resume(live::PidArgs),
     /// Show what the agent in a JVM is doing.
     Status(live::PidArgs),
+    /// Print a snapshot's top methods (HPROF CPU SAMPLES style), live objects or coverage.
+    Report(report::Args),
+    /// Write a snapshot as one self-contained HTML page: flame graph, tables, coverage.
+    Flame(flame::Args),
+    /// Write a snapshot as collapsed stacks (flamegraph.pl, speedscope, inferno) or pprof.
+    Convert(convert::Args),
+    /// Compare two snapshots: which methods got hotter or colder.
+    Diff(diff::Args),
 }
 
 fn main() -> ExitCode {
@@ -46,6 +60,10 @@ fn main() -> ExitCode {
         Command::Stop(a) => live::send(&a, "stop"),
         Command::Resume(a) => live::send(&a, "resume"),
         Command::Status(a) => live::send(&a, "status"),
+        Command::Report(a) => report::run(a),
+        Command::Flame(a) => flame::run(a),
+        Command::Convert(a) => convert::run(a),
+        Command::Diff(a) => diff::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,73 @@
+//! Collapsed stacks: `root;caller;callee count`, one line per distinct stack
+//! with a non-zero own weight, sorted. The sum of the counts is the sum of
+//! every node's own weight: the section's total for the chosen metric.
+
+use crate::snapshot::{CallKind, CallThread, Metric, Names, Weighted};
+use std::collections::BTreeMap;
+
+/// A frame as the format allows: `;` separates frames and a line ends the
+/// stack, so neither may appear inside one.
+pub fn frame(name: &str) -> String {
+    name.replace(';', ":").replace(['\n', '\r'], " ")
+}
+
+pub fn collapsed(
+    names: &Names,
+    kind: CallKind,
+    threads: &[&CallThread],
+    metric: Metric,
+    thread_frames: bool,
+) -> String {
+    let mut lines: BTreeMap<String, u64> = BTreeMap::new();
+    for t in threads {
+        let w = Weighted::new(&t.tree, kind, metric);
+        // The path to the current node, as frames; nodes come in document
+        // order, so truncating to a node's depth gives its parent's path.
+        let mut path: Vec<String> = Vec::new();
+        if thread_frames {
+            path.push(frame(&format!("[{}]", t.name)));
+        }
+        let base = path.len();
+        for (i, n) in t.tree.nodes.iter().enumerate().skip(1) {
+            path.truncate(base + n.depth as usize - 1);
+            path.push(frame(names.get(n.name)));
+            if w.own[i] > 0 {
+                *lines.entry(path.join(";")).or_insert(0) += w.own[i];
+            }
+        }
+    }
+    let mut out = String::new();
+    for (stack, count) in lines {
+        out.push_str(&stack);
+        out.push(' ');
+        out.push_str(&count.to_string());
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::snapshot::parse_bytes;
+
+    #[test]
+    fn lines_merge_threads_and_keep_totals() {
+        let xml = r#"<doc><sampler>
+          <thread name="a"><profile name="main()" hits="1" elapsed="1">
+            <profile name="f()" hits="3" elapsed="5"/><profile name="g;h()" hits="0" elapsed="2"/>
+          </profile></thread>
+          <thread name="b"><profile name="main()" hits="0" elapsed="0"><profile name="f()" hits="2" elapsed="2"/></profile></thread>
+        </sampler></doc>"#;
+        let s = parse_bytes(xml.as_bytes()).unwrap();
+        let sec = s.sampler.as_ref().unwrap();
+        let threads: Vec<_> = sec.threads.iter().collect();
+        let cpu = collapsed(&s.names, CallKind::Sampler, &threads, Metric::Cpu, false);
+        assert_eq!(cpu, "main() 1\nmain();f() 5\n");
+        let wall = collapsed(&s.names, CallKind::Sampler, &threads, Metric::Wall, true);
+        assert_eq!(
+            wall,
+            "[a];main() 1\n[a];main();f() 5\n[a];main();g:h() 2\n[b];main();f() 2\n"
+        );
+    }
+}

@@ -1,0 +1,184 @@
+//! pprof's profile format (`tests/data/profile.proto`), gzipped. One sample
+//! per call-tree node with a non-zero value, its stack leaf first, labelled
+//! with its thread. Value types, named for what they count:
+//! - sampler: `samples/count` (every sample, any thread state: `elapsed`) and
+//!   `runnable_samples/count` (samples with the thread RUNNABLE: `hits`);
+//! - profile: `calls/count` (`count`), `wall/microseconds` (`methodElapsed`)
+//!   and `cpu/microseconds` (`method`), each without callees, as pprof wants.
+//!
+//! `--metric` picks the default sample type (cpu: runnable_samples / cpu).
+
+use super::proto::Msg;
+use crate::snapshot::{CallKind, CallThread, Metric, Names, Values, NONE};
+use flate2::write::GzEncoder;
+use flate2::Compression;
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::Path;
+
+/// Field numbers of profile.proto.
+mod field {
+    pub const SAMPLE_TYPE: u64 = 1;
+    pub const SAMPLE: u64 = 2;
+    pub const LOCATION: u64 = 4;
+    pub const FUNCTION: u64 = 5;
+    pub const STRING_TABLE: u64 = 6;
+    pub const COMMENT: u64 = 13;
+    pub const DEFAULT_SAMPLE_TYPE: u64 = 14;
+    // ValueType
+    pub const VT_TYPE: u64 = 1;
+    pub const VT_UNIT: u64 = 2;
+    // Sample
+    pub const S_LOCATION_ID: u64 = 1;
+    pub const S_VALUE: u64 = 2;
+    pub const S_LABEL: u64 = 3;
+    // Label
+    pub const L_KEY: u64 = 1;
+    pub const L_STR: u64 = 2;
+    // Location
+    pub const LOC_ID: u64 = 1;
+    pub const LOC_LINE: u64 = 4;
+    // Line
+    pub const LINE_FUNCTION_ID: u64 = 1;
+    // Function
+    pub const F_ID: u64 = 1;
+    pub const F_NAME: u64 = 2;
+    pub const F_SYSTEM_NAME: u64 = 3;
+}
+
+#[derive(Default)]
+struct Strings {
+    table: Vec<String>,
+    index: HashMap<String, u64>,
+}
+
+impl Strings {
+    fn new() -> Strings {
+        let mut s = Strings::default();
+        s.id(""); // string_table[0] must be ""
+        s
+    }
+
+    fn id(&mut self, s: &str) -> u64 {
+        if let Some(&i) = self.index.get(s) {
+            return i;
+        }
+        let i = self.table.len() as u64;
+        self.table.push(s.to_owned());
+        self.index.insert(s.to_owned(), i);
+        i
+    }
+}
+
+/// (type, unit) of each value, and how a node yields them.
+fn sample_types(kind: CallKind) -> &'static [(&'static str, &'static str)] {
+    match kind {
+        CallKind::Sampler => &[("samples", "count"), ("runnable_samples", "count")],
+        CallKind::Profile => &[
+            ("calls", "count"),
+            ("wall", "microseconds"),
+            ("cpu", "microseconds"),
+        ],
+    }
+}
+
+fn values(kind: CallKind, v: &Values) -> Vec<u64> {
+    match kind {
+        CallKind::Sampler => vec![v.elapsed, v.hits],
+        CallKind::Profile => vec![v.count, v.method_elapsed, v.method],
+    }
+}
+
+fn default_type(kind: CallKind, metric: Metric) -> &'static str {
+    match (kind, metric) {
+        (CallKind::Sampler, Metric::Cpu) => "runnable_samples",
+        (CallKind::Sampler, _) => "samples",
+        (CallKind::Profile, Metric::Cpu) => "cpu",
+        (CallKind::Profile, Metric::Wall) => "wall",
+        (CallKind::Profile, Metric::Calls) => "calls",
+    }
+}
+
+/// The gzipped profile.
+pub fn pprof(
+    names: &Names,
+    kind: CallKind,
+    threads: &[&CallThread],
+    metric: Metric,
+    source: &Path,
+) -> Result<Vec<u8>, String> {
+    let mut strings = Strings::new();
+    let mut profile = Msg::default();
+    for (ty, unit) in sample_types(kind) {
+        let mut vt = Msg::default();
+        vt.int(field::VT_TYPE, strings.id(ty));
+        vt.int(field::VT_UNIT, strings.id(unit));
+        profile.msg(field::SAMPLE_TYPE, &vt);
+    }
+    // One function (and one location) per distinct name and signature.
+    let mut functions: HashMap<(u32, u32), u64> = HashMap::new();
+    let mut function_msgs = Msg::default();
+    let thread_key = strings.id("thread");
+    for t in threads {
+        let thread_name = strings.id(&t.name);
+        let mut stack: Vec<u64> = Vec::new();
+        for n in t.tree.nodes.iter().skip(1) {
+            let next_id = functions.len() as u64 + 1;
+            let id = *functions.entry((n.name, n.signature)).or_insert_with(|| {
+                let name = names.get(n.name);
+                let mut f = Msg::default();
+                f.int(field::F_ID, next_id);
+                f.int(field::F_NAME, strings.id(name));
+                let system = if n.signature == NONE {
+                    name.to_owned()
+                } else {
+                    format!("{name} {}", names.get(n.signature))
+                };
+                f.int(field::F_SYSTEM_NAME, strings.id(&system));
+                function_msgs.msg(field::FUNCTION, &f);
+                next_id
+            });
+            stack.truncate(n.depth as usize - 1);
+            stack.push(id);
+            let vals = values(kind, &n.v);
+            if vals.iter().all(|&v| v == 0) {
+                continue;
+            }
+            let mut s = Msg::default();
+            let leaf_first: Vec<u64> = stack.iter().rev().copied().collect();
+            s.packed(field::S_LOCATION_ID, &leaf_first);
+            s.packed(field::S_VALUE, &vals);
+            let mut label = Msg::default();
+            label.int(field::L_KEY, thread_key);
+            label.int(field::L_STR, thread_name);
+            s.msg(field::S_LABEL, &label);
+            profile.msg(field::SAMPLE, &s);
+        }
+    }
+    // Locations: one per function, with the same id.
+    for id in 1..=functions.len() as u64 {
+        let mut line = Msg::default();
+        line.int(field::LINE_FUNCTION_ID, id);
+        let mut loc = Msg::default();
+        loc.int(field::LOC_ID, id);
+        loc.msg(field::LOC_LINE, &line);
+        profile.msg(field::LOCATION, &loc);
+    }
+    profile.buf.extend_from_slice(&function_msgs.buf);
+    let comment = strings.id(&format!(
+        "profrj convert of {} <{}>",
+        source.display(),
+        kind.tag()
+    ));
+    let default = strings.id(default_type(kind, metric));
+    for s in &strings.table {
+        profile.bytes(field::STRING_TABLE, s.as_bytes());
+    }
+    profile.int(field::COMMENT, comment);
+    profile.int(field::DEFAULT_SAMPLE_TYPE, default);
+
+    let mut gz = GzEncoder::new(Vec::new(), Compression::default());
+    gz.write_all(&profile.buf)
+        .and_then(|()| gz.finish())
+        .map_err(|e| format!("gzip: {e}"))
+}

@@ -1,0 +1,259 @@
+//! The data the flame page draws, as JSON: threads of one name merged into one
+//! tree (children merged by method name), each tree in preorder as flat
+//! triples `[name, own, children]`; the coverage and memory tables beside it.
+
+use crate::report::coverage_table;
+use crate::snapshot::{CallSection, CoverageClass, MemorySection, Metric, Names, Weighted};
+use std::collections::HashMap;
+use std::fmt::Write as _;
+
+/// A JSON string literal. `<` is escaped so the data can sit in a `<script>`.
+pub fn json_str(out: &mut String, s: &str) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+/// A merged tree: node 0 is the thread.
+struct Merged {
+    name: Vec<u32>,
+    own: Vec<u64>,
+    children: Vec<Vec<u32>>,
+}
+
+impl Merged {
+    fn new() -> Merged {
+        Merged {
+            name: vec![u32::MAX],
+            own: vec![0],
+            children: vec![Vec::new()],
+        }
+    }
+}
+
+/// Threads of one name, merged; in the order the threads first appear.
+fn merged_threads(sec: &CallSection, metric: Metric) -> Vec<(String, Merged)> {
+    let mut order: Vec<(String, Merged)> = Vec::new();
+    let mut by_name: HashMap<&str, usize> = HashMap::new();
+    let mut index: Vec<HashMap<(u32, u32), u32>> = Vec::new();
+    for t in &sec.threads {
+        let k = *by_name.entry(t.name.as_str()).or_insert_with(|| {
+            order.push((t.name.clone(), Merged::new()));
+            index.push(HashMap::new());
+            order.len() - 1
+        });
+        let (m, idx) = (&mut order[k].1, &mut index[k]);
+        let w = Weighted::new(&t.tree, sec.kind, metric);
+        // Where each source node went in the merged tree.
+        let mut map = vec![0u32; t.tree.nodes.len()];
+        for (i, n) in t.tree.nodes.iter().enumerate().skip(1) {
+            let parent = map[n.parent as usize];
+            let id = *idx.entry((parent, n.name)).or_insert_with(|| {
+                m.name.push(n.name);
+                m.own.push(0);
+                m.children.push(Vec::new());
+                let id = (m.name.len() - 1) as u32;
+                m.children[parent as usize].push(id);
+                id
+            });
+            m.own[id as usize] += w.own[i];
+            map[i] = id;
+        }
+    }
+    order
+}
+
+/// Subtree totals of a merged tree (children always have larger ids).
+fn totals(m: &Merged) -> Vec<u64> {
+    let mut total = m.own.clone();
+    for p in (0..m.name.len()).rev() {
+        for &c in &m.children[p] {
+            total[p] += total[c as usize];
+        }
+    }
+    total
+}
+
+pub struct PageInput<'a> {
+    pub title: &'a str,
+    pub names: &'a Names,
+    pub calls: Option<(&'a CallSection, Metric)>,
+    pub memory: Option<&'a MemorySection>,
+    pub coverage: Option<&'a [CoverageClass]>,
+}
+
+pub fn page_json(input: &PageInput) -> String {
+    let mut out = String::from("{");
+    out.push_str("\"title\":");
+    json_str(&mut out, input.title);
+    if let Some((sec, metric)) = input.calls {
+        let kind = sec.kind;
+        out.push_str(",\"section\":");
+        json_str(&mut out, kind.tag());
+        out.push_str(",\"metric\":");
+        json_str(&mut out, metric.flag());
+        out.push_str(",\"unit\":");
+        json_str(&mut out, metric.unit(kind));
+        out.push_str(",\"weight\":");
+        json_str(&mut out, metric.describe(kind));
+        calls_json(&mut out, input.names, sec, metric);
+    }
+    if let Some(mem) = input.memory {
+        out.push_str(",\"memory\":");
+        memory_json(&mut out, mem);
+    }
+    if let Some(classes) = input.coverage {
+        out.push_str(",\"coverage\":[");
+        for (i, c) in coverage_table(classes).iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            out.push_str("{\"name\":");
+            json_str(&mut out, &c.name);
+            out.push_str(",\"source\":");
+            json_str(&mut out, c.source.as_deref().unwrap_or(""));
+            let _ = write!(
+                out,
+                ",\"lines\":{},\"covered\":{},\"methods\":{},\"run\":{}}}",
+                c.lines, c.covered, c.methods, c.methods_run
+            );
+        }
+        out.push(']');
+    }
+    out.push('}');
+    out
+}
+
+fn calls_json(out: &mut String, names: &Names, sec: &CallSection, metric: Metric) {
+    let threads = merged_threads(sec, metric);
+    // Only names the trees use, renumbered.
+    let mut used: HashMap<u32, u32> = HashMap::new();
+    let mut table: Vec<u32> = Vec::new();
+    let mut trees = String::new();
+    let mut ordered: Vec<(String, Merged, Vec<u64>)> = threads
+        .into_iter()
+        .map(|(n, m)| {
+            let t = totals(&m);
+            (n, m, t)
+        })
+        .filter(|(_, _, t)| t[0] > 0)
+        .collect();
+    ordered.sort_by(|a, b| b.2[0].cmp(&a.2[0]).then(a.0.cmp(&b.0)));
+    for (k, (tname, m, total)) in ordered.iter().enumerate() {
+        if k > 0 {
+            trees.push(',');
+        }
+        trees.push_str("{\"name\":");
+        json_str(&mut trees, tname);
+        let _ = write!(trees, ",\"total\":{},\"nodes\":[", total[0]);
+        // Preorder, skipping empty subtrees: [name, own, number of children].
+        let mut stack: Vec<u32> = m.children[0].iter().rev().copied().collect();
+        let roots = m.children[0]
+            .iter()
+            .filter(|&&c| total[c as usize] > 0)
+            .count();
+        let _ = write!(trees, "-1,0,{roots}");
+        while let Some(i) = stack.pop() {
+            let i = i as usize;
+            if total[i] == 0 {
+                continue;
+            }
+            let next = table.len() as u32;
+            let id = *used.entry(m.name[i]).or_insert_with(|| {
+                table.push(m.name[i]);
+                next
+            });
+            let kids = m.children[i]
+                .iter()
+                .filter(|&&c| total[c as usize] > 0)
+                .count();
+            let _ = write!(trees, ",{id},{},{kids}", m.own[i]);
+            stack.extend(m.children[i].iter().rev().copied());
+        }
+        trees.push_str("]}");
+    }
+    out.push_str(",\"names\":[");
+    for (i, &n) in table.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        json_str(out, names.get(n));
+    }
+    out.push_str("],\"threads\":[");
+    out.push_str(&trees);
+    out.push(']');
+}
+
+fn memory_json(out: &mut String, mem: &MemorySection) {
+    let mut by_class: HashMap<&str, (u64, u64)> = HashMap::new();
+    for t in &mem.threads {
+        for r in &t.rows {
+            let e = by_class.entry(&r.class).or_default();
+            e.0 += r.count;
+            e.1 += r.max;
+        }
+    }
+    let mut rows: Vec<_> = by_class.into_iter().collect();
+    rows.sort_by(|a, b| b.1 .0.cmp(&a.1 .0).then(a.0.cmp(b.0)));
+    out.push('[');
+    for (i, (class, (count, max))) in rows.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str("{\"class\":");
+        json_str(out, class);
+        let _ = write!(out, ",\"count\":{count},\"max\":{max}}}");
+    }
+    out.push(']');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::snapshot::parse_bytes;
+
+    #[test]
+    fn threads_of_one_name_merge_and_json_is_safe() {
+        let xml = r#"<doc><sampler>
+          <thread name="w"><profile name="a()" hits="1"><profile name="b()" hits="2"/></profile></thread>
+          <thread name="w"><profile name="a()" hits="0"><profile name="b()" hits="3"/><profile name="&lt;/script&gt;" hits="1"/></profile></thread>
+          <thread name="idle"><profile name="z()" hits="0"/></thread>
+        </sampler></doc>"#;
+        let s = parse_bytes(xml.as_bytes()).unwrap();
+        let sec = s.sampler.as_ref().unwrap();
+        let json = page_json(&PageInput {
+            title: "t",
+            names: &s.names,
+            calls: Some((sec, Metric::Cpu)),
+            memory: None,
+            coverage: None,
+        });
+        assert!(!json.contains('<'), "{json}");
+        assert!(
+            json.contains(r#""names":["a()","b()","\u003c/script\u003e"]"#),
+            "{json}"
+        );
+        // One tree for both "w", none for the idle thread.
+        assert!(
+            json.contains(
+                r#""threads":[{"name":"w","total":7,"nodes":[-1,0,1,0,1,2,1,5,0,2,1,0]}]"#
+            ),
+            "{json}"
+        );
+    }
+}

@@ -1,0 +1,81 @@
+//! `profrj flame SNAPSHOT -o out.html`: one self-contained page (no network:
+//! the script, styles and data are inlined) with an interactive flame graph,
+//! a thread selector, the top-methods table, and the memory and coverage
+//! tables when the snapshot has them. The page keeps its state in the URL
+//! fragment: `#thread=NAME&search=TEXT&zoom=FRAME;FRAME;…`.
+
+mod data;
+
+use crate::convert::CallSectionArg;
+use crate::snapshot::{read_file, Metric};
+use data::{page_json, PageInput};
+use std::path::PathBuf;
+
+/// The page: HTML, CSS and JS, with `/*PROFRJ_DATA*/` where the data goes.
+const TEMPLATE: &str = include_str!("page.html");
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Snapshot (XML) written by the agent.
+    snapshot: PathBuf,
+    /// Output file [default: the snapshot's name with .html].
+    #[arg(short, long)]
+    output: Option<PathBuf>,
+    /// Call section to draw [default: sampler if present, else profile].
+    #[arg(long, value_enum)]
+    section: Option<CallSectionArg>,
+    /// Frame width: cpu (sampler: RUNNABLE samples; profile: CPU µs), wall
+    /// (sampler: all samples; profile: wall µs), calls (profile only).
+    #[arg(long, value_enum, default_value_t)]
+    metric: Metric,
+    /// Page title [default: the snapshot's file name].
+    #[arg(long)]
+    title: Option<String>,
+}
+
+pub fn run(args: Args) -> Result<(), String> {
+    let snap = read_file(&args.snapshot)?;
+    let calls = if snap.sampler.is_some() || snap.profile.is_some() {
+        let sec = snap.call_section(args.section.map(CallSectionArg::kind))?;
+        args.metric.check(sec.kind)?;
+        Some((sec, args.metric))
+    } else {
+        None
+    };
+    let title = args.title.clone().unwrap_or_else(|| {
+        args.snapshot
+            .file_name()
+            .map_or("snapshot".into(), |f| f.to_string_lossy().into_owned())
+    });
+    let json = page_json(&PageInput {
+        title: &title,
+        names: &snap.names,
+        calls,
+        memory: snap.memory.as_ref(),
+        coverage: snap.coverage.as_ref().map(|c| c.classes.as_slice()),
+    });
+    let html = render(&title, &json);
+    let out = args
+        .output
+        .unwrap_or_else(|| args.snapshot.with_extension("html"));
+    crate::output::write(Some(&out), html.as_bytes())?;
+    eprintln!("profrj: wrote {}", out.display());
+    Ok(())
+}
+
+/// The page with its data and title in place.
+pub fn render(title: &str, json: &str) -> String {
+    let mut escaped = String::new();
+    for c in title.chars() {
+        match c {
+            '<' => escaped.push_str("&lt;"),
+            '>' => escaped.push_str("&gt;"),
+            '&' => escaped.push_str("&amp;"),
+            '"' => escaped.push_str("&quot;"),
+            c => escaped.push(c),
+        }
+    }
+    TEMPLATE
+        .replacen("<!--PROFRJ_TITLE-->", &escaped, 1)
+        .replacen("/*PROFRJ_DATA*/", json, 1)
+}

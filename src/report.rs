@@ -1,0 +1,437 @@
+//! `profrj report SNAPSHOT`: the terminal view of a snapshot, one section at a
+//! time. Call sections print HPROF's "CPU SAMPLES" table (rank, self, accum,
+//! count, method) with the method's total (callees included) beside it;
+//! memory prints live objects by class; coverage the least-covered classes.
+
+use crate::snapshot::{
+    method_table, read_file, CallKind, CallSection, CallThread, CoverageClass, MemorySection,
+    Metric, Snapshot,
+};
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug, clap::ValueEnum)]
+pub enum Section {
+    Sampler,
+    Profile,
+    Memory,
+    Coverage,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default, clap::ValueEnum)]
+pub enum SortBy {
+    /// Own weight (the method on top of the stack), as HPROF.
+    #[default]
+    #[value(name = "self")]
+    Own,
+    /// Weight with callees.
+    Total,
+}
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Snapshot (XML) written by the agent.
+    snapshot: PathBuf,
+    /// Section to show [default: sampler, else profile, else memory, else coverage].
+    #[arg(long, value_enum)]
+    section: Option<Section>,
+    /// Only this thread (every thread of that name); default: all threads merged.
+    #[arg(long)]
+    thread: Option<String>,
+    /// Rows to show (0: all).
+    #[arg(long, default_value_t = 30)]
+    top: usize,
+    /// Weight of a call-tree node: cpu (sampler: RUNNABLE samples; profile: CPU
+    /// µs), wall (sampler: all samples; profile: wall µs), calls (profile only).
+    #[arg(long, value_enum, default_value_t)]
+    metric: Metric,
+    /// Order of the method table.
+    #[arg(long, value_enum, default_value_t)]
+    sort: SortBy,
+}
+
+pub fn run(args: Args) -> Result<(), String> {
+    let snap = read_file(&args.snapshot)?;
+    let section = match args.section {
+        Some(s) => s,
+        None => default_section(&snap)?,
+    };
+    let top = if args.top == 0 { usize::MAX } else { args.top };
+    let text = match section {
+        Section::Sampler | Section::Profile => {
+            let kind = if section == Section::Sampler {
+                CallKind::Sampler
+            } else {
+                CallKind::Profile
+            };
+            let sec = snap.call_section(Some(kind))?;
+            calls_report(
+                &snap,
+                sec,
+                args.thread.as_deref(),
+                args.metric,
+                args.sort,
+                top,
+            )?
+        }
+        Section::Memory => {
+            let mem = snap
+                .memory
+                .as_ref()
+                .ok_or("the snapshot has no <memory> section")?;
+            memory_report(mem, args.thread.as_deref(), top)?
+        }
+        Section::Coverage => {
+            let cov = snap
+                .coverage
+                .as_ref()
+                .ok_or("the snapshot has no <coverage> section")?;
+            coverage_report(&cov.classes, top)
+        }
+    };
+    crate::output::write(None, text.as_bytes())
+}
+
+fn default_section(snap: &Snapshot) -> Result<Section, String> {
+    if snap.sampler.is_some() {
+        Ok(Section::Sampler)
+    } else if snap.profile.is_some() {
+        Ok(Section::Profile)
+    } else if snap.memory.is_some() {
+        Ok(Section::Memory)
+    } else if snap.coverage.is_some() {
+        Ok(Section::Coverage)
+    } else {
+        Err("the snapshot has no section to report".into())
+    }
+}
+
+fn pct(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        part as f64 * 100.0 / whole as f64
+    }
+}
+
+/// The HPROF-style method table of a call section.
+pub fn calls_report(
+    snap: &Snapshot,
+    sec: &CallSection,
+    thread: Option<&str>,
+    metric: Metric,
+    sort: SortBy,
+    top: usize,
+) -> Result<String, String> {
+    metric.check(sec.kind)?;
+    let threads = sec.select(thread)?;
+    let trees: Vec<_> = threads.iter().map(|t| &t.tree).collect();
+    let (mut rows, grand) = method_table(&snap.names, &trees, sec.kind, metric);
+    if sort == SortBy::Total {
+        rows.sort_by(|a, b| b.total.cmp(&a.total).then(b.own.cmp(&a.own)));
+    }
+    let unit = metric.unit(sec.kind);
+    let title = match sec.kind {
+        CallKind::Sampler if metric == Metric::Cpu => "CPU SAMPLES",
+        CallKind::Sampler => "SAMPLES",
+        CallKind::Profile => "METHOD PROFILE",
+    };
+    let who = match thread {
+        Some(n) => format!("thread {n:?}"),
+        None => format!("all {} threads merged", threads.len()),
+    };
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{title} <{}> {who}: total = {grand} {unit}; weight: {}",
+        sec.kind.tag(),
+        metric.describe(sec.kind)
+    );
+    if thread.is_some() {
+        for t in &threads {
+            let _ = writeln!(out, "  thread {:?}: {}", t.name, thread_facts(t));
+        }
+    }
+    let profile = sec.kind == CallKind::Profile;
+    let _ = write!(
+        out,
+        "{:>4} {:>7} {:>7} {:>12} {:>7} {:>12}",
+        "rank", "self", "accum", "count", "total", "count"
+    );
+    if profile {
+        let _ = write!(out, " {:>10}", "calls");
+    }
+    let _ = writeln!(out, "  method");
+    let mut accum = 0;
+    for (i, r) in rows.iter().filter(|r| r.total > 0).take(top).enumerate() {
+        accum += r.own;
+        let _ = write!(
+            out,
+            "{:>4} {:>6.2}% {:>6.2}% {:>12} {:>6.2}% {:>12}",
+            i + 1,
+            pct(r.own, grand),
+            pct(accum, grand),
+            r.own,
+            pct(r.total, grand),
+            r.total
+        );
+        if profile {
+            let _ = write!(out, " {:>10}", r.calls);
+        }
+        let _ = writeln!(out, "  {}", r.name);
+    }
+    let _ = writeln!(
+        out,
+        "{} END (self: without callees; total: with callees, a recursive method counted once per stack)",
+        title
+    );
+    Ok(out)
+}
+
+/// What the snapshot says of a thread besides its tree.
+fn thread_facts(t: &CallThread) -> String {
+    let mut facts = Vec::new();
+    if let Some(ns) = t.cpu_time {
+        facts.push(format!("CPU {:.3} s", ns as f64 / 1e9));
+    }
+    if let Some(ns) = t.elapsed_time {
+        facts.push(format!("lived {:.3} s while profiled", ns as f64 / 1e9));
+    }
+    if let (Some(run), Some(all)) = (t.cumulated, t.cumulated_elapsed) {
+        facts.push(format!("{run} of {all} samples RUNNABLE"));
+    }
+    match t.is_alive {
+        Some(true) => facts.push("alive".into()),
+        Some(false) => facts.push("ended".into()),
+        None => {}
+    }
+    facts.join(", ")
+}
+
+/// Live objects by class, merged over threads or for one thread.
+pub fn memory_report(
+    mem: &MemorySection,
+    thread: Option<&str>,
+    top: usize,
+) -> Result<String, String> {
+    let threads: Vec<_> = mem
+        .threads
+        .iter()
+        .filter(|t| match thread {
+            None => true,
+            Some(n) => t.name == n,
+        })
+        .collect();
+    if threads.is_empty() {
+        if let Some(n) = thread {
+            return Err(format!("no thread named {n:?} in <memory>"));
+        }
+    }
+    let mut by_class: HashMap<&str, (u64, u64)> = HashMap::new();
+    for t in &threads {
+        for r in &t.rows {
+            let e = by_class.entry(r.class.as_str()).or_default();
+            e.0 += r.count;
+            e.1 += r.max;
+        }
+    }
+    let mut rows: Vec<_> = by_class.into_iter().collect();
+    rows.sort_by(|a, b| {
+        b.1 .0
+            .cmp(&a.1 .0)
+            .then(b.1 .1.cmp(&a.1 .1))
+            .then(a.0.cmp(b.0))
+    });
+    let live: u64 = rows.iter().map(|r| r.1 .0).sum();
+    let who = match thread {
+        Some(n) => format!("thread {n:?}"),
+        None => format!("all {} threads merged", threads.len()),
+    };
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "LIVE OBJECTS <memory> {who}: {live} objects of {} classes",
+        rows.len()
+    );
+    let _ = writeln!(
+        out,
+        "{:>4} {:>12} {:>7} {:>7} {:>12}  class",
+        "rank", "live", "self", "accum", "max"
+    );
+    let mut accum = 0;
+    for (i, (class, (count, max))) in rows.iter().take(top).enumerate() {
+        accum += count;
+        let _ = writeln!(
+            out,
+            "{:>4} {:>12} {:>6.2}% {:>6.2}% {:>12}  {class}",
+            i + 1,
+            count,
+            pct(*count, live),
+            pct(accum, live),
+            max
+        );
+    }
+    if thread.is_none() && threads.len() > 1 {
+        let _ = writeln!(
+            out,
+            "(max: the sum of each thread's peak, an upper bound of the peak of the sum)"
+        );
+    }
+    Ok(out)
+}
+
+/// Lines of a class: each source line with code, and whether it ran. Two
+/// methods may share a line (a field initialiser in two constructors): it ran
+/// if either ran it.
+pub fn class_lines(class: &CoverageClass) -> BTreeMap<u64, bool> {
+    let mut lines = BTreeMap::new();
+    for m in &class.methods {
+        for (i, &f) in m.footprints.iter().enumerate() {
+            if f >= 0 {
+                let covered = lines.entry(m.first_line as u64 + i as u64).or_insert(false);
+                *covered |= f > 0;
+            }
+        }
+    }
+    lines
+}
+
+/// Per class: lines covered / lines with code, methods run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClassCoverage {
+    pub name: String,
+    pub source: Option<String>,
+    pub lines: u64,
+    pub covered: u64,
+    pub methods: u64,
+    pub methods_run: u64,
+}
+
+impl ClassCoverage {
+    pub fn percent(&self) -> f64 {
+        if self.lines == 0 {
+            100.0
+        } else {
+            pct(self.covered, self.lines)
+        }
+    }
+}
+
+/// Classes, least covered first.
+pub fn coverage_table(classes: &[CoverageClass]) -> Vec<ClassCoverage> {
+    let mut rows: Vec<ClassCoverage> = classes
+        .iter()
+        .map(|c| {
+            let lines = class_lines(c);
+            ClassCoverage {
+                name: c.name.clone(),
+                source: c.source.clone(),
+                lines: lines.len() as u64,
+                covered: lines.values().filter(|&&v| v).count() as u64,
+                methods: c.methods.len() as u64,
+                methods_run: c.methods.iter().filter(|m| m.count > 0).count() as u64,
+            }
+        })
+        .collect();
+    rows.sort_by(|a, b| {
+        a.percent()
+            .total_cmp(&b.percent())
+            .then((b.lines - b.covered).cmp(&(a.lines - a.covered)))
+            .then(a.name.cmp(&b.name))
+    });
+    rows
+}
+
+pub fn coverage_report(classes: &[CoverageClass], top: usize) -> String {
+    let rows = coverage_table(classes);
+    let lines: u64 = rows.iter().map(|r| r.lines).sum();
+    let covered: u64 = rows.iter().map(|r| r.covered).sum();
+    let methods: u64 = rows.iter().map(|r| r.methods).sum();
+    let run: u64 = rows.iter().map(|r| r.methods_run).sum();
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "COVERAGE <coverage>: {} classes, lines {covered}/{lines} ({:.1}%), methods run {run}/{methods}",
+        rows.len(),
+        pct(covered, lines)
+    );
+    let _ = writeln!(out, "least covered first:");
+    let _ = writeln!(
+        out,
+        "{:>4} {:>7} {:>15} {:>11}  class",
+        "rank", "lines", "covered", "methods run"
+    );
+    for (i, r) in rows.iter().take(top).enumerate() {
+        let source = r
+            .source
+            .as_deref()
+            .map(|s| format!(" ({s})"))
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "{:>4} {:>6.1}% {:>15} {:>11}  {}{source}",
+            i + 1,
+            r.percent(),
+            format!("{}/{}", r.covered, r.lines),
+            format!("{}/{}", r.methods_run, r.methods),
+            r.name
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::snapshot::parse_bytes;
+
+    #[test]
+    fn memory_merged_and_per_thread() {
+        let xml = r#"<doc><memory>
+          <thread name="a"><memory class="X" count="5" max="9"/><memory class="Y" count="1" max="1"/></thread>
+          <thread name="b"><memory class="Y" count="10" max="12"/></thread>
+        </memory></doc>"#;
+        let s = parse_bytes(xml.as_bytes()).unwrap();
+        let m = s.memory.as_ref().unwrap();
+        let all = memory_report(m, None, 10).unwrap();
+        let lines: Vec<_> = all.lines().collect();
+        assert!(lines[0].contains("16 objects of 2 classes"), "{all}");
+        assert!(
+            lines[2].ends_with("  Y") && lines[2].contains(" 11 "),
+            "{all}"
+        );
+        assert!(lines[2].contains(" 13"), "{all}");
+        let a = memory_report(m, Some("a"), 10).unwrap();
+        assert!(a.lines().nth(2).unwrap().ends_with("  X"), "{a}");
+        assert!(memory_report(m, Some("zz"), 10).is_err());
+    }
+
+    #[test]
+    fn coverage_least_covered_first() {
+        let xml = r#"<doc><coverage>
+          <class name="Good" source="Good.java">
+            <method name="a" signature="()V" firstline="3" count="2"><footprints>2 -1 2</footprints></method>
+          </class>
+          <class name="Half">
+            <method name="&lt;init&gt;" signature="()V" firstline="10" count="1"><footprints>1 0</footprints></method>
+            <method name="&lt;init&gt;" signature="(I)V" firstline="10" count="0"><footprints>0 0 0 0</footprints></method>
+          </class>
+        </coverage></doc>"#;
+        let s = parse_bytes(xml.as_bytes()).unwrap();
+        let rows = coverage_table(&s.coverage.as_ref().unwrap().classes);
+        // Half: lines 10..13 have code, only 10 ran (both constructors share 10, 11).
+        assert_eq!(
+            (rows[0].name.as_str(), rows[0].covered, rows[0].lines),
+            ("Half", 1, 4)
+        );
+        assert_eq!((rows[0].methods_run, rows[0].methods), (1, 2));
+        assert_eq!((rows[1].covered, rows[1].lines), (2, 2));
+        let text = coverage_report(&s.coverage.as_ref().unwrap().classes, 10);
+        assert!(
+            text.contains("lines 3/6 (50.0%), methods run 2/3"),
+            "{text}"
+        );
+        assert!(text.contains("Good (Good.java)"), "{text}");
+    }
+}

@@ -1,0 +1,232 @@
+//! A ProfilerJ snapshot read into memory: the model the report, flame, convert
+//! and diff commands work on. The XML is read as a stream (`parse.rs`); only
+//! this model is kept, never a tree of the document.
+//!
+//! Call trees are stored flat, in document order: a node's parent always has a
+//! smaller index than the node, so a forward pass visits callers before
+//! callees and a backward pass sums callees into callers — no recursion, so a
+//! 3,000-deep recursion in the profiled program costs nothing special here.
+
+mod parse;
+mod weights;
+
+#[cfg(test)]
+pub use parse::parse_bytes;
+pub use parse::read_file;
+pub use weights::{method_table, MethodRow, Metric, Weighted};
+
+use std::collections::HashMap;
+
+/// Method (and thread-independent) names, stored once.
+#[derive(Default, Debug)]
+pub struct Names {
+    strings: Vec<String>,
+    index: HashMap<String, u32>,
+}
+
+impl Names {
+    pub fn intern(&mut self, s: &str) -> u32 {
+        if let Some(&i) = self.index.get(s) {
+            return i;
+        }
+        let i = self.strings.len() as u32;
+        self.strings.push(s.to_owned());
+        self.index.insert(s.to_owned(), i);
+        i
+    }
+
+    pub fn get(&self, id: u32) -> &str {
+        self.strings.get(id as usize).map_or("", String::as_str)
+    }
+}
+
+/// Which call-tree section.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum CallKind {
+    /// `<sampler>`: sample counts.
+    Sampler,
+    /// `<profile>`: instrumented call counts and times (µs).
+    Profile,
+}
+
+impl CallKind {
+    pub fn tag(self) -> &'static str {
+        match self {
+            CallKind::Sampler => "sampler",
+            CallKind::Profile => "profile",
+        }
+    }
+}
+
+/// The figures of one call-tree node; each section fills its own.
+#[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
+pub struct Values {
+    // <sampler>
+    pub hits: u64,
+    pub elapsed: u64,
+    // both
+    pub cumulated: u64,
+    pub cumulated_elapsed: u64,
+    // <profile>
+    pub count: u64,
+    pub method: u64,
+    pub method_elapsed: u64,
+    pub overhead_cumulated: u64,
+    pub overhead_method: u64,
+    pub exceptions: u64,
+}
+
+pub const NONE: u32 = u32::MAX;
+
+#[derive(Clone, Debug)]
+pub struct Node {
+    /// Index into [`Names`] ([`NONE`] for a thread's root).
+    pub name: u32,
+    /// `<profile>`'s descriptor, index into [`Names`], or [`NONE`].
+    pub signature: u32,
+    pub parent: u32,
+    pub depth: u32,
+    pub v: Values,
+}
+
+/// One thread's call tree. `nodes[0]` is the thread itself (no figures); every
+/// other node follows its parent.
+#[derive(Clone, Debug)]
+pub struct Tree {
+    pub nodes: Vec<Node>,
+}
+
+impl Tree {
+    pub fn new() -> Tree {
+        Tree {
+            nodes: vec![Node {
+                name: NONE,
+                signature: NONE,
+                parent: NONE,
+                depth: 0,
+                v: Values::default(),
+            }],
+        }
+    }
+}
+
+impl Default for Tree {
+    fn default() -> Self {
+        Tree::new()
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct CallThread {
+    pub name: String,
+    pub cpu_time: Option<u64>,
+    pub elapsed_time: Option<u64>,
+    pub cumulated: Option<u64>,
+    pub cumulated_elapsed: Option<u64>,
+    pub is_alive: Option<bool>,
+    pub tree: Tree,
+}
+
+#[derive(Clone, Debug)]
+pub struct CallSection {
+    pub kind: CallKind,
+    pub threads: Vec<CallThread>,
+}
+
+impl CallSection {
+    /// Threads named `name`, or all of them for `None`. Errors list the names.
+    pub fn select(&self, name: Option<&str>) -> Result<Vec<&CallThread>, String> {
+        match name {
+            None => Ok(self.threads.iter().collect()),
+            Some(n) => {
+                let found: Vec<_> = self.threads.iter().filter(|t| t.name == n).collect();
+                if found.is_empty() {
+                    let mut names: Vec<_> = self.threads.iter().map(|t| t.name.as_str()).collect();
+                    names.sort();
+                    names.dedup();
+                    Err(format!(
+                        "no thread named {n:?} in <{}>; threads: {}",
+                        self.kind.tag(),
+                        names.join(", ")
+                    ))
+                } else {
+                    Ok(found)
+                }
+            }
+        }
+    }
+}
+
+/// `<memory class count max/>`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MemoryRow {
+    pub class: String,
+    pub count: u64,
+    pub max: u64,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct MemoryThread {
+    pub name: String,
+    pub rows: Vec<MemoryRow>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct MemorySection {
+    pub threads: Vec<MemoryThread>,
+}
+
+/// `<method name signature firstline count><footprints>…</footprints></method>`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CoverageMethod {
+    pub name: String,
+    pub signature: String,
+    pub first_line: u32,
+    pub count: u64,
+    /// One per source line from `first_line` on: -1 no code, 0 never run, n runs.
+    pub footprints: Vec<i64>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct CoverageClass {
+    pub name: String,
+    pub source: Option<String>,
+    pub methods: Vec<CoverageMethod>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct CoverageSection {
+    pub classes: Vec<CoverageClass>,
+}
+
+#[derive(Debug, Default)]
+pub struct Snapshot {
+    pub names: Names,
+    pub sampler: Option<CallSection>,
+    pub profile: Option<CallSection>,
+    pub memory: Option<MemorySection>,
+    pub coverage: Option<CoverageSection>,
+}
+
+impl Snapshot {
+    pub fn calls(&self, kind: CallKind) -> Option<&CallSection> {
+        match kind {
+            CallKind::Sampler => self.sampler.as_ref(),
+            CallKind::Profile => self.profile.as_ref(),
+        }
+    }
+
+    /// The section asked for, or the first call section present (sampler, then profile).
+    pub fn call_section(&self, kind: Option<CallKind>) -> Result<&CallSection, String> {
+        match kind {
+            Some(k) => self
+                .calls(k)
+                .ok_or_else(|| format!("the snapshot has no <{}> section", k.tag())),
+            None => self
+                .sampler
+                .as_ref()
+                .or(self.profile.as_ref())
+                .ok_or_else(|| "the snapshot has no <sampler> or <profile> section".to_owned()),
+        }
+    }
+}

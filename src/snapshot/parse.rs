@@ -1,0 +1,502 @@
+//! Streaming snapshot reader: quick-xml events straight into the model, with a
+//! stack of what each open element is. Errors carry the byte offset of the
+//! element at fault (or of the XML error); [`read_file`] and [`parse_bytes`]
+//! turn it into a line and column.
+
+use super::{
+    CallKind, CallSection, CallThread, CoverageClass, CoverageMethod, CoverageSection, MemoryRow,
+    MemorySection, MemoryThread, Node, Snapshot, Tree, Values, NONE,
+};
+use quick_xml::events::{BytesStart, Event};
+use quick_xml::Reader;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+
+/// A reading error at a place in the input.
+#[cfg(test)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParseError {
+    /// 1-based.
+    pub line: u64,
+    /// 1-based, in characters.
+    pub column: u64,
+    pub message: String,
+}
+
+#[cfg(test)]
+impl std::fmt::Display for ParseError {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(
+            f,
+            "line {}, column {}: {}",
+            self.line, self.column, self.message
+        )
+    }
+}
+
+/// An error before its position is turned into a line and column.
+struct RawError {
+    offset: u64,
+    message: String,
+    /// Where the element that was left open starts (truncated input).
+    opened: Option<(String, u64)>,
+}
+
+impl RawError {
+    fn render<F: FnMut(u64) -> (u64, u64)>(self, mut line_col: F) -> (u64, u64, String) {
+        let (line, column) = line_col(self.offset);
+        let message = match self.opened {
+            None => self.message,
+            Some((tag, at)) => {
+                let (l, c) = line_col(at);
+                format!("{} (<{tag}> opened at line {l}, column {c})", self.message)
+            }
+        };
+        (line, column, message)
+    }
+}
+
+/// Reads a snapshot file. The error names the file, line and column.
+pub fn read_file(path: &Path) -> Result<Snapshot, String> {
+    let open = || std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()));
+    let file = open()?;
+    parse(BufReader::with_capacity(1 << 16, file)).map_err(|e| {
+        // A regular file is read again to turn the offset into a line and
+        // column; a pipe cannot be, so its error gives the byte offset.
+        let regular = std::fs::metadata(path).is_ok_and(|m| m.is_file());
+        if !regular {
+            let offset = e.offset;
+            let (_, _, message) = e.render(|_| (0, 0));
+            return format!("{}: byte {offset}: {message}", path.display());
+        }
+        let (line, column, message) = e.render(|offset| match open() {
+            Ok(f) => line_col(BufReader::new(f), offset),
+            Err(_) => (0, 0),
+        });
+        format!(
+            "{}: line {line}, column {column}: {message}",
+            path.display()
+        )
+    })
+}
+
+/// Reads a snapshot held in memory.
+#[cfg(test)]
+pub fn parse_bytes(bytes: &[u8]) -> Result<Snapshot, ParseError> {
+    parse(bytes).map_err(|e| {
+        let (line, column, message) = e.render(|offset| line_col(bytes, offset));
+        ParseError {
+            line,
+            column,
+            message,
+        }
+    })
+}
+
+/// Line and column (both from 1, column in characters) of a byte offset.
+fn line_col<R: BufRead>(r: R, offset: u64) -> (u64, u64) {
+    let (mut line, mut column) = (1, 1);
+    for b in r.bytes().take(offset as usize) {
+        let Ok(b) = b else { break };
+        if b == b'\n' {
+            line += 1;
+            column = 1;
+        } else if b & 0xC0 != 0x80 {
+            column += 1;
+        }
+    }
+    (line, column)
+}
+
+/// What an open element is.
+enum Open {
+    Doc,
+    /// A section or element we do not read (anything unknown at the top level).
+    Skip,
+    Calls,
+    CallThread,
+    CallNode(u32),
+    Memory,
+    MemoryThread,
+    MemoryRow,
+    Coverage,
+    Class,
+    Method,
+    Footprints,
+}
+
+struct Parser {
+    snap: Snapshot,
+    stack: Vec<(Open, Vec<u8>, u64)>,
+    /// Which call section `Calls` elements belong to.
+    kind: CallKind,
+    root_done: bool,
+    offset: u64,
+}
+
+fn parse<R: BufRead>(input: R) -> Result<Snapshot, RawError> {
+    let mut reader = Reader::from_reader(input);
+    // Whitespace stays a text event, so an element's offset is its `<`.
+    reader.config_mut().trim_text(false);
+    let mut p = Parser {
+        snap: Snapshot::default(),
+        stack: Vec::new(),
+        kind: CallKind::Sampler,
+        root_done: false,
+        offset: 0,
+    };
+    let mut buf = Vec::new();
+    loop {
+        p.offset = reader.buffer_position();
+        let ev = reader.read_event_into(&mut buf).map_err(|e| RawError {
+            offset: reader.error_position(),
+            message: format!("malformed XML: {e}"),
+            opened: None,
+        })?;
+        match ev {
+            Event::Start(e) => p.start(&e)?,
+            Event::Empty(e) => {
+                p.start(&e)?;
+                p.end();
+            }
+            Event::End(_) => p.end(),
+            Event::Text(t) => {
+                let text = t.unescape().map_err(|e| p.err(format!("bad text: {e}")))?;
+                p.text(&text)?;
+            }
+            Event::CData(t) => {
+                let text = String::from_utf8_lossy(&t).into_owned();
+                p.text(&text)?;
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+        buf.clear();
+    }
+    if let Some((_, name, at)) = p.stack.last() {
+        let what = String::from_utf8_lossy(name).into_owned();
+        return Err(RawError {
+            offset: reader.buffer_position(),
+            message: format!("unexpected end of input, <{what}> is not closed: truncated snapshot"),
+            opened: Some((what, *at)),
+        });
+    }
+    if !p.root_done {
+        return Err(RawError {
+            offset: reader.buffer_position(),
+            message: "no <doc> element: not a snapshot".into(),
+            opened: None,
+        });
+    }
+    Ok(p.snap)
+}
+
+/// Name of the node that holds a sampler thread's samples without a Java
+/// frame (HPROF's `<empty>` trace): a thread in native code or the VM only.
+pub const NO_JAVA_FRAME: &str = "[no Java frame]";
+
+/// The agent counts every sample in the thread's `cumulated` /
+/// `cumulatedElapsed`, but a sample with an empty stack has no node. Such
+/// samples become one root node, [`NO_JAVA_FRAME`], so the tree adds up to
+/// the thread's figures.
+fn add_frameless_samples(names: &mut super::Names, t: &mut CallThread) {
+    let (hits, elapsed) = t
+        .tree
+        .nodes
+        .iter()
+        .fold((0u64, 0u64), |(h, e), n| (h + n.v.hits, e + n.v.elapsed));
+    let extra_hits = t.cumulated.unwrap_or(0).saturating_sub(hits);
+    let extra_elapsed = t.cumulated_elapsed.unwrap_or(0).saturating_sub(elapsed);
+    if extra_hits == 0 && extra_elapsed == 0 {
+        return;
+    }
+    t.tree.nodes.push(Node {
+        name: names.intern(NO_JAVA_FRAME),
+        signature: NONE,
+        parent: 0,
+        depth: 1,
+        v: Values {
+            hits: extra_hits,
+            elapsed: extra_elapsed,
+            cumulated: extra_hits,
+            cumulated_elapsed: extra_elapsed,
+            ..Values::default()
+        },
+    });
+}
+
+impl Parser {
+    fn err(&self, message: String) -> RawError {
+        RawError {
+            offset: self.offset,
+            message,
+            opened: None,
+        }
+    }
+
+    fn start(&mut self, e: &BytesStart) -> Result<(), RawError> {
+        let tag = e.name().as_ref().to_vec();
+        let parent = self.stack.last().map(|s| &s.0);
+        let open = match (parent, tag.as_slice()) {
+            (None, b"doc") if !self.root_done => Open::Doc,
+            (None, _) if self.root_done => {
+                return Err(self.err("content after the end of <doc>".into()))
+            }
+            (None, _) => {
+                return Err(self.err(format!(
+                    "the root element is <{}>, a snapshot's is <doc>",
+                    String::from_utf8_lossy(&tag)
+                )))
+            }
+            (Some(Open::Skip), _) => Open::Skip,
+            (Some(Open::Doc), b"sampler") => self.open_calls(CallKind::Sampler)?,
+            (Some(Open::Doc), b"profile") => self.open_calls(CallKind::Profile)?,
+            (Some(Open::Doc), b"memory") => {
+                self.snap.memory.get_or_insert_with(MemorySection::default);
+                Open::Memory
+            }
+            (Some(Open::Doc), b"coverage") => {
+                self.snap
+                    .coverage
+                    .get_or_insert_with(CoverageSection::default);
+                Open::Coverage
+            }
+            (Some(Open::Doc), _) => Open::Skip,
+            (Some(Open::Calls), b"thread") => {
+                let t = self.call_thread(e)?;
+                self.section().threads.push(t);
+                Open::CallThread
+            }
+            (Some(Open::CallThread), b"profile") => Open::CallNode(self.call_node(e, 0)?),
+            (Some(&Open::CallNode(p)), b"profile") => Open::CallNode(self.call_node(e, p)?),
+            (Some(Open::Memory), b"thread") => {
+                let name = self.required(e, "name")?;
+                let mem = self.snap.memory.as_mut().expect("opened");
+                mem.threads.push(MemoryThread {
+                    name,
+                    rows: Vec::new(),
+                });
+                Open::MemoryThread
+            }
+            (Some(Open::MemoryThread), b"memory") => {
+                let row = MemoryRow {
+                    class: self.required(e, "class")?,
+                    count: self.number(e, "count")?.unwrap_or(0),
+                    max: self.number(e, "max")?.unwrap_or(0),
+                };
+                let mem = self.snap.memory.as_mut().expect("opened");
+                mem.threads.last_mut().expect("open").rows.push(row);
+                Open::MemoryRow
+            }
+            (Some(Open::Coverage), b"class") => {
+                let class = CoverageClass {
+                    name: self.required(e, "name")?,
+                    source: self.attr(e, "source")?,
+                    methods: Vec::new(),
+                };
+                let cov = self.snap.coverage.as_mut().expect("opened");
+                cov.classes.push(class);
+                Open::Class
+            }
+            (Some(Open::Class), b"method") => {
+                let m = CoverageMethod {
+                    name: self.required(e, "name")?,
+                    signature: self.attr(e, "signature")?.unwrap_or_default(),
+                    first_line: self.number(e, "firstline")?.unwrap_or(0) as u32,
+                    count: self.number(e, "count")?.unwrap_or(0),
+                    footprints: Vec::new(),
+                };
+                let cov = self.snap.coverage.as_mut().expect("opened");
+                cov.classes.last_mut().expect("open").methods.push(m);
+                Open::Method
+            }
+            (Some(Open::Method), b"footprints") => Open::Footprints,
+            (Some(_), _) => {
+                let inside = String::from_utf8_lossy(&self.stack.last().expect("some").1);
+                return Err(self.err(format!(
+                    "unexpected <{}> inside <{inside}>",
+                    String::from_utf8_lossy(&tag)
+                )));
+            }
+        };
+        self.stack.push((open, tag, self.offset));
+        Ok(())
+    }
+
+    fn end(&mut self) {
+        // quick-xml checks that end tags match, so this pops the right element.
+        match self.stack.pop() {
+            Some((Open::Doc, _, _)) => self.root_done = true,
+            Some((Open::CallThread, _, _)) if self.kind == CallKind::Sampler => {
+                let names = &mut self.snap.names;
+                let sec = self.snap.sampler.as_mut().expect("open");
+                add_frameless_samples(names, sec.threads.last_mut().expect("open"));
+            }
+            _ => {}
+        }
+    }
+
+    fn text(&mut self, text: &str) -> Result<(), RawError> {
+        match self.stack.last() {
+            Some((Open::Footprints, _, _)) => {
+                let mut lines = Vec::new();
+                for word in text.split_ascii_whitespace() {
+                    let n: i64 = word
+                        .parse()
+                        .map_err(|_| self.err(format!("footprint {word:?} is not an integer")))?;
+                    if n < -1 {
+                        return Err(self.err(format!("footprint {n} is below -1")));
+                    }
+                    lines.push(n);
+                }
+                let cov = self.snap.coverage.as_mut().expect("opened");
+                let class = cov.classes.last_mut().expect("open");
+                class
+                    .methods
+                    .last_mut()
+                    .expect("open")
+                    .footprints
+                    .extend(lines);
+                Ok(())
+            }
+            _ if text.trim().is_empty() => Ok(()),
+            None if !self.root_done => Err(self.err("text before <doc>: not a snapshot".into())),
+            _ => Ok(()),
+        }
+    }
+
+    fn open_calls(&mut self, kind: CallKind) -> Result<Open, RawError> {
+        self.kind = kind;
+        let slot = match kind {
+            CallKind::Sampler => &mut self.snap.sampler,
+            CallKind::Profile => &mut self.snap.profile,
+        };
+        slot.get_or_insert_with(|| CallSection {
+            kind,
+            threads: Vec::new(),
+        });
+        Ok(Open::Calls)
+    }
+
+    fn section(&mut self) -> &mut CallSection {
+        match self.kind {
+            CallKind::Sampler => self.snap.sampler.as_mut(),
+            CallKind::Profile => self.snap.profile.as_mut(),
+        }
+        .expect("section opened before its threads")
+    }
+
+    fn call_thread(&self, e: &BytesStart) -> Result<CallThread, RawError> {
+        Ok(CallThread {
+            name: self.required(e, "name")?,
+            cpu_time: self.number(e, "cpuTime")?,
+            elapsed_time: self.number(e, "elapsedTime")?,
+            cumulated: self.number(e, "cumulated")?,
+            cumulated_elapsed: self.number(e, "cumulatedElapsed")?,
+            is_alive: match self.attr(e, "isAlive")?.as_deref() {
+                None => None,
+                Some("true") => Some(true),
+                Some("false") => Some(false),
+                Some(v) => return Err(self.err(format!("isAlive={v:?} is not true or false"))),
+            },
+            tree: Tree::new(),
+        })
+    }
+
+    fn call_node(&mut self, e: &BytesStart, parent: u32) -> Result<u32, RawError> {
+        // One pass over the attributes: this is the element a large snapshot is made of.
+        let (mut name, mut signature, mut v) = (None, None, Values::default());
+        for a in e.attributes() {
+            let a = a.map_err(|err| self.err(format!("bad attribute: {err}")))?;
+            let key = a.key.as_ref();
+            if key == b"name" || key == b"signature" {
+                let s = a
+                    .unescape_value()
+                    .map_err(|err| self.err(format!("bad attribute value: {err}")))?;
+                let id = self.snap.names.intern(&s);
+                if key == b"name" {
+                    name = Some(id);
+                } else {
+                    signature = Some(id);
+                }
+                continue;
+            }
+            let field = match key {
+                b"hits" => &mut v.hits,
+                b"elapsed" => &mut v.elapsed,
+                b"cumulated" => &mut v.cumulated,
+                b"cumulatedElapsed" => &mut v.cumulated_elapsed,
+                b"count" => &mut v.count,
+                b"method" => &mut v.method,
+                b"methodElapsed" => &mut v.method_elapsed,
+                b"overheadCumulated" => &mut v.overhead_cumulated,
+                b"overheadMethod" => &mut v.overhead_method,
+                b"exceptions" => &mut v.exceptions,
+                _ => continue,
+            };
+            *field = std::str::from_utf8(&a.value)
+                .ok()
+                .and_then(|s| s.trim().parse().ok())
+                .ok_or_else(|| {
+                    self.err(format!(
+                        "<profile> attribute {}={:?} is not a non-negative integer",
+                        String::from_utf8_lossy(key),
+                        String::from_utf8_lossy(&a.value)
+                    ))
+                })?;
+        }
+        let name = name.ok_or_else(|| self.err("<profile> lacks the attribute name".into()))?;
+        let err = self.err("more than 4 billion call-tree nodes in one thread".into());
+        let tree = &mut self.section().threads.last_mut().expect("open").tree;
+        let depth = tree.nodes[parent as usize].depth + 1;
+        let id = u32::try_from(tree.nodes.len())
+            .ok()
+            .filter(|&i| i != NONE)
+            .ok_or(err)?;
+        tree.nodes.push(Node {
+            name,
+            signature: signature.unwrap_or(NONE),
+            parent,
+            depth,
+            v,
+        });
+        Ok(id)
+    }
+
+    fn attr(&self, e: &BytesStart, key: &str) -> Result<Option<String>, RawError> {
+        for a in e.attributes() {
+            let a = a.map_err(|err| self.err(format!("bad attribute: {err}")))?;
+            if a.key.as_ref() == key.as_bytes() {
+                let v = a
+                    .unescape_value()
+                    .map_err(|err| self.err(format!("bad value of {key}: {err}")))?;
+                return Ok(Some(v.into_owned()));
+            }
+        }
+        Ok(None)
+    }
+
+    fn required(&self, e: &BytesStart, key: &str) -> Result<String, RawError> {
+        self.attr(e, key)?.ok_or_else(|| {
+            self.err(format!(
+                "<{}> lacks the attribute {key}",
+                String::from_utf8_lossy(e.name().as_ref())
+            ))
+        })
+    }
+
+    fn number(&self, e: &BytesStart, key: &str) -> Result<Option<u64>, RawError> {
+        match self.attr(e, key)? {
+            None => Ok(None),
+            Some(v) => v.trim().parse().map(Some).map_err(|_| {
+                self.err(format!(
+                    "<{}> attribute {key}={v:?} is not a non-negative integer",
+                    String::from_utf8_lossy(e.name().as_ref())
+                ))
+            }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,235 @@
+//! The reader on the spec's examples (memory and coverage are written by
+//! hand here, from the format document), and on broken input.
+
+use super::*;
+use crate::snapshot::{method_table, CallKind, Metric, Weighted};
+
+const SAMPLER: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
+<doc>
+ <sampler>
+  <thread name="AWT-EventQueue-0" cumulated="8" cpuTime="468750000" cumulatedElapsed="351" elapsedTime="7402889190" isAlive="true">
+   <profile name="java.awt.EventDispatchThread.run()" hits="0" cumulated="8" cumulatedElapsed="351">
+    <profile name="java.awt.EventQueue.getNextEvent()" hits="0" cumulated="0" cumulatedElapsed="323">
+     <profile name="java.lang.Object.wait(native)" hits="0" elapsed="323" cumulated="0" cumulatedElapsed="323"/>
+    </profile>
+    <profile name="pkg.A.&lt;clinit&gt;()" hits="8" elapsed="28" cumulated="8" cumulatedElapsed="28"/>
+   </profile>
+  </thread>
+ </sampler>
+</doc>
+"#;
+
+#[test]
+fn sampler_section() {
+    let s = parse_bytes(SAMPLER.as_bytes()).unwrap();
+    let sec = s.sampler.as_ref().unwrap();
+    assert!(s.profile.is_none() && s.memory.is_none() && s.coverage.is_none());
+    assert_eq!(sec.threads.len(), 1);
+    let t = &sec.threads[0];
+    assert_eq!(t.name, "AWT-EventQueue-0");
+    assert_eq!(t.cpu_time, Some(468_750_000));
+    assert_eq!(t.elapsed_time, Some(7_402_889_190));
+    assert_eq!((t.cumulated, t.cumulated_elapsed), (Some(8), Some(351)));
+    assert_eq!(t.is_alive, Some(true));
+    let nodes = &t.tree.nodes;
+    assert_eq!(nodes.len(), 5);
+    assert_eq!(s.names.get(nodes[4].name), "pkg.A.<clinit>()");
+    assert_eq!((nodes[4].parent, nodes[4].depth), (1, 2));
+    assert_eq!((nodes[3].parent, nodes[3].depth), (2, 3));
+    assert_eq!(nodes[3].v.elapsed, 323);
+    let w = Weighted::new(&t.tree, CallKind::Sampler, Metric::Wall);
+    assert_eq!(w.total[0], 351);
+    assert_eq!(w.total[1], 351);
+    let w = Weighted::new(&t.tree, CallKind::Sampler, Metric::Cpu);
+    assert_eq!(w.total[0], 8);
+}
+
+#[test]
+fn samples_without_a_java_frame_get_a_node() {
+    let xml = r#"<doc><sampler>
+      <thread name="Signal Dispatcher" cumulated="5" cumulatedElapsed="7"/>
+      <thread name="w" cumulated="3" cumulatedElapsed="3"><profile name="m()" hits="2" elapsed="2"/></thread>
+    </sampler></doc>"#;
+    let s = parse_bytes(xml.as_bytes()).unwrap();
+    let t = &s.sampler.as_ref().unwrap().threads;
+    let n = &t[0].tree.nodes[1];
+    assert_eq!(s.names.get(n.name), super::NO_JAVA_FRAME);
+    assert_eq!((n.v.hits, n.v.elapsed, n.depth), (5, 7, 1));
+    assert_eq!(t[1].tree.nodes.len(), 3);
+    assert_eq!(
+        (t[1].tree.nodes[2].v.hits, t[1].tree.nodes[2].v.elapsed),
+        (1, 1)
+    );
+}
+
+const PROFILE: &str = r#"<doc><profile>
+  <thread name="AWT-Windows" cpuTime="187500000" isAlive="true">
+    <profile name="java.awt.event.PaintEvent(java.awt.Component,int,java.awt.Rectangle)"
+                signature="(Ljava/awt/Component;ILjava/awt/Rectangle;)V" count="88"
+                cumulatedElapsed="16000" cumulated="0" method="0" overheadCumulated="0" overheadMethod="0"
+                exceptions="0">
+      <profile name="java.awt.event.ComponentEvent(java.awt.Component,int)"
+                  signature="(Ljava/awt/Component;I)V" count="88"
+                  cumulatedElapsed="13000" cumulated="0" method="0" overheadCumulated="0" overheadMethod="0"
+                  exceptions="2">
+      </profile>
+  </profile>
+  </thread>
+</profile></doc>"#;
+
+#[test]
+fn profile_section() {
+    let s = parse_bytes(PROFILE.as_bytes()).unwrap();
+    let t = &s.profile.as_ref().unwrap().threads[0];
+    assert_eq!(t.cpu_time, Some(187_500_000));
+    assert_eq!(t.elapsed_time, None);
+    let n = &t.tree.nodes[2];
+    assert_eq!(s.names.get(n.signature), "(Ljava/awt/Component;I)V");
+    assert_eq!(
+        (n.v.count, n.v.cumulated_elapsed, n.v.exceptions),
+        (88, 13000, 2)
+    );
+}
+
+#[test]
+fn memory_section_from_the_spec() {
+    let xml = r#"<doc><memory>
+  <thread name="AWT-EventQueue-0">
+    <memory class="java.awt.geom.AffineTransform" count="69" max="799"/>
+    <memory class="java.awt.Rectangle" count="61" max="1446"/>
+  </thread>
+    <thread name="AWT-Windows">
+    <memory class="java.awt.Rectangle" count="45" max="88"></memory>
+  </thread>
+</memory></doc>"#;
+    let s = parse_bytes(xml.as_bytes()).unwrap();
+    let m = s.memory.unwrap();
+    assert_eq!(m.threads.len(), 2);
+    assert_eq!(m.threads[0].rows.len(), 2);
+    assert_eq!(
+        m.threads[0].rows[1],
+        MemoryRow {
+            class: "java.awt.Rectangle".into(),
+            count: 61,
+            max: 1446
+        }
+    );
+    assert_eq!(m.threads[1].name, "AWT-Windows");
+    assert_eq!(m.threads[1].rows[0].max, 88);
+}
+
+#[test]
+fn coverage_section_from_the_spec() {
+    let xml = r#"<doc><coverage>
+    <class name="com.terrasoft.profilerj.tutorial.Example01" source="Example01.java">
+        <method name="&lt;init&gt;" signature="(Ljava/lang/String;)V" firstline="11" count="0">
+            <footprints>0 0 </footprints>
+        </method>
+
+        <method name="runLoop" signature="(I)V" firstline="26" count="605">
+            <footprints>605 605605 -1 605000 605000 -1 605 </footprints>
+        </method>
+    </class>
+    <class name="NoSource"><method name="m" signature="()V" firstline="1" count="1"><footprints/></method></class>
+</coverage></doc>"#;
+    let s = parse_bytes(xml.as_bytes()).unwrap();
+    let c = s.coverage.unwrap();
+    assert_eq!(c.classes.len(), 2);
+    let k = &c.classes[0];
+    assert_eq!(k.source.as_deref(), Some("Example01.java"));
+    assert_eq!(k.methods[0].name, "<init>");
+    assert_eq!(k.methods[0].footprints, vec![0, 0]);
+    assert_eq!(k.methods[1].first_line, 26);
+    assert_eq!(k.methods[1].count, 605);
+    assert_eq!(
+        k.methods[1].footprints,
+        vec![605, 605605, -1, 605000, 605000, -1, 605]
+    );
+    assert_eq!(c.classes[1].source, None);
+    assert!(c.classes[1].methods[0].footprints.is_empty());
+}
+
+#[test]
+fn every_section_at_once_and_unknown_ones_skipped() {
+    let xml = "<doc><future><x y='1'/></future><sampler/><profile/><memory/><coverage/></doc>";
+    let s = parse_bytes(xml.as_bytes()).unwrap();
+    assert!(s.sampler.is_some() && s.profile.is_some());
+    assert!(s.memory.is_some() && s.coverage.is_some());
+}
+
+fn error(xml: &str) -> ParseError {
+    parse_bytes(xml.as_bytes()).unwrap_err()
+}
+
+#[test]
+fn truncated_input_names_the_end_and_the_open_element() {
+    let cut = &SAMPLER[..SAMPLER.find("<profile name=\"pkg.A").unwrap()];
+    let e = error(cut);
+    assert_eq!((e.line, e.column), (9, 5), "{e}");
+    assert!(e.message.contains("truncated"), "{e}");
+    assert!(
+        e.message.contains("<profile> opened at line 5, column 4"),
+        "{e}"
+    );
+}
+
+#[test]
+fn truncated_inside_a_tag() {
+    let cut = &SAMPLER[..SAMPLER.find("hits=\"8\"").unwrap()];
+    let e = error(cut);
+    assert!(e.message.contains("malformed XML"), "{e}");
+    assert_eq!(e.line, 9, "{e}");
+}
+
+#[test]
+fn mismatched_end_tag() {
+    let e = error("<doc>\n <sampler>\n </memory>\n</doc>");
+    assert_eq!(e.line, 3, "{e}");
+    assert!(e.message.contains("malformed XML"), "{e}");
+}
+
+#[test]
+fn bad_number_points_at_its_element() {
+    let e = error("<doc>\n<sampler>\n  <thread name=\"t\">\n    <profile name=\"m\" hits=\"-3\"/>");
+    assert_eq!((e.line, e.column), (4, 5), "{e}");
+    assert!(e.message.contains("hits=\"-3\""), "{e}");
+}
+
+#[test]
+fn structure_errors() {
+    assert!(error("<html/>").message.contains("root element is <html>"));
+    assert!(error("").message.contains("no <doc>"));
+    assert!(error("<doc/><doc/>").message.contains("after the end"));
+    let e = error("<doc><sampler><thread name='t'><memory class='x'/></thread></sampler></doc>");
+    assert!(
+        e.message.contains("unexpected <memory> inside <thread>"),
+        "{e}"
+    );
+    let e = error("<doc><sampler><thread><profile name='x'/></thread></sampler></doc>");
+    assert!(e.message.contains("lacks the attribute name"), "{e}");
+    let e = error("<doc><coverage><class name='c'><method name='m'><footprints>1 x</footprints></method></class></coverage></doc>");
+    assert!(e.message.contains("footprint \"x\""), "{e}");
+}
+
+#[test]
+fn recursion_counts_once_in_totals() {
+    // fib -> fib -> fib, each with own weight 1: total of fib is 3, not 3+2+1.
+    let xml = r#"<doc><profile><thread name="t">
+      <profile name="fib" count="1" method="1"><profile name="fib" count="2" method="1">
+        <profile name="fib" count="4" method="1"/></profile></profile>
+      <profile name="other" count="1" method="5"/>
+    </thread></profile></doc>"#;
+    let s = parse_bytes(xml.as_bytes()).unwrap();
+    let sec = s.profile.as_ref().unwrap();
+    let trees: Vec<_> = sec.threads.iter().map(|t| &t.tree).collect();
+    let (rows, grand) = method_table(&s.names, &trees, CallKind::Profile, Metric::Cpu);
+    assert_eq!(grand, 8);
+    assert_eq!(rows[0].name, "other");
+    assert_eq!(
+        (rows[1].name.as_str(), rows[1].own, rows[1].total),
+        ("fib", 3, 3)
+    );
+    let (rows, _) = method_table(&s.names, &trees, CallKind::Profile, Metric::Calls);
+    let fib = rows.iter().find(|r| r.name == "fib").unwrap();
+    assert_eq!((fib.own, fib.calls), (7, 7));
+}

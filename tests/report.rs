@@ -1,0 +1,1006 @@
+//! Reading results: `profrj report`, `convert`, `diff` and `flame` on
+//! snapshots the agent wrote from harness programs whose answer is known
+//! (CpuSplit: heavy() takes 75% of main's CPU; CpuRatio: a chosen split;
+//! ProfileTruth: exact call counts). The pprof output is decoded with
+//! `protoc` against tests/data/profile.proto, the flame page is loaded in
+//! headless Chromium. Both tools are required (`.ci/run` installs them).
+
+mod common;
+
+use common::*;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+const SPLIT: &str = "profrj.harness.CpuSplit";
+const TRUTH: &str = "profrj.harness.ProfileTruth";
+
+fn profrj(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_profrj"))
+        .args(args)
+        .output()
+        .expect("cannot run profrj")
+}
+
+fn profrj_ok(args: &[&str]) -> String {
+    let out = profrj(args);
+    assert!(
+        out.status.success(),
+        "profrj {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// One sampled CpuSplit run (2 ms interval, 4 s: start-up is a small part of
+/// main's samples), shared by the tests.
+fn split_snapshot() -> &'static PathBuf {
+    static SNAP: OnceLock<PathBuf> = OnceLock::new();
+    SNAP.get_or_init(|| {
+        let dir = temp_dir("report-split");
+        let snap = dir.join("split.xml");
+        run_java(
+            &dir,
+            &format!("sampling,interval=2ms,file={}", snap.display()),
+            SPLIT,
+            &["4000"],
+        )
+        .assert_success();
+        read_snapshot(&snap);
+        snap
+    })
+}
+
+/// One ProfileTruth run in profile mode.
+fn truth_snapshot() -> &'static PathBuf {
+    static SNAP: OnceLock<PathBuf> = OnceLock::new();
+    SNAP.get_or_init(|| {
+        let dir = temp_dir("report-truth");
+        let snap = dir.join("truth.xml");
+        run_java(
+            &dir,
+            &format!("profile,file={}", snap.display()),
+            TRUTH,
+            &[],
+        )
+        .assert_success();
+        read_snapshot(&snap);
+        snap
+    })
+}
+
+/// Sum of an attribute over every `<profile>` node of a section.
+fn sum_nodes(xml: &str, section: &str, attr: &str) -> u64 {
+    let doc = roxmltree::Document::parse(xml).unwrap();
+    doc.root_element()
+        .children()
+        .filter(|c| c.has_tag_name(section))
+        .flat_map(|c| c.descendants())
+        .filter(|d| d.has_tag_name("profile") && d.parent().is_some_and(|p| !p.has_tag_name("doc")))
+        .map(|d| d.attribute(attr).map_or(0, |v| v.parse::<u64>().unwrap()))
+        .sum()
+}
+
+/// Sum of a `<thread>` attribute over a section.
+fn sum_threads(xml: &str, section: &str, attr: &str) -> u64 {
+    let doc = roxmltree::Document::parse(xml).unwrap();
+    doc.root_element()
+        .children()
+        .filter(|c| c.has_tag_name(section))
+        .flat_map(|c| c.children())
+        .filter(|t| t.has_tag_name("thread"))
+        .map(|t| attr_u64(t, attr))
+        .sum()
+}
+
+/// A report row: (self %, total %, columns) for the method named `name`.
+fn report_row<'a>(report: &'a str, name: &str) -> Vec<&'a str> {
+    report
+        .lines()
+        .find(|l| l.ends_with(&format!("  {name}")))
+        .unwrap_or_else(|| panic!("no row for {name} in\n{report}"))
+        .split_whitespace()
+        .collect()
+}
+
+/// The rows of a report's table: after the `rank` header, before the END line.
+fn table_rows(report: &str) -> Vec<&str> {
+    report
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("rank"))
+        .skip(1)
+        .take_while(|l| !l.contains(" END "))
+        .collect()
+}
+
+fn percent(col: &str) -> f64 {
+    col.trim_end_matches('%').parse().unwrap()
+}
+
+#[test]
+fn report_puts_the_hot_method_on_top_with_its_share() {
+    let snap = split_snapshot();
+    let by_self = profrj_ok(&["report", s(snap), "--thread", "main", "--top", "0"]);
+    eprintln!("{by_self}");
+    let lines: Vec<&str> = by_self.lines().collect();
+    assert!(
+        lines[0].starts_with("CPU SAMPLES <sampler> thread \"main\""),
+        "{by_self}"
+    );
+    assert!(lines[1].contains("thread \"main\": CPU "), "{by_self}");
+    assert!(lines[1].contains("ended"), "{by_self}");
+    assert_eq!(
+        lines[2].split_whitespace().collect::<Vec<_>>(),
+        ["rank", "self", "accum", "count", "total", "count", "method"]
+    );
+    // unit() is where main's CPU goes (self), under heavy() and light().
+    let rows = table_rows(&by_self);
+    assert!(rows[0].ends_with(&format!("  {SPLIT}.unit()")), "{by_self}");
+    assert!(percent(rows[0].split_whitespace().nth(1).unwrap()) > 90.0);
+    let heavy = report_row(&by_self, &format!("{SPLIT}.heavy()"));
+    let share = percent(heavy[4]);
+    eprintln!("heavy(): {share}% of main's RUNNABLE samples (expected 75)");
+    assert!((share - 75.0).abs() <= 7.0, "heavy share {share}");
+    let light = report_row(&by_self, &format!("{SPLIT}.light()"));
+    assert!((percent(light[4]) - 25.0).abs() <= 7.0, "{light:?}");
+
+    // By total: main() on top (100%), then unit(), then heavy().
+    let by_total = profrj_ok(&[
+        "report",
+        s(snap),
+        "--thread",
+        "main",
+        "--sort",
+        "total",
+        "--top",
+        "3",
+    ]);
+    let rows = table_rows(&by_total);
+    assert!(rows[0].ends_with(&format!("{SPLIT}.main()")), "{by_total}");
+    assert!(rows[2].ends_with(&format!("{SPLIT}.heavy()")), "{by_total}");
+
+    // All threads merged: the count column adds up to the header's total.
+    let all = profrj_ok(&["report", s(snap), "--top", "0"]);
+    let total: u64 = all
+        .lines()
+        .next()
+        .unwrap()
+        .split("total = ")
+        .nth(1)
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let counted: u64 = table_rows(&all)
+        .iter()
+        .map(|l| l.split_whitespace().nth(3).unwrap().parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(total, counted, "{all}");
+    // Every RUNNABLE sample the agent counted, those without a Java frame too.
+    let xml = std::fs::read_to_string(snap).unwrap();
+    assert_eq!(total, sum_threads(&xml, "sampler", "cumulated"));
+}
+
+/// Parses `frames count` lines: total and per stack.
+fn collapsed_lines(text: &str) -> HashMap<String, u64> {
+    let mut m = HashMap::new();
+    for line in text.lines() {
+        let (stack, n) = line
+            .rsplit_once(' ')
+            .unwrap_or_else(|| panic!("bad line {line:?}"));
+        let n: u64 = n
+            .parse()
+            .unwrap_or_else(|_| panic!("bad count in {line:?}"));
+        assert!(n > 0, "{line}");
+        assert!(
+            m.insert(stack.to_owned(), n).is_none(),
+            "stack twice: {line}"
+        );
+    }
+    m
+}
+
+#[test]
+fn collapsed_stacks_keep_the_snapshot_totals() {
+    let snap = split_snapshot();
+    let xml = std::fs::read_to_string(snap).unwrap();
+    let cpu = collapsed_lines(&profrj_ok(&["convert", s(snap), "--to", "collapsed"]));
+    let wall = collapsed_lines(&profrj_ok(&[
+        "convert",
+        s(snap),
+        "--to",
+        "collapsed",
+        "--metric",
+        "wall",
+    ]));
+    let (hits, elapsed) = (
+        sum_nodes(&xml, "sampler", "hits"),
+        sum_nodes(&xml, "sampler", "elapsed"),
+    );
+    eprintln!(
+        "collapsed: {} cpu stacks, {} wall stacks; hits {hits}, elapsed {elapsed}",
+        cpu.len(),
+        wall.len()
+    );
+    // Every sample of the snapshot: those on a stack, and those the agent
+    // counted for a thread without a Java frame (one "[no Java frame]" stack).
+    let frameless = |m: &HashMap<String, u64>| m.get("[no Java frame]").copied().unwrap_or(0);
+    assert_eq!(cpu.values().sum::<u64>() - frameless(&cpu), hits);
+    assert_eq!(wall.values().sum::<u64>() - frameless(&wall), elapsed);
+    assert_eq!(
+        cpu.values().sum::<u64>(),
+        sum_threads(&xml, "sampler", "cumulated")
+    );
+    assert_eq!(
+        wall.values().sum::<u64>(),
+        sum_threads(&xml, "sampler", "cumulatedElapsed")
+    );
+    // The heavy stack has exactly the snapshot's count.
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let main = &threads(&doc, "sampler", "main")[0];
+    let heavy = &find_nodes(*main, &format!("{SPLIT}.heavy()"))[0];
+    let unit = heavy.children().find(|c| c.is_element()).unwrap();
+    let stack = format!("{SPLIT}.main();{SPLIT}.heavy();{SPLIT}.unit()");
+    assert_eq!(cpu[&stack], attr_u64(unit, "hits"));
+
+    // One thread, with thread frames.
+    let main_only = collapsed_lines(&profrj_ok(&[
+        "convert",
+        s(snap),
+        "--to",
+        "collapsed",
+        "--thread",
+        "main",
+        "--thread-frames",
+    ]));
+    assert!(main_only.keys().all(|k| k.starts_with("[main];")));
+    assert_eq!(
+        main_only.values().sum::<u64>(),
+        attr_u64(*main, "cumulated")
+    );
+
+    // Profile mode: calls and times round-trip too.
+    let truth = truth_snapshot();
+    let txml = std::fs::read_to_string(truth).unwrap();
+    for (metric, attr) in [
+        ("calls", "count"),
+        ("cpu", "method"),
+        ("wall", "methodElapsed"),
+    ] {
+        let c = collapsed_lines(&profrj_ok(&[
+            "convert",
+            s(truth),
+            "--to",
+            "collapsed",
+            "--metric",
+            metric,
+        ]));
+        assert_eq!(
+            c.values().sum::<u64>(),
+            sum_nodes(&txml, "profile", attr),
+            "{metric}"
+        );
+    }
+}
+
+/// `protoc --decode` of a gzipped profile: the text form.
+fn protoc_decode(pb_gz: &Path) -> String {
+    let raw = {
+        use std::io::Read;
+        let mut d = gunzip(pb_gz);
+        let mut v = Vec::new();
+        d.read_to_end(&mut v).unwrap();
+        v
+    };
+    let proto_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    let mut child = Command::new("protoc")
+        .arg(format!("--proto_path={}", proto_dir.display()))
+        .args(["--decode", "perftools.profiles.Profile", "profile.proto"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("protoc is required for this test (Debian: apt-get install protobuf-compiler; .ci/run installs it)");
+    {
+        use std::io::Write;
+        child.stdin.take().unwrap().write_all(&raw).unwrap();
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "protoc: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// gunzip with the system's `gzip -dc` (the crate's flate2 is not a test dependency).
+fn gunzip(p: &Path) -> std::io::Cursor<Vec<u8>> {
+    let out = Command::new("gzip")
+        .arg("-dc")
+        .arg(p)
+        .output()
+        .expect("gzip");
+    assert!(out.status.success(), "not gzip: {}", p.display());
+    std::io::Cursor::new(out.stdout)
+}
+
+/// What the test reads from protoc's text form.
+struct Decoded {
+    strings: Vec<String>,
+    sample_types: Vec<(usize, usize)>,
+    /// Per sample: values, and location ids.
+    samples: Vec<(Vec<u64>, Vec<u64>)>,
+    /// function id -> name index
+    functions: HashMap<u64, usize>,
+    default_sample_type: usize,
+}
+
+fn parse_decoded(text: &str) -> Decoded {
+    let mut d = Decoded {
+        strings: Vec::new(),
+        sample_types: Vec::new(),
+        samples: Vec::new(),
+        functions: HashMap::new(),
+        default_sample_type: 0,
+    };
+    let mut block: Vec<String> = Vec::new();
+    let (mut vt, mut func) = ((0, 0), (0, 0));
+    for line in text.lines().map(str::trim) {
+        if let Some(name) = line.strip_suffix(" {") {
+            block.push(name.to_owned());
+            match name {
+                "sample" if block.len() == 1 => d.samples.push((Vec::new(), Vec::new())),
+                "sample_type" => vt = (0, 0),
+                "function" => func = (0, 0),
+                _ => {}
+            }
+            continue;
+        }
+        if line == "}" {
+            match block.pop().as_deref() {
+                Some("sample_type") => d.sample_types.push(vt),
+                Some("function") => {
+                    d.functions.insert(func.0, func.1);
+                }
+                _ => {}
+            }
+            continue;
+        }
+        let (k, v) = line
+            .split_once(": ")
+            .unwrap_or_else(|| panic!("protoc line {line:?}"));
+        let num = || v.parse::<u64>().unwrap();
+        match (
+            block
+                .iter()
+                .map(String::as_str)
+                .collect::<Vec<_>>()
+                .as_slice(),
+            k,
+        ) {
+            ([], "string_table") => d.strings.push(unquote(v)),
+            ([], "default_sample_type") => d.default_sample_type = num() as usize,
+            (["sample_type"], "type") => vt.0 = num() as usize,
+            (["sample_type"], "unit") => vt.1 = num() as usize,
+            (["sample"], "value") => d.samples.last_mut().unwrap().0.push(num()),
+            (["sample"], "location_id") => d.samples.last_mut().unwrap().1.push(num()),
+            (["function"], "id") => func.0 = num(),
+            (["function"], "name") => func.1 = num() as usize,
+            _ => {}
+        }
+    }
+    d
+}
+
+/// protoc's text-format string literal (names here are ASCII; octal escapes decoded).
+fn unquote(v: &str) -> String {
+    let inner = &v[1..v.len() - 1];
+    let mut out = Vec::new();
+    let b = inner.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\' {
+            let c = b[i + 1];
+            if c.is_ascii_digit() {
+                let oct = std::str::from_utf8(&b[i + 1..i + 4]).unwrap();
+                out.push(u8::from_str_radix(oct, 8).unwrap());
+                i += 4;
+                continue;
+            }
+            out.push(match c {
+                b'n' => b'\n',
+                b't' => b'\t',
+                c => c,
+            });
+            i += 2;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).unwrap()
+}
+
+#[test]
+fn pprof_decodes_with_the_proto_definition_and_keeps_totals() {
+    let snap = split_snapshot();
+    let xml = std::fs::read_to_string(snap).unwrap();
+    let dir = temp_dir("report-pprof");
+    let pb = dir.join("split.pb.gz");
+    profrj_ok(&["convert", s(snap), "--to", "pprof", "-o", s(&pb)]);
+    let d = parse_decoded(&protoc_decode(&pb));
+    assert_eq!(d.strings[0], "");
+    let types: Vec<(&str, &str)> = d
+        .sample_types
+        .iter()
+        .map(|&(t, u)| (d.strings[t].as_str(), d.strings[u].as_str()))
+        .collect();
+    assert_eq!(types, [("samples", "count"), ("runnable_samples", "count")]);
+    assert_eq!(d.strings[d.default_sample_type], "runnable_samples");
+    let sum = |i: usize| d.samples.iter().map(|s| s.0[i]).sum::<u64>();
+    eprintln!(
+        "pprof: {} samples, {} functions",
+        d.samples.len(),
+        d.functions.len()
+    );
+    assert_eq!(sum(0), sum_threads(&xml, "sampler", "cumulatedElapsed"));
+    assert_eq!(sum(1), sum_threads(&xml, "sampler", "cumulated"));
+    // The heavy stack, leaf first: unit, heavy, main.
+    let name_of = |loc: u64| d.strings[d.functions[&loc]].clone();
+    let heavy_runnable: u64 = d
+        .samples
+        .iter()
+        .filter(|s| {
+            s.1.iter()
+                .any(|&l| name_of(l) == format!("{SPLIT}.heavy()"))
+        })
+        .map(|s| s.0[1])
+        .sum();
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let main = threads(&doc, "sampler", "main")[0];
+    let all_heavy: u64 = threads(&doc, "sampler", "main")
+        .iter()
+        .map(|t| sum_attr(&find_nodes(*t, &format!("{SPLIT}.heavy()")), "cumulated"))
+        .sum();
+    assert_eq!(heavy_runnable, all_heavy);
+    assert!(all_heavy > 0 && attr_u64(main, "cumulated") > all_heavy);
+
+    // Profile mode: calls, wall and CPU microseconds.
+    let truth = truth_snapshot();
+    let txml = std::fs::read_to_string(truth).unwrap();
+    let pb = dir.join("truth.pb.gz");
+    profrj_ok(&[
+        "convert",
+        s(truth),
+        "--to",
+        "pprof",
+        "-o",
+        s(&pb),
+        "--metric",
+        "calls",
+    ]);
+    let d = parse_decoded(&protoc_decode(&pb));
+    let types: Vec<(&str, &str)> = d
+        .sample_types
+        .iter()
+        .map(|&(t, u)| (d.strings[t].as_str(), d.strings[u].as_str()))
+        .collect();
+    assert_eq!(
+        types,
+        [
+            ("calls", "count"),
+            ("wall", "microseconds"),
+            ("cpu", "microseconds")
+        ]
+    );
+    assert_eq!(d.strings[d.default_sample_type], "calls");
+    for (i, attr) in ["count", "methodElapsed", "method"].iter().enumerate() {
+        let got: u64 = d.samples.iter().map(|s| s.0[i]).sum();
+        assert_eq!(got, sum_nodes(&txml, "profile", attr), "{attr}");
+    }
+    // fib(int): 1973 calls on each worker, 15 in <clinit> on main.
+    let fib: u64 = d
+        .samples
+        .iter()
+        .filter(|s| d.strings[d.functions[&s.1[0]]] == format!("{TRUTH}.fib(int)"))
+        .map(|s| s.0[0])
+        .sum();
+    assert_eq!(fib, 2 * 1973 + 15);
+}
+
+#[test]
+fn profile_report_shows_exact_calls() {
+    let truth = truth_snapshot();
+    let r = profrj_ok(&[
+        "report",
+        s(truth),
+        "--section",
+        "profile",
+        "--metric",
+        "calls",
+        "--top",
+        "0",
+    ]);
+    eprintln!("{}", r.lines().take(8).collect::<Vec<_>>().join("\n"));
+    assert!(r.starts_with("METHOD PROFILE <profile> all"), "{r}");
+    // Columns: rank self accum count total count calls method.
+    let fib = report_row(&r, &format!("{TRUTH}.fib(int)"));
+    assert_eq!(fib[6], (2 * 1973 + 15).to_string());
+    let deep = report_row(&r, &format!("{TRUTH}.deep(int)"));
+    assert_eq!(deep[6], "6002");
+    let inner = report_row(&r, &format!("{TRUTH}.inner(int,int)"));
+    assert_eq!(inner[6], "182");
+    // One worker thread: half of those.
+    let one = profrj_ok(&[
+        "report",
+        s(truth),
+        "--section",
+        "profile",
+        "--metric",
+        "calls",
+        "--thread",
+        "truth-1",
+        "--top",
+        "0",
+    ]);
+    assert_eq!(report_row(&one, &format!("{TRUTH}.fib(int)"))[6], "1973");
+    // Wall time: nap() holds the sleeper's 300 ms.
+    let wall = profrj_ok(&[
+        "report",
+        s(truth),
+        "--section",
+        "profile",
+        "--metric",
+        "wall",
+        "--thread",
+        "sleeper",
+        "--sort",
+        "total",
+    ]);
+    let nap = report_row(&wall, &format!("{TRUTH}.nap()"));
+    assert!(nap[5].parse::<u64>().unwrap() >= 299_000, "{wall}");
+    // The sampler has no calls: refused with a reason.
+    let out = profrj(&["report", s(truth), "--section", "sampler"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no <sampler> section"));
+}
+
+#[test]
+fn diff_names_the_method_that_got_hotter() {
+    let dir = temp_dir("report-diff");
+    let mut snaps = Vec::new();
+    for (name, a, b) in [("before.xml", "3", "1"), ("after.xml", "1", "3")] {
+        let snap = dir.join(name);
+        run_java(
+            &dir,
+            &format!("sampling,interval=2ms,file={}", snap.display()),
+            "profrj.harness.CpuRatio",
+            &["2000", a, b],
+        )
+        .assert_success();
+        snaps.push(snap);
+    }
+    // The before snapshot's hot method, on top of its report.
+    let before = profrj_ok(&["report", s(&snaps[0]), "--thread", "main", "--top", "3"]);
+    let top = table_rows(&before)[0];
+    assert!(top.ends_with("profrj.harness.CpuRatio.alpha()"), "{before}");
+    let share = percent(top.split_whitespace().nth(1).unwrap());
+    eprintln!("before: alpha {share}% of main (expected 75)");
+    assert!((share - 75.0).abs() <= 7.0, "{before}");
+
+    let diff = profrj_ok(&["diff", s(&snaps[0]), s(&snaps[1]), "--thread", "main"]);
+    eprintln!("{diff}");
+    let rows: Vec<&str> = diff.lines().skip(3).collect();
+    let beta = rows
+        .iter()
+        .position(|l| l.contains("CpuRatio.beta()"))
+        .unwrap();
+    let alpha = rows
+        .iter()
+        .position(|l| l.contains("CpuRatio.alpha()"))
+        .unwrap();
+    assert!(
+        beta < 2 && alpha < 2,
+        "the two changed methods come first:\n{diff}"
+    );
+    assert!(
+        rows[beta].ends_with("hotter") && rows[alpha].ends_with("colder"),
+        "{diff}"
+    );
+    let delta = percent(
+        rows[beta]
+            .split_whitespace()
+            .next()
+            .unwrap()
+            .trim_start_matches('+'),
+    );
+    assert!(
+        (delta - 50.0).abs() <= 12.0,
+        "beta: 25% -> 75% of main, got {delta:+}\n{diff}"
+    );
+}
+
+/// Runs Chromium headless on a page; returns stdout. Fails loudly without it.
+fn chromium(args: &[&str]) -> String {
+    let mut child = Command::new("chromium")
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("chromium is required for this test (Debian: apt-get install chromium; .ci/run installs it)");
+    let start = Instant::now();
+    let mut stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        use std::io::Read;
+        stdout.read_to_string(&mut s).unwrap();
+        s
+    });
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            assert!(status.success(), "chromium {args:?}: {status}");
+            break;
+        }
+        if start.elapsed() > Duration::from_secs(120) {
+            let _ = child.kill();
+            panic!("chromium {args:?} did not finish in 120 s");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    reader.join().unwrap()
+}
+
+/// The frame `<div>`s of a dumped page, as attribute maps.
+fn frames(dom: &str) -> Vec<HashMap<String, String>> {
+    let mut out = Vec::new();
+    for chunk in dom.split("<div class=\"frame").skip(1) {
+        let tag = &chunk[..chunk.find('>').unwrap()];
+        let mut attrs = HashMap::new();
+        attrs.insert(
+            "class".to_owned(),
+            format!("frame{}", &tag[..tag.find('"').unwrap()]),
+        );
+        for part in tag.split("\" ").skip(1) {
+            if let Some((k, v)) = part.split_once("=\"") {
+                attrs.insert(
+                    k.trim().to_owned(),
+                    v.trim_end_matches('"')
+                        .replace("&amp;", "&")
+                        .replace("&lt;", "<")
+                        .replace("&gt;", ">"),
+                );
+            }
+        }
+        out.push(attrs);
+    }
+    out
+}
+
+fn width(frame: &HashMap<String, String>) -> f64 {
+    let style = &frame["style"];
+    let w = style.split("width:").nth(1).unwrap();
+    w[..w.find('%').unwrap()].parse().unwrap()
+}
+
+#[test]
+fn flame_page_in_headless_chromium() {
+    let snap = split_snapshot();
+    let dir = temp_dir("report-flame");
+    let page = dir.join("split.html");
+    profrj_ok(&["flame", s(snap), "-o", s(&page)]);
+    let html = std::fs::read_to_string(&page).unwrap();
+    for remote in ["http://", "https://", "//cdn", "<link", "src=\""] {
+        assert!(
+            !html.contains(remote),
+            "the page must be self-contained: {remote}"
+        );
+    }
+    let url = format!("file://{}", page.display());
+    let heavy_name = format!("{SPLIT}.heavy()");
+    let heavy_path = format!("{SPLIT}.main();{heavy_name}");
+
+    // Thread main: heavy()'s frame holds 75% of the width.
+    let dom = chromium(&["--dump-dom", &format!("{url}#thread=main")]);
+    let fs = frames(&dom);
+    assert!(fs.len() > 5, "no frames drawn: {dom}");
+    let heavy = fs
+        .iter()
+        .find(|f| f["data-path"] == heavy_path)
+        .unwrap_or_else(|| panic!("no frame for {heavy_path}"));
+    let share: f64 = heavy["data-share"].parse().unwrap();
+    eprintln!("flame: heavy() share {share}%, width {}%", width(heavy));
+    assert!((share - 75.0).abs() <= 7.0, "share {share}");
+    assert!((width(heavy) - share).abs() < 0.01);
+    assert!(fs.iter().all(|f| !f["class"].contains("match")));
+    assert!(dom.contains("<option value=\"main\""), "thread selector");
+    assert!(
+        dom.contains(&format!("<tr data-name=\"{SPLIT}.unit()\"")),
+        "top-methods table"
+    );
+
+    // Zoomed on heavy(): its frame spans the whole width, its caller too (faded).
+    let zoom = format!(
+        "{url}#thread=main&zoom={}",
+        heavy_path
+            .replace(';', "%3B")
+            .replace('(', "%28")
+            .replace(')', "%29")
+    );
+    let fs = frames(&chromium(&["--dump-dom", &zoom]));
+    let heavy = fs.iter().find(|f| f["data-path"] == heavy_path).unwrap();
+    assert_eq!(width(heavy), 100.0);
+    assert!(heavy["class"].contains("zoomed"));
+    assert!(
+        fs.iter().all(|f| !f["data-path"].contains("light()")),
+        "light() is outside the zoom"
+    );
+    // Its callee: its share of heavy() (heavy() has a few samples of its own).
+    let unit = fs
+        .iter()
+        .find(|f| f["data-path"] == format!("{heavy_path};{SPLIT}.unit()"))
+        .unwrap();
+    let of_heavy = |f: &HashMap<String, String>| f["data-total"].parse::<f64>().unwrap();
+    let expect = of_heavy(unit) * 100.0 / of_heavy(heavy);
+    assert!(
+        (width(unit) - expect).abs() < 0.001,
+        "{} vs {expect}",
+        width(unit)
+    );
+
+    // Search: frames whose name contains "heavy" are highlighted, others not;
+    // in the all-threads view.
+    let dom = chromium(&["--dump-dom", &format!("{url}#thread=all&search=heavy")]);
+    let fs = frames(&dom);
+    let matched: Vec<_> = fs.iter().filter(|f| f["class"].contains("match")).collect();
+    assert!(!matched.is_empty());
+    assert!(matched.iter().all(|f| f["data-name"].contains("heavy")));
+    assert!(fs
+        .iter()
+        .filter(|f| f["data-name"].contains("heavy"))
+        .all(|f| f["class"].contains("match")));
+    assert!(dom.contains("data-matched=\""), "search summary");
+
+    // A screenshot (docs/flame.png is one of these).
+    let png = dir.join("flame.png");
+    chromium(&[
+        "--hide-scrollbars",
+        &format!("--screenshot={}", png.display()),
+        "--window-size=1200,800",
+        &format!("{url}#thread=main&search=heavy"),
+    ]);
+    let bytes = std::fs::read(&png).expect("no screenshot");
+    assert!(
+        bytes.starts_with(b"\x89PNG") && bytes.len() > 10_000,
+        "screenshot {}",
+        bytes.len()
+    );
+}
+
+#[test]
+fn malformed_and_truncated_snapshots_fail_with_line_and_column() {
+    let snap = split_snapshot();
+    let xml = std::fs::read_to_string(snap).unwrap();
+    let dir = temp_dir("report-broken");
+    // Cut inside an attribute, about line 11.
+    let line11 = xml.match_indices('\n').nth(9).unwrap().0 + 1;
+    let cut_at = line11 + xml[line11..].find("name=\"").unwrap() + 8;
+    let cut_line = xml[..cut_at].matches('\n').count() + 1;
+    let truncated = dir.join("truncated.xml");
+    std::fs::write(&truncated, &xml[..cut_at]).unwrap();
+    // A wrong closing tag on line 5.
+    let mut lines: Vec<&str> = xml.lines().collect();
+    let bad_line = "  </sampler>";
+    lines.insert(4, bad_line);
+    let mismatched = dir.join("mismatched.xml");
+    std::fs::write(&mismatched, lines.join("\n")).unwrap();
+    // A clean cut between elements: the open ones are named.
+    let cut_clean = xml.match_indices('\n').nth(5).unwrap().0 + 1;
+    let unclosed = dir.join("unclosed.xml");
+    std::fs::write(&unclosed, &xml[..cut_clean]).unwrap();
+
+    for (file, line, what) in [
+        (&truncated, cut_line, "malformed XML"),
+        (&mismatched, 5, "malformed XML"),
+        (&unclosed, 7, "truncated snapshot"),
+    ] {
+        for cmd in [
+            vec!["report", s(file)],
+            vec!["convert", s(file), "--to", "collapsed"],
+            vec!["flame", s(file), "-o", s(&dir.join("x.html"))],
+        ] {
+            let out = profrj(&cmd);
+            let err = String::from_utf8_lossy(&out.stderr);
+            eprintln!("{cmd:?}: {err}");
+            assert!(!out.status.success(), "{cmd:?} succeeded");
+            assert_eq!(out.status.code(), Some(1));
+            assert!(
+                err.contains(&format!("{}: line {line}, column ", file.display())),
+                "{err}"
+            );
+            assert!(err.contains(what), "{err}");
+            assert!(out.stdout.is_empty());
+        }
+    }
+    assert!(!dir.join("x.html").exists());
+    let out = profrj(&["report", s(&dir.join("missing.xml"))]);
+    assert!(!out.status.success());
+}
+
+/// Memory and coverage (written by hand from the format's examples: the agent
+/// does not write these sections yet): the report tables and the page's.
+#[test]
+fn memory_and_coverage_tables() {
+    let dir = temp_dir("report-memcov");
+    let snap = dir.join("mc.xml");
+    std::fs::write(
+        &snap,
+        r#"<?xml version="1.0" encoding="UTF-8"?>
+<doc>
+<memory>
+  <thread name="main"><memory class="java.lang.String" count="120" max="400"/><memory class="pkg.Node" count="30" max="31"/></thread>
+  <thread name="worker"><memory class="java.lang.String" count="5" max="50"/></thread>
+</memory>
+<coverage>
+  <class name="pkg.Main" source="Main.java">
+    <method name="main" signature="([Ljava/lang/String;)V" firstline="5" count="1"><footprints>1 1 -1 0 1 </footprints></method>
+    <method name="unused" signature="()V" firstline="12" count="0"><footprints>0 0 </footprints></method>
+  </class>
+  <class name="pkg.Util" source="Util.java">
+    <method name="f" signature="(I)I" firstline="3" count="9"><footprints>9 9 </footprints></method>
+  </class>
+</coverage>
+</doc>
+"#,
+    )
+    .unwrap();
+    let mem = profrj_ok(&["report", s(&snap)]);
+    assert!(
+        mem.starts_with("LIVE OBJECTS <memory> all 2 threads merged: 155 objects"),
+        "{mem}"
+    );
+    let row = report_row(&mem, "java.lang.String");
+    assert_eq!((row[1], row[4]), ("125", "450"), "{mem}");
+    let worker = profrj_ok(&[
+        "report",
+        s(&snap),
+        "--section",
+        "memory",
+        "--thread",
+        "worker",
+    ]);
+    assert_eq!(report_row(&worker, "java.lang.String")[1], "5");
+    let cov = profrj_ok(&["report", s(&snap), "--section", "coverage"]);
+    assert!(cov.contains("lines 5/8 (62.5%), methods run 2/3"), "{cov}");
+    let first = cov.lines().nth(3).unwrap();
+    assert!(
+        first.ends_with("pkg.Main (Main.java)") && first.contains("3/6"),
+        "{cov}"
+    );
+
+    let page = dir.join("mc.html");
+    profrj_ok(&["flame", s(&snap), "-o", s(&page)]);
+    let dom = chromium(&["--dump-dom", &format!("file://{}", page.display())]);
+    assert!(
+        dom.contains("<tr data-class=\"java.lang.String\">"),
+        "{dom}"
+    );
+    assert!(
+        dom.contains("<tr data-class=\"pkg.Main\" data-covered=\"50.0\">"),
+        "{dom}"
+    );
+    assert!(
+        dom.contains("<tr data-class=\"pkg.Util\" data-covered=\"100.0\">"),
+        "{dom}"
+    );
+    assert!(!dom.contains("class=\"frame"));
+}
+
+/// The page's own handlers: a script added to a copy of the page clicks a
+/// frame, types a search, hovers and picks a thread, as a person would, and
+/// writes what it saw into the DOM that Chromium dumps.
+#[test]
+fn flame_page_reacts_to_clicks_typing_hover_and_thread_choice() {
+    let snap = split_snapshot();
+    let dir = temp_dir("report-flame-ui");
+    let page = dir.join("split.html");
+    profrj_ok(&["flame", s(snap), "-o", s(&page)]);
+    let html = std::fs::read_to_string(&page).unwrap();
+    let driver = format!(
+        r#"<script>
+window.addEventListener("load", function () {{
+  var out = {{}};
+  function frame(path) {{
+    var fs = document.querySelectorAll(".frame");
+    for (var i = 0; i < fs.length; i++) if (fs[i].getAttribute("data-path") === path) return fs[i];
+    return null;
+  }}
+  function w(f) {{ return f ? f.getAttribute("style").match(/width:([0-9.]+)%/)[1] : "none"; }}
+  function done() {{ document.body.setAttribute("data-ui", JSON.stringify(out)); }}
+  var heavy = "{SPLIT}.main();{SPLIT}.heavy()";
+  frame(heavy).dispatchEvent(new MouseEvent("mousemove", {{ bubbles: true, clientX: 50, clientY: 50 }}));
+  out.tip = document.getElementById("tip").textContent;
+  frame(heavy).click();
+  setTimeout(function () {{
+    out.hashAfterClick = decodeURIComponent(location.hash);
+    out.widthAfterClick = w(frame(heavy));
+    var search = document.getElementById("search");
+    search.value = "light";
+    search.dispatchEvent(new Event("input"));
+    setTimeout(function () {{
+      out.hashAfterTyping = decodeURIComponent(location.hash);
+      out.matches = document.querySelectorAll(".frame.match").length;
+      document.getElementById("reset").click();
+      setTimeout(function () {{
+        out.hashAfterReset = decodeURIComponent(location.hash);
+        out.lightMatched = frame("{SPLIT}.main();{SPLIT}.light()").className;
+        var sel = document.getElementById("thread");
+        sel.value = "burner";
+        sel.dispatchEvent(new Event("change"));
+        setTimeout(function () {{
+          out.hashAfterThread = decodeURIComponent(location.hash);
+          out.rootAfterThread = document.querySelector(".frame").getAttribute("data-name");
+          done();
+        }}, 100);
+      }}, 100);
+    }}, 400);
+  }}, 100);
+}});
+</script>
+</body>"#
+    );
+    let driven = dir.join("driven.html");
+    std::fs::write(&driven, html.replacen("</body>", &driver, 1)).unwrap();
+    let dom = chromium(&[
+        "--virtual-time-budget=5000",
+        "--dump-dom",
+        &format!("file://{}#thread=main", driven.display()),
+    ]);
+    let ui = dom
+        .split("data-ui=\"")
+        .nth(1)
+        .unwrap_or_else(|| panic!("the driver did not finish: {dom}"));
+    let ui = ui[..ui.find('"').unwrap()]
+        .replace("&quot;", "\"")
+        .replace("&amp;", "&");
+    eprintln!("{ui}");
+    let heavy_path = format!("{SPLIT}.main();{SPLIT}.heavy()");
+    assert!(
+        ui.contains(&format!("\"tip\":\"{SPLIT}.heavy()total ")),
+        "hover: {ui}"
+    );
+    assert!(
+        ui.contains(&format!(
+            "\"hashAfterClick\":\"#thread=main&zoom={heavy_path}\""
+        )),
+        "{ui}"
+    );
+    assert!(ui.contains("\"widthAfterClick\":\"100.0000\""), "{ui}");
+    assert!(
+        ui.contains(&format!(
+            "\"hashAfterTyping\":\"#thread=main&search=light&zoom={heavy_path}\""
+        )),
+        "{ui}"
+    );
+    // Zoomed on heavy(), nothing named light is drawn.
+    assert!(ui.contains("\"matches\":0"), "{ui}");
+    assert!(
+        ui.contains("\"hashAfterReset\":\"#thread=main&search=light\""),
+        "{ui}"
+    );
+    assert!(ui.contains("\"lightMatched\":\"frame  match\""), "{ui}");
+    assert!(
+        ui.contains("\"hashAfterThread\":\"#thread=burner&search=light\""),
+        "{ui}"
+    );
+    assert!(ui.contains("\"rootAfterThread\":\"burner\""), "{ui}");
+}
