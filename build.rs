@@ -56,15 +56,4 @@ fn collect_java(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-fn find_javac() -> Option<PathBuf> {
-    if let Ok(home) = std::env::var("JAVA_HOME") {
-        let p = Path::new(&home).join("bin/javac");
-        if p.is_file() {
-            return Some(p);
-        }
-    }
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|d| d.join("javac"))
-        .find(|p| p.is_file())
-}
+include!("build/find_javac.rs");

@@ -4,14 +4,14 @@
 //! snapshot), `resume` reopens it with its data, `dump` writes a snapshot of
 //! it. Every later attach of the library is one such command.
 
-use crate::instrument::Instrumenter;
+use crate::instrument::{Caller, Instrumenter};
 use crate::options::{Command, Options};
 use crate::sampler::{self, Sampler};
 use crate::threads::Threads;
-use crate::vm::sys::{Capability, JvmtiCapabilities, JvmtiExtensionFunction};
+use crate::vm::sys::{Capability, JvmtiCapabilities, JvmtiExtensionFunction, JvmtiFrameInfo};
 use crate::vm::{jthread, Jni, Jvmti, JvmtiEvent};
-use crate::{clock, control, coverage, entry, log, profile, snapshot};
-use jni_sys::JavaVM;
+use crate::{clock, control, coverage, entry, log, memory, profile, snapshot};
+use jni_sys::{jclass, jobject, JavaVM};
 use parking_lot::Mutex;
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
@@ -73,7 +73,7 @@ pub fn on_load(vm: *mut JavaVM, options: Option<&str>) -> Result<(), String> {
         log::info("no mode selected (only 'help'); not profiling");
         return Ok(());
     }
-    let agent = create(vm, options.vthreads, options.instruments())?;
+    let agent = create(vm, &options)?;
     check_snapshot_path(&options);
     // Profiling starts at VMInit, when Java threads and JNI exist.
     *agent.session.lock() = Some(Session {
@@ -130,7 +130,7 @@ fn attach_command(vm: *mut JavaVM, options: Options) -> Reply {
             if !options.any_mode() {
                 return Ok("no mode selected (only 'help'); not profiling".into());
             }
-            let a = create(vm, options.vthreads, options.instruments())?;
+            let a = create(vm, &options)?;
             claim_jvm(&jni, true)?;
             a.start_control_thread(&jni)?;
             a
@@ -142,7 +142,8 @@ fn attach_command(vm: *mut JavaVM, options: Options) -> Reply {
 /// Creates the agent: JVMTI environment, capabilities, callbacks, events.
 /// `vthreads` (from the first start's options) decides virtual-thread support
 /// for the JVM's lifetime: its capability is requested here.
-fn create(vm: *mut JavaVM, vthreads: bool, instrument: bool) -> Result<&'static Agent, String> {
+fn create(vm: *mut JavaVM, options: &Options) -> Result<&'static Agent, String> {
+    let (vthreads, instrument) = (options.vthreads, options.instruments());
     let jvmti = Jvmti::from_vm(vm)
         .map_err(|rc| format!("this JVM offers no JVMTI 1.2 environment (GetEnv returned {rc})"))?;
     let needed = [Capability::TagObjects, Capability::GetThreadCpuTime];
@@ -168,7 +169,7 @@ fn create(vm: *mut JavaVM, vthreads: bool, instrument: bool) -> Result<&'static 
         .add_capabilities(&wanted)
         .map_err(|e| format!("AddCapabilities: {}", jvmti.error_name(e)))?;
     if instrument {
-        add_instrument_capabilities(jvmti)?;
+        add_instrument_capabilities(jvmti, options.memory)?;
     }
     let wakeups =
         control::Wakeups::new().map_err(|e| format!("cannot create the control pipe: {e}"))?;
@@ -209,7 +210,7 @@ fn create(vm: *mut JavaVM, vthreads: bool, instrument: bool) -> Result<&'static 
 /// What rewriting classes needs: the class-file hook for every class, and
 /// retransforming the ones loaded before profiling started. Added at start-up
 /// or, on HotSpot, as late as the first instrumenting session.
-fn add_instrument_capabilities(jvmti: Jvmti) -> Result<(), String> {
+fn add_instrument_capabilities(jvmti: Jvmti, memory: bool) -> Result<(), String> {
     let potential = jvmti
         .potential_capabilities()
         .map_err(|e| jvmti.error_name(e))?;
@@ -224,6 +225,15 @@ fn add_instrument_capabilities(jvmti: Jvmti) -> Result<(), String> {
             ));
         }
         wanted = wanted.with(cap);
+    }
+    // The memory mode sees objects the VM allocates for a caller through
+    // VMObjectAlloc; without it, those go uncounted (said once).
+    if memory {
+        if potential.has(Capability::GenerateVmObjectAllocEvents) {
+            wanted = wanted.with(Capability::GenerateVmObjectAllocEvents);
+        } else {
+            log::warn("memory: this JVM cannot report VM allocations (VMObjectAlloc); objects made by reflection, clone or JNI are not counted");
+        }
     }
     jvmti
         .add_capabilities(&wanted)
@@ -346,7 +356,7 @@ impl Agent {
             },
         };
         if s.options.instruments() {
-            add_instrument_capabilities(self.jvmti)?;
+            add_instrument_capabilities(self.jvmti, s.options.memory)?;
             self.jvmti
                 .set_event_enabled(JvmtiEvent::CLASS_FILE_LOAD_HOOK, true)
                 .map_err(|e| {
@@ -354,10 +364,22 @@ impl Agent {
                 })?;
             self.instrumenter
                 .start(self.jvmti, jni, s.options.scope.clone(), s.options.modes())?;
+            if s.options.memory {
+                if let Err(e) = self
+                    .jvmti
+                    .set_event_enabled(JvmtiEvent::VM_OBJECT_ALLOC, true)
+                {
+                    log::warn(&format!(
+                        "memory: no VMObjectAlloc events ({}); objects made by reflection, clone or JNI are not counted",
+                        self.jvmti.error_name(e)
+                    ));
+                }
+            }
         }
         if s.options.profile {
             profile::start();
         }
+        memory::set_active(s.options.memory);
         if !s.options.sampling {
             return Ok(());
         }
@@ -377,6 +399,44 @@ impl Agent {
     pub fn on_thread_start(&self, jni: &Jni, thread: jthread) {
         self.threads
             .identify(self.jvmti, jni, thread, clock::now_ns());
+    }
+
+    /// An object the VM allocated for Java code (reflection, clone, JNI):
+    /// tracked when the code that asked is in scope. That is the first frame
+    /// below the JDK's allocation entry points (`Object.clone`,
+    /// `Class.newInstance`, `java.lang.reflect`, `jdk.internal.reflect`);
+    /// the JDK's other code allocating through the VM (method-handle
+    /// plumbing, class loading) is the JDK's, like its `new`.
+    pub fn on_vm_object_alloc(&self, jni: &Jni, thread: jthread, object: jobject, class: jclass) {
+        if !memory::is_active() {
+            return;
+        }
+        match self.threads.identify(self.jvmti, jni, thread, 0) {
+            Some(crate::threads::Identity::Java(_)) => {}
+            _ => return, // the agent's own allocations
+        }
+        let mut buf = [JvmtiFrameInfo {
+            method: std::ptr::null_mut(),
+            location: 0,
+        }; 16];
+        let Ok(frames) = self.jvmti.stack_trace(thread, &mut buf) else {
+            return;
+        };
+        for f in frames {
+            let Ok(c) = self.jvmti.method_declaring_class(f.method) else {
+                return;
+            };
+            let verdict = self.instrumenter.allocation_caller(self.jvmti, jni, c);
+            jni.delete_local_ref(c);
+            match verdict {
+                Caller::EntryPoint => continue,
+                Caller::InScope => break,
+                Caller::Other => return,
+            }
+        }
+        if let Ok(sig) = self.jvmti.class_signature(class) {
+            memory::track_vm_object(jni, object, &sig);
+        }
     }
 
     pub fn on_thread_end(&self, jni: &Jni, thread: jthread) {
@@ -412,6 +472,7 @@ impl Agent {
         if s.options.profile {
             profile::stop();
         }
+        memory::set_active(false);
         if let Some(sampler) = &s.sampler {
             sampler.stop();
             log::info(&sampler.cost_summary());
@@ -514,6 +575,14 @@ impl Agent {
         let number = dumps.written + 1;
         let path: PathBuf =
             snapshot::expand_path(&template, std::process::id(), snapshot::unix_now(), number);
+        // Before the thread records: it runs a GC, and may meet new threads.
+        let memory = match modes.memory {
+            true => Some(
+                jni.with_local_frame(64, || memory::live_counts(self.jvmti, jni))
+                    .map_err(|e| format!("memory: {e}"))?,
+            ),
+            false => None,
+        };
         let refs = self.threads.count() as i32 * 3 + 64;
         jni.with_local_frame(refs, || self.threads.refresh_live(self.jvmti, jni));
         let records = self.threads.records();
@@ -525,6 +594,9 @@ impl Agent {
             if modes.profile {
                 let methods = self.instrumenter.registry.snapshot();
                 profile::write_section(w, &profile::threads(), &methods, &records)?;
+            }
+            if let Some(rows) = &memory {
+                memory::write_section(w, rows, &records)?;
             }
             if let Some(c) = &coverage {
                 coverage::write_section(w, c)?;
@@ -555,7 +627,11 @@ fn describe(s: &Session) -> String {
     }
     if let (true, Some(a)) = (o.instruments(), get()) {
         let i = &a.instrumenter;
-        let modes = [(o.profile, "profile"), (o.coverage, "coverage")];
+        let modes = [
+            (o.profile, "profile"),
+            (o.coverage, "coverage"),
+            (o.memory, "memory"),
+        ];
         let names: Vec<&str> = modes.iter().filter(|m| m.0).map(|m| m.1).collect();
         parts.push(format!(
             "{}: {} classes, {} methods instrumented, {} refused",

@@ -5,7 +5,7 @@ use crate::agent;
 use crate::sampler::Sampler;
 use crate::vm::sys::{JvmtiEnv, JvmtiEventCallbacks};
 use crate::vm::{guard, install_panic_hook, jthread, Jni};
-use jni_sys::{jclass, jint, jobject, JNIEnv, JavaVM, JNI_ERR, JNI_OK};
+use jni_sys::{jclass, jint, jlong, jobject, JNIEnv, JavaVM, JNI_ERR, JNI_OK};
 use std::ffi::{c_char, c_void, CStr};
 use std::sync::Arc;
 
@@ -83,6 +83,7 @@ pub fn callbacks() -> JvmtiEventCallbacks {
         ThreadEnd: Some(thread_end),
         DataDumpRequest: Some(data_dump_request),
         ClassFileLoadHook: Some(class_file_load_hook),
+        VMObjectAlloc: Some(vm_object_alloc),
         ..Default::default()
     }
 }
@@ -123,6 +124,21 @@ unsafe extern "C" fn data_dump_request(_jvmti: *mut JvmtiEnv) {
     guard("DataDumpRequest", (), || {
         if let Some(a) = agent::get() {
             a.on_data_dump_request()
+        }
+    })
+}
+
+unsafe extern "C" fn vm_object_alloc(
+    _jvmti: *mut JvmtiEnv,
+    jni: *mut JNIEnv,
+    thread: jthread,
+    object: jobject,
+    class: jclass,
+    _size: jlong,
+) {
+    guard("VMObjectAlloc", (), || {
+        if let Some(a) = agent::get() {
+            a.on_vm_object_alloc(&Jni::from_raw(jni), thread, object, class)
         }
     })
 }

@@ -2,7 +2,7 @@
 //!
 //! Layout: `entry` holds every function the VM calls (thin, each behind the
 //! panic guard); `agent` the lifecycle; `vm` every raw JVMTI/JNI call; one
-//! module per profiling mode (`sampler`, `profile`, `coverage`), `instrument` rewrites classes for
+//! module per profiling mode (`sampler`, `profile`, `coverage`, `memory`), `instrument` rewrites classes for
 //! the instrumenting modes; `snapshot` writes the XML.
 
 mod agent;
@@ -12,6 +12,7 @@ mod coverage;
 mod entry;
 mod instrument;
 mod log;
+mod memory;
 mod methods;
 mod options;
 mod profile;

@@ -49,6 +49,11 @@ const OPTIONS: &[(&str, &str, &str)] = &[
         "per-line execution counts of the classes in scope (the <coverage> section)",
     ),
     (
+        "memory",
+        "",
+        "live objects per allocating thread and class, and the most ever alive (the <memory> section)",
+    ),
+    (
         "include=GLOB",
         "all but the JDK's classes",
         "classes to instrument (repeatable; * and ? wildcards, e.g. com.acme.*; include=* takes the JDK too)",
@@ -94,6 +99,7 @@ fn allowed(command: Command, key: &str) -> bool {
             "sampling"
                 | "profile"
                 | "coverage"
+                | "memory"
                 | "include"
                 | "exclude"
                 | "file"
@@ -149,6 +155,7 @@ pub struct Options {
     pub sampling: bool,
     pub profile: bool,
     pub coverage: bool,
+    pub memory: bool,
     /// Which classes the instrumenting modes rewrite.
     pub scope: Scope,
     /// Snapshot path template (placeholders not yet expanded).
@@ -172,6 +179,7 @@ impl Default for Options {
             sampling: false,
             profile: false,
             coverage: false,
+            memory: false,
             scope: Scope::default(),
             file: DEFAULT_FILE.to_owned(),
             file_given: false,
@@ -235,6 +243,7 @@ impl Options {
                 "sampling" => o.sampling = flag(key, value)?,
                 "profile" => o.profile = flag(key, value)?,
                 "coverage" => o.coverage = flag(key, value)?,
+                "memory" => o.memory = flag(key, value)?,
                 "include" | "exclude" => {
                     let v = required(key, value)?;
                     let glob = Glob::new(v)
@@ -284,7 +293,7 @@ impl Options {
 
     /// Does a mode rewrite classes (so the agent needs the class-file hook)?
     pub fn instruments(&self) -> bool {
-        self.profile || self.coverage
+        self.profile || self.coverage || self.memory
     }
 
     /// The probes the instrumenting modes want.
@@ -292,6 +301,7 @@ impl Options {
         crate::instrument::Modes {
             profile: self.profile,
             coverage: self.coverage,
+            memory: self.memory,
         }
     }
 
@@ -478,9 +488,12 @@ mod tests {
             c.modes(),
             crate::instrument::Modes {
                 profile: false,
-                coverage: true
+                coverage: true,
+                memory: false
             }
         );
+        let m = parse("memory,profile").unwrap();
+        assert!(m.memory && m.profile && !m.coverage && !m.sampling);
     }
 
     #[test]

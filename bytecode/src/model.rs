@@ -98,6 +98,19 @@ impl<'a> ConstantPool<'a> {
         Some((self.utf8(name)?, self.utf8(desc)?))
     }
 
+    /// The CONSTANT_Class index of the Fieldref, Methodref or
+    /// InterfaceMethodref entry `index`.
+    pub fn member_class(&self, index: u16) -> Option<u16> {
+        if !matches!(self.tag(index)?, 9..=11) {
+            return None;
+        }
+        let off = (*self.entries.get(index as usize)?)? as usize;
+        Some(u16::from_be_bytes([
+            *self.raw.get(off + 1)?,
+            *self.raw.get(off + 2)?,
+        ]))
+    }
+
     fn class_name_bytes(&self, index: u16) -> Option<&'a [u8]> {
         let off = (*self.entries.get(index as usize)?)? as usize;
         self.utf8(u16::from_be_bytes([

@@ -11,8 +11,18 @@ pub mod scope;
 
 pub use rewrite::Modes;
 
+/// A frame above an object the VM allocated (see `allocation_caller`).
+pub enum Caller {
+    /// The JDK's clone / reflection entry points: the caller is further up.
+    EntryPoint,
+    /// Code in scope: the object is counted for it.
+    InScope,
+    /// Anything else (including the agent's own runtime): not counted.
+    Other,
+}
+
 use crate::vm::{Jni, Jvmti};
-use crate::{coverage, log, profile};
+use crate::{coverage, log, memory, profile};
 use jni_sys::{jclass, jobject};
 use parking_lot::Mutex;
 use registry::Registry;
@@ -50,13 +60,20 @@ impl Instrumenter {
     }
 
     fn prepare(&self, jvmti: Jvmti, jni: &Jni) -> Result<(), String> {
+        let mut class = std::ptr::null_mut();
+        for (name, bytes) in probe_class::CLASSES {
+            let c = jni
+                .define_boot_class(name, bytes)
+                .map_err(|e| format!("cannot define the runtime class {name}: {}", e.0))?;
+            match *name {
+                probe_class::CLASS => class = c,
+                probe_class::MEMORY => memory::bind(jni, c)
+                    .map_err(|e| format!("cannot bind the memory runtime: {}", e.0))?,
+                _ => {}
+            }
+        }
         let mut natives = profile::natives().to_vec();
         natives.extend(coverage::natives());
-        let sigs: Vec<(&str, &str)> = natives.iter().map(|n| (n.0, n.1)).collect();
-        let bytes = probe_class::class_bytes(&sigs);
-        let class = jni
-            .define_boot_class(probe_class::CLASS, &bytes)
-            .map_err(|e| format!("cannot define the probe class: {}", e.0))?;
         jni.register_natives(class, &natives)
             .map_err(|e| format!("cannot bind the probe natives: {}", e.0))?;
         // Classes of named modules (the JDK's, with include=) must read the
@@ -90,6 +107,35 @@ impl Instrumenter {
                 .platform_loader
                 .get()
                 .is_some_and(|&p| jni.is_same_object(loader, p as jobject))
+    }
+
+    /// What a frame of `class` (a local reference) is to an object the VM
+    /// allocated below it (VMObjectAlloc).
+    pub fn allocation_caller(&self, jvmti: Jvmti, jni: &Jni, class: jclass) -> Caller {
+        let Ok(sig) = jvmti.class_signature(class) else {
+            return Caller::Other;
+        };
+        let Some(name) = sig.strip_prefix('L').and_then(|s| s.strip_suffix(';')) else {
+            return Caller::Other;
+        };
+        let name = name.replace('/', ".");
+        // Object.clone is counted at its call sites (see rewrite::add_clones).
+        if name == "java.lang.Object" {
+            return Caller::Other;
+        }
+        let entry_point = name == "java.lang.Class"
+            || name.starts_with("java.lang.reflect.")
+            || name.starts_with("jdk.internal.reflect.");
+        if entry_point {
+            return Caller::EntryPoint;
+        }
+        let loader = jvmti.class_loader(class).unwrap_or(std::ptr::null_mut());
+        let jdk = self.is_jdk_loader(jni, loader);
+        jni.delete_local_ref(loader);
+        match self.scope.lock().contains(&name, jdk) {
+            true => Caller::InScope,
+            false => Caller::Other,
+        }
     }
 
     /// The ClassFileLoadHook: new class-file bytes, or `None` to leave the

@@ -5,8 +5,11 @@
 use super::probe_class;
 use super::registry::{MethodInfo, Registry};
 use crate::coverage::{self, MethodLines};
+use crate::memory;
 use profrj_bytecode::code::{Insn, VType};
-use profrj_bytecode::edit::{edit_method, line_probes, Edit, NewLocal};
+use profrj_bytecode::edit::{
+    allocation_sites, edit_method, line_probes, AllocWhere, Edit, NewLocal,
+};
 use profrj_bytecode::{parse_class, write_class, ClassFile, ConstantPool};
 
 /// Which probes go in.
@@ -14,6 +17,7 @@ use profrj_bytecode::{parse_class, write_class, ClassFile, ConstantPool};
 pub struct Modes {
     pub profile: bool,
     pub coverage: bool,
+    pub memory: bool,
 }
 
 /// What became of one class.
@@ -32,6 +36,9 @@ struct Refs {
     unwind: u16,
     counters: u16,
     long_array: u16,
+    alloc: u16,
+    cloned: u16,
+    cloned_from: u16,
 }
 
 impl Refs {
@@ -42,6 +49,9 @@ impl Refs {
             unwind: 0,
             counters: 0,
             long_array: 0,
+            alloc: 0,
+            cloned: 0,
+            cloned_from: 0,
         };
         if modes.profile {
             r.enter = cp.add_method_ref(probe_class::CLASS, "enter", "(I)V");
@@ -52,6 +62,14 @@ impl Refs {
             let (name, desc) = probe_class::COUNTERS_METHOD;
             r.counters = cp.add_method_ref(probe_class::CLASS, name, desc);
             r.long_array = cp.class_index("[J");
+        }
+        if modes.memory {
+            let (class, name, desc) = memory::PROBE;
+            r.alloc = cp.add_method_ref(class, name, desc);
+            let (name, desc) = probe_class::CLONED_METHOD;
+            r.cloned = cp.add_method_ref(class, name, desc);
+            let (name, desc) = probe_class::CLONED_FROM_METHOD;
+            r.cloned_from = cp.add_method_ref(class, name, desc);
         }
         r
     }
@@ -124,6 +142,12 @@ pub fn rewrite(
             );
             coverage_id = Some(id);
         }
+        if modes.memory && tracks_allocations(name) {
+            if let Err(e) = add_memory(&mut edit, &mut class, i, &refs) {
+                out.refused.push(format!("{label}: {e}"));
+                continue;
+            }
+        }
         match edit_method(&mut class, i, &edit) {
             Ok(()) => {
                 out.edited += 1;
@@ -189,6 +213,104 @@ fn add_coverage(
     });
     // array, index, array, index, long: 6 slots at the deepest.
     edit.extra_stack = edit.extra_stack.max(6);
+}
+
+/// The memory mode's tracking uses ThreadLocal and java.lang.ref: probes in
+/// them would recurse (with `include=` reaching the JDK).
+fn tracks_allocations(class: &str) -> bool {
+    !(class.starts_with("java/lang/ThreadLocal") || class.starts_with("java/lang/ref/"))
+}
+
+/// `Probe.alloc(object, type)` after each allocation site: the constructor
+/// call of each `new`, and each array instruction. A site whose object is
+/// on top of the stack gets `dup`, one kept only in a local `aload`; the
+/// rare object found nowhere (a `new` without `dup`, unused) is not tracked.
+fn add_memory(
+    edit: &mut Edit,
+    class: &mut ClassFile<'_>,
+    index: usize,
+    refs: &Refs,
+) -> Result<(), String> {
+    let sites = allocation_sites(class, index).map_err(|e| e.0)?;
+    let cp = &mut class.constant_pool;
+    for site in sites {
+        let load = match site.at {
+            AllocWhere::Top => Insn::plain(0x59, &[]), // dup
+            AllocWhere::Local(n) => local(0x19, 0x2a, n),
+            AllocWhere::Stack(_) | AllocWhere::Gone => continue,
+        };
+        let Some(name) = site.type_name(cp) else {
+            continue;
+        };
+        let ty = memory::type_id(&memory::java_type_name(&name));
+        let seq = edit.after.entry(site.after).or_default();
+        seq.push(load);
+        seq.extend(push_int(cp, ty as i64));
+        seq.push(Insn::plain(0xb8, &refs.alloc.to_be_bytes())); // invokestatic alloc
+    }
+    add_clones(edit, class, index, refs)?;
+    // The object and the type id; or two copies of a clone and its receiver.
+    edit.extra_stack = edit.extra_stack.max(2);
+    Ok(())
+}
+
+/// Calls to `clone()`: the compiled `Object.clone` reports nothing
+/// (VMObjectAlloc comes from the interpreter only), so the call site reports
+/// its result with where the call was resolved from; the runtime counts it
+/// when that reaches `Object.clone` (see `Memory.cloned`). A virtual call
+/// keeps a copy of its receiver (`dup` before, `dup_x1; swap` after).
+fn add_clones(
+    edit: &mut Edit,
+    class: &mut ClassFile<'_>,
+    index: usize,
+    refs: &Refs,
+) -> Result<(), String> {
+    let cp = &class.constant_pool;
+    let Some(code) = class.methods[index]
+        .attributes
+        .iter()
+        .find(|a| cp.utf8(a.name_index) == Some(b"Code"))
+    else {
+        return Ok(());
+    };
+    let code = profrj_bytecode::code::decode_code(&code.data).map_err(|e| e.to_string())?;
+    let ldc_class = class.major_version >= 49;
+    for (i, insn) in code.insns.iter().enumerate() {
+        let Insn::Plain { op, operands } = insn else {
+            continue;
+        };
+        if !matches!(op, 0xb6 | 0xb7 | 0xb9) {
+            continue;
+        }
+        let o = operands.as_slice();
+        let member = u16::from_be_bytes([o[0], o[1]]);
+        let Some((name, desc)) = cp.member_name_and_descriptor(member) else {
+            continue;
+        };
+        if name != b"clone" || !(desc.starts_with(b"()L") || desc.starts_with(b"()[")) {
+            continue;
+        }
+        let i = i as u32;
+        if *op == 0xb7 {
+            let Some(owner) = cp.member_class(member).filter(|_| ldc_class) else {
+                continue;
+            };
+            let seq = edit.after.entry(i).or_default();
+            seq.push(Insn::plain(0x59, &[])); // dup
+            seq.push(Insn::plain(0x13, &owner.to_be_bytes())); // ldc_w Class
+            seq.push(Insn::plain(0xb8, &refs.cloned_from.to_be_bytes()));
+        } else {
+            edit.before
+                .entry(i)
+                .or_default()
+                .push(Insn::plain(0x59, &[])); // dup
+            let seq = edit.after.entry(i).or_default();
+            seq.push(Insn::plain(0x5a, &[])); // dup_x1
+            seq.push(Insn::plain(0x5f, &[])); // swap
+            seq.push(Insn::plain(0xb8, &refs.cloned.to_be_bytes()));
+        }
+    }
+    Ok(())
 }
 
 /// `c[k]++` with the array `c` on the stack: `push k; dup2; laload; lconst_1;

@@ -340,6 +340,12 @@ impl Jvmti {
         check(jvmti_call!(self, SetTag, object, tag))
     }
 
+    /// A full garbage collection, now (the memory mode's snapshot: only
+    /// objects still reachable count as live).
+    pub fn force_garbage_collection(&self) -> Result<()> {
+        check(jvmti_call!(self, ForceGarbageCollection))
+    }
+
     /// `(name, descriptor)` of a method.
     pub fn method_name(&self, method: jmethodID) -> Result<(String, String)> {
         let mut name = std::ptr::null_mut();

@@ -213,6 +213,9 @@ pub type EventVmDeath = unsafe extern "C" fn(*mut JvmtiEnv, *mut JNIEnv);
 pub type EventThreadStart = unsafe extern "C" fn(*mut JvmtiEnv, *mut JNIEnv, jthread);
 pub type EventThreadEnd = unsafe extern "C" fn(*mut JvmtiEnv, *mut JNIEnv, jthread);
 pub type EventDataDumpRequest = unsafe extern "C" fn(*mut JvmtiEnv);
+/// (env, jni, thread, object, object's class, size in bytes)
+pub type EventVMObjectAlloc =
+    unsafe extern "C" fn(*mut JvmtiEnv, *mut JNIEnv, jthread, jobject, jclass, jlong);
 #[allow(clippy::type_complexity)]
 pub type EventClassFileLoadHook = unsafe extern "C" fn(
     *mut JvmtiEnv,
@@ -265,7 +268,7 @@ pub struct JvmtiEventCallbacks {
     /* 81 */ pub GarbageCollectionStart: *const c_void,
     /* 82 */ pub GarbageCollectionFinish: *const c_void,
     /* 83 */ pub ObjectFree: *const c_void,
-    /* 84 */ pub VMObjectAlloc: *const c_void,
+    /* 84 */ pub VMObjectAlloc: Option<EventVMObjectAlloc>,
     /* 85 */ pub reserved85: *const c_void,
     /* 86 */ pub SampledObjectAlloc: *const c_void,
 }
@@ -463,7 +466,8 @@ pub struct JvmtiInterface {
     pub GetTag: Option<unsafe extern "C" fn(*mut JvmtiEnv, jobject, *mut jlong) -> JvmtiError>,
     /* 107 */
     pub SetTag: Option<unsafe extern "C" fn(*mut JvmtiEnv, jobject, jlong) -> JvmtiError>,
-    /* 108 */ pub ForceGarbageCollection: *const c_void,
+    /* 108 */
+    pub ForceGarbageCollection: Option<unsafe extern "C" fn(*mut JvmtiEnv) -> JvmtiError>,
     /* 109 */ pub IterateOverObjectsReachableFromObject: *const c_void,
     /* 110 */ pub IterateOverReachableObjects: *const c_void,
     /* 111 */ pub IterateOverHeap: *const c_void,

@@ -1,0 +1,107 @@
+package profrj.harness;
+
+/**
+ * Memory ground truth: what is alive per allocating thread and class at exit, and the most
+ * that ever was, known by construction (tests/memory.rs asserts each):
+ *
+ * <ul>
+ *   <li>main keeps 1,000 {@code Kept} (one {@code Kept[]} holds them): count 1000, max 1000;
+ *   <li>main holds 500 {@code Dropped} at once (in one {@code Dropped[]}), then drops them and
+ *       forces a GC: count 0, max 500; the array: count 0, max 1;
+ *   <li>main keeps 7 {@code long[]} and 3 {@code String[][]} (one multianewarray each; its inner
+ *       arrays are not counted), and drops 40 {@code long[]} one at a time;
+ *   <li>5 {@code Kept} more from reflection (count 1005 in all) and 20,000 clones of {@code
+ *       Sheep} kept (the original too: 20,001), the clones made in a loop hot enough to compile;
+ *   <li>threads "alloc-a" and "alloc-b" keep 300 and 200 {@code Shared}: two rows.
+ * </ul>
+ */
+public class MemoryTruth {
+    static final class Kept {}
+
+    static final class Dropped {
+        final int v;
+
+        Dropped(int v) {
+            this.v = v;
+        }
+    }
+
+    static final class Sheep implements Cloneable {
+        int wool;
+
+        Sheep copy() throws CloneNotSupportedException {
+            return (Sheep) clone();
+        }
+    }
+
+    static final class Shared {}
+
+    static Object[] keep = new Object[16];
+    static volatile long sink;
+
+    static void keepShared(int n, Object[] into) {
+        for (int i = 0; i < n; i++) {
+            into[i] = new Shared();
+        }
+    }
+
+    public static void main(String[] args) throws Exception {
+        Kept[] kept = new Kept[1000];
+        for (int i = 0; i < kept.length; i++) {
+            kept[i] = new Kept();
+        }
+        keep[0] = kept;
+
+        Dropped[] held = new Dropped[500];
+        for (int i = 0; i < held.length; i++) {
+            held[i] = new Dropped(i);
+        }
+        for (Dropped d : held) {
+            sink += d.v;
+        }
+        held = null;
+
+        long[][] longs = new long[7][];
+        keep[1] = longs; // one long[][] (anewarray of long[])
+        for (int i = 0; i < 7; i++) {
+            longs[i] = new long[i + 1];
+        }
+        for (int i = 0; i < 40; i++) {
+            long[] tmp = new long[8];
+            sink += tmp.length;
+        }
+        String[][][] grids = new String[3][][];
+        keep[2] = grids;
+        for (int i = 0; i < 3; i++) {
+            grids[i] = new String[2][4];
+        }
+
+        Object[] reflected = new Object[5];
+        keep[3] = reflected;
+        for (int i = 0; i < 5; i++) {
+            reflected[i] = Kept.class.getDeclaredConstructor().newInstance();
+        }
+
+        Sheep dolly = new Sheep();
+        Sheep[] flock = new Sheep[20_000];
+        keep[4] = flock;
+        keep[5] = dolly;
+        for (int i = 0; i < flock.length; i++) {
+            flock[i] = dolly.copy();
+        }
+
+        Object[] a = new Object[300];
+        Object[] b = new Object[200];
+        keep[6] = a;
+        keep[7] = b;
+        Thread ta = new Thread(() -> keepShared(300, a), "alloc-a");
+        Thread tb = new Thread(() -> keepShared(200, b), "alloc-b");
+        ta.start();
+        tb.start();
+        ta.join();
+        tb.join();
+
+        System.gc();
+        System.out.println("kept " + kept.length + " " + flock.length);
+    }
+}

@@ -1,0 +1,122 @@
+//! `memory` mode on real JVMs: live and peak object counts per thread and
+//! class against a harness program whose answer is known by construction
+//! (MemoryTruth), run with full bytecode verification.
+
+mod common;
+
+use common::*;
+use std::collections::HashMap;
+
+const H: &str = "profrj.harness.MemoryTruth";
+
+/// thread name → class → (count, max)
+type Rows = HashMap<String, HashMap<String, (u64, u64)>>;
+
+fn rows(text: &str) -> Rows {
+    let doc = roxmltree::Document::parse(text).unwrap();
+    let section = doc
+        .root_element()
+        .children()
+        .find(|c| c.has_tag_name("memory"))
+        .expect("<memory> section");
+    let mut out = Rows::new();
+    for t in section.children().filter(|c| c.has_tag_name("thread")) {
+        let name = t.attribute("name").unwrap().to_owned();
+        let mut prev = u64::MAX;
+        let classes = out.entry(name.clone()).or_default();
+        for m in t.children().filter(|c| c.has_tag_name("memory")) {
+            let (count, max) = (attr_u64(m, "count"), attr_u64(m, "max"));
+            assert!(count <= max, "{name}: count above max");
+            assert!(count <= prev, "{name}: rows not sorted by count");
+            prev = count;
+            let class = m.attribute("class").unwrap().to_owned();
+            assert!(
+                classes.insert(class.clone(), (count, max)).is_none(),
+                "{name}: {class} listed twice"
+            );
+        }
+    }
+    out
+}
+
+fn run(name: &str, options: &str) -> Rows {
+    let dir = temp_dir(name);
+    let out = dir.join("mem.xml");
+    let run = run_java_with(
+        &dir,
+        &["-Xverify:all"],
+        &format!("{options},file={}", out.display()),
+        H,
+        &[],
+    );
+    run.assert_success();
+    assert!(run.stdout.contains("kept 1000 20000"), "{}", run.stdout);
+    assert!(!run.stderr.contains("uninstrumented"), "{}", run.stderr);
+    rows(&read_snapshot(&out))
+}
+
+fn get(rows: &Rows, thread: &str, class: &str) -> (u64, u64) {
+    rows.get(thread)
+        .unwrap_or_else(|| panic!("no thread {thread}: {:?}", rows.keys()))
+        .get(class)
+        .copied()
+        .unwrap_or_else(|| panic!("{thread}: no row for {class}: {:?}", rows[thread]))
+}
+
+fn check_truth(rows: &Rows) {
+    let main = |c: &str| get(rows, "main", c);
+    let k = "profrj.harness.MemoryTruth$";
+    assert_eq!(
+        main(&format!("{k}Kept")),
+        (1005, 1005),
+        "1,000 new + 5 reflection"
+    );
+    assert_eq!(main(&format!("{k}Kept[]")), (1, 1));
+    assert_eq!(main(&format!("{k}Dropped")), (0, 500));
+    assert_eq!(main(&format!("{k}Dropped[]")), (0, 1));
+    assert_eq!(
+        main(&format!("{k}Sheep")),
+        (20_001, 20_001),
+        "dolly + 20,000 clones"
+    );
+    assert_eq!(main(&format!("{k}Sheep[]")), (1, 1));
+    assert_eq!(main("long[][]"), (1, 1));
+    // 7 kept; 40 dropped one by one: the peak depends on when a GC ran
+    // (none between them: 47), never below 8 (7 kept + the one in hand).
+    let (count, max) = main("long[]");
+    assert_eq!(count, 7);
+    assert!((8..=47).contains(&max), "long[] max {max}");
+    assert_eq!(main("java.lang.String[][][]"), (1, 1));
+    assert_eq!(
+        main("java.lang.String[][]"),
+        (3, 3),
+        "outer arrays of multianewarray"
+    );
+    // Two threads allocating one class: a row each, in its own thread.
+    assert_eq!(get(rows, "alloc-a", &format!("{k}Shared")), (300, 300));
+    assert_eq!(get(rows, "alloc-b", &format!("{k}Shared")), (200, 200));
+    assert!(!rows["main"].contains_key(&format!("{k}Shared")));
+}
+
+#[test]
+fn live_and_peak_counts_match_the_program() {
+    check_truth(&run("truth", "memory"));
+}
+
+#[test]
+fn memory_combines_with_the_other_modes() {
+    check_truth(&run("combined", "memory,profile,coverage,sampling"));
+}
+
+/// `exclude=` takes a class's allocations out: the program's own classes
+/// then show no rows at all.
+#[test]
+fn scope_selects_the_allocating_code() {
+    let rows = run("excluded", "memory,exclude=profrj.harness.*");
+    for (thread, classes) in &rows {
+        assert!(
+            !classes.keys().any(|c| c.starts_with("profrj.harness.")),
+            "{thread}: {classes:?}"
+        );
+    }
+}
