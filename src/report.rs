@@ -4,8 +4,8 @@
 //! memory prints live objects by class; coverage the least-covered classes.
 
 use crate::snapshot::{
-    method_table, read_file, CallKind, CallSection, CallThread, CoverageClass, MemorySection,
-    Metric, Snapshot,
+    method_table, read_file, CallKind, CallSection, CallThread, CoverageClass, CoverageMethod,
+    MemorySection, Metric, Snapshot,
 };
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
@@ -93,18 +93,51 @@ pub fn run(args: Args) -> Result<(), String> {
     crate::output::write(None, text.as_bytes())
 }
 
-fn default_section(snap: &Snapshot) -> Result<Section, String> {
-    if snap.sampler.is_some() {
-        Ok(Section::Sampler)
-    } else if snap.profile.is_some() {
-        Ok(Section::Profile)
-    } else if snap.memory.is_some() {
-        Ok(Section::Memory)
-    } else if snap.coverage.is_some() {
-        Ok(Section::Coverage)
-    } else {
-        Err("the snapshot has no section to report".into())
+/// The sections a snapshot holds, in the order `report` picks its default:
+/// sampler, profile, memory, coverage.
+pub fn sections_present(snap: &Snapshot) -> Vec<Section> {
+    [
+        (Section::Sampler, snap.sampler.is_some()),
+        (Section::Profile, snap.profile.is_some()),
+        (Section::Memory, snap.memory.is_some()),
+        (Section::Coverage, snap.coverage.is_some()),
+    ]
+    .into_iter()
+    .filter_map(|(s, present)| present.then_some(s))
+    .collect()
+}
+
+fn section_tag(s: Section) -> &'static str {
+    match s {
+        Section::Sampler => "sampler",
+        Section::Profile => "profile",
+        Section::Memory => "memory",
+        Section::Coverage => "coverage",
     }
+}
+
+/// The first section present in the documented order; when there are
+/// others, says so on stderr (stdout keeps the report alone).
+fn default_section(snap: &Snapshot) -> Result<Section, String> {
+    let present = sections_present(snap);
+    let Some(&first) = present.first() else {
+        return Err(
+            "the snapshot has no <sampler>, <profile>, <memory> or <coverage> section to report"
+                .into(),
+        );
+    };
+    if present.len() > 1 {
+        let others: Vec<String> = present[1..]
+            .iter()
+            .map(|&s| format!("--section {}", section_tag(s)))
+            .collect();
+        eprintln!(
+            "profrj: showing <{}>; the snapshot also has: {}",
+            section_tag(first),
+            others.join(", ")
+        );
+    }
+    Ok(first)
 }
 
 fn pct(part: u64, whole: u64) -> f64 {
@@ -282,14 +315,18 @@ pub fn memory_report(
 }
 
 /// Lines of a class: each source line with code, and whether it ran. Two
-/// methods may share a line (a field initialiser in two constructors): it ran
-/// if either ran it.
-pub fn class_lines(class: &CoverageClass) -> BTreeMap<u64, bool> {
+/// methods may share a line (a field initialiser in two constructors, a
+/// lambda on its enclosing method's line): it counts once, and ran if either
+/// ran it. Methods without line numbers add nothing.
+pub fn class_lines<'a>(
+    methods: impl IntoIterator<Item = &'a CoverageMethod>,
+) -> BTreeMap<u64, bool> {
     let mut lines = BTreeMap::new();
-    for m in &class.methods {
+    for m in methods {
+        let Some(first) = m.first_line else { continue };
         for (i, &f) in m.footprints.iter().enumerate() {
             if f >= 0 {
-                let covered = lines.entry(m.first_line as u64 + i as u64).or_insert(false);
+                let covered = lines.entry(first as u64 + i as u64).or_insert(false);
                 *covered |= f > 0;
             }
         }
@@ -302,6 +339,7 @@ pub fn class_lines(class: &CoverageClass) -> BTreeMap<u64, bool> {
 pub struct ClassCoverage {
     pub name: String,
     pub source: Option<String>,
+    /// Lines with code (0 for a class without line numbers).
     pub lines: u64,
     pub covered: u64,
     pub methods: u64,
@@ -309,73 +347,124 @@ pub struct ClassCoverage {
 }
 
 impl ClassCoverage {
-    pub fn percent(&self) -> f64 {
-        if self.lines == 0 {
-            100.0
-        } else {
-            pct(self.covered, self.lines)
-        }
+    /// Share of its lines with code that ran; `None` without any (a class
+    /// compiled without line numbers, or without methods).
+    pub fn percent(&self) -> Option<f64> {
+        (self.lines > 0).then(|| pct(self.covered, self.lines))
+    }
+
+    /// Ordering key of the classes without lines: share of methods run.
+    fn methods_percent(&self) -> f64 {
+        pct(self.methods_run, self.methods)
     }
 }
 
-/// Classes, least covered first.
+/// Classes, least covered first; classes without line numbers last, fewest
+/// methods run first. A class listed twice (by name) is merged.
 pub fn coverage_table(classes: &[CoverageClass]) -> Vec<ClassCoverage> {
-    let mut rows: Vec<ClassCoverage> = classes
-        .iter()
-        .map(|c| {
-            let lines = class_lines(c);
+    let mut by_name: BTreeMap<&str, Vec<&CoverageClass>> = BTreeMap::new();
+    for c in classes {
+        by_name.entry(c.name.as_str()).or_default().push(c);
+    }
+    let mut rows: Vec<ClassCoverage> = by_name
+        .into_iter()
+        .map(|(name, parts)| {
+            let methods = || parts.iter().flat_map(|c| &c.methods);
+            let lines = class_lines(methods());
             ClassCoverage {
-                name: c.name.clone(),
-                source: c.source.clone(),
+                name: name.to_owned(),
+                source: parts.iter().find_map(|c| c.source.clone()),
                 lines: lines.len() as u64,
                 covered: lines.values().filter(|&&v| v).count() as u64,
-                methods: c.methods.len() as u64,
-                methods_run: c.methods.iter().filter(|m| m.count > 0).count() as u64,
+                methods: methods().count() as u64,
+                methods_run: methods().filter(|m| m.count > 0).count() as u64,
             }
         })
         .collect();
-    rows.sort_by(|a, b| {
-        a.percent()
-            .total_cmp(&b.percent())
+    rows.sort_by(|a, b| match (a.percent(), b.percent()) {
+        (Some(pa), Some(pb)) => pa
+            .total_cmp(&pb)
             .then((b.lines - b.covered).cmp(&(a.lines - a.covered)))
-            .then(a.name.cmp(&b.name))
+            .then(a.name.cmp(&b.name)),
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (None, None) => a
+            .methods_percent()
+            .total_cmp(&b.methods_percent())
+            .then(a.name.cmp(&b.name)),
     });
     rows
 }
 
+/// Sums of a coverage table: (lines covered, lines with code, methods run, methods).
+pub fn coverage_totals(rows: &[ClassCoverage]) -> (u64, u64, u64, u64) {
+    rows.iter().fold((0, 0, 0, 0), |t, r| {
+        (
+            t.0 + r.covered,
+            t.1 + r.lines,
+            t.2 + r.methods_run,
+            t.3 + r.methods,
+        )
+    })
+}
+
+/// The `report --section coverage` table: a summary line, one row per class
+/// (least covered first), a total row.
 pub fn coverage_report(classes: &[CoverageClass], top: usize) -> String {
     let rows = coverage_table(classes);
-    let lines: u64 = rows.iter().map(|r| r.lines).sum();
-    let covered: u64 = rows.iter().map(|r| r.covered).sum();
-    let methods: u64 = rows.iter().map(|r| r.methods).sum();
-    let run: u64 = rows.iter().map(|r| r.methods_run).sum();
+    let (covered, lines, run, methods) = coverage_totals(&rows);
     let mut out = String::new();
+    let total = (lines > 0).then(|| pct(covered, lines));
+    let share = |p: Option<f64>| p.map_or("-".to_owned(), |p| format!("{p:.1}%"));
     let _ = writeln!(
         out,
-        "COVERAGE <coverage>: {} classes, lines {covered}/{lines} ({:.1}%), methods run {run}/{methods}",
+        "COVERAGE <coverage>: {} classes, lines {covered}/{lines} ({}), methods run {run}/{methods}",
         rows.len(),
-        pct(covered, lines)
+        share(total)
     );
     let _ = writeln!(out, "least covered first:");
     let _ = writeln!(
         out,
         "{:>4} {:>7} {:>15} {:>11}  class",
-        "rank", "lines", "covered", "methods run"
+        "rank", "lines%", "covered/code", "methods run"
     );
-    for (i, r) in rows.iter().take(top).enumerate() {
-        let source = r
-            .source
-            .as_deref()
-            .map(|s| format!(" ({s})"))
-            .unwrap_or_default();
+    let row = |out: &mut String,
+               rank: &str,
+               percent: Option<f64>,
+               r: (u64, u64, u64, u64),
+               name: &str| {
         let _ = writeln!(
             out,
-            "{:>4} {:>6.1}% {:>15} {:>11}  {}{source}",
-            i + 1,
-            r.percent(),
-            format!("{}/{}", r.covered, r.lines),
-            format!("{}/{}", r.methods_run, r.methods),
-            r.name
+            "{rank:>4} {:>7} {:>15} {:>11}  {name}",
+            share(percent),
+            format!("{}/{}", r.0, r.1),
+            format!("{}/{}", r.2, r.3),
+        );
+    };
+    for (i, r) in rows.iter().take(top).enumerate() {
+        let mut name = r.name.clone();
+        if let Some(s) = &r.source {
+            let _ = write!(name, " ({s})");
+        }
+        if r.lines == 0 && r.methods > 0 {
+            name.push_str(" [no line numbers]");
+        }
+        let figures = (r.covered, r.lines, r.methods_run, r.methods);
+        row(&mut out, &(i + 1).to_string(), r.percent(), figures, &name);
+    }
+    if rows.len() > top {
+        let _ = writeln!(
+            out,
+            "     … {} more (--top 0 shows every class)",
+            rows.len() - top
+        );
+    }
+    let label = format!("total ({} classes)", rows.len());
+    row(&mut out, "", total, (covered, lines, run, methods), &label);
+    if rows.iter().any(|r| r.lines == 0 && r.methods > 0) {
+        let _ = writeln!(
+            out,
+            "(no line numbers: compiled without them, e.g. javac -g:none; only calls are known)"
         );
     }
     out
@@ -433,5 +522,40 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("Good (Good.java)"), "{text}");
+        assert!(
+            text.lines().last().unwrap().ends_with("total (2 classes)"),
+            "{text}"
+        );
+    }
+
+    /// A class listed twice is one row; a class without line numbers has no
+    /// share and comes last.
+    #[test]
+    fn coverage_merges_a_class_and_puts_classes_without_lines_last() {
+        let xml = r#"<doc><coverage>
+          <class name="NoLines"><method name="f" signature="()V" firstline="-1" count="0"><footprints></footprints></method></class>
+          <class name="A"><method name="f" signature="()V" firstline="3" count="1"><footprints>1 0 </footprints></method></class>
+          <class name="A" source="A.java"><method name="g" signature="()V" firstline="4" count="0"><footprints>0 0 </footprints></method></class>
+        </coverage></doc>"#;
+        let s = parse_bytes(xml.as_bytes()).unwrap();
+        let classes = &s.coverage.as_ref().unwrap().classes;
+        let rows = coverage_table(classes);
+        assert_eq!(rows.len(), 2);
+        assert_eq!(
+            (rows[0].name.as_str(), rows[0].covered, rows[0].lines),
+            ("A", 1, 3)
+        );
+        assert_eq!(rows[0].source.as_deref(), Some("A.java"));
+        assert_eq!((rows[0].methods_run, rows[0].methods), (1, 2));
+        assert_eq!(
+            (rows[1].name.as_str(), rows[1].percent()),
+            ("NoLines", None)
+        );
+        let text = coverage_report(classes, usize::MAX);
+        assert!(
+            text.contains("lines 1/3 (33.3%), methods run 1/3"),
+            "{text}"
+        );
+        assert!(text.contains("NoLines [no line numbers]"), "{text}");
     }
 }

@@ -181,7 +181,10 @@ pub struct MemorySection {
 pub struct CoverageMethod {
     pub name: String,
     pub signature: String,
-    pub first_line: u32,
+    /// `None` for a method without line numbers (`firstline="-1"`, a class
+    /// compiled with `-g:none`): its footprints are empty, only its calls count.
+    pub first_line: Option<u32>,
+    /// Calls.
     pub count: u64,
     /// One per source line from `first_line` on: -1 no code, 0 never run, n runs.
     pub footprints: Vec<i64>,

@@ -302,7 +302,7 @@ impl Parser {
                 let m = CoverageMethod {
                     name: self.required(e, "name")?,
                     signature: self.attr(e, "signature")?.unwrap_or_default(),
-                    first_line: self.number(e, "firstline")?.unwrap_or(0) as u32,
+                    first_line: self.first_line(e)?,
                     count: self.number(e, "count")?.unwrap_or(0),
                     footprints: Vec::new(),
                 };
@@ -349,14 +349,16 @@ impl Parser {
                     }
                     lines.push(n);
                 }
+                let err = self.err(
+                    "footprints in a method without line numbers (firstline -1 or absent)".into(),
+                );
                 let cov = self.snap.coverage.as_mut().expect("opened");
                 let class = cov.classes.last_mut().expect("open");
-                class
-                    .methods
-                    .last_mut()
-                    .expect("open")
-                    .footprints
-                    .extend(lines);
+                let method = class.methods.last_mut().expect("open");
+                if method.first_line.is_none() && !lines.is_empty() {
+                    return Err(err);
+                }
+                method.footprints.extend(lines);
                 Ok(())
             }
             _ if text.trim().is_empty() => Ok(()),
@@ -483,6 +485,20 @@ impl Parser {
                 String::from_utf8_lossy(e.name().as_ref())
             ))
         })
+    }
+
+    /// A `<method>`'s `firstline`: a line number, or -1 (the agent's word
+    /// for a method without line numbers) as `None`; absent is `None` too.
+    fn first_line(&self, e: &BytesStart) -> Result<Option<u32>, RawError> {
+        match self.attr(e, "firstline")? {
+            None => Ok(None),
+            Some(v) if v.trim() == "-1" => Ok(None),
+            Some(v) => v.trim().parse().map(Some).map_err(|_| {
+                self.err(format!(
+                    "<method> attribute firstline={v:?} is not a line number or -1"
+                ))
+            }),
+        }
     }
 
     fn number(&self, e: &BytesStart, key: &str) -> Result<Option<u64>, RawError> {

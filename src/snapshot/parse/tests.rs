@@ -139,7 +139,7 @@ fn coverage_section_from_the_spec() {
     assert_eq!(k.source.as_deref(), Some("Example01.java"));
     assert_eq!(k.methods[0].name, "<init>");
     assert_eq!(k.methods[0].footprints, vec![0, 0]);
-    assert_eq!(k.methods[1].first_line, 26);
+    assert_eq!(k.methods[1].first_line, Some(26));
     assert_eq!(k.methods[1].count, 605);
     assert_eq!(
         k.methods[1].footprints,
@@ -147,6 +147,32 @@ fn coverage_section_from_the_spec() {
     );
     assert_eq!(c.classes[1].source, None);
     assert!(c.classes[1].methods[0].footprints.is_empty());
+}
+
+/// As the agent writes a class compiled with `-g:none`.
+#[test]
+fn coverage_method_without_line_numbers() {
+    let xml = r#"<doc><coverage><class name="p.NoLines">
+   <method name="&lt;init&gt;" signature="()V" firstline="-1" count="2">
+    <footprints></footprints>
+   </method>
+   <method name="f" signature="()V" firstline="-1" count="0"><footprints/></method>
+</class></coverage></doc>"#;
+    let s = parse_bytes(xml.as_bytes()).unwrap();
+    let c = s.coverage.unwrap();
+    let m = &c.classes[0].methods;
+    assert_eq!(
+        (m[0].name.as_str(), m[0].first_line, m[0].count),
+        ("<init>", None, 2)
+    );
+    assert!(m[0].footprints.is_empty() && m[1].footprints.is_empty());
+    assert_eq!(m[1].first_line, None);
+    let e = error("<doc><coverage><class name='c'><method name='m' firstline='-1'><footprints>1 </footprints></method></class></coverage></doc>");
+    assert!(e.message.contains("without line numbers"), "{e}");
+    let e = error(
+        "<doc><coverage><class name='c'><method name='m' firstline='-2'/></class></coverage></doc>",
+    );
+    assert!(e.message.contains("firstline=\"-2\""), "{e}");
 }
 
 #[test]
