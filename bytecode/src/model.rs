@@ -15,6 +15,10 @@ pub struct ConstantPool<'a> {
     /// CONSTANT_Class entries by name (those read, then those appended), built
     /// on first use: editing looks classes up once per reference parameter.
     pub(crate) classes: std::cell::OnceCell<std::collections::HashMap<Vec<u8>, u16>>,
+    /// Answers of `add_utf8` so far: an editor asks for the same few names
+    /// (`StackMapTable`, probe names) once per method, and each search of
+    /// the pool is linear.
+    pub(crate) utf8_memo: Vec<(Box<str>, u16)>,
 }
 
 impl<'a> ConstantPool<'a> {
@@ -131,10 +135,13 @@ impl<'a> ConstantPool<'a> {
 
     /// Appends a CONSTANT_Utf8 entry (or finds an identical one) and returns its index.
     pub fn add_utf8(&mut self, s: &str) -> u16 {
-        for i in 1..self.entries.len() as u16 {
-            if self.utf8(i) == Some(s.as_bytes()) {
-                return i;
-            }
+        if let Some(&(_, i)) = self.utf8_memo.iter().find(|m| &*m.0 == s) {
+            return i;
+        }
+        let found = (1..self.entries.len() as u16).find(|&i| self.utf8(i) == Some(s.as_bytes()));
+        if let Some(i) = found {
+            self.utf8_memo.push((s.into(), i));
+            return i;
         }
         let index = self.count();
         self.appended.push(1);
@@ -142,6 +149,7 @@ impl<'a> ConstantPool<'a> {
             .extend_from_slice(&(s.len() as u16).to_be_bytes());
         self.appended.extend_from_slice(s.as_bytes());
         self.appended_slots += 1;
+        self.utf8_memo.push((s.into(), index));
         index
     }
 }

@@ -9,8 +9,8 @@ mod frames;
 mod opcodes;
 pub mod stack;
 
-pub use decode::decode_code;
-pub use encode::{encode_code, EncodeError};
+pub use decode::{decode_code, instruction_offsets};
+pub use encode::{encode_code, encode_laid_out, layout, EncodeError, Layout};
 pub use frames::{decode_frames, encode_frames, initial_locals, Frame, VType};
 
 use crate::Attribute;

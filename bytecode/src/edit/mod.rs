@@ -19,7 +19,9 @@ mod points;
 pub use alloc::{allocation_sites, AllocKind, AllocSite, AllocWhere};
 pub use points::{probe_allocations, probe_everywhere};
 
-use crate::code::{decode_code, decode_frames, encode_code, encode_frames, initial_locals, Insn};
+use crate::code::{
+    decode_code, decode_frames, encode_frames, encode_laid_out, initial_locals, layout, Code, Insn,
+};
 use crate::{Attribute, ClassFile};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -86,7 +88,8 @@ pub fn edit_method(class: &mut ClassFile<'_>, index: usize, edit: &Edit) -> Resu
     else {
         return err("no code (abstract or native)");
     };
-    let code = decode_code(&method.attributes[slot].data).map_err(|e| EditError(e.to_string()))?;
+    let mut code =
+        decode_code(&method.attributes[slot].data).map_err(|e| EditError(e.to_string()))?;
     let n = code.insns.len();
     if let Some(&i) = edit.after.range(n as u32..).next().map(|(i, _)| i) {
         return err(format!(
@@ -94,17 +97,27 @@ pub fn edit_method(class: &mut ClassFile<'_>, index: usize, edit: &Edit) -> Resu
         ));
     }
 
+    // In a constructor the catch-all needs where the super()/this() call is
+    // (computed first: the loop below moves the instructions out).
+    let this_name = cp.class_name(class.this_class).unwrap_or_default();
+    let uninit_this = name == "<init>" && this_name != "java/lang/Object";
+    let parts = match &edit.catch_all {
+        Some(_) if uninit_this => Some(ctor::parts(&code, cp)?),
+        _ => None,
+    };
+
     // New instruction list, and where each old instruction (`at`) and each old
     // jump target (`target`: the inserted code before it, if any) went.
-    let mut insns = edit.entry.clone();
+    let mut insns = Vec::with_capacity(n + n / 4 + edit.entry.len() + 8);
+    insns.extend(edit.entry.iter().cloned());
     let mut at = Vec::with_capacity(n + 1);
     let mut target = Vec::with_capacity(n + 1);
-    for (i, insn) in code.insns.iter().enumerate() {
+    for (i, insn) in std::mem::take(&mut code.insns).into_iter().enumerate() {
         let start = insns.len() as u32;
         if let Some(seq) = edit.before.get(&(i as u32)) {
             insns.extend(seq.iter().cloned());
         }
-        if is_return(insn) {
+        if is_return(&insn) {
             insns.extend(edit.before_returns.iter().cloned());
         }
         // Jumps land on the code inserted before their instruction. For the
@@ -112,11 +125,12 @@ pub fn edit_method(class: &mut ClassFile<'_>, index: usize, edit: &Edit) -> Resu
         // at offset 0 does not run the entry code again.
         target.push(start);
         at.push(insns.len() as u32);
-        insns.push(insn.clone());
+        let falls_through = crate::code::stack::falls_through(&insn);
+        insns.push(insn);
         if let Some(seq) = edit.after.get(&(i as u32)) {
             // Code after an instruction that never falls through would be
             // unreachable, and the verifier wants a frame there.
-            if !crate::code::stack::falls_through(insn) {
+            if !falls_through {
                 return err(format!(
                     "after-code for instruction {i}, which does not fall through"
                 ));
@@ -130,12 +144,6 @@ pub fn edit_method(class: &mut ClassFile<'_>, index: usize, edit: &Edit) -> Resu
     // The catch-all handler goes after the body (which cannot fall through).
     // In a constructor a second one covers the code before the super()/this()
     // call, with `uninitializedThis` in its frame.
-    let this_name = cp.class_name(class.this_class).unwrap_or_default();
-    let uninit_this = name == "<init>" && this_name != "java/lang/Object";
-    let parts = match &edit.catch_all {
-        Some(_) if uninit_this => Some(ctor::parts(&code, cp)?),
-        _ => None,
-    };
     let mut handler = |seq: &[Insn]| {
         let h = insns.len() as u32;
         insns.extend(seq.iter().cloned());
@@ -148,10 +156,15 @@ pub fn edit_method(class: &mut ClassFile<'_>, index: usize, edit: &Edit) -> Resu
         .and(edit.catch_all.as_deref())
         .map(&mut handler);
 
-    let mut new = code.clone();
-    new.insns = insns;
-    new.labels = code.labels.iter().map(|&l| target[l as usize]).collect();
-    new.max_stack = code.max_stack.saturating_add(edit.extra_stack);
+    let mut new = Code {
+        max_stack: code.max_stack.saturating_add(edit.extra_stack),
+        max_locals: code.max_locals,
+        insns,
+        labels: code.labels.iter().map(|&l| target[l as usize]).collect(),
+        handlers: std::mem::take(&mut code.handlers),
+        attributes: Vec::new(),
+        offsets: Vec::new(),
+    };
     if let Some(h) = handler_at {
         for (start, end, before_super) in ctor::covered(parts.as_deref(), &target, &at) {
             let handler = if before_super {
@@ -170,10 +183,11 @@ pub fn edit_method(class: &mut ClassFile<'_>, index: usize, edit: &Edit) -> Resu
         }
         new.max_stack = new.max_stack.max(1 + edit.extra_stack);
     }
-    let (_, offsets) = encode_code(&new).map_err(|e| EditError(e.to_string()))?;
-    if offsets.last() != Some(&offsets_len_unwidened(&new))
-        && has_widened_conditional(&new, &offsets)
-    {
+    // Laid out once: the tables below are remapped to these offsets, and the
+    // code is encoded with them at the end.
+    let layout = layout(&new).map_err(|e| EditError(e.to_string()))?;
+    let offsets = &layout.offsets;
+    if layout.widened_conditional(&new) {
         return err(
             "a conditional branch would need widening, which needs a new frame (not supported yet)",
         );
@@ -270,7 +284,7 @@ pub fn edit_method(class: &mut ClassFile<'_>, index: usize, edit: &Edit) -> Resu
         });
     }
     new.attributes = attributes;
-    let (body, _) = encode_code(&new).map_err(|e| EditError(e.to_string()))?;
+    let body = encode_laid_out(&new, &layout).map_err(|e| EditError(e.to_string()))?;
     class.methods[index].attributes[slot].data = Cow::Owned(body);
     Ok(())
 }
@@ -323,27 +337,4 @@ fn remap_table(
         f(e, &mut out)?;
     }
     Ok(out)
-}
-
-/// Length the code would have if no branch were widened.
-fn offsets_len_unwidened(code: &crate::code::Code<'_>) -> usize {
-    let mut pc = 0;
-    for insn in &code.insns {
-        pc += match insn {
-            Insn::Plain { operands, .. } => 1 + operands.len(),
-            Insn::Branch { op, .. } if *op == 0xc8 || *op == 0xc9 => 5,
-            Insn::Branch { .. } => 3,
-            Insn::TableSwitch { targets, .. } => 1 + (3 - pc % 4) + 12 + 4 * targets.len(),
-            Insn::LookupSwitch { pairs, .. } => 1 + (3 - pc % 4) + 8 + 8 * pairs.len(),
-        };
-    }
-    pc
-}
-
-/// Did layout turn a conditional (not goto/jsr) into a longer form?
-fn has_widened_conditional(code: &crate::code::Code<'_>, offsets: &[usize]) -> bool {
-    code.insns.iter().enumerate().any(|(i, insn)| {
-        matches!(insn, Insn::Branch { op, .. } if matches!(op, 0x99..=0xa6 | 0xc6 | 0xc7))
-            && offsets[i + 1] - offsets[i] == 8
-    })
 }

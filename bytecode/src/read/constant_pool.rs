@@ -48,5 +48,6 @@ pub fn read_constant_pool<'a>(
         appended: Vec::new(),
         appended_slots: 0,
         classes: Default::default(),
+        utf8_memo: Vec::new(),
     })
 }
