@@ -54,7 +54,7 @@ pub fn decode_code(body: &[u8]) -> Result<Code<'_>, ReadError> {
         Ok(Label(label_of[o]))
     };
     let mut insns = Vec::with_capacity(starts.len());
-    for &at in &starts {
+    for (i, &at) in starts.iter().enumerate() {
         let at = at as usize;
         let rel = |d: i32| at as i64 + d as i64;
         let op = code[at];
@@ -98,8 +98,7 @@ pub fn decode_code(body: &[u8]) -> Result<Code<'_>, ReadError> {
                 }
             }
             _ => {
-                let end = next_start(code, at)
-                    .map_err(|(at, why)| ReadError::new(code_start + at, why))?;
+                let end = starts.get(i + 1).map_or(len, |&e| e as usize);
                 Insn::Plain {
                     op,
                     operands: Operands::new(&code[at + 1..end])

@@ -112,9 +112,13 @@ pub fn edit_method(class: &mut ClassFile<'_>, index: usize, edit: &Edit) -> Resu
     insns.extend(edit.entry.iter().cloned());
     let mut at = Vec::with_capacity(n + 1);
     let mut target = Vec::with_capacity(n + 1);
+    // The maps are walked in step with the code (a lookup per instruction
+    // showed in profiles).
+    let mut before = edit.before.iter().peekable();
+    let mut after = edit.after.iter().peekable();
     for (i, insn) in std::mem::take(&mut code.insns).into_iter().enumerate() {
         let start = insns.len() as u32;
-        if let Some(seq) = edit.before.get(&(i as u32)) {
+        if let Some((_, seq)) = before.next_if(|b| *b.0 == i as u32) {
             insns.extend(seq.iter().cloned());
         }
         if is_return(&insn) {
@@ -127,7 +131,7 @@ pub fn edit_method(class: &mut ClassFile<'_>, index: usize, edit: &Edit) -> Resu
         at.push(insns.len() as u32);
         let falls_through = crate::code::stack::falls_through(&insn);
         insns.push(insn);
-        if let Some(seq) = edit.after.get(&(i as u32)) {
+        if let Some((_, seq)) = after.next_if(|a| *a.0 == i as u32) {
             // Code after an instruction that never falls through would be
             // unreachable, and the verifier wants a frame there.
             if !falls_through {
@@ -198,10 +202,10 @@ pub fn edit_method(class: &mut ClassFile<'_>, index: usize, edit: &Edit) -> Resu
     let mut attributes = Vec::with_capacity(code.attributes.len() + 1);
     let mut has_frames = false;
     for a in &code.attributes {
-        let kind = cp.text(a.name_index).unwrap_or_default();
-        let data: Vec<u8> = match kind.as_str() {
-            "StackMapTable" => {
-                let this = cp.class_name(class.this_class).unwrap_or_default();
+        // Matched as bytes: no string per attribute.
+        let data: Vec<u8> = match cp.utf8(a.name_index).unwrap_or_default() {
+            b"StackMapTable" => {
+                let this = &this_name;
                 let is_static = method.access_flags & 0x0008 != 0;
                 let initial = initial_locals(
                     &desc,
@@ -224,7 +228,7 @@ pub fn edit_method(class: &mut ClassFile<'_>, index: usize, edit: &Edit) -> Resu
                 has_frames = true;
                 encode_frames(&frames, &initial, &offsets)
             }
-            "LineNumberTable" => remap_table(&a.data, 4, |e, out| {
+            b"LineNumberTable" => remap_table(&a.data, 4, |e, out| {
                 let pc = u16::from_be_bytes([e[0], e[1]]) as u32;
                 let i = old_index(pc)
                     .ok_or_else(|| EditError(format!("line entry at {pc}, not an instruction")))?;
@@ -232,7 +236,7 @@ pub fn edit_method(class: &mut ClassFile<'_>, index: usize, edit: &Edit) -> Resu
                 out.extend_from_slice(&e[2..4]);
                 Ok(())
             })?,
-            "LocalVariableTable" | "LocalVariableTypeTable" => {
+            b"LocalVariableTable" | b"LocalVariableTypeTable" => {
                 remap_table(&a.data, 10, |e, out| {
                     let start = u16::from_be_bytes([e[0], e[1]]) as u32;
                     let end = start + u16::from_be_bytes([e[2], e[3]]) as u32;
@@ -253,10 +257,11 @@ pub fn edit_method(class: &mut ClassFile<'_>, index: usize, edit: &Edit) -> Resu
             }
             // CLDC's preverifier attribute, which Java SE VMs ignore (jython's
             // generated classes carry one): stale after an edit, so dropped.
-            "StackMap" => continue,
+            b"StackMap" => continue,
             other => {
                 return err(format!(
-                    "Code attribute {other} refers to offsets profrj cannot remap"
+                    "Code attribute {} refers to offsets profrj cannot remap",
+                    String::from_utf8_lossy(other)
                 ))
             }
         };
@@ -268,7 +273,7 @@ pub fn edit_method(class: &mut ClassFile<'_>, index: usize, edit: &Edit) -> Resu
     // Class files of version 50+ need a frame at the new handler even when the
     // method had no StackMapTable.
     if let (Some(h), false, true) = (handler_at, has_frames, class.major_version >= 50) {
-        let this = cp.class_name(class.this_class).unwrap_or_default();
+        let this = &this_name;
         let is_static = method.access_flags & 0x0008 != 0;
         let initial = initial_locals(
             &desc,

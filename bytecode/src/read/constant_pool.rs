@@ -49,5 +49,6 @@ pub fn read_constant_pool<'a>(
         appended_slots: 0,
         classes: Default::default(),
         utf8_memo: Vec::new(),
+        appended_classes: Vec::new(),
     })
 }
