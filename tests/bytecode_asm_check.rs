@@ -161,13 +161,15 @@ fn asm_check_rejects_broken_rewrites() {
     let mut z = zip::ZipArchive::new(std::fs::File::open(original).unwrap()).unwrap();
     let out = dir.join("broken.jar");
     let mut w = zip::ZipWriter::new(std::fs::File::create(&out).unwrap());
-    let mut written = 0;
     // The frame-broken classes first: the report lists the first 20 failures.
-    for name in [
+    for (written, name) in [
         "org/h2/util/Utils.class",
         "org/h2/util/IOUtils.class",
         "org/h2/util/StringUtils.class",
-    ] {
+    ]
+    .into_iter()
+    .enumerate()
+    {
         let mut data = Vec::new();
         z.by_name(name).unwrap().read_to_end(&mut data).unwrap();
         let broken = if written < 2 {
@@ -178,7 +180,6 @@ fn asm_check_rejects_broken_rewrites() {
         w.start_file(name, zip::write::SimpleFileOptions::default())
             .unwrap();
         w.write_all(&broken).unwrap();
-        written += 1;
     }
     w.finish().unwrap();
     let v = check(&out, &[original]);

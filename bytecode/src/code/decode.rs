@@ -1,5 +1,5 @@
 use super::opcodes::*;
-use super::{Code, Handler, Insn, Label, Operands};
+use super::{Code, Handler, Insn, Label, LookupSwitch, Operands, TableSwitch};
 use crate::read::{read_attributes, Cursor};
 use crate::ReadError;
 const NONE: u32 = u32::MAX;
@@ -35,7 +35,7 @@ pub fn decode_code(body: &[u8]) -> Result<Code<'_>, ReadError> {
 
     // Pass 2: each instruction decoded at its start, offsets becoming
     // labels; one label per distinct target offset.
-    let mut labels = Vec::new();
+    let mut labels = Vec::with_capacity(starts.len() / 4 + 4);
     let mut label_of = vec![NONE; len + 1];
     let mut label = |offset: i64, at: usize| -> Result<Label, ReadError> {
         let o = usize::try_from(offset)
@@ -73,18 +73,18 @@ pub fn decode_code(body: &[u8]) -> Result<Code<'_>, ReadError> {
                 let low = be32(code, base + 4).unwrap_or(0);
                 let high = be32(code, base + 8).unwrap_or(0);
                 let n = (high as i64 - low as i64 + 1) as usize;
-                Insn::TableSwitch {
+                Insn::TableSwitch(Box::new(TableSwitch {
                     default: label(rel(be32(code, base).unwrap_or(0)), at)?,
                     low,
                     targets: (0..n)
                         .map(|i| label(rel(be32(code, base + 12 + 4 * i).unwrap_or(0)), at))
                         .collect::<Result<_, _>>()?,
-                }
+                }))
             }
             LOOKUPSWITCH => {
                 let base = (at + 4) & !3;
                 let n = be32(code, base + 4).unwrap_or(0) as usize;
-                Insn::LookupSwitch {
+                Insn::LookupSwitch(Box::new(LookupSwitch {
                     default: label(rel(be32(code, base).unwrap_or(0)), at)?,
                     pairs: (0..n)
                         .map(|i| {
@@ -95,7 +95,7 @@ pub fn decode_code(body: &[u8]) -> Result<Code<'_>, ReadError> {
                             ))
                         })
                         .collect::<Result<_, _>>()?,
-                }
+                }))
             }
             _ => {
                 let end = starts.get(i + 1).map_or(len, |&e| e as usize);

@@ -48,8 +48,8 @@ fn size(insn: &Insn, offset: usize, widened: bool) -> usize {
             }
         }
         Insn::Branch { .. } => 3,
-        Insn::TableSwitch { targets, .. } => 1 + pad(offset) + 12 + 4 * targets.len(),
-        Insn::LookupSwitch { pairs, .. } => 1 + pad(offset) + 8 + 8 * pairs.len(),
+        Insn::TableSwitch(t) => 1 + pad(offset) + 12 + 4 * t.targets.len(),
+        Insn::LookupSwitch(l) => 1 + pad(offset) + 8 + 8 * l.pairs.len(),
     }
 }
 
@@ -137,7 +137,8 @@ pub fn encode_laid_out(code: &Code<'_>, layout: &Layout) -> Result<Vec<u8>, Enco
         return Err(EncodeError::LayoutMismatch);
     }
     let len = *offsets.last().unwrap_or(&0);
-    let mut out = Vec::with_capacity(len + 64);
+    let attrs: usize = code.attributes.iter().map(|a| 6 + a.data.len()).sum();
+    let mut out = Vec::with_capacity(12 + len + 8 * code.handlers.len() + attrs);
     out.extend_from_slice(&code.max_stack.to_be_bytes());
     out.extend_from_slice(&code.max_locals.to_be_bytes());
     out.extend_from_slice(&(len as u32).to_be_bytes());
@@ -172,11 +173,12 @@ pub fn encode_laid_out(code: &Code<'_>, layout: &Layout) -> Result<Vec<u8>, Enco
                 out.push(*op);
                 out.extend_from_slice(&(rel(*target)? as i16).to_be_bytes());
             }
-            Insn::TableSwitch {
-                default,
-                low,
-                targets,
-            } => {
+            Insn::TableSwitch(t) => {
+                let super::TableSwitch {
+                    default,
+                    low,
+                    targets,
+                } = &**t;
                 out.push(TABLESWITCH);
                 out.resize(out.len() + pad(pc), 0);
                 out.extend_from_slice(&rel(*default)?.to_be_bytes());
@@ -186,7 +188,8 @@ pub fn encode_laid_out(code: &Code<'_>, layout: &Layout) -> Result<Vec<u8>, Enco
                     out.extend_from_slice(&rel(*t)?.to_be_bytes());
                 }
             }
-            Insn::LookupSwitch { default, pairs } => {
+            Insn::LookupSwitch(l) => {
+                let super::LookupSwitch { default, pairs } = &**l;
                 out.push(LOOKUPSWITCH);
                 out.resize(out.len() + pad(pc), 0);
                 out.extend_from_slice(&rel(*default)?.to_be_bytes());

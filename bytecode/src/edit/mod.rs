@@ -21,6 +21,7 @@ pub use points::{probe_allocations, probe_everywhere};
 
 use crate::code::{
     decode_code, decode_frames, encode_frames, encode_laid_out, initial_locals, layout, Code, Insn,
+    Layout,
 };
 use crate::{Attribute, ClassFile};
 use std::borrow::Cow;
@@ -79,8 +80,9 @@ pub fn edit_method(class: &mut ClassFile<'_>, index: usize, edit: &Edit) -> Resu
         .ok_or_else(|| EditError("no such method".into()))?
         .clone();
     let cp = &mut class.constant_pool;
-    let name = cp.text(method.name_index).unwrap_or_default();
-    let desc = cp.text(method.descriptor_index).unwrap_or_default();
+    // Borrowed from the pool when valid UTF-8 (always, in practice).
+    let text = |i| String::from_utf8_lossy(cp.utf8(i).unwrap_or_default());
+    let (name, desc) = (text(method.name_index), text(method.descriptor_index));
     let Some(slot) = method
         .attributes
         .iter()
@@ -190,12 +192,12 @@ pub fn edit_method(class: &mut ClassFile<'_>, index: usize, edit: &Edit) -> Resu
     // Laid out once: the tables below are remapped to these offsets, and the
     // code is encoded with them at the end.
     let layout = layout(&new).map_err(|e| EditError(e.to_string()))?;
-    let offsets = &layout.offsets;
     if layout.widened_conditional(&new) {
         return err(
             "a conditional branch would need widening, which needs a new frame (not supported yet)",
         );
     }
+    let Layout { offsets, widened } = layout;
 
     // Offset-bearing attributes of the Code attribute.
     let old_index = |o: u32| code.index_at(o);
@@ -289,6 +291,7 @@ pub fn edit_method(class: &mut ClassFile<'_>, index: usize, edit: &Edit) -> Resu
         });
     }
     new.attributes = attributes;
+    let layout = Layout { offsets, widened };
     let body = encode_laid_out(&new, &layout).map_err(|e| EditError(e.to_string()))?;
     class.methods[index].attributes[slot].data = Cow::Owned(body);
     Ok(())
