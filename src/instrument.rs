@@ -143,13 +143,13 @@ pub fn run(args: Args) -> Result<(), String> {
     Ok(())
 }
 
-/// What [`for_each_input`] calls per entry: its name and data.
-type EntryFn<'a> = dyn FnMut(&str, Option<Vec<u8>>) -> Result<(), String> + 'a;
+/// What `for_each_input` calls per entry: its name, its bytes (`None` for a directory).
+type Visit<'a> = dyn FnMut(&str, Option<Vec<u8>>) -> Result<(), String> + 'a;
 
 /// Calls `f` with each entry of a jar, or each file under a directory (named
 /// by its relative path, `/`-separated, in sorted order); `None` data for a
 /// directory entry of a jar.
-fn for_each_input(input: &Path, f: &mut EntryFn<'_>) -> Result<(), String> {
+fn for_each_input(input: &Path, f: &mut Visit<'_>) -> Result<(), String> {
     let at = |e: &dyn std::fmt::Display| format!("{}: {e}", input.display());
     if input.is_dir() {
         let mut files = Vec::new();

@@ -14,7 +14,15 @@ pub struct ConstantPool<'a> {
     pub(crate) appended_slots: u16,
     /// CONSTANT_Class entries by name (those read, then those appended), built
     /// on first use: editing looks classes up once per reference parameter.
-    pub(crate) classes: std::cell::OnceCell<std::collections::HashMap<Vec<u8>, u16>>,
+    /// Keys borrow the pool's bytes (appended names are leaked into
+    /// `appended_classes` instead), hashed with FNV: building this once per
+    /// edited class showed in profiles with owned keys and SipHash.
+    pub(crate) classes: std::cell::OnceCell<std::collections::HashMap<&'a [u8], u16, Fnv>>,
+    pub(crate) appended_classes: Vec<(Box<[u8]>, u16)>,
+    /// Answers of `add_utf8` so far: an editor asks for the same few names
+    /// (`StackMapTable`, probe names) once per method, and each search of
+    /// the pool is linear.
+    pub(crate) utf8_memo: Vec<(Box<str>, u16)>,
 }
 
 impl<'a> ConstantPool<'a> {
@@ -60,13 +68,20 @@ impl<'a> ConstantPool<'a> {
     /// The CONSTANT_Class entry for internal name `name` (e.g. `java/lang/String`,
     /// `[I`), appended if the pool has none.
     pub fn class_index(&mut self, name: &str) -> u16 {
-        self.classes.get_or_init(|| {
+        let classes = self.classes.get_or_init(|| {
             (1..self.entries.len() as u16)
                 .filter(|&i| self.tag(i) == Some(7))
-                .filter_map(|i| Some((self.class_name_bytes(i)?.to_vec(), i)))
+                .filter_map(|i| Some((self.class_name_bytes(i)?, i)))
                 .collect()
         });
-        if let Some(&i) = self.classes.get().and_then(|m| m.get(name.as_bytes())) {
+        if let Some(&i) = classes.get(name.as_bytes()) {
+            return i;
+        }
+        if let Some(&(_, i)) = self
+            .appended_classes
+            .iter()
+            .find(|c| &*c.0 == name.as_bytes())
+        {
             return i;
         }
         let utf8 = self.add_utf8(name);
@@ -74,9 +89,7 @@ impl<'a> ConstantPool<'a> {
         self.appended.push(7);
         self.appended.extend_from_slice(&utf8.to_be_bytes());
         self.appended_slots += 1;
-        if let Some(m) = self.classes.get_mut() {
-            m.insert(name.as_bytes().to_vec(), index);
-        }
+        self.appended_classes.push((name.as_bytes().into(), index));
         index
     }
 
@@ -144,10 +157,13 @@ impl<'a> ConstantPool<'a> {
 
     /// Appends a CONSTANT_Utf8 entry (or finds an identical one) and returns its index.
     pub fn add_utf8(&mut self, s: &str) -> u16 {
-        for i in 1..self.entries.len() as u16 {
-            if self.utf8(i) == Some(s.as_bytes()) {
-                return i;
-            }
+        if let Some(&(_, i)) = self.utf8_memo.iter().find(|m| &*m.0 == s) {
+            return i;
+        }
+        let found = (1..self.entries.len() as u16).find(|&i| self.utf8(i) == Some(s.as_bytes()));
+        if let Some(i) = found {
+            self.utf8_memo.push((s.into(), i));
+            return i;
         }
         let index = self.count();
         self.appended.push(1);
@@ -155,6 +171,7 @@ impl<'a> ConstantPool<'a> {
             .extend_from_slice(&(s.len() as u16).to_be_bytes());
         self.appended.extend_from_slice(s.as_bytes());
         self.appended_slots += 1;
+        self.utf8_memo.push((s.into(), index));
         index
     }
 }
@@ -188,3 +205,27 @@ pub struct ClassFile<'a> {
     pub methods: Vec<Member<'a>>,
     pub attributes: Vec<Attribute<'a>>,
 }
+
+/// FNV-1a, for the pool's name map: short keys, no adversary (the names
+/// come from the class being edited, and a collision only costs time).
+#[derive(Default, Clone, Copy)]
+pub(crate) struct FnvHasher(u64);
+
+impl std::hash::Hasher for FnvHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 {
+            0xcbf2_9ce4_8422_2325
+        } else {
+            self.0
+        };
+        for &b in bytes {
+            h = (h ^ b as u64).wrapping_mul(0x100_0000_01b3);
+        }
+        self.0 = h;
+    }
+}
+
+pub(crate) type Fnv = std::hash::BuildHasherDefault<FnvHasher>;

@@ -1,5 +1,5 @@
 use super::opcodes::*;
-use super::{Code, Handler, Insn, Label, Operands};
+use super::{Code, Handler, Insn, Label, LookupSwitch, Operands, TableSwitch};
 use crate::read::{read_attributes, Cursor};
 use crate::ReadError;
 const NONE: u32 = u32::MAX;
@@ -19,26 +19,23 @@ pub fn decode_code(body: &[u8]) -> Result<Code<'_>, ReadError> {
         ));
     }
 
-    // Pass 1: instruction boundaries, and the raw target offsets of jumps.
-    let mut starts = Vec::new();
-    let mut raw = Vec::new();
+    // Pass 1: instruction boundaries only (lengths, nothing built).
+    let mut starts = Vec::with_capacity(len / 2 + 1);
     let mut pc = 0usize;
     while pc < len {
-        starts.push(pc);
-        let (insn, next) =
-            decode_one(code, pc).map_err(|(at, why)| ReadError::new(code_start + at, why))?;
-        raw.push(insn);
-        pc = next;
+        starts.push(pc as u32);
+        pc = next_start(code, pc).map_err(|(at, why)| ReadError::new(code_start + at, why))?;
     }
     // offset -> instruction index (NONE between instruction starts); len -> the end.
     let mut index_of = vec![NONE; len + 1];
     for (i, &o) in starts.iter().enumerate() {
-        index_of[o] = i as u32;
+        index_of[o as usize] = i as u32;
     }
     index_of[len] = starts.len() as u32;
 
-    // Pass 2: offsets become labels; one label per distinct target offset.
-    let mut labels = Vec::new();
+    // Pass 2: each instruction decoded at its start, offsets becoming
+    // labels; one label per distinct target offset.
+    let mut labels = Vec::with_capacity(starts.len() / 4 + 4);
     let mut label_of = vec![NONE; len + 1];
     let mut label = |offset: i64, at: usize| -> Result<Label, ReadError> {
         let o = usize::try_from(offset)
@@ -56,36 +53,60 @@ pub fn decode_code(body: &[u8]) -> Result<Code<'_>, ReadError> {
         }
         Ok(Label(label_of[o]))
     };
-    let mut insns = Vec::with_capacity(raw.len());
-    for (i, r) in raw.into_iter().enumerate() {
-        let at = starts[i];
+    let mut insns = Vec::with_capacity(starts.len());
+    for (i, &at) in starts.iter().enumerate() {
+        let at = at as usize;
         let rel = |d: i32| at as i64 + d as i64;
-        insns.push(match r {
-            RawInsn::Plain { op, operands } => Insn::Plain { op, operands },
-            RawInsn::Branch { op, delta } => Insn::Branch {
+        let op = code[at];
+        // Pass 1 checked every length, so the operands are all there.
+        let insn = match op {
+            _ if is_branch16(op) => Insn::Branch {
                 op,
-                target: label(rel(delta), at)?,
+                target: label(rel(be16(code, at + 1).unwrap_or(0) as i32), at)?,
             },
-            RawInsn::Table {
-                default,
-                low,
-                deltas,
-            } => Insn::TableSwitch {
-                default: label(rel(default), at)?,
-                low,
-                targets: deltas
-                    .into_iter()
-                    .map(|d| label(rel(d), at))
-                    .collect::<Result<_, _>>()?,
+            GOTO_W | JSR_W => Insn::Branch {
+                op,
+                target: label(rel(be32(code, at + 1).unwrap_or(0)), at)?,
             },
-            RawInsn::Lookup { default, pairs } => Insn::LookupSwitch {
-                default: label(rel(default), at)?,
-                pairs: pairs
-                    .into_iter()
-                    .map(|(k, d)| Ok((k, label(rel(d), at)?)))
-                    .collect::<Result<_, _>>()?,
-            },
-        });
+            TABLESWITCH => {
+                let base = (at + 4) & !3;
+                let low = be32(code, base + 4).unwrap_or(0);
+                let high = be32(code, base + 8).unwrap_or(0);
+                let n = (high as i64 - low as i64 + 1) as usize;
+                Insn::TableSwitch(Box::new(TableSwitch {
+                    default: label(rel(be32(code, base).unwrap_or(0)), at)?,
+                    low,
+                    targets: (0..n)
+                        .map(|i| label(rel(be32(code, base + 12 + 4 * i).unwrap_or(0)), at))
+                        .collect::<Result<_, _>>()?,
+                }))
+            }
+            LOOKUPSWITCH => {
+                let base = (at + 4) & !3;
+                let n = be32(code, base + 4).unwrap_or(0) as usize;
+                Insn::LookupSwitch(Box::new(LookupSwitch {
+                    default: label(rel(be32(code, base).unwrap_or(0)), at)?,
+                    pairs: (0..n)
+                        .map(|i| {
+                            let k = be32(code, base + 8 + 8 * i).unwrap_or(0);
+                            Ok((
+                                k,
+                                label(rel(be32(code, base + 12 + 8 * i).unwrap_or(0)), at)?,
+                            ))
+                        })
+                        .collect::<Result<_, _>>()?,
+                }))
+            }
+            _ => {
+                let end = starts.get(i + 1).map_or(len, |&e| e as usize);
+                Insn::Plain {
+                    op,
+                    operands: Operands::new(&code[at + 1..end])
+                        .ok_or_else(|| ReadError::new(code_start + at, "operands too long"))?,
+                }
+            }
+        };
+        insns.push(insn);
     }
 
     let n = c.u16("exception_table_length")?;
@@ -115,32 +136,11 @@ pub fn decode_code(body: &[u8]) -> Result<Code<'_>, ReadError> {
         labels,
         handlers,
         attributes,
-        offsets: starts
-            .iter()
-            .map(|&o| o as u32)
-            .chain([len as u32])
-            .collect(),
+        offsets: {
+            starts.push(len as u32);
+            starts
+        },
     })
-}
-
-enum RawInsn {
-    Plain {
-        op: u8,
-        operands: Operands,
-    },
-    Branch {
-        op: u8,
-        delta: i32,
-    },
-    Table {
-        default: i32,
-        low: i32,
-        deltas: Vec<i32>,
-    },
-    Lookup {
-        default: i32,
-        pairs: Vec<(i32, i32)>,
-    },
 }
 
 fn be16(b: &[u8], at: usize) -> Option<i16> {
@@ -156,29 +156,17 @@ fn be32(b: &[u8], at: usize) -> Option<i32> {
     ]))
 }
 
-/// One instruction at `pc`: it and where the next one starts.
-fn decode_one(code: &[u8], pc: usize) -> Result<(RawInsn, usize), (usize, String)> {
+/// Where the instruction at `pc` ends (the next one starts), checking that
+/// all of it is inside the code and that the opcode is valid.
+fn next_start(code: &[u8], pc: usize) -> Result<usize, (usize, String)> {
     let short = || (pc, "instruction runs past the end of the code".to_owned());
     let op = code[pc];
     if let Some(n) = fixed_len(op) {
-        let operands = code.get(pc + 1..pc + n).ok_or_else(short)?;
-        let insn = if is_branch16(op) {
-            RawInsn::Branch {
-                op,
-                delta: be16(code, pc + 1).ok_or_else(short)? as i32,
-            }
-        } else if op == GOTO_W || op == JSR_W {
-            RawInsn::Branch {
-                op,
-                delta: be32(code, pc + 1).ok_or_else(short)?,
-            }
+        return if pc + n <= code.len() {
+            Ok(pc + n)
         } else {
-            RawInsn::Plain {
-                op,
-                operands: Operands::new(operands).ok_or_else(short)?,
-            }
+            Err(short())
         };
-        return Ok((insn, pc + n));
     }
     match op {
         WIDE => {
@@ -188,14 +176,16 @@ fn decode_one(code: &[u8], pc: usize) -> Result<(RawInsn, usize), (usize, String
                 0x15..=0x19 | 0x36..=0x3a | 0xa9 => 4,
                 _ => return Err((pc, format!("wide before opcode {inner:#04x}"))),
             };
-            let operands =
-                Operands::new(code.get(pc + 1..pc + n).ok_or_else(short)?).ok_or_else(short)?;
-            Ok((RawInsn::Plain { op, operands }, pc + n))
+            if pc + n <= code.len() {
+                Ok(pc + n)
+            } else {
+                Err(short())
+            }
         }
         TABLESWITCH | LOOKUPSWITCH => {
             let base = (pc + 4) & !3; // operands start 4-byte aligned
-            let default = be32(code, base).ok_or_else(short)?;
-            if op == TABLESWITCH {
+            be32(code, base).ok_or_else(short)?;
+            let end = if op == TABLESWITCH {
                 let low = be32(code, base + 4).ok_or_else(short)?;
                 let high = be32(code, base + 8).ok_or_else(short)?;
                 if high < low {
@@ -205,36 +195,46 @@ fn decode_one(code: &[u8], pc: usize) -> Result<(RawInsn, usize), (usize, String
                 if n > (code.len() - base) / 4 {
                     return Err(short());
                 }
-                let deltas = (0..n)
-                    .map(|i| be32(code, base + 12 + 4 * i).ok_or_else(short))
-                    .collect::<Result<_, _>>()?;
-                Ok((
-                    RawInsn::Table {
-                        default,
-                        low,
-                        deltas,
-                    },
-                    base + 12 + 4 * n,
-                ))
+                base + 12 + 4 * n
             } else {
                 let n = be32(code, base + 4).ok_or_else(short)?;
                 if n < 0 || n as usize > (code.len() - base) / 8 {
                     return Err((pc, format!("lookupswitch with {n} pairs")));
                 }
-                let pairs = (0..n as usize)
-                    .map(|i| {
-                        Ok((
-                            be32(code, base + 8 + 8 * i).ok_or_else(short)?,
-                            be32(code, base + 12 + 8 * i).ok_or_else(short)?,
-                        ))
-                    })
-                    .collect::<Result<_, _>>()?;
-                Ok((
-                    RawInsn::Lookup { default, pairs },
-                    base + 8 + 8 * n as usize,
-                ))
+                base + 8 + 8 * n as usize
+            };
+            if end <= code.len() {
+                Ok(end)
+            } else {
+                Err(short())
             }
         }
         _ => Err((pc, format!("invalid opcode {op:#04x}"))),
     }
+}
+
+/// The offset of every instruction of a `Code` attribute's body, and the code
+/// length last — `Code::offsets` without decoding anything else, for callers
+/// that only map offsets (line numbers) to instruction indices.
+pub fn instruction_offsets(body: &[u8]) -> Result<Vec<u32>, ReadError> {
+    let mut c = Cursor::new(body);
+    c.u16("max_stack")?;
+    c.u16("max_locals")?;
+    let len = c.u32("code_length")? as usize;
+    let code_start = c.pos();
+    let code = c.bytes(len, "code")?;
+    if len == 0 || len > 65535 {
+        return Err(ReadError::new(
+            code_start - 4,
+            format!("code_length {len} out of range"),
+        ));
+    }
+    let mut starts = Vec::with_capacity(len / 2 + 1);
+    let mut pc = 0usize;
+    while pc < len {
+        starts.push(pc as u32);
+        pc = next_start(code, pc).map_err(|(at, why)| ReadError::new(code_start + at, why))?;
+    }
+    starts.push(len as u32);
+    Ok(starts)
 }

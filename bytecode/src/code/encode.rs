@@ -8,6 +8,8 @@ pub enum EncodeError {
     TooLong(usize),
     /// A label bound to no position.
     UnboundLabel(u32),
+    /// A layout made for other instructions.
+    LayoutMismatch,
 }
 
 impl fmt::Display for EncodeError {
@@ -15,6 +17,7 @@ impl fmt::Display for EncodeError {
         match self {
             Self::TooLong(n) => write!(f, "code would be {n} bytes, over the 65535-byte limit"),
             Self::UnboundLabel(l) => write!(f, "label {l} is bound to no instruction"),
+            Self::LayoutMismatch => f.write_str("layout made for other instructions"),
         }
     }
 }
@@ -45,8 +48,8 @@ fn size(insn: &Insn, offset: usize, widened: bool) -> usize {
             }
         }
         Insn::Branch { .. } => 3,
-        Insn::TableSwitch { targets, .. } => 1 + pad(offset) + 12 + 4 * targets.len(),
-        Insn::LookupSwitch { pairs, .. } => 1 + pad(offset) + 8 + 8 * pairs.len(),
+        Insn::TableSwitch(t) => 1 + pad(offset) + 12 + 4 * t.targets.len(),
+        Insn::LookupSwitch(l) => 1 + pad(offset) + 8 + 8 * l.pairs.len(),
     }
 }
 
@@ -54,9 +57,29 @@ fn pad(offset: usize) -> usize {
     3 - (offset % 4)
 }
 
-/// Offsets of every instruction (and of the end), widening 16-bit branches
-/// until all reach. Sizes only grow, so this ends.
-fn layout(code: &Code<'_>) -> Result<(Vec<usize>, Vec<bool>), EncodeError> {
+/// Where every instruction goes: its offset (and the end's, last), and which
+/// 16-bit branches had to be widened. Attributes do not change it, so an
+/// editor can lay out once, remap its tables, then encode with it.
+#[derive(Debug, Clone)]
+pub struct Layout {
+    pub offsets: Vec<usize>,
+    pub widened: Vec<bool>,
+}
+
+impl Layout {
+    /// Was a conditional branch (not goto/jsr) widened into an inverted
+    /// condition around a `goto_w`? That creates a branch target which needs
+    /// a StackMapTable frame.
+    pub fn widened_conditional(&self, code: &Code<'_>) -> bool {
+        code.insns.iter().zip(&self.widened).any(|(insn, &w)| {
+            w && matches!(insn, Insn::Branch { op, .. } if matches!(op, 0x99..=0xa6 | 0xc6 | 0xc7))
+        })
+    }
+}
+
+/// Lays out `code`: offsets of every instruction (and of the end), widening
+/// 16-bit branches until all reach. Sizes only grow, so this ends.
+pub fn layout(code: &Code<'_>) -> Result<Layout, EncodeError> {
     let mut widened = vec![false; code.insns.len()];
     loop {
         let mut offsets = Vec::with_capacity(code.insns.len() + 1);
@@ -82,7 +105,7 @@ fn layout(code: &Code<'_>) -> Result<(Vec<usize>, Vec<bool>), EncodeError> {
             }
         }
         if !changed {
-            return Ok((offsets, widened));
+            return Ok(Layout { offsets, widened });
         }
     }
 }
@@ -101,14 +124,26 @@ fn label_offset(code: &Code<'_>, offsets: &[usize], l: Label) -> Result<usize, E
 /// Encodes a `Code` attribute body. Also returns the offset of each
 /// instruction, so offset-based attributes can be remapped by the caller.
 pub fn encode_code(code: &Code<'_>) -> Result<(Vec<u8>, Vec<usize>), EncodeError> {
-    let (offsets, widened) = layout(code)?;
-    let len = *offsets.last().unwrap();
-    let mut out = Vec::with_capacity(len + 64);
+    let layout = layout(code)?;
+    let body = encode_laid_out(code, &layout)?;
+    Ok((body, layout.offsets))
+}
+
+/// Encodes a `Code` attribute body with a layout [`layout`] made for the same
+/// instructions (attributes may have changed since).
+pub fn encode_laid_out(code: &Code<'_>, layout: &Layout) -> Result<Vec<u8>, EncodeError> {
+    let (offsets, widened) = (&layout.offsets, &layout.widened);
+    if offsets.len() != code.insns.len() + 1 || widened.len() != code.insns.len() {
+        return Err(EncodeError::LayoutMismatch);
+    }
+    let len = *offsets.last().unwrap_or(&0);
+    let attrs: usize = code.attributes.iter().map(|a| 6 + a.data.len()).sum();
+    let mut out = Vec::with_capacity(12 + len + 8 * code.handlers.len() + attrs);
     out.extend_from_slice(&code.max_stack.to_be_bytes());
     out.extend_from_slice(&code.max_locals.to_be_bytes());
     out.extend_from_slice(&(len as u32).to_be_bytes());
     let start = out.len();
-    let at = |l: Label| label_offset(code, &offsets, l);
+    let at = |l: Label| label_offset(code, offsets, l);
     for (i, insn) in code.insns.iter().enumerate() {
         let pc = offsets[i];
         debug_assert_eq!(out.len() - start, pc);
@@ -138,11 +173,12 @@ pub fn encode_code(code: &Code<'_>) -> Result<(Vec<u8>, Vec<usize>), EncodeError
                 out.push(*op);
                 out.extend_from_slice(&(rel(*target)? as i16).to_be_bytes());
             }
-            Insn::TableSwitch {
-                default,
-                low,
-                targets,
-            } => {
+            Insn::TableSwitch(t) => {
+                let super::TableSwitch {
+                    default,
+                    low,
+                    targets,
+                } = &**t;
                 out.push(TABLESWITCH);
                 out.resize(out.len() + pad(pc), 0);
                 out.extend_from_slice(&rel(*default)?.to_be_bytes());
@@ -152,7 +188,8 @@ pub fn encode_code(code: &Code<'_>) -> Result<(Vec<u8>, Vec<usize>), EncodeError
                     out.extend_from_slice(&rel(*t)?.to_be_bytes());
                 }
             }
-            Insn::LookupSwitch { default, pairs } => {
+            Insn::LookupSwitch(l) => {
+                let super::LookupSwitch { default, pairs } = &**l;
                 out.push(LOOKUPSWITCH);
                 out.resize(out.len() + pad(pc), 0);
                 out.extend_from_slice(&rel(*default)?.to_be_bytes());
@@ -177,5 +214,5 @@ pub fn encode_code(code: &Code<'_>) -> Result<(Vec<u8>, Vec<usize>), EncodeError
         out.extend_from_slice(&(a.data.len() as u32).to_be_bytes());
         out.extend_from_slice(&a.data);
     }
-    Ok((out, offsets))
+    Ok(out)
 }

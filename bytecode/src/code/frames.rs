@@ -35,7 +35,7 @@ pub fn initial_locals(
     is_init: bool,
     class_of: &mut dyn FnMut(&str) -> u16,
 ) -> Option<Vec<VType>> {
-    let mut locals = Vec::new();
+    let mut locals = Vec::with_capacity(8);
     if let Some(this) = this_class {
         locals.push(if is_init {
             VType::UninitializedThis
@@ -200,7 +200,8 @@ fn write_vtype(out: &mut Vec<u8>, t: VType, offsets: &[usize]) {
 /// Encodes frames (sorted by instruction) given the instruction offsets the
 /// code was laid out at, each in its most compact form.
 pub fn encode_frames(frames: &[Frame], initial: &[VType], offsets: &[usize]) -> Vec<u8> {
-    let mut out = Vec::new();
+    // A compact frame takes a few bytes; sized once, not grown.
+    let mut out = Vec::with_capacity(2 + frames.len() * 6);
     out.extend_from_slice(&(frames.len() as u16).to_be_bytes());
     let mut prev_locals = initial;
     let mut prev_offset: i64 = -1;

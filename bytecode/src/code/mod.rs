@@ -9,8 +9,8 @@ mod frames;
 mod opcodes;
 pub mod stack;
 
-pub use decode::decode_code;
-pub use encode::{encode_code, EncodeError};
+pub use decode::{decode_code, instruction_offsets};
+pub use encode::{encode_code, encode_laid_out, layout, EncodeError, Layout};
 pub use frames::{decode_frames, encode_frames, initial_locals, Frame, VType};
 
 use crate::Attribute;
@@ -58,18 +58,33 @@ impl std::fmt::Debug for Operands {
 pub enum Insn {
     /// Any instruction without a jump target: opcode and operand bytes as read
     /// (for `wide`, the widened opcode and its operands).
-    Plain { op: u8, operands: Operands },
+    Plain {
+        op: u8,
+        operands: Operands,
+    },
     /// if*, goto, jsr (16-bit offset), goto_w, jsr_w (32-bit).
-    Branch { op: u8, target: Label },
-    TableSwitch {
-        default: Label,
-        low: i32,
-        targets: Vec<Label>,
+    Branch {
+        op: u8,
+        target: Label,
     },
-    LookupSwitch {
-        default: Label,
-        pairs: Vec<(i32, Label)>,
-    },
+    /// Boxed, like `LookupSwitch`: switches are rare, and unboxed they made
+    /// every instruction 40 bytes instead of 16 (memory traffic dominated
+    /// decoding).
+    TableSwitch(Box<TableSwitch>),
+    LookupSwitch(Box<LookupSwitch>),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableSwitch {
+    pub default: Label,
+    pub low: i32,
+    pub targets: Vec<Label>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LookupSwitch {
+    pub default: Label,
+    pub pairs: Vec<(i32, Label)>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

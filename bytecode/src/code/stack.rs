@@ -94,7 +94,7 @@ fn effect(insn: &Insn, cp: &ConstantPool<'_>) -> Option<Effect> {
                 _ => return None, // jsr: not followed
             });
         }
-        Insn::TableSwitch { .. } | Insn::LookupSwitch { .. } => return Some(Pops(1, 0)),
+        Insn::TableSwitch(_) | Insn::LookupSwitch(_) => return Some(Pops(1, 0)),
     };
     // `wide`: the widened opcode, with a two-byte local index (and, for
     // iinc, a two-byte constant, which `local_index` must not see).
@@ -266,12 +266,10 @@ pub fn successors(code: &Code<'_>, index: usize) -> Vec<u32> {
     let at = |l: &super::Label| code.labels[l.0 as usize];
     match insn {
         Insn::Branch { target, .. } => out.push(at(target)),
-        Insn::TableSwitch {
-            default, targets, ..
-        } => out.extend(std::iter::once(default).chain(targets).map(at)),
-        Insn::LookupSwitch { default, pairs } => out.extend(
-            std::iter::once(default)
-                .chain(pairs.iter().map(|p| &p.1))
+        Insn::TableSwitch(t) => out.extend(std::iter::once(&t.default).chain(&t.targets).map(at)),
+        Insn::LookupSwitch(l) => out.extend(
+            std::iter::once(&l.default)
+                .chain(l.pairs.iter().map(|p| &p.1))
                 .map(at),
         ),
         Insn::Plain { .. } => {}

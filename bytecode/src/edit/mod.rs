@@ -22,7 +22,8 @@ pub use lines::{line_probes, LineProbes};
 pub use points::{probe_allocations, probe_everywhere};
 
 use crate::code::{
-    decode_code, decode_frames, encode_code, encode_frames, initial_locals, Insn, VType,
+    decode_code, decode_frames, encode_frames, encode_laid_out, initial_locals, layout, Code, Insn,
+    Layout, VType,
 };
 use crate::{Attribute, ClassFile};
 use std::borrow::Cow;
@@ -119,8 +120,9 @@ pub fn edit_method(class: &mut ClassFile<'_>, index: usize, edit: &Edit) -> Resu
         .ok_or_else(|| EditError("no such method".into()))?
         .clone();
     let cp = &mut class.constant_pool;
-    let name = cp.text(method.name_index).unwrap_or_default();
-    let desc = cp.text(method.descriptor_index).unwrap_or_default();
+    // Borrowed from the pool when valid UTF-8 (always, in practice).
+    let text = |i| String::from_utf8_lossy(cp.utf8(i).unwrap_or_default());
+    let (name, desc) = (text(method.name_index), text(method.descriptor_index));
     let Some(slot) = method
         .attributes
         .iter()
@@ -128,7 +130,8 @@ pub fn edit_method(class: &mut ClassFile<'_>, index: usize, edit: &Edit) -> Resu
     else {
         return err("no code (abstract or native)");
     };
-    let code = decode_code(&method.attributes[slot].data).map_err(|e| EditError(e.to_string()))?;
+    let mut code =
+        decode_code(&method.attributes[slot].data).map_err(|e| EditError(e.to_string()))?;
     let n = code.insns.len();
     if let Some(&i) = edit.after.range(n as u32..).next().map(|(i, _)| i) {
         return err(format!(
@@ -136,17 +139,31 @@ pub fn edit_method(class: &mut ClassFile<'_>, index: usize, edit: &Edit) -> Resu
         ));
     }
 
+    // In a constructor the catch-all needs where the super()/this() call is
+    // (computed first: the loop below moves the instructions out).
+    let this_name = cp.class_name(class.this_class).unwrap_or_default();
+    let uninit_this = name == "<init>" && this_name != "java/lang/Object";
+    let parts = match &edit.catch_all {
+        Some(_) if uninit_this => Some(ctor::parts(&code, cp)?),
+        _ => None,
+    };
+
     // New instruction list, and where each old instruction (`at`) and each old
     // jump target (`target`: the inserted code before it, if any) went.
-    let mut insns = edit.entry.clone();
+    let mut insns = Vec::with_capacity(n + n / 4 + edit.entry.len() + 8);
+    insns.extend(edit.entry.iter().cloned());
     let mut at = Vec::with_capacity(n + 1);
     let mut target = Vec::with_capacity(n + 1);
-    for (i, insn) in code.insns.iter().enumerate() {
+    // The maps are walked in step with the code (a lookup per instruction
+    // showed in profiles).
+    let mut before = edit.before.iter().peekable();
+    let mut after = edit.after.iter().peekable();
+    for (i, insn) in std::mem::take(&mut code.insns).into_iter().enumerate() {
         let start = insns.len() as u32;
-        if let Some(seq) = edit.before.get(&(i as u32)) {
+        if let Some((_, seq)) = before.next_if(|b| *b.0 == i as u32) {
             insns.extend(seq.iter().cloned());
         }
-        if is_return(insn) {
+        if is_return(&insn) {
             insns.extend(edit.before_returns.iter().cloned());
         }
         // Jumps land on the code inserted before their instruction. For the
@@ -154,11 +171,12 @@ pub fn edit_method(class: &mut ClassFile<'_>, index: usize, edit: &Edit) -> Resu
         // at offset 0 does not run the entry code again.
         target.push(start);
         at.push(insns.len() as u32);
-        insns.push(insn.clone());
-        if let Some(seq) = edit.after.get(&(i as u32)) {
+        let falls_through = crate::code::stack::falls_through(&insn);
+        insns.push(insn);
+        if let Some((_, seq)) = after.next_if(|a| *a.0 == i as u32) {
             // Code after an instruction that never falls through would be
             // unreachable, and the verifier wants a frame there.
-            if !crate::code::stack::falls_through(insn) {
+            if !falls_through {
                 return err(format!(
                     "after-code for instruction {i}, which does not fall through"
                 ));
@@ -172,12 +190,6 @@ pub fn edit_method(class: &mut ClassFile<'_>, index: usize, edit: &Edit) -> Resu
     // The catch-all handler goes after the body (which cannot fall through).
     // In a constructor a second one covers the code before the super()/this()
     // call, with `uninitializedThis` in its frame.
-    let this_name = cp.class_name(class.this_class).unwrap_or_default();
-    let uninit_this = name == "<init>" && this_name != "java/lang/Object";
-    let parts = match &edit.catch_all {
-        Some(_) if uninit_this => Some(ctor::parts(&code, cp)?),
-        _ => None,
-    };
     let mut handler = |seq: &[Insn]| {
         let h = insns.len() as u32;
         insns.extend(seq.iter().cloned());
@@ -190,10 +202,15 @@ pub fn edit_method(class: &mut ClassFile<'_>, index: usize, edit: &Edit) -> Resu
         .and(edit.catch_all.as_deref())
         .map(&mut handler);
 
-    let mut new = code.clone();
-    new.insns = insns;
-    new.labels = code.labels.iter().map(|&l| target[l as usize]).collect();
-    new.max_stack = code.max_stack.saturating_add(edit.extra_stack);
+    let mut new = Code {
+        max_stack: code.max_stack.saturating_add(edit.extra_stack),
+        max_locals: code.max_locals,
+        insns,
+        labels: code.labels.iter().map(|&l| target[l as usize]).collect(),
+        handlers: std::mem::take(&mut code.handlers),
+        attributes: Vec::new(),
+        offsets: Vec::new(),
+    };
     if let Some(l) = &edit.new_local {
         if l.slot < code.max_locals {
             return err(format!(
@@ -224,24 +241,25 @@ pub fn edit_method(class: &mut ClassFile<'_>, index: usize, edit: &Edit) -> Resu
         }
         new.max_stack = new.max_stack.max(1 + edit.extra_stack);
     }
-    let (_, offsets) = encode_code(&new).map_err(|e| EditError(e.to_string()))?;
-    if offsets.last() != Some(&offsets_len_unwidened(&new))
-        && has_widened_conditional(&new, &offsets)
-    {
+    // Laid out once: the tables below are remapped to these offsets, and the
+    // code is encoded with them at the end.
+    let layout = layout(&new).map_err(|e| EditError(e.to_string()))?;
+    if layout.widened_conditional(&new) {
         return err(
             "a conditional branch would need widening, which needs a new frame (not supported yet)",
         );
     }
+    let Layout { offsets, widened } = layout;
 
     // Offset-bearing attributes of the Code attribute.
     let old_index = |o: u32| code.index_at(o);
     let mut attributes = Vec::with_capacity(code.attributes.len() + 1);
     let mut has_frames = false;
     for a in &code.attributes {
-        let kind = cp.text(a.name_index).unwrap_or_default();
-        let data: Vec<u8> = match kind.as_str() {
-            "StackMapTable" => {
-                let this = cp.class_name(class.this_class).unwrap_or_default();
+        // Matched as bytes: no string per attribute.
+        let data: Vec<u8> = match cp.utf8(a.name_index).unwrap_or_default() {
+            b"StackMapTable" => {
+                let this = &this_name;
                 let is_static = method.access_flags & 0x0008 != 0;
                 let initial = initial_locals(
                     &desc,
@@ -267,7 +285,7 @@ pub fn edit_method(class: &mut ClassFile<'_>, index: usize, edit: &Edit) -> Resu
                 has_frames = true;
                 encode_frames(&frames, &initial, &offsets)
             }
-            "LineNumberTable" => remap_table(&a.data, 4, |e, out| {
+            b"LineNumberTable" => remap_table(&a.data, 4, |e, out| {
                 let pc = u16::from_be_bytes([e[0], e[1]]) as u32;
                 let i = old_index(pc)
                     .ok_or_else(|| EditError(format!("line entry at {pc}, not an instruction")))?;
@@ -275,7 +293,7 @@ pub fn edit_method(class: &mut ClassFile<'_>, index: usize, edit: &Edit) -> Resu
                 out.extend_from_slice(&e[2..4]);
                 Ok(())
             })?,
-            "LocalVariableTable" | "LocalVariableTypeTable" => {
+            b"LocalVariableTable" | b"LocalVariableTypeTable" => {
                 remap_table(&a.data, 10, |e, out| {
                     let start = u16::from_be_bytes([e[0], e[1]]) as u32;
                     let end = start + u16::from_be_bytes([e[2], e[3]]) as u32;
@@ -296,10 +314,11 @@ pub fn edit_method(class: &mut ClassFile<'_>, index: usize, edit: &Edit) -> Resu
             }
             // CLDC's preverifier attribute, which Java SE VMs ignore (jython's
             // generated classes carry one): stale after an edit, so dropped.
-            "StackMap" => continue,
+            b"StackMap" => continue,
             other => {
                 return err(format!(
-                    "Code attribute {other} refers to offsets profrj cannot remap"
+                    "Code attribute {} refers to offsets profrj cannot remap",
+                    String::from_utf8_lossy(other)
                 ))
             }
         };
@@ -311,7 +330,7 @@ pub fn edit_method(class: &mut ClassFile<'_>, index: usize, edit: &Edit) -> Resu
     // Class files of version 50+ need a frame at the new handler even when the
     // method had no StackMapTable.
     if let (Some(h), false, true) = (handler_at, has_frames, class.major_version >= 50) {
-        let this = cp.class_name(class.this_class).unwrap_or_default();
+        let this = &this_name;
         let is_static = method.access_flags & 0x0008 != 0;
         let initial = initial_locals(
             &desc,
@@ -327,7 +346,8 @@ pub fn edit_method(class: &mut ClassFile<'_>, index: usize, edit: &Edit) -> Resu
         });
     }
     new.attributes = attributes;
-    let (body, _) = encode_code(&new).map_err(|e| EditError(e.to_string()))?;
+    let layout = Layout { offsets, widened };
+    let body = encode_laid_out(&new, &layout).map_err(|e| EditError(e.to_string()))?;
     class.methods[index].attributes[slot].data = Cow::Owned(body);
     Ok(())
 }
@@ -380,27 +400,4 @@ fn remap_table(
         f(e, &mut out)?;
     }
     Ok(out)
-}
-
-/// Length the code would have if no branch were widened.
-fn offsets_len_unwidened(code: &crate::code::Code<'_>) -> usize {
-    let mut pc = 0;
-    for insn in &code.insns {
-        pc += match insn {
-            Insn::Plain { operands, .. } => 1 + operands.len(),
-            Insn::Branch { op, .. } if *op == 0xc8 || *op == 0xc9 => 5,
-            Insn::Branch { .. } => 3,
-            Insn::TableSwitch { targets, .. } => 1 + (3 - pc % 4) + 12 + 4 * targets.len(),
-            Insn::LookupSwitch { pairs, .. } => 1 + (3 - pc % 4) + 8 + 8 * pairs.len(),
-        };
-    }
-    pc
-}
-
-/// Did layout turn a conditional (not goto/jsr) into a longer form?
-fn has_widened_conditional(code: &crate::code::Code<'_>, offsets: &[usize]) -> bool {
-    code.insns.iter().enumerate().any(|(i, insn)| {
-        matches!(insn, Insn::Branch { op, .. } if matches!(op, 0x99..=0xa6 | 0xc6 | 0xc7))
-            && offsets[i + 1] - offsets[i] == 8
-    })
 }

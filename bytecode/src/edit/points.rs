@@ -2,7 +2,7 @@
 //! modes, `profrj instrument`, the benchmarks and the tests.
 
 use super::{allocation_sites, AllocSite, Edit, EditError};
-use crate::code::{decode_code, Insn};
+use crate::code::{instruction_offsets, Insn};
 use crate::ClassFile;
 use std::collections::BTreeMap;
 
@@ -21,16 +21,18 @@ pub fn probe_everywhere(
         .attributes
         .iter()
         .find(|a| cp.utf8(a.name_index) == Some(b"Code"))?;
-    let code = decode_code(&code_attr.data).ok()?;
+    // Only instruction boundaries are needed (not a full decode): this runs
+    // once per method before the editor decodes it.
+    let offsets = instruction_offsets(&code_attr.data).ok()?;
     let mut before = BTreeMap::new();
-    for a in code
-        .attributes
-        .iter()
-        .filter(|a| cp.utf8(a.name_index) == Some(b"LineNumberTable"))
+    for a in code_attributes(&code_attr.data)?
+        .into_iter()
+        .filter(|a| cp.utf8(a.0) == Some(b"LineNumberTable"))
     {
-        for e in a.data.get(2..).unwrap_or_default().chunks_exact(4) {
-            if let Some(ix) = code.index_at(u16::from_be_bytes([e[0], e[1]]) as u32) {
-                before.insert(ix, probe.to_vec());
+        for e in a.1.get(2..).unwrap_or_default().chunks_exact(4) {
+            let pc = u16::from_be_bytes([e[0], e[1]]) as u32;
+            if let Ok(ix) = offsets.binary_search(&pc) {
+                before.insert(ix as u32, probe.to_vec());
             }
         }
     }
@@ -79,4 +81,24 @@ pub fn probe_allocations(
         extra_stack,
         ..Edit::default()
     }))
+}
+
+/// The attributes nested in a `Code` attribute's body: (name index, body).
+fn code_attributes(body: &[u8]) -> Option<Vec<(u16, &[u8])>> {
+    let be16 = |at: usize| Some(u16::from_be_bytes([*body.get(at)?, *body.get(at + 1)?]));
+    let be32 = |at: usize| Some(u32::from_be_bytes(body.get(at..at + 4)?.try_into().ok()?));
+    let code_len = be32(4)? as usize;
+    let mut at = 8 + code_len;
+    let handlers = be16(at)? as usize;
+    at += 2 + 8 * handlers;
+    let n = be16(at)?;
+    at += 2;
+    let mut out = Vec::with_capacity(n as usize);
+    for _ in 0..n {
+        let name = be16(at)?;
+        let len = be32(at + 2)? as usize;
+        out.push((name, body.get(at + 6..at + 6 + len)?));
+        at += 6 + len;
+    }
+    Some(out)
 }

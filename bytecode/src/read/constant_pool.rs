@@ -48,5 +48,7 @@ pub fn read_constant_pool<'a>(
         appended: Vec::new(),
         appended_slots: 0,
         classes: Default::default(),
+        utf8_memo: Vec::new(),
+        appended_classes: Vec::new(),
     })
 }
