@@ -22,7 +22,7 @@ fn run_with(
         .env_remove("JAVA_TOOL_OPTIONS");
     if let Some(o) = agent_options {
         // Instrumenting modes run with full verification of every class.
-        let verify = if o.contains("profile") || o.contains("coverage") {
+        let verify = if ["profile", "coverage", "memory"].iter().any(|m| o.contains(m)) {
             "-Xverify:all "
         } else {
             ""
@@ -59,6 +59,7 @@ fn check(name: &str, program: &str, args: &[&str], package: &str) {
         "profile",
         "profile,include=*",
         "coverage",
+        "memory",
     ] {
         check_mode(name, program, args, package, mode);
     }
@@ -83,6 +84,16 @@ fn check_mode(name: &str, program: &str, args: &[&str], package: &str, mode: &st
     );
     let xml = read_snapshot(&snap);
     let doc = roxmltree::Document::parse(&xml).unwrap();
+    if mode.starts_with("memory") {
+        // The program's code allocated, and some of it is alive at exit.
+        let live: u64 = doc
+            .descendants()
+            .filter(|n| n.has_tag_name("memory") && n.attribute("class").is_some())
+            .map(|n| attr_u64(n, "count"))
+            .sum();
+        assert!(live > 0, "{name}: no live objects in <memory> ({mode})");
+        return;
+    }
     if mode.starts_with("coverage") {
         // The program's classes are listed and some of their lines ran.
         let ran = doc
@@ -233,6 +244,7 @@ fn javac_compiles_identical_classes() {
         ("profiled", "profile"),
         ("profiled-jdk", "profile,include=*"),
         ("covered", "coverage"),
+        ("memory", "memory"),
     ];
     for (out, mode) in modes {
         let snap = compile(out, Some(mode));
