@@ -421,3 +421,44 @@ fn the_applications_own_signal_handler_is_left_alone() {
     t.finish();
     wait_snapshot(&t.path("u.xml"));
 }
+
+/// Instrumenting modes started in a running JVM: the classes already loaded
+/// are retransformed, so their next calls are counted (profile), their lines
+/// too (coverage), and the memory section is written (after the GC it forces).
+#[test]
+fn late_attach_instruments_loaded_classes() {
+    let mut t = Target::start("late-instrument", &[]);
+    let pid = t.pid.to_string();
+    let snap = t.path("late.xml");
+    let opts = format!("profile,coverage,memory,file={}", snap.display());
+    let (code, out) = profrj(&["attach", &pid, &opts]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("profile+coverage+memory"), "{out}");
+    std::thread::sleep(Duration::from_millis(500));
+    let (code, out) = profrj(&["dump", &pid]);
+    assert_eq!(code, 0, "{out}");
+    let xml = read_snapshot(&snap);
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let main = threads(&doc, "profile", "main");
+    assert_eq!(main.len(), 1, "main in <profile>");
+    let calls = sum_attr(
+        &find_nodes(main[0], "profrj.harness.CpuSplit.heavy()"),
+        "count",
+    );
+    assert!(calls > 0, "heavy() calls after the attach");
+    let heavy = doc
+        .descendants()
+        .filter(|n| {
+            n.has_tag_name("class") && n.attribute("name") == Some("profrj.harness.CpuSplit")
+        })
+        .flat_map(|c| c.children())
+        .find(|m| m.has_tag_name("method") && m.attribute("name") == Some("heavy"))
+        .expect("CpuSplit.heavy in <coverage>");
+    assert!(attr_u64(heavy, "count") > 0);
+    assert!(doc
+        .root_element()
+        .children()
+        .any(|c| c.has_tag_name("memory")));
+    let stderr = t.finish();
+    assert!(!stderr.contains("uninstrumented"), "{stderr}");
+}

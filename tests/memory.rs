@@ -87,6 +87,7 @@ fn check_truth(rows: &Rows) {
     assert_eq!(count, 7);
     assert!((8..=47).contains(&max), "long[] max {max}");
     assert_eq!(main("java.lang.String[][][]"), (1, 1));
+    assert_eq!(main("int[]"), (3, 3), "Array.newInstance");
     assert_eq!(
         main("java.lang.String[][]"),
         (3, 3),

@@ -22,7 +22,10 @@ fn run_with(
         .env_remove("JAVA_TOOL_OPTIONS");
     if let Some(o) = agent_options {
         // Instrumenting modes run with full verification of every class.
-        let verify = if ["profile", "coverage", "memory"].iter().any(|m| o.contains(m)) {
+        let verify = if ["profile", "coverage", "memory"]
+            .iter()
+            .any(|m| o.contains(m))
+        {
             "-Xverify:all "
         } else {
             ""

@@ -4,7 +4,7 @@
 //! snapshot), `resume` reopens it with its data, `dump` writes a snapshot of
 //! it. Every later attach of the library is one such command.
 
-use crate::instrument::{Caller, Instrumenter};
+use crate::instrument::Instrumenter;
 use crate::options::{Command, Options};
 use crate::sampler::{self, Sampler};
 use crate::threads::Threads;
@@ -401,12 +401,10 @@ impl Agent {
             .identify(self.jvmti, jni, thread, clock::now_ns());
     }
 
-    /// An object the VM allocated for Java code (reflection, clone, JNI):
-    /// tracked when the code that asked is in scope. That is the first frame
-    /// below the JDK's allocation entry points (`Object.clone`,
-    /// `Class.newInstance`, `java.lang.reflect`, `jdk.internal.reflect`);
-    /// the JDK's other code allocating through the VM (method-handle
-    /// plumbing, class loading) is the JDK's, like its `new`.
+    /// An object the VM allocated for Java code: tracked when the method
+    /// on top of the stack is in scope — a native method making objects with
+    /// JNI. (Reflection and `clone`, which the compiled code does without
+    /// this event, are counted at their call sites.)
     pub fn on_vm_object_alloc(&self, jni: &Jni, thread: jthread, object: jobject, class: jclass) {
         if !memory::is_active() {
             return;
@@ -418,24 +416,19 @@ impl Agent {
         let mut buf = [JvmtiFrameInfo {
             method: std::ptr::null_mut(),
             location: 0,
-        }; 16];
-        let Ok(frames) = self.jvmti.stack_trace(thread, &mut buf) else {
+        }];
+        let Ok([top]) = self.jvmti.stack_trace(thread, &mut buf) else {
             return;
         };
-        for f in frames {
-            let Ok(c) = self.jvmti.method_declaring_class(f.method) else {
-                return;
-            };
-            let verdict = self.instrumenter.allocation_caller(self.jvmti, jni, c);
-            jni.delete_local_ref(c);
-            match verdict {
-                Caller::EntryPoint => continue,
-                Caller::InScope => break,
-                Caller::Other => return,
+        let Ok(c) = self.jvmti.method_declaring_class(top.method) else {
+            return;
+        };
+        let in_scope = self.instrumenter.class_in_scope(self.jvmti, jni, c);
+        jni.delete_local_ref(c);
+        if in_scope {
+            if let Ok(sig) = self.jvmti.class_signature(class) {
+                memory::track_vm_object(jni, object, &sig);
             }
-        }
-        if let Ok(sig) = self.jvmti.class_signature(class) {
-            memory::track_vm_object(jni, object, &sig);
         }
     }
 

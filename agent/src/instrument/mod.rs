@@ -11,16 +11,6 @@ pub mod scope;
 
 pub use rewrite::Modes;
 
-/// A frame above an object the VM allocated (see `allocation_caller`).
-pub enum Caller {
-    /// The JDK's clone / reflection entry points: the caller is further up.
-    EntryPoint,
-    /// Code in scope: the object is counted for it.
-    InScope,
-    /// Anything else (including the agent's own runtime): not counted.
-    Other,
-}
-
 use crate::vm::{Jni, Jvmti};
 use crate::{coverage, log, memory, profile};
 use jni_sys::{jclass, jobject};
@@ -109,33 +99,19 @@ impl Instrumenter {
                 .is_some_and(|&p| jni.is_same_object(loader, p as jobject))
     }
 
-    /// What a frame of `class` (a local reference) is to an object the VM
-    /// allocated below it (VMObjectAlloc).
-    pub fn allocation_caller(&self, jvmti: Jvmti, jni: &Jni, class: jclass) -> Caller {
+    /// Is `class` (a local reference) one the scope selects? Never the
+    /// agent's runtime classes.
+    pub fn class_in_scope(&self, jvmti: Jvmti, jni: &Jni, class: jclass) -> bool {
         let Ok(sig) = jvmti.class_signature(class) else {
-            return Caller::Other;
+            return false;
         };
         let Some(name) = sig.strip_prefix('L').and_then(|s| s.strip_suffix(';')) else {
-            return Caller::Other;
+            return false;
         };
-        let name = name.replace('/', ".");
-        // Object.clone is counted at its call sites (see rewrite::add_clones).
-        if name == "java.lang.Object" {
-            return Caller::Other;
-        }
-        let entry_point = name == "java.lang.Class"
-            || name.starts_with("java.lang.reflect.")
-            || name.starts_with("jdk.internal.reflect.");
-        if entry_point {
-            return Caller::EntryPoint;
-        }
         let loader = jvmti.class_loader(class).unwrap_or(std::ptr::null_mut());
         let jdk = self.is_jdk_loader(jni, loader);
         jni.delete_local_ref(loader);
-        match self.scope.lock().contains(&name, jdk) {
-            true => Caller::InScope,
-            false => Caller::Other,
-        }
+        self.scope.lock().contains(&name.replace('/', "."), jdk)
     }
 
     /// The ClassFileLoadHook: new class-file bytes, or `None` to leave the

@@ -19,6 +19,8 @@ pub const COUNTERS_METHOD: (&str, &str) = ("cov", "(I)[J");
 pub const COUNTERS_SLOW: &str = "covSlow";
 /// What instrumented code calls with each new object or array and its type id.
 pub const ALLOC_METHOD: (&str, &str) = ("alloc", "(Ljava/lang/Object;I)V");
+/// After a JDK call that always returns a new object (reflection): the object.
+pub const ALLOC_ANY_METHOD: (&str, &str) = ("allocAny", "(Ljava/lang/Object;)V");
 /// After `receiver.clone()`: the result and the receiver.
 pub const CLONED_METHOD: (&str, &str) = ("cloned", "(Ljava/lang/Object;Ljava/lang/Object;)V");
 /// After `super.clone()`: the result and the class the call resolved from.
@@ -71,7 +73,12 @@ mod tests {
             CLASS,
             &format!("{}{}", COUNTERS_METHOD.0, COUNTERS_METHOD.1)
         ));
-        for (n, d) in [ALLOC_METHOD, CLONED_METHOD, CLONED_FROM_METHOD] {
+        for (n, d) in [
+            ALLOC_METHOD,
+            ALLOC_ANY_METHOD,
+            CLONED_METHOD,
+            CLONED_FROM_METHOD,
+        ] {
             assert!(has(CLASS, &format!("{n}{d}")), "{n}{d}");
         }
         assert!(has(MEMORY, "typeId(Ljava/lang/Class;)I"));

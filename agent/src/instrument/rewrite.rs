@@ -37,6 +37,7 @@ struct Refs {
     counters: u16,
     long_array: u16,
     alloc: u16,
+    alloc_any: u16,
     cloned: u16,
     cloned_from: u16,
 }
@@ -50,6 +51,7 @@ impl Refs {
             counters: 0,
             long_array: 0,
             alloc: 0,
+            alloc_any: 0,
             cloned: 0,
             cloned_from: 0,
         };
@@ -66,6 +68,8 @@ impl Refs {
         if modes.memory {
             let (class, name, desc) = memory::PROBE;
             r.alloc = cp.add_method_ref(class, name, desc);
+            let (name, desc) = probe_class::ALLOC_ANY_METHOD;
+            r.alloc_any = cp.add_method_ref(class, name, desc);
             let (name, desc) = probe_class::CLONED_METHOD;
             r.cloned = cp.add_method_ref(class, name, desc);
             let (name, desc) = probe_class::CLONED_FROM_METHOD;
@@ -248,18 +252,41 @@ fn add_memory(
         seq.extend(push_int(cp, ty as i64));
         seq.push(Insn::plain(0xb8, &refs.alloc.to_be_bytes())); // invokestatic alloc
     }
-    add_clones(edit, class, index, refs)?;
+    add_hidden_makers(edit, class, index, refs)?;
     // The object and the type id; or two copies of a clone and its receiver.
     edit.extra_stack = edit.extra_stack.max(2);
     Ok(())
 }
 
-/// Calls to `clone()`: the compiled `Object.clone` reports nothing
-/// (VMObjectAlloc comes from the interpreter only), so the call site reports
-/// its result with where the call was resolved from; the runtime counts it
-/// when that reaches `Object.clone` (see `Memory.cloned`). A virtual call
-/// keeps a copy of its receiver (`dup` before, `dup_x1; swap` after).
-fn add_clones(
+/// JDK methods that always return a new object, counted at their call
+/// sites: compiled code makes these objects without VMObjectAlloc (C2's
+/// intrinsics), and on JDK 18+ reflection constructs through method handles.
+const MAKERS: [(&[u8], &[u8], &[u8]); 4] = [
+    (
+        b"java/lang/reflect/Constructor",
+        b"newInstance",
+        b"([Ljava/lang/Object;)Ljava/lang/Object;",
+    ),
+    (b"java/lang/Class", b"newInstance", b"()Ljava/lang/Object;"),
+    (
+        b"java/lang/reflect/Array",
+        b"newInstance",
+        b"(Ljava/lang/Class;I)Ljava/lang/Object;",
+    ),
+    (
+        b"java/lang/reflect/Array",
+        b"newInstance",
+        b"(Ljava/lang/Class;[I)Ljava/lang/Object;",
+    ),
+];
+
+/// Calls that make objects out of sight of the allocation sites:
+/// reflection (see `MAKERS`), and `clone()`. The compiled `Object.clone`
+/// reports nothing either, so the call site reports its result with where
+/// the call was resolved from; the runtime counts it when that reaches
+/// `Object.clone` (see `Memory.cloned`). A virtual call keeps a copy of its
+/// receiver (`dup` before, `dup_x1; swap` after).
+fn add_hidden_makers(
     edit: &mut Edit,
     class: &mut ClassFile<'_>,
     index: usize,
@@ -279,15 +306,30 @@ fn add_clones(
         let Insn::Plain { op, operands } = insn else {
             continue;
         };
-        if !matches!(op, 0xb6 | 0xb7 | 0xb9) {
-            continue;
+        if !matches!(op, 0xb6..=0xb9) {
+            continue; // not an invoke (invokedynamic makes no object of its own)
         }
         let o = operands.as_slice();
         let member = u16::from_be_bytes([o[0], o[1]]);
         let Some((name, desc)) = cp.member_name_and_descriptor(member) else {
             continue;
         };
-        if name != b"clone" || !(desc.starts_with(b"()L") || desc.starts_with(b"()[")) {
+        let owner = cp.member_class(member).and_then(|c| cp.class_name(c));
+        let maker = owner.is_some_and(|o| {
+            MAKERS
+                .iter()
+                .any(|m| m.0 == o.as_bytes() && m.1 == name && m.2 == desc)
+        });
+        if maker {
+            let seq = edit.after.entry(i as u32).or_default();
+            seq.push(Insn::plain(0x59, &[])); // dup
+            seq.push(Insn::plain(0xb8, &refs.alloc_any.to_be_bytes()));
+            continue;
+        }
+        if *op == 0xb8
+            || name != b"clone"
+            || !(desc.starts_with(b"()L") || desc.starts_with(b"()["))
+        {
             continue;
         }
         let i = i as u32;

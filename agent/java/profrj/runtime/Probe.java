@@ -37,6 +37,13 @@ public final class Probe {
         Memory.track(o, type);
     }
 
+    // memory mode: a new object from a JDK method that always makes one (reflection).
+    public static void allocAny(Object o) {
+        if (o != null) {
+            Memory.track(o, TypeIds.TYPE.get(o.getClass()).intValue());
+        }
+    }
+
     // memory mode: `result` came from `receiver.clone()` (invokevirtual or invokeinterface).
     public static void cloned(Object result, Object receiver) {
         if (receiver != null) {

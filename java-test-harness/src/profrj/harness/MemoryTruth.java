@@ -10,7 +10,8 @@ package profrj.harness;
  *       forces a GC: count 0, max 500; the array: count 0, max 1;
  *   <li>main keeps 7 {@code long[]} and 3 {@code String[][]} (one multianewarray each; its inner
  *       arrays are not counted), and drops 40 {@code long[]} one at a time;
- *   <li>5 {@code Kept} more from reflection (count 1005 in all) and 20,000 clones of {@code
+ *   <li>5 {@code Kept} more from reflection (count 1005 in all), 3 {@code int[]} from {@code
+ *       Array.newInstance}, and 20,000 clones of {@code
  *       Sheep} kept (the original too: 20,001), the clones made in a loop hot enough to compile;
  *   <li>threads "alloc-a" and "alloc-b" keep 300 and 200 {@code Shared}: two rows.
  * </ul>
@@ -80,6 +81,12 @@ public class MemoryTruth {
         keep[3] = reflected;
         for (int i = 0; i < 5; i++) {
             reflected[i] = Kept.class.getDeclaredConstructor().newInstance();
+        }
+
+        Object[] made = new Object[3];
+        keep[8] = made;
+        for (int i = 0; i < 3; i++) {
+            made[i] = java.lang.reflect.Array.newInstance(int.class, 4);
         }
 
         Sheep dolly = new Sheep();
