@@ -4,14 +4,18 @@
 //! before every return and in a catch-all handler that rethrows — the
 //! insertion points the profile and coverage modes use — and, with
 //! `allocations`, a call `ALLOC_CALL(Object)` passing each new object or
-//! array once constructed (the memory mode's points). The output runs like
+//! array once constructed (the memory mode's points), and with `counters`
+//! the coverage mode's shape: a `long[]` made at entry in a new local of the
+//! method's own (so every StackMapTable frame gains it) and `c[k]++` at each
+//! line entry point. The output runs like
 //! the input (check it with `java -Xverify:all -cp OUT.jar …`, with the
 //! allocation probe's class on the class path); the report says how many
 //! methods were edited and why any were refused.
 
-use profrj_bytecode::code::Insn;
+use profrj_bytecode::code::{Insn, VType};
 use profrj_bytecode::edit::{
-    edit_method, probe_allocations, probe_everywhere, AllocSite, AllocWhere, Edit, EditError,
+    edit_method, line_probes, probe_allocations, probe_everywhere, AllocSite, AllocWhere, Edit,
+    EditError, NewLocal,
 };
 use profrj_bytecode::{parse_class, write_class, ClassFile};
 use std::cell::RefCell;
@@ -27,7 +31,8 @@ pub struct Args {
     output: PathBuf,
     /// What to insert, comma-separated: entry, exit (before returns), catch
     /// (catch-all handler that rethrows), lines (before each line start),
-    /// allocations (after each allocation, a call passing the new object).
+    /// allocations (after each allocation, a call passing the new object),
+    /// counters (a long[] in a new local, incremented at each line entry).
     #[arg(long, default_value = "entry,exit,catch,lines", value_parser = parse_probes)]
     probes: Probes,
     /// The static method the allocation probes call, `pkg/Class.method`
@@ -45,6 +50,7 @@ struct Probes {
     catch: bool,
     lines: bool,
     allocations: bool,
+    counters: bool,
 }
 
 fn parse_probes(s: &str) -> Result<Probes, String> {
@@ -56,11 +62,10 @@ fn parse_probes(s: &str) -> Result<Probes, String> {
             "catch" => p.catch = true,
             "lines" => p.lines = true,
             "allocations" => p.allocations = true,
-            other => {
-                return Err(format!(
-                    "unknown probe kind {other:?} (entry, exit, catch, lines, allocations)"
-                ))
-            }
+            "counters" => p.counters = true,
+            other => return Err(format!(
+                "unknown probe kind {other:?} (entry, exit, catch, lines, allocations, counters)"
+            )),
         }
     }
     Ok(p)
@@ -204,6 +209,13 @@ fn marker() -> Vec<Insn> {
     ]
 }
 
+/// Constant-pool entries of one class the probes use.
+#[derive(Clone, Copy)]
+struct Refs {
+    call: Option<u16>,
+    long_array: Option<u16>,
+}
+
 struct Kinds<'a> {
     probes: Probes,
     owner: &'a str,
@@ -215,7 +227,7 @@ fn edit_for(
     class: &ClassFile<'_>,
     i: usize,
     kinds: &Kinds<'_>,
-    call: Option<u16>,
+    refs: Refs,
     report: &mut Report,
 ) -> Result<Option<Edit>, EditError> {
     let p = kinds.probes;
@@ -234,7 +246,10 @@ fn edit_for(
         extra_stack: 1,
         ..Edit::default()
     };
-    if let Some(call) = call {
+    if let Some(long_array) = refs.long_array {
+        add_counters(class, i, &mut edit, long_array);
+    }
+    if let Some(call) = refs.call {
         let invoke = Insn::plain(0xb8, &call.to_be_bytes());
         let skipped = RefCell::new(Vec::new());
         let probe = |s: &AllocSite| match s.at {
@@ -260,6 +275,43 @@ fn edit_for(
     Ok(Some(edit))
 }
 
+/// The coverage mode's counters, self-contained: `long[] c = new long[n]`
+/// at entry into a new local, `c[k]++` before the k-th line entry point.
+fn add_counters(class: &ClassFile<'_>, i: usize, edit: &mut Edit, long_array: u16) {
+    let Some(lines) = line_probes(class, i) else {
+        return;
+    };
+    let slot = lines.max_locals;
+    let n = lines.points.len() as i16 + 1;
+    let store = match u8::try_from(slot) {
+        Ok(b) => Insn::plain(0x3a, &[b]),
+        Err(_) => {
+            let [hi, lo] = slot.to_be_bytes();
+            Insn::plain(0xc4, &[0x3a, hi, lo])
+        }
+    };
+    let mut entry = vec![
+        Insn::plain(0x11, &n.to_be_bytes()), // sipush n
+        Insn::plain(0xbc, &[11]),            // newarray long
+        store,
+    ];
+    entry.append(&mut edit.entry);
+    edit.entry = entry;
+    for (k, &(ix, _)) in lines.points.iter().enumerate() {
+        let seq = edit.before.entry(ix).or_default();
+        seq.push(load(slot));
+        seq.push(Insn::plain(0x11, &(k as i16 + 1).to_be_bytes())); // sipush k
+        for op in [0x5c, 0x2f, 0x0a, 0x61, 0x50] {
+            seq.push(Insn::plain(op, &[])); // dup2 laload lconst_1 ladd lastore
+        }
+    }
+    edit.new_local = Some(NewLocal {
+        slot,
+        vtype: VType::Object(long_array),
+    });
+    edit.extra_stack = edit.extra_stack.max(6);
+}
+
 /// `aload` of local `l` (`wide` past 255).
 fn load(l: u16) -> Insn {
     match u8::try_from(l) {
@@ -278,14 +330,17 @@ fn rewrite(data: Vec<u8>, kinds: &Kinds<'_>, report: &mut Report) -> Vec<u8> {
         report.unreadable += 1;
         return data;
     };
-    // One Methodref per class for the allocation probe.
-    let call = kinds.probes.allocations.then(|| {
-        class
-            .constant_pool
-            .add_method_ref(kinds.owner, kinds.method, "(Ljava/lang/Object;)V")
-    });
+    // One Methodref per class for the allocation probe, one Class for `[J`.
+    let cp = &mut class.constant_pool;
+    let refs = Refs {
+        call: kinds
+            .probes
+            .allocations
+            .then(|| cp.add_method_ref(kinds.owner, kinds.method, "(Ljava/lang/Object;)V")),
+        long_array: kinds.probes.counters.then(|| cp.class_index("[J")),
+    };
     for i in 0..class.methods.len() {
-        let edit = match edit_for(&class, i, kinds, call, report) {
+        let edit = match edit_for(&class, i, kinds, refs, report) {
             Ok(Some(edit)) => edit,
             Ok(None) => continue,
             Err(e) => {

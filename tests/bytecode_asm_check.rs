@@ -21,7 +21,7 @@ use std::sync::OnceLock;
 /// hierarchy it resolves is the image's own.
 const JDK: &str = "/usr/lib/jvm/java-17-openjdk-amd64";
 const ASM: &str = "/usr/share/java/asm.jar:/usr/share/java/asm-tree.jar:/usr/share/java/asm-analysis.jar:/usr/share/java/asm-util.jar";
-const ALL_PROBES: &str = "--probes=entry,exit,catch,lines,allocations";
+const ALL_PROBES: &str = "--probes=entry,exit,catch,lines,allocations,counters";
 
 /// The checker's class directory, compiled once per test binary.
 fn checker() -> &'static Path {

@@ -9,7 +9,7 @@ use common::*;
 use std::process::Command;
 
 /// Every probe kind `profrj instrument` knows.
-const ALL_PROBES: &str = "entry,exit,catch,lines,allocations";
+const ALL_PROBES: &str = "entry,exit,catch,lines,allocations,counters";
 
 fn instrument(jar: &str, out: &std::path::Path) -> String {
     instrument_with(jar, out, None)

@@ -3,8 +3,11 @@
 //! go through parse, write, decode and edit. Any outcome is fine but a panic;
 //! a class that parses must write back byte-identical.
 
+use profrj_bytecode::code::VType;
 use profrj_bytecode::code::{decode_code, Insn};
-use profrj_bytecode::edit::{edit_method, probe_allocations, AllocWhere, Edit};
+use profrj_bytecode::edit::{
+    edit_method, line_probes, probe_allocations, AllocWhere, Edit, NewLocal,
+};
 use profrj_bytecode::{parse_class, write_class};
 use std::io::Read;
 
@@ -50,13 +53,28 @@ fn exercise(data: &[u8]) {
             Ok(Some(e)) => e.after,
             _ => Default::default(),
         };
+        // Line counters too: a new local in every frame (the coverage mode).
+        let (before, new_local) = match line_probes(&class, i) {
+            Some(l) => (
+                l.points
+                    .iter()
+                    .map(|p| (p.0, vec![Insn::plain(0x19, &[0])]))
+                    .collect(),
+                Some(NewLocal {
+                    slot: l.max_locals,
+                    vtype: VType::Null,
+                }),
+            ),
+            None => Default::default(),
+        };
         let edit = Edit {
             catch_all: Some(probe.clone()),
             entry: probe.clone(),
             before_returns: probe,
             after,
+            before,
+            new_local,
             extra_stack: 1,
-            ..Default::default()
         };
         let _ = edit_method(&mut class, i, &edit);
     }
