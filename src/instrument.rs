@@ -63,9 +63,11 @@ fn parse_probes(s: &str) -> Result<Probes, String> {
             "lines" => p.lines = true,
             "allocations" => p.allocations = true,
             "counters" => p.counters = true,
-            other => return Err(format!(
+            other => {
+                return Err(format!(
                 "unknown probe kind {other:?} (entry, exit, catch, lines, allocations, counters)"
-            )),
+            ))
+            }
         }
     }
     Ok(p)

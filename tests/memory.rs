@@ -121,3 +121,36 @@ fn scope_selects_the_allocating_code() {
         );
     }
 }
+
+/// Objects a native method in scope makes with JNI (AllocObject,
+/// NewObjectArray) reach the VMObjectAlloc event and are counted for it.
+#[test]
+fn objects_made_by_jni_are_counted() {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let ok = std::process::Command::new(cargo)
+        .args(["build", "--release", "--quiet", "--example", "jni_alloc"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "building examples/jni_alloc.rs failed");
+    let lib = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("target/release/examples/libjni_alloc.so");
+    let dir = temp_dir("jni");
+    let out = dir.join("mem.xml");
+    let run = run_java_with(
+        &dir,
+        &["-Xverify:all"],
+        &format!("memory,file={}", out.display()),
+        "profrj.harness.JniAlloc",
+        &[lib.to_str().unwrap()],
+    );
+    run.assert_success();
+    assert!(run.stdout.contains("made 250"), "{}", run.stdout);
+    let rows = rows(&read_snapshot(&out));
+    assert_eq!(
+        get(&rows, "main", "profrj.harness.JniAlloc$Item"),
+        (250, 250)
+    );
+    assert_eq!(get(&rows, "main", "java.lang.Object[]"), (1, 1));
+}

@@ -365,6 +365,11 @@ impl Agent {
             self.instrumenter
                 .start(self.jvmti, jni, s.options.scope.clone(), s.options.modes())?;
             if s.options.memory {
+                if let Err(e) = crate::vm::intercept_allocations(self.jvmti, entry::jni_alloc) {
+                    log::warn(&format!(
+                        "memory: cannot intercept JNI ({e}); objects native code makes are not counted"
+                    ));
+                }
                 if let Err(e) = self
                     .jvmti
                     .set_event_enabled(JvmtiEvent::VM_OBJECT_ALLOC, true)
@@ -401,10 +406,11 @@ impl Agent {
             .identify(self.jvmti, jni, thread, clock::now_ns());
     }
 
-    /// An object the VM allocated for Java code: tracked when the method
-    /// on top of the stack is in scope — a native method making objects with
-    /// JNI. (Reflection and `clone`, which the compiled code does without
-    /// this event, are counted at their call sites.)
+    /// An object the VM allocated for Java code (VMObjectAlloc), or native
+    /// code made with JNI (the intercepted JNI functions): tracked when the
+    /// method on top of the stack is in scope. Reflection and `clone`, which
+    /// compiled code does without the event, are counted at their call sites;
+    /// their events here have a JDK method on top and are left out.
     pub fn on_vm_object_alloc(&self, jni: &Jni, thread: jthread, object: jobject, class: jclass) {
         if !memory::is_active() {
             return;
@@ -430,6 +436,20 @@ impl Agent {
                 memory::track_vm_object(jni, object, &sig);
             }
         }
+    }
+
+    /// The JNI interception hook: see `on_vm_object_alloc`.
+    pub fn on_jni_alloc(&self, jni: &Jni, object: jobject) {
+        if !memory::is_active() {
+            return;
+        }
+        let Ok(thread) = self.jvmti.current_thread() else {
+            return;
+        };
+        let class = jni.object_class(object);
+        self.on_vm_object_alloc(jni, thread, object, class);
+        jni.delete_local_ref(class);
+        jni.delete_local_ref(thread);
     }
 
     pub fn on_thread_end(&self, jni: &Jni, thread: jthread) {

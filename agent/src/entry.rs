@@ -143,6 +143,13 @@ unsafe extern "C" fn vm_object_alloc(
     })
 }
 
+/// The JNI interception hook (runs inside the VM's guard, see vm::jni_table).
+pub fn jni_alloc(jni: *mut JNIEnv, object: jobject) {
+    if let Some(a) = agent::get() {
+        a.on_jni_alloc(&Jni::from_raw(jni), object)
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 unsafe extern "C" fn class_file_load_hook(
     _jvmti: *mut JvmtiEnv,

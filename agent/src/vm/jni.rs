@@ -493,4 +493,10 @@ impl Jni {
         // SAFETY: valid env; `array` is a live array reference.
         unsafe { (jni_fn!(self, GetArrayLength))(self.env, array) }.max(0) as usize
     }
+
+    /// The class of `obj`, as a local reference.
+    pub fn object_class(&self, obj: jobject) -> jclass {
+        // SAFETY: valid env; `obj` is a live, non-null reference.
+        unsafe { (jni_fn!(self, GetObjectClass))(self.env, obj) }
+    }
 }

@@ -340,6 +340,23 @@ impl Jvmti {
         check(jvmti_call!(self, SetTag, object, tag))
     }
 
+    /// JVMTI GetJNIFunctionTable: a copy of the JNI table, to `deallocate`.
+    pub(super) fn call_get_jni_function_table(
+        &self,
+        out: &mut *mut jni_sys::JNINativeInterface_,
+    ) -> JvmtiError {
+        jvmti_call!(self, GetJNIFunctionTable, out)
+    }
+
+    /// JVMTI SetJNIFunctionTable: every thread's JNI calls go through `table`
+    /// from now on (the VM copies it).
+    pub(super) fn call_set_jni_function_table(
+        &self,
+        table: &jni_sys::JNINativeInterface_,
+    ) -> JvmtiError {
+        jvmti_call!(self, SetJNIFunctionTable, table)
+    }
+
     /// A full garbage collection, now (the memory mode's snapshot: only
     /// objects still reachable count as live).
     pub fn force_garbage_collection(&self) -> Result<()> {

@@ -3,11 +3,13 @@
 
 mod guard;
 mod jni;
+mod jni_table;
 mod jvmti;
 pub mod sys;
 
 pub use guard::{guard, install_panic_hook};
 pub use jni::{JavaException, Jni};
+pub use jni_table::intercept_allocations;
 pub use jvmti::Jvmti;
 pub use sys::{jthread, JvmtiEvent};
 

@@ -479,8 +479,14 @@ pub struct JvmtiInterface {
     /* 117 */ pub reserved117: *const c_void,
     /* 118 */ pub reserved118: *const c_void,
     /* 119 */ pub reserved119: *const c_void,
-    /* 120 */ pub SetJNIFunctionTable: *const c_void,
-    /* 121 */ pub GetJNIFunctionTable: *const c_void,
+    /* 120 */
+    pub SetJNIFunctionTable: Option<
+        unsafe extern "C" fn(*mut JvmtiEnv, *const jni_sys::JNINativeInterface_) -> JvmtiError,
+    >,
+    /* 121 */
+    pub GetJNIFunctionTable: Option<
+        unsafe extern "C" fn(*mut JvmtiEnv, *mut *mut jni_sys::JNINativeInterface_) -> JvmtiError,
+    >,
     /* 122 */
     pub SetEventCallbacks:
         Option<unsafe extern "C" fn(*mut JvmtiEnv, *const JvmtiEventCallbacks, jint) -> JvmtiError>,

@@ -1,0 +1,159 @@
+//! JNI function interception (JVMTI Get/SetJNIFunctionTable), which is how
+//! the JVMTI specification says to see objects native code makes: no event
+//! reports them. Every JNI function that makes an object or array (but the
+//! C-variadic `NewObject`, which stable Rust cannot define) is replaced by a
+//! wrapper that calls the VM's own and then hands the new object to a hook.
+
+use super::sys::JvmtiError;
+use super::Jvmti;
+use jni_sys::{
+    jarray, jclass, jmethodID, jobject, jobjectArray, jsize, jvalue, va_list, JNIEnv,
+    JNINativeInterface_,
+};
+use std::cell::Cell;
+use std::sync::OnceLock;
+
+/// Called with each object made through an intercepted function, on the
+/// thread that made it, with no exception pending.
+pub type AllocHook = fn(env: *mut JNIEnv, object: jobject);
+
+struct Intercepted {
+    /// The VM's own table, as it was before.
+    original: JNINativeInterface_,
+    hook: AllocHook,
+}
+
+// SAFETY: the table holds function pointers and the VM's reserved (null)
+// slots; it is written once and then only read.
+unsafe impl Sync for Intercepted {}
+// SAFETY: as above.
+unsafe impl Send for Intercepted {}
+
+static STATE: OnceLock<Intercepted> = OnceLock::new();
+
+thread_local! {
+    /// Set while a hook runs: JNI it calls is not reported again.
+    static IN_HOOK: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Replaces the JNI allocation functions of every thread (once per VM).
+pub fn intercept_allocations(jvmti: Jvmti, hook: AllocHook) -> Result<(), String> {
+    if STATE.get().is_some() {
+        return Ok(());
+    }
+    let mut table: *mut JNINativeInterface_ = std::ptr::null_mut();
+    let rc = jvmti.call_get_jni_function_table(&mut table);
+    if rc != JvmtiError::NONE || table.is_null() {
+        return Err(format!("GetJNIFunctionTable: {}", jvmti.error_name(rc)));
+    }
+    // SAFETY: the VM allocated and filled this copy of its table for us.
+    let original = unsafe { std::ptr::read(table) };
+    jvmti.deallocate(table.cast());
+    let mut ours = original;
+    ours.AllocObject = Some(alloc_object);
+    ours.NewObjectV = Some(new_object_v);
+    ours.NewObjectA = Some(new_object_a);
+    ours.NewObjectArray = Some(new_object_array);
+    ours.NewBooleanArray = Some(new_boolean_array);
+    ours.NewByteArray = Some(new_byte_array);
+    ours.NewCharArray = Some(new_char_array);
+    ours.NewShortArray = Some(new_short_array);
+    ours.NewIntArray = Some(new_int_array);
+    ours.NewLongArray = Some(new_long_array);
+    ours.NewFloatArray = Some(new_float_array);
+    ours.NewDoubleArray = Some(new_double_array);
+    if STATE.set(Intercepted { original, hook }).is_err() {
+        return Ok(());
+    }
+    let rc = jvmti.call_set_jni_function_table(&ours);
+    if rc != JvmtiError::NONE {
+        return Err(format!("SetJNIFunctionTable: {}", jvmti.error_name(rc)));
+    }
+    Ok(())
+}
+
+fn state() -> &'static Intercepted {
+    STATE
+        .get()
+        .expect("wrappers are installed only after STATE is set")
+}
+
+/// Hands a new object to the hook, unless one is running on this thread.
+fn report(env: *mut JNIEnv, object: jobject) -> jobject {
+    if object.is_null() || IN_HOOK.with(Cell::get) {
+        return object;
+    }
+    IN_HOOK.with(|f| f.set(true));
+    let hook = state().hook;
+    super::guard("JNI allocation hook", (), || hook(env, object));
+    IN_HOOK.with(|f| f.set(false));
+    object
+}
+
+macro_rules! original {
+    ($name:ident) => {
+        state()
+            .original
+            .$name
+            .expect(concat!("the VM's JNI ", stringify!($name)))
+    };
+}
+
+unsafe extern "system" fn alloc_object(env: *mut JNIEnv, class: jclass) -> jobject {
+    // SAFETY: the VM's own function, with the arguments the caller gave.
+    report(env, unsafe { original!(AllocObject)(env, class) })
+}
+
+unsafe extern "system" fn new_object_v(
+    env: *mut JNIEnv,
+    class: jclass,
+    method: jmethodID,
+    args: va_list,
+) -> jobject {
+    // SAFETY: as above; the va_list is passed through untouched.
+    report(env, unsafe {
+        original!(NewObjectV)(env, class, method, args)
+    })
+}
+
+unsafe extern "system" fn new_object_a(
+    env: *mut JNIEnv,
+    class: jclass,
+    method: jmethodID,
+    args: *const jvalue,
+) -> jobject {
+    // SAFETY: as above.
+    report(env, unsafe {
+        original!(NewObjectA)(env, class, method, args)
+    })
+}
+
+unsafe extern "system" fn new_object_array(
+    env: *mut JNIEnv,
+    len: jsize,
+    class: jclass,
+    init: jobject,
+) -> jobjectArray {
+    // SAFETY: as above.
+    report(env, unsafe {
+        original!(NewObjectArray)(env, len, class, init)
+    })
+}
+
+macro_rules! primitive_array {
+    ($wrapper:ident, $name:ident) => {
+        unsafe extern "system" fn $wrapper(env: *mut JNIEnv, len: jsize) -> jarray {
+            // SAFETY: the VM's own function, with the caller's arguments.
+            report(env, unsafe { original!($name)(env, len) })
+        }
+    };
+}
+
+primitive_array!(new_boolean_array, NewBooleanArray);
+primitive_array!(new_byte_array, NewByteArray);
+primitive_array!(new_char_array, NewCharArray);
+primitive_array!(new_short_array, NewShortArray);
+primitive_array!(new_int_array, NewIntArray);
+primitive_array!(new_long_array, NewLongArray);
+primitive_array!(new_float_array, NewFloatArray);
+primitive_array!(new_double_array, NewDoubleArray);
