@@ -16,8 +16,10 @@ public final class Probe {
     public static native void unwind(int method);
 
     // coverage mode: each method's counters, by the id the agent gave it. The agent publishes
-    // each array here (JNI) when it makes it, so later calls find it without leaving Java.
-    private static volatile long[][] COV;
+    // each array here (JNI) when it makes it, so later calls find it without leaving Java. Not
+    // volatile, so the JIT may keep it in a register across inlined calls: a thread that reads
+    // a stale table (or a stale null in it) takes the slow path, which answers the same array.
+    private static long[][] COV;
 
     public static long[] cov(int id) {
         long[][] c = COV;
