@@ -40,18 +40,7 @@ fn expectations() -> HashMap<u32, (i64, HashMap<String, i64>)> {
 
 /// Runs CoverageTruth under `options` and returns the snapshot text.
 fn run(name: &str, options: &str) -> String {
-    let dir = temp_dir(name);
-    let out = dir.join("cov.xml");
-    let run = run_java_with(
-        &dir,
-        &["-Xverify:all"],
-        &format!("{options},file={}", out.display()),
-        H,
-        &[],
-    );
-    run.assert_success();
-    assert!(!run.stderr.contains("uninstrumented"), "{}", run.stderr);
-    read_snapshot(&out)
+    run_verified(name, options, H, &[]).1
 }
 
 /// Every method of CoverageTruth: its footprints, line by line, equal the

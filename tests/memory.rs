@@ -40,19 +40,9 @@ fn rows(text: &str) -> Rows {
 }
 
 fn run(name: &str, options: &str) -> Rows {
-    let dir = temp_dir(name);
-    let out = dir.join("mem.xml");
-    let run = run_java_with(
-        &dir,
-        &["-Xverify:all"],
-        &format!("{options},file={}", out.display()),
-        H,
-        &[],
-    );
-    run.assert_success();
+    let (run, text) = run_verified(name, options, H, &[]);
     assert!(run.stdout.contains("kept 1000 20000"), "{}", run.stdout);
-    assert!(!run.stderr.contains("uninstrumented"), "{}", run.stderr);
-    rows(&read_snapshot(&out))
+    rows(&text)
 }
 
 fn get(rows: &Rows, thread: &str, class: &str) -> (u64, u64) {
@@ -136,18 +126,14 @@ fn objects_made_by_jni_are_counted() {
     assert!(ok, "building examples/jni_alloc.rs failed");
     let lib = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("target/release/examples/libjni_alloc.so");
-    let dir = temp_dir("jni");
-    let out = dir.join("mem.xml");
-    let run = run_java_with(
-        &dir,
-        &["-Xverify:all"],
-        &format!("memory,file={}", out.display()),
+    let (run, text) = run_verified(
+        "jni",
+        "memory",
         "profrj.harness.JniAlloc",
         &[lib.to_str().unwrap()],
     );
-    run.assert_success();
     assert!(run.stdout.contains("made 250"), "{}", run.stdout);
-    let rows = rows(&read_snapshot(&out));
+    let rows = rows(&text);
     assert_eq!(
         get(&rows, "main", "profrj.harness.JniAlloc$Item"),
         (250, 250)

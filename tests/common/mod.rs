@@ -113,6 +113,26 @@ pub fn run_java_with(
     }
 }
 
+/// Runs harness class `main` with the agent under `options` (plus a
+/// snapshot file in a fresh directory) and full bytecode verification;
+/// asserts a clean run in which no method was left uninstrumented, and
+/// returns the run and the snapshot's text.
+pub fn run_verified(name: &str, options: &str, main: &str, args: &[&str]) -> (Run, String) {
+    let dir = temp_dir(name);
+    let out = dir.join("snapshot.xml");
+    let run = run_java_with(
+        &dir,
+        &["-Xverify:all"],
+        &format!("{options},file={}", out.display()),
+        main,
+        args,
+    );
+    run.assert_success();
+    assert!(!run.stderr.contains("uninstrumented"), "{}", run.stderr);
+    let text = read_snapshot(&out);
+    (run, text)
+}
+
 /// Reads and parses a snapshot; panics with the parser's message if malformed.
 pub fn read_snapshot(path: &Path) -> String {
     let text = std::fs::read_to_string(path)

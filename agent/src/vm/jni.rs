@@ -191,16 +191,7 @@ impl Jni {
 
     fn system_method(&self, name: &str, sig: &str) -> Result<(jclass, jmethodID), JavaException> {
         let class = self.find_class("java/lang/System")?;
-        let n = CString::new(name).map_err(|_| JavaException(name.into()))?;
-        let s = CString::new(sig).map_err(|_| JavaException(sig.into()))?;
-        // SAFETY: valid env and class; strings are NUL-terminated.
-        let id =
-            unsafe { (jni_fn!(self, GetStaticMethodID))(self.env, class, n.as_ptr(), s.as_ptr()) };
-        self.check_exception(&format!("looking up System.{name}"))?;
-        if id.is_null() {
-            return Err(JavaException(format!("System.{name} not found")));
-        }
-        Ok((class, id))
+        Ok((class, self.static_method_id(class, name, sig)?))
     }
 
     /// `new java.lang.Thread(name)`, not started: the object RunAgentThread needs.
@@ -285,14 +276,7 @@ impl Jni {
         sig: &str,
     ) -> Result<jobject, JavaException> {
         let c = self.find_class(class)?;
-        let n = CString::new(name).map_err(|_| JavaException(name.into()))?;
-        let s = CString::new(sig).map_err(|_| JavaException(sig.into()))?;
-        // SAFETY: valid env and class; strings are NUL-terminated.
-        let id = unsafe { (jni_fn!(self, GetStaticMethodID))(self.env, c, n.as_ptr(), s.as_ptr()) };
-        self.check_exception(&format!("looking up {class}.{name}"))?;
-        if id.is_null() {
-            return Err(JavaException(format!("{class}.{name} not found")));
-        }
+        let id = self.static_method_id(c, name, sig)?;
         // SAFETY: `id` is a static method of `c` taking no arguments.
         let r =
             unsafe { (jni_fn!(self, CallStaticObjectMethodA))(self.env, c, id, std::ptr::null()) };
