@@ -8,7 +8,7 @@ use crate::instrument::Instrumenter;
 use crate::options::{Command, Options};
 use crate::sampler::{self, Sampler};
 use crate::threads::Threads;
-use crate::vm::sys::{Capability, JvmtiCapabilities, JvmtiExtensionFunction, JvmtiFrameInfo};
+use crate::vm::sys::{Capability, JvmtiCapabilities, JvmtiExtensionFunction};
 use crate::vm::{jthread, Jni, Jvmti, JvmtiEvent};
 use crate::{clock, control, coverage, entry, log, memory, profile, snapshot};
 use jni_sys::{jclass, jobject, JavaVM};
@@ -406,50 +406,14 @@ impl Agent {
             .identify(self.jvmti, jni, thread, clock::now_ns());
     }
 
-    /// An object the VM allocated for Java code (VMObjectAlloc), or native
-    /// code made with JNI (the intercepted JNI functions): tracked when the
-    /// method on top of the stack is in scope. Reflection and `clone`, which
-    /// compiled code does without the event, are counted at their call sites;
-    /// their events here have a JDK method on top and are left out.
+    /// An object the VM allocated for Java code (VMObjectAlloc).
     pub fn on_vm_object_alloc(&self, jni: &Jni, thread: jthread, object: jobject, class: jclass) {
-        if !memory::is_active() {
-            return;
-        }
-        match self.threads.identify(self.jvmti, jni, thread, 0) {
-            Some(crate::threads::Identity::Java(_)) => {}
-            _ => return, // the agent's own allocations
-        }
-        let mut buf = [JvmtiFrameInfo {
-            method: std::ptr::null_mut(),
-            location: 0,
-        }];
-        let Ok([top]) = self.jvmti.stack_trace(thread, &mut buf) else {
-            return;
-        };
-        let Ok(c) = self.jvmti.method_declaring_class(top.method) else {
-            return;
-        };
-        let in_scope = self.instrumenter.class_in_scope(self.jvmti, jni, c);
-        jni.delete_local_ref(c);
-        if in_scope {
-            if let Ok(sig) = self.jvmti.class_signature(class) {
-                memory::track_vm_object(jni, object, &sig);
-            }
-        }
+        memory::vm_allocated(self, jni, thread, object, class)
     }
 
-    /// The JNI interception hook: see `on_vm_object_alloc`.
+    /// An object native code made with JNI (the intercepted functions).
     pub fn on_jni_alloc(&self, jni: &Jni, object: jobject) {
-        if !memory::is_active() {
-            return;
-        }
-        let Ok(thread) = self.jvmti.current_thread() else {
-            return;
-        };
-        let class = jni.object_class(object);
-        self.on_vm_object_alloc(jni, thread, object, class);
-        jni.delete_local_ref(class);
-        jni.delete_local_ref(thread);
+        memory::jni_allocated(self, jni, object)
     }
 
     pub fn on_thread_end(&self, jni: &Jni, thread: jthread) {

@@ -16,8 +16,10 @@
 //! reports them.
 
 mod section;
+mod vm_alloc;
 
 pub use section::write_section;
+pub use vm_alloc::{jni_allocated, vm_allocated};
 
 use crate::instrument::probe_class;
 use crate::vm::{JavaException, Jni, Jvmti};
