@@ -1,5 +1,5 @@
 //! Compiles the agent's Java runtime (`java/profrj/runtime/*.java`: the class
-//! instrumented code calls, and the memory mode's trackers) with `javac
+//! instrumented code calls and its helpers) with `javac
 //! --release 8`, and lists the class files for `include_bytes!` in
 //! `$OUT_DIR/runtime_classes.rs`, superclasses first.
 
@@ -9,16 +9,7 @@ use std::process::Command;
 include!("../build/find_javac.rs");
 
 /// Defined in this order: each after the classes it extends.
-const CLASSES: [&str; 8] = [
-    "Counter",
-    "Tracker",
-    "Local",
-    "LocalSlot",
-    "CloneKind",
-    "TypeIds",
-    "Memory",
-    "Probe",
-];
+const CLASSES: [&str; 3] = ["CloneKind", "TypeIds", "Probe"];
 
 fn main() {
     let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());

@@ -29,6 +29,11 @@ pub struct Agent {
     session: Mutex<Option<Session>>,
     /// Serialises snapshots and numbers them (`%n`).
     dumps: Mutex<DumpState>,
+    /// The JavaVM, for environments made later (the memory mode's).
+    vm: usize,
+    /// The memory mode's own JVMTI environment: its tags are its own, apart
+    /// from the thread tags of `jvmti`.
+    memory_env: OnceLock<Result<Jvmti, String>>,
 }
 
 struct Session {
@@ -185,6 +190,8 @@ fn create(vm: *mut JavaVM, options: &Options) -> Result<&'static Agent, String> 
         wakeups,
         session: Mutex::new(None),
         dumps: Mutex::new(DumpState::default()),
+        vm: vm as usize,
+        memory_env: OnceLock::new(),
     };
     if AGENT.set(agent).is_err() {
         return Err("the agent is already loaded in this JVM".into());
@@ -365,6 +372,7 @@ impl Agent {
             self.instrumenter
                 .start(self.jvmti, jni, s.options.scope.clone(), s.options.modes())?;
             if s.options.memory {
+                self.memory_env()?;
                 if let Err(e) = crate::vm::intercept_allocations(self.jvmti, entry::jni_alloc) {
                     log::warn(&format!(
                         "memory: cannot intercept JNI ({e}); objects native code makes are not counted"
@@ -399,6 +407,13 @@ impl Agent {
             })
             .clone();
         sampler.start(self.jvmti, jni, sampler.clone(), entry::sampler_thread)
+    }
+
+    /// The memory mode's JVMTI environment, made on first use.
+    pub fn memory_env(&self) -> Result<Jvmti, String> {
+        self.memory_env
+            .get_or_init(|| memory::new_env(self.vm as *mut JavaVM))
+            .clone()
     }
 
     pub fn on_thread_start(&self, jni: &Jni, thread: jthread) {
@@ -554,10 +569,9 @@ impl Agent {
             snapshot::expand_path(&template, std::process::id(), snapshot::unix_now(), number);
         // Before the thread records: it runs a GC, and may meet new threads.
         let memory = match modes.memory {
-            true => Some(
-                jni.with_local_frame(64, || memory::live_counts(self.jvmti, jni))
-                    .map_err(|e| format!("memory: {e}"))?,
-            ),
+            true => {
+                Some(memory::live_counts(self.memory_env()?).map_err(|e| format!("memory: {e}"))?)
+            }
             false => None,
         };
         let refs = self.threads.count() as i32 * 3 + 64;

@@ -143,6 +143,12 @@ unsafe extern "C" fn vm_object_alloc(
     })
 }
 
+/// An object the memory mode tagged was collected (its own environment's
+/// event). Runs on a VM thread; calls nothing back.
+pub unsafe extern "C" fn object_free(_jvmti: *mut JvmtiEnv, tag: jlong) {
+    guard("ObjectFree", (), || crate::memory::object_freed(tag))
+}
+
 /// The JNI interception hook (runs inside the VM's guard, see vm::jni_table).
 pub fn jni_alloc(jni: *mut JNIEnv, object: jobject) {
     if let Some(a) = agent::get() {

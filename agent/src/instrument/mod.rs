@@ -55,15 +55,13 @@ impl Instrumenter {
             let c = jni
                 .define_boot_class(name, bytes)
                 .map_err(|e| format!("cannot define the runtime class {name}: {}", e.0))?;
-            match *name {
-                probe_class::CLASS => class = c,
-                probe_class::MEMORY => memory::bind(jni, c)
-                    .map_err(|e| format!("cannot bind the memory runtime: {}", e.0))?,
-                _ => {}
+            if *name == probe_class::CLASS {
+                class = c;
             }
         }
         let mut natives = profile::natives().to_vec();
         natives.extend(coverage::natives());
+        natives.extend(memory::natives());
         jni.register_natives(class, &natives)
             .map_err(|e| format!("cannot bind the probe natives: {}", e.0))?;
         // Classes of named modules (the JDK's, with include=) must read the

@@ -1,5 +1,5 @@
-//! The Java runtime injected code calls: `profrj.runtime.Probe` and the memory
-//! mode's classes, written in Java (`agent/java/profrj/runtime/`) and compiled
+//! The Java runtime injected code calls: `profrj.runtime.Probe` and its
+//! helpers, written in Java (`agent/java/profrj/runtime/`) and compiled
 //! by the agent's build script. The agent defines them in the boot class
 //! loader, so every class can see them, and binds their natives with
 //! RegisterNatives. They are never instrumented (the scope excludes
@@ -9,8 +9,6 @@ include!(concat!(env!("OUT_DIR"), "/runtime_classes.rs"));
 
 /// Internal name of the class instrumented code calls.
 pub const CLASS: &str = "profrj/runtime/Probe";
-/// The memory mode's bookkeeping class (natives, and the agent's calls).
-pub const MEMORY: &str = "profrj/runtime/Memory";
 /// The static field holding the coverage counter arrays, by id.
 pub const COUNTERS_FIELD: (&str, &str) = ("COV", "[[J");
 /// The method instrumented code calls at entry for its counter array.
@@ -81,9 +79,6 @@ mod tests {
         ] {
             assert!(has(CLASS, &format!("{n}{d}")), "{n}{d}");
         }
-        assert!(has(MEMORY, "typeId(Ljava/lang/Class;)I"));
-        assert!(has(MEMORY, "threadId()I"));
-        assert!(has(MEMORY, "snapshot()[J"));
-        assert!(has(MEMORY, "track(Ljava/lang/Object;I)V"));
+        assert!(has(CLASS, "typeId(Ljava/lang/Class;)I"));
     }
 }

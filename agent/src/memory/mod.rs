@@ -2,37 +2,47 @@
 //! that were ever alive at once (ProfilerJ's memory view, HPROF's heap=sites).
 //!
 //! Instrumented code calls `Probe.alloc(object, type)` after each object's
-//! constructor call and after each array allocation; objects the VM makes
-//! for a caller (reflection, `clone`, JNI) come through the VMObjectAlloc
-//! event. The bookkeeping is Java (`agent/java/profrj/runtime/Memory.java`):
-//! each object gets a weak reference queued by the GC when the object is
-//! collected, which counts the free. A JVMTI tag per object was measured at
-//! 330–500 ns and locks a global table; the weak reference costs the
-//! allocating thread one small allocation (see docs/BENCHMARKS.md).
+//! constructor call, each array allocation and each reflective or cloning
+//! call; objects native code makes come through the VMObjectAlloc event and
+//! the agent's JNI interception (`vm_alloc`). Each tracked object gets a
+//! JVMTI tag naming its counter (thread × type): `live` goes up, `max`
+//! follows it, and the ObjectFree event the GC posts for a tagged object
+//! brings `live` down. The tag map is weak storage the GC clears at every
+//! collection, young ones included, so tracking keeps nothing alive.
 //!
-//! A snapshot forces a full GC first, so `count` is the objects still
-//! reachable, exactly. "Alive" between snapshots means "not yet found dead
-//! by a GC": `max` is the highest count reached, frees counted as the GC
-//! reports them.
+//! Measured first and dropped: a `java.lang.ref.WeakReference` per object
+//! (cheaper on the allocating thread, 50 ns against ~150 ns here, but each
+//! reference survives a GC, the reference handler queues each one, and
+//! references once promoted keep their referents alive through young GCs:
+//! 10x the GC pause time and young garbage retained; docs/BENCHMARKS.md).
+//!
+//! A snapshot forces a full GC first, and has every ObjectFree posted before
+//! it counts, so `count` is exactly the objects still reachable.
 
+mod counters;
 mod section;
 mod vm_alloc;
 
+pub use counters::object_freed;
 pub use section::write_section;
 pub use vm_alloc::{jni_allocated, vm_allocated};
 
 use crate::instrument::probe_class;
-use crate::vm::{JavaException, Jni, Jvmti};
-use jni_sys::{jclass, jint, jmethodID, jobject, jvalue, JNIEnv};
+use crate::vm::sys::{Capability, JvmtiCapabilities, JvmtiEventCallbacks};
+use crate::vm::{Jni, Jvmti, JvmtiEvent};
+use jni_sys::{jclass, jint, jobject, JNIEnv};
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
-use std::sync::OnceLock;
 
-/// The natives of `profrj.runtime.Memory`, for RegisterNatives.
+/// The natives of `profrj.runtime.Probe` this mode binds.
 pub fn natives() -> [(&'static str, &'static str, *mut std::ffi::c_void); 2] {
     [
-        ("threadId", "()I", thread_id as *mut _),
+        (
+            probe_class::ALLOC_METHOD.0,
+            probe_class::ALLOC_METHOD.1,
+            alloc as *mut _,
+        ),
         ("typeId", "(Ljava/lang/Class;)I", type_of as *mut _),
     ]
 }
@@ -70,18 +80,8 @@ pub fn java_type_name(internal: &str) -> String {
     }
 }
 
-/// The Java side, bound once the runtime classes are defined.
-struct Runtime {
-    /// Global reference to `profrj.runtime.Memory`.
-    class: usize,
-    track: usize,
-    snapshot: usize,
-}
-
-static RUNTIME: OnceLock<Runtime> = OnceLock::new();
-
-/// Does a running session want VM allocations tracked? (Bytecode probes
-/// cannot be switched off: a stopped session keeps counting them.)
+/// Does a running session want allocations tracked? (A stopped session's
+/// probes stay in the code; they count nothing until `resume`.)
 static ACTIVE: AtomicBool = AtomicBool::new(false);
 
 pub fn set_active(on: bool) {
@@ -92,28 +92,45 @@ pub fn is_active() -> bool {
     ACTIVE.load(Relaxed)
 }
 
-/// Binds the natives of `Memory` (`class`, a local reference) and keeps what
-/// the agent calls.
-pub fn bind(jni: &Jni, class: jclass) -> Result<(), JavaException> {
-    jni.register_natives(class, &natives())?;
-    let track = jni.static_method_id(class, "track", "(Ljava/lang/Object;I)V")?;
-    let snapshot = jni.static_method_id(class, "snapshot", "()[J")?;
-    let _ = RUNTIME.set(Runtime {
-        class: jni.new_global_ref(class) as usize,
-        track: track as usize,
-        snapshot: snapshot as usize,
-    });
-    Ok(())
+/// A JVMTI environment of the memory mode's own, so its tags (one per
+/// tracked object) never meet the agent's thread tags, with ObjectFree on.
+pub fn new_env(vm: *mut jni_sys::JavaVM) -> Result<Jvmti, String> {
+    let env = Jvmti::from_vm(vm).map_err(|rc| format!("no JVMTI environment for memory ({rc})"))?;
+    let caps = JvmtiCapabilities::default()
+        .with(Capability::TagObjects)
+        .with(Capability::GenerateObjectFreeEvents);
+    env.add_capabilities(&caps)
+        .map_err(|e| format!("memory needs tags and ObjectFree: {}", env.error_name(e)))?;
+    let callbacks = JvmtiEventCallbacks {
+        ObjectFree: Some(crate::entry::object_free),
+        ..Default::default()
+    };
+    env.set_event_callbacks(&callbacks)
+        .map_err(|e| format!("SetEventCallbacks: {}", env.error_name(e)))?;
+    env.set_event_enabled(JvmtiEvent::OBJECT_FREE, true)
+        .map_err(|e| format!("enabling ObjectFree: {}", env.error_name(e)))?;
+    Ok(env)
 }
 
-/// Tracks an object the VM allocated (VMObjectAlloc), of class signature `sig`.
-pub fn track_vm_object(jni: &Jni, object: jobject, sig: &str) {
-    let Some(rt) = RUNTIME.get() else { return };
-    let ty = type_id(&crate::instrument::registry::java_type(sig).0);
-    let args = [jvalue { l: object }, jvalue { i: ty as jint }];
-    if let Err(e) = jni.call_static_void_method(rt.class as jclass, rt.track as jmethodID, &args) {
-        crate::log::error_once("memory track", &format!("memory: {}", e.0));
+/// Tracks `object` (a live reference) as one of `type` made by the calling thread.
+pub fn track(jni: &Jni, object: jobject, ty: u32) {
+    let Some(a) = crate::agent::get() else { return };
+    let Ok(env) = a.memory_env() else { return };
+    let Some(counter) = counters::for_current_thread(a, jni, ty) else {
+        return;
+    };
+    if env.set_tag(object, counter.tag()).is_ok() {
+        counter.allocated();
     }
+}
+
+/// Tracks an object the VM or native code made, of class signature `sig`.
+pub fn track_vm_object(jni: &Jni, object: jobject, sig: &str) {
+    track(
+        jni,
+        object,
+        type_id(&crate::instrument::registry::java_type(sig).0),
+    );
 }
 
 /// One row of the `<memory>` section.
@@ -126,89 +143,47 @@ pub struct Row {
     pub max: i64,
 }
 
-/// Live counts now: a full GC, the frees it found counted, then every
-/// thread's counters. Runs on the dumping thread.
-pub fn live_counts(jvmti: Jvmti, jni: &Jni) -> Result<Vec<Row>, String> {
-    let rt = RUNTIME.get().ok_or("the memory runtime is not loaded")?;
+/// Live counts now: a full GC, every ObjectFree it caused posted, then
+/// every counter. Runs on the dumping thread.
+pub fn live_counts(jvmti: Jvmti) -> Result<Vec<Row>, String> {
     jvmti
         .force_garbage_collection()
         .map_err(|e| format!("ForceGarbageCollection: {}", jvmti.error_name(e)))?;
-    wait_for_reference_processing(jni);
-    let array = jni
-        .call_static_object_method(rt.class as jclass, rt.snapshot as jmethodID, &[])
-        .map_err(|e| e.0)?;
-    let mut flat = vec![0i64; jni.array_length(array)];
-    let read = jni.long_array_region(array, &mut flat);
-    jni.delete_local_ref(array);
-    read.map_err(|e| e.0)?;
+    // Enabling ObjectFree (again) makes the VM post the events of the
+    // objects the GC found dead before it returns (JvmtiTagMap's flush).
+    jvmti
+        .set_event_enabled(JvmtiEvent::OBJECT_FREE, true)
+        .map_err(|e| format!("ObjectFree: {}", jvmti.error_name(e)))?;
     let names = TYPES
         .lock()
         .as_ref()
         .map(|t| t.names.clone())
         .unwrap_or_default();
-    Ok(flat
-        .chunks_exact(4)
-        .map(|r| Row {
-            thread: r[0],
+    Ok(counters::all()
+        .into_iter()
+        .map(|(thread, ty, count, max)| Row {
+            thread,
             class: names
-                .get(r[1] as usize)
+                .get(ty as usize)
                 .cloned()
-                .unwrap_or_else(|| format!("(type {})", r[1])),
-            count: r[2],
-            max: r[3],
+                .unwrap_or_else(|| format!("(type {ty})")),
+            count,
+            max,
         })
         .collect())
 }
 
-/// Waits until the reference handler has queued what the last GC cleared
-/// (the JDK's own `waitForReferenceProcessing`, which NIO uses before
-/// giving up on direct memory), so every free is on the queue.
-fn wait_for_reference_processing(jni: &Jni) {
-    let access = jni.call_static_object(
-        "jdk/internal/access/SharedSecrets",
-        "getJavaLangRefAccess",
-        "()Ljdk/internal/access/JavaLangRefAccess;",
-    );
-    match access {
-        Ok(a) if !a.is_null() => {
-            for _ in 0..1000 {
-                let progress = jni.call_boolean(
-                    a,
-                    "jdk/internal/access/JavaLangRefAccess",
-                    "waitForReferenceProcessing",
-                    "()Z",
-                );
-                if !matches!(progress, Ok(true)) {
-                    break;
-                }
-            }
-            jni.delete_local_ref(a);
-        }
-        // Not this JDK's internals: give the reference handler time.
-        _ => std::thread::sleep(std::time::Duration::from_millis(100)),
+/// `Probe.alloc(Object, int)`.
+extern "system" fn alloc(env: *mut JNIEnv, _class: jclass, object: jobject, ty: jint) {
+    if !is_active() || object.is_null() {
+        return;
     }
-}
-
-/// `Memory.threadId()`: the agent's id of the calling thread.
-extern "system" fn thread_id(env: *mut JNIEnv, _class: jclass) -> jint {
-    crate::vm::guard("memory thread id", -1, || {
-        let Some(a) = crate::agent::get() else {
-            return -1;
-        };
-        let jni = Jni::from_raw(env);
-        let Ok(t) = a.jvmti.current_thread() else {
-            return -1;
-        };
-        let id = a.threads.identify(a.jvmti, &jni, t, 0);
-        jni.delete_local_ref(t);
-        match id {
-            Some(crate::threads::Identity::Java(id)) => id.0 as jint,
-            _ => -1,
-        }
+    crate::vm::guard("memory probe", (), || {
+        track(&Jni::from_raw(env), object, ty as u32)
     })
 }
 
-/// `Memory.typeId(Class)`: the type id of a class (asked once per class).
+/// `Probe.typeId(Class)`: the type id of a class (asked once per class).
 extern "system" fn type_of(_env: *mut JNIEnv, _class: jclass, of: jclass) -> jint {
     crate::vm::guard("memory type id", 0, || {
         let Some(a) = crate::agent::get() else {
@@ -219,7 +194,7 @@ extern "system" fn type_of(_env: *mut JNIEnv, _class: jclass, of: jclass) -> jin
     })
 }
 
-/// The class instrumented code calls, for the rewriter.
+/// The method instrumented code calls, for the rewriter.
 pub const PROBE: (&str, &str, &str) = (
     probe_class::CLASS,
     probe_class::ALLOC_METHOD.0,

@@ -428,56 +428,6 @@ impl Jni {
         Ok(id)
     }
 
-    /// Calls static method `id` of `class` with `args`, returning an object.
-    pub fn call_static_object_method(
-        &self,
-        class: jclass,
-        id: jmethodID,
-        args: &[jvalue],
-    ) -> Result<jobject, JavaException> {
-        // SAFETY: `id` is a static method of `class` whose parameters `args` match.
-        let r =
-            unsafe { (jni_fn!(self, CallStaticObjectMethodA))(self.env, class, id, args.as_ptr()) };
-        self.check_exception("calling a static method")?;
-        Ok(r)
-    }
-
-    /// Calls static void method `id` of `class` with `args`.
-    pub fn call_static_void_method(
-        &self,
-        class: jclass,
-        id: jmethodID,
-        args: &[jvalue],
-    ) -> Result<(), JavaException> {
-        // SAFETY: `id` is a static method of `class` whose parameters `args` match.
-        unsafe { (jni_fn!(self, CallStaticVoidMethodA))(self.env, class, id, args.as_ptr()) };
-        self.check_exception("calling a static method")
-    }
-
-    /// Calls an instance no-argument method returning a boolean.
-    pub fn call_boolean(
-        &self,
-        obj: jobject,
-        class: &str,
-        name: &str,
-        sig: &str,
-    ) -> Result<bool, JavaException> {
-        let c = self.find_class(class)?;
-        let id = self.method_id(c, name, sig);
-        self.delete_local_ref(c);
-        let id = id?;
-        // SAFETY: `obj` is an instance of `class`, `id` one of its methods taking no arguments.
-        let r = unsafe { (jni_fn!(self, CallBooleanMethodA))(self.env, obj, id, std::ptr::null()) };
-        self.check_exception(&format!("calling {class}.{name}"))?;
-        Ok(r != 0)
-    }
-
-    /// The length of an array.
-    pub fn array_length(&self, array: jobject) -> usize {
-        // SAFETY: valid env; `array` is a live array reference.
-        unsafe { (jni_fn!(self, GetArrayLength))(self.env, array) }.max(0) as usize
-    }
-
     /// The class of `obj`, as a local reference.
     pub fn object_class(&self, obj: jobject) -> jclass {
         // SAFETY: valid env; `obj` is a live, non-null reference.

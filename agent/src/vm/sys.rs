@@ -267,7 +267,7 @@ pub struct JvmtiEventCallbacks {
     /* 80 */ pub ResourceExhausted: *const c_void,
     /* 81 */ pub GarbageCollectionStart: *const c_void,
     /* 82 */ pub GarbageCollectionFinish: *const c_void,
-    /* 83 */ pub ObjectFree: *const c_void,
+    /* 83 */ pub ObjectFree: Option<unsafe extern "C" fn(*mut JvmtiEnv, jlong)>,
     /* 84 */ pub VMObjectAlloc: Option<EventVMObjectAlloc>,
     /* 85 */ pub reserved85: *const c_void,
     /* 86 */ pub SampledObjectAlloc: *const c_void,

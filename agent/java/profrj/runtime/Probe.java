@@ -34,27 +34,36 @@ public final class Probe {
 
     private static native long[] covSlow(int id);
 
-    // memory mode: a new object or array of the type the agent numbered `type`.
-    public static void alloc(Object o, int type) {
-        Memory.track(o, type);
-    }
+    // memory mode: a new object or array of the type the agent numbered `type`. The agent tags
+    // it (JVMTI) with its thread's counter for that type; the GC's ObjectFree event counts its end.
+    public static native void alloc(Object o, int type);
+
+    /** The agent's id of a type (the one instrumented code passes for it). */
+    static native int typeId(Class<?> type);
 
     // memory mode: a new object from a JDK method that always makes one (reflection).
     public static void allocAny(Object o) {
         if (o != null) {
-            Memory.track(o, TypeIds.TYPE.get(o.getClass()).intValue());
+            alloc(o, TypeIds.TYPE.get(o.getClass()).intValue());
         }
     }
 
     // memory mode: `result` came from `receiver.clone()` (invokevirtual or invokeinterface).
     public static void cloned(Object result, Object receiver) {
         if (receiver != null) {
-            Memory.cloned(result, receiver.getClass());
+            clonedFrom(result, receiver.getClass());
         }
     }
 
-    // memory mode: `result` came from `super.clone()`, resolved from class `from`.
+    /**
+     * memory mode: `result` came from a call to {@code clone()} resolved from class {@code from}
+     * (for {@code super.clone()}, the superclass). The object is new, and counted, when the call
+     * reached {@code Object.clone} (no override on the way). An override makes its object itself,
+     * and is instrumented itself.
+     */
     public static void clonedFrom(Object result, Class<?> from) {
-        Memory.cloned(result, from);
+        if (result != null && CloneKind.USES_OBJECT_CLONE.get(from).booleanValue()) {
+            allocAny(result);
+        }
     }
 }

@@ -6,6 +6,6 @@ final class TypeIds extends ClassValue<Integer> {
 
     @Override
     protected Integer computeValue(Class<?> type) {
-        return Integer.valueOf(Memory.typeId(type));
+        return Integer.valueOf(Probe.typeId(type));
     }
 }
