@@ -9,9 +9,10 @@
 //! allocation probe's class on the class path); the report says how many
 //! methods were edited and why any were refused.
 
-use profrj_bytecode::code::Insn;
+use profrj_bytecode::code::{Insn, VType};
 use profrj_bytecode::edit::{
-    edit_method, probe_allocations, probe_everywhere, AllocSite, AllocWhere, Edit, EditError,
+    edit_method, line_probes, probe_allocations, probe_everywhere, AllocSite, AllocWhere, Edit,
+    EditError, NewLocal,
 };
 use profrj_bytecode::{parse_class, write_class, ClassFile};
 use std::cell::RefCell;
@@ -27,7 +28,9 @@ pub struct Args {
     output: PathBuf,
     /// What to insert, comma-separated: entry, exit (before returns), catch
     /// (catch-all handler that rethrows), lines (before each line start),
-    /// allocations (after each allocation, a call passing the new object).
+    /// allocations (after each allocation, a call passing the new object),
+    /// counters (the coverage mode's line counters: a `long[]` in a new local,
+    /// `c[k]++` at each line entry point; replaces `lines`' markers).
     #[arg(long, default_value = "entry,exit,catch,lines", value_parser = parse_probes)]
     probes: Probes,
     /// The static method the allocation probes call, `pkg/Class.method`
@@ -35,6 +38,10 @@ pub struct Args {
     /// rewritten classes run, not for verification.
     #[arg(long, default_value = "profrj/harness/AllocProbe.alloc")]
     alloc_call: String,
+    /// `nop`s added to each line counter: a stress test that makes the
+    /// insertions large enough to widen the conditionals of big methods.
+    #[arg(long, default_value_t = 0)]
+    pad_lines: usize,
 }
 
 /// Which probe kinds to insert.
@@ -45,6 +52,7 @@ struct Probes {
     catch: bool,
     lines: bool,
     allocations: bool,
+    counters: bool,
 }
 
 fn parse_probes(s: &str) -> Result<Probes, String> {
@@ -56,10 +64,11 @@ fn parse_probes(s: &str) -> Result<Probes, String> {
             "catch" => p.catch = true,
             "lines" => p.lines = true,
             "allocations" => p.allocations = true,
+            "counters" => p.counters = true,
             other => {
                 return Err(format!(
-                    "unknown probe kind {other:?} (entry, exit, catch, lines, allocations)"
-                ))
+                "unknown probe kind {other:?} (entry, exit, catch, lines, allocations, counters)"
+            ))
             }
         }
     }
@@ -102,6 +111,7 @@ pub fn run(args: Args) -> Result<(), String> {
         probes: args.probes,
         owner,
         method,
+        pad_lines: args.pad_lines,
     };
     let mut report = Report::default();
     for_each_input(&args.input, &mut |name, data| {
@@ -208,6 +218,7 @@ struct Kinds<'a> {
     probes: Probes,
     owner: &'a str,
     method: &'a str,
+    pad_lines: usize,
 }
 
 /// The edit for method `i`: the chosen kinds, merged. `Ok(None)` without code.
@@ -216,6 +227,7 @@ fn edit_for(
     i: usize,
     kinds: &Kinds<'_>,
     call: Option<u16>,
+    long_array: u16,
     report: &mut Report,
 ) -> Result<Option<Edit>, EditError> {
     let p = kinds.probes;
@@ -234,6 +246,9 @@ fn edit_for(
         extra_stack: 1,
         ..Edit::default()
     };
+    if p.counters {
+        add_counters(&mut edit, class, i, long_array, kinds.pad_lines);
+    }
     if let Some(call) = call {
         let invoke = Insn::plain(0xb8, &call.to_be_bytes());
         let skipped = RefCell::new(Vec::new());
@@ -260,6 +275,52 @@ fn edit_for(
     Ok(Some(edit))
 }
 
+/// The coverage mode's line counters (as `agent/src/instrument/rewrite.rs`
+/// inserts them, with a local array instead of the runtime's): at entry
+/// `long[] c = new long[n + 1]` in a new local, and `c[k]++` before the k-th
+/// line entry point: ten bytes per line instead of the markers' two (more
+/// with `--pad-lines`), to find methods whose conditionals get widened.
+fn add_counters(edit: &mut Edit, class: &ClassFile<'_>, i: usize, long_array: u16, pad: usize) {
+    let Some(lines) = line_probes(class, i) else {
+        return;
+    };
+    let slot = lines.max_locals;
+    let push = |k: usize| match k {
+        0..=5 => Insn::plain(0x03 + k as u8, &[]),
+        6..=127 => Insn::plain(0x10, &[k as u8]),
+        _ => Insn::plain(0x11, &(k.min(32767) as u16).to_be_bytes()),
+    };
+    let mut entry = vec![push(lines.points.len() + 1), Insn::plain(0xbc, &[11])];
+    entry.push(store(slot));
+    edit.entry.splice(0..0, entry);
+    edit.before.clear();
+    for (k, &(ix, _)) in lines.points.iter().enumerate() {
+        let seq = edit.before.entry(ix).or_default();
+        seq.extend(std::iter::repeat_n(Insn::plain(0x00, &[]), pad));
+        seq.push(load(slot));
+        seq.push(push(k + 1));
+        for op in [0x5c, 0x2f, 0x0a, 0x61, 0x50] {
+            seq.push(Insn::plain(op, &[])); // dup2; laload; lconst_1; ladd; lastore
+        }
+    }
+    edit.new_local = Some(NewLocal {
+        slot,
+        vtype: VType::Object(long_array),
+    });
+    edit.extra_stack = edit.extra_stack.max(6);
+}
+
+/// `astore` of local `l` (`wide` past 255).
+fn store(l: u16) -> Insn {
+    match u8::try_from(l) {
+        Ok(b) => Insn::plain(0x3a, &[b]),
+        Err(_) => {
+            let [hi, lo] = l.to_be_bytes();
+            Insn::plain(0xc4, &[0x3a, hi, lo])
+        }
+    }
+}
+
 /// `aload` of local `l` (`wide` past 255).
 fn load(l: u16) -> Insn {
     match u8::try_from(l) {
@@ -284,8 +345,12 @@ fn rewrite(data: Vec<u8>, kinds: &Kinds<'_>, report: &mut Report) -> Vec<u8> {
             .constant_pool
             .add_method_ref(kinds.owner, kinds.method, "(Ljava/lang/Object;)V")
     });
+    let long_array = match kinds.probes.counters {
+        true => class.constant_pool.class_index("[J"),
+        false => 0,
+    };
     for i in 0..class.methods.len() {
-        let edit = match edit_for(&class, i, kinds, call, report) {
+        let edit = match edit_for(&class, i, kinds, call, long_array, report) {
             Ok(Some(edit)) => edit,
             Ok(None) => continue,
             Err(e) => {
