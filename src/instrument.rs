@@ -4,10 +4,7 @@
 //! before every return and in a catch-all handler that rethrows — the
 //! insertion points the profile and coverage modes use — and, with
 //! `allocations`, a call `ALLOC_CALL(Object)` passing each new object or
-//! array once constructed (the memory mode's points), and with `counters`
-//! the coverage mode's shape: a `long[]` made at entry in a new local of the
-//! method's own (so every StackMapTable frame gains it) and `c[k]++` at each
-//! line entry point. The output runs like
+//! array once constructed (the memory mode's points). The output runs like
 //! the input (check it with `java -Xverify:all -cp OUT.jar …`, with the
 //! allocation probe's class on the class path); the report says how many
 //! methods were edited and why any were refused.
@@ -32,7 +29,8 @@ pub struct Args {
     /// What to insert, comma-separated: entry, exit (before returns), catch
     /// (catch-all handler that rethrows), lines (before each line start),
     /// allocations (after each allocation, a call passing the new object),
-    /// counters (a long[] in a new local, incremented at each line entry).
+    /// counters (the coverage mode's line counters: a `long[]` in a new local,
+    /// `c[k]++` at each line entry point; replaces `lines`' markers).
     #[arg(long, default_value = "entry,exit,catch,lines", value_parser = parse_probes)]
     probes: Probes,
     /// The static method the allocation probes call, `pkg/Class.method`
@@ -40,6 +38,10 @@ pub struct Args {
     /// rewritten classes run, not for verification.
     #[arg(long, default_value = "profrj/harness/AllocProbe.alloc")]
     alloc_call: String,
+    /// `nop`s added to each line counter: a stress test that makes the
+    /// insertions large enough to widen the conditionals of big methods.
+    #[arg(long, default_value_t = 0)]
+    pad_lines: usize,
 }
 
 /// Which probe kinds to insert.
@@ -109,6 +111,7 @@ pub fn run(args: Args) -> Result<(), String> {
         probes: args.probes,
         owner,
         method,
+        pad_lines: args.pad_lines,
     };
     let mut report = Report::default();
     for_each_input(&args.input, &mut |name, data| {
@@ -211,17 +214,11 @@ fn marker() -> Vec<Insn> {
     ]
 }
 
-/// Constant-pool entries of one class the probes use.
-#[derive(Clone, Copy)]
-struct Refs {
-    call: Option<u16>,
-    long_array: Option<u16>,
-}
-
 struct Kinds<'a> {
     probes: Probes,
     owner: &'a str,
     method: &'a str,
+    pad_lines: usize,
 }
 
 /// The edit for method `i`: the chosen kinds, merged. `Ok(None)` without code.
@@ -229,7 +226,8 @@ fn edit_for(
     class: &ClassFile<'_>,
     i: usize,
     kinds: &Kinds<'_>,
-    refs: Refs,
+    call: Option<u16>,
+    long_array: u16,
     report: &mut Report,
 ) -> Result<Option<Edit>, EditError> {
     let p = kinds.probes;
@@ -248,10 +246,10 @@ fn edit_for(
         extra_stack: 1,
         ..Edit::default()
     };
-    if let Some(long_array) = refs.long_array {
-        add_counters(class, i, &mut edit, long_array);
+    if p.counters {
+        add_counters(&mut edit, class, i, long_array, kinds.pad_lines);
     }
-    if let Some(call) = refs.call {
+    if let Some(call) = call {
         let invoke = Insn::plain(0xb8, &call.to_be_bytes());
         let skipped = RefCell::new(Vec::new());
         let probe = |s: &AllocSite| match s.at {
@@ -277,34 +275,32 @@ fn edit_for(
     Ok(Some(edit))
 }
 
-/// The coverage mode's counters, self-contained: `long[] c = new long[n]`
-/// at entry into a new local, `c[k]++` before the k-th line entry point.
-fn add_counters(class: &ClassFile<'_>, i: usize, edit: &mut Edit, long_array: u16) {
+/// The coverage mode's line counters (as `agent/src/instrument/rewrite.rs`
+/// inserts them, with a local array instead of the runtime's): at entry
+/// `long[] c = new long[n + 1]` in a new local, and `c[k]++` before the k-th
+/// line entry point: ten bytes per line instead of the markers' two (more
+/// with `--pad-lines`), to find methods whose conditionals get widened.
+fn add_counters(edit: &mut Edit, class: &ClassFile<'_>, i: usize, long_array: u16, pad: usize) {
     let Some(lines) = line_probes(class, i) else {
         return;
     };
     let slot = lines.max_locals;
-    let n = lines.points.len() as i16 + 1;
-    let store = match u8::try_from(slot) {
-        Ok(b) => Insn::plain(0x3a, &[b]),
-        Err(_) => {
-            let [hi, lo] = slot.to_be_bytes();
-            Insn::plain(0xc4, &[0x3a, hi, lo])
-        }
+    let push = |k: usize| match k {
+        0..=5 => Insn::plain(0x03 + k as u8, &[]),
+        6..=127 => Insn::plain(0x10, &[k as u8]),
+        _ => Insn::plain(0x11, &(k.min(32767) as u16).to_be_bytes()),
     };
-    let mut entry = vec![
-        Insn::plain(0x11, &n.to_be_bytes()), // sipush n
-        Insn::plain(0xbc, &[11]),            // newarray long
-        store,
-    ];
-    entry.append(&mut edit.entry);
-    edit.entry = entry;
+    let mut entry = vec![push(lines.points.len() + 1), Insn::plain(0xbc, &[11])];
+    entry.push(store(slot));
+    edit.entry.splice(0..0, entry);
+    edit.before.clear();
     for (k, &(ix, _)) in lines.points.iter().enumerate() {
         let seq = edit.before.entry(ix).or_default();
+        seq.extend(std::iter::repeat_n(Insn::plain(0x00, &[]), pad));
         seq.push(load(slot));
-        seq.push(Insn::plain(0x11, &(k as i16 + 1).to_be_bytes())); // sipush k
+        seq.push(push(k + 1));
         for op in [0x5c, 0x2f, 0x0a, 0x61, 0x50] {
-            seq.push(Insn::plain(op, &[])); // dup2 laload lconst_1 ladd lastore
+            seq.push(Insn::plain(op, &[])); // dup2; laload; lconst_1; ladd; lastore
         }
     }
     edit.new_local = Some(NewLocal {
@@ -312,6 +308,17 @@ fn add_counters(class: &ClassFile<'_>, i: usize, edit: &mut Edit, long_array: u1
         vtype: VType::Object(long_array),
     });
     edit.extra_stack = edit.extra_stack.max(6);
+}
+
+/// `astore` of local `l` (`wide` past 255).
+fn store(l: u16) -> Insn {
+    match u8::try_from(l) {
+        Ok(b) => Insn::plain(0x3a, &[b]),
+        Err(_) => {
+            let [hi, lo] = l.to_be_bytes();
+            Insn::plain(0xc4, &[0x3a, hi, lo])
+        }
+    }
 }
 
 /// `aload` of local `l` (`wide` past 255).
@@ -332,17 +339,18 @@ fn rewrite(data: Vec<u8>, kinds: &Kinds<'_>, report: &mut Report) -> Vec<u8> {
         report.unreadable += 1;
         return data;
     };
-    // One Methodref per class for the allocation probe, one Class for `[J`.
-    let cp = &mut class.constant_pool;
-    let refs = Refs {
-        call: kinds
-            .probes
-            .allocations
-            .then(|| cp.add_method_ref(kinds.owner, kinds.method, "(Ljava/lang/Object;)V")),
-        long_array: kinds.probes.counters.then(|| cp.class_index("[J")),
+    // One Methodref per class for the allocation probe.
+    let call = kinds.probes.allocations.then(|| {
+        class
+            .constant_pool
+            .add_method_ref(kinds.owner, kinds.method, "(Ljava/lang/Object;)V")
+    });
+    let long_array = match kinds.probes.counters {
+        true => class.constant_pool.class_index("[J"),
+        false => 0,
     };
     for i in 0..class.methods.len() {
-        let edit = match edit_for(&class, i, kinds, refs, report) {
+        let edit = match edit_for(&class, i, kinds, call, long_array, report) {
             Ok(Some(edit)) => edit,
             Ok(None) => continue,
             Err(e) => {

@@ -259,3 +259,200 @@ fn retype_frames(data: &[u8]) -> Vec<u8> {
     }
     write_class(&class)
 }
+
+/// A method whose conditionals the coverage mode's line counters push past
+/// ±32 KiB: 1,500 short lines inside a `do`-`while`, a `for`, an `if` and a
+/// ternary whose far side is a switch expression, evaluated with a long, a
+/// String, a double and an uninitialized `new Box` on the operand stack.
+fn widen_source() -> String {
+    let mut block = String::new();
+    for k in 0..1500 {
+        let line = match k % 6 {
+            0 => format!("acc += arr[{k} & 7] * 3 + {k};"),
+            1 => format!("d = d * 0.5 + {k};"),
+            2 => format!(
+                "s = s.length() > 12 ? label : s + (char) ('a' + {});",
+                k % 26
+            ),
+            3 => format!("arr[{k} & 7] ^= (int) acc;"),
+            4 => format!("o = ({k} & i) == 0 ? s : bx0;"),
+            _ => "acc ^= bx0.v + (o == bx0 ? 1 : 2);".to_string(),
+        };
+        block.push_str("                            ");
+        block.push_str(&line);
+        block.push('\n');
+    }
+    format!(
+        r#"
+public class Widen {{
+    static final class Box {{
+        final long v; final String s;
+        Box(long v, String s) {{ this.v = v; this.s = s; }}
+    }}
+    static long mix(String s, double d, Box b) {{ return s.length() * 31L + (long) d + b.v + b.s.length(); }}
+    static long big(int n, String label) {{
+        long acc = 3L;
+        double d = 1.5;
+        String s = label;
+        int[] arr = new int[8];
+        Box bx0 = new Box(7, "seven");
+        Object o = s;
+        int rounds = 0;
+        do {{
+            for (int i = 0; i < n; i++) {{
+                if (i % 3 != 2) {{
+                    acc += mix(s, d, new Box(i, i > 0 ? switch (i & 1) {{
+                        case 0 -> {{
+{block}
+                            yield s;
+                        }}
+                        default -> "odd";
+                    }} : "zero"));
+                }}
+                acc += o == s ? 1 : 5;
+            }}
+            rounds++;
+        }} while (rounds < 2 && acc != 0);
+        return acc ^ (long) d ^ s.hashCode() ^ java.util.Arrays.hashCode(arr);
+    }}
+    public static void main(String[] a) {{
+        System.out.println(big(5, "x") + " " + big(0, "y") + " " + big(9, "zz"));
+    }}
+}}
+"#
+    )
+}
+
+/// The frames after widened conditionals (issue 3): `Widen.big`, 24 KB of
+/// code, rewritten with every probe kind and the coverage mode's line
+/// counters (a `long[]` in a new local, ten bytes per line), has its
+/// conditionals widened into inverted conditions over `goto_w`. The frames
+/// computed for the instructions after them (the new local in them, the
+/// operand stack of the ternary included) satisfy the JVM under
+/// -Xverify:all, which then prints what the original prints, and ASM.
+#[test]
+fn widened_conditionals_get_frames_the_jvm_and_asm_accept() {
+    let dir = temp_dir("asm-widen");
+    let (src, classes) = (dir.join("src"), dir.join("classes"));
+    std::fs::create_dir_all(&src).unwrap();
+    std::fs::write(src.join("Widen.java"), widen_source()).unwrap();
+    let ok = Command::new(Path::new(JDK).join("bin/javac"))
+        .args(["-g", "--release", "17", "-d"])
+        .arg(&classes)
+        .arg(src.join("Widen.java"))
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "javac failed");
+    // The checker reads the originals from a jar.
+    let original = dir.join("original.jar");
+    let ok = Command::new(Path::new(JDK).join("bin/jar"))
+        .arg("cf")
+        .arg(&original)
+        .arg("-C")
+        .arg(&classes)
+        .arg(".")
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "jar failed");
+    let out = dir.join("widen.jar");
+    let o = Command::new(env!("CARGO_BIN_EXE_profrj"))
+        .args([
+            "instrument",
+            "--probes=entry,exit,catch,counters,allocations",
+        ])
+        .arg(&original)
+        .arg(&out)
+        .output()
+        .unwrap();
+    let rewrite = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success() && rewrite.contains(" 0 refused"),
+        "{rewrite}"
+    );
+
+    // The rewritten `big`: each widened conditional jumps over the goto_w
+    // right after it, and a frame stands where it lands.
+    let mut z = zip::ZipArchive::new(std::fs::File::open(&out).unwrap()).unwrap();
+    let mut data = Vec::new();
+    z.by_name("Widen.class")
+        .unwrap()
+        .read_to_end(&mut data)
+        .unwrap();
+    let mut class = parse_class(&data).unwrap();
+    let m = (0..class.methods.len())
+        .find(|&m| class.constant_pool.utf8(class.methods[m].name_index) == Some(b"big"))
+        .unwrap();
+    let method = class.methods[m].clone();
+    let cp = &mut class.constant_pool;
+    let code_attr = method
+        .attributes
+        .iter()
+        .find(|a| cp.utf8(a.name_index) == Some(b"Code"))
+        .unwrap();
+    let code = decode_code(&code_attr.data).unwrap();
+    let smt = code
+        .attributes
+        .iter()
+        .find(|a| cp.utf8(a.name_index) == Some(b"StackMapTable"))
+        .unwrap();
+    let initial = initial_locals("(ILjava/lang/String;)J", None, false, &mut |c| {
+        cp.class_index(c)
+    })
+    .unwrap();
+    let frames = decode_frames(&smt.data, &initial, &|o| code.index_at(o)).unwrap();
+    use profrj_bytecode::code::Insn;
+    let widened: Vec<usize> = (0..code.insns.len().saturating_sub(2))
+        .filter(|&i| match (&code.insns[i], &code.insns[i + 1]) {
+            (Insn::Branch { op, target }, Insn::Branch { op: 0xc8, .. }) => {
+                matches!(op, 0x99..=0xa6 | 0xc6 | 0xc7)
+                    && code.labels[target.0 as usize] == i as u32 + 2
+            }
+            _ => false,
+        })
+        .collect();
+    // do-while, for, if, the ternary (and javac's `&&` of the while).
+    eprintln!("widened conditionals at {widened:?}");
+    assert!(widened.len() >= 4, "{widened:?}");
+    let long_array = VType::Object(cp.class_index("[J"));
+    let mut stacks = Vec::new();
+    for &i in &widened {
+        let f = frames
+            .iter()
+            .find(|f| f.at == i as u32 + 2)
+            .unwrap_or_else(|| panic!("no frame after the widened conditional at {i}"));
+        assert!(f.locals.contains(&long_array), "{f:?}");
+        eprintln!("frame after {i}: stack {:?}", f.stack);
+        stacks.push(f.stack.clone());
+    }
+    // The ternary's: acc, s, d, the Box twice (new, dup), i as a long.
+    assert!(
+        stacks.iter().any(|s| s.len() == 6
+            && s[0] == VType::Long
+            && s[2] == VType::Double
+            && matches!(s[3], VType::Uninitialized(_))
+            && s[3] == s[4]
+            && s[5] == VType::Long),
+        "{stacks:?}"
+    );
+
+    let run = |cp: &str| {
+        let o = Command::new(Path::new(JDK).join("bin/java"))
+            .args(["-Xverify:all", "-cp", cp, "Widen"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{stderr}");
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let expected = run(classes.to_str().unwrap());
+    let got = run(&format!("{}:{}", out.display(), harness_classes()));
+    assert_eq!(got, expected);
+
+    let v = check(&out, &[original.to_str().unwrap()]);
+    eprintln!("ASM: {}", v.report);
+    assert_eq!(v.failures, 0, "{}", v.report);
+    assert!(v.methods >= 5, "{}", v.report);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

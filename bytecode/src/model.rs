@@ -124,6 +124,77 @@ impl<'a> ConstantPool<'a> {
         ]))
     }
 
+    /// Entry `index` from its tag on, whether read or appended by an edit
+    /// (appended entries are found by walking them: there are few).
+    pub(crate) fn entry_any(&self, index: u16) -> Option<&[u8]> {
+        if (index as usize) < self.entries.len() {
+            let off = (*self.entries.get(index as usize)?)? as usize;
+            return self.raw.get(off..);
+        }
+        let (mut i, mut off) = (self.entries.len() as u16, 0usize);
+        while off < self.appended.len() {
+            let e = &self.appended[off..];
+            let len = match e[0] {
+                1 => 3 + u16::from_be_bytes([*e.get(1)?, *e.get(2)?]) as usize,
+                3 | 4 | 9..=12 | 17 | 18 => 5,
+                5 | 6 => 9,
+                7 | 8 | 16 | 19 | 20 => 3,
+                15 => 4,
+                _ => return None,
+            };
+            if i == index {
+                return e.get(..len);
+            }
+            i += if matches!(e[0], 5 | 6) { 2 } else { 1 };
+            off += len;
+        }
+        None
+    }
+
+    fn u16_at(e: &[u8], at: usize) -> Option<u16> {
+        Some(u16::from_be_bytes([*e.get(at)?, *e.get(at + 1)?]))
+    }
+
+    /// Like [`Self::tag`], for appended entries too.
+    pub(crate) fn tag_any(&self, index: u16) -> Option<u8> {
+        self.entry_any(index)?.first().copied()
+    }
+
+    /// Like [`Self::utf8`], for appended entries too.
+    pub(crate) fn utf8_any(&self, index: u16) -> Option<&[u8]> {
+        let e = self.entry_any(index)?;
+        if *e.first()? != 1 {
+            return None;
+        }
+        e.get(3..3 + Self::u16_at(e, 1)? as usize)
+    }
+
+    /// The internal name of CONSTANT_Class `index`, read or appended.
+    pub(crate) fn class_name_any(&self, index: u16) -> Option<&[u8]> {
+        let e = self.entry_any(index)?;
+        if *e.first()? != 7 {
+            return None;
+        }
+        self.utf8_any(Self::u16_at(e, 1)?)
+    }
+
+    /// Like [`Self::member_name_and_descriptor`], for appended entries too
+    /// (also CONSTANT_Dynamic).
+    pub(crate) fn member_any(&self, index: u16) -> Option<(&[u8], &[u8])> {
+        let e = self.entry_any(index)?;
+        if !matches!(*e.first()?, 9..=11 | 17 | 18) {
+            return None;
+        }
+        let nat = self.entry_any(Self::u16_at(e, 3)?)?;
+        if *nat.first()? != 12 {
+            return None;
+        }
+        Some((
+            self.utf8_any(Self::u16_at(nat, 1)?)?,
+            self.utf8_any(Self::u16_at(nat, 3)?)?,
+        ))
+    }
+
     fn class_name_bytes(&self, index: u16) -> Option<&'a [u8]> {
         let off = (*self.entries.get(index as usize)?)? as usize;
         self.utf8(u16::from_be_bytes([

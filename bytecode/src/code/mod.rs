@@ -8,10 +8,12 @@ mod encode;
 mod frames;
 mod opcodes;
 pub mod stack;
+mod types;
 
 pub use decode::{decode_code, instruction_offsets};
 pub use encode::{encode_code, encode_laid_out, layout, EncodeError, Layout};
 pub use frames::{decode_frames, encode_frames, initial_locals, Frame, VType};
+pub use types::widened_frames;
 
 use crate::Attribute;
 

@@ -7,9 +7,11 @@
 //! LocalVariable(Type)Table are remapped.
 //!
 //! The catch-all handler wraps the body for any throwable; in a constructor
-//! it is split around the super()/this() call (see `ctor`). Not yet: frames
-//! for branches the edit creates (a conditional widened past 32 KiB). A method
-//! that would need them, or has another offset-bearing attribute, is refused
+//! it is split around the super()/this() call (see `ctor`). A conditional the
+//! insertions push past ±32 KiB is widened by the encoder into an inverted
+//! condition over a `goto_w`; the frame this needs after it is computed from
+//! the frames before it (`code::widened_frames`). A method whose types there
+//! cannot be followed, or with another offset-bearing attribute, is refused
 //! with a reason and left as it was: never an invalid class.
 
 mod alloc;
@@ -22,8 +24,8 @@ pub use lines::{line_probes, LineProbes};
 pub use points::{probe_allocations, probe_everywhere};
 
 use crate::code::{
-    decode_code, decode_frames, encode_frames, encode_laid_out, initial_locals, layout, Code, Insn,
-    Layout, VType,
+    decode_code, decode_frames, encode_frames, encode_laid_out, initial_locals, layout,
+    widened_frames, Code, Insn, Layout, VType,
 };
 use crate::{Attribute, ClassFile};
 use std::borrow::Cow;
@@ -244,11 +246,11 @@ pub fn edit_method(class: &mut ClassFile<'_>, index: usize, edit: &Edit) -> Resu
     // Laid out once: the tables below are remapped to these offsets, and the
     // code is encoded with them at the end.
     let layout = layout(&new).map_err(|e| EditError(e.to_string()))?;
-    if layout.widened_conditional(&new) {
-        return err(
-            "a conditional branch would need widening, which needs a new frame (not supported yet)",
-        );
-    }
+    // A conditional widened into an inverted condition over a `goto_w` makes
+    // the instruction after it a branch target, which needs a frame from
+    // version 50 on (computed below, from the frames before it).
+    let widened_frames_needed = class.major_version >= 50 && layout.widened_conditional(&new);
+    let this_class = class.this_class;
     let Layout { offsets, widened } = layout;
 
     // Offset-bearing attributes of the Code attribute.
@@ -282,6 +284,12 @@ pub fn edit_method(class: &mut ClassFile<'_>, index: usize, edit: &Edit) -> Resu
                     }
                 }
                 frames.extend(handler_frames(handler_at, pre_handler_at, cp));
+                if widened_frames_needed {
+                    let added = widened_frames(&new, &widened, &frames, &initial, this_class, cp)
+                        .map_err(EditError)?;
+                    frames.extend(added);
+                    frames.sort_by_key(|f| f.at); // stable: none share an instruction
+                }
                 has_frames = true;
                 encode_frames(&frames, &initial, &offsets)
             }
@@ -326,6 +334,12 @@ pub fn edit_method(class: &mut ClassFile<'_>, index: usize, edit: &Edit) -> Resu
             name_index: a.name_index,
             data: Cow::Owned(data),
         });
+    }
+    // Without a StackMapTable a version-50 class falls back to the old
+    // verifier; adding one for a widened conditional would need frames at
+    // every other branch target too.
+    if widened_frames_needed && !has_frames {
+        return err("a conditional branch would need widening in a method without a StackMapTable");
     }
     // Class files of version 50+ need a frame at the new handler even when the
     // method had no StackMapTable.
