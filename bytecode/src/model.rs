@@ -277,6 +277,19 @@ pub struct ClassFile<'a> {
     pub attributes: Vec<Attribute<'a>>,
 }
 
+impl<'a> ClassFile<'a> {
+    /// The `Code` attribute of method `index` (`None`: no such method, or
+    /// abstract or native).
+    pub fn method_code(&self, index: usize) -> Option<&Attribute<'a>> {
+        let cp = &self.constant_pool;
+        self.methods
+            .get(index)?
+            .attributes
+            .iter()
+            .find(|a| cp.utf8(a.name_index) == Some(b"Code"))
+    }
+}
+
 /// FNV-1a, for the pool's name map: short keys, no adversary (the names
 /// come from the class being edited, and a collision only costs time).
 #[derive(Default, Clone, Copy)]

@@ -293,11 +293,7 @@ fn add_hidden_makers(
     refs: &Refs,
 ) -> Result<(), String> {
     let cp = &class.constant_pool;
-    let Some(code) = class.methods[index]
-        .attributes
-        .iter()
-        .find(|a| cp.utf8(a.name_index) == Some(b"Code"))
-    else {
+    let Some(code) = class.method_code(index) else {
         return Ok(());
     };
     let code = profrj_bytecode::code::decode_code(&code.data).map_err(|e| e.to_string())?;

@@ -99,15 +99,9 @@ pub fn allocation_sites(
     method_index: usize,
 ) -> Result<Vec<AllocSite>, EditError> {
     let cp = &class.constant_pool;
-    let method = class
-        .methods
-        .get(method_index)
-        .ok_or_else(|| EditError("no such method".into()))?;
-    let attr = method
-        .attributes
-        .iter()
-        .find(|a| cp.utf8(a.name_index) == Some(b"Code"))
-        .ok_or_else(|| EditError("no code (abstract or native)".into()))?;
+    let attr = class
+        .method_code(method_index)
+        .ok_or_else(|| EditError("no code (abstract or native), or no such method".into()))?;
     let code = decode_code(&attr.data).map_err(|e| EditError(e.to_string()))?;
     sites_in(&code, cp)
 }

@@ -25,12 +25,7 @@ pub struct LineProbes {
 /// without a LineNumberTable.
 pub fn line_probes(class: &ClassFile<'_>, index: usize) -> Option<LineProbes> {
     let cp = &class.constant_pool;
-    let method = class.methods.get(index)?;
-    let code_attr = method
-        .attributes
-        .iter()
-        .find(|a| cp.utf8(a.name_index) == Some(b"Code"))?;
-    let code = decode_code(&code_attr.data).ok()?;
+    let code = decode_code(&class.method_code(index)?.data).ok()?;
     let mut entries: Vec<(u32, u16)> = Vec::new();
     for a in code
         .attributes

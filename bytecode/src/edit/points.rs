@@ -16,11 +16,7 @@ pub fn probe_everywhere(
     extra_stack: u16,
 ) -> Option<Edit> {
     let cp = &class.constant_pool;
-    let method = class.methods.get(index)?;
-    let code_attr = method
-        .attributes
-        .iter()
-        .find(|a| cp.utf8(a.name_index) == Some(b"Code"))?;
+    let code_attr = class.method_code(index)?;
     // Only instruction boundaries are needed (not a full decode): this runs
     // once per method before the editor decodes it.
     let offsets = instruction_offsets(&code_attr.data).ok()?;
