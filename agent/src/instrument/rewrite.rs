@@ -146,7 +146,7 @@ pub fn rewrite(
             );
             coverage_id = Some(id);
         }
-        if modes.memory && tracks_allocations(name) {
+        if modes.memory && !is_reflection_machinery(name) {
             if let Err(e) = add_memory(&mut edit, &mut class, i, &refs) {
                 out.refused.push(format!("{label}: {e}"));
                 continue;
@@ -219,10 +219,15 @@ fn add_coverage(
     edit.extra_stack = edit.extra_stack.max(6);
 }
 
-/// The memory mode's tracking uses ThreadLocal and java.lang.ref: probes in
-/// them would recurse (with `include=` reaching the JDK).
-fn tracks_allocations(class: &str) -> bool {
-    !(class.starts_with("java/lang/ThreadLocal") || class.starts_with("java/lang/ref/"))
+/// The JDK's reflection classes, generated accessors included
+/// (`GeneratedConstructorAccessor*`, defined outside the boot loader), and
+/// the method-handle plumbing reflection runs through since JDK 18: what
+/// they allocate for a reflective call is counted at that call (`MAKERS`),
+/// not again when the scope takes the JDK.
+fn is_reflection_machinery(class: &str) -> bool {
+    ["jdk/internal/reflect/", "sun/reflect/", "java/lang/invoke/"]
+        .iter()
+        .any(|p| class.starts_with(p))
 }
 
 /// `Probe.alloc(object, type)` after each allocation site: the constructor
@@ -261,7 +266,7 @@ fn add_memory(
 /// JDK methods that always return a new object, counted at their call
 /// sites: compiled code makes these objects without VMObjectAlloc (C2's
 /// intrinsics), and on JDK 18+ reflection constructs through method handles.
-const MAKERS: [(&[u8], &[u8], &[u8]); 4] = [
+const MAKERS: [(&[u8], &[u8], &[u8]); 6] = [
     (
         b"java/lang/reflect/Constructor",
         b"newInstance",
@@ -277,6 +282,16 @@ const MAKERS: [(&[u8], &[u8], &[u8]); 4] = [
         b"java/lang/reflect/Array",
         b"newInstance",
         b"(Ljava/lang/Class;[I)Ljava/lang/Object;",
+    ),
+    (
+        b"jdk/internal/misc/Unsafe",
+        b"allocateInstance",
+        b"(Ljava/lang/Class;)Ljava/lang/Object;",
+    ),
+    (
+        b"sun/misc/Unsafe",
+        b"allocateInstance",
+        b"(Ljava/lang/Class;)Ljava/lang/Object;",
     ),
 ];
 

@@ -10,7 +10,7 @@ package profrj.harness;
  *       forces a GC: count 0, max 500; the array: count 0, max 1;
  *   <li>main keeps 7 {@code long[]} and 3 {@code String[][]} (one multianewarray each; its inner
  *       arrays are not counted), and drops 40 {@code long[]} one at a time;
- *   <li>5 {@code Kept} more from reflection (count 1005 in all), 3 {@code int[]} from {@code
+ *   <li>20 {@code Kept} more from reflection (count 1020 in all), 3 {@code int[]} from {@code
  *       Array.newInstance}, and 20,000 clones of {@code
  *       Sheep} kept (the original too: 20,001), the clones made in a loop hot enough to compile;
  *   <li>threads "alloc-a" and "alloc-b" keep 300 and 200 {@code Shared}: two rows.
@@ -77,9 +77,10 @@ public class MemoryTruth {
             grids[i] = new String[2][4];
         }
 
-        Object[] reflected = new Object[5];
+        // 20: past the 15 calls after which JDK 17 generates a bytecode accessor.
+        Object[] reflected = new Object[20];
         keep[3] = reflected;
-        for (int i = 0; i < 5; i++) {
+        for (int i = 0; i < 20; i++) {
             reflected[i] = Kept.class.getDeclaredConstructor().newInstance();
         }
 
