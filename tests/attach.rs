@@ -306,10 +306,18 @@ fn jvm_in_its_own_pid_and_mount_namespace() {
         "this test needs root to create namespaces"
     );
     let dir = temp_dir("namespace");
+    // The JVM gets a /tmp of its own: what it runs (the classes, and the
+    // agent the client names) must live outside /tmp, wherever this
+    // checkout is.
+    let outside = PathBuf::from(format!("/var/tmp/profrj-ns-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&outside);
+    copy_dir(Path::new(harness_classes()), &outside.join("classes"));
+    let agent_copy = outside.join("libprofrj.so");
+    std::fs::copy(agent(), &agent_copy).unwrap();
     let script = format!(
         "mount -t tmpfs tmpfs /tmp && mkdir /tmp/x && exec {} -Xmx128m -cp {} profrj.harness.LongRunning /tmp/x/stop",
         java().display(),
-        harness_classes()
+        outside.join("classes").display()
     );
     let mut outer = Command::new("unshare")
         .args([
@@ -345,6 +353,11 @@ fn jvm_in_its_own_pid_and_mount_namespace() {
         })
         .expect("JVM process not found");
     let pid = jvm.to_string();
+    let profrj = |args: &[&str]| {
+        run(Command::new(env!("CARGO_BIN_EXE_profrj"))
+            .args(args)
+            .env("PROFRJ_AGENT", &agent_copy))
+    };
     let (code, out) = profrj(&["attach", &pid, "sampling,interval=5ms,file=/tmp/x/ns.xml"]);
     assert_eq!(code, 0, "{out}");
     std::thread::sleep(Duration::from_millis(500));
@@ -355,11 +368,25 @@ fn jvm_in_its_own_pid_and_mount_namespace() {
     wait_snapshot(&inside.join("ns.xml"));
     std::fs::write(inside.join("stop"), b"").unwrap();
     let status = outer.wait().unwrap();
+    let _ = std::fs::remove_dir_all(&outside);
     assert!(
         status.success(),
         "{}",
         std::fs::read_to_string(dir.join("stderr.txt")).unwrap()
     );
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let p = e.unwrap().path();
+        let dest = to.join(p.file_name().unwrap());
+        if p.is_dir() {
+            copy_dir(&p, &dest);
+        } else {
+            std::fs::copy(&p, &dest).unwrap();
+        }
+    }
 }
 
 /// A copy of the library at another path would be a second agent with its own
