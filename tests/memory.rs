@@ -101,6 +101,29 @@ fn live_and_peak_counts_match_the_program() {
     check_truth(&run("truth", "memory"));
 }
 
+/// The report tool reads the agent's own `<memory>` section.
+#[test]
+fn report_reads_the_memory_section() {
+    let (_, text) = run_verified("report", "memory", H, &[]);
+    let snap = temp_dir("memory-report").join("mem.xml");
+    std::fs::write(&snap, text).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_profrj"))
+        .args(["report", "--section", "memory", "--top", "3"])
+        .arg(&snap)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let report = String::from_utf8_lossy(&out.stdout);
+    let first = report
+        .lines()
+        .find(|l| l.trim_start().starts_with("1 "))
+        .unwrap_or_else(|| panic!("no rank 1 row:\n{report}"));
+    assert!(
+        first.contains("20001") && first.contains("MemoryTruth$Sheep"),
+        "{report}"
+    );
+}
+
 /// With the JDK in scope, objects made through reflection or cloning are
 /// still counted once: at the call site, not again inside the JDK.
 #[test]
