@@ -90,10 +90,13 @@ fn sleeping_thread_has_elapsed_hits_and_no_runnable_hits() {
         elapsed > 1000,
         "sleeper should be seen sleeping in most of ~3000 samples, got {elapsed}"
     );
-    assert_eq!(
-        sum_attr(&sleep_leaves, "hits"),
-        0,
-        "a sleeping thread is never RUNNABLE"
+    // The state and the stack are two reads: a sample can catch the thread
+    // RUNNABLE as it enters or leaves the native sleep (seen once on JDK 21
+    // in ~3000 samples). As for `cumulated` below, allow two.
+    assert!(
+        sum_attr(&sleep_leaves, "hits") <= 2,
+        "a sleeping thread is RUNNABLE only in passing: {}",
+        sum_attr(&sleep_leaves, "hits")
     );
     assert!(
         attr_u64(sleeper, "cumulated") <= 2,
