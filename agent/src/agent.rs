@@ -1,55 +1,38 @@
 //! The agent's lifecycle. The agent is created once per JVM, at start-up
-//! (Agent_OnLoad, working from VMInit) or by the first attach (Agent_OnAttach).
-//! Profiling happens in sessions: `start` opens one, `stop` closes it (with a
-//! snapshot), `resume` reopens it with its data, `dump` writes a snapshot of
-//! it. Every later attach of the library is one such command.
+//! (Agent_OnLoad, working from VMInit) or by the first attach (Agent_OnAttach),
+//! and answers the VM's events. Profiling happens in sessions (`session`);
+//! every later attach of the library is a command to them.
 
 use crate::instrument::Instrumenter;
 use crate::options::{Command, Options};
-use crate::sampler::{self, Sampler};
+use crate::sampler::Sampler;
+use crate::session::{DumpState, Session};
 use crate::threads::Threads;
 use crate::vm::sys::{Capability, JvmtiCapabilities, JvmtiExtensionFunction};
 use crate::vm::{jthread, Jni, Jvmti, JvmtiEvent};
-use crate::{clock, control, coverage, entry, log, memory, profile, snapshot};
+use crate::{clock, control, entry, log, memory, snapshot};
 use jni_sys::{jclass, jobject, JavaVM};
 use parking_lot::Mutex;
-use std::path::PathBuf;
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 
 pub struct Agent {
     pub jvmti: Jvmti,
     /// `vthreads=` of the start that created the agent (fixed from then on).
-    vthreads: bool,
+    pub(crate) vthreads: bool,
     /// HotSpot's GetVirtualThread extension (JDK 21+), for sampling virtual threads.
-    get_virtual_thread: Option<JvmtiExtensionFunction>,
+    pub(crate) get_virtual_thread: Option<JvmtiExtensionFunction>,
     pub threads: Threads,
     /// Rewrites classes for the instrumenting modes (inert until one starts).
     pub instrumenter: Instrumenter,
-    wakeups: control::Wakeups,
-    session: Mutex<Option<Session>>,
+    pub(crate) wakeups: control::Wakeups,
+    pub(crate) session: Mutex<Option<Session>>,
     /// Serialises snapshots and numbers them (`%n`).
-    dumps: Mutex<DumpState>,
+    pub(crate) dumps: Mutex<DumpState>,
     /// The JavaVM, for environments made later (the memory mode's).
-    vm: usize,
+    pub(crate) vm: usize,
     /// The memory mode's own JVMTI environment: its tags are its own, apart
     /// from the thread tags of `jvmti`.
-    memory_env: OnceLock<Result<Jvmti, String>>,
-}
-
-struct Session {
-    options: Options,
-    /// Whether the dump signal is installed, for `status` and replies.
-    signal_note: String,
-    sampler: Option<Arc<Sampler>>,
-    started_ns: u64,
-    stopped_ns: Option<u64>,
-}
-
-#[derive(Default)]
-struct DumpState {
-    written: u32,
-    /// Set at VMDeath, after the last snapshot: nothing may be written after it.
-    vm_dead: bool,
+    pub(crate) memory_env: OnceLock<Result<Jvmti, String>>,
 }
 
 /// What a command answers: the text goes to the reply file and to stderr.
@@ -217,7 +200,7 @@ fn create(vm: *mut JavaVM, options: &Options) -> Result<&'static Agent, String> 
 /// What rewriting classes needs: the class-file hook for every class, and
 /// retransforming the ones loaded before profiling started. Added at start-up
 /// or, on HotSpot, as late as the first instrumenting session.
-fn add_instrument_capabilities(jvmti: Jvmti, memory: bool) -> Result<(), String> {
+pub(crate) fn add_instrument_capabilities(jvmti: Jvmti, memory: bool) -> Result<(), String> {
     let potential = jvmti
         .potential_capabilities()
         .map_err(|e| jvmti.error_name(e))?;
@@ -283,7 +266,7 @@ fn own_library_path() -> String {
         .into_owned()
 }
 
-fn check_snapshot_path(options: &Options) {
+pub(crate) fn check_snapshot_path(options: &Options) {
     let path = snapshot::expand_path(&options.file, std::process::id(), snapshot::unix_now(), 1);
     if let Some(why) = snapshot::check_writable(&path) {
         log::warn(&format!(
@@ -349,66 +332,6 @@ impl Agent {
         control::wake();
     }
 
-    /// Starts (or resumes) what a session's options ask for.
-    fn run_session(&self, jni: &Jni, s: &mut Session) -> Result<(), String> {
-        s.signal_note = match &s.options.signal {
-            None => "no dump signal".to_owned(),
-            Some((number, name)) => match control::install_dump_signal(*number) {
-                Ok(()) => format!("dump signal SIG{name}"),
-                Err(e) => {
-                    let msg = format!("no dump signal: SIG{name} {e}");
-                    log::warn(&msg);
-                    msg
-                }
-            },
-        };
-        if s.options.instruments() {
-            add_instrument_capabilities(self.jvmti, s.options.memory)?;
-            self.jvmti
-                .set_event_enabled(JvmtiEvent::CLASS_FILE_LOAD_HOOK, true)
-                .map_err(|e| {
-                    format!("enabling the class-file hook: {}", self.jvmti.error_name(e))
-                })?;
-            self.instrumenter
-                .start(self.jvmti, jni, s.options.scope.clone(), s.options.modes())?;
-            if s.options.memory {
-                self.memory_env()?;
-                if let Err(e) = crate::vm::intercept_allocations(self.jvmti, entry::jni_alloc) {
-                    log::warn(&format!(
-                        "memory: cannot intercept JNI ({e}); objects native code makes are not counted"
-                    ));
-                }
-                if let Err(e) = self
-                    .jvmti
-                    .set_event_enabled(JvmtiEvent::VM_OBJECT_ALLOC, true)
-                {
-                    log::warn(&format!(
-                        "memory: no VMObjectAlloc events ({}); objects made by reflection, clone or JNI are not counted",
-                        self.jvmti.error_name(e)
-                    ));
-                }
-            }
-        }
-        if s.options.profile {
-            profile::start();
-        }
-        memory::set_active(s.options.memory);
-        if !s.options.sampling {
-            return Ok(());
-        }
-        let sampler = s
-            .sampler
-            .get_or_insert_with(|| {
-                Arc::new(Sampler::new(
-                    s.options.interval,
-                    s.options.depth,
-                    self.get_virtual_thread,
-                ))
-            })
-            .clone();
-        sampler.start(self.jvmti, jni, sampler.clone(), entry::sampler_thread)
-    }
-
     /// The memory mode's JVMTI environment, made on first use.
     pub fn memory_env(&self) -> Result<Jvmti, String> {
         self.memory_env
@@ -459,180 +382,4 @@ impl Agent {
         }
         self.dumps.lock().vm_dead = true;
     }
-
-    fn stop_session(&self, s: &mut Session) {
-        if s.options.profile {
-            profile::stop();
-        }
-        memory::set_active(false);
-        if let Some(sampler) = &s.sampler {
-            sampler.stop();
-            log::info(&sampler.cost_summary());
-        }
-        s.stopped_ns = Some(clock::now_ns());
-    }
-
-    /// Runs one command from an attach client.
-    pub fn command(&self, jni: &Jni, options: Options) -> Reply {
-        match options.command {
-            Command::Start => {
-                let mut session = self.session.lock();
-                if let Some(s) = session.as_ref().filter(|s| s.stopped_ns.is_none()) {
-                    return Err(format!(
-                        "already profiling ({}); stop it first, or dump",
-                        describe(s)
-                    ));
-                }
-                if options.vthreads != self.vthreads {
-                    return Err(format!(
-                        "vthreads={} was fixed when the agent loaded; it cannot change in this JVM",
-                        if self.vthreads { "on" } else { "off" }
-                    ));
-                }
-                check_snapshot_path(&options);
-                let mut s = Session {
-                    options,
-                    signal_note: String::new(),
-                    sampler: None,
-                    started_ns: clock::now_ns(),
-                    stopped_ns: None,
-                };
-                self.run_session(jni, &mut s)?;
-                let msg = format!("started: {}", describe(&s));
-                *session = Some(s);
-                Ok(msg)
-            }
-            Command::Stop => {
-                {
-                    let mut session = self.session.lock();
-                    let s = session.as_mut().ok_or("no profiling session to stop")?;
-                    if s.stopped_ns.is_some() {
-                        return Err("profiling is already stopped".into());
-                    }
-                    self.stop_session(s);
-                }
-                self.dump(jni, None).map(|m| format!("stopped; {m}"))
-            }
-            Command::Resume => {
-                let mut session = self.session.lock();
-                let s = session.as_mut().ok_or("no profiling session to resume")?;
-                if s.stopped_ns.is_none() {
-                    return Err(format!("profiling is already running ({})", describe(s)));
-                }
-                s.stopped_ns = None;
-                self.run_session(jni, s)?;
-                Ok(format!("resumed: {}", describe(s)))
-            }
-            Command::Dump => self.dump(jni, options.file_given.then_some(options.file.as_str())),
-            Command::Status => {
-                let session = self.session.lock();
-                let s = session
-                    .as_ref()
-                    .ok_or("loaded, no profiling session started")?;
-                let state = if s.stopped_ns.is_some() {
-                    "stopped"
-                } else {
-                    "running"
-                };
-                Ok(format!(
-                    "{state}: {}; {} threads seen; {} snapshots written",
-                    describe(s),
-                    self.threads.count(),
-                    self.dumps.lock().written
-                ))
-            }
-        }
-    }
-
-    /// Writes a snapshot of the current session now, to the session's file or
-    /// to `file` (a one-off template). Failure is reported; profiling goes on.
-    pub fn dump(&self, jni: &Jni, file: Option<&str>) -> Reply {
-        let mut dumps = self.dumps.lock();
-        if dumps.vm_dead {
-            return Err("the JVM is shutting down; its last snapshot is written".into());
-        }
-        let (template, sampler, window, modes) = {
-            let session = self.session.lock();
-            let s = session
-                .as_ref()
-                .ok_or("no profiling session started, so there is nothing to dump; start one first (profrj attach PID sampling)")?;
-            let end = s.stopped_ns.unwrap_or_else(clock::now_ns);
-            (
-                file.unwrap_or(&s.options.file).to_owned(),
-                s.sampler.clone(),
-                (s.started_ns, end),
-                s.options.modes(),
-            )
-        };
-        let number = dumps.written + 1;
-        let path: PathBuf =
-            snapshot::expand_path(&template, std::process::id(), snapshot::unix_now(), number);
-        // Before the thread records: it runs a GC, and may meet new threads.
-        let memory = match modes.memory {
-            true => {
-                Some(memory::live_counts(self.memory_env()?).map_err(|e| format!("memory: {e}"))?)
-            }
-            false => None,
-        };
-        let refs = self.threads.count() as i32 * 3 + 64;
-        jni.with_local_frame(refs, || self.threads.refresh_live(self.jvmti, jni));
-        let records = self.threads.records();
-        let coverage = modes.coverage.then(|| coverage::counts(jni));
-        let result = snapshot::write_document(&path, |w| {
-            if let Some(s) = &sampler {
-                s.with_data(|d| sampler::write_section(w, d, &records, window))?;
-            }
-            if modes.profile {
-                let methods = self.instrumenter.registry.snapshot();
-                profile::write_section(w, &profile::threads(), &methods, &records)?;
-            }
-            if let Some(rows) = &memory {
-                memory::write_section(w, rows, &records)?;
-            }
-            if let Some(c) = &coverage {
-                coverage::write_section(w, c)?;
-            }
-            Ok(())
-        });
-        match result {
-            Ok(()) => {
-                dumps.written = number;
-                Ok(format!("snapshot written to {}", path.display()))
-            }
-            Err(e) => Err(format!("cannot write snapshot to {}: {e}", path.display())),
-        }
-    }
-}
-
-fn describe(s: &Session) -> String {
-    let o = &s.options;
-    let mut parts = Vec::new();
-    if o.sampling {
-        parts.push(format!(
-            "sampling every {:?}, depth {}",
-            o.interval, o.depth
-        ));
-    }
-    if let Some(sampler) = &s.sampler {
-        parts.push(format!("{} samples", sampler.samples()));
-    }
-    if let (true, Some(a)) = (o.instruments(), get()) {
-        let i = &a.instrumenter;
-        let modes = [
-            (o.profile, "profile"),
-            (o.coverage, "coverage"),
-            (o.memory, "memory"),
-        ];
-        let names: Vec<&str> = modes.iter().filter(|m| m.0).map(|m| m.1).collect();
-        parts.push(format!(
-            "{}: {} classes, {} methods instrumented, {} refused",
-            names.join("+"),
-            i.classes.load(std::sync::atomic::Ordering::Relaxed),
-            i.methods.load(std::sync::atomic::Ordering::Relaxed),
-            i.refused.load(std::sync::atomic::Ordering::Relaxed)
-        ));
-    }
-    parts.push(format!("file {}", o.file));
-    parts.push(s.signal_note.clone());
-    parts.join(", ")
 }

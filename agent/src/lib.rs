@@ -17,6 +17,7 @@ mod methods;
 mod options;
 mod profile;
 mod sampler;
+mod session;
 mod snapshot;
 mod threads;
 mod vm;
