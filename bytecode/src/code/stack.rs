@@ -214,16 +214,7 @@ pub fn step(state: &State, index: u32, insn: &Insn, cp: &ConstantPool<'_>) -> Op
             s.locals[i..i + n].copy_from_slice(&v);
         }
         Effect::Shuffle(op) => {
-            // Top-of-stack words, then where they go (§6.5 dup…swap).
-            let (take, order): (usize, &[usize]) = match op {
-                0x59 => (1, &[0, 0]),
-                0x5a => (2, &[1, 0, 1]),
-                0x5b => (3, &[2, 0, 1, 2]),
-                0x5c => (2, &[0, 1, 0, 1]),
-                0x5d => (3, &[1, 2, 0, 1, 2]),
-                0x5e => (4, &[2, 3, 0, 1, 2, 3]),
-                _ => (2, &[1, 0]),
-            };
+            let (take, order) = shuffle(op);
             let top = pop(&mut s, take)?;
             s.stack.extend(order.iter().map(|&k| top[k]));
         }
@@ -275,6 +266,20 @@ pub fn successors(code: &Code<'_>, index: usize) -> Vec<u32> {
         Insn::Plain { .. } => {}
     }
     out
+}
+
+/// dup, dup_x1, dup_x2, dup2, dup2_x1, dup2_x2, swap (§6.5): how many
+/// top-of-stack slots they take, and the order they put them back in.
+pub(crate) fn shuffle(op: u8) -> (usize, &'static [usize]) {
+    match op {
+        0x59 => (1, &[0, 0]),
+        0x5a => (2, &[1, 0, 1]),
+        0x5b => (3, &[2, 0, 1, 2]),
+        0x5c => (2, &[0, 1, 0, 1]),
+        0x5d => (3, &[1, 2, 0, 1, 2]),
+        0x5e => (4, &[2, 3, 0, 1, 2, 3]),
+        _ => (2, &[1, 0]),
+    }
 }
 
 #[cfg(test)]

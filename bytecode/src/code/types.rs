@@ -317,16 +317,7 @@ impl State {
                 self.store((op - 0x4b) as usize, t)?
             }
             0x59..=0x5f => {
-                // Top-of-stack slots, then where they go (§6.5 dup…swap).
-                let (take, order): (usize, &[usize]) = match op {
-                    0x59 => (1, &[0, 0]),
-                    0x5a => (2, &[1, 0, 1]),
-                    0x5b => (3, &[2, 0, 1, 2]),
-                    0x5c => (2, &[0, 1, 0, 1]),
-                    0x5d => (3, &[1, 2, 0, 1, 2]),
-                    0x5e => (4, &[2, 3, 0, 1, 2, 3]),
-                    _ => (2, &[1, 0]),
-                };
+                let (take, order) = super::stack::shuffle(op);
                 let top = self.pop(take)?;
                 self.stack.extend(order.iter().map(|&k| top[k]));
             }
