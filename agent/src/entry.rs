@@ -160,7 +160,7 @@ pub fn jni_alloc(jni: *mut JNIEnv, object: jobject) {
 unsafe extern "C" fn class_file_load_hook(
     _jvmti: *mut JvmtiEnv,
     jni: *mut JNIEnv,
-    _class_being_redefined: jclass,
+    class_being_redefined: jclass,
     loader: jobject,
     name: *const c_char,
     _protection_domain: jobject,
@@ -176,10 +176,13 @@ unsafe extern "C" fn class_file_load_hook(
         let bytes = unsafe { std::slice::from_raw_parts(data, len.max(0) as usize) };
         let name = unsafe { option_string(name) };
         let jni = Jni::from_raw(jni);
-        if let Some(out) = a
-            .instrumenter
-            .transform(&jni, loader, name.as_deref(), bytes)
-        {
+        if let Some(out) = a.instrumenter.transform(
+            &jni,
+            loader,
+            name.as_deref(),
+            bytes,
+            class_being_redefined.is_null(),
+        ) {
             if let Ok(p) = a.jvmti.allocate_copy(&out) {
                 // SAFETY: out-parameters the VM gave us for this call.
                 unsafe {

@@ -213,6 +213,23 @@ impl<'a> ConstantPool<'a> {
         self.append(10, &[class.to_be_bytes(), nat.to_be_bytes()].concat())
     }
 
+    /// Appends a CONSTANT_MethodHandle of kind REF_invokeStatic (6) for a
+    /// static method of class `class`, and returns its index.
+    pub fn add_static_method_handle(&mut self, class: &str, name: &str, descriptor: &str) -> u16 {
+        let method = self.add_method_ref(class, name, descriptor);
+        let [hi, lo] = method.to_be_bytes();
+        self.append(15, &[6, hi, lo])
+    }
+
+    /// Appends a CONSTANT_Dynamic (class files 55+) made by bootstrap method
+    /// `bootstrap` (an index into BootstrapMethods), and returns its index.
+    pub fn add_dynamic(&mut self, bootstrap: u16, name: &str, descriptor: &str) -> u16 {
+        let name = self.add_utf8(name);
+        let descriptor = self.add_utf8(descriptor);
+        let nat = self.append(12, &[name.to_be_bytes(), descriptor.to_be_bytes()].concat());
+        self.append(17, &[bootstrap.to_be_bytes(), nat.to_be_bytes()].concat())
+    }
+
     /// Appends a CONSTANT_Integer and returns its index.
     pub fn add_integer(&mut self, value: i32) -> u16 {
         self.append(3, &value.to_be_bytes())
@@ -278,6 +295,35 @@ pub struct ClassFile<'a> {
 }
 
 impl<'a> ClassFile<'a> {
+    /// Adds a bootstrap method without static arguments (method handle
+    /// `handle`) to the BootstrapMethods attribute, made if absent, and
+    /// returns its index there. `None` if the attribute is malformed or full.
+    pub fn add_bootstrap_method(&mut self, handle: u16) -> Option<u16> {
+        let cp = &mut self.constant_pool;
+        let at = self
+            .attributes
+            .iter()
+            .position(|a| cp.utf8(a.name_index) == Some(b"BootstrapMethods"));
+        let at = match at {
+            Some(i) => i,
+            None => {
+                let name_index = cp.add_utf8("BootstrapMethods");
+                self.attributes.push(Attribute {
+                    name_index,
+                    data: std::borrow::Cow::Owned(vec![0, 0]),
+                });
+                self.attributes.len() - 1
+            }
+        };
+        let data = self.attributes[at].data.to_mut();
+        let count = u16::from_be_bytes([*data.first()?, *data.get(1)?]);
+        let next = count.checked_add(1)?;
+        data[..2].copy_from_slice(&next.to_be_bytes());
+        data.extend_from_slice(&handle.to_be_bytes());
+        data.extend_from_slice(&0u16.to_be_bytes());
+        Some(count)
+    }
+
     /// The `Code` attribute of method `index` (`None`: no such method, or
     /// abstract or native).
     pub fn method_code(&self, index: usize) -> Option<&Attribute<'a>> {

@@ -113,27 +113,27 @@ impl Instrumenter {
     }
 
     /// The ClassFileLoadHook: new class-file bytes, or `None` to leave the
-    /// class as it is.
+    /// class as it is. `first_load`: being defined, not retransformed.
     pub fn transform(
         &self,
         jni: &Jni,
         loader: jobject,
         name: Option<&str>,
         bytes: &[u8],
+        first_load: bool,
     ) -> Option<Vec<u8>> {
         if !self.ready.load(Acquire) {
             return None;
         }
         let name = name?;
         let java_name = name.replace('/', ".");
-        if !self
-            .scope
-            .lock()
-            .contains(&java_name, self.is_jdk_loader(jni, loader))
-        {
+        let jdk = self.is_jdk_loader(jni, loader);
+        if !self.scope.lock().contains(&java_name, jdk) {
             return None;
         }
-        match self.rewrite(name, bytes) {
+        // Dynamic constants bootstrap through java.lang.invoke: never in the
+        // JDK's own classes (which that machinery uses), nor on retransform.
+        match self.rewrite(name, bytes, first_load && !jdk) {
             Ok(out) => out,
             Err(why) => {
                 log::error_once(
@@ -147,9 +147,14 @@ impl Instrumenter {
 
     /// Rewrites a class for the modes on; a method the editor refuses stays
     /// as it was (reported once per class). `Ok(None)`: nothing to change.
-    fn rewrite(&self, name: &str, bytes: &[u8]) -> Result<Option<Vec<u8>>, String> {
+    fn rewrite(
+        &self,
+        name: &str,
+        bytes: &[u8],
+        dynamic_constants: bool,
+    ) -> Result<Option<Vec<u8>>, String> {
         let modes = *self.modes.lock();
-        let out = rewrite::rewrite(name, bytes, modes, &self.registry)?;
+        let out = rewrite::rewrite(name, bytes, modes, &self.registry, dynamic_constants)?;
         self.methods.fetch_add(out.edited, Relaxed);
         if !out.refused.is_empty() {
             self.refused.fetch_add(out.refused.len(), Relaxed);

@@ -13,6 +13,11 @@ pub const CLASS: &str = "profrj/runtime/Probe";
 pub const COUNTERS_FIELD: (&str, &str) = ("COV", "[[J");
 /// The method instrumented code calls at entry for its counter array.
 pub const COUNTERS_METHOD: (&str, &str) = ("cov", "(I)[J");
+/// The bootstrap method of the counters' dynamic constant (class files 55+).
+pub const COUNTERS_BOOTSTRAP: (&str, &str) = (
+    "counters",
+    "(Ljava/lang/invoke/MethodHandles$Lookup;Ljava/lang/String;Ljava/lang/Class;)[J",
+);
 /// The native behind it when the array is not published yet.
 pub const COUNTERS_SLOW: &str = "covSlow";
 /// What instrumented code calls with each new object or array and its type id.

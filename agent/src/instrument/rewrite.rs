@@ -35,6 +35,9 @@ struct Refs {
     exit: u16,
     unwind: u16,
     counters: u16,
+    /// BootstrapMethods index of `Probe.counters`, where the class may use
+    /// dynamic constants (version 55+, first load).
+    counters_bootstrap: Option<u16>,
     long_array: u16,
     alloc: u16,
     alloc_any: u16,
@@ -43,12 +46,23 @@ struct Refs {
 }
 
 impl Refs {
-    fn add(cp: &mut ConstantPool<'_>, modes: Modes) -> Self {
+    fn add(class: &mut ClassFile<'_>, modes: Modes, dynamic_constants: bool) -> Self {
+        let dynamic_ok = dynamic_constants && class.major_version >= 55;
+        let bootstrap = (modes.coverage && dynamic_ok).then(|| {
+            let (name, desc) = probe_class::COUNTERS_BOOTSTRAP;
+            let handle =
+                class
+                    .constant_pool
+                    .add_static_method_handle(probe_class::CLASS, name, desc);
+            class.add_bootstrap_method(handle)
+        });
+        let cp = &mut class.constant_pool;
         let mut r = Refs {
             enter: 0,
             exit: 0,
             unwind: 0,
             counters: 0,
+            counters_bootstrap: None,
             long_array: 0,
             alloc: 0,
             alloc_any: 0,
@@ -63,6 +77,7 @@ impl Refs {
         if modes.coverage {
             let (name, desc) = probe_class::COUNTERS_METHOD;
             r.counters = cp.add_method_ref(probe_class::CLASS, name, desc);
+            r.counters_bootstrap = bootstrap.flatten();
             r.long_array = cp.class_index("[J");
         }
         if modes.memory {
@@ -80,18 +95,22 @@ impl Refs {
 }
 
 /// Rewrites class `name` (internal form) for `modes`.
+/// `dynamic_constants`: the coverage counters may be dynamic constants
+/// (for class files 55+): the class is being defined, not retransformed,
+/// and is not the JDK's (its bootstrap runs through java.lang.invoke).
 pub fn rewrite(
     name: &str,
     bytes: &[u8],
     modes: Modes,
     registry: &Registry,
+    dynamic_constants: bool,
 ) -> Result<Rewritten, String> {
     let mut class = parse_class(bytes).map_err(|e| e.to_string())?;
     // Each probe needs a few constants; stay clear of the 65,535 limit.
     if class.constant_pool.count() > 65_000 {
         return Err("its constant pool is nearly full".into());
     }
-    let refs = Refs::add(&mut class.constant_pool, modes);
+    let refs = Refs::add(&mut class, modes, dynamic_constants);
     let mut out = Rewritten {
         bytes: None,
         edited: 0,
@@ -195,8 +214,18 @@ fn add_coverage(
     points: &[u32],
     count_calls: bool,
 ) {
-    let mut entry = push_int(cp, id as i64);
-    entry.push(Insn::plain(0xb8, &refs.counters.to_be_bytes())); // invokestatic cov
+    let mut entry = match refs.counters_bootstrap {
+        // ldc_w of the dynamic constant `c<id>`: a constant once resolved.
+        Some(bsm) => {
+            let constant = cp.add_dynamic(bsm, &format!("c{id}"), "[J");
+            vec![Insn::plain(0x13, &constant.to_be_bytes())]
+        }
+        None => {
+            let mut seq = push_int(cp, id as i64);
+            seq.push(Insn::plain(0xb8, &refs.counters.to_be_bytes())); // invokestatic cov
+            seq
+        }
+    };
     if count_calls {
         entry.push(Insn::plain(0x59, &[])); // dup
         entry.push(local(0x3a, 0x4b, slot)); // astore

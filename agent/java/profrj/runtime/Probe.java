@@ -34,6 +34,16 @@ public final class Probe {
 
     private static native long[] covSlow(int id);
 
+    /**
+     * Bootstrap method of the dynamic constant {@code c<id>} (type {@code long[]}) that classes of
+     * version 55+ load their counters with: resolved once, then a constant the JIT folds, so a
+     * call costs no lookup at all.
+     */
+    public static long[] counters(
+            java.lang.invoke.MethodHandles.Lookup lookup, String name, Class<?> type) {
+        return cov(Integer.parseInt(name.substring(1)));
+    }
+
     // memory mode: a new object or array of the type the agent numbered `type`. The agent tags
     // it (JVMTI) with its thread's counter for that type; the GC's ObjectFree event counts its end.
     public static native void alloc(Object o, int type);

@@ -102,11 +102,20 @@ public class CoverageTruth {
     }
 
     /** Loaded by main but never initialised: listed in the snapshot with zeros. */
-    static class Idle {
+    static class Idle { //= 0
         static int unused() {
-            return 42;
+            return 42; //= 0
         }
     }
+
+    /** An interface's default method (counters in interfaces too). */
+    interface Greeter {
+        default int greet(int n) {
+            return n + 1; //= 2
+        }
+    }
+
+    static final class Hello implements Greeter {} //= 2
 
     public static void main(String[] args) throws Exception {
         Class.forName(H_IDLE, false, CoverageTruth.class.getClassLoader()); //= 1
@@ -129,6 +138,7 @@ public class CoverageTruth {
             total += twice.applyAsInt(i); //= 5
         }
         total += new CoverageTruth(4).field + new CoverageTruth(5).field; //= 1
+        total += new Hello().greet(1) + new Hello().greet(2); //= 1
         System.out.println("total " + total); //= 1
     } //= 1
 }
