@@ -1069,7 +1069,20 @@ fn coverage_truth_from_xml(xml: &str) -> std::collections::BTreeMap<String, [u64
     out
 }
 
-/// CoverageTruth's (lines covered, lines with code) from the `//= N` comments
+/// Summed over the classes of CoverageTruth.java (CoverageTruth and its
+/// nested classes).
+fn file_totals(want: &std::collections::BTreeMap<String, [u64; 4]>) -> [u64; 4] {
+    want.iter()
+        .filter(|(k, _)| *k == COV || k.starts_with(&format!("{COV}$")))
+        .fold([0; 4], |mut t, (_, c)| {
+            for i in 0..4 {
+                t[i] += c[i];
+            }
+            t
+        })
+}
+
+/// CoverageTruth.java's (lines covered, lines with code) from the `//= N` comments
 /// beside its lines (`name=N` after N: another method on that line).
 fn coverage_truth_from_source() -> (u64, u64) {
     let src = std::fs::read_to_string(concat!(
@@ -1119,7 +1132,11 @@ fn coverage_report_and_page_on_a_real_snapshot() {
     let want = coverage_truth_from_xml(&xml);
     eprintln!("{want:?}");
     let (covered, lines) = coverage_truth_from_source();
-    assert_eq!(want[COV][..2], [covered, lines], "snapshot vs //= comments");
+    assert_eq!(
+        file_totals(&want)[..2],
+        [covered, lines],
+        "snapshot vs //= comments (the file's classes)"
+    );
     assert!(covered < lines, "CoverageTruth has lines that never run");
     assert_eq!(want[COV][2..], [10, 11], "every method but neverCalled ran");
     assert_eq!(want[COV_IDLE], [0, 2, 0, 2], "Idle: listed with zeros");
@@ -1259,8 +1276,14 @@ fn coverage_of_classes_without_line_numbers() {
 
     let report = profrj_ok(&["report", s(&snap)]);
     eprintln!("{report}");
+    let all = want.values().fold([0; 4], |mut t, c| {
+        for i in 0..4 {
+            t[i] += c[i];
+        }
+        t
+    });
     assert!(
-        report.contains("lines 0/0 (-), methods run 10/13"),
+        report.contains(&format!("lines 0/0 (-), methods run {}/{}", all[2], all[3])),
         "{report}"
     );
     let row = coverage_row(&report, COV);
@@ -1283,7 +1306,7 @@ fn coverage_of_classes_without_line_numbers() {
 /// then memory, then coverage, and names the others on stderr.
 #[test]
 fn report_without_section_picks_in_the_documented_order() {
-    let (snap, _) = coverage_run(
+    let (snap, xml) = coverage_run(
         "report-cov-all",
         "coverage,profile,sampling,interval=1ms",
         harness_classes(),
@@ -1300,7 +1323,13 @@ fn report_without_section_picks_in_the_documented_order() {
     let profile = profrj_ok(&["report", s(&snap), "--section", "profile"]);
     assert!(profile.contains(&format!("{COV}.loop(int)")), "{profile}");
     let cov = profrj_ok(&["report", s(&snap), "--section", "coverage"]);
-    let (covered, lines) = coverage_truth_from_source();
+    let want = coverage_truth_from_xml(&xml);
     let row = coverage_row(&cov, COV);
-    assert_eq!(row[2], format!("{covered}/{lines}"), "{cov}");
+    assert_eq!(
+        row[2],
+        format!("{}/{}", want[COV][0], want[COV][1]),
+        "{cov}"
+    );
+    let (covered, lines) = coverage_truth_from_source();
+    assert_eq!(file_totals(&want)[..2], [covered, lines]);
 }
