@@ -2,12 +2,15 @@
 //!
 //! Each instrumented method gets a `long[]` of counters the agent owns:
 //! slot 0 counts calls (unless the first line's slot does), each further
-//! slot one entry point of the method's LineNumberTable (see `profrj_bytecode::edit::line_probes`). At entry the
-//! method fetches its array once (`Probe.cov(id)`, a few loads once the JIT
-//! has inlined it) into a local of its own; each line entry point is then
-//! plain bytecode, `counters[k]++`, as JaCoCo's probes are (with counts
-//! instead of booleans). Arrays are allocated on a method's first call, so
-//! classes that never run cost nothing but their registration.
+//! slot one entry point of the method's LineNumberTable (see
+//! `profrj_bytecode::edit::line_probes`). At entry the method fetches its
+//! array once into a local of its own — `ldc` of a dynamic constant
+//! (bootstrap `Probe.counters`) where the class allows it, which the JIT
+//! folds to a constant, else `Probe.cov(id)`, a few loads once inlined —
+//! and each line entry point is then plain bytecode, `counters[k]++`, as
+//! JaCoCo's probes are (with counts instead of booleans). Arrays are
+//! allocated on a method's first call, so classes that never run cost
+//! nothing but their registration.
 //!
 //! Increments are not atomic: two threads running the same line at the
 //! same instant on two cores can lose one increment (a count is then low,
