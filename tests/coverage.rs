@@ -65,17 +65,9 @@ fn check_truth(text: &str) {
         for m in class.children().filter(|c| c.has_tag_name("method")) {
             let name = m.attribute("name").unwrap().to_owned();
             let first: i64 = m.attribute("firstline").unwrap().parse().unwrap();
-            let prints: Vec<i64> = m
-                .children()
-                .find(|c| c.has_tag_name("footprints"))
-                .and_then(|f| f.text())
-                .unwrap_or("")
-                .split_whitespace()
-                .map(|v| v.parse().unwrap())
-                .collect();
             assert!(first > 0, "{name} has line numbers");
-            for (k, &got) in prints.iter().enumerate() {
-                let line = first as u32 + k as u32;
+            for (line, got) in footprints(m) {
+                let line = line as u32;
                 let want = expect
                     .get(&line)
                     .map_or(-1, |(n, over)| over.get(&name).copied().unwrap_or(*n));

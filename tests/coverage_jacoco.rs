@@ -31,21 +31,6 @@ fn jacoco_class_path() -> String {
         .join(":")
 }
 
-/// A JDK tool (javac, jar) beside the test's `java`, else from JAVA_HOME or PATH.
-fn jdk_tool(name: &str) -> PathBuf {
-    let beside = java().with_file_name(name);
-    if beside.is_file() {
-        return beside;
-    }
-    if let Ok(home) = std::env::var("JAVA_HOME") {
-        let p = Path::new(&home).join("bin").join(name);
-        if p.is_file() {
-            return p;
-        }
-    }
-    PathBuf::from(name)
-}
-
 /// Debian ships JaCoCo's agent unshaded and without a manifest: a jar whose
 /// manifest names its premain class, with JacocoLines (the report reader)
 /// compiled beside it. Built once per test binary.
@@ -158,17 +143,8 @@ fn profrj_lines(name: &str, main: &str, args: &[&str]) -> BTreeMap<(String, u32)
     for class in doc.descendants().filter(|n| n.has_tag_name("class")) {
         let cname = class.attribute("name").unwrap().to_owned();
         for m in class.children().filter(|c| c.has_tag_name("method")) {
-            let first: i64 = m.attribute("firstline").unwrap().parse().unwrap();
-            let prints = m
-                .children()
-                .find(|c| c.has_tag_name("footprints"))
-                .and_then(|f| f.text())
-                .unwrap_or("");
-            for (k, v) in prints.split_whitespace().enumerate() {
-                let v: i64 = v.parse().unwrap();
-                let e = lines
-                    .entry((cname.clone(), (first + k as i64) as u32))
-                    .or_insert(-1);
+            for (line, v) in footprints(m) {
+                let e = lines.entry((cname.clone(), line as u32)).or_insert(-1);
                 *e = (*e).max(v);
             }
         }

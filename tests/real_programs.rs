@@ -220,12 +220,7 @@ fn javac_compiles_identical_classes() {
     let dir = temp_dir("javac");
     let files = generated_sources(&dir);
     assert!(files.len() > 300);
-    let javac = java().with_file_name("javac");
-    let javac = if javac.is_file() {
-        javac.to_string_lossy().into_owned()
-    } else {
-        "javac".to_owned()
-    };
+    let javac = jdk_tool("javac").to_string_lossy().into_owned();
     let compile = |out: &str, mode: Option<&str>| {
         let mut args = vec![
             "-g".to_owned(),

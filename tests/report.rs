@@ -1047,16 +1047,9 @@ fn coverage_truth_from_xml(xml: &str) -> std::collections::BTreeMap<String, [u64
         for m in class.children().filter(|c| c.has_tag_name("method")) {
             methods += 1;
             run += (attr_u64(m, "count") > 0) as u64;
-            let first: i64 = m.attribute("firstline").unwrap().parse().unwrap();
-            let prints = m
-                .children()
-                .find(|c| c.has_tag_name("footprints"))
-                .and_then(|f| f.text())
-                .unwrap_or("");
-            for (k, v) in prints.split_whitespace().enumerate() {
-                let v: i64 = v.parse().unwrap();
+            for (line, v) in footprints(m) {
                 if v >= 0 {
-                    *lines.entry(first + k as i64).or_default() |= v > 0;
+                    *lines.entry(line).or_default() |= v > 0;
                 }
             }
         }
@@ -1254,11 +1247,7 @@ fn coverage_report_and_page_on_a_real_snapshot() {
 fn coverage_of_classes_without_line_numbers() {
     let dir = temp_dir("report-cov-nolines");
     let classes = dir.join("classes");
-    let javac = std::env::var("JAVA_HOME")
-        .map(|h| Path::new(&h).join("bin/javac"))
-        .ok()
-        .filter(|p| p.is_file())
-        .unwrap_or_else(|| PathBuf::from("javac"));
+    let javac = jdk_tool("javac");
     let status = Command::new(&javac)
         .args(["-g:none", "--release", "11", "-d"])
         .arg(&classes)

@@ -47,6 +47,36 @@ pub fn java() -> PathBuf {
     PathBuf::from("java")
 }
 
+/// A JDK tool (javac, jar) beside the test's `java`, else from JAVA_HOME, else PATH.
+pub fn jdk_tool(name: &str) -> PathBuf {
+    let beside = java().with_file_name(name);
+    if beside.is_file() {
+        return beside;
+    }
+    if let Ok(home) = std::env::var("JAVA_HOME") {
+        let p = Path::new(&home).join("bin").join(name);
+        if p.is_file() {
+            return p;
+        }
+    }
+    PathBuf::from(name)
+}
+
+/// A coverage `<method>`'s footprints as (source line, value): -1 no code,
+/// 0 never reached, n times run. Empty without line numbers.
+pub fn footprints(method: roxmltree::Node) -> Vec<(i64, i64)> {
+    let first: i64 = method.attribute("firstline").unwrap().parse().unwrap();
+    method
+        .children()
+        .find(|c| c.has_tag_name("footprints"))
+        .and_then(|f| f.text())
+        .unwrap_or("")
+        .split_whitespace()
+        .enumerate()
+        .map(|(k, v)| (first + k as i64, v.parse().unwrap()))
+        .collect()
+}
+
 pub fn harness_classes() -> &'static str {
     env!("HARNESS_CLASSES")
 }

@@ -180,16 +180,7 @@ impl Instrumenter {
         jni.ensure_local_capacity(classes.len() + 64);
         let mut chosen: Vec<jclass> = Vec::new();
         for &c in &classes {
-            let keep = jvmti.is_modifiable_class(c)
-                && jvmti.class_signature(c).ok().is_some_and(|sig| {
-                    let Some(name) = sig.strip_prefix('L').and_then(|s| s.strip_suffix(';')) else {
-                        return false;
-                    };
-                    let loader = jvmti.class_loader(c).unwrap_or(std::ptr::null_mut());
-                    let jdk = self.is_jdk_loader(jni, loader);
-                    jni.delete_local_ref(loader);
-                    self.scope.lock().contains(&name.replace('/', "."), jdk)
-                });
+            let keep = jvmti.is_modifiable_class(c) && self.class_in_scope(jvmti, jni, c);
             if keep {
                 chosen.push(c);
             } else {

@@ -5,11 +5,9 @@
 use super::probe_class;
 use super::registry::{MethodInfo, Registry};
 use crate::coverage::{self, MethodLines};
-use crate::memory;
-use profrj_bytecode::code::{Insn, VType};
-use profrj_bytecode::edit::{
-    allocation_sites, edit_method, line_probes, AllocWhere, Edit, NewLocal,
-};
+use crate::memory::{self, makers};
+use profrj_bytecode::code::{decode_code, Code, Insn, VType};
+use profrj_bytecode::edit::{edit_method, line_probes_in, sites_in, AllocWhere, Edit, NewLocal};
 use profrj_bytecode::{parse_class, write_class, ClassFile, ConstantPool};
 
 /// Which probes go in.
@@ -118,15 +116,13 @@ pub fn rewrite(
     };
     let mut covered = Vec::new();
     for i in 0..class.methods.len() {
+        // Decoded once here for every mode's planning (the editor decodes
+        // the code as it edits it): an owned copy, so the pool stays mutable.
+        let Some(raw) = class.method_code(i).map(|a| a.data.to_vec()) else {
+            continue; // abstract or native
+        };
         let m = &class.methods[i];
         let cp = &class.constant_pool;
-        if !m
-            .attributes
-            .iter()
-            .any(|a| cp.utf8(a.name_index) == Some(b"Code"))
-        {
-            continue;
-        }
         let info = MethodInfo {
             class: name.to_owned(),
             name: cp.text(m.name_index).unwrap_or_default(),
@@ -138,12 +134,16 @@ pub fn rewrite(
             let id = registry.id(info.clone());
             add_profile(&mut edit, &mut class.constant_pool, &refs, id);
         }
+        let code = match decode_code(&raw) {
+            Ok(code) => code,
+            Err(e) => {
+                out.refused.push(format!("{label}: {e}"));
+                continue;
+            }
+        };
         let mut coverage_id = None;
         if modes.coverage {
-            let Some(lines) = line_probes(&class, i) else {
-                out.refused.push(format!("{label}: code does not decode"));
-                continue;
-            };
+            let lines = line_probes_in(&code, &class.constant_pool);
             let layout = MethodLines {
                 class: info.class,
                 name: info.name,
@@ -165,8 +165,9 @@ pub fn rewrite(
             );
             coverage_id = Some(id);
         }
-        if modes.memory && !is_reflection_machinery(name) {
-            if let Err(e) = add_memory(&mut edit, &mut class, i, &refs) {
+        if modes.memory && !makers::is_reflection_machinery(name) {
+            let major = class.major_version;
+            if let Err(e) = add_memory(&mut edit, &code, &mut class.constant_pool, major, &refs) {
                 out.refused.push(format!("{label}: {e}"));
                 continue;
             }
@@ -248,29 +249,18 @@ fn add_coverage(
     edit.extra_stack = edit.extra_stack.max(6);
 }
 
-/// The JDK's reflection classes, generated accessors included
-/// (`GeneratedConstructorAccessor*`, defined outside the boot loader), and
-/// the method-handle plumbing reflection runs through since JDK 18: what
-/// they allocate for a reflective call is counted at that call (`MAKERS`),
-/// not again when the scope takes the JDK.
-fn is_reflection_machinery(class: &str) -> bool {
-    ["jdk/internal/reflect/", "sun/reflect/", "java/lang/invoke/"]
-        .iter()
-        .any(|p| class.starts_with(p))
-}
-
 /// `Probe.alloc(object, type)` after each allocation site: the constructor
 /// call of each `new`, and each array instruction. A site whose object is
 /// on top of the stack gets `dup`, one kept only in a local `aload`; the
 /// rare object found nowhere (a `new` without `dup`, unused) is not tracked.
 fn add_memory(
     edit: &mut Edit,
-    class: &mut ClassFile<'_>,
-    index: usize,
+    code: &Code<'_>,
+    cp: &mut ConstantPool<'_>,
+    major_version: u16,
     refs: &Refs,
 ) -> Result<(), String> {
-    let sites = allocation_sites(class, index).map_err(|e| e.0)?;
-    let cp = &mut class.constant_pool;
+    let sites = sites_in(code, cp).map_err(|e| e.0)?;
     for site in sites {
         let load = match site.at {
             AllocWhere::Top => Insn::plain(0x59, &[]), // dup
@@ -286,62 +276,25 @@ fn add_memory(
         seq.extend(push_int(cp, ty as i64));
         seq.push(Insn::plain(0xb8, &refs.alloc.to_be_bytes())); // invokestatic alloc
     }
-    add_hidden_makers(edit, class, index, refs)?;
+    add_hidden_makers(edit, code, cp, major_version >= 49, refs);
     // The object and the type id; or two copies of a clone and its receiver.
     edit.extra_stack = edit.extra_stack.max(2);
     Ok(())
 }
 
-/// JDK methods that always return a new object, counted at their call
-/// sites: compiled code makes these objects without VMObjectAlloc (C2's
-/// intrinsics), and on JDK 18+ reflection constructs through method handles.
-const MAKERS: [(&[u8], &[u8], &[u8]); 6] = [
-    (
-        b"java/lang/reflect/Constructor",
-        b"newInstance",
-        b"([Ljava/lang/Object;)Ljava/lang/Object;",
-    ),
-    (b"java/lang/Class", b"newInstance", b"()Ljava/lang/Object;"),
-    (
-        b"java/lang/reflect/Array",
-        b"newInstance",
-        b"(Ljava/lang/Class;I)Ljava/lang/Object;",
-    ),
-    (
-        b"java/lang/reflect/Array",
-        b"newInstance",
-        b"(Ljava/lang/Class;[I)Ljava/lang/Object;",
-    ),
-    (
-        b"jdk/internal/misc/Unsafe",
-        b"allocateInstance",
-        b"(Ljava/lang/Class;)Ljava/lang/Object;",
-    ),
-    (
-        b"sun/misc/Unsafe",
-        b"allocateInstance",
-        b"(Ljava/lang/Class;)Ljava/lang/Object;",
-    ),
-];
-
 /// Calls that make objects out of sight of the allocation sites:
-/// reflection (see `MAKERS`), and `clone()`. The compiled `Object.clone`
+/// reflection (`memory::makers`), and `clone()`. The compiled `Object.clone`
 /// reports nothing either, so the call site reports its result with where
 /// the call was resolved from; the runtime counts it when that reaches
 /// `Object.clone` (see `Memory.cloned`). A virtual call keeps a copy of its
 /// receiver (`dup` before, `dup_x1; swap` after).
 fn add_hidden_makers(
     edit: &mut Edit,
-    class: &mut ClassFile<'_>,
-    index: usize,
+    code: &Code<'_>,
+    cp: &ConstantPool<'_>,
+    ldc_class: bool,
     refs: &Refs,
-) -> Result<(), String> {
-    let cp = &class.constant_pool;
-    let Some(code) = class.method_code(index) else {
-        return Ok(());
-    };
-    let code = profrj_bytecode::code::decode_code(&code.data).map_err(|e| e.to_string())?;
-    let ldc_class = class.major_version >= 49;
+) {
     for (i, insn) in code.insns.iter().enumerate() {
         let Insn::Plain { op, operands } = insn else {
             continue;
@@ -355,11 +308,7 @@ fn add_hidden_makers(
             continue;
         };
         let owner = cp.member_class(member).and_then(|c| cp.class_name(c));
-        let maker = owner.is_some_and(|o| {
-            MAKERS
-                .iter()
-                .any(|m| m.0 == o.as_bytes() && m.1 == name && m.2 == desc)
-        });
+        let maker = owner.is_some_and(|o| makers::is_maker(o.as_bytes(), name, desc));
         if maker {
             let seq = edit.after.entry(i as u32).or_default();
             seq.push(Insn::plain(0x59, &[])); // dup
@@ -392,7 +341,6 @@ fn add_hidden_makers(
             seq.push(Insn::plain(0xb8, &refs.cloned.to_be_bytes()));
         }
     }
-    Ok(())
 }
 
 /// `c[k]++` with the array `c` on the stack: `push k; dup2; laload; lconst_1;

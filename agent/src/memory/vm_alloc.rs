@@ -30,8 +30,11 @@ pub fn vm_allocated(a: &Agent, jni: &Jni, thread: jthread, object: jobject, clas
     let Ok(c) = a.jvmti.method_declaring_class(top.method) else {
         return;
     };
-    let in_scope =
-        !is_allocation_entry_point(a, c) && a.instrumenter.class_in_scope(a.jvmti, jni, c);
+    let entry_point = a
+        .jvmti
+        .class_signature(c)
+        .is_ok_and(|sig| super::makers::is_entry_point(&sig));
+    let in_scope = !entry_point && a.instrumenter.class_in_scope(a.jvmti, jni, c);
     jni.delete_local_ref(c);
     if in_scope {
         if let Ok(sig) = a.jvmti.class_signature(class) {
@@ -51,23 +54,4 @@ pub fn jni_allocated(a: &Agent, jni: &Jni, object: jobject) {
     vm_allocated(a, jni, thread, object, class);
     jni.delete_local_ref(class);
     jni.delete_local_ref(thread);
-}
-
-/// The JDK methods whose objects are counted at their call sites (reflection,
-/// `Array.newInstance`, `Unsafe.allocateInstance`; `Object.clone` is never in
-/// scope): their VM allocations must not count again when the scope takes
-/// the JDK.
-fn is_allocation_entry_point(a: &Agent, class: jclass) -> bool {
-    let Ok(sig) = a.jvmti.class_signature(class) else {
-        return false;
-    };
-    sig.starts_with("Ljdk/internal/reflect/")
-        || sig.starts_with("Lsun/reflect/")
-        || matches!(
-            sig.as_str(),
-            "Ljava/lang/reflect/Array;"
-                | "Ljava/lang/Class;"
-                | "Ljdk/internal/misc/Unsafe;"
-                | "Lsun/misc/Unsafe;"
-        )
 }

@@ -4,8 +4,8 @@
 //! increment, and each of javac's copies of a `finally` block counts the
 //! executions that took that copy.
 
-use crate::code::{decode_code, Insn};
-use crate::ClassFile;
+use crate::code::{decode_code, Code, Insn};
+use crate::{ClassFile, ConstantPool};
 
 /// The counters one method needs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,8 +24,12 @@ pub struct LineProbes {
 /// native) or when the code does not decode. `points` is empty for a method
 /// without a LineNumberTable.
 pub fn line_probes(class: &ClassFile<'_>, index: usize) -> Option<LineProbes> {
-    let cp = &class.constant_pool;
     let code = decode_code(&class.method_code(index)?.data).ok()?;
+    Some(line_probes_in(&code, &class.constant_pool))
+}
+
+/// [`line_probes`] of code already decoded.
+pub fn line_probes_in(code: &Code<'_>, cp: &ConstantPool<'_>) -> LineProbes {
     let mut entries: Vec<(u32, u16)> = Vec::new();
     for a in code
         .attributes
@@ -67,11 +71,11 @@ pub fn line_probes(class: &ClassFile<'_>, index: usize) -> Option<LineProbes> {
         prev_line = Some(line);
     }
     let first_counts_calls = points.first().is_some_and(|p| p.0 == 0) && !targets[0];
-    Some(LineProbes {
+    LineProbes {
         points,
         max_locals: code.max_locals,
         first_counts_calls,
-    })
+    }
 }
 
 /// Can execution continue to the next instruction?

@@ -19,8 +19,8 @@ mod ctor;
 mod lines;
 mod points;
 
-pub use alloc::{allocation_sites, AllocKind, AllocSite, AllocWhere};
-pub use lines::{line_probes, LineProbes};
+pub use alloc::{allocation_sites, sites_in, AllocKind, AllocSite, AllocWhere};
+pub use lines::{line_probes, line_probes_in, LineProbes};
 pub use points::{probe_allocations, probe_everywhere};
 
 use crate::code::{
