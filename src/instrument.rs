@@ -9,10 +9,10 @@
 //! allocation probe's class on the class path); the report says how many
 //! methods were edited and why any were refused.
 
-use profrj_bytecode::code::{Insn, VType};
+use profrj_bytecode::code::{decode_code, Insn, VType};
 use profrj_bytecode::edit::{
-    edit_method, line_probes, probe_allocations, probe_everywhere, AllocSite, AllocWhere, Edit,
-    EditError, NewLocal,
+    add_counting, edit_method, line_probes, plan_counters, probe_allocations, probe_everywhere,
+    AllocSite, AllocWhere, Edit, EditError, NewLocal,
 };
 use profrj_bytecode::{parse_class, write_class, ClassFile};
 use std::cell::RefCell;
@@ -86,6 +86,9 @@ struct Report {
     /// Allocation sites probed, and those skipped by where the object is.
     allocs: usize,
     skipped: HashMap<&'static str, usize>,
+    /// Line entry points, and the counters they need (`plan_counters`).
+    points: usize,
+    counters: usize,
 }
 
 pub fn run(args: Args) -> Result<(), String> {
@@ -140,6 +143,12 @@ pub fn run(args: Args) -> Result<(), String> {
     reasons.sort_by_key(|r| std::cmp::Reverse(r.1));
     for (why, n) in reasons {
         println!("  refused {n:>6}: {why}");
+    }
+    if args.probes.counters {
+        println!(
+            "line entry points: {}, counters: {} (+1 per method where the first line cannot count calls)",
+            report.points, report.counters
+        );
     }
     if args.probes.allocations {
         let mut skipped: Vec<_> = report.skipped.into_iter().collect();
@@ -223,7 +232,7 @@ struct Kinds<'a> {
 
 /// The edit for method `i`: the chosen kinds, merged. `Ok(None)` without code.
 fn edit_for(
-    class: &ClassFile<'_>,
+    class: &mut ClassFile<'_>,
     i: usize,
     kinds: &Kinds<'_>,
     call: Option<u16>,
@@ -247,7 +256,7 @@ fn edit_for(
         ..Edit::default()
     };
     if p.counters {
-        add_counters(&mut edit, class, i, long_array, kinds.pad_lines);
+        add_counters(&mut edit, class, i, long_array, kinds.pad_lines, report);
     }
     if let Some(call) = call {
         let invoke = Insn::plain(0xb8, &call.to_be_bytes());
@@ -277,37 +286,55 @@ fn edit_for(
 
 /// The coverage mode's line counters (as `agent/src/instrument/rewrite.rs`
 /// inserts them, with a local array instead of the runtime's): at entry
-/// `long[] c = new long[n + 1]` in a new local, and `c[k]++` before the k-th
-/// line entry point: ten bytes per line instead of the markers' two (more
-/// with `--pad-lines`), to find methods whose conditionals get widened.
-fn add_counters(edit: &mut Edit, class: &ClassFile<'_>, i: usize, long_array: u16, pad: usize) {
-    let Some(lines) = line_probes(class, i) else {
+/// `long[] c = new long[n + 1]` in a new local, and `c[k]++` before each
+/// point [`plan_counters`] gives a counter (the others' counts follow from
+/// those): ten bytes per counter instead of the markers' two (more with
+/// `--pad-lines`), to find methods whose conditionals get widened.
+fn add_counters(
+    edit: &mut Edit,
+    class: &mut ClassFile<'_>,
+    i: usize,
+    long_array: u16,
+    pad: usize,
+    report: &mut Report,
+) {
+    let (Some(lines), Some(code)) = (
+        line_probes(class, i),
+        class.method_code(i).and_then(|a| decode_code(&a.data).ok()),
+    ) else {
         return;
     };
+    let points: Vec<u32> = lines.points.iter().map(|p| p.0).collect();
+    let plan = plan_counters(
+        &code,
+        &class.constant_pool,
+        &points,
+        !lines.first_counts_calls,
+        class.constant_pool.utf8(class.methods[i].name_index) == Some(b"<init>"),
+        true,
+    );
+    report.points += points.len();
+    report.counters += plan.counters.len();
     let slot = lines.max_locals;
-    let push = |k: usize| match k {
+    let push = |k: u32| match k {
         0..=5 => Insn::plain(0x03 + k as u8, &[]),
         6..=127 => Insn::plain(0x10, &[k as u8]),
         _ => Insn::plain(0x11, &(k.min(32767) as u16).to_be_bytes()),
     };
-    let mut entry = vec![push(lines.points.len() + 1), Insn::plain(0xbc, &[11])];
+    let mut entry = vec![push(plan.slots), Insn::plain(0xbc, &[11])];
     entry.push(store(slot));
     edit.entry.splice(0..0, entry);
     edit.before.clear();
-    for (k, &(ix, _)) in lines.points.iter().enumerate() {
+    // Padding first, so the counting code lands after it.
+    for &ix in &plan.counters {
         let seq = edit.before.entry(ix).or_default();
         seq.extend(std::iter::repeat_n(Insn::plain(0x00, &[]), pad));
-        seq.push(load(slot));
-        seq.push(push(k + 1));
-        for op in [0x5c, 0x2f, 0x0a, 0x61, 0x50] {
-            seq.push(Insn::plain(op, &[])); // dup2; laload; lconst_1; ladd; lastore
-        }
     }
-    edit.new_local = Some(NewLocal {
+    let array = NewLocal {
         slot,
         vtype: VType::Object(long_array),
-    });
-    edit.extra_stack = edit.extra_stack.max(6);
+    };
+    add_counting(edit, &mut class.constant_pool, &plan, array);
 }
 
 /// `astore` of local `l` (`wide` past 255).
@@ -350,7 +377,7 @@ fn rewrite(data: Vec<u8>, kinds: &Kinds<'_>, report: &mut Report) -> Vec<u8> {
         false => 0,
     };
     for i in 0..class.methods.len() {
-        let edit = match edit_for(&class, i, kinds, call, long_array, report) {
+        let edit = match edit_for(&mut class, i, kinds, call, long_array, report) {
             Ok(Some(edit)) => edit,
             Ok(None) => continue,
             Err(e) => {

@@ -102,6 +102,10 @@ fn check_truth(text: &str) {
     assert_eq!(calls("neverCalled"), Some(0));
     assert_eq!(calls("pick"), Some(5));
     assert_eq!(calls("guarded"), Some(3));
+    assert_eq!(calls("sumUpTo"), Some(2));
+    assert_eq!(calls("leading"), Some(2));
+    assert_eq!(calls("halves"), Some(3));
+    assert_eq!(calls("doubledLength"), Some(2));
     assert_eq!(calls("main"), Some(1));
     assert_eq!(calls("lambda$main$0"), Some(5));
 }
@@ -109,6 +113,13 @@ fn check_truth(text: &str) {
 #[test]
 fn line_counts_match_the_source() {
     check_truth(&run("truth", "coverage"));
+}
+
+/// The same counts with a counter at every line entry point: what the
+/// derived counts (the default) must equal, exceptions included.
+#[test]
+fn line_counts_match_without_derived_counts() {
+    check_truth(&run("truth-each", "coverage,derive=off"));
 }
 
 #[test]
@@ -171,6 +182,74 @@ fn loaded_but_unused_classes_show_zeros() {
         assert!(
             prints.unwrap().split_whitespace().all(|v| v == "0"),
             "{prints:?}"
+        );
+    }
+}
+
+/// javac (thousands of methods, the JDK's loader, so counters fetched with
+/// `Probe.cov`) compiling the harness: every footprint with derived counts
+/// equals the one with a counter per line entry point. Identity hash codes
+/// are made constant, and the heap large enough for no GC to clear javac's
+/// weak caches, so both runs take the same paths.
+#[test]
+fn derived_counts_equal_counted_ones_on_javac() {
+    let sources: Vec<String> = std::fs::read_dir(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/java-test-harness/src/profrj/harness"
+    ))
+    .unwrap()
+    .map(|e| e.unwrap().path().to_string_lossy().into_owned())
+    .filter(|p| p.ends_with(".java"))
+    .collect();
+    let coverage = |derive: &str| {
+        let dir = temp_dir(&format!("javac-derive-{derive}"));
+        let snap = dir.join("snapshot.xml");
+        let out = dir.join("classes").to_string_lossy().into_owned();
+        let mut args = vec!["-d", out.as_str()];
+        args.extend(sources.iter().map(String::as_str));
+        let run = run_java_with(
+            &dir,
+            &[
+                "-Xverify:all",
+                "-XX:+UnlockExperimentalVMOptions",
+                "-XX:hashCode=2",
+                "-Xms1g",
+                "-Xmx1g",
+                "-Xmn900m",
+            ],
+            &format!(
+                "coverage,derive={derive},include=com.sun.tools.javac.*,file={}",
+                snap.display()
+            ),
+            "com.sun.tools.javac.Main",
+            &args,
+        );
+        run.assert_success();
+        assert!(!run.stderr.contains("uninstrumented"), "{}", run.stderr);
+        let text = read_snapshot(&snap);
+        let start = text.find("<coverage>").expect("a coverage section");
+        let end = text.find("</coverage>").unwrap();
+        text[start..end].to_owned()
+    };
+    let derived = coverage("on");
+    let counted = coverage("off");
+    let section = format!("{derived}</coverage>");
+    let doc = roxmltree::Document::parse(&section).unwrap();
+    let ran = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("method") && attr_u64(*n, "count") > 0)
+        .count();
+    assert!(ran > 2000, "only {ran} javac methods ran");
+    if derived != counted {
+        let (d, c): (Vec<_>, Vec<_>) = (derived.lines().collect(), counted.lines().collect());
+        let first = (0..d.len().min(c.len()))
+            .find(|&i| d[i] != c[i])
+            .unwrap_or(0);
+        panic!(
+            "derived counts differ at line {first}:\n{}\n{}\nvs counted:\n{}",
+            d[first.saturating_sub(1)],
+            d[first],
+            c[first]
         );
     }
 }

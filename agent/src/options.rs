@@ -79,6 +79,11 @@ const OPTIONS: &[(&str, &str, &str)] = &[
         "deepest stack recorded; deeper stacks keep their top N frames under [truncated]",
     ),
     (
+        "derive=on|off",
+        "on",
+        "coverage: lines reached only through code that cannot throw or call take their counts from other lines' counters (exact, fewer increments); off: a counter per line entry",
+    ),
+    (
         "signal=NAME",
         "USR1",
         "signal that writes a snapshot: USR1, RTMIN+N (0-8) or off",
@@ -107,6 +112,7 @@ fn allowed(command: Command, key: &str) -> bool {
                 | "depth"
                 | "signal"
                 | "vthreads"
+                | "derive"
         ),
         Command::Dump => key == "file",
         Command::Stop | Command::Resume | Command::Status => false,
@@ -168,6 +174,8 @@ pub struct Options {
     pub signal: Option<(i32, String)>,
     /// Sample virtual threads on their carriers (JDK 21+).
     pub vthreads: bool,
+    /// Coverage: derive counts where they follow from other counters.
+    pub derive: bool,
     pub reply: Option<String>,
     pub help: bool,
 }
@@ -187,6 +195,7 @@ impl Default for Options {
             depth: 2048,
             signal: Some((libc::SIGUSR1, "USR1".to_owned())),
             vthreads: true,
+            derive: true,
             reply: None,
             help: false,
         }
@@ -263,6 +272,7 @@ impl Options {
                 "depth" => o.depth = parse_depth(required(key, value)?)?,
                 "signal" => o.signal = parse_signal(required(key, value)?)?,
                 "vthreads" => o.vthreads = parse_on_off(key, required(key, value)?)?,
+                "derive" => o.derive = parse_on_off(key, required(key, value)?)?,
                 "reply" => o.reply = Some(required(key, value)?.to_owned()),
                 _ => return Err(bad(format!("unknown option '{key}'"))),
             }
@@ -302,6 +312,7 @@ impl Options {
             profile: self.profile,
             coverage: self.coverage,
             memory: self.memory,
+            derive_lines: self.derive,
         }
     }
 
@@ -489,7 +500,8 @@ mod tests {
             crate::instrument::Modes {
                 profile: false,
                 coverage: true,
-                memory: false
+                memory: false,
+                derive_lines: true,
             }
         );
         let m = parse("memory,profile").unwrap();
@@ -639,6 +651,16 @@ mod tests {
             .unwrap_err()
             .0
             .contains("does not apply"));
+    }
+
+    #[test]
+    fn derive_switch() {
+        assert!(parse("coverage").unwrap().modes().derive_lines);
+        assert!(!parse("coverage,derive=off").unwrap().modes().derive_lines);
+        assert!(parse("coverage,derive=no")
+            .unwrap_err()
+            .0
+            .contains("bad value for derive"));
     }
 
     #[test]

@@ -73,7 +73,7 @@ fn exercise(data: &[u8]) {
             before_returns: probe,
             after,
             before,
-            new_local,
+            new_locals: new_local.into_iter().collect(),
             extra_stack: 1,
         };
         let _ = edit_method(&mut class, i, &edit);

@@ -131,8 +131,9 @@ pub fn run_java_with(
     let output = Command::new(java())
         .current_dir(cwd)
         .arg(agent_arg)
+        .arg("-Xmx256m") // jvm_args may override it
         .args(jvm_args)
-        .args(["-Xmx256m", "-cp", harness_classes(), main])
+        .args(["-cp", harness_classes(), main])
         .args(args)
         .output()
         .expect("cannot start java");

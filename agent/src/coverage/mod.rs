@@ -25,6 +25,7 @@ use crate::instrument::probe_class;
 use crate::vm::{JavaException, Jni};
 use jni_sys::{jclass, jint, jobject, JNIEnv};
 use parking_lot::Mutex;
+use profrj_bytecode::edit::Count;
 use std::collections::HashMap;
 
 /// The natives of the probe class this mode needs, for RegisterNatives.
@@ -43,8 +44,14 @@ pub struct MethodLines {
     pub class: String,
     pub name: String,
     pub descriptor: String,
-    /// Source line of each counter slot after slot 0, in slot order.
+    /// Source line of each line entry point, in code order.
     pub lines: Vec<u16>,
+    /// Each entry point's count from the counters (slot 0 the calls, then
+    /// one per counted point): Σ coefficient × slot. Points whose count
+    /// follows from others have no slot of their own (`plan_counters`).
+    pub counts: Vec<Count>,
+    /// Slots of the method's counter array, slot 0 included.
+    pub slots: usize,
     /// Slot 1 (the first line, at the method's first instruction, where no
     /// jump leads) counts the calls, and slot 0 is unused: one increment
     /// less per call.
@@ -56,6 +63,15 @@ impl MethodLines {
     pub fn calls(&self, counts: &[i64]) -> i64 {
         let slot = self.calls_in_first_line as usize;
         counts.get(slot).copied().unwrap_or(0)
+    }
+
+    /// Entry point `k`'s count from the method's counters.
+    pub fn point_count(&self, k: usize, counts: &[i64]) -> i64 {
+        self.counts.get(k).map_or(0, |c| {
+            c.iter()
+                .map(|&(slot, coef)| coef * counts.get(slot as usize).copied().unwrap_or(0))
+                .sum()
+        })
     }
 }
 
@@ -137,7 +153,7 @@ pub fn counts(jni: &Jni) -> Counts {
         .enumerate()
         .map(|(id, m)| {
             let array = (*st.arrays.get(id)?)? as jobject;
-            let mut out = vec![0i64; m.lines.len() + 1];
+            let mut out = vec![0i64; m.slots];
             jni.long_array_region(array, &mut out).ok()?;
             Some(out)
         })
@@ -179,7 +195,7 @@ fn array_for(jni: &Jni, probe: jclass, id: u32) -> Result<jobject, JavaException
         .as_mut()
         .ok_or_else(|| JavaException("no class registered".into()))?;
     let len = match st.methods.get(id as usize) {
-        Some(m) => m.lines.len() + 1,
+        Some(m) => m.slots,
         None => return Err(JavaException(format!("unknown method id {id}"))),
     };
     if let Some(Some(a)) = st.arrays.get(id as usize) {

@@ -40,15 +40,15 @@ pub fn write_section(w: &mut XmlWriter, c: &Counts) -> io::Result<()> {
 }
 
 /// The first line and the footprints text (`-1` for a method without line
-/// numbers, with no footprints). `counts`: slot 0 calls, then one per line
-/// slot; `None` when the method never ran.
+/// numbers, with no footprints). `counts`: the method's counter array;
+/// `None` when the method never ran.
 pub fn footprints(m: &MethodLines, counts: Option<&[i64]>) -> (i64, String) {
     let (Some(&first), Some(&last)) = (m.lines.iter().min(), m.lines.iter().max()) else {
         return (-1, String::new());
     };
     let mut per_line: Vec<i64> = vec![-1; (last - first) as usize + 1];
-    for (slot, &line) in m.lines.iter().enumerate() {
-        let n = counts.and_then(|c| c.get(slot + 1)).copied().unwrap_or(0);
+    for (k, &line) in m.lines.iter().enumerate() {
+        let n = counts.map_or(0, |c| m.point_count(k, c));
         let cell = &mut per_line[(line - first) as usize];
         *cell = (*cell).max(0) + n;
     }
@@ -69,6 +69,8 @@ mod tests {
             name: "f".into(),
             descriptor: "()V".into(),
             lines: lines.to_vec(),
+            counts: (1..=lines.len() as u32).map(|k| vec![(k, 1)]).collect(),
+            slots: lines.len() + 1,
             calls_in_first_line: false,
         }
     }
@@ -83,5 +85,25 @@ mod tests {
         );
         assert_eq!(footprints(&lines, None), (10, "0 0 -1 0 ".into()));
         assert_eq!(footprints(&m(&[]), Some(&[3])), (-1, String::new()));
+    }
+
+    #[test]
+    fn derived_points_are_sums_and_differences_of_counters() {
+        // for (init 10; cond 10; step 10) body 11; after 13: the header's
+        // condition = init + step, the exit = condition - body.
+        let mut lines = m(&[10, 10, 11, 10, 13]);
+        lines.counts = vec![
+            vec![(1, 1)],
+            vec![(1, 1), (3, 1)],
+            vec![(2, 1)],
+            vec![(3, 1)],
+            vec![(1, 1), (3, 1), (2, -1)],
+        ];
+        lines.slots = 4;
+        // 5 calls, 5000 iterations.
+        assert_eq!(
+            footprints(&lines, Some(&[5, 5, 5000, 5000])),
+            (10, "10010 5000 -1 5 ".into())
+        );
     }
 }

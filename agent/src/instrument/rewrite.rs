@@ -7,7 +7,10 @@ use super::registry::{MethodInfo, Registry};
 use crate::coverage::{self, MethodLines};
 use crate::memory::{self, makers};
 use profrj_bytecode::code::{decode_code, Code, Insn, VType};
-use profrj_bytecode::edit::{edit_method, line_probes_in, sites_in, AllocWhere, Edit, NewLocal};
+use profrj_bytecode::edit::{
+    add_counting, edit_method, line_probes_in, plan_counters, sites_in, AllocWhere, CounterPlan,
+    Edit, NewLocal,
+};
 use profrj_bytecode::{parse_class, write_class, ClassFile, ConstantPool};
 
 /// Which probes go in.
@@ -16,6 +19,8 @@ pub struct Modes {
     pub profile: bool,
     pub coverage: bool,
     pub memory: bool,
+    /// Coverage: derive the counts that follow from other counters.
+    pub derive_lines: bool,
 }
 
 /// What became of one class.
@@ -144,25 +149,29 @@ pub fn rewrite(
         let mut coverage_id = None;
         if modes.coverage {
             let lines = line_probes_in(&code, &class.constant_pool);
+            let points: Vec<u32> = lines.points.iter().map(|p| p.0).collect();
+            let calls_counted = !lines.first_counts_calls;
+            let plan = plan_counters(
+                &code,
+                &class.constant_pool,
+                &points,
+                calls_counted,
+                info.name == "<init>",
+                modes.derive_lines,
+            );
             let layout = MethodLines {
                 class: info.class,
                 name: info.name,
                 descriptor: info.descriptor,
                 lines: lines.points.iter().map(|p| p.1).collect(),
+                counts: plan.counts.clone(),
+                slots: plan.slots as usize,
                 calls_in_first_line: lines.first_counts_calls,
             };
             let id = coverage::method_id(layout);
-            let points: Vec<u32> = lines.points.iter().map(|p| p.0).collect();
             let cp = &mut class.constant_pool;
             let slot = lines.max_locals;
-            add_coverage(
-                &mut edit,
-                cp,
-                &refs,
-                (id, slot),
-                &points,
-                !lines.first_counts_calls,
-            );
+            add_coverage(&mut edit, cp, &refs, (id, slot), &plan, calls_counted);
             coverage_id = Some(id);
         }
         if modes.memory && !makers::is_reflection_machinery(name) {
@@ -205,14 +214,13 @@ fn add_profile(edit: &mut Edit, cp: &mut ConstantPool<'_>, refs: &Refs, id: u32)
 }
 
 /// At entry `long[] c = Probe.cov(id);` into local `slot`, then `c[0]++`
-/// if `count_calls`, and `c[k]++` at the k-th line entry point (instruction
-/// indices in `points`).
+/// if `count_calls`; then the plan's counting code (`add_counting`).
 fn add_coverage(
     edit: &mut Edit,
     cp: &mut ConstantPool<'_>,
     refs: &Refs,
     (id, slot): (u32, u16),
-    points: &[u32],
+    plan: &CounterPlan,
     count_calls: bool,
 ) {
     let mut entry = match refs.counters_bootstrap {
@@ -236,17 +244,11 @@ fn add_coverage(
     }
     // Coverage first: the counters count the call even if a later probe throws.
     edit.entry.splice(0..0, entry);
-    for (k, &ix) in points.iter().enumerate() {
-        let seq = edit.before.entry(ix).or_default();
-        seq.push(local(0x19, 0x2a, slot)); // aload
-        seq.extend(increment(cp, k as i64 + 1));
-    }
-    edit.new_local = Some(NewLocal {
+    let array = NewLocal {
         slot,
         vtype: VType::Object(refs.long_array),
-    });
-    // array, index, array, index, long: 6 slots at the deepest.
-    edit.extra_stack = edit.extra_stack.max(6);
+    };
+    add_counting(edit, cp, plan, array);
 }
 
 /// `Probe.alloc(object, type)` after each allocation site: the constructor

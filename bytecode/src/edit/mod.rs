@@ -15,11 +15,15 @@
 //! with a reason and left as it was: never an invalid class.
 
 mod alloc;
+mod counting;
 mod ctor;
+mod derive;
 mod lines;
 mod points;
 
 pub use alloc::{allocation_sites, sites_in, AllocKind, AllocSite, AllocWhere};
+pub use counting::add_counting;
+pub use derive::{plan_counters, Count, CounterPlan, Exceptions};
 pub use lines::{line_probes, line_probes_in, LineProbes};
 pub use points::{probe_allocations, probe_everywhere};
 
@@ -51,10 +55,11 @@ pub struct Edit {
     pub catch_all: Option<Vec<Insn>>,
     /// Operand-stack slots the inserted code needs on top of what is there.
     pub extra_stack: u16,
-    /// A local variable of the edit's own, past the method's locals, which
-    /// `entry` stores and inserted code may load anywhere: every frame of the
-    /// StackMapTable gets it.
-    pub new_local: Option<NewLocal>,
+    /// Local variables of the edit's own, past the method's locals, in
+    /// ascending slots, which `entry` stores and inserted code may load (and
+    /// store, keeping the type) anywhere: every frame of the StackMapTable
+    /// gets them, the catch-all handler's included.
+    pub new_locals: Vec<NewLocal>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -213,11 +218,11 @@ pub fn edit_method(class: &mut ClassFile<'_>, index: usize, edit: &Edit) -> Resu
         attributes: Vec::new(),
         offsets: Vec::new(),
     };
-    if let Some(l) = &edit.new_local {
-        if l.slot < code.max_locals {
+    for l in &edit.new_locals {
+        if l.slot < new.max_locals {
             return err(format!(
-                "new local {} overlaps the method's {} locals",
-                l.slot, code.max_locals
+                "new local {} overlaps the method's {} locals (or the edit's)",
+                l.slot, new.max_locals
             ));
         }
         new.max_locals = l
@@ -273,7 +278,7 @@ pub fn edit_method(class: &mut ClassFile<'_>, index: usize, edit: &Edit) -> Resu
                 let mut frames = decode_frames(&a.data, &initial, &old_index)
                     .map_err(|e| EditError(e.to_string()))?;
                 for f in &mut frames {
-                    if let Some(l) = &edit.new_local {
+                    for l in &edit.new_locals {
                         l.add_to(&mut f.locals)?;
                     }
                     f.at = target[f.at as usize];
@@ -283,7 +288,7 @@ pub fn edit_method(class: &mut ClassFile<'_>, index: usize, edit: &Edit) -> Resu
                         }
                     }
                 }
-                frames.extend(handler_frames(handler_at, pre_handler_at, cp));
+                frames.extend(handler_frames(handler_at, pre_handler_at, cp, edit)?);
                 if widened_frames_needed {
                     let added = widened_frames(&new, &widened, &frames, &initial, this_class, cp)
                         .map_err(EditError)?;
@@ -353,7 +358,7 @@ pub fn edit_method(class: &mut ClassFile<'_>, index: usize, edit: &Edit) -> Resu
             &mut |c| cp.class_index(c),
         )
         .ok_or_else(|| EditError(format!("bad descriptor {desc}")))?;
-        let frames = handler_frames(Some(h), pre_handler_at, cp);
+        let frames = handler_frames(Some(h), pre_handler_at, cp, edit)?;
         attributes.push(Attribute {
             name_index: cp.add_utf8("StackMapTable"),
             data: Cow::Owned(encode_frames(&frames, &initial, &offsets)),
@@ -367,14 +372,16 @@ pub fn edit_method(class: &mut ClassFile<'_>, index: usize, edit: &Edit) -> Resu
 }
 
 /// Frames at the catch-all handlers, the throwable on the stack: after the
-/// body no locals (all Top, so assignable from every point covered); before a
+/// body no locals of the method's (all Top, so assignable from every point
+/// covered) but the edit's own, set before that code; before a
 /// constructor's super() call `uninitializedThis` in local 0, which keeps the
 /// verifier's flagThisUninit as at the instructions covered.
 fn handler_frames(
     after: Option<u32>,
     before_super: Option<u32>,
     cp: &mut crate::ConstantPool<'_>,
-) -> Vec<crate::code::Frame> {
+    edit: &Edit,
+) -> Result<Vec<crate::code::Frame>, EditError> {
     use crate::code::{Frame, VType};
     let throwable = VType::Object(cp.class_index("java/lang/Throwable"));
     let mut frames = Vec::new();
@@ -392,7 +399,13 @@ fn handler_frames(
             stack: vec![throwable],
         });
     }
-    frames
+    // The edit's own locals are set before the code the handlers cover.
+    for f in &mut frames {
+        for l in &edit.new_locals {
+            l.add_to(&mut f.locals)?;
+        }
+    }
+    Ok(frames)
 }
 
 /// Re-encodes a table of `u16 count` + fixed-size entries through `f`.

@@ -101,6 +101,51 @@ public class CoverageTruth {
         return r; //= 3
     }
 
+    // Lines whose counts the agent derives from other counters, through code that can throw
+    // (tests/coverage.rs runs this class with and without derivation). Each throws once.
+
+    /** Called with ({1, 2, 3}, 2), then ({1, 2, 3}, 5), which runs past the end (caught here). */
+    static int sumUpTo(int[] a, int steps) {
+        int s = 0; //= 2
+        try {
+            for (int i = 0; i < steps; i++) { //= 7
+                s += a[i]; //= 6
+            }
+        } catch (ArrayIndexOutOfBoundsException e) { //= 1
+            s = -s; //= 1
+        } //= 1 // javac puts the try block's jump past the handler here
+        return s; //= 2
+    }
+
+    /** A loop whose test reads the array: called with {5, 0}, then {7, 8} (past the end). */
+    static int leading(int[] a) {
+        int i = 0; //= 2
+        try {
+            while (a[i] != 0) { //= 5
+                i++; //= 3
+            }
+        } catch (ArrayIndexOutOfBoundsException e) { //= 1
+            i = -i; //= 1
+        } //= 1
+        return i; //= 2
+    }
+
+    /** A test that divides: called with 4, 2 and 0 (ArithmeticException, caught by main). */
+    static int halves(int d) {
+        int n = 0; //= 3
+        if (8 / d > 3) { //= 3
+            n = 1; //= 1
+        }
+        return n; //= 2
+    }
+
+    /** Called with an array, then null (NullPointerException, caught by main). */
+    static int doubledLength(int[] a) {
+        int x = a.length; //= 2
+        x = x * 2; //= 1
+        return x; //= 1
+    }
+
     /** Loaded by main but never initialised: listed in the snapshot with zeros. */
     static class Idle { //= 0
         static int unused() {
@@ -139,6 +184,19 @@ public class CoverageTruth {
         }
         total += new CoverageTruth(4).field + new CoverageTruth(5).field; //= 1
         total += new Hello().greet(1) + new Hello().greet(2); //= 1
+        total += sumUpTo(new int[] {1, 2, 3}, 2) + sumUpTo(new int[] {1, 2, 3}, 5); //= 1
+        total += leading(new int[] {5, 0}) + leading(new int[] {7, 8}); //= 1
+        total += halves(4) + halves(2) + doubledLength(new int[3]); //= 1
+        try {
+            total += doubledLength(null); //= 1 // JaCoCo: missed (the call throws)
+        } catch (NullPointerException e) { //= 1
+            total++; //= 1
+        } //= 0 // the jump past the handler, never taken
+        try {
+            total += halves(0); //= 1 // JaCoCo: missed (the call throws)
+        } catch (ArithmeticException e) { //= 1
+            total++; //= 1
+        } //= 0
         System.out.println("total " + total); //= 1
     } //= 1
 }
