@@ -1131,7 +1131,7 @@ fn coverage_report_and_page_on_a_real_snapshot() {
         "snapshot vs //= comments (the file's classes)"
     );
     assert!(covered < lines, "CoverageTruth has lines that never run");
-    assert_eq!(want[COV][2..], [10, 11], "every method but neverCalled ran");
+    assert_eq!(want[COV][2..], [14, 15], "every method but neverCalled ran");
     assert_eq!(want[COV_IDLE], [0, 2, 0, 2], "Idle: listed with zeros");
 
     let report = profrj_ok(&["report", s(&snap), "--section", "coverage", "--top", "0"]);
@@ -1261,7 +1261,7 @@ fn coverage_of_classes_without_line_numbers() {
     let (snap, xml) = coverage_run("report-cov-nolines-run", "coverage", s(&classes));
     assert!(xml.contains("firstline=\"-1\""), "{xml}");
     let want = coverage_truth_from_xml(&xml);
-    assert_eq!(want[COV], [0, 0, 10, 11]);
+    assert_eq!(want[COV], [0, 0, 14, 15]);
 
     let report = profrj_ok(&["report", s(&snap)]);
     eprintln!("{report}");
@@ -1276,7 +1276,7 @@ fn coverage_of_classes_without_line_numbers() {
         "{report}"
     );
     let row = coverage_row(&report, COV);
-    assert_eq!(row[1..4], ["-", "0/0", "10/11"], "{report}");
+    assert_eq!(row[1..4], ["-", "0/0", "14/15"], "{report}");
     assert_eq!(row[5..], ["[no", "line", "numbers]"], "{report}");
     // Without lines, fewer methods run first: Idle (0/2) before CoverageTruth.
     assert_eq!(coverage_row(&report, COV_IDLE)[0], "1", "{report}");

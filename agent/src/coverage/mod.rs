@@ -1,21 +1,28 @@
 //! `coverage` mode: how many times each source line ran, per method.
 //!
-//! Each instrumented method gets a `long[]` of counters the agent owns:
-//! slot 0 counts calls (unless the first line's slot does), each further
-//! slot one entry point of the method's LineNumberTable (see
-//! `profrj_bytecode::edit::line_probes`). At entry the method fetches its
-//! array once into a local of its own — `ldc` of a dynamic constant
-//! (bootstrap `Probe.counters`) where the class allows it, which the JIT
-//! folds to a constant, else `Probe.cov(id)`, a few loads once inlined —
-//! and each line entry point is then plain bytecode, `counters[k]++`, as
+//! Each instrumented method gets a `long[]` of counters the agent owns. At
+//! entry the method fetches its array once into a local of its own — `ldc`
+//! of a dynamic constant (bootstrap `Probe.counters`) where the class allows
+//! it, which the JIT folds to a constant, else `Probe.cov(id)`, a few loads
+//! once inlined — and counting is then plain bytecode, `counters[k]++`, as
 //! JaCoCo's probes are (with counts instead of booleans). Arrays are
 //! allocated on a method's first call, so classes that never run cost
 //! nothing but their registration.
 //!
+//! Not every line entry point (`profrj_bytecode::edit::line_probes`) gets a
+//! counter: `plan_counters` gives one only where the count does not follow
+//! from others (a loop keeps one per iteration, straight code one per
+//! call), and each point's count is kept here as a sum of counters
+//! ([`MethodLines::counts`]). Slot 0 counts calls, unless the first line's
+//! counter does. Where the code between counters may throw (array or field
+//! access), exceptions there are counted too, by the handlers and a
+//! catch-all, and subtracted. `derive=off` puts a counter at every point.
+//!
 //! Increments are not atomic: two threads running the same line at the
-//! same instant on two cores can lose one increment (a count is then low,
-//! never zero for a line that ran). Atomic increments would cost a locked
-//! instruction per line.
+//! same instant on two cores can lose one increment (a counted line is
+//! then low, never zero if it ran; a derived count inherits the losses of
+//! the counters it comes from). Atomic increments would cost a locked
+//! instruction per count.
 
 mod section;
 
@@ -65,12 +72,15 @@ impl MethodLines {
         counts.get(slot).copied().unwrap_or(0)
     }
 
-    /// Entry point `k`'s count from the method's counters.
+    /// Entry point `k`'s count from the method's counters. A difference
+    /// whose terms lost increments to a race (counters are not atomic) could
+    /// come out below 0: a count is never negative.
     pub fn point_count(&self, k: usize, counts: &[i64]) -> i64 {
         self.counts.get(k).map_or(0, |c| {
             c.iter()
                 .map(|&(slot, coef)| coef * counts.get(slot as usize).copied().unwrap_or(0))
-                .sum()
+                .sum::<i64>()
+                .max(0)
         })
     }
 }
