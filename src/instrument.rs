@@ -263,7 +263,7 @@ fn edit_for(
         let skipped = RefCell::new(Vec::new());
         let probe = |s: &AllocSite| match s.at {
             AllocWhere::Top => vec![Insn::plain(0x59, &[]), invoke.clone()], // dup
-            AllocWhere::Local(l) => vec![load(l), invoke.clone()],
+            AllocWhere::Local(l) => vec![Insn::local(0x19, l), invoke.clone()],
             AllocWhere::Stack(_) => {
                 skipped.borrow_mut().push("deeper in the stack");
                 vec![]
@@ -316,13 +316,9 @@ fn add_counters(
     report.points += points.len();
     report.counters += plan.counters.len();
     let slot = lines.max_locals;
-    let push = |k: u32| match k {
-        0..=5 => Insn::plain(0x03 + k as u8, &[]),
-        6..=127 => Insn::plain(0x10, &[k as u8]),
-        _ => Insn::plain(0x11, &(k.min(32767) as u16).to_be_bytes()),
-    };
-    let mut entry = vec![push(plan.slots), Insn::plain(0xbc, &[11])];
-    entry.push(store(slot));
+    let size = Insn::push_int(&mut class.constant_pool, plan.slots as i32);
+    let mut entry = vec![size, Insn::plain(0xbc, &[11])]; // newarray long
+    entry.push(Insn::local(0x3a, slot));
     edit.entry.splice(0..0, entry);
     edit.before.clear();
     // Padding first, so the counting code lands after it.
@@ -335,28 +331,6 @@ fn add_counters(
         vtype: VType::Object(long_array),
     };
     add_counting(edit, &mut class.constant_pool, &plan, array);
-}
-
-/// `astore` of local `l` (`wide` past 255).
-fn store(l: u16) -> Insn {
-    match u8::try_from(l) {
-        Ok(b) => Insn::plain(0x3a, &[b]),
-        Err(_) => {
-            let [hi, lo] = l.to_be_bytes();
-            Insn::plain(0xc4, &[0x3a, hi, lo])
-        }
-    }
-}
-
-/// `aload` of local `l` (`wide` past 255).
-fn load(l: u16) -> Insn {
-    match u8::try_from(l) {
-        Ok(b) => Insn::plain(0x19, &[b]),
-        Err(_) => {
-            let [hi, lo] = l.to_be_bytes();
-            Insn::plain(0xc4, &[0x19, hi, lo])
-        }
-    }
 }
 
 /// The class with every method edited that can be, or unchanged.

@@ -201,7 +201,7 @@ pub fn rewrite(
 /// `Probe.enter(id)` at entry, `exit(id)` before returns, `unwind(id)` on
 /// the way out of an exception.
 fn add_profile(edit: &mut Edit, cp: &mut ConstantPool<'_>, refs: &Refs, id: u32) {
-    let push = push_int(cp, id as i64);
+    let push = vec![Insn::push_int(cp, id as i32)];
     let call = |r: u16| {
         let mut seq = push.clone();
         seq.push(Insn::plain(0xb8, &r.to_be_bytes())); // invokestatic
@@ -230,17 +230,17 @@ fn add_coverage(
             vec![Insn::plain(0x13, &constant.to_be_bytes())]
         }
         None => {
-            let mut seq = push_int(cp, id as i64);
+            let mut seq = vec![Insn::push_int(cp, id as i32)];
             seq.push(Insn::plain(0xb8, &refs.counters.to_be_bytes())); // invokestatic cov
             seq
         }
     };
     if count_calls {
         entry.push(Insn::plain(0x59, &[])); // dup
-        entry.push(local(0x3a, 0x4b, slot)); // astore
+        entry.push(Insn::local(0x3a, slot)); // astore
         entry.extend(increment(cp, 0));
     } else {
-        entry.push(local(0x3a, 0x4b, slot)); // astore
+        entry.push(Insn::local(0x3a, slot)); // astore
     }
     // Coverage first: the counters count the call even if a later probe throws.
     edit.entry.splice(0..0, entry);
@@ -266,7 +266,7 @@ fn add_memory(
     for site in sites {
         let load = match site.at {
             AllocWhere::Top => Insn::plain(0x59, &[]), // dup
-            AllocWhere::Local(n) => local(0x19, 0x2a, n),
+            AllocWhere::Local(n) => Insn::local(0x19, n),
             AllocWhere::Stack(_) | AllocWhere::Gone => continue,
         };
         let Some(name) = site.type_name(cp) else {
@@ -275,7 +275,7 @@ fn add_memory(
         let ty = memory::type_id(&memory::java_type_name(&name));
         let seq = edit.after.entry(site.after).or_default();
         seq.push(load);
-        seq.extend(push_int(cp, ty as i64));
+        seq.push(Insn::push_int(cp, ty as i32));
         seq.push(Insn::plain(0xb8, &refs.alloc.to_be_bytes())); // invokestatic alloc
     }
     add_hidden_makers(edit, code, cp, major_version >= 49, refs);
@@ -348,34 +348,11 @@ fn add_hidden_makers(
 /// `c[k]++` with the array `c` on the stack: `push k; dup2; laload; lconst_1;
 /// ladd; lastore`.
 fn increment(cp: &mut ConstantPool<'_>, k: i64) -> Vec<Insn> {
-    let mut seq = push_int(cp, k);
+    let mut seq = vec![Insn::push_int(cp, k as i32)];
     for op in [0x5c, 0x2f, 0x0a, 0x61, 0x50] {
         seq.push(Insn::plain(op, &[]));
     }
     seq
-}
-
-/// A load or store of local `slot`: the one-byte form (`short` + slot) for
-/// 0–3, the one-operand form up to 255, `wide` beyond.
-fn local(op: u8, short: u8, slot: u16) -> Insn {
-    match slot {
-        0..=3 => Insn::plain(short + slot as u8, &[]),
-        4..=255 => Insn::plain(op, &[slot as u8]),
-        _ => {
-            let [hi, lo] = slot.to_be_bytes();
-            Insn::plain(0xc4, &[op, hi, lo])
-        }
-    }
-}
-
-/// Pushes an int: `iconst_*`, `bipush`, `sipush`, else `ldc_w` of a new constant.
-fn push_int(cp: &mut ConstantPool<'_>, value: i64) -> Vec<Insn> {
-    vec![match value {
-        -1..=5 => Insn::plain((0x03 + value) as u8, &[]),
-        -128..=127 => Insn::plain(0x10, &[value as i8 as u8]),
-        -32768..=32767 => Insn::plain(0x11, &(value as i16).to_be_bytes()),
-        _ => Insn::plain(0x13, &cp.add_integer(value as i32).to_be_bytes()),
-    }]
 }
 
 /// The SourceFile attribute's file name.

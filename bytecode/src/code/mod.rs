@@ -119,6 +119,35 @@ impl Insn {
             operands: Operands::new(operands).expect("at most 5 operand bytes"),
         }
     }
+
+    /// A load or store of local `slot`, `op` one of `iload`…`aload`
+    /// (0x15–0x19) or `istore`…`astore` (0x36–0x3a): the one-byte form for
+    /// slots 0–3, `wide` past 255.
+    pub fn local(op: u8, slot: u16) -> Self {
+        let short = match op {
+            0x15..=0x19 => 0x1a + (op - 0x15) * 4,
+            _ => 0x3b + (op - 0x36) * 4,
+        };
+        match slot {
+            0..=3 => Insn::plain(short + slot as u8, &[]),
+            4..=255 => Insn::plain(op, &[slot as u8]),
+            _ => {
+                let [hi, lo] = slot.to_be_bytes();
+                Insn::plain(0xc4, &[op, hi, lo])
+            }
+        }
+    }
+
+    /// Pushes an int: `iconst_*`, `bipush`, `sipush`, else `ldc_w` of a new
+    /// constant.
+    pub fn push_int(cp: &mut crate::ConstantPool<'_>, value: i32) -> Self {
+        match value {
+            -1..=5 => Insn::plain((0x03 + value) as u8, &[]),
+            -128..=127 => Insn::plain(0x10, &[value as i8 as u8]),
+            -32768..=32767 => Insn::plain(0x11, &(value as i16).to_be_bytes()),
+            _ => Insn::plain(0x13, &cp.add_integer(value).to_be_bytes()),
+        }
+    }
 }
 
 impl Code<'_> {
