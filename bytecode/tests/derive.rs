@@ -36,6 +36,10 @@ class Shapes {
         return n;
     }
 
+    static int fib(int n) {
+        return n < 2 ? n : fib(n - 1) + fib(n - 2);
+    }
+
     Shapes(int[] a) {
         int n = a.length;
         n++;
@@ -149,4 +153,15 @@ fn calls_and_constructors_keep_their_counters() {
     let (lines, plan) = plan_of("<init>");
     assert_eq!(plan.counters.len(), lines.len() - 1, "{plan:?}");
     assert!(plan.exceptions.is_none());
+}
+
+#[test]
+fn a_one_line_method_counts_its_calls_on_its_branch_sides() {
+    // One line, whose count is the calls: a counter on each side of the
+    // test instead of one on every call.
+    let (lines, plan) = plan_of("fib");
+    assert_eq!(lines.len(), 1);
+    assert_eq!(plan.counters.len(), 2, "{plan:?}");
+    assert_eq!(plan.counts[0], vec![(1, 1), (2, 1)]);
+    assert_eq!(plan.slots, 3);
 }

@@ -59,17 +59,19 @@ pub struct MethodLines {
     pub counts: Vec<Count>,
     /// Slots of the method's counter array, slot 0 included.
     pub slots: usize,
-    /// Slot 1 (the first line, at the method's first instruction, where no
-    /// jump leads) counts the calls, and slot 0 is unused: one increment
-    /// less per call.
+    /// The first line (at the method's first instruction, where no jump
+    /// leads) counts the calls, and slot 0 is unused: one increment less
+    /// per call.
     pub calls_in_first_line: bool,
 }
 
 impl MethodLines {
     /// The call count from the method's counters.
     pub fn calls(&self, counts: &[i64]) -> i64 {
-        let slot = self.calls_in_first_line as usize;
-        counts.get(slot).copied().unwrap_or(0)
+        match self.calls_in_first_line {
+            true => self.point_count(0, counts),
+            false => counts.first().copied().unwrap_or(0),
+        }
     }
 
     /// Entry point `k`'s count from the method's counters. A difference

@@ -3,7 +3,7 @@
 //! variable arithmetic, a `goto`, a condition on locals): their counts follow
 //! exactly from other counters, so they get no increment of their own.
 //!
-//! Two rules, both exact at every instant a snapshot can be taken (the code
+//! Three rules, all exact at every instant a snapshot can be taken (the code
 //! between a counter and what is derived from it cannot call, wait or take
 //! a monitor, so it cannot stop half-way for long):
 //! - a point reached only by certain transfers counts the sum of the points
@@ -11,7 +11,15 @@
 //!   increment statement);
 //! - one edge of a conditional branch reached certainly from point Q counts
 //!   Q minus the other edge, when the other edge is the only way into a point
-//!   R (a loop's exit = header − body).
+//!   R (a loop's exit = header − body);
+//! - a point whose straight code ends in a conditional branch counts the
+//!   sum of its two sides, when each side is reached only from there (a
+//!   one-line `n < 2 ? n : f(n - 1) + f(n - 2)` counts its calls with two
+//!   counters, one per side, instead of one on every call: two addresses
+//!   whose increments do not wait on each other).
+//!
+//! Besides line entry points, the sides of conditional branches that have no
+//! line entry are points too (with no line), so they can hold a counter.
 //!
 //! The straight code from a point to its transfer may hold instructions that
 //! throw without calling anything (array and field access, division, casts).
@@ -23,7 +31,8 @@
 //! catch-all cannot cover the super() call).
 //!
 //! Every cycle keeps at least one counter; where several points could break
-//! one, the point nested in the fewest loops gets the counter.
+//! one, the point nested in the fewest loops gets the counter (a branch side
+//! before a line), or of those the one that lets the most others be derived.
 
 use crate::code::{Code, Insn};
 use crate::ConstantPool;
@@ -101,8 +110,13 @@ enum Term {
     From(Stretch),
     /// From(stretch) minus point r.
     Minus(Stretch, usize),
+    /// A point by where its stretch leads: both sides of the conditional
+    /// branch that ends it (points reached only that way), plus the
+    /// exceptions in the stretch when it may throw.
+    Out(Stretch, usize, usize),
 }
 
+#[derive(Clone)]
 enum State {
     Measured,
     Pending(Vec<Term>),
@@ -127,13 +141,7 @@ pub fn plan_counters(
     derive: bool,
 ) -> CounterPlan {
     let n = code.insns.len();
-    // The first point at each instruction stands for all of them.
-    let mut point_at: Vec<Option<usize>> = vec![None; n];
-    let rep: Vec<usize> = points
-        .iter()
-        .enumerate()
-        .map(|(k, &ix)| *point_at[ix as usize].get_or_insert(k))
-        .collect();
+    let incoming = incoming_edges(code);
     let has_subroutines = code.insns.iter().any(|i| {
         matches!(
             i,
@@ -143,9 +151,23 @@ pub fn plan_counters(
             }
         ) || is_ret(i)
     });
-    let mut states: Vec<State> = (0..points.len()).map(|_| State::Measured).collect();
-    let incoming = incoming_edges(code);
-    if derive && !has_subroutines && points.len() <= MAX_POINTS {
+    let deriving = derive && !has_subroutines && points.len() <= MAX_POINTS;
+    // Line points, then (when deriving) the sides of conditional branches
+    // that have no line entry: points with no line, counted when that is
+    // cheaper (a one-line method's two branches instead of its calls).
+    let mut all: Vec<u32> = points.to_vec();
+    if deriving {
+        all.extend(branch_sides(code, &incoming, points));
+    }
+    // The first point at each instruction stands for all of them.
+    let mut point_at: Vec<Option<usize>> = vec![None; n];
+    let rep: Vec<usize> = all
+        .iter()
+        .enumerate()
+        .map(|(k, &ix)| *point_at[ix as usize].get_or_insert(k))
+        .collect();
+    let mut states: Vec<State> = (0..all.len()).map(|_| State::Measured).collect();
+    if deriving {
         // Handlers must be entered only by exceptions, for their counters.
         let handlers_clean = code.handlers.iter().all(|h| {
             let at = code.labels[h.handler.0 as usize] as usize;
@@ -159,31 +181,48 @@ pub fn plan_counters(
             calls_counted,
             faults_ok: !constructor && handlers_clean,
         };
-        for (k, &ix) in points.iter().enumerate() {
+        for (k, &ix) in all.iter().enumerate() {
             if rep[k] == k {
-                if let Some(terms) = g.terms(ix) {
+                if let Some(terms) = g.terms(ix).or_else(|| g.out_terms(ix)) {
                     states[k] = State::Pending(terms);
                 }
             }
         }
-        resolve(&mut states, &loop_depths(code), points);
+        let depth = loop_depths(code);
+        let order: Vec<(u32, bool, u32)> = all
+            .iter()
+            .enumerate()
+            .map(|(k, &ix)| (depth[ix as usize], k < points.len(), ix))
+            .collect();
+        resolve(&mut states, &order);
     }
-    // Counters in point order, so a first point that counts calls is counter 1.
-    let mut slot = vec![0u32; points.len()];
+    // Each line's count by key; the counters those name are the ones kept
+    // (a branch side nobody's count needs gets none).
+    let keyed: Vec<Count> = rep[..points.len()]
+        .iter()
+        .map(|&r| match &states[r] {
+            State::Derived(c) => c.clone(),
+            _ => vec![(r as u32 + 1, 1)],
+        })
+        .collect();
+    let mut needed = vec![false; all.len()];
+    for &(key, _) in keyed.iter().flatten() {
+        if key != 0 && key < EXC {
+            needed[key as usize - 1] = true;
+        }
+    }
+    // Counters in point order (lines first, then branch sides).
+    let mut slot = vec![0u32; all.len()];
     let mut counters = Vec::new();
-    for (k, s) in states.iter().enumerate() {
-        if rep[k] == k && matches!(s, State::Measured) {
-            counters.push(points[k]);
+    for k in 0..all.len() {
+        if needed[k] {
+            counters.push(all[k]);
             slot[k] = counters.len() as u32;
         }
     }
     // Exception counters of the stretches some count uses, after those.
-    let mut used: Vec<u32> = states
+    let mut used: Vec<u32> = keyed
         .iter()
-        .filter_map(|s| match s {
-            State::Derived(c) => Some(c),
-            _ => None,
-        })
         .flatten()
         .filter(|t| t.0 >= EXC)
         .map(|t| t.0 - EXC)
@@ -197,12 +236,9 @@ pub fn plan_counters(
         k if k >= EXC => exc_slot(k - EXC),
         k => slot[k as usize - 1],
     };
-    let counts = rep
+    let counts = keyed
         .iter()
-        .map(|&r| match &states[r] {
-            State::Derived(c) => c.iter().map(|&(key, coef)| (slot_of(key), coef)).collect(),
-            _ => vec![(slot[r], 1)],
-        })
+        .map(|c| c.iter().map(|&(key, coef)| (slot_of(key), coef)).collect())
         .collect();
     let dummy = counters.len() as u32 + 1 + used.len() as u32;
     let exceptions = (!used.is_empty()).then(|| {
@@ -256,32 +292,62 @@ pub fn plan_counters(
     }
 }
 
-/// Derives what can be, in rounds; when every pending point waits on
-/// another (a cycle), the one in the fewest loops gets a counter.
-fn resolve(states: &mut [State], depth: &[u32], points: &[u32]) {
+/// Derives what can be, in rounds. When every pending point waits on
+/// another (a cycle), one gets a counter: of the first few by `order`
+/// (loop depth, a line's point after a branch side's, instruction), the one
+/// whose counter lets the most others be derived.
+fn resolve(states: &mut [State], order: &[(u32, bool, u32)]) {
+    while settle(states) {
+        let mut stuck: Vec<usize> = (0..states.len())
+            .filter(|&k| matches!(states[k], State::Pending(_)))
+            .collect();
+        stuck.sort_by_key(|&k| order[k]);
+        // Trials cost a round each: few, and none in a large tangle.
+        let trials = if stuck.len() > 64 { 1 } else { 8 };
+        let best = stuck
+            .iter()
+            .take(trials)
+            .map(|&k| {
+                let mut trial = states.to_vec();
+                trial[k] = State::Measured;
+                settle(&mut trial);
+                let left = trial
+                    .iter()
+                    .filter(|s| matches!(s, State::Pending(_)))
+                    .count();
+                (left, k)
+            })
+            .min_by_key(|&(left, k)| (left, order[k]));
+        match best {
+            Some((_, k)) => states[k] = State::Measured,
+            None => return,
+        }
+    }
+}
+
+/// Derives every pending point it can; true if some are left waiting.
+fn settle(states: &mut [State]) -> bool {
     loop {
         let mut progress = false;
+        let mut waiting = false;
         for k in 0..states.len() {
             let State::Pending(terms) = &states[k] else {
                 continue;
             };
-            if let Some(count) = evaluate(terms, states) {
-                states[k] = if count.len() > MAX_TERMS {
-                    State::Measured
-                } else {
-                    State::Derived(count)
-                };
-                progress = true;
+            match evaluate(terms, states) {
+                Some(count) => {
+                    states[k] = if count.len() > MAX_TERMS {
+                        State::Measured
+                    } else {
+                        State::Derived(count)
+                    };
+                    progress = true;
+                }
+                None => waiting = true,
             }
         }
         if !progress {
-            let stuck = (0..states.len())
-                .filter(|&k| matches!(states[k], State::Pending(_)))
-                .min_by_key(|&k| (depth[points[k] as usize], points[k]));
-            match stuck {
-                Some(k) => states[k] = State::Measured,
-                None => return,
-            }
+            return waiting;
         }
     }
 }
@@ -322,6 +388,13 @@ fn evaluate(terms: &[Term], states: &[State]) -> Option<Count> {
             Term::Minus(s, r) => {
                 add(stretch(s)?, 1);
                 add(point(r)?, -1);
+            }
+            Term::Out(s, taken, fall) => {
+                add(point(taken)?, 1);
+                add(point(fall)?, 1);
+                if let (true, Origin::Point(q)) = (s.faults, s.origin) {
+                    add(vec![(EXC + q as u32 + 1, 1)], 1);
+                }
             }
         }
     }
@@ -406,6 +479,41 @@ impl Graph<'_, '_, '_> {
                 }
                 _ => return None,
             }
+        }
+    }
+
+    /// The point at `ix` by where it leads: its stretch of straight code
+    /// ends in a conditional branch whose two sides are points reached only
+    /// from there.
+    fn out_terms(&self, ix: u32) -> Option<Vec<Term>> {
+        let insns = &self.code.insns;
+        let origin = Origin::Point(self.point_at[ix as usize]?);
+        let (mut i, mut faults) = (ix, false);
+        loop {
+            match self.kind(&insns[i as usize]) {
+                Kind::Certain => {}
+                Kind::Faults if self.faults_ok => faults = true,
+                _ => return None,
+            }
+            match &insns[i as usize] {
+                Insn::Branch { op, target } if is_conditional(*op) => {
+                    let taken = self.code.labels[target.0 as usize];
+                    if taken == i + 1 {
+                        return None;
+                    }
+                    let t = self.only_way_in(taken, Source::Jump(i))?;
+                    let f = self.only_way_in(i + 1, Source::Fall(i))?;
+                    return Some(vec![Term::Out(Stretch { origin, faults }, t, f)]);
+                }
+                Insn::Branch { .. } => return None,
+                _ => {}
+            }
+            let next = i + 1;
+            let alone = self.incoming.get(next as usize)? == &[Source::Fall(i)];
+            if !alone || self.point_at[next as usize].is_some() {
+                return None;
+            }
+            i = next;
         }
     }
 
@@ -514,6 +622,31 @@ fn incoming_edges(code: &Code<'_>) -> Vec<Vec<Source>> {
         }
     }
     inc
+}
+
+/// The sides of each conditional branch that only it leads to and that
+/// have no line entry: instruction indices, ascending.
+fn branch_sides(code: &Code<'_>, incoming: &[Vec<Source>], lines: &[u32]) -> Vec<u32> {
+    let mut out = Vec::new();
+    for (j, insn) in code.insns.iter().enumerate() {
+        let Insn::Branch { op, target } = insn else {
+            continue;
+        };
+        if !is_conditional(*op) {
+            continue;
+        }
+        let j = j as u32;
+        let taken = code.labels[target.0 as usize];
+        for (side, via) in [(taken, Source::Jump(j)), (j + 1, Source::Fall(j))] {
+            let alone = incoming.get(side as usize).is_some_and(|v| v == &[via]);
+            if alone && !lines.contains(&side) {
+                out.push(side);
+            }
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
 }
 
 /// How many loops (backward jumps' spans) hold each instruction.
