@@ -79,7 +79,7 @@ pub fn line_probes_in(code: &Code<'_>, cp: &ConstantPool<'_>) -> LineProbes {
 }
 
 /// Can execution continue to the next instruction?
-pub(super) fn falls_through(insn: &Insn) -> bool {
+pub(crate) fn falls_through(insn: &Insn) -> bool {
     match insn {
         // goto, jsr, ret (control goes elsewhere); returns, athrow.
         Insn::Plain { op: 0xc4, operands } => operands.as_slice().first() != Some(&0xa9),

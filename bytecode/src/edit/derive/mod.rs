@@ -1,0 +1,249 @@
+//! Fewer line counters, same counts. Most of a hot loop's line entry points
+//! are reached only through code that cannot throw, call or wait (local
+//! variable arithmetic, a `goto`, a condition on locals): their counts follow
+//! exactly from other counters, so they get no increment of their own.
+//!
+//! Three rules, all exact at every instant a snapshot can be taken (the code
+//! between a counter and what is derived from it cannot call, wait or take
+//! a monitor, so it cannot stop half-way for long):
+//! - a point reached only by certain transfers counts the sum of the points
+//!   those transfers start from (a `for` header = its initialisation + its
+//!   increment statement);
+//! - one edge of a conditional branch reached certainly from point Q counts
+//!   Q minus the other edge, when the other edge is the only way into a point
+//!   R (a loop's exit = header − body);
+//! - a point whose straight code ends in a conditional branch counts the
+//!   sum of its two sides, when each side is reached only from there (a
+//!   one-line `n < 2 ? n : f(n - 1) + f(n - 2)` counts its calls with two
+//!   counters, one per side, instead of one on every call: two addresses
+//!   whose increments do not wait on each other).
+//!
+//! Besides line entry points, the sides of conditional branches that have no
+//! line entry are points too (with no line), so they can hold a counter.
+//!
+//! The straight code from a point to its transfer may hold instructions that
+//! throw without calling anything (array and field access, division, casts).
+//! Such a stretch gets an exception counter, subtracted wherever the stretch
+//! is used: the method keeps the stretch's number in a local of its own
+//! (`pos`, set at each block start: in compiled code a constant, free), and
+//! each handler, and a catch-all for exceptions leaving the method, adds one
+//! to the counter `pos` names. Constructors do not use such stretches (their
+//! catch-all cannot cover the super() call).
+//!
+//! Every cycle keeps at least one counter; where several points could break
+//! one, the point nested in the fewest loops gets the counter (a branch side
+//! before a line), or of those the one that lets the most others be derived.
+
+mod graph;
+mod solve;
+
+use crate::code::{Code, Insn};
+use crate::ConstantPool;
+use graph::{branch_sides, incoming_edges, is_branch_into, is_ret, loop_depths, Graph, Source};
+use solve::{resolve, State};
+
+/// A count as Σ coefficient × counter: counter 0 is the call count (when
+/// the method has one), counter k ≥ 1 the k-th entry of
+/// [`CounterPlan::counters`].
+pub type Count = Vec<(u32, i64)>;
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct CounterPlan {
+    /// Instruction index (as read) of each counter from 1 on: an increment
+    /// goes before it.
+    pub counters: Vec<u32>,
+    /// The count of each line entry point, in the order given.
+    pub counts: Vec<Count>,
+    /// Slots of the counter array: calls, `counters`, the exception
+    /// counters, and one that counts exceptions outside any stretch (never
+    /// read).
+    pub slots: u32,
+    /// `pos` stores: before instruction i (as read), `pos = slot`; `None`
+    /// when no stretch needs an exception counter (then nothing below).
+    pub exceptions: Option<Exceptions>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Exceptions {
+    /// `pos` at method entry.
+    pub entry: u32,
+    /// (instruction, slot): `pos = slot` before the instruction.
+    pub sets: Vec<(u32, u32)>,
+    /// Existing handlers' first instructions: `counters[pos]++` there.
+    pub handlers: Vec<u32>,
+}
+
+/// Longest count kept as a sum; a longer one gets a counter.
+pub(super) const MAX_TERMS: usize = 32;
+/// Methods with more points than this get a counter per point (the
+/// resolution below is quadratic).
+const MAX_POINTS: usize = 2000;
+
+/// Keys of exception counters while planning: `EXC + 0` the entry's
+/// stretch, `EXC + k + 1` point k's.
+pub(super) const EXC: u32 = 1 << 30;
+
+/// Plans the counters of `points` (instruction index, line) of `code`.
+/// `calls_counted`: counter 0 counts calls at entry (else the first point
+/// is at instruction 0, reached only by entry, and is the call count).
+/// `constructor`: no stretch that may throw is used. `derive = false` gives
+/// every point a counter of its own.
+pub fn plan_counters(
+    code: &Code<'_>,
+    cp: &ConstantPool<'_>,
+    points: &[u32],
+    calls_counted: bool,
+    constructor: bool,
+    derive: bool,
+) -> CounterPlan {
+    let n = code.insns.len();
+    let incoming = incoming_edges(code);
+    let has_subroutines = code.insns.iter().any(|i| {
+        matches!(
+            i,
+            Insn::Branch {
+                op: 0xa8 | 0xc9,
+                ..
+            }
+        ) || is_ret(i)
+    });
+    let deriving = derive && !has_subroutines && points.len() <= MAX_POINTS;
+    // Line points, then (when deriving) the sides of conditional branches
+    // that have no line entry: points with no line, counted when that is
+    // cheaper (a one-line method's two branches instead of its calls).
+    let mut all: Vec<u32> = points.to_vec();
+    if deriving {
+        all.extend(branch_sides(code, &incoming, points));
+    }
+    // The first point at each instruction stands for all of them.
+    let mut point_at: Vec<Option<usize>> = vec![None; n];
+    let rep: Vec<usize> = all
+        .iter()
+        .enumerate()
+        .map(|(k, &ix)| *point_at[ix as usize].get_or_insert(k))
+        .collect();
+    let mut states: Vec<State> = (0..all.len()).map(|_| State::Measured).collect();
+    if deriving {
+        // Handlers must be entered only by exceptions, for their counters.
+        let handlers_clean = code.handlers.iter().all(|h| {
+            let at = code.labels[h.handler.0 as usize] as usize;
+            incoming[at].iter().all(|s| *s == Source::Handler)
+        });
+        let g = Graph {
+            code,
+            cp,
+            incoming: &incoming,
+            point_at: &point_at,
+            calls_counted,
+            faults_ok: !constructor && handlers_clean,
+        };
+        for (k, &ix) in all.iter().enumerate() {
+            if rep[k] == k {
+                if let Some(terms) = g.terms(ix).or_else(|| g.out_terms(ix)) {
+                    states[k] = State::Pending(terms);
+                }
+            }
+        }
+        let depth = loop_depths(code);
+        let order: Vec<(u32, bool, u32)> = all
+            .iter()
+            .enumerate()
+            .map(|(k, &ix)| (depth[ix as usize], k < points.len(), ix))
+            .collect();
+        resolve(&mut states, &order);
+    }
+    // Each line's count by key; the counters those name are the ones kept
+    // (a branch side nobody's count needs gets none).
+    let keyed: Vec<Count> = rep[..points.len()]
+        .iter()
+        .map(|&r| match &states[r] {
+            State::Derived(c) => c.clone(),
+            _ => vec![(r as u32 + 1, 1)],
+        })
+        .collect();
+    let mut needed = vec![false; all.len()];
+    for &(key, _) in keyed.iter().flatten() {
+        if key != 0 && key < EXC {
+            needed[key as usize - 1] = true;
+        }
+    }
+    // Counters in point order (lines first, then branch sides).
+    let mut slot = vec![0u32; all.len()];
+    let mut counters = Vec::new();
+    for k in 0..all.len() {
+        if needed[k] {
+            counters.push(all[k]);
+            slot[k] = counters.len() as u32;
+        }
+    }
+    // Exception counters of the stretches some count uses, after those.
+    let mut used: Vec<u32> = keyed
+        .iter()
+        .flatten()
+        .filter(|t| t.0 >= EXC)
+        .map(|t| t.0 - EXC)
+        .collect();
+    used.sort_unstable();
+    used.dedup();
+    let exc_slot =
+        |key: u32| counters.len() as u32 + 1 + used.binary_search(&key).unwrap_or(0) as u32;
+    let slot_of = |key: u32| match key {
+        0 => 0,
+        k if k >= EXC => exc_slot(k - EXC),
+        k => slot[k as usize - 1],
+    };
+    let counts = keyed
+        .iter()
+        .map(|c| c.iter().map(|&(key, coef)| (slot_of(key), coef)).collect())
+        .collect();
+    let dummy = counters.len() as u32 + 1 + used.len() as u32;
+    let exceptions = (!used.is_empty()).then(|| {
+        let pos_for = |key: u32| {
+            if used.binary_search(&key).is_ok() {
+                exc_slot(key)
+            } else {
+                dummy
+            }
+        };
+        // Every block start and every point: leaving a stretch leads to one.
+        let sets = (0..n)
+            .filter(|&i| {
+                // Mid-block instructions, and the first when only entry
+                // leads there (the entry code sets `pos`), keep it.
+                point_at[i].is_some()
+                    || !matches!(incoming[i].as_slice(), [Source::Entry] | [Source::Fall(_)]
+                        if !is_branch_into(code, &incoming[i]))
+            })
+            .map(|i| {
+                (
+                    i as u32,
+                    point_at[i].map_or(dummy, |k| pos_for(k as u32 + 1)),
+                )
+            })
+            .collect();
+        let mut handlers: Vec<u32> = code
+            .handlers
+            .iter()
+            .map(|h| code.labels[h.handler.0 as usize])
+            .collect();
+        handlers.sort_unstable();
+        handlers.dedup();
+        Exceptions {
+            entry: pos_for(0),
+            sets,
+            handlers,
+        }
+    });
+    // The catch-all slot only where there are exception counters.
+    let slots = if exceptions.is_some() {
+        dummy + 1
+    } else {
+        dummy
+    };
+    CounterPlan {
+        counters,
+        counts,
+        slots,
+        exceptions,
+    }
+}
