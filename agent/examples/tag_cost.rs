@@ -158,3 +158,68 @@ pub extern "system" fn Java_profrj_harness_TagBench_tagErrors(
 ) -> jlong {
     TAG_ERRORS.load(Ordering::Relaxed) as jlong
 }
+
+// --- JNI weak global references, the other per-object death signal ---
+
+thread_local! {
+    /// Weak references made by this thread, handed over by `flushWeak`.
+    static MINE: std::cell::RefCell<Vec<usize>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+/// Every thread's weak references once handed over: what `scanWeak` checks.
+static ALL_WEAK: std::sync::Mutex<Vec<usize>> = std::sync::Mutex::new(Vec::new());
+
+/// `static native void weakRef(Object o)`: one NewWeakGlobalRef, kept by
+/// the calling thread (no lock), as a tracker would per allocation.
+///
+/// # Safety
+/// Called by the JVM through the native method binding.
+#[no_mangle]
+pub unsafe extern "system" fn Java_profrj_harness_TagBench_weakRef(
+    jni: *mut JNIEnv,
+    _class: jclass,
+    object: jobject,
+) {
+    // SAFETY: `jni` is the calling thread's environment; `object` a live local reference.
+    let weak = unsafe { ((**jni).NewWeakGlobalRef.unwrap())(jni, object) };
+    if weak.is_null() {
+        TAG_ERRORS.fetch_add(1, Ordering::Relaxed);
+        return;
+    }
+    MINE.with(|m| m.borrow_mut().push(weak as usize));
+}
+
+/// `static native void flushWeak()`: this thread's weak references join
+/// the shared list (once per loop, not per object).
+#[no_mangle]
+pub extern "system" fn Java_profrj_harness_TagBench_flushWeak(_jni: *mut JNIEnv, _class: jclass) {
+    let mine = MINE.with(|m| std::mem::take(&mut *m.borrow_mut()));
+    ALL_WEAK.lock().unwrap().extend(mine);
+}
+
+/// `static native long scanWeak()`: checks every weak reference handed over
+/// (IsSameObject with null: cleared by a GC), deletes the cleared ones and
+/// returns how many there were: the frees a tracker would count.
+///
+/// # Safety
+/// Called by the JVM through the native method binding.
+#[no_mangle]
+pub unsafe extern "system" fn Java_profrj_harness_TagBench_scanWeak(
+    jni: *mut JNIEnv,
+    _class: jclass,
+) -> jlong {
+    let mut all = ALL_WEAK.lock().unwrap();
+    let mut freed = 0;
+    // SAFETY: `jni` is the calling thread's environment; every entry is a
+    // weak global reference made by `weakRef` and not yet deleted.
+    all.retain(|&w| unsafe {
+        let w = w as jobject;
+        if ((**jni).IsSameObject.unwrap())(jni, w, std::ptr::null_mut()) != 0 {
+            ((**jni).DeleteWeakGlobalRef.unwrap())(jni, w);
+            freed += 1;
+            false
+        } else {
+            true
+        }
+    });
+    freed
+}

@@ -20,6 +20,9 @@ import java.util.Arrays;
  *       Counter and Tracker): a thread-local lookup, a counter update and a {@code
  *       WeakReference} registered with a queue kept in a per-thread array that is compacted,
  *       after draining the queue, when full;
+ *   <li>jniweak: the same as plain plus {@code weakRef(o)}: a JNI call and a JNI weak global
+ *       reference kept in a per-thread list; after a GC a scan finds the cleared ones
+ *       ({@code scanWeak}), which is how a tracker would see frees;
  * </ul>
  *
  * and the cost of one System.gc() after 2 million old objects died, untracked, tagged or weakly
@@ -40,6 +43,12 @@ public class TagBench {
     static native long frees();
 
     static native long tagErrors();
+
+    static native void weakRef(Object o);
+
+    static native void flushWeak();
+
+    static native long scanWeak();
 
     static final class Small {
         final int v;
@@ -166,7 +175,20 @@ public class TagBench {
         return s + ring.length;
     }
 
-    static final String[] KINDS = {"plain", "tag", "weak"};
+    static long jniWeak(int n, int seed) {
+        Object[] ring = new Object[1024];
+        long s = 0;
+        for (int i = 0; i < n; i++) {
+            Small o = new Small(seed + i);
+            weakRef(o);
+            ring[i & 1023] = o;
+            s += o.v;
+        }
+        flushWeak();
+        return s + ring.length;
+    }
+
+    static final String[] KINDS = {"plain", "tag", "weak", "jniweak"};
     static long taggedTotal;
 
     static long loop(int kind, int n, int seed) {
@@ -175,8 +197,10 @@ public class TagBench {
                 return plain(n, seed);
             case 1:
                 return tagged(n, seed);
-            default:
+            case 2:
                 return weak(n, seed);
+            default:
+                return jniWeak(n, seed);
         }
     }
 
@@ -200,6 +224,7 @@ public class TagBench {
         }
         Thread.sleep(20);
         drain();
+        scanWeak();
     }
 
     static final java.lang.management.ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
@@ -258,7 +283,12 @@ public class TagBench {
                 tag(o, i + 1L);
             } else if (kind == 2) {
                 refs[i] = new Tracker(o, c);
+            } else if (kind == 3) {
+                weakRef(o);
             }
+        }
+        if (kind == 3) {
+            flushWeak();
         }
         if (kind == 1) {
             taggedTotal += n;
@@ -285,6 +315,8 @@ public class TagBench {
                     seen++;
                 }
             }
+        } else if (kind == 3) {
+            seen = scanWeak(); // the scan after a GC: its time is the "after" figure
         } else {
             seen = n;
         }
@@ -310,13 +342,13 @@ public class TagBench {
         int threads = args.length > 3 ? Integer.parseInt(args[3]) : 1;
         int gcN = 2_000_000;
         // [kind][measure][round]
-        double[][][] loops = new double[3][4][rounds];
-        double[][][] gcs = new double[3][2][rounds];
+        double[][][] loops = new double[KINDS.length][4][rounds];
+        double[][][] gcs = new double[KINDS.length][2][rounds];
         System.out.println("threads=" + threads + " allocations-per-round=" + n + " rounds=" + rounds
                 + " (after one warm-up round)");
         for (int r = -1; r < rounds; r++) {
             StringBuilder line = new StringBuilder(r < 0 ? "warm-up" : "round=" + r);
-            for (int k = 0; k < 3; k++) {
+            for (int k = 0; k < KINDS.length; k++) {
                 double[] m = phase(k, n, threads, r * 7919);
                 line.append(String.format(" %s-ns=%.1f %s-thread-cpu-ns=%.1f %s-cpu-ns=%.1f %s-gc-ms=%.0f",
                         KINDS[k], m[0], KINDS[k], m[3], KINDS[k], m[1], KINDS[k], m[2]));
@@ -326,7 +358,7 @@ public class TagBench {
                     }
                 }
             }
-            for (int k = 0; k < 3; k++) {
+            for (int k = 0; k < KINDS.length; k++) {
                 double[] g = gcCost(k, gcN);
                 line.append(String.format(" gc-%s-ms=%.1f gc-%s-after-ms=%.1f", KINDS[k], g[0], KINDS[k], g[1]));
                 if (r >= 0) {
@@ -337,13 +369,13 @@ public class TagBench {
             System.out.println(line);
         }
         settle();
-        for (int k = 0; k < 3; k++) {
+        for (int k = 0; k < KINDS.length; k++) {
             System.out.printf("%s-ns=%.1f%n", KINDS[k], median(loops[k][0]));
             System.out.printf("%s-thread-cpu-ns=%.1f%n", KINDS[k], median(loops[k][3]));
             System.out.printf("%s-cpu-ns=%.1f%n", KINDS[k], median(loops[k][1]));
             System.out.printf("%s-gc-ms=%.1f%n", KINDS[k], median(loops[k][2]));
         }
-        for (int k = 0; k < 3; k++) {
+        for (int k = 0; k < KINDS.length; k++) {
             System.out.printf("gc-%s-ms=%.1f%n", KINDS[k], median(gcs[k][0]));
             System.out.printf("gc-%s-after-ms=%.1f%n", KINDS[k], median(gcs[k][1]));
         }
