@@ -54,12 +54,11 @@ pub struct CounterPlan {
     pub counters: Vec<u32>,
     /// The count of each line entry point, in the order given.
     pub counts: Vec<Count>,
-    /// Slots of the counter array: calls, `counters`, the exception
-    /// counters, and one that counts exceptions outside any stretch (never
-    /// read).
+    /// Slots of the counter array: calls, `counters`, and with
+    /// `exceptions` the exception counters and one for exceptions outside
+    /// any stretch (never read).
     pub slots: u32,
-    /// `pos` stores: before instruction i (as read), `pos = slot`; `None`
-    /// when no stretch needs an exception counter (then nothing below).
+    /// The exception counting; `None` when no stretch needs it.
     pub exceptions: Option<Exceptions>,
 }
 
