@@ -8,8 +8,8 @@ use crate::coverage::{self, MethodLines};
 use crate::memory::{self, makers};
 use profrj_bytecode::code::{decode_code, Code, Insn, VType};
 use profrj_bytecode::edit::{
-    add_counting, edit_method, line_probes_in, plan_counters, sites_in, AllocWhere, CounterPlan,
-    Edit, NewLocal,
+    add_counting, edit_method, increment, line_probes_in, plan_counters, sites_in, AllocWhere,
+    CounterPlan, Edit, NewLocal,
 };
 use profrj_bytecode::{parse_class, write_class, ClassFile, ConstantPool};
 
@@ -235,12 +235,9 @@ fn add_coverage(
             seq
         }
     };
+    entry.push(Insn::local(0x3a, slot)); // astore
     if count_calls {
-        entry.push(Insn::plain(0x59, &[])); // dup
-        entry.push(Insn::local(0x3a, slot)); // astore
-        entry.extend(increment(cp, 0));
-    } else {
-        entry.push(Insn::local(0x3a, slot)); // astore
+        entry.extend(increment(slot, Insn::plain(0x03, &[]))); // counters[0]++
     }
     // Coverage first: the counters count the call even if a later probe throws.
     edit.entry.splice(0..0, entry);
@@ -343,16 +340,6 @@ fn add_hidden_makers(
             seq.push(Insn::plain(0xb8, &refs.cloned.to_be_bytes()));
         }
     }
-}
-
-/// `c[k]++` with the array `c` on the stack: `push k; dup2; laload; lconst_1;
-/// ladd; lastore`.
-fn increment(cp: &mut ConstantPool<'_>, k: i64) -> Vec<Insn> {
-    let mut seq = vec![Insn::push_int(cp, k as i32)];
-    for op in [0x5c, 0x2f, 0x0a, 0x61, 0x50] {
-        seq.push(Insn::plain(op, &[]));
-    }
-    seq
 }
 
 /// The SourceFile attribute's file name.

@@ -16,14 +16,7 @@ pub fn add_counting(
     plan: &CounterPlan,
     array: NewLocal,
 ) {
-    let load = Insn::local(0x19, array.slot); // aload
-    let increment = |index: Insn| {
-        let mut seq = vec![load.clone(), index];
-        for op in [0x5c, 0x2f, 0x0a, 0x61, 0x50] {
-            seq.push(Insn::plain(op, &[])); // dup2; laload; lconst_1; ladd; lastore
-        }
-        seq
-    };
+    let increment = |index: Insn| increment(array.slot, index);
     edit.new_locals.push(array);
     edit.extra_stack = edit.extra_stack.max(6);
     let Some(exc) = &plan.exceptions else {
@@ -62,4 +55,14 @@ pub fn add_counting(
     let mut handler = count_exception;
     handler.extend(edit.catch_all.take().unwrap_or_default());
     edit.catch_all = Some(handler);
+}
+
+/// `counters[index]++`, the array in local `array`: `aload; index; dup2;
+/// laload; lconst_1; ladd; lastore` (stack-neutral, 4 slots deep).
+pub fn increment(array: u16, index: Insn) -> Vec<Insn> {
+    let mut seq = vec![Insn::local(0x19, array), index];
+    for op in [0x5c, 0x2f, 0x0a, 0x61, 0x50] {
+        seq.push(Insn::plain(op, &[]));
+    }
+    seq
 }

@@ -22,7 +22,7 @@ mod lines;
 mod points;
 
 pub use alloc::{allocation_sites, sites_in, AllocKind, AllocSite, AllocWhere};
-pub use counting::add_counting;
+pub use counting::{add_counting, increment};
 pub use derive::{plan_counters, Count, CounterPlan, Exceptions};
 pub use lines::{line_probes, line_probes_in, LineProbes};
 pub use points::{probe_allocations, probe_everywhere};

@@ -25,7 +25,9 @@
 //! throw without calling anything (array and field access, division, casts).
 //! Such a stretch gets an exception counter, subtracted wherever the stretch
 //! is used: the method keeps the stretch's number in a local of its own
-//! (`pos`, set at each block start: in compiled code a constant, free), and
+//! (`pos`, set at each block start; in compiled code a constant, whose cost
+//! was not measured alone: CoverageBench runs faster with these stretches
+//! than with their points counted, docs/BENCHMARKS.md), and
 //! each handler, and a catch-all for exceptions leaving the method, adds one
 //! to the counter `pos` names. Constructors do not use such stretches (their
 //! catch-all cannot cover the super() call).
@@ -96,7 +98,6 @@ pub fn plan_counters(
     derive: bool,
 ) -> CounterPlan {
     let n = code.insns.len();
-    let incoming = incoming_edges(code);
     let has_subroutines = code.insns.iter().any(|i| {
         matches!(
             i,
@@ -107,6 +108,12 @@ pub fn plan_counters(
         ) || is_ret(i)
     });
     let deriving = derive && !has_subroutines && points.len() <= MAX_POINTS;
+    // Only derivation (and the exception counting it may need) reads these.
+    let incoming = if deriving {
+        incoming_edges(code)
+    } else {
+        Vec::new()
+    };
     // Line points, then (when deriving) the sides of conditional branches
     // that have no line entry: points with no line, counted when that is
     // cheaper (a one-line method's two branches instead of its calls).
