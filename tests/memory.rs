@@ -40,9 +40,26 @@ fn rows(text: &str) -> Rows {
 }
 
 fn run(name: &str, options: &str) -> Rows {
-    let (run, text) = run_verified(name, options, H, &[]);
+    run_with(name, options, &[])
+}
+
+/// MemoryTruth under `options`, with extra JVM flags (a collector).
+fn run_with(name: &str, options: &str, jvm: &[&str]) -> Rows {
+    let dir = temp_dir(name);
+    let out = dir.join("snapshot.xml");
+    let mut flags = vec!["-Xverify:all"];
+    flags.extend_from_slice(jvm);
+    let run = run_java_with(
+        &dir,
+        &flags,
+        &format!("{options},file={}", out.display()),
+        H,
+        &[],
+    );
+    run.assert_success();
+    assert!(!run.stderr.contains("uninstrumented"), "{}", run.stderr);
     assert!(run.stdout.contains("kept 1000 20000"), "{}", run.stdout);
-    rows(&text)
+    rows(&read_snapshot(&out))
 }
 
 fn get(rows: &Rows, thread: &str, class: &str) -> (u64, u64) {
@@ -94,11 +111,60 @@ fn check_harness_classes(rows: &Rows) {
     assert_eq!(get(rows, "alloc-a", &format!("{k}Shared")), (300, 300));
     assert_eq!(get(rows, "alloc-b", &format!("{k}Shared")), (200, 200));
     assert!(!rows["main"].contains_key(&format!("{k}Shared")));
+    let (count, max) = main(&format!("{k}Churn"));
+    assert_eq!(count, 0, "Churn");
+    assert!((1..=6_000_000).contains(&max), "Churn max {max}");
+}
+
+/// Weak references see each GC's frees in its own pause, so a wave freed by
+/// one GC is gone before the next wave is made: max 400, not 800 or 1200;
+/// and the churn the GCs collected while it ran never counts whole. (With
+/// tags, frees arrive after the GC, when the VM posts them.)
+fn check_waves(rows: &Rows) {
+    let main = |c: &str| get(rows, "main", &format!("profrj.harness.MemoryTruth${c}"));
+    assert_eq!(main("Wave"), (0, 400));
+    let (_, churn_max) = main("Churn");
+    assert!(churn_max < 6_000_000, "no GC freed any Churn while it ran");
 }
 
 #[test]
 fn live_and_peak_counts_match_the_program() {
-    check_truth(&run("truth", "memory"));
+    let rows = run("truth", "memory");
+    check_truth(&rows);
+    check_waves(&rows);
+}
+
+/// The serial and parallel collectors clear weak references in their
+/// pauses as G1 does; ZGC does not, so there the mode follows objects with
+/// JVMTI tags (and `tracker=weak` is refused with a reason).
+#[test]
+fn every_collector_gives_the_program_counts() {
+    for gc in ["-XX:+UseSerialGC", "-XX:+UseParallelGC"] {
+        let rows = run_with(&format!("gc{}", &gc[6..]), "memory", &[gc]);
+        check_truth(&rows);
+        check_waves(&rows);
+    }
+    check_truth(&run_with("gc-zgc", "memory", &["-XX:+UseZGC"]));
+    let dir = temp_dir("gc-zgc-weak");
+    let refused = run_java_with(
+        &dir,
+        &["-XX:+UseZGC"],
+        &format!("memory,tracker=weak,file={}", dir.join("s.xml").display()),
+        H,
+        &[],
+    );
+    refused.assert_success();
+    assert!(
+        refused.stderr.contains("tracker=weak cannot be used") && refused.stderr.contains("ZGC"),
+        "{}",
+        refused.stderr
+    );
+}
+
+/// JVMTI tags, on G1 too when asked: the same counts.
+#[test]
+fn tags_give_the_program_counts() {
+    check_truth(&run("tags", "memory,tracker=tags"));
 }
 
 /// The report tool reads the agent's own `<memory>` section.

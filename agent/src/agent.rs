@@ -298,7 +298,7 @@ impl Agent {
         if let Some(s) = session.as_mut() {
             s.started_ns = clock::now_ns();
             if let Err(e) = self.run_session(jni, s) {
-                log::error(&format!("{e}; sampling is off"));
+                log::error(&format!("{e}; profiling is off"));
             }
         }
     }
@@ -339,6 +339,24 @@ impl Agent {
             .clone()
     }
 
+    /// Starts the `profrj memory` agent thread, which deletes dead objects'
+    /// weak references (once: later sessions reuse it).
+    pub fn start_memory_thread(&self, jni: &Jni) -> Result<(), String> {
+        static STARTED: OnceLock<Result<(), String>> = OnceLock::new();
+        STARTED
+            .get_or_init(|| {
+                crate::vm::start_agent_thread(
+                    self.jvmti,
+                    jni,
+                    "profrj memory",
+                    entry::memory_thread,
+                    std::ptr::null(),
+                )
+            })
+            .clone()
+            .map_err(|e| format!("memory: cannot start its agent thread: {e}"))
+    }
+
     pub fn on_thread_start(&self, jni: &Jni, thread: jthread) {
         self.threads
             .identify(self.jvmti, jni, thread, clock::now_ns());
@@ -375,6 +393,7 @@ impl Agent {
         };
         // A stopped session already wrote its snapshot at `stop`.
         if running {
+            memory::vm_dying();
             match self.dump(jni, None) {
                 Ok(msg) => log::info(&msg),
                 Err(msg) => log::error(&msg),

@@ -149,6 +149,25 @@ pub unsafe extern "C" fn object_free(_jvmti: *mut JvmtiEnv, tag: jlong) {
     guard("ObjectFree", (), || crate::memory::object_freed(tag))
 }
 
+/// A GC starts (the memory mode's own environment, weak references). Runs
+/// in the pause; calls no JNI or JVMTI.
+pub unsafe extern "C" fn gc_start(_jvmti: *mut JvmtiEnv) {
+    guard("GarbageCollectionStart", (), crate::memory::gc_started)
+}
+
+/// A GC finishes, still in the pause: the memory mode counts what it freed.
+pub unsafe extern "C" fn gc_finish(_jvmti: *mut JvmtiEnv) {
+    guard("GarbageCollectionFinish", (), crate::memory::gc_finished)
+}
+
+/// Body of the `profrj memory` agent thread (deletes dead objects' weak
+/// references).
+pub unsafe extern "C" fn memory_thread(_jvmti: *mut JvmtiEnv, jni: *mut JNIEnv, _arg: *mut c_void) {
+    guard("memory thread", (), || {
+        crate::memory::delete_dead(&Jni::from_raw(jni))
+    })
+}
+
 /// The JNI interception hook (runs inside the VM's guard, see vm::jni_table).
 pub fn jni_alloc(jni: *mut JNIEnv, object: jobject) {
     if let Some(a) = agent::get() {

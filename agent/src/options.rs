@@ -84,6 +84,11 @@ const OPTIONS: &[(&str, &str, &str)] = &[
         "coverage: lines reached only through code that cannot throw or call take their counts from other lines' counters (exact, fewer increments); off: a counter per line entry",
     ),
     (
+        "tracker=auto|weak|tags",
+        "auto",
+        "memory: how object deaths are seen; weak: JNI weak references read in GC pauses (serial, parallel and G1 collectors, the cheapest); tags: JVMTI tags and ObjectFree (any collector); auto: weak where it works",
+    ),
+    (
         "signal=NAME",
         "USR1",
         "signal that writes a snapshot: USR1, RTMIN+N (0-8) or off",
@@ -113,6 +118,7 @@ fn allowed(command: Command, key: &str) -> bool {
                 | "signal"
                 | "vthreads"
                 | "derive"
+                | "tracker"
         ),
         Command::Dump => key == "file",
         Command::Stop | Command::Resume | Command::Status => false,
@@ -155,6 +161,28 @@ impl Command {
     }
 }
 
+/// How the memory mode learns that a tracked object died.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tracker {
+    /// Weak references where the collector allows, else tags.
+    Auto,
+    /// JNI weak global references, checked in the GC's pause.
+    Weak,
+    /// JVMTI tags and the ObjectFree event.
+    Tags,
+}
+
+fn parse_tracker(v: &str) -> Result<Tracker, OptionError> {
+    match v {
+        "auto" => Ok(Tracker::Auto),
+        "weak" => Ok(Tracker::Weak),
+        "tags" => Ok(Tracker::Tags),
+        _ => Err(bad(format!(
+            "bad value for tracker: '{v}' (valid: auto, weak, tags)"
+        ))),
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Options {
     pub command: Command,
@@ -176,6 +204,8 @@ pub struct Options {
     pub vthreads: bool,
     /// Coverage: derive counts where they follow from other counters.
     pub derive: bool,
+    /// Memory: how deaths of tracked objects are seen.
+    pub tracker: Tracker,
     pub reply: Option<String>,
     pub help: bool,
 }
@@ -196,6 +226,7 @@ impl Default for Options {
             signal: Some((libc::SIGUSR1, "USR1".to_owned())),
             vthreads: true,
             derive: true,
+            tracker: Tracker::Auto,
             reply: None,
             help: false,
         }
@@ -273,6 +304,7 @@ impl Options {
                 "signal" => o.signal = parse_signal(required(key, value)?)?,
                 "vthreads" => o.vthreads = parse_on_off(key, required(key, value)?)?,
                 "derive" => o.derive = parse_on_off(key, required(key, value)?)?,
+                "tracker" => o.tracker = parse_tracker(required(key, value)?)?,
                 "reply" => o.reply = Some(required(key, value)?.to_owned()),
                 _ => return Err(bad(format!("unknown option '{key}'"))),
             }
@@ -651,6 +683,15 @@ mod tests {
             .unwrap_err()
             .0
             .contains("does not apply"));
+    }
+
+    #[test]
+    fn tracker_choices() {
+        assert_eq!(parse("memory").unwrap().tracker, Tracker::Auto);
+        assert_eq!(parse("memory,tracker=tags").unwrap().tracker, Tracker::Tags);
+        assert_eq!(parse("memory,tracker=weak").unwrap().tracker, Tracker::Weak);
+        let e = parse("memory,tracker=soft").unwrap_err().to_string();
+        assert!(e.contains("bad value for tracker: 'soft'") && e.contains("auto, weak, tags"));
     }
 
     #[test]

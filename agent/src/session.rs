@@ -51,7 +51,12 @@ impl Agent {
             self.instrumenter
                 .start(self.jvmti, jni, s.options.scope.clone(), s.options.modes())?;
             if s.options.memory {
+                let mechanism =
+                    memory::choose(jni, s.options.tracker).map_err(|e| format!("memory: {e}"))?;
                 self.memory_env()?;
+                if mechanism == memory::Mechanism::WeakRefs {
+                    self.start_memory_thread(jni)?;
+                }
                 if let Err(e) = crate::vm::intercept_allocations(self.jvmti, entry::jni_alloc) {
                     log::warn(&format!(
                         "memory: cannot intercept JNI ({e}); objects native code makes are not counted"

@@ -1,17 +1,16 @@
-//! One counter per (allocating thread, type): objects alive and the most
-//! ever alive. A tracked object's JVMTI tag names its counter, so the
-//! ObjectFree event (posted by the VM from another thread) finds it without
-//! a lookup: `MEMORY_TAG | index`. The agent's other tags (threads) are small
-//! or negative numbers, never with that bit.
+//! One counter per (allocating thread, type): objects tracked, objects seen
+//! dead, and the most ever alive at once. A counter is found by index
+//! without a lock: a weak-reference record holds the index, a JVMTI tag
+//! holds `MEMORY_TAG | index` (the agent's other tags, on threads, are
+//! small or negative numbers, never with that bit).
 //!
-//! Counters live in chunks that never move, found by index without a lock;
-//! each thread keeps its own type → index cache, so the allocation path
-//! takes no lock either once a thread has met a type.
+//! Counters live in chunks that never move; each thread keeps its own
+//! type → index cache, so the allocation path takes no lock either once a
+//! thread has met a type.
 
 use crate::agent::Agent;
 use crate::vm::Jni;
 use parking_lot::Mutex;
-use std::cell::RefCell;
 use std::sync::atomic::{AtomicI64, Ordering::Relaxed};
 use std::sync::OnceLock;
 
@@ -19,22 +18,57 @@ const MEMORY_TAG: i64 = 1 << 62;
 const CHUNK: usize = 4096;
 const CHUNKS: usize = 1024;
 
+/// One per cache line: each is written by its own thread at every allocation,
+/// and two threads' counters sharing a line would slow both.
 #[derive(Default)]
+#[repr(align(64))]
 pub struct Counter {
-    live: AtomicI64,
+    /// Objects tracked; written only by the allocating thread.
+    made: AtomicI64,
+    /// Objects seen dead (ObjectFree, or the weak-reference scan).
+    freed: AtomicI64,
+    /// The most alive at once, as far as brought up to date.
     max: AtomicI64,
     index: usize,
 }
 
 impl Counter {
+    pub fn index(&self) -> usize {
+        self.index
+    }
+
     pub fn tag(&self) -> i64 {
         MEMORY_TAG | self.index as i64
     }
 
-    /// One more object alive (on its allocating thread).
-    pub fn allocated(&self) {
-        let now = self.live.fetch_add(1, Relaxed) + 1;
-        self.max.fetch_max(now, Relaxed);
+    /// One more object, on its allocating thread (the only one that adds
+    /// to `made`, so a plain load and store do).
+    pub fn made_one(&self) -> i64 {
+        let n = self.made.load(Relaxed) + 1;
+        self.made.store(n, Relaxed);
+        n
+    }
+
+    /// One more object, and `max` follows at once: for tags, whose frees
+    /// arrive on their own (ObjectFree).
+    pub fn made_one_with_peak(&self) {
+        let n = self.made_one();
+        self.max.fetch_max(n - self.freed.load(Relaxed), Relaxed);
+    }
+
+    pub fn freed(&self, n: i64) {
+        self.freed.fetch_add(n, Relaxed);
+    }
+
+    /// Alive now: made and not seen dead.
+    pub fn alive(&self) -> i64 {
+        let freed = self.freed.load(Relaxed);
+        self.made.load(Relaxed) - freed
+    }
+
+    /// `max` catches up with what is alive now (before a GC can free any).
+    pub fn note_peak(&self) {
+        self.max.fetch_max(self.alive(), Relaxed);
     }
 }
 
@@ -47,7 +81,7 @@ fn counter(index: usize) -> Option<&'static Counter> {
     chunk.get(index % CHUNK)
 }
 
-fn new_counter(thread: i64, ty: u32) -> Option<&'static Counter> {
+pub(super) fn new_counter(thread: i64, ty: u32) -> Option<&'static Counter> {
     let mut owners = OWNERS.lock();
     let index = owners.len();
     let chunk = TABLE.get(index / CHUNK)?.get_or_init(|| {
@@ -62,26 +96,28 @@ fn new_counter(thread: i64, ty: u32) -> Option<&'static Counter> {
     chunk.get(index % CHUNK)
 }
 
-/// This thread's agent id and its counter index (+1, 0 for none) by type.
-struct ThreadCache {
+/// A thread's agent id and its counters by type (kept in the memory
+/// mode's per-thread state, `super::PerThread`).
+#[derive(Default)]
+pub struct ThreadCounters {
     thread: Option<i64>,
-    by_type: Vec<usize>,
+    by_type: Vec<Option<&'static Counter>>,
 }
 
-thread_local! {
-    static CACHE: RefCell<ThreadCache> = const {
-        RefCell::new(ThreadCache { thread: None, by_type: Vec::new() })
-    };
-}
-
-/// The calling thread's counter for type `ty`, made on first use.
-pub fn for_current_thread(a: &Agent, jni: &Jni, ty: u32) -> Option<&'static Counter> {
-    CACHE.with(|c| {
-        let mut c = c.borrow_mut();
-        if let Some(&i) = c.by_type.get(ty as usize).filter(|&&i| i > 0) {
-            return counter(i - 1);
+impl ThreadCounters {
+    pub const fn new() -> Self {
+        Self {
+            thread: None,
+            by_type: Vec::new(),
         }
-        let thread = match c.thread {
+    }
+
+    /// The calling thread's counter for type `ty`, made on first use.
+    pub fn get(&mut self, a: &Agent, jni: &Jni, ty: u32) -> Option<&'static Counter> {
+        if let Some(&Some(c)) = self.by_type.get(ty as usize) {
+            return Some(c);
+        }
+        let thread = match self.thread {
             Some(t) => t,
             None => {
                 let t = a.jvmti.current_thread().ok()?;
@@ -91,17 +127,17 @@ pub fn for_current_thread(a: &Agent, jni: &Jni, ty: u32) -> Option<&'static Coun
                     crate::threads::Identity::Java(id) => id.0 as i64,
                     crate::threads::Identity::Agent => return None,
                 };
-                c.thread = Some(id);
+                self.thread = Some(id);
                 id
             }
         };
         let counter = new_counter(thread, ty)?;
-        if c.by_type.len() <= ty as usize {
-            c.by_type.resize(ty as usize + 1, 0);
+        if self.by_type.len() <= ty as usize {
+            self.by_type.resize(ty as usize + 1, None);
         }
-        c.by_type[ty as usize] = counter.index + 1;
+        self.by_type[ty as usize] = Some(counter);
         Some(counter)
-    })
+    }
 }
 
 pub fn is_memory_tag(tag: i64) -> bool {
@@ -112,12 +148,29 @@ pub fn is_memory_tag(tag: i64) -> bool {
 pub fn object_freed(tag: i64) {
     if is_memory_tag(tag) {
         if let Some(c) = counter((tag & !MEMORY_TAG) as usize) {
-            c.live.fetch_sub(1, Relaxed);
+            c.freed(1);
         }
     }
 }
 
-/// (thread, type, live, max) of every counter.
+/// `n` objects of counter `index` were found dead.
+pub fn freed_by_index(index: usize, n: i64) {
+    if let Some(c) = counter(index) {
+        c.freed(n);
+    }
+}
+
+/// Every counter's `max` catches up with what is alive now. Runs at the
+/// start of each GC (a safepoint: no lock is held across a VM call, so the
+/// one taken here is always released soon).
+pub fn note_peaks() {
+    let made = OWNERS.lock().len();
+    for c in (0..made).filter_map(counter) {
+        c.note_peak();
+    }
+}
+
+/// (thread, type, alive, max) of every counter.
 pub fn all() -> Vec<(i64, u32, i64, i64)> {
     let owners = OWNERS.lock().clone();
     owners
@@ -125,7 +178,8 @@ pub fn all() -> Vec<(i64, u32, i64, i64)> {
         .enumerate()
         .filter_map(|(i, (thread, ty))| {
             let c = counter(i)?;
-            Some((thread, ty, c.live.load(Relaxed), c.max.load(Relaxed)))
+            let alive = c.alive();
+            Some((thread, ty, alive, c.max.load(Relaxed).max(alive)))
         })
         .collect()
 }
@@ -144,14 +198,34 @@ mod tests {
             "thread tags are not ours"
         );
         for _ in 0..3 {
-            a.allocated();
+            a.made_one_with_peak();
         }
         object_freed(a.tag());
-        a.allocated();
+        a.made_one_with_peak();
         object_freed(5); // a thread's tag: ignored
         let rows = all();
         let row = rows.iter().find(|r| r.0 == 7 && r.1 == 3).unwrap();
         assert_eq!((row.2, row.3), (3, 3));
-        assert_eq!(counter(b.index).unwrap().live.load(Relaxed), 0);
+        assert_eq!(counter(b.index).unwrap().alive(), 0);
+    }
+
+    /// Weak references: `max` moves only when a GC starts (and at a
+    /// snapshot), from what was alive before that GC's frees.
+    #[test]
+    fn peaks_are_taken_before_each_gc_frees() {
+        let c = new_counter(9, 1).unwrap();
+        for _ in 0..5 {
+            c.made_one();
+        }
+        note_peaks(); // GC 1 starts: 5 alive
+        freed_by_index(c.index(), 5); // GC 1 found all 5 dead
+        for _ in 0..3 {
+            c.made_one();
+        }
+        note_peaks(); // GC 2 starts: 3 alive
+        freed_by_index(c.index(), 1);
+        let rows = all();
+        let row = rows.iter().find(|r| r.0 == 9 && r.1 == 1).unwrap();
+        assert_eq!((row.2, row.3), (2, 5));
     }
 }

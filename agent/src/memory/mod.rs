@@ -4,36 +4,46 @@
 //! Instrumented code calls `Probe.alloc(object, type)` after each object's
 //! constructor call, each array allocation and each reflective or cloning
 //! call; objects native code makes come through the VMObjectAlloc event and
-//! the agent's JNI interception (`vm_alloc`). Each tracked object gets a
-//! JVMTI tag naming its counter (thread × type): `live` goes up, `max`
-//! follows it, and the ObjectFree event the GC posts for a tagged object
-//! brings `live` down. The tag map is weak storage the GC clears at every
-//! collection, young ones included, so tracking keeps nothing alive.
+//! the agent's JNI interception (`vm_alloc`). Each tracked object counts on
+//! its counter (thread × type, `counters`), and its death is seen one of
+//! two ways (`tracker=`):
 //!
-//! Measured first and dropped: a `java.lang.ref.WeakReference` per object
-//! (cheaper on the allocating thread, 56–63 ns against 171 ns with tags, but
-//! each reference survives a GC, the reference handler queues each one, and
-//! references kept by long-lived holders keep their referents alive through
-//! young GCs: 10x the GC pause time and young garbage retained; all measured,
-//! docs/BENCHMARKS.md).
+//! - `weak_refs` (serial, parallel and G1 collectors): a JNI weak global
+//!   reference per object, appended to a per-thread log; the GC events read
+//!   the references inside the pause. Cheapest on the allocating thread
+//!   (no lock, no JVMTI call), and `max` is exact at every GC.
+//! - JVMTI tags (any collector): a tag naming the counter, and the
+//!   ObjectFree event. The tag map is one hash table behind one lock, so
+//!   each allocation costs 2–4× more, and the frees arrive after the GC
+//!   (`max` may count garbage not yet reported).
 //!
-//! A snapshot forces a full GC first, and has every ObjectFree posted before
-//! it counts, so `count` is exactly the objects still reachable.
+//! Both are weak storage the GC clears, so tracking keeps nothing alive.
+//! A `java.lang.ref.WeakReference` per object was measured first and
+//! dropped: each one survives a GC and is queued, and references held by
+//! long-lived holders keep their referents alive through young GCs
+//! (docs/BENCHMARKS.md).
+//!
+//! A snapshot forces a full GC first, and counts every free it found, so
+//! `count` is exactly the objects still reachable.
 
 mod counters;
 pub mod makers;
+mod mechanism;
 mod section;
 mod vm_alloc;
+mod weak_refs;
 
 pub use counters::object_freed;
+pub use mechanism::{choose, mechanism, new_env, vm_dying, Mechanism};
 pub use section::write_section;
 pub use vm_alloc::{jni_allocated, vm_allocated};
+pub use weak_refs::{delete_dead, gc_finished, gc_started};
 
 use crate::instrument::probe_class;
-use crate::vm::sys::{Capability, JvmtiCapabilities, JvmtiEventCallbacks};
-use crate::vm::{Jni, Jvmti, JvmtiEvent};
+use crate::vm::{Jni, Jvmti, JvmtiEvent, WeakHandle};
 use jni_sys::{jclass, jint, jobject, JNIEnv};
 use parking_lot::Mutex;
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
@@ -94,35 +104,53 @@ pub fn is_active() -> bool {
     ACTIVE.load(Relaxed)
 }
 
-/// A JVMTI environment of the memory mode's own, so its tags (one per
-/// tracked object) never meet the agent's thread tags, with ObjectFree on.
-pub fn new_env(vm: *mut jni_sys::JavaVM) -> Result<Jvmti, String> {
-    let env = Jvmti::from_vm(vm).map_err(|rc| format!("no JVMTI environment for memory ({rc})"))?;
-    let caps = JvmtiCapabilities::default()
-        .with(Capability::TagObjects)
-        .with(Capability::GenerateObjectFreeEvents);
-    env.add_capabilities(&caps)
-        .map_err(|e| format!("memory needs tags and ObjectFree: {}", env.error_name(e)))?;
-    let callbacks = JvmtiEventCallbacks {
-        ObjectFree: Some(crate::entry::object_free),
-        ..Default::default()
+/// What the memory mode keeps per thread, behind one thread-local (each
+/// access to one costs a call in a shared library).
+struct PerThread {
+    counters: RefCell<counters::ThreadCounters>,
+    log: weak_refs::ThreadLogSlot,
+}
+
+thread_local! {
+    static PER_THREAD: PerThread = const {
+        PerThread {
+            counters: RefCell::new(counters::ThreadCounters::new()),
+            log: weak_refs::ThreadLogSlot::new(),
+        }
     };
-    env.set_event_callbacks(&callbacks)
-        .map_err(|e| format!("SetEventCallbacks: {}", env.error_name(e)))?;
-    env.set_event_enabled(JvmtiEvent::OBJECT_FREE, true)
-        .map_err(|e| format!("enabling ObjectFree: {}", env.error_name(e)))?;
-    Ok(env)
 }
 
 /// Tracks `object` (a live reference) as one of `type` made by the calling thread.
 pub fn track(jni: &Jni, object: jobject, ty: u32) {
     let Some(a) = crate::agent::get() else { return };
-    let Ok(env) = a.memory_env() else { return };
-    let Some(counter) = counters::for_current_thread(a, jni, ty) else {
-        return;
-    };
-    if env.set_tag(object, counter.tag()).is_ok() {
-        counter.allocated();
+    PER_THREAD.with(|mine| {
+        let Some(counter) = mine.counters.borrow_mut().get(a, jni, ty) else {
+            return;
+        };
+        track_on(a, jni, object, counter, &mine.log)
+    })
+}
+
+fn track_on(
+    a: &crate::agent::Agent,
+    jni: &Jni,
+    object: jobject,
+    counter: &counters::Counter,
+    log: &weak_refs::ThreadLogSlot,
+) {
+    match mechanism() {
+        Mechanism::WeakRefs => {
+            if let Some(h) = WeakHandle::new(jni, object) {
+                log.record(h, counter.index());
+                counter.made_one();
+            }
+        }
+        Mechanism::Tags => {
+            let Ok(env) = a.memory_env() else { return };
+            if env.set_tag(object, counter.tag()).is_ok() {
+                counter.made_one_with_peak();
+            }
+        }
     }
 }
 
@@ -145,17 +173,25 @@ pub struct Row {
     pub max: i64,
 }
 
-/// Live counts now: a full GC, every ObjectFree it caused posted, then
-/// every counter. Runs on the dumping thread.
+/// Live counts now: a full GC, every free it found counted (weak
+/// references: in its pause; tags: every ObjectFree posted), then every
+/// counter. Runs on the dumping thread.
 pub fn live_counts(jvmti: Jvmti) -> Result<Vec<Row>, String> {
-    jvmti
-        .force_garbage_collection()
-        .map_err(|e| format!("ForceGarbageCollection: {}", jvmti.error_name(e)))?;
-    // Enabling ObjectFree (again) makes the VM post the events of the
-    // objects the GC found dead before it returns (JvmtiTagMap's flush).
-    jvmti
-        .set_event_enabled(JvmtiEvent::OBJECT_FREE, true)
-        .map_err(|e| format!("ObjectFree: {}", jvmti.error_name(e)))?;
+    if mechanism::gc_impossible_now() {
+        // ZGC or Shenandoah would wait forever for their stopped threads.
+        crate::log::warn("memory: no GC can run while this JVM exits (its collector works concurrently), so the last snapshot's counts include objects that died since the last GC");
+    } else {
+        jvmti
+            .force_garbage_collection()
+            .map_err(|e| format!("ForceGarbageCollection: {}", jvmti.error_name(e)))?;
+    }
+    if mechanism() == Mechanism::Tags {
+        // Enabling ObjectFree (again) makes the VM post the events of the
+        // objects the GC found dead before it returns (JvmtiTagMap's flush).
+        jvmti
+            .set_event_enabled(JvmtiEvent::OBJECT_FREE, true)
+            .map_err(|e| format!("ObjectFree: {}", jvmti.error_name(e)))?;
+    }
     let names = TYPES
         .lock()
         .as_ref()

@@ -151,6 +151,13 @@ impl Jni {
             (jni_fn!(self, CallStaticObjectMethodA))(self.env, class, get, args.as_ptr())
         };
         self.check_exception("reading a system property")?;
+        let text = self.string_utf(value);
+        self.delete_local_ref(value);
+        text
+    }
+
+    /// The text of a `java.lang.String` reference, `None` for null.
+    pub fn string_utf(&self, value: jobject) -> Result<Option<String>, JavaException> {
         if value.is_null() {
             return Ok(None);
         }
@@ -426,6 +433,18 @@ impl Jni {
             )));
         }
         Ok(id)
+    }
+
+    /// A weak global reference to `obj` (null when the VM has no room).
+    pub fn new_weak_global_ref(&self, obj: jobject) -> jobject {
+        // SAFETY: valid env; `obj` is a live reference.
+        unsafe { (jni_fn!(self, NewWeakGlobalRef))(self.env, obj) }
+    }
+
+    /// Frees a weak global reference made by `new_weak_global_ref`.
+    pub fn delete_weak_global_ref(&self, weak: jobject) {
+        // SAFETY: valid env; `weak` is a weak global reference not deleted yet.
+        unsafe { (jni_fn!(self, DeleteWeakGlobalRef))(self.env, weak) }
     }
 
     /// The class of `obj`, as a local reference.

@@ -6,12 +6,14 @@ mod jni;
 mod jni_table;
 mod jvmti;
 pub mod sys;
+mod weak_handle;
 
 pub use guard::{guard, install_panic_hook};
 pub use jni::{JavaException, Jni};
 pub use jni_table::intercept_allocations;
 pub use jvmti::Jvmti;
 pub use sys::{jthread, JvmtiEvent};
+pub use weak_handle::{self_test as weak_handles_work, WeakHandle};
 
 /// The entry point of an agent thread.
 pub type AgentThreadEntry =

@@ -53,6 +53,8 @@ impl JvmtiEvent {
     pub const CLASS_FILE_LOAD_HOOK: Self = Self(54);
     pub const VM_START: Self = Self(57);
     pub const DATA_DUMP_REQUEST: Self = Self(71);
+    pub const GARBAGE_COLLECTION_START: Self = Self(81);
+    pub const GARBAGE_COLLECTION_FINISH: Self = Self(82);
     pub const OBJECT_FREE: Self = Self(83);
     pub const VM_OBJECT_ALLOC: Self = Self(84);
 }
@@ -265,8 +267,8 @@ pub struct JvmtiEventCallbacks {
     /* 78 */ pub reserved78: *const c_void,
     /* 79 */ pub reserved79: *const c_void,
     /* 80 */ pub ResourceExhausted: *const c_void,
-    /* 81 */ pub GarbageCollectionStart: *const c_void,
-    /* 82 */ pub GarbageCollectionFinish: *const c_void,
+    /* 81 */ pub GarbageCollectionStart: Option<unsafe extern "C" fn(*mut JvmtiEnv)>,
+    /* 82 */ pub GarbageCollectionFinish: Option<unsafe extern "C" fn(*mut JvmtiEnv)>,
     /* 83 */ pub ObjectFree: Option<unsafe extern "C" fn(*mut JvmtiEnv, jlong)>,
     /* 84 */ pub VMObjectAlloc: Option<EventVMObjectAlloc>,
     /* 85 */ pub reserved85: *const c_void,

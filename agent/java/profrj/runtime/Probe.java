@@ -44,9 +44,23 @@ public final class Probe {
         return cov(Integer.parseInt(name.substring(1)));
     }
 
-    // memory mode: a new object or array of the type the agent numbered `type`. The agent tags
-    // it (JVMTI) with its thread's counter for that type; the GC's ObjectFree event counts its end.
+    // memory mode: a new object or array of the type the agent numbered `type`. The agent counts
+    // it on its thread's counter for that type, and follows it to its death (a JNI weak reference
+    // read in GC pauses, or a JVMTI tag and the ObjectFree event).
     public static native void alloc(Object o, int type);
+
+    /**
+     * memory mode: the names of the JVM's garbage collectors, comma-separated (the agent reads
+     * its tracked objects' weak references in GC pauses only on collectors it knows do that).
+     */
+    static String collectors() {
+        StringBuilder names = new StringBuilder();
+        for (java.lang.management.GarbageCollectorMXBean gc :
+                java.lang.management.ManagementFactory.getGarbageCollectorMXBeans()) {
+            names.append(gc.getName()).append(',');
+        }
+        return names.toString();
+    }
 
     /** The agent's id of a type (the one instrumented code passes for it). */
     static native int typeId(Class<?> type);

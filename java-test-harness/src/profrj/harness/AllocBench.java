@@ -2,8 +2,9 @@ package profrj.harness;
 
 /**
  * Allocation-heavy fixed work for the memory mode's overhead (scripts/memory-bench). Arguments:
- * threads, total allocations (split evenly). Each thread allocates small objects in a loop, every
- * one escaping into a 256-slot ring, and keeps 1 in 100 until the end. Prints, for the work alone
+ * threads, total allocations (split evenly), and optionally the work between allocations (rounds
+ * of a xorshift step, default 0). Each thread allocates small objects in a loop, every one
+ * escaping into a 256-slot ring, and keeps 1 in 100 until the end. Prints, for the work alone
  * (JVM start-up and a warm-up excluded): "bench-ms=N", its wall time; "bench-cpu-ms=N", the
  * process CPU time meanwhile; "bench-gc-ms=N", the time in GC pauses meanwhile;
  * "bench-thread-cpu-ms=N", the CPU time of the allocating threads themselves; and "allocs=N",
@@ -22,13 +23,22 @@ public class AllocBench {
 
     static volatile long sink;
 
+    static int spin;
+
     static long work(long n, long seed) {
+        int rounds = spin;
         Object[] ring = new Object[256];
         Object[] kept = new Object[(int) (n / 100) + 1];
         long s = 0;
         int k = 0;
         for (long i = 0; i < n; i++) {
-            Item o = new Item(seed + i, (int) i);
+            long x = seed + i;
+            for (int r = 0; r < rounds; r++) {
+                x ^= x << 13;
+                x ^= x >>> 7;
+                x ^= x << 17;
+            }
+            Item o = new Item(x, (int) i);
             ring[(int) i & 255] = o;
             if (i % 100 == 0) {
                 kept[k++] = o;
@@ -51,6 +61,7 @@ public class AllocBench {
     public static void main(String[] args) throws Exception {
         int threads = Integer.parseInt(args[0]);
         long allocs = Long.parseLong(args[1]);
+        spin = args.length > 2 ? Integer.parseInt(args[2]) : 0;
         for (int i = 0; i < 20; i++) {
             sink += work(100_000, i);
         }

@@ -13,7 +13,11 @@ package profrj.harness;
  *   <li>20 {@code Kept} more from reflection (count 1020 in all), 3 {@code int[]} from {@code
  *       Array.newInstance}, and 20,000 clones of {@code
  *       Sheep} kept (the original too: 20,001), the clones made in a loop hot enough to compile;
- *   <li>threads "alloc-a" and "alloc-b" keep 300 and 200 {@code Shared}: two rows.
+ *   <li>threads "alloc-a" and "alloc-b" keep 300 and 200 {@code Shared}: two rows;
+ *   <li>main holds 400 {@code Wave} at once, drops them and forces a GC, three times: count 0,
+ *       max 400 (each GC frees a wave before the next one is made);
+ *   <li>main makes 6,000,000 {@code Churn} (288 MB, more than the tests' 256 MB heap, so GCs
+ *       run meanwhile) and keeps none: count 0, max below 6,000,000.
  * </ul>
  */
 public class MemoryTruth {
@@ -36,6 +40,12 @@ public class MemoryTruth {
     }
 
     static final class Shared {}
+
+    static final class Wave {}
+
+    static final class Churn {
+        long a, b, c, d;
+    }
 
     static Object[] keep = new Object[16];
     static volatile long sink;
@@ -108,6 +118,22 @@ public class MemoryTruth {
         tb.start();
         ta.join();
         tb.join();
+
+        for (int w = 0; w < 3; w++) {
+            Wave[] wave = new Wave[400];
+            for (int i = 0; i < wave.length; i++) {
+                wave[i] = new Wave();
+            }
+            sink += wave.length;
+            wave = null;
+            System.gc();
+        }
+
+        Object[] ring = new Object[64];
+        for (int i = 0; i < 6_000_000; i++) {
+            ring[i & 63] = new Churn();
+        }
+        ring = null;
 
         System.gc();
         System.out.println("kept " + kept.length + " " + flock.length);

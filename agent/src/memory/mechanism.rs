@@ -1,0 +1,165 @@
+//! How the memory mode follows tracked objects to their death in this JVM:
+//! weak references read in GC pauses where the collector allows (serial,
+//! parallel, G1), JVMTI tags elsewhere. Chosen once per JVM, when a memory
+//! session first starts, with the JVMTI environment that mechanism needs.
+
+use crate::instrument::probe_class;
+use crate::options::Tracker;
+use crate::vm::sys::{Capability, JvmtiCapabilities, JvmtiEventCallbacks};
+use crate::vm::{Jni, Jvmti, JvmtiEvent};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::OnceLock;
+
+/// How this JVM's tracked objects are followed, chosen once (`choose`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mechanism {
+    WeakRefs,
+    Tags,
+}
+
+static MECHANISM: OnceLock<Mechanism> = OnceLock::new();
+
+/// The collectors whose GC clears JNI weak references inside a pause
+/// (their `GarbageCollectorMXBean` names, JDK 11–25).
+const PAUSE_CLEARING: [&str; 7] = [
+    "Copy",
+    "MarkSweepCompact",
+    "PS Scavenge",
+    "PS MarkSweep",
+    "G1 Young Generation",
+    "G1 Old Generation",
+    "G1 Concurrent GC",
+];
+
+/// Do all of this JVM's collectors run in pauses the VM thread does alone
+/// (serial, parallel, G1)? Known once `choose` ran.
+static PAUSE_COLLECTORS: OnceLock<bool> = OnceLock::new();
+
+/// Picks the mechanism for this JVM (once; later sessions keep it): weak
+/// references when `tracker` allows, the collector clears them in pauses,
+/// and the VM's references look like HotSpot's.
+pub fn choose(jni: &Jni, tracker: Tracker) -> Result<Mechanism, String> {
+    if let Some(&m) = MECHANISM.get() {
+        return match (tracker, m) {
+            (Tracker::Weak, Mechanism::Tags) | (Tracker::Tags, Mechanism::WeakRefs) => Err(format!(
+                "this JVM already follows objects with {} (chosen when memory first ran); start with tracker=auto",
+                if m == Mechanism::Tags { "tags" } else { "weak references" }
+            )),
+            _ => Ok(m),
+        };
+    }
+    let collectors = collector_names(jni);
+    let pauses = collectors.as_ref().is_ok_and(|names| {
+        !names.is_empty() && names.iter().all(|n| PAUSE_CLEARING.contains(&n.as_str()))
+    });
+    PAUSE_COLLECTORS.get_or_init(|| pauses);
+    let unsupported = match &collectors {
+        Err(why) => Some(why.clone()),
+        Ok(names) if !pauses => Some(format!(
+            "the collector ({}) is not serial, parallel or G1",
+            names.join(", ")
+        )),
+        Ok(_) => {
+            let probe = jni.find_class(probe_class::CLASS).map_err(|e| e.0)?;
+            let works = crate::vm::weak_handles_work(jni, probe);
+            jni.delete_local_ref(probe);
+            (!works).then(|| "this JVM's weak references are not HotSpot's".to_owned())
+        }
+    };
+    let m = match (tracker, unsupported) {
+        (Tracker::Tags, _) => Mechanism::Tags,
+        (_, None) => {
+            crate::log::info("memory: following objects with weak references read in GC pauses");
+            Mechanism::WeakRefs
+        }
+        (Tracker::Weak, Some(why)) => {
+            return Err(format!(
+                "tracker=weak cannot be used: {why}; use tracker=tags"
+            ))
+        }
+        (Tracker::Auto, Some(why)) => {
+            crate::log::info(&format!(
+                "memory: following objects with JVMTI tags, since {why}"
+            ));
+            Mechanism::Tags
+        }
+    };
+    Ok(*MECHANISM.get_or_init(|| m))
+}
+
+/// The names of the JVM's garbage collectors (`GarbageCollectorMXBean`s).
+fn collector_names(jni: &Jni) -> Result<Vec<String>, String> {
+    let names = jni
+        .call_static_object(probe_class::CLASS, "collectors", "()Ljava/lang/String;")
+        .and_then(|s| {
+            let text = jni.string_utf(s);
+            jni.delete_local_ref(s);
+            text
+        })
+        .map_err(|e| format!("the garbage collector is unknown ({})", e.0))?;
+    Ok(names
+        .unwrap_or_default()
+        .split(',')
+        .filter(|n| !n.is_empty())
+        .map(str::to_owned)
+        .collect())
+}
+
+/// Set when the VM is dying: concurrent collectors' threads have stopped
+/// by then, so only the pause collectors can still run a GC.
+static DYING: AtomicBool = AtomicBool::new(false);
+
+pub fn vm_dying() {
+    DYING.store(true, Relaxed);
+}
+
+/// Would forcing a GC now hang (a concurrent collector at exit)?
+pub fn gc_impossible_now() -> bool {
+    DYING.load(Relaxed) && PAUSE_COLLECTORS.get() != Some(&true)
+}
+
+pub fn mechanism() -> Mechanism {
+    MECHANISM.get().copied().unwrap_or(Mechanism::Tags)
+}
+
+/// A JVMTI environment of the memory mode's own, with the events its
+/// mechanism needs: the GC's start and finish for weak references;
+/// ObjectFree (and tags, which never meet the agent's thread tags) for tags.
+pub fn new_env(vm: *mut jni_sys::JavaVM) -> Result<Jvmti, String> {
+    let env = Jvmti::from_vm(vm).map_err(|rc| format!("no JVMTI environment for memory ({rc})"))?;
+    let (needs, caps, callbacks, events) = match mechanism() {
+        Mechanism::WeakRefs => (
+            "GC events",
+            JvmtiCapabilities::default().with(Capability::GenerateGarbageCollectionEvents),
+            JvmtiEventCallbacks {
+                GarbageCollectionStart: Some(crate::entry::gc_start),
+                GarbageCollectionFinish: Some(crate::entry::gc_finish),
+                ..Default::default()
+            },
+            &[
+                JvmtiEvent::GARBAGE_COLLECTION_START,
+                JvmtiEvent::GARBAGE_COLLECTION_FINISH,
+            ][..],
+        ),
+        Mechanism::Tags => (
+            "tags and ObjectFree",
+            JvmtiCapabilities::default()
+                .with(Capability::TagObjects)
+                .with(Capability::GenerateObjectFreeEvents),
+            JvmtiEventCallbacks {
+                ObjectFree: Some(crate::entry::object_free),
+                ..Default::default()
+            },
+            &[JvmtiEvent::OBJECT_FREE][..],
+        ),
+    };
+    env.add_capabilities(&caps)
+        .map_err(|e| format!("memory needs {needs}: {}", env.error_name(e)))?;
+    env.set_event_callbacks(&callbacks)
+        .map_err(|e| format!("SetEventCallbacks: {}", env.error_name(e)))?;
+    for &event in events {
+        env.set_event_enabled(event, true)
+            .map_err(|e| format!("enabling event {}: {}", event.0, env.error_name(e)))?;
+    }
+    Ok(env)
+}
