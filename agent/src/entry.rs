@@ -160,11 +160,11 @@ pub unsafe extern "C" fn gc_finish(_jvmti: *mut JvmtiEnv) {
     guard("GarbageCollectionFinish", (), crate::memory::gc_finished)
 }
 
-/// Body of the `profrj memory` agent thread (deletes dead objects' weak
-/// references).
+/// Body of the `profrj memory` agent thread (counts each GC's frees and
+/// deletes dead objects' weak references).
 pub unsafe extern "C" fn memory_thread(_jvmti: *mut JvmtiEnv, jni: *mut JNIEnv, _arg: *mut c_void) {
     guard("memory thread", (), || {
-        crate::memory::delete_dead(&Jni::from_raw(jni))
+        crate::memory::run_agent_thread(&Jni::from_raw(jni))
     })
 }
 

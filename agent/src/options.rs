@@ -86,7 +86,7 @@ const OPTIONS: &[(&str, &str, &str)] = &[
     (
         "tracker=auto|weak|tags",
         "auto",
-        "memory: how object deaths are seen; weak: JNI weak references read in GC pauses (serial, parallel and G1 collectors, the cheapest); tags: JVMTI tags and ObjectFree (any collector); auto: weak where it works",
+        "memory: how object deaths are seen; weak: a JNI weak reference per object, checked after each GC (serial, parallel and G1 collectors, which clear them in their pauses; the cheapest); tags: JVMTI tags and ObjectFree (any collector); auto: weak where it works",
     ),
     (
         "signal=NAME",
@@ -166,7 +166,7 @@ impl Command {
 pub enum Tracker {
     /// Weak references where the collector allows, else tags.
     Auto,
-    /// JNI weak global references, checked in the GC's pause.
+    /// JNI weak global references, checked after each GC.
     Weak,
     /// JVMTI tags and the ObjectFree event.
     Tags,

@@ -98,6 +98,9 @@ impl Agent {
             profile::stop();
         }
         memory::set_active(false);
+        if let Some(cost) = memory::cost_summary() {
+            log::info(&cost);
+        }
         if let Some(sampler) = &s.sampler {
             sampler.stop();
             log::info(&sampler.cost_summary());

@@ -1,5 +1,6 @@
 //! How the memory mode follows tracked objects to their death in this JVM:
-//! weak references read in GC pauses where the collector allows (serial,
+//! weak references checked after each GC where the collector clears them
+//! in its pauses (serial,
 //! parallel, G1), JVMTI tags elsewhere. Chosen once per JVM, when a memory
 //! session first starts, with the JVMTI environment that mechanism needs.
 
@@ -69,7 +70,9 @@ pub fn choose(jni: &Jni, tracker: Tracker) -> Result<Mechanism, String> {
     let m = match (tracker, unsupported) {
         (Tracker::Tags, _) => Mechanism::Tags,
         (_, None) => {
-            crate::log::info("memory: following objects with weak references read in GC pauses");
+            crate::log::info(
+                "memory: following objects with weak references, checked after each GC",
+            );
             Mechanism::WeakRefs
         }
         (Tracker::Weak, Some(why)) => {

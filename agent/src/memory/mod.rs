@@ -9,9 +9,10 @@
 //! two ways (`tracker=`):
 //!
 //! - `weak_refs` (serial, parallel and G1 collectors): a JNI weak global
-//!   reference per object, appended to a per-thread log; the GC events read
-//!   the references inside the pause. Cheapest on the allocating thread
-//!   (no lock, no JVMTI call), and `max` is exact at every GC.
+//!   reference per object, appended to a per-thread log; an agent thread
+//!   scans the logs after each GC, and the next GC's start makes sure it
+//!   did. Cheapest on the allocating thread (no lock, no JVMTI call), and
+//!   `max` is exact at every GC.
 //! - JVMTI tags (any collector): a tag naming the counter, and the
 //!   ObjectFree event. The tag map is one hash table behind one lock, so
 //!   each allocation costs 2–4× more, and the frees arrive after the GC
@@ -37,7 +38,7 @@ pub use counters::object_freed;
 pub use mechanism::{choose, mechanism, new_env, vm_dying, Mechanism};
 pub use section::write_section;
 pub use vm_alloc::{jni_allocated, vm_allocated};
-pub use weak_refs::{delete_dead, gc_finished, gc_started};
+pub use weak_refs::{cost_summary, gc_finished, gc_started, run_agent_thread};
 
 use crate::instrument::probe_class;
 use crate::vm::{Jni, Jvmti, JvmtiEvent, WeakHandle};
@@ -174,7 +175,7 @@ pub struct Row {
 }
 
 /// Live counts now: a full GC, every free it found counted (weak
-/// references: in its pause; tags: every ObjectFree posted), then every
+/// references: its scan; tags: every ObjectFree posted), then every
 /// counter. Runs on the dumping thread.
 pub fn live_counts(jvmti: Jvmti) -> Result<Vec<Row>, String> {
     if mechanism::gc_impossible_now() {
@@ -185,7 +186,9 @@ pub fn live_counts(jvmti: Jvmti) -> Result<Vec<Row>, String> {
             .force_garbage_collection()
             .map_err(|e| format!("ForceGarbageCollection: {}", jvmti.error_name(e)))?;
     }
-    if mechanism() == Mechanism::Tags {
+    if mechanism() == Mechanism::WeakRefs {
+        weak_refs::count_frees(false);
+    } else {
         // Enabling ObjectFree (again) makes the VM post the events of the
         // objects the GC found dead before it returns (JvmtiTagMap's flush).
         jvmti

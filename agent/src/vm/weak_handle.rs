@@ -47,15 +47,27 @@ impl WeakHandle {
     /// Has the GC cleared the reference (its object died)?
     ///
     /// # Safety
-    /// The handle must not be deleted yet, and the caller must be where the
-    /// slot cannot change under it or where either answer is fine: at a
-    /// safepoint (the GC events), or after a collection that ran in a pause.
+    /// The handle must not be deleted yet. The answer is stable between two
+    /// collections that clear weak references only in their pauses (serial,
+    /// parallel, G1): read at a safepoint (the GC events), or between GCs
+    /// while the next GC's start waits for the reader.
     pub unsafe fn is_cleared(self) -> bool {
         let slot = (self.0 - WEAK_TAG) as *const usize;
         // SAFETY: a live HotSpot weak handle is a slot address + WEAK_TAG (checked
         // at `new`); the slot stays allocated until the handle is deleted. The
         // volatile read keeps the compiler from caching it across GCs.
         unsafe { std::ptr::read_volatile(slot) == 0 }
+    }
+
+    /// Asks the CPU to fetch the reference's slot soon: the scan reads the
+    /// slots of many references in no particular order.
+    pub fn prefetch(self) {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: a prefetch is only a hint; it never faults, whatever the address.
+        unsafe {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            _mm_prefetch::<_MM_HINT_T0>((self.0 - WEAK_TAG) as *const i8)
+        }
     }
 
     /// Frees the reference.

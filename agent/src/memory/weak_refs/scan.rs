@@ -1,0 +1,143 @@
+//! The scan: which tracked objects did the GCs since the last scan free?
+//! It reads every record's weak reference slot, counts the cleared ones as
+//! frees of their counters, drops those records and packs the rest.
+
+use super::log::{Record, Segment, LOGS};
+use crate::vm::WeakHandle;
+use std::sync::atomic::Ordering::*;
+
+/// How far ahead the scan asks for slots (they lie in no order in memory).
+const PREFETCH: usize = 16;
+
+/// Scans every log; answers the records looked at and the dead objects'
+/// weak references (for deletion).
+///
+/// Must finish before another GC can clear references: it runs in a GC
+/// event, or under the lock the next GC's start waits on. Threads keep
+/// appending meanwhile; what they add was made after the last GC, so the
+/// scan may look at it or not.
+pub(super) fn scan_logs() -> (usize, Vec<usize>) {
+    let mut frees = Frees::default();
+    let mut dead = Vec::new();
+    let mut emptied = Vec::new();
+    let (mut full, threads) = {
+        let mut logs = LOGS.lock();
+        (std::mem::take(&mut logs.full), logs.threads.clone())
+    };
+    let mut scanned = compact(&mut full, &mut emptied, &mut frees, &mut dead);
+    for log in &threads {
+        // SAFETY: segments are freed only by the scan, and only those taken
+        // from `full`. A current segment its thread hands over meanwhile goes
+        // to LOGS.full, untouched until the pass below.
+        let seg = unsafe { &*log.current.load(Acquire) };
+        let live = seg.live();
+        scanned += live.len();
+        for (i, r) in live.iter().enumerate() {
+            prefetch(live, i);
+            if let Some(h) = cleared(r) {
+                frees.add(r.counter.load(Relaxed));
+                r.handle.store(0, Relaxed);
+                dead.push(h);
+            }
+        }
+    }
+    // Segments handed over during the scan: their records from before the
+    // hand-over may have been missed as some thread's current segment.
+    let mut logs = LOGS.lock();
+    let mut late = std::mem::take(&mut logs.full);
+    scanned += compact(&mut late, &mut emptied, &mut frees, &mut dead);
+    full.append(&mut late);
+    logs.full = full;
+    for seg in emptied {
+        logs.recycle(seg);
+    }
+    drop(logs);
+    frees.flush();
+    (scanned, dead)
+}
+
+fn prefetch(records: &[Record], i: usize) {
+    if let Some(h) = records
+        .get(i + PREFETCH)
+        .and_then(|r| WeakHandle::from_bits(r.handle.load(Relaxed)))
+    {
+        h.prefetch();
+    }
+}
+
+/// The record's weak reference, if a GC cleared it.
+fn cleared(r: &Record) -> Option<usize> {
+    let h = WeakHandle::from_bits(r.handle.load(Relaxed))?;
+    // SAFETY: handles are deleted only after their record is dropped, and
+    // `scan_logs` runs where no GC can clear references under it.
+    unsafe { h.is_cleared() }.then_some(h.to_bits())
+}
+
+/// Drops the dead records of segments the scan owns and packs the rest to
+/// the front; segments left empty go to `emptied`. Answers how many
+/// records it looked at.
+#[allow(clippy::vec_box)] // see log::Logs
+fn compact(
+    segs: &mut Vec<Box<Segment>>,
+    emptied: &mut Vec<Box<Segment>>,
+    frees: &mut Frees,
+    dead: &mut Vec<usize>,
+) -> usize {
+    let (mut to_seg, mut to_pos) = (0, 0);
+    let mut scanned = 0;
+    for from_seg in 0..segs.len() {
+        let records = &segs[from_seg].records[..segs[from_seg].len.load(Relaxed)];
+        scanned += records.len();
+        for (i, r) in records.iter().enumerate() {
+            prefetch(records, i);
+            let h = r.handle.load(Relaxed);
+            if h == 0 {
+                continue;
+            }
+            let counter = r.counter.load(Relaxed);
+            if let Some(h) = cleared(r) {
+                frees.add(counter);
+                dead.push(h);
+                continue;
+            }
+            if to_pos == segs[to_seg].records.len() {
+                segs[to_seg].len.store(to_pos, Relaxed);
+                (to_seg, to_pos) = (to_seg + 1, 0);
+            }
+            let to = &segs[to_seg].records[to_pos];
+            to.handle.store(h, Relaxed);
+            to.counter.store(counter, Relaxed);
+            to_pos += 1;
+        }
+    }
+    if let Some(last) = segs.get(to_seg) {
+        last.len.store(to_pos, Relaxed);
+    }
+    emptied.extend(segs.drain(to_seg + usize::from(to_pos > 0)..));
+    scanned
+}
+
+/// Frees per counter, summed over runs of one counter (records of one
+/// thread and type tend to sit together) before touching the counters.
+#[derive(Default)]
+struct Frees {
+    run: Option<(u32, i64)>,
+}
+
+impl Frees {
+    fn add(&mut self, counter: u32) {
+        match &mut self.run {
+            Some((c, n)) if *c == counter => *n += 1,
+            _ => {
+                self.flush();
+                self.run = Some((counter, 1));
+            }
+        }
+    }
+
+    fn flush(&mut self) {
+        if let Some((c, n)) = self.run.take() {
+            crate::memory::counters::freed_by_index(c as usize, n);
+        }
+    }
+}
