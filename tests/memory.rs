@@ -144,11 +144,13 @@ fn every_collector_gives_the_program_counts() {
         check_truth(&rows);
         check_waves(&rows);
     }
-    check_truth(&run_with("gc-zgc", "memory", &["-XX:+UseZGC"]));
+    // (ZGC is experimental on JDK 11.)
+    let zgc = ["-XX:+UnlockExperimentalVMOptions", "-XX:+UseZGC"];
+    check_truth(&run_with("gc-zgc", "memory", &zgc));
     let dir = temp_dir("gc-zgc-weak");
     let refused = run_java_with(
         &dir,
-        &["-XX:+UseZGC"],
+        &zgc,
         &format!("memory,tracker=weak,file={}", dir.join("s.xml").display()),
         H,
         &[],
