@@ -339,8 +339,8 @@ impl Agent {
             .clone()
     }
 
-    /// Starts the `profrj memory` agent thread, which deletes dead objects'
-    /// weak references (once: later sessions reuse it).
+    /// Starts the `profrj memory` agent thread, which counts each GC's frees
+    /// and deletes dead objects' weak references (once: later sessions reuse it).
     pub fn start_memory_thread(&self, jni: &Jni) -> Result<(), String> {
         static STARTED: OnceLock<Result<(), String>> = OnceLock::new();
         STARTED
