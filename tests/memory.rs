@@ -245,3 +245,24 @@ fn objects_made_by_jni_are_counted() {
     );
     assert_eq!(get(&rows, "main", "java.lang.Object[]"), (1, 1));
 }
+
+/// The memory mode's JNI use (a weak reference per object, deleted on the
+/// agent thread) passes the JVM's own JNI checks.
+#[test]
+fn jni_checks_find_nothing_wrong() {
+    let dir = temp_dir("xcheck-jni");
+    let run = run_java_with(
+        &dir,
+        &["-Xcheck:jni"],
+        &format!("memory,file={}", dir.join("s.xml").display()),
+        H,
+        &[],
+    );
+    run.assert_success();
+    assert!(run.stdout.contains("kept 1000 20000"), "{}", run.stdout);
+    for out in [&run.stdout, &run.stderr] {
+        assert!(!out.contains("WARNING in native method"), "{out}");
+        assert!(!out.contains("FATAL ERROR in native method"), "{out}");
+    }
+    check_truth(&rows(&read_snapshot(&dir.join("s.xml"))));
+}
