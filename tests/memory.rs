@@ -45,21 +45,9 @@ fn run(name: &str, options: &str) -> Rows {
 
 /// MemoryTruth under `options`, with extra JVM flags (a collector).
 fn run_with(name: &str, options: &str, jvm: &[&str]) -> Rows {
-    let dir = temp_dir(name);
-    let out = dir.join("snapshot.xml");
-    let mut flags = vec!["-Xverify:all"];
-    flags.extend_from_slice(jvm);
-    let run = run_java_with(
-        &dir,
-        &flags,
-        &format!("{options},file={}", out.display()),
-        H,
-        &[],
-    );
-    run.assert_success();
-    assert!(!run.stderr.contains("uninstrumented"), "{}", run.stderr);
+    let (run, text) = run_verified_with(name, options, jvm, H, &[]);
     assert!(run.stdout.contains("kept 1000 20000"), "{}", run.stdout);
-    rows(&read_snapshot(&out))
+    rows(&text)
 }
 
 fn get(rows: &Rows, thread: &str, class: &str) -> (u64, u64) {

@@ -155,7 +155,8 @@ pub unsafe extern "C" fn gc_start(_jvmti: *mut JvmtiEnv) {
     guard("GarbageCollectionStart", (), crate::memory::gc_started)
 }
 
-/// A GC finishes, still in the pause: the memory mode counts what it freed.
+/// A GC finishes, still in the pause: the memory mode wakes its agent
+/// thread to count what it freed.
 pub unsafe extern "C" fn gc_finish(_jvmti: *mut JvmtiEnv) {
     guard("GarbageCollectionFinish", (), crate::memory::gc_finished)
 }

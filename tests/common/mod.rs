@@ -149,11 +149,24 @@ pub fn run_java_with(
 /// asserts a clean run in which no method was left uninstrumented, and
 /// returns the run and the snapshot's text.
 pub fn run_verified(name: &str, options: &str, main: &str, args: &[&str]) -> (Run, String) {
+    run_verified_with(name, options, &[], main, args)
+}
+
+/// `run_verified` with more JVM flags (a collector, say).
+pub fn run_verified_with(
+    name: &str,
+    options: &str,
+    jvm_args: &[&str],
+    main: &str,
+    args: &[&str],
+) -> (Run, String) {
     let dir = temp_dir(name);
     let out = dir.join("snapshot.xml");
+    let mut flags = vec!["-Xverify:all"];
+    flags.extend_from_slice(jvm_args);
     let run = run_java_with(
         &dir,
-        &["-Xverify:all"],
+        &flags,
         &format!("{options},file={}", out.display()),
         main,
         args,

@@ -1,7 +1,6 @@
 //! How the memory mode follows tracked objects to their death in this JVM:
 //! weak references checked after each GC where the collector clears them
-//! in its pauses (serial,
-//! parallel, G1), JVMTI tags elsewhere. Chosen once per JVM, when a memory
+//! in its pauses (serial, parallel, G1), JVMTI tags elsewhere. Chosen once per JVM, when a memory
 //! session first starts, with the JVMTI environment that mechanism needs.
 
 use crate::instrument::probe_class;

@@ -1,13 +1,14 @@
 //! HotSpot's JNI weak global references, read without JNI.
 //!
-//! The memory mode learns which tracked objects died by looking at their
-//! weak references inside the GC's own pause (the GarbageCollectionFinish
-//! event), where JNI may not be called. HotSpot makes a weak global
-//! reference the address of a slot in its "JNI Weak" storage plus 1 (the
-//! weak tag, JDK 11 to 25 at least), and the serial, parallel and G1 collectors store
-//! null in that slot, during a pause, when the referent dies. The memory
-//! mode only reads handles this way after `self_test` passed and on those
-//! collectors (`memory::mechanism`); anything else uses JVMTI tags.
+//! The memory mode learns which tracked objects died by reading millions of
+//! weak references after each GC, sometimes inside the next GC's start
+//! event, where JNI may not be called (and `IsSameObject` would cost ~39 ns
+//! each). HotSpot makes a weak global reference the address of a slot in its
+//! "JNI Weak" storage plus 1 (the weak tag, JDK 11 to 25 at least), and the
+//! serial, parallel and G1 collectors store null in that slot, during a
+//! pause, when the referent dies. The memory mode only reads handles this
+//! way after `self_test` passed and on those collectors
+//! (`memory::mechanism`); anything else uses JVMTI tags.
 
 use super::Jni;
 use jni_sys::jobject;

@@ -135,14 +135,15 @@ impl Drop for ThreadLogSlot {
 }
 
 /// Swaps a thread's full current segment (of `len` records) for an empty
-/// one: a spare if the scan left one, else a new one twice as large.
+/// one: a spare if the scan left one (spares are the largest size), else a
+/// new one twice as large.
 fn next_segment(log: &ThreadLog, len: usize) -> &'static Segment {
     let size = (len * 2).min(LAST_SEGMENT);
     let mut logs = LOGS.lock();
-    let next = match logs.spare.pop() {
-        Some(spare) if spare.records.len() >= size => spare,
-        _ => Box::new(Segment::with_capacity(size)),
-    };
+    let next = logs
+        .spare
+        .pop()
+        .unwrap_or_else(|| Box::new(Segment::with_capacity(size)));
     let next = Box::into_raw(next);
     // SAFETY: the old segment came from Box::into_raw and, once swapped
     // under the lock, belongs to `full` alone.

@@ -40,7 +40,8 @@ static SCANNER: AtomicBool = AtomicBool::new(false);
 /// Work for the agent thread, and its wake-up.
 static WORK: Mutex<bool> = Mutex::new(false);
 static WORK_READY: Condvar = Condvar::new();
-/// Weak references of dead objects, for the agent thread to delete.
+/// Weak references of dead objects, for the agent thread to delete. (If
+/// that thread is gone, they stay: a leak of one slot each, not a crash.)
 static DEAD: Mutex<Vec<usize>> = Mutex::new(Vec::new());
 
 /// GarbageCollectionStart: earlier GCs' frees counted, then `max` catches up.

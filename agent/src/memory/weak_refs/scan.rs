@@ -17,14 +17,13 @@ const PREFETCH: usize = 16;
 /// appending meanwhile; what they add was made after the last GC, so the
 /// scan may look at it or not.
 pub(super) fn scan_logs() -> (usize, Vec<usize>) {
-    let mut frees = Frees::default();
-    let mut dead = Vec::new();
+    let mut found = Found::default();
     let mut emptied = Vec::new();
     let (mut full, threads) = {
         let mut logs = LOGS.lock();
         (std::mem::take(&mut logs.full), logs.threads.clone())
     };
-    let mut scanned = compact(&mut full, &mut emptied, &mut frees, &mut dead);
+    let mut scanned = compact(&mut full, &mut emptied, &mut found);
     for log in &threads {
         // SAFETY: segments are freed only by the scan, and only those taken
         // from `full`. A current segment its thread hands over meanwhile goes
@@ -34,10 +33,8 @@ pub(super) fn scan_logs() -> (usize, Vec<usize>) {
         scanned += live.len();
         for (i, r) in live.iter().enumerate() {
             prefetch(live, i);
-            if let Some(h) = cleared(r) {
-                frees.add(r.counter.load(Relaxed));
+            if found.is_dead(r) {
                 r.handle.store(0, Relaxed);
-                dead.push(h);
             }
         }
     }
@@ -45,15 +42,15 @@ pub(super) fn scan_logs() -> (usize, Vec<usize>) {
     // hand-over may have been missed as some thread's current segment.
     let mut logs = LOGS.lock();
     let mut late = std::mem::take(&mut logs.full);
-    scanned += compact(&mut late, &mut emptied, &mut frees, &mut dead);
+    scanned += compact(&mut late, &mut emptied, &mut found);
     full.append(&mut late);
     logs.full = full;
     for seg in emptied {
         logs.recycle(seg);
     }
     drop(logs);
-    frees.flush();
-    (scanned, dead)
+    found.frees.flush();
+    (scanned, found.dead)
 }
 
 fn prefetch(records: &[Record], i: usize) {
@@ -65,12 +62,29 @@ fn prefetch(records: &[Record], i: usize) {
     }
 }
 
-/// The record's weak reference, if a GC cleared it.
-fn cleared(r: &Record) -> Option<usize> {
-    let h = WeakHandle::from_bits(r.handle.load(Relaxed))?;
-    // SAFETY: handles are deleted only after their record is dropped, and
-    // `scan_logs` runs where no GC can clear references under it.
-    unsafe { h.is_cleared() }.then_some(h.to_bits())
+/// What a scan found: frees per counter, and the dead objects' references.
+#[derive(Default)]
+struct Found {
+    frees: Frees,
+    dead: Vec<usize>,
+}
+
+impl Found {
+    /// Did a GC clear the record's reference? If so, its object counts as
+    /// freed and the reference goes for deletion (the caller drops the record).
+    fn is_dead(&mut self, r: &Record) -> bool {
+        let Some(h) = WeakHandle::from_bits(r.handle.load(Relaxed)) else {
+            return false;
+        };
+        // SAFETY: handles are deleted only after their record is dropped, and
+        // `scan_logs` runs where no GC can clear references under it.
+        if !unsafe { h.is_cleared() } {
+            return false;
+        }
+        self.frees.add(r.counter.load(Relaxed));
+        self.dead.push(h.to_bits());
+        true
+    }
 }
 
 /// Drops the dead records of segments the scan owns and packs the rest to
@@ -80,8 +94,7 @@ fn cleared(r: &Record) -> Option<usize> {
 fn compact(
     segs: &mut Vec<Box<Segment>>,
     emptied: &mut Vec<Box<Segment>>,
-    frees: &mut Frees,
-    dead: &mut Vec<usize>,
+    found: &mut Found,
 ) -> usize {
     let (mut to_seg, mut to_pos) = (0, 0);
     let mut scanned = 0;
@@ -91,15 +104,10 @@ fn compact(
         for (i, r) in records.iter().enumerate() {
             prefetch(records, i);
             let h = r.handle.load(Relaxed);
-            if h == 0 {
+            if h == 0 || found.is_dead(r) {
                 continue;
             }
             let counter = r.counter.load(Relaxed);
-            if let Some(h) = cleared(r) {
-                frees.add(counter);
-                dead.push(h);
-                continue;
-            }
             if to_pos == segs[to_seg].records.len() {
                 segs[to_seg].len.store(to_pos, Relaxed);
                 (to_seg, to_pos) = (to_seg + 1, 0);
