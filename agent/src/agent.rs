@@ -145,6 +145,11 @@ fn create(vm: *mut JavaVM, options: &Options) -> Result<&'static Agent, String> 
     if virtual_threads {
         wanted = wanted.with(Capability::SupportVirtualThreads);
     }
+    // Signal sampling enables CompiledMethodLoad, which makes the JIT keep
+    // debug information between safepoints; asked for here, where every JVM grants it.
+    if potential.has(Capability::GenerateCompiledMethodLoadEvents) {
+        wanted = wanted.with(Capability::GenerateCompiledMethodLoadEvents);
+    }
     for cap in needed {
         if !potential.has(cap) {
             return Err(format!(
@@ -287,7 +292,9 @@ fn write_reply(path: &str, result: &Reply) {
 
 impl Agent {
     pub fn on_vm_init(&self, jni: &Jni, thread: jthread) {
-        self.threads.identify(self.jvmti, jni, thread, 0);
+        // VMInit runs on the main thread: it tells its OS id, as ThreadStart does for later threads.
+        self.threads
+            .set_tid(self.jvmti, jni, thread, crate::vm::hotspot::current_tid());
         if let Err(e) = claim_jvm(jni, true) {
             log::error(&e);
         }
@@ -360,6 +367,14 @@ impl Agent {
     pub fn on_thread_start(&self, jni: &Jni, thread: jthread) {
         self.threads
             .identify(self.jvmti, jni, thread, clock::now_ns());
+        // ThreadStart runs on the new thread itself: its OS id, for signals.
+        self.threads
+            .set_tid(self.jvmti, jni, thread, crate::vm::hotspot::current_tid());
+    }
+
+    /// A class is prepared: its methods get jmethodIDs for AsyncGetCallTrace.
+    pub fn on_class_prepare(&self, class: jclass) {
+        crate::sampler::signal::class_prepared(self.jvmti, class);
     }
 
     /// An object the VM allocated for Java code (VMObjectAlloc).

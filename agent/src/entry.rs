@@ -84,6 +84,9 @@ pub fn callbacks() -> JvmtiEventCallbacks {
         DataDumpRequest: Some(data_dump_request),
         ClassFileLoadHook: Some(class_file_load_hook),
         VMObjectAlloc: Some(vm_object_alloc),
+        ClassLoad: Some(class_load),
+        ClassPrepare: Some(class_prepare),
+        CompiledMethodLoad: Some(compiled_method_load),
         ..Default::default()
     }
 }
@@ -118,6 +121,41 @@ unsafe extern "C" fn thread_end(_jvmti: *mut JvmtiEnv, jni: *mut JNIEnv, thread:
             a.on_thread_end(&Jni::from_raw(jni), thread)
         }
     })
+}
+
+/// Enabled only because AsyncGetCallTrace refuses to walk without it.
+unsafe extern "C" fn class_load(
+    _jvmti: *mut JvmtiEnv,
+    _jni: *mut JNIEnv,
+    _thread: jthread,
+    _class: jclass,
+) {
+}
+
+unsafe extern "C" fn class_prepare(
+    _jvmti: *mut JvmtiEnv,
+    _jni: *mut JNIEnv,
+    _thread: jthread,
+    class: jclass,
+) {
+    guard("ClassPrepare", (), || {
+        if let Some(a) = agent::get() {
+            a.on_class_prepare(class)
+        }
+    })
+}
+
+/// Enabled only so that HotSpot's compilers keep debug information between
+/// safepoints (what signal sampling needs to name inlined frames).
+unsafe extern "C" fn compiled_method_load(
+    _jvmti: *mut JvmtiEnv,
+    _method: jni_sys::jmethodID,
+    _code_size: jint,
+    _code_addr: *const c_void,
+    _map_length: jint,
+    _map: *const c_void,
+    _compile_info: *const c_void,
+) {
 }
 
 unsafe extern "C" fn data_dump_request(_jvmti: *mut JvmtiEnv) {

@@ -27,6 +27,14 @@ pub fn error_once(key: &str, msg: &str) {
     }
 }
 
+/// Logs `msg` as a warning the first time `key` is seen, and never again.
+pub fn warn_once(key: &str, msg: &str) {
+    let mut seen = SEEN.lock();
+    if seen.get_or_insert_with(HashSet::new).insert(key.to_owned()) {
+        warn(msg);
+    }
+}
+
 /// Is this the first time `key` is seen? For the panic hook, which must never
 /// block: if the set is busy it answers yes (a repeated line beats a deadlock).
 pub fn first_time_nonblocking(key: &str) -> bool {

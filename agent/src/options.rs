@@ -7,6 +7,7 @@
 //! same JVM is a command to the running agent.
 
 use crate::instrument::scope::{Glob, Scope};
+use crate::sampler::Event;
 use std::fmt;
 use std::time::Duration;
 
@@ -79,6 +80,21 @@ const OPTIONS: &[(&str, &str, &str)] = &[
         "deepest stack recorded; deeper stacks keep their top N frames under [truncated]",
     ),
     (
+        "event=wall|cpu",
+        "wall",
+        "sampling: wall counts every live thread once per interval; cpu samples each thread once per interval of CPU time it uses",
+    ),
+    (
+        "stacks=async|jvmti",
+        "async",
+        "sampling: async takes each stack in its thread from a signal (AsyncGetCallTrace, no safepoint bias); jvmti uses JVMTI handshakes",
+    ),
+    (
+        "vthreads=on|off",
+        "on",
+        "JDK 21+: a carrier thread's samples show the virtual thread mounted on it (fixed when the agent loads)",
+    ),
+    (
         "derive=on|off",
         "on",
         "coverage: lines reached only through code that cannot throw or call take their counts from other lines' counters (exact, fewer increments); off: a counter per line entry",
@@ -117,6 +133,8 @@ fn allowed(command: Command, key: &str) -> bool {
                 | "depth"
                 | "signal"
                 | "vthreads"
+                | "event"
+                | "stacks"
                 | "derive"
                 | "tracker"
         ),
@@ -172,6 +190,35 @@ pub enum Tracker {
     Tags,
 }
 
+/// Where sampled stacks come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stacks {
+    /// From a signal, in the thread itself (AsyncGetCallTrace).
+    Async,
+    /// JVMTI GetStackTrace handshakes.
+    Jvmti,
+}
+
+fn parse_event(v: &str) -> Result<Event, OptionError> {
+    match v {
+        "wall" => Ok(Event::Wall),
+        "cpu" => Ok(Event::Cpu),
+        _ => Err(bad(format!(
+            "bad value for event: '{v}' (valid: wall, cpu)"
+        ))),
+    }
+}
+
+fn parse_stacks(v: &str) -> Result<Stacks, OptionError> {
+    match v {
+        "async" => Ok(Stacks::Async),
+        "jvmti" => Ok(Stacks::Jvmti),
+        _ => Err(bad(format!(
+            "bad value for stacks: '{v}' (valid: async, jvmti)"
+        ))),
+    }
+}
+
 fn parse_tracker(v: &str) -> Result<Tracker, OptionError> {
     match v {
         "auto" => Ok(Tracker::Auto),
@@ -204,6 +251,10 @@ pub struct Options {
     pub vthreads: bool,
     /// Coverage: derive counts where they follow from other counters.
     pub derive: bool,
+    /// Sampling: what a sample measures.
+    pub event: Event,
+    /// Sampling: where stacks come from.
+    pub stacks: Stacks,
     /// Memory: how deaths of tracked objects are seen.
     pub tracker: Tracker,
     pub reply: Option<String>,
@@ -226,6 +277,8 @@ impl Default for Options {
             signal: Some((libc::SIGUSR1, "USR1".to_owned())),
             vthreads: true,
             derive: true,
+            event: Event::Wall,
+            stacks: Stacks::Async,
             tracker: Tracker::Auto,
             reply: None,
             help: false,
@@ -304,6 +357,8 @@ impl Options {
                 "signal" => o.signal = parse_signal(required(key, value)?)?,
                 "vthreads" => o.vthreads = parse_on_off(key, required(key, value)?)?,
                 "derive" => o.derive = parse_on_off(key, required(key, value)?)?,
+                "event" => o.event = parse_event(required(key, value)?)?,
+                "stacks" => o.stacks = parse_stacks(required(key, value)?)?,
                 "tracker" => o.tracker = parse_tracker(required(key, value)?)?,
                 "reply" => o.reply = Some(required(key, value)?.to_owned()),
                 _ => return Err(bad(format!("unknown option '{key}'"))),

@@ -4,8 +4,8 @@
 //! is one of these commands (see `agent`).
 
 use crate::agent::{add_instrument_capabilities, check_snapshot_path, get, Agent, Reply};
-use crate::options::{Command, Options};
-use crate::sampler::{self, Sampler};
+use crate::options::{Command, Options, Stacks};
+use crate::sampler::{self, Event, Sampler, StackSource};
 use crate::vm::{Jni, JvmtiEvent};
 use crate::{clock, control, coverage, entry, log, memory, profile, snapshot};
 use std::path::PathBuf;
@@ -80,17 +80,51 @@ impl Agent {
         if !s.options.sampling {
             return Ok(());
         }
-        let sampler = s
-            .sampler
-            .get_or_insert_with(|| {
-                Arc::new(Sampler::new(
-                    s.options.interval,
-                    s.options.depth,
-                    self.get_virtual_thread,
-                ))
-            })
-            .clone();
+        let sampler = match &s.sampler {
+            Some(existing) => existing.clone(),
+            None => {
+                let sampler = Arc::new(self.new_sampler(jni, &s.options)?);
+                s.sampler = Some(sampler.clone());
+                sampler
+            }
+        };
         sampler.start(self.jvmti, jni, sampler.clone(), entry::sampler_thread)
+    }
+
+    /// A sampler for `options`, its stacks taken from signals unless
+    /// `stacks=jvmti` or the JVM cannot (then JVMTI, and the reason is said).
+    fn new_sampler(&self, jni: &Jni, options: &Options) -> Result<Sampler, String> {
+        let source = match options.stacks {
+            Stacks::Jvmti => StackSource::Jvmti { why: None },
+            Stacks::Async => {
+                let vm = self.vm as *mut jni_sys::JavaVM;
+                match sampler::signal::setup(vm, self.jvmti, jni, options.depth) {
+                    Ok(setup) => StackSource::Signal(setup),
+                    Err(why) if options.event == Event::Wall => {
+                        log::warn(&format!("sampling: stacks from JVMTI handshakes (safepoint-biased), because {why}"));
+                        StackSource::Jvmti { why: Some(why) }
+                    }
+                    Err(why) => {
+                        return Err(format!(
+                            "sampling: event=cpu needs signal sampling, and {why}"
+                        ))
+                    }
+                }
+            }
+        };
+        if options.event == Event::Cpu && matches!(source, StackSource::Jvmti { .. }) {
+            return Err(
+                "sampling: event=cpu needs stacks from signals; it cannot run with stacks=jvmti"
+                    .into(),
+            );
+        }
+        let config = sampler::Config {
+            interval: options.interval,
+            depth: options.depth,
+            event: options.event,
+            get_virtual_thread: self.get_virtual_thread,
+        };
+        Ok(Sampler::new(config, source))
     }
 
     pub(crate) fn stop_session(&self, s: &mut Session) {
@@ -245,12 +279,14 @@ fn describe(s: &Session) -> String {
     let mut parts = Vec::new();
     if o.sampling {
         parts.push(format!(
-            "sampling every {:?}, depth {}",
-            o.interval, o.depth
+            "sampling {} every {:?}, depth {}",
+            o.event.name(),
+            o.interval,
+            o.depth
         ));
     }
     if let Some(sampler) = &s.sampler {
-        parts.push(format!("{} samples", sampler.samples()));
+        parts.push(sampler.cost_summary());
     }
     if let (true, Some(a)) = (o.instruments(), get()) {
         let i = &a.instrumenter;

@@ -23,6 +23,8 @@ pub struct ThreadRecord {
     pub end_ns: Option<u64>,
     /// CPU time in ns, as last read (final once the thread ended).
     pub cpu_ns: u64,
+    /// The OS thread id, when the thread told it (ThreadStart, VMInit); 0 if not.
+    pub tid: i32,
 }
 
 impl ThreadRecord {
@@ -84,6 +86,7 @@ impl Threads {
             start_ns,
             end_ns: None,
             cpu_ns: 0,
+            tid: 0,
         });
         Some(Identity::Java(id))
     }
@@ -144,6 +147,19 @@ impl Threads {
                 r.end_ns = Some(now);
             }
         }
+    }
+
+    /// Records that `thread`, the calling thread, has OS id `tid`.
+    pub fn set_tid(&self, jvmti: Jvmti, jni: &Jni, thread: jthread, tid: i32) {
+        if let Some(Identity::Java(id)) = self.identify(jvmti, jni, thread, 0) {
+            self.records.lock()[id.0 as usize].tid = tid;
+        }
+    }
+
+    /// The OS id `id` told at its start, if it did.
+    pub fn tid(&self, id: ThreadId) -> Option<i32> {
+        let t = self.records.lock().get(id.0 as usize)?.tid;
+        (t > 0).then_some(t)
     }
 
     pub fn count(&self) -> usize {

@@ -1,24 +1,32 @@
-//! `sampling` mode: an agent thread takes every live Java thread's stack each
-//! `interval` (JVMTI GetAllStackTraces) and folds it into that thread's call tree.
+//! `sampling` mode: an agent thread wakes once per `interval` and, for each
+//! live Java thread, counts one sample (`event=wall`), or collects the samples
+//! each thread's CPU-time timer asked for (`event=cpu`).
+//!
+//! Where a stack comes from (`stacks.rs`): by default the thread is signalled
+//! and walks its own stack with AsyncGetCallTrace (`signal/`); a carrier
+//! running a virtual thread, a thread whose OS id is unknown, and `stacks=jvmti`
+//! use JVMTI GetStackTrace (a handshake with that thread alone).
 
+mod frames;
 mod section;
+pub mod signal;
+mod stacks;
 pub mod tree;
 
 pub use section::write_section;
+pub use stacks::{Event, StackSource};
 
-use crate::methods::{MethodNames, NameId};
-use crate::threads::{Identity, ThreadId, Threads};
-use crate::vm::sys::{
-    JvmtiExtensionFunction, JvmtiFrameInfo, JVMTI_JAVA_LANG_THREAD_STATE_MASK,
-    JVMTI_JAVA_LANG_THREAD_STATE_RUNNABLE, JVMTI_THREAD_STATE_ALIVE,
-};
+use crate::methods::MethodNames;
+use crate::threads::{ThreadId, Threads};
+use crate::vm::sys::JvmtiExtensionFunction;
 use crate::vm::{AgentThreadEntry, Jni, Jvmti};
 use crate::{clock, log};
 use parking_lot::{Condvar, Mutex};
-use std::collections::HashMap;
+use stacks::ThreadState;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tree::{CallTree, NodeId};
+use tree::CallTree;
 
 /// Name of the synthetic node that holds stacks deeper than `depth`.
 pub const TRUNCATED: &str = "[truncated]";
@@ -27,18 +35,43 @@ pub const TRUNCATED: &str = "[truncated]";
 #[derive(Default)]
 pub struct SamplerData {
     pub trees: HashMap<ThreadId, CallTree>,
-    /// Per thread: its CPU time at its last full stack walk and where that stack ended.
-    last: HashMap<ThreadId, (u64, NodeId)>,
+    /// Per thread: what the sampler remembers between samples.
+    states: HashMap<ThreadId, ThreadState>,
     pub names: MethodNames,
-    pub samples: u64,
-    /// Thread samples counted again without a stack walk (the thread had not run since).
+    pub counters: Counters,
+    /// Number of the last signal request (tells a late answer from the awaited one).
+    seq: u32,
+}
+
+/// What sampling did, for the exit summary and `status`.
+#[derive(Default, Clone)]
+pub struct Counters {
+    /// Sampler wake-ups.
+    pub ticks: u64,
+    /// Thread samples counted again without a new stack (the thread had not run).
     pub repeated: u64,
-    /// Thread samples taken with a stack walk.
+    /// Stacks taken with JVMTI (a handshake).
     pub walked: u64,
-    /// Wall time spent getting thread states and stacks from the VM, ns.
+    /// Signals sent asking a thread for its stack.
+    pub asked: u64,
+    /// Stacks that came back from a signal handler.
+    pub arrived: u64,
+    /// Samples whose stack could not be walked, by synthetic frame.
+    pub failures: BTreeMap<&'static str, u64>,
+    /// Answers to requests already given up on.
+    pub late: u64,
+    /// Samples owed to a request still unanswered when sampling stopped.
+    pub unanswered_at_stop: u64,
+    /// Wall time getting states, CPU times and stacks, ns.
     pub vm_ns: u64,
-    /// Wall time spent folding stacks into trees, ns.
+    /// Wall time folding stacks into trees, ns.
     pub fold_ns: u64,
+}
+
+impl Counters {
+    fn add_fold(&mut self, ns: u64) {
+        self.fold_ns += ns;
+    }
 }
 
 /// When samples are taken: one per `interval`-long slot, at a uniformly random
@@ -79,15 +112,6 @@ impl Schedule {
     }
 }
 
-/// Reused by every sample, so sampling allocates nothing per thread.
-struct Buffers {
-    frames: Vec<JvmtiFrameInfo>,
-    /// A mounted virtual thread's frames, and those spliced onto its carrier's.
-    virtual_frames: Vec<JvmtiFrameInfo>,
-    spliced: Vec<JvmtiFrameInfo>,
-    path: Vec<NameId>,
-}
-
 #[derive(Default)]
 struct Control {
     stop: bool,
@@ -97,26 +121,29 @@ struct Control {
     own_wall_ns: u64,
 }
 
-pub struct Sampler {
-    interval: Duration,
-    depth: u32,
+/// How a session samples.
+pub struct Config {
+    pub interval: Duration,
+    pub depth: u32,
+    pub event: Event,
     /// JDK 21+: finds the virtual thread mounted on a carrier.
-    get_virtual_thread: Option<JvmtiExtensionFunction>,
+    pub get_virtual_thread: Option<JvmtiExtensionFunction>,
+}
+
+pub struct Sampler {
+    config: Config,
+    /// Where stacks come from, decided when the session starts.
+    source: StackSource,
     control: Mutex<Control>,
     wake: Condvar,
     data: Mutex<SamplerData>,
 }
 
 impl Sampler {
-    pub fn new(
-        interval: Duration,
-        depth: u32,
-        get_virtual_thread: Option<JvmtiExtensionFunction>,
-    ) -> Self {
+    pub fn new(config: Config, source: StackSource) -> Self {
         Self {
-            interval,
-            depth,
-            get_virtual_thread,
+            config,
+            source,
             control: Mutex::new(Control::default()),
             wake: Condvar::new(),
             data: Mutex::new(SamplerData::default()),
@@ -148,33 +175,12 @@ impl Sampler {
         )
     }
 
-    pub fn samples(&self) -> u64 {
-        self.data.lock().samples
-    }
-
     /// The sampler thread's body: sample at a fixed rate until [`Sampler::stop`].
     pub fn run(&self, jvmti: Jvmti, jni: &Jni, threads: &Threads) {
         let started = clock::now_ns();
-        let mut schedule = Schedule::new(self.interval, started);
-        let mut buf = Buffers {
-            // One frame more than `depth`, to tell a stack of exactly `depth` from a deeper one.
-            frames: vec![
-                JvmtiFrameInfo {
-                    method: std::ptr::null_mut(),
-                    location: 0
-                };
-                self.depth as usize + 1
-            ],
-            virtual_frames: vec![
-                JvmtiFrameInfo {
-                    method: std::ptr::null_mut(),
-                    location: 0
-                };
-                self.depth as usize + 1
-            ],
-            spliced: Vec::with_capacity(2 * self.depth as usize + 2),
-            path: Vec::with_capacity(self.depth as usize + 1),
-        };
+        let mut schedule = Schedule::new(self.config.interval, started);
+        let mut walker = stacks::Walker::new(&self.config, &self.source);
+        walker.set_active(true);
         loop {
             let next = schedule.next_sample();
             {
@@ -188,114 +194,17 @@ impl Sampler {
             }
             // One local reference per thread, plus a few per newly seen thread or method.
             let refs = threads.count() as i32 + 64;
-            jni.with_local_frame(refs, || self.sample_once(jvmti, jni, threads, &mut buf));
+            jni.with_local_frame(refs, || {
+                walker.tick(jvmti, jni, threads, &mut self.data.lock())
+            });
         }
+        walker.set_active(false);
+        jni.with_local_frame(64, || walker.finish(jvmti, jni, &mut self.data.lock()));
         let mut c = self.control.lock();
         c.own_cpu_ns += jvmti.thread_cpu_time(std::ptr::null_mut()).unwrap_or(0) as u64;
         c.own_wall_ns += clock::now_ns() - started;
         c.running = false;
         self.wake.notify_all();
-    }
-
-    /// Takes one sample of every live Java thread. Each stack is taken on its
-    /// own (GetStackTrace: a handshake with that thread only), so the other
-    /// threads keep running; GetAllStackTraces would stop them all at a global
-    /// safepoint, which measured 0.5-8 ms per sample on 2 cores.
-    fn sample_once(&self, jvmti: Jvmti, jni: &Jni, threads: &Threads, buf: &mut Buffers) {
-        let live = match jvmti.all_threads() {
-            Ok(t) => t,
-            Err(e) => {
-                log::error_once(
-                    "GetAllThreads",
-                    &format!("sampling failed: {}", jvmti.error_name(e)),
-                );
-                return;
-            }
-        };
-        jni.ensure_local_capacity(live.len() * 3 + 16);
-        let mut data = self.data.lock();
-        let SamplerData {
-            trees,
-            last,
-            names,
-            samples,
-            repeated,
-            walked,
-            vm_ns,
-            fold_ns,
-        } = &mut *data;
-        *samples += 1;
-        for &thread in &live {
-            let t0 = clock::now_ns();
-            let Some(Identity::Java(id)) = threads.identify(jvmti, jni, thread, 0) else {
-                continue;
-            };
-            let Ok(mut state) = jvmti.thread_state(thread) else {
-                continue;
-            };
-            if state & JVMTI_THREAD_STATE_ALIVE == 0 {
-                continue;
-            }
-            // A carrier runs whatever virtual thread is mounted on it: that
-            // thread's state and frames are the carrier's sample.
-            let mounted = self
-                .get_virtual_thread
-                .and_then(|f| jvmti.mounted_virtual_thread(f, thread));
-            if let Some(v) = mounted {
-                state = jvmti.thread_state(v).unwrap_or(state);
-            }
-            let runnable =
-                state & JVMTI_JAVA_LANG_THREAD_STATE_MASK == JVMTI_JAVA_LANG_THREAD_STATE_RUNNABLE;
-            let tree = trees.entry(id).or_default();
-            // A thread that has not used a nanosecond of CPU since its last walk
-            // has not executed anything, so its stack is unchanged: count that
-            // stack again, with no handshake. CPU time is read before the walk,
-            // so a thread that runs during the walk is walked again next time.
-            let cpu = jvmti.thread_cpu_time(thread).ok().map(|c| c as u64);
-            if let (Some(cpu), Some(&(last_cpu, leaf))) = (cpu, last.get(&id)) {
-                if cpu == last_cpu {
-                    tree.repeat_sample(leaf, runnable);
-                    *repeated += 1;
-                    *vm_ns += clock::now_ns() - t0;
-                    continue;
-                }
-            }
-            let Ok(carrier) = jvmti.stack_trace(thread, &mut buf.frames) else {
-                continue;
-            };
-            let frames = match mounted {
-                None => carrier,
-                Some(v) => {
-                    let Ok(top) = jvmti.stack_trace(v, &mut buf.virtual_frames) else {
-                        continue;
-                    };
-                    buf.spliced.clear();
-                    buf.spliced.extend_from_slice(top);
-                    buf.spliced.extend_from_slice(carrier);
-                    &buf.spliced[..]
-                }
-            };
-            let t1 = clock::now_ns();
-            let path = &mut buf.path;
-            path.clear();
-            let kept = if frames.len() > self.depth as usize {
-                path.push(names.intern(TRUNCATED));
-                &frames[..self.depth as usize]
-            } else {
-                frames
-            };
-            // Frames come top first; the tree runs root first.
-            for f in kept.iter().rev() {
-                path.push(names.frame_name(jvmti, jni, f.method, f.location == -1));
-            }
-            let leaf = tree.add_sample(path, runnable);
-            if let Some(cpu) = cpu {
-                last.insert(id, (cpu, leaf));
-            }
-            *walked += 1;
-            *vm_ns += t1 - t0;
-            *fold_ns += clock::now_ns() - t1;
-        }
     }
 
     /// Asks the sampler thread to finish and waits for it (at most 5 s, so a
@@ -313,26 +222,64 @@ impl Sampler {
         }
     }
 
-    /// One line on what sampling cost, for the log at exit.
+    /// One line on what sampling did and cost, for the log at exit and `status`.
     pub fn cost_summary(&self) -> String {
         let (cpu, wall) = {
             let c = self.control.lock();
             (c.own_cpu_ns, c.own_wall_ns.max(1))
         };
         let d = self.data.lock();
-        let n = d.samples.max(1);
-        format!(
-            "sampling: {} samples every {:?} ({} stacks walked, {} repeated unchanged); \
-             per sample {} us taking stacks, {} us folding; sampler CPU {} ms = {:.2}% of one core",
-            d.samples,
-            self.interval,
-            d.walked,
-            d.repeated,
-            d.vm_ns / n / 1000,
-            d.fold_ns / n / 1000,
+        let k = &d.counters;
+        let n = k.ticks.max(1);
+        let mut s = format!(
+            "sampling: {} ticks every {:?} ({}, stacks from {}): {} stacks from signals ({} asked), \
+             {} walked with JVMTI, {} repeated unchanged; per tick {} us taking stacks, {} us folding; \
+             sampler CPU {} ms = {:.2}% of one core",
+            k.ticks,
+            self.config.interval,
+            self.config.event.name(),
+            self.source.describe(),
+            k.arrived,
+            k.asked,
+            k.walked,
+            k.repeated,
+            k.vm_ns / n / 1000,
+            k.fold_ns / n / 1000,
             cpu / 1_000_000,
             cpu as f64 * 100.0 / wall as f64
-        )
+        );
+        s.push_str(&self.failure_summary(k));
+        s
+    }
+
+    fn failure_summary(&self, k: &Counters) -> String {
+        let mut s = String::new();
+        let dropped = self.source.dropped();
+        let not_java = signal::handler::not_java_count();
+        if !k.failures.is_empty()
+            || dropped > 0
+            || k.late > 0
+            || k.unanswered_at_stop > 0
+            || not_java > 0
+        {
+            s.push_str("; not walked:");
+            for (name, n) in &k.failures {
+                s.push_str(&format!(" {name} {n}"));
+            }
+            if dropped > 0 {
+                s.push_str(&format!(" ring-full {dropped}"));
+            }
+            if not_java > 0 {
+                s.push_str(&format!(" not-a-Java-thread {not_java}"));
+            }
+            if k.late > 0 {
+                s.push_str(&format!(" late {}", k.late));
+            }
+            if k.unanswered_at_stop > 0 {
+                s.push_str(&format!(" unanswered-at-stop {}", k.unanswered_at_stop));
+            }
+        }
+        s
     }
 
     /// Runs `f` on the collected data; sampling waits meanwhile.

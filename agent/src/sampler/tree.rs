@@ -57,43 +57,54 @@ impl Default for CallTree {
 
 impl CallTree {
     /// Folds one sample in; `path` runs from the thread's root frame to the top
-    /// frame. Returns the node the sample ended on, for [`CallTree::repeat_sample`].
+    /// frame. Returns the node the sample ended on.
+    #[cfg(test)]
     pub fn add_sample(&mut self, path: &[NameId], runnable: bool) -> NodeId {
-        let r = runnable as u64;
+        self.add_samples(path, 1, runnable as u64)
+    }
+
+    /// Folds `count` samples with the same stack in, `hits` of them counted as
+    /// running (`hits <= count`).
+    pub fn add_samples(&mut self, path: &[NameId], count: u64, hits: u64) -> NodeId {
         let mut node = 0u32;
-        self.bump_cumulated(node, r);
+        self.bump_cumulated(node, count, hits);
         for &name in path {
             node = self.child(node, name);
-            self.bump_cumulated(node, r);
+            self.bump_cumulated(node, count, hits);
         }
-        self.bump_self(node, r);
+        self.bump_self(node, count, hits);
         NodeId(node)
     }
 
     /// Counts one more sample on the path that ends at `leaf` (the same stack as
     /// an earlier sample), walking up through parents instead of down by name.
+    #[cfg(test)]
     pub fn repeat_sample(&mut self, leaf: NodeId, runnable: bool) {
-        let r = runnable as u64;
-        self.bump_self(leaf.0, r);
+        self.repeat_samples(leaf, 1, runnable as u64)
+    }
+
+    /// Counts `count` more samples, `hits` of them running, on the path that ends at `leaf`.
+    pub fn repeat_samples(&mut self, leaf: NodeId, count: u64, hits: u64) {
+        self.bump_self(leaf.0, count, hits);
         let mut node = leaf.0;
         while node != NONE {
-            self.bump_cumulated(node, r);
+            self.bump_cumulated(node, count, hits);
             node = self.nodes[node as usize].parent;
         }
     }
 
-    fn bump_self(&mut self, node: u32, runnable: u64) {
+    fn bump_self(&mut self, node: u32, count: u64, hits: u64) {
         if node != 0 {
             let c = &mut self.nodes[node as usize].counts;
-            c.hits += runnable;
-            c.elapsed += 1;
+            c.hits = c.hits.saturating_add(hits);
+            c.elapsed = c.elapsed.saturating_add(count);
         }
     }
 
-    fn bump_cumulated(&mut self, node: u32, runnable: u64) {
+    fn bump_cumulated(&mut self, node: u32, count: u64, hits: u64) {
         let c = &mut self.nodes[node as usize].counts;
-        c.cumulated += runnable;
-        c.cumulated_elapsed += 1;
+        c.cumulated = c.cumulated.saturating_add(hits);
+        c.cumulated_elapsed = c.cumulated_elapsed.saturating_add(count);
     }
 
     fn child(&mut self, parent: u32, name: NameId) -> u32 {

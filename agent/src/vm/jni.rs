@@ -452,4 +452,31 @@ impl Jni {
         // SAFETY: valid env; `obj` is a live, non-null reference.
         unsafe { (jni_fn!(self, GetObjectClass))(self.env, obj) }
     }
+
+    /// The id of instance field `name` of type `sig` in `class`.
+    pub fn field_id(
+        &self,
+        class: jclass,
+        name: &str,
+        sig: &str,
+    ) -> Result<jni_sys::jfieldID, JavaException> {
+        let n = CString::new(name).map_err(|_| JavaException(name.into()))?;
+        let s = CString::new(sig).map_err(|_| JavaException(sig.into()))?;
+        // SAFETY: valid env and class; strings are NUL-terminated.
+        let id = unsafe { (jni_fn!(self, GetFieldID))(self.env, class, n.as_ptr(), s.as_ptr()) };
+        self.check_exception(&format!("looking up field {name}"))?;
+        if id.is_null() {
+            return Err(JavaException(format!("field {name} not found")));
+        }
+        Ok(id)
+    }
+
+    /// The value of `long` field `field` of `obj`.
+    ///
+    /// # Safety
+    /// `field` must be a `long` instance field of `obj`'s class (from [`Jni::field_id`]).
+    pub unsafe fn long_field(&self, obj: jobject, field: jni_sys::jfieldID) -> i64 {
+        // SAFETY: valid env; the caller vouches for the field.
+        unsafe { (jni_fn!(self, GetLongField))(self.env, obj, field) }
+    }
 }

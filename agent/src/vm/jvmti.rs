@@ -264,6 +264,26 @@ impl Jvmti {
         Ok(buf.as_slice().to_vec())
     }
 
+    /// Makes the VM create a jmethodID for every method of `class` (what
+    /// AsyncGetCallTrace reports; it cannot create them in a signal handler).
+    pub fn prepare_method_ids(&self, class: jclass) -> Result<()> {
+        let mut ptr = std::ptr::null_mut();
+        let mut count = 0;
+        check(jvmti_call!(
+            self,
+            GetClassMethods,
+            class,
+            &mut count,
+            &mut ptr
+        ))?;
+        drop(JvmtiBuf {
+            jvmti: *self,
+            ptr,
+            len: count.max(0) as usize,
+        });
+        Ok(())
+    }
+
     /// Can `class` be retransformed (not a primitive, array or hidden class)?
     pub fn is_modifiable_class(&self, class: jclass) -> bool {
         let mut yes: jboolean = 0;

@@ -1,7 +1,9 @@
 //! Everything that touches the VM through raw pointers: JVMTI and JNI bindings,
 //! their safe wrappers, and the panic trampoline every callback goes through.
 
+pub mod async_trace;
 mod guard;
+pub mod hotspot;
 mod jni;
 mod jni_table;
 mod jvmti;

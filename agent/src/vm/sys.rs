@@ -51,7 +51,10 @@ impl JvmtiEvent {
     pub const THREAD_START: Self = Self(52);
     pub const THREAD_END: Self = Self(53);
     pub const CLASS_FILE_LOAD_HOOK: Self = Self(54);
+    pub const CLASS_LOAD: Self = Self(55);
+    pub const CLASS_PREPARE: Self = Self(56);
     pub const VM_START: Self = Self(57);
+    pub const COMPILED_METHOD_LOAD: Self = Self(68);
     pub const DATA_DUMP_REQUEST: Self = Self(71);
     pub const GARBAGE_COLLECTION_START: Self = Self(81);
     pub const GARBAGE_COLLECTION_FINISH: Self = Self(82);
@@ -232,6 +235,19 @@ pub type EventClassFileLoadHook = unsafe extern "C" fn(
     *mut *mut u8,
 );
 
+/// ClassLoad and ClassPrepare: (env, jni, thread, class).
+pub type EventClassLoad = unsafe extern "C" fn(*mut JvmtiEnv, *mut JNIEnv, jthread, jclass);
+/// (env, method, code size, code address, map length, map, compile info)
+pub type EventCompiledMethodLoad = unsafe extern "C" fn(
+    *mut JvmtiEnv,
+    jmethodID,
+    jint,
+    *const c_void,
+    jint,
+    *const c_void,
+    *const c_void,
+);
+
 /// `jvmtiEventCallbacks`, events 50 to 86. Callbacks the agent does not install
 /// are plain pointers (always null).
 #[repr(C)]
@@ -241,8 +257,8 @@ pub struct JvmtiEventCallbacks {
     /* 52 */ pub ThreadStart: Option<EventThreadStart>,
     /* 53 */ pub ThreadEnd: Option<EventThreadEnd>,
     /* 54 */ pub ClassFileLoadHook: Option<EventClassFileLoadHook>,
-    /* 55 */ pub ClassLoad: *const c_void,
-    /* 56 */ pub ClassPrepare: *const c_void,
+    /* 55 */ pub ClassLoad: Option<EventClassLoad>,
+    /* 56 */ pub ClassPrepare: Option<EventClassLoad>,
     /* 57 */ pub VMStart: *const c_void,
     /* 58 */ pub Exception: *const c_void,
     /* 59 */ pub ExceptionCatch: *const c_void,
@@ -254,7 +270,7 @@ pub struct JvmtiEventCallbacks {
     /* 65 */ pub MethodEntry: *const c_void,
     /* 66 */ pub MethodExit: *const c_void,
     /* 67 */ pub NativeMethodBind: *const c_void,
-    /* 68 */ pub CompiledMethodLoad: *const c_void,
+    /* 68 */ pub CompiledMethodLoad: Option<EventCompiledMethodLoad>,
     /* 69 */ pub CompiledMethodUnload: *const c_void,
     /* 70 */ pub DynamicCodeGenerated: *const c_void,
     /* 71 */ pub DataDumpRequest: Option<EventDataDumpRequest>,
@@ -371,7 +387,10 @@ pub struct JvmtiInterface {
     /*  49 */ pub GetClassStatus: *const c_void,
     /*  50 */ pub GetSourceFileName: *const c_void,
     /*  51 */ pub GetClassModifiers: *const c_void,
-    /*  52 */ pub GetClassMethods: *const c_void,
+    /*  52 */
+    pub GetClassMethods: Option<
+        unsafe extern "C" fn(*mut JvmtiEnv, jclass, *mut jint, *mut *mut jmethodID) -> JvmtiError,
+    >,
     /*  53 */ pub GetClassFields: *const c_void,
     /*  54 */ pub GetImplementedInterfaces: *const c_void,
     /*  55 */ pub IsInterface: *const c_void,
@@ -564,6 +583,7 @@ const _: () = assert!(offset_of!(JvmtiInterface, GetAllModules) == slot(3));
 const _: () = assert!(offset_of!(JvmtiInterface, IsModifiableClass) == slot(45));
 const _: () = assert!(offset_of!(JvmtiInterface, GetClassLoader) == slot(57));
 const _: () = assert!(offset_of!(JvmtiInterface, GetLoadedClasses) == slot(78));
+const _: () = assert!(offset_of!(JvmtiInterface, GetClassMethods) == slot(52));
 const _: () = assert!(offset_of!(JvmtiInterface, AddModuleReads) == slot(94));
 const _: () = assert!(offset_of!(JvmtiInterface, RetransformClasses) == slot(152));
 const _: () = assert!(offset_of!(JvmtiInterface, Deallocate) == slot(47));

@@ -1,0 +1,63 @@
+//! A stack, as JVMTI or AsyncGetCallTrace gives it (top frame first), turned
+//! into the tree's path (root first) of interned frame names.
+
+use super::TRUNCATED;
+use crate::methods::{MethodNames, NameId};
+use crate::vm::async_trace::{CallFrame, NATIVE_FRAME_BCI};
+use crate::vm::sys::JvmtiFrameInfo;
+use crate::vm::{Jni, Jvmti};
+use jni_sys::jmethodID;
+
+/// Frame name of a method id AsyncGetCallTrace could not name.
+const UNKNOWN_METHOD: &str = "[unknown_method]";
+
+/// One frame, whichever walker produced it.
+pub trait Frame {
+    fn method(&self) -> jmethodID;
+    fn is_native(&self) -> bool;
+}
+
+impl Frame for JvmtiFrameInfo {
+    fn method(&self) -> jmethodID {
+        self.method
+    }
+    fn is_native(&self) -> bool {
+        self.location == -1
+    }
+}
+
+impl Frame for CallFrame {
+    fn method(&self) -> jmethodID {
+        self.method
+    }
+    fn is_native(&self) -> bool {
+        self.bci == NATIVE_FRAME_BCI
+    }
+}
+
+/// Fills `path` with `frames` root first; a stack deeper than `depth` keeps
+/// its top `depth` frames under a [`TRUNCATED`] root.
+pub fn to_path<F: Frame>(
+    names: &mut MethodNames,
+    jvmti: Jvmti,
+    jni: &Jni,
+    frames: &[F],
+    depth: u32,
+    path: &mut Vec<NameId>,
+) {
+    path.clear();
+    let kept = if frames.len() > depth as usize {
+        path.push(names.intern(TRUNCATED));
+        &frames[..depth as usize]
+    } else {
+        frames
+    };
+    for f in kept.iter().rev() {
+        let id = if f.method().is_null() {
+            names.intern(UNKNOWN_METHOD)
+        } else {
+            names.frame_name(jvmti, jni, f.method(), f.is_native())
+        };
+        path.push(id);
+    }
+}

@@ -1,0 +1,120 @@
+//! Stacks taken in the thread itself, from a signal, with AsyncGetCallTrace:
+//! no safepoint bias (compiled code records debug information between
+//! safepoints once CompiledMethodLoad events are on), and the sampler thread
+//! never waits for the thread it samples.
+//!
+//! What AsyncGetCallTrace needs, prepared here on the sampler's side:
+//! - a jmethodID for every method that can be on a stack: made for the loaded
+//!   classes at start and for each class as it is prepared (ClassPrepare);
+//! - the ClassLoad event enabled (HotSpot refuses to walk otherwise);
+//! - CompiledMethodLoad enabled, which makes the JIT keep debug information
+//!   at every instruction, not only at safepoints (as `-XX:+DebugNonSafepoints`).
+
+pub mod handler;
+pub mod ring;
+
+use crate::threads::ThreadId;
+use crate::vm::{async_trace, Jni, Jvmti, JvmtiEvent};
+use jni_sys::JavaVM;
+use ring::Ring;
+
+/// The signal samples arrive on. HotSpot does not use SIGPROF; if the
+/// application handles it, signal sampling is off and the JVMTI sampler runs.
+pub const SIGNAL: (i32, &str) = (libc::SIGPROF, "SIGPROF");
+
+/// A ring slot per thread in flight; a ring is never smaller than this.
+const MIN_SLOTS: usize = 256;
+const MAX_SLOTS: usize = 2048;
+/// Address space for the ring's frames (committed only as stacks touch it).
+const RING_BYTES: usize = 64 << 20;
+
+/// Everything signal sampling needs, ready to use.
+pub struct Setup {
+    pub signo: i32,
+    pub ring: &'static Ring,
+}
+
+/// Makes signal sampling ready for stacks of up to `depth` frames (one more
+/// frame is taken, to tell a stack of exactly `depth` from a deeper one).
+pub fn setup(vm: *mut JavaVM, jvmti: Jvmti, jni: &Jni, depth: u32) -> Result<Setup, String> {
+    if !async_trace::init(vm) {
+        return Err("this JVM does not export AsyncGetCallTrace".into());
+    }
+    for ev in [
+        JvmtiEvent::CLASS_LOAD,
+        JvmtiEvent::CLASS_PREPARE,
+        JvmtiEvent::COMPILED_METHOD_LOAD,
+    ] {
+        jvmti
+            .set_event_enabled(ev, true)
+            .map_err(|e| format!("enabling event {}: {}", ev.0, jvmti.error_name(e)))?;
+    }
+    prepare_loaded_classes(jvmti, jni);
+    handler::install(SIGNAL.0, SIGNAL.1)?;
+    let ring = ring_for(depth as usize + 1)?;
+    handler::set_ring(ring);
+    Ok(Setup {
+        signo: SIGNAL.0,
+        ring,
+    })
+}
+
+/// The ring in use, or a new one if stacks must be deeper than it holds.
+fn ring_for(stride: usize) -> Result<&'static Ring, String> {
+    static CURRENT: parking_lot::Mutex<Option<&'static Ring>> = parking_lot::Mutex::new(None);
+    let mut current = CURRENT.lock();
+    if let Some(r) = *current {
+        if r.stride() >= stride {
+            return Ok(r);
+        }
+    }
+    let frame = std::mem::size_of::<async_trace::CallFrame>();
+    let slots = (RING_BYTES / (stride * frame)).clamp(MIN_SLOTS, MAX_SLOTS);
+    let r = Ring::leak(slots, stride)?;
+    *current = Some(r);
+    Ok(r)
+}
+
+/// jmethodIDs for every class loaded so far (later ones get theirs at ClassPrepare).
+fn prepare_loaded_classes(jvmti: Jvmti, jni: &Jni) {
+    let Ok(classes) = jvmti.loaded_classes() else {
+        return;
+    };
+    for class in classes {
+        // Not yet prepared classes answer an error; ClassPrepare covers them.
+        let _ = jvmti.prepare_method_ids(class);
+        jni.delete_local_ref(class);
+    }
+}
+
+/// A class was prepared: its methods get jmethodIDs now, outside any signal.
+pub fn class_prepared(jvmti: Jvmti, class: jni_sys::jclass) {
+    let _ = jvmti.prepare_method_ids(class);
+}
+
+/// Who asked for a sample: the thread and the request's number, so a late
+/// answer to an older request is recognised. 0 is never a token.
+pub fn token(id: ThreadId, seq: u32) -> u64 {
+    ((id.0 as u64 + 1) << 32) | seq as u64
+}
+
+pub fn from_token(token: u64) -> Option<(ThreadId, u32)> {
+    let hi = (token >> 32) as u32;
+    (hi != 0).then(|| (ThreadId(hi - 1), token as u32))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_round_trip_and_are_never_zero() {
+        for (id, seq) in [(0, 0), (0, 7), (41, u32::MAX), (u32::MAX - 1, 3)] {
+            let t = token(ThreadId(id), seq);
+            assert_ne!(t, 0);
+            assert_eq!(from_token(t), Some((ThreadId(id), seq)));
+        }
+        assert_eq!(from_token(0), None);
+        assert_eq!(from_token(5), None);
+    }
+}

@@ -1,0 +1,518 @@
+//! One sampler tick: for each live thread, whether a new stack is needed and
+//! where it comes from, and the stacks that signals brought back folded in.
+//!
+//! `event=wall`: every live thread is counted once per tick. A thread whose CPU
+//! time has not moved since its previous sample has not executed anything, so
+//! its last stack counts again, with no signal and no handshake. Otherwise it
+//! is signalled (or walked with JVMTI) and the sample is counted when its
+//! stack arrives; ticks that pass before that are owed to the same stack.
+//! A sample is a hit (`hits`/`cumulated`) when the thread was RUNNABLE and its
+//! CPU time moved since its previous sample; a first sample has no previous
+//! one and is never a hit.
+//!
+//! `event=cpu`: each thread has a timer on its own CPU clock that signals it
+//! every `interval` of CPU it uses; each such sample is a hit.
+
+use super::frames::to_path;
+use super::signal::handler::{self, CpuTimer};
+use super::signal::{self, ring::Sample, Setup};
+use super::tree::NodeId;
+use super::{Config, Counters, SamplerData};
+use crate::methods::NameId;
+use crate::threads::{Identity, ThreadId, Threads};
+use crate::vm::async_trace::failure_name;
+use crate::vm::sys::{
+    JvmtiFrameInfo, JVMTI_JAVA_LANG_THREAD_STATE_MASK, JVMTI_JAVA_LANG_THREAD_STATE_RUNNABLE,
+    JVMTI_THREAD_STATE_ALIVE,
+};
+use crate::vm::{hotspot, jthread, Jni, Jvmti};
+use crate::{clock, log};
+
+/// What a sample measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// Every live thread, once per interval, whatever it does.
+    Wall,
+    /// Each thread once per `interval` of CPU time it uses.
+    Cpu,
+}
+
+impl Event {
+    pub fn name(self) -> &'static str {
+        match self {
+            Event::Wall => "event=wall",
+            Event::Cpu => "event=cpu",
+        }
+    }
+}
+
+/// Where stacks come from for a session.
+pub enum StackSource {
+    Signal(Setup),
+    /// JVMTI handshakes; `why` says why not signals (`None`: `stacks=jvmti`).
+    Jvmti {
+        why: Option<String>,
+    },
+}
+
+impl StackSource {
+    pub fn describe(&self) -> String {
+        match self {
+            StackSource::Signal(_) => format!("{} + AsyncGetCallTrace", signal::SIGNAL.1),
+            StackSource::Jvmti { why: None } => "JVMTI (stacks=jvmti)".into(),
+            StackSource::Jvmti { why: Some(w) } => format!("JVMTI, because {w}"),
+        }
+    }
+
+    /// Samples the signal handler could not store (every slot full).
+    pub fn dropped(&self) -> u64 {
+        match self {
+            StackSource::Signal(s) => s.ring.dropped(),
+            StackSource::Jvmti { .. } => 0,
+        }
+    }
+}
+
+/// After this many ticks without an answer, although the thread ran, a
+/// request is given up (the thread blocks the signal) and the thread is
+/// walked with JVMTI from then on.
+const GIVE_UP_TICKS: u64 = 50;
+/// CPU a thread may use after its signal handler read its clock (returning
+/// from the signal, resuming a wait) and still count as not having run: a
+/// signal must not make a sleeping thread look busy.
+const SIGNAL_TAIL_NS: u64 = 20_000;
+/// Synthetic frame of samples a thread never answered.
+const NO_SIGNAL: &str = "[no_signal]";
+/// Synthetic frame of samples owed by a thread that ended before answering.
+const THREAD_EXIT: &str = "[thread_exit]";
+
+#[derive(Default, Clone, Copy)]
+enum Tid {
+    #[default]
+    Unknown,
+    Known(i32),
+    /// Not readable, or the thread does not take signals: JVMTI walks it.
+    Unavailable,
+}
+
+/// A stack asked for and not yet arrived.
+struct Pending {
+    seq: u32,
+    asked_tick: u64,
+    asked_cpu: Option<u64>,
+    /// Samples that will count on the stack when it arrives, and how many are hits.
+    owed: u64,
+    hits: u64,
+}
+
+/// What the sampler remembers of a thread between ticks.
+#[derive(Default)]
+pub(super) struct ThreadState {
+    last_cpu: Option<u64>,
+    /// `last_cpu` was read by the signal handler (allow [`SIGNAL_TAIL_NS`]).
+    cpu_from_signal: bool,
+    /// Where the thread's last stack ended.
+    leaf: Option<NodeId>,
+    /// The last signal walk failed (`leaf` is a synthetic frame).
+    walk_failed: bool,
+    tid: Tid,
+    pending: Option<Pending>,
+    timer: Option<CpuTimer>,
+    timer_failed: bool,
+    seen_tick: u64,
+    missing: u32,
+}
+
+/// Reused buffers, so a tick allocates nothing per thread.
+pub(super) struct Walker<'a> {
+    config: &'a Config,
+    source: &'a StackSource,
+    jvmti_frames: JvmtiFrames,
+    path: Vec<NameId>,
+}
+
+/// Buffers for stacks taken with JVMTI.
+struct JvmtiFrames {
+    frames: Vec<JvmtiFrameInfo>,
+    /// A mounted virtual thread's frames, and those spliced onto its carrier's.
+    virtual_frames: Vec<JvmtiFrameInfo>,
+    spliced: Vec<JvmtiFrameInfo>,
+}
+
+impl<'a> Walker<'a> {
+    pub fn new(config: &'a Config, source: &'a StackSource) -> Self {
+        let empty = JvmtiFrameInfo {
+            method: std::ptr::null_mut(),
+            location: 0,
+        };
+        // One frame more than `depth`, to tell a stack of exactly `depth` from a deeper one.
+        let n = config.depth as usize + 1;
+        Self {
+            config,
+            source,
+            jvmti_frames: JvmtiFrames {
+                frames: vec![empty; n],
+                virtual_frames: vec![empty; n],
+                spliced: Vec::with_capacity(2 * n),
+            },
+            path: Vec::with_capacity(n),
+        }
+    }
+
+    pub fn set_active(&self, on: bool) {
+        if let StackSource::Signal(_) = self.source {
+            handler::set_active(on);
+        }
+    }
+
+    /// One tick: fold what arrived, then sample (or time) every live thread.
+    pub fn tick(&mut self, jvmti: Jvmti, jni: &Jni, threads: &Threads, data: &mut SamplerData) {
+        let t0 = clock::now_ns();
+        let fold0 = data.counters.fold_ns;
+        data.counters.ticks += 1;
+        self.drain(jvmti, jni, data);
+        let live = match jvmti.all_threads() {
+            Ok(t) => t,
+            Err(e) => {
+                log::error_once(
+                    "GetAllThreads",
+                    &format!("sampling failed: {}", jvmti.error_name(e)),
+                );
+                return;
+            }
+        };
+        jni.ensure_local_capacity(live.len() * 3 + 16);
+        for &thread in &live {
+            let Some(Identity::Java(id)) = threads.identify(jvmti, jni, thread, 0) else {
+                continue;
+            };
+            match self.config.event {
+                Event::Wall => self.wall_sample(jvmti, jni, threads, data, thread, id),
+                Event::Cpu => self.keep_timer(jni, threads, data, thread, id),
+            }
+        }
+        self.forget_vanished(data);
+        let folded = data.counters.fold_ns - fold0;
+        data.counters.vm_ns += (clock::now_ns() - t0).saturating_sub(folded);
+    }
+
+    fn wall_sample(
+        &mut self,
+        jvmti: Jvmti,
+        jni: &Jni,
+        threads: &Threads,
+        data: &mut SamplerData,
+        thread: jthread,
+        id: ThreadId,
+    ) {
+        let Ok(mut state) = jvmti.thread_state(thread) else {
+            return;
+        };
+        if state & JVMTI_THREAD_STATE_ALIVE == 0 {
+            return;
+        }
+        // A carrier runs whatever virtual thread is mounted on it: that
+        // thread's state and frames are the carrier's sample.
+        let mounted = self
+            .config
+            .get_virtual_thread
+            .and_then(|f| jvmti.mounted_virtual_thread(f, thread));
+        if let Some(v) = mounted {
+            state = jvmti.thread_state(v).unwrap_or(state);
+        }
+        let runnable =
+            state & JVMTI_JAVA_LANG_THREAD_STATE_MASK == JVMTI_JAVA_LANG_THREAD_STATE_RUNNABLE;
+        // CPU time is read before any walk, so a thread that runs during the
+        // walk is walked again next time.
+        let cpu = jvmti.thread_cpu_time(thread).ok().map(|c| c as u64);
+        let tick = data.counters.ticks;
+        let SamplerData {
+            trees,
+            states,
+            names,
+            counters,
+            seq,
+        } = data;
+        let st = states.entry(id).or_default();
+        st.seen_tick = tick;
+        st.missing = 0;
+        let tail = if st.cpu_from_signal {
+            SIGNAL_TAIL_NS
+        } else {
+            0
+        };
+        let ran = match (cpu, st.last_cpu) {
+            (Some(c), Some(l)) => c > l.saturating_add(tail),
+            (None, _) => true, // no CPU clock: every sample needs a stack
+            (Some(_), None) => false,
+        };
+        if cpu.is_some() && (ran || !st.cpu_from_signal) {
+            st.last_cpu = cpu;
+            st.cpu_from_signal = false;
+        }
+        let hit = (runnable && ran) as u64;
+        if let Some(p) = st.pending.as_mut() {
+            p.owed += 1;
+            p.hits += hit;
+            if tick - p.asked_tick > GIVE_UP_TICKS && cpu != p.asked_cpu {
+                let p = st.pending.take().expect("just seen");
+                st.tid = Tid::Unavailable;
+                st.leaf = None;
+                let tree = trees.entry(id).or_default();
+                fold_synthetic(tree, names, counters, NO_SIGNAL, p.owed, p.hits);
+            }
+            return;
+        }
+        let tree = trees.entry(id).or_default();
+        let idle = !ran && cpu.is_some();
+        if let (true, Some(leaf), false) = (idle, st.leaf, st.walk_failed) {
+            tree.repeat_samples(leaf, 1, 0);
+            counters.repeated += 1;
+            return;
+        }
+        // A thread whose signal walk failed (waiting inside the VM, say) and
+        // that has not run since is walked with JVMTI: it is not running, so
+        // the handshake does not wait for it.
+        let use_signal = !(idle && st.walk_failed);
+        if let (StackSource::Signal(setup), None, true) = (self.source, mounted, use_signal) {
+            if let Some(tid) = resolve_tid(jni, threads, thread, id, &mut st.tid) {
+                *seq = seq.wrapping_add(1);
+                match handler::ask(tid, setup.signo, signal::token(id, *seq)) {
+                    Ok(()) => {
+                        counters.asked += 1;
+                        st.pending = Some(Pending {
+                            seq: *seq,
+                            asked_tick: tick,
+                            asked_cpu: cpu,
+                            owed: 1,
+                            hits: hit,
+                        });
+                        return;
+                    }
+                    // The thread is ending: no sample.
+                    Err(e) if e.raw_os_error() == Some(libc::ESRCH) => return,
+                    Err(_) => st.tid = Tid::Unavailable,
+                }
+            }
+        }
+        let Some(frames) = self.jvmti_frames.stack(jvmti, thread, mounted) else {
+            return;
+        };
+        let t1 = clock::now_ns();
+        to_path(names, jvmti, jni, frames, self.config.depth, &mut self.path);
+        st.leaf = Some(tree.add_samples(&self.path, 1, hit));
+        st.walk_failed = false;
+        counters.walked += 1;
+        counters.add_fold(clock::now_ns() - t1);
+    }
+
+    /// `event=cpu`: makes sure `thread` has its CPU timer.
+    fn keep_timer(
+        &mut self,
+        jni: &Jni,
+        threads: &Threads,
+        data: &mut SamplerData,
+        thread: jthread,
+        id: ThreadId,
+    ) {
+        let tick = data.counters.ticks;
+        let st = data.states.entry(id).or_default();
+        st.seen_tick = tick;
+        st.missing = 0;
+        if st.timer.is_some() || st.timer_failed {
+            return;
+        }
+        let StackSource::Signal(setup) = self.source else {
+            return;
+        };
+        let Some(tid) = resolve_tid(jni, threads, thread, id, &mut st.tid) else {
+            st.timer_failed = true;
+            log::warn_once(
+                "cpu-no-tid",
+                "event=cpu: a thread's OS id could not be read; it is not sampled",
+            );
+            return;
+        };
+        let token = signal::token(id, 0);
+        match CpuTimer::start(tid, setup.signo, self.config.interval, token) {
+            Ok(t) => st.timer = Some(t),
+            Err(e) => {
+                st.timer_failed = true;
+                log::warn_once(
+                    "cpu-timer",
+                    &format!("event=cpu: cannot create a thread CPU timer ({e}); that thread is not sampled"),
+                );
+            }
+        }
+    }
+
+    /// Folds every stack the signal handler stored since the last tick.
+    fn drain(&mut self, jvmti: Jvmti, jni: &Jni, data: &mut SamplerData) {
+        let StackSource::Signal(setup) = self.source else {
+            return;
+        };
+        let t0 = clock::now_ns();
+        let event = self.config.event;
+        let depth = self.config.depth;
+        let path = &mut self.path;
+        let SamplerData {
+            trees,
+            states,
+            names,
+            counters,
+            ..
+        } = data;
+        setup.ring.drain(|s: Sample<'_>| {
+            let Some((id, seq)) = signal::from_token(s.token) else {
+                return;
+            };
+            let (owed, hits) = match event {
+                Event::Cpu => (s.weight as u64, s.weight as u64),
+                Event::Wall => {
+                    // The awaited answer, from the thread it was asked of.
+                    let st = states.get_mut(&id).filter(|st| match st.tid {
+                        Tid::Known(t) => t == s.tid,
+                        _ => true,
+                    });
+                    match st.and_then(|st| st.pending.take_if(|p| p.seq == seq)) {
+                        Some(p) => (p.owed, p.hits),
+                        None => {
+                            counters.late += 1;
+                            return;
+                        }
+                    }
+                }
+            };
+            counters.arrived += 1;
+            let tree = trees.entry(id).or_default();
+            let leaf = if s.code > 0 {
+                to_path(names, jvmti, jni, s.frames, depth, path);
+                tree.add_samples(path, owed, hits)
+            } else {
+                fold_synthetic(tree, names, counters, failure_name(s.code), owed, hits)
+            };
+            if let Some(st) = states.get_mut(&id) {
+                st.leaf = Some(leaf);
+                st.walk_failed = s.code <= 0;
+                if s.cpu_ns > 0 && event == Event::Wall {
+                    st.last_cpu = Some(s.cpu_ns);
+                    st.cpu_from_signal = true;
+                }
+            }
+        });
+        counters.add_fold(clock::now_ns() - t0);
+    }
+
+    /// Threads that are gone: their timers deleted; after a second tick
+    /// without them (an answer may still have been on its way), what they
+    /// still owed is counted under [`THREAD_EXIT`].
+    fn forget_vanished(&mut self, data: &mut SamplerData) {
+        let tick = data.counters.ticks;
+        let SamplerData {
+            trees,
+            states,
+            names,
+            counters,
+            ..
+        } = data;
+        states.retain(|id, st| {
+            if st.seen_tick == tick {
+                return true;
+            }
+            st.timer = None;
+            st.missing += 1;
+            if st.missing < 2 {
+                return true;
+            }
+            if let Some(p) = st.pending.take() {
+                let tree = trees.entry(*id).or_default();
+                fold_synthetic(tree, names, counters, THREAD_EXIT, p.owed, p.hits);
+            }
+            false
+        });
+    }
+
+    /// After the last tick: waits briefly for stacks still on their way,
+    /// stops the CPU timers, and counts what never came.
+    pub fn finish(&mut self, jvmti: Jvmti, jni: &Jni, data: &mut SamplerData) {
+        for st in data.states.values_mut() {
+            st.timer = None;
+        }
+        if let StackSource::Signal(_) = self.source {
+            for _ in 0..25 {
+                self.drain(jvmti, jni, data);
+                if data.states.values().all(|s| s.pending.is_none()) {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+            self.drain(jvmti, jni, data);
+        }
+        for st in data.states.values_mut() {
+            if let Some(p) = st.pending.take() {
+                data.counters.unanswered_at_stop += p.owed;
+            }
+            st.timer_failed = false;
+        }
+    }
+}
+
+impl JvmtiFrames {
+    /// `thread`'s stack through JVMTI (a handshake with that thread alone),
+    /// with a mounted virtual thread's frames on top of its carrier's.
+    fn stack(
+        &mut self,
+        jvmti: Jvmti,
+        thread: jthread,
+        mounted: Option<jthread>,
+    ) -> Option<&[JvmtiFrameInfo]> {
+        let carrier = jvmti.stack_trace(thread, &mut self.frames).ok()?;
+        match mounted {
+            None => Some(carrier),
+            Some(v) => {
+                let top = jvmti.stack_trace(v, &mut self.virtual_frames).ok()?;
+                self.spliced.clear();
+                self.spliced.extend_from_slice(top);
+                self.spliced.extend_from_slice(carrier);
+                Some(&self.spliced[..])
+            }
+        }
+    }
+}
+
+/// The OS id of `thread`: told by the thread itself at ThreadStart, else read
+/// from the VM's structures once.
+fn resolve_tid(
+    jni: &Jni,
+    threads: &Threads,
+    thread: jthread,
+    id: ThreadId,
+    tid: &mut Tid,
+) -> Option<i32> {
+    if let Tid::Unknown = tid {
+        *tid = match threads
+            .tid(id)
+            .or_else(|| hotspot::os_thread_id(jni, thread))
+        {
+            Some(t) => Tid::Known(t),
+            None => Tid::Unavailable,
+        };
+    }
+    match *tid {
+        Tid::Known(t) => Some(t),
+        _ => None,
+    }
+}
+
+/// Counts samples under a one-frame synthetic stack (`[GC_active]`, …).
+fn fold_synthetic(
+    tree: &mut super::tree::CallTree,
+    names: &mut crate::methods::MethodNames,
+    counters: &mut Counters,
+    name: &'static str,
+    owed: u64,
+    hits: u64,
+) -> NodeId {
+    *counters.failures.entry(name).or_default() += owed;
+    tree.add_samples(&[names.intern(name)], owed, hits)
+}

@@ -1,0 +1,137 @@
+//! HotSpot's `AsyncGetCallTrace` (exported by libjvm.so, undocumented but
+//! stable since JDK 6): walks the *current* thread's Java stack from inside a
+//! signal handler, between safepoints. Everything here that the handler calls
+//! is async-signal-safe: no allocation, no lock, no JNI call, no panic path.
+
+use jni_sys::{jint, jmethodID, JNIEnv, JavaVM};
+use std::ffi::c_void;
+use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+
+/// One frame as AsyncGetCallTrace writes it (`ASGCT_CallFrame`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CallFrame {
+    /// Bytecode index of a Java frame, -3 for a native method, -1 when unknown.
+    pub bci: jint,
+    pub method: jmethodID,
+}
+
+/// `lineno` of a native method's frame.
+pub const NATIVE_FRAME_BCI: jint = -3;
+
+/// `ASGCT_CallTrace`.
+#[repr(C)]
+struct CallTrace {
+    env: *mut JNIEnv,
+    num_frames: jint,
+    frames: *mut CallFrame,
+}
+
+type AsyncGetCallTrace = unsafe extern "C" fn(*mut CallTrace, jint, *mut c_void);
+
+/// The function, once found (0 = not found yet or absent).
+static AGCT: AtomicUsize = AtomicUsize::new(0);
+/// The JavaVM, for the handler's GetEnv.
+static VM: AtomicPtr<JavaVM> = AtomicPtr::new(std::ptr::null_mut());
+
+/// Looks the function up in the loaded libjvm.so and remembers the VM. False
+/// on a JVM that does not export it (then stacks come from JVMTI).
+pub fn init(vm: *mut JavaVM) -> bool {
+    VM.store(vm, Ordering::Release);
+    if AGCT.load(Ordering::Acquire) != 0 {
+        return true;
+    }
+    let name = c"AsyncGetCallTrace";
+    // SAFETY: dlsym with RTLD_DEFAULT searches the objects already loaded
+    // (the launcher loads libjvm.so globally); the name is NUL-terminated.
+    let mut f = unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) };
+    if f.is_null() {
+        // An embedding that loaded libjvm.so locally: open that copy by name.
+        // SAFETY: RTLD_NOLOAD only returns a handle to an object already loaded.
+        let lib =
+            unsafe { libc::dlopen(c"libjvm.so".as_ptr(), libc::RTLD_LAZY | libc::RTLD_NOLOAD) };
+        if !lib.is_null() {
+            // SAFETY: a valid handle and a NUL-terminated name.
+            f = unsafe { libc::dlsym(lib, name.as_ptr()) };
+        }
+    }
+    AGCT.store(f as usize, Ordering::Release);
+    !f.is_null()
+}
+
+/// The current thread's JNIEnv, or null for a thread that is not a Java
+/// thread. Signal-safe: HotSpot's GetEnv reads a thread-local and allocates nothing.
+///
+/// # Safety
+/// May be called from a signal handler; [`init`] must have stored a live VM.
+pub unsafe fn current_env() -> *mut JNIEnv {
+    let vm = VM.load(Ordering::Acquire);
+    if vm.is_null() {
+        return std::ptr::null_mut();
+    }
+    let mut env: *mut c_void = std::ptr::null_mut();
+    // SAFETY: `vm` is the process's JavaVM; its invoke table lives as long as the VM.
+    let rc = match unsafe { (**vm).GetEnv } {
+        // SAFETY: as above; GetEnv writes at most one pointer into `env`.
+        Some(get_env) => unsafe { get_env(vm, &mut env, jni_sys::JNI_VERSION_1_6) },
+        None => -1,
+    };
+    if rc == 0 {
+        env.cast()
+    } else {
+        std::ptr::null_mut()
+    }
+}
+
+/// Walks the interrupted thread's stack into `frames` (top first, at most
+/// `max`). Returns the number of frames, or a negative `ticks_*` code.
+///
+/// # Safety
+/// Only from a signal handler running on the thread whose `env` this is, with
+/// `ucontext` the handler's third argument; `frames` must hold `max` entries.
+pub unsafe fn walk(
+    env: *mut JNIEnv,
+    frames: *mut CallFrame,
+    max: jint,
+    ucontext: *mut c_void,
+) -> jint {
+    let f = AGCT.load(Ordering::Acquire);
+    if f == 0 || env.is_null() {
+        return NO_FUNCTION;
+    }
+    let mut trace = CallTrace {
+        env,
+        num_frames: 0,
+        frames,
+    };
+    // SAFETY: `f` is AsyncGetCallTrace's address (dlsym), whose C signature this is;
+    // the caller guarantees the rest.
+    unsafe {
+        let agct: AsyncGetCallTrace = std::mem::transmute(f);
+        agct(&mut trace, max, ucontext);
+    }
+    trace.num_frames
+}
+
+/// Not one of HotSpot's codes: the function is missing or the thread has no JNIEnv.
+pub const NO_FUNCTION: jint = -100;
+
+/// The synthetic frame a failed walk's sample is counted under: HotSpot's own
+/// names for its `ticks_*` codes (as async-profiler prints them).
+pub fn failure_name(code: jint) -> &'static str {
+    match code {
+        0 => "[no_Java_frame]",
+        -1 => "[no_class_load]",
+        -2 => "[GC_active]",
+        -3 => "[unknown_not_Java]",
+        -4 => "[not_walkable_not_Java]",
+        -5 => "[unknown_Java]",
+        -6 => "[not_walkable_Java]",
+        -7 => "[unknown_state]",
+        -8 => "[thread_exit]",
+        -9 => "[deopt]",
+        -10 => "[safepoint]",
+        NO_FUNCTION => "[not_Java_thread]",
+        _ => "[unknown_failure]",
+    }
+}

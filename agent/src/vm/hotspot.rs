@@ -1,0 +1,133 @@
+//! The OS thread id (Linux tid) of a Java thread that started before the
+//! agent saw it, read from HotSpot's own structures: `java.lang.Thread.eetop`
+//! holds the `JavaThread*`, and the VM's exported `gHotSpotVMStructs` table
+//! gives the offsets of `Thread::_osthread` and `OSThread::_thread_id` (the
+//! table the serviceability agent reads; async-profiler reads it too).
+//! Threads that start later tell their tid themselves (ThreadStart runs on them).
+//!
+//! Memory is read with `process_vm_readv` on our own process, so a thread
+//! that ends meanwhile (its JavaThread freed) yields an error, never a fault.
+
+use super::jni::Jni;
+use super::sys::jthread;
+use jni_sys::jfieldID;
+use std::ffi::{c_char, c_void, CStr};
+use std::sync::OnceLock;
+
+/// What the tid look-up needs, found once.
+struct Layout {
+    eetop: usize,
+    osthread: u64,
+    thread_id: u64,
+}
+
+// SAFETY: `eetop` is a jfieldID kept as an address: field ids are valid in
+// every thread for the class's life (java.lang.Thread is never unloaded).
+unsafe impl Send for Layout {}
+// SAFETY: as above; immutable.
+unsafe impl Sync for Layout {}
+
+static LAYOUT: OnceLock<Option<Layout>> = OnceLock::new();
+
+/// The tid of `thread`, if the VM's structures can be read.
+pub fn os_thread_id(jni: &Jni, thread: jthread) -> Option<i32> {
+    let layout = LAYOUT.get_or_init(|| find_layout(jni)).as_ref()?;
+    // SAFETY: `eetop` is java.lang.Thread's long field and `thread` a Thread.
+    let java_thread = unsafe { jni.long_field(thread, layout.eetop as jfieldID) } as u64;
+    if java_thread == 0 {
+        return None; // not started, or already ended
+    }
+    let os_thread: u64 = read_own(java_thread.checked_add(layout.osthread)?)?;
+    if os_thread == 0 {
+        return None;
+    }
+    let tid: u64 = read_own(os_thread.checked_add(layout.thread_id)?)?;
+    let tid = tid as u32 as i32; // pid_t, the low half on little-endian x86-64/aarch64
+    (tid > 0 && task_exists(tid)).then_some(tid)
+}
+
+fn find_layout(jni: &Jni) -> Option<Layout> {
+    let class = jni.find_class("java/lang/Thread").ok()?;
+    let eetop = jni.field_id(class, "eetop", "J");
+    jni.delete_local_ref(class);
+    let osthread = struct_offset(&["Thread", "JavaThread"], "_osthread")?;
+    let thread_id = struct_offset(&["OSThread"], "_thread_id")?;
+    Some(Layout {
+        eetop: eetop.ok()? as usize,
+        osthread,
+        thread_id,
+    })
+}
+
+/// A data symbol of libjvm.so, as a pointer to a `u64` or pointer.
+fn symbol<T: Copy>(name: &CStr) -> Option<T> {
+    // SAFETY: RTLD_DEFAULT searches loaded objects; the name is NUL-terminated.
+    let p = unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) };
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: the symbol is an exported variable of type T (vmStructs.cpp).
+    Some(unsafe { *(p as *const T) })
+}
+
+/// The offset of field `field` of one of `types` in the VMStructs table.
+fn struct_offset(types: &[&str], field: &str) -> Option<u64> {
+    let entries: *const u8 = symbol(c"gHotSpotVMStructs")?;
+    let stride: u64 = symbol(c"gHotSpotVMStructEntryArrayStride")?;
+    let type_at: u64 = symbol(c"gHotSpotVMStructEntryTypeNameOffset")?;
+    let field_at: u64 = symbol(c"gHotSpotVMStructEntryFieldNameOffset")?;
+    let offset_at: u64 = symbol(c"gHotSpotVMStructEntryOffsetOffset")?;
+    if entries.is_null() || stride == 0 {
+        return None;
+    }
+    // The table ends with an entry whose type name is null; bound the walk anyway.
+    for i in 0..100_000u64 {
+        // SAFETY: entry `i` lies inside the VM's static table, which ends at
+        // the first null type name (checked before reading further).
+        unsafe {
+            let entry = entries.add((i * stride) as usize);
+            let type_name = *(entry.add(type_at as usize) as *const *const c_char);
+            if type_name.is_null() {
+                return None;
+            }
+            let field_name = *(entry.add(field_at as usize) as *const *const c_char);
+            if field_name.is_null() {
+                continue;
+            }
+            let t = CStr::from_ptr(type_name).to_bytes();
+            if types.iter().any(|w| w.as_bytes() == t)
+                && CStr::from_ptr(field_name).to_bytes() == field.as_bytes()
+            {
+                return Some(*(entry.add(offset_at as usize) as *const u64));
+            }
+        }
+    }
+    None
+}
+
+/// Reads 8 bytes at `addr` of this process without risking a fault.
+fn read_own(addr: u64) -> Option<u64> {
+    let mut value = 0u64;
+    let local = libc::iovec {
+        iov_base: (&mut value as *mut u64).cast::<c_void>(),
+        iov_len: 8,
+    };
+    let remote = libc::iovec {
+        iov_base: addr as *mut c_void,
+        iov_len: 8,
+    };
+    // SAFETY: the kernel copies into `value` (8 bytes, ours) and checks `addr`
+    // itself, returning EFAULT for an unmapped address.
+    let n = unsafe { libc::process_vm_readv(libc::getpid(), &local, 1, &remote, 1, 0) };
+    (n == 8).then_some(value)
+}
+
+fn task_exists(tid: i32) -> bool {
+    std::path::Path::new(&format!("/proc/self/task/{tid}")).exists()
+}
+
+/// The calling thread's tid.
+pub fn current_tid() -> i32 {
+    // SAFETY: gettid has no arguments and cannot fail.
+    unsafe { libc::syscall(libc::SYS_gettid) as i32 }
+}
