@@ -11,7 +11,7 @@ pub mod scope;
 
 pub use rewrite::Modes;
 
-use crate::vm::{Jni, Jvmti};
+use crate::vm::{Jni, Jvmti, MAX_LOCAL_FRAME};
 use crate::{coverage, log, memory, profile};
 use jni_sys::{jclass, jobject};
 use parking_lot::Mutex;
@@ -42,10 +42,10 @@ impl Instrumenter {
         *self.scope.lock() = scope;
         *self.modes.lock() = modes;
         self.prepared
-            .get_or_init(|| self.prepare(jvmti, jni))
+            .get_or_init(|| jni.with_local_frame(MAX_LOCAL_FRAME, || self.prepare(jvmti, jni)))
             .clone()?;
         self.ready.store(true, Release);
-        jni.with_local_frame(64, || self.retransform_loaded(jvmti, jni));
+        jni.with_local_frame(MAX_LOCAL_FRAME, || self.retransform_loaded(jvmti, jni));
         Ok(())
     }
 

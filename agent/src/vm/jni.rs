@@ -5,6 +5,12 @@ use jni_sys::{jclass, jint, jmethodID, jobject, jvalue, JNIEnv};
 use std::ffi::CString;
 use std::marker::PhantomData;
 
+/// Local references a frame can promise (HotSpot's MaxJNILocalCapacity):
+/// for frames around JVMTI calls that return one reference per class or
+/// module, whose count is unknown beforehand. Promising less makes
+/// `-Xcheck:jni` print a warning on the application's stdout.
+pub const MAX_LOCAL_FRAME: jint = 65_536;
+
 pub struct Jni {
     env: *mut JNIEnv,
     _not_send: PhantomData<*mut ()>,

@@ -11,7 +11,7 @@ pub mod sys;
 mod weak_handle;
 
 pub use guard::{guard, install_panic_hook};
-pub use jni::{JavaException, Jni};
+pub use jni::{JavaException, Jni, MAX_LOCAL_FRAME};
 pub use jni_table::intercept_allocations;
 pub use jvmti::Jvmti;
 pub use sys::{jthread, JvmtiEvent};

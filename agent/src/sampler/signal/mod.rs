@@ -14,7 +14,7 @@ pub mod handler;
 pub mod ring;
 
 use crate::threads::ThreadId;
-use crate::vm::{async_trace, Jni, Jvmti, JvmtiEvent};
+use crate::vm::{async_trace, Jni, Jvmti, JvmtiEvent, MAX_LOCAL_FRAME};
 use jni_sys::JavaVM;
 use ring::Ring;
 
@@ -49,7 +49,7 @@ pub fn setup(vm: *mut JavaVM, jvmti: Jvmti, jni: &Jni, depth: u32) -> Result<Set
             .set_event_enabled(ev, true)
             .map_err(|e| format!("enabling event {}: {}", ev.0, jvmti.error_name(e)))?;
     }
-    prepare_loaded_classes(jvmti, jni);
+    jni.with_local_frame(MAX_LOCAL_FRAME, || prepare_loaded_classes(jvmti, jni));
     handler::install(SIGNAL.0, SIGNAL.1)?;
     let ring = ring_for(depth as usize + 1)?;
     handler::set_ring(ring);

@@ -1,0 +1,252 @@
+//! The signal sampler (SIGPROF + AsyncGetCallTrace) on real JVMs, against
+//! harness programs whose answer is known by construction: its rate under
+//! more busy threads than cores, no safepoint bias, RUNNABLE-but-idle threads
+//! without hits, `event=cpu`, and no harm to the JVM at high rates.
+//! Sampling figures are checked within stated tolerances.
+
+mod common;
+
+use common::*;
+use std::collections::HashMap;
+
+/// Self hits per frame name over a thread's tree.
+fn self_hits(thread: roxmltree::Node) -> HashMap<String, u64> {
+    let mut m = HashMap::new();
+    for n in thread.descendants().filter(|n| n.has_tag_name("profile")) {
+        *m.entry(n.attribute("name").unwrap().to_owned())
+            .or_default() += attr_u64(n, "hits");
+    }
+    m
+}
+
+fn one<'a, 'i>(doc: &'a roxmltree::Document<'i>, name: &str) -> roxmltree::Node<'a, 'i> {
+    let t = threads(doc, "sampler", name);
+    assert_eq!(t.len(), 1, "expected one thread {name}");
+    t[0]
+}
+
+/// 16 busy threads on a 2-core machine: each one is counted in ≥ 90% of the
+/// 10 ms samples its lifetime calls for, with a real stack (not a synthetic
+/// frame) in ≥ 90%; a thread blocked in accept() (RUNNABLE to Java) has no hit.
+#[test]
+fn sixteen_busy_threads_each_get_their_samples_and_an_idle_acceptor_no_hit() {
+    let dir = temp_dir("busy16");
+    let run = run_java(
+        &dir,
+        "sampling,interval=10ms,file=b.xml",
+        "profrj.harness.BusyThreads",
+        &["16", "3000"],
+    );
+    run.assert_success();
+    let xml = read_snapshot(&dir.join("b.xml"));
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    for line in run.stdout.lines() {
+        let (name, lived) = line.split_once(" lived-ns=").expect("busy line");
+        let expected = lived.parse::<f64>().unwrap() / 10e6;
+        let t = one(&doc, name);
+        let counted = attr_u64(t, "cumulatedElapsed") as f64;
+        let stacked = sum_attr(
+            &find_nodes(t, "profrj.harness.BusyThreads.spin()"),
+            "cumulatedElapsed",
+        ) as f64;
+        eprintln!(
+            "{name}: {counted} samples ({stacked} in spin, {} hits) of {expected:.0} called for",
+            attr_u64(t, "cumulated")
+        );
+        assert!(
+            counted >= 0.9 * expected,
+            "{name}: {counted} of {expected:.0}"
+        );
+        assert!(
+            counted <= expected + 3.0,
+            "{name}: {counted} of {expected:.0}"
+        );
+        assert!(
+            stacked >= 0.9 * expected,
+            "{name}: {stacked} with a stack in spin() of {expected:.0}"
+        );
+    }
+    let acceptor = one(&doc, "acceptor");
+    assert_eq!(
+        attr_u64(acceptor, "cumulated"),
+        0,
+        "an idle acceptor has no hit"
+    );
+    assert!(
+        attr_u64(acceptor, "cumulatedElapsed") > 250,
+        "the acceptor is still counted"
+    );
+    assert!(
+        acceptor
+            .descendants()
+            .any(|n| n.attribute("name").is_some_and(|s| s.contains("accept"))),
+        "the acceptor's stack shows accept()"
+    );
+    assert!(
+        run.stderr
+            .contains("stacks from SIGPROF + AsyncGetCallTrace"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// A helper the JIT inlines into a loop, with no safepoint poll of its own,
+/// holds 80% of the CPU by construction: signal stacks show it within ±8
+/// points.
+#[test]
+fn an_inlined_helper_gets_its_share() {
+    let dir = temp_dir("inlined");
+    let run = run_java(
+        &dir,
+        "sampling,interval=5ms,file=i.xml",
+        "profrj.harness.InlinedHelper",
+        &["4000"],
+    );
+    run.assert_success();
+    let xml = read_snapshot(&dir.join("i.xml"));
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let hits = self_hits(one(&doc, "main"));
+    let helper = hits
+        .get("profrj.harness.InlinedHelper.helper()")
+        .copied()
+        .unwrap_or(0) as f64;
+    let looping = hits
+        .get("profrj.harness.InlinedHelper.run()")
+        .copied()
+        .unwrap_or(0) as f64;
+    let share = 100.0 * helper / (helper + looping);
+    eprintln!("helper {helper}, loop {looping}: helper share {share:.1}% (expected 80%)");
+    assert!(helper + looping > 400.0, "too few samples");
+    assert!((share - 80.0).abs() <= 8.0, "helper share {share:.1}%");
+}
+
+/// `event=cpu`: per-thread CPU timers, so each thread's samples follow its own
+/// CPU time (one per 10 ms of it, ±10%), and a sleeping thread gets none.
+#[test]
+fn cpu_event_samples_follow_each_threads_cpu_time() {
+    let dir = temp_dir("cpuevent");
+    let run = run_java(
+        &dir,
+        "sampling,event=cpu,interval=10ms,file=c.xml",
+        "profrj.harness.CpuThreads",
+        &[],
+    );
+    run.assert_success();
+    let xml = read_snapshot(&dir.join("c.xml"));
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    for name in ["cpu-1", "cpu-2", "cpu-3"] {
+        let t = one(&doc, name);
+        let samples = attr_u64(t, "cumulatedElapsed") as f64;
+        let expected = attr_u64(t, "cpuTime") as f64 / 10e6;
+        eprintln!("{name}: {samples} samples for {expected:.1} intervals of CPU");
+        assert!(
+            (samples - expected).abs() <= 0.1 * expected,
+            "{name}: {samples} vs {expected:.1}"
+        );
+        assert_eq!(
+            attr_u64(t, "cumulated"),
+            attr_u64(t, "cumulatedElapsed"),
+            "every cpu sample is a hit"
+        );
+        assert!(
+            sum_attr(
+                &find_nodes(t, "profrj.harness.BusyThreads.spin()"),
+                "cumulated"
+            ) as f64
+                >= 0.8 * samples,
+            "{name}: most CPU samples are in spin()"
+        );
+    }
+    assert_eq!(
+        attr_u64(one(&doc, "idle"), "cumulatedElapsed"),
+        0,
+        "idle: no CPU, no sample"
+    );
+}
+
+/// `stacks=jvmti` keeps the handshake sampler: still right on code whose
+/// methods are not inlined (CpuSplit's 3:1).
+#[test]
+fn jvmti_stacks_remain_available() {
+    let dir = temp_dir("jvmtistacks");
+    let run = run_java(
+        &dir,
+        "sampling,stacks=jvmti,interval=2ms,file=s.xml",
+        "profrj.harness.CpuSplit",
+        &["2000"],
+    );
+    run.assert_success();
+    assert!(
+        run.stderr.contains("stacks from JVMTI (stacks=jvmti)"),
+        "{}",
+        run.stderr
+    );
+    let xml = read_snapshot(&dir.join("s.xml"));
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let main = one(&doc, "main");
+    let heavy = sum_attr(
+        &find_nodes(main, "profrj.harness.CpuSplit.heavy()"),
+        "cumulated",
+    ) as f64;
+    let light = sum_attr(
+        &find_nodes(main, "profrj.harness.CpuSplit.light()"),
+        "cumulated",
+    ) as f64;
+    let share = 100.0 * heavy / (heavy + light);
+    assert!((share - 75.0).abs() <= 6.0, "heavy share {share:.1}%");
+}
+
+/// Bad values for the new options name the option and the valid values.
+#[test]
+fn bad_event_and_stacks_values_are_refused() {
+    let dir = temp_dir("badevent");
+    for (opt, valid) in [("event=heap", "wall, cpu"), ("stacks=gdb", "async, jvmti")] {
+        let run = run_java(&dir, opt, "profrj.harness.Hello", &[]);
+        assert!(!run.success());
+        assert!(run.stderr.contains(valid), "{opt}: {}", run.stderr);
+    }
+    let run = run_java(&dir, "event=cpu,stacks=jvmti", "profrj.harness.Hello", &[]);
+    assert!(
+        run.stderr.contains("event=cpu needs stacks from signals"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// The signal sampler at 100 µs under checked JNI: hundreds of short-lived
+/// threads, a 9,000-frame recursion and a collector kept busy. The JVM runs
+/// to the end, nothing but `profrj:` lines reach stderr, nothing at all
+/// reaches stdout but the program's own lines, and the snapshots parse.
+#[test]
+fn high_rate_sampling_never_hurts_the_jvm() {
+    let cases: [(&str, &[&str], &[&str]); 3] = [
+        ("profrj.harness.ManyThreads", &["400"], &["joined 400"]),
+        ("profrj.harness.DeepStack", &["9000", "1500"], &[]),
+        ("profrj.harness.AllocBench", &["2", "3000000"], &[]),
+    ];
+    for (main, args, stdout_lines) in cases {
+        let dir = temp_dir(&format!("rate-{main}"));
+        let run = run_java_with(
+            &dir,
+            &["-Xcheck:jni", "-Xmx64m"],
+            "sampling,interval=100us,file=r.xml",
+            main,
+            args,
+        );
+        run.assert_success();
+        for line in run.stderr.lines() {
+            assert!(
+                line.starts_with("profrj:"),
+                "{main}: foreign stderr line {line:?}"
+            );
+        }
+        if !stdout_lines.is_empty() {
+            let own: Vec<&str> = run.stdout.lines().collect();
+            assert_eq!(own, stdout_lines, "{main}: stdout");
+        }
+        assert!(!run.stdout.contains("WARNING"), "{main}: {}", run.stdout);
+        let xml = read_snapshot(&dir.join("r.xml"));
+        roxmltree::Document::parse(&xml).unwrap();
+        assert!(run.stderr.contains("stacks from signals"), "{}", run.stderr);
+    }
+}
