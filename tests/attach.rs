@@ -255,6 +255,35 @@ fn profrj_cli_attach_twice_status_dump_stop_resume() {
     assert!(!threads(&doc, "sampler", "main").is_empty());
 }
 
+/// Threads that started before the agent (all of them, when it attaches)
+/// never ran ThreadStart under it: their OS ids come from HotSpot's own
+/// structures, and their stacks from signals like any other thread's.
+#[test]
+fn attached_sampling_takes_stacks_from_signals() {
+    let mut t = Target::start("attach-signals", &[]);
+    let pid = t.pid.to_string();
+    let snap = t.path("s.xml");
+    let opts = format!("sampling,interval=5ms,file={}", snap.display());
+    let (code, out) = profrj(&["attach", &pid, &opts]);
+    assert_eq!(code, 0, "{out}");
+    std::thread::sleep(Duration::from_millis(1000));
+    let (code, out) = profrj(&["status", &pid]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("stacks from SIGPROF + AsyncGetCallTrace"),
+        "{out}"
+    );
+    let from_signals: u64 = out
+        .split(" stacks from signals")
+        .next()
+        .and_then(|s| s.rsplit(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no signal count in {out}"));
+    assert!(from_signals >= 50, "main runs all the time: {out}");
+    t.finish();
+    wait_snapshot(&snap);
+}
+
 #[test]
 fn dump_with_no_profiling_started_is_a_clear_error_and_the_jvm_runs_on() {
     let mut t = Target::start("noprof", &[]);

@@ -279,9 +279,9 @@ fn describe(s: &Session) -> String {
     let mut parts = Vec::new();
     if o.sampling {
         parts.push(format!(
-            "sampling {} every {:?}, depth {}",
-            o.event.name(),
+            "sampling every {:?} ({}), depth {}",
             o.interval,
+            o.event.name(),
             o.depth
         ));
     }
