@@ -23,7 +23,7 @@ use crate::threads::{Identity, ThreadId, Threads};
 use crate::vm::async_trace::failure_name;
 use crate::vm::sys::{
     JvmtiFrameInfo, JVMTI_JAVA_LANG_THREAD_STATE_MASK, JVMTI_JAVA_LANG_THREAD_STATE_RUNNABLE,
-    JVMTI_THREAD_STATE_ALIVE,
+    JVMTI_THREAD_STATE_ALIVE, JVMTI_THREAD_STATE_IN_NATIVE,
 };
 use crate::vm::{hotspot, jthread, Jni, Jvmti};
 use crate::{clock, log};
@@ -273,7 +273,14 @@ impl<'a> Walker<'a> {
         // A thread whose signal walk failed (waiting inside the VM, say) and
         // that has not run since is walked with JVMTI: it is not running, so
         // the handshake does not wait for it.
-        let use_signal = !(idle && st.walk_failed);
+        //
+        // Only a thread running Java (or VM) code is signalled. One in native
+        // code or not RUNNABLE is walked with JVMTI: its stack ends at its
+        // last Java frame anyway, the handshake does not wait for it, and a
+        // signal could break a blocking call (JDK 11's accept() turns EINTR
+        // into a SocketTimeoutException).
+        let in_java = runnable && state & JVMTI_THREAD_STATE_IN_NATIVE == 0;
+        let use_signal = in_java && !(idle && st.walk_failed);
         if let (StackSource::Signal(setup), None, true) = (self.source, mounted, use_signal) {
             if let Some(tid) = resolve_tid(jni, threads, thread, id, &mut st.tid) {
                 *seq = seq.wrapping_add(1);
