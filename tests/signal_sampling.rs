@@ -256,3 +256,38 @@ fn high_rate_sampling_never_hurts_the_jvm() {
         assert!(run.stderr.contains("stacks from signals"), "{}", run.stderr);
     }
 }
+
+/// With `profile` beside `sampling`, the probes' own frames
+/// (`profrj.runtime.Probe.enter(native)`, …) never top a sampled stack: their
+/// samples count in the instrumented method that called them.
+#[test]
+fn the_agents_own_frames_are_folded_into_their_callers() {
+    let dir = temp_dir("ownframes");
+    let run = run_java(
+        &dir,
+        "sampling,profile,interval=1ms,file=p.xml",
+        "profrj.harness.CpuSplit",
+        &["1500"],
+    );
+    run.assert_success();
+    let xml = read_snapshot(&dir.join("p.xml"));
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let sampler = doc
+        .root_element()
+        .children()
+        .find(|n| n.has_tag_name("sampler"))
+        .expect("no <sampler>");
+    let own: Vec<&str> = sampler
+        .descendants()
+        .filter_map(|n| n.attribute("name"))
+        .filter(|n| n.starts_with("profrj.runtime."))
+        .collect();
+    assert!(own.is_empty(), "agent frames in sampled stacks: {own:?}");
+    let main = one(&doc, "main");
+    assert!(
+        sum_attr(
+            &find_nodes(main, "profrj.harness.CpuSplit.heavy()"),
+            "cumulated"
+        ) > 300
+    );
+}

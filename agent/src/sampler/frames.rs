@@ -35,8 +35,14 @@ impl Frame for CallFrame {
     }
 }
 
+/// Classes of the agent's own runtime (the probes instrumented code calls).
+const AGENT_RUNTIME: &str = "profrj.runtime.";
+
 /// Fills `path` with `frames` root first; a stack deeper than `depth` keeps
-/// its top `depth` frames under a [`TRUNCATED`] root.
+/// its top `depth` frames under a [`TRUNCATED`] root. The agent's own probe
+/// frames on top are left out, so their samples count in the instrumented
+/// method that called the probe (as async-profiler hides its own frames;
+/// the `<profile>` section's `overhead*` attributes give the probes' time).
 pub fn to_path<F: Frame>(
     names: &mut MethodNames,
     jvmti: Jvmti,
@@ -52,12 +58,23 @@ pub fn to_path<F: Frame>(
     } else {
         frames
     };
-    for f in kept.iter().rev() {
-        let id = if f.method().is_null() {
+    let name = |names: &mut MethodNames, f: &F| {
+        if f.method().is_null() {
             names.intern(UNKNOWN_METHOD)
         } else {
             names.frame_name(jvmti, jni, f.method(), f.is_native())
-        };
+        }
+    };
+    let mut own = 0;
+    while own < kept.len() {
+        let id = name(names, &kept[own]);
+        if !names.get(id).starts_with(AGENT_RUNTIME) {
+            break;
+        }
+        own += 1;
+    }
+    for f in kept[own..].iter().rev() {
+        let id = name(names, f);
         path.push(id);
     }
 }
