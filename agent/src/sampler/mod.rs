@@ -48,6 +48,8 @@ pub struct SamplerData {
 pub struct Counters {
     /// Sampler wake-ups.
     pub ticks: u64,
+    /// Intervals a late wake-up made up for (counted with its samples).
+    pub caught_up: u64,
     /// Thread samples counted again without a new stack (the thread had not run).
     pub repeated: u64,
     /// Stacks taken with JVMTI (a handshake).
@@ -78,6 +80,9 @@ impl Counters {
 /// point inside the slot. The mean rate is exactly one per interval, but no
 /// periodic activity in the program can stay in lockstep with the sampler
 /// (a fixed rate measured 100%/0% on a 50/50 workload with a 10 ms period).
+/// The most missed intervals a late tick makes up for.
+const MAX_CATCH_UP: u64 = 10;
+
 struct Schedule {
     interval: Duration,
     slot: Instant,
@@ -93,12 +98,23 @@ impl Schedule {
         }
     }
 
-    /// The instant of the next sample, in the next slot.
-    fn next_sample(&mut self) -> Instant {
+    /// The instant of the next sample, in the next slot, and how many
+    /// intervals it stands for: 1, or more when the sampler thread woke late
+    /// and whole slots passed without a sample (a loaded machine delays it),
+    /// so every thread is still counted once per interval. A gap longer than
+    /// [`MAX_CATCH_UP`] intervals is a pause (a stopped JVM): not counted.
+    fn next_sample(&mut self) -> (Instant, u64) {
         let now = Instant::now();
-        if self.slot + self.interval < now {
-            // Fell behind (a long pause, a stopped machine): resume from now, don't burst.
-            self.slot = now;
+        let mut weight = 1;
+        if self.slot + self.interval <= now {
+            let missed = ((now - self.slot).as_nanos() / self.interval.as_nanos().max(1)) as u64;
+            if missed <= MAX_CATCH_UP {
+                // Keep the phase: the missed slots count with this sample.
+                weight += missed;
+                self.slot += self.interval * missed as u32;
+            } else {
+                self.slot = now;
+            }
         }
         // xorshift64*: plenty for picking an offset, and no dependency.
         self.rng ^= self.rng >> 12;
@@ -108,7 +124,7 @@ impl Schedule {
         let offset = r % self.interval.as_nanos().max(1) as u64;
         let at = self.slot + Duration::from_nanos(offset);
         self.slot += self.interval;
-        at
+        (at, weight)
     }
 }
 
@@ -182,7 +198,7 @@ impl Sampler {
         let mut walker = stacks::Walker::new(&self.config, &self.source);
         walker.set_active(true);
         loop {
-            let next = schedule.next_sample();
+            let (next, weight) = schedule.next_sample();
             {
                 let mut c = self.control.lock();
                 while !c.stop && Instant::now() < next {
@@ -195,7 +211,7 @@ impl Sampler {
             // One local reference per thread, plus a few per newly seen thread or method.
             let refs = threads.count() as i32 + 64;
             jni.with_local_frame(refs, || {
-                walker.tick(jvmti, jni, threads, &mut self.data.lock())
+                walker.tick(jvmti, jni, threads, &mut self.data.lock(), weight)
             });
         }
         walker.set_active(false);
@@ -232,11 +248,12 @@ impl Sampler {
         let k = &d.counters;
         let n = k.ticks.max(1);
         let mut s = format!(
-            "sampling: {} ticks every {:?} ({}, stacks from {}): {} stacks from signals ({} asked), \
+            "sampling: {} ticks every {:?} ({} missed intervals made up; {}, stacks from {}): {} stacks from signals ({} asked), \
              {} walked with JVMTI, {} repeated unchanged; per tick {} us taking stacks, {} us folding; \
              sampler CPU {} ms = {:.2}% of one core",
             k.ticks,
             self.config.interval,
+            k.caught_up,
             self.config.event.name(),
             self.source.describe(),
             k.arrived,
@@ -299,7 +316,8 @@ mod tests {
         let start = s.slot;
         let mut offsets = Vec::new();
         for k in 0..1000u32 {
-            let at = s.next_sample();
+            let (at, weight) = s.next_sample();
+            assert_eq!(weight, 1);
             let slot = start + interval * k;
             assert!(
                 at >= slot && at < slot + interval,
@@ -312,5 +330,16 @@ mod tests {
         assert!((mean - 0.5).abs() < 0.05, "mean offset {mean}");
         let low = offsets.iter().filter(|&&o| o < 0.5).count();
         assert!((400..600).contains(&low), "{low} of 1000 in the first half");
+    }
+
+    #[test]
+    fn a_late_tick_makes_up_for_missed_slots_but_not_for_a_pause() {
+        let interval = Duration::from_millis(10);
+        let mut s = Schedule::new(interval, 7);
+        s.slot -= interval * 4; // woke 4 slots late
+        assert_eq!(s.next_sample().1, 5);
+        assert_eq!(s.next_sample().1, 1);
+        s.slot -= interval * 500; // stopped for 5 s
+        assert_eq!(s.next_sample().1, 1);
     }
 }

@@ -88,7 +88,6 @@ mod tests {
         let data = SamplerData {
             trees,
             names,
-            samples: 1_000_000,
             ..Default::default()
         };
         let threads = vec![ThreadRecord {
@@ -96,6 +95,7 @@ mod tests {
             start_ns: 0,
             end_ns: Some(5),
             cpu_ns: 7,
+            tid: 0,
         }];
         let path = std::env::temp_dir().join(format!("profrj-million-{}.xml", std::process::id()));
         let t = std::time::Instant::now();

@@ -166,10 +166,19 @@ impl<'a> Walker<'a> {
     }
 
     /// One tick: fold what arrived, then sample (or time) every live thread.
-    pub fn tick(&mut self, jvmti: Jvmti, jni: &Jni, threads: &Threads, data: &mut SamplerData) {
+    /// `weight`: intervals this tick stands for (more than 1 after a late wake-up).
+    pub fn tick(
+        &mut self,
+        jvmti: Jvmti,
+        jni: &Jni,
+        threads: &Threads,
+        data: &mut SamplerData,
+        weight: u64,
+    ) {
         let t0 = clock::now_ns();
         let fold0 = data.counters.fold_ns;
         data.counters.ticks += 1;
+        data.counters.caught_up += weight - 1;
         self.drain(jvmti, jni, data);
         let live = match jvmti.all_threads() {
             Ok(t) => t,
@@ -187,7 +196,7 @@ impl<'a> Walker<'a> {
                 continue;
             };
             match self.config.event {
-                Event::Wall => self.wall_sample(jvmti, jni, threads, data, thread, id),
+                Event::Wall => self.wall_sample(jvmti, jni, threads, data, thread, id, weight),
                 Event::Cpu => self.keep_timer(jni, threads, data, thread, id),
             }
         }
@@ -204,6 +213,7 @@ impl<'a> Walker<'a> {
         data: &mut SamplerData,
         thread: jthread,
         id: ThreadId,
+        weight: u64,
     ) {
         let Ok(mut state) = jvmti.thread_state(thread) else {
             return;
@@ -250,9 +260,9 @@ impl<'a> Walker<'a> {
             st.last_cpu = cpu;
             st.cpu_from_signal = false;
         }
-        let hit = (runnable && ran) as u64;
+        let hit = (runnable && ran) as u64 * weight;
         if let Some(p) = st.pending.as_mut() {
-            p.owed += 1;
+            p.owed += weight;
             p.hits += hit;
             if tick - p.asked_tick > GIVE_UP_TICKS && cpu != p.asked_cpu {
                 let p = st.pending.take().expect("just seen");
@@ -266,7 +276,7 @@ impl<'a> Walker<'a> {
         let tree = trees.entry(id).or_default();
         let idle = !ran && cpu.is_some();
         if let (true, Some(leaf), false) = (idle, st.leaf, st.walk_failed) {
-            tree.repeat_samples(leaf, 1, 0);
+            tree.repeat_samples(leaf, weight, 0);
             counters.repeated += 1;
             return;
         }
@@ -291,7 +301,7 @@ impl<'a> Walker<'a> {
                             seq: *seq,
                             asked_tick: tick,
                             asked_cpu: cpu,
-                            owed: 1,
+                            owed: weight,
                             hits: hit,
                         });
                         return;
@@ -307,7 +317,7 @@ impl<'a> Walker<'a> {
         };
         let t1 = clock::now_ns();
         to_path(names, jvmti, jni, frames, self.config.depth, &mut self.path);
-        st.leaf = Some(tree.add_samples(&self.path, 1, hit));
+        st.leaf = Some(tree.add_samples(&self.path, weight, hit));
         st.walk_failed = false;
         counters.walked += 1;
         counters.add_fold(clock::now_ns() - t1);
