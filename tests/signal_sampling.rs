@@ -220,21 +220,36 @@ fn bad_event_and_stacks_values_are_refused() {
 }
 
 /// The signal sampler at 100 µs under checked JNI: hundreds of short-lived
-/// threads, a 9,000-frame recursion and a collector kept busy. The JVM runs
-/// to the end, nothing but `profrj:` lines reach stderr, nothing at all
-/// reaches stdout but the program's own lines, and the snapshots parse.
+/// threads, a 9,000-frame recursion (on an 8 MB stack: the default 1 MB one
+/// overflows at ~9,500 frames without any agent), recursion into
+/// StackOverflowError and back, and a collector kept busy. The JVM runs to
+/// the end, nothing but `profrj:` lines reach stderr, nothing at all reaches
+/// stdout but the program's own lines, and the snapshots parse.
 #[test]
 fn high_rate_sampling_never_hurts_the_jvm() {
-    let cases: [(&str, &[&str], &[&str]); 3] = [
-        ("profrj.harness.ManyThreads", &["400"], &["joined 400"]),
-        ("profrj.harness.DeepStack", &["9000", "1500"], &[]),
-        ("profrj.harness.AllocBench", &["2", "3000000"], &[]),
+    let cases: [(&str, &[&str], &[&str], &[&str]); 4] = [
+        ("profrj.harness.ManyThreads", &[], &["400"], &["joined 400"]),
+        (
+            "profrj.harness.DeepStack",
+            &["-Xss8m"],
+            &["9000", "1500"],
+            &[],
+        ),
+        (
+            "profrj.harness.StackOverflowLoop",
+            &[],
+            &["1500"],
+            &["overflows=some"],
+        ),
+        ("profrj.harness.AllocBench", &[], &["2", "3000000"], &[]),
     ];
-    for (main, args, stdout_lines) in cases {
+    for (main, jvm_args, args, stdout_lines) in cases {
         let dir = temp_dir(&format!("rate-{main}"));
+        let mut flags = vec!["-Xcheck:jni", "-Xmx64m"];
+        flags.extend_from_slice(jvm_args);
         let run = run_java_with(
             &dir,
-            &["-Xcheck:jni", "-Xmx64m"],
+            &flags,
             "sampling,interval=100us,file=r.xml",
             main,
             args,

@@ -73,9 +73,10 @@ impl StackSource {
     }
 }
 
-/// After this many ticks without an answer, although the thread ran, a
-/// request is given up (the thread blocks the signal) and the thread is
-/// walked with JVMTI from then on.
+/// A request is given up (the thread blocks the signal, say) when the thread
+/// has used this much CPU since it was asked, over at least [`GIVE_UP_TICKS`]
+/// ticks, without answering; it is walked with JVMTI from then on.
+const GIVE_UP_CPU_NS: u64 = 20_000_000;
 const GIVE_UP_TICKS: u64 = 50;
 /// CPU a thread may use after its signal handler read its clock (returning
 /// from the signal, resuming a wait) and still count as not having run: a
@@ -264,7 +265,11 @@ impl<'a> Walker<'a> {
         if let Some(p) = st.pending.as_mut() {
             p.owed += weight;
             p.hits += hit;
-            if tick - p.asked_tick > GIVE_UP_TICKS && cpu != p.asked_cpu {
+            let used = match (cpu, p.asked_cpu) {
+                (Some(c), Some(a)) => c.saturating_sub(a),
+                _ => 0,
+            };
+            if tick - p.asked_tick > GIVE_UP_TICKS && used > GIVE_UP_CPU_NS {
                 let p = st.pending.take().expect("just seen");
                 st.tid = Tid::Unavailable;
                 st.leaf = None;

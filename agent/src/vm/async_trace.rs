@@ -115,6 +115,8 @@ pub unsafe fn walk(
 
 /// Not one of HotSpot's codes: the function is missing or the thread has no JNIEnv.
 pub const NO_FUNCTION: jint = -100;
+/// Not one of HotSpot's codes: too little stack left to walk safely.
+pub const NEAR_STACK_LIMIT: jint = -101;
 
 /// The synthetic frame a failed walk's sample is counted under: HotSpot's own
 /// names for its `ticks_*` codes (as async-profiler prints them).
@@ -132,6 +134,7 @@ pub fn failure_name(code: jint) -> &'static str {
         -9 => "[deopt]",
         -10 => "[safepoint]",
         NO_FUNCTION => "[not_Java_thread]",
+        NEAR_STACK_LIMIT => "[near_stack_limit]",
         _ => "[unknown_failure]",
     }
 }

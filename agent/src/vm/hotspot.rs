@@ -12,6 +12,7 @@ use super::jni::Jni;
 use super::sys::jthread;
 use jni_sys::jfieldID;
 use std::ffi::{c_char, c_void, CStr};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 /// What the tid look-up needs, found once.
@@ -124,6 +125,77 @@ fn read_own(addr: u64) -> Option<u64> {
 
 fn task_exists(tid: i32) -> bool {
     std::path::Path::new(&format!("/proc/self/task/{tid}")).exists()
+}
+
+/// Where a signal handler finds its own thread's stack bounds: the
+/// JavaThread is at a fixed distance below its JNIEnv (the env is a field of
+/// it), and `Thread::_stack_base`/`_stack_size` come from VMStructs.
+static STACK_ENV_OFFSET: AtomicUsize = AtomicUsize::new(0);
+static STACK_BASE_AT: AtomicUsize = AtomicUsize::new(0);
+static STACK_SIZE_AT: AtomicUsize = AtomicUsize::new(0);
+
+/// Learns, on the calling Java thread, how to find a thread's stack bounds
+/// from its JNIEnv; false if the VM's structures do not tell.
+pub fn learn_stack_bounds(jni: &Jni, current: jthread) -> bool {
+    let Some(layout) = LAYOUT.get_or_init(|| find_layout(jni)).as_ref() else {
+        return false;
+    };
+    let (Some(base_at), Some(size_at)) = (
+        struct_offset(&["Thread", "JavaThread"], "_stack_base"),
+        struct_offset(&["Thread", "JavaThread"], "_stack_size"),
+    ) else {
+        return false;
+    };
+    // SAFETY: `eetop` is java.lang.Thread's long field and `current` a Thread.
+    let java_thread = unsafe { jni.long_field(current, layout.eetop as jfieldID) } as usize;
+    let env = jni.env as usize;
+    // The env lives inside the JavaThread, a few hundred bytes in.
+    let Some(offset) = env
+        .checked_sub(java_thread)
+        .filter(|o| (1..1 << 16).contains(o))
+    else {
+        return false;
+    };
+    // Check the reading on this thread: its own stack must contain this frame.
+    let here = &offset as *const usize as usize;
+    let (Some(base), Some(size)) = (
+        read_own((java_thread + base_at as usize) as u64),
+        read_own((java_thread + size_at as usize) as u64),
+    ) else {
+        return false;
+    };
+    let (base, size) = (base as usize, size as usize);
+    if !(base.saturating_sub(size) < here && here < base) {
+        return false;
+    }
+    STACK_BASE_AT.store(base_at as usize, Ordering::Relaxed);
+    STACK_SIZE_AT.store(size_at as usize, Ordering::Relaxed);
+    STACK_ENV_OFFSET.store(offset, Ordering::Release);
+    true
+}
+
+/// Bytes of stack left below the caller on the thread whose JNIEnv is
+/// `env`, or `None` when unknown. Async-signal-safe: reads the current
+/// thread's own JavaThread.
+///
+/// # Safety
+/// `env` must be the calling thread's JNIEnv.
+pub unsafe fn stack_room(env: *mut jni_sys::JNIEnv) -> Option<usize> {
+    let offset = STACK_ENV_OFFSET.load(Ordering::Acquire);
+    if offset == 0 || env.is_null() {
+        return None;
+    }
+    let java_thread = (env as usize).checked_sub(offset)?;
+    // SAFETY: the caller's own JavaThread, alive while it runs; the offsets
+    // were checked on a live thread by `learn_stack_bounds`.
+    let (base, size) = unsafe {
+        (
+            *((java_thread + STACK_BASE_AT.load(Ordering::Relaxed)) as *const usize),
+            *((java_thread + STACK_SIZE_AT.load(Ordering::Relaxed)) as *const usize),
+        )
+    };
+    let here = &offset as *const usize as usize;
+    here.checked_sub(base.checked_sub(size)?)
 }
 
 /// The calling thread's tid.

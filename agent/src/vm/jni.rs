@@ -12,7 +12,7 @@ use std::marker::PhantomData;
 pub const MAX_LOCAL_FRAME: jint = 65_536;
 
 pub struct Jni {
-    env: *mut JNIEnv,
+    pub(super) env: *mut JNIEnv,
     _not_send: PhantomData<*mut ()>,
 }
 

@@ -4,7 +4,7 @@
 //! the ring: no allocation, no lock, no JNI call beyond GetEnv, no panic path.
 
 use super::ring::Ring;
-use crate::vm::async_trace;
+use crate::vm::{async_trace, hotspot};
 use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
 use std::time::Duration;
@@ -20,6 +20,13 @@ static ACTIVE: AtomicBool = AtomicBool::new(false);
 /// Signals that reached a thread with no JNIEnv (not a Java thread).
 static NOT_JAVA: AtomicU64 = AtomicU64::new(0);
 static INSTALLED: AtomicBool = AtomicBool::new(false);
+
+/// Stack the handler needs below the interrupted code: HotSpot's guard zones
+/// (4 pages) and AsyncGetCallTrace's frames with margin. Closer to the end of
+/// the stack, a walk could touch the guard zone, which HotSpot would turn into
+/// a StackOverflowError in the program (seen in a 9,000-frame recursion
+/// loading a class); the sample then goes under `[near_stack_limit]`.
+const MIN_STACK_ROOM: usize = 64 << 10;
 
 const SI_QUEUE: c_int = -1;
 const SI_TIMER: c_int = -2;
@@ -131,8 +138,13 @@ unsafe fn record(info: *const SigInfo, ucontext: *mut c_void) {
         NOT_JAVA.fetch_add(1, Ordering::Relaxed);
         return;
     }
-    let tid = crate::vm::hotspot::current_tid();
+    let tid = hotspot::current_tid();
+    // SAFETY: `env` is this thread's.
+    let room = unsafe { hotspot::stack_room(env) };
     ring.record(token, weight, tid, |frames, max| {
+        if room.is_some_and(|r| r < MIN_STACK_ROOM) {
+            return (async_trace::NEAR_STACK_LIMIT, own_cpu_ns());
+        }
         // SAFETY: on the interrupted thread, with its env and context; the
         // ring gives `max` frames.
         let code =

@@ -13,8 +13,9 @@
 pub mod handler;
 pub mod ring;
 
+use crate::log;
 use crate::threads::ThreadId;
-use crate::vm::{async_trace, Jni, Jvmti, JvmtiEvent, MAX_LOCAL_FRAME};
+use crate::vm::{async_trace, hotspot, Jni, Jvmti, JvmtiEvent, MAX_LOCAL_FRAME};
 use jni_sys::JavaVM;
 use ring::Ring;
 
@@ -50,6 +51,20 @@ pub fn setup(vm: *mut JavaVM, jvmti: Jvmti, jni: &Jni, depth: u32) -> Result<Set
             .map_err(|e| format!("enabling event {}: {}", ev.0, jvmti.error_name(e)))?;
     }
     jni.with_local_frame(MAX_LOCAL_FRAME, || prepare_loaded_classes(jvmti, jni));
+    let bounds = jvmti
+        .current_thread()
+        .map(|t| {
+            let known = hotspot::learn_stack_bounds(jni, t);
+            jni.delete_local_ref(t);
+            known
+        })
+        .unwrap_or(false);
+    if !bounds {
+        log::warn_once(
+            "stack-bounds",
+            "sampling: thread stack bounds unknown in this JVM; a sample taken near the end of a thread's stack could cost it a StackOverflowError",
+        );
+    }
     handler::install(SIGNAL.0, SIGNAL.1)?;
     let ring = ring_for(depth as usize + 1)?;
     handler::set_ring(ring);
