@@ -219,6 +219,14 @@ fn bad_event_and_stacks_values_are_refused() {
     );
 }
 
+/// (main class, JVM flags, arguments, expected stdout lines or none).
+type StressCase = (
+    &'static str,
+    &'static [&'static str],
+    &'static [&'static str],
+    &'static [&'static str],
+);
+
 /// The signal sampler at 100 µs under checked JNI: hundreds of short-lived
 /// threads, a 9,000-frame recursion (on an 8 MB stack: the default 1 MB one
 /// overflows at ~9,500 frames without any agent), recursion into
@@ -227,7 +235,7 @@ fn bad_event_and_stacks_values_are_refused() {
 /// stdout but the program's own lines, and the snapshots parse.
 #[test]
 fn high_rate_sampling_never_hurts_the_jvm() {
-    let cases: [(&str, &[&str], &[&str], &[&str]); 4] = [
+    let cases: [StressCase; 4] = [
         ("profrj.harness.ManyThreads", &[], &["400"], &["joined 400"]),
         (
             "profrj.harness.DeepStack",

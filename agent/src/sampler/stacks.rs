@@ -124,6 +124,13 @@ pub(super) struct ThreadState {
     missing: u32,
 }
 
+/// The VM handles a tick works with.
+struct Vm<'a> {
+    jvmti: Jvmti,
+    jni: &'a Jni,
+    threads: &'a Threads,
+}
+
 /// Reused buffers, so a tick allocates nothing per thread.
 pub(super) struct Walker<'a> {
     config: &'a Config,
@@ -197,7 +204,14 @@ impl<'a> Walker<'a> {
                 continue;
             };
             match self.config.event {
-                Event::Wall => self.wall_sample(jvmti, jni, threads, data, thread, id, weight),
+                Event::Wall => {
+                    let vm = Vm {
+                        jvmti,
+                        jni,
+                        threads,
+                    };
+                    self.wall_sample(&vm, data, thread, id, weight)
+                }
                 Event::Cpu => self.keep_timer(jni, threads, data, thread, id),
             }
         }
@@ -208,14 +222,17 @@ impl<'a> Walker<'a> {
 
     fn wall_sample(
         &mut self,
-        jvmti: Jvmti,
-        jni: &Jni,
-        threads: &Threads,
+        vm: &Vm<'_>,
         data: &mut SamplerData,
         thread: jthread,
         id: ThreadId,
         weight: u64,
     ) {
+        let Vm {
+            jvmti,
+            jni,
+            threads,
+        } = *vm;
         let Ok(mut state) = jvmti.thread_state(thread) else {
             return;
         };
