@@ -284,6 +284,53 @@ fn attached_sampling_takes_stacks_from_signals() {
     wait_snapshot(&snap);
 }
 
+/// A JVM whose application already handles SIGPROF: attaching says so, and
+/// samples with JVMTI instead of taking the signal over.
+#[test]
+fn attaching_where_the_application_owns_sigprof_leaves_it_alone() {
+    let mut t = Target::start_main("owns-prof", &[], "profrj.harness.OwnsProf");
+    let pid = t.pid.to_string();
+    let snap = t.path("p.xml");
+    let (code, out) = profrj(&[
+        "attach",
+        &pid,
+        &format!("sampling,interval=5ms,file={}", snap.display()),
+    ]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("SIGPROF is already handled in this JVM"),
+        "{out}"
+    );
+    assert!(out.contains("stacks from JVMTI"), "{out}");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while t.alive() {
+        assert!(Instant::now() < deadline, "target did not finish");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let mut rest = String::new();
+    std::io::Read::read_to_string(t.child.stdout.as_mut().unwrap(), &mut rest).unwrap();
+    assert!(rest.contains("prof-handled=0"), "{rest}");
+    let xml = wait_snapshot_any(&snap);
+    assert!(
+        xml.contains("profrj.harness.BusyThreads.spin()"),
+        "sampled with JVMTI"
+    );
+}
+
+/// Waits (up to 20 s) for a complete snapshot at `path`.
+fn wait_snapshot_any(path: &Path) -> String {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !path.exists() {
+        assert!(
+            Instant::now() < deadline,
+            "no snapshot at {}",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    read_snapshot(path)
+}
+
 #[test]
 fn dump_with_no_profiling_started_is_a_clear_error_and_the_jvm_runs_on() {
     let mut t = Target::start("noprof", &[]);

@@ -314,3 +314,47 @@ fn the_agents_own_frames_are_folded_into_their_callers() {
         ) > 300
     );
 }
+
+/// An application that takes SIGPROF over while the agent samples with it
+/// (sun.misc.Signal here; a native profiling library would do the same):
+/// the agent notices at its next tick, says so, and walks stacks with JVMTI
+/// from then on, so the application's handler is not run per sample.
+#[test]
+fn an_application_that_takes_sigprof_over_is_left_alone() {
+    let dir = temp_dir("ownsprof");
+    let run = run_java(
+        &dir,
+        "sampling,interval=1ms,file=p.xml",
+        "profrj.harness.OwnsProf",
+        &["late", "1500"],
+    );
+    run.assert_success();
+    assert!(
+        run.stderr
+            .contains("the application replaced profrj's SIGPROF handler; no more signals"),
+        "{}",
+        run.stderr
+    );
+    let handled: u64 = run
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("prof-handled="))
+        .expect("prof-handled line")
+        .parse()
+        .unwrap();
+    // A signal already on its way when the handler changed may reach it.
+    assert!(
+        handled <= 2,
+        "the application's handler ran {handled} times"
+    );
+    let xml = read_snapshot(&dir.join("p.xml"));
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let main = one(&doc, "main");
+    assert!(
+        sum_attr(
+            &find_nodes(main, "profrj.harness.BusyThreads.spin()"),
+            "cumulated"
+        ) > 1000,
+        "sampling goes on with JVMTI"
+    );
+}

@@ -135,6 +135,8 @@ struct Vm<'a> {
 pub(super) struct Walker<'a> {
     config: &'a Config,
     source: &'a StackSource,
+    /// Someone replaced the signal handler: no more signals, JVMTI walks only.
+    signals_lost: bool,
     jvmti_frames: JvmtiFrames,
     path: Vec<NameId>,
 }
@@ -158,6 +160,7 @@ impl<'a> Walker<'a> {
         Self {
             config,
             source,
+            signals_lost: false,
             jvmti_frames: JvmtiFrames {
                 frames: vec![empty; n],
                 virtual_frames: vec![empty; n],
@@ -188,6 +191,7 @@ impl<'a> Walker<'a> {
         data.counters.ticks += 1;
         data.counters.caught_up += weight - 1;
         self.drain(jvmti, jni, data);
+        self.check_handler(data);
         let live = match jvmti.all_threads() {
             Ok(t) => t,
             Err(e) => {
@@ -218,6 +222,25 @@ impl<'a> Walker<'a> {
         self.forget_vanished(data);
         let folded = data.counters.fold_ns - fold0;
         data.counters.vm_ns += (clock::now_ns() - t0).saturating_sub(folded);
+    }
+
+    /// Stops signalling if the application took the signal over.
+    fn check_handler(&mut self, data: &mut SamplerData) {
+        let StackSource::Signal(setup) = self.source else {
+            return;
+        };
+        if self.signals_lost || handler::still_ours(setup.signo) {
+            return;
+        }
+        self.signals_lost = true;
+        for st in data.states.values_mut() {
+            st.timer = None;
+        }
+        log::warn(&format!(
+            "sampling: the application replaced profrj's {} handler; no more signals, stacks now come from JVMTI{}",
+            signal::SIGNAL.1,
+            if self.config.event == Event::Cpu { " (event=cpu: no more samples)" } else { "" }
+        ));
     }
 
     fn wall_sample(
@@ -313,6 +336,7 @@ impl<'a> Walker<'a> {
         // into a SocketTimeoutException).
         let in_java = runnable && state & JVMTI_THREAD_STATE_IN_NATIVE == 0;
         let use_signal = in_java && !(idle && st.walk_failed);
+        let use_signal = use_signal && !self.signals_lost;
         if let (StackSource::Signal(setup), None, true) = (self.source, mounted, use_signal) {
             if let Some(tid) = resolve_tid(jni, threads, thread, id, &mut st.tid) {
                 *seq = seq.wrapping_add(1);
@@ -358,7 +382,7 @@ impl<'a> Walker<'a> {
         let st = data.states.entry(id).or_default();
         st.seen_tick = tick;
         st.missing = 0;
-        if st.timer.is_some() || st.timer_failed {
+        if st.timer.is_some() || st.timer_failed || self.signals_lost {
             return;
         }
         let StackSource::Signal(setup) = self.source else {

@@ -101,6 +101,19 @@ pub fn install(signo: c_int, name: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Is our handler still the one installed? An application can replace it
+/// at any time (sun.misc.Signal, a native library); then signals must stop,
+/// or every sample would run the application's handler.
+pub fn still_ours(signo: c_int) -> bool {
+    // SAFETY: all-zero sigaction is a valid out-parameter.
+    let mut now: libc::sigaction = unsafe { std::mem::zeroed() };
+    // SAFETY: querying only.
+    if unsafe { libc::sigaction(signo, std::ptr::null(), &mut now) } != 0 {
+        return false;
+    }
+    now.sa_sigaction == on_signal as *const () as usize
+}
+
 /// The handler. Runs on whichever Java thread the signal interrupted.
 extern "C" fn on_signal(_signo: c_int, info: *mut libc::siginfo_t, ucontext: *mut c_void) {
     // SAFETY: errno is this thread's; it is restored before returning.
