@@ -3,7 +3,7 @@
 
 use super::TRUNCATED;
 use crate::methods::{MethodNames, NameId};
-use crate::vm::async_trace::{CallFrame, NATIVE_FRAME_BCI};
+use crate::vm::async_trace::{failure_name, CallFrame, NATIVE_FRAME_BCI};
 use crate::vm::sys::JvmtiFrameInfo;
 use crate::vm::{Jni, Jvmti};
 use jni_sys::jmethodID;
@@ -15,6 +15,10 @@ const UNKNOWN_METHOD: &str = "[unknown_method]";
 pub trait Frame {
     fn method(&self) -> jmethodID;
     fn is_native(&self) -> bool;
+    /// A synthetic frame's failure code (AsyncGetCallTrace frames only).
+    fn failure(&self) -> Option<i32> {
+        None
+    }
 }
 
 impl Frame for JvmtiFrameInfo {
@@ -32,6 +36,9 @@ impl Frame for CallFrame {
     }
     fn is_native(&self) -> bool {
         self.bci == NATIVE_FRAME_BCI
+    }
+    fn failure(&self) -> Option<i32> {
+        (self.method.is_null() && self.bci < 0 && self.bci != NATIVE_FRAME_BCI).then_some(self.bci)
     }
 }
 
@@ -60,7 +67,12 @@ pub fn to_path<F: Frame>(
     };
     let name = |names: &mut MethodNames, f: &F| {
         if f.method().is_null() {
-            names.intern(UNKNOWN_METHOD)
+            // A synthetic top frame over a stack recovered from the caller
+            // carries its failure code; otherwise a method with no jmethodID.
+            match f.failure() {
+                Some(code) => names.intern(failure_name(code)),
+                None => names.intern(UNKNOWN_METHOD),
+            }
         } else {
             names.frame_name(jvmti, jni, f.method(), f.is_native())
         }

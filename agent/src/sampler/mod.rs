@@ -58,6 +58,9 @@ pub struct Counters {
     pub asked: u64,
     /// Stacks that came back from a signal handler.
     pub arrived: u64,
+    /// Of those, walks that failed at the top frame and were taken again
+    /// from its caller (under a synthetic top frame).
+    pub recovered: u64,
     /// Samples whose stack could not be walked, by synthetic frame.
     pub failures: BTreeMap<&'static str, u64>,
     /// Answers to requests already given up on.
@@ -248,7 +251,7 @@ impl Sampler {
         let k = &d.counters;
         let n = k.ticks.max(1);
         let mut s = format!(
-            "sampling: {} ticks every {:?} ({} missed intervals made up; {}, stacks from {}): {} stacks from signals ({} asked), \
+            "sampling: {} ticks every {:?} ({} missed intervals made up; {}, stacks from {}): {} stacks from signals ({} asked, {} of them from the caller of an unknown top), \
              {} walked with JVMTI, {} repeated unchanged; per tick {} us taking stacks, {} us folding; \
              sampler CPU {} ms = {:.2}% of one core",
             k.ticks,
@@ -258,6 +261,7 @@ impl Sampler {
             self.source.describe(),
             k.arrived,
             k.asked,
+            k.recovered,
             k.walked,
             k.repeated,
             k.vm_ns / n / 1000,

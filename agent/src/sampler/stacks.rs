@@ -449,6 +449,12 @@ impl<'a> Walker<'a> {
             counters.arrived += 1;
             let tree = trees.entry(id).or_default();
             let leaf = if s.code > 0 {
+                if s.frames
+                    .first()
+                    .is_some_and(|f| f.method.is_null() && f.bci < 0)
+                {
+                    counters.recovered += 1;
+                }
                 to_path(names, jvmti, jni, s.frames, depth, path);
                 tree.add_samples(path, owed, hits)
             } else {

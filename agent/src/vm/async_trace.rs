@@ -113,6 +113,112 @@ pub unsafe fn walk(
     trace.num_frames
 }
 
+/// HotSpot's codes for a thread in Java code whose top frame it cannot use
+/// (a method's entry or exit, a stub), and whose stack it cannot walk.
+pub const UNKNOWN_JAVA: jint = -5;
+pub const NOT_WALKABLE_JAVA: jint = -6;
+
+/// [`walk`], and when it fails on a thread in Java code (the top frame is a
+/// stub or a method's prologue or epilogue, with no frame set up), once more
+/// from the caller: the return address on top of the stack, if it lies in
+/// the code cache and the stack pointer in the thread's stack (as
+/// async-profiler did before its own walker). The caller's stack then gets
+/// a synthetic top frame (`bci` = the failure code, no method), so the
+/// sample keeps its context but does not pretend to know the top.
+///
+/// # Safety
+/// As [`walk`]; `ucontext` is modified during the retry and restored.
+pub unsafe fn walk_recovering(
+    env: *mut JNIEnv,
+    frames: *mut CallFrame,
+    max: jint,
+    ucontext: *mut c_void,
+) -> jint {
+    // SAFETY: as the caller guarantees.
+    let code = unsafe { walk(env, frames, max, ucontext) };
+    if (code != UNKNOWN_JAVA && code != NOT_WALKABLE_JAVA) || max < 2 || ucontext.is_null() {
+        return code;
+    }
+    // SAFETY: as the caller guarantees.
+    unsafe { retry_from_caller(env, frames, max, ucontext, code) }.unwrap_or(code)
+}
+
+#[cfg(target_arch = "x86_64")]
+unsafe fn retry_from_caller(
+    env: *mut JNIEnv,
+    frames: *mut CallFrame,
+    max: jint,
+    ucontext: *mut c_void,
+    code: jint,
+) -> Option<jint> {
+    use libc::{REG_RBP, REG_RIP, REG_RSP};
+    // SAFETY: the caller's own env.
+    let (low, high) = unsafe { super::hotspot::stack_bounds(env) }?;
+    let uc = ucontext as *mut libc::ucontext_t;
+    // SAFETY: the kernel's ucontext for this signal, ours until the handler returns.
+    let gregs = unsafe { &mut (*uc).uc_mcontext.gregs };
+    let saved = (
+        gregs[REG_RIP as usize],
+        gregs[REG_RSP as usize],
+        gregs[REG_RBP as usize],
+    );
+    // A word of this thread's stack, if `at` is an aligned address in it.
+    let word = |at: usize| -> Option<usize> {
+        let in_stack = at >= low && at.checked_add(8)? <= high && at.is_multiple_of(8);
+        // SAFETY: an aligned address inside this thread's own stack.
+        in_stack.then(|| unsafe { *(at as *const usize) })
+    };
+    let (sp, fp) = (saved.1 as usize, saved.2 as usize);
+    // Two guesses at the caller, as (pc, sp, fp): no frame set up yet (or
+    // already torn down), so the return address is on top of the stack; or a
+    // frame-pointer frame (stubs, the interpreter): return address above fp.
+    let guesses = [
+        word(sp).map(|ret| (ret, sp + 8, fp)),
+        (fp > sp)
+            .then(|| Some((word(fp.checked_add(8)?)?, fp + 16, word(fp)?)))
+            .flatten(),
+    ];
+    let mut result = None;
+    for (ret, new_sp, new_fp) in guesses.into_iter().flatten() {
+        if !super::hotspot::in_code_cache(ret) {
+            continue;
+        }
+        gregs[REG_RIP as usize] = ret as i64;
+        gregs[REG_RSP as usize] = new_sp as i64;
+        gregs[REG_RBP as usize] = new_fp as i64;
+        // SAFETY: one frame less, after the one kept for the synthetic top.
+        let n = unsafe { walk(env, frames.add(1), max - 1, ucontext) };
+        if n > 0 {
+            result = Some(n + 1);
+            break;
+        }
+    }
+    gregs[REG_RIP as usize] = saved.0;
+    gregs[REG_RSP as usize] = saved.1;
+    gregs[REG_RBP as usize] = saved.2;
+    if result.is_some() {
+        // SAFETY: `frames` holds `max >= 2` entries.
+        unsafe {
+            *frames = CallFrame {
+                bci: code,
+                method: std::ptr::null_mut(),
+            }
+        };
+    }
+    result
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+unsafe fn retry_from_caller(
+    _env: *mut JNIEnv,
+    _frames: *mut CallFrame,
+    _max: jint,
+    _ucontext: *mut c_void,
+    _code: jint,
+) -> Option<jint> {
+    None
+}
+
 /// Not one of HotSpot's codes: the function is missing or the thread has no JNIEnv.
 pub const NO_FUNCTION: jint = -100;
 /// Not one of HotSpot's codes: too little stack left to walk safely.

@@ -73,11 +73,24 @@ fn symbol<T: Copy>(name: &CStr) -> Option<T> {
 
 /// The offset of field `field` of one of `types` in the VMStructs table.
 fn struct_offset(types: &[&str], field: &str) -> Option<u64> {
+    struct_entry(types, field, false)
+}
+
+/// The address of static field `field` of `type_name`.
+fn static_address(type_name: &str, field: &str) -> Option<u64> {
+    struct_entry(&[type_name], field, true)
+}
+
+/// An entry of the VMStructs table: a field's offset, or for a static field
+/// (`want_static`) its address.
+fn struct_entry(types: &[&str], field: &str, want_static: bool) -> Option<u64> {
     let entries: *const u8 = symbol(c"gHotSpotVMStructs")?;
     let stride: u64 = symbol(c"gHotSpotVMStructEntryArrayStride")?;
     let type_at: u64 = symbol(c"gHotSpotVMStructEntryTypeNameOffset")?;
     let field_at: u64 = symbol(c"gHotSpotVMStructEntryFieldNameOffset")?;
     let offset_at: u64 = symbol(c"gHotSpotVMStructEntryOffsetOffset")?;
+    let static_at: u64 = symbol(c"gHotSpotVMStructEntryIsStaticOffset")?;
+    let address_at: u64 = symbol(c"gHotSpotVMStructEntryAddressOffset")?;
     if entries.is_null() || stride == 0 {
         return None;
     }
@@ -96,10 +109,13 @@ fn struct_offset(types: &[&str], field: &str) -> Option<u64> {
                 continue;
             }
             let t = CStr::from_ptr(type_name).to_bytes();
+            let is_static = *(entry.add(static_at as usize) as *const i32) != 0;
             if types.iter().any(|w| w.as_bytes() == t)
                 && CStr::from_ptr(field_name).to_bytes() == field.as_bytes()
+                && is_static == want_static
             {
-                return Some(*(entry.add(offset_at as usize) as *const u64));
+                let at = if want_static { address_at } else { offset_at };
+                return Some(*(entry.add(at as usize) as *const u64));
             }
         }
     }
@@ -125,6 +141,31 @@ fn read_own(addr: u64) -> Option<u64> {
 
 fn task_exists(tid: i32) -> bool {
     std::path::Path::new(&format!("/proc/self/task/{tid}")).exists()
+}
+
+/// The code cache's address range, for the signal handler's sanity checks.
+static CODE_LOW: AtomicUsize = AtomicUsize::new(0);
+static CODE_HIGH: AtomicUsize = AtomicUsize::new(0);
+
+/// Reads the code cache's bounds (fixed once the VM is up); false if unknown.
+pub fn learn_code_cache() -> bool {
+    let read = |field| static_address("CodeCache", field).and_then(read_own);
+    let (Some(low), Some(high)) = (read("_low_bound"), read("_high_bound")) else {
+        return false;
+    };
+    if low == 0 || high <= low {
+        return false;
+    }
+    CODE_LOW.store(low as usize, Ordering::Relaxed);
+    CODE_HIGH.store(high as usize, Ordering::Release);
+    true
+}
+
+/// Is `pc` inside the code cache (compiled code, the interpreter, stubs)?
+/// Async-signal-safe.
+pub fn in_code_cache(pc: usize) -> bool {
+    let high = CODE_HIGH.load(Ordering::Acquire);
+    high != 0 && CODE_LOW.load(Ordering::Relaxed) <= pc && pc < high
 }
 
 /// Where a signal handler finds its own thread's stack bounds: the
@@ -174,13 +215,12 @@ pub fn learn_stack_bounds(jni: &Jni, current: jthread) -> bool {
     true
 }
 
-/// Bytes of stack left below the caller on the thread whose JNIEnv is
-/// `env`, or `None` when unknown. Async-signal-safe: reads the current
-/// thread's own JavaThread.
+/// The stack (lowest, highest address) of the thread whose JNIEnv is `env`.
+/// Async-signal-safe.
 ///
 /// # Safety
 /// `env` must be the calling thread's JNIEnv.
-pub unsafe fn stack_room(env: *mut jni_sys::JNIEnv) -> Option<usize> {
+pub unsafe fn stack_bounds(env: *mut jni_sys::JNIEnv) -> Option<(usize, usize)> {
     let offset = STACK_ENV_OFFSET.load(Ordering::Acquire);
     if offset == 0 || env.is_null() {
         return None;
@@ -194,8 +234,20 @@ pub unsafe fn stack_room(env: *mut jni_sys::JNIEnv) -> Option<usize> {
             *((java_thread + STACK_SIZE_AT.load(Ordering::Relaxed)) as *const usize),
         )
     };
-    let here = &offset as *const usize as usize;
-    here.checked_sub(base.checked_sub(size)?)
+    Some((base.checked_sub(size)?, base))
+}
+
+/// Bytes of stack left below the caller on the thread whose JNIEnv is
+/// `env`, or `None` when unknown. Async-signal-safe: reads the current
+/// thread's own JavaThread.
+///
+/// # Safety
+/// `env` must be the calling thread's JNIEnv.
+pub unsafe fn stack_room(env: *mut jni_sys::JNIEnv) -> Option<usize> {
+    // SAFETY: as the caller guarantees.
+    let (low, _) = unsafe { stack_bounds(env) }?;
+    let here = &low as *const usize as usize;
+    here.checked_sub(low)
 }
 
 /// The calling thread's tid.

@@ -160,8 +160,8 @@ unsafe fn record(info: *const SigInfo, ucontext: *mut c_void) {
         }
         // SAFETY: on the interrupted thread, with its env and context; the
         // ring gives `max` frames.
-        let code =
-            unsafe { async_trace::walk(env, frames, max.min(i32::MAX as usize) as i32, ucontext) };
+        let max = max.min(i32::MAX as usize) as i32;
+        let code = unsafe { async_trace::walk_recovering(env, frames, max, ucontext) };
         (code, own_cpu_ns())
     });
 }

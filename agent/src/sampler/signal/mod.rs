@@ -59,10 +59,10 @@ pub fn setup(vm: *mut JavaVM, jvmti: Jvmti, jni: &Jni, depth: u32) -> Result<Set
             known
         })
         .unwrap_or(false);
-    if !bounds {
+    if !bounds || !hotspot::learn_code_cache() {
         log::warn_once(
             "stack-bounds",
-            "sampling: thread stack bounds unknown in this JVM; a sample taken near the end of a thread's stack could cost it a StackOverflowError",
+            "sampling: thread stack or code cache bounds unknown in this JVM; walks are not guarded near a stack's end nor retried from the caller",
         );
     }
     handler::install(SIGNAL.0, SIGNAL.1)?;
