@@ -67,7 +67,7 @@ pub fn on_load(vm: *mut JavaVM, options: Option<&str>) -> Result<(), String> {
     *agent.session.lock() = Some(Session {
         options,
         signal_note: String::new(),
-        sampler: None,
+        modes: Vec::new(),
         started_ns: clock::now_ns(),
         stopped_ns: None,
     });

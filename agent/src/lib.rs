@@ -14,6 +14,7 @@ mod instrument;
 mod log;
 mod memory;
 mod methods;
+mod modes;
 mod options;
 mod profile;
 mod sampler;

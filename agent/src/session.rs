@@ -4,18 +4,18 @@
 //! is one of these commands (see `agent`).
 
 use crate::agent::{add_instrument_capabilities, check_snapshot_path, get, Agent, Reply};
-use crate::options::{Command, Options, Stacks};
-use crate::sampler::{self, Event, Sampler, StackSource};
+use crate::modes::{self, Cx, Mode};
+use crate::options::{Command, Options};
 use crate::vm::{Jni, JvmtiEvent};
-use crate::{clock, control, coverage, entry, log, memory, profile, snapshot};
+use crate::{clock, control, log, snapshot};
 use std::path::PathBuf;
-use std::sync::Arc;
 
 pub(crate) struct Session {
     pub(crate) options: Options,
     /// Whether the dump signal is installed, for `status` and replies.
     pub(crate) signal_note: String,
-    pub(crate) sampler: Option<Arc<Sampler>>,
+    /// The modes the options named, opened by the session's first run.
+    pub(crate) modes: Vec<Box<dyn Mode>>,
     pub(crate) started_ns: u64,
     pub(crate) stopped_ns: Option<u64>,
 }
@@ -28,7 +28,8 @@ pub(crate) struct DumpState {
 }
 
 impl Agent {
-    /// Starts (or resumes) what a session's options ask for.
+    /// Starts (or resumes) what a session's options ask for: the modes are
+    /// opened on the first run and started on every run.
     pub(crate) fn run_session(&self, jni: &Jni, s: &mut Session) -> Result<(), String> {
         s.signal_note = match &s.options.signal {
             None => "no dump signal".to_owned(),
@@ -42,102 +43,38 @@ impl Agent {
             },
         };
         if s.options.instruments() {
-            add_instrument_capabilities(self.jvmti, s.options.memory)?;
-            self.jvmti
-                .set_event_enabled(JvmtiEvent::CLASS_FILE_LOAD_HOOK, true)
-                .map_err(|e| {
-                    format!("enabling the class-file hook: {}", self.jvmti.error_name(e))
-                })?;
-            self.instrumenter
-                .start(self.jvmti, jni, s.options.scope.clone(), s.options.modes())?;
-            if s.options.memory {
-                let mechanism =
-                    memory::choose(jni, s.options.tracker).map_err(|e| format!("memory: {e}"))?;
-                self.memory_env()?;
-                if mechanism == memory::Mechanism::WeakRefs {
-                    self.start_memory_thread(jni)?;
-                }
-                if let Err(e) = crate::vm::intercept_allocations(self.jvmti, entry::jni_alloc) {
-                    log::warn(&format!(
-                        "memory: cannot intercept JNI ({e}); objects native code makes are not counted"
-                    ));
-                }
-                if let Err(e) = self
-                    .jvmti
-                    .set_event_enabled(JvmtiEvent::VM_OBJECT_ALLOC, true)
-                {
-                    log::warn(&format!(
-                        "memory: no VMObjectAlloc events ({}); objects made by reflection, clone or JNI are not counted",
-                        self.jvmti.error_name(e)
-                    ));
-                }
-            }
+            self.start_instrumenting(jni, &s.options)?;
         }
-        if s.options.profile {
-            profile::start();
-        }
-        memory::set_active(s.options.memory);
-        if !s.options.sampling {
-            return Ok(());
-        }
-        let sampler = match &s.sampler {
-            Some(existing) => existing.clone(),
-            None => {
-                let sampler = Arc::new(self.new_sampler(jni, &s.options)?);
-                s.sampler = Some(sampler.clone());
-                sampler
-            }
+        let cx = Cx {
+            agent: self,
+            jni,
+            options: &s.options,
         };
-        sampler.start(self.jvmti, jni, sampler.clone(), entry::sampler_thread)
+        if s.modes.is_empty() {
+            s.modes = modes::open(&cx)?;
+        }
+        s.modes
+            .iter()
+            .try_for_each(|m| m.start(&cx).map_err(|e| format!("{}: {e}", m.name())))
     }
 
-    /// A sampler for `options`, its stacks taken from signals unless
-    /// `stacks=jvmti` or the JVM cannot (then JVMTI, and the reason is said).
-    fn new_sampler(&self, jni: &Jni, options: &Options) -> Result<Sampler, String> {
-        let source = match options.stacks {
-            Stacks::Jvmti => StackSource::Jvmti { why: None },
-            Stacks::Async => {
-                let vm = self.vm as *mut jni_sys::JavaVM;
-                match sampler::signal::setup(vm, self.jvmti, jni, options.depth) {
-                    Ok(setup) => StackSource::Signal(setup),
-                    Err(why) if options.event == Event::Wall => {
-                        log::warn(&format!("sampling: stacks from JVMTI handshakes (safepoint-biased), because {why}"));
-                        StackSource::Jvmti { why: Some(why) }
-                    }
-                    Err(why) => {
-                        return Err(format!(
-                            "sampling: event=cpu needs signal sampling, and {why}"
-                        ))
-                    }
-                }
-            }
-        };
-        if options.event == Event::Cpu && matches!(source, StackSource::Jvmti { .. }) {
-            return Err(
-                "sampling: event=cpu needs stacks from signals; it cannot run with stacks=jvmti"
-                    .into(),
-            );
-        }
-        let config = sampler::Config {
-            interval: options.interval,
-            depth: options.depth,
-            event: options.event,
-            get_virtual_thread: self.get_virtual_thread,
-        };
-        Ok(Sampler::new(config, source))
+    /// What every instrumenting mode needs: the class-file hook, and the
+    /// instrumenter started with the probes of the modes asked for.
+    fn start_instrumenting(&self, jni: &Jni, options: &Options) -> Result<(), String> {
+        add_instrument_capabilities(self.jvmti, options.memory)?;
+        self.jvmti
+            .set_event_enabled(JvmtiEvent::CLASS_FILE_LOAD_HOOK, true)
+            .map_err(|e| format!("enabling the class-file hook: {}", self.jvmti.error_name(e)))?;
+        self.instrumenter
+            .start(self.jvmti, jni, options.scope.clone(), options.modes())
     }
 
     pub(crate) fn stop_session(&self, s: &mut Session) {
-        if s.options.profile {
-            profile::stop();
-        }
-        memory::set_active(false);
-        if let Some(cost) = memory::cost_summary() {
-            log::info(&cost);
-        }
-        if let Some(sampler) = &s.sampler {
-            sampler.stop();
-            log::info(&sampler.cost_summary());
+        for m in &s.modes {
+            m.stop();
+            if let Some(line) = m.summary() {
+                log::info(&line);
+            }
         }
         s.stopped_ns = Some(clock::now_ns());
     }
@@ -163,7 +100,7 @@ impl Agent {
                 let mut s = Session {
                     options,
                     signal_note: String::new(),
-                    sampler: None,
+                    modes: Vec::new(),
                     started_ns: clock::now_ns(),
                     stopped_ns: None,
                 };
@@ -195,6 +132,8 @@ impl Agent {
             }
             Command::Dump => self.dump(jni, options.file_given.then_some(options.file.as_str())),
             Command::Status => {
+                // Dumps lock before sessions (as `dump` does): read it first.
+                let written = self.dumps.lock().written;
                 let session = self.session.lock();
                 let s = session
                     .as_ref()
@@ -208,7 +147,7 @@ impl Agent {
                     "{state}: {}; {} threads seen; {} snapshots written",
                     describe(s),
                     self.threads.count(),
-                    self.dumps.lock().written
+                    written
                 ))
             }
         }
@@ -221,48 +160,33 @@ impl Agent {
         if dumps.vm_dead {
             return Err("the JVM is shutting down; its last snapshot is written".into());
         }
-        let (template, sampler, window, modes) = {
-            let session = self.session.lock();
-            let s = session
-                .as_ref()
-                .ok_or("no profiling session started, so there is nothing to dump; start one first (profrj attach PID sampling)")?;
-            let end = s.stopped_ns.unwrap_or_else(clock::now_ns);
-            (
-                file.unwrap_or(&s.options.file).to_owned(),
-                s.sampler.clone(),
-                (s.started_ns, end),
-                s.options.modes(),
-            )
-        };
+        let session = self.session.lock();
+        let s = session
+            .as_ref()
+            .ok_or("no profiling session started, so there is nothing to dump; start one first (profrj attach PID sampling)")?;
+        let window = (s.started_ns, s.stopped_ns.unwrap_or_else(clock::now_ns));
+        let template = file.unwrap_or(&s.options.file).to_owned();
         let number = dumps.written + 1;
         let path: PathBuf =
             snapshot::expand_path(&template, std::process::id(), snapshot::unix_now(), number);
-        // Before the thread records: it runs a GC, and may meet new threads.
-        let memory = match modes.memory {
-            true => {
-                Some(memory::live_counts(self.memory_env()?).map_err(|e| format!("memory: {e}"))?)
-            }
-            false => None,
+        let cx = Cx {
+            agent: self,
+            jni,
+            options: &s.options,
         };
+        // Before the thread records: a mode may run a GC, and meet new threads.
+        let sections = s
+            .modes
+            .iter()
+            .map(|m| m.snapshot(&cx))
+            .collect::<Result<Vec<_>, _>>()?;
         let refs = self.threads.count() as i32 * 3 + 64;
         jni.with_local_frame(refs, || self.threads.refresh_live(self.jvmti, jni));
         let records = self.threads.records();
-        let coverage = modes.coverage.then(|| coverage::counts(jni));
         let result = snapshot::write_document(&path, |w| {
-            if let Some(s) = &sampler {
-                s.with_data(|d| sampler::write_section(w, d, &records, window))?;
-            }
-            if modes.profile {
-                let methods = self.instrumenter.registry.snapshot();
-                profile::write_section(w, &profile::threads(), &methods, &records)?;
-            }
-            if let Some(rows) = &memory {
-                memory::write_section(w, rows, &records)?;
-            }
-            if let Some(c) = &coverage {
-                coverage::write_section(w, c)?;
-            }
-            Ok(())
+            sections
+                .iter()
+                .try_for_each(|section| section.write(w, &records, window))
         });
         match result {
             Ok(()) => {
@@ -285,9 +209,7 @@ fn describe(s: &Session) -> String {
             o.depth
         ));
     }
-    if let Some(sampler) = &s.sampler {
-        parts.push(sampler.cost_summary());
-    }
+    parts.extend(s.modes.iter().filter_map(|m| m.summary()));
     if let (true, Some(a)) = (o.instruments(), get()) {
         let i = &a.instrumenter;
         let modes = [

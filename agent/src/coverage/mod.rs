@@ -24,6 +24,7 @@
 //! the counters it comes from). Atomic increments would cost a locked
 //! instruction per count.
 
+pub mod mode;
 mod section;
 
 pub use section::write_section;

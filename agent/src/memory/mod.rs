@@ -30,6 +30,7 @@
 mod counters;
 pub mod makers;
 mod mechanism;
+pub mod mode;
 mod section;
 mod vm_alloc;
 mod weak_refs;

@@ -9,6 +9,7 @@
 //! and reported as overhead), so they approximate the uninstrumented program.
 
 mod clock;
+pub mod mode;
 mod section;
 mod tree;
 

@@ -8,6 +8,7 @@
 //! use JVMTI GetStackTrace (a handshake with that thread alone).
 
 mod frames;
+pub mod mode;
 mod section;
 pub mod signal;
 mod stacks;

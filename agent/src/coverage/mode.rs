@@ -1,0 +1,38 @@
+//! `coverage` as a [`Mode`]. Its counters are inserted by the instrumenter
+//! and count whenever instrumented code runs; a snapshot reads them.
+
+use super::Counts;
+use crate::modes::{Cx, Mode, Section};
+use crate::snapshot::XmlWriter;
+use crate::threads::ThreadRecord;
+use std::io;
+
+struct Coverage;
+
+pub fn open(_cx: &Cx) -> Result<Box<dyn Mode>, String> {
+    Ok(Box::new(Coverage))
+}
+
+impl Mode for Coverage {
+    fn name(&self) -> &'static str {
+        "coverage"
+    }
+
+    fn start(&self, _cx: &Cx) -> Result<(), String> {
+        Ok(())
+    }
+
+    fn stop(&self) {}
+
+    fn snapshot(&self, cx: &Cx) -> Result<Box<dyn Section + '_>, String> {
+        Ok(Box::new(Captured(super::counts(cx.jni))))
+    }
+}
+
+struct Captured(Counts);
+
+impl Section for Captured {
+    fn write(&self, w: &mut XmlWriter, _: &[ThreadRecord], _: (u64, u64)) -> io::Result<()> {
+        super::write_section(w, &self.0)
+    }
+}

@@ -1,0 +1,72 @@
+//! `memory` as a [`Mode`]: how deaths are seen (weak references or tags) is
+//! chosen when the first memory session opens; objects the VM or native code
+//! makes are reported through VMObjectAlloc and the intercepted JNI table.
+
+use super::Row;
+use crate::modes::{Cx, Mode, Section};
+use crate::snapshot::XmlWriter;
+use crate::threads::ThreadRecord;
+use crate::vm::JvmtiEvent;
+use crate::{entry, log};
+use std::io;
+
+struct Memory;
+
+pub fn open(cx: &Cx) -> Result<Box<dyn Mode>, String> {
+    let agent = cx.agent;
+    let mechanism =
+        super::choose(cx.jni, cx.options.tracker).map_err(|e| format!("memory: {e}"))?;
+    agent.memory_env()?;
+    if mechanism == super::Mechanism::WeakRefs {
+        agent.start_memory_thread(cx.jni)?;
+    }
+    if let Err(e) = crate::vm::intercept_allocations(agent.jvmti, entry::jni_alloc) {
+        log::warn(&format!(
+            "memory: cannot intercept JNI ({e}); objects native code makes are not counted"
+        ));
+    }
+    if let Err(e) = agent
+        .jvmti
+        .set_event_enabled(JvmtiEvent::VM_OBJECT_ALLOC, true)
+    {
+        log::warn(&format!(
+            "memory: no VMObjectAlloc events ({}); objects made by reflection, clone or JNI are not counted",
+            agent.jvmti.error_name(e)
+        ));
+    }
+    Ok(Box::new(Memory))
+}
+
+impl Mode for Memory {
+    fn name(&self) -> &'static str {
+        "memory"
+    }
+
+    fn start(&self, _cx: &Cx) -> Result<(), String> {
+        super::set_active(true);
+        Ok(())
+    }
+
+    fn stop(&self) {
+        super::set_active(false);
+    }
+
+    /// Forces a GC first, so `count` holds only objects still reachable.
+    fn snapshot(&self, cx: &Cx) -> Result<Box<dyn Section + '_>, String> {
+        let rows =
+            super::live_counts(cx.agent.memory_env()?).map_err(|e| format!("memory: {e}"))?;
+        Ok(Box::new(Captured(rows)))
+    }
+
+    fn summary(&self) -> Option<String> {
+        super::cost_summary()
+    }
+}
+
+struct Captured(Vec<Row>);
+
+impl Section for Captured {
+    fn write(&self, w: &mut XmlWriter, threads: &[ThreadRecord], _: (u64, u64)) -> io::Result<()> {
+        super::write_section(w, &self.0, threads)
+    }
+}

@@ -1,0 +1,49 @@
+//! `profile` as a [`Mode`]. Its probes are inserted by the instrumenter,
+//! which the session starts for every instrumenting mode at once.
+
+use crate::instrument::registry::MethodInfo;
+use crate::modes::{Cx, Mode, Section};
+use crate::snapshot::XmlWriter;
+use crate::threads::ThreadRecord;
+use std::io;
+use std::sync::Arc;
+
+struct Profile;
+
+pub fn open(_cx: &Cx) -> Result<Box<dyn Mode>, String> {
+    Ok(Box::new(Profile))
+}
+
+impl Mode for Profile {
+    fn name(&self) -> &'static str {
+        "profile"
+    }
+
+    fn start(&self, _cx: &Cx) -> Result<(), String> {
+        super::start();
+        Ok(())
+    }
+
+    fn stop(&self) {
+        super::stop();
+    }
+
+    fn snapshot(&self, cx: &Cx) -> Result<Box<dyn Section + '_>, String> {
+        Ok(Box::new(Captured {
+            methods: cx.agent.instrumenter.registry.snapshot(),
+            threads: super::threads(),
+        }))
+    }
+}
+
+/// The method registry and the per-thread trees, as a snapshot found them.
+struct Captured {
+    methods: Vec<MethodInfo>,
+    threads: Vec<Arc<super::ThreadProfile>>,
+}
+
+impl Section for Captured {
+    fn write(&self, w: &mut XmlWriter, records: &[ThreadRecord], _: (u64, u64)) -> io::Result<()> {
+        super::write_section(w, &self.threads, &self.methods, records)
+    }
+}
