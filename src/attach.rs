@@ -3,7 +3,13 @@
 //! JVM in another mount namespace works too), wake the attach listener with an
 //! `.attach_pid<pid>` file and SIGQUIT if the socket is not there yet, then send
 //! `load <agent> true <options>` and read the answer.
+//!
+//! Run as root against another user's JVM, nothing here trusts that user's
+//! files: the trigger is created as the JVM's user, exclusively and not
+//! through a link; the socket must belong to the JVM's user, and so must the
+//! peer on the other end (SO_PEERCRED), as jcmd checks.
 
+use crate::safe_fs;
 use std::fs;
 use std::io::{Read, Write};
 use std::os::unix::fs::MetadataExt;
@@ -11,8 +17,9 @@ use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-/// How long a JVM gets to open its attach socket after SIGQUIT.
-const SOCKET_WAIT: Duration = Duration::from_secs(10);
+/// HotSpot's attach protocol takes each argument up to this many bytes
+/// (`AttachOperation::arg_length_max`); a longer one fails with no reason.
+pub const MAX_ARGUMENT: usize = 1024;
 
 /// A JVM process to attach to.
 pub struct Target {
@@ -23,10 +30,12 @@ pub struct Target {
     root: PathBuf,
     uid: u32,
     gid: u32,
+    /// How long to wait for the JVM at each step (socket, answer).
+    timeout: Duration,
 }
 
 impl Target {
-    pub fn find(pid: i32) -> Result<Self, String> {
+    pub fn find(pid: i32, timeout: Duration) -> Result<Self, String> {
         let proc_dir = PathBuf::from(format!("/proc/{pid}"));
         let status = fs::read_to_string(proc_dir.join("status"))
             .map_err(|_| format!("no such process: {pid}"))?;
@@ -55,6 +64,7 @@ impl Target {
             root: proc_dir.join("root"),
             uid,
             gid,
+            timeout,
         };
         // SAFETY: geteuid has no preconditions.
         let me = unsafe { libc::geteuid() };
@@ -85,13 +95,80 @@ impl Target {
         self.host_path(&format!("/tmp/.java_pid{}", self.ns_pid))
     }
 
-    /// Connects to the attach listener, starting it if needed.
+    /// The JVM's user: (uid, gid).
+    pub fn owner(&self) -> (u32, u32) {
+        (self.uid, self.gid)
+    }
+
+    /// Connects to the attach listener, starting it if needed. The socket and
+    /// the process answering on it must both be the JVM's user's.
     fn connect(&self) -> Result<UnixStream, String> {
         let socket = self.socket_path();
-        if !socket.exists() {
+        if fs::symlink_metadata(&socket).is_err() {
             self.start_listener(&socket)?;
         }
-        as_target_user(self.uid, self.gid, || UnixStream::connect(&socket)).map_err(|e| {
+        self.check_socket_owner(&socket)?;
+        let stream = self.connect_as_target(&socket)?;
+        self.check_peer(&stream, &socket)?;
+        Ok(stream)
+    }
+
+    /// The socket file must be a socket owned by the JVM's user: another user
+    /// who bound it first would otherwise answer in the JVM's name.
+    fn check_socket_owner(&self, socket: &Path) -> Result<(), String> {
+        use std::os::unix::fs::FileTypeExt;
+        let meta =
+            fs::symlink_metadata(socket).map_err(|e| format!("{}: {e}", socket.display()))?;
+        if !meta.file_type().is_socket() {
+            return Err(format!("{} is not a socket; refusing it", socket.display()));
+        }
+        if meta.uid() != self.uid {
+            return Err(format!(
+                "{} belongs to uid {}, not to the JVM's uid {}: refusing it (another user's socket could answer in the JVM's name)",
+                socket.display(),
+                meta.uid(),
+                self.uid
+            ));
+        }
+        Ok(())
+    }
+
+    /// The process on the other end must run as the JVM's user.
+    fn check_peer(&self, stream: &UnixStream, socket: &Path) -> Result<(), String> {
+        use std::os::unix::io::AsRawFd;
+        // SAFETY: all-zero ucred is a valid out-parameter.
+        let mut cred: libc::ucred = unsafe { std::mem::zeroed() };
+        let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+        // SAFETY: a connected socket and a buffer of `len` bytes.
+        let rc = unsafe {
+            libc::getsockopt(
+                stream.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_PEERCRED,
+                (&mut cred as *mut libc::ucred).cast(),
+                &mut len,
+            )
+        };
+        if rc != 0 {
+            return Err(format!(
+                "cannot check who answers on {}: {}",
+                socket.display(),
+                std::io::Error::last_os_error()
+            ));
+        }
+        if cred.uid != self.uid {
+            return Err(format!(
+                "the process answering on {} runs as uid {}, not as the JVM's uid {}: refusing it",
+                socket.display(),
+                cred.uid,
+                self.uid
+            ));
+        }
+        Ok(())
+    }
+
+    fn connect_as_target(&self, socket: &Path) -> Result<UnixStream, String> {
+        as_target_user(self.uid, self.gid, || UnixStream::connect(socket)).map_err(|e| {
             match e.kind() {
                 std::io::ErrorKind::PermissionDenied => {
                     format!("permission denied connecting to {}", socket.display())
@@ -107,30 +184,50 @@ impl Target {
         })
     }
 
-    /// The JVM opens its attach socket when it sees `.attach_pid<pid>` on SIGQUIT.
+    /// The JVM opens its attach socket when it sees `.attach_pid<pid>` on
+    /// SIGQUIT. The trigger is made as the JVM's user (as jcmd does), never
+    /// through a link; one already there is used only if it is a regular file
+    /// of the JVM's user (HotSpot checks that too).
     fn start_listener(&self, socket: &Path) -> Result<(), String> {
         let trigger_dirs = [
-            format!("/proc/{}/cwd", self.pid),
-            self.host_path("/tmp").display().to_string(),
+            PathBuf::from(format!("/proc/{}/cwd", self.pid)),
+            self.host_path("/tmp"),
         ];
-        let trigger = trigger_dirs
-            .iter()
-            .map(|d| PathBuf::from(d).join(format!(".attach_pid{}", self.ns_pid)))
-            .find(|p| fs::write(p, b"").is_ok())
-            .ok_or_else(|| format!("cannot create the .attach_pid{} trigger file", self.ns_pid))?;
-        // SAFETY: lchown on a path we just created; failure is harmless (root-owned trigger still works for root JVMs).
-        if let Ok(c) = std::ffi::CString::new(trigger.as_os_str().as_encoded_bytes()) {
-            unsafe { libc::lchown(c.as_ptr(), self.uid, self.gid) };
+        let name = format!(".attach_pid{}", self.ns_pid);
+        let mut made = None;
+        let mut usable = false;
+        for dir in &trigger_dirs {
+            let p = dir.join(&name);
+            if as_target_user(self.uid, self.gid, || safe_fs::create_new(&p, 0o600)).is_ok() {
+                made = Some(p);
+                usable = true;
+                break;
+            }
+            let theirs = fs::symlink_metadata(&p)
+                .is_ok_and(|m| m.file_type().is_file() && m.uid() == self.uid);
+            if theirs {
+                usable = true;
+                break;
+            }
+        }
+        if !usable {
+            return Err(format!(
+                "cannot create the {name} trigger file as uid {} in the JVM's working directory or /tmp",
+                self.uid
+            ));
         }
         // SAFETY: kill has no memory preconditions; the target was checked to be a JVM.
         let sent = unsafe { libc::kill(self.pid, libc::SIGQUIT) } == 0;
-        let deadline = Instant::now() + SOCKET_WAIT;
+        let deadline = Instant::now() + self.timeout;
         let mut pause = Duration::from_millis(20);
-        while sent && !socket.exists() && Instant::now() < deadline {
+        let present = || fs::symlink_metadata(socket).is_ok();
+        while sent && !present() && Instant::now() < deadline {
             std::thread::sleep(pause);
             pause = (pause * 2).min(Duration::from_millis(200));
         }
-        let _ = fs::remove_file(&trigger);
+        if let Some(p) = made {
+            let _ = as_target_user(self.uid, self.gid, || fs::remove_file(&p));
+        }
         if !sent {
             return Err(format!(
                 "cannot signal process {}: {}",
@@ -138,20 +235,51 @@ impl Target {
                 std::io::Error::last_os_error()
             ));
         }
-        if !socket.exists() {
-            return Err(format!(
-                "the JVM did not open its attach socket within {}s: attach is disabled (-XX:+DisableAttachMechanism) or the JVM is not responding",
-                SOCKET_WAIT.as_secs()
-            ));
+        if !present() {
+            return Err(self.why_no_socket());
         }
         Ok(())
+    }
+
+    /// Why the attach socket did not appear: the likeliest cause first.
+    fn why_no_socket(&self) -> String {
+        let waited = format!(
+            "the JVM did not open its attach socket within {:?}",
+            self.timeout
+        );
+        let cmdline = fs::read(format!("/proc/{}/cmdline", self.pid)).unwrap_or_default();
+        if String::from_utf8_lossy(&cmdline).contains("DisableAttachMechanism") {
+            return format!("{waited}: attach is disabled (-XX:+DisableAttachMechanism)");
+        }
+        if process_state(self.pid) == Some('T') {
+            return format!("{waited}: the JVM is stopped (SIGSTOP or a debugger)");
+        }
+        match process_age(self.pid) {
+            Some(age) if age < Duration::from_secs(5) + self.timeout => format!(
+                "{waited}: the JVM is still starting ({:.1} s old) and its attach listener is not ready yet; try again",
+                age.as_secs_f64()
+            ),
+            _ => format!("{waited}: the JVM is not responding (too busy, or attach is disabled)"),
+        }
     }
 
     /// `load <library> true <options>`: runs Agent_OnAttach with `options`.
     /// Returns the agent's return code.
     pub fn load_agent(&self, library: &str, options: &str) -> Result<i32, String> {
+        for (what, arg) in [
+            ("the agent library's path", library),
+            ("the agent options", options),
+        ] {
+            if arg.len() > MAX_ARGUMENT {
+                return Err(format!(
+                    "{what} is {} bytes; HotSpot's attach protocol takes at most {MAX_ARGUMENT} bytes per argument",
+                    arg.len()
+                ));
+            }
+        }
         let mut stream = self.connect()?;
-        stream.set_read_timeout(Some(Duration::from_secs(60))).ok();
+        stream.set_read_timeout(Some(self.timeout)).ok();
+        stream.set_write_timeout(Some(self.timeout)).ok();
         // Protocol version 1: the command and exactly three arguments, each NUL-terminated.
         let mut request = Vec::new();
         for part in ["1", "load", library, "true", options] {
@@ -160,11 +288,11 @@ impl Target {
         }
         stream
             .write_all(&request)
-            .map_err(|e| format!("sending the attach request: {e}"))?;
+            .map_err(|e| self.io_failure("sending the attach request", &e))?;
         let mut answer = String::new();
         stream
             .read_to_string(&mut answer)
-            .map_err(|e| format!("reading the attach answer: {e}"))?;
+            .map_err(|e| self.io_failure("reading the attach answer", &e))?;
         let mut lines = answer.lines();
         let status = lines.next().unwrap_or("").trim();
         let rest: Vec<&str> = lines.collect();
@@ -188,9 +316,60 @@ impl Target {
     }
 }
 
+impl Target {
+    /// A failed read or write, with the likely cause of a time-out.
+    fn io_failure(&self, what: &str, e: &std::io::Error) -> String {
+        use std::io::ErrorKind::{TimedOut, WouldBlock};
+        if matches!(e.kind(), WouldBlock | TimedOut) {
+            let cause = if process_state(self.pid) == Some('T') {
+                "the JVM is stopped (SIGSTOP or a debugger)"
+            } else {
+                "the JVM is too busy, or stuck at a safepoint"
+            };
+            format!(
+                "{what}: no answer within {:?} (--timeout): {cause}",
+                self.timeout
+            )
+        } else {
+            format!("{what}: {e}")
+        }
+    }
+}
+
+/// A process's state letter (`R`, `S`, `T` stopped, …) from /proc.
+fn process_state(pid: i32) -> Option<char> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(')')?.1.trim_start().chars().next()
+}
+
+/// How long ago a process started.
+fn process_age(pid: i32) -> Option<Duration> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Field 22 (starttime, in clock ticks after boot), counted after the ")".
+    let start: f64 = stat
+        .rsplit_once(')')?
+        .1
+        .split_whitespace()
+        .nth(19)?
+        .parse()
+        .ok()?;
+    let uptime: f64 = fs::read_to_string("/proc/uptime")
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()?;
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    Some(Duration::from_secs_f64(
+        (uptime - start / hz.max(1.0)).max(0.0),
+    ))
+}
+
 /// Runs `f` with our effective uid/gid switched to the JVM's (root only): the
-/// JVM checks its peer's credentials.
-fn as_target_user<T>(
+/// JVM checks its peer's credentials, and files made in the JVM's directories
+/// are made with the JVM's user's rights, not root's.
+pub fn as_target_user<T>(
     uid: u32,
     gid: u32,
     f: impl FnOnce() -> std::io::Result<T>,

@@ -2,9 +2,19 @@
 //! running JVM. Each one loads libprofrj.so through the attach protocol; the
 //! agent runs the command and writes its answer to a reply file we read back,
 //! so its message (not just a return code) reaches the user.
+//!
+//! The reply file lives in a directory made for it alone, as the JVM's user
+//! (the agent runs as that user and writes it), mode 0700, removed on every
+//! path; it is read only if it is a regular file of the JVM's user, never
+//! through a link, and at most 1 MiB of it.
 
-use crate::attach::Target;
-use std::path::PathBuf;
+use crate::attach::{as_target_user, Target};
+use crate::safe_fs::{self, PrivateDir};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The most of a reply file read back.
+const MAX_REPLY: u64 = 1 << 20;
 
 #[derive(clap::Args)]
 pub struct PidArgs {
@@ -13,6 +23,29 @@ pub struct PidArgs {
     /// libprofrj.so to load (default: $PROFRJ_AGENT, else next to this program).
     #[arg(long, value_name = "PATH")]
     pub agent: Option<PathBuf>,
+    /// How long to wait for the JVM at each step (its attach socket, its
+    /// answer), e.g. 10s, 500ms.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration)]
+    pub timeout: Duration,
+}
+
+/// `10s`, `500ms`, `2m`.
+fn parse_duration(s: &str) -> Result<Duration, String> {
+    let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    let (n, unit) = s.split_at(split);
+    let n: u64 = n
+        .parse()
+        .map_err(|_| format!("'{s}': a whole number with a unit, e.g. 10s or 500ms"))?;
+    let d = match unit {
+        "ms" => Duration::from_millis(n),
+        "s" | "" => Duration::from_secs(n),
+        "m" => Duration::from_secs(n * 60),
+        _ => return Err(format!("'{s}': unit ms, s or m")),
+    };
+    if d.is_zero() {
+        return Err("the timeout must be more than 0".into());
+    }
+    Ok(d)
 }
 
 #[derive(clap::Args)]
@@ -35,30 +68,34 @@ pub struct DumpArgs {
 
 /// Sends `options` (a command and its options) to the agent in `args.pid`.
 pub fn send(args: &PidArgs, options: &str) -> Result<(), String> {
-    let target = Target::find(args.pid)?;
+    let target = Target::find(args.pid, args.timeout)?;
     let library = agent_library(args.agent.as_ref())?;
     let library = if target.foreign_root() {
         copy_into(&target, &library)?
     } else {
         library.display().to_string()
     };
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0);
-    let reply = format!("/tmp/.profrj-reply-{}-{nanos}", std::process::id());
+    let (uid, gid) = target.owner();
+    // The directory is dropped (removed with the reply) on every path below.
+    let dir = as_target_user(uid, gid, || PrivateDir::new(&target.host_path("/tmp")))
+        .map_err(|e| format!("cannot make a reply directory in the JVM's /tmp: {e}"))?;
+    let reply_host = dir.path.join("reply");
+    let reply_jvm = jvm_view(&target, &reply_host);
     let full = if options.is_empty() {
-        format!("reply={reply}")
+        format!("reply={reply_jvm}")
     } else {
-        format!("{options},reply={reply}")
+        format!("{options},reply={reply_jvm}")
     };
     let code = target.load_agent(&library, &full)?;
-    let reply_path = target.host_path(&reply);
-    let text = std::fs::read_to_string(&reply_path);
-    let _ = std::fs::remove_file(&reply_path);
+    let text = as_target_user(uid, gid, || {
+        Ok(safe_fs::read_owned(&reply_host, uid, MAX_REPLY))
+    })
+    .map_err(|e| e.to_string())
+    .and_then(|r| r);
     match text {
-        Ok(text) => {
-            let (status, message) = text.split_once('\n').unwrap_or((text.as_str(), ""));
+        Ok(bytes) => {
+            let text = String::from_utf8_lossy(&bytes);
+            let (status, message) = text.split_once('\n').unwrap_or((&text, ""));
             let message = message.trim();
             if status == "ok" {
                 println!("{message}");
@@ -74,6 +111,15 @@ pub fn send(args: &PidArgs, options: &str) -> Result<(), String> {
         Err(_) => Err(format!(
             "the agent failed with return code {code}; its message is on the JVM's stderr"
         )),
+    }
+}
+
+/// `path` (under the JVM's root, seen from here) as the JVM sees it.
+fn jvm_view(target: &Target, path: &Path) -> String {
+    let root = target.host_path("/");
+    match path.strip_prefix(&root) {
+        Ok(rest) => format!("/{}", rest.display()),
+        Err(_) => path.display().to_string(),
     }
 }
 
@@ -98,15 +144,66 @@ fn agent_library(explicit: Option<&PathBuf>) -> Result<PathBuf, String> {
 }
 
 /// A JVM in another mount namespace cannot see our file system: put a copy of
-/// the library in its /tmp and load that.
-fn copy_into(target: &Target, library: &PathBuf) -> Result<String, String> {
-    // SAFETY: geteuid has no preconditions.
-    let inside = format!("/tmp/libprofrj-{}.so", unsafe { libc::geteuid() });
+/// the library in its /tmp and load that. The copy lives in
+/// `/tmp/.profrj-lib-<uid>/` (a stable path, so later commands reach the same
+/// agent), made as the JVM's user with mode 0700; the directory and the file
+/// are used only if they are the JVM's user's and not links, and a new copy
+/// is written to a fresh name and renamed into place.
+fn copy_into(target: &Target, library: &Path) -> Result<String, String> {
+    let (uid, gid) = target.owner();
+    let inside_dir = format!("/tmp/.profrj-lib-{uid}");
+    let inside = format!("{inside_dir}/libprofrj.so");
+    let dir = target.host_path(&inside_dir);
     let dest = target.host_path(&inside);
-    let same = std::fs::read(&dest).ok() == std::fs::read(library).ok();
-    if !same {
-        std::fs::copy(library, &dest)
-            .map_err(|e| format!("copying the agent into the JVM's /tmp: {e}"))?;
+    let ours = std::fs::read(library).map_err(|e| format!("{}: {e}", library.display()))?;
+    as_target_user(uid, gid, || {
+        use std::os::unix::fs::DirBuilderExt;
+        match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+            Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return Err(e),
+            _ => {}
+        }
+        Ok(())
+    })
+    .map_err(|e| format!("cannot make {}: {e}", dir.display()))?;
+    check_private_dir(&dir, uid)?;
+    if safe_fs::read_owned(&dest, uid, ours.len() as u64 + 1)
+        .ok()
+        .as_deref()
+        == Some(&ours[..])
+    {
+        return Ok(inside);
     }
+    as_target_user(uid, gid, || Ok(safe_fs::write_atomically(&dest, &ours)))
+        .map_err(|e| e.to_string())
+        .and_then(|r| r)
+        .map_err(|e| format!("copying the agent into the JVM's /tmp: {e}"))?;
     Ok(inside)
+}
+
+/// `dir` must be a real directory (not a link) owned by `uid`, closed to others.
+fn check_private_dir(dir: &Path, uid: u32) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::symlink_metadata(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    if !meta.file_type().is_dir() || meta.uid() != uid || meta.mode() & 0o077 != 0 {
+        return Err(format!(
+            "{} is not a directory of uid {uid} closed to others; refusing to put the agent there",
+            dir.display()
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("10s"), Ok(Duration::from_secs(10)));
+        assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert!(parse_duration("0s").is_err());
+        assert!(parse_duration("fast").is_err());
+        assert!(parse_duration("3h").is_err());
+    }
 }

@@ -11,6 +11,7 @@ mod instrument;
 mod live;
 mod output;
 mod report;
+mod safe_fs;
 mod snapshot;
 
 #[derive(Parser)]

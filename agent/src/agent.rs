@@ -280,12 +280,16 @@ pub(crate) fn check_snapshot_path(options: &Options) {
     }
 }
 
+/// Writes a command's result where the client asked: created exclusively,
+/// never through a link, mode 0600 (the client made a private directory for it).
 fn write_reply(path: &str, result: &Reply) {
     let text = match result {
         Ok(m) => format!("ok\n{m}\n"),
         Err(m) => format!("error\n{m}\n"),
     };
-    if let Err(e) = std::fs::write(path, text) {
+    let written = snapshot::create_new(std::path::Path::new(path), 0o600)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, text.as_bytes()));
+    if let Err(e) = written {
         log::error(&format!("cannot write the reply file {path}: {e}"));
     }
 }

@@ -1,9 +1,17 @@
 //! Writing a snapshot: the path template, the `<doc>` envelope, and the
 //! temporary-file-then-rename dance so a reader never sees half a file.
+//!
+//! The temporary is created exclusively and never through a link
+//! (`O_CREAT|O_EXCL|O_NOFOLLOW`), mode 0600, with an unpredictable short
+//! name (`.profrj-<16 hex>.tmp` in the snapshot's directory, so it fits
+//! whatever the snapshot's own name's length); a final path that is a FIFO,
+//! device, socket or directory is refused. The renamed snapshot keeps mode
+//! 0600: it may name the application's classes, so only its user reads it.
 
 use quick_xml::events::{BytesDecl, BytesEnd, BytesStart, Event};
-use std::fs::File;
+use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter, Write};
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 pub type XmlWriter = quick_xml::Writer<BufWriter<File>>;
@@ -57,6 +65,9 @@ pub fn unix_now() -> i64 {
 
 /// Why a snapshot at `path` would fail to be written, if it can be told in advance.
 pub fn check_writable(path: &Path) -> Option<String> {
+    if let Some(why) = unfit_output(path) {
+        return Some(why);
+    }
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
@@ -81,11 +92,18 @@ pub fn write_document(
     path: &Path,
     body: impl FnOnce(&mut XmlWriter) -> io::Result<()>,
 ) -> io::Result<()> {
-    let mut tmp_name = path.as_os_str().to_owned();
-    tmp_name.push(format!(".{}.tmp", std::process::id()));
-    let tmp = PathBuf::from(tmp_name);
+    if let Some(why) = unfit_output(path) {
+        return Err(io::Error::other(format!(
+            "refusing to write the snapshot: {why}"
+        )));
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let tmp = dir.join(format!(".profrj-{:016x}.tmp", random_u64()));
     let result = (|| {
-        let file = File::create(&tmp)?;
+        let file = create_new(&tmp, 0o600)?;
         let mut w =
             quick_xml::Writer::new_with_indent(BufWriter::with_capacity(1 << 16, file), b' ', 1);
         w.write_event(Event::Decl(BytesDecl::new("1.0", Some("UTF-8"), None)))?;
@@ -103,9 +121,83 @@ pub fn write_document(
     result
 }
 
+/// Creates `path` exclusively with `mode`: fails if anything (a file, a
+/// link, a FIFO) is there already, and never follows a link.
+pub fn create_new(path: &Path, mode: u32) -> io::Result<File> {
+    OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(mode)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+}
+
+/// Why `path` cannot take a snapshot, if it cannot: it exists and is a FIFO
+/// (writing would block the JVM), a device, a socket or a directory.
+pub fn unfit_output(path: &Path) -> Option<String> {
+    let t = std::fs::symlink_metadata(path).ok()?.file_type();
+    let what = if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_char_device() || t.is_block_device() {
+        "a device"
+    } else if t.is_dir() {
+        "a directory"
+    } else if t.is_socket() {
+        "a socket"
+    } else {
+        return None;
+    };
+    Some(format!("{} is {what}, not a file", path.display()))
+}
+
+/// 64 unpredictable bits (the kernel's random source).
+fn random_u64() -> u64 {
+    let mut buf = [0u8; 8];
+    // SAFETY: getrandom writes at most `buf.len()` bytes into `buf`.
+    let n = unsafe { libc::getrandom(buf.as_mut_ptr().cast(), buf.len(), 0) };
+    if n != buf.len() as isize {
+        // Not seen on Linux 3.17+; a clock-based name still avoids collisions.
+        return std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0)
+            ^ ((std::process::id() as u64) << 32);
+    }
+    u64::from_ne_bytes(buf)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn never_through_a_link_nor_into_a_fifo_and_long_names_fit() {
+        let dir = std::env::temp_dir().join(format!("profrj-snap-links-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let victim = dir.join("victim");
+        std::fs::write(&victim, b"keep").unwrap();
+        // The old temporary's name was predictable: PATH.<pid>.tmp.
+        let out = dir.join("out.xml");
+        let old_tmp = dir.join(format!("out.xml.{}.tmp", std::process::id()));
+        std::os::unix::fs::symlink(&victim, &old_tmp).unwrap();
+        write_document(&out, |_| Ok(())).unwrap();
+        assert_eq!(std::fs::read(&victim).unwrap(), b"keep");
+        use std::os::unix::fs::MetadataExt;
+        assert_eq!(std::fs::metadata(&out).unwrap().mode() & 0o777, 0o600);
+        let fifo = dir.join("fifo.xml");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let e = write_document(&fifo, |_| Ok(())).unwrap_err();
+        assert!(e.to_string().contains("FIFO"), "{e}");
+        assert!(check_writable(&fifo).unwrap().contains("FIFO"));
+        // A name of 250 bytes: its temporary still fits NAME_MAX (255).
+        let long = dir.join(format!("{}.xml", "n".repeat(246)));
+        write_document(&long, |_| Ok(())).unwrap();
+        assert!(long.exists());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn placeholders() {

@@ -128,6 +128,7 @@ pub const NOT_WALKABLE_JAVA: jint = -6;
 ///
 /// # Safety
 /// As [`walk`]; `ucontext` is modified during the retry and restored.
+/// Arithmetic here wraps instead of checking, so no path can panic.
 pub unsafe fn walk_recovering(
     env: *mut JNIEnv,
     frames: *mut CallFrame,
@@ -173,9 +174,9 @@ unsafe fn retry_from_caller(
     // already torn down), so the return address is on top of the stack; or a
     // frame-pointer frame (stubs, the interpreter): return address above fp.
     let guesses = [
-        word(sp).map(|ret| (ret, sp + 8, fp)),
+        word(sp).map(|ret| (ret, sp.wrapping_add(8), fp)),
         (fp > sp)
-            .then(|| Some((word(fp.checked_add(8)?)?, fp + 16, word(fp)?)))
+            .then(|| Some((word(fp.checked_add(8)?)?, fp.wrapping_add(16), word(fp)?)))
             .flatten(),
     ];
     let mut result = None;
