@@ -198,7 +198,7 @@ pub fn calls_report(
     let _ = writeln!(out, "  method");
     let mut accum = 0;
     for (i, r) in rows.iter().filter(|r| r.total > 0).take(top).enumerate() {
-        accum += r.own;
+        accum = r.own.saturating_add(accum);
         let _ = write!(
             out,
             "{:>4} {:>6.2}% {:>6.2}% {:>12} {:>6.2}% {:>12}",
@@ -265,8 +265,8 @@ pub fn memory_report(
     for t in &threads {
         for r in &t.rows {
             let e = by_class.entry(r.class.as_str()).or_default();
-            e.0 += r.count;
-            e.1 += r.max;
+            e.0 = e.0.saturating_add(r.count);
+            e.1 = e.1.saturating_add(r.max);
         }
     }
     let mut rows: Vec<_> = by_class.into_iter().collect();
@@ -276,7 +276,7 @@ pub fn memory_report(
             .then(b.1 .1.cmp(&a.1 .1))
             .then(a.0.cmp(b.0))
     });
-    let live: u64 = rows.iter().map(|r| r.1 .0).sum();
+    let live: u64 = rows.iter().fold(0u64, |s, r| s.saturating_add(r.1 .0));
     let who = match thread {
         Some(n) => format!("thread {n:?}"),
         None => format!("all {} threads merged", threads.len()),
@@ -294,7 +294,7 @@ pub fn memory_report(
     );
     let mut accum = 0;
     for (i, (class, (count, max))) in rows.iter().take(top).enumerate() {
-        accum += count;
+        accum = count.saturating_add(accum);
         let _ = writeln!(
             out,
             "{:>4} {:>12} {:>6.2}% {:>6.2}% {:>12}  {class}",
@@ -400,10 +400,10 @@ pub fn coverage_table(classes: &[CoverageClass]) -> Vec<ClassCoverage> {
 pub fn coverage_totals(rows: &[ClassCoverage]) -> (u64, u64, u64, u64) {
     rows.iter().fold((0, 0, 0, 0), |t, r| {
         (
-            t.0 + r.covered,
-            t.1 + r.lines,
-            t.2 + r.methods_run,
-            t.3 + r.methods,
+            t.0.saturating_add(r.covered),
+            t.1.saturating_add(r.lines),
+            t.2.saturating_add(r.methods_run),
+            t.3.saturating_add(r.methods),
         )
     })
 }

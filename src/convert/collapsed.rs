@@ -32,7 +32,8 @@ pub fn collapsed(
             path.truncate(base + n.depth as usize - 1);
             path.push(frame(names.get(n.name)));
             if w.own[i] > 0 {
-                *lines.entry(path.join(";")).or_insert(0) += w.own[i];
+                let e = lines.entry(path.join(";")).or_insert(0);
+                *e = e.saturating_add(w.own[i]);
             }
         }
     }

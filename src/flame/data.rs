@@ -71,7 +71,7 @@ fn merged_threads(sec: &CallSection, metric: Metric) -> Vec<(String, Merged)> {
                 m.children[parent as usize].push(id);
                 id
             });
-            m.own[id as usize] += w.own[i];
+            m.own[id as usize] = m.own[id as usize].saturating_add(w.own[i]);
             map[i] = id;
         }
     }
@@ -83,7 +83,7 @@ fn totals(m: &Merged) -> Vec<u64> {
     let mut total = m.own.clone();
     for p in (0..m.name.len()).rev() {
         for &c in &m.children[p] {
-            total[p] += total[c as usize];
+            total[p] = total[p].saturating_add(total[c as usize]);
         }
     }
     total
@@ -204,8 +204,8 @@ fn memory_json(out: &mut String, mem: &MemorySection) {
     for t in &mem.threads {
         for r in &t.rows {
             let e = by_class.entry(&r.class).or_default();
-            e.0 += r.count;
-            e.1 += r.max;
+            e.0 = e.0.saturating_add(r.count);
+            e.1 = e.1.saturating_add(r.max);
         }
     }
     let mut rows: Vec<_> = by_class.into_iter().collect();

@@ -9,6 +9,7 @@ use super::{
 };
 use quick_xml::events::{BytesStart, Event};
 use quick_xml::Reader;
+use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 
@@ -270,7 +271,8 @@ impl Parser {
             (Some(Open::CallThread), b"profile") => Open::CallNode(self.call_node(e, 0)?),
             (Some(&Open::CallNode(p)), b"profile") => Open::CallNode(self.call_node(e, p)?),
             (Some(Open::Memory), b"thread") => {
-                let name = self.required(e, "name")?;
+                let a = self.attrs(e)?;
+                let name = self.required(&a, "name")?;
                 let mem = self.snap.memory.as_mut().expect("opened");
                 mem.threads.push(MemoryThread {
                     name,
@@ -279,19 +281,21 @@ impl Parser {
                 Open::MemoryThread
             }
             (Some(Open::MemoryThread), b"memory") => {
+                let a = self.attrs(e)?;
                 let row = MemoryRow {
-                    class: self.required(e, "class")?,
-                    count: self.number(e, "count")?.unwrap_or(0),
-                    max: self.number(e, "max")?.unwrap_or(0),
+                    class: self.required(&a, "class")?,
+                    count: self.number(&a, "count")?.unwrap_or(0),
+                    max: self.number(&a, "max")?.unwrap_or(0),
                 };
                 let mem = self.snap.memory.as_mut().expect("opened");
                 mem.threads.last_mut().expect("open").rows.push(row);
                 Open::MemoryRow
             }
             (Some(Open::Coverage), b"class") => {
+                let a = self.attrs(e)?;
                 let class = CoverageClass {
-                    name: self.required(e, "name")?,
-                    source: self.attr(e, "source")?,
+                    name: self.required(&a, "name")?,
+                    source: a.get("source"),
                     methods: Vec::new(),
                 };
                 let cov = self.snap.coverage.as_mut().expect("opened");
@@ -299,11 +303,12 @@ impl Parser {
                 Open::Class
             }
             (Some(Open::Class), b"method") => {
+                let a = self.attrs(e)?;
                 let m = CoverageMethod {
-                    name: self.required(e, "name")?,
-                    signature: self.attr(e, "signature")?.unwrap_or_default(),
-                    first_line: self.first_line(e)?,
-                    count: self.number(e, "count")?.unwrap_or(0),
+                    name: self.required(&a, "name")?,
+                    signature: a.get("signature").unwrap_or_default(),
+                    first_line: self.first_line(&a)?,
+                    count: self.number(&a, "count")?.unwrap_or(0),
                     footprints: Vec::new(),
                 };
                 let cov = self.snap.coverage.as_mut().expect("opened");
@@ -389,13 +394,14 @@ impl Parser {
     }
 
     fn call_thread(&self, e: &BytesStart) -> Result<CallThread, RawError> {
+        let a = self.attrs(e)?;
         Ok(CallThread {
-            name: self.required(e, "name")?,
-            cpu_time: self.number(e, "cpuTime")?,
-            elapsed_time: self.number(e, "elapsedTime")?,
-            cumulated: self.number(e, "cumulated")?,
-            cumulated_elapsed: self.number(e, "cumulatedElapsed")?,
-            is_alive: match self.attr(e, "isAlive")?.as_deref() {
+            name: self.required(&a, "name")?,
+            cpu_time: self.number(&a, "cpuTime")?,
+            elapsed_time: self.number(&a, "elapsedTime")?,
+            cumulated: self.number(&a, "cumulated")?,
+            cumulated_elapsed: self.number(&a, "cumulatedElapsed")?,
+            is_alive: match a.get("isAlive").as_deref() {
                 None => None,
                 Some("true") => Some(true),
                 Some("false") => Some(false),
@@ -408,9 +414,21 @@ impl Parser {
     fn call_node(&mut self, e: &BytesStart, parent: u32) -> Result<u32, RawError> {
         // One pass over the attributes: this is the element a large snapshot is made of.
         let (mut name, mut signature, mut v) = (None, None, Values::default());
-        for a in e.attributes() {
+        // No duplicate check by quick-xml (quadratic in the attributes);
+        // a known key given twice is caught here instead.
+        let mut seen = 0u16;
+        for a in e.attributes().with_checks(false) {
             let a = a.map_err(|err| self.err(format!("bad attribute: {err}")))?;
             let key = a.key.as_ref();
+            if let Some(bit) = KNOWN_NODE_KEYS.iter().position(|k| k.as_bytes() == key) {
+                if seen & (1 << bit) != 0 {
+                    return Err(self.err(format!(
+                        "<profile> has the attribute {} twice",
+                        KNOWN_NODE_KEYS[bit]
+                    )));
+                }
+                seen |= 1 << bit;
+            }
             if key == b"name" || key == b"signature" {
                 let s = a
                     .unescape_value()
@@ -465,32 +483,39 @@ impl Parser {
         Ok(id)
     }
 
-    fn attr(&self, e: &BytesStart, key: &str) -> Result<Option<String>, RawError> {
-        for a in e.attributes() {
+    /// An element's attributes, read in one pass: linear in their number
+    /// (quick-xml's duplicate check and a look-up per key would be quadratic).
+    fn attrs(&self, e: &BytesStart) -> Result<Attrs, RawError> {
+        let mut map = HashMap::new();
+        for a in e.attributes().with_checks(false) {
             let a = a.map_err(|err| self.err(format!("bad attribute: {err}")))?;
-            if a.key.as_ref() == key.as_bytes() {
-                let v = a
-                    .unescape_value()
-                    .map_err(|err| self.err(format!("bad value of {key}: {err}")))?;
-                return Ok(Some(v.into_owned()));
+            let key = String::from_utf8_lossy(a.key.as_ref()).into_owned();
+            let v = a
+                .unescape_value()
+                .map_err(|err| self.err(format!("bad value of {key}: {err}")))?
+                .into_owned();
+            if map.insert(key.clone(), v).is_some() {
+                return Err(self.err(format!(
+                    "<{}> has the attribute {key} twice",
+                    String::from_utf8_lossy(e.name().as_ref())
+                )));
             }
         }
-        Ok(None)
+        Ok(Attrs {
+            tag: String::from_utf8_lossy(e.name().as_ref()).into_owned(),
+            map,
+        })
     }
 
-    fn required(&self, e: &BytesStart, key: &str) -> Result<String, RawError> {
-        self.attr(e, key)?.ok_or_else(|| {
-            self.err(format!(
-                "<{}> lacks the attribute {key}",
-                String::from_utf8_lossy(e.name().as_ref())
-            ))
-        })
+    fn required(&self, a: &Attrs, key: &str) -> Result<String, RawError> {
+        a.get(key)
+            .ok_or_else(|| self.err(format!("<{}> lacks the attribute {key}", a.tag)))
     }
 
     /// A `<method>`'s `firstline`: a line number, or -1 (the agent's word
     /// for a method without line numbers) as `None`; absent is `None` too.
-    fn first_line(&self, e: &BytesStart) -> Result<Option<u32>, RawError> {
-        match self.attr(e, "firstline")? {
+    fn first_line(&self, a: &Attrs) -> Result<Option<u32>, RawError> {
+        match a.get("firstline") {
             None => Ok(None),
             Some(v) if v.trim() == "-1" => Ok(None),
             Some(v) => v.trim().parse().map(Some).map_err(|_| {
@@ -501,18 +526,46 @@ impl Parser {
         }
     }
 
-    fn number(&self, e: &BytesStart, key: &str) -> Result<Option<u64>, RawError> {
-        match self.attr(e, key)? {
+    fn number(&self, a: &Attrs, key: &str) -> Result<Option<u64>, RawError> {
+        match a.get(key) {
             None => Ok(None),
             Some(v) => v.trim().parse().map(Some).map_err(|_| {
                 self.err(format!(
                     "<{}> attribute {key}={v:?} is not a non-negative integer",
-                    String::from_utf8_lossy(e.name().as_ref())
+                    a.tag
                 ))
             }),
         }
     }
 }
+
+/// The attributes of one element, by key.
+struct Attrs {
+    tag: String,
+    map: HashMap<String, String>,
+}
+
+impl Attrs {
+    fn get(&self, key: &str) -> Option<String> {
+        self.map.get(key).cloned()
+    }
+}
+
+/// The attributes a `<profile>` node is read for (at most 16: a bit each).
+const KNOWN_NODE_KEYS: [&str; 12] = [
+    "name",
+    "signature",
+    "hits",
+    "elapsed",
+    "cumulated",
+    "cumulatedElapsed",
+    "count",
+    "method",
+    "methodElapsed",
+    "overheadCumulated",
+    "overheadMethod",
+    "exceptions",
+];
 
 #[cfg(test)]
 mod tests;

@@ -98,7 +98,7 @@ impl Weighted {
         // subtree into its parent.
         for i in (1..tree.nodes.len()).rev() {
             let p = tree.nodes[i].parent as usize;
-            total[p] += total[i];
+            total[p] = total[p].saturating_add(total[i]);
         }
         Weighted { own, total }
     }
@@ -125,10 +125,10 @@ pub fn method_table(
     metric: Metric,
 ) -> (Vec<MethodRow>, u64) {
     let mut rows: HashMap<u32, MethodRow> = HashMap::new();
-    let mut grand = 0;
+    let mut grand = 0u64;
     for tree in trees {
         let w = Weighted::new(tree, kind, metric);
-        grand += w.total[0];
+        grand = grand.saturating_add(w.total[0]);
         // Names on the current path, to count recursion once.
         let mut path: Vec<u32> = Vec::new();
         let mut on_path: HashMap<u32, u32> = HashMap::new();
@@ -141,11 +141,11 @@ pub fn method_table(
                 name: names.get(n.name).to_owned(),
                 ..MethodRow::default()
             });
-            row.own += w.own[i];
-            row.calls += n.v.count;
+            row.own = row.own.saturating_add(w.own[i]);
+            row.calls = row.calls.saturating_add(n.v.count);
             let seen = on_path.entry(n.name).or_insert(0);
             if *seen == 0 {
-                row.total += w.total[i];
+                row.total = row.total.saturating_add(w.total[i]);
             }
             *seen += 1;
             path.push(n.name);
