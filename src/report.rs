@@ -212,7 +212,7 @@ pub fn calls_report(
         if profile {
             let _ = write!(out, " {:>10}", r.calls);
         }
-        let _ = writeln!(out, "  {}", r.name);
+        let _ = writeln!(out, "  {}", shown(&r.name));
     }
     let _ = writeln!(
         out,
@@ -297,12 +297,13 @@ pub fn memory_report(
         accum = count.saturating_add(accum);
         let _ = writeln!(
             out,
-            "{:>4} {:>12} {:>6.2}% {:>6.2}% {:>12}  {class}",
+            "{:>4} {:>12} {:>6.2}% {:>6.2}% {:>12}  {}",
             i + 1,
             count,
             pct(*count, live),
             pct(accum, live),
-            max
+            max,
+            shown(class)
         );
     }
     if thread.is_none() && threads.len() > 1 {
@@ -450,7 +451,13 @@ pub fn coverage_report(classes: &[CoverageClass], top: usize) -> String {
             name.push_str(" [no line numbers]");
         }
         let figures = (r.covered, r.lines, r.methods_run, r.methods);
-        row(&mut out, &(i + 1).to_string(), r.percent(), figures, &name);
+        row(
+            &mut out,
+            &(i + 1).to_string(),
+            r.percent(),
+            figures,
+            &shown(&name),
+        );
     }
     if rows.len() > top {
         let _ = writeln!(
@@ -558,4 +565,23 @@ mod tests {
         );
         assert!(text.contains("NoLines [no line numbers]"), "{text}");
     }
+}
+
+/// `s` for a terminal: control characters (a snapshot may carry ANSI escape
+/// sequences in a name) shown as `\uXXXX`, never sent raw.
+fn shown(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.chars().any(char::is_control) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    std::borrow::Cow::Owned(
+        s.chars()
+            .map(|c| {
+                if c.is_control() {
+                    format!("\\u{:04X}", c as u32)
+                } else {
+                    c.to_string()
+                }
+            })
+            .collect(),
+    )
 }

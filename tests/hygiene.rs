@@ -48,3 +48,59 @@ fn checked_jni_is_silent_under_thread_churn() {
         &["joined 300"],
     );
 }
+
+/// Finding 8: names XML 1.0 cannot hold (a control character, an ANSI
+/// escape) are written as `\uXXXX`, a backslash as `\\`; the snapshot stays
+/// well-formed, profrj's reader gets the names back, and `profrj report`
+/// never sends the escape to the terminal.
+#[test]
+fn names_with_control_characters_keep_the_snapshot_readable() {
+    let dir = temp_dir("oddnames");
+    for mode in ["sampling", "profile,include=profrj.*"] {
+        let run = run_java(
+            &dir,
+            &format!("{mode},file=o.xml"),
+            "profrj.harness.OddNames",
+            &[],
+        );
+        run.assert_success();
+        let xml = read_snapshot(&dir.join("o.xml"));
+        let doc = roxmltree::Document::parse(&xml).unwrap();
+        let section = if mode == "sampling" {
+            "sampler"
+        } else {
+            "profile"
+        };
+        for written in ["odd\\u0001one", "\\u001B[31mred\\u001B[0m", "back\\\\slash"] {
+            assert_eq!(
+                threads(&doc, section, written).len(),
+                1,
+                "{mode}: thread {written:?}"
+            );
+        }
+        let report = |thread: &str| {
+            let out = std::process::Command::new(env!("CARGO_BIN_EXE_profrj"))
+                .args(["report", "--thread", thread])
+                .arg(dir.join("o.xml"))
+                .output()
+                .unwrap();
+            let text = String::from_utf8_lossy(&out.stdout).into_owned();
+            assert!(
+                out.status.success(),
+                "{mode}: {text}{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            text
+        };
+        let text = report("\u{1b}[31mred\u{1b}[0m");
+        assert!(
+            !text.contains('\u{1b}'),
+            "{mode}: raw escape in the report: {text}"
+        );
+        let text = report("odd\u{1}one");
+        assert!(
+            text.contains("odd\\u{1}one"),
+            "{mode}: decoded name shown escaped: {text}"
+        );
+    }
+}

@@ -22,3 +22,4 @@ mod session;
 mod snapshot;
 mod threads;
 mod vm;
+mod xml;

@@ -433,7 +433,7 @@ impl Parser {
                 let s = a
                     .unescape_value()
                     .map_err(|err| self.err(format!("bad attribute value: {err}")))?;
-                let id = self.snap.names.intern(&s);
+                let id = self.snap.names.intern(&unescape_name(&s));
                 if key == b"name" {
                     name = Some(id);
                 } else {
@@ -492,8 +492,8 @@ impl Parser {
             let key = String::from_utf8_lossy(a.key.as_ref()).into_owned();
             let v = a
                 .unescape_value()
-                .map_err(|err| self.err(format!("bad value of {key}: {err}")))?
-                .into_owned();
+                .map_err(|err| self.err(format!("bad value of {key}: {err}")))?;
+            let v = unescape_name(&v).into_owned();
             if map.insert(key.clone(), v).is_some() {
                 return Err(self.err(format!(
                     "<{}> has the attribute {key} twice",
@@ -537,6 +537,43 @@ impl Parser {
             }),
         }
     }
+}
+
+/// A name as the agent wrote it, decoded: the agent writes a character XML
+/// 1.0 forbids as `\uXXXX` and a backslash as `\\` (agent/src/xml.rs).
+pub fn unescape_name(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.contains('\\') {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(i) = rest.find('\\') {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + 1..];
+        if let Some(tail) = after.strip_prefix('\\') {
+            out.push('\\');
+            rest = tail;
+            continue;
+        }
+        let code = after
+            .strip_prefix('u')
+            .and_then(|h| h.get(..4))
+            .filter(|h| h.bytes().all(|b| b.is_ascii_hexdigit()))
+            .and_then(|h| u32::from_str_radix(h, 16).ok())
+            .and_then(char::from_u32);
+        match code {
+            Some(c) => {
+                out.push(c);
+                rest = &after[5..];
+            }
+            None => {
+                out.push('\\');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    std::borrow::Cow::Owned(out)
 }
 
 /// The attributes of one element, by key.

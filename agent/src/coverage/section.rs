@@ -12,9 +12,9 @@ pub fn write_section(w: &mut XmlWriter, c: &Counts) -> io::Result<()> {
     w.write_event(Event::Start(BytesStart::new("coverage")))?;
     for (name, class) in &c.classes {
         let mut el = BytesStart::new("class");
-        el.push_attribute(("name", name.replace('/', ".").as_str()));
+        el.push_attribute(("name", crate::xml::name(&name.replace('/', ".")).as_ref()));
         if let Some(source) = &class.source {
-            el.push_attribute(("source", source.as_str()));
+            el.push_attribute(("source", crate::xml::name(source).as_ref()));
         }
         w.write_event(Event::Start(el))?;
         for &id in &class.methods {
@@ -22,8 +22,8 @@ pub fn write_section(w: &mut XmlWriter, c: &Counts) -> io::Result<()> {
             let counts = c.counts.get(id as usize).and_then(Option::as_ref);
             let (first, prints) = footprints(m, counts.map(Vec::as_slice));
             let mut el = BytesStart::new("method");
-            el.push_attribute(("name", m.name.as_str()));
-            el.push_attribute(("signature", m.descriptor.as_str()));
+            el.push_attribute(("name", crate::xml::name(&m.name).as_ref()));
+            el.push_attribute(("signature", crate::xml::name(&m.descriptor).as_ref()));
             el.push_attribute(("firstline", first.to_string().as_str()));
             let calls = counts.map_or(0, |c| m.calls(c));
             el.push_attribute(("count", calls.to_string().as_str()));

@@ -22,11 +22,11 @@ pub fn write_section(w: &mut XmlWriter, rows: &[Row], threads: &[ThreadRecord]) 
             .and_then(|t| threads.get(t))
             .map_or("(unknown)", |r| r.name.as_str());
         let mut el = BytesStart::new("thread");
-        el.push_attribute(("name", name));
+        el.push_attribute(("name", crate::xml::name(name).as_ref()));
         w.write_event(Event::Start(el))?;
         for r in rows {
             let mut el = BytesStart::new("memory");
-            el.push_attribute(("class", r.class.as_str()));
+            el.push_attribute(("class", crate::xml::name(&r.class).as_ref()));
             el.push_attribute(("count", r.count.to_string().as_str()));
             el.push_attribute(("max", r.max.to_string().as_str()));
             w.write_event(Event::Empty(el))?;

@@ -8,7 +8,6 @@ use super::ThreadProfile;
 use crate::instrument::registry::MethodInfo;
 use crate::snapshot::XmlWriter;
 use crate::threads::ThreadRecord;
-use quick_xml::escape::escape;
 use quick_xml::events::{BytesEnd, BytesStart, Event};
 use std::fmt::Write as _;
 use std::io;
@@ -28,7 +27,10 @@ pub fn write_section(
     for p in profiles {
         let record = p.thread.and_then(|id| threads.get(id.0 as usize));
         let mut el = BytesStart::new("thread");
-        el.push_attribute(("name", record.map_or("(unknown)", |r| r.name.as_str())));
+        el.push_attribute((
+            "name",
+            crate::xml::name(record.map_or("(unknown)", |r| r.name.as_str())).as_ref(),
+        ));
         el.push_attribute((
             "cpuTime",
             record.map_or(0, |r| r.cpu_ns).to_string().as_str(),
@@ -55,8 +57,8 @@ pub fn write_section(
                     .get_or_insert_with(|| {
                         let info = &methods[m];
                         (
-                            escape(info.java_name().as_str()).into_owned(),
-                            escape(info.descriptor.as_str()).into_owned(),
+                            crate::xml::attribute(info.java_name().as_str()),
+                            crate::xml::attribute(info.descriptor.as_str()),
                         )
                     })
                     .clone(),

@@ -4,7 +4,6 @@ use super::tree::{CallTree, Visit};
 use super::SamplerData;
 use crate::snapshot::XmlWriter;
 use crate::threads::{ThreadId, ThreadRecord};
-use quick_xml::escape::escape;
 use quick_xml::events::{BytesEnd, BytesStart, Event};
 use std::fmt::Write as _;
 use std::io;
@@ -29,7 +28,7 @@ pub fn write_section(
         let tree = data.trees.get(&ThreadId(i as u32)).unwrap_or(&empty);
         let totals = tree.totals();
         let mut el = BytesStart::new("thread");
-        el.push_attribute(("name", t.name.as_str()));
+        el.push_attribute(("name", crate::xml::name(&t.name).as_ref()));
         el.push_attribute(("cumulated", totals.cumulated.to_string().as_str()));
         el.push_attribute(("cpuTime", t.cpu_ns.to_string().as_str()));
         el.push_attribute((
@@ -45,7 +44,7 @@ pub fn write_section(
                 if escaped.len() <= slot {
                     escaped.resize(slot + 1, None);
                 }
-                let esc = escaped[slot].get_or_insert_with(|| escape(data.names.get(name)).into_owned());
+                let esc = escaped[slot].get_or_insert_with(|| crate::xml::attribute(data.names.get(name)));
                 // The element is formatted into one reused buffer; numbers need no escaping.
                 buf.clear();
                 let _ = write!(

@@ -259,3 +259,14 @@ fn recursion_counts_once_in_totals() {
     let fib = rows.iter().find(|r| r.name == "fib").unwrap();
     assert_eq!((fib.own, fib.calls), (7, 7));
 }
+
+#[test]
+fn names_escaped_by_the_agent_come_back() {
+    use super::unescape_name;
+    assert_eq!(unescape_name("plain"), "plain");
+    assert_eq!(unescape_name("odd\\u0001one"), "odd\u{1}one");
+    assert_eq!(unescape_name("\\u001B[31m"), "\u{1b}[31m");
+    assert_eq!(unescape_name("back\\\\slash"), "back\\slash");
+    // Not an escape the agent writes: kept as it is.
+    assert_eq!(unescape_name("a\\x\\u12"), "a\\x\\u12");
+}

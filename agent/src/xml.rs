@@ -1,0 +1,55 @@
+//! Text the agent writes into a snapshot's attributes. Names come from the
+//! program (a thread may be named "\u{1}" or carry terminal escapes), and
+//! XML 1.0 forbids most control characters outright: one such character
+//! would make the whole snapshot unreadable. So every name goes through
+//! [`name`]: a character XML 1.0 forbids is written `\uXXXX` (four hex
+//! digits) and a backslash `\\`; profrj's reader turns both back.
+
+use std::borrow::Cow;
+
+/// Is `c` forbidden in an XML 1.0 document?
+fn forbidden(c: char) -> bool {
+    matches!(c, '\u{0}'..='\u{8}' | '\u{B}' | '\u{C}' | '\u{E}'..='\u{1F}' | '\u{FFFE}' | '\u{FFFF}')
+}
+
+/// `s` with forbidden characters as `\uXXXX` and backslashes doubled
+/// (borrowed when there is nothing to change, the common case).
+pub fn name(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(|c| c == '\\' || forbidden(c)) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            c if forbidden(c) => out.push_str(&format!("\\u{:04X}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// [`name`], then XML's own escaping of `&<>"'`, for text formatted into an
+/// element by hand.
+pub fn attribute(s: &str) -> String {
+    quick_xml::escape::escape(name(s).as_ref()).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn control_characters_and_backslashes_are_escaped() {
+        assert!(matches!(name("main"), Cow::Borrowed("main")));
+        assert_eq!(name("a\u{1}b"), "a\\u0001b");
+        assert_eq!(name("\u{1b}[31mred"), "\\u001B[31mred");
+        assert_eq!(name("c:\\x"), "c:\\\\x");
+        assert_eq!(
+            name("tab\tnl\n"),
+            "tab\tnl\n",
+            "tab and newline are legal XML"
+        );
+        assert_eq!(attribute("<\u{0}>"), "&lt;\\u0000&gt;");
+    }
+}
