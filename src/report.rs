@@ -477,6 +477,25 @@ pub fn coverage_report(classes: &[CoverageClass], top: usize) -> String {
     out
 }
 
+/// `s` for a terminal: control characters (a snapshot may carry ANSI escape
+/// sequences in a name) shown as `\uXXXX`, never sent raw.
+fn shown(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.chars().any(char::is_control) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    std::borrow::Cow::Owned(
+        s.chars()
+            .map(|c| {
+                if c.is_control() {
+                    format!("\\u{:04X}", c as u32)
+                } else {
+                    c.to_string()
+                }
+            })
+            .collect(),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -565,23 +584,4 @@ mod tests {
         );
         assert!(text.contains("NoLines [no line numbers]"), "{text}");
     }
-}
-
-/// `s` for a terminal: control characters (a snapshot may carry ANSI escape
-/// sequences in a name) shown as `\uXXXX`, never sent raw.
-fn shown(s: &str) -> std::borrow::Cow<'_, str> {
-    if !s.chars().any(char::is_control) {
-        return std::borrow::Cow::Borrowed(s);
-    }
-    std::borrow::Cow::Owned(
-        s.chars()
-            .map(|c| {
-                if c.is_control() {
-                    format!("\\u{:04X}", c as u32)
-                } else {
-                    c.to_string()
-                }
-            })
-            .collect(),
-    )
 }
