@@ -84,3 +84,88 @@ fn counts_near_the_maximum_saturate() {
     assert!(ok, "{out}");
     assert!(out.contains(&u64::MAX.to_string()), "{out}");
 }
+
+/// Finding 6: a device is refused at once; an endless stream through a pipe
+/// is refused once one event passes 64 MiB, instead of growing until memory
+/// runs out.
+#[test]
+fn endless_inputs_are_refused() {
+    let (ok, out, took) = profrj(&["report", "/dev/zero"]);
+    assert!(!ok);
+    assert!(out.contains("not a snapshot file"), "{out}");
+    assert!(took < Duration::from_secs(10));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_profrj"))
+        .args(["report", "/dev/stdin"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let feeder = std::thread::spawn(move || {
+        use std::io::Write;
+        let zeros = vec![b'a'; 1 << 20];
+        let _ = stdin.write_all(b"<doc><sampler><thread name=\"");
+        // Far more than the limit, unless the reader gives up first.
+        for _ in 0..1024 {
+            if stdin.write_all(&zeros).is_err() {
+                break;
+            }
+        }
+    });
+    let out = child.wait_with_output().unwrap();
+    let _ = feeder.join();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("over 64 MiB"), "{err}");
+}
+
+/// Finding 6: a 100,000-deep chain with weight at every level: the formats
+/// that spell out each stack keep its top 2,048 frames under `[truncated]`
+/// (the agent's own default depth), so their output stays bounded.
+#[test]
+fn a_hundred_thousand_deep_chain_converts_in_bounded_output() {
+    let dir = temp_dir("deep");
+    let n = 100_000;
+    let mut xml =
+        String::from("<doc><sampler><thread name=\"t\" cumulated=\"1\" cumulatedElapsed=\"1\">");
+    for i in 0..n {
+        xml.push_str(&format!(
+            "<profile name=\"m{}()\" hits=\"1\" elapsed=\"1\" cumulated=\"{}\" cumulatedElapsed=\"{}\">",
+            i % 50,
+            n - i,
+            n - i
+        ));
+    }
+    for _ in 0..n {
+        xml.push_str("</profile>");
+    }
+    xml.push_str("</thread></sampler></doc>");
+    let path = dir.join("deep.xml");
+    std::fs::write(&path, xml).unwrap();
+    let p = path.display().to_string();
+    let (ok, out, took) = profrj(&["convert", "--to", "collapsed", &p]);
+    assert!(ok, "{}", &out[..out.len().min(300)]);
+    assert!(took < Duration::from_secs(30), "collapsed took {took:?}");
+    assert!(out.contains("[truncated];"), "deep stacks are cut");
+    let total: u64 = out
+        .lines()
+        .filter_map(|l| l.rsplit_once(' ')?.1.parse::<u64>().ok())
+        .sum();
+    assert_eq!(total, n, "every node's weight is still counted");
+    assert!(out.len() < 64 << 20, "output of {} bytes", out.len());
+    let pb = dir.join("deep.pb").display().to_string();
+    let (ok, out, took) = profrj(&["convert", "--to", "pprof", &p, "-o", &pb]);
+    assert!(ok, "{out}");
+    assert!(took < Duration::from_secs(30), "pprof took {took:?}");
+    assert!(std::fs::metadata(&pb).unwrap().len() < 64 << 20);
+    for cmd in [
+        vec!["report", &p],
+        vec!["flame", &p, "-o", &format!("{p}.html")],
+        vec!["diff", &p, &p],
+    ] {
+        let (ok, out, took) = profrj(&cmd);
+        assert!(ok, "{cmd:?}: {out}");
+        assert!(took < Duration::from_secs(30), "{cmd:?} took {took:?}");
+    }
+}

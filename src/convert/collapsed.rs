@@ -1,9 +1,19 @@
 //! Collapsed stacks: `root;caller;callee count`, one line per distinct stack
 //! with a non-zero own weight, sorted. The sum of the counts is the sum of
 //! every node's own weight: the section's total for the chosen metric.
+//! A stack deeper than [`MAX_FRAMES`] keeps its top frames under a
+//! `[truncated]` root (the agent's own convention), so a pathological
+//! 100,000-deep chain cannot make the output quadratic in its depth.
 
 use crate::snapshot::{CallKind, CallThread, Metric, Names, Weighted};
 use std::collections::BTreeMap;
+
+/// The most frames a stack keeps in the converted formats (the agent's
+/// default `depth`); deeper ones keep their top frames.
+pub const MAX_FRAMES: usize = 2048;
+
+/// Name of the root that stands for the frames cut off a deeper stack.
+pub const TRUNCATED: &str = "[truncated]";
 
 /// A frame as the format allows: `;` separates frames and a line ends the
 /// stack, so neither may appear inside one.
@@ -32,7 +42,19 @@ pub fn collapsed(
             path.truncate(base + n.depth as usize - 1);
             path.push(frame(names.get(n.name)));
             if w.own[i] > 0 {
-                let e = lines.entry(path.join(";")).or_insert(0);
+                let frames = &path[base..];
+                let cut = frames.len().saturating_sub(MAX_FRAMES);
+                let mut line = path[..base].join(";");
+                for f in std::iter::once(TRUNCATED)
+                    .filter(|_| cut > 0)
+                    .chain(frames[cut..].iter().map(String::as_str))
+                {
+                    if !line.is_empty() {
+                        line.push(';');
+                    }
+                    line.push_str(f);
+                }
+                let e = lines.entry(line).or_insert(0);
                 *e = e.saturating_add(w.own[i]);
             }
         }

@@ -7,7 +7,11 @@
 //!   and `cpu/microseconds` (`method`), each without callees, as pprof wants.
 //!
 //! `--metric` picks the default sample type (cpu: runnable_samples / cpu).
+//! A stack deeper than `MAX_FRAMES` keeps its top frames below a
+//! `[truncated]` function, and samples whose stacks then coincide are
+//! merged, so the output stays bounded on a pathologically deep chain.
 
+use super::collapsed::{MAX_FRAMES, TRUNCATED};
 use super::proto::Msg;
 use crate::snapshot::{CallKind, CallThread, Metric, Names, Values, NONE};
 use flate2::write::GzEncoder;
@@ -119,6 +123,10 @@ pub fn pprof(
     let mut functions: HashMap<(u32, u32), u64> = HashMap::new();
     let mut function_msgs = Msg::default();
     let thread_key = strings.id("thread");
+    // (thread, stack leaf first) -> values: one sample each, in first-seen order.
+    let mut samples: Vec<(u64, Vec<u64>, Vec<u64>)> = Vec::new();
+    let mut sample_index: HashMap<(u64, Vec<u64>), usize> = HashMap::new();
+    let mut truncated_id = None;
     for t in threads {
         let thread_name = strings.id(&t.name);
         let mut stack: Vec<u64> = Vec::new();
@@ -144,16 +152,43 @@ pub fn pprof(
             if vals.iter().all(|&v| v == 0) {
                 continue;
             }
-            let mut s = Msg::default();
-            let leaf_first: Vec<u64> = stack.iter().rev().copied().collect();
-            s.packed(field::S_LOCATION_ID, &leaf_first);
-            s.packed(field::S_VALUE, &vals);
-            let mut label = Msg::default();
-            label.int(field::L_KEY, thread_key);
-            label.int(field::L_STR, thread_name);
-            s.msg(field::S_LABEL, &label);
-            profile.msg(field::SAMPLE, &s);
+            let mut leaf_first: Vec<u64> = stack.iter().rev().take(MAX_FRAMES).copied().collect();
+            if stack.len() > MAX_FRAMES {
+                let id = *truncated_id.get_or_insert_with(|| {
+                    let id = functions.len() as u64 + 1;
+                    functions.insert((NONE - 1, NONE - 1), id);
+                    let mut f = Msg::default();
+                    f.int(field::F_ID, id);
+                    f.int(field::F_NAME, strings.id(TRUNCATED));
+                    f.int(field::F_SYSTEM_NAME, strings.id(TRUNCATED));
+                    function_msgs.msg(field::FUNCTION, &f);
+                    id
+                });
+                leaf_first.push(id);
+            }
+            match sample_index.entry((thread_name, leaf_first)) {
+                std::collections::hash_map::Entry::Occupied(e) => {
+                    let sum = &mut samples[*e.get()].2;
+                    for (a, b) in sum.iter_mut().zip(&vals) {
+                        *a = a.saturating_add(*b);
+                    }
+                }
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    samples.push((thread_name, e.key().1.clone(), vals));
+                    e.insert(samples.len() - 1);
+                }
+            }
         }
+    }
+    for (thread_name, leaf_first, vals) in &samples {
+        let mut s = Msg::default();
+        s.packed(field::S_LOCATION_ID, leaf_first);
+        s.packed(field::S_VALUE, vals);
+        let mut label = Msg::default();
+        label.int(field::L_KEY, thread_key);
+        label.int(field::L_STR, *thread_name);
+        s.msg(field::S_LABEL, &label);
+        profile.msg(field::SAMPLE, &s);
     }
     // Locations: one per function, with the same id.
     for id in 1..=functions.len() as u64 {

@@ -59,8 +59,20 @@ impl RawError {
 
 /// Reads a snapshot file. The error names the file, line and column.
 pub fn read_file(path: &Path) -> Result<Snapshot, String> {
+    use std::os::unix::fs::FileTypeExt;
     let open = || std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()));
     let file = open()?;
+    // A regular file or a pipe; a device (/dev/zero, a disk) is no snapshot.
+    let t = file
+        .metadata()
+        .map_err(|e| format!("{}: {e}", path.display()))?
+        .file_type();
+    if t.is_char_device() || t.is_block_device() || t.is_dir() || t.is_socket() {
+        return Err(format!(
+            "{}: not a snapshot file (a device, directory or socket)",
+            path.display()
+        ));
+    }
     parse(BufReader::with_capacity(1 << 16, file)).map_err(|e| {
         // A regular file is read again to turn the offset into a line and
         // column; a pipe cannot be, so its error gives the byte offset.
@@ -135,8 +147,48 @@ struct Parser {
     offset: u64,
 }
 
+/// The most bytes one XML event (an element's tag with its attributes, or a
+/// run of text) may take: a snapshot's largest are a few kilobytes, and
+/// without a bound an endless input (`/dev/zero` through a pipe) would grow
+/// one event until memory ran out.
+const MAX_EVENT: u64 = 64 << 20;
+
+/// A reader that fails once an event has consumed more than [`MAX_EVENT`]
+/// bytes; the parser resets it after each event.
+struct Bounded<R> {
+    inner: R,
+    used: u64,
+}
+
+impl<R: std::io::Read> std::io::Read for Bounded<R> {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(out)?;
+        self.used += n as u64;
+        Ok(n)
+    }
+}
+
+impl<R: BufRead> BufRead for Bounded<R> {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        if self.used > MAX_EVENT {
+            return Err(std::io::Error::other(format!(
+                "an element or text of over {} MiB: not a snapshot",
+                MAX_EVENT >> 20
+            )));
+        }
+        self.inner.fill_buf()
+    }
+    fn consume(&mut self, n: usize) {
+        self.used += n as u64;
+        self.inner.consume(n)
+    }
+}
+
 fn parse<R: BufRead>(input: R) -> Result<Snapshot, RawError> {
-    let mut reader = Reader::from_reader(input);
+    let mut reader = Reader::from_reader(Bounded {
+        inner: input,
+        used: 0,
+    });
     // Whitespace stays a text event, so an element's offset is its `<`.
     reader.config_mut().trim_text(false);
     let mut p = Parser {
@@ -173,6 +225,7 @@ fn parse<R: BufRead>(input: R) -> Result<Snapshot, RawError> {
             _ => {}
         }
         buf.clear();
+        reader.get_mut().used = 0;
     }
     if let Some((_, name, at)) = p.stack.last() {
         let what = String::from_utf8_lossy(name).into_owned();
