@@ -683,13 +683,40 @@ fn frames(dom: &str) -> Vec<HashMap<String, String>> {
         }
         out.push(attrs);
     }
-    out
+    with_paths(out)
 }
 
 fn width(frame: &HashMap<String, String>) -> f64 {
     let style = &frame["style"];
     let w = style.split("width:").nth(1).unwrap();
     w[..w.find('%').unwrap()].parse().unwrap()
+}
+
+/// Each drawn frame's path of names from the view's root, rebuilt from the
+/// frames' `data-id`/`data-parent` (the page carries ids, not paths).
+fn with_paths(mut fs: Vec<HashMap<String, String>>) -> Vec<HashMap<String, String>> {
+    let by_id: HashMap<String, (String, String)> = fs
+        .iter()
+        .map(|f| {
+            (
+                f["data-id"].clone(),
+                (f["data-name"].clone(), f["data-parent"].clone()),
+            )
+        })
+        .collect();
+    for f in &mut fs {
+        let mut names = Vec::new();
+        let (mut name, mut parent) = (f["data-name"].clone(), f["data-parent"].clone());
+        while !parent.is_empty() {
+            names.push(name);
+            let (n, p) = by_id.get(&parent).cloned().unwrap_or_default();
+            name = n;
+            parent = p;
+        }
+        names.reverse();
+        f.insert("path".into(), names.join(";"));
+    }
+    fs
 }
 
 #[test]
@@ -715,7 +742,7 @@ fn flame_page_in_headless_chromium() {
     assert!(fs.len() > 5, "no frames drawn: {dom}");
     let heavy = fs
         .iter()
-        .find(|f| f["data-path"] == heavy_path)
+        .find(|f| f["path"] == heavy_path)
         .unwrap_or_else(|| panic!("no frame for {heavy_path}"));
     let share: f64 = heavy["data-share"].parse().unwrap();
     eprintln!("flame: heavy() share {share}%, width {}%", width(heavy));
@@ -737,17 +764,17 @@ fn flame_page_in_headless_chromium() {
             .replace(')', "%29")
     );
     let fs = frames(&chromium(&["--dump-dom", &zoom]));
-    let heavy = fs.iter().find(|f| f["data-path"] == heavy_path).unwrap();
+    let heavy = fs.iter().find(|f| f["path"] == heavy_path).unwrap();
     assert_eq!(width(heavy), 100.0);
     assert!(heavy["class"].contains("zoomed"));
     assert!(
-        fs.iter().all(|f| !f["data-path"].contains("light()")),
+        fs.iter().all(|f| !f["path"].contains("light()")),
         "light() is outside the zoom"
     );
     // Its callee: its share of heavy() (heavy() has a few samples of its own).
     let unit = fs
         .iter()
-        .find(|f| f["data-path"] == format!("{heavy_path};{SPLIT}.unit()"))
+        .find(|f| f["path"] == format!("{heavy_path};{SPLIT}.unit()"))
         .unwrap();
     let of_heavy = |f: &HashMap<String, String>| f["data-total"].parse::<f64>().unwrap();
     let expect = of_heavy(unit) * 100.0 / of_heavy(heavy);
@@ -921,8 +948,13 @@ fn flame_page_reacts_to_clicks_typing_hover_and_thread_choice() {
 window.addEventListener("load", function () {{
   var out = {{}};
   function frame(path) {{
-    var fs = document.querySelectorAll(".frame");
-    for (var i = 0; i < fs.length; i++) if (fs[i].getAttribute("data-path") === path) return fs[i];
+    var fs = document.querySelectorAll(".frame"), byId = {{}};
+    for (var i = 0; i < fs.length; i++) byId[fs[i].getAttribute("data-id")] = fs[i];
+    for (var j = 0; j < fs.length; j++) {{
+      var names = [];
+      for (var n = fs[j]; n && n.getAttribute("data-parent") !== ""; n = byId[n.getAttribute("data-parent")]) names.push(n.getAttribute("data-name"));
+      if (names.reverse().join(";") === path) return fs[j];
+    }}
     return null;
   }}
   function w(f) {{ return f ? f.getAttribute("style").match(/width:([0-9.]+)%/)[1] : "none"; }}
@@ -1321,4 +1353,53 @@ fn report_without_section_picks_in_the_documented_order() {
     );
     let (covered, lines) = coverage_truth_from_source();
     assert_eq!(file_totals(&want)[..2], [covered, lines]);
+}
+
+/// Issue 18, finding 7: a 2,048-deep chain (weight at every level) opens in
+/// headless Chromium with a DOM linear in its frames: frames carry ids, not
+/// their paths (which made 139 MB of attributes and took 21 s).
+#[test]
+fn a_deep_chain_opens_with_a_linear_dom() {
+    let dir = temp_dir("report-flame-deep");
+    let n = 2048;
+    let mut xml =
+        String::from("<doc><sampler><thread name=\"main\" cumulated=\"1\" cumulatedElapsed=\"1\">");
+    for i in 0..n {
+        xml.push_str(&format!(
+            "<profile name=\"pkg.Deep.level{i}()\" hits=\"1\" elapsed=\"1\" cumulated=\"{0}\" cumulatedElapsed=\"{0}\">",
+            n - i
+        ));
+    }
+    for _ in 0..n {
+        xml.push_str("</profile>");
+    }
+    xml.push_str("</thread></sampler></doc>");
+    let snap = dir.join("deep.xml");
+    std::fs::write(&snap, xml).unwrap();
+    let page = dir.join("deep.html");
+    profrj_ok(&["flame", s(&snap), "-o", s(&page)]);
+    let t = std::time::Instant::now();
+    let dom = chromium(&[
+        "--dump-dom",
+        &format!("file://{}#thread=main", page.display()),
+    ]);
+    let took = t.elapsed();
+    let drawn = frames(&dom);
+    eprintln!(
+        "deep chain: {} frames drawn, DOM {} bytes, Chromium {took:?}",
+        drawn.len(),
+        dom.len()
+    );
+    assert!(
+        drawn.len() >= 1000,
+        "the chain is drawn: {} frames",
+        drawn.len()
+    );
+    assert!(
+        dom.len() < 4 << 20,
+        "DOM of {} bytes is not linear in the frames",
+        dom.len()
+    );
+    let deepest = drawn.iter().max_by_key(|f| f["path"].len()).unwrap();
+    assert!(deepest["path"].starts_with("pkg.Deep.level0();pkg.Deep.level1()"));
 }
