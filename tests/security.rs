@@ -319,3 +319,30 @@ fn flame_output_never_follows_a_link_nor_blocks_on_a_fifo() {
     assert!(took < Duration::from_secs(10));
     std::fs::remove_file(&victim).unwrap();
 }
+
+/// Finding 9: a path that is not UTF-8 is refused at start-up with a clear
+/// message, never silently changed into another path.
+#[test]
+fn a_non_utf8_path_is_refused_not_changed() {
+    use std::os::unix::ffi::OsStringExt;
+    let dir = temp_dir("sec-nonutf8");
+    let mut arg = format!("-agentpath:{}=sampling,file=", agent().display()).into_bytes();
+    arg.extend_from_slice(b"snap-\xff.xml");
+    let out = Command::new(java())
+        .current_dir(&dir)
+        .arg(std::ffi::OsString::from_vec(arg))
+        .args(["-cp", harness_classes(), "profrj.harness.Hello"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success(),
+        "the JVM must not start profiling another path"
+    );
+    assert!(err.contains("not UTF-8"), "{err}");
+    assert_eq!(
+        std::fs::read_dir(&dir).unwrap().count(),
+        0,
+        "no file written"
+    );
+}

@@ -99,6 +99,15 @@ pub fn on_attach(vm: *mut JavaVM, options: Option<&str>) -> Result<(), String> {
     result.map(|_| ())
 }
 
+/// An attach whose option string could not be read: said on stderr and in
+/// the reply file, if the string names one.
+pub fn attach_refused(lossy_options: &str, msg: &str) {
+    log::error(msg);
+    if let Some(path) = crate::options::reply_path(Some(lossy_options)) {
+        write_reply(&path, &Err(msg.to_owned()));
+    }
+}
+
 fn attach_command(vm: *mut JavaVM, options: Options) -> Reply {
     if options.help {
         eprint!("{}", Options::help_text());

@@ -18,15 +18,13 @@ pub unsafe extern "C" fn Agent_OnLoad(
     _reserved: *mut c_void,
 ) -> jint {
     install_panic_hook();
-    let opts = if options.is_null() {
-        None
-    } else {
-        // SAFETY: the JVM passes a NUL-terminated string that outlives this call.
-        Some(
-            unsafe { CStr::from_ptr(options) }
-                .to_string_lossy()
-                .into_owned(),
-        )
+    // SAFETY: the JVM passes a NUL-terminated string (or null) that outlives this call.
+    let opts = match unsafe { option_string(options) } {
+        Ok(o) => o,
+        Err((_, msg)) => {
+            crate::log::error(&msg);
+            return JNI_ERR;
+        }
     };
     guard("Agent_OnLoad", JNI_ERR, || {
         match agent::on_load(vm, opts.as_deref()) {
@@ -50,7 +48,13 @@ pub unsafe extern "C" fn Agent_OnAttach(
 ) -> jint {
     install_panic_hook();
     // SAFETY: as for Agent_OnLoad.
-    let opts = unsafe { option_string(options) };
+    let opts = match unsafe { option_string(options) } {
+        Ok(o) => o,
+        Err((lossy, msg)) => {
+            guard("Agent_OnAttach", (), || agent::attach_refused(&lossy, &msg));
+            return JNI_ERR;
+        }
+    };
     guard("Agent_OnAttach", JNI_ERR, || {
         match agent::on_attach(vm, opts.as_deref()) {
             Ok(()) => JNI_OK,
@@ -59,9 +63,36 @@ pub unsafe extern "C" fn Agent_OnAttach(
     })
 }
 
+/// The option string, which must be UTF-8: a path in it (`file=`) is kept
+/// byte for byte, so one that is not UTF-8 is refused rather than changed.
+/// The error carries the string with bad bytes replaced (to find `reply=`)
+/// and the message.
+///
 /// # Safety
 /// `p` is null or a NUL-terminated string that outlives this call.
-unsafe fn option_string(p: *const c_char) -> Option<String> {
+unsafe fn option_string(p: *const c_char) -> Result<Option<String>, (String, String)> {
+    if p.is_null() {
+        return Ok(None);
+    }
+    // SAFETY: guaranteed by the caller.
+    let c = unsafe { CStr::from_ptr(p) };
+    match c.to_str() {
+        Ok(s) => Ok(Some(s.to_owned())),
+        Err(e) => Err((
+            c.to_string_lossy().into_owned(),
+            format!(
+                "the option string is not UTF-8 (byte {} is not): profrj keeps paths such as file= byte for byte and takes them only in UTF-8",
+                e.valid_up_to()
+            ),
+        )),
+    }
+}
+
+/// A class name from the VM (modified UTF-8, as good as UTF-8 for names).
+///
+/// # Safety
+/// `p` is null or a NUL-terminated string that outlives this call.
+unsafe fn class_name(p: *const c_char) -> Option<String> {
     if p.is_null() {
         None
     } else {
@@ -232,7 +263,7 @@ unsafe extern "C" fn class_file_load_hook(
         // SAFETY: the VM passes the class bytes (`len` of them) and a
         // NUL-terminated name or null, valid for this call.
         let bytes = unsafe { std::slice::from_raw_parts(data, len.max(0) as usize) };
-        let name = unsafe { option_string(name) };
+        let name = unsafe { class_name(name) };
         let jni = Jni::from_raw(jni);
         if let Some(out) = a.instrumenter.transform(
             &jni,
