@@ -6,20 +6,11 @@ mod common;
 
 use common::*;
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 fn profrj(args: &[&str]) -> (bool, String, Duration) {
-    let t = Instant::now();
-    let out = Command::new(env!("CARGO_BIN_EXE_profrj"))
-        .args(args)
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.success(), text, t.elapsed())
+    let (code, text, took) = profrj_timed(args);
+    (code == 0, text, took)
 }
 
 /// Finding 5: an element with 200,000 attributes is read in linear time

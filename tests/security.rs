@@ -68,18 +68,7 @@ impl Drop for NobodyJvm {
 }
 
 fn profrj(args: &[&str]) -> (i32, String, Duration) {
-    let t = Instant::now();
-    let out = Command::new(env!("CARGO_BIN_EXE_profrj"))
-        .args(args)
-        .env("PROFRJ_AGENT", agent())
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.code().unwrap_or(-1), text, t.elapsed())
+    profrj_timed(args)
 }
 
 /// A root-only file the attacker would like root to overwrite.

@@ -220,3 +220,21 @@ pub fn find_nodes<'a, 'i>(n: roxmltree::Node<'a, 'i>, name: &str) -> Vec<roxmltr
 pub fn sum_attr(nodes: &[roxmltree::Node], attr: &str) -> u64 {
     nodes.iter().map(|n| attr_u64(*n, attr)).sum()
 }
+
+/// Runs `profrj ARGS` (with this build's agent): exit code, stdout and
+/// stderr together, and how long it took.
+#[allow(dead_code)]
+pub fn profrj_timed(args: &[&str]) -> (i32, String, std::time::Duration) {
+    let t = std::time::Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_profrj"))
+        .args(args)
+        .env("PROFRJ_AGENT", agent())
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code().unwrap_or(-1), text, t.elapsed())
+}
