@@ -162,6 +162,14 @@ impl Threads {
         (t > 0).then_some(t)
     }
 
+    /// When `id` started (CLOCK_MONOTONIC ns; 0 if before the agent saw it).
+    pub fn start_ns(&self, id: ThreadId) -> u64 {
+        self.records
+            .lock()
+            .get(id.0 as usize)
+            .map_or(0, |r| r.start_ns)
+    }
+
     pub fn count(&self) -> usize {
         self.records.lock().len()
     }

@@ -84,8 +84,9 @@ impl Counters {
 /// point inside the slot. The mean rate is exactly one per interval, but no
 /// periodic activity in the program can stay in lockstep with the sampler
 /// (a fixed rate measured 100%/0% on a 50/50 workload with a 10 ms period).
-/// The most missed intervals a late tick makes up for.
-const MAX_CATCH_UP: u64 = 10;
+/// The longest gap a late tick makes up for; a longer one is a pause (a
+/// stopped JVM), not a slow sampler.
+const MAX_CATCH_UP: Duration = Duration::from_secs(1);
 
 struct Schedule {
     interval: Duration,
@@ -106,13 +107,14 @@ impl Schedule {
     /// intervals it stands for: 1, or more when the sampler thread woke late
     /// and whole slots passed without a sample (a loaded machine delays it),
     /// so every thread is still counted once per interval. A gap longer than
-    /// [`MAX_CATCH_UP`] intervals is a pause (a stopped JVM): not counted.
+    /// [`MAX_CATCH_UP`] (or 10 intervals) is a pause (a stopped JVM): not counted.
     fn next_sample(&mut self) -> (Instant, u64) {
         let now = Instant::now();
         let mut weight = 1;
         if self.slot + self.interval <= now {
-            let missed = ((now - self.slot).as_nanos() / self.interval.as_nanos().max(1)) as u64;
-            if missed <= MAX_CATCH_UP {
+            let gap = now - self.slot;
+            let missed = (gap.as_nanos() / self.interval.as_nanos().max(1)) as u64;
+            if gap <= MAX_CATCH_UP.max(self.interval * 10) {
                 // Keep the phase: the missed slots count with this sample.
                 weight += missed;
                 self.slot += self.interval * missed as u32;

@@ -301,6 +301,16 @@ impl<'a> Walker<'a> {
             st.last_cpu = cpu;
             st.cpu_from_signal = false;
         }
+        // A late tick stands for the intervals it missed, but only those the
+        // thread lived through.
+        let weight = if weight > 1 {
+            let started = threads.start_ns(id);
+            let lived = clock::now_ns().saturating_sub(started);
+            let interval = self.config.interval.as_nanos().max(1) as u64;
+            weight.min(lived.div_ceil(interval).max(1))
+        } else {
+            weight
+        };
         let hit = (runnable && ran) as u64 * weight;
         if let Some(p) = st.pending.as_mut() {
             p.owed += weight;
