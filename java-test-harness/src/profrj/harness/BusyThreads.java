@@ -11,7 +11,9 @@ import java.net.ServerSocket;
  *   whole time and on a CPU only part of it. Each prints the nanoseconds it
  *   lived, so a test knows how many samples its lifetime calls for;
  * - "acceptor" (daemon) waits in ServerSocket.accept() the whole run: Java
- *   calls it RUNNABLE, but it never runs, so it must earn no hit.
+ *   calls it RUNNABLE, but it never runs, so it must earn no hit. With
+ *   -Dbusy.dump, the program asks for a snapshot (SIGUSR1) once the
+ *   acceptor waits, before the load starts.
  */
 public class BusyThreads {
     static volatile long sink;
@@ -39,7 +41,14 @@ public class BusyThreads {
         }, "acceptor");
         acceptor.setDaemon(true);
         acceptor.start();
-        Thread.sleep(100); // the acceptor is in accept() before the load starts
+        Thread.sleep(300); // the acceptor is in accept() before the load starts
+        if (System.getProperty("busy.dump") != null) {
+            // A snapshot now (the agent's dump signal), so a test can compare
+            // what the waiting acceptor earns from here on.
+            new ProcessBuilder("kill", "-USR1", Long.toString(ProcessHandle.current().pid()))
+                .inheritIO().start().waitFor();
+            Thread.sleep(300);
+        }
         long[] lived = new long[n];
         Thread[] ts = new Thread[n];
         for (int i = 0; i < n; i++) {
