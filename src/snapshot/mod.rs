@@ -10,7 +10,7 @@
 mod parse;
 mod weights;
 
-#[cfg(test)]
+#[cfg(any(test, fuzzing))]
 pub use parse::parse_bytes;
 pub use parse::read_file;
 pub use weights::{method_table, MethodRow, Metric, Weighted};

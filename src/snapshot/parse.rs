@@ -14,7 +14,7 @@ use std::io::{BufRead, BufReader};
 use std::path::Path;
 
 /// A reading error at a place in the input.
-#[cfg(test)]
+#[cfg(any(test, fuzzing))]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ParseError {
     /// 1-based.
@@ -24,7 +24,7 @@ pub struct ParseError {
     pub message: String,
 }
 
-#[cfg(test)]
+#[cfg(any(test, fuzzing))]
 impl std::fmt::Display for ParseError {
     fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
         write!(
@@ -94,7 +94,7 @@ pub fn read_file(path: &Path) -> Result<Snapshot, String> {
 }
 
 /// Reads a snapshot held in memory.
-#[cfg(test)]
+#[cfg(any(test, fuzzing))]
 pub fn parse_bytes(bytes: &[u8]) -> Result<Snapshot, ParseError> {
     parse(bytes).map_err(|e| {
         let (line, column, message) = e.render(|offset| line_col(bytes, offset));
