@@ -86,16 +86,7 @@ impl Drop for Target {
 
 /// Waits (up to 20 s) for a complete snapshot at `path` and checks it holds the hot method.
 fn wait_snapshot(path: &Path) -> String {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !path.exists() {
-        assert!(
-            Instant::now() < deadline,
-            "no snapshot at {}",
-            path.display()
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let xml = read_snapshot(path);
+    let xml = wait_snapshot_any(path);
     assert!(
         xml.contains(HOT),
         "{} lacks the hot method {HOT}",
