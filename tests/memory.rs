@@ -217,8 +217,8 @@ fn objects_made_by_jni_are_counted() {
         .unwrap()
         .success();
     assert!(ok, "building examples/jni_alloc.rs failed");
-    let lib = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("target/release/examples/libjni_alloc.so");
+    // Where this test binary's target directory is ($CARGO_TARGET_DIR too).
+    let lib = common::profile_dir().join("examples/libjni_alloc.so");
     let (run, text) = run_verified(
         "jni",
         "memory",

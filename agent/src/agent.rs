@@ -4,14 +4,15 @@
 //! every later attach of the library is a command to them.
 
 use crate::instrument::Instrumenter;
+use crate::modes::{self, EntryPoints};
 use crate::options::{Command, Options};
 use crate::sampler::Sampler;
 use crate::session::{DumpState, Session};
 use crate::threads::Threads;
-use crate::vm::sys::{Capability, JvmtiCapabilities, JvmtiExtensionFunction};
-use crate::vm::{jthread, Jni, Jvmti, JvmtiEvent};
-use crate::{clock, control, entry, log, memory, snapshot};
-use jni_sys::{jclass, jobject, JavaVM};
+use crate::vm::sys::{Capability, JvmtiEventCallbacks, JvmtiExtensionFunction};
+use crate::vm::{jthread, AgentThreadEntry, Capabilities, Jni, Jvmti, JvmtiEvent};
+use crate::{clock, control, log, memory, snapshot};
+use jni_sys::{jclass, JavaVM};
 use parking_lot::Mutex;
 use std::sync::OnceLock;
 
@@ -30,9 +31,20 @@ pub struct Agent {
     pub(crate) dumps: Mutex<DumpState>,
     /// The JavaVM, for environments made later (the memory mode's).
     pub(crate) vm: usize,
-    /// The memory mode's own JVMTI environment: its tags are its own, apart
-    /// from the thread tags of `jvmti`.
-    pub(crate) memory_env: OnceLock<Result<Jvmti, String>>,
+    /// The FFI edge's functions the modes hand to the VM.
+    pub(crate) entry_points: EntryPoints,
+    control_thread: AgentThreadEntry,
+    /// What the memory mode keeps for the JVM's lifetime (its environment
+    /// and agent thread), apart from any session.
+    pub(crate) memory: memory::Lifetime,
+}
+
+/// What the FFI edge (`entry`) gives the agent it creates: the VM's event
+/// callbacks and the functions the agent and its modes hand to the VM.
+pub struct Edge {
+    pub callbacks: fn() -> JvmtiEventCallbacks,
+    pub control_thread: AgentThreadEntry,
+    pub modes: EntryPoints,
 }
 
 /// What a command answers: the text goes to the reply file and to stderr.
@@ -46,7 +58,7 @@ pub fn get() -> Option<&'static Agent> {
 
 /// Agent_OnLoad: everything that can fail on a user's mistake fails here, with
 /// a message, so the JVM does not start with a profiler that ignores its options.
-pub fn on_load(vm: *mut JavaVM, options: Option<&str>) -> Result<(), String> {
+pub fn on_load(vm: *mut JavaVM, options: Option<&str>, edge: &Edge) -> Result<(), String> {
     let options = Options::parse(options).map_err(|e| e.to_string())?;
     if options.command != Command::Start {
         return Err(format!(
@@ -61,7 +73,7 @@ pub fn on_load(vm: *mut JavaVM, options: Option<&str>) -> Result<(), String> {
         log::info("no mode selected (only 'help'); not profiling");
         return Ok(());
     }
-    let agent = create(vm, &options)?;
+    let agent = create(vm, &options, edge)?;
     check_snapshot_path(&options);
     // Profiling starts at VMInit, when Java threads and JNI exist.
     *agent.session.lock() = Some(Session {
@@ -81,11 +93,11 @@ pub fn on_load(vm: *mut JavaVM, options: Option<&str>) -> Result<(), String> {
 /// nothing of it is registered with the VM, so once this very call has
 /// created the agent (callbacks, threads) it reports success to the VM; the
 /// error still reaches the reply file and stderr.
-pub fn on_attach(vm: *mut JavaVM, options: Option<&str>) -> Result<(), String> {
+pub fn on_attach(vm: *mut JavaVM, options: Option<&str>, edge: &Edge) -> Result<(), String> {
     let existed = AGENT.get().is_some();
     let parsed = Options::parse(options).map_err(|e| e.to_string());
     let reply_to = crate::options::reply_path(options);
-    let result = parsed.and_then(|o| attach_command(vm, o));
+    let result = parsed.and_then(|o| attach_command(vm, o, edge));
     match &result {
         Ok(msg) => log::info(msg),
         Err(msg) => log::error(msg),
@@ -108,7 +120,7 @@ pub fn attach_refused(lossy_options: &str, msg: &str) {
     }
 }
 
-fn attach_command(vm: *mut JavaVM, options: Options) -> Reply {
+fn attach_command(vm: *mut JavaVM, options: Options, edge: &Edge) -> Reply {
     if options.help {
         eprint!("{}", Options::help_text());
     }
@@ -127,7 +139,7 @@ fn attach_command(vm: *mut JavaVM, options: Options) -> Reply {
             if !options.any_mode() {
                 return Ok("no mode selected (only 'help'); not profiling".into());
             }
-            let a = create(vm, &options)?;
+            let a = create(vm, &options, edge)?;
             claim_jvm(&jni, true)?;
             a.start_control_thread(&jni)?;
             a
@@ -139,40 +151,29 @@ fn attach_command(vm: *mut JavaVM, options: Options) -> Reply {
 /// Creates the agent: JVMTI environment, capabilities, callbacks, events.
 /// `vthreads` (from the first start's options) decides virtual-thread support
 /// for the JVM's lifetime: its capability is requested here.
-fn create(vm: *mut JavaVM, options: &Options) -> Result<&'static Agent, String> {
-    let (vthreads, instrument) = (options.vthreads, options.instruments());
+fn create(vm: *mut JavaVM, options: &Options, edge: &Edge) -> Result<&'static Agent, String> {
+    let vthreads = options.vthreads;
     let jvmti = Jvmti::from_vm(vm)
         .map_err(|rc| format!("this JVM offers no JVMTI 1.2 environment (GetEnv returned {rc})"))?;
-    let needed = [Capability::TagObjects, Capability::GetThreadCpuTime];
     let potential = jvmti
         .potential_capabilities()
         .map_err(|e| jvmti.error_name(e))?;
-    let mut wanted = JvmtiCapabilities::default();
+    let mut caps = Capabilities::new(potential);
+    // Thread tags and per-thread CPU time, for every mode.
+    caps.need(Capability::TagObjects, "profrj")?;
+    caps.need(Capability::GetThreadCpuTime, "profrj")?;
     // JDK 21+: without this, a carrier thread's stack stops where its virtual
     // thread's begins, and the carrier's state hides that it is running.
-    let virtual_threads = vthreads && potential.has(Capability::SupportVirtualThreads);
-    if virtual_threads {
-        wanted = wanted.with(Capability::SupportVirtualThreads);
-    }
+    let virtual_threads = vthreads && caps.want(Capability::SupportVirtualThreads);
     // Signal sampling enables CompiledMethodLoad, which makes the JIT keep
-    // debug information between safepoints; asked for here, where every JVM grants it.
-    if potential.has(Capability::GenerateCompiledMethodLoadEvents) {
-        wanted = wanted.with(Capability::GenerateCompiledMethodLoadEvents);
-    }
-    for cap in needed {
-        if !potential.has(cap) {
-            return Err(format!(
-                "this JVM does not offer the JVMTI capability {cap:?}, which profrj needs"
-            ));
-        }
-        wanted = wanted.with(cap);
-    }
+    // debug information between safepoints; asked for here, where every JVM
+    // grants it, so a later session can sample.
+    caps.want(Capability::GenerateCompiledMethodLoadEvents);
+    // The modes of the first session: some capabilities only start-up grants.
+    modes::capabilities(options, &mut caps)?;
     jvmti
-        .add_capabilities(&wanted)
+        .add_capabilities(&caps.wanted())
         .map_err(|e| format!("AddCapabilities: {}", jvmti.error_name(e)))?;
-    if instrument {
-        add_instrument_capabilities(jvmti, options.memory)?;
-    }
     let wakeups =
         control::Wakeups::new().map_err(|e| format!("cannot create the control pipe: {e}"))?;
     let get_virtual_thread = virtual_threads
@@ -188,14 +189,16 @@ fn create(vm: *mut JavaVM, options: &Options) -> Result<&'static Agent, String> 
         session: Mutex::new(None),
         dumps: Mutex::new(DumpState::default()),
         vm: vm as usize,
-        memory_env: OnceLock::new(),
+        entry_points: edge.modes,
+        control_thread: edge.control_thread,
+        memory: memory::Lifetime::default(),
     };
     if AGENT.set(agent).is_err() {
         return Err("the agent is already loaded in this JVM".into());
     }
     let agent = AGENT.get().expect("just set");
     jvmti
-        .set_event_callbacks(&entry::callbacks())
+        .set_event_callbacks(&(edge.callbacks)())
         .map_err(|e| format!("SetEventCallbacks: {}", jvmti.error_name(e)))?;
     for ev in [
         JvmtiEvent::VM_INIT,
@@ -211,37 +214,20 @@ fn create(vm: *mut JavaVM, options: &Options) -> Result<&'static Agent, String> 
     Ok(agent)
 }
 
-/// What rewriting classes needs: the class-file hook for every class, and
-/// retransforming the ones loaded before profiling started. Added at start-up
-/// or, on HotSpot, as late as the first instrumenting session.
-pub(crate) fn add_instrument_capabilities(jvmti: Jvmti, memory: bool) -> Result<(), String> {
-    let potential = jvmti
-        .potential_capabilities()
-        .map_err(|e| jvmti.error_name(e))?;
-    let mut wanted = JvmtiCapabilities::default();
-    for cap in [
-        Capability::GenerateAllClassHookEvents,
-        Capability::RetransformClasses,
-    ] {
-        if !potential.has(cap) {
-            return Err(format!(
-                "this JVM does not offer the JVMTI capability {cap:?}, which the profile mode needs"
-            ));
-        }
-        wanted = wanted.with(cap);
+impl Agent {
+    /// Adds the capabilities of the modes `options` names (on HotSpot, the
+    /// rewriter's can come as late as the first instrumenting session).
+    pub(crate) fn add_mode_capabilities(&self, options: &Options) -> Result<(), String> {
+        let jvmti = self.jvmti;
+        let potential = jvmti
+            .potential_capabilities()
+            .map_err(|e| jvmti.error_name(e))?;
+        let mut caps = Capabilities::new(potential);
+        modes::capabilities(options, &mut caps)?;
+        jvmti
+            .add_capabilities(&caps.wanted())
+            .map_err(|e| format!("AddCapabilities: {}", jvmti.error_name(e)))
     }
-    // The memory mode sees objects the VM allocates for a caller through
-    // VMObjectAlloc; without it, those go uncounted (said once).
-    if memory {
-        if potential.has(Capability::GenerateVmObjectAllocEvents) {
-            wanted = wanted.with(Capability::GenerateVmObjectAllocEvents);
-        } else {
-            log::warn("memory: this JVM cannot report VM allocations (VMObjectAlloc); objects made by reflection, clone or JNI are not counted");
-        }
-    }
-    jvmti
-        .add_capabilities(&wanted)
-        .map_err(|e| format!("AddCapabilities: {}", jvmti.error_name(e)))
 }
 
 /// System property naming the library of the agent that runs in this JVM.
@@ -328,7 +314,7 @@ impl Agent {
             self.jvmti,
             jni,
             "profrj control",
-            entry::control_thread,
+            self.control_thread,
             std::ptr::null(),
         )
         .map_err(|e| format!("cannot start the profrj control thread: {e}"))
@@ -352,31 +338,6 @@ impl Agent {
         control::wake();
     }
 
-    /// The memory mode's JVMTI environment, made on first use.
-    pub fn memory_env(&self) -> Result<Jvmti, String> {
-        self.memory_env
-            .get_or_init(|| memory::new_env(self.vm as *mut JavaVM))
-            .clone()
-    }
-
-    /// Starts the `profrj memory` agent thread, which counts each GC's frees
-    /// and deletes dead objects' weak references (once: later sessions reuse it).
-    pub fn start_memory_thread(&self, jni: &Jni) -> Result<(), String> {
-        static STARTED: OnceLock<Result<(), String>> = OnceLock::new();
-        STARTED
-            .get_or_init(|| {
-                crate::vm::start_agent_thread(
-                    self.jvmti,
-                    jni,
-                    "profrj memory",
-                    entry::memory_thread,
-                    std::ptr::null(),
-                )
-            })
-            .clone()
-            .map_err(|e| format!("memory: cannot start its agent thread: {e}"))
-    }
-
     pub fn on_thread_start(&self, jni: &Jni, thread: jthread) {
         self.threads
             .identify(self.jvmti, jni, thread, clock::now_ns());
@@ -388,16 +349,6 @@ impl Agent {
     /// A class is prepared: its methods get jmethodIDs for AsyncGetCallTrace.
     pub fn on_class_prepare(&self, class: jclass) {
         crate::sampler::signal::class_prepared(self.jvmti, class);
-    }
-
-    /// An object the VM allocated for Java code (VMObjectAlloc).
-    pub fn on_vm_object_alloc(&self, jni: &Jni, thread: jthread, object: jobject, class: jclass) {
-        memory::vm_allocated(self, jni, thread, object, class)
-    }
-
-    /// An object native code made with JNI (the intercepted functions).
-    pub fn on_jni_alloc(&self, jni: &Jni, object: jobject) {
-        memory::jni_allocated(self, jni, object)
     }
 
     pub fn on_thread_end(&self, jni: &Jni, thread: jthread) {
@@ -421,7 +372,9 @@ impl Agent {
         };
         // A stopped session already wrote its snapshot at `stop`.
         if running {
-            memory::vm_dying();
+            if let Some(s) = self.session.lock().as_ref() {
+                s.modes.iter().for_each(|m| m.vm_dying());
+            }
             match self.dump(jni, None) {
                 Ok(msg) => log::info(&msg),
                 Err(msg) => log::error(&msg),

@@ -1,7 +1,8 @@
 //! Every function the VM calls. Each is a thin shell: rebuild the safe handles,
 //! run the real work inside `guard` (no panic may cross into the JVM).
 
-use crate::agent;
+use crate::agent::{self, Edge};
+use crate::modes::EntryPoints;
 use crate::sampler::Sampler;
 use crate::vm::sys::{JvmtiEnv, JvmtiEventCallbacks};
 use crate::vm::{guard, install_panic_hook, jthread, Jni};
@@ -27,7 +28,7 @@ pub unsafe extern "C" fn Agent_OnLoad(
         }
     };
     guard("Agent_OnLoad", JNI_ERR, || {
-        match agent::on_load(vm, opts.as_deref()) {
+        match agent::on_load(vm, opts.as_deref(), &EDGE) {
             Ok(()) => JNI_OK,
             Err(msg) => {
                 crate::log::error(&msg);
@@ -56,7 +57,7 @@ pub unsafe extern "C" fn Agent_OnAttach(
         }
     };
     guard("Agent_OnAttach", JNI_ERR, || {
-        match agent::on_attach(vm, opts.as_deref()) {
+        match agent::on_attach(vm, opts.as_deref(), &EDGE) {
             Ok(()) => JNI_OK,
             Err(_) => JNI_ERR, // already reported to stderr and the reply file
         }
@@ -106,7 +107,21 @@ unsafe fn class_name(p: *const c_char) -> Option<String> {
 #[no_mangle]
 pub unsafe extern "C" fn Agent_OnUnload(_vm: *mut JavaVM) {}
 
-pub fn callbacks() -> JvmtiEventCallbacks {
+/// What the agent hands to the VM: these functions, each a thin shell.
+const EDGE: Edge = Edge {
+    callbacks,
+    control_thread,
+    modes: EntryPoints {
+        sampler_thread,
+        memory_thread,
+        gc_start,
+        gc_finish,
+        object_free,
+        jni_alloc,
+    },
+};
+
+fn callbacks() -> JvmtiEventCallbacks {
     JvmtiEventCallbacks {
         VMInit: Some(vm_init),
         VMDeath: Some(vm_death),
@@ -207,41 +222,41 @@ unsafe extern "C" fn vm_object_alloc(
 ) {
     guard("VMObjectAlloc", (), || {
         if let Some(a) = agent::get() {
-            a.on_vm_object_alloc(&Jni::from_raw(jni), thread, object, class)
+            crate::memory::vm_allocated(a, &Jni::from_raw(jni), thread, object, class)
         }
     })
 }
 
 /// An object the memory mode tagged was collected (its own environment's
 /// event). Runs on a VM thread; calls nothing back.
-pub unsafe extern "C" fn object_free(_jvmti: *mut JvmtiEnv, tag: jlong) {
+unsafe extern "C" fn object_free(_jvmti: *mut JvmtiEnv, tag: jlong) {
     guard("ObjectFree", (), || crate::memory::object_freed(tag))
 }
 
 /// A GC starts (the memory mode's own environment, weak references). Runs
 /// in the pause; calls no JNI or JVMTI.
-pub unsafe extern "C" fn gc_start(_jvmti: *mut JvmtiEnv) {
+unsafe extern "C" fn gc_start(_jvmti: *mut JvmtiEnv) {
     guard("GarbageCollectionStart", (), crate::memory::gc_started)
 }
 
 /// A GC finishes, still in the pause: the memory mode wakes its agent
 /// thread to count what it freed.
-pub unsafe extern "C" fn gc_finish(_jvmti: *mut JvmtiEnv) {
+unsafe extern "C" fn gc_finish(_jvmti: *mut JvmtiEnv) {
     guard("GarbageCollectionFinish", (), crate::memory::gc_finished)
 }
 
 /// Body of the `profrj memory` agent thread (counts each GC's frees and
 /// deletes dead objects' weak references).
-pub unsafe extern "C" fn memory_thread(_jvmti: *mut JvmtiEnv, jni: *mut JNIEnv, _arg: *mut c_void) {
+unsafe extern "C" fn memory_thread(_jvmti: *mut JvmtiEnv, jni: *mut JNIEnv, _arg: *mut c_void) {
     guard("memory thread", (), || {
         crate::memory::run_agent_thread(&Jni::from_raw(jni))
     })
 }
 
 /// The JNI interception hook (runs inside the VM's guard, see vm::jni_table).
-pub fn jni_alloc(jni: *mut JNIEnv, object: jobject) {
+fn jni_alloc(jni: *mut JNIEnv, object: jobject) {
     if let Some(a) = agent::get() {
-        a.on_jni_alloc(&Jni::from_raw(jni), object)
+        crate::memory::jni_allocated(a, &Jni::from_raw(jni), object)
     }
 }
 
@@ -285,7 +300,7 @@ unsafe extern "C" fn class_file_load_hook(
 
 /// Body of a `profrj sampler` agent thread; `arg` is an `Arc<Sampler>` from
 /// `Arc::into_raw`, whose reference this thread now owns.
-pub unsafe extern "C" fn sampler_thread(_jvmti: *mut JvmtiEnv, jni: *mut JNIEnv, arg: *mut c_void) {
+unsafe extern "C" fn sampler_thread(_jvmti: *mut JvmtiEnv, jni: *mut JNIEnv, arg: *mut c_void) {
     // SAFETY: Sampler::start passes exactly one Arc reference per thread.
     let sampler = unsafe { Arc::from_raw(arg as *const Sampler) };
     guard("sampler thread", (), || {
@@ -296,11 +311,7 @@ pub unsafe extern "C" fn sampler_thread(_jvmti: *mut JvmtiEnv, jni: *mut JNIEnv,
 }
 
 /// Body of the `profrj control` agent thread.
-pub unsafe extern "C" fn control_thread(
-    _jvmti: *mut JvmtiEnv,
-    jni: *mut JNIEnv,
-    _arg: *mut c_void,
-) {
+unsafe extern "C" fn control_thread(_jvmti: *mut JvmtiEnv, jni: *mut JNIEnv, _arg: *mut c_void) {
     guard("control thread", (), || {
         if let Some(a) = agent::get() {
             a.run_control(&Jni::from_raw(jni))

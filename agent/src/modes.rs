@@ -2,15 +2,31 @@
 //! options name (the registry below) and from then on talks to them only
 //! through [`Mode`]: start or resume, stop, a snapshot's section, a status
 //! line. Adding a mode means: its folder with a `Mode` implementation, one
-//! line in [`REGISTRY`], and the CLI's readers for its section.
+//! [`Registration`] in [`REGISTRY`], and the CLI's readers for its section.
 
 use crate::agent::Agent;
 use crate::options::Options;
 use crate::snapshot::XmlWriter;
 use crate::threads::ThreadRecord;
-use crate::vm::Jni;
+use crate::vm::sys::JvmtiEnv;
+use crate::vm::{AgentThreadEntry, AllocHook, Capabilities, Jni, Native};
 use crate::{coverage, memory, profile, sampler};
+use jni_sys::jlong;
 use std::io;
+
+/// The functions of the FFI edge (`entry`, each inside the panic guard) that
+/// modes hand to the VM: agent-thread bodies, callbacks of a mode's own JVMTI
+/// environment, the JNI interception hook. Given to the agent when it is
+/// created, so no mode names `entry`.
+#[derive(Clone, Copy)]
+pub struct EntryPoints {
+    pub sampler_thread: AgentThreadEntry,
+    pub memory_thread: AgentThreadEntry,
+    pub gc_start: unsafe extern "C" fn(*mut JvmtiEnv),
+    pub gc_finish: unsafe extern "C" fn(*mut JvmtiEnv),
+    pub object_free: unsafe extern "C" fn(*mut JvmtiEnv, jlong),
+    pub jni_alloc: AllocHook,
+}
 
 /// What a mode works with: the agent (JVMTI, threads, the instrumenter), the
 /// calling thread's JNI, and the session's options.
@@ -32,6 +48,8 @@ pub trait Mode: Send + Sync {
     /// are read (a forced GC, counts read through JNI); the returned section
     /// writes it.
     fn snapshot(&self, cx: &Cx) -> Result<Box<dyn Section + '_>, String>;
+    /// The VM is dying; its last snapshot follows.
+    fn vm_dying(&self) {}
     /// What the mode did and cost, for `status` and the exit log.
     fn summary(&self) -> Option<String> {
         None
@@ -50,26 +68,93 @@ pub trait Section {
     ) -> io::Result<()>;
 }
 
-/// Opens a mode for a session (once; `start` then runs on every resume).
-type Open = fn(&Cx) -> Result<Box<dyn Mode>, String>;
+/// One mode as the agent knows it before any session: its name, whether a
+/// session's options ask for it, how to open it, and what the JVM must
+/// grant or bind for it whether or not a session uses it yet.
+pub struct Registration {
+    /// The option and section name.
+    pub name: &'static str,
+    /// Whether a session's options ask for the mode.
+    pub wanted: fn(&Options) -> bool,
+    /// Opens it for a session (once; `start` then runs on every resume).
+    pub open: fn(&Cx) -> Result<Box<dyn Mode>, String>,
+    /// The probe class's natives its probes call. The probe class is defined
+    /// once per JVM, so every mode's natives are bound then.
+    pub natives: fn() -> Vec<Native>,
+    /// JVMTI capabilities it needs (added when its session starts, or at
+    /// start-up, where some can only be had); `Err` names one the JVM lacks.
+    pub capabilities: fn(&mut Capabilities) -> Result<(), String>,
+}
 
-/// Whether a session's options ask for a mode.
-type Wanted = fn(&Options) -> bool;
-
-/// Every mode: whether the options ask for it, and how to open it. Sections
-/// appear in a snapshot in this order.
-const REGISTRY: &[(Wanted, Open)] = &[
-    (|o| o.sampling, sampler::mode::open),
-    (|o| o.profile, profile::mode::open),
-    (|o| o.memory, memory::mode::open),
-    (|o| o.coverage, coverage::mode::open),
+/// Every mode. Sections appear in a snapshot in this order.
+pub const REGISTRY: &[Registration] = &[
+    sampler::mode::REGISTRATION,
+    profile::mode::REGISTRATION,
+    memory::mode::REGISTRATION,
+    coverage::mode::REGISTRATION,
 ];
 
 /// The modes `cx.options` asks for, opened.
 pub fn open(cx: &Cx) -> Result<Vec<Box<dyn Mode>>, String> {
     REGISTRY
         .iter()
-        .filter(|(wanted, _)| wanted(cx.options))
-        .map(|(_, open)| open(cx))
+        .filter(|r| (r.wanted)(cx.options))
+        .map(|r| {
+            (r.open)(cx).map_err(|e| match e.starts_with(r.name) {
+                true => e,
+                false => format!("{}: {e}", r.name),
+            })
+        })
         .collect()
+}
+
+/// Every mode's probe natives, bound when the probe class is defined.
+pub fn all_natives() -> Vec<Native> {
+    REGISTRY.iter().flat_map(|r| (r.natives)()).collect()
+}
+
+/// Asks for the capabilities of the modes `options` names.
+pub fn capabilities(options: &Options, caps: &mut Capabilities) -> Result<(), String> {
+    REGISTRY
+        .iter()
+        .filter(|r| (r.wanted)(options))
+        .try_for_each(|r| (r.capabilities)(caps))
+}
+
+/// The ids the rewriter's probes pass, given out by the modes that read them.
+pub struct ModeIds;
+
+impl crate::instrument::ProbeIds for ModeIds {
+    fn coverage_method(&self, layout: crate::instrument::MethodLines) -> u32 {
+        coverage::method_id(layout)
+    }
+
+    fn coverage_class(&self, class: &str, source: Option<String>, methods: &[u32]) {
+        coverage::add_class(class, source, methods)
+    }
+
+    fn type_id(&self, java_name: &str) -> u32 {
+        memory::type_id(java_name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::REGISTRY;
+    use crate::options::Options;
+
+    /// Each mode's name is the option that asks for it, and asks for it alone.
+    #[test]
+    fn each_registered_name_is_its_option() {
+        for r in REGISTRY {
+            let options = Options::parse(Some(r.name)).expect(r.name);
+            let asked: Vec<&str> = REGISTRY
+                .iter()
+                .filter(|m| (m.wanted)(&options))
+                .map(|m| m.name)
+                .collect();
+            assert_eq!(asked, [r.name]);
+        }
+        assert!(REGISTRY.iter().all(|r| !(r.wanted)(&Options::default())));
+    }
 }

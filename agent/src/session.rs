@@ -3,7 +3,8 @@
 //! snapshot of it, `status` describes it. Every later attach of the library
 //! is one of these commands (see `agent`).
 
-use crate::agent::{add_instrument_capabilities, check_snapshot_path, get, Agent, Reply};
+use crate::agent::{check_snapshot_path, get, Agent, Reply};
+use crate::instrument::Modes;
 use crate::modes::{self, Cx, Mode};
 use crate::options::{Command, Options};
 use crate::vm::{Jni, JvmtiEvent};
@@ -58,15 +59,21 @@ impl Agent {
             .try_for_each(|m| m.start(&cx).map_err(|e| format!("{}: {e}", m.name())))
     }
 
-    /// What every instrumenting mode needs: the class-file hook, and the
-    /// instrumenter started with the probes of the modes asked for.
+    /// What every instrumenting mode needs: its capabilities, the class-file
+    /// hook, and the instrumenter started with the probes of the modes asked for.
     fn start_instrumenting(&self, jni: &Jni, options: &Options) -> Result<(), String> {
-        add_instrument_capabilities(self.jvmti, options.memory)?;
+        self.add_mode_capabilities(options)?;
         self.jvmti
             .set_event_enabled(JvmtiEvent::CLASS_FILE_LOAD_HOOK, true)
             .map_err(|e| format!("enabling the class-file hook: {}", self.jvmti.error_name(e)))?;
-        self.instrumenter
-            .start(self.jvmti, jni, options.scope.clone(), options.modes())
+        self.instrumenter.start(
+            self.jvmti,
+            jni,
+            options.scope.clone(),
+            Modes::of(options),
+            &modes::all_natives(),
+            &modes::ModeIds,
+        )
     }
 
     pub(crate) fn stop_session(&self, s: &mut Session) {

@@ -7,7 +7,7 @@ use std::process::{Command, Output};
 use std::sync::OnceLock;
 
 /// `target/<profile>` of this test run (the test binary sits in its `deps/`).
-fn profile_dir() -> PathBuf {
+pub fn profile_dir() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
     exe.parent().unwrap().parent().unwrap().to_path_buf()
 }

@@ -30,10 +30,10 @@ mod section;
 pub use section::write_section;
 
 use crate::instrument::probe_class;
+pub use crate::instrument::MethodLines;
 use crate::vm::{JavaException, Jni};
 use jni_sys::{jclass, jint, jobject, JNIEnv};
 use parking_lot::Mutex;
-use profrj_bytecode::edit::Count;
 use std::collections::HashMap;
 
 /// The natives of the probe class this mode needs, for RegisterNatives.
@@ -43,49 +43,6 @@ pub fn natives() -> [(&'static str, &'static str, *mut std::ffi::c_void); 1] {
         probe_class::COUNTERS_METHOD.1,
         counters_slow as *mut _,
     )]
-}
-
-/// One instrumented method as the snapshot shows it.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct MethodLines {
-    /// Internal class name.
-    pub class: String,
-    pub name: String,
-    pub descriptor: String,
-    /// Source line of each line entry point, in code order.
-    pub lines: Vec<u16>,
-    /// Each entry point's count from the counters (slot 0 the calls, then
-    /// one per counted point): Σ coefficient × slot. Points whose count
-    /// follows from others have no slot of their own (`plan_counters`).
-    pub counts: Vec<Count>,
-    /// Slots of the method's counter array, slot 0 included.
-    pub slots: usize,
-    /// The first line (at the method's first instruction, where no jump
-    /// leads) counts the calls, and slot 0 is unused: one increment less
-    /// per call.
-    pub calls_in_first_line: bool,
-}
-
-impl MethodLines {
-    /// The call count from the method's counters.
-    pub fn calls(&self, counts: &[i64]) -> i64 {
-        match self.calls_in_first_line {
-            true => self.point_count(0, counts),
-            false => counts.first().copied().unwrap_or(0),
-        }
-    }
-
-    /// Entry point `k`'s count from the method's counters. A difference
-    /// whose terms lost increments to a race (counters are not atomic) could
-    /// come out below 0: a count is never negative.
-    pub fn point_count(&self, k: usize, counts: &[i64]) -> i64 {
-        self.counts.get(k).map_or(0, |c| {
-            c.iter()
-                .map(|&(slot, coef)| coef * counts.get(slot as usize).copied().unwrap_or(0))
-                .sum::<i64>()
-                .max(0)
-        })
-    }
 }
 
 /// A class in scope, listed even if it never runs.

@@ -2,10 +2,19 @@
 //! and count whenever instrumented code runs; a snapshot reads them.
 
 use super::Counts;
-use crate::modes::{Cx, Mode, Section};
+use crate::modes::{Cx, Mode, Registration, Section};
 use crate::snapshot::XmlWriter;
 use crate::threads::ThreadRecord;
 use std::io;
+
+/// `coverage`: every line in scope counted by probes the rewriter inserts.
+pub const REGISTRATION: Registration = Registration {
+    name: "coverage",
+    wanted: |o| o.coverage,
+    open,
+    natives: || super::natives().to_vec(),
+    capabilities: crate::instrument::capabilities,
+};
 
 struct Coverage;
 

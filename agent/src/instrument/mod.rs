@@ -4,21 +4,45 @@
 //! started. A class or method the rewriter cannot handle is left as it was,
 //! and said so once.
 
+mod ids;
+pub mod makers;
 pub mod probe_class;
 pub mod registry;
 mod rewrite;
-pub mod scope;
 
+pub use ids::{MethodLines, ProbeIds};
 pub use rewrite::Modes;
 
-use crate::vm::{Jni, Jvmti, MAX_LOCAL_FRAME};
-use crate::{coverage, log, memory, profile};
+use crate::log;
+use crate::options::scope::Scope;
+use crate::options::Options;
+use crate::vm::sys::Capability;
+use crate::vm::{Jni, Jvmti, Native, MAX_LOCAL_FRAME};
 use jni_sys::{jclass, jobject};
 use parking_lot::Mutex;
 use registry::Registry;
-use scope::Scope;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::*};
 use std::sync::OnceLock;
+
+impl Modes {
+    /// The probes a session's options ask for.
+    pub fn of(options: &Options) -> Self {
+        Modes {
+            profile: options.profile,
+            coverage: options.coverage,
+            memory: options.memory,
+            derive_lines: options.derive,
+        }
+    }
+}
+
+/// What rewriting classes needs, for every instrumenting mode: the class-file
+/// hook for every class, and retransforming the ones loaded before
+/// profiling started.
+pub fn capabilities(caps: &mut crate::vm::Capabilities) -> Result<(), String> {
+    caps.need(Capability::GenerateAllClassHookEvents, "instrumenting")?;
+    caps.need(Capability::RetransformClasses, "instrumenting")
+}
 
 #[derive(Default)]
 pub struct Instrumenter {
@@ -30,26 +54,39 @@ pub struct Instrumenter {
     /// Global reference to the platform class loader (JDK classes), as usize.
     platform_loader: OnceLock<usize>,
     prepared: OnceLock<Result<(), String>>,
+    /// The modes' ids for probes (the same for every session).
+    ids: OnceLock<&'static dyn ProbeIds>,
     pub classes: AtomicUsize,
     pub methods: AtomicUsize,
     pub refused: AtomicUsize,
 }
 
 impl Instrumenter {
-    /// Defines the probe class (once), then starts rewriting classes in
-    /// `scope`, including those already loaded.
-    pub fn start(&self, jvmti: Jvmti, jni: &Jni, scope: Scope, modes: Modes) -> Result<(), String> {
+    /// Defines the probe class (once, binding `natives`: every mode's), then
+    /// starts rewriting classes in `scope`, including those already loaded.
+    pub fn start(
+        &self,
+        jvmti: Jvmti,
+        jni: &Jni,
+        scope: Scope,
+        modes: Modes,
+        natives: &[Native],
+        ids: &'static dyn ProbeIds,
+    ) -> Result<(), String> {
+        let _ = self.ids.set(ids);
         *self.scope.lock() = scope;
         *self.modes.lock() = modes;
         self.prepared
-            .get_or_init(|| jni.with_local_frame(MAX_LOCAL_FRAME, || self.prepare(jvmti, jni)))
+            .get_or_init(|| {
+                jni.with_local_frame(MAX_LOCAL_FRAME, || self.prepare(jvmti, jni, natives))
+            })
             .clone()?;
         self.ready.store(true, Release);
         jni.with_local_frame(MAX_LOCAL_FRAME, || self.retransform_loaded(jvmti, jni));
         Ok(())
     }
 
-    fn prepare(&self, jvmti: Jvmti, jni: &Jni) -> Result<(), String> {
+    fn prepare(&self, jvmti: Jvmti, jni: &Jni, natives: &[Native]) -> Result<(), String> {
         let mut class = std::ptr::null_mut();
         for (name, bytes) in probe_class::CLASSES {
             let c = jni
@@ -59,10 +96,7 @@ impl Instrumenter {
                 class = c;
             }
         }
-        let mut natives = profile::natives().to_vec();
-        natives.extend(coverage::natives());
-        natives.extend(memory::natives());
-        jni.register_natives(class, &natives)
+        jni.register_natives(class, natives)
             .map_err(|e| format!("cannot bind the probe natives: {}", e.0))?;
         // Classes of named modules (the JDK's, with include=) must read the
         // boot loader's unnamed module, where the probe class lives.
@@ -154,7 +188,8 @@ impl Instrumenter {
         dynamic_constants: bool,
     ) -> Result<Option<Vec<u8>>, String> {
         let modes = *self.modes.lock();
-        let out = rewrite::rewrite(name, bytes, modes, &self.registry, dynamic_constants)?;
+        let ids = *self.ids.get().ok_or("no probe ids yet")?;
+        let out = rewrite::rewrite(name, bytes, modes, &self.registry, ids, dynamic_constants)?;
         self.methods.fetch_add(out.edited, Relaxed);
         if !out.refused.is_empty() {
             self.refused.fetch_add(out.refused.len(), Relaxed);

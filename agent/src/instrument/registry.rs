@@ -78,6 +78,16 @@ pub fn java_params(descriptor: &str) -> String {
 }
 
 /// One field type from the start of `d`: its Java form and its length.
+/// A type as Java writes it, from an internal name (`java/lang/String`) or
+/// an array descriptor (`[I`, `[Ljava/lang/String;`).
+pub fn java_type_name(internal: &str) -> String {
+    if internal.starts_with('[') {
+        java_type(internal).0
+    } else {
+        internal.replace('/', ".")
+    }
+}
+
 pub fn java_type(d: &str) -> (String, usize) {
     let dims = d.bytes().take_while(|&b| b == b'[').count();
     let (base, len) = match d.as_bytes().get(dims) {

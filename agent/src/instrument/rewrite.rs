@@ -2,10 +2,8 @@
 //! every instrumenting mode that is on, in one edit. A method the editor
 //! refuses stays as it was; the caller reports it.
 
-use super::probe_class;
-use super::registry::{MethodInfo, Registry};
-use crate::coverage::{self, MethodLines};
-use crate::memory::{self, makers};
+use super::registry::{self, MethodInfo, Registry};
+use super::{makers, probe_class, MethodLines, ProbeIds};
 use profrj_bytecode::code::{decode_code, Code, Insn, VType};
 use profrj_bytecode::edit::{
     add_counting, edit_method, increment, line_probes_in, plan_counters, sites_in, AllocWhere,
@@ -84,7 +82,8 @@ impl Refs {
             r.long_array = cp.class_index("[J");
         }
         if modes.memory {
-            let (class, name, desc) = memory::PROBE;
+            let class = probe_class::CLASS;
+            let (name, desc) = probe_class::ALLOC_METHOD;
             r.alloc = cp.add_method_ref(class, name, desc);
             let (name, desc) = probe_class::ALLOC_ANY_METHOD;
             r.alloc_any = cp.add_method_ref(class, name, desc);
@@ -106,6 +105,7 @@ pub fn rewrite(
     bytes: &[u8],
     modes: Modes,
     registry: &Registry,
+    ids: &dyn ProbeIds,
     dynamic_constants: bool,
 ) -> Result<Rewritten, String> {
     let mut class = parse_class(bytes).map_err(|e| e.to_string())?;
@@ -168,7 +168,7 @@ pub fn rewrite(
                 slots: plan.slots as usize,
                 calls_in_first_line: lines.first_counts_calls,
             };
-            let id = coverage::method_id(layout);
+            let id = ids.coverage_method(layout);
             let cp = &mut class.constant_pool;
             let slot = lines.max_locals;
             add_coverage(&mut edit, cp, &refs, (id, slot), &plan, calls_counted);
@@ -176,7 +176,13 @@ pub fn rewrite(
         }
         if modes.memory && !makers::is_reflection_machinery(name) {
             let major = class.major_version;
-            if let Err(e) = add_memory(&mut edit, &code, &mut class.constant_pool, major, &refs) {
+            if let Err(e) = add_memory(
+                &mut edit,
+                &code,
+                &mut class.constant_pool,
+                major,
+                (&refs, ids),
+            ) {
                 out.refused.push(format!("{label}: {e}"));
                 continue;
             }
@@ -190,7 +196,7 @@ pub fn rewrite(
         }
     }
     if modes.coverage {
-        coverage::add_class(name, source_file(&class), &covered);
+        ids.coverage_class(name, source_file(&class), &covered);
     }
     if out.edited > 0 {
         out.bytes = Some(write_class(&class));
@@ -257,7 +263,7 @@ fn add_memory(
     code: &Code<'_>,
     cp: &mut ConstantPool<'_>,
     major_version: u16,
-    refs: &Refs,
+    (refs, ids): (&Refs, &dyn ProbeIds),
 ) -> Result<(), String> {
     let sites = sites_in(code, cp).map_err(|e| e.0)?;
     for site in sites {
@@ -269,7 +275,7 @@ fn add_memory(
         let Some(name) = site.type_name(cp) else {
             continue;
         };
-        let ty = memory::type_id(&memory::java_type_name(&name));
+        let ty = ids.type_id(&registry::java_type_name(&name));
         let seq = edit.after.entry(site.after).or_default();
         seq.push(load);
         seq.push(Insn::push_int(cp, ty as i32));

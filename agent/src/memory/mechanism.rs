@@ -4,6 +4,7 @@
 //! session first starts, with the JVMTI environment that mechanism needs.
 
 use crate::instrument::probe_class;
+use crate::modes::EntryPoints;
 use crate::options::Tracker;
 use crate::vm::sys::{Capability, JvmtiCapabilities, JvmtiEventCallbacks};
 use crate::vm::{Jni, Jvmti, JvmtiEvent};
@@ -127,15 +128,15 @@ pub fn mechanism() -> Mechanism {
 /// A JVMTI environment of the memory mode's own, with the events its
 /// mechanism needs: the GC's start and finish for weak references;
 /// ObjectFree (and tags, which never meet the agent's thread tags) for tags.
-pub fn new_env(vm: *mut jni_sys::JavaVM) -> Result<Jvmti, String> {
+fn new_env(vm: *mut jni_sys::JavaVM, edge: &EntryPoints) -> Result<Jvmti, String> {
     let env = Jvmti::from_vm(vm).map_err(|rc| format!("no JVMTI environment for memory ({rc})"))?;
     let (needs, caps, callbacks, events) = match mechanism() {
         Mechanism::WeakRefs => (
             "GC events",
             JvmtiCapabilities::default().with(Capability::GenerateGarbageCollectionEvents),
             JvmtiEventCallbacks {
-                GarbageCollectionStart: Some(crate::entry::gc_start),
-                GarbageCollectionFinish: Some(crate::entry::gc_finish),
+                GarbageCollectionStart: Some(edge.gc_start),
+                GarbageCollectionFinish: Some(edge.gc_finish),
                 ..Default::default()
             },
             &[
@@ -149,7 +150,7 @@ pub fn new_env(vm: *mut jni_sys::JavaVM) -> Result<Jvmti, String> {
                 .with(Capability::TagObjects)
                 .with(Capability::GenerateObjectFreeEvents),
             JvmtiEventCallbacks {
-                ObjectFree: Some(crate::entry::object_free),
+                ObjectFree: Some(edge.object_free),
                 ..Default::default()
             },
             &[JvmtiEvent::OBJECT_FREE][..],
@@ -164,4 +165,45 @@ pub fn new_env(vm: *mut jni_sys::JavaVM) -> Result<Jvmti, String> {
             .map_err(|e| format!("enabling event {}: {}", event.0, env.error_name(e)))?;
     }
     Ok(env)
+}
+
+/// What the memory mode keeps for the JVM's lifetime, whatever sessions
+/// come and go: its JVMTI environment (its tags are its own, apart from the
+/// agent's thread tags) and its agent thread. Owned by the agent.
+#[derive(Default)]
+pub struct Lifetime {
+    env: OnceLock<Result<Jvmti, String>>,
+    thread: OnceLock<Result<(), String>>,
+}
+
+impl Lifetime {
+    /// The memory mode's JVMTI environment, made on first use.
+    pub fn env(&self, vm: *mut jni_sys::JavaVM, edge: &EntryPoints) -> Result<Jvmti, String> {
+        self.env.get_or_init(|| new_env(vm, edge)).clone()
+    }
+
+    /// The environment if it was made.
+    pub fn made_env(&self) -> Result<Jvmti, String> {
+        self.env
+            .get()
+            .cloned()
+            .unwrap_or_else(|| Err("memory: no JVMTI environment yet".into()))
+    }
+
+    /// Starts the `profrj memory` agent thread, which counts each GC's frees
+    /// and deletes dead objects' weak references (once: later sessions reuse it).
+    pub fn start_thread(&self, jvmti: Jvmti, jni: &Jni, edge: &EntryPoints) -> Result<(), String> {
+        self.thread
+            .get_or_init(|| {
+                crate::vm::start_agent_thread(
+                    jvmti,
+                    jni,
+                    "profrj memory",
+                    edge.memory_thread,
+                    std::ptr::null(),
+                )
+            })
+            .clone()
+            .map_err(|e| format!("memory: cannot start its agent thread: {e}"))
+    }
 }

@@ -28,7 +28,6 @@
 //! `count` is exactly the objects still reachable.
 
 mod counters;
-pub mod makers;
 mod mechanism;
 pub mod mode;
 mod section;
@@ -36,7 +35,7 @@ mod vm_alloc;
 mod weak_refs;
 
 pub use counters::object_freed;
-pub use mechanism::{choose, mechanism, new_env, vm_dying, Mechanism};
+pub use mechanism::{choose, mechanism, vm_dying, Lifetime, Mechanism};
 pub use section::write_section;
 pub use vm_alloc::{jni_allocated, vm_allocated};
 pub use weak_refs::{cost_summary, gc_finished, gc_started, run_agent_thread};
@@ -82,16 +81,6 @@ pub fn type_id(java_name: &str) -> u32 {
     t.names.push(java_name.to_owned());
     t.ids.insert(java_name.to_owned(), id);
     id
-}
-
-/// A type as Java writes it, from an internal name (`java/lang/String`) or
-/// an array descriptor (`[I`, `[Ljava/lang/String;`).
-pub fn java_type_name(internal: &str) -> String {
-    if internal.starts_with('[') {
-        crate::instrument::registry::java_type(internal).0
-    } else {
-        internal.replace('/', ".")
-    }
 }
 
 /// Does a running session want allocations tracked? (A stopped session's
@@ -148,7 +137,7 @@ fn track_on(
             }
         }
         Mechanism::Tags => {
-            let Ok(env) = a.memory_env() else { return };
+            let Ok(env) = a.memory.made_env() else { return };
             if env.set_tag(object, counter.tag()).is_ok() {
                 counter.made_one_with_peak();
             }
@@ -235,10 +224,3 @@ extern "system" fn type_of(_env: *mut JNIEnv, _class: jclass, of: jclass) -> jin
         type_id(&crate::instrument::registry::java_type(&sig).0) as jint
     })
 }
-
-/// The method instrumented code calls, for the rewriter.
-pub const PROBE: (&str, &str, &str) = (
-    probe_class::CLASS,
-    probe_class::ALLOC_METHOD.0,
-    probe_class::ALLOC_METHOD.1,
-);

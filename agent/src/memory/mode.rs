@@ -3,12 +3,33 @@
 //! makes are reported through VMObjectAlloc and the intercepted JNI table.
 
 use super::Row;
-use crate::modes::{Cx, Mode, Section};
+use crate::log;
+use crate::modes::{Cx, Mode, Registration, Section};
 use crate::snapshot::XmlWriter;
 use crate::threads::ThreadRecord;
+use crate::vm::sys::Capability;
+use crate::vm::Capabilities;
 use crate::vm::JvmtiEvent;
-use crate::{entry, log};
 use std::io;
+
+/// `memory`: live and peak object counts per thread and class.
+pub const REGISTRATION: Registration = Registration {
+    name: "memory",
+    wanted: |o| o.memory,
+    open,
+    natives: || super::natives().to_vec(),
+    capabilities,
+};
+
+/// The rewriter's, and VMObjectAlloc for objects the VM makes for Java code
+/// (reflection, clone); without it those go uncounted, said once.
+fn capabilities(caps: &mut Capabilities) -> Result<(), String> {
+    crate::instrument::capabilities(caps)?;
+    if !caps.want(Capability::GenerateVmObjectAllocEvents) {
+        crate::log::warn("memory: this JVM cannot report VM allocations (VMObjectAlloc); objects made by reflection, clone or JNI are not counted");
+    }
+    Ok(())
+}
 
 struct Memory;
 
@@ -16,11 +37,12 @@ pub fn open(cx: &Cx) -> Result<Box<dyn Mode>, String> {
     let agent = cx.agent;
     let mechanism =
         super::choose(cx.jni, cx.options.tracker).map_err(|e| format!("memory: {e}"))?;
-    agent.memory_env()?;
+    let edge = &agent.entry_points;
+    agent.memory.env(agent.vm as *mut jni_sys::JavaVM, edge)?;
     if mechanism == super::Mechanism::WeakRefs {
-        agent.start_memory_thread(cx.jni)?;
+        agent.memory.start_thread(agent.jvmti, cx.jni, edge)?;
     }
-    if let Err(e) = crate::vm::intercept_allocations(agent.jvmti, entry::jni_alloc) {
+    if let Err(e) = crate::vm::intercept_allocations(agent.jvmti, agent.entry_points.jni_alloc) {
         log::warn(&format!(
             "memory: cannot intercept JNI ({e}); objects native code makes are not counted"
         ));
@@ -54,8 +76,13 @@ impl Mode for Memory {
     /// Forces a GC first, so `count` holds only objects still reachable.
     fn snapshot(&self, cx: &Cx) -> Result<Box<dyn Section + '_>, String> {
         let rows =
-            super::live_counts(cx.agent.memory_env()?).map_err(|e| format!("memory: {e}"))?;
+            super::live_counts(cx.agent.memory.made_env()?).map_err(|e| format!("memory: {e}"))?;
         Ok(Box::new(Captured(rows)))
+    }
+
+    /// A concurrent collector can no longer run a GC for the last snapshot.
+    fn vm_dying(&self) {
+        super::vm_dying();
     }
 
     fn summary(&self) -> Option<String> {

@@ -33,7 +33,7 @@ pub fn vm_allocated(a: &Agent, jni: &Jni, thread: jthread, object: jobject, clas
     let entry_point = a
         .jvmti
         .class_signature(c)
-        .is_ok_and(|sig| super::makers::is_entry_point(&sig));
+        .is_ok_and(|sig| crate::instrument::makers::is_entry_point(&sig));
     let in_scope = !entry_point && a.instrumenter.class_in_scope(a.jvmti, jni, c);
     jni.delete_local_ref(c);
     if in_scope {

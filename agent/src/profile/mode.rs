@@ -2,11 +2,20 @@
 //! which the session starts for every instrumenting mode at once.
 
 use crate::instrument::registry::MethodInfo;
-use crate::modes::{Cx, Mode, Section};
+use crate::modes::{Cx, Mode, Registration, Section};
 use crate::snapshot::XmlWriter;
 use crate::threads::ThreadRecord;
 use std::io;
 use std::sync::Arc;
+
+/// `profile`: every call in scope timed by probes the rewriter inserts.
+pub const REGISTRATION: Registration = Registration {
+    name: "profile",
+    wanted: |o| o.profile,
+    open,
+    natives: || super::natives().to_vec(),
+    capabilities: crate::instrument::capabilities,
+};
 
 struct Profile;
 

@@ -14,8 +14,9 @@ pub mod signal;
 mod stacks;
 pub mod tree;
 
+pub use crate::options::Event;
 pub use section::write_section;
-pub use stacks::{Event, StackSource};
+pub use stacks::StackSource;
 
 use crate::methods::MethodNames;
 use crate::threads::{ThreadId, Threads};

@@ -1,13 +1,24 @@
 //! `sampling` as a [`Mode`]: the session's sampler and its thread.
 
 use super::{signal, Config, Event, Sampler, StackSource};
-use crate::modes::{Cx, Mode, Section};
+use crate::log;
+use crate::modes::{Cx, Mode, Registration, Section};
 use crate::options::Stacks;
 use crate::snapshot::XmlWriter;
 use crate::threads::ThreadRecord;
-use crate::{entry, log};
 use std::io;
 use std::sync::Arc;
+
+/// `sampling`: every thread's stack once per interval. Its JVMTI needs
+/// (CompiledMethodLoad, thread CPU time) are the agent's own, asked for at
+/// start-up, where every JVM grants them.
+pub const REGISTRATION: Registration = Registration {
+    name: "sampling",
+    wanted: |o| o.sampling,
+    open,
+    natives: Vec::new,
+    capabilities: |_| Ok(()),
+};
 
 struct Sampling {
     sampler: Arc<Sampler>,
@@ -64,7 +75,7 @@ impl Mode for Sampling {
             cx.agent.jvmti,
             cx.jni,
             self.sampler.clone(),
-            entry::sampler_thread,
+            cx.agent.entry_points.sampler_thread,
         )
     }
 

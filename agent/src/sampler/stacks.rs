@@ -19,6 +19,7 @@ use super::signal::{self, ring::Sample, Setup};
 use super::tree::NodeId;
 use super::{Config, Counters, SamplerData};
 use crate::methods::NameId;
+use crate::options::Event;
 use crate::threads::{Identity, ThreadId, Threads};
 use crate::vm::async_trace::failure_name;
 use crate::vm::sys::{
@@ -27,24 +28,6 @@ use crate::vm::sys::{
 };
 use crate::vm::{hotspot, jthread, Jni, Jvmti};
 use crate::{clock, log};
-
-/// What a sample measures.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Event {
-    /// Every live thread, once per interval, whatever it does.
-    Wall,
-    /// Each thread once per `interval` of CPU time it uses.
-    Cpu,
-}
-
-impl Event {
-    pub fn name(self) -> &'static str {
-        match self {
-            Event::Wall => "event=wall",
-            Event::Cpu => "event=cpu",
-        }
-    }
-}
 
 /// Where stacks come from for a session.
 pub enum StackSource {

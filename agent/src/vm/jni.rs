@@ -5,6 +5,9 @@ use jni_sys::{jclass, jint, jmethodID, jobject, jvalue, JNIEnv};
 use std::ffi::CString;
 use std::marker::PhantomData;
 
+/// A native method to bind: (name, descriptor, function).
+pub type Native = (&'static str, &'static str, *mut std::ffi::c_void);
+
 /// Local references a frame can promise (HotSpot's MaxJNILocalCapacity):
 /// for frames around JVMTI calls that return one reference per class or
 /// module, whose count is unknown beforehand. Promising less makes
@@ -245,12 +248,8 @@ impl Jni {
         Ok(class)
     }
 
-    /// Binds native methods of `class`: (name, descriptor, function).
-    pub fn register_natives(
-        &self,
-        class: jclass,
-        methods: &[(&str, &str, *mut std::ffi::c_void)],
-    ) -> Result<(), JavaException> {
+    /// Binds native methods of `class`.
+    pub fn register_natives(&self, class: jclass, methods: &[Native]) -> Result<(), JavaException> {
         let strings: Vec<(CString, CString)> = methods
             .iter()
             .map(|(n, d, _)| {

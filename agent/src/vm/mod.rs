@@ -2,6 +2,7 @@
 //! their safe wrappers, and the panic trampoline every callback goes through.
 
 pub mod async_trace;
+mod capabilities;
 mod guard;
 pub mod hotspot;
 mod jni;
@@ -10,9 +11,10 @@ mod jvmti;
 pub mod sys;
 mod weak_handle;
 
+pub use capabilities::Capabilities;
 pub use guard::{guard, install_panic_hook};
-pub use jni::{JavaException, Jni, MAX_LOCAL_FRAME};
-pub use jni_table::intercept_allocations;
+pub use jni::{JavaException, Jni, Native, MAX_LOCAL_FRAME};
+pub use jni_table::{intercept_allocations, AllocHook};
 pub use jvmti::Jvmti;
 pub use sys::{jthread, JvmtiEvent};
 pub use weak_handle::{self_test as weak_handles_work, WeakHandle};

@@ -6,8 +6,9 @@
 //! of the agent starts profiling; each later load of the same library in the
 //! same JVM is a command to the running agent.
 
-use crate::instrument::scope::{Glob, Scope};
-use crate::sampler::Event;
+pub mod scope;
+
+use scope::{Glob, Scope};
 use std::fmt;
 use std::time::Duration;
 
@@ -278,6 +279,24 @@ fn parse_tracker(v: &str) -> Result<Tracker, OptionError> {
     }
 }
 
+/// What a sample measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// Every live thread, once per interval, whatever it does.
+    Wall,
+    /// Each thread once per `interval` of CPU time it uses.
+    Cpu,
+}
+
+impl Event {
+    pub fn name(self) -> &'static str {
+        match self {
+            Event::Wall => "event=wall",
+            Event::Cpu => "event=cpu",
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Options {
     pub command: Command,
@@ -446,16 +465,6 @@ impl Options {
     /// Does a mode rewrite classes (so the agent needs the class-file hook)?
     pub fn instruments(&self) -> bool {
         self.profile || self.coverage || self.memory
-    }
-
-    /// The probes the instrumenting modes want.
-    pub fn modes(&self) -> crate::instrument::Modes {
-        crate::instrument::Modes {
-            profile: self.profile,
-            coverage: self.coverage,
-            memory: self.memory,
-            derive_lines: self.derive,
-        }
     }
 
     /// The table `help` prints.
@@ -637,15 +646,7 @@ mod tests {
         assert!(parse("profile,profile").is_err());
         let c = parse("coverage,include=com.acme.*").unwrap();
         assert!(c.coverage && !c.sampling && !c.profile && c.instruments());
-        assert_eq!(
-            c.modes(),
-            crate::instrument::Modes {
-                profile: false,
-                coverage: true,
-                memory: false,
-                derive_lines: true,
-            }
-        );
+        assert!(c.derive && !c.memory);
         let m = parse("memory,profile").unwrap();
         assert!(m.memory && m.profile && !m.coverage && !m.sampling);
     }
@@ -851,8 +852,8 @@ mod tests {
 
     #[test]
     fn derive_switch() {
-        assert!(parse("coverage").unwrap().modes().derive_lines);
-        assert!(!parse("coverage,derive=off").unwrap().modes().derive_lines);
+        assert!(parse("coverage").unwrap().derive);
+        assert!(!parse("coverage,derive=off").unwrap().derive);
         assert!(parse("coverage,derive=no")
             .unwrap_err()
             .0

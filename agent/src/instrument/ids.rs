@@ -1,0 +1,58 @@
+//! What the rewriter asks of the modes whose probes it inserts: the ids
+//! their probes pass. The session hands an implementation to the
+//! instrumenter, so the rewriter names no mode.
+
+use profrj_bytecode::edit::Count;
+
+/// Ids for probes, given out by the modes that read what the probes record.
+pub trait ProbeIds: Sync {
+    /// Coverage: the id of a method's counter layout (one layout, one id).
+    fn coverage_method(&self, layout: MethodLines) -> u32;
+    /// Coverage: a class in scope, its source file and its methods' ids.
+    fn coverage_class(&self, class: &str, source: Option<String>, methods: &[u32]);
+    /// Memory: the id of a type named as Java writes it (`int[]`).
+    fn type_id(&self, java_name: &str) -> u32;
+}
+
+/// One instrumented method as the snapshot shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct MethodLines {
+    /// Internal class name.
+    pub class: String,
+    pub name: String,
+    pub descriptor: String,
+    /// Source line of each line entry point, in code order.
+    pub lines: Vec<u16>,
+    /// Each entry point's count from the counters (slot 0 the calls, then
+    /// one per counted point): Σ coefficient × slot. Points whose count
+    /// follows from others have no slot of their own (`plan_counters`).
+    pub counts: Vec<Count>,
+    /// Slots of the method's counter array, slot 0 included.
+    pub slots: usize,
+    /// The first line (at the method's first instruction, where no jump
+    /// leads) counts the calls, and slot 0 is unused: one increment less
+    /// per call.
+    pub calls_in_first_line: bool,
+}
+
+impl MethodLines {
+    /// The call count from the method's counters.
+    pub fn calls(&self, counts: &[i64]) -> i64 {
+        match self.calls_in_first_line {
+            true => self.point_count(0, counts),
+            false => counts.first().copied().unwrap_or(0),
+        }
+    }
+
+    /// Entry point `k`'s count from the method's counters. A difference
+    /// whose terms lost increments to a race (counters are not atomic) could
+    /// come out below 0: a count is never negative.
+    pub fn point_count(&self, k: usize, counts: &[i64]) -> i64 {
+        self.counts.get(k).map_or(0, |c| {
+            c.iter()
+                .map(|&(slot, coef)| coef * counts.get(slot as usize).copied().unwrap_or(0))
+                .sum::<i64>()
+                .max(0)
+        })
+    }
+}
