@@ -4,7 +4,7 @@
 //! every later attach of the library is a command to them.
 
 use crate::instrument::Instrumenter;
-use crate::modes::{self, EntryPoints};
+use crate::modes::{self, EntryPoints, Host};
 use crate::options::{Command, Options};
 use crate::sampler::Sampler;
 use crate::session::{DumpState, Session};
@@ -52,8 +52,16 @@ pub type Reply = Result<String, String>;
 
 static AGENT: OnceLock<Agent> = OnceLock::new();
 
+/// The agent, for the FFI edge (`entry`) alone: everything below it is
+/// handed what it needs.
 pub fn get() -> Option<&'static Agent> {
     AGENT.get()
+}
+
+/// What modes see of the agent, for their probe natives (the one other FFI
+/// edge: Java calls them, and JNI natives carry no context).
+pub fn host() -> Option<Host<'static>> {
+    AGENT.get().map(Agent::host)
 }
 
 /// Agent_OnLoad: everything that can fail on a user's mistake fails here, with
@@ -215,6 +223,19 @@ fn create(vm: *mut JavaVM, options: &Options, edge: &Edge) -> Result<&'static Ag
 }
 
 impl Agent {
+    /// What modes see of the agent.
+    pub fn host(&self) -> Host<'_> {
+        Host {
+            jvmti: self.jvmti,
+            vm: self.vm as *mut JavaVM,
+            threads: &self.threads,
+            instrumenter: &self.instrumenter,
+            entry_points: &self.entry_points,
+            get_virtual_thread: self.get_virtual_thread,
+            memory: &self.memory,
+        }
+    }
+
     /// Adds the capabilities of the modes `options` names (on HotSpot, the
     /// rewriter's can come as late as the first instrumenting session).
     pub(crate) fn add_mode_capabilities(&self, options: &Options) -> Result<(), String> {

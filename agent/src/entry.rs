@@ -222,7 +222,7 @@ unsafe extern "C" fn vm_object_alloc(
 ) {
     guard("VMObjectAlloc", (), || {
         if let Some(a) = agent::get() {
-            crate::memory::vm_allocated(a, &Jni::from_raw(jni), thread, object, class)
+            crate::memory::vm_allocated(&a.host(), &Jni::from_raw(jni), thread, object, class)
         }
     })
 }
@@ -256,7 +256,7 @@ unsafe extern "C" fn memory_thread(_jvmti: *mut JvmtiEnv, jni: *mut JNIEnv, _arg
 /// The JNI interception hook (runs inside the VM's guard, see vm::jni_table).
 fn jni_alloc(jni: *mut JNIEnv, object: jobject) {
     if let Some(a) = agent::get() {
-        crate::memory::jni_allocated(a, &Jni::from_raw(jni), object)
+        crate::memory::jni_allocated(&a.host(), &Jni::from_raw(jni), object)
     }
 }
 

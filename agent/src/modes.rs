@@ -4,14 +4,14 @@
 //! line. Adding a mode means: its folder with a `Mode` implementation, one
 //! [`Registration`] in [`REGISTRY`], and the CLI's readers for its section.
 
-use crate::agent::Agent;
+use crate::instrument::Instrumenter;
 use crate::options::Options;
 use crate::snapshot::XmlWriter;
-use crate::threads::ThreadRecord;
-use crate::vm::sys::JvmtiEnv;
-use crate::vm::{AgentThreadEntry, AllocHook, Capabilities, Jni, Native};
+use crate::threads::{ThreadRecord, Threads};
+use crate::vm::sys::{JvmtiEnv, JvmtiExtensionFunction};
+use crate::vm::{AgentThreadEntry, AllocHook, Capabilities, Jni, Jvmti, Native};
 use crate::{coverage, memory, profile, sampler};
-use jni_sys::jlong;
+use jni_sys::{jlong, JavaVM};
 use std::io;
 
 /// The functions of the FFI edge (`entry`, each inside the panic guard) that
@@ -28,10 +28,25 @@ pub struct EntryPoints {
     pub jni_alloc: AllocHook,
 }
 
-/// What a mode works with: the agent (JVMTI, threads, the instrumenter), the
-/// calling thread's JNI, and the session's options.
+/// What modes use of the agent, which they never see whole: its JVMTI
+/// environment and VM, the thread table, the instrumenter, the FFI edge's
+/// entry points and what a mode keeps for the JVM's lifetime.
+#[derive(Clone, Copy)]
+pub struct Host<'a> {
+    pub jvmti: Jvmti,
+    pub vm: *mut JavaVM,
+    pub threads: &'a Threads,
+    pub instrumenter: &'a Instrumenter,
+    pub entry_points: &'a EntryPoints,
+    /// HotSpot's GetVirtualThread extension (JDK 21+), for sampling virtual threads.
+    pub get_virtual_thread: Option<JvmtiExtensionFunction>,
+    pub memory: &'a memory::Lifetime,
+}
+
+/// What a mode works with: the host, the calling thread's JNI, and the
+/// session's options.
 pub struct Cx<'a> {
-    pub agent: &'a Agent,
+    pub host: Host<'a>,
     pub jni: &'a Jni,
     pub options: &'a Options,
 }

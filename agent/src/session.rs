@@ -47,7 +47,7 @@ impl Agent {
             self.start_instrumenting(jni, &s.options)?;
         }
         let cx = Cx {
-            agent: self,
+            host: self.host(),
             jni,
             options: &s.options,
         };
@@ -177,7 +177,7 @@ impl Agent {
         let path: PathBuf =
             snapshot::expand_path(&template, std::process::id(), snapshot::unix_now(), number);
         let cx = Cx {
-            agent: self,
+            host: self.host(),
             jni,
             options: &s.options,
         };

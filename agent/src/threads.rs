@@ -8,7 +8,7 @@ use crate::vm::{jthread, Jni, Jvmti};
 use parking_lot::Mutex;
 
 /// Tag of the agent's own threads: never registered, never sampled.
-pub const AGENT_THREAD_TAG: i64 = -1;
+pub use crate::vm::AGENT_THREAD_TAG;
 
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
 pub struct ThreadId(pub u32);

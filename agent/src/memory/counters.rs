@@ -8,7 +8,7 @@
 //! type → index cache, so the allocation path takes no lock either once a
 //! thread has met a type.
 
-use crate::agent::Agent;
+use crate::modes::Host;
 use crate::vm::Jni;
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicI64, Ordering::Relaxed};
@@ -113,7 +113,7 @@ impl ThreadCounters {
     }
 
     /// The calling thread's counter for type `ty`, made on first use.
-    pub fn get(&mut self, a: &Agent, jni: &Jni, ty: u32) -> Option<&'static Counter> {
+    pub fn get(&mut self, a: &Host, jni: &Jni, ty: u32) -> Option<&'static Counter> {
         if let Some(&Some(c)) = self.by_type.get(ty as usize) {
             return Some(c);
         }

@@ -41,6 +41,7 @@ pub use vm_alloc::{jni_allocated, vm_allocated};
 pub use weak_refs::{cost_summary, gc_finished, gc_started, run_agent_thread};
 
 use crate::instrument::probe_class;
+use crate::modes::Host;
 use crate::vm::{Jni, Jvmti, JvmtiEvent, WeakHandle};
 use jni_sys::{jclass, jint, jobject, JNIEnv};
 use parking_lot::Mutex;
@@ -112,8 +113,7 @@ thread_local! {
 }
 
 /// Tracks `object` (a live reference) as one of `type` made by the calling thread.
-pub fn track(jni: &Jni, object: jobject, ty: u32) {
-    let Some(a) = crate::agent::get() else { return };
+pub fn track(a: &Host, jni: &Jni, object: jobject, ty: u32) {
     PER_THREAD.with(|mine| {
         let Some(counter) = mine.counters.borrow_mut().get(a, jni, ty) else {
             return;
@@ -123,7 +123,7 @@ pub fn track(jni: &Jni, object: jobject, ty: u32) {
 }
 
 fn track_on(
-    a: &crate::agent::Agent,
+    a: &Host,
     jni: &Jni,
     object: jobject,
     counter: &counters::Counter,
@@ -146,8 +146,9 @@ fn track_on(
 }
 
 /// Tracks an object the VM or native code made, of class signature `sig`.
-pub fn track_vm_object(jni: &Jni, object: jobject, sig: &str) {
+pub fn track_vm_object(a: &Host, jni: &Jni, object: jobject, sig: &str) {
     track(
+        a,
         jni,
         object,
         type_id(&crate::instrument::registry::java_type(sig).0),
@@ -210,14 +211,16 @@ extern "system" fn alloc(env: *mut JNIEnv, _class: jclass, object: jobject, ty: 
         return;
     }
     crate::vm::guard("memory probe", (), || {
-        track(&Jni::from_raw(env), object, ty as u32)
+        if let Some(a) = crate::agent::host() {
+            track(&a, &Jni::from_raw(env), object, ty as u32)
+        }
     })
 }
 
 /// `Probe.typeId(Class)`: the type id of a class (asked once per class).
 extern "system" fn type_of(_env: *mut JNIEnv, _class: jclass, of: jclass) -> jint {
     crate::vm::guard("memory type id", 0, || {
-        let Some(a) = crate::agent::get() else {
+        let Some(a) = crate::agent::host() else {
             return 0;
         };
         let sig = a.jvmti.class_signature(of).unwrap_or_default();

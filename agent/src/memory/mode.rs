@@ -34,26 +34,26 @@ fn capabilities(caps: &mut Capabilities) -> Result<(), String> {
 struct Memory;
 
 pub fn open(cx: &Cx) -> Result<Box<dyn Mode>, String> {
-    let agent = cx.agent;
+    let host = cx.host;
     let mechanism =
         super::choose(cx.jni, cx.options.tracker).map_err(|e| format!("memory: {e}"))?;
-    let edge = &agent.entry_points;
-    agent.memory.env(agent.vm as *mut jni_sys::JavaVM, edge)?;
+    let edge = host.entry_points;
+    host.memory.env(host.vm, edge)?;
     if mechanism == super::Mechanism::WeakRefs {
-        agent.memory.start_thread(agent.jvmti, cx.jni, edge)?;
+        host.memory.start_thread(host.jvmti, cx.jni, edge)?;
     }
-    if let Err(e) = crate::vm::intercept_allocations(agent.jvmti, agent.entry_points.jni_alloc) {
+    if let Err(e) = crate::vm::intercept_allocations(host.jvmti, edge.jni_alloc) {
         log::warn(&format!(
             "memory: cannot intercept JNI ({e}); objects native code makes are not counted"
         ));
     }
-    if let Err(e) = agent
+    if let Err(e) = host
         .jvmti
         .set_event_enabled(JvmtiEvent::VM_OBJECT_ALLOC, true)
     {
         log::warn(&format!(
             "memory: no VMObjectAlloc events ({}); objects made by reflection, clone or JNI are not counted",
-            agent.jvmti.error_name(e)
+            host.jvmti.error_name(e)
         ));
     }
     Ok(Box::new(Memory))
@@ -76,7 +76,7 @@ impl Mode for Memory {
     /// Forces a GC first, so `count` holds only objects still reachable.
     fn snapshot(&self, cx: &Cx) -> Result<Box<dyn Section + '_>, String> {
         let rows =
-            super::live_counts(cx.agent.memory.made_env()?).map_err(|e| format!("memory: {e}"))?;
+            super::live_counts(cx.host.memory.made_env()?).map_err(|e| format!("memory: {e}"))?;
         Ok(Box::new(Captured(rows)))
     }
 

@@ -6,13 +6,13 @@
 //! the event, are counted at their call sites; their events here have a JDK
 //! method on top and are left out.
 
-use crate::agent::Agent;
+use crate::modes::Host;
 use crate::threads::Identity;
 use crate::vm::sys::JvmtiFrameInfo;
 use crate::vm::{jthread, Jni};
 use jni_sys::{jclass, jobject};
 
-pub fn vm_allocated(a: &Agent, jni: &Jni, thread: jthread, object: jobject, class: jclass) {
+pub fn vm_allocated(a: &Host, jni: &Jni, thread: jthread, object: jobject, class: jclass) {
     if !super::is_active() {
         return;
     }
@@ -38,12 +38,12 @@ pub fn vm_allocated(a: &Agent, jni: &Jni, thread: jthread, object: jobject, clas
     jni.delete_local_ref(c);
     if in_scope {
         if let Ok(sig) = a.jvmti.class_signature(class) {
-            super::track_vm_object(jni, object, &sig);
+            super::track_vm_object(a, jni, object, &sig);
         }
     }
 }
 
-pub fn jni_allocated(a: &Agent, jni: &Jni, object: jobject) {
+pub fn jni_allocated(a: &Host, jni: &Jni, object: jobject) {
     if !super::is_active() {
         return;
     }

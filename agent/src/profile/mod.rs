@@ -94,7 +94,7 @@ fn current(env: *mut JNIEnv) -> &'static ThreadProfile {
         // SAFETY: set below from an Arc kept alive in THREADS forever.
         return unsafe { &*p };
     }
-    let thread = crate::agent::get().and_then(|a| {
+    let thread = crate::agent::host().and_then(|a| {
         let jni = Jni::from_raw(env);
         let t = a.jvmti.current_thread().ok()?;
         let id = a.threads.identify(a.jvmti, &jni, t, 0);

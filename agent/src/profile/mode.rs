@@ -39,7 +39,7 @@ impl Mode for Profile {
 
     fn snapshot(&self, cx: &Cx) -> Result<Box<dyn Section + '_>, String> {
         Ok(Box::new(Captured {
-            methods: cx.agent.instrumenter.registry.snapshot(),
+            methods: cx.host.instrumenter.registry.snapshot(),
             threads: super::threads(),
         }))
     }

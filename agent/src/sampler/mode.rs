@@ -28,26 +28,23 @@ struct Sampling {
 /// `stacks=jvmti` or the JVM cannot (then JVMTI, and the reason is said).
 pub fn open(cx: &Cx) -> Result<Box<dyn Mode>, String> {
     let options = cx.options;
-    let agent = cx.agent;
+    let host = cx.host;
     let source = match options.stacks {
         Stacks::Jvmti => StackSource::Jvmti { why: None },
-        Stacks::Async => {
-            let vm = agent.vm as *mut jni_sys::JavaVM;
-            match signal::setup(vm, agent.jvmti, cx.jni, options.depth) {
-                Ok(setup) => StackSource::Signal(setup),
-                Err(why) if options.event == Event::Wall => {
-                    log::warn(&format!(
-                        "sampling: stacks from JVMTI handshakes (safepoint-biased), because {why}"
-                    ));
-                    StackSource::Jvmti { why: Some(why) }
-                }
-                Err(why) => {
-                    return Err(format!(
-                        "sampling: event=cpu needs signal sampling, and {why}"
-                    ))
-                }
+        Stacks::Async => match signal::setup(host.vm, host.jvmti, cx.jni, options.depth) {
+            Ok(setup) => StackSource::Signal(setup),
+            Err(why) if options.event == Event::Wall => {
+                log::warn(&format!(
+                    "sampling: stacks from JVMTI handshakes (safepoint-biased), because {why}"
+                ));
+                StackSource::Jvmti { why: Some(why) }
             }
-        }
+            Err(why) => {
+                return Err(format!(
+                    "sampling: event=cpu needs signal sampling, and {why}"
+                ))
+            }
+        },
     };
     if options.event == Event::Cpu && matches!(source, StackSource::Jvmti { .. }) {
         return Err(
@@ -58,7 +55,7 @@ pub fn open(cx: &Cx) -> Result<Box<dyn Mode>, String> {
         interval: options.interval,
         depth: options.depth,
         event: options.event,
-        get_virtual_thread: agent.get_virtual_thread,
+        get_virtual_thread: host.get_virtual_thread,
     };
     Ok(Box::new(Sampling {
         sampler: Arc::new(Sampler::new(config, source)),
@@ -72,10 +69,10 @@ impl Mode for Sampling {
 
     fn start(&self, cx: &Cx) -> Result<(), String> {
         self.sampler.start(
-            cx.agent.jvmti,
+            cx.host.jvmti,
             cx.jni,
             self.sampler.clone(),
-            cx.agent.entry_points.sampler_thread,
+            cx.host.entry_points.sampler_thread,
         )
     }
 

@@ -20,6 +20,10 @@ pub use sys::{jthread, JvmtiEvent};
 pub use weak_handle::{self_test as weak_handles_work, WeakHandle};
 
 /// The entry point of an agent thread.
+/// The JVMTI tag of the agent's own threads (Java threads are tagged with
+/// their ids from 1 up).
+pub const AGENT_THREAD_TAG: i64 = -1;
+
 pub type AgentThreadEntry =
     unsafe extern "C" fn(*mut sys::JvmtiEnv, *mut jni_sys::JNIEnv, *mut std::ffi::c_void);
 
@@ -34,7 +38,7 @@ pub fn start_agent_thread(
 ) -> Result<(), String> {
     let thread = jni.new_thread_object(name).map_err(|e| e.0)?;
     let r = jvmti
-        .set_tag(thread, crate::threads::AGENT_THREAD_TAG)
+        .set_tag(thread, AGENT_THREAD_TAG)
         .and_then(|()| jvmti.run_agent_thread(thread, entry, arg, sys::JVMTI_THREAD_MAX_PRIORITY));
     jni.delete_local_ref(thread);
     r.map_err(|e| jvmti.error_name(e))
