@@ -37,6 +37,7 @@ pub struct Agent {
     /// What the memory mode keeps for the JVM's lifetime (its environment
     /// and agent thread), apart from any session.
     pub(crate) memory: memory::Lifetime,
+    pub(crate) alloc: crate::alloc::Slot,
 }
 
 /// What the FFI edge (`entry`) gives the agent it creates: the VM's event
@@ -200,6 +201,7 @@ fn create(vm: *mut JavaVM, options: &Options, edge: &Edge) -> Result<&'static Ag
         entry_points: edge.modes,
         control_thread: edge.control_thread,
         memory: memory::Lifetime::default(),
+        alloc: crate::alloc::Slot::default(),
     };
     if AGENT.set(agent).is_err() {
         return Err("the agent is already loaded in this JVM".into());
@@ -233,6 +235,7 @@ impl Agent {
             entry_points: &self.entry_points,
             get_virtual_thread: self.get_virtual_thread,
             memory: &self.memory,
+            alloc: &self.alloc,
         }
     }
 

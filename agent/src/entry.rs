@@ -130,6 +130,7 @@ fn callbacks() -> JvmtiEventCallbacks {
         DataDumpRequest: Some(data_dump_request),
         ClassFileLoadHook: Some(class_file_load_hook),
         VMObjectAlloc: Some(vm_object_alloc),
+        SampledObjectAlloc: Some(sampled_object_alloc),
         ClassLoad: Some(class_load),
         ClassPrepare: Some(class_prepare),
         CompiledMethodLoad: Some(compiled_method_load),
@@ -223,6 +224,23 @@ unsafe extern "C" fn vm_object_alloc(
     guard("VMObjectAlloc", (), || {
         if let Some(a) = agent::get() {
             crate::memory::vm_allocated(&a.host(), &Jni::from_raw(jni), thread, object, class)
+        }
+    })
+}
+
+/// HotSpot sampled an allocation (the `alloc` mode); runs on the allocating thread.
+unsafe extern "C" fn sampled_object_alloc(
+    _jvmti: *mut JvmtiEnv,
+    jni: *mut JNIEnv,
+    thread: jthread,
+    object: jobject,
+    class: jclass,
+    size: jlong,
+) {
+    guard("SampledObjectAlloc", (), || {
+        if let Some(a) = agent::get() {
+            let jni = Jni::from_raw(jni);
+            crate::alloc::sampled_object_alloc(&a.host(), &jni, thread, object, class, size)
         }
     })
 }

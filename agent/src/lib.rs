@@ -6,6 +6,8 @@
 //! the instrumenting modes; `snapshot` writes the XML.
 
 mod agent;
+mod alloc;
+mod calltree;
 mod clock;
 mod control;
 mod coverage;

@@ -31,6 +31,11 @@ impl MethodNames {
         &self.strings[id as usize]
     }
 
+    /// Every name by id, for a snapshot written after the lock is let go.
+    pub fn snapshot(&self) -> Vec<Box<str>> {
+        self.strings.clone()
+    }
+
     /// Sampler-style name of a frame: `pkg.Cls.m()`, `pkg.Cls.m(native)` for a
     /// native frame, `pkg.Cls()` for a constructor (the spec's constructor style).
     pub fn frame_name(

@@ -10,7 +10,7 @@ use crate::snapshot::XmlWriter;
 use crate::threads::{ThreadRecord, Threads};
 use crate::vm::sys::{JvmtiEnv, JvmtiExtensionFunction};
 use crate::vm::{AgentThreadEntry, AllocHook, Capabilities, Jni, Jvmti, Native};
-use crate::{coverage, memory, profile, sampler};
+use crate::{alloc, coverage, memory, profile, sampler};
 use jni_sys::{jlong, JavaVM};
 use std::io;
 
@@ -41,6 +41,8 @@ pub struct Host<'a> {
     /// HotSpot's GetVirtualThread extension (JDK 21+), for sampling virtual threads.
     pub get_virtual_thread: Option<JvmtiExtensionFunction>,
     pub memory: &'a memory::Lifetime,
+    /// Where SampledObjectAlloc finds the `alloc` session's recorder.
+    pub alloc: &'a alloc::Slot,
 }
 
 /// What a mode works with: the host, the calling thread's JNI, and the
@@ -107,6 +109,7 @@ pub const REGISTRY: &[Registration] = &[
     profile::mode::REGISTRATION,
     memory::mode::REGISTRATION,
     coverage::mode::REGISTRATION,
+    alloc::mode::REGISTRATION,
 ];
 
 /// The modes `cx.options` asks for, opened.

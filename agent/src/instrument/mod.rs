@@ -76,14 +76,25 @@ impl Instrumenter {
         let _ = self.ids.set(ids);
         *self.scope.lock() = scope;
         *self.modes.lock() = modes;
+        self.define_runtime(jvmti, jni, natives)?;
+        self.ready.store(true, Release);
+        jni.with_local_frame(MAX_LOCAL_FRAME, || self.retransform_loaded(jvmti, jni));
+        Ok(())
+    }
+
+    /// Defines the runtime classes (once per JVM) and binds every mode's
+    /// `natives`; rewriting starts only with [`Instrumenter::start`].
+    pub fn define_runtime(
+        &self,
+        jvmti: Jvmti,
+        jni: &Jni,
+        natives: &[Native],
+    ) -> Result<(), String> {
         self.prepared
             .get_or_init(|| {
                 jni.with_local_frame(MAX_LOCAL_FRAME, || self.prepare(jvmti, jni, natives))
             })
-            .clone()?;
-        self.ready.store(true, Release);
-        jni.with_local_frame(MAX_LOCAL_FRAME, || self.retransform_loaded(jvmti, jni));
-        Ok(())
+            .clone()
     }
 
     fn prepare(&self, jvmti: Jvmti, jni: &Jni, natives: &[Native]) -> Result<(), String> {

@@ -50,9 +50,7 @@ pub fn choose(jni: &Jni, tracker: Tracker) -> Result<Mechanism, String> {
         };
     }
     let collectors = collector_names(jni);
-    let pauses = collectors.as_ref().is_ok_and(|names| {
-        !names.is_empty() && names.iter().all(|n| PAUSE_CLEARING.contains(&n.as_str()))
-    });
+    let pauses = collectors.as_ref().is_ok_and(|n| all_pause_collectors(n));
     PAUSE_COLLECTORS.get_or_init(|| pauses);
     let unsupported = match &collectors {
         Err(why) => Some(why.clone()),
@@ -88,6 +86,16 @@ pub fn choose(jni: &Jni, tracker: Tracker) -> Result<Mechanism, String> {
         }
     };
     Ok(*MECHANISM.get_or_init(|| m))
+}
+
+fn all_pause_collectors(names: &[String]) -> bool {
+    !names.is_empty() && names.iter().all(|n| PAUSE_CLEARING.contains(&n.as_str()))
+}
+
+/// Do all of this JVM's collectors work in pauses (serial, parallel, G1)?
+/// Only those can still run a GC while the VM dies. Needs the probe class.
+pub fn pause_collectors_only(jni: &Jni) -> bool {
+    collector_names(jni).is_ok_and(|n| all_pause_collectors(&n))
 }
 
 /// The names of the JVM's garbage collectors (`GarbageCollectorMXBean`s).

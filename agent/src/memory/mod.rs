@@ -35,7 +35,7 @@ mod vm_alloc;
 mod weak_refs;
 
 pub use counters::object_freed;
-pub use mechanism::{choose, mechanism, vm_dying, Lifetime, Mechanism};
+pub use mechanism::{choose, mechanism, pause_collectors_only, vm_dying, Lifetime, Mechanism};
 pub use section::write_section;
 pub use vm_alloc::{jni_allocated, vm_allocated};
 pub use weak_refs::{cost_summary, gc_finished, gc_started, run_agent_thread};

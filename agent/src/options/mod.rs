@@ -36,7 +36,7 @@ enum Takes {
 impl Opt {
     /// The key: the syntax up to `=`.
     fn key(&self) -> &'static str {
-        self.syntax.split('=').next().unwrap_or(self.syntax)
+        self.syntax.split(['=', '[']).next().unwrap_or(self.syntax)
     }
 }
 
@@ -96,6 +96,18 @@ const OPTIONS: &[Opt] = &[
         default: "",
         takes: Takes::Start,
         meaning: "live objects per allocating thread and class, and the most ever alive (the <memory> section)",
+    },
+    Opt {
+        syntax: "alloc[=SIZE]",
+        default: "512k",
+        takes: Takes::Start,
+        meaning: "allocation sites by call path: JVMTI samples an object about every SIZE bytes a thread allocates (k, m suffixes; 0 samples every object), each weighted to estimate all bytes and objects (the <alloc> section)",
+    },
+    Opt {
+        syntax: "live",
+        default: "",
+        takes: Takes::Start,
+        meaning: "alloc: only the sampled objects still reachable at the snapshot (a snapshot runs a GC): who allocated what is alive",
     },
     Opt {
         syntax: "include=GLOB",
@@ -196,6 +208,9 @@ const MIN_INTERVAL: Duration = Duration::from_micros(100);
 const MAX_INTERVAL: Duration = Duration::from_secs(10);
 const MAX_DEPTH: u32 = 65_535;
 const DEFAULT_FILE: &str = "profrj-%p.xml";
+const DEFAULT_ALLOC: u32 = 512 * 1024;
+/// JVMTI takes the sampling interval as a jint.
+const MAX_ALLOC: u64 = i32::MAX as u64;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Command {
@@ -304,6 +319,10 @@ pub struct Options {
     pub profile: bool,
     pub coverage: bool,
     pub memory: bool,
+    /// `alloc`: the mean bytes between sampled allocations (`None`: off).
+    pub alloc: Option<u32>,
+    /// `alloc`: only objects still reachable at the snapshot.
+    pub live: bool,
     /// Which classes the instrumenting modes rewrite.
     pub scope: Scope,
     /// Snapshot path template (placeholders not yet expanded).
@@ -336,6 +355,8 @@ impl Default for Options {
             profile: false,
             coverage: false,
             memory: false,
+            alloc: None,
+            live: false,
             scope: Scope::default(),
             file: DEFAULT_FILE.to_owned(),
             file_given: false,
@@ -411,6 +432,8 @@ impl Options {
                 "profile" => o.profile = flag(key, value)?,
                 "coverage" => o.coverage = flag(key, value)?,
                 "memory" => o.memory = flag(key, value)?,
+                "alloc" => o.alloc = Some(value.map_or(Ok(DEFAULT_ALLOC), parse_size)?),
+                "live" => o.live = flag(key, value)?,
                 "include" | "exclude" => {
                     let v = required(key, value)?;
                     let glob = Glob::new(v)
@@ -448,6 +471,11 @@ impl Options {
                 )));
             }
         }
+        if o.live && o.alloc.is_none() {
+            return Err(bad(
+                "option 'live' belongs to alloc: give alloc,live".to_owned()
+            ));
+        }
         // Starting with no mode named: sample. `help` alone only prints the table.
         let help_only = o.help && seen.iter().all(|k| matches!(*k, "help" | "reply"));
         let mode_named = o.any_mode();
@@ -459,7 +487,7 @@ impl Options {
 
     /// Is any profiling mode on?
     pub fn any_mode(&self) -> bool {
-        self.sampling || self.instruments()
+        self.sampling || self.instruments() || self.alloc.is_some()
     }
 
     /// Does a mode rewrite classes (so the agent needs the class-file hook)?
@@ -588,6 +616,29 @@ fn parse_interval(v: &str) -> Result<Duration, OptionError> {
     Ok(d)
 }
 
+/// A byte count: digits with an optional k, m or g (binary multiples).
+fn parse_size(v: &str) -> Result<u32, OptionError> {
+    let lower = v.to_ascii_lowercase();
+    let (digits, unit) = match lower.strip_suffix(['k', 'm', 'g']) {
+        Some(d) => (d, &lower[d.len()..]),
+        None => (lower.as_str(), ""),
+    };
+    let shift = match unit {
+        "k" => 10,
+        "m" => 20,
+        "g" => 30,
+        _ => 0,
+    };
+    match digits.parse::<u64>() {
+        Ok(n) if n.checked_shl(shift).is_some_and(|b| b >> shift == n && b <= MAX_ALLOC) => {
+            Ok((n << shift) as u32)
+        }
+        _ => Err(bad(format!(
+            "bad value for alloc: '{v}' (bytes between samples, e.g. 512k, 64k, 1m; 0 for every object; at most 2g-1)"
+        ))),
+    }
+}
+
 fn parse_depth(v: &str) -> Result<u32, OptionError> {
     match v.parse::<u32>() {
         Ok(n) if (1..=MAX_DEPTH).contains(&n) => Ok(n),
@@ -695,6 +746,33 @@ mod tests {
     }
 
     #[test]
+    fn alloc_takes_an_optional_size_and_live_needs_it() {
+        assert_eq!(parse("alloc").unwrap().alloc, Some(512 * 1024));
+        assert_eq!(parse("alloc=64k").unwrap().alloc, Some(64 * 1024));
+        assert_eq!(parse("alloc=1M").unwrap().alloc, Some(1 << 20));
+        assert_eq!(parse("alloc=0").unwrap().alloc, Some(0));
+        assert_eq!(parse("alloc=1000").unwrap().alloc, Some(1000));
+        for bad_size in [
+            "alloc=",
+            "alloc=x",
+            "alloc=-1",
+            "alloc=2g",
+            "alloc=1k5",
+            "alloc=99999999999g",
+        ] {
+            let e = parse(bad_size).unwrap_err().0;
+            assert!(e.contains("alloc"), "{bad_size}: {e}");
+        }
+        let a = parse("alloc,live").unwrap();
+        assert!(
+            a.live && a.any_mode() && !a.sampling,
+            "alloc alone is a mode"
+        );
+        assert!(parse("live").unwrap_err().0.contains("alloc,live"));
+        assert!(parse("sampling,alloc=64k,live").is_ok());
+    }
+
+    #[test]
     fn flags_take_no_value_and_values_are_required() {
         assert!(parse("sampling=yes")
             .unwrap_err()
@@ -746,6 +824,8 @@ mod tests {
             "stacks" => Some("jvmti"),
             "tracker" => Some("tags"),
             "vthreads" | "derive" => Some("off"),
+            "alloc" => Some("64k"),
+            "live" => return "alloc,live".to_owned(),
             _ => None,
         };
         match value {

@@ -1,15 +1,13 @@
 //! One thread's sampled call tree: a node per distinct call path, with the
-//! sampler's four counters. Stored as an arena (indices, not pointers) so it can
-//! grow to millions of nodes without per-node allocations.
+//! sampler's four counters. A [`WeightTree`] of sample counts: `hits` and
+//! `elapsed` are a node's own, `cumulated` and `cumulatedElapsed` its
+//! cumulated ones.
 
+use crate::calltree::{self, WeightTree, Weights};
 use crate::methods::NameId;
-use std::collections::HashMap;
+use std::ops::AddAssign;
 
-const NONE: u32 = u32::MAX;
-
-/// A node of one [`CallTree`] (0 is the thread itself).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct NodeId(u32);
+pub use crate::calltree::NodeId;
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Counts {
@@ -23,37 +21,38 @@ pub struct Counts {
     pub cumulated_elapsed: u64,
 }
 
-#[derive(Clone, Debug)]
-struct Node {
-    name: NameId,
-    counts: Counts,
-    parent: u32,
-    first_child: u32,
-    next_sibling: u32,
+/// Samples, and how many found the thread running.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Samples {
+    running: u64,
+    all: u64,
+}
+
+impl AddAssign for Samples {
+    fn add_assign(&mut self, o: Samples) {
+        self.running = self.running.saturating_add(o.running);
+        self.all = self.all.saturating_add(o.all);
+    }
+}
+
+impl Weights for Samples {
+    fn heaviness(&self) -> u64 {
+        self.all
+    }
+}
+
+fn counts(own: &Samples, cumulated: &Samples) -> Counts {
+    Counts {
+        hits: own.running,
+        elapsed: own.all,
+        cumulated: cumulated.running,
+        cumulated_elapsed: cumulated.all,
+    }
 }
 
 /// Node 0 is the thread itself (its `cumulated*` are the thread's totals).
-pub struct CallTree {
-    nodes: Vec<Node>,
-    /// (parent, name) -> child
-    index: HashMap<(u32, NameId), u32>,
-}
-
-impl Default for CallTree {
-    fn default() -> Self {
-        let root = Node {
-            name: NameId::MAX,
-            counts: Counts::default(),
-            parent: NONE,
-            first_child: NONE,
-            next_sibling: NONE,
-        };
-        Self {
-            nodes: vec![root],
-            index: HashMap::new(),
-        }
-    }
-}
+#[derive(Default)]
+pub struct CallTree(WeightTree<Samples>);
 
 impl CallTree {
     /// Folds one sample in; `path` runs from the thread's root frame to the top
@@ -66,14 +65,11 @@ impl CallTree {
     /// Folds `count` samples with the same stack in, `hits` of them counted as
     /// running (`hits <= count`).
     pub fn add_samples(&mut self, path: &[NameId], count: u64, hits: u64) -> NodeId {
-        let mut node = 0u32;
-        self.bump_cumulated(node, count, hits);
-        for &name in path {
-            node = self.child(node, name);
-            self.bump_cumulated(node, count, hits);
-        }
-        self.bump_self(node, count, hits);
-        NodeId(node)
+        let w = Samples {
+            running: hits,
+            all: count,
+        };
+        self.0.add(path.iter().copied(), w)
     }
 
     /// Counts one more sample on the path that ends at `leaf` (the same stack as
@@ -85,112 +81,48 @@ impl CallTree {
 
     /// Counts `count` more samples, `hits` of them running, on the path that ends at `leaf`.
     pub fn repeat_samples(&mut self, leaf: NodeId, count: u64, hits: u64) {
-        self.bump_self(leaf.0, count, hits);
-        let mut node = leaf.0;
-        while node != NONE {
-            self.bump_cumulated(node, count, hits);
-            node = self.nodes[node as usize].parent;
-        }
-    }
-
-    fn bump_self(&mut self, node: u32, count: u64, hits: u64) {
-        if node != 0 {
-            let c = &mut self.nodes[node as usize].counts;
-            c.hits = c.hits.saturating_add(hits);
-            c.elapsed = c.elapsed.saturating_add(count);
-        }
-    }
-
-    fn bump_cumulated(&mut self, node: u32, count: u64, hits: u64) {
-        let c = &mut self.nodes[node as usize].counts;
-        c.cumulated = c.cumulated.saturating_add(hits);
-        c.cumulated_elapsed = c.cumulated_elapsed.saturating_add(count);
-    }
-
-    fn child(&mut self, parent: u32, name: NameId) -> u32 {
-        if let Some(&c) = self.index.get(&(parent, name)) {
-            return c;
-        }
-        let id = self.nodes.len() as u32;
-        let next = self.nodes[parent as usize].first_child;
-        self.nodes.push(Node {
-            name,
-            counts: Counts::default(),
-            parent,
-            first_child: NONE,
-            next_sibling: next,
-        });
-        self.nodes[parent as usize].first_child = id;
-        self.index.insert((parent, name), id);
-        id
+        let w = Samples {
+            running: hits,
+            all: count,
+        };
+        self.0.add_at(leaf, w)
     }
 
     /// The thread's totals.
-    pub fn totals(&self) -> &Counts {
-        &self.nodes[0].counts
+    pub fn totals(&self) -> Counts {
+        counts(&Samples::default(), &self.0.totals())
     }
 
     #[cfg(test)]
     pub fn node_count(&self) -> usize {
-        self.nodes.len() - 1
+        self.0.len()
     }
 
     /// Visits the tree depth-first without recursion (stacks may be thousands
     /// deep). Children come heaviest first (`cumulated_elapsed`, then name id).
     /// Every non-leaf `Enter` is matched by one `Leave`.
-    pub fn walk(
-        &self,
-        mut visit: impl FnMut(Visit<'_>) -> std::io::Result<()>,
-    ) -> std::io::Result<()> {
-        // Each entry: the children still to visit at that level, in reverse.
-        let mut stack: Vec<Vec<u32>> = vec![self.sorted_children(0)];
-        while let Some(level) = stack.last_mut() {
-            match level.pop() {
-                Some(n) => {
-                    let node = &self.nodes[n as usize];
-                    let kids = self.sorted_children(n);
-                    let leaf = kids.is_empty();
-                    visit(Visit::Enter {
-                        name: node.name,
-                        counts: &node.counts,
-                        leaf,
-                    })?;
-                    if !leaf {
-                        stack.push(kids);
-                    }
-                }
-                None => {
-                    stack.pop();
-                    if !stack.is_empty() {
-                        visit(Visit::Leave)?;
-                    }
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// Children of `n`, lightest first (popped from the end, so heaviest is visited first).
-    fn sorted_children(&self, n: u32) -> Vec<u32> {
-        let mut kids = Vec::new();
-        let mut c = self.nodes[n as usize].first_child;
-        while c != NONE {
-            kids.push(c);
-            c = self.nodes[c as usize].next_sibling;
-        }
-        kids.sort_by_key(|&k| {
-            let node = &self.nodes[k as usize];
-            (node.counts.cumulated_elapsed, std::cmp::Reverse(node.name))
-        });
-        kids
+    pub fn walk(&self, mut visit: impl FnMut(Visit) -> std::io::Result<()>) -> std::io::Result<()> {
+        self.0.walk(|v| match v {
+            calltree::Visit::Enter {
+                name,
+                own,
+                cumulated,
+                leaf,
+            } => visit(Visit::Enter {
+                name,
+                counts: counts(own, cumulated),
+                leaf,
+            }),
+            calltree::Visit::Leave => visit(Visit::Leave),
+        })
     }
 }
 
 /// A step of [`CallTree::walk`]. A leaf gets no `Leave`.
-pub enum Visit<'a> {
+pub enum Visit {
     Enter {
         name: NameId,
-        counts: &'a Counts,
+        counts: Counts,
         leaf: bool,
     },
     Leave,
@@ -234,7 +166,7 @@ mod tests {
         t.add_sample(&[1, 4], true);
         assert_eq!(
             t.totals(),
-            &Counts {
+            Counts {
                 hits: 0,
                 elapsed: 0,
                 cumulated: 3,

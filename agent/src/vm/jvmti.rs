@@ -379,6 +379,12 @@ impl Jvmti {
 
     /// A full garbage collection, now (the memory mode's snapshot: only
     /// objects still reachable count as live).
+    /// Sets the mean bytes between SampledObjectAlloc events (0: every object).
+    pub fn set_heap_sampling_interval(&self, bytes: u32) -> Result<()> {
+        let bytes = bytes.min(jint::MAX as u32) as jint;
+        check(jvmti_call!(self, SetHeapSamplingInterval, bytes))
+    }
+
     pub fn force_garbage_collection(&self) -> Result<()> {
         check(jvmti_call!(self, ForceGarbageCollection))
     }

@@ -60,6 +60,7 @@ impl JvmtiEvent {
     pub const GARBAGE_COLLECTION_FINISH: Self = Self(82);
     pub const OBJECT_FREE: Self = Self(83);
     pub const VM_OBJECT_ALLOC: Self = Self(84);
+    pub const SAMPLED_OBJECT_ALLOC: Self = Self(86);
 }
 
 #[repr(transparent)]
@@ -219,6 +220,7 @@ pub type EventThreadStart = unsafe extern "C" fn(*mut JvmtiEnv, *mut JNIEnv, jth
 pub type EventThreadEnd = unsafe extern "C" fn(*mut JvmtiEnv, *mut JNIEnv, jthread);
 pub type EventDataDumpRequest = unsafe extern "C" fn(*mut JvmtiEnv);
 /// (env, jni, thread, object, object's class, size in bytes)
+/// VMObjectAlloc and SampledObjectAlloc: (env, jni, thread, object, class, size).
 pub type EventVMObjectAlloc =
     unsafe extern "C" fn(*mut JvmtiEnv, *mut JNIEnv, jthread, jobject, jclass, jlong);
 #[allow(clippy::type_complexity)]
@@ -288,7 +290,7 @@ pub struct JvmtiEventCallbacks {
     /* 83 */ pub ObjectFree: Option<unsafe extern "C" fn(*mut JvmtiEnv, jlong)>,
     /* 84 */ pub VMObjectAlloc: Option<EventVMObjectAlloc>,
     /* 85 */ pub reserved85: *const c_void,
-    /* 86 */ pub SampledObjectAlloc: *const c_void,
+    /* 86 */ pub SampledObjectAlloc: Option<EventVMObjectAlloc>,
 }
 
 impl Default for JvmtiEventCallbacks {
@@ -565,7 +567,8 @@ pub struct JvmtiInterface {
     /* 153 */ pub GetOwnedMonitorStackDepthInfo: *const c_void,
     /* 154 */ pub GetObjectSize: *const c_void,
     /* 155 */ pub GetLocalInstance: *const c_void,
-    /* 156 */ pub SetHeapSamplingInterval: *const c_void,
+    /* 156 */
+    pub SetHeapSamplingInterval: Option<unsafe extern "C" fn(*mut JvmtiEnv, jint) -> JvmtiError>,
 }
 
 // Layout checks: a wrong slot would call the wrong function.

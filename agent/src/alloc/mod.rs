@@ -1,0 +1,329 @@
+//! `alloc` mode: which code allocates, by call path. HotSpot samples an
+//! object about every `interval` bytes a thread allocates (JVMTI
+//! SampledObjectAlloc, JDK 11+) and posts the event on the allocating
+//! thread; the agent takes that thread's stack there and folds it, with the
+//! allocated class as the top frame, into the thread's tree.
+//!
+//! Weights: HotSpot draws the distance to the next sample from an
+//! exponential distribution whose mean is the interval, so sample points
+//! fall on a thread's allocated bytes as a Poisson process and an object of
+//! `s` bytes is sampled with probability `p = 1 - exp(-s / interval)`. Each
+//! sample stands for `s / p` bytes and `1 / p` objects: unbiased estimates
+//! of all the bytes and objects allocated (Go's heap profiles scale the
+//! same way). A large object is sampled almost surely and weighs about its
+//! own size; a small one stands for about `interval` bytes.
+//!
+//! `live`: each sampled object is also followed with a JNI weak reference;
+//! a snapshot runs a GC and keeps only the samples whose object survived.
+
+pub mod mode;
+mod section;
+
+use crate::calltree::{NodeId, WeightTree, Weights};
+use crate::instrument::registry::java_type_name;
+use crate::methods::{java_class_name, MethodNames, NameId};
+use crate::modes::Host;
+use crate::threads::{Identity, ThreadId};
+use crate::vm::sys::JvmtiFrameInfo;
+use crate::vm::{jthread, Jni};
+use jni_sys::{jclass, jobject};
+use parking_lot::{Mutex, RwLock};
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
+use std::ops::AddAssign;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
+
+/// Estimated bytes and objects, and the samples they come from.
+#[derive(Clone, Copy, Default, Debug, PartialEq)]
+pub struct Alloc {
+    pub bytes: f64,
+    pub objects: f64,
+    pub samples: u64,
+}
+
+impl AddAssign for Alloc {
+    fn add_assign(&mut self, o: Alloc) {
+        self.bytes += o.bytes;
+        self.objects += o.objects;
+        self.samples += o.samples;
+    }
+}
+
+impl Weights for Alloc {
+    fn heaviness(&self) -> u64 {
+        self.bytes as u64
+    }
+}
+
+/// What one sampled object of `size` bytes stands for, at `interval`.
+pub fn weigh(size: u64, interval: u32) -> Alloc {
+    let p = if interval == 0 || size == 0 {
+        1.0
+    } else {
+        -(-(size as f64) / interval as f64).exp_m1()
+    };
+    let p = p.max(f64::MIN_POSITIVE);
+    Alloc {
+        bytes: size as f64 / p,
+        objects: 1.0 / p,
+        samples: 1,
+    }
+}
+
+/// Where the event finds the running session's recorder. Owned by the agent.
+#[derive(Default)]
+pub struct Slot(RwLock<Option<Arc<Recorder>>>);
+
+impl Slot {
+    fn current(&self) -> Option<Arc<Recorder>> {
+        self.0.read().clone()
+    }
+
+    pub(super) fn set(&self, r: Option<Arc<Recorder>>) {
+        *self.0.write() = r;
+    }
+}
+
+/// A sampled object followed for `live`.
+struct Tracked {
+    weak: jobject,
+    thread: ThreadId,
+    leaf: NodeId,
+    w: Alloc,
+}
+
+/// One session's samples.
+pub struct Recorder {
+    interval: u32,
+    live: bool,
+    depth: usize,
+    active: AtomicBool,
+    /// Events whose stack or class could not be read.
+    failed: AtomicU64,
+    data: Mutex<Data>,
+}
+
+// SAFETY: the weak global references in `tracked` are valid on every thread
+// (JNI global references are not tied to one), and only used under the lock.
+unsafe impl Send for Recorder {}
+// SAFETY: as above.
+unsafe impl Sync for Recorder {}
+
+#[derive(Default)]
+struct Data {
+    names: MethodNames,
+    /// Names of allocated classes (top frames), told apart from methods.
+    classes: HashSet<NameId>,
+    trees: HashMap<ThreadId, WeightTree<Alloc>>,
+    tracked: Vec<Tracked>,
+    /// `tracked.len()` after the last pruning of dead references.
+    kept: usize,
+}
+
+thread_local! {
+    /// The allocating thread's frame buffer (stacks can be thousands deep).
+    static FRAMES: RefCell<Vec<JvmtiFrameInfo>> = const { RefCell::new(Vec::new()) };
+}
+
+impl Recorder {
+    fn new(interval: u32, live: bool, depth: u32) -> Self {
+        Self {
+            interval,
+            live,
+            depth: depth as usize,
+            active: AtomicBool::new(false),
+            failed: AtomicU64::new(0),
+            data: Mutex::new(Data::default()),
+        }
+    }
+
+    /// One SampledObjectAlloc event, on the allocating thread.
+    fn sampled(
+        &self,
+        host: &Host,
+        jni: &Jni,
+        thread: jthread,
+        object: jobject,
+        class: jclass,
+        size: u64,
+    ) {
+        if !self.active.load(Relaxed) {
+            return;
+        }
+        let jvmti = host.jvmti;
+        let Some(Identity::Java(id)) = host.threads.identify(jvmti, jni, thread, 0) else {
+            return; // the agent's own threads
+        };
+        let Ok(signature) = jvmti.class_signature(class) else {
+            self.failed.fetch_add(1, Relaxed);
+            return;
+        };
+        FRAMES.with(|buf| {
+            let mut buf = buf.borrow_mut();
+            let empty = JvmtiFrameInfo {
+                method: std::ptr::null_mut(),
+                location: 0,
+            };
+            buf.resize(self.depth, empty);
+            let Ok(frames) = jvmti.stack_trace(thread, &mut buf) else {
+                self.failed.fetch_add(1, Relaxed);
+                return;
+            };
+            let w = weigh(size, self.interval);
+            let mut data = self.data.lock();
+            let d = &mut *data;
+            let mut path: Vec<NameId> = frames
+                .iter()
+                .rev()
+                .map(|f| d.names.frame_name(jvmti, jni, f.method, f.location == -1))
+                .collect();
+            let class_name = d.names.intern(&class_name(&signature));
+            d.classes.insert(class_name);
+            path.push(class_name);
+            let leaf = d.trees.entry(id).or_default().add(path, w);
+            if self.live {
+                let weak = jni.new_weak_global_ref(object);
+                if !weak.is_null() {
+                    d.tracked.push(Tracked {
+                        weak,
+                        thread: id,
+                        leaf,
+                        w,
+                    });
+                    if d.tracked.len() >= 2 * d.kept.max(4096) {
+                        prune(jni, &mut d.tracked);
+                        d.kept = d.tracked.len();
+                    }
+                }
+            }
+        });
+    }
+
+    /// The trees a snapshot writes: every sample, or for `live` the samples
+    /// whose object is still reachable (the caller ran a GC just before).
+    fn capture(&self, jni: &Jni) -> Captured {
+        let mut data = self.data.lock();
+        let d = &mut *data;
+        let trees = if self.live {
+            prune(jni, &mut d.tracked);
+            d.kept = d.tracked.len();
+            let mut live: HashMap<ThreadId, WeightTree<Alloc>> = HashMap::new();
+            for t in &d.tracked {
+                if let Some(from) = d.trees.get(&t.thread) {
+                    live.entry(t.thread)
+                        .or_default()
+                        .add_like(from, t.leaf, t.w);
+                }
+            }
+            live
+        } else {
+            d.trees.clone()
+        };
+        Captured {
+            trees,
+            names: d.names.snapshot(),
+            classes: d.classes.clone(),
+            interval: self.interval,
+            live: self.live,
+        }
+    }
+
+    fn samples(&self) -> u64 {
+        self.data
+            .lock()
+            .trees
+            .values()
+            .map(|t| t.totals().samples)
+            .sum()
+    }
+}
+
+/// A class as Java writes it: `java.lang.String`, `byte[]`, `int[][]`.
+fn class_name(signature: &str) -> String {
+    if signature.starts_with('[') {
+        java_type_name(signature)
+    } else {
+        java_class_name(signature)
+    }
+}
+
+/// Drops the followed objects the GC has collected, and their references.
+fn prune(jni: &Jni, tracked: &mut Vec<Tracked>) {
+    tracked.retain(|t| {
+        let dead = jni.is_same_object(t.weak, std::ptr::null_mut());
+        if dead {
+            jni.delete_weak_global_ref(t.weak);
+        }
+        !dead
+    });
+}
+
+/// What a snapshot of the `alloc` mode holds.
+pub struct Captured {
+    trees: HashMap<ThreadId, WeightTree<Alloc>>,
+    names: Vec<Box<str>>,
+    classes: HashSet<NameId>,
+    interval: u32,
+    live: bool,
+}
+
+/// The SampledObjectAlloc event (called by `entry`).
+pub fn sampled_object_alloc(
+    host: &Host,
+    jni: &Jni,
+    thread: jthread,
+    object: jobject,
+    class: jclass,
+    size: i64,
+) {
+    if let Some(r) = host.alloc.current() {
+        r.sampled(host, jni, thread, object, class, size.max(0) as u64);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::weigh;
+
+    /// Sampling objects of a fixed size as HotSpot does (exponential gaps
+    /// with the interval as mean) and weighing each sample gives back the
+    /// bytes and objects allocated, whatever the size.
+    #[test]
+    fn weights_estimate_the_totals() {
+        let interval = 512 * 1024;
+        // A small xorshift: the test must not depend on a crate or the clock.
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut uniform = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 11) as f64 / (1u64 << 53) as f64
+        };
+        for size in [16u64, 1000, 100_000, 4 << 20] {
+            let total = 20_000_000_000u64; // bytes allocated, in objects of `size`
+            let (mut bytes, mut count) = (0.0, 0.0);
+            let mut at = 0u64; // end of the last sampled object
+            loop {
+                // The next sample point, and the object it falls in.
+                let point = at as f64 - (1.0 - uniform()).ln() * interval as f64;
+                let object = (point / size as f64).floor() as u64;
+                at = (object + 1) * size;
+                if at > total {
+                    break;
+                }
+                let w = weigh(size, interval);
+                bytes += w.bytes;
+                count += w.objects;
+            }
+            let objects = (total / size) as f64;
+            assert!((bytes / total as f64 - 1.0).abs() < 0.03, "{size}: {bytes}");
+            assert!(
+                (count / objects - 1.0).abs() < 0.03,
+                "{size}: {count} of {objects}"
+            );
+        }
+        let every = weigh(24, 0);
+        assert_eq!((every.bytes, every.objects), (24.0, 1.0));
+    }
+}

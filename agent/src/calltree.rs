@@ -1,0 +1,237 @@
+//! A call tree of weighted events, for the modes whose sections are shaped
+//! like `<sampler>` but count something else per call path (`alloc`: bytes
+//! and objects; `lock`: waits and time). Each node keeps the weights of the
+//! events that ended on it (`own`) and of those anywhere below it
+//! (`cumulated`). An arena (indices, not pointers), walked without
+//! recursion: stacks may be thousands of frames deep.
+
+use crate::methods::NameId;
+use std::collections::HashMap;
+use std::ops::AddAssign;
+
+const NONE: u32 = u32::MAX;
+
+/// What one event adds to every node of its path.
+pub trait Weights: Copy + Default + AddAssign {
+    /// Orders siblings, heaviest first.
+    fn heaviness(&self) -> u64;
+}
+
+/// A node of a [`WeightTree`] (0 is the thread itself).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NodeId(pub u32);
+
+#[derive(Clone, Debug)]
+struct Node<W> {
+    name: NameId,
+    own: W,
+    cumulated: W,
+    parent: u32,
+    first_child: u32,
+    next_sibling: u32,
+}
+
+/// Node 0 is the thread itself: its `cumulated` is the thread's total.
+#[derive(Clone, Debug)]
+pub struct WeightTree<W> {
+    nodes: Vec<Node<W>>,
+    /// (parent, name) -> child
+    index: HashMap<(u32, NameId), u32>,
+}
+
+impl<W: Weights> Default for WeightTree<W> {
+    fn default() -> Self {
+        Self {
+            nodes: vec![Node {
+                name: NameId::MAX,
+                own: W::default(),
+                cumulated: W::default(),
+                parent: NONE,
+                first_child: NONE,
+                next_sibling: NONE,
+            }],
+            index: HashMap::new(),
+        }
+    }
+}
+
+impl<W: Weights> WeightTree<W> {
+    /// Adds one event whose stack runs `path` (root frame first, top last).
+    /// Returns the node it ended on.
+    pub fn add(&mut self, path: impl IntoIterator<Item = NameId>, w: W) -> NodeId {
+        let mut node = 0u32;
+        self.nodes[0].cumulated += w;
+        for name in path {
+            node = self.child(node, name);
+            self.nodes[node as usize].cumulated += w;
+        }
+        if node != 0 {
+            self.nodes[node as usize].own += w;
+        }
+        NodeId(node)
+    }
+
+    /// Adds `w` once more on the path that ends at `leaf`, walking up
+    /// through parents instead of down by name.
+    pub fn add_at(&mut self, leaf: NodeId, w: W) {
+        if leaf.0 != 0 {
+            self.nodes[leaf.0 as usize].own += w;
+        }
+        let mut n = leaf.0;
+        while n != NONE {
+            self.nodes[n as usize].cumulated += w;
+            n = self.nodes[n as usize].parent;
+        }
+    }
+
+    /// Adds `w` once more on the path ending at `leaf` of `from` (a tree
+    /// with the same names), making the nodes this tree lacks.
+    pub fn add_like(&mut self, from: &WeightTree<W>, leaf: NodeId, w: W) {
+        let mut path = Vec::new();
+        let mut n = leaf.0;
+        while n != 0 && n != NONE {
+            path.push(from.nodes[n as usize].name);
+            n = from.nodes[n as usize].parent;
+        }
+        self.add(path.into_iter().rev(), w);
+    }
+
+    fn child(&mut self, parent: u32, name: NameId) -> u32 {
+        if let Some(&c) = self.index.get(&(parent, name)) {
+            return c;
+        }
+        let id = self.nodes.len() as u32;
+        let next = self.nodes[parent as usize].first_child;
+        self.nodes.push(Node {
+            name,
+            own: W::default(),
+            cumulated: W::default(),
+            parent,
+            first_child: NONE,
+            next_sibling: next,
+        });
+        self.nodes[parent as usize].first_child = id;
+        self.index.insert((parent, name), id);
+        id
+    }
+
+    /// The thread's totals.
+    pub fn totals(&self) -> W {
+        self.nodes[0].cumulated
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.nodes.len() == 1
+    }
+
+    /// Nodes, the thread's own not counted.
+    #[cfg(test)]
+    pub fn len(&self) -> usize {
+        self.nodes.len() - 1
+    }
+
+    /// Visits the tree depth-first, heaviest children first. Every non-leaf
+    /// `Enter` is matched by one `Leave`.
+    pub fn walk(
+        &self,
+        mut visit: impl FnMut(Visit<'_, W>) -> std::io::Result<()>,
+    ) -> std::io::Result<()> {
+        let mut stack: Vec<Vec<u32>> = vec![self.sorted_children(0)];
+        while let Some(level) = stack.last_mut() {
+            match level.pop() {
+                Some(n) => {
+                    let node = &self.nodes[n as usize];
+                    let kids = self.sorted_children(n);
+                    let leaf = kids.is_empty();
+                    visit(Visit::Enter {
+                        name: node.name,
+                        own: &node.own,
+                        cumulated: &node.cumulated,
+                        leaf,
+                    })?;
+                    if !leaf {
+                        stack.push(kids);
+                    }
+                }
+                None => {
+                    stack.pop();
+                    if !stack.is_empty() {
+                        visit(Visit::Leave)?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Children of `n`, lightest first (popped from the end).
+    fn sorted_children(&self, n: u32) -> Vec<u32> {
+        let mut kids = Vec::new();
+        let mut c = self.nodes[n as usize].first_child;
+        while c != NONE {
+            kids.push(c);
+            c = self.nodes[c as usize].next_sibling;
+        }
+        kids.sort_by_key(|&k| {
+            let node = &self.nodes[k as usize];
+            (node.cumulated.heaviness(), std::cmp::Reverse(node.name))
+        });
+        kids
+    }
+}
+
+/// A step of [`WeightTree::walk`]. A leaf gets no `Leave`.
+pub enum Visit<'a, W> {
+    Enter {
+        name: NameId,
+        own: &'a W,
+        cumulated: &'a W,
+        leaf: bool,
+    },
+    Leave,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Clone, Copy, Default, Debug, PartialEq)]
+    struct N(u64);
+    impl AddAssign for N {
+        fn add_assign(&mut self, o: N) {
+            self.0 += o.0;
+        }
+    }
+    impl Weights for N {
+        fn heaviness(&self) -> u64 {
+            self.0
+        }
+    }
+
+    #[test]
+    fn own_and_cumulated_weights_and_heaviest_first() {
+        let mut t = WeightTree::default();
+        let a = t.add([1, 2, 9], N(5));
+        t.add([1, 3], N(7));
+        t.add([1, 2, 9], N(1));
+        assert_eq!(t.totals(), N(13));
+        let mut live = WeightTree::default();
+        live.add_like(&t, a, N(2));
+        assert_eq!(live.totals(), N(2));
+        let mut seen = Vec::new();
+        t.walk(|v| {
+            if let Visit::Enter {
+                name,
+                own,
+                cumulated,
+                ..
+            } = v
+            {
+                seen.push((name, own.0, cumulated.0));
+            }
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(seen, [(1, 0, 13), (3, 7, 7), (2, 0, 6), (9, 6, 6)]);
+    }
+}

@@ -1,0 +1,156 @@
+//! `alloc` against ground truth (harness `AllocSites`): two sites whose bytes
+//! split 74.9% / 25.1% by construction, and with `live`, a site whose objects
+//! stay reachable among two that make garbage. Sampling, so within stated
+//! tolerances: share ±5 points, totals ±20%. Set PROFRJ_TEST_JAVA for
+//! another JDK (scripts/test-all runs these on JDK 11, 17, 21 and 25).
+
+mod common;
+
+use common::*;
+use roxmltree::{Document, Node};
+
+const MAIN: &str = "profrj.harness.AllocSites";
+const BIG: &str = "profrj.harness.AllocSites.bigSite()";
+const SMALL: &str = "profrj.harness.AllocSites.smallSite()";
+const KEPT: &str = "profrj.harness.AllocSites.keptSite()";
+const ROUNDS: f64 = 200_000.0;
+/// `byte[6000]` and `byte[2000]` with a 16-byte array header.
+const BIG_BYTES: f64 = 6016.0;
+const SMALL_BYTES: f64 = 2016.0;
+
+/// The `<alloc>` element of a snapshot.
+fn section<'a, 'i>(doc: &'a Document<'i>) -> Node<'a, 'i> {
+    doc.root_element()
+        .children()
+        .find(|n| n.has_tag_name("alloc"))
+        .expect("no <alloc> section")
+}
+
+fn f(n: Node, attr: &str) -> f64 {
+    attr_u64(n, attr) as f64
+}
+
+/// (bytes, objects, samples) of the `byte[]` frames right below `site`.
+fn site(alloc: Node, site: &str) -> (f64, f64, f64) {
+    let mut sum = (0.0, 0.0, 0.0);
+    for n in alloc.descendants().filter(|n| {
+        n.has_tag_name("profile")
+            && n.attribute("name") == Some("byte[]")
+            && n.parent().and_then(|p| p.attribute("name")) == Some(site)
+    }) {
+        assert_eq!(
+            n.attribute("class"),
+            Some("true"),
+            "a class frame is marked"
+        );
+        assert!(
+            n.children().all(|c| !c.is_element()),
+            "a class frame is a leaf"
+        );
+        sum.0 += f(n, "bytes");
+        sum.1 += f(n, "objects");
+        sum.2 += f(n, "samples");
+    }
+    sum
+}
+
+fn within(got: f64, want: f64, tolerance: f64, what: &str) {
+    assert!(
+        (got / want - 1.0).abs() <= tolerance,
+        "{what}: {got:.0}, expected {want:.0} ± {:.0}%",
+        tolerance * 100.0
+    );
+}
+
+/// The expected number of samples of `n` objects of `size` bytes.
+fn expected_samples(n: f64, size: f64, interval: f64) -> f64 {
+    n * (1.0 - (-size / interval).exp())
+}
+
+fn check_split(text: &str, interval: f64) {
+    let doc = Document::parse(text).unwrap();
+    let alloc = section(&doc);
+    assert_eq!(f(alloc, "interval"), interval);
+    assert_eq!(alloc.attribute("live"), Some("false"));
+    let (big, big_objects, big_samples) = site(alloc, BIG);
+    let (small, small_objects, small_samples) = site(alloc, SMALL);
+    let share = 100.0 * big / (big + small);
+    let want = 100.0 * BIG_BYTES / (BIG_BYTES + SMALL_BYTES);
+    assert!(
+        (share - want).abs() <= 5.0,
+        "bigSite's share {share:.1}%, expected {want:.1}% ± 5 points"
+    );
+    within(
+        big + small,
+        ROUNDS * (BIG_BYTES + SMALL_BYTES),
+        0.2,
+        "bytes of both sites",
+    );
+    within(big_objects, ROUNDS, 0.2, "bigSite's objects");
+    within(small_objects, ROUNDS, 0.2, "smallSite's objects");
+    // The events come at the rate the interval says (Poisson: ±25% is > 4 sigma here).
+    within(
+        big_samples + small_samples,
+        expected_samples(ROUNDS, BIG_BYTES, interval)
+            + expected_samples(ROUNDS, SMALL_BYTES, interval),
+        0.25,
+        "samples",
+    );
+    // The tree's sums hold: a thread's totals are its top frames' cumulated ones.
+    let main = threads(&doc, "alloc", "main");
+    assert_eq!(main.len(), 1);
+    let t = main[0];
+    let roots: u64 = t
+        .children()
+        .filter(|n| n.is_element())
+        .map(|n| attr_u64(n, "cumulatedSamples"))
+        .sum();
+    assert_eq!(roots, attr_u64(t, "samples"));
+}
+
+#[test]
+fn default_interval_splits_bytes_and_objects_by_site() {
+    let (_, text) = run_verified("alloc-default", "alloc", MAIN, &[]);
+    check_split(&text, 512.0 * 1024.0);
+}
+
+#[test]
+fn a_finer_interval_samples_more_and_agrees() {
+    let (_, text) = run_verified("alloc-64k", "alloc=64k", MAIN, &[]);
+    check_split(&text, 64.0 * 1024.0);
+}
+
+/// `live`: after the snapshot's GC, only keptSite's objects remain.
+#[test]
+fn live_keeps_only_what_stays_reachable() {
+    let (run, text) = run_verified("alloc-live", "alloc,live", MAIN, &["live"]);
+    assert!(run.stdout.contains("kept 40000"), "{}", run.stdout);
+    let doc = Document::parse(&text).unwrap();
+    let alloc = section(&doc);
+    assert_eq!(alloc.attribute("live"), Some("true"));
+    let kept = site(alloc, KEPT).0;
+    let garbage = site(alloc, BIG).0 + site(alloc, SMALL).0;
+    let share = kept / (kept + garbage);
+    assert!(
+        share >= 0.9,
+        "keptSite holds {:.1}% of the live bytes of the three sites ({kept:.0} vs {garbage:.0})",
+        100.0 * share
+    );
+    // ~78 samples at 512 KiB: ±35% is about 3 sigma.
+    within(kept, 40_000.0 * 1016.0, 0.35, "keptSite's live bytes");
+}
+
+/// With the other modes at once: each writes its own section, alloc's unchanged.
+#[test]
+fn alloc_runs_beside_sampling_and_memory() {
+    let (_, text) = run_verified("alloc-with", "sampling,memory,alloc=64k", MAIN, &[]);
+    let doc = Document::parse(&text).unwrap();
+    let names: Vec<&str> = doc
+        .root_element()
+        .children()
+        .filter(|n| n.is_element())
+        .map(|n| n.tag_name().name())
+        .collect();
+    assert_eq!(names, ["sampler", "memory", "alloc"]);
+    check_split(&text, 64.0 * 1024.0);
+}
