@@ -14,6 +14,8 @@ use profrj_bytecode::edit::{
     add_counting, edit_method, line_probes, plan_counters, probe_allocations, probe_everywhere,
     AllocSite, AllocWhere, Edit, EditError, NewLocal,
 };
+use profrj_bytecode::opcodes::array_type::T_LONG;
+use profrj_bytecode::opcodes::*;
 use profrj_bytecode::{parse_class, write_class, ClassFile};
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -213,11 +215,11 @@ fn for_each_input(input: &Path, f: &mut Visit<'_>) -> Result<(), String> {
 fn marker() -> Vec<Insn> {
     vec![
         Insn::Plain {
-            op: 0x04,
+            op: ICONST_1,
             operands: Default::default(),
         },
         Insn::Plain {
-            op: 0x57,
+            op: POP,
             operands: Default::default(),
         },
     ]
@@ -259,11 +261,11 @@ fn edit_for(
         add_counters(&mut edit, class, i, long_array, kinds.pad_lines, report);
     }
     if let Some(call) = call {
-        let invoke = Insn::plain(0xb8, &call.to_be_bytes());
+        let invoke = Insn::plain(INVOKESTATIC, &call.to_be_bytes());
         let skipped = RefCell::new(Vec::new());
         let probe = |s: &AllocSite| match s.at {
-            AllocWhere::Top => vec![Insn::plain(0x59, &[]), invoke.clone()], // dup
-            AllocWhere::Local(l) => vec![Insn::local(0x19, l), invoke.clone()],
+            AllocWhere::Top => vec![Insn::plain(DUP, &[]), invoke.clone()],
+            AllocWhere::Local(l) => vec![Insn::local(ALOAD, l), invoke.clone()],
             AllocWhere::Stack(_) => {
                 skipped.borrow_mut().push("deeper in the stack");
                 vec![]
@@ -317,14 +319,14 @@ fn add_counters(
     report.counters += plan.counters.len();
     let slot = lines.max_locals;
     let size = Insn::push_int(&mut class.constant_pool, plan.slots as i32);
-    let mut entry = vec![size, Insn::plain(0xbc, &[11])]; // newarray long
-    entry.push(Insn::local(0x3a, slot));
+    let mut entry = vec![size, Insn::plain(NEWARRAY, &[T_LONG])];
+    entry.push(Insn::local(ASTORE, slot));
     edit.entry.splice(0..0, entry);
     edit.before.clear();
     // Padding first, so the counting code lands after it.
     for &ix in &plan.counters {
         let seq = edit.before.entry(ix).or_default();
-        seq.extend(std::iter::repeat_n(Insn::plain(0x00, &[]), pad));
+        seq.extend(std::iter::repeat_n(Insn::plain(NOP, &[]), pad));
     }
     let array = NewLocal {
         slot,

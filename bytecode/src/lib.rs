@@ -9,7 +9,9 @@ pub mod code;
 pub mod edit;
 mod error;
 pub mod model;
+pub mod opcodes;
 pub mod read;
+pub mod tags;
 pub mod write;
 
 pub use error::ReadError;

@@ -6,7 +6,7 @@
 mod decode;
 mod encode;
 mod frames;
-mod opcodes;
+mod lengths;
 pub mod stack;
 mod types;
 
@@ -15,6 +15,7 @@ pub use encode::{encode_code, encode_laid_out, layout, EncodeError, Layout};
 pub use frames::{decode_frames, encode_frames, initial_locals, Frame, VType};
 pub use types::widened_frames;
 
+use crate::opcodes::*;
 use crate::Attribute;
 
 /// A position in the code; bound to an instruction index by [`Code::labels`].
@@ -112,7 +113,7 @@ pub struct Code<'a> {
 }
 
 impl Insn {
-    /// An instruction without a jump target, e.g. `Insn::plain(0x04, &[])` (iconst_1).
+    /// An instruction without a jump target, e.g. `Insn::plain(ICONST_1, &[])`.
     pub fn plain(op: u8, operands: &[u8]) -> Self {
         Insn::Plain {
             op,
@@ -120,20 +121,20 @@ impl Insn {
         }
     }
 
-    /// A load or store of local `slot`, `op` one of `iload`…`aload`
-    /// (0x15–0x19) or `istore`…`astore` (0x36–0x3a): the one-byte form for
-    /// slots 0–3, `wide` past 255.
+    /// A load or store of local `slot`, `op` one of `ILOAD`…`ALOAD` or
+    /// `ISTORE`…`ASTORE`: the one-byte form for slots 0–3, `wide` past 255.
     pub fn local(op: u8, slot: u16) -> Self {
+        // The `_0` forms come four per type, in the order of the long forms.
         let short = match op {
-            0x15..=0x19 => 0x1a + (op - 0x15) * 4,
-            _ => 0x3b + (op - 0x36) * 4,
+            ILOAD..=ALOAD => ILOAD_0 + (op - ILOAD) * 4,
+            _ => ISTORE_0 + (op - ISTORE) * 4,
         };
         match slot {
             0..=3 => Insn::plain(short + slot as u8, &[]),
             4..=255 => Insn::plain(op, &[slot as u8]),
             _ => {
                 let [hi, lo] = slot.to_be_bytes();
-                Insn::plain(0xc4, &[op, hi, lo])
+                Insn::plain(WIDE, &[op, hi, lo])
             }
         }
     }
@@ -142,10 +143,10 @@ impl Insn {
     /// constant.
     pub fn push_int(cp: &mut crate::ConstantPool<'_>, value: i32) -> Self {
         match value {
-            -1..=5 => Insn::plain((0x03 + value) as u8, &[]),
-            -128..=127 => Insn::plain(0x10, &[value as i8 as u8]),
-            -32768..=32767 => Insn::plain(0x11, &(value as i16).to_be_bytes()),
-            _ => Insn::plain(0x13, &cp.add_integer(value).to_be_bytes()),
+            -1..=5 => Insn::plain((ICONST_0 as i32 + value) as u8, &[]),
+            -128..=127 => Insn::plain(BIPUSH, &[value as i8 as u8]),
+            -32768..=32767 => Insn::plain(SIPUSH, &(value as i16).to_be_bytes()),
+            _ => Insn::plain(LDC_W, &cp.add_integer(value).to_be_bytes()),
         }
     }
 }

@@ -13,6 +13,7 @@
 use super::EditError;
 use crate::code::stack::{method_slots, step, successors, State, Value};
 use crate::code::{decode_code, Code, Insn};
+use crate::opcodes::*;
 use crate::{ClassFile, ConstantPool};
 
 /// What an allocation site creates.
@@ -20,8 +21,7 @@ use crate::{ClassFile, ConstantPool};
 pub enum AllocKind {
     /// `new` + its constructor: the CONSTANT_Class index of the `new`.
     Object { class: u16 },
-    /// `newarray`: the primitive element type code (4 boolean, 5 char,
-    /// 6 float, 7 double, 8 byte, 9 short, 10 int, 11 long; JVMS §6.5).
+    /// `newarray`: the primitive element type code (`array_type::T_INT`, …).
     PrimitiveArray { atype: u8 },
     /// `anewarray`: the CONSTANT_Class index of the element type.
     ObjectArray { element: u16 },
@@ -64,20 +64,7 @@ impl AllocSite {
             AllocKind::Object { class } | AllocKind::MultiArray { class, .. } => {
                 cp.class_name(class)?
             }
-            AllocKind::PrimitiveArray { atype } => {
-                let c = match atype {
-                    4 => 'Z',
-                    5 => 'C',
-                    6 => 'F',
-                    7 => 'D',
-                    8 => 'B',
-                    9 => 'S',
-                    10 => 'I',
-                    11 => 'J',
-                    _ => return None,
-                };
-                format!("[{c}")
-            }
+            AllocKind::PrimitiveArray { atype } => array_type::descriptor(atype)?.to_owned(),
             AllocKind::ObjectArray { element } => {
                 let e = cp.class_name(element)?;
                 if e.starts_with('[') {
@@ -120,18 +107,18 @@ pub fn sites_in(code: &Code<'_>, cp: &ConstantPool<'_>) -> Result<Vec<AllocSite>
             continue; // unreachable, or not an allocation
         };
         let ops = operands.as_slice();
-        let kind = match op {
-            0xbc => AllocKind::PrimitiveArray {
+        let kind = match *op {
+            NEWARRAY => AllocKind::PrimitiveArray {
                 atype: *ops.first().ok_or_else(|| bad(i, "newarray without type"))?,
             },
-            0xbd => AllocKind::ObjectArray {
+            ANEWARRAY => AllocKind::ObjectArray {
                 element: u16_at(ops).ok_or_else(|| bad(i, "short anewarray"))?,
             },
-            0xc5 => AllocKind::MultiArray {
+            MULTIANEWARRAY => AllocKind::MultiArray {
                 class: u16_at(ops).ok_or_else(|| bad(i, "short multianewarray"))?,
                 dims: *ops.get(2).ok_or_else(|| bad(i, "short multianewarray"))?,
             },
-            0xb7 => {
+            INVOKESPECIAL => {
                 let Some(site) = constructed(code, cp, state, i, ops)? else {
                     continue;
                 };
@@ -178,7 +165,7 @@ fn constructed(
         return Ok(None); // super()/this() on `this`
     };
     let class = match code.insns.get(k as usize) {
-        Some(Insn::Plain { op: 0xbb, operands }) => u16_at(operands.as_slice()),
+        Some(Insn::Plain { op: NEW, operands }) => u16_at(operands.as_slice()),
         _ => None,
     }
     .ok_or_else(|| bad("constructs no `new`"))?;
@@ -251,7 +238,7 @@ fn flow(code: &Code<'_>, cp: &ConstantPool<'_>) -> Result<Vec<Option<State>>, Ed
             // it does to locals is not tracked, so after it returns nothing is
             // known about values from before (sound: only claims are lost).
             Insn::Branch {
-                op: 0xa8 | 0xc9,
+                op: JSR | JSR_W,
                 target,
             } => {
                 let t = *code.labels.get(target.0 as usize).unwrap_or(&u32::MAX);

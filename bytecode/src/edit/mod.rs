@@ -31,6 +31,7 @@ use crate::code::{
     decode_code, decode_frames, encode_frames, encode_laid_out, initial_locals, layout,
     widened_frames, Code, Insn, Layout, VType,
 };
+use crate::opcodes::{is_return, ATHROW};
 use crate::{Attribute, ClassFile};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -109,16 +110,6 @@ fn err<T>(msg: impl Into<String>) -> Result<T, EditError> {
     Err(EditError(msg.into()))
 }
 
-fn is_return(insn: &Insn) -> bool {
-    matches!(
-        insn,
-        Insn::Plain {
-            op: 0xac..=0xb1,
-            ..
-        }
-    )
-}
-
 /// Applies `edit` to method `index` of `class`. On error the class is unchanged.
 pub fn edit_method(class: &mut ClassFile<'_>, index: usize, edit: &Edit) -> Result<(), EditError> {
     let method = class
@@ -170,7 +161,7 @@ pub fn edit_method(class: &mut ClassFile<'_>, index: usize, edit: &Edit) -> Resu
         if let Some((_, seq)) = before.next_if(|b| *b.0 == i as u32) {
             insns.extend(seq.iter().cloned());
         }
-        if is_return(&insn) {
+        if matches!(insn, Insn::Plain { op, .. } if is_return(op)) {
             insns.extend(edit.before_returns.iter().cloned());
         }
         // Jumps land on the code inserted before their instruction. For the
@@ -200,7 +191,7 @@ pub fn edit_method(class: &mut ClassFile<'_>, index: usize, edit: &Edit) -> Resu
     let mut handler = |seq: &[Insn]| {
         let h = insns.len() as u32;
         insns.extend(seq.iter().cloned());
-        insns.push(Insn::plain(0xbf, &[])); // athrow
+        insns.push(Insn::plain(ATHROW, &[]));
         h
     };
     let handler_at = edit.catch_all.as_deref().map(&mut handler);

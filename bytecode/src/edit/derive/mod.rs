@@ -40,6 +40,7 @@ mod graph;
 mod solve;
 
 use crate::code::{Code, Insn};
+use crate::opcodes::{JSR, JSR_W};
 use crate::ConstantPool;
 use graph::{branch_sides, incoming_edges, is_branch_into, is_ret, loop_depths, Graph, Source};
 use solve::{resolve, State};
@@ -102,7 +103,7 @@ pub fn plan_counters(
         matches!(
             i,
             Insn::Branch {
-                op: 0xa8 | 0xc9,
+                op: JSR | JSR_W,
                 ..
             }
         ) || is_ret(i)
