@@ -6,6 +6,7 @@
 use profrj_bytecode::code::{decode_code, encode_code, Code, Insn};
 use profrj_bytecode::edit::{
     allocation_sites, edit_method, probe_allocations, AllocKind, AllocSite, AllocWhere, Edit,
+    EditError,
 };
 use profrj_bytecode::opcodes::*;
 use profrj_bytecode::{parse_class, write_class, ClassFile};
@@ -283,7 +284,9 @@ fn after_code_is_reached_only_by_falling_through() {
             after: BTreeMap::from([(bad, iinc(1))]),
             ..Edit::default()
         };
-        let why = edit_method(&mut class, i, &e).unwrap_err().0;
+        let why = edit_method(&mut class, i, &e).unwrap_err();
+        assert!(matches!(why, EditError::BadEdit(_)), "{why:?}");
+        let why = why.to_string();
         assert!(
             why.contains("fall through") || why.contains("past"),
             "{why}"
@@ -327,6 +330,8 @@ fn array_kinds_and_type_names() {
     // A method without code: an error naming why.
     let abstract_like = class.methods.len();
     assert!(allocation_sites(&class, abstract_like).is_err());
+    let why = allocation_sites(&class, abstract_like).unwrap_err();
+    assert_eq!(why, EditError::NoSuchMethod);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -29,7 +29,10 @@ fn instrument(data: &[u8], refusals: &mut HashMap<String, usize>, edited: &mut u
         };
         match edit_method(&mut class, i, &edit) {
             Ok(()) => *edited += 1,
-            Err(e) => *refusals.entry(e.0.chars().take(60).collect()).or_default() += 1,
+            Err(e) => {
+                let why = e.to_string().chars().take(60).collect();
+                *refusals.entry(why).or_default() += 1
+            }
         }
     }
     write_class(&class)

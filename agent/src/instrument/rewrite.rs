@@ -260,7 +260,7 @@ fn add_memory(
     major_version: u16,
     refs: &Refs,
 ) -> Result<(), String> {
-    let sites = sites_in(code, cp).map_err(|e| e.0)?;
+    let sites = sites_in(code, cp).map_err(|e| e.to_string())?;
     for site in sites {
         let load = match site.at {
             AllocWhere::Top => Insn::plain(DUP, &[]),

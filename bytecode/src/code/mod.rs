@@ -13,7 +13,7 @@ mod types;
 pub use decode::{decode_code, instruction_offsets};
 pub use encode::{encode_code, encode_laid_out, layout, EncodeError, Layout};
 pub use frames::{decode_frames, encode_frames, initial_locals, Frame, VType};
-pub use types::widened_frames;
+pub use types::{widened_frames, TypesLost};
 
 use crate::opcodes::*;
 use crate::Attribute;

@@ -16,6 +16,20 @@ use crate::opcodes::*;
 use crate::tags::*;
 use crate::ConstantPool;
 
+/// A widened conditional (by instruction index) whose types cannot be
+/// followed: after a `jsr`, or code the interpreter below does not know.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TypesLost(pub usize);
+
+impl std::fmt::Display for TypesLost {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let i = self.0;
+        write!(f, "the types at widened conditional {i} cannot be followed")
+    }
+}
+
+impl std::error::Error for TypesLost {}
+
 /// Frames to add for the conditional branches `widened` marks in `code`:
 /// one before the instruction after each (unless `frames` has one there).
 /// `frames` are the method's frames for `code` (sorted by instruction, any
@@ -30,7 +44,7 @@ pub fn widened_frames(
     initial: &[VType],
     this_class: u16,
     cp: &mut ConstantPool<'_>,
-) -> Result<Vec<Frame>, String> {
+) -> Result<Vec<Frame>, TypesLost> {
     let needs = |i: usize| widened[i] && is_conditional(&code.insns[i]);
     let Some(last) = (0..code.insns.len()).rev().find(|&i| needs(i)) else {
         return Ok(Vec::new());
@@ -49,9 +63,7 @@ pub fn widened_frames(
             .as_mut()
             .and_then(|s| s.step(i, insn, code, this_class, cp).map(|()| s.clone()));
         if needs(i) && !has_frame(i + 1) {
-            let s = after.as_ref().ok_or_else(|| {
-                format!("the types at widened conditional {i} cannot be followed")
-            })?;
+            let s = after.as_ref().ok_or(TypesLost(i))?;
             out.push(s.to_frame(i as u32 + 1));
         }
         state = after.filter(|_| falls_through(insn));

@@ -86,10 +86,11 @@ pub fn allocation_sites(
     method_index: usize,
 ) -> Result<Vec<AllocSite>, EditError> {
     let cp = &class.constant_pool;
-    let attr = class
-        .method_code(method_index)
-        .ok_or_else(|| EditError("no code (abstract or native), or no such method".into()))?;
-    let code = decode_code(&attr.data).map_err(|e| EditError(e.to_string()))?;
+    if method_index >= class.methods.len() {
+        return Err(EditError::NoSuchMethod);
+    }
+    let attr = class.method_code(method_index).ok_or(EditError::NoCode)?;
+    let code = decode_code(&attr.data).map_err(|e| EditError::Malformed(e.to_string()))?;
     sites_in(&code, cp)
 }
 
@@ -101,7 +102,7 @@ fn u16_at(operands: &[u8]) -> Option<u16> {
 pub fn sites_in(code: &Code<'_>, cp: &ConstantPool<'_>) -> Result<Vec<AllocSite>, EditError> {
     let states = flow(code, cp)?;
     let mut sites = Vec::new();
-    let bad = |i: usize, why: &str| EditError(format!("instruction {i}: {why}"));
+    let bad = |i: usize, why: &str| EditError::Malformed(format!("instruction {i}: {why}"));
     for (i, insn) in code.insns.iter().enumerate() {
         let (Some(state), Insn::Plain { op, operands }) = (&states[i], insn) else {
             continue; // unreachable, or not an allocation
@@ -147,7 +148,7 @@ fn constructed(
     i: usize,
     ops: &[u8],
 ) -> Result<Option<AllocSite>, EditError> {
-    let bad = |why: &str| EditError(format!("instruction {i}: {why}"));
+    let bad = |why: &str| EditError::Malformed(format!("instruction {i}: {why}"));
     let (name, desc) = u16_at(ops)
         .and_then(|m| cp.member_name_and_descriptor(m))
         .ok_or_else(|| bad("invokespecial of no method"))?;
@@ -169,7 +170,8 @@ fn constructed(
         _ => None,
     }
     .ok_or_else(|| bad("constructs no `new`"))?;
-    let after = step(state, i as u32, &code.insns[i], cp).ok_or_else(|| bad("cannot step"))?;
+    let after = step(state, i as u32, &code.insns[i], cp)
+        .ok_or_else(|| EditError::Unfollowable(format!("instruction {i}: cannot step")))?;
     let done = Value::Constructed(k);
     let at = if let Some(d) = after.stack.iter().rev().position(|&v| v == done) {
         if d == 0 {
@@ -210,19 +212,23 @@ fn flow(code: &Code<'_>, cp: &ConstantPool<'_>) -> Result<Vec<Option<State>>, Ed
             Some((l(h.start)?, l(h.end)?, l(h.handler)?))
         })
         .collect::<Option<_>>()
-        .ok_or_else(|| EditError("exception handler with an unbound label".into()))?;
+        .ok_or_else(|| EditError::Malformed("exception handler with an unbound label".into()))?;
     while let Some((i, s)) = work.pop() {
         let Some(insn) = code.insns.get(i as usize) else {
-            return Err(EditError("control runs off the end of the code".into()));
+            return Err(EditError::Malformed(
+                "control runs off the end of the code".into(),
+            ));
         };
         if s.stack.len() > code.max_stack as usize {
-            return Err(EditError(format!("instruction {i}: stack over max_stack")));
+            return Err(EditError::Malformed(format!(
+                "instruction {i}: stack over max_stack"
+            )));
         }
         let s = match &states[i as usize] {
             None => s,
             Some(old) => {
                 let m = merge(old, &s).ok_or_else(|| {
-                    EditError(format!(
+                    EditError::Malformed(format!(
                         "instruction {i}: paths disagree on the stack depth"
                     ))
                 })?;
@@ -253,7 +259,7 @@ fn flow(code: &Code<'_>, cp: &ConstantPool<'_>) -> Result<Vec<Option<State>>, Ed
                 None
             }
             _ => Some(step(&s, i, insn, cp).ok_or_else(|| {
-                EditError(format!(
+                EditError::Unfollowable(format!(
                     "allocation sites: instruction {i} ({insn:?}) cannot be followed \
                          (stack {} deep)",
                     s.stack.len()

@@ -27,7 +27,7 @@ pub enum Part {
 /// where `this` is, or `this` moved out of local 0 — no Java compiler emits
 /// them.
 pub fn parts(code: &Code<'_>, cp: &ConstantPool<'_>) -> Result<Vec<Part>, EditError> {
-    let refuse = |why: &str| Err(EditError(format!("constructor: {why}")));
+    let refuse = |why: &str| Err(EditError::Constructor(why.to_owned()));
     let mut locals = vec![Value::Other; code.max_locals.max(1) as usize];
     locals[0] = Value::UninitThis;
     let mut seen: HashMap<u32, State> = HashMap::new();
