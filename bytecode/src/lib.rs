@@ -5,6 +5,8 @@
 //! (only ever appended to), unknown attributes, untouched methods — so a class
 //! read and written unchanged comes back byte for byte.
 
+#![deny(missing_docs)]
+
 pub mod code;
 pub mod edit;
 mod error;

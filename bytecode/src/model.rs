@@ -288,30 +288,48 @@ impl<'a> ConstantPool<'a> {
 /// An attribute kept as read: its name index and its body bytes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Attribute<'a> {
+    /// CONSTANT_Utf8 index of the attribute's name.
     pub name_index: u16,
+    /// The body after the length; borrowed until an edit replaces it.
     pub data: std::borrow::Cow<'a, [u8]>,
 }
 
 /// A field or a method.
 #[derive(Debug, Clone)]
 pub struct Member<'a> {
+    /// `ACC_*` flags (JVMS tables 4.5-A and 4.6-A).
     pub access_flags: u16,
+    /// CONSTANT_Utf8 index of the name (`<init>` for a constructor).
     pub name_index: u16,
+    /// CONSTANT_Utf8 index of the descriptor (`(I)V`, `Ljava/lang/String;`).
     pub descriptor_index: u16,
+    /// Its attributes (a method's `Code` among them).
     pub attributes: Vec<Attribute<'a>>,
 }
 
+/// A class file, in the order of its parts (JVMS §4.1).
 #[derive(Debug, Clone)]
 pub struct ClassFile<'a> {
+    /// Minor version; 65535 with a major version marks preview features.
     pub minor_version: u16,
+    /// 45 (Java 1.1) to 69 (Java 25): which verifier and features apply
+    /// (StackMapTable from 50, dynamic constants from 55).
     pub major_version: u16,
+    /// The constant pool, appended to by edits.
     pub constant_pool: ConstantPool<'a>,
+    /// `ACC_*` flags of the class.
     pub access_flags: u16,
+    /// CONSTANT_Class index of this class.
     pub this_class: u16,
+    /// CONSTANT_Class index of the superclass; 0 for `java.lang.Object`.
     pub super_class: u16,
+    /// CONSTANT_Class indices of the direct interfaces.
     pub interfaces: Vec<u16>,
+    /// Fields, in declaration order.
     pub fields: Vec<Member<'a>>,
+    /// Methods, in declaration order; edits address them by index.
     pub methods: Vec<Member<'a>>,
+    /// The class's own attributes (SourceFile, BootstrapMethods…).
     pub attributes: Vec<Attribute<'a>>,
 }
 

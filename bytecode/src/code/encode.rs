@@ -3,6 +3,7 @@ use super::{Code, Insn, Label};
 use crate::opcodes::*;
 use std::fmt;
 
+/// Why code cannot be encoded.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum EncodeError {
     /// The method would exceed the JVM's 65,535-byte limit on code.
@@ -64,7 +65,10 @@ fn pad(offset: usize) -> usize {
 /// editor can lay out once, remap its tables, then encode with it.
 #[derive(Debug, Clone)]
 pub struct Layout {
+    /// Offset of each instruction, then the code length.
     pub offsets: Vec<usize>,
+    /// Per instruction: a 16-bit branch written as its 32-bit form (or an
+    /// inverted condition over a `goto_w`).
     pub widened: Vec<bool>,
 }
 

@@ -24,22 +24,36 @@ const FULL_FRAME: u8 = 255;
 /// A verification type. `Uninitialized` names the `new` instruction by index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum VType {
+    /// Unusable: never set, or set differently on paths that meet here.
     Top,
+    /// int, and the types the JVM computes as int: boolean, byte, char, short.
     Integer,
+    /// float.
     Float,
+    /// double (two slots).
     Double,
+    /// long (two slots).
     Long,
+    /// The `null` reference, assignable to every reference type.
     Null,
+    /// `this` in a constructor before its super()/this() call.
     UninitializedThis,
+    /// A reference to the CONSTANT_Class at this pool index.
     Object(u16),
+    /// The result of the `new` at this instruction index, before its
+    /// constructor call (written as the `new`'s offset).
     Uninitialized(u32),
 }
 
 /// The frame before instruction `at` (an index into `Code::insns`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Frame {
+    /// The instruction the frame stands before.
     pub at: u32,
+    /// Local variables from slot 0; a long or double is one entry for its
+    /// two slots.
     pub locals: Vec<VType>,
+    /// Operand stack, bottom first, longs and doubles one entry each.
     pub stack: Vec<VType>,
 }
 

@@ -40,12 +40,15 @@ impl Operands {
             bytes,
         })
     }
+    /// The operand bytes, in class-file order (big-endian).
     pub fn as_slice(&self) -> &[u8] {
         &self.bytes[..self.len as usize]
     }
+    /// How many operand bytes: the instruction's size less its opcode.
     pub fn len(&self) -> usize {
         self.len as usize
     }
+    /// No operands (most instructions).
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
@@ -57,55 +60,84 @@ impl std::fmt::Debug for Operands {
     }
 }
 
+/// One instruction. Only what refers to other instructions is decoded (to
+/// labels, so code can be inserted); everything else stays bytes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Insn {
     /// Any instruction without a jump target: opcode and operand bytes as read
     /// (for `wide`, the widened opcode and its operands).
     Plain {
+        /// The opcode (`WIDE` for a widened one).
         op: u8,
+        /// The operand bytes after the opcode.
         operands: Operands,
     },
     /// if*, goto, jsr (16-bit offset), goto_w, jsr_w (32-bit).
     Branch {
+        /// As read; a 16-bit branch that no longer reaches is widened when
+        /// encoded, not here.
         op: u8,
+        /// Where it jumps.
         target: Label,
     },
     /// Boxed, like `LookupSwitch`: switches are rare, and unboxed they made
     /// every instruction 40 bytes instead of 16 (memory traffic dominated
     /// decoding).
     TableSwitch(Box<TableSwitch>),
+    /// `lookupswitch`, boxed like `TableSwitch`.
     LookupSwitch(Box<LookupSwitch>),
 }
 
+/// A `tableswitch`: jump to `targets[key - low]`, else to `default`. The
+/// padding and `high` are computed when encoded.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TableSwitch {
+    /// Where keys outside `low..low + targets.len()` go.
     pub default: Label,
+    /// The key of `targets[0]`.
     pub low: i32,
+    /// One target per key from `low` on.
     pub targets: Vec<Label>,
 }
 
+/// A `lookupswitch`: jump to the target paired with the key, else to
+/// `default`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LookupSwitch {
+    /// Where keys without a pair go.
     pub default: Label,
+    /// (key, target), keys ascending as the JVM requires.
     pub pairs: Vec<(i32, Label)>,
 }
 
+/// An exception-table entry, with labels for its offsets.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Handler {
+    /// First instruction covered.
     pub start: Label,
+    /// First instruction past those covered.
     pub end: Label,
+    /// Where the handler's code starts.
     pub handler: Label,
+    /// CONSTANT_Class of the caught type; 0 catches everything (`finally`).
     pub catch_type: u16,
 }
 
+/// A decoded `Code` attribute.
 #[derive(Debug, Clone)]
 pub struct Code<'a> {
+    /// Operand-stack slots the method needs at most.
     pub max_stack: u16,
+    /// Local-variable slots, parameters (and `this`) included.
     pub max_locals: u16,
+    /// The instructions, in order.
     pub insns: Vec<Insn>,
     /// Label id → index in `insns` it stands before (`insns.len()` = the end).
     pub labels: Vec<u32>,
+    /// The exception table, in order: the first matching entry wins.
     pub handlers: Vec<Handler>,
+    /// Nested attributes (LineNumberTable, StackMapTable…) as read: the
+    /// editor remaps those holding offsets.
     pub attributes: Vec<Attribute<'a>>,
     /// Offset each instruction had when read (and the code length last), for
     /// mapping offset-based attributes; empty for code built from scratch.

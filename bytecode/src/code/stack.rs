@@ -12,6 +12,7 @@ use crate::ConstantPool;
 /// What an abstract slot holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Value {
+    /// Any value the interpreter does not track (long and double: two).
     Other,
     /// `this` in a constructor before the super()/this() call.
     UninitThis,
@@ -24,7 +25,9 @@ pub enum Value {
 /// Operand stack and locals before an instruction.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct State {
+    /// Bottom first, one entry per slot.
     pub stack: Vec<Value>,
+    /// From slot 0, one entry per slot.
     pub locals: Vec<Value>,
 }
 

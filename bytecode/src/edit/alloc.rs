@@ -19,15 +19,28 @@ use crate::{ClassFile, ConstantPool};
 /// What an allocation site creates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AllocKind {
-    /// `new` + its constructor: the CONSTANT_Class index of the `new`.
-    Object { class: u16 },
-    /// `newarray`: the primitive element type code (`array_type::T_INT`, …).
-    PrimitiveArray { atype: u8 },
-    /// `anewarray`: the CONSTANT_Class index of the element type.
-    ObjectArray { element: u16 },
-    /// `multianewarray`: the CONSTANT_Class index of the array type itself
-    /// (e.g. `[[I`) and how many dimensions are allocated.
-    MultiArray { class: u16, dims: u8 },
+    /// `new` + its constructor.
+    Object {
+        /// The CONSTANT_Class index of the `new`.
+        class: u16,
+    },
+    /// `newarray`.
+    PrimitiveArray {
+        /// The element type code (`array_type::T_INT`, …).
+        atype: u8,
+    },
+    /// `anewarray`.
+    ObjectArray {
+        /// The CONSTANT_Class index of the element type.
+        element: u16,
+    },
+    /// `multianewarray`.
+    MultiArray {
+        /// The CONSTANT_Class index of the array type itself (e.g. `[[I`).
+        class: u16,
+        /// How many dimensions are allocated (the rest stay null).
+        dims: u8,
+    },
 }
 
 /// Where the new reference is right after the site's instruction.
@@ -52,7 +65,9 @@ pub struct AllocSite {
     pub after: u32,
     /// For an object, the index of its `new` instruction; for an array, `after`.
     pub new_at: u32,
+    /// What is allocated.
     pub kind: AllocKind,
+    /// Where the new reference is after `after`.
     pub at: AllocWhere,
 }
 

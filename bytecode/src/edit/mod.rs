@@ -42,7 +42,11 @@ use std::collections::BTreeMap;
 /// of the code as read.
 #[derive(Debug, Clone, Default)]
 pub struct Edit {
+    /// Run once at method entry; a jump back to the first instruction does
+    /// not run it again.
     pub entry: Vec<Insn>,
+    /// Inserted before instruction i (index of the code as read): jumps to
+    /// i land on it.
     pub before: BTreeMap<u32, Vec<Insn>>,
     /// Inserted right after instruction i (index of the code as read), on its
     /// fall-through path only: a jump to i+1 still lands after this code (on
@@ -50,6 +54,7 @@ pub struct Edit {
     /// goto, return, athrow, switch or ret). Keys of `after` and `before` may
     /// coincide: `before[i]`, instruction i, `after[i]`.
     pub after: BTreeMap<u32, Vec<Insn>>,
+    /// Inserted before every return instruction (not `athrow`).
     pub before_returns: Vec<Insn>,
     /// Run on every exceptional exit: the method body is wrapped in a handler
     /// for any throwable that runs this (the throwable on the stack, to be left
@@ -64,6 +69,7 @@ pub struct Edit {
     pub new_locals: Vec<NewLocal>,
 }
 
+/// A local variable an edit adds to the method.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NewLocal {
     /// At least the method's `max_locals` (see [`LineProbes::max_locals`]).

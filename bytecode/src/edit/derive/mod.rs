@@ -50,6 +50,8 @@ use solve::{resolve, State};
 /// [`CounterPlan::counters`].
 pub type Count = Vec<(u32, i64)>;
 
+/// Where a method's line counters go and how each line's count is made of
+/// them.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CounterPlan {
     /// Instruction index (as read) of each counter from 1 on: an increment
@@ -65,6 +67,8 @@ pub struct CounterPlan {
     pub exceptions: Option<Exceptions>,
 }
 
+/// Counting the exceptions thrown out of stretches some counts use: a local
+/// `pos` names the stretch running, each handler adds one to its counter.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Exceptions {
     /// `pos` at method entry.
