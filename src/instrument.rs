@@ -14,6 +14,8 @@ use profrj_bytecode::edit::{
     add_counting, edit_method, line_probes, plan_counters, probe_allocations, probe_everywhere,
     AllocSite, AllocWhere, Edit, EditError, NewLocal,
 };
+use profrj_bytecode::opcodes::array_type::T_LONG;
+use profrj_bytecode::opcodes::*;
 use profrj_bytecode::{parse_class, write_class, ClassFile};
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -81,7 +83,7 @@ struct Report {
     unreadable: usize,
     methods: usize,
     edited: usize,
-    refused: HashMap<String, usize>,
+    refused: Refusals,
     bytes: usize,
     /// Allocation sites probed, and those skipped by where the object is.
     allocs: usize,
@@ -136,13 +138,11 @@ pub fn run(args: Args) -> Result<(), String> {
         report.bytes as f64 / 1e6,
         report.methods,
         report.edited,
-        report.refused.values().sum::<usize>(),
+        report.refused.total(),
         report.unreadable
     );
-    let mut reasons: Vec<_> = report.refused.into_iter().collect();
-    reasons.sort_by_key(|r| std::cmp::Reverse(r.1));
-    for (why, n) in reasons {
-        println!("  refused {n:>6}: {why}");
+    for row in report.refused.rows() {
+        println!("{row}");
     }
     if args.probes.counters {
         println!(
@@ -213,11 +213,11 @@ fn for_each_input(input: &Path, f: &mut Visit<'_>) -> Result<(), String> {
 fn marker() -> Vec<Insn> {
     vec![
         Insn::Plain {
-            op: 0x04,
+            op: ICONST_1,
             operands: Default::default(),
         },
         Insn::Plain {
-            op: 0x57,
+            op: POP,
             operands: Default::default(),
         },
     ]
@@ -259,11 +259,11 @@ fn edit_for(
         add_counters(&mut edit, class, i, long_array, kinds.pad_lines, report);
     }
     if let Some(call) = call {
-        let invoke = Insn::plain(0xb8, &call.to_be_bytes());
+        let invoke = Insn::plain(INVOKESTATIC, &call.to_be_bytes());
         let skipped = RefCell::new(Vec::new());
         let probe = |s: &AllocSite| match s.at {
-            AllocWhere::Top => vec![Insn::plain(0x59, &[]), invoke.clone()], // dup
-            AllocWhere::Local(l) => vec![Insn::local(0x19, l), invoke.clone()],
+            AllocWhere::Top => vec![Insn::plain(DUP, &[]), invoke.clone()],
+            AllocWhere::Local(l) => vec![Insn::local(ALOAD, l), invoke.clone()],
             AllocWhere::Stack(_) => {
                 skipped.borrow_mut().push("deeper in the stack");
                 vec![]
@@ -317,14 +317,14 @@ fn add_counters(
     report.counters += plan.counters.len();
     let slot = lines.max_locals;
     let size = Insn::push_int(&mut class.constant_pool, plan.slots as i32);
-    let mut entry = vec![size, Insn::plain(0xbc, &[11])]; // newarray long
-    entry.push(Insn::local(0x3a, slot));
+    let mut entry = vec![size, Insn::plain(NEWARRAY, &[T_LONG])];
+    entry.push(Insn::local(ASTORE, slot));
     edit.entry.splice(0..0, entry);
     edit.before.clear();
     // Padding first, so the counting code lands after it.
     for &ix in &plan.counters {
         let seq = edit.before.entry(ix).or_default();
-        seq.extend(std::iter::repeat_n(Insn::plain(0x00, &[]), pad));
+        seq.extend(std::iter::repeat_n(Insn::plain(NOP, &[]), pad));
     }
     let array = NewLocal {
         slot,
@@ -356,15 +356,91 @@ fn rewrite(data: Vec<u8>, kinds: &Kinds<'_>, report: &mut Report) -> Vec<u8> {
             Ok(None) => continue,
             Err(e) => {
                 report.methods += 1;
-                *report.refused.entry(e.0).or_default() += 1;
+                report.refused.add(&e, || method_name(&class, i));
                 continue;
             }
         };
         report.methods += 1;
         match edit_method(&mut class, i, &edit) {
             Ok(()) => report.edited += 1,
-            Err(e) => *report.refused.entry(e.0).or_default() += 1,
+            Err(e) => report.refused.add(&e, || method_name(&class, i)),
         }
     }
     write_class(&class)
+}
+
+/// `pkg/Class.name(descriptor)` of method `i`, for messages.
+fn method_name(class: &ClassFile<'_>, i: usize) -> String {
+    let cp = &class.constant_pool;
+    let m = &class.methods[i];
+    format!(
+        "{}.{}{}",
+        cp.class_name(class.this_class).unwrap_or_default(),
+        cp.text(m.name_index).unwrap_or_default(),
+        cp.text(m.descriptor_index).unwrap_or_default()
+    )
+}
+
+/// Refused methods by cause ([`EditError::cause`]), each with the first
+/// refusal's method and detail as an example: details name instructions and
+/// offsets, so counting by them split one cause over many rows.
+#[derive(Default)]
+struct Refusals(HashMap<&'static str, (usize, String)>);
+
+impl Refusals {
+    fn add(&mut self, e: &EditError, method: impl FnOnce() -> String) {
+        let row = self
+            .0
+            .entry(e.cause())
+            .or_insert_with(|| (0, format!("{}: {e}", method())));
+        row.0 += 1;
+    }
+
+    fn total(&self) -> usize {
+        self.0.values().map(|r| r.0).sum()
+    }
+
+    /// One line per cause, the most frequent first (then by name, so the
+    /// report does not change from run to run).
+    fn rows(&self) -> Vec<String> {
+        let mut rows: Vec<_> = self.0.iter().collect();
+        rows.sort_by_key(|(cause, (n, _))| (std::cmp::Reverse(*n), **cause));
+        rows.into_iter()
+            .map(|(cause, (n, example))| format!("  refused {n:>6}: {cause} (e.g. {example})"))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refusals_are_counted_by_cause_with_an_example() {
+        let mut r = Refusals::default();
+        let m = |name: &str| {
+            let name = name.to_owned();
+            move || name
+        };
+        for (i, e) in [
+            EditError::Malformed("instruction 3: stack underflow".into()),
+            EditError::TooLarge(70_000),
+            EditError::Malformed("line entry at 9, not an instruction".into()),
+            EditError::Malformed("truncated table".into()),
+        ]
+        .iter()
+        .enumerate()
+        {
+            r.add(e, m(&format!("A.m{i}()V")));
+        }
+        assert_eq!(r.total(), 4);
+        assert_eq!(
+            r.rows(),
+            [
+                "  refused      3: malformed code (e.g. A.m0()V: instruction 3: stack underflow)",
+                "  refused      1: code too large after editing \
+                 (e.g. A.m1()V: code would be 70000 bytes, over the 65535-byte limit)",
+            ]
+        );
+    }
 }

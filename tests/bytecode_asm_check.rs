@@ -203,7 +203,10 @@ fn pop_at_entry(data: &[u8]) -> Vec<u8> {
     let mut class = parse_class(data).unwrap();
     for i in 0..class.methods.len() {
         let edit = Edit {
-            entry: vec![profrj_bytecode::code::Insn::plain(0x57, &[])],
+            entry: vec![profrj_bytecode::code::Insn::plain(
+                profrj_bytecode::opcodes::POP,
+                &[],
+            )],
             ..Edit::default()
         };
         let _ = edit_method(&mut class, i, &edit);
@@ -403,11 +406,11 @@ fn widened_conditionals_get_frames_the_jvm_and_asm_accept() {
     .unwrap();
     let frames = decode_frames(&smt.data, &initial, &|o| code.index_at(o)).unwrap();
     use profrj_bytecode::code::Insn;
+    use profrj_bytecode::opcodes::{is_conditional, GOTO_W};
     let widened: Vec<usize> = (0..code.insns.len().saturating_sub(2))
         .filter(|&i| match (&code.insns[i], &code.insns[i + 1]) {
-            (Insn::Branch { op, target }, Insn::Branch { op: 0xc8, .. }) => {
-                matches!(op, 0x99..=0xa6 | 0xc6 | 0xc7)
-                    && code.labels[target.0 as usize] == i as u32 + 2
+            (Insn::Branch { op, target }, Insn::Branch { op: GOTO_W, .. }) => {
+                is_conditional(*op) && code.labels[target.0 as usize] == i as u32 + 2
             }
             _ => false,
         })

@@ -11,11 +11,12 @@
 
 use profrj_bytecode::code::Insn;
 use profrj_bytecode::edit::{edit_method, probe_everywhere};
+use profrj_bytecode::opcodes::*;
 use profrj_bytecode::{parse_class, write_class};
 use std::time::Instant;
 
 fn marker() -> Vec<Insn> {
-    vec![Insn::plain(0x04, &[]), Insn::plain(0x57, &[])]
+    vec![Insn::plain(ICONST_1, &[]), Insn::plain(POP, &[])]
 }
 
 fn main() {

@@ -5,11 +5,15 @@
 //! (only ever appended to), unknown attributes, untouched methods — so a class
 //! read and written unchanged comes back byte for byte.
 
+#![deny(missing_docs)]
+
 pub mod code;
 pub mod edit;
 mod error;
 pub mod model;
+pub mod opcodes;
 pub mod read;
+pub mod tags;
 pub mod write;
 
 pub use error::ReadError;

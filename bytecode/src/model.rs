@@ -1,5 +1,7 @@
 //! The class-file model. Everything borrows the bytes it was read from.
 
+use crate::tags::*;
+
 /// A constant pool: the entries as read (kept as one slice, written back
 /// verbatim) plus entries appended since.
 #[derive(Debug, Clone)]
@@ -40,7 +42,7 @@ impl<'a> ConstantPool<'a> {
     /// The bytes of a CONSTANT_Utf8 entry (modified UTF-8).
     pub fn utf8(&self, index: u16) -> Option<&'a [u8]> {
         let off = (*self.entries.get(index as usize)?)? as usize;
-        if self.raw.get(off) != Some(&1) {
+        if self.raw.get(off) != Some(&CONSTANT_UTF8) {
             return None;
         }
         let len = u16::from_be_bytes([*self.raw.get(off + 1)?, *self.raw.get(off + 2)?]) as usize;
@@ -55,7 +57,7 @@ impl<'a> ConstantPool<'a> {
 
     /// The internal name of CONSTANT_Class entry `index`.
     pub fn class_name(&self, index: u16) -> Option<String> {
-        if self.tag(index)? != 7 {
+        if self.tag(index)? != CONSTANT_CLASS {
             return None;
         }
         let off = (*self.entries.get(index as usize)?)? as usize;
@@ -70,7 +72,7 @@ impl<'a> ConstantPool<'a> {
     pub fn class_index(&mut self, name: &str) -> u16 {
         let classes = self.classes.get_or_init(|| {
             (1..self.entries.len() as u16)
-                .filter(|&i| self.tag(i) == Some(7))
+                .filter(|&i| self.tag(i) == Some(CONSTANT_CLASS))
                 .filter_map(|i| Some((self.class_name_bytes(i)?, i)))
                 .collect()
         });
@@ -86,7 +88,7 @@ impl<'a> ConstantPool<'a> {
         }
         let utf8 = self.add_utf8(name);
         let index = self.count();
-        self.appended.push(7);
+        self.appended.push(CONSTANT_CLASS);
         self.appended.extend_from_slice(&utf8.to_be_bytes());
         self.appended_slots += 1;
         self.appended_classes.push((name.as_bytes().into(), index));
@@ -97,12 +99,16 @@ impl<'a> ConstantPool<'a> {
     /// InvokeDynamic entry `index` (through its NameAndType), and its name.
     pub fn member_name_and_descriptor(&self, index: u16) -> Option<(&'a [u8], &'a [u8])> {
         let tag = self.tag(index)?;
-        if !matches!(tag, 9 | 10 | 11 | 17 | 18) {
+        if !matches!(
+            tag,
+            CONSTANT_FIELDREF
+                ..=CONSTANT_INTERFACE_METHODREF | CONSTANT_DYNAMIC | CONSTANT_INVOKE_DYNAMIC
+        ) {
             return None;
         }
         let off = (*self.entries.get(index as usize)?)? as usize;
         let nat = u16::from_be_bytes([*self.raw.get(off + 3)?, *self.raw.get(off + 4)?]);
-        if self.tag(nat)? != 12 {
+        if self.tag(nat)? != CONSTANT_NAME_AND_TYPE {
             return None;
         }
         let off = (*self.entries.get(nat as usize)?)? as usize;
@@ -114,7 +120,10 @@ impl<'a> ConstantPool<'a> {
     /// The CONSTANT_Class index of the Fieldref, Methodref or
     /// InterfaceMethodref entry `index`.
     pub fn member_class(&self, index: u16) -> Option<u16> {
-        if !matches!(self.tag(index)?, 9..=11) {
+        if !matches!(
+            self.tag(index)?,
+            CONSTANT_FIELDREF..=CONSTANT_INTERFACE_METHODREF
+        ) {
             return None;
         }
         let off = (*self.entries.get(index as usize)?)? as usize;
@@ -135,17 +144,13 @@ impl<'a> ConstantPool<'a> {
         while off < self.appended.len() {
             let e = &self.appended[off..];
             let len = match e[0] {
-                1 => 3 + u16::from_be_bytes([*e.get(1)?, *e.get(2)?]) as usize,
-                3 | 4 | 9..=12 | 17 | 18 => 5,
-                5 | 6 => 9,
-                7 | 8 | 16 | 19 | 20 => 3,
-                15 => 4,
-                _ => return None,
+                CONSTANT_UTF8 => 3 + u16::from_be_bytes([*e.get(1)?, *e.get(2)?]) as usize,
+                tag => 1 + body_len(tag)?,
             };
             if i == index {
                 return e.get(..len);
             }
-            i += if matches!(e[0], 5 | 6) { 2 } else { 1 };
+            i += slots(e[0]) as u16;
             off += len;
         }
         None
@@ -163,7 +168,7 @@ impl<'a> ConstantPool<'a> {
     /// Like [`Self::utf8`], for appended entries too.
     pub(crate) fn utf8_any(&self, index: u16) -> Option<&[u8]> {
         let e = self.entry_any(index)?;
-        if *e.first()? != 1 {
+        if *e.first()? != CONSTANT_UTF8 {
             return None;
         }
         e.get(3..3 + Self::u16_at(e, 1)? as usize)
@@ -172,7 +177,7 @@ impl<'a> ConstantPool<'a> {
     /// The internal name of CONSTANT_Class `index`, read or appended.
     pub(crate) fn class_name_any(&self, index: u16) -> Option<&[u8]> {
         let e = self.entry_any(index)?;
-        if *e.first()? != 7 {
+        if *e.first()? != CONSTANT_CLASS {
             return None;
         }
         self.utf8_any(Self::u16_at(e, 1)?)
@@ -182,11 +187,15 @@ impl<'a> ConstantPool<'a> {
     /// (also CONSTANT_Dynamic).
     pub(crate) fn member_any(&self, index: u16) -> Option<(&[u8], &[u8])> {
         let e = self.entry_any(index)?;
-        if !matches!(*e.first()?, 9..=11 | 17 | 18) {
+        if !matches!(
+            *e.first()?,
+            CONSTANT_FIELDREF
+                ..=CONSTANT_INTERFACE_METHODREF | CONSTANT_DYNAMIC | CONSTANT_INVOKE_DYNAMIC
+        ) {
             return None;
         }
         let nat = self.entry_any(Self::u16_at(e, 3)?)?;
-        if *nat.first()? != 12 {
+        if *nat.first()? != CONSTANT_NAME_AND_TYPE {
             return None;
         }
         Some((
@@ -209,8 +218,14 @@ impl<'a> ConstantPool<'a> {
         let class = self.class_index(class);
         let name = self.add_utf8(name);
         let descriptor = self.add_utf8(descriptor);
-        let nat = self.append(12, &[name.to_be_bytes(), descriptor.to_be_bytes()].concat());
-        self.append(10, &[class.to_be_bytes(), nat.to_be_bytes()].concat())
+        let nat = self.append(
+            CONSTANT_NAME_AND_TYPE,
+            &[name.to_be_bytes(), descriptor.to_be_bytes()].concat(),
+        );
+        self.append(
+            CONSTANT_METHODREF,
+            &[class.to_be_bytes(), nat.to_be_bytes()].concat(),
+        )
     }
 
     /// Appends a CONSTANT_MethodHandle of kind REF_invokeStatic (6) for a
@@ -218,7 +233,7 @@ impl<'a> ConstantPool<'a> {
     pub fn add_static_method_handle(&mut self, class: &str, name: &str, descriptor: &str) -> u16 {
         let method = self.add_method_ref(class, name, descriptor);
         let [hi, lo] = method.to_be_bytes();
-        self.append(15, &[6, hi, lo])
+        self.append(CONSTANT_METHOD_HANDLE, &[REF_INVOKE_STATIC, hi, lo])
     }
 
     /// Appends a CONSTANT_Dynamic (class files 55+) made by bootstrap method
@@ -226,13 +241,19 @@ impl<'a> ConstantPool<'a> {
     pub fn add_dynamic(&mut self, bootstrap: u16, name: &str, descriptor: &str) -> u16 {
         let name = self.add_utf8(name);
         let descriptor = self.add_utf8(descriptor);
-        let nat = self.append(12, &[name.to_be_bytes(), descriptor.to_be_bytes()].concat());
-        self.append(17, &[bootstrap.to_be_bytes(), nat.to_be_bytes()].concat())
+        let nat = self.append(
+            CONSTANT_NAME_AND_TYPE,
+            &[name.to_be_bytes(), descriptor.to_be_bytes()].concat(),
+        );
+        self.append(
+            CONSTANT_DYNAMIC,
+            &[bootstrap.to_be_bytes(), nat.to_be_bytes()].concat(),
+        )
     }
 
     /// Appends a CONSTANT_Integer and returns its index.
     pub fn add_integer(&mut self, value: i32) -> u16 {
-        self.append(3, &value.to_be_bytes())
+        self.append(CONSTANT_INTEGER, &value.to_be_bytes())
     }
 
     fn append(&mut self, tag: u8, body: &[u8]) -> u16 {
@@ -254,7 +275,7 @@ impl<'a> ConstantPool<'a> {
             return i;
         }
         let index = self.count();
-        self.appended.push(1);
+        self.appended.push(CONSTANT_UTF8);
         self.appended
             .extend_from_slice(&(s.len() as u16).to_be_bytes());
         self.appended.extend_from_slice(s.as_bytes());
@@ -267,30 +288,48 @@ impl<'a> ConstantPool<'a> {
 /// An attribute kept as read: its name index and its body bytes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Attribute<'a> {
+    /// CONSTANT_Utf8 index of the attribute's name.
     pub name_index: u16,
+    /// The body after the length; borrowed until an edit replaces it.
     pub data: std::borrow::Cow<'a, [u8]>,
 }
 
 /// A field or a method.
 #[derive(Debug, Clone)]
 pub struct Member<'a> {
+    /// `ACC_*` flags (JVMS tables 4.5-A and 4.6-A).
     pub access_flags: u16,
+    /// CONSTANT_Utf8 index of the name (`<init>` for a constructor).
     pub name_index: u16,
+    /// CONSTANT_Utf8 index of the descriptor (`(I)V`, `Ljava/lang/String;`).
     pub descriptor_index: u16,
+    /// Its attributes (a method's `Code` among them).
     pub attributes: Vec<Attribute<'a>>,
 }
 
+/// A class file, in the order of its parts (JVMS §4.1).
 #[derive(Debug, Clone)]
 pub struct ClassFile<'a> {
+    /// Minor version; 65535 with a major version marks preview features.
     pub minor_version: u16,
+    /// 45 (Java 1.1) to 69 (Java 25): which verifier and features apply
+    /// (StackMapTable from 50, dynamic constants from 55).
     pub major_version: u16,
+    /// The constant pool, appended to by edits.
     pub constant_pool: ConstantPool<'a>,
+    /// `ACC_*` flags of the class.
     pub access_flags: u16,
+    /// CONSTANT_Class index of this class.
     pub this_class: u16,
+    /// CONSTANT_Class index of the superclass; 0 for `java.lang.Object`.
     pub super_class: u16,
+    /// CONSTANT_Class indices of the direct interfaces.
     pub interfaces: Vec<u16>,
+    /// Fields, in declaration order.
     pub fields: Vec<Member<'a>>,
+    /// Methods, in declaration order; edits address them by index.
     pub methods: Vec<Member<'a>>,
+    /// The class's own attributes (SourceFile, BootstrapMethods…).
     pub attributes: Vec<Attribute<'a>>,
 }
 

@@ -6,7 +6,9 @@
 use profrj_bytecode::code::{decode_code, encode_code, Code, Insn};
 use profrj_bytecode::edit::{
     allocation_sites, edit_method, probe_allocations, AllocKind, AllocSite, AllocWhere, Edit,
+    EditError,
 };
+use profrj_bytecode::opcodes::*;
 use profrj_bytecode::{parse_class, write_class, ClassFile};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -130,8 +132,8 @@ fn u16op(op: u8, i: u16) -> Insn {
 /// The probe for a site: `dup` or a load of the local, then `Counter.alloc`.
 fn counting_probe(counter: u16) -> impl Fn(&AllocSite) -> Vec<Insn> {
     move |s: &AllocSite| match s.at {
-        AllocWhere::Top => vec![Insn::plain(0x59, &[]), u16op(0xb8, counter)],
-        AllocWhere::Local(l) => vec![Insn::plain(0x19, &[l as u8]), u16op(0xb8, counter)],
+        AllocWhere::Top => vec![Insn::plain(DUP, &[]), u16op(INVOKESTATIC, counter)],
+        AllocWhere::Local(l) => vec![Insn::plain(ALOAD, &[l as u8]), u16op(INVOKESTATIC, counter)],
         AllocWhere::Stack(_) | AllocWhere::Gone => vec![],
     }
 }
@@ -159,40 +161,41 @@ fn probes_after_every_allocation_count_exactly_what_is_allocated() {
                     .find(|a| cp.utf8(a.name_index) == Some(b"Code"))
                     .unwrap();
                 match decode_code(&a.data).unwrap().insns[1] {
-                    Insn::Plain { op: 0xb7, operands } => {
-                        u16::from_be_bytes([operands.as_slice()[0], operands.as_slice()[1]])
-                    }
+                    Insn::Plain {
+                        op: INVOKESPECIAL,
+                        operands,
+                    } => u16::from_be_bytes([operands.as_slice()[0], operands.as_slice()[1]]),
                     ref x => panic!("{x:?}"),
                 }
             };
             // new; astore_0; aload_0; invokespecial; aload_0; areturn: the object
             // is only in local 0 after its constructor.
             let body = vec![
-                u16op(0xbb, object),
-                Insn::plain(0x4b, &[]),
-                Insn::plain(0x2a, &[]),
-                u16op(0xb7, init),
-                Insn::plain(0x2a, &[]),
-                Insn::plain(0xb0, &[]),
+                u16op(NEW, object),
+                Insn::plain(ASTORE_0, &[]),
+                Insn::plain(ALOAD_0, &[]),
+                u16op(INVOKESPECIAL, init),
+                Insn::plain(ALOAD_0, &[]),
+                Insn::plain(ARETURN, &[]),
             ];
             set_body(&mut class, "viaLocal", body, 1, 1);
             // new; dup; aconst_null; swap; invokespecial; pop; areturn: one
             // slot above the object after its constructor.
             let body = vec![
-                u16op(0xbb, object),
-                Insn::plain(0x59, &[]),
-                Insn::plain(0x01, &[]),
-                Insn::plain(0x5f, &[]),
-                u16op(0xb7, init),
-                Insn::plain(0x57, &[]),
-                Insn::plain(0xb0, &[]),
+                u16op(NEW, object),
+                Insn::plain(DUP, &[]),
+                Insn::plain(ACONST_NULL, &[]),
+                Insn::plain(SWAP, &[]),
+                u16op(INVOKESPECIAL, init),
+                Insn::plain(POP, &[]),
+                Insn::plain(ARETURN, &[]),
             ];
             set_body(&mut class, "deeper", body, 3, 0);
             // new; invokespecial; return: no reference left.
             let body = vec![
-                u16op(0xbb, object),
-                u16op(0xb7, init),
-                Insn::plain(0xb1, &[]),
+                u16op(NEW, object),
+                u16op(INVOKESPECIAL, init),
+                Insn::plain(RETURN, &[]),
             ];
             set_body(&mut class, "gone", body, 1, 0);
         }
@@ -266,10 +269,10 @@ fn after_code_is_reached_only_by_falling_through() {
     let store = code
         .insns
         .iter()
-        .position(|x| matches!(x, Insn::Plain { op: 0x3b, .. }))
+        .position(|x| matches!(x, Insn::Plain { op: ISTORE_0, .. }))
         .unwrap() as u32;
     let ret = store + 2;
-    let iinc = |k: u8| vec![Insn::plain(0x84, &[0, k])];
+    let iinc = |k: u8| vec![Insn::plain(IINC, &[0, k])];
     let mut edit = Edit {
         after: BTreeMap::from([(store, iinc(1))]),
         before: BTreeMap::from([(store + 1, iinc(100))]),
@@ -281,7 +284,9 @@ fn after_code_is_reached_only_by_falling_through() {
             after: BTreeMap::from([(bad, iinc(1))]),
             ..Edit::default()
         };
-        let why = edit_method(&mut class, i, &e).unwrap_err().0;
+        let why = edit_method(&mut class, i, &e).unwrap_err();
+        assert!(matches!(why, EditError::BadEdit(_)), "{why:?}");
+        let why = why.to_string();
         assert!(
             why.contains("fall through") || why.contains("past"),
             "{why}"
@@ -325,6 +330,8 @@ fn array_kinds_and_type_names() {
     // A method without code: an error naming why.
     let abstract_like = class.methods.len();
     assert!(allocation_sites(&class, abstract_like).is_err());
+    let why = allocation_sites(&class, abstract_like).unwrap_err();
+    assert_eq!(why, EditError::NoSuchMethod);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -345,7 +352,7 @@ fn a_probe_before_the_constructor_call_fails_verification() {
     let edit = Edit {
         after: BTreeMap::from([(
             site.new_at,
-            vec![Insn::plain(0x59, &[]), u16op(0xb8, counter)],
+            vec![Insn::plain(DUP, &[]), u16op(INVOKESTATIC, counter)],
         )]),
         extra_stack: 1,
         ..Edit::default()

@@ -1,4 +1,5 @@
 use profrj_bytecode::code::{decode_code, encode_code, Code, Insn, Label};
+use profrj_bytecode::opcodes::*;
 use profrj_bytecode::parse_class;
 use std::io::Read;
 
@@ -59,26 +60,26 @@ fn every_method_of_real_jars_decodes_and_encodes_identically() {
 fn far_branches_are_widened() {
     let mut insns = vec![
         Insn::Plain {
-            op: 0x03,
+            op: ICONST_0,
             operands: Default::default(),
-        }, // iconst_0
+        },
         Insn::Branch {
-            op: 0x99,
+            op: IFEQ,
             target: Label(0),
-        }, // ifeq end
+        }, // to the end
         Insn::Branch {
-            op: 0xa7,
+            op: GOTO,
             target: Label(0),
-        }, // goto end
+        }, // to the end
     ];
     insns.extend((0..40_000).map(|_| Insn::Plain {
-        op: 0x00,
+        op: NOP,
         operands: Default::default(),
     }));
     insns.push(Insn::Plain {
-        op: 0xb1,
+        op: RETURN,
         operands: Default::default(),
-    }); // return
+    });
     let end = insns.len() as u32 - 1;
     let code = Code {
         max_stack: 1,
@@ -93,12 +94,12 @@ fn far_branches_are_widened() {
     let re = decode_code(&body).unwrap();
     // iconst_0, ifne +8, goto_w, goto_w, nops…, return
     assert!(
-        matches!(re.insns[1], Insn::Branch { op: 0x9a, .. }),
+        matches!(re.insns[1], Insn::Branch { op: IFNE, .. }),
         "{:?}",
         re.insns[1]
     );
-    assert!(matches!(re.insns[2], Insn::Branch { op: 0xc8, .. }));
-    assert!(matches!(re.insns[3], Insn::Branch { op: 0xc8, .. }));
+    assert!(matches!(re.insns[2], Insn::Branch { op: GOTO_W, .. }));
+    assert!(matches!(re.insns[3], Insn::Branch { op: GOTO_W, .. }));
     let target_of = |i: usize| match re.insns[i] {
         Insn::Branch { target, .. } => re.labels[target.0 as usize],
         _ => unreachable!(),
@@ -114,7 +115,7 @@ fn far_branches_are_widened() {
 fn code_over_64k_is_refused() {
     let insns = (0..70_000)
         .map(|_| Insn::Plain {
-            op: 0x00,
+            op: NOP,
             operands: Default::default(),
         })
         .collect();
@@ -142,7 +143,7 @@ fn truncated_or_garbled_code_is_an_error_not_a_panic() {
                 let keep = b[i];
                 b[i] = 0xff;
                 let _ = decode_code(&b);
-                b[i] = 0xaa;
+                b[i] = TABLESWITCH;
                 let _ = decode_code(&b);
                 b[i] = keep;
             }

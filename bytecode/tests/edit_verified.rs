@@ -1,5 +1,6 @@
 use profrj_bytecode::code::Insn;
 use profrj_bytecode::edit::{edit_method, probe_everywhere};
+use profrj_bytecode::opcodes::*;
 use profrj_bytecode::{parse_class, write_class};
 use std::collections::HashMap;
 use std::io::{Read, Write};
@@ -8,11 +9,11 @@ use std::io::{Read, Write};
 fn probe() -> Vec<Insn> {
     vec![
         Insn::Plain {
-            op: 0x04,
+            op: ICONST_1,
             operands: Default::default(),
         },
         Insn::Plain {
-            op: 0x57,
+            op: POP,
             operands: Default::default(),
         },
     ]
@@ -28,7 +29,10 @@ fn instrument(data: &[u8], refusals: &mut HashMap<String, usize>, edited: &mut u
         };
         match edit_method(&mut class, i, &edit) {
             Ok(()) => *edited += 1,
-            Err(e) => *refusals.entry(e.0.chars().take(60).collect()).or_default() += 1,
+            Err(e) => {
+                let why = e.to_string().chars().take(60).collect();
+                *refusals.entry(why).or_default() += 1
+            }
         }
     }
     write_class(&class)

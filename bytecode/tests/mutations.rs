@@ -8,6 +8,7 @@ use profrj_bytecode::code::{decode_code, Insn};
 use profrj_bytecode::edit::{
     edit_method, line_probes, probe_allocations, AllocWhere, Edit, NewLocal,
 };
+use profrj_bytecode::opcodes::*;
 use profrj_bytecode::{parse_class, write_class};
 use std::io::Read;
 
@@ -43,10 +44,10 @@ fn exercise(data: &[u8]) {
         {
             let _ = decode_code(&a.data);
         }
-        let probe = vec![Insn::plain(0x04, &[]), Insn::plain(0x57, &[])];
+        let probe = vec![Insn::plain(ICONST_1, &[]), Insn::plain(POP, &[])];
         // Allocation sites too: the abstract interpreter meets the mutations.
         let dup_pop = |s: &profrj_bytecode::edit::AllocSite| match s.at {
-            AllocWhere::Top => vec![Insn::plain(0x59, &[]), Insn::plain(0x57, &[])],
+            AllocWhere::Top => vec![Insn::plain(DUP, &[]), Insn::plain(POP, &[])],
             _ => vec![],
         };
         let after = match probe_allocations(&class, i, &dup_pop, 1) {
@@ -58,7 +59,7 @@ fn exercise(data: &[u8]) {
             Some(l) => (
                 l.points
                     .iter()
-                    .map(|p| (p.0, vec![Insn::plain(0x19, &[0])]))
+                    .map(|p| (p.0, vec![Insn::plain(ALOAD, &[0])]))
                     .collect(),
                 Some(NewLocal {
                     slot: l.max_locals,

@@ -6,6 +6,7 @@
 use libfuzzer_sys::fuzz_target;
 use profrj_bytecode::code::{decode_code, Insn};
 use profrj_bytecode::edit::{edit_method, Edit};
+use profrj_bytecode::opcodes::*;
 use profrj_bytecode::{parse_class, write_class};
 
 fuzz_target!(|data: &[u8]| {
@@ -16,7 +17,7 @@ fuzz_target!(|data: &[u8]| {
         if let Some(a) = class.methods[i].attributes.iter().find(|a| cp.utf8(a.name_index) == Some(b"Code")) {
             let _ = decode_code(&a.data);
         }
-        let probe = vec![Insn::plain(0x04, &[]), Insn::plain(0x57, &[])];
+        let probe = vec![Insn::plain(ICONST_1, &[]), Insn::plain(POP, &[])];
         let edit = Edit { entry: probe.clone(), catch_all: Some(probe.clone()), before_returns: probe, extra_stack: 1, ..Default::default() };
         let _ = edit_method(&mut class, i, &edit);
     }

@@ -9,6 +9,7 @@ use profrj_bytecode::edit::{
     add_counting, edit_method, increment, line_probes_in, plan_counters, sites_in, AllocWhere,
     CounterPlan, Edit, NewLocal,
 };
+use profrj_bytecode::opcodes::*;
 use profrj_bytecode::{parse_class, write_class, ClassFile, ConstantPool};
 
 /// Which probes go in.
@@ -210,7 +211,7 @@ fn add_profile(edit: &mut Edit, cp: &mut ConstantPool<'_>, refs: &Refs, id: u32)
     let push = vec![Insn::push_int(cp, id as i32)];
     let call = |r: u16| {
         let mut seq = push.clone();
-        seq.push(Insn::plain(0xb8, &r.to_be_bytes())); // invokestatic
+        seq.push(Insn::plain(INVOKESTATIC, &r.to_be_bytes()));
         seq
     };
     edit.entry.extend(call(refs.enter));
@@ -233,17 +234,17 @@ fn add_coverage(
         // ldc_w of the dynamic constant `c<id>`: a constant once resolved.
         Some(bsm) => {
             let constant = cp.add_dynamic(bsm, &format!("c{id}"), "[J");
-            vec![Insn::plain(0x13, &constant.to_be_bytes())]
+            vec![Insn::plain(LDC_W, &constant.to_be_bytes())]
         }
         None => {
             let mut seq = vec![Insn::push_int(cp, id as i32)];
-            seq.push(Insn::plain(0xb8, &refs.counters.to_be_bytes())); // invokestatic cov
+            seq.push(Insn::plain(INVOKESTATIC, &refs.counters.to_be_bytes())); // cov
             seq
         }
     };
-    entry.push(Insn::local(0x3a, slot)); // astore
+    entry.push(Insn::local(ASTORE, slot));
     if count_calls {
-        entry.extend(increment(slot, Insn::plain(0x03, &[]))); // counters[0]++
+        entry.extend(increment(slot, Insn::plain(ICONST_0, &[]))); // counters[0]++
     }
     // Coverage first: the counters count the call even if a later probe throws.
     edit.entry.splice(0..0, entry);
@@ -265,11 +266,11 @@ fn add_memory(
     major_version: u16,
     (refs, ids): (&Refs, &dyn ProbeIds),
 ) -> Result<(), String> {
-    let sites = sites_in(code, cp).map_err(|e| e.0)?;
+    let sites = sites_in(code, cp).map_err(|e| e.to_string())?;
     for site in sites {
         let load = match site.at {
-            AllocWhere::Top => Insn::plain(0x59, &[]), // dup
-            AllocWhere::Local(n) => Insn::local(0x19, n),
+            AllocWhere::Top => Insn::plain(DUP, &[]),
+            AllocWhere::Local(n) => Insn::local(ALOAD, n),
             AllocWhere::Stack(_) | AllocWhere::Gone => continue,
         };
         let Some(name) = site.type_name(cp) else {
@@ -279,7 +280,7 @@ fn add_memory(
         let seq = edit.after.entry(site.after).or_default();
         seq.push(load);
         seq.push(Insn::push_int(cp, ty as i32));
-        seq.push(Insn::plain(0xb8, &refs.alloc.to_be_bytes())); // invokestatic alloc
+        seq.push(Insn::plain(INVOKESTATIC, &refs.alloc.to_be_bytes())); // alloc
     }
     add_hidden_makers(edit, code, cp, major_version >= 49, refs);
     // The object and the type id; or two copies of a clone and its receiver.
@@ -304,7 +305,7 @@ fn add_hidden_makers(
         let Insn::Plain { op, operands } = insn else {
             continue;
         };
-        if !matches!(op, 0xb6..=0xb9) {
+        if !matches!(*op, INVOKEVIRTUAL..=INVOKEINTERFACE) {
             continue; // not an invoke (invokedynamic makes no object of its own)
         }
         let o = operands.as_slice();
@@ -316,34 +317,34 @@ fn add_hidden_makers(
         let maker = owner.is_some_and(|o| makers::is_maker(o.as_bytes(), name, desc));
         if maker {
             let seq = edit.after.entry(i as u32).or_default();
-            seq.push(Insn::plain(0x59, &[])); // dup
-            seq.push(Insn::plain(0xb8, &refs.alloc_any.to_be_bytes()));
+            seq.push(Insn::plain(DUP, &[]));
+            seq.push(Insn::plain(INVOKESTATIC, &refs.alloc_any.to_be_bytes()));
             continue;
         }
-        if *op == 0xb8
+        if *op == INVOKESTATIC
             || name != b"clone"
             || !(desc.starts_with(b"()L") || desc.starts_with(b"()["))
         {
             continue;
         }
         let i = i as u32;
-        if *op == 0xb7 {
+        if *op == INVOKESPECIAL {
             let Some(owner) = cp.member_class(member).filter(|_| ldc_class) else {
                 continue;
             };
             let seq = edit.after.entry(i).or_default();
-            seq.push(Insn::plain(0x59, &[])); // dup
-            seq.push(Insn::plain(0x13, &owner.to_be_bytes())); // ldc_w Class
-            seq.push(Insn::plain(0xb8, &refs.cloned_from.to_be_bytes()));
+            seq.push(Insn::plain(DUP, &[]));
+            seq.push(Insn::plain(LDC_W, &owner.to_be_bytes())); // ldc_w Class
+            seq.push(Insn::plain(INVOKESTATIC, &refs.cloned_from.to_be_bytes()));
         } else {
             edit.before
                 .entry(i)
                 .or_default()
-                .push(Insn::plain(0x59, &[])); // dup
+                .push(Insn::plain(DUP, &[]));
             let seq = edit.after.entry(i).or_default();
-            seq.push(Insn::plain(0x5a, &[])); // dup_x1
-            seq.push(Insn::plain(0x5f, &[])); // swap
-            seq.push(Insn::plain(0xb8, &refs.cloned.to_be_bytes()));
+            seq.push(Insn::plain(DUP_X1, &[]));
+            seq.push(Insn::plain(SWAP, &[]));
+            seq.push(Insn::plain(INVOKESTATIC, &refs.cloned.to_be_bytes()));
         }
     }
 }

@@ -1,5 +1,6 @@
-use super::opcodes::*;
+use super::lengths::*;
 use super::{Code, Handler, Insn, Label, LookupSwitch, Operands, TableSwitch};
+use crate::opcodes::*;
 use crate::read::{read_attributes, Cursor};
 use crate::ReadError;
 const NONE: u32 = u32::MAX;
@@ -173,7 +174,7 @@ fn next_start(code: &[u8], pc: usize) -> Result<usize, (usize, String)> {
             let inner = *code.get(pc + 1).ok_or_else(short)?;
             let n = match inner {
                 IINC => 6,
-                0x15..=0x19 | 0x36..=0x3a | 0xa9 => 4,
+                ILOAD..=ALOAD | ISTORE..=ASTORE | RET => 4,
                 _ => return Err((pc, format!("wide before opcode {inner:#04x}"))),
             };
             if pc + n <= code.len() {

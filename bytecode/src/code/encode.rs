@@ -1,7 +1,9 @@
-use super::opcodes::*;
+use super::lengths::*;
 use super::{Code, Insn, Label};
+use crate::opcodes::*;
 use std::fmt;
 
+/// Why code cannot be encoded.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum EncodeError {
     /// The method would exceed the JVM's 65,535-byte limit on code.
@@ -27,9 +29,10 @@ impl std::error::Error for EncodeError {}
 /// The opposite condition of a conditional branch (for widening).
 fn invert(op: u8) -> u8 {
     match op {
-        0x99..=0xa6 => ((op - 0x99) ^ 1) + 0x99,
-        0xc6 => 0xc7,
-        0xc7 => 0xc6,
+        // The JVMS pairs each condition with its opposite: ifeq/ifne, …
+        IFEQ..=IF_ACMPNE => ((op - IFEQ) ^ 1) + IFEQ,
+        IFNULL => IFNONNULL,
+        IFNONNULL => IFNULL,
         _ => op,
     }
 }
@@ -41,7 +44,7 @@ fn size(insn: &Insn, offset: usize, widened: bool) -> usize {
         Insn::Plain { operands, .. } => 1 + operands.len(),
         Insn::Branch { op, .. } if *op == GOTO_W || *op == JSR_W => 5,
         Insn::Branch { op, .. } if widened => {
-            if *op == 0xa7 || *op == 0xa8 {
+            if *op == GOTO || *op == JSR {
                 5 // goto/jsr → goto_w/jsr_w
             } else {
                 8 // if!cond +8; goto_w target
@@ -62,7 +65,10 @@ fn pad(offset: usize) -> usize {
 /// editor can lay out once, remap its tables, then encode with it.
 #[derive(Debug, Clone)]
 pub struct Layout {
+    /// Offset of each instruction, then the code length.
     pub offsets: Vec<usize>,
+    /// Per instruction: a 16-bit branch written as its 32-bit form (or an
+    /// inverted condition over a `goto_w`).
     pub widened: Vec<bool>,
 }
 
@@ -71,9 +77,10 @@ impl Layout {
     /// condition around a `goto_w`? That creates a branch target which needs
     /// a StackMapTable frame.
     pub fn widened_conditional(&self, code: &Code<'_>) -> bool {
-        code.insns.iter().zip(&self.widened).any(|(insn, &w)| {
-            w && matches!(insn, Insn::Branch { op, .. } if matches!(op, 0x99..=0xa6 | 0xc6 | 0xc7))
-        })
+        code.insns
+            .iter()
+            .zip(&self.widened)
+            .any(|(insn, &w)| w && matches!(insn, Insn::Branch { op, .. } if is_conditional(*op)))
     }
 }
 
@@ -158,8 +165,8 @@ pub fn encode_laid_out(code: &Code<'_>, layout: &Layout) -> Result<Vec<u8>, Enco
                 out.extend_from_slice(&rel(*target)?.to_be_bytes());
             }
             Insn::Branch { op, target } if widened[i] => {
-                if *op == 0xa7 || *op == 0xa8 {
-                    out.push(if *op == 0xa7 { GOTO_W } else { JSR_W });
+                if *op == GOTO || *op == JSR {
+                    out.push(if *op == GOTO { GOTO_W } else { JSR_W });
                     out.extend_from_slice(&rel(*target)?.to_be_bytes());
                 } else {
                     out.push(invert(*op));

@@ -4,25 +4,56 @@
 use crate::read::Cursor;
 use crate::ReadError;
 
+// verification_type_info tags (§4.7.4).
+const ITEM_TOP: u8 = 0;
+const ITEM_INTEGER: u8 = 1;
+const ITEM_FLOAT: u8 = 2;
+const ITEM_DOUBLE: u8 = 3;
+const ITEM_LONG: u8 = 4;
+const ITEM_NULL: u8 = 5;
+const ITEM_UNINITIALIZED_THIS: u8 = 6;
+const ITEM_OBJECT: u8 = 7;
+const ITEM_UNINITIALIZED: u8 = 8;
+
+// stack_map_frame types (§4.7.4) that are a single value; the others are
+// ranges whose value also holds an offset delta or a count of locals.
+const SAME_LOCALS_1_STACK_ITEM_EXTENDED: u8 = 247;
+const SAME_FRAME_EXTENDED: u8 = 251;
+const FULL_FRAME: u8 = 255;
+
 /// A verification type. `Uninitialized` names the `new` instruction by index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum VType {
+    /// Unusable: never set, or set differently on paths that meet here.
     Top,
+    /// int, and the types the JVM computes as int: boolean, byte, char, short.
     Integer,
+    /// float.
     Float,
+    /// double (two slots).
     Double,
+    /// long (two slots).
     Long,
+    /// The `null` reference, assignable to every reference type.
     Null,
+    /// `this` in a constructor before its super()/this() call.
     UninitializedThis,
+    /// A reference to the CONSTANT_Class at this pool index.
     Object(u16),
+    /// The result of the `new` at this instruction index, before its
+    /// constructor call (written as the `new`'s offset).
     Uninitialized(u32),
 }
 
 /// The frame before instruction `at` (an index into `Code::insns`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Frame {
+    /// The instruction the frame stands before.
     pub at: u32,
+    /// Local variables from slot 0; a long or double is one entry for its
+    /// two slots.
     pub locals: Vec<VType>,
+    /// Operand stack, bottom first, longs and doubles one entry each.
     pub stack: Vec<VType>,
 }
 
@@ -82,15 +113,15 @@ fn read_vtype(
 ) -> Result<VType, ReadError> {
     let at = c.pos();
     Ok(match c.u8("verification type")? {
-        0 => VType::Top,
-        1 => VType::Integer,
-        2 => VType::Float,
-        3 => VType::Double,
-        4 => VType::Long,
-        5 => VType::Null,
-        6 => VType::UninitializedThis,
-        7 => VType::Object(c.u16("class index")?),
-        8 => {
+        ITEM_TOP => VType::Top,
+        ITEM_INTEGER => VType::Integer,
+        ITEM_FLOAT => VType::Float,
+        ITEM_DOUBLE => VType::Double,
+        ITEM_LONG => VType::Long,
+        ITEM_NULL => VType::Null,
+        ITEM_UNINITIALIZED_THIS => VType::UninitializedThis,
+        ITEM_OBJECT => VType::Object(c.u16("class index")?),
+        ITEM_UNINITIALIZED => {
             let off = c.u16("new offset")? as u32;
             VType::Uninitialized(index_at(off).ok_or_else(|| {
                 ReadError::new(at, format!("uninitialized({off}) is no instruction"))
@@ -128,15 +159,17 @@ pub fn decode_frames(
         let at = c.pos();
         let kind = c.u8("frame type")?;
         let (delta, stack) = match kind {
+            // same_frame, same_locals_1_stack_item_frame: delta in the type.
             0..=63 => (kind as u16, vec![]),
             64..=127 => (kind as u16 - 64, read_vtypes(&mut c, 1, index_at)?),
-            247 => {
+            SAME_LOCALS_1_STACK_ITEM_EXTENDED => {
                 let d = c.u16("offset_delta")?;
                 (d, read_vtypes(&mut c, 1, index_at)?)
             }
+            // chop_frame: 1 to 3 locals fewer.
             248..=250 => {
                 let d = c.u16("offset_delta")?;
-                let k = 251 - kind as usize;
+                let k = (SAME_FRAME_EXTENDED - kind) as usize;
                 if k > locals.len() {
                     return Err(ReadError::new(
                         at,
@@ -146,13 +179,15 @@ pub fn decode_frames(
                 locals.truncate(locals.len() - k);
                 (d, vec![])
             }
-            251 => (c.u16("offset_delta")?, vec![]),
+            SAME_FRAME_EXTENDED => (c.u16("offset_delta")?, vec![]),
+            // append_frame: 1 to 3 locals more.
             252..=254 => {
                 let d = c.u16("offset_delta")?;
-                locals.extend(read_vtypes(&mut c, kind as usize - 251, index_at)?);
+                let k = (kind - SAME_FRAME_EXTENDED) as usize;
+                locals.extend(read_vtypes(&mut c, k, index_at)?);
                 (d, vec![])
             }
-            255 => {
+            FULL_FRAME => {
                 let d = c.u16("offset_delta")?;
                 let nl = c.u16("number_of_locals")? as usize;
                 locals = read_vtypes(&mut c, nl, index_at)?;
@@ -179,19 +214,19 @@ pub fn decode_frames(
 
 fn write_vtype(out: &mut Vec<u8>, t: VType, offsets: &[usize]) {
     match t {
-        VType::Top => out.push(0),
-        VType::Integer => out.push(1),
-        VType::Float => out.push(2),
-        VType::Double => out.push(3),
-        VType::Long => out.push(4),
-        VType::Null => out.push(5),
-        VType::UninitializedThis => out.push(6),
+        VType::Top => out.push(ITEM_TOP),
+        VType::Integer => out.push(ITEM_INTEGER),
+        VType::Float => out.push(ITEM_FLOAT),
+        VType::Double => out.push(ITEM_DOUBLE),
+        VType::Long => out.push(ITEM_LONG),
+        VType::Null => out.push(ITEM_NULL),
+        VType::UninitializedThis => out.push(ITEM_UNINITIALIZED_THIS),
         VType::Object(i) => {
-            out.push(7);
+            out.push(ITEM_OBJECT);
             out.extend_from_slice(&i.to_be_bytes());
         }
         VType::Uninitialized(insn) => {
-            out.push(8);
+            out.push(ITEM_UNINITIALIZED);
             out.extend_from_slice(&(offsets[insn as usize] as u16).to_be_bytes());
         }
     }
@@ -219,14 +254,14 @@ pub fn encode_frames(frames: &[Frame], initial: &[VType], offsets: &[usize]) -> 
             if delta < 64 {
                 out.push(delta as u8);
             } else {
-                out.push(251);
+                out.push(SAME_FRAME_EXTENDED);
                 out.extend_from_slice(&delta.to_be_bytes());
             }
         } else if same_locals && f.stack.len() == 1 {
             if delta < 64 {
                 out.push(64 + delta as u8);
             } else {
-                out.push(247);
+                out.push(SAME_LOCALS_1_STACK_ITEM_EXTENDED);
                 out.extend_from_slice(&delta.to_be_bytes());
             }
             write_vtype(&mut out, f.stack[0], offsets);
@@ -234,7 +269,7 @@ pub fn encode_frames(frames: &[Frame], initial: &[VType], offsets: &[usize]) -> 
             && common == prev_locals.len()
             && (1..=3).contains(&(f.locals.len() - common))
         {
-            out.push(251 + (f.locals.len() - common) as u8);
+            out.push(SAME_FRAME_EXTENDED + (f.locals.len() - common) as u8);
             out.extend_from_slice(&delta.to_be_bytes());
             for &t in &f.locals[common..] {
                 write_vtype(&mut out, t, offsets);
@@ -243,10 +278,10 @@ pub fn encode_frames(frames: &[Frame], initial: &[VType], offsets: &[usize]) -> 
             && common == f.locals.len()
             && (1..=3).contains(&(prev_locals.len() - common))
         {
-            out.push(251 - (prev_locals.len() - common) as u8);
+            out.push(SAME_FRAME_EXTENDED - (prev_locals.len() - common) as u8);
             out.extend_from_slice(&delta.to_be_bytes());
         } else {
-            out.push(255);
+            out.push(FULL_FRAME);
             out.extend_from_slice(&delta.to_be_bytes());
             out.extend_from_slice(&(f.locals.len() as u16).to_be_bytes());
             for &t in &f.locals {

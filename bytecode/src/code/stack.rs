@@ -6,11 +6,13 @@
 //! after allocations; it is not a verifier.
 
 use super::{Code, Insn};
+use crate::opcodes::*;
 use crate::ConstantPool;
 
 /// What an abstract slot holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Value {
+    /// Any value the interpreter does not track (long and double: two).
     Other,
     /// `this` in a constructor before the super()/this() call.
     UninitThis,
@@ -23,7 +25,9 @@ pub enum Value {
 /// Operand stack and locals before an instruction.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct State {
+    /// Bottom first, one entry per slot.
     pub stack: Vec<Value>,
+    /// From slot 0, one entry per slot.
     pub locals: Vec<Value>,
 }
 
@@ -87,10 +91,10 @@ fn effect(insn: &Insn, cp: &ConstantPool<'_>) -> Option<Effect> {
     let (op, operands) = match insn {
         Insn::Plain { op, operands } => (*op, operands.as_slice()),
         Insn::Branch { op, .. } => {
-            return Some(match op {
-                0x99..=0x9e | 0xc6 | 0xc7 => Pops(1, 0),
-                0x9f..=0xa6 => Pops(2, 0),
-                0xa7 | 0xc8 => Pops(0, 0),
+            return Some(match *op {
+                IFEQ..=IFLE | IFNULL | IFNONNULL => Pops(1, 0),
+                IF_ICMPEQ..=IF_ACMPNE => Pops(2, 0),
+                GOTO | GOTO_W => Pops(0, 0),
                 _ => return None, // jsr: not followed
             });
         }
@@ -99,78 +103,79 @@ fn effect(insn: &Insn, cp: &ConstantPool<'_>) -> Option<Effect> {
     // `wide`: the widened opcode, with a two-byte local index (and, for
     // iinc, a two-byte constant, which `local_index` must not see).
     let (op, operands) = match (op, operands) {
-        (0xc4, [inner, index @ ..]) => (*inner, index.get(..2)?),
+        (WIDE, [inner, index @ ..]) => (*inner, index.get(..2)?),
         _ => (op, operands),
     };
     let member = |i: &[u8]| cp.member_name_and_descriptor(u16::from_be_bytes([i[0], i[1]]));
     Some(match op {
-        0x00 => Pops(0, 0),
-        0x01..=0x08 | 0x0b..=0x0d | 0x10..=0x13 => Pops(0, 1),
-        0x09 | 0x0a | 0x0e | 0x0f | 0x14 => Pops(0, 2),
-        0x15 | 0x17 | 0x19 => Load(local_index(operands), 1),
-        0x16 | 0x18 => Load(local_index(operands), 2),
-        0x1a..=0x1d => Load((op - 0x1a) as usize, 1),
-        0x1e..=0x21 => Load((op - 0x1e) as usize, 2),
-        0x22..=0x25 => Load((op - 0x22) as usize, 1),
-        0x26..=0x29 => Load((op - 0x26) as usize, 2),
-        0x2a..=0x2d => Load((op - 0x2a) as usize, 1),
-        0x2e | 0x30 | 0x32..=0x35 => Pops(2, 1),
-        0x2f | 0x31 => Pops(2, 2),
-        0x36 | 0x38 | 0x3a => Store(local_index(operands), 1),
-        0x37 | 0x39 => Store(local_index(operands), 2),
-        0x3b..=0x3e => Store((op - 0x3b) as usize, 1),
-        0x3f..=0x42 => Store((op - 0x3f) as usize, 2),
-        0x43..=0x46 => Store((op - 0x43) as usize, 1),
-        0x47..=0x4a => Store((op - 0x47) as usize, 2),
-        0x4b..=0x4e => Store((op - 0x4b) as usize, 1),
-        0x4f | 0x51 | 0x53..=0x56 => Pops(3, 0),
-        0x50 | 0x52 => Pops(4, 0),
-        0x57 => Pops(1, 0),
-        0x58 => Pops(2, 0),
-        0x59..=0x5f => Shuffle(op),
-        // Arithmetic: int/float forms pop 2 push 1, long/double pop 4 push 2.
-        0x60..=0x73 => {
+        NOP => Pops(0, 0),
+        ACONST_NULL..=ICONST_5 | FCONST_0..=FCONST_2 | BIPUSH..=LDC_W => Pops(0, 1),
+        LCONST_0 | LCONST_1 | DCONST_0 | DCONST_1 | LDC2_W => Pops(0, 2),
+        ILOAD | FLOAD | ALOAD => Load(local_index(operands), 1),
+        LLOAD | DLOAD => Load(local_index(operands), 2),
+        ILOAD_0..=ILOAD_3 => Load((op - ILOAD_0) as usize, 1),
+        LLOAD_0..=LLOAD_3 => Load((op - LLOAD_0) as usize, 2),
+        FLOAD_0..=FLOAD_3 => Load((op - FLOAD_0) as usize, 1),
+        DLOAD_0..=DLOAD_3 => Load((op - DLOAD_0) as usize, 2),
+        ALOAD_0..=ALOAD_3 => Load((op - ALOAD_0) as usize, 1),
+        IALOAD | FALOAD | AALOAD..=SALOAD => Pops(2, 1),
+        LALOAD | DALOAD => Pops(2, 2),
+        ISTORE | FSTORE | ASTORE => Store(local_index(operands), 1),
+        LSTORE | DSTORE => Store(local_index(operands), 2),
+        ISTORE_0..=ISTORE_3 => Store((op - ISTORE_0) as usize, 1),
+        LSTORE_0..=LSTORE_3 => Store((op - LSTORE_0) as usize, 2),
+        FSTORE_0..=FSTORE_3 => Store((op - FSTORE_0) as usize, 1),
+        DSTORE_0..=DSTORE_3 => Store((op - DSTORE_0) as usize, 2),
+        ASTORE_0..=ASTORE_3 => Store((op - ASTORE_0) as usize, 1),
+        IASTORE | FASTORE | AASTORE..=SASTORE => Pops(3, 0),
+        LASTORE | DASTORE => Pops(4, 0),
+        POP => Pops(1, 0),
+        POP2 => Pops(2, 0),
+        DUP..=SWAP => Shuffle(op),
+        // Arithmetic cycles int, long, float, double (IADD is even): int
+        // and float forms pop 2 push 1, long and double pop 4 push 2.
+        IADD..=DREM => {
             if op % 2 == 0 {
                 Pops(2, 1)
             } else {
                 Pops(4, 2)
             }
         }
-        0x74 | 0x76 => Pops(1, 1),
-        0x75 | 0x77 => Pops(2, 2),
-        0x78 | 0x7a | 0x7c => Pops(2, 1),
-        0x79 | 0x7b | 0x7d => Pops(3, 2),
-        0x7e | 0x80 | 0x82 => Pops(2, 1),
-        0x7f | 0x81 | 0x83 => Pops(4, 2),
-        0x84 => Pops(0, 0),
-        0x85 | 0x87 | 0x8c | 0x8d => Pops(1, 2),
-        0x86 | 0x8b | 0x91..=0x93 => Pops(1, 1),
-        0x88 | 0x89 | 0x8e | 0x90 => Pops(2, 1),
-        0x8a | 0x8f => Pops(2, 2),
-        0x94 | 0x97 | 0x98 => Pops(4, 1),
-        0x95 | 0x96 => Pops(2, 1),
-        0xa9 => Pops(0, 0),
-        0xac | 0xae | 0xb0 => Pops(1, 0),
-        0xad | 0xaf => Pops(2, 0),
-        0xb1 => Pops(0, 0),
-        0xb2 => Pops(0, type_slots(member(operands)?.1)),
-        0xb3 => Pops(type_slots(member(operands)?.1), 0),
-        0xb4 => Pops(1, type_slots(member(operands)?.1)),
-        0xb5 => Pops(1 + type_slots(member(operands)?.1), 0),
-        0xb6..=0xba => {
+        INEG | FNEG => Pops(1, 1),
+        LNEG | DNEG => Pops(2, 2),
+        ISHL | ISHR | IUSHR => Pops(2, 1),
+        LSHL | LSHR | LUSHR => Pops(3, 2),
+        IAND | IOR | IXOR => Pops(2, 1),
+        LAND | LOR | LXOR => Pops(4, 2),
+        IINC => Pops(0, 0),
+        I2L | I2D | F2L | F2D => Pops(1, 2),
+        I2F | F2I | I2B..=I2S => Pops(1, 1),
+        L2I | L2F | D2I | D2F => Pops(2, 1),
+        L2D | D2L => Pops(2, 2),
+        LCMP | DCMPL | DCMPG => Pops(4, 1),
+        FCMPL | FCMPG => Pops(2, 1),
+        RET => Pops(0, 0),
+        IRETURN | FRETURN | ARETURN => Pops(1, 0),
+        LRETURN | DRETURN => Pops(2, 0),
+        RETURN => Pops(0, 0),
+        GETSTATIC => Pops(0, type_slots(member(operands)?.1)),
+        PUTSTATIC => Pops(type_slots(member(operands)?.1), 0),
+        GETFIELD => Pops(1, type_slots(member(operands)?.1)),
+        PUTFIELD => Pops(1 + type_slots(member(operands)?.1), 0),
+        INVOKEVIRTUAL..=INVOKEDYNAMIC => {
             let (name, desc) = member(operands)?;
             let (args, ret) = method_slots(desc)?;
             Invoke {
-                receiver: usize::from(op != 0xb8 && op != 0xba),
+                receiver: usize::from(op != INVOKESTATIC && op != INVOKEDYNAMIC),
                 args,
                 ret,
-                init: op == 0xb7 && name == b"<init>",
+                init: op == INVOKESPECIAL && name == b"<init>",
             }
         }
-        0xbb => New,
-        0xbc | 0xbd | 0xbe | 0xc0 | 0xc1 => Pops(1, 1),
-        0xbf | 0xc2 | 0xc3 => Pops(1, 0),
-        0xc5 => Pops(*operands.get(2)? as usize, 1),
+        NEW => New,
+        NEWARRAY | ANEWARRAY | ARRAYLENGTH | CHECKCAST | INSTANCEOF => Pops(1, 1),
+        ATHROW | MONITORENTER | MONITOREXIT => Pops(1, 0),
+        MULTIANEWARRAY => Pops(*operands.get(2)? as usize, 1),
         _ => return None,
     })
 }
@@ -178,8 +183,8 @@ fn effect(insn: &Insn, cp: &ConstantPool<'_>) -> Option<Effect> {
 /// Does control continue to the next instruction after `insn`?
 pub fn falls_through(insn: &Insn) -> bool {
     match insn {
-        Insn::Plain { op, .. } => !matches!(op, 0xa9 | 0xac..=0xb1 | 0xbf),
-        Insn::Branch { op, .. } => !matches!(op, 0xa7 | 0xc8),
+        Insn::Plain { op, .. } => !matches!(*op, RET | IRETURN..=RETURN | ATHROW),
+        Insn::Branch { op, .. } => !matches!(*op, GOTO | GOTO_W),
         _ => false,
     }
 }
@@ -272,13 +277,13 @@ pub fn successors(code: &Code<'_>, index: usize) -> Vec<u32> {
 /// top-of-stack slots they take, and the order they put them back in.
 pub(crate) fn shuffle(op: u8) -> (usize, &'static [usize]) {
     match op {
-        0x59 => (1, &[0, 0]),
-        0x5a => (2, &[1, 0, 1]),
-        0x5b => (3, &[2, 0, 1, 2]),
-        0x5c => (2, &[0, 1, 0, 1]),
-        0x5d => (3, &[1, 2, 0, 1, 2]),
-        0x5e => (4, &[2, 3, 0, 1, 2, 3]),
-        _ => (2, &[1, 0]),
+        DUP => (1, &[0, 0]),
+        DUP_X1 => (2, &[1, 0, 1]),
+        DUP_X2 => (3, &[2, 0, 1, 2]),
+        DUP2 => (2, &[0, 1, 0, 1]),
+        DUP2_X1 => (3, &[1, 2, 0, 1, 2]),
+        DUP2_X2 => (4, &[2, 3, 0, 1, 2, 3]),
+        _ => (2, &[1, 0]), // swap
     }
 }
 

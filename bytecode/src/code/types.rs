@@ -12,7 +12,23 @@
 
 use super::stack::method_slots;
 use super::{Code, Frame, Insn, VType};
+use crate::opcodes::*;
+use crate::tags::*;
 use crate::ConstantPool;
+
+/// A widened conditional (by instruction index) whose types cannot be
+/// followed: after a `jsr`, or code the interpreter below does not know.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TypesLost(pub usize);
+
+impl std::fmt::Display for TypesLost {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let i = self.0;
+        write!(f, "the types at widened conditional {i} cannot be followed")
+    }
+}
+
+impl std::error::Error for TypesLost {}
 
 /// Frames to add for the conditional branches `widened` marks in `code`:
 /// one before the instruction after each (unless `frames` has one there).
@@ -28,7 +44,7 @@ pub fn widened_frames(
     initial: &[VType],
     this_class: u16,
     cp: &mut ConstantPool<'_>,
-) -> Result<Vec<Frame>, String> {
+) -> Result<Vec<Frame>, TypesLost> {
     let needs = |i: usize| widened[i] && is_conditional(&code.insns[i]);
     let Some(last) = (0..code.insns.len()).rev().find(|&i| needs(i)) else {
         return Ok(Vec::new());
@@ -47,9 +63,7 @@ pub fn widened_frames(
             .as_mut()
             .and_then(|s| s.step(i, insn, code, this_class, cp).map(|()| s.clone()));
         if needs(i) && !has_frame(i + 1) {
-            let s = after.as_ref().ok_or_else(|| {
-                format!("the types at widened conditional {i} cannot be followed")
-            })?;
+            let s = after.as_ref().ok_or(TypesLost(i))?;
             out.push(s.to_frame(i as u32 + 1));
         }
         state = after.filter(|_| falls_through(insn));
@@ -58,22 +72,16 @@ pub fn widened_frames(
 }
 
 fn is_conditional(insn: &Insn) -> bool {
-    matches!(
-        insn,
-        Insn::Branch {
-            op: 0x99..=0xa6 | 0xc6 | 0xc7,
-            ..
-        }
-    )
+    matches!(insn, Insn::Branch { op, .. } if crate::opcodes::is_conditional(*op))
 }
 
 /// Does control continue to the next instruction? (`jsr` counts as not: its
 /// subroutine is not followed.)
 fn falls_through(insn: &Insn) -> bool {
     match insn {
-        Insn::Plain { op: 0xc4, operands } => operands.as_slice().first() != Some(&0xa9),
-        Insn::Plain { op, .. } => !matches!(op, 0xa9 | 0xac..=0xb1 | 0xbf),
-        Insn::Branch { op, .. } => !matches!(op, 0xa7 | 0xa8 | 0xc8 | 0xc9),
+        Insn::Plain { op: WIDE, operands } => operands.as_slice().first() != Some(&RET),
+        Insn::Plain { op, .. } => !matches!(*op, RET | IRETURN..=RETURN | ATHROW),
+        Insn::Branch { op, .. } => !matches!(*op, GOTO | JSR | GOTO_W | JSR_W),
         Insn::TableSwitch(_) | Insn::LookupSwitch(_) => false,
     }
 }
@@ -185,10 +193,10 @@ impl State {
         let (op, o) = match insn {
             Insn::Plain { op, operands } => (*op, operands.as_slice()),
             Insn::Branch { op, .. } => {
-                let pops = match op {
-                    0x99..=0x9e | 0xc6 | 0xc7 => 1,
-                    0x9f..=0xa6 => 2,
-                    0xa7 | 0xc8 => 0,
+                let pops = match *op {
+                    IFEQ..=IFLE | IFNULL | IFNONNULL => 1,
+                    IF_ICMPEQ..=IF_ACMPNE => 2,
+                    GOTO | GOTO_W => 0,
                     _ => return None, // jsr
                 };
                 return self.pop(pops).map(|_| ());
@@ -198,52 +206,53 @@ impl State {
         let u16_at = |k: usize| Some(u16::from_be_bytes([*o.get(k)?, *o.get(k + 1)?]));
         // `wide`: the inner opcode with a two-byte local index.
         let (op, local) = match op {
-            0xc4 => (*o.first()?, u16_at(1)? as usize),
+            WIDE => (*o.first()?, u16_at(1)? as usize),
             _ => (op, o.first().copied().unwrap_or(0) as usize),
         };
         // Pops (in slots) and what is pushed, for the simple cases.
         let simple: Option<(usize, Option<VType>)> = match op {
-            0x00 | 0x84 => Some((0, None)),
-            0x01 => Some((0, Some(Null))),
-            0x02..=0x08 | 0x10 | 0x11 => Some((0, Some(Integer))),
-            0x09 | 0x0a => Some((0, Some(Long))),
-            0x0b..=0x0d => Some((0, Some(Float))),
-            0x0e | 0x0f => Some((0, Some(Double))),
-            0x2e | 0x33..=0x35 => Some((2, Some(Integer))),
-            0x2f => Some((2, Some(Long))),
-            0x30 => Some((2, Some(Float))),
-            0x31 => Some((2, Some(Double))),
-            0x4f | 0x51 | 0x53..=0x56 => Some((3, None)),
-            0x50 | 0x52 => Some((4, None)),
-            0x57 => Some((1, None)),
-            0x58 => Some((2, None)),
-            0x60..=0x73 => Some(match op % 4 {
+            NOP | IINC => Some((0, None)),
+            ACONST_NULL => Some((0, Some(Null))),
+            ICONST_M1..=ICONST_5 | BIPUSH | SIPUSH => Some((0, Some(Integer))),
+            LCONST_0 | LCONST_1 => Some((0, Some(Long))),
+            FCONST_0..=FCONST_2 => Some((0, Some(Float))),
+            DCONST_0 | DCONST_1 => Some((0, Some(Double))),
+            IALOAD | BALOAD..=SALOAD => Some((2, Some(Integer))),
+            LALOAD => Some((2, Some(Long))),
+            FALOAD => Some((2, Some(Float))),
+            DALOAD => Some((2, Some(Double))),
+            IASTORE | FASTORE | AASTORE..=SASTORE => Some((3, None)),
+            LASTORE | DASTORE => Some((4, None)),
+            POP => Some((1, None)),
+            POP2 => Some((2, None)),
+            // Arithmetic cycles int, long, float, double from IADD (≡ 0 mod 4).
+            IADD..=DREM => Some(match op % 4 {
                 0 => (2, Some(Integer)),
                 1 => (4, Some(Long)),
                 2 => (2, Some(Float)),
                 _ => (4, Some(Double)),
             }),
-            0x74 => Some((1, Some(Integer))),
-            0x75 => Some((2, Some(Long))),
-            0x76 => Some((1, Some(Float))),
-            0x77 => Some((2, Some(Double))),
-            0x78 | 0x7a | 0x7c | 0x7e | 0x80 | 0x82 => Some((2, Some(Integer))),
-            0x79 | 0x7b | 0x7d => Some((3, Some(Long))),
-            0x7f | 0x81 | 0x83 => Some((4, Some(Long))),
-            0x85 | 0x8c => Some((1, Some(Long))),
-            0x86 => Some((1, Some(Float))),
-            0x87 | 0x8d => Some((1, Some(Double))),
-            0x88 | 0x8e => Some((2, Some(Integer))),
-            0x89 | 0x90 => Some((2, Some(Float))),
-            0x8a => Some((2, Some(Double))),
-            0x8b | 0x91..=0x93 => Some((1, Some(Integer))),
-            0x8f => Some((2, Some(Long))),
-            0x94 | 0x97 | 0x98 => Some((4, Some(Integer))),
-            0x95 | 0x96 => Some((2, Some(Integer))),
-            0xac | 0xae | 0xb0 | 0xbf | 0xc2 | 0xc3 => Some((1, None)),
-            0xad | 0xaf => Some((2, None)),
-            0xb1 => Some((0, None)),
-            0xbe | 0xc1 => Some((1, Some(Integer))),
+            INEG => Some((1, Some(Integer))),
+            LNEG => Some((2, Some(Long))),
+            FNEG => Some((1, Some(Float))),
+            DNEG => Some((2, Some(Double))),
+            ISHL | ISHR | IUSHR | IAND | IOR | IXOR => Some((2, Some(Integer))),
+            LSHL | LSHR | LUSHR => Some((3, Some(Long))),
+            LAND | LOR | LXOR => Some((4, Some(Long))),
+            I2L | F2L => Some((1, Some(Long))),
+            I2F => Some((1, Some(Float))),
+            I2D | F2D => Some((1, Some(Double))),
+            L2I | D2I => Some((2, Some(Integer))),
+            L2F | D2F => Some((2, Some(Float))),
+            L2D => Some((2, Some(Double))),
+            F2I | I2B..=I2S => Some((1, Some(Integer))),
+            D2L => Some((2, Some(Long))),
+            LCMP | DCMPL | DCMPG => Some((4, Some(Integer))),
+            FCMPL | FCMPG => Some((2, Some(Integer))),
+            IRETURN | FRETURN | ARETURN | ATHROW | MONITORENTER | MONITOREXIT => Some((1, None)),
+            LRETURN | DRETURN => Some((2, None)),
+            RETURN => Some((0, None)),
+            ARRAYLENGTH | INSTANCEOF => Some((1, Some(Integer))),
             _ => None,
         };
         if let Some((pops, push)) = simple {
@@ -254,22 +263,24 @@ impl State {
             return Some(());
         }
         match op {
-            0x12..=0x14 => {
-                let i = if op == 0x12 {
+            LDC..=LDC2_W => {
+                let i = if op == LDC {
                     *o.first()? as u16
                 } else {
                     u16_at(0)?
                 };
                 let t = match cp.tag_any(i)? {
-                    3 => Integer,
-                    4 => Float,
-                    5 => Long,
-                    6 => Double,
-                    8 => Object(cp.class_index("java/lang/String")),
-                    7 => Object(cp.class_index("java/lang/Class")),
-                    16 => Object(cp.class_index("java/lang/invoke/MethodType")),
-                    15 => Object(cp.class_index("java/lang/invoke/MethodHandle")),
-                    17 => {
+                    CONSTANT_INTEGER => Integer,
+                    CONSTANT_FLOAT => Float,
+                    CONSTANT_LONG => Long,
+                    CONSTANT_DOUBLE => Double,
+                    CONSTANT_STRING => Object(cp.class_index("java/lang/String")),
+                    CONSTANT_CLASS => Object(cp.class_index("java/lang/Class")),
+                    CONSTANT_METHOD_TYPE => Object(cp.class_index("java/lang/invoke/MethodType")),
+                    CONSTANT_METHOD_HANDLE => {
+                        Object(cp.class_index("java/lang/invoke/MethodHandle"))
+                    }
+                    CONSTANT_DYNAMIC => {
                         let d = cp.member_any(i)?.1.to_vec();
                         descriptor_type(&d, cp)??
                     }
@@ -277,17 +288,17 @@ impl State {
                 };
                 self.push(t);
             }
-            0x15 => self.push(Integer),
-            0x16 => self.push(Long),
-            0x17 => self.push(Float),
-            0x18 => self.push(Double),
-            0x19 => self.load(local)?,
-            0x1a..=0x1d => self.push(Integer),
-            0x1e..=0x21 => self.push(Long),
-            0x22..=0x25 => self.push(Float),
-            0x26..=0x29 => self.push(Double),
-            0x2a..=0x2d => self.load((op - 0x2a) as usize)?,
-            0x32 => {
+            ILOAD => self.push(Integer),
+            LLOAD => self.push(Long),
+            FLOAD => self.push(Float),
+            DLOAD => self.push(Double),
+            ALOAD => self.load(local)?,
+            ILOAD_0..=ILOAD_3 => self.push(Integer),
+            LLOAD_0..=LLOAD_3 => self.push(Long),
+            FLOAD_0..=FLOAD_3 => self.push(Float),
+            DLOAD_0..=DLOAD_3 => self.push(Double),
+            ALOAD_0..=ALOAD_3 => self.load((op - ALOAD_0) as usize)?,
+            AALOAD => {
                 self.pop(1)?;
                 let array = self.pop(1)?[0];
                 let t = match array {
@@ -300,55 +311,55 @@ impl State {
                 };
                 self.push(t);
             }
-            0x36 => self.store(local, Integer)?,
-            0x37 => self.store(local, Long)?,
-            0x38 => self.store(local, Float)?,
-            0x39 => self.store(local, Double)?,
-            0x3a => {
+            ISTORE => self.store(local, Integer)?,
+            LSTORE => self.store(local, Long)?,
+            FSTORE => self.store(local, Float)?,
+            DSTORE => self.store(local, Double)?,
+            ASTORE => {
                 let t = *self.stack.last()?;
                 self.store(local, t)?
             }
-            0x3b..=0x3e => self.store((op - 0x3b) as usize, Integer)?,
-            0x3f..=0x42 => self.store((op - 0x3f) as usize, Long)?,
-            0x43..=0x46 => self.store((op - 0x43) as usize, Float)?,
-            0x47..=0x4a => self.store((op - 0x47) as usize, Double)?,
-            0x4b..=0x4e => {
+            ISTORE_0..=ISTORE_3 => self.store((op - ISTORE_0) as usize, Integer)?,
+            LSTORE_0..=LSTORE_3 => self.store((op - LSTORE_0) as usize, Long)?,
+            FSTORE_0..=FSTORE_3 => self.store((op - FSTORE_0) as usize, Float)?,
+            DSTORE_0..=DSTORE_3 => self.store((op - DSTORE_0) as usize, Double)?,
+            ASTORE_0..=ASTORE_3 => {
                 let t = *self.stack.last()?;
-                self.store((op - 0x4b) as usize, t)?
+                self.store((op - ASTORE_0) as usize, t)?
             }
-            0x59..=0x5f => {
+            DUP..=SWAP => {
                 let (take, order) = super::stack::shuffle(op);
                 let top = self.pop(take)?;
                 self.stack.extend(order.iter().map(|&k| top[k]));
             }
-            0xb2..=0xb5 => {
+            GETSTATIC..=PUTFIELD => {
                 let d = cp.member_any(u16_at(0)?)?.1.to_vec();
                 let t = descriptor_type(&d, cp)??;
                 let slots = if wide(t) { 2 } else { 1 };
                 match op {
-                    0xb2 => self.push(t),
-                    0xb3 => drop(self.pop(slots)?),
-                    0xb4 => {
+                    GETSTATIC => self.push(t),
+                    PUTSTATIC => drop(self.pop(slots)?),
+                    GETFIELD => {
                         self.pop(1)?;
                         self.push(t)
                     }
                     _ => drop(self.pop(slots + 1)?),
                 }
             }
-            0xb6..=0xba => {
+            INVOKEVIRTUAL..=INVOKEDYNAMIC => {
                 let (name, d) = cp.member_any(u16_at(0)?)?;
-                let init = op == 0xb7 && name == b"<init>";
+                let init = op == INVOKESPECIAL && name == b"<init>";
                 let close = d.iter().position(|&c| c == b')')?;
                 let (args, _) = method_slots(d)?;
                 let ret = d[close + 1..].to_vec();
                 self.pop(args)?;
-                if op != 0xb8 && op != 0xba {
+                if op != INVOKESTATIC && op != INVOKEDYNAMIC {
                     let receiver = self.pop(1)?[0];
                     if init {
                         let done = match receiver {
                             UninitializedThis => Object(this_class),
                             Uninitialized(n) => match code.insns.get(n as usize)? {
-                                Insn::Plain { op: 0xbb, operands } => {
+                                Insn::Plain { op: NEW, operands } => {
                                     let o = operands.as_slice();
                                     Object(u16::from_be_bytes([*o.first()?, *o.get(1)?]))
                                 }
@@ -367,23 +378,13 @@ impl State {
                     self.push(t);
                 }
             }
-            0xbb => self.push(Uninitialized(index as u32)),
-            0xbc => {
-                let name = match *o.first()? {
-                    4 => "[Z",
-                    5 => "[C",
-                    6 => "[F",
-                    7 => "[D",
-                    8 => "[B",
-                    9 => "[S",
-                    10 => "[I",
-                    11 => "[J",
-                    _ => return None,
-                };
+            NEW => self.push(Uninitialized(index as u32)),
+            NEWARRAY => {
+                let name = array_type::descriptor(*o.first()?)?;
                 self.pop(1)?;
                 self.push(Object(cp.class_index(name)));
             }
-            0xbd => {
+            ANEWARRAY => {
                 let element = cp.class_name_any(u16_at(0)?)?;
                 let name = if element.first() == Some(&b'[') {
                     [b"[", element].concat()
@@ -394,11 +395,11 @@ impl State {
                 let c = cp.class_index(std::str::from_utf8(&name).ok()?);
                 self.push(Object(c));
             }
-            0xc0 => {
+            CHECKCAST => {
                 self.pop(1)?;
                 self.push(Object(u16_at(0)?));
             }
-            0xc5 => {
+            MULTIANEWARRAY => {
                 self.pop(*o.get(2)? as usize)?;
                 self.push(Object(u16_at(0)?));
             }

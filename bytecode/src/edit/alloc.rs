@@ -13,21 +13,34 @@
 use super::EditError;
 use crate::code::stack::{method_slots, step, successors, State, Value};
 use crate::code::{decode_code, Code, Insn};
+use crate::opcodes::*;
 use crate::{ClassFile, ConstantPool};
 
 /// What an allocation site creates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AllocKind {
-    /// `new` + its constructor: the CONSTANT_Class index of the `new`.
-    Object { class: u16 },
-    /// `newarray`: the primitive element type code (4 boolean, 5 char,
-    /// 6 float, 7 double, 8 byte, 9 short, 10 int, 11 long; JVMS §6.5).
-    PrimitiveArray { atype: u8 },
-    /// `anewarray`: the CONSTANT_Class index of the element type.
-    ObjectArray { element: u16 },
-    /// `multianewarray`: the CONSTANT_Class index of the array type itself
-    /// (e.g. `[[I`) and how many dimensions are allocated.
-    MultiArray { class: u16, dims: u8 },
+    /// `new` + its constructor.
+    Object {
+        /// The CONSTANT_Class index of the `new`.
+        class: u16,
+    },
+    /// `newarray`.
+    PrimitiveArray {
+        /// The element type code (`array_type::T_INT`, …).
+        atype: u8,
+    },
+    /// `anewarray`.
+    ObjectArray {
+        /// The CONSTANT_Class index of the element type.
+        element: u16,
+    },
+    /// `multianewarray`.
+    MultiArray {
+        /// The CONSTANT_Class index of the array type itself (e.g. `[[I`).
+        class: u16,
+        /// How many dimensions are allocated (the rest stay null).
+        dims: u8,
+    },
 }
 
 /// Where the new reference is right after the site's instruction.
@@ -52,7 +65,9 @@ pub struct AllocSite {
     pub after: u32,
     /// For an object, the index of its `new` instruction; for an array, `after`.
     pub new_at: u32,
+    /// What is allocated.
     pub kind: AllocKind,
+    /// Where the new reference is after `after`.
     pub at: AllocWhere,
 }
 
@@ -64,20 +79,7 @@ impl AllocSite {
             AllocKind::Object { class } | AllocKind::MultiArray { class, .. } => {
                 cp.class_name(class)?
             }
-            AllocKind::PrimitiveArray { atype } => {
-                let c = match atype {
-                    4 => 'Z',
-                    5 => 'C',
-                    6 => 'F',
-                    7 => 'D',
-                    8 => 'B',
-                    9 => 'S',
-                    10 => 'I',
-                    11 => 'J',
-                    _ => return None,
-                };
-                format!("[{c}")
-            }
+            AllocKind::PrimitiveArray { atype } => array_type::descriptor(atype)?.to_owned(),
             AllocKind::ObjectArray { element } => {
                 let e = cp.class_name(element)?;
                 if e.starts_with('[') {
@@ -99,10 +101,11 @@ pub fn allocation_sites(
     method_index: usize,
 ) -> Result<Vec<AllocSite>, EditError> {
     let cp = &class.constant_pool;
-    let attr = class
-        .method_code(method_index)
-        .ok_or_else(|| EditError("no code (abstract or native), or no such method".into()))?;
-    let code = decode_code(&attr.data).map_err(|e| EditError(e.to_string()))?;
+    if method_index >= class.methods.len() {
+        return Err(EditError::NoSuchMethod);
+    }
+    let attr = class.method_code(method_index).ok_or(EditError::NoCode)?;
+    let code = decode_code(&attr.data).map_err(|e| EditError::Malformed(e.to_string()))?;
     sites_in(&code, cp)
 }
 
@@ -114,24 +117,24 @@ fn u16_at(operands: &[u8]) -> Option<u16> {
 pub fn sites_in(code: &Code<'_>, cp: &ConstantPool<'_>) -> Result<Vec<AllocSite>, EditError> {
     let states = flow(code, cp)?;
     let mut sites = Vec::new();
-    let bad = |i: usize, why: &str| EditError(format!("instruction {i}: {why}"));
+    let bad = |i: usize, why: &str| EditError::Malformed(format!("instruction {i}: {why}"));
     for (i, insn) in code.insns.iter().enumerate() {
         let (Some(state), Insn::Plain { op, operands }) = (&states[i], insn) else {
             continue; // unreachable, or not an allocation
         };
         let ops = operands.as_slice();
-        let kind = match op {
-            0xbc => AllocKind::PrimitiveArray {
+        let kind = match *op {
+            NEWARRAY => AllocKind::PrimitiveArray {
                 atype: *ops.first().ok_or_else(|| bad(i, "newarray without type"))?,
             },
-            0xbd => AllocKind::ObjectArray {
+            ANEWARRAY => AllocKind::ObjectArray {
                 element: u16_at(ops).ok_or_else(|| bad(i, "short anewarray"))?,
             },
-            0xc5 => AllocKind::MultiArray {
+            MULTIANEWARRAY => AllocKind::MultiArray {
                 class: u16_at(ops).ok_or_else(|| bad(i, "short multianewarray"))?,
                 dims: *ops.get(2).ok_or_else(|| bad(i, "short multianewarray"))?,
             },
-            0xb7 => {
+            INVOKESPECIAL => {
                 let Some(site) = constructed(code, cp, state, i, ops)? else {
                     continue;
                 };
@@ -160,7 +163,7 @@ fn constructed(
     i: usize,
     ops: &[u8],
 ) -> Result<Option<AllocSite>, EditError> {
-    let bad = |why: &str| EditError(format!("instruction {i}: {why}"));
+    let bad = |why: &str| EditError::Malformed(format!("instruction {i}: {why}"));
     let (name, desc) = u16_at(ops)
         .and_then(|m| cp.member_name_and_descriptor(m))
         .ok_or_else(|| bad("invokespecial of no method"))?;
@@ -178,11 +181,12 @@ fn constructed(
         return Ok(None); // super()/this() on `this`
     };
     let class = match code.insns.get(k as usize) {
-        Some(Insn::Plain { op: 0xbb, operands }) => u16_at(operands.as_slice()),
+        Some(Insn::Plain { op: NEW, operands }) => u16_at(operands.as_slice()),
         _ => None,
     }
     .ok_or_else(|| bad("constructs no `new`"))?;
-    let after = step(state, i as u32, &code.insns[i], cp).ok_or_else(|| bad("cannot step"))?;
+    let after = step(state, i as u32, &code.insns[i], cp)
+        .ok_or_else(|| EditError::Unfollowable(format!("instruction {i}: cannot step")))?;
     let done = Value::Constructed(k);
     let at = if let Some(d) = after.stack.iter().rev().position(|&v| v == done) {
         if d == 0 {
@@ -223,19 +227,23 @@ fn flow(code: &Code<'_>, cp: &ConstantPool<'_>) -> Result<Vec<Option<State>>, Ed
             Some((l(h.start)?, l(h.end)?, l(h.handler)?))
         })
         .collect::<Option<_>>()
-        .ok_or_else(|| EditError("exception handler with an unbound label".into()))?;
+        .ok_or_else(|| EditError::Malformed("exception handler with an unbound label".into()))?;
     while let Some((i, s)) = work.pop() {
         let Some(insn) = code.insns.get(i as usize) else {
-            return Err(EditError("control runs off the end of the code".into()));
+            return Err(EditError::Malformed(
+                "control runs off the end of the code".into(),
+            ));
         };
         if s.stack.len() > code.max_stack as usize {
-            return Err(EditError(format!("instruction {i}: stack over max_stack")));
+            return Err(EditError::Malformed(format!(
+                "instruction {i}: stack over max_stack"
+            )));
         }
         let s = match &states[i as usize] {
             None => s,
             Some(old) => {
                 let m = merge(old, &s).ok_or_else(|| {
-                    EditError(format!(
+                    EditError::Malformed(format!(
                         "instruction {i}: paths disagree on the stack depth"
                     ))
                 })?;
@@ -251,7 +259,7 @@ fn flow(code: &Code<'_>, cp: &ConstantPool<'_>) -> Result<Vec<Option<State>>, Ed
             // it does to locals is not tracked, so after it returns nothing is
             // known about values from before (sound: only claims are lost).
             Insn::Branch {
-                op: 0xa8 | 0xc9,
+                op: JSR | JSR_W,
                 target,
             } => {
                 let t = *code.labels.get(target.0 as usize).unwrap_or(&u32::MAX);
@@ -266,7 +274,7 @@ fn flow(code: &Code<'_>, cp: &ConstantPool<'_>) -> Result<Vec<Option<State>>, Ed
                 None
             }
             _ => Some(step(&s, i, insn, cp).ok_or_else(|| {
-                EditError(format!(
+                EditError::Unfollowable(format!(
                     "allocation sites: instruction {i} ({insn:?}) cannot be followed \
                          (stack {} deep)",
                     s.stack.len()

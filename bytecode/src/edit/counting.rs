@@ -4,6 +4,7 @@
 
 use super::{CounterPlan, Edit, NewLocal};
 use crate::code::{Insn, VType};
+use crate::opcodes::*;
 use crate::ConstantPool;
 
 /// Adds the plan's counting code to `edit`. The caller's entry code (put
@@ -31,8 +32,8 @@ pub fn add_counting(
         slot: pos,
         vtype: VType::Integer,
     });
-    let store_pos = Insn::local(0x36, pos); // istore
-    let count_exception = increment(Insn::local(0x15, pos)); // iload
+    let store_pos = Insn::local(ISTORE, pos);
+    let count_exception = increment(Insn::local(ILOAD, pos));
     edit.entry
         .extend([Insn::push_int(cp, exc.entry as i32), store_pos.clone()]);
     // Per instruction: the handler's exception count (with the `pos` of the
@@ -60,8 +61,8 @@ pub fn add_counting(
 /// `counters[index]++`, the array in local `array`: `aload; index; dup2;
 /// laload; lconst_1; ladd; lastore` (stack-neutral, 4 slots deep).
 pub fn increment(array: u16, index: Insn) -> Vec<Insn> {
-    let mut seq = vec![Insn::local(0x19, array), index];
-    for op in [0x5c, 0x2f, 0x0a, 0x61, 0x50] {
+    let mut seq = vec![Insn::local(ALOAD, array), index];
+    for op in [DUP2, LALOAD, LCONST_1, LADD, LASTORE] {
         seq.push(Insn::plain(op, &[]));
     }
     seq

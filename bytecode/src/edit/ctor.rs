@@ -6,6 +6,7 @@
 use super::EditError;
 use crate::code::stack::{step, successors, State, Value};
 use crate::code::{Code, Insn};
+use crate::opcodes::INVOKESPECIAL;
 use crate::ConstantPool;
 use std::collections::HashMap;
 
@@ -26,7 +27,7 @@ pub enum Part {
 /// where `this` is, or `this` moved out of local 0 — no Java compiler emits
 /// them.
 pub fn parts(code: &Code<'_>, cp: &ConstantPool<'_>) -> Result<Vec<Part>, EditError> {
-    let refuse = |why: &str| Err(EditError(format!("constructor: {why}")));
+    let refuse = |why: &str| Err(EditError::Constructor(why.to_owned()));
     let mut locals = vec![Value::Other; code.max_locals.max(1) as usize];
     locals[0] = Value::UninitThis;
     let mut seen: HashMap<u32, State> = HashMap::new();
@@ -59,8 +60,13 @@ pub fn parts(code: &Code<'_>, cp: &ConstantPool<'_>) -> Result<Vec<Part>, EditEr
             return refuse("an instruction before super() cannot be followed (jsr?)");
         };
         seen.insert(i, s.clone());
-        let init_this = matches!(insn, Insn::Plain { op: 0xb7, .. })
-            && !next.stack.contains(&Value::UninitThis)
+        let init_this = matches!(
+            insn,
+            Insn::Plain {
+                op: INVOKESPECIAL,
+                ..
+            }
+        ) && !next.stack.contains(&Value::UninitThis)
             && !next.locals.contains(&Value::UninitThis);
         if init_this {
             calls.push(i);

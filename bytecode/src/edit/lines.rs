@@ -5,6 +5,7 @@
 //! executions that took that copy.
 
 use crate::code::{decode_code, Code, Insn};
+use crate::opcodes::*;
 use crate::{ClassFile, ConstantPool};
 
 /// The counters one method needs.
@@ -82,9 +83,9 @@ pub fn line_probes_in(code: &Code<'_>, cp: &ConstantPool<'_>) -> LineProbes {
 pub(crate) fn falls_through(insn: &Insn) -> bool {
     match insn {
         // goto, jsr, ret (control goes elsewhere); returns, athrow.
-        Insn::Plain { op: 0xc4, operands } => operands.as_slice().first() != Some(&0xa9),
-        Insn::Plain { op, .. } => !matches!(op, 0xa9 | 0xac..=0xb1 | 0xbf),
-        Insn::Branch { op, .. } => !matches!(op, 0xa7 | 0xa8 | 0xc8 | 0xc9),
+        Insn::Plain { op: WIDE, operands } => operands.as_slice().first() != Some(&RET),
+        Insn::Plain { op, .. } => !matches!(*op, RET | IRETURN..=RETURN | ATHROW),
+        Insn::Branch { op, .. } => !matches!(*op, GOTO | JSR | GOTO_W | JSR_W),
         Insn::TableSwitch { .. } | Insn::LookupSwitch { .. } => false,
     }
 }

@@ -18,12 +18,14 @@ mod alloc;
 mod counting;
 mod ctor;
 mod derive;
+mod error;
 mod lines;
 mod points;
 
 pub use alloc::{allocation_sites, sites_in, AllocKind, AllocSite, AllocWhere};
 pub use counting::{add_counting, increment};
 pub use derive::{plan_counters, Count, CounterPlan, Exceptions};
+pub use error::EditError;
 pub use lines::{line_probes, line_probes_in, LineProbes};
 pub use points::{probe_allocations, probe_everywhere};
 
@@ -31,16 +33,20 @@ use crate::code::{
     decode_code, decode_frames, encode_frames, encode_laid_out, initial_locals, layout,
     widened_frames, Code, Insn, Layout, VType,
 };
+use crate::opcodes::{is_return, ATHROW};
 use crate::{Attribute, ClassFile};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
-use std::fmt;
 
 /// What to insert into one method. Keys of `before` are instruction indices
 /// of the code as read.
 #[derive(Debug, Clone, Default)]
 pub struct Edit {
+    /// Run once at method entry; a jump back to the first instruction does
+    /// not run it again.
     pub entry: Vec<Insn>,
+    /// Inserted before instruction i (index of the code as read): jumps to
+    /// i land on it.
     pub before: BTreeMap<u32, Vec<Insn>>,
     /// Inserted right after instruction i (index of the code as read), on its
     /// fall-through path only: a jump to i+1 still lands after this code (on
@@ -48,6 +54,7 @@ pub struct Edit {
     /// goto, return, athrow, switch or ret). Keys of `after` and `before` may
     /// coincide: `before[i]`, instruction i, `after[i]`.
     pub after: BTreeMap<u32, Vec<Insn>>,
+    /// Inserted before every return instruction (not `athrow`).
     pub before_returns: Vec<Insn>,
     /// Run on every exceptional exit: the method body is wrapped in a handler
     /// for any throwable that runs this (the throwable on the stack, to be left
@@ -62,6 +69,7 @@ pub struct Edit {
     pub new_locals: Vec<NewLocal>,
 }
 
+/// A local variable an edit adds to the method.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NewLocal {
     /// At least the method's `max_locals` (see [`LineProbes::max_locals`]).
@@ -85,10 +93,10 @@ impl NewLocal {
             .map(|t| 1 + matches!(t, VType::Long | VType::Double) as usize)
             .sum();
         if used > self.slot as usize {
-            return err(format!(
+            return Err(EditError::BadEdit(format!(
                 "a frame uses local {} which the edit claims",
                 self.slot
-            ));
+            )));
         }
         locals.resize(locals.len() + self.slot as usize - used, VType::Top);
         locals.push(self.vtype);
@@ -96,27 +104,8 @@ impl NewLocal {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EditError(pub String);
-
-impl fmt::Display for EditError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-fn err<T>(msg: impl Into<String>) -> Result<T, EditError> {
-    Err(EditError(msg.into()))
-}
-
-fn is_return(insn: &Insn) -> bool {
-    matches!(
-        insn,
-        Insn::Plain {
-            op: 0xac..=0xb1,
-            ..
-        }
-    )
+fn malformed(why: impl std::fmt::Display) -> EditError {
+    EditError::Malformed(why.to_string())
 }
 
 /// Applies `edit` to method `index` of `class`. On error the class is unchanged.
@@ -124,7 +113,7 @@ pub fn edit_method(class: &mut ClassFile<'_>, index: usize, edit: &Edit) -> Resu
     let method = class
         .methods
         .get(index)
-        .ok_or_else(|| EditError("no such method".into()))?
+        .ok_or(EditError::NoSuchMethod)?
         .clone();
     let cp = &mut class.constant_pool;
     // Borrowed from the pool when valid UTF-8 (always, in practice).
@@ -135,15 +124,14 @@ pub fn edit_method(class: &mut ClassFile<'_>, index: usize, edit: &Edit) -> Resu
         .iter()
         .position(|a| cp.utf8(a.name_index) == Some(b"Code"))
     else {
-        return err("no code (abstract or native)");
+        return Err(EditError::NoCode);
     };
-    let mut code =
-        decode_code(&method.attributes[slot].data).map_err(|e| EditError(e.to_string()))?;
+    let mut code = decode_code(&method.attributes[slot].data).map_err(malformed)?;
     let n = code.insns.len();
     if let Some(&i) = edit.after.range(n as u32..).next().map(|(i, _)| i) {
-        return err(format!(
+        return Err(EditError::BadEdit(format!(
             "after-code for instruction {i}, past the last ({n})"
-        ));
+        )));
     }
 
     // In a constructor the catch-all needs where the super()/this() call is
@@ -170,7 +158,7 @@ pub fn edit_method(class: &mut ClassFile<'_>, index: usize, edit: &Edit) -> Resu
         if let Some((_, seq)) = before.next_if(|b| *b.0 == i as u32) {
             insns.extend(seq.iter().cloned());
         }
-        if is_return(&insn) {
+        if matches!(insn, Insn::Plain { op, .. } if is_return(op)) {
             insns.extend(edit.before_returns.iter().cloned());
         }
         // Jumps land on the code inserted before their instruction. For the
@@ -184,9 +172,9 @@ pub fn edit_method(class: &mut ClassFile<'_>, index: usize, edit: &Edit) -> Resu
             // Code after an instruction that never falls through would be
             // unreachable, and the verifier wants a frame there.
             if !falls_through {
-                return err(format!(
+                return Err(EditError::BadEdit(format!(
                     "after-code for instruction {i}, which does not fall through"
-                ));
+                )));
             }
             insns.extend(seq.iter().cloned());
         }
@@ -200,7 +188,7 @@ pub fn edit_method(class: &mut ClassFile<'_>, index: usize, edit: &Edit) -> Resu
     let mut handler = |seq: &[Insn]| {
         let h = insns.len() as u32;
         insns.extend(seq.iter().cloned());
-        insns.push(Insn::plain(0xbf, &[])); // athrow
+        insns.push(Insn::plain(ATHROW, &[]));
         h
     };
     let handler_at = edit.catch_all.as_deref().map(&mut handler);
@@ -220,15 +208,15 @@ pub fn edit_method(class: &mut ClassFile<'_>, index: usize, edit: &Edit) -> Resu
     };
     for l in &edit.new_locals {
         if l.slot < new.max_locals {
-            return err(format!(
+            return Err(EditError::BadEdit(format!(
                 "new local {} overlaps the method's {} locals (or the edit's)",
                 l.slot, new.max_locals
-            ));
+            )));
         }
         new.max_locals = l
             .slot
             .checked_add(l.slots())
-            .ok_or_else(|| EditError("too many locals".into()))?;
+            .ok_or_else(|| EditError::BadEdit("too many locals".into()))?;
     }
     if let Some(h) = handler_at {
         for (start, end, before_super) in ctor::covered(parts.as_deref(), &target, &at) {
@@ -250,7 +238,7 @@ pub fn edit_method(class: &mut ClassFile<'_>, index: usize, edit: &Edit) -> Resu
     }
     // Laid out once: the tables below are remapped to these offsets, and the
     // code is encoded with them at the end.
-    let layout = layout(&new).map_err(|e| EditError(e.to_string()))?;
+    let layout = layout(&new)?;
     // A conditional widened into an inverted condition over a `goto_w` makes
     // the instruction after it a branch target, which needs a frame from
     // version 50 on (computed below, from the frames before it).
@@ -274,9 +262,8 @@ pub fn edit_method(class: &mut ClassFile<'_>, index: usize, edit: &Edit) -> Resu
                     uninit_this,
                     &mut |c| cp.class_index(c),
                 )
-                .ok_or_else(|| EditError(format!("bad descriptor {desc}")))?;
-                let mut frames = decode_frames(&a.data, &initial, &old_index)
-                    .map_err(|e| EditError(e.to_string()))?;
+                .ok_or_else(|| malformed(format!("bad descriptor {desc}")))?;
+                let mut frames = decode_frames(&a.data, &initial, &old_index).map_err(malformed)?;
                 for f in &mut frames {
                     for l in &edit.new_locals {
                         l.add_to(&mut f.locals)?;
@@ -291,7 +278,7 @@ pub fn edit_method(class: &mut ClassFile<'_>, index: usize, edit: &Edit) -> Resu
                 frames.extend(handler_frames(handler_at, pre_handler_at, cp, edit)?);
                 if widened_frames_needed {
                     let added = widened_frames(&new, &widened, &frames, &initial, this_class, cp)
-                        .map_err(EditError)?;
+                        .map_err(|e| EditError::Unfollowable(e.to_string()))?;
                     frames.extend(added);
                     frames.sort_by_key(|f| f.at); // stable: none share an instruction
                 }
@@ -301,7 +288,7 @@ pub fn edit_method(class: &mut ClassFile<'_>, index: usize, edit: &Edit) -> Resu
             b"LineNumberTable" => remap_table(&a.data, 4, |e, out| {
                 let pc = u16::from_be_bytes([e[0], e[1]]) as u32;
                 let i = old_index(pc)
-                    .ok_or_else(|| EditError(format!("line entry at {pc}, not an instruction")))?;
+                    .ok_or_else(|| malformed(format!("line entry at {pc}, not an instruction")))?;
                 out.extend_from_slice(&(offsets[target[i as usize] as usize] as u16).to_be_bytes());
                 out.extend_from_slice(&e[2..4]);
                 Ok(())
@@ -311,9 +298,9 @@ pub fn edit_method(class: &mut ClassFile<'_>, index: usize, edit: &Edit) -> Resu
                     let start = u16::from_be_bytes([e[0], e[1]]) as u32;
                     let end = start + u16::from_be_bytes([e[2], e[3]]) as u32;
                     let (Some(s), Some(x)) = (old_index(start), old_index(end)) else {
-                        return err(format!(
+                        return Err(malformed(format!(
                             "local variable range {start}..{end} does not fall on instructions"
-                        ));
+                        )));
                     };
                     let (s, x) = (
                         offsets[target[s as usize] as usize],
@@ -329,10 +316,8 @@ pub fn edit_method(class: &mut ClassFile<'_>, index: usize, edit: &Edit) -> Resu
             // generated classes carry one): stale after an edit, so dropped.
             b"StackMap" => continue,
             other => {
-                return err(format!(
-                    "Code attribute {} refers to offsets profrj cannot remap",
-                    String::from_utf8_lossy(other)
-                ))
+                let name = String::from_utf8_lossy(other).into_owned();
+                return Err(EditError::UnknownAttribute(name));
             }
         };
         attributes.push(Attribute {
@@ -344,7 +329,7 @@ pub fn edit_method(class: &mut ClassFile<'_>, index: usize, edit: &Edit) -> Resu
     // verifier; adding one for a widened conditional would need frames at
     // every other branch target too.
     if widened_frames_needed && !has_frames {
-        return err("a conditional branch would need widening in a method without a StackMapTable");
+        return Err(EditError::WideningWithoutFrames);
     }
     // Class files of version 50+ need a frame at the new handler even when the
     // method had no StackMapTable.
@@ -357,7 +342,7 @@ pub fn edit_method(class: &mut ClassFile<'_>, index: usize, edit: &Edit) -> Resu
             uninit_this,
             &mut |c| cp.class_index(c),
         )
-        .ok_or_else(|| EditError(format!("bad descriptor {desc}")))?;
+        .ok_or_else(|| malformed(format!("bad descriptor {desc}")))?;
         let frames = handler_frames(Some(h), pre_handler_at, cp, edit)?;
         attributes.push(Attribute {
             name_index: cp.add_utf8("StackMapTable"),
@@ -366,7 +351,7 @@ pub fn edit_method(class: &mut ClassFile<'_>, index: usize, edit: &Edit) -> Resu
     }
     new.attributes = attributes;
     let layout = Layout { offsets, widened };
-    let body = encode_laid_out(&new, &layout).map_err(|e| EditError(e.to_string()))?;
+    let body = encode_laid_out(&new, &layout)?;
     class.methods[index].attributes[slot].data = Cow::Owned(body);
     Ok(())
 }
@@ -415,11 +400,11 @@ fn remap_table(
     mut f: impl FnMut(&[u8], &mut Vec<u8>) -> Result<(), EditError>,
 ) -> Result<Vec<u8>, EditError> {
     if data.len() < 2 {
-        return err("truncated table");
+        return Err(malformed("truncated table"));
     }
     let n = u16::from_be_bytes([data[0], data[1]]) as usize;
     if data.len() != 2 + n * size {
-        return err("table length does not match its count");
+        return Err(malformed("table length does not match its count"));
     }
     let mut out = Vec::with_capacity(data.len());
     out.extend_from_slice(&data[..2]);

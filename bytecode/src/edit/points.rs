@@ -55,7 +55,7 @@ pub fn probe_allocations(
     extra_stack: u16,
 ) -> Result<Option<Edit>, EditError> {
     let Some(method) = class.methods.get(index) else {
-        return Err(EditError("no such method".into()));
+        return Err(EditError::NoSuchMethod);
     };
     let cp = &class.constant_pool;
     if !method

@@ -1,4 +1,5 @@
 use super::Cursor;
+use crate::tags::*;
 use crate::{ConstantPool, ReadError};
 
 /// Reads `count - 1` entries (count as in the class file) into a pool that
@@ -19,22 +20,14 @@ pub fn read_constant_pool<'a>(
         entries[i] = Some((at - start) as u32);
         let tag = c.u8("constant tag")?;
         let size = match tag {
-            1 => c.u16("Utf8 length")? as usize,
-            3 | 4 => 4,
-            5 | 6 => 8,
-            7 | 8 | 16 | 19 | 20 => 2,
-            9 | 10 | 11 | 12 | 17 | 18 => 4,
-            15 => 3,
-            _ => {
-                return Err(ReadError::new(
-                    at,
-                    format!("unknown constant tag {tag} at index {i}"),
-                ))
-            }
+            CONSTANT_UTF8 => c.u16("Utf8 length")? as usize,
+            _ => body_len(tag).ok_or_else(|| {
+                ReadError::new(at, format!("unknown constant tag {tag} at index {i}"))
+            })?,
         };
         c.bytes(size, "constant")?;
         // Longs and doubles take two slots.
-        i += if tag == 5 || tag == 6 { 2 } else { 1 };
+        i += slots(tag);
         if i > count as usize {
             return Err(ReadError::new(
                 at,

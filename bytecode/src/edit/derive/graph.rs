@@ -2,6 +2,8 @@
 //! each instruction may do, and the terms a point's count can be made of.
 
 use crate::code::{Code, Insn};
+use crate::opcodes::*;
+use crate::tags::*;
 use crate::ConstantPool;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,7 +80,7 @@ impl Graph<'_, '_, '_> {
                 },
                 Source::Jump(j) => match &insns[j as usize] {
                     Insn::Branch {
-                        op: 0xa7 | 0xc8, ..
+                        op: GOTO | GOTO_W, ..
                     } => Term::From(self.walk(j)?),
                     Insn::Branch { op, target } if is_conditional(*op) => {
                         if self.code.labels[target.0 as usize] == j + 1 {
@@ -169,15 +171,15 @@ impl Graph<'_, '_, '_> {
     fn kind(&self, insn: &Insn) -> Kind {
         match insn {
             // goto; a conditional (only ever the last of a stretch).
-            Insn::Branch { op, .. } if *op == 0xa7 || *op == 0xc8 || is_conditional(*op) => {
+            Insn::Branch { op, .. } if *op == GOTO || *op == GOTO_W || is_conditional(*op) => {
                 Kind::Certain
             }
-            Insn::Plain { op: 0xc4, operands } => match operands.as_slice().first() {
-                Some(0x15..=0x19 | 0x36..=0x3a | 0x84) => Kind::Certain,
+            Insn::Plain { op: WIDE, operands } => match operands.as_slice().first() {
+                Some(&(ILOAD..=ALOAD | ISTORE..=ASTORE | IINC)) => Kind::Certain,
                 _ => Kind::Other,
             },
-            Insn::Plain { op, operands } => match op {
-                0x12..=0x14 => {
+            Insn::Plain { op, operands } => match *op {
+                LDC..=LDC2_W => {
                     let index = match operands.as_slice() {
                         [i] => *i as u16,
                         [h, l] => u16::from_be_bytes([*h, *l]),
@@ -185,18 +187,18 @@ impl Graph<'_, '_, '_> {
                     };
                     // int, float, long, double, string: nothing to load or run.
                     match self.cp.tag(index) {
-                        Some(3..=6 | 8) => Kind::Certain,
+                        Some(CONSTANT_INTEGER..=CONSTANT_DOUBLE | CONSTANT_STRING) => Kind::Certain,
                         _ => Kind::Other,
                     }
                 }
                 // Constants, loads, stores, stack shuffles.
-                0x00..=0x11 | 0x15..=0x2d | 0x36..=0x4e | 0x57..=0x5f => Kind::Certain,
+                NOP..=SIPUSH | ILOAD..=ALOAD_3 | ISTORE..=ASTORE_3 | POP..=SWAP => Kind::Certain,
                 // Array loads and stores, integer division and remainder,
                 // field access, arraylength, checkcast: an exception at most.
-                0x2e..=0x35 | 0x4f..=0x56 | 0x6c | 0x6d | 0x70 | 0x71 => Kind::Faults,
-                0xb4 | 0xb5 | 0xbe | 0xc0 => Kind::Faults,
+                IALOAD..=SALOAD | IASTORE..=SASTORE | IDIV | LDIV | IREM | LREM => Kind::Faults,
+                GETFIELD | PUTFIELD | ARRAYLENGTH | CHECKCAST => Kind::Faults,
                 // Arithmetic, iinc, conversions, comparisons.
-                0x60..=0x98 => Kind::Certain,
+                IADD..=DCMPG => Kind::Certain,
                 _ => Kind::Other,
             },
             _ => Kind::Other,
@@ -209,14 +211,10 @@ pub(super) fn is_branch_into(code: &Code<'_>, incoming: &[Source]) -> bool {
     matches!(incoming, [Source::Fall(p)] if matches!(code.insns[*p as usize], Insn::Branch { .. }))
 }
 
-pub(super) fn is_conditional(op: u8) -> bool {
-    matches!(op, 0x99..=0xa6 | 0xc6 | 0xc7)
-}
-
 pub(super) fn is_ret(insn: &Insn) -> bool {
     match insn {
-        Insn::Plain { op: 0xa9, .. } => true,
-        Insn::Plain { op: 0xc4, operands } => operands.as_slice().first() == Some(&0xa9),
+        Insn::Plain { op: RET, .. } => true,
+        Insn::Plain { op: WIDE, operands } => operands.as_slice().first() == Some(&RET),
         _ => false,
     }
 }

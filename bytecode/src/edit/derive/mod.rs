@@ -40,6 +40,7 @@ mod graph;
 mod solve;
 
 use crate::code::{Code, Insn};
+use crate::opcodes::{JSR, JSR_W};
 use crate::ConstantPool;
 use graph::{branch_sides, incoming_edges, is_branch_into, is_ret, loop_depths, Graph, Source};
 use solve::{resolve, State};
@@ -49,6 +50,8 @@ use solve::{resolve, State};
 /// [`CounterPlan::counters`].
 pub type Count = Vec<(u32, i64)>;
 
+/// Where a method's line counters go and how each line's count is made of
+/// them.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CounterPlan {
     /// Instruction index (as read) of each counter from 1 on: an increment
@@ -64,6 +67,8 @@ pub struct CounterPlan {
     pub exceptions: Option<Exceptions>,
 }
 
+/// Counting the exceptions thrown out of stretches some counts use: a local
+/// `pos` names the stretch running, each handler adds one to its counter.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Exceptions {
     /// `pos` at method entry.
@@ -102,7 +107,7 @@ pub fn plan_counters(
         matches!(
             i,
             Insn::Branch {
-                op: 0xa8 | 0xc9,
+                op: JSR | JSR_W,
                 ..
             }
         ) || is_ret(i)
