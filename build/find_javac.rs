@@ -1,5 +1,7 @@
-// Shared by the build scripts of the root package (the test harness) and the
-// agent (its Java runtime classes): the JDK's javac, from JAVA_HOME or PATH.
+// The JDK's javac, from JAVA_HOME or PATH. Shared (by include!) by the tests
+// that need one: `tests/common` compiles the test harness with it, and
+// `agent/tests/runtime_classes.rs` checks the committed runtime classes.
+// The build itself needs no JDK.
 
 fn find_javac() -> Option<PathBuf> {
     if let Ok(home) = std::env::var("JAVA_HOME") {
