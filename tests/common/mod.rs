@@ -6,6 +6,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
+mod harness;
+pub use harness::harness_classes;
+
 /// `target/<profile>` of this test run (the test binary sits in its `deps/`).
 fn profile_dir() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
@@ -76,90 +79,6 @@ pub fn footprints(method: roxmltree::Node) -> Vec<(i64, i64)> {
         .map(|(k, v)| (first + k as i64, v.parse().unwrap()))
         .collect()
 }
-
-/// The harness programs (`java-test-harness/src`) compiled, as a class path.
-/// The build needs no JDK: the tests compile them on first use, once per
-/// state of the sources, into `<target>/harness-classes-<hash>`.
-pub fn harness_classes() -> &'static str {
-    static DIR: OnceLock<String> = OnceLock::new();
-    DIR.get_or_init(|| compile_harness().display().to_string())
-}
-
-/// -g: full debug info (line numbers, local variables), as a real build has;
-/// --release 11 keeps the classes runnable on every JDK the tests use.
-const HARNESS_JAVAC_FLAGS: [&str; 5] = ["-g", "-encoding", "UTF-8", "--release", "11"];
-
-fn compile_harness() -> PathBuf {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut sources = Vec::new();
-    collect_java(&root.join("java-test-harness/src"), &mut sources);
-    sources.sort();
-    // FNV-1a over the flags and every source's path and bytes: any change
-    // (an edit, a file added or removed) gives a new directory.
-    let mut hash = 0xcbf2_9ce4_8422_2325u64;
-    let mut eat = |bytes: &[u8]| {
-        for &b in bytes.iter().chain(&[0]) {
-            hash = (hash ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3);
-        }
-    };
-    eat(HARNESS_JAVAC_FLAGS.join(" ").as_bytes());
-    for s in &sources {
-        eat(s.strip_prefix(root).unwrap().as_os_str().as_encoded_bytes());
-        eat(&std::fs::read(s).unwrap_or_else(|e| panic!("{}: {e}", s.display())));
-    }
-    let target = profile_dir().parent().unwrap().to_path_buf();
-    let dir = target.join(format!("harness-classes-{hash:016x}"));
-    if dir.is_dir() {
-        return dir; // complete: it only ever appears by a rename
-    }
-    // Test binaries may race here: each compiles into a directory of its
-    // own and renames it into place; the first rename wins, the others'
-    // (the same classes) are dropped.
-    let tmp = target.join(format!(
-        ".harness-classes-{hash:016x}.{}.tmp",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&tmp);
-    std::fs::create_dir_all(&tmp).unwrap();
-    let javac = find_javac().unwrap_or_else(|| {
-        panic!(
-            "no `javac` found: the tests compile java-test-harness/src and need a JDK \
-             (17 or newer; Debian: `apt-get install openjdk-17-jdk-headless`) on PATH or in JAVA_HOME"
-        )
-    });
-    let out = Command::new(&javac)
-        .args(HARNESS_JAVAC_FLAGS)
-        .arg("-d")
-        .arg(&tmp)
-        .args(&sources)
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {}: {e}", javac.display()));
-    assert!(
-        out.status.success(),
-        "{} failed on java-test-harness/src:\n{}",
-        javac.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    if let Err(e) = std::fs::rename(&tmp, &dir) {
-        let _ = std::fs::remove_dir_all(&tmp);
-        assert!(dir.is_dir(), "cannot rename into {}: {e}", dir.display());
-    }
-    dir
-}
-
-fn collect_java(dir: &Path, out: &mut Vec<PathBuf>) {
-    let entries = std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
-    for e in entries {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            collect_java(&p, out);
-        } else if p.extension().is_some_and(|x| x == "java") {
-            out.push(p);
-        }
-    }
-}
-
-include!("../../build/find_javac.rs");
 
 /// A fresh, empty directory for one test's files.
 pub fn temp_dir(name: &str) -> PathBuf {
