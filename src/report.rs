@@ -79,14 +79,14 @@ pub fn run(args: Args) -> Result<(), String> {
             let mem = snap
                 .memory
                 .as_ref()
-                .ok_or("the snapshot has no <memory> section")?;
+                .ok_or_else(|| no_section(Section::Memory))?;
             memory_report(mem, args.thread.as_deref(), top)?
         }
         Section::Coverage => {
             let cov = snap
                 .coverage
                 .as_ref()
-                .ok_or("the snapshot has no <coverage> section")?;
+                .ok_or_else(|| no_section(Section::Coverage))?;
             coverage_report(&cov.classes, top)
         }
     };
@@ -109,11 +109,15 @@ pub fn sections_present(snap: &Snapshot) -> Vec<Section> {
 
 fn section_tag(s: Section) -> &'static str {
     match s {
-        Section::Sampler => "sampler",
-        Section::Profile => "profile",
-        Section::Memory => "memory",
-        Section::Coverage => "coverage",
+        Section::Sampler => profrj_format::sampler::SECTION,
+        Section::Profile => profrj_format::profile::SECTION,
+        Section::Memory => profrj_format::memory::SECTION,
+        Section::Coverage => profrj_format::coverage::SECTION,
     }
+}
+
+fn no_section(s: Section) -> String {
+    format!("the snapshot has no <{}> section", section_tag(s))
 }
 
 /// The first section present in the documented order; when there are
@@ -121,10 +125,16 @@ fn section_tag(s: Section) -> &'static str {
 fn default_section(snap: &Snapshot) -> Result<Section, String> {
     let present = sections_present(snap);
     let Some(&first) = present.first() else {
-        return Err(
-            "the snapshot has no <sampler>, <profile>, <memory> or <coverage> section to report"
-                .into(),
-        );
+        let [s, p, m, c] = [
+            Section::Sampler,
+            Section::Profile,
+            Section::Memory,
+            Section::Coverage,
+        ]
+        .map(section_tag);
+        return Err(format!(
+            "the snapshot has no <{s}>, <{p}>, <{m}> or <{c}> section to report"
+        ));
     };
     if present.len() > 1 {
         let others: Vec<String> = present[1..]
@@ -258,7 +268,10 @@ pub fn memory_report(
         .collect();
     if threads.is_empty() {
         if let Some(n) = thread {
-            return Err(format!("no thread named {n:?} in <memory>"));
+            return Err(format!(
+                "no thread named {n:?} in <{}>",
+                section_tag(Section::Memory)
+            ));
         }
     }
     let mut by_class: HashMap<&str, (u64, u64)> = HashMap::new();
@@ -284,7 +297,8 @@ pub fn memory_report(
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "LIVE OBJECTS <memory> {who}: {live} objects of {} classes",
+        "LIVE OBJECTS <{}> {who}: {live} objects of {} classes",
+        section_tag(Section::Memory),
         rows.len()
     );
     let _ = writeln!(
@@ -419,7 +433,8 @@ pub fn coverage_report(classes: &[CoverageClass], top: usize) -> String {
     let share = |p: Option<f64>| p.map_or("-".to_owned(), |p| format!("{p:.1}%"));
     let _ = writeln!(
         out,
-        "COVERAGE <coverage>: {} classes, lines {covered}/{lines} ({}), methods run {run}/{methods}",
+        "COVERAGE <{}>: {} classes, lines {covered}/{lines} ({}), methods run {run}/{methods}",
+        section_tag(Section::Coverage),
         rows.len(),
         share(total)
     );

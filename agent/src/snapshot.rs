@@ -1,4 +1,5 @@
-//! Writing a snapshot: the path template, the `<doc>` envelope, and the
+//! Writing a snapshot: the path template, the `<doc>` envelope (each
+//! section writes its own element; the names are `profrj_format`'s), and the
 //! temporary-file-then-rename dance so a reader never sees half a file.
 //!
 //! The temporary is created exclusively and never through a link
@@ -107,9 +108,9 @@ pub fn write_document(
         let mut w =
             quick_xml::Writer::new_with_indent(BufWriter::with_capacity(1 << 16, file), b' ', 1);
         w.write_event(Event::Decl(BytesDecl::new("1.0", Some("UTF-8"), None)))?;
-        w.write_event(Event::Start(BytesStart::new("doc")))?;
+        w.write_event(Event::Start(BytesStart::new(profrj_format::DOC)))?;
         body(&mut w)?;
-        w.write_event(Event::End(BytesEnd::new("doc")))?;
+        w.write_event(Event::End(BytesEnd::new(profrj_format::DOC)))?;
         let mut inner = w.into_inner();
         inner.write_all(b"\n")?;
         inner.into_inner().map_err(|e| e.into_error())?.sync_all()?;

@@ -52,8 +52,8 @@ pub enum CallKind {
 impl CallKind {
     pub fn tag(self) -> &'static str {
         match self {
-            CallKind::Sampler => "sampler",
-            CallKind::Profile => "profile",
+            CallKind::Sampler => profrj_format::sampler::SECTION,
+            CallKind::Profile => profrj_format::profile::SECTION,
         }
     }
 }
@@ -229,7 +229,13 @@ impl Snapshot {
                 .sampler
                 .as_ref()
                 .or(self.profile.as_ref())
-                .ok_or_else(|| "the snapshot has no <sampler> or <profile> section".to_owned()),
+                .ok_or_else(|| {
+                    format!(
+                        "the snapshot has no <{}> or <{}> section",
+                        CallKind::Sampler.tag(),
+                        CallKind::Profile.tag()
+                    )
+                }),
         }
     }
 }

@@ -7,6 +7,7 @@ use super::{
     CallKind, CallSection, CallThread, CoverageClass, CoverageMethod, CoverageSection, MemoryRow,
     MemorySection, MemoryThread, Node, Snapshot, Tree, Values, NONE,
 };
+use profrj_format::{calls, coverage, memory, profile, sampler, DOC};
 use quick_xml::events::{BytesStart, Event};
 use quick_xml::Reader;
 use std::collections::HashMap;
@@ -238,7 +239,7 @@ fn parse<R: BufRead>(input: R) -> Result<Snapshot, RawError> {
     if !p.root_done {
         return Err(RawError {
             offset: reader.buffer_position(),
-            message: "no <doc> element: not a snapshot".into(),
+            message: format!("no <{DOC}> element: not a snapshot"),
             opened: None,
         });
     }
@@ -291,41 +292,42 @@ impl Parser {
     fn start(&mut self, e: &BytesStart) -> Result<(), RawError> {
         let tag = e.name().as_ref().to_vec();
         let parent = self.stack.last().map(|s| &s.0);
-        let open = match (parent, tag.as_slice()) {
-            (None, b"doc") if !self.root_done => Open::Doc,
+        // A name that is not UTF-8 is none of the format's: "" matches none.
+        let open = match (parent, std::str::from_utf8(&tag).unwrap_or("")) {
+            (None, DOC) if !self.root_done => Open::Doc,
             (None, _) if self.root_done => {
-                return Err(self.err("content after the end of <doc>".into()))
+                return Err(self.err(format!("content after the end of <{DOC}>")))
             }
             (None, _) => {
                 return Err(self.err(format!(
-                    "the root element is <{}>, a snapshot's is <doc>",
+                    "the root element is <{}>, a snapshot's is <{DOC}>",
                     String::from_utf8_lossy(&tag)
                 )))
             }
             (Some(Open::Skip), _) => Open::Skip,
-            (Some(Open::Doc), b"sampler") => self.open_calls(CallKind::Sampler)?,
-            (Some(Open::Doc), b"profile") => self.open_calls(CallKind::Profile)?,
-            (Some(Open::Doc), b"memory") => {
+            (Some(Open::Doc), sampler::SECTION) => self.open_calls(CallKind::Sampler)?,
+            (Some(Open::Doc), profile::SECTION) => self.open_calls(CallKind::Profile)?,
+            (Some(Open::Doc), memory::SECTION) => {
                 self.snap.memory.get_or_insert_with(MemorySection::default);
                 Open::Memory
             }
-            (Some(Open::Doc), b"coverage") => {
+            (Some(Open::Doc), coverage::SECTION) => {
                 self.snap
                     .coverage
                     .get_or_insert_with(CoverageSection::default);
                 Open::Coverage
             }
             (Some(Open::Doc), _) => Open::Skip,
-            (Some(Open::Calls), b"thread") => {
+            (Some(Open::Calls), calls::THREAD) => {
                 let t = self.call_thread(e)?;
                 self.section().threads.push(t);
                 Open::CallThread
             }
-            (Some(Open::CallThread), b"profile") => Open::CallNode(self.call_node(e, 0)?),
-            (Some(&Open::CallNode(p)), b"profile") => Open::CallNode(self.call_node(e, p)?),
-            (Some(Open::Memory), b"thread") => {
+            (Some(Open::CallThread), calls::NODE) => Open::CallNode(self.call_node(e, 0)?),
+            (Some(&Open::CallNode(p)), calls::NODE) => Open::CallNode(self.call_node(e, p)?),
+            (Some(Open::Memory), memory::THREAD) => {
                 let a = self.attrs(e)?;
-                let name = self.required(&a, "name")?;
+                let name = self.required(&a, memory::thread::NAME)?;
                 let mem = self.snap.memory.as_mut().expect("opened");
                 mem.threads.push(MemoryThread {
                     name,
@@ -333,42 +335,42 @@ impl Parser {
                 });
                 Open::MemoryThread
             }
-            (Some(Open::MemoryThread), b"memory") => {
+            (Some(Open::MemoryThread), memory::ROW) => {
                 let a = self.attrs(e)?;
                 let row = MemoryRow {
-                    class: self.required(&a, "class")?,
-                    count: self.number(&a, "count")?.unwrap_or(0),
-                    max: self.number(&a, "max")?.unwrap_or(0),
+                    class: self.required(&a, memory::row::CLASS)?,
+                    count: self.number(&a, memory::row::COUNT)?.unwrap_or(0),
+                    max: self.number(&a, memory::row::MAX)?.unwrap_or(0),
                 };
                 let mem = self.snap.memory.as_mut().expect("opened");
                 mem.threads.last_mut().expect("open").rows.push(row);
                 Open::MemoryRow
             }
-            (Some(Open::Coverage), b"class") => {
+            (Some(Open::Coverage), coverage::CLASS) => {
                 let a = self.attrs(e)?;
                 let class = CoverageClass {
-                    name: self.required(&a, "name")?,
-                    source: a.get("source"),
+                    name: self.required(&a, coverage::class::NAME)?,
+                    source: a.get(coverage::class::SOURCE),
                     methods: Vec::new(),
                 };
                 let cov = self.snap.coverage.as_mut().expect("opened");
                 cov.classes.push(class);
                 Open::Class
             }
-            (Some(Open::Class), b"method") => {
+            (Some(Open::Class), coverage::METHOD) => {
                 let a = self.attrs(e)?;
                 let m = CoverageMethod {
-                    name: self.required(&a, "name")?,
-                    signature: a.get("signature").unwrap_or_default(),
+                    name: self.required(&a, coverage::method::NAME)?,
+                    signature: a.get(coverage::method::SIGNATURE).unwrap_or_default(),
                     first_line: self.first_line(&a)?,
-                    count: self.number(&a, "count")?.unwrap_or(0),
+                    count: self.number(&a, coverage::method::COUNT)?.unwrap_or(0),
                     footprints: Vec::new(),
                 };
                 let cov = self.snap.coverage.as_mut().expect("opened");
                 cov.classes.last_mut().expect("open").methods.push(m);
                 Open::Method
             }
-            (Some(Open::Method), b"footprints") => Open::Footprints,
+            (Some(Open::Method), coverage::FOOTPRINTS) => Open::Footprints,
             (Some(_), _) => {
                 let inside = String::from_utf8_lossy(&self.stack.last().expect("some").1);
                 return Err(self.err(format!(
@@ -407,9 +409,11 @@ impl Parser {
                     }
                     lines.push(n);
                 }
-                let err = self.err(
-                    "footprints in a method without line numbers (firstline -1 or absent)".into(),
-                );
+                let err = self.err(format!(
+                    "footprints in a method without line numbers ({} {} or absent)",
+                    coverage::method::FIRST_LINE,
+                    coverage::method::NO_LINES
+                ));
                 let cov = self.snap.coverage.as_mut().expect("opened");
                 let class = cov.classes.last_mut().expect("open");
                 let method = class.methods.last_mut().expect("open");
@@ -420,7 +424,9 @@ impl Parser {
                 Ok(())
             }
             _ if text.trim().is_empty() => Ok(()),
-            None if !self.root_done => Err(self.err("text before <doc>: not a snapshot".into())),
+            None if !self.root_done => {
+                Err(self.err(format!("text before <{DOC}>: not a snapshot")))
+            }
             _ => Ok(()),
         }
     }
@@ -448,17 +454,25 @@ impl Parser {
 
     fn call_thread(&self, e: &BytesStart) -> Result<CallThread, RawError> {
         let a = self.attrs(e)?;
+        // Both sections' thread attributes: each reads what it has.
         Ok(CallThread {
-            name: self.required(&a, "name")?,
-            cpu_time: self.number(&a, "cpuTime")?,
-            elapsed_time: self.number(&a, "elapsedTime")?,
-            cumulated: self.number(&a, "cumulated")?,
-            cumulated_elapsed: self.number(&a, "cumulatedElapsed")?,
-            is_alive: match a.get("isAlive").as_deref() {
+            name: self.required(&a, calls::NAME)?,
+            cpu_time: self.number(&a, calls::CPU_TIME)?,
+            elapsed_time: self.number(&a, sampler::thread::ELAPSED_TIME)?,
+            cumulated: self.number(&a, calls::CUMULATED)?,
+            cumulated_elapsed: self.number(&a, calls::CUMULATED_ELAPSED)?,
+            is_alive: match a.get(calls::IS_ALIVE).as_deref() {
                 None => None,
-                Some("true") => Some(true),
-                Some("false") => Some(false),
-                Some(v) => return Err(self.err(format!("isAlive={v:?} is not true or false"))),
+                Some(profrj_format::TRUE) => Some(true),
+                Some(profrj_format::FALSE) => Some(false),
+                Some(v) => {
+                    return Err(self.err(format!(
+                        "{}={v:?} is not {} or {}",
+                        calls::IS_ALIVE,
+                        profrj_format::TRUE,
+                        profrj_format::FALSE
+                    )))
+                }
             },
             tree: Tree::new(),
         })
@@ -472,39 +486,40 @@ impl Parser {
         let mut seen = 0u16;
         for a in e.attributes().with_checks(false) {
             let a = a.map_err(|err| self.err(format!("bad attribute: {err}")))?;
-            let key = a.key.as_ref();
-            if let Some(bit) = KNOWN_NODE_KEYS.iter().position(|k| k.as_bytes() == key) {
+            // A key that is not UTF-8 is none of the format's: "" matches none.
+            let key = std::str::from_utf8(a.key.as_ref()).unwrap_or("");
+            if let Some(bit) = KNOWN_NODE_KEYS.iter().position(|&k| k == key) {
                 if seen & (1 << bit) != 0 {
-                    return Err(self.err(format!(
-                        "<profile> has the attribute {} twice",
-                        KNOWN_NODE_KEYS[bit]
-                    )));
+                    return Err(
+                        self.err(format!("<{}> has the attribute {key} twice", calls::NODE))
+                    );
                 }
                 seen |= 1 << bit;
             }
-            if key == b"name" || key == b"signature" {
+            if key == calls::NAME || key == profile::node::SIGNATURE {
                 let s = a
                     .unescape_value()
                     .map_err(|err| self.err(format!("bad attribute value: {err}")))?;
                 let id = self.snap.names.intern(&unescape_name(&s));
-                if key == b"name" {
+                if key == calls::NAME {
                     name = Some(id);
                 } else {
                     signature = Some(id);
                 }
                 continue;
             }
+            // Either section's figures (a name both have is `calls`').
             let field = match key {
-                b"hits" => &mut v.hits,
-                b"elapsed" => &mut v.elapsed,
-                b"cumulated" => &mut v.cumulated,
-                b"cumulatedElapsed" => &mut v.cumulated_elapsed,
-                b"count" => &mut v.count,
-                b"method" => &mut v.method,
-                b"methodElapsed" => &mut v.method_elapsed,
-                b"overheadCumulated" => &mut v.overhead_cumulated,
-                b"overheadMethod" => &mut v.overhead_method,
-                b"exceptions" => &mut v.exceptions,
+                sampler::node::HITS => &mut v.hits,
+                sampler::node::ELAPSED => &mut v.elapsed,
+                calls::CUMULATED => &mut v.cumulated,
+                calls::CUMULATED_ELAPSED => &mut v.cumulated_elapsed,
+                profile::node::COUNT => &mut v.count,
+                profile::node::METHOD => &mut v.method,
+                profile::node::METHOD_ELAPSED => &mut v.method_elapsed,
+                profile::node::OVERHEAD_CUMULATED => &mut v.overhead_cumulated,
+                profile::node::OVERHEAD_METHOD => &mut v.overhead_method,
+                profile::node::EXCEPTIONS => &mut v.exceptions,
                 _ => continue,
             };
             *field = std::str::from_utf8(&a.value)
@@ -512,13 +527,19 @@ impl Parser {
                 .and_then(|s| s.trim().parse().ok())
                 .ok_or_else(|| {
                     self.err(format!(
-                        "<profile> attribute {}={:?} is not a non-negative integer",
-                        String::from_utf8_lossy(key),
+                        "<{}> attribute {key}={:?} is not a non-negative integer",
+                        calls::NODE,
                         String::from_utf8_lossy(&a.value)
                     ))
                 })?;
         }
-        let name = name.ok_or_else(|| self.err("<profile> lacks the attribute name".into()))?;
+        let name = name.ok_or_else(|| {
+            self.err(format!(
+                "<{}> lacks the attribute {}",
+                calls::NODE,
+                calls::NAME
+            ))
+        })?;
         let err = self.err("more than 4 billion call-tree nodes in one thread".into());
         let tree = &mut self.section().threads.last_mut().expect("open").tree;
         let depth = tree.nodes[parent as usize].depth + 1;
@@ -568,12 +589,14 @@ impl Parser {
     /// A `<method>`'s `firstline`: a line number, or -1 (the agent's word
     /// for a method without line numbers) as `None`; absent is `None` too.
     fn first_line(&self, a: &Attrs) -> Result<Option<u32>, RawError> {
-        match a.get("firstline") {
+        use coverage::method::{FIRST_LINE, NO_LINES};
+        match a.get(FIRST_LINE) {
             None => Ok(None),
-            Some(v) if v.trim() == "-1" => Ok(None),
+            Some(v) if v.trim() == NO_LINES.to_string() => Ok(None),
             Some(v) => v.trim().parse().map(Some).map_err(|_| {
                 self.err(format!(
-                    "<method> attribute firstline={v:?} is not a line number or -1"
+                    "<{}> attribute {FIRST_LINE}={v:?} is not a line number or {NO_LINES}",
+                    coverage::METHOD
                 ))
             }),
         }
@@ -641,20 +664,21 @@ impl Attrs {
     }
 }
 
-/// The attributes a `<profile>` node is read for (at most 16: a bit each).
+/// The attributes a `<profile>` node is read for, either section's (at most
+/// 16: a bit each).
 const KNOWN_NODE_KEYS: [&str; 12] = [
-    "name",
-    "signature",
-    "hits",
-    "elapsed",
-    "cumulated",
-    "cumulatedElapsed",
-    "count",
-    "method",
-    "methodElapsed",
-    "overheadCumulated",
-    "overheadMethod",
-    "exceptions",
+    calls::NAME,
+    profile::node::SIGNATURE,
+    sampler::node::HITS,
+    sampler::node::ELAPSED,
+    calls::CUMULATED,
+    calls::CUMULATED_ELAPSED,
+    profile::node::COUNT,
+    profile::node::METHOD,
+    profile::node::METHOD_ELAPSED,
+    profile::node::OVERHEAD_CUMULATED,
+    profile::node::OVERHEAD_METHOD,
+    profile::node::EXCEPTIONS,
 ];
 
 #[cfg(test)]

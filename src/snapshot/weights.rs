@@ -23,11 +23,11 @@ impl Metric {
     /// Refuses a metric the section does not have.
     pub fn check(self, kind: CallKind) -> Result<(), String> {
         if kind == CallKind::Sampler && self == Metric::Calls {
-            return Err(
-                "the <sampler> section counts samples, not calls: use --metric cpu \
-                 (RUNNABLE samples) or wall (all samples)"
-                    .into(),
-            );
+            return Err(format!(
+                "the <{}> section counts samples, not calls: use --metric cpu \
+                 (RUNNABLE samples) or wall (all samples)",
+                kind.tag()
+            ));
         }
         Ok(())
     }

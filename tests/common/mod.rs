@@ -6,6 +6,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
+mod harness;
+pub use harness::harness_classes;
+
 /// `target/<profile>` of this test run (the test binary sits in its `deps/`).
 pub fn profile_dir() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
@@ -75,10 +78,6 @@ pub fn footprints(method: roxmltree::Node) -> Vec<(i64, i64)> {
         .enumerate()
         .map(|(k, v)| (first + k as i64, v.parse().unwrap()))
         .collect()
-}
-
-pub fn harness_classes() -> &'static str {
-    env!("HARNESS_CLASSES")
 }
 
 /// A fresh, empty directory for one test's files.

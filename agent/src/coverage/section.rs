@@ -4,47 +4,54 @@
 
 use super::{Counts, MethodLines};
 use crate::snapshot::XmlWriter;
+use profrj_format::coverage as f;
 use quick_xml::events::{BytesEnd, BytesStart, BytesText, Event};
 use std::fmt::Write as _;
 use std::io;
 
 pub fn write_section(w: &mut XmlWriter, c: &Counts) -> io::Result<()> {
-    w.write_event(Event::Start(BytesStart::new("coverage")))?;
+    w.write_event(Event::Start(BytesStart::new(f::SECTION)))?;
     for (name, class) in &c.classes {
-        let mut el = BytesStart::new("class");
-        el.push_attribute(("name", crate::xml::name(&name.replace('/', ".")).as_ref()));
+        let mut el = BytesStart::new(f::CLASS);
+        el.push_attribute((
+            f::class::NAME,
+            crate::xml::name(&name.replace('/', ".")).as_ref(),
+        ));
         if let Some(source) = &class.source {
-            el.push_attribute(("source", crate::xml::name(source).as_ref()));
+            el.push_attribute((f::class::SOURCE, crate::xml::name(source).as_ref()));
         }
         w.write_event(Event::Start(el))?;
         for &id in &class.methods {
             let m = &c.methods[id as usize];
             let counts = c.counts.get(id as usize).and_then(Option::as_ref);
             let (first, prints) = footprints(m, counts.map(Vec::as_slice));
-            let mut el = BytesStart::new("method");
-            el.push_attribute(("name", crate::xml::name(&m.name).as_ref()));
-            el.push_attribute(("signature", crate::xml::name(&m.descriptor).as_ref()));
-            el.push_attribute(("firstline", first.to_string().as_str()));
+            let mut el = BytesStart::new(f::METHOD);
+            el.push_attribute((f::method::NAME, crate::xml::name(&m.name).as_ref()));
+            el.push_attribute((
+                f::method::SIGNATURE,
+                crate::xml::name(&m.descriptor).as_ref(),
+            ));
+            el.push_attribute((f::method::FIRST_LINE, first.to_string().as_str()));
             let calls = counts.map_or(0, |c| m.calls(c));
-            el.push_attribute(("count", calls.to_string().as_str()));
+            el.push_attribute((f::method::COUNT, calls.to_string().as_str()));
             w.write_event(Event::Start(el))?;
-            w.write_event(Event::Start(BytesStart::new("footprints")))?;
+            w.write_event(Event::Start(BytesStart::new(f::FOOTPRINTS)))?;
             w.write_event(Event::Text(BytesText::new(&prints)))?;
-            w.write_event(Event::End(BytesEnd::new("footprints")))?;
-            w.write_event(Event::End(BytesEnd::new("method")))?;
+            w.write_event(Event::End(BytesEnd::new(f::FOOTPRINTS)))?;
+            w.write_event(Event::End(BytesEnd::new(f::METHOD)))?;
         }
-        w.write_event(Event::End(BytesEnd::new("class")))?;
+        w.write_event(Event::End(BytesEnd::new(f::CLASS)))?;
     }
-    w.write_event(Event::End(BytesEnd::new("coverage")))?;
+    w.write_event(Event::End(BytesEnd::new(f::SECTION)))?;
     Ok(())
 }
 
-/// The first line and the footprints text (`-1` for a method without line
-/// numbers, with no footprints). `counts`: the method's counter array;
+/// The first line and the footprints text ([`f::method::NO_LINES`] for a
+/// method without line numbers, with no footprints). `counts`: the method's counter array;
 /// `None` when the method never ran.
 pub fn footprints(m: &MethodLines, counts: Option<&[i64]>) -> (i64, String) {
     let (Some(&first), Some(&last)) = (m.lines.iter().min(), m.lines.iter().max()) else {
-        return (-1, String::new());
+        return (f::method::NO_LINES, String::new());
     };
     let mut per_line: Vec<i64> = vec![-1; (last - first) as usize + 1];
     for (k, &line) in m.lines.iter().enumerate() {
@@ -104,6 +111,47 @@ mod tests {
         assert_eq!(
             footprints(&lines, Some(&[5, 5, 5000, 5000])),
             (10, "10010 5000 -1 5 ".into())
+        );
+    }
+
+    /// The bytes of a small section, pinned (the names are `profrj_format`'s,
+    /// the layout the contract's; a change here changes the format).
+    #[test]
+    fn bytes_of_a_small_section() {
+        let mut none = m(&[]);
+        none.name = "<init>".into();
+        let counts = Counts {
+            classes: vec![(
+                "p/A".into(),
+                super::super::ClassLines {
+                    source: Some("A.java".into()),
+                    methods: vec![0, 1],
+                },
+            )],
+            methods: vec![m(&[10, 12]), none],
+            counts: vec![Some(vec![4, 4, 3]), None],
+        };
+        let path =
+            std::env::temp_dir().join(format!("profrj-coverage-bytes-{}.xml", std::process::id()));
+        crate::snapshot::write_document(&path, |w| write_section(w, &counts)).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(
+            text,
+            r#"<?xml version="1.0" encoding="UTF-8"?>
+<doc>
+ <coverage>
+  <class name="p.A" source="A.java">
+   <method name="f" signature="()V" firstline="10" count="4">
+    <footprints>4 -1 3 </footprints>
+   </method>
+   <method name="&lt;init&gt;" signature="()V" firstline="-1" count="0">
+    <footprints></footprints>
+   </method>
+  </class>
+ </coverage>
+</doc>
+"#
         );
     }
 }

@@ -1,11 +1,27 @@
 //! The Java runtime injected code calls: `profrj.runtime.Probe` and its
-//! helpers, written in Java (`agent/java/profrj/runtime/`) and compiled
-//! by the agent's build script. The agent defines them in the boot class
-//! loader, so every class can see them, and binds their natives with
-//! RegisterNatives. They are never instrumented (the scope excludes
-//! `profrj.runtime.*`).
+//! helpers, written in Java (`agent/java/profrj/runtime/`). Their class
+//! files are committed (`agent/java/classes/`, made by
+//! `scripts/refresh-runtime-classes`; `agent/tests/runtime_classes.rs`
+//! keeps them equal to the sources), so the build needs no JDK. The agent
+//! defines them in the boot class loader, so every class can see them, and
+//! binds their natives with RegisterNatives. They are never instrumented
+//! (the scope excludes `profrj.runtime.*`).
 
-include!(concat!(env!("OUT_DIR"), "/runtime_classes.rs"));
+/// (internal name, class-file bytes), each after the classes it extends.
+pub const CLASSES: &[(&str, &[u8])] = &[
+    (
+        "profrj/runtime/CloneKind",
+        include_bytes!("../../java/classes/profrj/runtime/CloneKind.class"),
+    ),
+    (
+        "profrj/runtime/TypeIds",
+        include_bytes!("../../java/classes/profrj/runtime/TypeIds.class"),
+    ),
+    (
+        "profrj/runtime/Probe",
+        include_bytes!("../../java/classes/profrj/runtime/Probe.class"),
+    ),
+];
 
 /// Internal name of the class instrumented code calls.
 pub const CLASS: &str = "profrj/runtime/Probe";

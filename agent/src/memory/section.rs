@@ -5,12 +5,13 @@
 use super::Row;
 use crate::snapshot::XmlWriter;
 use crate::threads::ThreadRecord;
+use profrj_format::memory::{self as f, row, thread};
 use quick_xml::events::{BytesEnd, BytesStart, Event};
 use std::collections::BTreeMap;
 use std::io;
 
 pub fn write_section(w: &mut XmlWriter, rows: &[Row], threads: &[ThreadRecord]) -> io::Result<()> {
-    w.write_event(Event::Start(BytesStart::new("memory")))?;
+    w.write_event(Event::Start(BytesStart::new(f::SECTION)))?;
     let mut by_thread: BTreeMap<i64, Vec<&Row>> = BTreeMap::new();
     for r in rows {
         by_thread.entry(r.thread).or_default().push(r);
@@ -21,18 +22,69 @@ pub fn write_section(w: &mut XmlWriter, rows: &[Row], threads: &[ThreadRecord]) 
             .ok()
             .and_then(|t| threads.get(t))
             .map_or("(unknown)", |r| r.name.as_str());
-        let mut el = BytesStart::new("thread");
-        el.push_attribute(("name", crate::xml::name(name).as_ref()));
+        let mut el = BytesStart::new(f::THREAD);
+        el.push_attribute((thread::NAME, crate::xml::name(name).as_ref()));
         w.write_event(Event::Start(el))?;
         for r in rows {
-            let mut el = BytesStart::new("memory");
-            el.push_attribute(("class", crate::xml::name(&r.class).as_ref()));
-            el.push_attribute(("count", r.count.to_string().as_str()));
-            el.push_attribute(("max", r.max.to_string().as_str()));
+            let mut el = BytesStart::new(f::ROW);
+            el.push_attribute((row::CLASS, crate::xml::name(&r.class).as_ref()));
+            el.push_attribute((row::COUNT, r.count.to_string().as_str()));
+            el.push_attribute((row::MAX, r.max.to_string().as_str()));
             w.write_event(Event::Empty(el))?;
         }
-        w.write_event(Event::End(BytesEnd::new("thread")))?;
+        w.write_event(Event::End(BytesEnd::new(f::THREAD)))?;
     }
-    w.write_event(Event::End(BytesEnd::new("memory")))?;
+    w.write_event(Event::End(BytesEnd::new(f::SECTION)))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::snapshot::write_document;
+
+    /// The bytes of a small section, pinned (the names are `profrj_format`'s,
+    /// the layout the contract's; a change here changes the format).
+    #[test]
+    fn bytes_of_a_small_section() {
+        let row = |thread, class: &str, count, max| Row {
+            thread,
+            class: class.into(),
+            count,
+            max,
+        };
+        let rows = [
+            row(0, "int[]", 1, 5),
+            row(0, "p.A<&>", 3, 3),
+            row(-1, "java.lang.Object", 2, 2),
+        ];
+        let threads = vec![ThreadRecord {
+            name: "main".into(),
+            start_ns: 0,
+            end_ns: None,
+            cpu_ns: 0,
+            tid: 0,
+        }];
+        let path =
+            std::env::temp_dir().join(format!("profrj-memory-bytes-{}.xml", std::process::id()));
+        write_document(&path, |w| write_section(w, &rows, &threads)).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(
+            text,
+            r#"<?xml version="1.0" encoding="UTF-8"?>
+<doc>
+ <memory>
+  <thread name="(unknown)">
+   <memory class="java.lang.Object" count="2" max="2"/>
+  </thread>
+  <thread name="main">
+   <memory class="p.A&lt;&amp;&gt;" count="3" max="3"/>
+   <memory class="int[]" count="1" max="5"/>
+  </thread>
+ </memory>
+</doc>
+"#
+        );
+    }
 }

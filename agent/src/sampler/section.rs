@@ -4,8 +4,9 @@ use super::tree::{CallTree, Visit};
 use super::SamplerData;
 use crate::snapshot::XmlWriter;
 use crate::threads::{ThreadId, ThreadRecord};
+use crate::xml::{push_attribute, push_number};
+use profrj_format::sampler::{self as f, node, thread};
 use quick_xml::events::{BytesEnd, BytesStart, Event};
-use std::fmt::Write as _;
 use std::io;
 
 /// One `<thread>` per thread that lived during `window` (start, end ns), each
@@ -16,7 +17,7 @@ pub fn write_section(
     threads: &[ThreadRecord],
     window: (u64, u64),
 ) -> io::Result<()> {
-    w.write_event(Event::Start(BytesStart::new("sampler")))?;
+    w.write_event(Event::Start(BytesStart::new(f::SECTION)))?;
     let empty = CallTree::default();
     // Names repeat across nodes: escape each once.
     let mut escaped: Vec<Option<String>> = Vec::new();
@@ -27,16 +28,19 @@ pub fn write_section(
         }
         let tree = data.trees.get(&ThreadId(i as u32)).unwrap_or(&empty);
         let totals = tree.totals();
-        let mut el = BytesStart::new("thread");
-        el.push_attribute(("name", crate::xml::name(&t.name).as_ref()));
-        el.push_attribute(("cumulated", totals.cumulated.to_string().as_str()));
-        el.push_attribute(("cpuTime", t.cpu_ns.to_string().as_str()));
+        let mut el = BytesStart::new(f::THREAD);
+        el.push_attribute((thread::NAME, crate::xml::name(&t.name).as_ref()));
+        el.push_attribute((thread::CUMULATED, totals.cumulated.to_string().as_str()));
+        el.push_attribute((thread::CPU_TIME, t.cpu_ns.to_string().as_str()));
         el.push_attribute((
-            "cumulatedElapsed",
+            thread::CUMULATED_ELAPSED,
             totals.cumulated_elapsed.to_string().as_str(),
         ));
-        el.push_attribute(("elapsedTime", t.elapsed_ns(window).to_string().as_str()));
-        el.push_attribute(("isAlive", if t.is_alive() { "true" } else { "false" }));
+        el.push_attribute((
+            thread::ELAPSED_TIME,
+            t.elapsed_ns(window).to_string().as_str(),
+        ));
+        el.push_attribute((thread::IS_ALIVE, profrj_format::boolean(t.is_alive())));
         w.write_event(Event::Start(el))?;
         tree.walk(|v| match v {
             Visit::Enter { name, counts, leaf } => {
@@ -44,22 +48,28 @@ pub fn write_section(
                 if escaped.len() <= slot {
                     escaped.resize(slot + 1, None);
                 }
-                let esc = escaped[slot].get_or_insert_with(|| crate::xml::attribute(data.names.get(name)));
+                let esc = escaped[slot]
+                    .get_or_insert_with(|| crate::xml::attribute(data.names.get(name)));
                 // The element is formatted into one reused buffer; numbers need no escaping.
                 buf.clear();
-                let _ = write!(
-                    buf,
-                    "profile name=\"{esc}\" hits=\"{}\" elapsed=\"{}\" cumulated=\"{}\" cumulatedElapsed=\"{}\"",
-                    counts.hits, counts.elapsed, counts.cumulated, counts.cumulated_elapsed
-                );
-                let el = BytesStart::from_content(buf.as_str(), "profile".len());
-                w.write_event(if leaf { Event::Empty(el) } else { Event::Start(el) })
+                buf.push_str(f::NODE);
+                push_attribute(&mut buf, node::NAME, esc);
+                push_number(&mut buf, node::HITS, counts.hits);
+                push_number(&mut buf, node::ELAPSED, counts.elapsed);
+                push_number(&mut buf, node::CUMULATED, counts.cumulated);
+                push_number(&mut buf, node::CUMULATED_ELAPSED, counts.cumulated_elapsed);
+                let el = BytesStart::from_content(buf.as_str(), f::NODE.len());
+                w.write_event(if leaf {
+                    Event::Empty(el)
+                } else {
+                    Event::Start(el)
+                })
             }
-            Visit::Leave => w.write_event(Event::End(BytesEnd::new("profile"))),
+            Visit::Leave => w.write_event(Event::End(BytesEnd::new(f::NODE))),
         })?;
-        w.write_event(Event::End(BytesEnd::new("thread")))?;
+        w.write_event(Event::End(BytesEnd::new(f::THREAD)))?;
     }
-    w.write_event(Event::End(BytesEnd::new("sampler")))?;
+    w.write_event(Event::End(BytesEnd::new(f::SECTION)))?;
     Ok(())
 }
 
@@ -132,6 +142,50 @@ mod tests {
         assert!(
             first.attribute("name").unwrap().contains("<&\""),
             "names are escaped and read back"
+        );
+    }
+
+    /// The bytes of a small section, pinned (the names are `profrj_format`'s,
+    /// the layout the contract's; a change here changes the format).
+    #[test]
+    fn bytes_of_a_small_section() {
+        let mut names = MethodNames::default();
+        let (a, b) = (names.intern("p.A.run()"), names.intern("p.B(\"<&\\x\")"));
+        let mut tree = CallTree::default();
+        tree.add_sample(&[a, b], true);
+        tree.add_sample(&[a], false);
+        let mut trees = HashMap::new();
+        trees.insert(ThreadId(0), tree);
+        let data = SamplerData {
+            trees,
+            names,
+            ..Default::default()
+        };
+        let threads = vec![ThreadRecord {
+            name: "main\u{1}".into(),
+            start_ns: 2,
+            end_ns: None,
+            cpu_ns: 7,
+            tid: 0,
+        }];
+        let path =
+            std::env::temp_dir().join(format!("profrj-sampler-bytes-{}.xml", std::process::id()));
+        write_document(&path, |w| write_section(w, &data, &threads, (0, 10))).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(
+            text,
+            r#"<?xml version="1.0" encoding="UTF-8"?>
+<doc>
+ <sampler>
+  <thread name="main\u0001" cumulated="1" cpuTime="7" cumulatedElapsed="2" elapsedTime="8" isAlive="true">
+   <profile name="p.A.run()" hits="0" elapsed="1" cumulated="1" cumulatedElapsed="2">
+    <profile name="p.B(&quot;&lt;&amp;\\x&quot;)" hits="1" elapsed="1" cumulated="1" cumulatedElapsed="1"/>
+   </profile>
+  </thread>
+ </sampler>
+</doc>
+"#
         );
     }
 }

@@ -1,0 +1,132 @@
+//! The ProfilerJ snapshot's vocabulary: every element and attribute name, and
+//! the few fixed values, in one place. The agent writes with these names and
+//! the CLI reads with them, so the two cannot drift apart. The names are the
+//! contract's (`../shared/spec/profilerj-snapshot-format.txt`): changing one
+//! changes the format, which the integration tests pin down with literals.
+//!
+//! ```text
+//! <doc>
+//!   <sampler>  <thread> <profile>… (call trees of samples)
+//!   <profile>  <thread> <profile>… (call trees of instrumented calls)
+//!   <memory>   <thread> <memory/>… (live objects per type)
+//!   <coverage> <class> <method> <footprints>… (line counts)
+//! </doc>
+//! ```
+
+/// The root element.
+pub const DOC: &str = "doc";
+
+/// The values of a boolean attribute (`isAlive`).
+pub const TRUE: &str = "true";
+pub const FALSE: &str = "false";
+
+/// [`TRUE`] or [`FALSE`].
+pub fn boolean(b: bool) -> &'static str {
+    if b {
+        TRUE
+    } else {
+        FALSE
+    }
+}
+
+/// What the two call-tree sections share: `<thread>` elements holding nested
+/// `<profile>` nodes, and the attribute names both use. [`sampler`] and
+/// [`profile`] re-export what each has.
+pub mod calls {
+    pub const THREAD: &str = "thread";
+    /// A call-tree node (the same name as the `<profile>` section's).
+    pub const NODE: &str = "profile";
+    /// A thread's name, or a node's method.
+    pub const NAME: &str = "name";
+    pub const CPU_TIME: &str = "cpuTime";
+    pub const IS_ALIVE: &str = "isAlive";
+    pub const CUMULATED: &str = "cumulated";
+    pub const CUMULATED_ELAPSED: &str = "cumulatedElapsed";
+}
+
+/// `<sampler>`: per thread, the call tree of stack samples.
+pub mod sampler {
+    pub const SECTION: &str = "sampler";
+    pub use crate::calls::{NODE, THREAD};
+
+    /// `<thread>`'s attributes.
+    pub mod thread {
+        pub use crate::calls::{CPU_TIME, CUMULATED, CUMULATED_ELAPSED, IS_ALIVE, NAME};
+        pub const ELAPSED_TIME: &str = "elapsedTime";
+    }
+
+    /// A node's (`<profile>`'s) attributes.
+    pub mod node {
+        pub use crate::calls::{CUMULATED, CUMULATED_ELAPSED, NAME};
+        pub const HITS: &str = "hits";
+        pub const ELAPSED: &str = "elapsed";
+    }
+}
+
+/// `<profile>`: per thread, the call tree of instrumented calls.
+pub mod profile {
+    pub const SECTION: &str = "profile";
+    pub use crate::calls::{NODE, THREAD};
+
+    /// `<thread>`'s attributes.
+    pub mod thread {
+        pub use crate::calls::{CPU_TIME, IS_ALIVE, NAME};
+    }
+
+    /// A node's (`<profile>`'s) attributes.
+    pub mod node {
+        pub use crate::calls::{CUMULATED, CUMULATED_ELAPSED, NAME};
+        pub const SIGNATURE: &str = "signature";
+        pub const COUNT: &str = "count";
+        pub const METHOD_ELAPSED: &str = "methodElapsed";
+        pub const METHOD: &str = "method";
+        pub const OVERHEAD_CUMULATED: &str = "overheadCumulated";
+        pub const OVERHEAD_METHOD: &str = "overheadMethod";
+        pub const EXCEPTIONS: &str = "exceptions";
+    }
+}
+
+/// `<memory>`: per allocating thread, one row per type.
+pub mod memory {
+    pub const SECTION: &str = "memory";
+    pub const THREAD: &str = "thread";
+    /// A row (the same name as the section's).
+    pub const ROW: &str = "memory";
+
+    /// `<thread>`'s attributes.
+    pub mod thread {
+        pub const NAME: &str = "name";
+    }
+
+    /// A row's attributes.
+    pub mod row {
+        pub const CLASS: &str = "class";
+        pub const COUNT: &str = "count";
+        pub const MAX: &str = "max";
+    }
+}
+
+/// `<coverage>`: per class, per method, a count per source line.
+pub mod coverage {
+    pub const SECTION: &str = "coverage";
+    pub const CLASS: &str = "class";
+    pub const METHOD: &str = "method";
+    /// A method's counts as text, one per line: -1 no code, 0 never ran, n runs.
+    pub const FOOTPRINTS: &str = "footprints";
+
+    /// `<class>`'s attributes.
+    pub mod class {
+        pub const NAME: &str = "name";
+        pub const SOURCE: &str = "source";
+    }
+
+    /// `<method>`'s attributes.
+    pub mod method {
+        pub const NAME: &str = "name";
+        pub const SIGNATURE: &str = "signature";
+        pub const FIRST_LINE: &str = "firstline";
+        pub const COUNT: &str = "count";
+        /// `firstline` of a method without line numbers (no footprints).
+        pub const NO_LINES: i64 = -1;
+    }
+}
