@@ -10,6 +10,7 @@
 //!   <profile>  <thread> <profile>… (call trees of instrumented calls)
 //!   <memory>   <thread> <memory/>… (live objects per type)
 //!   <coverage> <class> <method> <footprints>… (line counts)
+//!   <alloc>    <thread> <profile>… (call trees of sampled allocations; profrj's own)
 //! </doc>
 //! ```
 
@@ -128,5 +129,39 @@ pub mod coverage {
         pub const COUNT: &str = "count";
         /// `firstline` of a method without line numbers (no footprints).
         pub const NO_LINES: i64 = -1;
+    }
+}
+
+/// `<alloc>` (profrj's own section, beside the contract's four): per thread,
+/// the call paths that allocated, shaped like `<sampler>`, each path's top
+/// frame the allocated class (`class="true"`). Figures estimate all bytes and
+/// objects from the samples.
+pub mod alloc {
+    pub const SECTION: &str = "alloc";
+    pub use crate::calls::{NODE, THREAD};
+    /// The section's attributes: mean bytes between samples, and whether
+    /// only objects still reachable at the snapshot are counted.
+    pub const INTERVAL: &str = "interval";
+    pub const LIVE: &str = "live";
+
+    /// `<thread>`'s attributes (its totals: `bytes`, `objects`, `samples`).
+    pub mod thread {
+        pub use super::node::{BYTES, OBJECTS, SAMPLES};
+        pub use crate::calls::{CPU_TIME, IS_ALIVE, NAME};
+        pub use crate::sampler::thread::ELAPSED_TIME;
+    }
+
+    /// A node's attributes: its own figures (events whose top frame it is)
+    /// and cumulated ones (events anywhere below it).
+    pub mod node {
+        pub use crate::calls::NAME;
+        /// Set to `true` on a frame that is the allocated class.
+        pub const CLASS: &str = "class";
+        pub const BYTES: &str = "bytes";
+        pub const OBJECTS: &str = "objects";
+        pub const SAMPLES: &str = "samples";
+        pub const CUMULATED_BYTES: &str = "cumulatedBytes";
+        pub const CUMULATED_OBJECTS: &str = "cumulatedObjects";
+        pub const CUMULATED_SAMPLES: &str = "cumulatedSamples";
     }
 }

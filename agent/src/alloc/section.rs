@@ -6,8 +6,9 @@ use super::{Alloc, Captured};
 use crate::calltree::{Visit, WeightTree};
 use crate::snapshot::XmlWriter;
 use crate::threads::{ThreadId, ThreadRecord};
+use crate::xml::{push_attribute, push_number};
+use profrj_format::alloc::{self as f, node, thread};
 use quick_xml::events::{BytesEnd, BytesStart, Event};
-use std::fmt::Write as _;
 use std::io;
 
 /// One `<thread>` per thread that lived during `window` and has samples.
@@ -17,9 +18,9 @@ pub fn write_section(
     threads: &[ThreadRecord],
     window: (u64, u64),
 ) -> io::Result<()> {
-    let mut el = BytesStart::new("alloc");
-    el.push_attribute(("interval", data.interval.to_string().as_str()));
-    el.push_attribute(("live", if data.live { "true" } else { "false" }));
+    let mut el = BytesStart::new(f::SECTION);
+    el.push_attribute((f::INTERVAL, data.interval.to_string().as_str()));
+    el.push_attribute((f::LIVE, profrj_format::boolean(data.live)));
     w.write_event(Event::Start(el))?;
     let mut escaped: Vec<Option<String>> = vec![None; data.names.len()];
     let mut buf = String::with_capacity(256);
@@ -31,19 +32,20 @@ pub fn write_section(
             continue;
         }
         let totals = tree.totals();
-        let mut el = BytesStart::new("thread");
-        el.push_attribute(("name", crate::xml::name(&t.name).as_ref()));
-        el.push_attribute(("cpuTime", t.cpu_ns.to_string().as_str()));
-        el.push_attribute(("elapsedTime", t.elapsed_ns(window).to_string().as_str()));
-        el.push_attribute(("isAlive", if t.is_alive() { "true" } else { "false" }));
-        el.push_attribute(("bytes", round(totals.bytes).as_str()));
-        el.push_attribute(("objects", round(totals.objects).as_str()));
-        el.push_attribute(("samples", totals.samples.to_string().as_str()));
+        let mut el = BytesStart::new(f::THREAD);
+        el.push_attribute((thread::NAME, crate::xml::name(&t.name).as_ref()));
+        el.push_attribute((thread::CPU_TIME, t.cpu_ns.to_string().as_str()));
+        let elapsed = t.elapsed_ns(window).to_string();
+        el.push_attribute((thread::ELAPSED_TIME, elapsed.as_str()));
+        el.push_attribute((thread::IS_ALIVE, profrj_format::boolean(t.is_alive())));
+        el.push_attribute((thread::BYTES, round(totals.bytes).to_string().as_str()));
+        el.push_attribute((thread::OBJECTS, round(totals.objects).to_string().as_str()));
+        el.push_attribute((thread::SAMPLES, totals.samples.to_string().as_str()));
         w.write_event(Event::Start(el))?;
         write_tree(w, data, tree, &mut escaped, &mut buf)?;
-        w.write_event(Event::End(BytesEnd::new("thread")))?;
+        w.write_event(Event::End(BytesEnd::new(f::THREAD)))?;
     }
-    w.write_event(Event::End(BytesEnd::new("alloc")))?;
+    w.write_event(Event::End(BytesEnd::new(f::SECTION)))?;
     Ok(())
 }
 
@@ -63,34 +65,30 @@ fn write_tree(
         } => {
             let text = data.names.get(name as usize).map_or("", |s| &**s);
             let esc = escaped[name as usize].get_or_insert_with(|| crate::xml::attribute(text));
-            let class = if data.classes.contains(&name) {
-                " class=\"true\""
-            } else {
-                ""
-            };
             buf.clear();
-            let _ = write!(
-                buf,
-                "profile name=\"{esc}\"{class} bytes=\"{}\" objects=\"{}\" samples=\"{}\" \
-                 cumulatedBytes=\"{}\" cumulatedObjects=\"{}\" cumulatedSamples=\"{}\"",
-                round(own.bytes),
-                round(own.objects),
-                own.samples,
-                round(cumulated.bytes),
-                round(cumulated.objects),
-                cumulated.samples
-            );
-            let el = BytesStart::from_content(buf.as_str(), "profile".len());
+            buf.push_str(f::NODE);
+            push_attribute(buf, node::NAME, esc);
+            if data.classes.contains(&name) {
+                push_attribute(buf, node::CLASS, profrj_format::TRUE);
+            }
+            push_number(buf, node::BYTES, round(own.bytes));
+            push_number(buf, node::OBJECTS, round(own.objects));
+            push_number(buf, node::SAMPLES, own.samples);
+            push_number(buf, node::CUMULATED_BYTES, round(cumulated.bytes));
+            push_number(buf, node::CUMULATED_OBJECTS, round(cumulated.objects));
+            push_number(buf, node::CUMULATED_SAMPLES, cumulated.samples);
+            let el = BytesStart::from_content(buf.as_str(), f::NODE.len());
             w.write_event(if leaf {
                 Event::Empty(el)
             } else {
                 Event::Start(el)
             })
         }
-        Visit::Leave => w.write_event(Event::End(BytesEnd::new("profile"))),
+        Visit::Leave => w.write_event(Event::End(BytesEnd::new(f::NODE))),
     })
 }
 
-fn round(x: f64) -> String {
-    format!("{:.0}", x.max(0.0))
+/// An estimate as a whole number (never negative).
+fn round(x: f64) -> u64 {
+    x.max(0.0).round() as u64
 }
