@@ -156,18 +156,35 @@ unsafe fn retry_from_caller(
     // SAFETY: the caller's own env.
     let (low, high) = unsafe { super::hotspot::stack_bounds(env) }?;
     let uc = ucontext as *mut libc::ucontext_t;
-    // SAFETY: the kernel's ucontext for this signal, ours until the handler returns.
-    let gregs = unsafe { &mut (*uc).uc_mcontext.gregs };
-    let saved = (
-        gregs[REG_RIP as usize],
-        gregs[REG_RSP as usize],
-        gregs[REG_RBP as usize],
-    );
+    // The registers stay behind a raw pointer, not a `&mut`: AsyncGetCallTrace
+    // reads them through `ucontext` between our writes.
+    // SAFETY: the kernel's ucontext_t for this signal (non-null, the caller's
+    // promise), this handler's alone until it returns; no reference is made.
+    let gregs = unsafe { std::ptr::addr_of_mut!((*uc).uc_mcontext.gregs) };
+    let set = |pc: i64, sp: i64, fp: i64| {
+        // SAFETY: `gregs` points into the live ucontext_t (above); the indices
+        // are registers of x86-64's gregs array.
+        unsafe {
+            (*gregs)[REG_RIP as usize] = pc;
+            (*gregs)[REG_RSP as usize] = sp;
+            (*gregs)[REG_RBP as usize] = fp;
+        }
+    };
+    // SAFETY: as for `set`.
+    let saved = unsafe {
+        (
+            (*gregs)[REG_RIP as usize],
+            (*gregs)[REG_RSP as usize],
+            (*gregs)[REG_RBP as usize],
+        )
+    };
     // A word of this thread's stack, if `at` is an aligned address in it.
     let word = |at: usize| -> Option<usize> {
         let in_stack = at >= low && at.checked_add(8)? <= high && at.is_multiple_of(8);
-        // SAFETY: an aligned address inside this thread's own stack.
-        in_stack.then(|| unsafe { *(at as *const usize) })
+        // SAFETY: an aligned word inside this thread's own stack, between its
+        // bounds as HotSpot has them: mapped, and only this thread writes it.
+        // Volatile: memory of other frames, read as the machine has it.
+        in_stack.then(|| unsafe { std::ptr::read_volatile(at as *const usize) })
     };
     let (sp, fp) = (saved.1 as usize, saved.2 as usize);
     // Two guesses at the caller, as (pc, sp, fp): no frame set up yet (or
@@ -184,9 +201,7 @@ unsafe fn retry_from_caller(
         if !super::hotspot::in_code_cache(ret) {
             continue;
         }
-        gregs[REG_RIP as usize] = ret as i64;
-        gregs[REG_RSP as usize] = new_sp as i64;
-        gregs[REG_RBP as usize] = new_fp as i64;
+        set(ret as i64, new_sp as i64, new_fp as i64);
         // SAFETY: one frame less, after the one kept for the synthetic top.
         let n = unsafe { walk(env, frames.add(1), max - 1, ucontext) };
         if n > 0 {
@@ -194,9 +209,7 @@ unsafe fn retry_from_caller(
             break;
         }
     }
-    gregs[REG_RIP as usize] = saved.0;
-    gregs[REG_RSP as usize] = saved.1;
-    gregs[REG_RBP as usize] = saved.2;
+    set(saved.0, saved.1, saved.2);
     if result.is_some() {
         // SAFETY: `frames` holds `max >= 2` entries.
         unsafe {
