@@ -9,9 +9,9 @@ use crate::sampler::Sampler;
 use crate::session::{DumpState, Session};
 use crate::threads::Threads;
 use crate::vm::sys::{Capability, JvmtiCapabilities, JvmtiExtensionFunction};
-use crate::vm::{jthread, Jni, Jvmti, JvmtiEvent};
+use crate::vm::{jthread, Jni, Jvmti, JvmtiEvent, VmHandle};
 use crate::{clock, control, entry, log, memory, snapshot};
-use jni_sys::{jclass, jobject, JavaVM};
+use jni_sys::{jclass, jobject};
 use parking_lot::Mutex;
 use std::sync::OnceLock;
 
@@ -29,7 +29,7 @@ pub struct Agent {
     /// Serialises snapshots and numbers them (`%n`).
     pub(crate) dumps: Mutex<DumpState>,
     /// The JavaVM, for environments made later (the memory mode's).
-    pub(crate) vm: usize,
+    pub(crate) vm: VmHandle,
     /// The memory mode's own JVMTI environment: its tags are its own, apart
     /// from the thread tags of `jvmti`.
     pub(crate) memory_env: OnceLock<Result<Jvmti, String>>,
@@ -46,7 +46,7 @@ pub fn get() -> Option<&'static Agent> {
 
 /// Agent_OnLoad: everything that can fail on a user's mistake fails here, with
 /// a message, so the JVM does not start with a profiler that ignores its options.
-pub fn on_load(vm: *mut JavaVM, options: Option<&str>) -> Result<(), String> {
+pub fn on_load(vm: VmHandle, options: Option<&str>) -> Result<(), String> {
     let options = Options::parse(options).map_err(|e| e.to_string())?;
     if options.command != Command::Start {
         return Err(format!(
@@ -81,7 +81,7 @@ pub fn on_load(vm: *mut JavaVM, options: Option<&str>) -> Result<(), String> {
 /// nothing of it is registered with the VM, so once this very call has
 /// created the agent (callbacks, threads) it reports success to the VM; the
 /// error still reaches the reply file and stderr.
-pub fn on_attach(vm: *mut JavaVM, options: Option<&str>) -> Result<(), String> {
+pub fn on_attach(vm: VmHandle, options: Option<&str>) -> Result<(), String> {
     let existed = AGENT.get().is_some();
     let parsed = Options::parse(options).map_err(|e| e.to_string());
     let reply_to = crate::options::reply_path(options);
@@ -108,7 +108,7 @@ pub fn attach_refused(lossy_options: &str, msg: &str) {
     }
 }
 
-fn attach_command(vm: *mut JavaVM, options: Options) -> Reply {
+fn attach_command(vm: VmHandle, options: Options) -> Reply {
     if options.help {
         eprint!("{}", Options::help_text());
     }
@@ -139,7 +139,7 @@ fn attach_command(vm: *mut JavaVM, options: Options) -> Reply {
 /// Creates the agent: JVMTI environment, capabilities, callbacks, events.
 /// `vthreads` (from the first start's options) decides virtual-thread support
 /// for the JVM's lifetime: its capability is requested here.
-fn create(vm: *mut JavaVM, options: &Options) -> Result<&'static Agent, String> {
+fn create(vm: VmHandle, options: &Options) -> Result<&'static Agent, String> {
     let (vthreads, instrument) = (options.vthreads, options.instruments());
     let jvmti = Jvmti::from_vm(vm)
         .map_err(|rc| format!("this JVM offers no JVMTI 1.2 environment (GetEnv returned {rc})"))?;
@@ -187,7 +187,7 @@ fn create(vm: *mut JavaVM, options: &Options) -> Result<&'static Agent, String> 
         wakeups,
         session: Mutex::new(None),
         dumps: Mutex::new(DumpState::default()),
-        vm: vm as usize,
+        vm,
         memory_env: OnceLock::new(),
     };
     if AGENT.set(agent).is_err() {
@@ -355,7 +355,7 @@ impl Agent {
     /// The memory mode's JVMTI environment, made on first use.
     pub fn memory_env(&self) -> Result<Jvmti, String> {
         self.memory_env
-            .get_or_init(|| memory::new_env(self.vm as *mut JavaVM))
+            .get_or_init(|| memory::new_env(self.vm))
             .clone()
     }
 

@@ -4,7 +4,7 @@
 use crate::agent;
 use crate::sampler::Sampler;
 use crate::vm::sys::{JvmtiEnv, JvmtiEventCallbacks};
-use crate::vm::{guard, install_panic_hook, jthread, Jni};
+use crate::vm::{guard, install_panic_hook, jthread, Jni, VmHandle};
 use jni_sys::{jclass, jint, jlong, jobject, JNIEnv, JavaVM, JNI_ERR, JNI_OK};
 use std::ffi::{c_char, c_void, CStr};
 use std::sync::Arc;
@@ -26,6 +26,8 @@ pub unsafe extern "C" fn Agent_OnLoad(
             return JNI_ERR;
         }
     };
+    // SAFETY: the JavaVM the JVM passed to Agent_OnLoad (the caller's promise).
+    let vm = unsafe { VmHandle::from_raw(vm) };
     guard("Agent_OnLoad", JNI_ERR, || {
         match agent::on_load(vm, opts.as_deref()) {
             Ok(()) => JNI_OK,
@@ -55,6 +57,8 @@ pub unsafe extern "C" fn Agent_OnAttach(
             return JNI_ERR;
         }
     };
+    // SAFETY: the JavaVM the JVM passed to Agent_OnAttach (the caller's promise).
+    let vm = unsafe { VmHandle::from_raw(vm) };
     guard("Agent_OnAttach", JNI_ERR, || {
         match agent::on_attach(vm, opts.as_deref()) {
             Ok(()) => JNI_OK,

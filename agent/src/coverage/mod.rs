@@ -30,7 +30,7 @@ mod section;
 pub use section::write_section;
 
 use crate::instrument::probe_class;
-use crate::vm::{JavaException, Jni};
+use crate::vm::{GlobalRef, JavaException, Jni};
 use jni_sys::{jclass, jint, jobject, JNIEnv};
 use parking_lot::Mutex;
 use profrj_bytecode::edit::Count;
@@ -103,10 +103,10 @@ struct State {
     /// By internal name; a class loaded again (another loader, retransform)
     /// keeps its entry and gains the ids it did not have.
     classes: HashMap<String, ClassLines>,
-    /// Global references to each method's counters, by id, once allocated.
-    arrays: Vec<Option<usize>>,
-    /// Global reference to the `long[][]` last published in `Probe.COV`.
-    published: Option<(usize, usize)>,
+    /// Each method's counters, a `long[]`, by id, once allocated.
+    arrays: Vec<Option<GlobalRef>>,
+    /// The `long[][]` last published in `Probe.COV`, and its length.
+    published: Option<(GlobalRef, usize)>,
 }
 
 static STATE: Mutex<Option<State>> = Mutex::new(None);
@@ -165,9 +165,9 @@ pub fn counts(jni: &Jni) -> Counts {
         .iter()
         .enumerate()
         .map(|(id, m)| {
-            let array = (*st.arrays.get(id)?)? as jobject;
+            let array = (*st.arrays.get(id)?)?;
             let mut out = vec![0i64; m.slots];
-            jni.long_array_region(array, &mut out).ok()?;
+            jni.long_array_region(array.as_raw(), &mut out).ok()?;
             Some(out)
         })
         .collect();
@@ -190,7 +190,7 @@ extern "system" fn counters_slow(env: *mut JNIEnv, probe: jclass, id: jint) -> j
     crate::vm::guard("coverage counters", std::ptr::null_mut(), || {
         let jni = Jni::from_raw(env);
         match array_for(&jni, probe, id as u32) {
-            Ok(a) => jni.new_local_ref(a),
+            Ok(a) => jni.new_local_ref(a.as_raw()),
             Err(e) => {
                 crate::log::error_once(
                     "coverage counters",
@@ -202,7 +202,7 @@ extern "system" fn counters_slow(env: *mut JNIEnv, probe: jclass, id: jint) -> j
     })
 }
 
-fn array_for(jni: &Jni, probe: jclass, id: u32) -> Result<jobject, JavaException> {
+fn array_for(jni: &Jni, probe: jclass, id: u32) -> Result<GlobalRef, JavaException> {
     let mut guard = STATE.lock();
     let st = guard
         .as_mut()
@@ -212,15 +212,16 @@ fn array_for(jni: &Jni, probe: jclass, id: u32) -> Result<jobject, JavaException
         None => return Err(JavaException(format!("unknown method id {id}"))),
     };
     if let Some(Some(a)) = st.arrays.get(id as usize) {
-        return Ok(*a as jobject);
+        return Ok(*a);
     }
     let local = jni.new_long_array(len)?;
     let global = jni.new_global_ref(local);
     jni.delete_local_ref(local);
+    let global = global.ok_or_else(|| JavaException("no room for a global reference".into()))?;
     if st.arrays.len() <= id as usize {
         st.arrays.resize(id as usize + 1, None);
     }
-    st.arrays[id as usize] = Some(global as usize);
+    st.arrays[id as usize] = Some(global);
     publish(jni, probe, st, id as usize)?;
     Ok(global)
 }
@@ -228,10 +229,10 @@ fn array_for(jni: &Jni, probe: jclass, id: u32) -> Result<jobject, JavaException
 /// Makes `Probe.COV[id]` the array of `id`, growing `COV` (a new, larger
 /// array holding every array made so far) when it is too short.
 fn publish(jni: &Jni, probe: jclass, st: &mut State, id: usize) -> Result<(), JavaException> {
-    let array = st.arrays[id].unwrap_or(0) as jobject;
+    let array = st.arrays[id].map_or(std::ptr::null_mut(), GlobalRef::as_raw);
     if let Some((published, capacity)) = st.published {
         if id < capacity {
-            return jni.set_object_array_element(published as jobject, id, array);
+            return jni.set_object_array_element(published.as_raw(), id, array);
         }
     }
     let capacity = (id + 1).max(st.published.map_or(0, |p| p.1) * 2).max(1024);
@@ -240,7 +241,7 @@ fn publish(jni: &Jni, probe: jclass, st: &mut State, id: usize) -> Result<(), Ja
         .arrays
         .iter()
         .enumerate()
-        .filter_map(|(i, a)| Some((i, (*a)? as jobject)));
+        .filter_map(|(i, a)| Some((i, (*a)?.as_raw())));
     let table = jni.new_object_array(element, capacity, items);
     jni.delete_local_ref(element);
     let table = table?;
@@ -248,8 +249,9 @@ fn publish(jni: &Jni, probe: jclass, st: &mut State, id: usize) -> Result<(), Ja
     jni.set_static_object_field(probe, name, sig, table)?;
     let global = jni.new_global_ref(table);
     jni.delete_local_ref(table);
+    let global = global.ok_or_else(|| JavaException("no room for a global reference".into()))?;
     // The table published before stays reachable from threads that read
     // it already; its global reference is dropped with the agent (never).
-    st.published = Some((global as usize, capacity));
+    st.published = Some((global, capacity));
     Ok(())
 }

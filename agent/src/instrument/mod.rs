@@ -11,7 +11,7 @@ pub mod scope;
 
 pub use rewrite::Modes;
 
-use crate::vm::{Jni, Jvmti, MAX_LOCAL_FRAME};
+use crate::vm::{GlobalRef, Jni, Jvmti, MAX_LOCAL_FRAME};
 use crate::{coverage, log, memory, profile};
 use jni_sys::{jclass, jobject};
 use parking_lot::Mutex;
@@ -27,8 +27,8 @@ pub struct Instrumenter {
     pub registry: Registry,
     /// Set once the probe class is defined: only then may code call it.
     ready: AtomicBool,
-    /// Global reference to the platform class loader (JDK classes), as usize.
-    platform_loader: OnceLock<usize>,
+    /// The platform class loader (JDK classes).
+    platform_loader: OnceLock<GlobalRef>,
     prepared: OnceLock<Result<(), String>>,
     pub classes: AtomicUsize,
     pub methods: AtomicUsize,
@@ -82,9 +82,9 @@ impl Instrumenter {
             "getPlatformClassLoader",
             "()Ljava/lang/ClassLoader;",
         ) {
-            let _ = self
-                .platform_loader
-                .set(jni.new_global_ref(loader) as usize);
+            if let Some(global) = jni.new_global_ref(loader) {
+                let _ = self.platform_loader.set(global);
+            }
         }
         Ok(())
     }
@@ -94,7 +94,7 @@ impl Instrumenter {
             || self
                 .platform_loader
                 .get()
-                .is_some_and(|&p| jni.is_same_object(loader, p as jobject))
+                .is_some_and(|p| jni.is_same_object(loader, p.as_raw()))
     }
 
     /// Is `class` (a local reference) one the scope selects? Never the

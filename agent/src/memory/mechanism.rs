@@ -6,7 +6,7 @@
 use crate::instrument::probe_class;
 use crate::options::Tracker;
 use crate::vm::sys::{Capability, JvmtiCapabilities, JvmtiEventCallbacks};
-use crate::vm::{Jni, Jvmti, JvmtiEvent};
+use crate::vm::{Jni, Jvmti, JvmtiEvent, VmHandle};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::OnceLock;
 
@@ -127,7 +127,7 @@ pub fn mechanism() -> Mechanism {
 /// A JVMTI environment of the memory mode's own, with the events its
 /// mechanism needs: the GC's start and finish for weak references;
 /// ObjectFree (and tags, which never meet the agent's thread tags) for tags.
-pub fn new_env(vm: *mut jni_sys::JavaVM) -> Result<Jvmti, String> {
+pub fn new_env(vm: VmHandle) -> Result<Jvmti, String> {
     let env = Jvmti::from_vm(vm).map_err(|rc| format!("no JVMTI environment for memory ({rc})"))?;
     let (needs, caps, callbacks, events) = match mechanism() {
         Mechanism::WeakRefs => (

@@ -20,23 +20,20 @@ pub fn open(cx: &Cx) -> Result<Box<dyn Mode>, String> {
     let agent = cx.agent;
     let source = match options.stacks {
         Stacks::Jvmti => StackSource::Jvmti { why: None },
-        Stacks::Async => {
-            let vm = agent.vm as *mut jni_sys::JavaVM;
-            match signal::setup(vm, agent.jvmti, cx.jni, options.depth) {
-                Ok(setup) => StackSource::Signal(setup),
-                Err(why) if options.event == Event::Wall => {
-                    log::warn(&format!(
-                        "sampling: stacks from JVMTI handshakes (safepoint-biased), because {why}"
-                    ));
-                    StackSource::Jvmti { why: Some(why) }
-                }
-                Err(why) => {
-                    return Err(format!(
-                        "sampling: event=cpu needs signal sampling, and {why}"
-                    ))
-                }
+        Stacks::Async => match signal::setup(agent.vm, agent.jvmti, cx.jni, options.depth) {
+            Ok(setup) => StackSource::Signal(setup),
+            Err(why) if options.event == Event::Wall => {
+                log::warn(&format!(
+                    "sampling: stacks from JVMTI handshakes (safepoint-biased), because {why}"
+                ));
+                StackSource::Jvmti { why: Some(why) }
             }
-        }
+            Err(why) => {
+                return Err(format!(
+                    "sampling: event=cpu needs signal sampling, and {why}"
+                ))
+            }
+        },
     };
     if options.event == Event::Cpu && matches!(source, StackSource::Jvmti { .. }) {
         return Err(

@@ -3,6 +3,7 @@
 //! signal handler, between safepoints. Everything here that the handler calls
 //! is async-signal-safe: no allocation, no lock, no JNI call, no panic path.
 
+use super::handles::VmHandle;
 use jni_sys::{jint, jmethodID, JNIEnv, JavaVM};
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
@@ -31,13 +32,14 @@ type AsyncGetCallTrace = unsafe extern "C" fn(*mut CallTrace, jint, *mut c_void)
 
 /// The function, once found (0 = not found yet or absent).
 static AGCT: AtomicUsize = AtomicUsize::new(0);
-/// The JavaVM, for the handler's GetEnv.
+/// The JavaVM, for the handler's GetEnv: null, or a [`VmHandle`]'s pointer
+/// (only `init` stores here). An atomic, since the handler reads it.
 static VM: AtomicPtr<JavaVM> = AtomicPtr::new(std::ptr::null_mut());
 
 /// Looks the function up in the loaded libjvm.so and remembers the VM. False
 /// on a JVM that does not export it (then stacks come from JVMTI).
-pub fn init(vm: *mut JavaVM) -> bool {
-    VM.store(vm, Ordering::Release);
+pub fn init(vm: VmHandle) -> bool {
+    VM.store(vm.as_raw(), Ordering::Release);
     if AGCT.load(Ordering::Acquire) != 0 {
         return true;
     }

@@ -17,15 +17,17 @@ use std::sync::OnceLock;
 
 /// What the tid look-up needs, found once.
 struct Layout {
-    eetop: usize,
+    /// `java.lang.Thread.eetop`, a `long`.
+    eetop: jfieldID,
     osthread: u64,
     thread_id: u64,
 }
 
-// SAFETY: `eetop` is a jfieldID kept as an address: field ids are valid in
-// every thread for the class's life (java.lang.Thread is never unloaded).
+// SAFETY: `eetop` is a field id, an opaque value the VM resolves: field ids
+// are valid in every thread for the class's life (java.lang.Thread is never
+// unloaded), and the agent never dereferences one.
 unsafe impl Send for Layout {}
-// SAFETY: as above; immutable.
+// SAFETY: as above; a Layout is never written after it is made.
 unsafe impl Sync for Layout {}
 
 static LAYOUT: OnceLock<Option<Layout>> = OnceLock::new();
@@ -34,7 +36,7 @@ static LAYOUT: OnceLock<Option<Layout>> = OnceLock::new();
 pub fn os_thread_id(jni: &Jni, thread: jthread) -> Option<i32> {
     let layout = LAYOUT.get_or_init(|| find_layout(jni)).as_ref()?;
     // SAFETY: `eetop` is java.lang.Thread's long field and `thread` a Thread.
-    let java_thread = unsafe { jni.long_field(thread, layout.eetop as jfieldID) } as u64;
+    let java_thread = unsafe { jni.long_field(thread, layout.eetop) } as u64;
     if java_thread == 0 {
         return None; // not started, or already ended
     }
@@ -54,7 +56,7 @@ fn find_layout(jni: &Jni) -> Option<Layout> {
     let osthread = struct_offset(&["Thread", "JavaThread"], "_osthread")?;
     let thread_id = struct_offset(&["OSThread"], "_thread_id")?;
     Some(Layout {
-        eetop: eetop.ok()? as usize,
+        eetop: eetop.ok()?,
         osthread,
         thread_id,
     })
@@ -188,7 +190,7 @@ pub fn learn_stack_bounds(jni: &Jni, current: jthread) -> bool {
         return false;
     };
     // SAFETY: `eetop` is java.lang.Thread's long field and `current` a Thread.
-    let java_thread = unsafe { jni.long_field(current, layout.eetop as jfieldID) } as usize;
+    let java_thread = unsafe { jni.long_field(current, layout.eetop) } as usize;
     let env = jni.env as usize;
     // The env lives inside the JavaThread, a few hundred bytes in.
     let Some(offset) = env

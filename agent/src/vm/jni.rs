@@ -1,6 +1,7 @@
 //! Safe wrapper over the few JNI functions the agent uses. A `Jni` is bound to
 //! the thread the VM handed it to and is deliberately neither `Send` nor `Sync`.
 
+use super::handles::{GlobalRef, VmHandle};
 use jni_sys::{jclass, jint, jmethodID, jobject, jvalue, JNIEnv};
 use std::ffi::CString;
 use std::marker::PhantomData;
@@ -22,19 +23,10 @@ pub struct JavaException(pub String);
 
 impl Jni {
     /// The JNIEnv of the current thread, which must be a Java thread (the
-    /// attach listener is one).
-    pub fn from_vm(vm: *mut jni_sys::JavaVM) -> Result<Self, jint> {
-        let mut env: *mut std::ffi::c_void = std::ptr::null_mut();
-        // SAFETY: `vm` is the JavaVM the VM passed to Agent_OnAttach; GetEnv
-        // writes this thread's JNIEnv into `env`.
-        let rc = match unsafe { (**vm).GetEnv } {
-            Some(get_env) => unsafe { get_env(vm, &mut env, jni_sys::JNI_VERSION_1_6) },
-            None => -1,
-        };
-        if rc != 0 || env.is_null() {
-            return Err(rc);
-        }
-        Ok(Self::from_raw(env.cast()))
+    /// attach listener is one); GetEnv's error code otherwise.
+    pub fn from_vm(vm: VmHandle) -> Result<Self, jint> {
+        let env = vm.get_env(jni_sys::JNI_VERSION_1_6)?;
+        Ok(Self::from_raw(env.as_ptr().cast()))
     }
 
     /// Wraps the JNIEnv the VM passed to a callback on this thread.
@@ -313,10 +305,14 @@ impl Jni {
         Ok(r)
     }
 
-    /// A global reference to `obj` (never freed: held for the VM's life).
-    pub fn new_global_ref(&self, obj: jobject) -> jobject {
+    /// A global reference to `obj`, kept for the VM's life; `None` for a
+    /// null `obj` or when the VM is out of memory.
+    pub fn new_global_ref(&self, obj: jobject) -> Option<GlobalRef> {
         // SAFETY: valid env; `obj` is a live reference or null.
-        unsafe { (jni_fn!(self, NewGlobalRef))(self.env, obj) }
+        let global = unsafe { (jni_fn!(self, NewGlobalRef))(self.env, obj) };
+        // SAFETY: a global reference NewGlobalRef just made, which nothing
+        // deletes (the agent keeps them all for the VM's life).
+        std::ptr::NonNull::new(global).map(|g| unsafe { GlobalRef::new(g) })
     }
 
     pub fn is_same_object(&self, a: jobject, b: jobject) -> bool {

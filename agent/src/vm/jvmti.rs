@@ -2,8 +2,9 @@
 //! goes through a method here; the rest of the agent never sees a raw pointer
 //! except as an opaque handle (`jthread`, `jmethodID`).
 
+use super::handles::VmHandle;
 use super::sys::*;
-use jni_sys::{jclass, jint, jlong, jmethodID, jobject, JNIEnv, JavaVM};
+use jni_sys::{jclass, jint, jlong, jmethodID, jobject, JNIEnv};
 use std::ffi::{c_char, c_void, CStr};
 use std::fmt;
 
@@ -83,19 +84,12 @@ pub struct ThreadInfo {
 }
 
 impl Jvmti {
-    /// Gets a JVMTI 1.2 environment from the VM.
-    pub fn from_vm(vm: *mut JavaVM) -> std::result::Result<Self, jint> {
-        let mut env: *mut c_void = std::ptr::null_mut();
-        // SAFETY: `vm` is the JavaVM pointer the VM passed to Agent_OnLoad/OnAttach.
-        let rc = match unsafe { (**vm).GetEnv } {
-            // SAFETY: as above; GetEnv writes the environment pointer into `env`.
-            Some(get_env) => unsafe { get_env(vm, &mut env, JVMTI_VERSION_1_2) },
-            None => -1,
-        };
-        if rc != 0 || env.is_null() {
-            return Err(rc);
-        }
-        Ok(Self { env: env.cast() })
+    /// Gets a new JVMTI 1.2 environment from the VM (each call makes one).
+    pub fn from_vm(vm: VmHandle) -> std::result::Result<Self, jint> {
+        let env = vm.get_env(JVMTI_VERSION_1_2)?;
+        Ok(Self {
+            env: env.as_ptr().cast(),
+        })
     }
 
     /// Copies a VM-allocated C string and deallocates it.

@@ -3,6 +3,7 @@
 
 pub mod async_trace;
 mod guard;
+mod handles;
 pub mod hotspot;
 mod jni;
 mod jni_table;
@@ -11,6 +12,7 @@ pub mod sys;
 mod weak_handle;
 
 pub use guard::{guard, install_panic_hook};
+pub use handles::{GlobalRef, VmHandle};
 pub use jni::{JavaException, Jni, MAX_LOCAL_FRAME};
 pub use jni_table::intercept_allocations;
 pub use jvmti::Jvmti;

@@ -16,7 +16,7 @@ const PREFETCH: usize = 16;
 /// event, or under the lock the next GC's start waits on. Threads keep
 /// appending meanwhile; what they add was made after the last GC, so the
 /// scan may look at it or not.
-pub(super) fn scan_logs() -> (usize, Vec<usize>) {
+pub(super) fn scan_logs() -> (usize, Vec<WeakHandle>) {
     let mut found = Found::default();
     let mut emptied = Vec::new();
     let (mut full, threads) = {
@@ -66,7 +66,7 @@ fn prefetch(records: &[Record], i: usize) {
 #[derive(Default)]
 struct Found {
     frees: Frees,
-    dead: Vec<usize>,
+    dead: Vec<WeakHandle>,
 }
 
 impl Found {
@@ -82,7 +82,7 @@ impl Found {
             return false;
         }
         self.frees.add(r.counter.load(Relaxed));
-        self.dead.push(h.to_bits());
+        self.dead.push(h);
         true
     }
 }
