@@ -194,8 +194,9 @@ fn create(vm: VmHandle, options: &Options) -> Result<&'static Agent, String> {
         return Err("the agent is already loaded in this JVM".into());
     }
     let agent = AGENT.get().expect("just set");
-    jvmti
-        .set_event_callbacks(&entry::callbacks())
+    // SAFETY: entry::callbacks() holds entry's event functions only, each
+    // written for its event's call, and leaves the untyped slots null.
+    unsafe { jvmti.set_event_callbacks(&entry::callbacks()) }
         .map_err(|e| format!("SetEventCallbacks: {}", jvmti.error_name(e)))?;
     for ev in [
         JvmtiEvent::VM_INIT,
@@ -269,6 +270,7 @@ fn own_library_path() -> String {
     // SAFETY: all-zero Dl_info is valid; dladdr fills it for an address inside
     // a loaded object (this function's own code).
     let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    // SAFETY: any address may be asked about; dladdr only writes `info`.
     let found =
         unsafe { libc::dladdr(own_library_path as *const std::ffi::c_void, &mut info) } != 0;
     if !found || info.dli_fname.is_null() {
@@ -324,13 +326,17 @@ impl Agent {
     }
 
     fn start_control_thread(&self, jni: &Jni) -> Result<(), String> {
-        crate::vm::start_agent_thread(
-            self.jvmti,
-            jni,
-            "profrj control",
-            entry::control_thread,
-            std::ptr::null(),
-        )
+        // SAFETY: control_thread is an agent thread's start function that
+        // does not read its argument.
+        unsafe {
+            crate::vm::start_agent_thread(
+                self.jvmti,
+                jni,
+                "profrj control",
+                entry::control_thread,
+                std::ptr::null(),
+            )
+        }
         .map_err(|e| format!("cannot start the profrj control thread: {e}"))
     }
 
@@ -365,13 +371,17 @@ impl Agent {
         static STARTED: OnceLock<Result<(), String>> = OnceLock::new();
         STARTED
             .get_or_init(|| {
-                crate::vm::start_agent_thread(
-                    self.jvmti,
-                    jni,
-                    "profrj memory",
-                    entry::memory_thread,
-                    std::ptr::null(),
-                )
+                // SAFETY: memory_thread is an agent thread's start function
+                // that does not read its argument.
+                unsafe {
+                    crate::vm::start_agent_thread(
+                        self.jvmti,
+                        jni,
+                        "profrj memory",
+                        entry::memory_thread,
+                        std::ptr::null(),
+                    )
+                }
             })
             .clone()
             .map_err(|e| format!("memory: cannot start its agent thread: {e}"))

@@ -167,7 +167,8 @@ pub fn counts(jni: &Jni) -> Counts {
         .map(|(id, m)| {
             let array = (*st.arrays.get(id)?)?;
             let mut out = vec![0i64; m.slots];
-            jni.long_array_region(array.as_raw(), &mut out).ok()?;
+            // SAFETY: `arrays` holds only long[]s (`array_for`).
+            unsafe { jni.long_array_region(array.as_raw(), &mut out) }.ok()?;
             Some(out)
         })
         .collect();
@@ -186,10 +187,17 @@ pub fn counts(jni: &Jni) -> Counts {
 
 /// `Probe.covSlow(int)`: the counter array of method `id`, made on first
 /// use and published in `Probe.COV` so later calls find it in Java.
-extern "system" fn counters_slow(env: *mut JNIEnv, probe: jclass, id: jint) -> jobject {
-    crate::vm::guard("coverage counters", std::ptr::null_mut(), || {
-        let jni = Jni::from_raw(env);
-        match array_for(&jni, probe, id as u32) {
+///
+/// # Safety
+/// Only the VM calls this, as the native `Probe.covSlow(int)`: `env` is
+/// the calling thread's JNIEnv and `probe` the probe class.
+unsafe extern "system" fn counters_slow(env: *mut JNIEnv, probe: jclass, id: jint) -> jobject {
+    // SAFETY: the JNIEnv the VM passed to this native, on this thread.
+    let jni = unsafe { Jni::from_raw(env) };
+    crate::vm::guard(
+        "coverage counters",
+        std::ptr::null_mut(),
+        || match array_for(&jni, probe, id as u32) {
             Ok(a) => jni.new_local_ref(a.as_raw()),
             Err(e) => {
                 crate::log::error_once(
@@ -198,8 +206,8 @@ extern "system" fn counters_slow(env: *mut JNIEnv, probe: jclass, id: jint) -> j
                 );
                 std::ptr::null_mut()
             }
-        }
-    })
+        },
+    )
 }
 
 fn array_for(jni: &Jni, probe: jclass, id: u32) -> Result<GlobalRef, JavaException> {
@@ -232,7 +240,8 @@ fn publish(jni: &Jni, probe: jclass, st: &mut State, id: usize) -> Result<(), Ja
     let array = st.arrays[id].map_or(std::ptr::null_mut(), GlobalRef::as_raw);
     if let Some((published, capacity)) = st.published {
         if id < capacity {
-            return jni.set_object_array_element(published.as_raw(), id, array);
+            // SAFETY: `published` is an object array, a long[][] (made below).
+            return unsafe { jni.set_object_array_element(published.as_raw(), id, array) };
         }
     }
     let capacity = (id + 1).max(st.published.map_or(0, |p| p.1) * 2).max(1024);
@@ -246,7 +255,9 @@ fn publish(jni: &Jni, probe: jclass, st: &mut State, id: usize) -> Result<(), Ja
     jni.delete_local_ref(element);
     let table = table?;
     let (name, sig) = probe_class::COUNTERS_FIELD;
-    jni.set_static_object_field(probe, name, sig, table)?;
+    // SAFETY: `table` is an array of `[J` (new_object_array above), i.e. a
+    // `long[][]`, the field's type `[[J` (probe_class::COUNTERS_FIELD).
+    unsafe { jni.set_static_object_field(probe, name, sig, table) }?;
     let global = jni.new_global_ref(table);
     jni.delete_local_ref(table);
     let global = global.ok_or_else(|| JavaException("no room for a global reference".into()))?;

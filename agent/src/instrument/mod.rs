@@ -62,7 +62,10 @@ impl Instrumenter {
         let mut natives = profile::natives().to_vec();
         natives.extend(coverage::natives());
         natives.extend(memory::natives());
-        jni.register_natives(class, &natives)
+        // SAFETY: each mode's natives() pairs a probe method of the probe
+        // class with an extern "system" function of the parameters its
+        // descriptor gives (JNIEnv, the class, the arguments).
+        unsafe { jni.register_natives(class, &natives) }
             .map_err(|e| format!("cannot bind the probe natives: {}", e.0))?;
         // Classes of named modules (the JDK's, with include=) must read the
         // boot loader's unnamed module, where the probe class lives.

@@ -61,7 +61,9 @@ pub fn choose(jni: &Jni, tracker: Tracker) -> Result<Mechanism, String> {
         )),
         Ok(_) => {
             let probe = jni.find_class(probe_class::CLASS).map_err(|e| e.0)?;
-            let works = crate::vm::weak_handles_work(jni, probe);
+            // SAFETY: every collector has a HotSpot collector's name
+            // (PAUSE_CLEARING, checked above), so this VM is HotSpot.
+            let works = unsafe { crate::vm::weak_handles_work(jni, probe) };
             jni.delete_local_ref(probe);
             (!works).then(|| "this JVM's weak references are not HotSpot's".to_owned())
         }
@@ -157,7 +159,9 @@ pub fn new_env(vm: VmHandle) -> Result<Jvmti, String> {
     };
     env.add_capabilities(&caps)
         .map_err(|e| format!("memory needs {needs}: {}", env.error_name(e)))?;
-    env.set_event_callbacks(&callbacks)
+    // SAFETY: `callbacks` holds entry's GC or ObjectFree functions only, each
+    // written for its event's call, and leaves the untyped slots null.
+    unsafe { env.set_event_callbacks(&callbacks) }
         .map_err(|e| format!("SetEventCallbacks: {}", env.error_name(e)))?;
     for &event in events {
         env.set_event_enabled(event, true)

@@ -221,7 +221,9 @@ extern "system" fn alloc(env: *mut JNIEnv, _class: jclass, object: jobject, ty: 
         return;
     }
     crate::vm::guard("memory probe", (), || {
-        track(&Jni::from_raw(env), object, ty as u32)
+        // SAFETY: the VM calls this native (only RegisterNatives knows it)
+        // with the calling thread's JNIEnv.
+        track(&unsafe { Jni::from_raw(env) }, object, ty as u32)
     })
 }
 

@@ -1,11 +1,11 @@
 //! `sampling` as a [`Mode`]: the session's sampler and its thread.
 
 use super::{signal, Config, Event, Sampler, StackSource};
+use crate::log;
 use crate::modes::{Cx, Mode, Section};
 use crate::options::Stacks;
 use crate::snapshot::XmlWriter;
 use crate::threads::ThreadRecord;
-use crate::{entry, log};
 use std::io;
 use std::sync::Arc;
 
@@ -57,12 +57,8 @@ impl Mode for Sampling {
     }
 
     fn start(&self, cx: &Cx) -> Result<(), String> {
-        self.sampler.start(
-            cx.agent.jvmti,
-            cx.jni,
-            self.sampler.clone(),
-            entry::sampler_thread,
-        )
+        self.sampler
+            .start(cx.agent.jvmti, cx.jni, self.sampler.clone())
     }
 
     fn stop(&self) {

@@ -49,11 +49,12 @@ pub fn init(vm: VmHandle) -> bool {
     let mut f = unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) };
     if f.is_null() {
         // An embedding that loaded libjvm.so locally: open that copy by name.
-        // SAFETY: RTLD_NOLOAD only returns a handle to an object already loaded.
+        // SAFETY: a NUL-terminated name; RTLD_NOLOAD only returns a handle to
+        // an object already loaded, so no library code (constructors) runs.
         let lib =
             unsafe { libc::dlopen(c"libjvm.so".as_ptr(), libc::RTLD_LAZY | libc::RTLD_NOLOAD) };
         if !lib.is_null() {
-            // SAFETY: a valid handle and a NUL-terminated name.
+            // SAFETY: a handle dlopen just gave and a NUL-terminated name.
             f = unsafe { libc::dlsym(lib, name.as_ptr()) };
         }
     }
@@ -62,27 +63,18 @@ pub fn init(vm: VmHandle) -> bool {
 }
 
 /// The current thread's JNIEnv, or null for a thread that is not a Java
-/// thread. Signal-safe: HotSpot's GetEnv reads a thread-local and allocates nothing.
-///
-/// # Safety
-/// May be called from a signal handler; [`init`] must have stored a live VM.
-pub unsafe fn current_env() -> *mut JNIEnv {
+/// thread or before [`init`]. Async-signal-safe: HotSpot's GetEnv reads a
+/// thread-local and allocates nothing.
+pub fn current_env() -> *mut JNIEnv {
     let vm = VM.load(Ordering::Acquire);
     if vm.is_null() {
         return std::ptr::null_mut();
     }
-    let mut env: *mut c_void = std::ptr::null_mut();
-    // SAFETY: `vm` is the process's JavaVM; its invoke table lives as long as the VM.
-    let rc = match unsafe { (**vm).GetEnv } {
-        // SAFETY: as above; GetEnv writes at most one pointer into `env`.
-        Some(get_env) => unsafe { get_env(vm, &mut env, jni_sys::JNI_VERSION_1_6) },
-        None => -1,
-    };
-    if rc == 0 {
-        env.cast()
-    } else {
-        std::ptr::null_mut()
-    }
+    // SAFETY: only `init` stores into VM, a VmHandle's pointer: the process's
+    // JavaVM.
+    let vm = unsafe { VmHandle::from_raw(vm) };
+    vm.get_env(jni_sys::JNI_VERSION_1_6)
+        .map_or(std::ptr::null_mut(), |env| env.as_ptr().cast())
 }
 
 /// Walks the interrupted thread's stack into `frames` (top first, at most
@@ -90,7 +82,8 @@ pub unsafe fn current_env() -> *mut JNIEnv {
 ///
 /// # Safety
 /// Only from a signal handler running on the thread whose `env` this is, with
-/// `ucontext` the handler's third argument; `frames` must hold `max` entries.
+/// `ucontext` the handler's third argument (or null); `frames` must be
+/// writable for `max` entries.
 pub unsafe fn walk(
     env: *mut JNIEnv,
     frames: *mut CallFrame,
@@ -106,8 +99,9 @@ pub unsafe fn walk(
         num_frames: 0,
         frames,
     };
-    // SAFETY: `f` is AsyncGetCallTrace's address (dlsym), whose C signature this is;
-    // the caller guarantees the rest.
+    // SAFETY: `f` is AsyncGetCallTrace's address (`init`: dlsym), whose C
+    // signature this is; `trace` is a live CallTrace naming the caller's env
+    // and frames, and the caller guarantees thread, context and room.
     unsafe {
         let agct: AsyncGetCallTrace = std::mem::transmute(f);
         agct(&mut trace, max, ucontext);
@@ -137,15 +131,22 @@ pub unsafe fn walk_recovering(
     max: jint,
     ucontext: *mut c_void,
 ) -> jint {
-    // SAFETY: as the caller guarantees.
+    // SAFETY: the caller's promise is `walk`'s.
     let code = unsafe { walk(env, frames, max, ucontext) };
     if (code != UNKNOWN_JAVA && code != NOT_WALKABLE_JAVA) || max < 2 || ucontext.is_null() {
         return code;
     }
-    // SAFETY: as the caller guarantees.
+    // SAFETY: the caller's promise, and `max >= 2`, `ucontext` non-null
+    // (checked above).
     unsafe { retry_from_caller(env, frames, max, ucontext, code) }.unwrap_or(code)
 }
 
+/// The retry of [`walk_recovering`]: `walk` again from the caller's frame,
+/// with the context's registers moved there and then restored.
+///
+/// # Safety
+/// As [`walk`], with `max >= 2` and `ucontext` the handler's non-null
+/// `ucontext_t`.
 #[cfg(target_arch = "x86_64")]
 unsafe fn retry_from_caller(
     env: *mut JNIEnv,
@@ -155,7 +156,7 @@ unsafe fn retry_from_caller(
     code: jint,
 ) -> Option<jint> {
     use libc::{REG_RBP, REG_RIP, REG_RSP};
-    // SAFETY: the caller's own env.
+    // SAFETY: `env` is the calling thread's own JNIEnv (the caller's promise).
     let (low, high) = unsafe { super::hotspot::stack_bounds(env) }?;
     let uc = ucontext as *mut libc::ucontext_t;
     // The registers stay behind a raw pointer, not a `&mut`: AsyncGetCallTrace
@@ -204,7 +205,8 @@ unsafe fn retry_from_caller(
             continue;
         }
         set(ret as i64, new_sp as i64, new_fp as i64);
-        // SAFETY: one frame less, after the one kept for the synthetic top.
+        // SAFETY: `walk`'s promise holds as for the first walk; `frames + 1`
+        // is writable for `max - 1` entries (`max >= 2`).
         let n = unsafe { walk(env, frames.add(1), max - 1, ucontext) };
         if n > 0 {
             result = Some(n + 1);
@@ -213,7 +215,7 @@ unsafe fn retry_from_caller(
     }
     set(saved.0, saved.1, saved.2);
     if result.is_some() {
-        // SAFETY: `frames` holds `max >= 2` entries.
+        // SAFETY: `frames` is writable for `max >= 2` entries.
         unsafe {
             *frames = CallFrame {
                 bci: code,
@@ -224,6 +226,10 @@ unsafe fn retry_from_caller(
     result
 }
 
+/// No retry on other architectures.
+///
+/// # Safety
+/// None needed; `unsafe` only to match the x86-64 version.
 #[cfg(not(target_arch = "x86_64"))]
 unsafe fn retry_from_caller(
     _env: *mut JNIEnv,

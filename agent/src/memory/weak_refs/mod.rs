@@ -118,7 +118,10 @@ pub fn run_agent_thread(jni: &Jni) {
         count_frees(false);
         let dead = std::mem::take(&mut *DEAD.lock());
         for h in dead {
-            h.delete(jni);
+            // SAFETY: `track_on` made it with `new`; the scan moved it from
+            // its record (dropped) to DEAD, once, and took it out of DEAD just
+            // now: this is its only copy, deleted once.
+            unsafe { h.delete(jni) };
         }
     }
 }

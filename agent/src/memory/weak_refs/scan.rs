@@ -76,8 +76,11 @@ impl Found {
         let Some(h) = WeakHandle::from_bits(r.handle.load(Relaxed)) else {
             return false;
         };
-        // SAFETY: handles are deleted only after their record is dropped, and
-        // `scan_logs` runs where no GC can clear references under it.
+        // SAFETY: records hold only handles `new` made (`memory::track_on`),
+        // on HotSpot (the weak-reference mechanism is chosen only there,
+        // after `self_test`); a handle is deleted only after its record is
+        // dropped (`DEAD`), and `scan_logs` runs where no GC can clear
+        // references under it.
         if !unsafe { h.is_cleared() } {
             return false;
         }

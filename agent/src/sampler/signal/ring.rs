@@ -70,7 +70,8 @@ impl Ring {
             .checked_mul(stride)
             .and_then(|f| f.checked_mul(std::mem::size_of::<CallFrame>()))
             .ok_or("sample ring too large")?;
-        // SAFETY: an anonymous private mapping; the kernel commits pages only
+        // SAFETY: a new anonymous private mapping, at an address the kernel
+        // picks (no existing memory is touched). The kernel commits pages only
         // when touched, so deep `depth` settings cost address space, not memory.
         let p = unsafe {
             libc::mmap(
@@ -122,7 +123,7 @@ impl Ring {
         let start = self.cursor.fetch_add(1, Ordering::Relaxed);
         for k in 0..n {
             let i = start.wrapping_add(k) & (n - 1);
-            // SAFETY: `i < n` by the mask.
+            // SAFETY: `n` is a power of two (`leak`), so `i = .. & (n - 1) < n`.
             let slot = unsafe { self.slots.get_unchecked(i) };
             if slot
                 .state
@@ -131,7 +132,8 @@ impl Ring {
             {
                 continue;
             }
-            // SAFETY: slot `i` owns frames [i*stride, (i+1)*stride) of the mapping.
+            // SAFETY: the mapping holds `n * stride` frames (`leak`) and `i < n`,
+            // so the offset stays inside it; slot `i`'s frames start there.
             let frames = unsafe { self.frames.add(i * self.stride) };
             let (code, cpu_ns) = walk(frames, self.stride);
             slot.cpu_ns.store(cpu_ns, Ordering::Relaxed);
