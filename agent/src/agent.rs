@@ -10,9 +10,9 @@ use crate::sampler::Sampler;
 use crate::session::{DumpState, Session};
 use crate::threads::Threads;
 use crate::vm::sys::{Capability, JvmtiEventCallbacks, JvmtiExtensionFunction};
-use crate::vm::{jthread, AgentThreadEntry, Capabilities, Jni, Jvmti, JvmtiEvent};
+use crate::vm::{jthread, AgentThreadEntry, Capabilities, Jni, Jvmti, JvmtiEvent, VmHandle};
 use crate::{clock, control, log, memory, snapshot};
-use jni_sys::{jclass, JavaVM};
+use jni_sys::jclass;
 use parking_lot::Mutex;
 use std::sync::OnceLock;
 
@@ -30,7 +30,7 @@ pub struct Agent {
     /// Serialises snapshots and numbers them (`%n`).
     pub(crate) dumps: Mutex<DumpState>,
     /// The JavaVM, for environments made later (the memory mode's).
-    pub(crate) vm: usize,
+    pub(crate) vm: VmHandle,
     /// The FFI edge's functions the modes hand to the VM.
     pub(crate) entry_points: EntryPoints,
     control_thread: AgentThreadEntry,
@@ -43,7 +43,10 @@ pub struct Agent {
 /// What the FFI edge (`entry`) gives the agent it creates: the VM's event
 /// callbacks and the functions the agent and its modes hand to the VM.
 pub struct Edge {
+    /// Every event function of the agent's environment, each written for
+    /// its event's call; the untyped slots null.
     pub callbacks: fn() -> JvmtiEventCallbacks,
+    /// The control thread's body; it does not read its argument.
     pub control_thread: AgentThreadEntry,
     pub modes: EntryPoints,
 }
@@ -67,7 +70,7 @@ pub fn host() -> Option<Host<'static>> {
 
 /// Agent_OnLoad: everything that can fail on a user's mistake fails here, with
 /// a message, so the JVM does not start with a profiler that ignores its options.
-pub fn on_load(vm: *mut JavaVM, options: Option<&str>, edge: &Edge) -> Result<(), String> {
+pub fn on_load(vm: VmHandle, options: Option<&str>, edge: &Edge) -> Result<(), String> {
     let options = Options::parse(options).map_err(|e| e.to_string())?;
     if options.command != Command::Start {
         return Err(format!(
@@ -102,7 +105,7 @@ pub fn on_load(vm: *mut JavaVM, options: Option<&str>, edge: &Edge) -> Result<()
 /// nothing of it is registered with the VM, so once this very call has
 /// created the agent (callbacks, threads) it reports success to the VM; the
 /// error still reaches the reply file and stderr.
-pub fn on_attach(vm: *mut JavaVM, options: Option<&str>, edge: &Edge) -> Result<(), String> {
+pub fn on_attach(vm: VmHandle, options: Option<&str>, edge: &Edge) -> Result<(), String> {
     let existed = AGENT.get().is_some();
     let parsed = Options::parse(options).map_err(|e| e.to_string());
     let reply_to = crate::options::reply_path(options);
@@ -129,7 +132,7 @@ pub fn attach_refused(lossy_options: &str, msg: &str) {
     }
 }
 
-fn attach_command(vm: *mut JavaVM, options: Options, edge: &Edge) -> Reply {
+fn attach_command(vm: VmHandle, options: Options, edge: &Edge) -> Reply {
     if options.help {
         eprint!("{}", Options::help_text());
     }
@@ -160,7 +163,7 @@ fn attach_command(vm: *mut JavaVM, options: Options, edge: &Edge) -> Reply {
 /// Creates the agent: JVMTI environment, capabilities, callbacks, events.
 /// `vthreads` (from the first start's options) decides virtual-thread support
 /// for the JVM's lifetime: its capability is requested here.
-fn create(vm: *mut JavaVM, options: &Options, edge: &Edge) -> Result<&'static Agent, String> {
+fn create(vm: VmHandle, options: &Options, edge: &Edge) -> Result<&'static Agent, String> {
     let vthreads = options.vthreads;
     let jvmti = Jvmti::from_vm(vm)
         .map_err(|rc| format!("this JVM offers no JVMTI 1.2 environment (GetEnv returned {rc})"))?;
@@ -197,7 +200,7 @@ fn create(vm: *mut JavaVM, options: &Options, edge: &Edge) -> Result<&'static Ag
         wakeups,
         session: Mutex::new(None),
         dumps: Mutex::new(DumpState::default()),
-        vm: vm as usize,
+        vm,
         entry_points: edge.modes,
         control_thread: edge.control_thread,
         memory: memory::Lifetime::default(),
@@ -207,8 +210,9 @@ fn create(vm: *mut JavaVM, options: &Options, edge: &Edge) -> Result<&'static Ag
         return Err("the agent is already loaded in this JVM".into());
     }
     let agent = AGENT.get().expect("just set");
-    jvmti
-        .set_event_callbacks(&(edge.callbacks)())
+    // SAFETY: `edge.callbacks` is entry's: its event functions only, each
+    // written for its event's call, the untyped slots null (Edge's promise).
+    unsafe { jvmti.set_event_callbacks(&(edge.callbacks)()) }
         .map_err(|e| format!("SetEventCallbacks: {}", jvmti.error_name(e)))?;
     for ev in [
         JvmtiEvent::VM_INIT,
@@ -229,7 +233,7 @@ impl Agent {
     pub fn host(&self) -> Host<'_> {
         Host {
             jvmti: self.jvmti,
-            vm: self.vm as *mut JavaVM,
+            vm: self.vm,
             threads: &self.threads,
             instrumenter: &self.instrumenter,
             entry_points: &self.entry_points,
@@ -279,6 +283,7 @@ fn own_library_path() -> String {
     // SAFETY: all-zero Dl_info is valid; dladdr fills it for an address inside
     // a loaded object (this function's own code).
     let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    // SAFETY: any address may be asked about; dladdr only writes `info`.
     let found =
         unsafe { libc::dladdr(own_library_path as *const std::ffi::c_void, &mut info) } != 0;
     if !found || info.dli_fname.is_null() {
@@ -334,13 +339,17 @@ impl Agent {
     }
 
     fn start_control_thread(&self, jni: &Jni) -> Result<(), String> {
-        crate::vm::start_agent_thread(
-            self.jvmti,
-            jni,
-            "profrj control",
-            self.control_thread,
-            std::ptr::null(),
-        )
+        // SAFETY: the control thread's body does not read its argument
+        // (Edge's promise).
+        unsafe {
+            crate::vm::start_agent_thread(
+                self.jvmti,
+                jni,
+                "profrj control",
+                self.control_thread,
+                std::ptr::null(),
+            )
+        }
         .map_err(|e| format!("cannot start the profrj control thread: {e}"))
     }
 

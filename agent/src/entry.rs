@@ -1,11 +1,15 @@
 //! Every function the VM calls. Each is a thin shell: rebuild the safe handles,
 //! run the real work inside `guard` (no panic may cross into the JVM).
+//!
+//! A function that reads a pointer the VM passes is an `unsafe extern fn`
+//! whose `# Safety` says which call of the VM it is written for; what the
+//! VM guarantees for that call is what makes its handles sound.
 
 use crate::agent::{self, Edge};
 use crate::modes::EntryPoints;
 use crate::sampler::Sampler;
 use crate::vm::sys::{JvmtiEnv, JvmtiEventCallbacks};
-use crate::vm::{guard, install_panic_hook, jthread, Jni};
+use crate::vm::{guard, install_panic_hook, jthread, Jni, VmHandle};
 use jni_sys::{jclass, jint, jlong, jobject, JNIEnv, JavaVM, JNI_ERR, JNI_OK};
 use std::ffi::{c_char, c_void, CStr};
 use std::sync::Arc;
@@ -27,6 +31,8 @@ pub unsafe extern "C" fn Agent_OnLoad(
             return JNI_ERR;
         }
     };
+    // SAFETY: the JavaVM the JVM passed to Agent_OnLoad (the caller's promise).
+    let vm = unsafe { VmHandle::from_raw(vm) };
     guard("Agent_OnLoad", JNI_ERR, || {
         match agent::on_load(vm, opts.as_deref(), &EDGE) {
             Ok(()) => JNI_OK,
@@ -48,7 +54,7 @@ pub unsafe extern "C" fn Agent_OnAttach(
     _reserved: *mut c_void,
 ) -> jint {
     install_panic_hook();
-    // SAFETY: as for Agent_OnLoad.
+    // SAFETY: the JVM passes a NUL-terminated string (or null) that outlives this call.
     let opts = match unsafe { option_string(options) } {
         Ok(o) => o,
         Err((lossy, msg)) => {
@@ -56,6 +62,8 @@ pub unsafe extern "C" fn Agent_OnAttach(
             return JNI_ERR;
         }
     };
+    // SAFETY: the JavaVM the JVM passed to Agent_OnAttach (the caller's promise).
+    let vm = unsafe { VmHandle::from_raw(vm) };
     guard("Agent_OnAttach", JNI_ERR, || {
         match agent::on_attach(vm, opts.as_deref(), &EDGE) {
             Ok(()) => JNI_OK,
@@ -75,7 +83,8 @@ unsafe fn option_string(p: *const c_char) -> Result<Option<String>, (String, Str
     if p.is_null() {
         return Ok(None);
     }
-    // SAFETY: guaranteed by the caller.
+    // SAFETY: non-null (checked above), NUL-terminated and alive for the
+    // call (the caller's promise).
     let c = unsafe { CStr::from_ptr(p) };
     match c.to_str() {
         Ok(s) => Ok(Some(s.to_owned())),
@@ -97,15 +106,15 @@ unsafe fn class_name(p: *const c_char) -> Option<String> {
     if p.is_null() {
         None
     } else {
-        // SAFETY: guaranteed by the caller.
+        // SAFETY: non-null (checked above), NUL-terminated and alive for the
+        // call (the caller's promise).
         Some(unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
     }
 }
 
-/// # Safety
-/// Called by the JVM as the library is unloaded.
+/// Called by the JVM as the library is unloaded; reads nothing.
 #[no_mangle]
-pub unsafe extern "C" fn Agent_OnUnload(_vm: *mut JavaVM) {}
+pub extern "C" fn Agent_OnUnload(_vm: *mut JavaVM) {}
 
 /// What the agent hands to the VM: these functions, each a thin shell.
 const EDGE: Edge = Edge {
@@ -138,40 +147,69 @@ fn callbacks() -> JvmtiEventCallbacks {
     }
 }
 
+/// The VMInit event.
+///
+/// # Safety
+/// Only the VM calls this, as VMInit's callback: `jni` is the calling
+/// thread's JNIEnv and `thread` a local reference in it.
 unsafe extern "C" fn vm_init(_jvmti: *mut JvmtiEnv, jni: *mut JNIEnv, thread: jthread) {
+    // SAFETY: the JNIEnv the VM passed to this callback, on this thread.
+    let jni = unsafe { Jni::from_raw(jni) };
     guard("VMInit", (), || {
         if let Some(a) = agent::get() {
-            a.on_vm_init(&Jni::from_raw(jni), thread)
+            a.on_vm_init(&jni, thread)
         }
     })
 }
 
+/// The VMDeath event.
+///
+/// # Safety
+/// Only the VM calls this, as VMDeath's callback: `jni` is the calling
+/// thread's JNIEnv.
 unsafe extern "C" fn vm_death(_jvmti: *mut JvmtiEnv, jni: *mut JNIEnv) {
+    // SAFETY: the JNIEnv the VM passed to this callback, on this thread.
+    let jni = unsafe { Jni::from_raw(jni) };
     guard("VMDeath", (), || {
         if let Some(a) = agent::get() {
-            a.on_vm_death(&Jni::from_raw(jni))
+            a.on_vm_death(&jni)
         }
     })
 }
 
+/// The ThreadStart event.
+///
+/// # Safety
+/// Only the VM calls this, as ThreadStart's callback, on the new thread:
+/// `jni` is its JNIEnv and `thread` a local reference in it.
 unsafe extern "C" fn thread_start(_jvmti: *mut JvmtiEnv, jni: *mut JNIEnv, thread: jthread) {
+    // SAFETY: the JNIEnv the VM passed to this callback, on this thread.
+    let jni = unsafe { Jni::from_raw(jni) };
     guard("ThreadStart", (), || {
         if let Some(a) = agent::get() {
-            a.on_thread_start(&Jni::from_raw(jni), thread)
+            a.on_thread_start(&jni, thread)
         }
     })
 }
 
+/// The ThreadEnd event.
+///
+/// # Safety
+/// Only the VM calls this, as ThreadEnd's callback, on the ending thread:
+/// `jni` is its JNIEnv and `thread` a local reference in it.
 unsafe extern "C" fn thread_end(_jvmti: *mut JvmtiEnv, jni: *mut JNIEnv, thread: jthread) {
+    // SAFETY: the JNIEnv the VM passed to this callback, on this thread.
+    let jni = unsafe { Jni::from_raw(jni) };
     guard("ThreadEnd", (), || {
         if let Some(a) = agent::get() {
-            a.on_thread_end(&Jni::from_raw(jni), thread)
+            a.on_thread_end(&jni, thread)
         }
     })
 }
 
 /// Enabled only because AsyncGetCallTrace refuses to walk without it.
-unsafe extern "C" fn class_load(
+/// Reads none of its arguments.
+extern "C" fn class_load(
     _jvmti: *mut JvmtiEnv,
     _jni: *mut JNIEnv,
     _thread: jthread,
@@ -179,6 +217,11 @@ unsafe extern "C" fn class_load(
 ) {
 }
 
+/// The ClassPrepare event.
+///
+/// # Safety
+/// Only the VM calls this, as ClassPrepare's callback: `class` is a local
+/// reference of the calling thread.
 unsafe extern "C" fn class_prepare(
     _jvmti: *mut JvmtiEnv,
     _jni: *mut JNIEnv,
@@ -193,8 +236,9 @@ unsafe extern "C" fn class_prepare(
 }
 
 /// Enabled only so that HotSpot's compilers keep debug information between
-/// safepoints (what signal sampling needs to name inlined frames).
-unsafe extern "C" fn compiled_method_load(
+/// safepoints (what signal sampling needs to name inlined frames). Reads
+/// none of its arguments.
+extern "C" fn compiled_method_load(
     _jvmti: *mut JvmtiEnv,
     _method: jni_sys::jmethodID,
     _code_size: jint,
@@ -205,7 +249,8 @@ unsafe extern "C" fn compiled_method_load(
 ) {
 }
 
-unsafe extern "C" fn data_dump_request(_jvmti: *mut JvmtiEnv) {
+/// The DataDumpRequest event (`kill -3`). Reads none of its arguments.
+extern "C" fn data_dump_request(_jvmti: *mut JvmtiEnv) {
     guard("DataDumpRequest", (), || {
         if let Some(a) = agent::get() {
             a.on_data_dump_request()
@@ -213,6 +258,12 @@ unsafe extern "C" fn data_dump_request(_jvmti: *mut JvmtiEnv) {
     })
 }
 
+/// The VMObjectAlloc event.
+///
+/// # Safety
+/// Only the VM calls this, as VMObjectAlloc's callback: `jni` is the
+/// calling thread's JNIEnv, and `thread`, `object` and `class` local
+/// references in it.
 unsafe extern "C" fn vm_object_alloc(
     _jvmti: *mut JvmtiEnv,
     jni: *mut JNIEnv,
@@ -221,14 +272,21 @@ unsafe extern "C" fn vm_object_alloc(
     class: jclass,
     _size: jlong,
 ) {
+    // SAFETY: the JNIEnv the VM passed to this callback, on this thread.
+    let jni = unsafe { Jni::from_raw(jni) };
     guard("VMObjectAlloc", (), || {
         if let Some(a) = agent::get() {
-            crate::memory::vm_allocated(&a.host(), &Jni::from_raw(jni), thread, object, class)
+            crate::memory::vm_allocated(&a.host(), &jni, thread, object, class)
         }
     })
 }
 
-/// HotSpot sampled an allocation (the `alloc` mode); runs on the allocating thread.
+/// HotSpot sampled an allocation (the `alloc` mode).
+///
+/// # Safety
+/// Only the VM calls this, as SampledObjectAlloc's callback, on the
+/// allocating thread: `jni` is its JNIEnv, and `thread`, `object` and
+/// `class` local references in it.
 unsafe extern "C" fn sampled_object_alloc(
     _jvmti: *mut JvmtiEnv,
     jni: *mut JNIEnv,
@@ -237,47 +295,62 @@ unsafe extern "C" fn sampled_object_alloc(
     class: jclass,
     size: jlong,
 ) {
+    // SAFETY: the JNIEnv the VM passed to this callback, on this thread.
+    let jni = unsafe { Jni::from_raw(jni) };
     guard("SampledObjectAlloc", (), || {
         if let Some(a) = agent::get() {
-            let jni = Jni::from_raw(jni);
             crate::alloc::sampled_object_alloc(&a.host(), &jni, thread, object, class, size)
         }
     })
 }
 
 /// An object the memory mode tagged was collected (its own environment's
-/// event). Runs on a VM thread; calls nothing back.
-unsafe extern "C" fn object_free(_jvmti: *mut JvmtiEnv, tag: jlong) {
+/// event). Runs on a VM thread; calls nothing back, reads no pointer.
+extern "C" fn object_free(_jvmti: *mut JvmtiEnv, tag: jlong) {
     guard("ObjectFree", (), || crate::memory::object_freed(tag))
 }
 
 /// A GC starts (the memory mode's own environment, weak references). Runs
-/// in the pause; calls no JNI or JVMTI.
-unsafe extern "C" fn gc_start(_jvmti: *mut JvmtiEnv) {
+/// in the pause; calls no JNI or JVMTI, reads no pointer.
+extern "C" fn gc_start(_jvmti: *mut JvmtiEnv) {
     guard("GarbageCollectionStart", (), crate::memory::gc_started)
 }
 
 /// A GC finishes, still in the pause: the memory mode wakes its agent
-/// thread to count what it freed.
-unsafe extern "C" fn gc_finish(_jvmti: *mut JvmtiEnv) {
+/// thread to count what it freed. Reads no pointer.
+extern "C" fn gc_finish(_jvmti: *mut JvmtiEnv) {
     guard("GarbageCollectionFinish", (), crate::memory::gc_finished)
 }
 
 /// Body of the `profrj memory` agent thread (counts each GC's frees and
 /// deletes dead objects' weak references).
+///
+/// # Safety
+/// Only the VM calls this, as the start function of an agent thread:
+/// `jni` is that thread's JNIEnv. `_arg` is not read.
 unsafe extern "C" fn memory_thread(_jvmti: *mut JvmtiEnv, jni: *mut JNIEnv, _arg: *mut c_void) {
+    // SAFETY: the JNIEnv the VM passed to this thread's start function.
+    let jni = unsafe { Jni::from_raw(jni) };
     guard("memory thread", (), || {
-        crate::memory::run_agent_thread(&Jni::from_raw(jni))
+        crate::memory::run_agent_thread(&jni)
     })
 }
 
 /// The JNI interception hook (runs inside the VM's guard, see vm::jni_table).
-fn jni_alloc(jni: *mut JNIEnv, object: jobject) {
+fn jni_alloc(jni: &Jni, object: jobject) {
     if let Some(a) = agent::get() {
-        crate::memory::jni_allocated(&a.host(), &Jni::from_raw(jni), object)
+        crate::memory::jni_allocated(&a.host(), jni, object)
     }
 }
 
+/// The ClassFileLoadHook event.
+///
+/// # Safety
+/// Only the VM calls this, as ClassFileLoadHook's callback: `jni` is the
+/// calling thread's JNIEnv; `class_being_redefined` and `loader` local
+/// references in it or null; `name` null or a NUL-terminated string and
+/// `data` `len` bytes, both alive for the call; `new_len` and `new_data`
+/// places for the new class file.
 #[allow(clippy::too_many_arguments)]
 unsafe extern "C" fn class_file_load_hook(
     _jvmti: *mut JvmtiEnv,
@@ -291,13 +364,16 @@ unsafe extern "C" fn class_file_load_hook(
     new_len: *mut jint,
     new_data: *mut *mut u8,
 ) {
+    // SAFETY: the JNIEnv the VM passed to this callback, on this thread.
+    let jni = unsafe { Jni::from_raw(jni) };
     guard("ClassFileLoadHook", (), || {
         let Some(a) = agent::get() else { return };
-        // SAFETY: the VM passes the class bytes (`len` of them) and a
-        // NUL-terminated name or null, valid for this call.
+        // SAFETY: the VM passes the class bytes, `len` of them, alive for
+        // this call (the caller's promise); `len` is never negative.
         let bytes = unsafe { std::slice::from_raw_parts(data, len.max(0) as usize) };
+        // SAFETY: null or a NUL-terminated name alive for this call (the
+        // caller's promise).
         let name = unsafe { class_name(name) };
-        let jni = Jni::from_raw(jni);
         if let Some(out) = a.instrumenter.transform(
             &jni,
             loader,
@@ -306,7 +382,8 @@ unsafe extern "C" fn class_file_load_hook(
             class_being_redefined.is_null(),
         ) {
             if let Ok(p) = a.jvmti.allocate_copy(&out) {
-                // SAFETY: out-parameters the VM gave us for this call.
+                // SAFETY: the out-parameters the VM gave for this call (the
+                // caller's promise); the VM takes `p`, JVMTI memory, and frees it.
                 unsafe {
                     *new_len = out.len() as jint;
                     *new_data = p;
@@ -316,23 +393,36 @@ unsafe extern "C" fn class_file_load_hook(
     })
 }
 
-/// Body of a `profrj sampler` agent thread; `arg` is an `Arc<Sampler>` from
-/// `Arc::into_raw`, whose reference this thread now owns.
+/// Body of a `profrj sampler` agent thread.
+///
+/// # Safety
+/// Only the VM calls this, as the start function of an agent thread: `jni`
+/// is that thread's JNIEnv, and `arg` one reference to an `Arc<Sampler>`
+/// from `Arc::into_raw` ([`Sampler::start`]), which this thread now owns.
 unsafe extern "C" fn sampler_thread(_jvmti: *mut JvmtiEnv, jni: *mut JNIEnv, arg: *mut c_void) {
-    // SAFETY: Sampler::start passes exactly one Arc reference per thread.
+    // SAFETY: `arg` is one reference of an Arc<Sampler>, from into_raw, given
+    // to this thread alone (the caller's promise); dropped when it ends.
     let sampler = unsafe { Arc::from_raw(arg as *const Sampler) };
+    // SAFETY: the JNIEnv the VM passed to this thread's start function.
+    let jni = unsafe { Jni::from_raw(jni) };
     guard("sampler thread", (), || {
         if let Some(a) = agent::get() {
-            a.run_sampler(&Jni::from_raw(jni), &sampler)
+            a.run_sampler(&jni, &sampler)
         }
     })
 }
 
 /// Body of the `profrj control` agent thread.
+///
+/// # Safety
+/// Only the VM calls this, as the start function of an agent thread: `jni`
+/// is that thread's JNIEnv. `_arg` is not read.
 unsafe extern "C" fn control_thread(_jvmti: *mut JvmtiEnv, jni: *mut JNIEnv, _arg: *mut c_void) {
+    // SAFETY: the JNIEnv the VM passed to this thread's start function.
+    let jni = unsafe { Jni::from_raw(jni) };
     guard("control thread", (), || {
         if let Some(a) = agent::get() {
-            a.run_control(&Jni::from_raw(jni))
+            a.run_control(&jni)
         }
     })
 }

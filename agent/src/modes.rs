@@ -9,15 +9,19 @@ use crate::options::Options;
 use crate::snapshot::XmlWriter;
 use crate::threads::{ThreadRecord, Threads};
 use crate::vm::sys::{JvmtiEnv, JvmtiExtensionFunction};
-use crate::vm::{AgentThreadEntry, AllocHook, Capabilities, Jni, Jvmti, Native};
+use crate::vm::{AgentThreadEntry, AllocHook, Capabilities, Jni, Jvmti, Native, VmHandle};
 use crate::{alloc, coverage, memory, profile, sampler};
-use jni_sys::{jlong, JavaVM};
+use jni_sys::jlong;
 use std::io;
 
 /// The functions of the FFI edge (`entry`, each inside the panic guard) that
 /// modes hand to the VM: agent-thread bodies, callbacks of a mode's own JVMTI
 /// environment, the JNI interception hook. Given to the agent when it is
-/// created, so no mode names `entry`.
+/// created, so no mode names `entry`. Their contracts, which the modes'
+/// SAFETY comments rely on: `sampler_thread` takes one reference of an
+/// `Arc<Sampler>` from `Arc::into_raw` as its argument; `memory_thread`
+/// reads no argument; the GC and ObjectFree callbacks are written for those
+/// events' calls.
 #[derive(Clone, Copy)]
 pub struct EntryPoints {
     pub sampler_thread: AgentThreadEntry,
@@ -34,7 +38,7 @@ pub struct EntryPoints {
 #[derive(Clone, Copy)]
 pub struct Host<'a> {
     pub jvmti: Jvmti,
-    pub vm: *mut JavaVM,
+    pub vm: VmHandle,
     pub threads: &'a Threads,
     pub instrumenter: &'a Instrumenter,
     pub entry_points: &'a EntryPoints,

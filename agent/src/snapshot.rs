@@ -188,7 +188,7 @@ mod tests {
         assert_eq!(std::fs::metadata(&out).unwrap().mode() & 0o777, 0o600);
         let fifo = dir.join("fifo.xml");
         let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
-        // SAFETY: a valid path.
+        // SAFETY: `c` is a NUL-terminated path, alive for the call.
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
         let e = write_document(&fifo, |_| Ok(())).unwrap_err();
         assert!(e.to_string().contains("FIFO"), "{e}");

@@ -31,7 +31,7 @@ pub use section::write_section;
 
 use crate::instrument::probe_class;
 pub use crate::instrument::MethodLines;
-use crate::vm::{JavaException, Jni};
+use crate::vm::{GlobalRef, JavaException, Jni};
 use jni_sys::{jclass, jint, jobject, JNIEnv};
 use parking_lot::Mutex;
 use std::collections::HashMap;
@@ -60,10 +60,10 @@ struct State {
     /// By internal name; a class loaded again (another loader, retransform)
     /// keeps its entry and gains the ids it did not have.
     classes: HashMap<String, ClassLines>,
-    /// Global references to each method's counters, by id, once allocated.
-    arrays: Vec<Option<usize>>,
-    /// Global reference to the `long[][]` last published in `Probe.COV`.
-    published: Option<(usize, usize)>,
+    /// Each method's counters, a `long[]`, by id, once allocated.
+    arrays: Vec<Option<GlobalRef>>,
+    /// The `long[][]` last published in `Probe.COV`, and its length.
+    published: Option<(GlobalRef, usize)>,
 }
 
 static STATE: Mutex<Option<State>> = Mutex::new(None);
@@ -122,9 +122,10 @@ pub fn counts(jni: &Jni) -> Counts {
         .iter()
         .enumerate()
         .map(|(id, m)| {
-            let array = (*st.arrays.get(id)?)? as jobject;
+            let array = (*st.arrays.get(id)?)?;
             let mut out = vec![0i64; m.slots];
-            jni.long_array_region(array, &mut out).ok()?;
+            // SAFETY: `arrays` holds only long[]s (`array_for`).
+            unsafe { jni.long_array_region(array.as_raw(), &mut out) }.ok()?;
             Some(out)
         })
         .collect();
@@ -143,11 +144,18 @@ pub fn counts(jni: &Jni) -> Counts {
 
 /// `Probe.covSlow(int)`: the counter array of method `id`, made on first
 /// use and published in `Probe.COV` so later calls find it in Java.
-extern "system" fn counters_slow(env: *mut JNIEnv, probe: jclass, id: jint) -> jobject {
-    crate::vm::guard("coverage counters", std::ptr::null_mut(), || {
-        let jni = Jni::from_raw(env);
-        match array_for(&jni, probe, id as u32) {
-            Ok(a) => jni.new_local_ref(a),
+///
+/// # Safety
+/// Only the VM calls this, as the native `Probe.covSlow(int)`: `env` is
+/// the calling thread's JNIEnv and `probe` the probe class.
+unsafe extern "system" fn counters_slow(env: *mut JNIEnv, probe: jclass, id: jint) -> jobject {
+    // SAFETY: the JNIEnv the VM passed to this native, on this thread.
+    let jni = unsafe { Jni::from_raw(env) };
+    crate::vm::guard(
+        "coverage counters",
+        std::ptr::null_mut(),
+        || match array_for(&jni, probe, id as u32) {
+            Ok(a) => jni.new_local_ref(a.as_raw()),
             Err(e) => {
                 crate::log::error_once(
                     "coverage counters",
@@ -155,11 +163,11 @@ extern "system" fn counters_slow(env: *mut JNIEnv, probe: jclass, id: jint) -> j
                 );
                 std::ptr::null_mut()
             }
-        }
-    })
+        },
+    )
 }
 
-fn array_for(jni: &Jni, probe: jclass, id: u32) -> Result<jobject, JavaException> {
+fn array_for(jni: &Jni, probe: jclass, id: u32) -> Result<GlobalRef, JavaException> {
     let mut guard = STATE.lock();
     let st = guard
         .as_mut()
@@ -169,15 +177,16 @@ fn array_for(jni: &Jni, probe: jclass, id: u32) -> Result<jobject, JavaException
         None => return Err(JavaException(format!("unknown method id {id}"))),
     };
     if let Some(Some(a)) = st.arrays.get(id as usize) {
-        return Ok(*a as jobject);
+        return Ok(*a);
     }
     let local = jni.new_long_array(len)?;
     let global = jni.new_global_ref(local);
     jni.delete_local_ref(local);
+    let global = global.ok_or_else(|| JavaException("no room for a global reference".into()))?;
     if st.arrays.len() <= id as usize {
         st.arrays.resize(id as usize + 1, None);
     }
-    st.arrays[id as usize] = Some(global as usize);
+    st.arrays[id as usize] = Some(global);
     publish(jni, probe, st, id as usize)?;
     Ok(global)
 }
@@ -185,10 +194,11 @@ fn array_for(jni: &Jni, probe: jclass, id: u32) -> Result<jobject, JavaException
 /// Makes `Probe.COV[id]` the array of `id`, growing `COV` (a new, larger
 /// array holding every array made so far) when it is too short.
 fn publish(jni: &Jni, probe: jclass, st: &mut State, id: usize) -> Result<(), JavaException> {
-    let array = st.arrays[id].unwrap_or(0) as jobject;
+    let array = st.arrays[id].map_or(std::ptr::null_mut(), GlobalRef::as_raw);
     if let Some((published, capacity)) = st.published {
         if id < capacity {
-            return jni.set_object_array_element(published as jobject, id, array);
+            // SAFETY: `published` is an object array, a long[][] (made below).
+            return unsafe { jni.set_object_array_element(published.as_raw(), id, array) };
         }
     }
     let capacity = (id + 1).max(st.published.map_or(0, |p| p.1) * 2).max(1024);
@@ -197,16 +207,19 @@ fn publish(jni: &Jni, probe: jclass, st: &mut State, id: usize) -> Result<(), Ja
         .arrays
         .iter()
         .enumerate()
-        .filter_map(|(i, a)| Some((i, (*a)? as jobject)));
+        .filter_map(|(i, a)| Some((i, (*a)?.as_raw())));
     let table = jni.new_object_array(element, capacity, items);
     jni.delete_local_ref(element);
     let table = table?;
     let (name, sig) = probe_class::COUNTERS_FIELD;
-    jni.set_static_object_field(probe, name, sig, table)?;
+    // SAFETY: `table` is an array of `[J` (new_object_array above), i.e. a
+    // `long[][]`, the field's type `[[J` (probe_class::COUNTERS_FIELD).
+    unsafe { jni.set_static_object_field(probe, name, sig, table) }?;
     let global = jni.new_global_ref(table);
     jni.delete_local_ref(table);
+    let global = global.ok_or_else(|| JavaException("no room for a global reference".into()))?;
     // The table published before stays reachable from threads that read
     // it already; its global reference is dropped with the agent (never).
-    st.published = Some((global as usize, capacity));
+    st.published = Some((global, capacity));
     Ok(())
 }

@@ -17,7 +17,7 @@ use crate::log;
 use crate::options::scope::Scope;
 use crate::options::Options;
 use crate::vm::sys::Capability;
-use crate::vm::{Jni, Jvmti, Native, MAX_LOCAL_FRAME};
+use crate::vm::{GlobalRef, Jni, Jvmti, Native, MAX_LOCAL_FRAME};
 use jni_sys::{jclass, jobject};
 use parking_lot::Mutex;
 use registry::Registry;
@@ -51,8 +51,8 @@ pub struct Instrumenter {
     pub registry: Registry,
     /// Set once the probe class is defined: only then may code call it.
     ready: AtomicBool,
-    /// Global reference to the platform class loader (JDK classes), as usize.
-    platform_loader: OnceLock<usize>,
+    /// The platform class loader (JDK classes).
+    platform_loader: OnceLock<GlobalRef>,
     prepared: OnceLock<Result<(), String>>,
     /// The modes' ids for probes (the same for every session).
     ids: OnceLock<&'static dyn ProbeIds>,
@@ -107,7 +107,10 @@ impl Instrumenter {
                 class = c;
             }
         }
-        jni.register_natives(class, natives)
+        // SAFETY: the registry's natives() pair each probe method of the
+        // probe class with an extern "system" function of the parameters its
+        // descriptor gives (JNIEnv, the class, the arguments).
+        unsafe { jni.register_natives(class, natives) }
             .map_err(|e| format!("cannot bind the probe natives: {}", e.0))?;
         // Classes of named modules (the JDK's, with include=) must read the
         // boot loader's unnamed module, where the probe class lives.
@@ -127,9 +130,9 @@ impl Instrumenter {
             "getPlatformClassLoader",
             "()Ljava/lang/ClassLoader;",
         ) {
-            let _ = self
-                .platform_loader
-                .set(jni.new_global_ref(loader) as usize);
+            if let Some(global) = jni.new_global_ref(loader) {
+                let _ = self.platform_loader.set(global);
+            }
         }
         Ok(())
     }
@@ -139,7 +142,7 @@ impl Instrumenter {
             || self
                 .platform_loader
                 .get()
-                .is_some_and(|&p| jni.is_same_object(loader, p as jobject))
+                .is_some_and(|p| jni.is_same_object(loader, p.as_raw()))
     }
 
     /// Is `class` (a local reference) one the scope selects? Never the

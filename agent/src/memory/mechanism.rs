@@ -7,7 +7,7 @@ use crate::instrument::probe_class;
 use crate::modes::EntryPoints;
 use crate::options::Tracker;
 use crate::vm::sys::{Capability, JvmtiCapabilities, JvmtiEventCallbacks};
-use crate::vm::{Jni, Jvmti, JvmtiEvent};
+use crate::vm::{Jni, Jvmti, JvmtiEvent, VmHandle};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::OnceLock;
 
@@ -60,7 +60,9 @@ pub fn choose(jni: &Jni, tracker: Tracker) -> Result<Mechanism, String> {
         )),
         Ok(_) => {
             let probe = jni.find_class(probe_class::CLASS).map_err(|e| e.0)?;
-            let works = crate::vm::weak_handles_work(jni, probe);
+            // SAFETY: every collector has a HotSpot collector's name
+            // (PAUSE_CLEARING, checked above), so this VM is HotSpot.
+            let works = unsafe { crate::vm::weak_handles_work(jni, probe) };
             jni.delete_local_ref(probe);
             (!works).then(|| "this JVM's weak references are not HotSpot's".to_owned())
         }
@@ -136,7 +138,7 @@ pub fn mechanism() -> Mechanism {
 /// A JVMTI environment of the memory mode's own, with the events its
 /// mechanism needs: the GC's start and finish for weak references;
 /// ObjectFree (and tags, which never meet the agent's thread tags) for tags.
-fn new_env(vm: *mut jni_sys::JavaVM, edge: &EntryPoints) -> Result<Jvmti, String> {
+fn new_env(vm: VmHandle, edge: &EntryPoints) -> Result<Jvmti, String> {
     let env = Jvmti::from_vm(vm).map_err(|rc| format!("no JVMTI environment for memory ({rc})"))?;
     let (needs, caps, callbacks, events) = match mechanism() {
         Mechanism::WeakRefs => (
@@ -166,7 +168,9 @@ fn new_env(vm: *mut jni_sys::JavaVM, edge: &EntryPoints) -> Result<Jvmti, String
     };
     env.add_capabilities(&caps)
         .map_err(|e| format!("memory needs {needs}: {}", env.error_name(e)))?;
-    env.set_event_callbacks(&callbacks)
+    // SAFETY: `callbacks` holds entry's GC or ObjectFree functions only, each
+    // written for its event's call, and leaves the untyped slots null.
+    unsafe { env.set_event_callbacks(&callbacks) }
         .map_err(|e| format!("SetEventCallbacks: {}", env.error_name(e)))?;
     for &event in events {
         env.set_event_enabled(event, true)
@@ -186,7 +190,7 @@ pub struct Lifetime {
 
 impl Lifetime {
     /// The memory mode's JVMTI environment, made on first use.
-    pub fn env(&self, vm: *mut jni_sys::JavaVM, edge: &EntryPoints) -> Result<Jvmti, String> {
+    pub fn env(&self, vm: VmHandle, edge: &EntryPoints) -> Result<Jvmti, String> {
         self.env.get_or_init(|| new_env(vm, edge)).clone()
     }
 
@@ -203,13 +207,17 @@ impl Lifetime {
     pub fn start_thread(&self, jvmti: Jvmti, jni: &Jni, edge: &EntryPoints) -> Result<(), String> {
         self.thread
             .get_or_init(|| {
-                crate::vm::start_agent_thread(
-                    jvmti,
-                    jni,
-                    "profrj memory",
-                    edge.memory_thread,
-                    std::ptr::null(),
-                )
+                // SAFETY: the FFI edge's memory_thread reads no argument
+                // (EntryPoints' promise).
+                unsafe {
+                    crate::vm::start_agent_thread(
+                        jvmti,
+                        jni,
+                        "profrj memory",
+                        edge.memory_thread,
+                        std::ptr::null(),
+                    )
+                }
             })
             .clone()
             .map_err(|e| format!("memory: cannot start its agent thread: {e}"))

@@ -212,7 +212,9 @@ extern "system" fn alloc(env: *mut JNIEnv, _class: jclass, object: jobject, ty: 
     }
     crate::vm::guard("memory probe", (), || {
         if let Some(a) = crate::agent::host() {
-            track(&a, &Jni::from_raw(env), object, ty as u32)
+            // SAFETY: the VM calls this native (only RegisterNatives knows it)
+            // with the calling thread's JNIEnv.
+            track(&a, &unsafe { Jni::from_raw(env) }, object, ty as u32)
         }
     })
 }

@@ -95,7 +95,9 @@ fn current(env: *mut JNIEnv) -> &'static ThreadProfile {
         return unsafe { &*p };
     }
     let thread = crate::agent::host().and_then(|a| {
-        let jni = Jni::from_raw(env);
+        // SAFETY: `env` is what the VM passed to the probe native that called
+        // this (enter, exit, unwind), on this thread: its JNIEnv.
+        let jni = unsafe { Jni::from_raw(env) };
         let t = a.jvmti.current_thread().ok()?;
         let id = a.threads.identify(a.jvmti, &jni, t, 0);
         jni.delete_local_ref(t);

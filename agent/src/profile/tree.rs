@@ -83,7 +83,11 @@ impl Tree {
             self.chunks[k].store(Box::into_raw(chunk).cast(), Release);
         }
         let chunk = self.chunks[k].load(Relaxed);
-        // SAFETY: as in `node`; this thread alone writes chunks.
+        // SAFETY: chunk `k` holds `BASE << k` initialised nodes (stored above
+        // when `off` is 0, else by an earlier push) and `off` is within it
+        // (locate). No chunk is freed while the tree lives: one replaced by a
+        // racing push (another thread than the owner, which `child` rules
+        // out by contract only) would leak, not be freed.
         let n = unsafe { &*chunk.add(off) };
         n.method.store(method, Relaxed);
         n.first_child.store(NONE, Relaxed);

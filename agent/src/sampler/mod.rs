@@ -21,7 +21,7 @@ pub use stacks::StackSource;
 use crate::methods::MethodNames;
 use crate::threads::{ThreadId, Threads};
 use crate::vm::sys::JvmtiExtensionFunction;
-use crate::vm::{AgentThreadEntry, Jni, Jvmti};
+use crate::vm::{Jni, Jvmti};
 use crate::{clock, log};
 use parking_lot::{Condvar, Mutex};
 use stacks::ThreadState;
@@ -149,7 +149,8 @@ pub struct Config {
     pub interval: Duration,
     pub depth: u32,
     pub event: Event,
-    /// JDK 21+: finds the virtual thread mounted on a carrier.
+    /// JDK 21+: finds the virtual thread mounted on a carrier. Only ever
+    /// HotSpot's GetVirtualThread extension (`Agent::get_virtual_thread`).
     pub get_virtual_thread: Option<JvmtiExtensionFunction>,
 }
 
@@ -174,13 +175,18 @@ impl Sampler {
     }
 
     /// Starts (or, after [`Sampler::stop`], restarts) the `profrj sampler`
-    /// thread; `entry` gets `me` as its argument and calls [`Sampler::run`].
-    pub fn start(
+    /// thread, `entry`, which gets `me` and calls [`Sampler::run`].
+    ///
+    /// # Safety
+    /// `entry` must be an agent thread's start function that takes its
+    /// argument as one reference of an `Arc<Sampler>` from `Arc::into_raw`
+    /// (the FFI edge's `sampler_thread`, [`crate::modes::EntryPoints`]).
+    pub unsafe fn start(
         &self,
         jvmti: Jvmti,
         jni: &Jni,
         me: Arc<Sampler>,
-        entry: AgentThreadEntry,
+        entry: crate::vm::AgentThreadEntry,
     ) -> Result<(), String> {
         {
             let mut c = self.control.lock();
@@ -188,14 +194,18 @@ impl Sampler {
             c.running = true;
         }
         let arg = Arc::into_raw(me);
-        crate::vm::start_agent_thread(jvmti, jni, "profrj sampler", entry, arg.cast()).map_err(
-            |e| {
-                // SAFETY: the thread did not start, so the reference is still ours.
+        // SAFETY: `entry` takes its argument as one reference of an
+        // Arc<Sampler> from into_raw (the caller's promise), and `arg` is one,
+        // given to that thread alone.
+        unsafe { crate::vm::start_agent_thread(jvmti, jni, "profrj sampler", entry, arg.cast()) }
+            .map_err(|e| {
+                // SAFETY: `arg` came from into_raw above, and the thread did
+                // not start (start_agent_thread's Err), so this reference is
+                // still ours; it is dropped once, here.
                 drop(unsafe { Arc::from_raw(arg) });
                 self.control.lock().running = false;
                 format!("cannot start the sampler thread: {e}")
-            },
-        )
+            })
     }
 
     /// The sampler thread's body: sample at a fixed rate until [`Sampler::stop`].

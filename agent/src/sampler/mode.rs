@@ -68,12 +68,13 @@ impl Mode for Sampling {
     }
 
     fn start(&self, cx: &Cx) -> Result<(), String> {
-        self.sampler.start(
-            cx.host.jvmti,
-            cx.jni,
-            self.sampler.clone(),
-            cx.host.entry_points.sampler_thread,
-        )
+        let entry = cx.host.entry_points.sampler_thread;
+        // SAFETY: the FFI edge's sampler_thread takes one Arc<Sampler>
+        // reference as its argument (EntryPoints' promise).
+        unsafe {
+            self.sampler
+                .start(cx.host.jvmti, cx.jni, self.sampler.clone(), entry)
+        }
     }
 
     fn stop(&self) {

@@ -247,10 +247,11 @@ impl<'a> Walker<'a> {
         }
         // A carrier runs whatever virtual thread is mounted on it: that
         // thread's state and frames are the carrier's sample.
-        let mounted = self
-            .config
-            .get_virtual_thread
-            .and_then(|f| jvmti.mounted_virtual_thread(f, thread));
+        let mounted = self.config.get_virtual_thread.and_then(|f| {
+            // SAFETY: `f` is what extension_function answered for
+            // GetVirtualThread (Config::get_virtual_thread, from the agent's).
+            unsafe { jvmti.mounted_virtual_thread(f, thread) }
+        });
         if let Some(v) = mounted {
             state = jvmti.thread_state(v).unwrap_or(state);
         }

@@ -3,6 +3,7 @@
 //! signal handler, between safepoints. Everything here that the handler calls
 //! is async-signal-safe: no allocation, no lock, no JNI call, no panic path.
 
+use super::handles::VmHandle;
 use jni_sys::{jint, jmethodID, JNIEnv, JavaVM};
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
@@ -31,13 +32,14 @@ type AsyncGetCallTrace = unsafe extern "C" fn(*mut CallTrace, jint, *mut c_void)
 
 /// The function, once found (0 = not found yet or absent).
 static AGCT: AtomicUsize = AtomicUsize::new(0);
-/// The JavaVM, for the handler's GetEnv.
+/// The JavaVM, for the handler's GetEnv: null, or a [`VmHandle`]'s pointer
+/// (only `init` stores here). An atomic, since the handler reads it.
 static VM: AtomicPtr<JavaVM> = AtomicPtr::new(std::ptr::null_mut());
 
 /// Looks the function up in the loaded libjvm.so and remembers the VM. False
 /// on a JVM that does not export it (then stacks come from JVMTI).
-pub fn init(vm: *mut JavaVM) -> bool {
-    VM.store(vm, Ordering::Release);
+pub fn init(vm: VmHandle) -> bool {
+    VM.store(vm.as_raw(), Ordering::Release);
     if AGCT.load(Ordering::Acquire) != 0 {
         return true;
     }
@@ -47,11 +49,12 @@ pub fn init(vm: *mut JavaVM) -> bool {
     let mut f = unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) };
     if f.is_null() {
         // An embedding that loaded libjvm.so locally: open that copy by name.
-        // SAFETY: RTLD_NOLOAD only returns a handle to an object already loaded.
+        // SAFETY: a NUL-terminated name; RTLD_NOLOAD only returns a handle to
+        // an object already loaded, so no library code (constructors) runs.
         let lib =
             unsafe { libc::dlopen(c"libjvm.so".as_ptr(), libc::RTLD_LAZY | libc::RTLD_NOLOAD) };
         if !lib.is_null() {
-            // SAFETY: a valid handle and a NUL-terminated name.
+            // SAFETY: a handle dlopen just gave and a NUL-terminated name.
             f = unsafe { libc::dlsym(lib, name.as_ptr()) };
         }
     }
@@ -60,27 +63,18 @@ pub fn init(vm: *mut JavaVM) -> bool {
 }
 
 /// The current thread's JNIEnv, or null for a thread that is not a Java
-/// thread. Signal-safe: HotSpot's GetEnv reads a thread-local and allocates nothing.
-///
-/// # Safety
-/// May be called from a signal handler; [`init`] must have stored a live VM.
-pub unsafe fn current_env() -> *mut JNIEnv {
+/// thread or before [`init`]. Async-signal-safe: HotSpot's GetEnv reads a
+/// thread-local and allocates nothing.
+pub fn current_env() -> *mut JNIEnv {
     let vm = VM.load(Ordering::Acquire);
     if vm.is_null() {
         return std::ptr::null_mut();
     }
-    let mut env: *mut c_void = std::ptr::null_mut();
-    // SAFETY: `vm` is the process's JavaVM; its invoke table lives as long as the VM.
-    let rc = match unsafe { (**vm).GetEnv } {
-        // SAFETY: as above; GetEnv writes at most one pointer into `env`.
-        Some(get_env) => unsafe { get_env(vm, &mut env, jni_sys::JNI_VERSION_1_6) },
-        None => -1,
-    };
-    if rc == 0 {
-        env.cast()
-    } else {
-        std::ptr::null_mut()
-    }
+    // SAFETY: only `init` stores into VM, a VmHandle's pointer: the process's
+    // JavaVM.
+    let vm = unsafe { VmHandle::from_raw(vm) };
+    vm.get_env(jni_sys::JNI_VERSION_1_6)
+        .map_or(std::ptr::null_mut(), |env| env.as_ptr().cast())
 }
 
 /// Walks the interrupted thread's stack into `frames` (top first, at most
@@ -88,7 +82,8 @@ pub unsafe fn current_env() -> *mut JNIEnv {
 ///
 /// # Safety
 /// Only from a signal handler running on the thread whose `env` this is, with
-/// `ucontext` the handler's third argument; `frames` must hold `max` entries.
+/// `ucontext` the handler's third argument (or null); `frames` must be
+/// writable for `max` entries.
 pub unsafe fn walk(
     env: *mut JNIEnv,
     frames: *mut CallFrame,
@@ -104,8 +99,9 @@ pub unsafe fn walk(
         num_frames: 0,
         frames,
     };
-    // SAFETY: `f` is AsyncGetCallTrace's address (dlsym), whose C signature this is;
-    // the caller guarantees the rest.
+    // SAFETY: `f` is AsyncGetCallTrace's address (`init`: dlsym), whose C
+    // signature this is; `trace` is a live CallTrace naming the caller's env
+    // and frames, and the caller guarantees thread, context and room.
     unsafe {
         let agct: AsyncGetCallTrace = std::mem::transmute(f);
         agct(&mut trace, max, ucontext);
@@ -135,15 +131,22 @@ pub unsafe fn walk_recovering(
     max: jint,
     ucontext: *mut c_void,
 ) -> jint {
-    // SAFETY: as the caller guarantees.
+    // SAFETY: the caller's promise is `walk`'s.
     let code = unsafe { walk(env, frames, max, ucontext) };
     if (code != UNKNOWN_JAVA && code != NOT_WALKABLE_JAVA) || max < 2 || ucontext.is_null() {
         return code;
     }
-    // SAFETY: as the caller guarantees.
+    // SAFETY: the caller's promise, and `max >= 2`, `ucontext` non-null
+    // (checked above).
     unsafe { retry_from_caller(env, frames, max, ucontext, code) }.unwrap_or(code)
 }
 
+/// The retry of [`walk_recovering`]: `walk` again from the caller's frame,
+/// with the context's registers moved there and then restored.
+///
+/// # Safety
+/// As [`walk`], with `max >= 2` and `ucontext` the handler's non-null
+/// `ucontext_t`.
 #[cfg(target_arch = "x86_64")]
 unsafe fn retry_from_caller(
     env: *mut JNIEnv,
@@ -153,21 +156,38 @@ unsafe fn retry_from_caller(
     code: jint,
 ) -> Option<jint> {
     use libc::{REG_RBP, REG_RIP, REG_RSP};
-    // SAFETY: the caller's own env.
+    // SAFETY: `env` is the calling thread's own JNIEnv (the caller's promise).
     let (low, high) = unsafe { super::hotspot::stack_bounds(env) }?;
     let uc = ucontext as *mut libc::ucontext_t;
-    // SAFETY: the kernel's ucontext for this signal, ours until the handler returns.
-    let gregs = unsafe { &mut (*uc).uc_mcontext.gregs };
-    let saved = (
-        gregs[REG_RIP as usize],
-        gregs[REG_RSP as usize],
-        gregs[REG_RBP as usize],
-    );
+    // The registers stay behind a raw pointer, not a `&mut`: AsyncGetCallTrace
+    // reads them through `ucontext` between our writes.
+    // SAFETY: the kernel's ucontext_t for this signal (non-null, the caller's
+    // promise), this handler's alone until it returns; no reference is made.
+    let gregs = unsafe { std::ptr::addr_of_mut!((*uc).uc_mcontext.gregs) };
+    let set = |pc: i64, sp: i64, fp: i64| {
+        // SAFETY: `gregs` points into the live ucontext_t (above); the indices
+        // are registers of x86-64's gregs array.
+        unsafe {
+            (*gregs)[REG_RIP as usize] = pc;
+            (*gregs)[REG_RSP as usize] = sp;
+            (*gregs)[REG_RBP as usize] = fp;
+        }
+    };
+    // SAFETY: as for `set`.
+    let saved = unsafe {
+        (
+            (*gregs)[REG_RIP as usize],
+            (*gregs)[REG_RSP as usize],
+            (*gregs)[REG_RBP as usize],
+        )
+    };
     // A word of this thread's stack, if `at` is an aligned address in it.
     let word = |at: usize| -> Option<usize> {
         let in_stack = at >= low && at.checked_add(8)? <= high && at.is_multiple_of(8);
-        // SAFETY: an aligned address inside this thread's own stack.
-        in_stack.then(|| unsafe { *(at as *const usize) })
+        // SAFETY: an aligned word inside this thread's own stack, between its
+        // bounds as HotSpot has them: mapped, and only this thread writes it.
+        // Volatile: memory of other frames, read as the machine has it.
+        in_stack.then(|| unsafe { std::ptr::read_volatile(at as *const usize) })
     };
     let (sp, fp) = (saved.1 as usize, saved.2 as usize);
     // Two guesses at the caller, as (pc, sp, fp): no frame set up yet (or
@@ -184,21 +204,18 @@ unsafe fn retry_from_caller(
         if !super::hotspot::in_code_cache(ret) {
             continue;
         }
-        gregs[REG_RIP as usize] = ret as i64;
-        gregs[REG_RSP as usize] = new_sp as i64;
-        gregs[REG_RBP as usize] = new_fp as i64;
-        // SAFETY: one frame less, after the one kept for the synthetic top.
+        set(ret as i64, new_sp as i64, new_fp as i64);
+        // SAFETY: `walk`'s promise holds as for the first walk; `frames + 1`
+        // is writable for `max - 1` entries (`max >= 2`).
         let n = unsafe { walk(env, frames.add(1), max - 1, ucontext) };
         if n > 0 {
             result = Some(n + 1);
             break;
         }
     }
-    gregs[REG_RIP as usize] = saved.0;
-    gregs[REG_RSP as usize] = saved.1;
-    gregs[REG_RBP as usize] = saved.2;
+    set(saved.0, saved.1, saved.2);
     if result.is_some() {
-        // SAFETY: `frames` holds `max >= 2` entries.
+        // SAFETY: `frames` is writable for `max >= 2` entries.
         unsafe {
             *frames = CallFrame {
                 bci: code,
@@ -209,6 +226,10 @@ unsafe fn retry_from_caller(
     result
 }
 
+/// No retry on other architectures.
+///
+/// # Safety
+/// None needed; `unsafe` only to match the x86-64 version.
 #[cfg(not(target_arch = "x86_64"))]
 unsafe fn retry_from_caller(
     _env: *mut JNIEnv,

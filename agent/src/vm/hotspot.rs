@@ -17,15 +17,17 @@ use std::sync::OnceLock;
 
 /// What the tid look-up needs, found once.
 struct Layout {
-    eetop: usize,
+    /// `java.lang.Thread.eetop`, a `long`.
+    eetop: jfieldID,
     osthread: u64,
     thread_id: u64,
 }
 
-// SAFETY: `eetop` is a jfieldID kept as an address: field ids are valid in
-// every thread for the class's life (java.lang.Thread is never unloaded).
+// SAFETY: `eetop` is a field id, an opaque value the VM resolves: field ids
+// are valid in every thread for the class's life (java.lang.Thread is never
+// unloaded), and the agent never dereferences one.
 unsafe impl Send for Layout {}
-// SAFETY: as above; immutable.
+// SAFETY: as above; a Layout is never written after it is made.
 unsafe impl Sync for Layout {}
 
 static LAYOUT: OnceLock<Option<Layout>> = OnceLock::new();
@@ -33,8 +35,9 @@ static LAYOUT: OnceLock<Option<Layout>> = OnceLock::new();
 /// The tid of `thread`, if the VM's structures can be read.
 pub fn os_thread_id(jni: &Jni, thread: jthread) -> Option<i32> {
     let layout = LAYOUT.get_or_init(|| find_layout(jni)).as_ref()?;
-    // SAFETY: `eetop` is java.lang.Thread's long field and `thread` a Thread.
-    let java_thread = unsafe { jni.long_field(thread, layout.eetop as jfieldID) } as u64;
+    // SAFETY: `eetop` is a long field of java.lang.Thread, and `thread` a live
+    // Thread reference (the `vm` convention for a jthread).
+    let java_thread = unsafe { jni.long_field(thread, layout.eetop) } as u64;
     if java_thread == 0 {
         return None; // not started, or already ended
     }
@@ -54,20 +57,26 @@ fn find_layout(jni: &Jni) -> Option<Layout> {
     let osthread = struct_offset(&["Thread", "JavaThread"], "_osthread")?;
     let thread_id = struct_offset(&["OSThread"], "_thread_id")?;
     Some(Layout {
-        eetop: eetop.ok()? as usize,
+        eetop: eetop.ok()?,
         osthread,
         thread_id,
     })
 }
 
-/// A data symbol of libjvm.so, as a pointer to a `u64` or pointer.
-fn symbol<T: Copy>(name: &CStr) -> Option<T> {
-    // SAFETY: RTLD_DEFAULT searches loaded objects; the name is NUL-terminated.
+/// The value of a data symbol of libjvm.so (a `u64` or a pointer).
+///
+/// # Safety
+/// The symbol `name`, if some loaded object exports it, must be a variable
+/// of type `T`.
+unsafe fn symbol<T: Copy>(name: &CStr) -> Option<T> {
+    // SAFETY: RTLD_DEFAULT searches the objects already loaded; the name is
+    // NUL-terminated.
     let p = unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) };
     if p.is_null() {
         return None;
     }
-    // SAFETY: the symbol is an exported variable of type T (vmStructs.cpp).
+    // SAFETY: the symbol is a variable of type T (the caller's promise), in
+    // memory of its object, which is never unloaded (libjvm.so).
     Some(unsafe { *(p as *const T) })
 }
 
@@ -84,20 +93,30 @@ fn static_address(type_name: &str, field: &str) -> Option<u64> {
 /// An entry of the VMStructs table: a field's offset, or for a static field
 /// (`want_static`) its address.
 fn struct_entry(types: &[&str], field: &str, want_static: bool) -> Option<u64> {
-    let entries: *const u8 = symbol(c"gHotSpotVMStructs")?;
-    let stride: u64 = symbol(c"gHotSpotVMStructEntryArrayStride")?;
-    let type_at: u64 = symbol(c"gHotSpotVMStructEntryTypeNameOffset")?;
-    let field_at: u64 = symbol(c"gHotSpotVMStructEntryFieldNameOffset")?;
-    let offset_at: u64 = symbol(c"gHotSpotVMStructEntryOffsetOffset")?;
-    let static_at: u64 = symbol(c"gHotSpotVMStructEntryIsStaticOffset")?;
-    let address_at: u64 = symbol(c"gHotSpotVMStructEntryAddressOffset")?;
+    // SAFETY: HotSpot's vmStructs.cpp exports these for debuggers: the table's
+    // address (`VMStructEntry*`) and the stride and field offsets of its
+    // entries (`uint64_t`), with these types since JDK 6.
+    let (entries, stride, type_at, field_at, offset_at, static_at, address_at) = unsafe {
+        (
+            symbol::<*const u8>(c"gHotSpotVMStructs")?,
+            symbol::<u64>(c"gHotSpotVMStructEntryArrayStride")?,
+            symbol::<u64>(c"gHotSpotVMStructEntryTypeNameOffset")?,
+            symbol::<u64>(c"gHotSpotVMStructEntryFieldNameOffset")?,
+            symbol::<u64>(c"gHotSpotVMStructEntryOffsetOffset")?,
+            symbol::<u64>(c"gHotSpotVMStructEntryIsStaticOffset")?,
+            symbol::<u64>(c"gHotSpotVMStructEntryAddressOffset")?,
+        )
+    };
     if entries.is_null() || stride == 0 {
         return None;
     }
     // The table ends with an entry whose type name is null; bound the walk anyway.
     for i in 0..100_000u64 {
         // SAFETY: entry `i` lies inside the VM's static table, which ends at
-        // the first null type name (checked before reading further).
+        // the entry whose type name is null (checked before reading further
+        // fields; no entry past it is read). The offsets are the exported
+        // ones, so each read is of the field of that type; names are
+        // NUL-terminated static strings.
         unsafe {
             let entry = entries.add((i * stride) as usize);
             let type_name = *(entry.add(type_at as usize) as *const *const c_char);
@@ -187,8 +206,9 @@ pub fn learn_stack_bounds(jni: &Jni, current: jthread) -> bool {
     ) else {
         return false;
     };
-    // SAFETY: `eetop` is java.lang.Thread's long field and `current` a Thread.
-    let java_thread = unsafe { jni.long_field(current, layout.eetop as jfieldID) } as usize;
+    // SAFETY: `eetop` is a long field of java.lang.Thread, and `current` a live
+    // Thread reference (the `vm` convention for a jthread).
+    let java_thread = unsafe { jni.long_field(current, layout.eetop) } as usize;
     let env = jni.env as usize;
     // The env lives inside the JavaThread, a few hundred bytes in.
     let Some(offset) = env
@@ -219,15 +239,17 @@ pub fn learn_stack_bounds(jni: &Jni, current: jthread) -> bool {
 /// Async-signal-safe.
 ///
 /// # Safety
-/// `env` must be the calling thread's JNIEnv.
+/// `env` must be null or the calling thread's JNIEnv.
 pub unsafe fn stack_bounds(env: *mut jni_sys::JNIEnv) -> Option<(usize, usize)> {
     let offset = STACK_ENV_OFFSET.load(Ordering::Acquire);
     if offset == 0 || env.is_null() {
         return None;
     }
     let java_thread = (env as usize).checked_sub(offset)?;
-    // SAFETY: the caller's own JavaThread, alive while it runs; the offsets
-    // were checked on a live thread by `learn_stack_bounds`.
+    // SAFETY: `env` is the calling thread's (the caller's promise), so
+    // `java_thread` is its own JavaThread, alive while it runs; the offsets
+    // (published before STACK_ENV_OFFSET, Acquire above) were checked on a
+    // live thread by `learn_stack_bounds`.
     let (base, size) = unsafe {
         (
             *((java_thread + STACK_BASE_AT.load(Ordering::Relaxed)) as *const usize),
@@ -242,9 +264,9 @@ pub unsafe fn stack_bounds(env: *mut jni_sys::JNIEnv) -> Option<(usize, usize)> 
 /// thread's own JavaThread.
 ///
 /// # Safety
-/// `env` must be the calling thread's JNIEnv.
+/// `env` must be null or the calling thread's JNIEnv.
 pub unsafe fn stack_room(env: *mut jni_sys::JNIEnv) -> Option<usize> {
-    // SAFETY: as the caller guarantees.
+    // SAFETY: the caller's promise is `stack_bounds`'s.
     let (low, _) = unsafe { stack_bounds(env) }?;
     let here = &low as *const usize as usize;
     here.checked_sub(low)
@@ -252,6 +274,6 @@ pub unsafe fn stack_room(env: *mut jni_sys::JNIEnv) -> Option<usize> {
 
 /// The calling thread's tid.
 pub fn current_tid() -> i32 {
-    // SAFETY: gettid has no arguments and cannot fail.
+    // SAFETY: gettid takes no arguments and cannot fail.
     unsafe { libc::syscall(libc::SYS_gettid) as i32 }
 }

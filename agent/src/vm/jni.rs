@@ -1,6 +1,9 @@
 //! Safe wrapper over the few JNI functions the agent uses. A `Jni` is bound to
 //! the thread the VM handed it to and is deliberately neither `Send` nor `Sync`.
+//! References passed in follow the convention of `vm` (live, of the class
+//! their type names); a method that needs more is an `unsafe fn`.
 
+use super::handles::{GlobalRef, VmHandle};
 use jni_sys::{jclass, jint, jmethodID, jobject, jvalue, JNIEnv};
 use std::ffi::CString;
 use std::marker::PhantomData;
@@ -14,6 +17,8 @@ pub type Native = (&'static str, &'static str, *mut std::ffi::c_void);
 /// `-Xcheck:jni` print a warning on the application's stdout.
 pub const MAX_LOCAL_FRAME: jint = 65_536;
 
+/// The calling thread's JNIEnv. Invariant (from [`Jni::from_raw`]): `env` is
+/// the JNIEnv of the thread this value lives on, valid while it is used.
 pub struct Jni {
     pub(super) env: *mut JNIEnv,
     _not_send: PhantomData<*mut ()>,
@@ -25,23 +30,21 @@ pub struct JavaException(pub String);
 
 impl Jni {
     /// The JNIEnv of the current thread, which must be a Java thread (the
-    /// attach listener is one).
-    pub fn from_vm(vm: *mut jni_sys::JavaVM) -> Result<Self, jint> {
-        let mut env: *mut std::ffi::c_void = std::ptr::null_mut();
-        // SAFETY: `vm` is the JavaVM the VM passed to Agent_OnAttach; GetEnv
-        // writes this thread's JNIEnv into `env`.
-        let rc = match unsafe { (**vm).GetEnv } {
-            Some(get_env) => unsafe { get_env(vm, &mut env, jni_sys::JNI_VERSION_1_6) },
-            None => -1,
-        };
-        if rc != 0 || env.is_null() {
-            return Err(rc);
-        }
-        Ok(Self::from_raw(env.cast()))
+    /// attach listener is one); GetEnv's error code otherwise.
+    pub fn from_vm(vm: VmHandle) -> Result<Self, jint> {
+        let env = vm.get_env(jni_sys::JNI_VERSION_1_6)?;
+        // SAFETY: GetEnv answered the calling thread's own JNIEnv, valid while
+        // the thread stays attached, and a `Jni` cannot leave the thread.
+        Ok(unsafe { Self::from_raw(env.as_ptr().cast()) })
     }
 
-    /// Wraps the JNIEnv the VM passed to a callback on this thread.
-    pub fn from_raw(env: *mut JNIEnv) -> Self {
+    /// Wraps the JNIEnv the VM passed to a callback or native method.
+    ///
+    /// # Safety
+    /// `env` must be the calling thread's JNIEnv (the one the VM passed to
+    /// the function running now, on this thread), and the result must not be
+    /// used after the thread detaches from the VM.
+    pub unsafe fn from_raw(env: *mut JNIEnv) -> Self {
         Self {
             env,
             _not_send: PhantomData,
@@ -49,8 +52,8 @@ impl Jni {
     }
 
     fn table(&self) -> &jni_sys::JNINativeInterface_ {
-        // SAFETY: `env` is the JNIEnv of the current thread, valid while the VM
-        // runs this thread; the table it points to is the VM's own.
+        // SAFETY: `env` is this thread's JNIEnv (the invariant of `Jni`): it
+        // points to the VM's function table, which lives as long as the VM.
         unsafe { &**self.env }
     }
 }
@@ -69,10 +72,10 @@ macro_rules! jni_fn {
 impl Jni {
     /// Clears a pending exception; `Err` names what was being done.
     fn check_exception(&self, what: &str) -> Result<(), JavaException> {
-        // SAFETY: valid env on its own thread.
+        // SAFETY: this thread's env (the invariant of `Jni`); no other argument.
         let pending = unsafe { (jni_fn!(self, ExceptionCheck))(self.env) } != 0;
         if pending {
-            // SAFETY: as above.
+            // SAFETY: this thread's env; clearing is allowed with an exception pending.
             unsafe { (jni_fn!(self, ExceptionClear))(self.env) };
             return Err(JavaException(format!("Java exception while {what}")));
         }
@@ -81,7 +84,8 @@ impl Jni {
 
     pub fn delete_local_ref(&self, obj: jobject) {
         if !obj.is_null() {
-            // SAFETY: `obj` is a local reference owned by this thread's frame.
+            // SAFETY: this thread's env; `obj` is a live local reference of
+            // this thread (the `vm` convention), not used after this.
             unsafe { (jni_fn!(self, DeleteLocalRef))(self.env, obj) }
         }
     }
@@ -91,11 +95,13 @@ impl Jni {
     /// Long-running agent threads never return to Java, so without this every
     /// local reference would leak.
     pub fn with_local_frame<R>(&self, capacity: jint, f: impl FnOnce() -> R) -> R {
-        // SAFETY: valid env on its own thread.
+        // SAFETY: this thread's env; any capacity is allowed (the VM fails
+        // the call, with an exception, when it cannot reserve it).
         let pushed = unsafe { (jni_fn!(self, PushLocalFrame))(self.env, capacity) } == 0;
         let r = f();
         if pushed {
-            // SAFETY: pairs the successful PushLocalFrame above.
+            // SAFETY: pops the frame pushed above, on the same thread; a null
+            // result reference is allowed.
             unsafe { (jni_fn!(self, PopLocalFrame))(self.env, std::ptr::null_mut()) };
         } else {
             let _ = self.check_exception("reserving JNI local references");
@@ -107,7 +113,8 @@ impl Jni {
     /// such as GetAllThreads create one per thread).
     pub fn ensure_local_capacity(&self, n: usize) {
         let n = n.min(i32::MAX as usize) as jint;
-        // SAFETY: valid env on its own thread.
+        // SAFETY: this thread's env; any capacity is allowed (the VM fails
+        // the call, with an exception, when it cannot reserve it).
         if unsafe { (jni_fn!(self, EnsureLocalCapacity))(self.env, n) } != 0 {
             let _ = self.check_exception("reserving JNI local references");
         }
@@ -115,7 +122,8 @@ impl Jni {
 
     pub fn find_class(&self, name: &str) -> Result<jclass, JavaException> {
         let c = CString::new(name).map_err(|_| JavaException(format!("bad class name {name}")))?;
-        // SAFETY: valid env; `c` is NUL-terminated.
+        // SAFETY: this thread's env; `c` is a NUL-terminated name, alive
+        // for the call.
         let class = unsafe { (jni_fn!(self, FindClass))(self.env, c.as_ptr()) };
         self.check_exception(&format!("loading {name}"))?;
         if class.is_null() {
@@ -132,7 +140,9 @@ impl Jni {
     ) -> Result<jmethodID, JavaException> {
         let n = CString::new(name).map_err(|_| JavaException(name.into()))?;
         let s = CString::new(sig).map_err(|_| JavaException(sig.into()))?;
-        // SAFETY: valid env and class; strings are NUL-terminated.
+        // SAFETY: this thread's env; `class` a live class reference (the `vm`
+        // convention); NUL-terminated strings alive for the call. An unknown
+        // method is an error (NoSuchMethodError), handled below.
         let id = unsafe { (jni_fn!(self, GetMethodID))(self.env, class, n.as_ptr(), s.as_ptr()) };
         self.check_exception(&format!("looking up {name}{sig}"))?;
         if id.is_null() {
@@ -143,7 +153,10 @@ impl Jni {
 
     pub fn new_string(&self, s: &str) -> Result<jobject, JavaException> {
         let c = CString::new(s).map_err(|_| JavaException(s.into()))?;
-        // SAFETY: valid env; `c` is NUL-terminated (ASCII here, so valid modified UTF-8).
+        // SAFETY: this thread's env; `c` is NUL-terminated and alive for the
+        // call. (UTF-8 is modified UTF-8 but for characters beyond the BMP,
+        // which HotSpot decodes to wrong characters, without reading past
+        // the terminator.)
         let obj = unsafe { (jni_fn!(self, NewStringUTF))(self.env, c.as_ptr()) };
         self.check_exception("creating a string")?;
         Ok(obj)
@@ -155,7 +168,9 @@ impl Jni {
             self.system_method("getProperty", "(Ljava/lang/String;)Ljava/lang/String;")?;
         let jkey = self.new_string(key)?;
         let args = [jvalue { l: jkey }];
-        // SAFETY: `get` is System.getProperty(String); `args` matches its descriptor.
+        // SAFETY: `get` is the static method System.getProperty(String) of
+        // `class`, returning an object; `args` is one String, as its
+        // descriptor says.
         let value = unsafe {
             (jni_fn!(self, CallStaticObjectMethodA))(self.env, class, get, args.as_ptr())
         };
@@ -165,23 +180,32 @@ impl Jni {
         text
     }
 
-    /// The text of a `java.lang.String` reference, `None` for null.
+    /// The text of a `java.lang.String` reference, `None` for null. An
+    /// object of another class is an error.
     pub fn string_utf(&self, value: jobject) -> Result<Option<String>, JavaException> {
         if value.is_null() {
             return Ok(None);
         }
-        // SAFETY: `value` is a live java.lang.String; the chars are released below.
+        let string = self.find_class("java/lang/String")?;
+        let is_string = self.is_instance_of(value, string);
+        self.delete_local_ref(string);
+        if !is_string {
+            return Err(JavaException("reading a string: not a String".into()));
+        }
+        // SAFETY: this thread's env; `value` a live java.lang.String (checked
+        // above); a null isCopy is allowed. The chars are released below.
         let chars =
             unsafe { (jni_fn!(self, GetStringUTFChars))(self.env, value, std::ptr::null_mut()) };
         if chars.is_null() {
             self.check_exception("reading a string")?;
             return Ok(None);
         }
-        // SAFETY: GetStringUTFChars returns a NUL-terminated modified UTF-8 string.
+        // SAFETY: GetStringUTFChars returned a NUL-terminated string, valid
+        // until the release below.
         let text = unsafe { std::ffi::CStr::from_ptr(chars) }
             .to_string_lossy()
             .into_owned();
-        // SAFETY: pairs the GetStringUTFChars above.
+        // SAFETY: releases the chars got above from the same string, once.
         unsafe { (jni_fn!(self, ReleaseStringUTFChars))(self.env, value, chars) };
         Ok(Some(text))
     }
@@ -200,7 +224,9 @@ impl Jni {
                 l: self.new_string(value)?,
             },
         ];
-        // SAFETY: `set` is System.setProperty(String, String); `args` matches its descriptor.
+        // SAFETY: `set` is the static method System.setProperty(String,
+        // String) of `class`, returning an object; `args` are two Strings, as
+        // its descriptor says.
         unsafe { (jni_fn!(self, CallStaticObjectMethodA))(self.env, class, set, args.as_ptr()) };
         self.check_exception("setting a system property")
     }
@@ -216,7 +242,8 @@ impl Jni {
         let ctor = self.method_id(class, "<init>", "(Ljava/lang/String;)V")?;
         let jname = self.new_string(name)?;
         let args = [jvalue { l: jname }];
-        // SAFETY: `ctor` is Thread(String) of `class`; `args` matches its descriptor.
+        // SAFETY: `ctor` is the constructor Thread(String) of `class`, a
+        // concrete class; `args` is one String, as its descriptor says.
         let obj = unsafe { (jni_fn!(self, NewObjectA))(self.env, class, ctor, args.as_ptr()) };
         self.check_exception("creating the profrj thread")?;
         if obj.is_null() {
@@ -230,8 +257,9 @@ impl Jni {
     /// Defines a class in the boot class loader from its class-file bytes.
     pub fn define_boot_class(&self, name: &str, bytes: &[u8]) -> Result<jclass, JavaException> {
         let n = CString::new(name).map_err(|_| JavaException(name.into()))?;
-        // SAFETY: valid env; a null loader means the bootstrap loader; the
-        // bytes are read during the call only.
+        // SAFETY: this thread's env; a NUL-terminated name; a null loader means
+        // the boot loader; `bytes` (pointer and length) is read during the
+        // call only. Malformed bytes are a ClassFormatError, handled below.
         let class = unsafe {
             (jni_fn!(self, DefineClass))(
                 self.env,
@@ -249,7 +277,17 @@ impl Jni {
     }
 
     /// Binds native methods of `class`.
-    pub fn register_natives(&self, class: jclass, methods: &[Native]) -> Result<(), JavaException> {
+    ///
+    /// # Safety
+    /// Each function must be an `extern "system"` function whose parameters
+    /// are the JNIEnv, the class (the natives are static) and then the
+    /// descriptor's arguments, and whose result is the descriptor's: Java
+    /// code calls it so from then on, on any thread.
+    pub unsafe fn register_natives(
+        &self,
+        class: jclass,
+        methods: &[Native],
+    ) -> Result<(), JavaException> {
         let strings: Vec<(CString, CString)> = methods
             .iter()
             .map(|(n, d, _)| {
@@ -268,8 +306,10 @@ impl Jni {
                 fnPtr: m.2,
             })
             .collect();
-        // SAFETY: valid env and class; every entry points at NUL-terminated
-        // strings alive for the call and a function of the declared signature.
+        // SAFETY: this thread's env, a live class; each entry points at
+        // NUL-terminated strings alive for the call (`strings`) and at a
+        // function of the signature its descriptor declares (the caller's
+        // promise). An unknown method is a NoSuchMethodError, handled below.
         let rc = unsafe {
             (jni_fn!(self, RegisterNatives))(self.env, class, table.as_ptr(), table.len() as jint)
         };
@@ -287,16 +327,20 @@ impl Jni {
         name: &str,
         sig: &str,
     ) -> Result<jobject, JavaException> {
+        check_no_args_object_result(name, sig)?;
         let c = self.find_class(class)?;
         let id = self.static_method_id(c, name, sig)?;
-        // SAFETY: `id` is a static method of `c` taking no arguments.
+        // SAFETY: `id` is a static method of `c` that takes no arguments and
+        // returns an object (its descriptor, checked above): a null argument
+        // array is enough.
         let r =
             unsafe { (jni_fn!(self, CallStaticObjectMethodA))(self.env, c, id, std::ptr::null()) };
         self.check_exception(&format!("calling {class}.{name}"))?;
         Ok(r)
     }
 
-    /// Calls an instance no-argument method returning an object.
+    /// Calls an instance no-argument method returning an object. `obj` not
+    /// an instance of `class` (or null) is an error.
     pub fn call_object(
         &self,
         obj: jobject,
@@ -304,30 +348,49 @@ impl Jni {
         name: &str,
         sig: &str,
     ) -> Result<jobject, JavaException> {
+        check_no_args_object_result(name, sig)?;
         let c = self.find_class(class)?;
+        if obj.is_null() || !self.is_instance_of(obj, c) {
+            return Err(JavaException(format!(
+                "calling {class}.{name} on an object of another class"
+            )));
+        }
         let id = self.method_id(c, name, sig)?;
-        // SAFETY: `obj` is an instance of `class`, `id` one of its methods taking no arguments.
+        // SAFETY: `obj` is an instance of `c` (checked above) and `id` a
+        // method of `c` that takes no arguments and returns an object (its
+        // descriptor, checked above): a null argument array is enough.
         let r = unsafe { (jni_fn!(self, CallObjectMethodA))(self.env, obj, id, std::ptr::null()) };
         self.check_exception(&format!("calling {class}.{name}"))?;
         Ok(r)
     }
 
-    /// A global reference to `obj` (never freed: held for the VM's life).
-    pub fn new_global_ref(&self, obj: jobject) -> jobject {
-        // SAFETY: valid env; `obj` is a live reference or null.
-        unsafe { (jni_fn!(self, NewGlobalRef))(self.env, obj) }
+    /// A global reference to `obj`, kept for the VM's life; `None` for a
+    /// null `obj` or when the VM is out of memory.
+    pub fn new_global_ref(&self, obj: jobject) -> Option<GlobalRef> {
+        // SAFETY: this thread's env; `obj` a live reference or null.
+        let global = unsafe { (jni_fn!(self, NewGlobalRef))(self.env, obj) };
+        // SAFETY: a global reference NewGlobalRef just made, which nothing
+        // deletes (the agent keeps them all for the VM's life).
+        std::ptr::NonNull::new(global).map(|g| unsafe { GlobalRef::new(g) })
     }
 
     pub fn is_same_object(&self, a: jobject, b: jobject) -> bool {
-        // SAFETY: valid env; both are live references or null.
+        // SAFETY: this thread's env; both are live references or null.
         unsafe { (jni_fn!(self, IsSameObject))(self.env, a, b) != 0 }
+    }
+
+    /// Is `obj` (not null) an instance of `class`?
+    fn is_instance_of(&self, obj: jobject, class: jclass) -> bool {
+        // SAFETY: this thread's env; live references to an object and a class.
+        unsafe { (jni_fn!(self, IsInstanceOf))(self.env, obj, class) != 0 }
     }
 
     /// A new `long[len]`, zeroed.
     pub fn new_long_array(&self, len: usize) -> Result<jobject, JavaException> {
         let len = jni_sys::jsize::try_from(len)
             .map_err(|_| JavaException(format!("long[{len}] is too large")))?;
-        // SAFETY: valid env; a non-negative length.
+        // SAFETY: this thread's env; a non-negative length (`try_from` above
+        // leaves no other).
         let a = unsafe { (jni_fn!(self, NewLongArray))(self.env, len) };
         self.check_exception("allocating a long[]")?;
         if a.is_null() {
@@ -336,10 +399,20 @@ impl Jni {
         Ok(a)
     }
 
-    /// Copies a `long[]` into `out` (which must not be longer than the array).
-    pub fn long_array_region(&self, array: jobject, out: &mut [i64]) -> Result<(), JavaException> {
-        // SAFETY: valid env; `array` is a live long[] reference of at least
-        // `out.len()` elements (checked by the VM, which raises otherwise).
+    /// Copies the start of a `long[]` into `out`; an array shorter than
+    /// `out` is an error (ArrayIndexOutOfBoundsException, cleared).
+    ///
+    /// # Safety
+    /// `array` must be a live reference to a `long[]`: the VM does not check
+    /// the array's type.
+    pub unsafe fn long_array_region(
+        &self,
+        array: jobject,
+        out: &mut [i64],
+    ) -> Result<(), JavaException> {
+        // SAFETY: this thread's env; `array` a live long[] (the caller's
+        // promise); `out` is writable for `out.len()` elements. The VM checks
+        // the bounds, raising an exception that is handled below.
         unsafe {
             (jni_fn!(self, GetLongArrayRegion))(
                 self.env,
@@ -362,7 +435,8 @@ impl Jni {
     ) -> Result<jobject, JavaException> {
         let len = jni_sys::jsize::try_from(len)
             .map_err(|_| JavaException(format!("array of {len} is too large")))?;
-        // SAFETY: valid env and class; a non-negative length.
+        // SAFETY: this thread's env; a live class; a non-negative length;
+        // a null initial element.
         let a = unsafe {
             (jni_fn!(self, NewObjectArray))(self.env, len, element_class, std::ptr::null_mut())
         };
@@ -371,34 +445,45 @@ impl Jni {
             return Err(JavaException("allocating an array returned null".into()));
         }
         for (i, item) in items {
-            self.set_object_array_element(a, i, item)?;
+            // SAFETY: `a` is the object array just made.
+            unsafe { self.set_object_array_element(a, i, item) }?;
         }
         Ok(a)
     }
 
-    /// `array[index] = item`.
-    pub fn set_object_array_element(
+    /// `array[index] = item`; an index out of bounds or an item of the
+    /// wrong class is an error (the exception is cleared).
+    ///
+    /// # Safety
+    /// `array` must be a live reference to an array of objects (`Object[]`,
+    /// `long[][]`...): the VM does not check that it is one.
+    pub unsafe fn set_object_array_element(
         &self,
         array: jobject,
         index: usize,
         item: jobject,
     ) -> Result<(), JavaException> {
-        // SAFETY: valid env; `array` a live object array, `item` a live
-        // reference or null (the VM checks index and type, raising otherwise).
-        unsafe {
-            (jni_fn!(self, SetObjectArrayElement))(self.env, array, index as jni_sys::jsize, item)
-        };
+        let index = jni_sys::jsize::try_from(index)
+            .map_err(|_| JavaException(format!("array index {index} is too large")))?;
+        // SAFETY: this thread's env; `array` a live object array (the
+        // caller's promise), `item` a live reference or null. The VM checks
+        // the index and the item's class, raising an exception handled below.
+        unsafe { (jni_fn!(self, SetObjectArrayElement))(self.env, array, index, item) };
         self.check_exception("storing into an array")
     }
 
     /// A new local reference to `obj` (e.g. a global one, to return to Java).
     pub fn new_local_ref(&self, obj: jobject) -> jobject {
-        // SAFETY: valid env; `obj` is a live reference or null.
+        // SAFETY: this thread's env; `obj` is a live reference or null.
         unsafe { (jni_fn!(self, NewLocalRef))(self.env, obj) }
     }
 
     /// Sets static field `name` of type `sig` of `class` to `value`.
-    pub fn set_static_object_field(
+    ///
+    /// # Safety
+    /// `value` must be null or an instance of the type `sig` names: the VM
+    /// stores it without checking.
+    pub unsafe fn set_static_object_field(
         &self,
         class: jclass,
         name: &str,
@@ -407,14 +492,17 @@ impl Jni {
     ) -> Result<(), JavaException> {
         let n = CString::new(name).map_err(|_| JavaException(name.into()))?;
         let s = CString::new(sig).map_err(|_| JavaException(sig.into()))?;
-        // SAFETY: valid env and class; strings are NUL-terminated.
+        // SAFETY: this thread's env; a live class; NUL-terminated strings
+        // alive for the call. An unknown field is a NoSuchFieldError, handled
+        // below.
         let id =
             unsafe { (jni_fn!(self, GetStaticFieldID))(self.env, class, n.as_ptr(), s.as_ptr()) };
         self.check_exception(&format!("looking up field {name}"))?;
         if id.is_null() {
             return Err(JavaException(format!("field {name} not found")));
         }
-        // SAFETY: `id` is a static field of `class` whose type `value` has.
+        // SAFETY: `id` is a static field of `class` of type `sig`, and
+        // `value` null or of that type (the caller's promise).
         unsafe { (jni_fn!(self, SetStaticObjectField))(self.env, class, id, value) };
         self.check_exception(&format!("setting field {name}"))
     }
@@ -428,7 +516,9 @@ impl Jni {
     ) -> Result<jmethodID, JavaException> {
         let n = CString::new(name).map_err(|_| JavaException(name.into()))?;
         let s = CString::new(sig).map_err(|_| JavaException(sig.into()))?;
-        // SAFETY: valid env and class; strings are NUL-terminated.
+        // SAFETY: this thread's env; a live class; NUL-terminated strings
+        // alive for the call. An unknown method is a NoSuchMethodError,
+        // handled below.
         let id =
             unsafe { (jni_fn!(self, GetStaticMethodID))(self.env, class, n.as_ptr(), s.as_ptr()) };
         self.check_exception(&format!("looking up {name}{sig}"))?;
@@ -442,19 +532,21 @@ impl Jni {
 
     /// A weak global reference to `obj` (null when the VM has no room).
     pub fn new_weak_global_ref(&self, obj: jobject) -> jobject {
-        // SAFETY: valid env; `obj` is a live reference.
+        // SAFETY: this thread's env; `obj` is a live reference or null.
         unsafe { (jni_fn!(self, NewWeakGlobalRef))(self.env, obj) }
     }
 
     /// Frees a weak global reference made by `new_weak_global_ref`.
     pub fn delete_weak_global_ref(&self, weak: jobject) {
-        // SAFETY: valid env; `weak` is a weak global reference not deleted yet.
+        // SAFETY: this thread's env; `weak` is a weak global reference not
+        // deleted yet (the `vm` convention: a live reference), not used after.
         unsafe { (jni_fn!(self, DeleteWeakGlobalRef))(self.env, weak) }
     }
 
     /// The class of `obj`, as a local reference.
     pub fn object_class(&self, obj: jobject) -> jclass {
-        // SAFETY: valid env; `obj` is a live, non-null reference.
+        // SAFETY: this thread's env; `obj` is a live, non-null reference
+        // (the `vm` convention and the callers: allocation events' objects).
         unsafe { (jni_fn!(self, GetObjectClass))(self.env, obj) }
     }
 
@@ -467,7 +559,9 @@ impl Jni {
     ) -> Result<jni_sys::jfieldID, JavaException> {
         let n = CString::new(name).map_err(|_| JavaException(name.into()))?;
         let s = CString::new(sig).map_err(|_| JavaException(sig.into()))?;
-        // SAFETY: valid env and class; strings are NUL-terminated.
+        // SAFETY: this thread's env; a live class; NUL-terminated strings
+        // alive for the call. An unknown field is a NoSuchFieldError, handled
+        // below.
         let id = unsafe { (jni_fn!(self, GetFieldID))(self.env, class, n.as_ptr(), s.as_ptr()) };
         self.check_exception(&format!("looking up field {name}"))?;
         if id.is_null() {
@@ -479,9 +573,22 @@ impl Jni {
     /// The value of `long` field `field` of `obj`.
     ///
     /// # Safety
-    /// `field` must be a `long` instance field of `obj`'s class (from [`Jni::field_id`]).
+    /// `obj` must be a live, non-null reference and `field` a `long` instance
+    /// field of its class (from [`Jni::field_id`]): the VM checks neither.
     pub unsafe fn long_field(&self, obj: jobject, field: jni_sys::jfieldID) -> i64 {
-        // SAFETY: valid env; the caller vouches for the field.
+        // SAFETY: this thread's env; the caller vouches for `obj` and `field`.
         unsafe { (jni_fn!(self, GetLongField))(self.env, obj, field) }
+    }
+}
+
+/// The methods `call_object` and `call_static_object` may call: no
+/// arguments, an object (class or array) as the result. JNI's
+/// `Call*ObjectMethodA` on another kind is undefined behaviour.
+fn check_no_args_object_result(name: &str, sig: &str) -> Result<(), JavaException> {
+    match sig.strip_prefix("()") {
+        Some(result) if result.starts_with('L') || result.starts_with('[') => Ok(()),
+        _ => Err(JavaException(format!(
+            "{name}{sig} is not a method without arguments that returns an object"
+        ))),
     }
 }

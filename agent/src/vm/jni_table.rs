@@ -5,7 +5,7 @@
 //! wrapper that calls the VM's own and then hands the new object to a hook.
 
 use super::sys::JvmtiError;
-use super::Jvmti;
+use super::{Jni, Jvmti};
 use jni_sys::{
     jarray, jclass, jmethodID, jobject, jobjectArray, jsize, jvalue, va_list, JNIEnv,
     JNINativeInterface_,
@@ -14,8 +14,8 @@ use std::cell::Cell;
 use std::sync::OnceLock;
 
 /// Called with each object made through an intercepted function, on the
-/// thread that made it, with no exception pending.
-pub type AllocHook = fn(env: *mut JNIEnv, object: jobject);
+/// thread that made it (whose `Jni` it gets), with no exception pending.
+pub type AllocHook = fn(jni: &Jni, object: jobject);
 
 struct Intercepted {
     /// The VM's own table, as it was before.
@@ -23,10 +23,11 @@ struct Intercepted {
     hook: AllocHook,
 }
 
-// SAFETY: the table holds function pointers and the VM's reserved (null)
-// slots; it is written once and then only read.
+// SAFETY: the table holds function pointers, callable from any thread, and
+// the VM's reserved slots, which the agent never reads; it is written once,
+// before it is shared, and then only read.
 unsafe impl Sync for Intercepted {}
-// SAFETY: as above.
+// SAFETY: as above: nothing in it belongs to a thread.
 unsafe impl Send for Intercepted {}
 
 static STATE: OnceLock<Intercepted> = OnceLock::new();
@@ -46,9 +47,12 @@ pub fn intercept_allocations(jvmti: Jvmti, hook: AllocHook) -> Result<(), String
     if rc != JvmtiError::NONE || table.is_null() {
         return Err(format!("GetJNIFunctionTable: {}", jvmti.error_name(rc)));
     }
-    // SAFETY: the VM allocated and filled this copy of its table for us.
+    // SAFETY: the VM allocated and filled this copy of its table for us: a
+    // live, initialised JNINativeInterface_ (a struct of plain pointers, so
+    // the copy owns nothing).
     let original = unsafe { std::ptr::read(table) };
-    jvmti.deallocate(table.cast());
+    // SAFETY: GetJNIFunctionTable allocated it; freed once, not used after.
+    unsafe { jvmti.deallocate(table.cast()) };
     let mut ours = original;
     ours.AllocObject = Some(alloc_object);
     ours.NewObjectV = Some(new_object_v);
@@ -65,7 +69,10 @@ pub fn intercept_allocations(jvmti: Jvmti, hook: AllocHook) -> Result<(), String
     if STATE.set(Intercepted { original, hook }).is_err() {
         return Ok(());
     }
-    let rc = jvmti.call_set_jni_function_table(&ours);
+    // SAFETY: `ours` is the VM's table with the allocation functions
+    // replaced by wrappers of the same signatures that call the VM's own
+    // (from STATE, set above) and return what it returned.
+    let rc = unsafe { jvmti.call_set_jni_function_table(&ours) };
     if rc != JvmtiError::NONE {
         return Err(format!("SetJNIFunctionTable: {}", jvmti.error_name(rc)));
     }
@@ -79,13 +86,20 @@ fn state() -> &'static Intercepted {
 }
 
 /// Hands a new object to the hook, unless one is running on this thread.
-fn report(env: *mut JNIEnv, object: jobject) -> jobject {
+///
+/// # Safety
+/// `env` must be the calling thread's JNIEnv, and `object` null or a live
+/// local reference of it: what an intercepted function got and returned.
+unsafe fn report(env: *mut JNIEnv, object: jobject) -> jobject {
     if object.is_null() || IN_HOOK.with(Cell::get) {
         return object;
     }
     IN_HOOK.with(|f| f.set(true));
     let hook = state().hook;
-    super::guard("JNI allocation hook", (), || hook(env, object));
+    // SAFETY: `env` is this thread's JNIEnv (the caller's promise), and the
+    // `Jni` lives only for this call.
+    let jni = unsafe { Jni::from_raw(env) };
+    super::guard("JNI allocation hook", (), || hook(&jni, object));
     IN_HOOK.with(|f| f.set(false));
     object
 }
@@ -99,52 +113,72 @@ macro_rules! original {
     };
 }
 
+/// What JNI code calls for AllocObject.
+///
+/// # Safety
+/// AllocObject's own contract: `env` is the calling thread's JNIEnv, the other
+/// arguments are valid for the VM's function.
 unsafe extern "system" fn alloc_object(env: *mut JNIEnv, class: jclass) -> jobject {
-    // SAFETY: the VM's own function, with the arguments the caller gave.
-    report(env, unsafe { original!(AllocObject)(env, class) })
+    // SAFETY: the VM's own function, with the arguments the caller gave
+    // (valid for it: the contract above); then `report` gets this thread's
+    // env and the reference the VM returned.
+    unsafe { report(env, original!(AllocObject)(env, class)) }
 }
 
+/// What JNI code calls for NewObjectV.
+///
+/// # Safety
+/// NewObjectV's own contract: `env` is the calling thread's JNIEnv, the other
+/// arguments are valid for the VM's function.
 unsafe extern "system" fn new_object_v(
     env: *mut JNIEnv,
     class: jclass,
     method: jmethodID,
     args: va_list,
 ) -> jobject {
-    // SAFETY: as above; the va_list is passed through untouched.
-    report(env, unsafe {
-        original!(NewObjectV)(env, class, method, args)
-    })
+    // SAFETY: as in `alloc_object`; the va_list is passed through untouched.
+    unsafe { report(env, original!(NewObjectV)(env, class, method, args)) }
 }
 
+/// What JNI code calls for NewObjectA.
+///
+/// # Safety
+/// NewObjectA's own contract: `env` is the calling thread's JNIEnv, the other
+/// arguments are valid for the VM's function.
 unsafe extern "system" fn new_object_a(
     env: *mut JNIEnv,
     class: jclass,
     method: jmethodID,
     args: *const jvalue,
 ) -> jobject {
-    // SAFETY: as above.
-    report(env, unsafe {
-        original!(NewObjectA)(env, class, method, args)
-    })
+    // SAFETY: as in `alloc_object`.
+    unsafe { report(env, original!(NewObjectA)(env, class, method, args)) }
 }
 
+/// What JNI code calls for NewObjectArray.
+///
+/// # Safety
+/// NewObjectArray's own contract: `env` is the calling thread's JNIEnv, the other
+/// arguments are valid for the VM's function.
 unsafe extern "system" fn new_object_array(
     env: *mut JNIEnv,
     len: jsize,
     class: jclass,
     init: jobject,
 ) -> jobjectArray {
-    // SAFETY: as above.
-    report(env, unsafe {
-        original!(NewObjectArray)(env, len, class, init)
-    })
+    // SAFETY: as in `alloc_object`.
+    unsafe { report(env, original!(NewObjectArray)(env, len, class, init)) }
 }
 
 macro_rules! primitive_array {
     ($wrapper:ident, $name:ident) => {
+        #[doc = concat!("What JNI code calls for ", stringify!($name), ".")]
+        ///
+        /// # Safety
+        /// The JNI function's own contract: `env` is the calling thread's JNIEnv.
         unsafe extern "system" fn $wrapper(env: *mut JNIEnv, len: jsize) -> jarray {
-            // SAFETY: the VM's own function, with the caller's arguments.
-            report(env, unsafe { original!($name)(env, len) })
+            // SAFETY: as in `alloc_object`.
+            unsafe { report(env, original!($name)(env, len)) }
         }
     };
 }

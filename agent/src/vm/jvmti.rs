@@ -1,9 +1,12 @@
 //! Safe wrapper over the JVMTI environment. Every raw JVMTI call of the agent
 //! goes through a method here; the rest of the agent never sees a raw pointer
-//! except as an opaque handle (`jthread`, `jmethodID`).
+//! except as an opaque handle (`jthread`, `jmethodID`), which follows the
+//! convention of `vm`. Methods whose arguments the VM will call or free
+//! (callbacks, thread bodies, function tables, memory) are `unsafe fn`.
 
+use super::handles::VmHandle;
 use super::sys::*;
-use jni_sys::{jclass, jint, jlong, jmethodID, jobject, JNIEnv, JavaVM};
+use jni_sys::{jclass, jint, jlong, jmethodID, jobject, JNIEnv};
 use std::ffi::{c_char, c_void, CStr};
 use std::fmt;
 
@@ -24,24 +27,23 @@ pub struct Jvmti {
 
 // SAFETY: a jvmtiEnv may be used from any thread (JVMTI spec, "Environments").
 unsafe impl Send for Jvmti {}
-// SAFETY: as above; the function table is immutable.
+// SAFETY: the handle is a pointer never written after `from_vm`; JVMTI
+// functions may be called on one environment from several threads at once.
 unsafe impl Sync for Jvmti {}
 
 /// Calls a typed slot of the function table. A null slot (a VM that does not
 /// implement the function) reads as `NOT_AVAILABLE` instead of a crash.
+///
+/// The call is unsafe: each use sits in an `unsafe` block whose comment says
+/// why its arguments are what the function takes. The slot's type is the one
+/// jvmti.h declares (the layout asserts of sys.rs pin its place).
 macro_rules! jvmti_call {
-    ($self:expr, $name:ident $(, $arg:expr)* $(,)?) => {{
-        let env = $self.env;
-        // SAFETY: `env` came from JavaVM::GetEnv and stays valid for the VM's life;
-        // the table it points to is the VM's own.
-        let table = unsafe { &**env };
-        match table.$name {
-            // SAFETY: the slot's type is the one jvmti.h declares (checked by the
-            // offset asserts in sys.rs); arguments are checked by each caller.
-            Some(f) => unsafe { f(env $(, $arg)*) },
+    ($self:expr, $name:ident $(, $arg:expr)* $(,)?) => {
+        match $self.table().$name {
+            Some(f) => f($self.env $(, $arg)*),
             None => JvmtiError::NOT_AVAILABLE,
         }
-    }};
+    };
 }
 
 fn check(err: JvmtiError) -> Result<()> {
@@ -53,6 +55,8 @@ fn check(err: JvmtiError) -> Result<()> {
 }
 
 /// Memory the VM allocated for us, given back with `Deallocate` on drop.
+/// Made only in this file, with `ptr` either null or an array of `len`
+/// initialised `T` a JVMTI function of `jvmti` returned, owned by no one else.
 pub struct JvmtiBuf<T> {
     jvmti: Jvmti,
     ptr: *mut T,
@@ -64,7 +68,8 @@ impl<T> JvmtiBuf<T> {
         if self.ptr.is_null() || self.len == 0 {
             &[]
         } else {
-            // SAFETY: the VM wrote `len` initialised elements at `ptr`.
+            // SAFETY: the VM wrote `len` initialised elements at `ptr` (the
+            // struct's invariant), which stay until the drop below.
             unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
         }
     }
@@ -73,7 +78,9 @@ impl<T> JvmtiBuf<T> {
 impl<T> Drop for JvmtiBuf<T> {
     fn drop(&mut self) {
         if !self.ptr.is_null() {
-            self.jvmti.deallocate(self.ptr.cast());
+            // SAFETY: JVMTI allocated `ptr` for us (the struct's invariant);
+            // it is freed once, here.
+            unsafe { self.jvmti.deallocate(self.ptr.cast()) };
         }
     }
 }
@@ -83,40 +90,55 @@ pub struct ThreadInfo {
 }
 
 impl Jvmti {
-    /// Gets a JVMTI 1.2 environment from the VM.
-    pub fn from_vm(vm: *mut JavaVM) -> std::result::Result<Self, jint> {
-        let mut env: *mut c_void = std::ptr::null_mut();
-        // SAFETY: `vm` is the JavaVM pointer the VM passed to Agent_OnLoad/OnAttach.
-        let rc = match unsafe { (**vm).GetEnv } {
-            // SAFETY: as above; GetEnv writes the environment pointer into `env`.
-            Some(get_env) => unsafe { get_env(vm, &mut env, JVMTI_VERSION_1_2) },
-            None => -1,
-        };
-        if rc != 0 || env.is_null() {
-            return Err(rc);
-        }
-        Ok(Self { env: env.cast() })
+    fn table(&self) -> &JvmtiInterface {
+        // SAFETY: `env` came from GetEnv (`from_vm`) and no environment is
+        // ever disposed of, so it stays valid for the VM's life; it points to
+        // the VM's function table.
+        unsafe { &**self.env }
+    }
+
+    /// Gets a new JVMTI 1.2 environment from the VM (each call makes one).
+    pub fn from_vm(vm: VmHandle) -> std::result::Result<Self, jint> {
+        let env = vm.get_env(JVMTI_VERSION_1_2)?;
+        Ok(Self {
+            env: env.as_ptr().cast(),
+        })
     }
 
     /// Copies a VM-allocated C string and deallocates it.
-    fn take_string(&self, p: *mut c_char) -> String {
+    ///
+    /// # Safety
+    /// `p` must be null or a NUL-terminated string a JVMTI function of this
+    /// environment returned, not deallocated yet; it is deallocated here.
+    unsafe fn take_string(&self, p: *mut c_char) -> String {
         if p.is_null() {
             return String::new();
         }
-        // SAFETY: JVMTI returns NUL-terminated modified UTF-8 strings.
+        // SAFETY: a NUL-terminated string the VM allocated (the caller's
+        // promise), alive until the deallocation below.
         let s = unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned();
-        self.deallocate(p.cast());
+        // SAFETY: VM-allocated and not freed yet (the caller's promise).
+        unsafe { self.deallocate(p.cast()) };
         s
     }
 
-    pub fn deallocate(&self, p: *mut u8) {
-        let _ = jvmti_call!(self, Deallocate, p);
+    /// Gives memory back to the VM.
+    ///
+    /// # Safety
+    /// `p` must be null or memory this environment's Allocate, or one of its
+    /// functions that allocate a result, returned; not deallocated yet, and
+    /// not used after.
+    pub(super) unsafe fn deallocate(&self, p: *mut u8) {
+        // SAFETY: `p` is null or JVMTI memory not freed yet (the caller's promise).
+        let _ = unsafe { jvmti_call!(self, Deallocate, p) };
     }
 
     pub fn error_name(&self, err: JvmtiError) -> String {
         let mut p = std::ptr::null_mut();
-        if jvmti_call!(self, GetErrorName, err, &mut p) == JvmtiError::NONE {
-            self.take_string(p)
+        // SAFETY: any error number is accepted; `p` is a live out-pointer.
+        if unsafe { jvmti_call!(self, GetErrorName, err, &mut p) } == JvmtiError::NONE {
+            // SAFETY: GetErrorName allocated the name for us.
+            unsafe { self.take_string(p) }
         } else {
             format!("JVMTI error {}", err.0)
         }
@@ -124,17 +146,28 @@ impl Jvmti {
 
     pub fn potential_capabilities(&self) -> Result<JvmtiCapabilities> {
         let mut caps = JvmtiCapabilities::default();
-        check(jvmti_call!(self, GetPotentialCapabilities, &mut caps))?;
+        // SAFETY: `caps` is a live, writable jvmtiCapabilities.
+        check(unsafe { jvmti_call!(self, GetPotentialCapabilities, &mut caps) })?;
         Ok(caps)
     }
 
     pub fn add_capabilities(&self, caps: &JvmtiCapabilities) -> Result<()> {
-        check(jvmti_call!(self, AddCapabilities, caps))
+        // SAFETY: `caps` is a live jvmtiCapabilities, read during the call.
+        check(unsafe { jvmti_call!(self, AddCapabilities, caps) })
     }
 
-    pub fn set_event_callbacks(&self, callbacks: &JvmtiEventCallbacks) -> Result<()> {
+    /// Makes the VM call `callbacks` for the events this environment enables.
+    ///
+    /// # Safety
+    /// Every function in `callbacks` must be sound to call as the VM calls
+    /// that event's callback (the arguments jvmti.h lists, on the thread the
+    /// event names) for as long as the VM runs; the slots typed as plain
+    /// pointers must be null.
+    pub unsafe fn set_event_callbacks(&self, callbacks: &JvmtiEventCallbacks) -> Result<()> {
         let size = std::mem::size_of::<JvmtiEventCallbacks>() as jint;
-        check(jvmti_call!(self, SetEventCallbacks, callbacks, size))
+        // SAFETY: `callbacks` is read during the call (the VM copies it) and
+        // `size` is its size; its functions are sound as callbacks (the caller's promise).
+        check(unsafe { jvmti_call!(self, SetEventCallbacks, callbacks, size) })
     }
 
     pub fn set_event_enabled(&self, event: JvmtiEvent, enabled: bool) -> Result<()> {
@@ -144,13 +177,17 @@ impl Jvmti {
             JvmtiEventMode::DISABLE
         };
         // Variadic in C; a null thread means "all threads".
-        check(jvmti_call!(
-            self,
-            SetEventNotificationMode,
-            mode,
-            event,
-            std::ptr::null_mut::<jni_sys::_jobject>()
-        ))
+        // SAFETY: a mode and event number the VM checks; the variadic thread
+        // argument is a null jthread, as jvmti.h declares it.
+        check(unsafe {
+            jvmti_call!(
+                self,
+                SetEventNotificationMode,
+                mode,
+                event,
+                std::ptr::null_mut::<jni_sys::_jobject>()
+            )
+        })
     }
 
     /// `thread`'s stack, top frame first, into `buf` (its length is the maximum
@@ -163,15 +200,18 @@ impl Jvmti {
     ) -> Result<&'a [JvmtiFrameInfo]> {
         let mut count = 0;
         let max = buf.len().min(jint::MAX as usize) as jint;
-        check(jvmti_call!(
-            self,
-            GetStackTrace,
-            thread,
-            0,
-            max,
-            buf.as_mut_ptr(),
-            &mut count
-        ))?;
+        // SAFETY: `buf` holds `max` frames (max <= buf.len()); out-pointer to a live count.
+        check(unsafe {
+            jvmti_call!(
+                self,
+                GetStackTrace,
+                thread,
+                0,
+                max,
+                buf.as_mut_ptr(),
+                &mut count
+            )
+        })?;
         Ok(&buf[..(count.max(0) as usize).min(buf.len())])
     }
 
@@ -179,7 +219,10 @@ impl Jvmti {
     pub fn extension_function(&self, id: &str) -> Option<JvmtiExtensionFunction> {
         let mut count = 0;
         let mut infos = std::ptr::null_mut();
-        if jvmti_call!(self, GetExtensionFunctions, &mut count, &mut infos) != JvmtiError::NONE {
+        // SAFETY: out-pointers to two live locals.
+        if unsafe { jvmti_call!(self, GetExtensionFunctions, &mut count, &mut infos) }
+            != JvmtiError::NONE
+        {
             return None;
         }
         let buf = JvmtiBuf {
@@ -189,7 +232,8 @@ impl Jvmti {
         };
         let mut found = None;
         for info in buf.as_slice() {
-            // SAFETY: each id is a NUL-terminated string allocated by the VM.
+            // SAFETY: each id is a NUL-terminated string the VM allocated,
+            // freed only below.
             if !info.id.is_null() && unsafe { CStr::from_ptr(info.id) }.to_bytes() == id.as_bytes()
             {
                 found = info.func;
@@ -200,26 +244,38 @@ impl Jvmti {
                 ptr: info.params,
                 len: info.param_count.max(0) as usize,
             };
-            for p in params.as_slice() {
-                self.deallocate(p.name.cast());
+            // SAFETY: each is a separate allocation of GetExtensionFunctions
+            // for us (or null), freed once here; the table itself is freed
+            // with `buf`, after the loop.
+            unsafe {
+                for p in params.as_slice() {
+                    self.deallocate(p.name.cast());
+                }
+                self.deallocate(info.id.cast());
+                self.deallocate(info.short_description.cast());
+                self.deallocate(info.errors.cast());
             }
-            self.deallocate(info.id.cast());
-            self.deallocate(info.short_description.cast());
-            self.deallocate(info.errors.cast());
         }
         found
     }
 
     /// HotSpot's `GetVirtualThread` extension: the virtual thread mounted on
     /// `carrier` (a local reference), or `None`.
-    pub fn mounted_virtual_thread(
+    ///
+    /// # Safety
+    /// `get_virtual_thread` must be what [`Jvmti::extension_function`]
+    /// answered for `com.sun.hotspot.functions.GetVirtualThread`: it is
+    /// called with that function's arguments.
+    pub unsafe fn mounted_virtual_thread(
         &self,
         get_virtual_thread: JvmtiExtensionFunction,
         carrier: jthread,
     ) -> Option<jthread> {
         let mut vthread: jthread = std::ptr::null_mut();
-        // SAFETY: the extension takes (jthread carrier, jthread* result), as
-        // HotSpot's jvmtiExtensions.cpp reads its variadic arguments.
+        // SAFETY: the function is GetVirtualThread (the caller's promise),
+        // which takes (jthread carrier, jthread* result), as HotSpot's
+        // jvmtiExtensions.cpp reads its variadic arguments; `vthread` is a
+        // live place for the result.
         let err = unsafe { get_virtual_thread(self.env, carrier, &mut vthread as *mut jthread) };
         (err == JvmtiError::NONE && !vthread.is_null()).then_some(vthread)
     }
@@ -227,7 +283,8 @@ impl Jvmti {
     /// JVMTI thread state bits (`JVMTI_THREAD_STATE_*`).
     pub fn thread_state(&self, thread: jthread) -> Result<jint> {
         let mut state = 0;
-        check(jvmti_call!(self, GetThreadState, thread, &mut state))?;
+        // SAFETY: a thread reference (the `vm` convention); a live out-pointer.
+        check(unsafe { jvmti_call!(self, GetThreadState, thread, &mut state) })?;
         Ok(state)
     }
 
@@ -235,7 +292,8 @@ impl Jvmti {
     pub fn all_threads(&self) -> Result<Vec<jthread>> {
         let mut ptr = std::ptr::null_mut();
         let mut count = 0;
-        check(jvmti_call!(self, GetAllThreads, &mut count, &mut ptr))?;
+        // SAFETY: out-pointers to two live locals.
+        check(unsafe { jvmti_call!(self, GetAllThreads, &mut count, &mut ptr) })?;
         let buf = JvmtiBuf {
             jvmti: *self,
             ptr,
@@ -247,7 +305,8 @@ impl Jvmti {
     /// The calling thread, as a local reference.
     pub fn current_thread(&self) -> Result<jthread> {
         let mut t = std::ptr::null_mut();
-        check(jvmti_call!(self, GetCurrentThread, &mut t))?;
+        // SAFETY: a live out-pointer.
+        check(unsafe { jvmti_call!(self, GetCurrentThread, &mut t) })?;
         Ok(t)
     }
 
@@ -255,7 +314,8 @@ impl Jvmti {
     pub fn loaded_classes(&self) -> Result<Vec<jclass>> {
         let mut ptr = std::ptr::null_mut();
         let mut count = 0;
-        check(jvmti_call!(self, GetLoadedClasses, &mut count, &mut ptr))?;
+        // SAFETY: out-pointers to two live locals.
+        check(unsafe { jvmti_call!(self, GetLoadedClasses, &mut count, &mut ptr) })?;
         let buf = JvmtiBuf {
             jvmti: *self,
             ptr,
@@ -269,13 +329,8 @@ impl Jvmti {
     pub fn prepare_method_ids(&self, class: jclass) -> Result<()> {
         let mut ptr = std::ptr::null_mut();
         let mut count = 0;
-        check(jvmti_call!(
-            self,
-            GetClassMethods,
-            class,
-            &mut count,
-            &mut ptr
-        ))?;
+        // SAFETY: a class reference (the `vm` convention); out-pointers to two live locals.
+        check(unsafe { jvmti_call!(self, GetClassMethods, class, &mut count, &mut ptr) })?;
         drop(JvmtiBuf {
             jvmti: *self,
             ptr,
@@ -287,13 +342,16 @@ impl Jvmti {
     /// Can `class` be retransformed (not a primitive, array or hidden class)?
     pub fn is_modifiable_class(&self, class: jclass) -> bool {
         let mut yes: jboolean = 0;
-        jvmti_call!(self, IsModifiableClass, class, &mut yes) == JvmtiError::NONE && yes != 0
+        // SAFETY: a class reference (the `vm` convention); a live out-pointer.
+        let err = unsafe { jvmti_call!(self, IsModifiableClass, class, &mut yes) };
+        err == JvmtiError::NONE && yes != 0
     }
 
     /// The defining loader of `class` as a local reference; null for the boot loader.
     pub fn class_loader(&self, class: jclass) -> Result<jobject> {
         let mut loader = std::ptr::null_mut();
-        check(jvmti_call!(self, GetClassLoader, class, &mut loader))?;
+        // SAFETY: a class reference (the `vm` convention); a live out-pointer.
+        check(unsafe { jvmti_call!(self, GetClassLoader, class, &mut loader) })?;
         Ok(loader)
     }
 
@@ -301,7 +359,8 @@ impl Jvmti {
     pub fn all_modules(&self) -> Result<Vec<jobject>> {
         let mut ptr = std::ptr::null_mut();
         let mut count = 0;
-        check(jvmti_call!(self, GetAllModules, &mut count, &mut ptr))?;
+        // SAFETY: out-pointers to two live locals.
+        check(unsafe { jvmti_call!(self, GetAllModules, &mut count, &mut ptr) })?;
         let buf = JvmtiBuf {
             jvmti: *self,
             ptr,
@@ -312,21 +371,28 @@ impl Jvmti {
 
     /// Lets `module` read `to` (JVMTI 9+).
     pub fn add_module_reads(&self, module: jobject, to: jobject) -> Result<()> {
-        check(jvmti_call!(self, AddModuleReads, module, to))
+        // SAFETY: two module references (the `vm` convention; the VM checks
+        // that they are modules).
+        check(unsafe { jvmti_call!(self, AddModuleReads, module, to) })
     }
 
     /// Runs the ClassFileLoadHook again over `classes` (their original bytes).
     pub fn retransform_classes(&self, classes: &[jclass]) -> Result<()> {
         let n = jint::try_from(classes.len()).map_err(|_| JvmtiError::ILLEGAL_ARGUMENT)?;
-        check(jvmti_call!(self, RetransformClasses, n, classes.as_ptr()))
+        // SAFETY: `classes` holds `n` class references (the `vm` convention),
+        // read during the call.
+        check(unsafe { jvmti_call!(self, RetransformClasses, n, classes.as_ptr()) })
     }
 
     /// `bytes` copied into memory from JVMTI's Allocate, which is what a
     /// ClassFileLoadHook hands back as the new class file (the VM frees it).
     pub fn allocate_copy(&self, bytes: &[u8]) -> Result<*mut u8> {
         let mut p = std::ptr::null_mut();
-        check(jvmti_call!(self, Allocate, bytes.len() as jlong, &mut p))?;
-        // SAFETY: Allocate returned a block of at least `bytes.len()` bytes.
+        // SAFETY: any size is accepted (the VM fails the call if it cannot); a
+        // live out-pointer.
+        check(unsafe { jvmti_call!(self, Allocate, bytes.len() as jlong, &mut p) })?;
+        // SAFETY: Allocate returned a new block of `bytes.len()` bytes (a
+        // zero-length copy writes nothing), which cannot overlap `bytes`.
         unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), p, bytes.len()) };
         Ok(p)
     }
@@ -336,28 +402,34 @@ impl Jvmti {
     pub fn thread_info(&self, jni: &super::Jni, thread: jthread) -> Result<ThreadInfo> {
         // SAFETY: all-zero is a valid JvmtiThreadInfo (null pointers, zero ints).
         let mut info: JvmtiThreadInfo = unsafe { std::mem::zeroed() };
-        check(jvmti_call!(self, GetThreadInfo, thread, &mut info))?;
+        // SAFETY: a thread reference (the `vm` convention); `info` is a live,
+        // writable jvmtiThreadInfo.
+        check(unsafe { jvmti_call!(self, GetThreadInfo, thread, &mut info) })?;
         jni.delete_local_ref(info.thread_group);
         jni.delete_local_ref(info.context_class_loader);
         Ok(ThreadInfo {
-            name: self.take_string(info.name),
+            // SAFETY: GetThreadInfo allocated the name for us.
+            name: unsafe { self.take_string(info.name) },
         })
     }
 
     pub fn thread_cpu_time(&self, thread: jthread) -> Result<jlong> {
         let mut t = 0;
-        check(jvmti_call!(self, GetThreadCpuTime, thread, &mut t))?;
+        // SAFETY: a thread reference or null (the `vm` convention); a live out-pointer.
+        check(unsafe { jvmti_call!(self, GetThreadCpuTime, thread, &mut t) })?;
         Ok(t)
     }
 
     pub fn tag(&self, object: jobject) -> Result<jlong> {
         let mut tag = 0;
-        check(jvmti_call!(self, GetTag, object, &mut tag))?;
+        // SAFETY: an object reference (the `vm` convention); a live out-pointer.
+        check(unsafe { jvmti_call!(self, GetTag, object, &mut tag) })?;
         Ok(tag)
     }
 
     pub fn set_tag(&self, object: jobject, tag: jlong) -> Result<()> {
-        check(jvmti_call!(self, SetTag, object, tag))
+        // SAFETY: an object reference (the `vm` convention); any tag value.
+        check(unsafe { jvmti_call!(self, SetTag, object, tag) })
     }
 
     /// JVMTI GetJNIFunctionTable: a copy of the JNI table, to `deallocate`.
@@ -365,16 +437,23 @@ impl Jvmti {
         &self,
         out: &mut *mut jni_sys::JNINativeInterface_,
     ) -> JvmtiError {
-        jvmti_call!(self, GetJNIFunctionTable, out)
+        // SAFETY: `out` is a live out-pointer.
+        unsafe { jvmti_call!(self, GetJNIFunctionTable, out) }
     }
 
     /// JVMTI SetJNIFunctionTable: every thread's JNI calls go through `table`
     /// from now on (the VM copies it).
-    pub(super) fn call_set_jni_function_table(
+    ///
+    /// # Safety
+    /// Every function in `table` must behave as the JNI function of its slot,
+    /// for any thread that calls it, as long as the VM runs.
+    pub(super) unsafe fn call_set_jni_function_table(
         &self,
         table: &jni_sys::JNINativeInterface_,
     ) -> JvmtiError {
-        jvmti_call!(self, SetJNIFunctionTable, table)
+        // SAFETY: `table` is read during the call (the VM copies it); its
+        // functions behave as JNI's (the caller's promise).
+        unsafe { jvmti_call!(self, SetJNIFunctionTable, table) }
     }
 
     /// A full garbage collection, now (the memory mode's snapshot: only
@@ -382,69 +461,76 @@ impl Jvmti {
     /// Sets the mean bytes between SampledObjectAlloc events (0: every object).
     pub fn set_heap_sampling_interval(&self, bytes: u32) -> Result<()> {
         let bytes = bytes.min(jint::MAX as u32) as jint;
-        check(jvmti_call!(self, SetHeapSamplingInterval, bytes))
+        // SAFETY: any non-negative jint is a valid interval.
+        check(unsafe { jvmti_call!(self, SetHeapSamplingInterval, bytes) })
     }
 
     pub fn force_garbage_collection(&self) -> Result<()> {
-        check(jvmti_call!(self, ForceGarbageCollection))
+        // SAFETY: no arguments.
+        check(unsafe { jvmti_call!(self, ForceGarbageCollection) })
     }
 
     /// `(name, descriptor)` of a method.
     pub fn method_name(&self, method: jmethodID) -> Result<(String, String)> {
         let mut name = std::ptr::null_mut();
         let mut sig = std::ptr::null_mut();
-        check(jvmti_call!(
-            self,
-            GetMethodName,
-            method,
-            &mut name,
-            &mut sig,
-            std::ptr::null_mut()
-        ))?;
-        Ok((self.take_string(name), self.take_string(sig)))
+        // SAFETY: a jmethodID the VM gave (the `vm` convention); out-pointers to
+        // two live locals, and null for the generic signature (allowed).
+        check(unsafe {
+            jvmti_call!(
+                self,
+                GetMethodName,
+                method,
+                &mut name,
+                &mut sig,
+                std::ptr::null_mut()
+            )
+        })?;
+        // SAFETY: GetMethodName allocated both strings for us.
+        Ok(unsafe { (self.take_string(name), self.take_string(sig)) })
     }
 
     /// The declaring class, as a JNI local reference.
     pub fn method_declaring_class(&self, method: jmethodID) -> Result<jclass> {
         let mut class = std::ptr::null_mut();
-        check(jvmti_call!(
-            self,
-            GetMethodDeclaringClass,
-            method,
-            &mut class
-        ))?;
+        // SAFETY: a jmethodID the VM gave (the `vm` convention); a live out-pointer.
+        check(unsafe { jvmti_call!(self, GetMethodDeclaringClass, method, &mut class) })?;
         Ok(class)
     }
 
     /// The JVM type signature of a class, e.g. `Ljava/lang/String;`.
     pub fn class_signature(&self, class: jclass) -> Result<String> {
         let mut sig = std::ptr::null_mut();
-        check(jvmti_call!(
-            self,
-            GetClassSignature,
-            class,
-            &mut sig,
-            std::ptr::null_mut()
-        ))?;
-        Ok(self.take_string(sig))
+        // SAFETY: a class reference (the `vm` convention); a live out-pointer,
+        // and null for the generic signature (allowed).
+        check(unsafe {
+            jvmti_call!(
+                self,
+                GetClassSignature,
+                class,
+                &mut sig,
+                std::ptr::null_mut()
+            )
+        })?;
+        // SAFETY: GetClassSignature allocated the signature for us.
+        Ok(unsafe { self.take_string(sig) })
     }
 
     /// Starts `thread` (a `java.lang.Thread` the caller created) running `proc`
     /// as a JVMTI agent thread.
-    pub fn run_agent_thread(
+    ///
+    /// # Safety
+    /// `proc` must be sound to call on the new thread with this environment,
+    /// that thread's JNIEnv and `arg`.
+    pub(super) unsafe fn run_agent_thread(
         &self,
         thread: jthread,
         proc: unsafe extern "C" fn(*mut JvmtiEnv, *mut JNIEnv, *mut c_void),
         arg: *const c_void,
         priority: jint,
     ) -> Result<()> {
-        check(jvmti_call!(
-            self,
-            RunAgentThread,
-            thread,
-            Some(proc),
-            arg,
-            priority
-        ))
+        // SAFETY: a new, unstarted Thread; `proc` is sound to call with `arg`
+        // on the new thread (the caller's promise).
+        check(unsafe { jvmti_call!(self, RunAgentThread, thread, Some(proc), arg, priority) })
     }
 }

@@ -1,9 +1,29 @@
 //! Everything that touches the VM through raw pointers: JVMTI and JNI bindings,
 //! their safe wrappers, and the panic trampoline every callback goes through.
+//!
+//! Where the unsafety is:
+//! - Pointers the VM hands the agent (`JavaVM*`, `JNIEnv*`, strings, buffers)
+//!   become safe values only through an `unsafe fn` whose `# Safety` says
+//!   what the VM guarantees ([`VmHandle::from_raw`], [`Jni::from_raw`]); the
+//!   functions the VM calls (`crate::entry`, the probe natives) do that.
+//! - Whatever the VM will call or free later (event callbacks, agent thread
+//!   bodies, native methods, the JNI function table, JVMTI memory) is passed
+//!   through an `unsafe fn`.
+//! - JNI references (`jobject`, `jclass`, `jthread`) are opaque handles the
+//!   safe wrappers pass to the VM, which resolves them. The convention, not
+//!   checked by types: a reference given to a wrapper is live (a local
+//!   reference of the calling thread not deleted yet, its frame not popped,
+//!   or a global one) or null where the wrapper allows it, and a `jclass` or
+//!   `jthread` refers to a `Class` or a `Thread`. Every reference the agent
+//!   holds comes from the VM (callback arguments, JNI and JVMTI results), and
+//!   none is kept past its frame except as a [`GlobalRef`] or [`WeakHandle`].
+//!   A wrapper that needs more than this (an array of a given type, a
+//!   field's type) is an `unsafe fn`.
 
 pub mod async_trace;
 mod capabilities;
 mod guard;
+mod handles;
 pub mod hotspot;
 mod jni;
 mod jni_table;
@@ -13,6 +33,7 @@ mod weak_handle;
 
 pub use capabilities::Capabilities;
 pub use guard::{guard, install_panic_hook};
+pub use handles::{GlobalRef, VmHandle};
 pub use jni::{JavaException, Jni, Native, MAX_LOCAL_FRAME};
 pub use jni_table::{intercept_allocations, AllocHook};
 pub use jvmti::Jvmti;
@@ -29,7 +50,13 @@ pub type AgentThreadEntry =
 
 /// Starts a JVMTI agent thread named `name` running `entry(arg)`. The thread
 /// object is tagged as the agent's own, so it is never registered or sampled.
-pub fn start_agent_thread(
+///
+/// # Safety
+/// `entry` must be sound to call on the new thread with the VM's JVMTI
+/// environment, that thread's JNIEnv and `arg`. On `Err` the thread did not
+/// start: `entry` never sees `arg`, so whatever `arg` stands for is still
+/// the caller's.
+pub unsafe fn start_agent_thread(
     jvmti: Jvmti,
     jni: &Jni,
     name: &str,
@@ -37,9 +64,11 @@ pub fn start_agent_thread(
     arg: *const std::ffi::c_void,
 ) -> Result<(), String> {
     let thread = jni.new_thread_object(name).map_err(|e| e.0)?;
-    let r = jvmti
-        .set_tag(thread, AGENT_THREAD_TAG)
-        .and_then(|()| jvmti.run_agent_thread(thread, entry, arg, sys::JVMTI_THREAD_MAX_PRIORITY));
+    let r = jvmti.set_tag(thread, AGENT_THREAD_TAG).and_then(|()| {
+        // SAFETY: `thread` is a new, unstarted Thread; `entry` may be
+        // called with `arg` on it (the caller's promise).
+        unsafe { jvmti.run_agent_thread(thread, entry, arg, sys::JVMTI_THREAD_MAX_PRIORITY) }
+    });
     jni.delete_local_ref(thread);
     r.map_err(|e| jvmti.error_name(e))
 }

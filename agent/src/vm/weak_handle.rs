@@ -17,7 +17,10 @@ use jni_sys::jobject;
 const WEAK_TAG: usize = 1;
 const TAG_MASK: usize = 3;
 
-/// A JNI weak global reference, as the number the VM gave.
+/// A JNI weak global reference, as the number the VM gave. Any number makes
+/// a `WeakHandle` (`from_bits`); what reads or frees the reference it names
+/// is an `unsafe fn` whose caller vouches that `new` made it and it is not
+/// deleted yet.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct WeakHandle(usize);
 
@@ -48,15 +51,20 @@ impl WeakHandle {
     /// Has the GC cleared the reference (its object died)?
     ///
     /// # Safety
-    /// The handle must not be deleted yet. The answer is stable between two
-    /// collections that clear weak references only in their pauses (serial,
-    /// parallel, G1): read at a safepoint (the GC events), or between GCs
-    /// while the next GC's start waits for the reader.
+    /// The VM must be HotSpot (where [`self_test`] passes), and the handle
+    /// one [`WeakHandle::new`] made (perhaps through
+    /// `to_bits` and `from_bits`), not deleted yet. The answer is stable
+    /// between two collections that clear weak references only in their
+    /// pauses (serial, parallel, G1): read at a safepoint (the GC events), or
+    /// between GCs while the next GC's start waits for the reader.
     pub unsafe fn is_cleared(self) -> bool {
         let slot = (self.0 - WEAK_TAG) as *const usize;
-        // SAFETY: a live HotSpot weak handle is a slot address + WEAK_TAG (checked
-        // at `new`); the slot stays allocated until the handle is deleted. The
-        // volatile read keeps the compiler from caching it across GCs.
+        // SAFETY: a handle `new` made on HotSpot (the caller's promise) is the
+        // address of its slot + WEAK_TAG (the tag checked at `new`); the slot stays
+        // allocated until the handle is deleted, which it is not (the
+        // caller's promise). The volatile read keeps the compiler from
+        // caching it across GCs; the GC writes it only in a pause, while no
+        // reader runs (the caller's promise).
         unsafe { std::ptr::read_volatile(slot) == 0 }
     }
 
@@ -64,7 +72,8 @@ impl WeakHandle {
     /// slots of many references in no particular order.
     pub fn prefetch(self) {
         #[cfg(target_arch = "x86_64")]
-        // SAFETY: a prefetch is only a hint; it never faults, whatever the address.
+        // SAFETY: a prefetch is only a hint; it never faults and reads nothing
+        // the program sees, whatever the address (SSE, part of x86-64).
         unsafe {
             use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
             _mm_prefetch::<_MM_HINT_T0>((self.0 - WEAK_TAG) as *const i8)
@@ -72,21 +81,31 @@ impl WeakHandle {
     }
 
     /// Frees the reference.
-    pub fn delete(self, jni: &Jni) {
+    ///
+    /// # Safety
+    /// The handle must be one [`WeakHandle::new`] made, not deleted yet, and
+    /// no copy of it may be used after this.
+    pub unsafe fn delete(self, jni: &Jni) {
         jni.delete_weak_global_ref(self.0 as jobject);
     }
 }
 
 /// Does this VM's weak global reference look like HotSpot's (a tagged
 /// slot that holds the object while it lives)? Checked once before the
-/// memory mode reads handles itself.
-pub fn self_test(jni: &Jni, live: jobject) -> bool {
+/// memory mode reads handles itself. `live` must be a live, non-null reference.
+///
+/// # Safety
+/// The VM must be HotSpot: the test reads the reference's slot as HotSpot
+/// lays it out (what it checks is that the tag and the slot's content are
+/// as expected, i.e. that HotSpot did not change them).
+pub unsafe fn self_test(jni: &Jni, live: jobject) -> bool {
     let Some(w) = WeakHandle::new(jni, live) else {
         return false;
     };
-    // SAFETY: `w` was just made and is deleted below; `live` is held by the
-    // caller, so the slot holds a non-null object.
+    // SAFETY: the VM is HotSpot (the caller's promise) and `w` was just made
+    // by `new`, deleted only below.
     let ok = unsafe { !w.is_cleared() };
-    w.delete(jni);
+    // SAFETY: made by `new` above, deleted once; `w` is not used after.
+    unsafe { w.delete(jni) };
     ok
 }

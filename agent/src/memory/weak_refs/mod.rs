@@ -42,7 +42,8 @@ static WORK: Mutex<bool> = Mutex::new(false);
 static WORK_READY: Condvar = Condvar::new();
 /// Weak references of dead objects, for the agent thread to delete. (If
 /// that thread is gone, they stay: a leak of one slot each, not a crash.)
-static DEAD: Mutex<Vec<usize>> = Mutex::new(Vec::new());
+/// A reference is here once, and in no record any more (`scan`).
+static DEAD: Mutex<Vec<WeakHandle>> = Mutex::new(Vec::new());
 
 /// GarbageCollectionStart: earlier GCs' frees counted, then `max` catches up.
 pub fn gc_started() {
@@ -116,8 +117,11 @@ pub fn run_agent_thread(jni: &Jni) {
         }
         count_frees(false);
         let dead = std::mem::take(&mut *DEAD.lock());
-        for h in dead.into_iter().filter_map(WeakHandle::from_bits) {
-            h.delete(jni);
+        for h in dead {
+            // SAFETY: `track_on` made it with `new`; the scan moved it from
+            // its record (dropped) to DEAD, once, and took it out of DEAD just
+            // now: this is its only copy, deleted once.
+            unsafe { h.delete(jni) };
         }
     }
 }
@@ -226,7 +230,7 @@ mod tests {
         assert_eq!((c.alive(), recorded()), (666, 666));
         let dead = std::mem::take(&mut *DEAD.lock());
         assert_eq!(dead.len(), 334);
-        assert!(dead.contains(&handle(999).to_bits()));
+        assert!(dead.contains(&handle(999)));
 
         // With it, the finish only wakes it; if it has not scanned by the
         // next GC's start, that start counts the frees before taking the

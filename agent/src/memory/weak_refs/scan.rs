@@ -16,7 +16,7 @@ const PREFETCH: usize = 16;
 /// event, or under the lock the next GC's start waits on. Threads keep
 /// appending meanwhile; what they add was made after the last GC, so the
 /// scan may look at it or not.
-pub(super) fn scan_logs() -> (usize, Vec<usize>) {
+pub(super) fn scan_logs() -> (usize, Vec<WeakHandle>) {
     let mut found = Found::default();
     let mut emptied = Vec::new();
     let (mut full, threads) = {
@@ -66,7 +66,7 @@ fn prefetch(records: &[Record], i: usize) {
 #[derive(Default)]
 struct Found {
     frees: Frees,
-    dead: Vec<usize>,
+    dead: Vec<WeakHandle>,
 }
 
 impl Found {
@@ -76,13 +76,16 @@ impl Found {
         let Some(h) = WeakHandle::from_bits(r.handle.load(Relaxed)) else {
             return false;
         };
-        // SAFETY: handles are deleted only after their record is dropped, and
-        // `scan_logs` runs where no GC can clear references under it.
+        // SAFETY: records hold only handles `new` made (`memory::track_on`),
+        // on HotSpot (the weak-reference mechanism is chosen only there,
+        // after `self_test`); a handle is deleted only after its record is
+        // dropped (`DEAD`), and `scan_logs` runs where no GC can clear
+        // references under it.
         if !unsafe { h.is_cleared() } {
             return false;
         }
         self.frees.add(r.counter.load(Relaxed));
-        self.dead.push(h.to_bits());
+        self.dead.push(h);
         true
     }
 }

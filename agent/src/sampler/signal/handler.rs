@@ -69,9 +69,10 @@ pub fn install(signo: c_int, name: &str) -> Result<(), String> {
     if INSTALLED.load(Ordering::Acquire) {
         return Ok(());
     }
-    // SAFETY: all-zero sigaction is a valid out-parameter.
+    // SAFETY: sigaction is plain data (integers, a mask, a handler address):
+    // all-zero is a valid value.
     let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
-    // SAFETY: querying only (null new action).
+    // SAFETY: a null new action only reads the current one into `old`, a live local.
     if unsafe { libc::sigaction(signo, std::ptr::null(), &mut old) } != 0 {
         return Err(format!(
             "cannot read the {name} handler: {}",
@@ -83,14 +84,15 @@ pub fn install(signo: c_int, name: &str) -> Result<(), String> {
             "{name} is already handled in this JVM (by the application or another agent); profrj leaves it alone"
         ));
     }
-    // SAFETY: as above.
+    // SAFETY: all-zero is a valid sigaction (above).
     let mut action: libc::sigaction = unsafe { std::mem::zeroed() };
     action.sa_sigaction = on_signal as *const () as usize;
     // SA_RESTART: a system call the signal interrupts resumes instead of failing with EINTR.
     action.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;
-    // SAFETY: sa_mask is a valid sigset_t inside `action`.
+    // SAFETY: sa_mask is a sigset_t inside `action`, a live local.
     unsafe { libc::sigemptyset(&mut action.sa_mask) };
-    // SAFETY: a valid action whose handler has the SA_SIGINFO signature.
+    // SAFETY: the action's handler has the SA_SIGINFO signature and is
+    // async-signal-safe (on_signal); the signal was unhandled (checked above).
     if unsafe { libc::sigaction(signo, &action, std::ptr::null_mut()) } != 0 {
         return Err(format!(
             "cannot install the {name} handler: {}",
@@ -105,9 +107,9 @@ pub fn install(signo: c_int, name: &str) -> Result<(), String> {
 /// at any time (sun.misc.Signal, a native library); then signals must stop,
 /// or every sample would run the application's handler.
 pub fn still_ours(signo: c_int) -> bool {
-    // SAFETY: all-zero sigaction is a valid out-parameter.
+    // SAFETY: all-zero is a valid sigaction (see `install`).
     let mut now: libc::sigaction = unsafe { std::mem::zeroed() };
-    // SAFETY: querying only.
+    // SAFETY: a null new action only reads the current one into `now`, a live local.
     if unsafe { libc::sigaction(signo, std::ptr::null(), &mut now) } != 0 {
         return false;
     }
@@ -115,22 +117,30 @@ pub fn still_ours(signo: c_int) -> bool {
 }
 
 /// The handler. Runs on whichever Java thread the signal interrupted.
-extern "C" fn on_signal(_signo: c_int, info: *mut libc::siginfo_t, ucontext: *mut c_void) {
-    // SAFETY: errno is this thread's; it is restored before returning.
+///
+/// # Safety
+/// Only the kernel calls this, as an SA_SIGINFO handler: `info` and
+/// `ucontext` are the signal's, on the interrupted thread.
+unsafe extern "C" fn on_signal(_signo: c_int, info: *mut libc::siginfo_t, ucontext: *mut c_void) {
+    // SAFETY: __errno_location gives this thread's errno, a live int; it is
+    // restored before returning, as a handler must.
     let saved_errno = unsafe { *libc::__errno_location() };
-    // SAFETY: the kernel passes a valid siginfo_t and ucontext for SA_SIGINFO.
+    // SAFETY: the kernel's siginfo_t and ucontext for this signal, on this
+    // thread (the caller's promise).
     unsafe { record(info.cast(), ucontext) };
-    // SAFETY: as above.
+    // SAFETY: as above: this thread's errno.
     unsafe { *libc::__errno_location() = saved_errno };
 }
 
 /// # Safety
-/// Only from [`on_signal`], with its arguments.
+/// Only from [`on_signal`], with its arguments: `info` null or the
+/// signal's siginfo_t, `ucontext` its context, on the interrupted thread.
 unsafe fn record(info: *const SigInfo, ucontext: *mut c_void) {
     if info.is_null() || !ACTIVE.load(Ordering::Acquire) {
         return;
     }
-    // SAFETY: the kernel's siginfo_t is at least 128 bytes.
+    // SAFETY: the kernel's siginfo_t (the caller's promise) is 128 bytes,
+    // which SigInfo spans (asserted above), so these fields are in it.
     let (code, b, token) = unsafe { ((*info).code, (*info).b, (*info).value) };
     let weight = match code {
         SI_QUEUE => 1,
@@ -143,24 +153,25 @@ unsafe fn record(info: *const SigInfo, ucontext: *mut c_void) {
     if target.is_null() || token == 0 {
         return;
     }
-    // SAFETY: targets are leaked, never freed.
+    // SAFETY: a non-null TARGET is a Box leaked by `set_ring`, never freed,
+    // published with Release (loaded with Acquire above).
     let ring = unsafe { (*target).ring };
-    // SAFETY: called in a signal handler, as current_env allows.
-    let env = unsafe { async_trace::current_env() };
+    let env = async_trace::current_env();
     if env.is_null() {
         NOT_JAVA.fetch_add(1, Ordering::Relaxed);
         return;
     }
     let tid = hotspot::current_tid();
-    // SAFETY: `env` is this thread's.
+    // SAFETY: `env` is this thread's JNIEnv (GetEnv, just now, on this thread).
     let room = unsafe { hotspot::stack_room(env) };
     ring.record(token, weight, tid, |frames, max| {
         if room.is_some_and(|r| r < MIN_STACK_ROOM) {
             return (async_trace::NEAR_STACK_LIMIT, own_cpu_ns());
         }
-        // SAFETY: on the interrupted thread, with its env and context; the
-        // ring gives `max` frames.
         let max = max.min(i32::MAX as usize) as i32;
+        // SAFETY: in the signal handler, on the interrupted thread, with its
+        // env and the handler's context (the caller's promise); the ring's
+        // slot is writable for `max` frames (`Ring::record`).
         let code = unsafe { async_trace::walk_recovering(env, frames, max, ucontext) };
         (code, own_cpu_ns())
     });
@@ -172,7 +183,7 @@ fn own_cpu_ns() -> u64 {
         tv_sec: 0,
         tv_nsec: 0,
     };
-    // SAFETY: a valid clock id and out-pointer.
+    // SAFETY: a clock id and a live timespec to write; async-signal-safe.
     if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } != 0 {
         return 0;
     }
@@ -183,16 +194,17 @@ fn own_cpu_ns() -> u64 {
 
 /// Asks thread `tid` of this process for a stack: queues `signo` to it with `token`.
 pub fn ask(tid: i32, signo: c_int, token: u64) -> std::io::Result<()> {
-    // SAFETY: all-zero is a valid siginfo payload; fields set below.
+    // SAFETY: SigInfo is integers and bytes: all-zero is a valid value.
     let mut info: SigInfo = unsafe { std::mem::zeroed() };
     info.signo = signo;
     info.code = SI_QUEUE;
-    // SAFETY: getpid/getuid cannot fail.
+    // SAFETY: getpid takes no arguments and cannot fail.
     info.a = unsafe { libc::getpid() };
-    // SAFETY: as above.
+    // SAFETY: getuid takes no arguments and cannot fail.
     info.b = unsafe { libc::getuid() } as c_int;
     info.value = token;
-    // SAFETY: rt_tgsigqueueinfo(tgid, tid, sig, info) with a full 128-byte siginfo.
+    // SAFETY: rt_tgsigqueueinfo(tgid, tid, sig, info) reads a full 128-byte
+    // siginfo from `info`, a live local; a wrong tid is an error (ESRCH).
     let rc = unsafe {
         libc::syscall(
             libc::SYS_rt_tgsigqueueinfo,
@@ -213,14 +225,16 @@ pub fn ask(tid: i32, signo: c_int, token: u64) -> std::io::Result<()> {
 /// `interval` of CPU it uses (JFR's JEP 509 and async-profiler's `cpu` do the same).
 pub struct CpuTimer(libc::timer_t);
 
-// SAFETY: a timer id is a plain handle, usable from any thread of the process.
+// SAFETY: a timer id is a plain handle of the process (timer_t is a pointer
+// only in type), usable from any thread; only `drop` deletes it.
 unsafe impl Send for CpuTimer {}
 
 impl CpuTimer {
     pub fn start(tid: i32, signo: c_int, interval: Duration, token: u64) -> std::io::Result<Self> {
         // The kernel's per-thread CPU clock id: MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED).
         let clock = ((!tid) << 3) | 6;
-        // SAFETY: all-zero sigevent is valid; fields set below.
+        // SAFETY: sigevent is integers, a union of them and pointers, and
+        // padding: all-zero is a valid value; the fields used are set below.
         let mut ev: libc::sigevent = unsafe { std::mem::zeroed() };
         ev.sigev_notify = libc::SIGEV_THREAD_ID;
         ev.sigev_signo = signo;
@@ -229,7 +243,8 @@ impl CpuTimer {
         };
         ev.sigev_notify_thread_id = tid;
         let mut timer: libc::timer_t = std::ptr::null_mut();
-        // SAFETY: valid clock id, event and out-pointer.
+        // SAFETY: `ev` and `timer` are live locals; a bad clock id or thread
+        // is an error (EINVAL), not undefined behaviour.
         if unsafe { libc::timer_create(clock, &mut ev, &mut timer) } != 0 {
             return Err(std::io::Error::last_os_error());
         }
@@ -242,7 +257,8 @@ impl CpuTimer {
             it_interval: ts,
             it_value: ts,
         };
-        // SAFETY: a timer we just created and a valid spec.
+        // SAFETY: a timer just created (not deleted: `t` owns it) and a live
+        // spec; a null old value is allowed.
         if unsafe { libc::timer_settime(t.0, 0, &spec, std::ptr::null_mut()) } != 0 {
             return Err(std::io::Error::last_os_error());
         }
@@ -252,7 +268,7 @@ impl CpuTimer {
 
 impl Drop for CpuTimer {
     fn drop(&mut self) {
-        // SAFETY: a timer created by `start` and deleted only here.
+        // SAFETY: a timer `start` created, deleted only here, once.
         unsafe { libc::timer_delete(self.0) };
     }
 }

@@ -15,8 +15,7 @@ pub mod ring;
 
 use crate::log;
 use crate::threads::ThreadId;
-use crate::vm::{async_trace, hotspot, Jni, Jvmti, JvmtiEvent, MAX_LOCAL_FRAME};
-use jni_sys::JavaVM;
+use crate::vm::{async_trace, hotspot, Jni, Jvmti, JvmtiEvent, VmHandle, MAX_LOCAL_FRAME};
 use ring::Ring;
 
 /// The signal samples arrive on. HotSpot does not use SIGPROF; if the
@@ -37,7 +36,7 @@ pub struct Setup {
 
 /// Makes signal sampling ready for stacks of up to `depth` frames (one more
 /// frame is taken, to tell a stack of exactly `depth` from a deeper one).
-pub fn setup(vm: *mut JavaVM, jvmti: Jvmti, jni: &Jni, depth: u32) -> Result<Setup, String> {
+pub fn setup(vm: VmHandle, jvmti: Jvmti, jni: &Jni, depth: u32) -> Result<Setup, String> {
     if !async_trace::init(vm) {
         return Err("this JVM does not export AsyncGetCallTrace".into());
     }

@@ -9,6 +9,9 @@ use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 const FREE: u32 = 0;
 const WRITING: u32 = 1;
 const READY: u32 = 2;
+/// Being drained: a sampler thread that stopped late may drain the ring at
+/// the same time as the next session's.
+const READING: u32 = 3;
 
 /// One sample's header; its frames live in the ring's frame area.
 #[repr(align(64))]
@@ -49,10 +52,13 @@ pub struct Ring {
     dropped: AtomicU64,
 }
 
-// SAFETY: the frame area is only written by the handler that owns a slot
-// (WRITING) and only read by the drainer after it saw READY (acquire).
+// SAFETY: `frames` is the only non-atomic state. A slot's part of it is
+// written only by the one `record` that moved the slot FREE -> WRITING, and
+// read only by the one `drain` that moved it READY -> READING (each a
+// compare-exchange; Acquire pairs the writer's Release of READY), until
+// that drain makes it FREE again (Release).
 unsafe impl Sync for Ring {}
-// SAFETY: as above.
+// SAFETY: the mapping belongs to no thread; see Sync.
 unsafe impl Send for Ring {}
 
 impl Ring {
@@ -64,7 +70,8 @@ impl Ring {
             .checked_mul(stride)
             .and_then(|f| f.checked_mul(std::mem::size_of::<CallFrame>()))
             .ok_or("sample ring too large")?;
-        // SAFETY: an anonymous private mapping; the kernel commits pages only
+        // SAFETY: a new anonymous private mapping, at an address the kernel
+        // picks (no existing memory is touched). The kernel commits pages only
         // when touched, so deep `depth` settings cost address space, not memory.
         let p = unsafe {
             libc::mmap(
@@ -116,7 +123,7 @@ impl Ring {
         let start = self.cursor.fetch_add(1, Ordering::Relaxed);
         for k in 0..n {
             let i = start.wrapping_add(k) & (n - 1);
-            // SAFETY: `i < n` by the mask.
+            // SAFETY: `n` is a power of two (`leak`), so `i = .. & (n - 1) < n`.
             let slot = unsafe { self.slots.get_unchecked(i) };
             if slot
                 .state
@@ -125,7 +132,8 @@ impl Ring {
             {
                 continue;
             }
-            // SAFETY: slot `i` owns frames [i*stride, (i+1)*stride) of the mapping.
+            // SAFETY: the mapping holds `n * stride` frames (`leak`) and `i < n`,
+            // so the offset stays inside it; slot `i`'s frames start there.
             let frames = unsafe { self.frames.add(i * self.stride) };
             let (code, cpu_ns) = walk(frames, self.stride);
             slot.cpu_ns.store(cpu_ns, Ordering::Relaxed);
@@ -142,7 +150,11 @@ impl Ring {
     /// Sampler thread side: hands every published sample to `f`, then frees its slot.
     pub fn drain(&self, mut f: impl FnMut(Sample<'_>)) {
         for (i, slot) in self.slots.iter().enumerate() {
-            if slot.state.load(Ordering::Acquire) != READY {
+            if slot
+                .state
+                .compare_exchange(READY, READING, Ordering::Acquire, Ordering::Relaxed)
+                .is_err()
+            {
                 continue;
             }
             let code = slot.code.load(Ordering::Relaxed);
@@ -151,8 +163,10 @@ impl Ring {
             } else {
                 0
             };
-            // SAFETY: READY (acquire) means the handler finished writing `len`
-            // frames of slot `i`, and no one writes them until it is FREE again.
+            // SAFETY: READY (Acquire) means the handler finished writing `len`
+            // (<= stride) frames of slot `i`, inside the mapping (as in
+            // `record`); READING keeps writers and other drains off them
+            // until this one makes the slot FREE, after `f` is done with them.
             let frames =
                 unsafe { std::slice::from_raw_parts(self.frames.add(i * self.stride), len) };
             f(Sample {
