@@ -37,6 +37,8 @@ pub struct Agent {
     /// What the memory mode keeps for the JVM's lifetime (its environment
     /// and agent thread), apart from any session.
     pub(crate) memory: memory::Lifetime,
+    pub(crate) profile: crate::profile::Lifetime,
+    pub(crate) coverage: crate::coverage::Lifetime,
     pub(crate) alloc: crate::alloc::Slot,
 }
 
@@ -204,6 +206,8 @@ fn create(vm: VmHandle, options: &Options, edge: &Edge) -> Result<&'static Agent
         entry_points: edge.modes,
         control_thread: edge.control_thread,
         memory: memory::Lifetime::default(),
+        profile: crate::profile::Lifetime::default(),
+        coverage: crate::coverage::Lifetime::default(),
         alloc: crate::alloc::Slot::default(),
     };
     if AGENT.set(agent).is_err() {
@@ -230,7 +234,7 @@ fn create(vm: VmHandle, options: &Options, edge: &Edge) -> Result<&'static Agent
 
 impl Agent {
     /// What modes see of the agent.
-    pub fn host(&self) -> Host<'_> {
+    pub fn host(&'static self) -> Host<'static> {
         Host {
             jvmti: self.jvmti,
             vm: self.vm,
@@ -239,6 +243,8 @@ impl Agent {
             entry_points: &self.entry_points,
             get_virtual_thread: self.get_virtual_thread,
             memory: &self.memory,
+            profile: &self.profile,
+            coverage: &self.coverage,
             alloc: &self.alloc,
         }
     }
@@ -319,7 +325,7 @@ fn write_reply(path: &str, result: &Reply) {
 }
 
 impl Agent {
-    pub fn on_vm_init(&self, jni: &Jni, thread: jthread) {
+    pub fn on_vm_init(&'static self, jni: &Jni, thread: jthread) {
         // VMInit runs on the main thread: it tells its OS id, as ThreadStart does for later threads.
         self.threads
             .set_tid(self.jvmti, jni, thread, crate::vm::hotspot::current_tid());
@@ -354,7 +360,7 @@ impl Agent {
     }
 
     /// Body of the control thread: a snapshot per wake-up (signal, `kill -3`).
-    pub fn run_control(&self, jni: &Jni) {
+    pub fn run_control(&'static self, jni: &Jni) {
         loop {
             self.wakeups.wait();
             if self.dumps.lock().vm_dead {
@@ -392,7 +398,7 @@ impl Agent {
         sampler.run(self.jvmti, jni, &self.threads);
     }
 
-    pub fn on_vm_death(&self, jni: &Jni) {
+    pub fn on_vm_death(&'static self, jni: &Jni) {
         let running = {
             let mut session = self.session.lock();
             match session.as_mut() {

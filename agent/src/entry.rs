@@ -307,19 +307,31 @@ unsafe extern "C" fn sampled_object_alloc(
 /// An object the memory mode tagged was collected (its own environment's
 /// event). Runs on a VM thread; calls nothing back, reads no pointer.
 extern "C" fn object_free(_jvmti: *mut JvmtiEnv, tag: jlong) {
-    guard("ObjectFree", (), || crate::memory::object_freed(tag))
+    guard("ObjectFree", (), || {
+        if let Some(a) = agent::get() {
+            a.memory.object_freed(tag)
+        }
+    })
 }
 
 /// A GC starts (the memory mode's own environment, weak references). Runs
 /// in the pause; calls no JNI or JVMTI, reads no pointer.
 extern "C" fn gc_start(_jvmti: *mut JvmtiEnv) {
-    guard("GarbageCollectionStart", (), crate::memory::gc_started)
+    guard("GarbageCollectionStart", (), || {
+        if let Some(a) = agent::get() {
+            a.memory.gc_started()
+        }
+    })
 }
 
 /// A GC finishes, still in the pause: the memory mode wakes its agent
 /// thread to count what it freed. Reads no pointer.
 extern "C" fn gc_finish(_jvmti: *mut JvmtiEnv) {
-    guard("GarbageCollectionFinish", (), crate::memory::gc_finished)
+    guard("GarbageCollectionFinish", (), || {
+        if let Some(a) = agent::get() {
+            a.memory.gc_finished()
+        }
+    })
 }
 
 /// Body of the `profrj memory` agent thread (counts each GC's frees and
@@ -332,7 +344,9 @@ unsafe extern "C" fn memory_thread(_jvmti: *mut JvmtiEnv, jni: *mut JNIEnv, _arg
     // SAFETY: the JNIEnv the VM passed to this thread's start function.
     let jni = unsafe { Jni::from_raw(jni) };
     guard("memory thread", (), || {
-        crate::memory::run_agent_thread(&jni)
+        if let Some(a) = agent::get() {
+            a.memory.run_agent_thread(&jni)
+        }
     })
 }
 

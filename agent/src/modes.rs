@@ -45,6 +45,8 @@ pub struct Host<'a> {
     /// HotSpot's GetVirtualThread extension (JDK 21+), for sampling virtual threads.
     pub get_virtual_thread: Option<JvmtiExtensionFunction>,
     pub memory: &'a memory::Lifetime,
+    pub profile: &'a profile::Lifetime,
+    pub coverage: &'a coverage::Lifetime,
     /// Where SampledObjectAlloc finds the `alloc` session's recorder.
     pub alloc: &'a alloc::Slot,
 }
@@ -52,7 +54,9 @@ pub struct Host<'a> {
 /// What a mode works with: the host, the calling thread's JNI, and the
 /// session's options.
 pub struct Cx<'a> {
-    pub host: Host<'a>,
+    /// The agent lives as long as the JVM: what a mode keeps for the JVM's
+    /// lifetime may be held by the session's mode value.
+    pub host: Host<'static>,
     pub jni: &'a Jni,
     pub options: &'a Options,
 }
@@ -144,19 +148,19 @@ pub fn capabilities(options: &Options, caps: &mut Capabilities) -> Result<(), St
 }
 
 /// The ids the rewriter's probes pass, given out by the modes that read them.
-pub struct ModeIds;
+pub struct ModeIds(pub Host<'static>);
 
 impl crate::instrument::ProbeIds for ModeIds {
     fn coverage_method(&self, layout: crate::instrument::MethodLines) -> u32 {
-        coverage::method_id(layout)
+        self.0.coverage.method_id(layout)
     }
 
     fn coverage_class(&self, class: &str, source: Option<String>, methods: &[u32]) {
-        coverage::add_class(class, source, methods)
+        self.0.coverage.add_class(class, source, methods)
     }
 
     fn type_id(&self, java_name: &str) -> u32 {
-        memory::type_id(java_name)
+        self.0.memory.type_id(java_name)
     }
 }
 

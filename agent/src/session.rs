@@ -31,7 +31,7 @@ pub(crate) struct DumpState {
 impl Agent {
     /// Starts (or resumes) what a session's options ask for: the modes are
     /// opened on the first run and started on every run.
-    pub(crate) fn run_session(&self, jni: &Jni, s: &mut Session) -> Result<(), String> {
+    pub(crate) fn run_session(&'static self, jni: &Jni, s: &mut Session) -> Result<(), String> {
         s.signal_note = match &s.options.signal {
             None => "no dump signal".to_owned(),
             Some((number, name)) => match control::install_dump_signal(*number) {
@@ -61,7 +61,7 @@ impl Agent {
 
     /// What every instrumenting mode needs: its capabilities, the class-file
     /// hook, and the instrumenter started with the probes of the modes asked for.
-    fn start_instrumenting(&self, jni: &Jni, options: &Options) -> Result<(), String> {
+    fn start_instrumenting(&'static self, jni: &Jni, options: &Options) -> Result<(), String> {
         self.add_mode_capabilities(options)?;
         self.jvmti
             .set_event_enabled(JvmtiEvent::CLASS_FILE_LOAD_HOOK, true)
@@ -72,7 +72,7 @@ impl Agent {
             options.scope.clone(),
             Modes::of(options),
             &modes::all_natives(),
-            &modes::ModeIds,
+            Box::new(modes::ModeIds(self.host())),
         )
     }
 
@@ -87,7 +87,7 @@ impl Agent {
     }
 
     /// Runs one command from an attach client.
-    pub fn command(&self, jni: &Jni, options: Options) -> Reply {
+    pub fn command(&'static self, jni: &Jni, options: Options) -> Reply {
         match options.command {
             Command::Start => {
                 let mut session = self.session.lock();
@@ -162,7 +162,7 @@ impl Agent {
 
     /// Writes a snapshot of the current session now, to the session's file or
     /// to `file` (a one-off template). Failure is reported; profiling goes on.
-    pub fn dump(&self, jni: &Jni, file: Option<&str>) -> Reply {
+    pub fn dump(&'static self, jni: &Jni, file: Option<&str>) -> Reply {
         let mut dumps = self.dumps.lock();
         if dumps.vm_dead {
             return Err("the JVM is shutting down; its last snapshot is written".into());

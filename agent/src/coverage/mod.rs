@@ -66,39 +66,6 @@ struct State {
     published: Option<(GlobalRef, usize)>,
 }
 
-static STATE: Mutex<Option<State>> = Mutex::new(None);
-
-/// The id of a method's counter layout, which its code passes to
-/// `Probe.cov`: the same layout (a class retransformed, or loaded again by
-/// another loader) gets the same id and so the same counters.
-pub fn method_id(m: MethodLines) -> u32 {
-    let mut guard = STATE.lock();
-    let st = guard.get_or_insert_with(State::default);
-    if let Some(&id) = st.ids.get(&m) {
-        return id;
-    }
-    let id = st.methods.len() as u32;
-    st.methods.push(m.clone());
-    st.ids.insert(m, id);
-    id
-}
-
-/// Lists a class (internal name) with the ids of its instrumented methods,
-/// so it appears in the snapshot even if it never runs.
-pub fn add_class(class: &str, source: Option<String>, ids: &[u32]) {
-    let mut guard = STATE.lock();
-    let st = guard.get_or_insert_with(State::default);
-    let entry = st.classes.entry(class.to_owned()).or_default();
-    if entry.source.is_none() {
-        entry.source = source;
-    }
-    for &id in ids {
-        if !entry.methods.contains(&id) {
-            entry.methods.push(id);
-        }
-    }
-}
-
 /// What a dump writes: classes by name, their methods and counts (`None`
 /// for a method never called, so its array was never made).
 pub struct Counts {
@@ -107,38 +74,68 @@ pub struct Counts {
     pub counts: Vec<Option<Vec<i64>>>,
 }
 
-/// Reads every counter array (on the dumping thread).
-pub fn counts(jni: &Jni) -> Counts {
-    let guard = STATE.lock();
-    let Some(st) = guard.as_ref() else {
-        return Counts {
-            classes: Vec::new(),
-            methods: Vec::new(),
-            counts: Vec::new(),
-        };
-    };
-    let counts = st
-        .methods
-        .iter()
-        .enumerate()
-        .map(|(id, m)| {
-            let array = (*st.arrays.get(id)?)?;
-            let mut out = vec![0i64; m.slots];
-            // SAFETY: `arrays` holds only long[]s (`array_for`).
-            unsafe { jni.long_array_region(array.as_raw(), &mut out) }.ok()?;
-            Some(out)
-        })
-        .collect();
-    let mut classes: Vec<(String, ClassLines)> = st
-        .classes
-        .iter()
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
-    classes.sort_by(|a, b| a.0.cmp(&b.0));
-    Counts {
-        classes,
-        methods: st.methods.clone(),
-        counts,
+/// What `coverage` keeps for the JVM's lifetime: the counter layouts of
+/// every instrumented method and their arrays, which the code keeps using
+/// whatever sessions come and go. Owned by the agent.
+#[derive(Default)]
+pub struct Lifetime(Mutex<State>);
+
+impl Lifetime {
+    /// The id of a method's counter layout, which its code passes to
+    /// `Probe.cov`: the same layout (a class retransformed, or loaded again by
+    /// another loader) gets the same id and so the same counters.
+    pub fn method_id(&self, m: MethodLines) -> u32 {
+        let mut st = self.0.lock();
+        if let Some(&id) = st.ids.get(&m) {
+            return id;
+        }
+        let id = st.methods.len() as u32;
+        st.methods.push(m.clone());
+        st.ids.insert(m, id);
+        id
+    }
+
+    /// Lists a class (internal name) with the ids of its instrumented methods,
+    /// so it appears in the snapshot even if it never runs.
+    pub fn add_class(&self, class: &str, source: Option<String>, ids: &[u32]) {
+        let mut st = self.0.lock();
+        let entry = st.classes.entry(class.to_owned()).or_default();
+        if entry.source.is_none() {
+            entry.source = source;
+        }
+        for &id in ids {
+            if !entry.methods.contains(&id) {
+                entry.methods.push(id);
+            }
+        }
+    }
+
+    /// Reads every counter array (on the dumping thread).
+    pub fn counts(&self, jni: &Jni) -> Counts {
+        let st = self.0.lock();
+        let counts = st
+            .methods
+            .iter()
+            .enumerate()
+            .map(|(id, m)| {
+                let array = (*st.arrays.get(id)?)?;
+                let mut out = vec![0i64; m.slots];
+                // SAFETY: `arrays` holds only long[]s (`array_for`).
+                unsafe { jni.long_array_region(array.as_raw(), &mut out) }.ok()?;
+                Some(out)
+            })
+            .collect();
+        let mut classes: Vec<(String, ClassLines)> = st
+            .classes
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        classes.sort_by(|a, b| a.0.cmp(&b.0));
+        Counts {
+            classes,
+            methods: st.methods.clone(),
+            counts,
+        }
     }
 }
 
@@ -154,7 +151,10 @@ unsafe extern "system" fn counters_slow(env: *mut JNIEnv, probe: jclass, id: jin
     crate::vm::guard(
         "coverage counters",
         std::ptr::null_mut(),
-        || match array_for(&jni, probe, id as u32) {
+        || match crate::agent::host()
+            .ok_or_else(|| JavaException("no agent".into()))
+            .and_then(|h| array_for(h.coverage, &jni, probe, id as u32))
+        {
             Ok(a) => jni.new_local_ref(a.as_raw()),
             Err(e) => {
                 crate::log::error_once(
@@ -167,11 +167,14 @@ unsafe extern "system" fn counters_slow(env: *mut JNIEnv, probe: jclass, id: jin
     )
 }
 
-fn array_for(jni: &Jni, probe: jclass, id: u32) -> Result<GlobalRef, JavaException> {
-    let mut guard = STATE.lock();
-    let st = guard
-        .as_mut()
-        .ok_or_else(|| JavaException("no class registered".into()))?;
+fn array_for(
+    life: &Lifetime,
+    jni: &Jni,
+    probe: jclass,
+    id: u32,
+) -> Result<GlobalRef, JavaException> {
+    let mut guard = life.0.lock();
+    let st = &mut *guard;
     let len = match st.methods.get(id as usize) {
         Some(m) => m.slots,
         None => return Err(JavaException(format!("unknown method id {id}"))),

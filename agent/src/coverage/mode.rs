@@ -16,10 +16,11 @@ pub const REGISTRATION: Registration = Registration {
     capabilities: crate::instrument::capabilities,
 };
 
-struct Coverage;
+/// The session's view of the JVM-lifetime counters.
+struct Coverage(&'static super::Lifetime);
 
-pub fn open(_cx: &Cx) -> Result<Box<dyn Mode>, String> {
-    Ok(Box::new(Coverage))
+pub fn open(cx: &Cx) -> Result<Box<dyn Mode>, String> {
+    Ok(Box::new(Coverage(cx.host.coverage)))
 }
 
 impl Mode for Coverage {
@@ -34,7 +35,7 @@ impl Mode for Coverage {
     fn stop(&self) {}
 
     fn snapshot(&self, cx: &Cx) -> Result<Box<dyn Section + '_>, String> {
-        Ok(Box::new(Captured(super::counts(cx.jni))))
+        Ok(Box::new(Captured(self.0.counts(cx.jni))))
     }
 }
 

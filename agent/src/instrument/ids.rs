@@ -5,7 +5,7 @@
 use profrj_bytecode::edit::Count;
 
 /// Ids for probes, given out by the modes that read what the probes record.
-pub trait ProbeIds: Sync {
+pub trait ProbeIds: Send + Sync {
     /// Coverage: the id of a method's counter layout (one layout, one id).
     fn coverage_method(&self, layout: MethodLines) -> u32;
     /// Coverage: a class in scope, its source file and its methods' ids.

@@ -55,7 +55,7 @@ pub struct Instrumenter {
     platform_loader: OnceLock<GlobalRef>,
     prepared: OnceLock<Result<(), String>>,
     /// The modes' ids for probes (the same for every session).
-    ids: OnceLock<&'static dyn ProbeIds>,
+    ids: OnceLock<Box<dyn ProbeIds>>,
     pub classes: AtomicUsize,
     pub methods: AtomicUsize,
     pub refused: AtomicUsize,
@@ -71,7 +71,7 @@ impl Instrumenter {
         scope: Scope,
         modes: Modes,
         natives: &[Native],
-        ids: &'static dyn ProbeIds,
+        ids: Box<dyn ProbeIds>,
     ) -> Result<(), String> {
         let _ = self.ids.set(ids);
         *self.scope.lock() = scope;
@@ -202,7 +202,7 @@ impl Instrumenter {
         dynamic_constants: bool,
     ) -> Result<Option<Vec<u8>>, String> {
         let modes = *self.modes.lock();
-        let ids = *self.ids.get().ok_or("no probe ids yet")?;
+        let ids = &**self.ids.get().ok_or("no probe ids yet")?;
         let out = rewrite::rewrite(name, bytes, modes, &self.registry, ids, dynamic_constants)?;
         self.methods.fetch_add(out.edited, Relaxed);
         if !out.refused.is_empty() {

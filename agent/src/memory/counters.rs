@@ -72,28 +72,43 @@ impl Counter {
     }
 }
 
-static TABLE: [OnceLock<Box<[Counter]>>; CHUNKS] = [const { OnceLock::new() }; CHUNKS];
-/// (thread, type) of each counter made so far, by index.
-static OWNERS: Mutex<Vec<(i64, u32)>> = Mutex::new(Vec::new());
-
-fn counter(index: usize) -> Option<&'static Counter> {
-    let chunk = TABLE.get(index / CHUNK)?.get()?;
-    chunk.get(index % CHUNK)
+/// Every counter made in this JVM, by index (part of the memory mode's
+/// lifetime state, which the agent owns).
+pub struct Counters {
+    table: Box<[OnceLock<Box<[Counter]>>]>,
+    /// (thread, type) of each counter made so far, by index.
+    owners: Mutex<Vec<(i64, u32)>>,
 }
 
-pub(super) fn new_counter(thread: i64, ty: u32) -> Option<&'static Counter> {
-    let mut owners = OWNERS.lock();
-    let index = owners.len();
-    let chunk = TABLE.get(index / CHUNK)?.get_or_init(|| {
-        (0..CHUNK)
-            .map(|i| Counter {
-                index: index / CHUNK * CHUNK + i,
-                ..Counter::default()
-            })
-            .collect()
-    });
-    owners.push((thread, ty));
-    chunk.get(index % CHUNK)
+impl Default for Counters {
+    fn default() -> Self {
+        Self {
+            table: (0..CHUNKS).map(|_| OnceLock::new()).collect(),
+            owners: Mutex::new(Vec::new()),
+        }
+    }
+}
+
+impl Counters {
+    fn counter(&self, index: usize) -> Option<&Counter> {
+        let chunk = self.table.get(index / CHUNK)?.get()?;
+        chunk.get(index % CHUNK)
+    }
+
+    pub(super) fn new_counter(&self, thread: i64, ty: u32) -> Option<&Counter> {
+        let mut owners = self.owners.lock();
+        let index = owners.len();
+        let chunk = self.table.get(index / CHUNK)?.get_or_init(|| {
+            (0..CHUNK)
+                .map(|i| Counter {
+                    index: index / CHUNK * CHUNK + i,
+                    ..Counter::default()
+                })
+                .collect()
+        });
+        owners.push((thread, ty));
+        chunk.get(index % CHUNK)
+    }
 }
 
 /// A thread's agent id and its counters by type (kept in the memory
@@ -113,7 +128,7 @@ impl ThreadCounters {
     }
 
     /// The calling thread's counter for type `ty`, made on first use.
-    pub fn get(&mut self, a: &Host, jni: &Jni, ty: u32) -> Option<&'static Counter> {
+    pub fn get(&mut self, a: &Host<'static>, jni: &Jni, ty: u32) -> Option<&'static Counter> {
         if let Some(&Some(c)) = self.by_type.get(ty as usize) {
             return Some(c);
         }
@@ -131,7 +146,7 @@ impl ThreadCounters {
                 id
             }
         };
-        let counter = new_counter(thread, ty)?;
+        let counter = a.memory.counters.new_counter(thread, ty)?;
         if self.by_type.len() <= ty as usize {
             self.by_type.resize(ty as usize + 1, None);
         }
@@ -144,44 +159,46 @@ pub fn is_memory_tag(tag: i64) -> bool {
     tag & MEMORY_TAG != 0 && tag > 0
 }
 
-/// The ObjectFree event of a tagged object.
-pub fn object_freed(tag: i64) {
-    if is_memory_tag(tag) {
-        if let Some(c) = counter((tag & !MEMORY_TAG) as usize) {
-            c.freed(1);
+impl Counters {
+    /// The ObjectFree event of a tagged object.
+    pub fn object_freed(&self, tag: i64) {
+        if is_memory_tag(tag) {
+            if let Some(c) = self.counter((tag & !MEMORY_TAG) as usize) {
+                c.freed(1);
+            }
         }
     }
-}
 
-/// `n` objects of counter `index` were found dead.
-pub fn freed_by_index(index: usize, n: i64) {
-    if let Some(c) = counter(index) {
-        c.freed(n);
+    /// `n` objects of counter `index` were found dead.
+    pub fn freed_by_index(&self, index: usize, n: i64) {
+        if let Some(c) = self.counter(index) {
+            c.freed(n);
+        }
     }
-}
 
-/// Every counter's `max` catches up with what is alive now. Runs at the
-/// start of each GC (a safepoint: no lock is held across a VM call, so the
-/// one taken here is always released soon).
-pub fn note_peaks() {
-    let made = OWNERS.lock().len();
-    for c in (0..made).filter_map(counter) {
-        c.note_peak();
+    /// Every counter's `max` catches up with what is alive now. Runs at the
+    /// start of each GC (a safepoint: no lock is held across a VM call, so the
+    /// one taken here is always released soon).
+    pub fn note_peaks(&self) {
+        let made = self.owners.lock().len();
+        for c in (0..made).filter_map(|i| self.counter(i)) {
+            c.note_peak();
+        }
     }
-}
 
-/// (thread, type, alive, max) of every counter.
-pub fn all() -> Vec<(i64, u32, i64, i64)> {
-    let owners = OWNERS.lock().clone();
-    owners
-        .into_iter()
-        .enumerate()
-        .filter_map(|(i, (thread, ty))| {
-            let c = counter(i)?;
-            let alive = c.alive();
-            Some((thread, ty, alive, c.max.load(Relaxed).max(alive)))
-        })
-        .collect()
+    /// (thread, type, alive, max) of every counter.
+    pub fn all(&self) -> Vec<(i64, u32, i64, i64)> {
+        let owners = self.owners.lock().clone();
+        owners
+            .into_iter()
+            .enumerate()
+            .filter_map(|(i, (thread, ty))| {
+                let c = self.counter(i)?;
+                let alive = c.alive();
+                Some((thread, ty, alive, c.max.load(Relaxed).max(alive)))
+            })
+            .collect()
+    }
 }
 
 #[cfg(test)]
@@ -190,8 +207,9 @@ mod tests {
 
     #[test]
     fn tags_name_their_counters_and_frees_come_back() {
-        let a = new_counter(7, 3).unwrap();
-        let b = new_counter(7, 4).unwrap();
+        let counters = Counters::default();
+        let a = counters.new_counter(7, 3).unwrap();
+        let b = counters.new_counter(7, 4).unwrap();
         assert!(is_memory_tag(a.tag()) && is_memory_tag(b.tag()));
         assert!(
             !is_memory_tag(5) && !is_memory_tag(-1),
@@ -200,31 +218,32 @@ mod tests {
         for _ in 0..3 {
             a.made_one_with_peak();
         }
-        object_freed(a.tag());
+        counters.object_freed(a.tag());
         a.made_one_with_peak();
-        object_freed(5); // a thread's tag: ignored
-        let rows = all();
+        counters.object_freed(5); // a thread's tag: ignored
+        let rows = counters.all();
         let row = rows.iter().find(|r| r.0 == 7 && r.1 == 3).unwrap();
         assert_eq!((row.2, row.3), (3, 3));
-        assert_eq!(counter(b.index).unwrap().alive(), 0);
+        assert_eq!(counters.counter(b.index).unwrap().alive(), 0);
     }
 
     /// Weak references: `max` moves only when a GC starts (and at a
     /// snapshot), from what was alive before that GC's frees.
     #[test]
     fn peaks_are_taken_before_each_gc_frees() {
-        let c = new_counter(9, 1).unwrap();
+        let counters = Counters::default();
+        let c = counters.new_counter(9, 1).unwrap();
         for _ in 0..5 {
             c.made_one();
         }
-        note_peaks(); // GC 1 starts: 5 alive
-        freed_by_index(c.index(), 5); // GC 1 found all 5 dead
+        counters.note_peaks(); // GC 1 starts: 5 alive
+        counters.freed_by_index(c.index(), 5); // GC 1 found all 5 dead
         for _ in 0..3 {
             c.made_one();
         }
-        note_peaks(); // GC 2 starts: 3 alive
-        freed_by_index(c.index(), 1);
-        let rows = all();
+        counters.note_peaks(); // GC 2 starts: 3 alive
+        counters.freed_by_index(c.index(), 1);
+        let rows = counters.all();
         let row = rows.iter().find(|r| r.0 == 9 && r.1 == 1).unwrap();
         assert_eq!((row.2, row.3), (2, 5));
     }

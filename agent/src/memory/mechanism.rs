@@ -18,8 +18,6 @@ pub enum Mechanism {
     Tags,
 }
 
-static MECHANISM: OnceLock<Mechanism> = OnceLock::new();
-
 /// The collectors whose GC clears JNI weak references inside a pause
 /// (their `GarbageCollectorMXBean` names, JDK 11–25).
 const PAUSE_CLEARING: [&str; 7] = [
@@ -32,62 +30,90 @@ const PAUSE_CLEARING: [&str; 7] = [
     "G1 Concurrent GC",
 ];
 
-/// Do all of this JVM's collectors run in pauses the VM thread does alone
-/// (serial, parallel, G1)? Known once `choose` ran.
-static PAUSE_COLLECTORS: OnceLock<bool> = OnceLock::new();
+/// How this JVM's tracked objects are followed, for its lifetime (part of
+/// the memory mode's state, which the agent owns): the mechanism, chosen
+/// once, its own JVMTI environment (its tags are its own, apart from the
+/// agent's thread tags) and its agent thread.
+#[derive(Default)]
+pub struct Tracking {
+    mechanism: OnceLock<Mechanism>,
+    /// Do all of this JVM's collectors run in pauses the VM thread does
+    /// alone (serial, parallel, G1)? Known once `choose` ran.
+    pause_collectors: OnceLock<bool>,
+    /// Set when the VM is dying: concurrent collectors' threads have
+    /// stopped by then, so only the pause collectors can still run a GC.
+    dying: AtomicBool,
+    env: OnceLock<Result<Jvmti, String>>,
+    thread: OnceLock<Result<(), String>>,
+}
 
-/// Picks the mechanism for this JVM (once; later sessions keep it): weak
-/// references when `tracker` allows, the collector clears them in pauses,
-/// and the VM's references look like HotSpot's.
-pub fn choose(jni: &Jni, tracker: Tracker) -> Result<Mechanism, String> {
-    if let Some(&m) = MECHANISM.get() {
-        return match (tracker, m) {
+impl Tracking {
+    /// Picks the mechanism for this JVM (once; later sessions keep it): weak
+    /// references when `tracker` allows, the collector clears them in pauses,
+    /// and the VM's references look like HotSpot's.
+    pub fn choose(&self, jni: &Jni, tracker: Tracker) -> Result<Mechanism, String> {
+        if let Some(&m) = self.mechanism.get() {
+            return match (tracker, m) {
             (Tracker::Weak, Mechanism::Tags) | (Tracker::Tags, Mechanism::WeakRefs) => Err(format!(
                 "this JVM already follows objects with {} (chosen when memory first ran); start with tracker=auto",
                 if m == Mechanism::Tags { "tags" } else { "weak references" }
             )),
             _ => Ok(m),
         };
+        }
+        let collectors = collector_names(jni);
+        let pauses = collectors.as_ref().is_ok_and(|n| all_pause_collectors(n));
+        self.pause_collectors.get_or_init(|| pauses);
+        let unsupported = match &collectors {
+            Err(why) => Some(why.clone()),
+            Ok(names) if !pauses => Some(format!(
+                "the collector ({}) is not serial, parallel or G1",
+                names.join(", ")
+            )),
+            Ok(_) => {
+                let probe = jni.find_class(probe_class::CLASS).map_err(|e| e.0)?;
+                // SAFETY: every collector has a HotSpot collector's name
+                // (PAUSE_CLEARING, checked above), so this VM is HotSpot.
+                let works = unsafe { crate::vm::weak_handles_work(jni, probe) };
+                jni.delete_local_ref(probe);
+                (!works).then(|| "this JVM's weak references are not HotSpot's".to_owned())
+            }
+        };
+        let m = match (tracker, unsupported) {
+            (Tracker::Tags, _) => Mechanism::Tags,
+            (_, None) => {
+                crate::log::info(
+                    "memory: following objects with weak references, checked after each GC",
+                );
+                Mechanism::WeakRefs
+            }
+            (Tracker::Weak, Some(why)) => {
+                return Err(format!(
+                    "tracker=weak cannot be used: {why}; use tracker=tags"
+                ))
+            }
+            (Tracker::Auto, Some(why)) => {
+                crate::log::info(&format!(
+                    "memory: following objects with JVMTI tags, since {why}"
+                ));
+                Mechanism::Tags
+            }
+        };
+        Ok(*self.mechanism.get_or_init(|| m))
     }
-    let collectors = collector_names(jni);
-    let pauses = collectors.as_ref().is_ok_and(|n| all_pause_collectors(n));
-    PAUSE_COLLECTORS.get_or_init(|| pauses);
-    let unsupported = match &collectors {
-        Err(why) => Some(why.clone()),
-        Ok(names) if !pauses => Some(format!(
-            "the collector ({}) is not serial, parallel or G1",
-            names.join(", ")
-        )),
-        Ok(_) => {
-            let probe = jni.find_class(probe_class::CLASS).map_err(|e| e.0)?;
-            // SAFETY: every collector has a HotSpot collector's name
-            // (PAUSE_CLEARING, checked above), so this VM is HotSpot.
-            let works = unsafe { crate::vm::weak_handles_work(jni, probe) };
-            jni.delete_local_ref(probe);
-            (!works).then(|| "this JVM's weak references are not HotSpot's".to_owned())
-        }
-    };
-    let m = match (tracker, unsupported) {
-        (Tracker::Tags, _) => Mechanism::Tags,
-        (_, None) => {
-            crate::log::info(
-                "memory: following objects with weak references, checked after each GC",
-            );
-            Mechanism::WeakRefs
-        }
-        (Tracker::Weak, Some(why)) => {
-            return Err(format!(
-                "tracker=weak cannot be used: {why}; use tracker=tags"
-            ))
-        }
-        (Tracker::Auto, Some(why)) => {
-            crate::log::info(&format!(
-                "memory: following objects with JVMTI tags, since {why}"
-            ));
-            Mechanism::Tags
-        }
-    };
-    Ok(*MECHANISM.get_or_init(|| m))
+
+    pub fn vm_dying(&self) {
+        self.dying.store(true, Relaxed);
+    }
+
+    /// Would forcing a GC now hang (a concurrent collector at exit)?
+    pub fn gc_impossible_now(&self) -> bool {
+        self.dying.load(Relaxed) && self.pause_collectors.get() != Some(&true)
+    }
+
+    pub fn mechanism(&self) -> Mechanism {
+        self.mechanism.get().copied().unwrap_or(Mechanism::Tags)
+    }
 }
 
 fn all_pause_collectors(names: &[String]) -> bool {
@@ -118,29 +144,12 @@ fn collector_names(jni: &Jni) -> Result<Vec<String>, String> {
         .collect())
 }
 
-/// Set when the VM is dying: concurrent collectors' threads have stopped
-/// by then, so only the pause collectors can still run a GC.
-static DYING: AtomicBool = AtomicBool::new(false);
-
-pub fn vm_dying() {
-    DYING.store(true, Relaxed);
-}
-
-/// Would forcing a GC now hang (a concurrent collector at exit)?
-pub fn gc_impossible_now() -> bool {
-    DYING.load(Relaxed) && PAUSE_COLLECTORS.get() != Some(&true)
-}
-
-pub fn mechanism() -> Mechanism {
-    MECHANISM.get().copied().unwrap_or(Mechanism::Tags)
-}
-
 /// A JVMTI environment of the memory mode's own, with the events its
 /// mechanism needs: the GC's start and finish for weak references;
 /// ObjectFree (and tags, which never meet the agent's thread tags) for tags.
-fn new_env(vm: VmHandle, edge: &EntryPoints) -> Result<Jvmti, String> {
+fn new_env(vm: VmHandle, edge: &EntryPoints, mechanism: Mechanism) -> Result<Jvmti, String> {
     let env = Jvmti::from_vm(vm).map_err(|rc| format!("no JVMTI environment for memory ({rc})"))?;
-    let (needs, caps, callbacks, events) = match mechanism() {
+    let (needs, caps, callbacks, events) = match mechanism {
         Mechanism::WeakRefs => (
             "GC events",
             JvmtiCapabilities::default().with(Capability::GenerateGarbageCollectionEvents),
@@ -179,19 +188,12 @@ fn new_env(vm: VmHandle, edge: &EntryPoints) -> Result<Jvmti, String> {
     Ok(env)
 }
 
-/// What the memory mode keeps for the JVM's lifetime, whatever sessions
-/// come and go: its JVMTI environment (its tags are its own, apart from the
-/// agent's thread tags) and its agent thread. Owned by the agent.
-#[derive(Default)]
-pub struct Lifetime {
-    env: OnceLock<Result<Jvmti, String>>,
-    thread: OnceLock<Result<(), String>>,
-}
-
-impl Lifetime {
-    /// The memory mode's JVMTI environment, made on first use.
+impl Tracking {
+    /// The memory mode's JVMTI environment, made on first use (after `choose`).
     pub fn env(&self, vm: VmHandle, edge: &EntryPoints) -> Result<Jvmti, String> {
-        self.env.get_or_init(|| new_env(vm, edge)).clone()
+        self.env
+            .get_or_init(|| new_env(vm, edge, self.mechanism()))
+            .clone()
     }
 
     /// The environment if it was made.

@@ -34,11 +34,9 @@ mod section;
 mod vm_alloc;
 mod weak_refs;
 
-pub use counters::object_freed;
-pub use mechanism::{choose, mechanism, pause_collectors_only, vm_dying, Lifetime, Mechanism};
+pub use mechanism::{pause_collectors_only, Mechanism};
 pub use section::write_section;
 pub use vm_alloc::{jni_allocated, vm_allocated};
-pub use weak_refs::{cost_summary, gc_finished, gc_started, run_agent_thread};
 
 use crate::instrument::probe_class;
 use crate::modes::Host;
@@ -68,32 +66,67 @@ struct Types {
     ids: HashMap<String, u32>,
 }
 
-static TYPES: Mutex<Option<Types>> = Mutex::new(None);
+/// What `memory` keeps for the JVM's lifetime: its probes stay in the code
+/// and its objects stay tracked whatever sessions come and go. Owned by the
+/// agent; the probes, the GC events and the agent thread reach it through
+/// the FFI edge.
+#[derive(Default)]
+pub struct Lifetime {
+    /// Does a running session want allocations tracked? (A stopped
+    /// session's probes stay in the code; they count nothing until `resume`.)
+    active: AtomicBool,
+    types: Mutex<Types>,
+    /// How objects are followed to their death.
+    pub tracking: mechanism::Tracking,
+    counters: counters::Counters,
+    weak: weak_refs::WeakRefs,
+}
 
-/// The id of a type named as Java writes it (`java.util.HashMap$Node`,
-/// `int[]`, `java.lang.String[][]`).
-pub fn type_id(java_name: &str) -> u32 {
-    let mut guard = TYPES.lock();
-    let t = guard.get_or_insert_with(Types::default);
-    if let Some(&id) = t.ids.get(java_name) {
-        return id;
+impl Lifetime {
+    /// The id of a type named as Java writes it (`java.util.HashMap$Node`,
+    /// `int[]`, `java.lang.String[][]`).
+    pub fn type_id(&self, java_name: &str) -> u32 {
+        let mut t = self.types.lock();
+        if let Some(&id) = t.ids.get(java_name) {
+            return id;
+        }
+        let id = t.names.len() as u32;
+        t.names.push(java_name.to_owned());
+        t.ids.insert(java_name.to_owned(), id);
+        id
     }
-    let id = t.names.len() as u32;
-    t.names.push(java_name.to_owned());
-    t.ids.insert(java_name.to_owned(), id);
-    id
-}
 
-/// Does a running session want allocations tracked? (A stopped session's
-/// probes stay in the code; they count nothing until `resume`.)
-static ACTIVE: AtomicBool = AtomicBool::new(false);
+    pub fn set_active(&self, on: bool) {
+        self.active.store(on, Relaxed);
+    }
 
-pub fn set_active(on: bool) {
-    ACTIVE.store(on, Relaxed);
-}
+    pub fn is_active(&self) -> bool {
+        self.active.load(Relaxed)
+    }
 
-pub fn is_active() -> bool {
-    ACTIVE.load(Relaxed)
+    /// The ObjectFree event of a tagged object.
+    pub fn object_freed(&self, tag: i64) {
+        self.counters.object_freed(tag)
+    }
+
+    /// GarbageCollectionStart (weak references).
+    pub fn gc_started(&self) {
+        self.weak.gc_started(&self.counters)
+    }
+
+    /// GarbageCollectionFinish (weak references).
+    pub fn gc_finished(&self) {
+        self.weak.gc_finished(&self.counters)
+    }
+
+    /// Body of the `profrj memory` agent thread.
+    pub fn run_agent_thread(&self, jni: &Jni) {
+        self.weak.run_agent_thread(jni, &self.counters)
+    }
+
+    pub fn cost_summary(&self) -> Option<String> {
+        self.weak.cost_summary()
+    }
 }
 
 /// What the memory mode keeps per thread, behind one thread-local (each
@@ -113,7 +146,7 @@ thread_local! {
 }
 
 /// Tracks `object` (a live reference) as one of `type` made by the calling thread.
-pub fn track(a: &Host, jni: &Jni, object: jobject, ty: u32) {
+pub fn track(a: &Host<'static>, jni: &Jni, object: jobject, ty: u32) {
     PER_THREAD.with(|mine| {
         let Some(counter) = mine.counters.borrow_mut().get(a, jni, ty) else {
             return;
@@ -123,21 +156,24 @@ pub fn track(a: &Host, jni: &Jni, object: jobject, ty: u32) {
 }
 
 fn track_on(
-    a: &Host,
+    a: &Host<'static>,
     jni: &Jni,
     object: jobject,
     counter: &counters::Counter,
     log: &weak_refs::ThreadLogSlot,
 ) {
-    match mechanism() {
+    let life = a.memory;
+    match life.tracking.mechanism() {
         Mechanism::WeakRefs => {
             if let Some(h) = WeakHandle::new(jni, object) {
-                log.record(h, counter.index());
+                life.weak.record(log, h, counter.index());
                 counter.made_one();
             }
         }
         Mechanism::Tags => {
-            let Ok(env) = a.memory.made_env() else { return };
+            let Ok(env) = life.tracking.made_env() else {
+                return;
+            };
             if env.set_tag(object, counter.tag()).is_ok() {
                 counter.made_one_with_peak();
             }
@@ -146,13 +182,11 @@ fn track_on(
 }
 
 /// Tracks an object the VM or native code made, of class signature `sig`.
-pub fn track_vm_object(a: &Host, jni: &Jni, object: jobject, sig: &str) {
-    track(
-        a,
-        jni,
-        object,
-        type_id(&crate::instrument::registry::java_type(sig).0),
-    );
+pub fn track_vm_object(a: &Host<'static>, jni: &Jni, object: jobject, sig: &str) {
+    let ty = a
+        .memory
+        .type_id(&crate::instrument::registry::java_type(sig).0);
+    track(a, jni, object, ty);
 }
 
 /// One row of the `<memory>` section.
@@ -168,54 +202,55 @@ pub struct Row {
 /// Live counts now: a full GC, every free it found counted (weak
 /// references: its scan; tags: every ObjectFree posted), then every
 /// counter. Runs on the dumping thread.
-pub fn live_counts(jvmti: Jvmti) -> Result<Vec<Row>, String> {
-    if mechanism::gc_impossible_now() {
-        // ZGC or Shenandoah would wait forever for their stopped threads.
-        crate::log::warn("memory: no GC can run while this JVM exits (its collector works concurrently), so the last snapshot's counts include objects that died since the last GC");
-    } else {
-        jvmti
-            .force_garbage_collection()
-            .map_err(|e| format!("ForceGarbageCollection: {}", jvmti.error_name(e)))?;
+impl Lifetime {
+    pub fn live_counts(&self, jvmti: Jvmti) -> Result<Vec<Row>, String> {
+        if self.tracking.gc_impossible_now() {
+            // ZGC or Shenandoah would wait forever for their stopped threads.
+            crate::log::warn("memory: no GC can run while this JVM exits (its collector works concurrently), so the last snapshot's counts include objects that died since the last GC");
+        } else {
+            jvmti
+                .force_garbage_collection()
+                .map_err(|e| format!("ForceGarbageCollection: {}", jvmti.error_name(e)))?;
+        }
+        if self.tracking.mechanism() == Mechanism::WeakRefs {
+            self.weak.count_frees(false, &self.counters);
+        } else {
+            // Enabling ObjectFree (again) makes the VM post the events of the
+            // objects the GC found dead before it returns (JvmtiTagMap's flush).
+            jvmti
+                .set_event_enabled(JvmtiEvent::OBJECT_FREE, true)
+                .map_err(|e| format!("ObjectFree: {}", jvmti.error_name(e)))?;
+        }
+        let names = self.types.lock().names.clone();
+        Ok(self
+            .counters
+            .all()
+            .into_iter()
+            .map(|(thread, ty, count, max)| Row {
+                thread,
+                class: names
+                    .get(ty as usize)
+                    .cloned()
+                    .unwrap_or_else(|| format!("(type {ty})")),
+                count,
+                max,
+            })
+            .collect())
     }
-    if mechanism() == Mechanism::WeakRefs {
-        weak_refs::count_frees(false);
-    } else {
-        // Enabling ObjectFree (again) makes the VM post the events of the
-        // objects the GC found dead before it returns (JvmtiTagMap's flush).
-        jvmti
-            .set_event_enabled(JvmtiEvent::OBJECT_FREE, true)
-            .map_err(|e| format!("ObjectFree: {}", jvmti.error_name(e)))?;
-    }
-    let names = TYPES
-        .lock()
-        .as_ref()
-        .map(|t| t.names.clone())
-        .unwrap_or_default();
-    Ok(counters::all()
-        .into_iter()
-        .map(|(thread, ty, count, max)| Row {
-            thread,
-            class: names
-                .get(ty as usize)
-                .cloned()
-                .unwrap_or_else(|| format!("(type {ty})")),
-            count,
-            max,
-        })
-        .collect())
 }
 
 /// `Probe.alloc(Object, int)`.
 extern "system" fn alloc(env: *mut JNIEnv, _class: jclass, object: jobject, ty: jint) {
-    if !is_active() || object.is_null() {
+    let Some(a) = crate::agent::host() else {
+        return;
+    };
+    if !a.memory.is_active() || object.is_null() {
         return;
     }
     crate::vm::guard("memory probe", (), || {
-        if let Some(a) = crate::agent::host() {
-            // SAFETY: the VM calls this native (only RegisterNatives knows it)
-            // with the calling thread's JNIEnv.
-            track(&a, &unsafe { Jni::from_raw(env) }, object, ty as u32)
-        }
+        // SAFETY: the VM calls this native (only RegisterNatives knows it)
+        // with the calling thread's JNIEnv.
+        track(&a, &unsafe { Jni::from_raw(env) }, object, ty as u32)
     })
 }
 
@@ -226,6 +261,7 @@ extern "system" fn type_of(_env: *mut JNIEnv, _class: jclass, of: jclass) -> jin
             return 0;
         };
         let sig = a.jvmti.class_signature(of).unwrap_or_default();
-        type_id(&crate::instrument::registry::java_type(&sig).0) as jint
+        a.memory
+            .type_id(&crate::instrument::registry::java_type(&sig).0) as jint
     })
 }

@@ -31,16 +31,19 @@ fn capabilities(caps: &mut Capabilities) -> Result<(), String> {
     Ok(())
 }
 
-struct Memory;
+/// The session's view of the JVM-lifetime state its probes write.
+struct Memory(&'static super::Lifetime);
 
 pub fn open(cx: &Cx) -> Result<Box<dyn Mode>, String> {
     let host = cx.host;
-    let mechanism =
-        super::choose(cx.jni, cx.options.tracker).map_err(|e| format!("memory: {e}"))?;
+    let tracking = &host.memory.tracking;
+    let mechanism = tracking
+        .choose(cx.jni, cx.options.tracker)
+        .map_err(|e| format!("memory: {e}"))?;
     let edge = host.entry_points;
-    host.memory.env(host.vm, edge)?;
+    tracking.env(host.vm, edge)?;
     if mechanism == super::Mechanism::WeakRefs {
-        host.memory.start_thread(host.jvmti, cx.jni, edge)?;
+        tracking.start_thread(host.jvmti, cx.jni, edge)?;
     }
     if let Err(e) = crate::vm::intercept_allocations(host.jvmti, edge.jni_alloc) {
         log::warn(&format!(
@@ -56,7 +59,7 @@ pub fn open(cx: &Cx) -> Result<Box<dyn Mode>, String> {
             host.jvmti.error_name(e)
         ));
     }
-    Ok(Box::new(Memory))
+    Ok(Box::new(Memory(host.memory)))
 }
 
 impl Mode for Memory {
@@ -65,28 +68,31 @@ impl Mode for Memory {
     }
 
     fn start(&self, _cx: &Cx) -> Result<(), String> {
-        super::set_active(true);
+        self.0.set_active(true);
         Ok(())
     }
 
     fn stop(&self) {
-        super::set_active(false);
+        self.0.set_active(false);
     }
 
     /// Forces a GC first, so `count` holds only objects still reachable.
     fn snapshot(&self, cx: &Cx) -> Result<Box<dyn Section + '_>, String> {
-        let rows =
-            super::live_counts(cx.host.memory.made_env()?).map_err(|e| format!("memory: {e}"))?;
+        let _ = cx;
+        let life = self.0;
+        let rows = life
+            .live_counts(life.tracking.made_env()?)
+            .map_err(|e| format!("memory: {e}"))?;
         Ok(Box::new(Captured(rows)))
     }
 
     /// A concurrent collector can no longer run a GC for the last snapshot.
     fn vm_dying(&self) {
-        super::vm_dying();
+        self.0.tracking.vm_dying();
     }
 
     fn summary(&self) -> Option<String> {
-        super::cost_summary()
+        self.0.cost_summary()
     }
 }
 

@@ -12,8 +12,8 @@ use crate::vm::sys::JvmtiFrameInfo;
 use crate::vm::{jthread, Jni};
 use jni_sys::{jclass, jobject};
 
-pub fn vm_allocated(a: &Host, jni: &Jni, thread: jthread, object: jobject, class: jclass) {
-    if !super::is_active() {
+pub fn vm_allocated(a: &Host<'static>, jni: &Jni, thread: jthread, object: jobject, class: jclass) {
+    if !a.memory.is_active() {
         return;
     }
     match a.threads.identify(a.jvmti, jni, thread, 0) {
@@ -43,8 +43,8 @@ pub fn vm_allocated(a: &Host, jni: &Jni, thread: jthread, object: jobject, class
     }
 }
 
-pub fn jni_allocated(a: &Host, jni: &Jni, object: jobject) {
-    if !super::is_active() {
+pub fn jni_allocated(a: &Host<'static>, jni: &Jni, object: jobject) {
+    if !a.memory.is_active() {
         return;
     }
     let Ok(thread) = a.jvmti.current_thread() else {

@@ -33,23 +33,36 @@ pub fn natives() -> [(&'static str, &'static str, *mut std::ffi::c_void); 3] {
     ]
 }
 
-/// Recording on/off (a stopped session leaves its data as it was).
-static ACTIVE: AtomicBool = AtomicBool::new(false);
-/// Every thread that ran a probe, ended ones included.
-static THREADS: Mutex<Vec<Arc<ThreadProfile>>> = Mutex::new(Vec::new());
-static STARTED: OnceLock<()> = OnceLock::new();
+/// What `profile` keeps for the JVM's lifetime (its probes stay in the
+/// code when a session stops; a resume goes on with the same trees). Owned
+/// by the agent; the probes reach it through `agent::host()`.
+#[derive(Default)]
+pub struct Lifetime {
+    /// Recording on/off (a stopped session leaves its data as it was).
+    active: AtomicBool,
+    /// Every thread that ran a probe, ended ones included.
+    threads: Mutex<Vec<Arc<ThreadProfile>>>,
+    started: OnceLock<()>,
+}
+
+impl Lifetime {
+    pub fn start(&self) {
+        self.started.get_or_init(clock::init);
+        self.active.store(true, Relaxed);
+    }
+
+    pub fn stop(&self) {
+        self.active.store(false, Relaxed);
+    }
+
+    /// A copy of the list of thread profiles, for a dump.
+    pub fn threads(&self) -> Vec<Arc<ThreadProfile>> {
+        self.threads.lock().clone()
+    }
+}
 
 thread_local! {
     static CURRENT: Cell<*const ThreadProfile> = const { Cell::new(std::ptr::null()) };
-}
-
-pub fn start() {
-    STARTED.get_or_init(clock::init);
-    ACTIVE.store(true, Relaxed);
-}
-
-pub fn stop() {
-    ACTIVE.store(false, Relaxed);
 }
 
 pub struct ThreadProfile {
@@ -88,10 +101,11 @@ struct Frame {
 }
 
 /// The calling thread's profile, created on its first probe.
-fn current(env: *mut JNIEnv) -> &'static ThreadProfile {
+fn current(life: &Lifetime, env: *mut JNIEnv) -> &'static ThreadProfile {
     let p = CURRENT.with(Cell::get);
     if !p.is_null() {
-        // SAFETY: set below from an Arc kept alive in THREADS forever.
+        // SAFETY: set below from an Arc kept alive in the agent's
+        // `threads` (the agent is never dropped) forever.
         return unsafe { &*p };
     }
     let thread = crate::agent::host().and_then(|a| {
@@ -115,24 +129,23 @@ fn current(env: *mut JNIEnv) -> &'static ThreadProfile {
         }),
     });
     let p = Arc::as_ptr(&profile);
-    THREADS.lock().push(profile);
+    life.threads.lock().push(profile);
     CURRENT.with(|c| c.set(p));
-    // SAFETY: the Arc now lives in THREADS, which never drops entries.
+    // SAFETY: the Arc now lives in `threads`, which never drops entries,
+    // in the agent, which is never dropped.
     unsafe { &*p }
-}
-
-/// A copy of the list of thread profiles, for a dump.
-pub fn threads() -> Vec<Arc<ThreadProfile>> {
-    THREADS.lock().clone()
 }
 
 extern "system" fn enter(env: *mut JNIEnv, _class: jclass, method: jint) {
     let t0 = clock::ticks();
-    if !ACTIVE.load(Relaxed) {
+    let Some(life) = crate::agent::host().map(|h| h.profile) else {
+        return;
+    };
+    if !life.active.load(Relaxed) {
         return;
     }
     crate::vm::guard("profile probe", (), || {
-        let tp = current(env);
+        let tp = current(life, env);
         // SAFETY: only this thread touches its `own` (see ThreadProfile).
         let own = unsafe { &mut *tp.own.get() };
         let parent = own.stack.last().map_or(Tree::ROOT, |f| f.node);
@@ -166,11 +179,14 @@ extern "system" fn unwind(env: *mut JNIEnv, _class: jclass, method: jint) {
 #[inline(always)]
 fn leave(env: *mut JNIEnv, method: u32, exceptional: bool) {
     let t2 = clock::ticks();
-    if !ACTIVE.load(Relaxed) {
+    let Some(life) = crate::agent::host().map(|h| h.profile) else {
+        return;
+    };
+    if !life.active.load(Relaxed) {
         return;
     }
     crate::vm::guard("profile probe", (), || {
-        let tp = current(env);
+        let tp = current(life, env);
         // SAFETY: only this thread touches its `own`.
         let own = unsafe { &mut *tp.own.get() };
         // Frames above the one being left missed their exit: an exception from

@@ -17,10 +17,11 @@ pub const REGISTRATION: Registration = Registration {
     capabilities: crate::instrument::capabilities,
 };
 
-struct Profile;
+/// The session's view of the JVM-lifetime state its probes write.
+struct Profile(&'static super::Lifetime);
 
-pub fn open(_cx: &Cx) -> Result<Box<dyn Mode>, String> {
-    Ok(Box::new(Profile))
+pub fn open(cx: &Cx) -> Result<Box<dyn Mode>, String> {
+    Ok(Box::new(Profile(cx.host.profile)))
 }
 
 impl Mode for Profile {
@@ -29,18 +30,18 @@ impl Mode for Profile {
     }
 
     fn start(&self, _cx: &Cx) -> Result<(), String> {
-        super::start();
+        self.0.start();
         Ok(())
     }
 
     fn stop(&self) {
-        super::stop();
+        self.0.stop();
     }
 
     fn snapshot(&self, cx: &Cx) -> Result<Box<dyn Section + '_>, String> {
         Ok(Box::new(Captured {
             methods: cx.host.instrumenter.registry.snapshot(),
-            threads: super::threads(),
+            threads: self.0.threads(),
         }))
     }
 }

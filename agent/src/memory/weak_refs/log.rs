@@ -46,11 +46,14 @@ impl Segment {
 /// stays valid even if the thread hands it over meanwhile.
 pub(super) struct ThreadLog {
     pub current: AtomicPtr<Segment>,
+    /// Where it hands its last segment over when its thread ends.
+    logs: &'static Mutex<Logs>,
 }
 
 // Boxed: a segment keeps its address when its thread hands it over, since
 // the scan may still be reading it as that thread's current one.
 #[allow(clippy::vec_box)]
+#[derive(Default)]
 pub(super) struct Logs {
     pub threads: Vec<&'static ThreadLog>,
     /// Segments their threads filled (or left at exit).
@@ -59,12 +62,6 @@ pub(super) struct Logs {
     /// pages are already mapped).
     pub spare: Vec<Box<Segment>>,
 }
-
-pub(super) static LOGS: Mutex<Logs> = Mutex::new(Logs {
-    threads: Vec::new(),
-    full: Vec::new(),
-    spare: Vec::new(),
-});
 
 impl Logs {
     /// Keeps an emptied segment for reuse if it is a large one.
@@ -86,15 +83,16 @@ impl ThreadLogSlot {
         Self(Cell::new(None))
     }
 
-    fn log(&self) -> &'static ThreadLog {
+    fn log(&self, logs: &'static Mutex<Logs>) -> &'static ThreadLog {
         match self.0.get() {
             Some(log) => log,
             None => {
                 let seg = Box::into_raw(Box::new(Segment::with_capacity(FIRST_SEGMENT)));
                 let log: &'static ThreadLog = Box::leak(Box::new(ThreadLog {
                     current: AtomicPtr::new(seg),
+                    logs,
                 }));
-                LOGS.lock().threads.push(log);
+                logs.lock().threads.push(log);
                 self.0.set(Some(log));
                 log
             }
@@ -104,8 +102,8 @@ impl ThreadLogSlot {
     /// Records a tracked object (on its allocating thread, while the caller
     /// still holds the object, so no GC can clear the reference before the
     /// record is published).
-    pub fn record(&self, handle: WeakHandle, counter: usize) {
-        let log = self.log();
+    pub(super) fn record(&self, logs: &'static Mutex<Logs>, handle: WeakHandle, counter: usize) {
+        let log = self.log(logs);
         // SAFETY: only this thread replaces its `current`, and a current
         // segment is never freed, so the pointer stays valid.
         let mut seg = unsafe { &*log.current.load(Relaxed) };
@@ -124,7 +122,7 @@ impl ThreadLogSlot {
 impl Drop for ThreadLogSlot {
     fn drop(&mut self) {
         if let Some(log) = self.0.take() {
-            let mut logs = LOGS.lock();
+            let mut logs = log.logs.lock();
             logs.threads.retain(|l| !std::ptr::eq(*l, log));
             // SAFETY: this thread made the segment with Box::into_raw and, ending,
             // gives it up; no thread's `current` points to it any more.
@@ -139,7 +137,7 @@ impl Drop for ThreadLogSlot {
 /// new one twice as large.
 fn next_segment(log: &ThreadLog, len: usize) -> &'static Segment {
     let size = (len * 2).min(LAST_SEGMENT);
-    let mut logs = LOGS.lock();
+    let mut logs = log.logs.lock();
     let next = logs
         .spare
         .pop()

@@ -27,106 +27,146 @@ mod scan;
 
 pub use log::ThreadLogSlot;
 
+use super::counters::Counters;
 use crate::vm::{Jni, WeakHandle};
+use log::Logs;
 use parking_lot::{Condvar, Mutex};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::*};
 
-/// GCs finished.
-static GCS: AtomicU64 = AtomicU64::new(0);
-/// The GCs whose frees are counted; its lock is held while scanning.
-static COUNTED_THROUGH: Mutex<u64> = Mutex::new(0);
-/// Does the agent thread run (and so scan after each GC)?
-static SCANNER: AtomicBool = AtomicBool::new(false);
-/// Work for the agent thread, and its wake-up.
-static WORK: Mutex<bool> = Mutex::new(false);
-static WORK_READY: Condvar = Condvar::new();
-/// Weak references of dead objects, for the agent thread to delete. (If
-/// that thread is gone, they stay: a leak of one slot each, not a crash.)
-/// A reference is here once, and in no record any more (`scan`).
-static DEAD: Mutex<Vec<WeakHandle>> = Mutex::new(Vec::new());
-
-/// GarbageCollectionStart: earlier GCs' frees counted, then `max` catches up.
-pub fn gc_started() {
-    count_frees(true);
-    super::counters::note_peaks();
+/// The weak-reference tracker's state for the JVM's lifetime (part of the
+/// memory mode's, which the agent owns).
+#[derive(Default)]
+pub struct WeakRefs {
+    /// Every thread's log and the segments they filled.
+    logs: Mutex<Logs>,
+    /// GCs finished.
+    gcs: AtomicU64,
+    /// The GCs whose frees are counted; its lock is held while scanning.
+    counted_through: Mutex<u64>,
+    /// Does the agent thread run (and so scan after each GC)?
+    scanner: AtomicBool,
+    /// Work for the agent thread, and its wake-up.
+    work: Mutex<bool>,
+    work_ready: Condvar,
+    /// Weak references of dead objects, for the agent thread to delete. (If
+    /// that thread is gone, they stay: a leak of one slot each, not a crash.)
+    dead: Mutex<Vec<WeakHandle>>,
+    cost: Cost,
 }
 
-/// GarbageCollectionFinish: the scan is the agent thread's (or, without
-/// one, done here).
-pub fn gc_finished() {
-    GCS.fetch_add(1, Release);
-    if SCANNER.load(Acquire) {
-        wake();
-    } else {
-        count_frees(true);
+impl WeakRefs {
+    /// Records a tracked object in the calling thread's log.
+    pub fn record(&'static self, slot: &ThreadLogSlot, handle: WeakHandle, counter: usize) {
+        slot.record(&self.logs, handle, counter)
     }
-}
 
-/// Counts the frees of every GC finished so far, if not done yet; waits
-/// for a scan in progress. Never blocks on the VM, so a GC event may call it.
-pub fn count_frees(in_pause: bool) {
-    let asked = crate::clock::now_ns();
-    let mut through = COUNTED_THROUGH.lock();
-    if in_pause {
-        let waited = crate::clock::now_ns().saturating_sub(asked);
-        COST.pause_wait_ns.fetch_add(waited, Relaxed);
+    /// GarbageCollectionStart: earlier GCs' frees counted, then `max` catches up.
+    pub fn gc_started(&self, counters: &Counters) {
+        self.count_frees(true, counters);
+        counters.note_peaks();
     }
-    let gcs = GCS.load(Acquire);
-    if *through == gcs {
-        return;
-    }
-    let start = crate::clock::now_ns();
-    let (scanned, mut dead) = scan::scan_logs();
-    *through = gcs;
-    drop(through);
-    COST.add(
-        scanned,
-        crate::clock::now_ns().saturating_sub(start),
-        in_pause,
-    );
-    if !dead.is_empty() {
-        DEAD.lock().append(&mut dead);
-        wake();
-    }
-}
 
-fn wake() {
-    *WORK.lock() = true;
-    WORK_READY.notify_one();
-}
-
-/// Body of the `profrj memory` agent thread: after each GC, counts its
-/// frees and deletes the dead objects' weak references. Never returns.
-pub fn run_agent_thread(jni: &Jni) {
-    /// If the thread stops (a caught panic), the GC events scan themselves.
-    struct Running;
-    impl Drop for Running {
-        fn drop(&mut self) {
-            SCANNER.store(false, Release);
+    /// GarbageCollectionFinish: the scan is the agent thread's (or, without
+    /// one, done here).
+    pub fn gc_finished(&self, counters: &Counters) {
+        self.gcs.fetch_add(1, Release);
+        if self.scanner.load(Acquire) {
+            self.wake();
+        } else {
+            self.count_frees(true, counters);
         }
     }
-    SCANNER.store(true, Release);
-    let _running = Running;
-    loop {
-        {
-            let mut work = WORK.lock();
-            while !*work {
-                WORK_READY.wait(&mut work);
+
+    /// Counts the frees of every GC finished so far, if not done yet; waits
+    /// for a scan in progress. Never blocks on the VM, so a GC event may call it.
+    pub fn count_frees(&self, in_pause: bool, counters: &Counters) {
+        let asked = crate::clock::now_ns();
+        let mut through = self.counted_through.lock();
+        if in_pause {
+            let waited = crate::clock::now_ns().saturating_sub(asked);
+            self.cost.pause_wait_ns.fetch_add(waited, Relaxed);
+        }
+        let gcs = self.gcs.load(Acquire);
+        if *through == gcs {
+            return;
+        }
+        let start = crate::clock::now_ns();
+        let (scanned, mut dead) = scan::scan_logs(&self.logs, counters);
+        *through = gcs;
+        drop(through);
+        self.cost.add(
+            scanned,
+            crate::clock::now_ns().saturating_sub(start),
+            in_pause,
+        );
+        if !dead.is_empty() {
+            self.dead.lock().append(&mut dead);
+            self.wake();
+        }
+    }
+
+    fn wake(&self) {
+        *self.work.lock() = true;
+        self.work_ready.notify_one();
+    }
+
+    /// Body of the `profrj memory` agent thread: after each GC, counts its
+    /// frees and deletes the dead objects' weak references. Never returns.
+    pub fn run_agent_thread(&self, jni: &Jni, counters: &Counters) {
+        /// If the thread stops (a caught panic), the GC events scan themselves.
+        struct Running<'a>(&'a AtomicBool);
+        impl Drop for Running<'_> {
+            fn drop(&mut self) {
+                self.0.store(false, Release);
             }
-            *work = false;
         }
-        count_frees(false);
-        let dead = std::mem::take(&mut *DEAD.lock());
-        for h in dead {
-            // SAFETY: `track_on` made it with `new`; the scan moved it from
-            // its record (dropped) to DEAD, once, and took it out of DEAD just
-            // now: this is its only copy, deleted once.
-            unsafe { h.delete(jni) };
+        self.scanner.store(true, Release);
+        let _running = Running(&self.scanner);
+        loop {
+            {
+                let mut work = self.work.lock();
+                while !*work {
+                    self.work_ready.wait(&mut work);
+                }
+                *work = false;
+            }
+            self.count_frees(false, counters);
+            let dead = std::mem::take(&mut *self.dead.lock());
+            for h in dead {
+                // SAFETY: `track_on` made it with `new`; the scan moved it from
+                // its record (dropped) to `dead`, once, and took it out of
+                // `dead` just now: this is its only copy, deleted once.
+                unsafe { h.delete(jni) };
+            }
         }
+    }
+
+    /// One line on what the scans cost, for the end of a session.
+    pub fn cost_summary(&self) -> Option<String> {
+        let cost = &self.cost;
+        let scans = cost.scans.load(Relaxed);
+        if scans == 0 {
+            return None;
+        }
+        let (records, ns) = (cost.records.load(Relaxed), cost.ns.load(Relaxed));
+        let ms = |ns: u64| ns as f64 / 1e6;
+        Some(format!(
+            "memory: {scans} scans after {} GCs looked at {records} weak references in {:.1} ms \
+             (longest {:.1} ms, {:.1} ns per reference); {} of them inside a GC pause, {:.1} ms; \
+             GC pauses waited {:.1} ms for scans",
+            self.gcs.load(Relaxed),
+            ms(ns),
+            ms(cost.longest_ns.load(Relaxed)),
+            ns as f64 / records.max(1) as f64,
+            cost.in_pause.load(Relaxed),
+            ms(cost.in_pause_ns.load(Relaxed)),
+            ms(cost.pause_wait_ns.load(Relaxed)),
+        ))
     }
 }
 
 /// What the scans cost.
+#[derive(Default)]
 struct Cost {
     scans: AtomicU64,
     records: AtomicU64,
@@ -137,16 +177,6 @@ struct Cost {
     /// Time GC pauses spent waiting for the agent thread's scan.
     pause_wait_ns: AtomicU64,
 }
-
-static COST: Cost = Cost {
-    scans: AtomicU64::new(0),
-    records: AtomicU64::new(0),
-    ns: AtomicU64::new(0),
-    longest_ns: AtomicU64::new(0),
-    in_pause: AtomicU64::new(0),
-    in_pause_ns: AtomicU64::new(0),
-    pause_wait_ns: AtomicU64::new(0),
-};
 
 impl Cost {
     fn add(&self, records: usize, ns: u64, in_pause: bool) {
@@ -161,38 +191,14 @@ impl Cost {
     }
 }
 
-/// One line on what the scans cost, for the end of a session.
-pub fn cost_summary() -> Option<String> {
-    let scans = COST.scans.load(Relaxed);
-    if scans == 0 {
-        return None;
-    }
-    let (records, ns) = (COST.records.load(Relaxed), COST.ns.load(Relaxed));
-    let ms = |ns: u64| ns as f64 / 1e6;
-    Some(format!(
-        "memory: {scans} scans after {} GCs looked at {records} weak references in {:.1} ms \
-         (longest {:.1} ms, {:.1} ns per reference); {} of them inside a GC pause, {:.1} ms; \
-         GC pauses waited {:.1} ms for scans",
-        GCS.load(Relaxed),
-        ms(ns),
-        ms(COST.longest_ns.load(Relaxed)),
-        ns as f64 / records.max(1) as f64,
-        COST.in_pause.load(Relaxed),
-        ms(COST.in_pause_ns.load(Relaxed)),
-        ms(COST.pause_wait_ns.load(Relaxed)),
-    ))
-}
-
 #[cfg(test)]
 mod tests {
-    use super::log::LOGS;
     use super::*;
-    use crate::memory::counters;
     use std::sync::atomic::AtomicUsize;
 
     /// Records whose object is not known dead.
-    fn recorded() -> usize {
-        let logs = LOGS.lock();
+    fn recorded(w: &WeakRefs) -> usize {
+        let logs = w.logs.lock();
         let current = logs.threads.iter().map(|l| {
             // SAFETY: no scan runs here, so no segment is freed meanwhile.
             unsafe { &*l.current.load(Acquire) }
@@ -212,48 +218,50 @@ mod tests {
         let slots: Vec<AtomicUsize> = (0..1200).map(|_| AtomicUsize::new(1)).collect();
         let handle =
             |i: usize| WeakHandle::from_bits(&slots[i] as *const AtomicUsize as usize + 1).unwrap();
-        let c = counters::new_counter(-42, 7).unwrap();
+        let w: &'static WeakRefs = Box::leak(Box::default());
+        let counters = Counters::default();
+        let c = counters.new_counter(-42, 7).unwrap();
         let mine = ThreadLogSlot::new();
         // Past the first segments, so full and current ones are both scanned.
         for i in 0..1000 {
-            mine.record(handle(i), c.index());
+            w.record(&mine, handle(i), c.index());
             c.made_one();
         }
-        assert_eq!(recorded(), 1000);
+        assert_eq!(recorded(w), 1000);
 
         // Without the agent thread, the GC's finish scans at once.
-        gc_started();
+        w.gc_started(&counters);
         for s in slots[..1000].iter().step_by(3) {
             s.store(0, Relaxed); // 334 die
         }
-        gc_finished();
-        assert_eq!((c.alive(), recorded()), (666, 666));
-        let dead = std::mem::take(&mut *DEAD.lock());
+        w.gc_finished(&counters);
+        assert_eq!((c.alive(), recorded(w)), (666, 666));
+        let dead = std::mem::take(&mut *w.dead.lock());
         assert_eq!(dead.len(), 334);
         assert!(dead.contains(&handle(999)));
 
         // With it, the finish only wakes it; if it has not scanned by the
         // next GC's start, that start counts the frees before taking the
         // peak: 666 + 200 made since, not 1000 + 200.
-        SCANNER.store(true, Release);
-        gc_started();
+        w.scanner.store(true, Release);
+        w.gc_started(&counters);
         for s in &slots[..1000] {
             s.store(0, Relaxed); // the other 666 die
         }
-        gc_finished();
+        w.gc_finished(&counters);
         assert_eq!(c.alive(), 666, "not counted before a scan");
         for i in 1000..1200 {
-            mine.record(handle(i), c.index());
+            w.record(&mine, handle(i), c.index());
             c.made_one();
         }
-        gc_started();
-        assert_eq!((c.alive(), recorded()), (200, 200));
-        gc_finished();
-        count_frees(false); // the agent thread's turn: nothing died
-        SCANNER.store(false, Release);
-        let rows = counters::all();
+        w.gc_started(&counters);
+        assert_eq!((c.alive(), recorded(w)), (200, 200));
+        w.gc_finished(&counters);
+        w.count_frees(false, &counters); // the agent thread's turn: nothing died
+        w.scanner.store(false, Release);
+        let rows = counters.all();
         let row = rows.iter().find(|r| r.0 == -42).unwrap();
         assert_eq!((row.2, row.3), (200, 1000));
-        assert_eq!(DEAD.lock().len(), 666);
+        assert_eq!(w.dead.lock().len(), 666);
     }
 }

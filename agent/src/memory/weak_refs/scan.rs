@@ -2,8 +2,10 @@
 //! It reads every record's weak reference slot, counts the cleared ones as
 //! frees of their counters, drops those records and packs the rest.
 
-use super::log::{Record, Segment, LOGS};
+use super::log::{Logs, Record, Segment};
+use crate::memory::counters::Counters;
 use crate::vm::WeakHandle;
+use parking_lot::Mutex;
 use std::sync::atomic::Ordering::*;
 
 /// How far ahead the scan asks for slots (they lie in no order in memory).
@@ -16,18 +18,24 @@ const PREFETCH: usize = 16;
 /// event, or under the lock the next GC's start waits on. Threads keep
 /// appending meanwhile; what they add was made after the last GC, so the
 /// scan may look at it or not.
-pub(super) fn scan_logs() -> (usize, Vec<WeakHandle>) {
-    let mut found = Found::default();
+pub(super) fn scan_logs(logs: &Mutex<Logs>, counters: &Counters) -> (usize, Vec<WeakHandle>) {
+    let mut found = Found {
+        frees: Frees {
+            run: None,
+            counters,
+        },
+        dead: Vec::new(),
+    };
     let mut emptied = Vec::new();
     let (mut full, threads) = {
-        let mut logs = LOGS.lock();
+        let mut logs = logs.lock();
         (std::mem::take(&mut logs.full), logs.threads.clone())
     };
     let mut scanned = compact(&mut full, &mut emptied, &mut found);
     for log in &threads {
         // SAFETY: segments are freed only by the scan, and only those taken
         // from `full`. A current segment its thread hands over meanwhile goes
-        // to LOGS.full, untouched until the pass below.
+        // to `full`, untouched until the pass below.
         let seg = unsafe { &*log.current.load(Acquire) };
         let live = seg.live();
         scanned += live.len();
@@ -40,7 +48,7 @@ pub(super) fn scan_logs() -> (usize, Vec<WeakHandle>) {
     }
     // Segments handed over during the scan: their records from before the
     // hand-over may have been missed as some thread's current segment.
-    let mut logs = LOGS.lock();
+    let mut logs = logs.lock();
     let mut late = std::mem::take(&mut logs.full);
     scanned += compact(&mut late, &mut emptied, &mut found);
     full.append(&mut late);
@@ -63,13 +71,12 @@ fn prefetch(records: &[Record], i: usize) {
 }
 
 /// What a scan found: frees per counter, and the dead objects' references.
-#[derive(Default)]
-struct Found {
-    frees: Frees,
+struct Found<'a> {
+    frees: Frees<'a>,
     dead: Vec<WeakHandle>,
 }
 
-impl Found {
+impl Found<'_> {
     /// Did a GC clear the record's reference? If so, its object counts as
     /// freed and the reference goes for deletion (the caller drops the record).
     fn is_dead(&mut self, r: &Record) -> bool {
@@ -97,7 +104,7 @@ impl Found {
 fn compact(
     segs: &mut Vec<Box<Segment>>,
     emptied: &mut Vec<Box<Segment>>,
-    found: &mut Found,
+    found: &mut Found<'_>,
 ) -> usize {
     let (mut to_seg, mut to_pos) = (0, 0);
     let mut scanned = 0;
@@ -130,12 +137,12 @@ fn compact(
 
 /// Frees per counter, summed over runs of one counter (records of one
 /// thread and type tend to sit together) before touching the counters.
-#[derive(Default)]
-struct Frees {
+struct Frees<'a> {
     run: Option<(u32, i64)>,
+    counters: &'a Counters,
 }
 
-impl Frees {
+impl Frees<'_> {
     fn add(&mut self, counter: u32) {
         match &mut self.run {
             Some((c, n)) if *c == counter => *n += 1,
@@ -148,7 +155,7 @@ impl Frees {
 
     fn flush(&mut self) {
         if let Some((c, n)) = self.run.take() {
-            crate::memory::counters::freed_by_index(c as usize, n);
+            self.counters.freed_by_index(c as usize, n);
         }
     }
 }
