@@ -182,7 +182,8 @@ fn cpu_event_samples_follow_each_threads_cpu_time() {
                 "cumulated"
             ) as f64
                 >= 0.8 * samples,
-            "{name}: most CPU samples are in spin()"
+            "{name}: most CPU samples are in spin(); where they went (top frames by hits): {}",
+            top_frames(t)
         );
     }
     assert_eq!(
@@ -383,4 +384,16 @@ fn an_application_that_takes_sigprof_over_is_left_alone() {
         ) > 1000,
         "sampling goes on with JVMTI"
     );
+}
+
+/// The five frames with the most own hits below `t`, for failure messages.
+fn top_frames(t: roxmltree::Node) -> String {
+    let mut hits: std::collections::HashMap<&str, u64> = std::collections::HashMap::new();
+    for n in t.descendants().filter(|n| n.has_tag_name("profile")) {
+        *hits.entry(n.attribute("name").unwrap_or("?")).or_default() += attr_u64(n, "hits");
+    }
+    let mut v: Vec<_> = hits.into_iter().filter(|e| e.1 > 0).collect();
+    v.sort_by(|a, b| b.1.cmp(&a.1));
+    v.truncate(5);
+    format!("{v:?}")
 }

@@ -60,12 +60,14 @@ static AGENT: OnceLock<Agent> = OnceLock::new();
 
 /// The agent, for the FFI edge (`entry`) alone: everything below it is
 /// handed what it needs.
+#[inline]
 pub fn get() -> Option<&'static Agent> {
     AGENT.get()
 }
 
 /// What modes see of the agent, for their probe natives (the one other FFI
 /// edge: Java calls them, and JNI natives carry no context).
+#[inline]
 pub fn host() -> Option<Host<'static>> {
     AGENT.get().map(Agent::host)
 }
@@ -234,6 +236,7 @@ fn create(vm: VmHandle, options: &Options, edge: &Edge) -> Result<&'static Agent
 
 impl Agent {
     /// What modes see of the agent.
+    #[inline]
     pub fn host(&'static self) -> Host<'static> {
         Host {
             jvmti: self.jvmti,
