@@ -393,7 +393,7 @@ fn top_frames(t: roxmltree::Node) -> String {
         *hits.entry(n.attribute("name").unwrap_or("?")).or_default() += attr_u64(n, "hits");
     }
     let mut v: Vec<_> = hits.into_iter().filter(|e| e.1 > 0).collect();
-    v.sort_by(|a, b| b.1.cmp(&a.1));
+    v.sort_by_key(|e| std::cmp::Reverse(e.1));
     v.truncate(5);
     format!("{v:?}")
 }
