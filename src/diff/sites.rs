@@ -42,15 +42,6 @@ fn shares(
     Ok((out, at.iter().map(|&i| grand[i]).collect()))
 }
 
-/// What a section's figures are of: live objects or all allocated.
-fn what(sec: &CallSection) -> &'static str {
-    if sec.live {
-        "live objects"
-    } else {
-        "all allocations"
-    }
-}
-
 pub fn diff(
     before: &Snapshot,
     b_sec: &CallSection,
@@ -85,7 +76,7 @@ pub fn diff(
         "DIFF <{}> {} ({}); before = {}, after = {}",
         desc.tag,
         desc.sites_title.to_lowercase(),
-        what(a_sec),
+        desc.scope(a_sec.live),
         totals(&b_total),
         totals(&a_total)
     );
@@ -93,8 +84,8 @@ pub fn diff(
         let _ = writeln!(
             out,
             "note: before counts {}, after {}: not like for like",
-            what(b_sec),
-            what(a_sec)
+            desc.scope(b_sec.live),
+            desc.scope(a_sec.live)
         );
     }
     let _ = writeln!(out, "shares of each snapshot's total; largest change first");

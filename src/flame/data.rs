@@ -116,6 +116,11 @@ pub fn page_json(input: &PageInput) -> String {
         out.push_str(",\"weight\":");
         json_str(&mut out, metric.describe());
         let _ = write!(out, ",\"live\":{}", sec.live);
+        let desc = sec.desc();
+        out.push_str(",\"scope\":");
+        json_str(&mut out, desc.scope(sec.live));
+        out.push_str(",\"classFrames\":");
+        json_str(&mut out, desc.class_frames);
         calls_json(&mut out, input.names, sec, metric);
     }
     if let Some(mem) = input.memory {

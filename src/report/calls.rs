@@ -115,14 +115,13 @@ pub fn sites_report(
         .map(|&i| format!("{} {}", grand[i], all[i].unit()))
         .collect();
     let mut out = String::new();
-    let live = if sec.live {
-        format!("live objects only ({}=\"true\")", desc.live.unwrap_or(""))
-    } else {
-        "all allocations".into()
-    };
+    let mut scope = desc.scope(sec.live).to_owned();
+    if let (true, Some(attr)) = (sec.live, desc.live) {
+        let _ = write!(scope, " ({attr}=\"true\")");
+    }
     let _ = writeln!(
         out,
-        "{} <{}> {}, {live}: {}; ordered by {}",
+        "{} <{}> {}, {scope}: {}; ordered by {}",
         desc.sites_title,
         desc.tag,
         who(thread, threads.len()),
@@ -173,11 +172,7 @@ pub fn sites_report(
         }
         let _ = writeln!(out, "  {:width$}  {}", shown(&r.class), shown(&r.method));
     }
-    let _ = writeln!(
-        out,
-        "{} END (a site: a class and the method that allocated it; figures are estimates from the samples)",
-        desc.sites_title
-    );
+    let _ = writeln!(out, "{} END ({})", desc.sites_title, desc.sites_note);
     Ok(out)
 }
 

@@ -97,12 +97,18 @@ pub struct SectionDesc {
     pub thread_totals: &'static [(&'static str, &'static str)],
     /// The boolean section attribute saying only live objects count.
     pub live: Option<&'static str>,
+    /// What the figures count, for headers: without `live`, and with it.
+    pub scope: [&'static str; 2],
     /// Numeric section attributes, with what they are (report).
     pub section_values: &'static [(&'static str, &'static str)],
     /// A method-table column shown whatever the weight: (header, metric).
     pub count_column: Option<(&'static str, &'static str)>,
     /// Title of `report`'s table of sites (class frame and its method).
     pub sites_title: &'static str,
+    /// What a site is, for the end of that table.
+    pub sites_note: &'static str,
+    /// What a class frame is, for the flame page's legend.
+    pub class_frames: &'static str,
     /// The metrics `diff` compares per site.
     pub diff_metrics: &'static [&'static str],
 }
@@ -116,6 +122,11 @@ impl SectionDesc {
     /// The slot of a thread total.
     pub fn thread_slot(&self, attr: &str) -> Option<usize> {
         self.thread_totals.iter().position(|&(a, _)| a == attr)
+    }
+
+    /// What a section's figures count ([`SectionDesc::scope`]).
+    pub fn scope(&self, live: bool) -> &'static str {
+        self.scope[usize::from(live)]
     }
 
     pub fn metric_desc(&self, name: &str) -> Option<&'static MetricDesc> {
@@ -178,9 +189,12 @@ const SAMPLER: SectionDesc = SectionDesc {
         (calls::CUMULATED_ELAPSED, "samples in all"),
     ],
     live: None,
+    scope: ["", ""],
     section_values: &[],
     count_column: None,
     sites_title: "",
+    sites_note: "",
+    class_frames: "",
     diff_metrics: &[],
 };
 
@@ -240,9 +254,12 @@ const PROFILE: SectionDesc = SectionDesc {
     default_metric: "cpu",
     thread_totals: &[],
     live: None,
+    scope: ["", ""],
     section_values: &[],
     count_column: Some(("calls", "calls")),
     sites_title: "",
+    sites_note: "",
+    class_frames: "",
     diff_metrics: &[],
 };
 
@@ -307,9 +324,13 @@ const ALLOC: SectionDesc = SectionDesc {
         (alloc::thread::SAMPLES, "samples"),
     ],
     live: Some(alloc::LIVE),
+    scope: ["all allocations", "live objects only"],
     section_values: &[(alloc::INTERVAL, "bytes between samples on average")],
     count_column: None,
     sites_title: "ALLOCATION SITES",
+    sites_note: "a site: a class and the method that allocated it; \
+                 figures are estimates from the samples",
+    class_frames: "what was allocated",
     diff_metrics: &["bytes", "objects"],
 };
 
