@@ -89,9 +89,15 @@ pub fn diff(
         );
     }
     let _ = writeln!(out, "shares of each snapshot's total; largest change first");
-    for m in &metrics {
+    // Each metric's two columns as wide as their headers.
+    let widths: Vec<(usize, usize)> = metrics
+        .iter()
+        .map(|m| (m.name().len() + 2).max(8))
+        .map(|w| (w, (w + 11).max(19)))
+        .collect();
+    for (m, &(w1, w2)) in metrics.iter().zip(&widths) {
         let head = format!("{} before→after", m.name());
-        let _ = write!(out, "{:>8} {:>19} ", format!("Δ{}", m.name()), head);
+        let _ = write!(out, "{:>w1$} {head:>w2$} ", format!("Δ{}", m.name()));
     }
     let _ = writeln!(out, " class  method");
     let keys: BTreeSet<&Site> = b.keys().chain(a.keys()).collect();
@@ -112,8 +118,10 @@ pub fn diff(
         (0..metrics.len()).any(|i| change(r.1, r.2, i) >= 0.005)
     };
     for (site, x, y) in rows.iter().filter(moved).take(top) {
-        for i in 0..metrics.len() {
-            let _ = write!(out, "{:>+7.2}% {:>8.2}%→{:>8.2}% ", y[i] - x[i], x[i], y[i]);
+        for (i, &(w1, w2)) in widths.iter().enumerate() {
+            let change = format!("{:+.2}%", y[i] - x[i]);
+            let shares = format!("{:>8.2}%→{:>8.2}%", x[i], y[i]);
+            let _ = write!(out, "{change:>w1$} {shares:>w2$} ");
         }
         let mark = if y[0] > x[0] { "hotter" } else { "colder" };
         let _ = writeln!(out, " {}  {}  {mark}", site.0, site.1);
@@ -169,7 +177,11 @@ mod tests {
         let same = diff(&before, b, &before, b, None, metric("objects"), 10).unwrap();
         assert_eq!(same.lines().count(), 3, "{same}");
         assert!(
-            same.lines().nth(2).unwrap().starts_with("Δobjects"),
+            same.lines()
+                .nth(2)
+                .unwrap()
+                .trim_start()
+                .starts_with("Δobjects"),
             "{same}"
         );
     }

@@ -97,7 +97,8 @@ pub struct SectionDesc {
     pub thread_totals: &'static [(&'static str, &'static str)],
     /// The boolean section attribute saying only live objects count.
     pub live: Option<&'static str>,
-    /// What the figures count, for headers: without `live`, and with it.
+    /// What the figures count, for headers: without `live`, and with it
+    /// (a section of class frames has the first, one with `live` both).
     pub scope: [&'static str; 2],
     /// Numeric section attributes, with what they are (report).
     pub section_values: &'static [(&'static str, &'static str)],
@@ -392,6 +393,15 @@ mod tests {
                 if let Some(t) = m.thread_total {
                     assert!(d.thread_slot(t).is_some(), "{}: {t}", d.tag);
                 }
+            }
+            // What a section of class frames prints about them.
+            if d.class_marker.is_some() {
+                let words = [d.sites_title, d.sites_note, d.class_frames, d.scope[0]];
+                assert!(words.iter().all(|w| !w.is_empty()), "{}", d.tag);
+                assert!(!d.diff_metrics.is_empty(), "{}", d.tag);
+            }
+            if d.live.is_some() {
+                assert!(!d.scope[1].is_empty(), "{}", d.tag);
             }
             for name in d.diff_metrics {
                 assert!(d.metric_desc(name).is_some(), "{}: {name}", d.tag);
