@@ -160,3 +160,55 @@ fn a_hundred_thousand_deep_chain_converts_in_bounded_output() {
         assert!(took < Duration::from_secs(30), "{cmd:?} took {took:?}");
     }
 }
+
+/// The same bounds hold for `<alloc>`: a 100,000-deep chain ending in a
+/// class frame, with figures near u64::MAX on two threads, goes through
+/// every reader in bounded time and output, its sums saturated.
+#[test]
+fn a_deep_alloc_chain_with_huge_figures_stays_bounded() {
+    let dir = temp_dir("deep-alloc");
+    let n = 100_000;
+    let big = u64::MAX - 5;
+    let mut xml = String::from("<doc><alloc interval=\"1024\" live=\"false\">");
+    for t in ["a", "b"] {
+        xml.push_str(&format!("<thread name=\"{t}\">"));
+        for i in 0..n {
+            xml.push_str(&format!("<profile name=\"m{}()\">", i % 50));
+        }
+        xml.push_str(&format!(
+            "<profile name=\"byte[]\" class=\"true\" bytes=\"{big}\" objects=\"{big}\" samples=\"1\"/>"
+        ));
+        for _ in 0..n {
+            xml.push_str("</profile>");
+        }
+        xml.push_str("</thread>");
+    }
+    xml.push_str("</alloc></doc>");
+    let path = dir.join("deep-alloc.xml");
+    std::fs::write(&path, xml).unwrap();
+    let p = path.display().to_string();
+    let (ok, out, took) = profrj(&["report", &p]);
+    assert!(ok, "{}", &out[..out.len().min(300)]);
+    assert!(took < Duration::from_secs(30), "report took {took:?}");
+    assert!(
+        out.contains(&format!("{} bytes", u64::MAX)),
+        "saturated: {out}"
+    );
+    let (ok, out, _) = profrj(&["convert", "--to", "collapsed", &p]);
+    assert!(ok);
+    assert!(
+        out.contains("[truncated];") && out.contains(";byte[] "),
+        "deep stacks are cut"
+    );
+    assert!(out.len() < 64 << 20, "output of {} bytes", out.len());
+    let pb = dir.join("deep.pb").display().to_string();
+    for cmd in [
+        vec!["convert", "--to", "pprof", &p, "-o", &pb],
+        vec!["flame", &p, "-o", &format!("{p}.html")],
+        vec!["diff", &p, &p],
+    ] {
+        let (ok, out, took) = profrj(&cmd);
+        assert!(ok, "{cmd:?}: {out}");
+        assert!(took < Duration::from_secs(30), "{cmd:?} took {took:?}");
+    }
+}

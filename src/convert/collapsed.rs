@@ -5,7 +5,7 @@
 //! `[truncated]` root (the agent's own convention), so a pathological
 //! 100,000-deep chain cannot make the output quadratic in its depth.
 
-use crate::snapshot::{CallKind, CallThread, Metric, Names, Weighted};
+use crate::snapshot::{CallThread, Metric, Names, Weighted};
 use std::collections::BTreeMap;
 
 /// The most frames a stack keeps in the converted formats (the agent's
@@ -23,14 +23,13 @@ pub fn frame(name: &str) -> String {
 
 pub fn collapsed(
     names: &Names,
-    kind: CallKind,
     threads: &[&CallThread],
     metric: Metric,
     thread_frames: bool,
 ) -> String {
     let mut lines: BTreeMap<String, u64> = BTreeMap::new();
     for t in threads {
-        let w = Weighted::new(&t.tree, kind, metric);
+        let w = Weighted::new(&t.tree, metric);
         // The path to the current node, as frames; nodes come in document
         // order, so truncating to a node's depth gives its parent's path.
         let mut path: Vec<String> = Vec::new();
@@ -72,7 +71,11 @@ pub fn collapsed(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::snapshot::parse_bytes;
+    use crate::snapshot::{parse_bytes, CallKind, MetricName};
+
+    fn metric(kind: CallKind, name: &'static str) -> Metric {
+        Metric::of(kind, Some(MetricName(name))).unwrap()
+    }
 
     #[test]
     fn lines_merge_threads_and_keep_totals() {
@@ -83,14 +86,37 @@ mod tests {
           <thread name="b"><profile name="main()" hits="0" elapsed="0"><profile name="f()" hits="2" elapsed="2"/></profile></thread>
         </sampler></doc>"#;
         let s = parse_bytes(xml.as_bytes()).unwrap();
-        let sec = s.sampler.as_ref().unwrap();
+        let sec = s.calls(CallKind::Sampler).unwrap();
         let threads: Vec<_> = sec.threads.iter().collect();
-        let cpu = collapsed(&s.names, CallKind::Sampler, &threads, Metric::Cpu, false);
+        let cpu = collapsed(&s.names, &threads, metric(CallKind::Sampler, "cpu"), false);
         assert_eq!(cpu, "main() 1\nmain();f() 5\n");
-        let wall = collapsed(&s.names, CallKind::Sampler, &threads, Metric::Wall, true);
+        let wall = collapsed(&s.names, &threads, metric(CallKind::Sampler, "wall"), true);
         assert_eq!(
             wall,
             "[a];main() 1\n[a];main();f() 5\n[a];main();g:h() 2\n[b];main();f() 2\n"
         );
+    }
+
+    #[test]
+    fn alloc_stacks_end_in_their_class() {
+        use crate::snapshot::test_alloc::alloc;
+        let s = alloc();
+        let sec = s.calls(CallKind::Alloc).unwrap();
+        let threads: Vec<_> = sec.threads.iter().collect();
+        let bytes = collapsed(&s.names, &threads, metric(CallKind::Alloc, "bytes"), false);
+        assert_eq!(
+            bytes,
+            "int[] 100\n\
+             p.A.main();p.A.big();byte[] 600\n\
+             p.A.main();p.A.small();byte[] 200\n\
+             p.A.main();p.A.small();java.lang.String 200\n\
+             p.B.run();p.A.big();byte[] 300\n"
+        );
+        let objects = collapsed(&s.names, &threads, metric(CallKind::Alloc, "objects"), true);
+        assert!(
+            objects.contains("[worker];p.B.run();p.A.big();byte[] 3\n"),
+            "{objects}"
+        );
+        assert!(objects.contains("[main];int[] 1\n"), "{objects}");
     }
 }

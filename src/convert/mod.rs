@@ -1,4 +1,4 @@
-//! `profrj convert SNAPSHOT --to collapsed|pprof`: a call section in the
+//! `profrj convert SNAPSHOT --to collapsed|pprof`: a call-tree section in the
 //! formats other tools read. `collapsed.rs`: one line per stack
 //! (flamegraph.pl, inferno, speedscope); `pprof.rs`: pprof's gzipped
 //! protobuf, encoded by `proto.rs`.
@@ -10,7 +10,7 @@ mod proto;
 pub use collapsed::collapsed;
 pub use pprof::pprof;
 
-use crate::snapshot::{read_file, CallKind, Metric};
+use crate::snapshot::{read_file, CallKind, Metric, MetricName};
 use std::path::PathBuf;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug, clap::ValueEnum)]
@@ -19,21 +19,6 @@ pub enum Format {
     Collapsed,
     /// pprof's profile.proto, gzipped.
     Pprof,
-}
-
-#[derive(Clone, Copy, PartialEq, Eq, Debug, clap::ValueEnum)]
-pub enum CallSectionArg {
-    Sampler,
-    Profile,
-}
-
-impl CallSectionArg {
-    pub fn kind(self) -> CallKind {
-        match self {
-            CallSectionArg::Sampler => CallKind::Sampler,
-            CallSectionArg::Profile => CallKind::Profile,
-        }
-    }
 }
 
 #[derive(clap::Args)]
@@ -46,18 +31,19 @@ pub struct Args {
     /// Output file (default: standard output).
     #[arg(short, long)]
     output: Option<PathBuf>,
-    /// Call section [default: sampler if present, else profile].
+    /// Call section [default: the first present of sampler, profile, alloc].
     #[arg(long, value_enum)]
-    section: Option<CallSectionArg>,
+    section: Option<CallKind>,
     /// Only this thread (every thread of that name); default: all threads.
     #[arg(long)]
     thread: Option<String>,
     /// Collapsed: the count of a stack. cpu = sampler RUNNABLE samples (hits) /
     /// profile CPU µs (method); wall = sampler all samples (elapsed) / profile
-    /// wall µs (methodElapsed); calls = profile calls (count). pprof carries
-    /// every value; this picks its default sample type.
-    #[arg(long, value_enum, default_value_t)]
-    metric: Metric,
+    /// wall µs (methodElapsed); calls = profile calls (count); bytes, objects,
+    /// samples = alloc's [default: cpu; alloc: bytes]. pprof carries every
+    /// value; this picks its default sample type.
+    #[arg(long, value_enum)]
+    metric: Option<MetricName>,
     /// Collapsed: start each stack with a `[thread name]` frame (else threads are merged).
     #[arg(long)]
     thread_frames: bool,
@@ -65,19 +51,14 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<(), String> {
     let snap = read_file(&args.snapshot)?;
-    let sec = snap.call_section(args.section.map(CallSectionArg::kind))?;
-    args.metric.check(sec.kind)?;
+    let sec = snap.call_section(args.section)?;
+    let metric = Metric::of(sec.kind, args.metric)?;
     let threads = sec.select(args.thread.as_deref())?;
     let bytes = match args.to {
-        Format::Collapsed => collapsed(
-            &snap.names,
-            sec.kind,
-            &threads,
-            args.metric,
-            args.thread_frames,
-        )
-        .into_bytes(),
-        Format::Pprof => pprof(&snap.names, sec.kind, &threads, args.metric, &args.snapshot)?,
+        Format::Collapsed => {
+            collapsed(&snap.names, &threads, metric, args.thread_frames).into_bytes()
+        }
+        Format::Pprof => pprof(&snap.names, sec, &threads, metric, &args.snapshot)?,
     };
     crate::output::write(args.output.as_deref(), &bytes)
 }

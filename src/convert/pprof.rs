@@ -1,10 +1,13 @@
 //! pprof's profile format (`tests/data/profile.proto`), gzipped. One sample
 //! per call-tree node with a non-zero value, its stack leaf first, labelled
-//! with its thread. Value types, named for what they count:
+//! with its thread. Value types, named for what they count (each section's
+//! metrics' [`pprof`](crate::snapshot::MetricDesc::pprof) names):
 //! - sampler: `samples/count` (every sample, any thread state: `elapsed`) and
 //!   `runnable_samples/count` (samples with the thread RUNNABLE: `hits`);
 //! - profile: `calls/count` (`count`), `wall/microseconds` (`methodElapsed`)
-//!   and `cpu/microseconds` (`method`), each without callees, as pprof wants.
+//!   and `cpu/microseconds` (`method`), each without callees, as pprof wants;
+//! - alloc: `alloc_objects/count` and `alloc_space/bytes` as Go's heap
+//!   profiles, `inuse_objects/count` and `inuse_space/bytes` when `live`.
 //!
 //! `--metric` picks the default sample type (cpu: runnable_samples / cpu).
 //! A stack deeper than `MAX_FRAMES` keeps its top frames below a
@@ -13,7 +16,7 @@
 
 use super::collapsed::{MAX_FRAMES, TRUNCATED};
 use super::proto::Msg;
-use crate::snapshot::{CallKind, CallThread, Metric, Names, Values, NONE};
+use crate::snapshot::{CallSection, CallThread, Metric, Names, ValueType, NONE};
 use flate2::write::GzEncoder;
 use flate2::Compression;
 use std::collections::HashMap;
@@ -74,46 +77,44 @@ impl Strings {
     }
 }
 
-/// (type, unit) of each value, and how a node yields them.
-fn sample_types(kind: CallKind) -> &'static [(&'static str, &'static str)] {
-    match kind {
-        CallKind::Sampler => &[("samples", "count"), ("runnable_samples", "count")],
-        CallKind::Profile => &[
-            ("calls", "count"),
-            ("wall", "microseconds"),
-            ("cpu", "microseconds"),
-        ],
-    }
-}
-
-fn values(kind: CallKind, v: &Values) -> Vec<u64> {
-    match kind {
-        CallKind::Sampler => vec![v.elapsed, v.hits],
-        CallKind::Profile => vec![v.count, v.method_elapsed, v.method],
-    }
-}
-
-fn default_type(kind: CallKind, metric: Metric) -> &'static str {
-    match (kind, metric) {
-        (CallKind::Sampler, Metric::Cpu) => "runnable_samples",
-        (CallKind::Sampler, _) => "samples",
-        (CallKind::Profile, Metric::Cpu) => "cpu",
-        (CallKind::Profile, Metric::Wall) => "wall",
-        (CallKind::Profile, Metric::Calls) => "calls",
-    }
+/// The section's metrics that pprof carries, with their value type.
+fn sample_types(sec: &CallSection) -> Vec<(Metric, ValueType)> {
+    Metric::all(sec.kind)
+        .filter_map(|m| {
+            let ty = if sec.live {
+                m.desc.pprof_live
+            } else {
+                m.desc.pprof
+            };
+            Some((m, ty?))
+        })
+        .collect()
 }
 
 /// The gzipped profile.
 pub fn pprof(
     names: &Names,
-    kind: CallKind,
+    sec: &CallSection,
     threads: &[&CallThread],
     metric: Metric,
     source: &Path,
 ) -> Result<Vec<u8>, String> {
+    let types = sample_types(sec);
+    let default = types
+        .iter()
+        .find(|(m, _)| *m == metric)
+        .map(|(_, (ty, _))| *ty)
+        .ok_or_else(|| {
+            let all: Vec<&str> = types.iter().map(|(m, _)| m.name()).collect();
+            format!(
+                "pprof has no value for --metric {}: pick one of {}",
+                metric.name(),
+                all.join(", ")
+            )
+        })?;
     let mut strings = Strings::new();
     let mut profile = Msg::default();
-    for (ty, unit) in sample_types(kind) {
+    for (_, (ty, unit)) in &types {
         let mut vt = Msg::default();
         vt.int(field::VT_TYPE, strings.id(ty));
         vt.int(field::VT_UNIT, strings.id(unit));
@@ -148,7 +149,7 @@ pub fn pprof(
             });
             stack.truncate(n.depth as usize - 1);
             stack.push(id);
-            let vals = values(kind, &n.v);
+            let vals: Vec<u64> = types.iter().map(|(m, _)| m.own(&n.v)).collect();
             if vals.iter().all(|&v| v == 0) {
                 continue;
             }
@@ -203,9 +204,9 @@ pub fn pprof(
     let comment = strings.id(&format!(
         "profrj convert of {} <{}>",
         source.display(),
-        kind.tag()
+        sec.kind.tag()
     ));
-    let default = strings.id(default_type(kind, metric));
+    let default = strings.id(default);
     for s in &strings.table {
         profile.bytes(field::STRING_TABLE, s.as_bytes());
     }
@@ -216,4 +217,35 @@ pub fn pprof(
     gz.write_all(&profile.buf)
         .and_then(|()| gz.finish())
         .map_err(|e| format!("gzip: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::snapshot::test_alloc::{alloc, live, metric};
+    use crate::snapshot::CallKind;
+
+    /// Go's heap profile names: alloc_* for all allocations, inuse_* live.
+    #[test]
+    fn alloc_value_types() {
+        let names = |s: &crate::snapshot::Snapshot| {
+            let sec = s.calls(CallKind::Alloc).unwrap();
+            let t: Vec<ValueType> = sample_types(sec).into_iter().map(|(_, t)| t).collect();
+            t
+        };
+        assert_eq!(
+            names(&alloc()),
+            [("alloc_objects", "count"), ("alloc_space", "bytes")]
+        );
+        assert_eq!(
+            names(&live()),
+            [("inuse_objects", "count"), ("inuse_space", "bytes")]
+        );
+        let s = alloc();
+        let sec = s.calls(CallKind::Alloc).unwrap();
+        let threads: Vec<_> = sec.threads.iter().collect();
+        let e = pprof(&s.names, sec, &threads, metric("samples"), Path::new("x")).unwrap_err();
+        assert!(e.contains("no value for --metric samples"), "{e}");
+        assert!(pprof(&s.names, sec, &threads, metric("bytes"), Path::new("x")).is_ok());
+    }
 }

@@ -1,6 +1,7 @@
 //! The data the flame page draws, as JSON: threads of one name merged into one
 //! tree (children merged by method name), each tree in preorder as flat
-//! triples `[name, own, children]`; the coverage and memory tables beside it.
+//! triples `[name, own, children]`; `classes`, the names that are class
+//! frames (an allocated class); the coverage and memory tables beside it.
 
 use crate::report::coverage_table;
 use crate::snapshot::{CallSection, CoverageClass, MemorySection, Metric, Names, Weighted};
@@ -29,9 +30,12 @@ pub fn json_str(out: &mut String, s: &str) {
     out.push('"');
 }
 
+/// A frame: a name, and whether it is a class frame.
+type Frame = (u32, bool);
+
 /// A merged tree: node 0 is the thread.
 struct Merged {
-    name: Vec<u32>,
+    name: Vec<Frame>,
     own: Vec<u64>,
     children: Vec<Vec<u32>>,
 }
@@ -39,7 +43,7 @@ struct Merged {
 impl Merged {
     fn new() -> Merged {
         Merged {
-            name: vec![u32::MAX],
+            name: vec![(u32::MAX, false)],
             own: vec![0],
             children: vec![Vec::new()],
         }
@@ -50,7 +54,7 @@ impl Merged {
 fn merged_threads(sec: &CallSection, metric: Metric) -> Vec<(String, Merged)> {
     let mut order: Vec<(String, Merged)> = Vec::new();
     let mut by_name: HashMap<&str, usize> = HashMap::new();
-    let mut index: Vec<HashMap<(u32, u32), u32>> = Vec::new();
+    let mut index: Vec<HashMap<(u32, Frame), u32>> = Vec::new();
     for t in &sec.threads {
         let k = *by_name.entry(t.name.as_str()).or_insert_with(|| {
             order.push((t.name.clone(), Merged::new()));
@@ -58,13 +62,14 @@ fn merged_threads(sec: &CallSection, metric: Metric) -> Vec<(String, Merged)> {
             order.len() - 1
         });
         let (m, idx) = (&mut order[k].1, &mut index[k]);
-        let w = Weighted::new(&t.tree, sec.kind, metric);
+        let w = Weighted::new(&t.tree, metric);
         // Where each source node went in the merged tree.
         let mut map = vec![0u32; t.tree.nodes.len()];
         for (i, n) in t.tree.nodes.iter().enumerate().skip(1) {
             let parent = map[n.parent as usize];
-            let id = *idx.entry((parent, n.name)).or_insert_with(|| {
-                m.name.push(n.name);
+            let frame = (n.name, n.class);
+            let id = *idx.entry((parent, frame)).or_insert_with(|| {
+                m.name.push(frame);
                 m.own.push(0);
                 m.children.push(Vec::new());
                 let id = (m.name.len() - 1) as u32;
@@ -102,15 +107,20 @@ pub fn page_json(input: &PageInput) -> String {
     out.push_str("\"title\":");
     json_str(&mut out, input.title);
     if let Some((sec, metric)) = input.calls {
-        let kind = sec.kind;
         out.push_str(",\"section\":");
-        json_str(&mut out, kind.tag());
+        json_str(&mut out, sec.kind.tag());
         out.push_str(",\"metric\":");
-        json_str(&mut out, metric.flag());
+        json_str(&mut out, metric.name());
         out.push_str(",\"unit\":");
-        json_str(&mut out, metric.unit(kind));
+        json_str(&mut out, metric.unit());
         out.push_str(",\"weight\":");
-        json_str(&mut out, metric.describe(kind));
+        json_str(&mut out, metric.describe());
+        let _ = write!(out, ",\"live\":{}", sec.live);
+        let desc = sec.desc();
+        out.push_str(",\"scope\":");
+        json_str(&mut out, desc.scope(sec.live));
+        out.push_str(",\"classFrames\":");
+        json_str(&mut out, desc.class_frames);
         calls_json(&mut out, input.names, sec, metric);
     }
     if let Some(mem) = input.memory {
@@ -141,9 +151,9 @@ pub fn page_json(input: &PageInput) -> String {
 
 fn calls_json(out: &mut String, names: &Names, sec: &CallSection, metric: Metric) {
     let threads = merged_threads(sec, metric);
-    // Only names the trees use, renumbered.
-    let mut used: HashMap<u32, u32> = HashMap::new();
-    let mut table: Vec<u32> = Vec::new();
+    // Only names the trees use, renumbered; a class frame's apart.
+    let mut used: HashMap<Frame, u32> = HashMap::new();
+    let mut table: Vec<Frame> = Vec::new();
     let mut trees = String::new();
     let mut ordered: Vec<(String, Merged, Vec<u64>)> = threads
         .into_iter()
@@ -188,11 +198,19 @@ fn calls_json(out: &mut String, names: &Names, sec: &CallSection, metric: Metric
         trees.push_str("]}");
     }
     out.push_str(",\"names\":[");
-    for (i, &n) in table.iter().enumerate() {
+    for (i, &(n, _)) in table.iter().enumerate() {
         if i > 0 {
             out.push(',');
         }
         json_str(out, names.get(n));
+    }
+    out.push_str("],\"classes\":[");
+    let classes = table.iter().enumerate().filter(|(_, f)| f.1);
+    for (k, (i, _)) in classes.enumerate() {
+        if k > 0 {
+            out.push(',');
+        }
+        let _ = write!(out, "{i}");
     }
     out.push_str("],\"threads\":[");
     out.push_str(&trees);
@@ -225,7 +243,7 @@ fn memory_json(out: &mut String, mem: &MemorySection) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::snapshot::parse_bytes;
+    use crate::snapshot::{parse_bytes, CallKind};
 
     #[test]
     fn threads_of_one_name_merge_and_json_is_safe() {
@@ -235,11 +253,11 @@ mod tests {
           <thread name="idle"><profile name="z()" hits="0"/></thread>
         </sampler></doc>"#;
         let s = parse_bytes(xml.as_bytes()).unwrap();
-        let sec = s.sampler.as_ref().unwrap();
+        let sec = s.calls(CallKind::Sampler).unwrap();
         let json = page_json(&PageInput {
             title: "t",
             names: &s.names,
-            calls: Some((sec, Metric::Cpu)),
+            calls: Some((sec, Metric::of(sec.kind, None).unwrap())),
             memory: None,
             coverage: None,
         });
@@ -253,6 +271,48 @@ mod tests {
             json.contains(
                 r#""threads":[{"name":"w","total":7,"nodes":[-1,0,1,0,1,2,1,5,0,2,1,0]}]"#
             ),
+            "{json}"
+        );
+    }
+
+    /// Class frames are listed by their index in `names`, apart from a
+    /// method of the same name.
+    #[test]
+    fn class_frames_are_marked() {
+        use crate::snapshot::test_alloc::{alloc, metric};
+        let xml = crate::snapshot::test_alloc::ALLOC.replace(
+            "<profile name=\"p.B.run()\" bytes",
+            "<profile name=\"int[]\" bytes",
+        );
+        let s = parse_bytes(xml.as_bytes()).unwrap();
+        let sec = s.calls(CallKind::Alloc).unwrap();
+        let json = page_json(&PageInput {
+            title: "t",
+            names: &s.names,
+            calls: Some((sec, metric("bytes"))),
+            memory: None,
+            coverage: None,
+        });
+        assert!(
+            json.contains(r#""section":"alloc","metric":"bytes","unit":"bytes""#),
+            "{json}"
+        );
+        assert!(json.contains(r#""live":false"#), "{json}");
+        assert!(
+            json.contains(r#""names":["p.A.main()","p.A.big()","byte[]","p.A.small()","java.lang.String","int[]","int[]"],"classes":[2,4,5]"#),
+            "{json}"
+        );
+        let s = alloc();
+        let sec = s.calls(CallKind::Alloc).unwrap();
+        let json = page_json(&PageInput {
+            title: "t",
+            names: &s.names,
+            calls: Some((sec, metric("objects"))),
+            memory: None,
+            coverage: None,
+        });
+        assert!(
+            json.contains(r#""threads":[{"name":"main","total":12,"#),
             "{json}"
         );
     }

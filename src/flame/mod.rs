@@ -1,13 +1,13 @@
 //! `profrj flame SNAPSHOT -o out.html`: one self-contained page (no network:
 //! the script, styles and data are inlined) with an interactive flame graph,
-//! a thread selector, the top-methods table, and the memory and coverage
+//! a thread selector, the top-methods table (class frames, such as an
+//! allocation's, in their own colour), and the memory and coverage
 //! tables when the snapshot has them. The page keeps its state in the URL
 //! fragment: `#thread=NAME&search=TEXT&zoom=FRAME;FRAME;…`.
 
 mod data;
 
-use crate::convert::CallSectionArg;
-use crate::snapshot::{read_file, Metric};
+use crate::snapshot::{read_file, CallKind, Metric, MetricName};
 use data::{page_json, PageInput};
 use std::path::PathBuf;
 
@@ -21,13 +21,14 @@ pub struct Args {
     /// Output file [default: the snapshot's name with .html].
     #[arg(short, long)]
     output: Option<PathBuf>,
-    /// Call section to draw [default: sampler if present, else profile].
+    /// Call section to draw [default: the first present of sampler, profile, alloc].
     #[arg(long, value_enum)]
-    section: Option<CallSectionArg>,
+    section: Option<CallKind>,
     /// Frame width: cpu (sampler: RUNNABLE samples; profile: CPU µs), wall
-    /// (sampler: all samples; profile: wall µs), calls (profile only).
-    #[arg(long, value_enum, default_value_t)]
-    metric: Metric,
+    /// (sampler: all samples; profile: wall µs), calls (profile only); alloc:
+    /// bytes, objects, samples [default: cpu; alloc: bytes].
+    #[arg(long, value_enum)]
+    metric: Option<MetricName>,
     /// Page title [default: the snapshot's file name].
     #[arg(long)]
     title: Option<String>,
@@ -35,12 +36,11 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<(), String> {
     let snap = read_file(&args.snapshot)?;
-    let calls = if snap.sampler.is_some() || snap.profile.is_some() {
-        let sec = snap.call_section(args.section.map(CallSectionArg::kind))?;
-        args.metric.check(sec.kind)?;
-        Some((sec, args.metric))
-    } else {
+    let calls = if snap.call_sections.is_empty() {
         None
+    } else {
+        let sec = snap.call_section(args.section)?;
+        Some((sec, Metric::of(sec.kind, args.metric)?))
     };
     let title = args.title.clone().unwrap_or_else(|| {
         args.snapshot

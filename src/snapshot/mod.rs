@@ -8,12 +8,18 @@
 //! 3,000-deep recursion in the profiled program costs nothing special here.
 
 mod parse;
+mod sections;
+#[cfg(test)]
+pub mod test_alloc;
 mod weights;
 
 #[cfg(any(test, fuzzing))]
 pub use parse::parse_bytes;
 pub use parse::read_file;
-pub use weights::{method_table, MethodRow, Metric, Weighted};
+pub use sections::{
+    CallKind, MetricDesc, MetricName, SectionDesc, ValueType, MAX_THREAD_TOTALS, MAX_VALUES,
+};
+pub use weights::{method_table, site_table, MethodRow, Metric, Weighted};
 
 use std::collections::HashMap;
 
@@ -40,41 +46,10 @@ impl Names {
     }
 }
 
-/// Which call-tree section.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum CallKind {
-    /// `<sampler>`: sample counts.
-    Sampler,
-    /// `<profile>`: instrumented call counts and times (µs).
-    Profile,
-}
-
-impl CallKind {
-    pub fn tag(self) -> &'static str {
-        match self {
-            CallKind::Sampler => profrj_format::sampler::SECTION,
-            CallKind::Profile => profrj_format::profile::SECTION,
-        }
-    }
-}
-
-/// The figures of one call-tree node; each section fills its own.
+/// The figures of one call-tree node: the numbers its section keeps, in
+/// the order of [`SectionDesc::node_values`].
 #[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
-pub struct Values {
-    // <sampler>
-    pub hits: u64,
-    pub elapsed: u64,
-    // both
-    pub cumulated: u64,
-    pub cumulated_elapsed: u64,
-    // <profile>
-    pub count: u64,
-    pub method: u64,
-    pub method_elapsed: u64,
-    pub overhead_cumulated: u64,
-    pub overhead_method: u64,
-    pub exceptions: u64,
-}
+pub struct Values(pub [u64; MAX_VALUES]);
 
 pub const NONE: u32 = u32::MAX;
 
@@ -86,6 +61,9 @@ pub struct Node {
     pub signature: u32,
     pub parent: u32,
     pub depth: u32,
+    /// A class frame (the allocated class), not a method: see
+    /// [`SectionDesc::class_marker`].
+    pub class: bool,
     pub v: Values,
 }
 
@@ -104,6 +82,7 @@ impl Tree {
                 signature: NONE,
                 parent: NONE,
                 depth: 0,
+                class: false,
                 v: Values::default(),
             }],
         }
@@ -121,19 +100,39 @@ pub struct CallThread {
     pub name: String,
     pub cpu_time: Option<u64>,
     pub elapsed_time: Option<u64>,
-    pub cumulated: Option<u64>,
-    pub cumulated_elapsed: Option<u64>,
     pub is_alive: Option<bool>,
+    /// The section's [`SectionDesc::thread_totals`], in that order.
+    pub totals: [Option<u64>; MAX_THREAD_TOTALS],
     pub tree: Tree,
 }
 
 #[derive(Clone, Debug)]
 pub struct CallSection {
     pub kind: CallKind,
+    /// Only objects live at the snapshot count ([`SectionDesc::live`]).
+    pub live: bool,
+    /// The section's [`SectionDesc::section_values`], in that order.
+    pub values: Vec<Option<u64>>,
     pub threads: Vec<CallThread>,
 }
 
 impl CallSection {
+    pub fn desc(&self) -> &'static SectionDesc {
+        self.kind.desc()
+    }
+
+    /// A node's figure by attribute name (0 if the section has no such).
+    #[cfg(test)]
+    pub fn value(&self, n: &Node, attr: &str) -> u64 {
+        self.desc().slot(attr).map_or(0, |i| n.v.0[i])
+    }
+
+    /// A thread's total by attribute name.
+    #[cfg(test)]
+    pub fn thread_total(&self, t: &CallThread, attr: &str) -> Option<u64> {
+        self.desc().thread_slot(attr).and_then(|i| t.totals[i])
+    }
+
     /// Threads named `name`, or all of them for `None`. Errors list the names.
     pub fn select(&self, name: Option<&str>) -> Result<Vec<&CallThread>, String> {
         match name {
@@ -205,37 +204,49 @@ pub struct CoverageSection {
 #[derive(Debug, Default)]
 pub struct Snapshot {
     pub names: Names,
-    pub sampler: Option<CallSection>,
-    pub profile: Option<CallSection>,
+    /// The call-tree sections present, one per kind.
+    pub call_sections: Vec<CallSection>,
     pub memory: Option<MemorySection>,
     pub coverage: Option<CoverageSection>,
 }
 
 impl Snapshot {
     pub fn calls(&self, kind: CallKind) -> Option<&CallSection> {
-        match kind {
-            CallKind::Sampler => self.sampler.as_ref(),
-            CallKind::Profile => self.profile.as_ref(),
-        }
+        self.call_sections.iter().find(|c| c.kind == kind)
     }
 
-    /// The section asked for, or the first call section present (sampler, then profile).
+    /// The call sections present, in [`CallKind::ALL`]'s order.
+    pub fn call_kinds(&self) -> Vec<CallKind> {
+        CallKind::ALL
+            .into_iter()
+            .filter(|&k| self.calls(k).is_some())
+            .collect()
+    }
+
+    /// The section asked for, or the first call section present (in
+    /// [`CallKind::ALL`]'s order: sampler, profile, alloc).
     pub fn call_section(&self, kind: Option<CallKind>) -> Result<&CallSection, String> {
         match kind {
             Some(k) => self
                 .calls(k)
                 .ok_or_else(|| format!("the snapshot has no <{}> section", k.tag())),
             None => self
-                .sampler
-                .as_ref()
-                .or(self.profile.as_ref())
-                .ok_or_else(|| {
-                    format!(
-                        "the snapshot has no <{}> or <{}> section",
-                        CallKind::Sampler.tag(),
-                        CallKind::Profile.tag()
-                    )
-                }),
+                .call_kinds()
+                .first()
+                .and_then(|&k| self.calls(k))
+                .ok_or_else(|| format!("the snapshot has no {} section", call_tags("or"))),
         }
+    }
+}
+
+/// `<sampler>, <profile> or <alloc>`.
+pub fn call_tags(last: &str) -> String {
+    let tags: Vec<String> = CallKind::ALL
+        .iter()
+        .map(|k| format!("<{}>", k.tag()))
+        .collect();
+    match tags.split_last() {
+        Some((l, rest)) if !rest.is_empty() => format!("{} {last} {l}", rest.join(", ")),
+        _ => tags.join(""),
     }
 }

@@ -4,10 +4,11 @@
 //! turn it into a line and column.
 
 use super::{
-    CallKind, CallSection, CallThread, CoverageClass, CoverageMethod, CoverageSection, MemoryRow,
-    MemorySection, MemoryThread, Node, Snapshot, Tree, Values, NONE,
+    CallKind, CoverageClass, CoverageMethod, CoverageSection, MemoryRow, MemorySection,
+    MemoryThread, Snapshot,
 };
-use profrj_format::{calls, coverage, memory, profile, sampler, DOC};
+use call_sections::{add_frameless_samples, call_kind};
+use profrj_format::{calls, coverage, memory, DOC};
 use quick_xml::events::{BytesStart, Event};
 use quick_xml::Reader;
 use std::collections::HashMap;
@@ -250,36 +251,6 @@ fn parse<R: BufRead>(input: R) -> Result<Snapshot, RawError> {
 /// frame (HPROF's `<empty>` trace): a thread in native code or the VM only.
 pub const NO_JAVA_FRAME: &str = "[no Java frame]";
 
-/// The agent counts every sample in the thread's `cumulated` /
-/// `cumulatedElapsed`, but a sample with an empty stack has no node. Such
-/// samples become one root node, [`NO_JAVA_FRAME`], so the tree adds up to
-/// the thread's figures.
-fn add_frameless_samples(names: &mut super::Names, t: &mut CallThread) {
-    let (hits, elapsed) = t
-        .tree
-        .nodes
-        .iter()
-        .fold((0u64, 0u64), |(h, e), n| (h + n.v.hits, e + n.v.elapsed));
-    let extra_hits = t.cumulated.unwrap_or(0).saturating_sub(hits);
-    let extra_elapsed = t.cumulated_elapsed.unwrap_or(0).saturating_sub(elapsed);
-    if extra_hits == 0 && extra_elapsed == 0 {
-        return;
-    }
-    t.tree.nodes.push(Node {
-        name: names.intern(NO_JAVA_FRAME),
-        signature: NONE,
-        parent: 0,
-        depth: 1,
-        v: Values {
-            hits: extra_hits,
-            elapsed: extra_elapsed,
-            cumulated: extra_hits,
-            cumulated_elapsed: extra_elapsed,
-            ..Values::default()
-        },
-    });
-}
-
 impl Parser {
     fn err(&self, message: String) -> RawError {
         RawError {
@@ -305,8 +276,9 @@ impl Parser {
                 )))
             }
             (Some(Open::Skip), _) => Open::Skip,
-            (Some(Open::Doc), sampler::SECTION) => self.open_calls(CallKind::Sampler)?,
-            (Some(Open::Doc), profile::SECTION) => self.open_calls(CallKind::Profile)?,
+            (Some(Open::Doc), t) if call_kind(t).is_some() => {
+                self.open_calls(call_kind(t).expect("matched"), e)?
+            }
             (Some(Open::Doc), memory::SECTION) => {
                 self.snap.memory.get_or_insert_with(MemorySection::default);
                 Open::Memory
@@ -387,10 +359,11 @@ impl Parser {
         // quick-xml checks that end tags match, so this pops the right element.
         match self.stack.pop() {
             Some((Open::Doc, _, _)) => self.root_done = true,
-            Some((Open::CallThread, _, _)) if self.kind == CallKind::Sampler => {
+            Some((Open::CallThread, _, _)) => {
+                let kind = self.kind;
                 let names = &mut self.snap.names;
-                let sec = self.snap.sampler.as_mut().expect("open");
-                add_frameless_samples(names, sec.threads.last_mut().expect("open"));
+                let sec = self.snap.call_sections.iter_mut().find(|c| c.kind == kind);
+                add_frameless_samples(names, sec.expect("open"));
             }
             _ => {}
         }
@@ -429,132 +402,6 @@ impl Parser {
             }
             _ => Ok(()),
         }
-    }
-
-    fn open_calls(&mut self, kind: CallKind) -> Result<Open, RawError> {
-        self.kind = kind;
-        let slot = match kind {
-            CallKind::Sampler => &mut self.snap.sampler,
-            CallKind::Profile => &mut self.snap.profile,
-        };
-        slot.get_or_insert_with(|| CallSection {
-            kind,
-            threads: Vec::new(),
-        });
-        Ok(Open::Calls)
-    }
-
-    fn section(&mut self) -> &mut CallSection {
-        match self.kind {
-            CallKind::Sampler => self.snap.sampler.as_mut(),
-            CallKind::Profile => self.snap.profile.as_mut(),
-        }
-        .expect("section opened before its threads")
-    }
-
-    fn call_thread(&self, e: &BytesStart) -> Result<CallThread, RawError> {
-        let a = self.attrs(e)?;
-        // Both sections' thread attributes: each reads what it has.
-        Ok(CallThread {
-            name: self.required(&a, calls::NAME)?,
-            cpu_time: self.number(&a, calls::CPU_TIME)?,
-            elapsed_time: self.number(&a, sampler::thread::ELAPSED_TIME)?,
-            cumulated: self.number(&a, calls::CUMULATED)?,
-            cumulated_elapsed: self.number(&a, calls::CUMULATED_ELAPSED)?,
-            is_alive: match a.get(calls::IS_ALIVE).as_deref() {
-                None => None,
-                Some(profrj_format::TRUE) => Some(true),
-                Some(profrj_format::FALSE) => Some(false),
-                Some(v) => {
-                    return Err(self.err(format!(
-                        "{}={v:?} is not {} or {}",
-                        calls::IS_ALIVE,
-                        profrj_format::TRUE,
-                        profrj_format::FALSE
-                    )))
-                }
-            },
-            tree: Tree::new(),
-        })
-    }
-
-    fn call_node(&mut self, e: &BytesStart, parent: u32) -> Result<u32, RawError> {
-        // One pass over the attributes: this is the element a large snapshot is made of.
-        let (mut name, mut signature, mut v) = (None, None, Values::default());
-        // No duplicate check by quick-xml (quadratic in the attributes);
-        // a known key given twice is caught here instead.
-        let mut seen = 0u16;
-        for a in e.attributes().with_checks(false) {
-            let a = a.map_err(|err| self.err(format!("bad attribute: {err}")))?;
-            // A key that is not UTF-8 is none of the format's: "" matches none.
-            let key = std::str::from_utf8(a.key.as_ref()).unwrap_or("");
-            if let Some(bit) = KNOWN_NODE_KEYS.iter().position(|&k| k == key) {
-                if seen & (1 << bit) != 0 {
-                    return Err(
-                        self.err(format!("<{}> has the attribute {key} twice", calls::NODE))
-                    );
-                }
-                seen |= 1 << bit;
-            }
-            if key == calls::NAME || key == profile::node::SIGNATURE {
-                let s = a
-                    .unescape_value()
-                    .map_err(|err| self.err(format!("bad attribute value: {err}")))?;
-                let id = self.snap.names.intern(&unescape_name(&s));
-                if key == calls::NAME {
-                    name = Some(id);
-                } else {
-                    signature = Some(id);
-                }
-                continue;
-            }
-            // Either section's figures (a name both have is `calls`').
-            let field = match key {
-                sampler::node::HITS => &mut v.hits,
-                sampler::node::ELAPSED => &mut v.elapsed,
-                calls::CUMULATED => &mut v.cumulated,
-                calls::CUMULATED_ELAPSED => &mut v.cumulated_elapsed,
-                profile::node::COUNT => &mut v.count,
-                profile::node::METHOD => &mut v.method,
-                profile::node::METHOD_ELAPSED => &mut v.method_elapsed,
-                profile::node::OVERHEAD_CUMULATED => &mut v.overhead_cumulated,
-                profile::node::OVERHEAD_METHOD => &mut v.overhead_method,
-                profile::node::EXCEPTIONS => &mut v.exceptions,
-                _ => continue,
-            };
-            *field = std::str::from_utf8(&a.value)
-                .ok()
-                .and_then(|s| s.trim().parse().ok())
-                .ok_or_else(|| {
-                    self.err(format!(
-                        "<{}> attribute {key}={:?} is not a non-negative integer",
-                        calls::NODE,
-                        String::from_utf8_lossy(&a.value)
-                    ))
-                })?;
-        }
-        let name = name.ok_or_else(|| {
-            self.err(format!(
-                "<{}> lacks the attribute {}",
-                calls::NODE,
-                calls::NAME
-            ))
-        })?;
-        let err = self.err("more than 4 billion call-tree nodes in one thread".into());
-        let tree = &mut self.section().threads.last_mut().expect("open").tree;
-        let depth = tree.nodes[parent as usize].depth + 1;
-        let id = u32::try_from(tree.nodes.len())
-            .ok()
-            .filter(|&i| i != NONE)
-            .ok_or(err)?;
-        tree.nodes.push(Node {
-            name,
-            signature: signature.unwrap_or(NONE),
-            parent,
-            depth,
-            v,
-        });
-        Ok(id)
     }
 
     /// An element's attributes, read in one pass: linear in their number
@@ -664,22 +511,6 @@ impl Attrs {
     }
 }
 
-/// The attributes a `<profile>` node is read for, either section's (at most
-/// 16: a bit each).
-const KNOWN_NODE_KEYS: [&str; 12] = [
-    calls::NAME,
-    profile::node::SIGNATURE,
-    sampler::node::HITS,
-    sampler::node::ELAPSED,
-    calls::CUMULATED,
-    calls::CUMULATED_ELAPSED,
-    profile::node::COUNT,
-    profile::node::METHOD,
-    profile::node::METHOD_ELAPSED,
-    profile::node::OVERHEAD_CUMULATED,
-    profile::node::OVERHEAD_METHOD,
-    profile::node::EXCEPTIONS,
-];
-
+mod call_sections;
 #[cfg(test)]
 mod tests;

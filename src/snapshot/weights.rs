@@ -1,74 +1,70 @@
 //! One number per call-tree node: which figure of the snapshot is "the weight"
-//! (`--metric`), and the totals over subtrees computed from it.
+//! (`--metric`), the totals over subtrees computed from it, and the tables
+//! of methods and of sites (a class frame and its method) it makes.
 
-use super::{CallKind, Names, Tree, Values};
+use super::parse::NO_JAVA_FRAME;
+use super::{CallKind, MetricDesc, MetricName, Names, Tree, Values, NONE};
 use std::collections::HashMap;
 
-/// What a node weighs. Sampler: `cpu` = samples with the thread RUNNABLE
-/// (`hits`), `wall` = samples in any state (`elapsed`). Profile: `cpu` = CPU µs
-/// without callees (`method`), `wall` = wall µs without callees
-/// (`methodElapsed`), `calls` = calls (`count`).
-#[derive(Clone, Copy, PartialEq, Eq, Debug, Default, clap::ValueEnum)]
-pub enum Metric {
-    #[default]
-    #[value(alias = "hits")]
-    Cpu,
-    #[value(alias = "elapsed")]
-    Wall,
-    #[value(alias = "count")]
-    Calls,
+/// What a node weighs (`--metric`): one of its section's metrics
+/// ([`SectionDesc::metrics`]), with the slot of the node's own figure.
+#[derive(Clone, Copy, Debug)]
+pub struct Metric {
+    pub kind: CallKind,
+    pub desc: &'static MetricDesc,
+    slot: usize,
 }
 
 impl Metric {
-    /// Refuses a metric the section does not have.
-    pub fn check(self, kind: CallKind) -> Result<(), String> {
-        if kind == CallKind::Sampler && self == Metric::Calls {
-            return Err(format!(
-                "the <{}> section counts samples, not calls: use --metric cpu \
-                 (RUNNABLE samples) or wall (all samples)",
-                kind.tag()
-            ));
-        }
-        Ok(())
+    /// The metric `name` of section `kind`, or its default; refuses one the
+    /// section does not have, naming those it has.
+    pub fn of(kind: CallKind, name: Option<MetricName>) -> Result<Metric, String> {
+        let d = kind.desc();
+        let wanted = name.map_or(d.default_metric, |n| n.0);
+        let desc = d.metric_desc(wanted).ok_or_else(|| {
+            format!(
+                "the <{}> section has no metric {wanted}: use --metric {}",
+                d.tag,
+                d.metric_list()
+            )
+        })?;
+        Ok(Metric::from_desc(kind, desc))
+    }
+
+    fn from_desc(kind: CallKind, desc: &'static MetricDesc) -> Metric {
+        let slot = kind.desc().slot(desc.own).expect("descriptors are checked");
+        Metric { kind, desc, slot }
+    }
+
+    /// Every metric of the section, in its order.
+    pub fn all(kind: CallKind) -> impl Iterator<Item = Metric> {
+        kind.desc()
+            .metrics
+            .iter()
+            .map(move |d| Metric::from_desc(kind, d))
     }
 
     /// The node's own weight (without callees).
-    pub fn self_value(self, kind: CallKind, v: &Values) -> u64 {
-        match (kind, self) {
-            (CallKind::Sampler, Metric::Cpu) => v.hits,
-            (CallKind::Sampler, _) => v.elapsed,
-            (CallKind::Profile, Metric::Cpu) => v.method,
-            (CallKind::Profile, Metric::Wall) => v.method_elapsed,
-            (CallKind::Profile, Metric::Calls) => v.count,
-        }
+    pub fn own(&self, v: &Values) -> u64 {
+        v.0[self.slot]
     }
 
-    /// Unit of the weight.
-    pub fn unit(self, kind: CallKind) -> &'static str {
-        match (kind, self) {
-            (CallKind::Sampler, _) => "samples",
-            (CallKind::Profile, Metric::Calls) => "calls",
-            (CallKind::Profile, _) => "us",
-        }
+    pub fn name(&self) -> &'static str {
+        self.desc.name
     }
 
-    /// What the weight is, for headers.
-    pub fn describe(self, kind: CallKind) -> &'static str {
-        match (kind, self) {
-            (CallKind::Sampler, Metric::Cpu) => "samples with the thread RUNNABLE (hits)",
-            (CallKind::Sampler, _) => "samples in any thread state (elapsed)",
-            (CallKind::Profile, Metric::Cpu) => "CPU time, microseconds (method)",
-            (CallKind::Profile, Metric::Wall) => "wall time, microseconds (methodElapsed)",
-            (CallKind::Profile, Metric::Calls) => "calls (count)",
-        }
+    pub fn unit(&self) -> &'static str {
+        self.desc.unit
     }
 
-    pub fn flag(self) -> &'static str {
-        match self {
-            Metric::Cpu => "cpu",
-            Metric::Wall => "wall",
-            Metric::Calls => "calls",
-        }
+    pub fn describe(&self) -> &'static str {
+        self.desc.describe
+    }
+}
+
+impl PartialEq for Metric {
+    fn eq(&self, other: &Metric) -> bool {
+        self.kind == other.kind && self.slot == other.slot
     }
 }
 
@@ -80,18 +76,12 @@ pub struct Weighted {
 }
 
 impl Weighted {
-    pub fn new(tree: &Tree, kind: CallKind, metric: Metric) -> Weighted {
+    pub fn new(tree: &Tree, metric: Metric) -> Weighted {
         let own: Vec<u64> = tree
             .nodes
             .iter()
             .enumerate()
-            .map(|(i, n)| {
-                if i == 0 {
-                    0
-                } else {
-                    metric.self_value(kind, &n.v)
-                }
-            })
+            .map(|(i, n)| if i == 0 { 0 } else { metric.own(&n.v) })
             .collect();
         let mut total = own.clone();
         // Children follow their parent: summing backwards adds each finished
@@ -108,26 +98,28 @@ impl Weighted {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct MethodRow {
     pub name: String,
-    /// Own weight: summed over its nodes.
+    /// Own weight: summed over its nodes, and over the class frames right
+    /// above them (what the method allocated itself).
     pub own: u64,
     /// Weight with callees, counting a recursive method once per stack.
     pub total: u64,
-    /// Profile: calls (count) summed over its nodes.
+    /// The section's count column (profile: calls) summed over its nodes.
     pub calls: u64,
 }
 
 /// Methods of the given trees merged by name, heaviest own weight first, and
-/// the sum of every node's own weight (the 100 %).
-pub fn method_table(
-    names: &Names,
-    trees: &[&Tree],
-    kind: CallKind,
-    metric: Metric,
-) -> (Vec<MethodRow>, u64) {
+/// the sum of every node's own weight (the 100 %). A class frame is no row:
+/// its weight is its method's own (a class frame at a root stays a row).
+pub fn method_table(names: &Names, trees: &[&Tree], metric: Metric) -> (Vec<MethodRow>, u64) {
+    let count = metric
+        .kind
+        .desc()
+        .count_column
+        .and_then(|(_, m)| Metric::of(metric.kind, Some(MetricName(m))).ok());
     let mut rows: HashMap<u32, MethodRow> = HashMap::new();
     let mut grand = 0u64;
     for tree in trees {
-        let w = Weighted::new(tree, kind, metric);
+        let w = Weighted::new(tree, metric);
         grand = grand.saturating_add(w.total[0]);
         // Names on the current path, to count recursion once.
         let mut path: Vec<u32> = Vec::new();
@@ -137,18 +129,29 @@ pub fn method_table(
                 let gone = path.pop().expect("non-empty");
                 *on_path.get_mut(&gone).expect("counted") -= 1;
             }
+            let seen = on_path.entry(n.name).or_insert(0);
+            *seen += 1;
+            let first = *seen == 1;
+            path.push(n.name);
+            let parent = &tree.nodes[n.parent as usize];
+            if n.class && n.parent != 0 && !parent.class {
+                // The parent's row exists: it came first.
+                if let Some(row) = rows.get_mut(&parent.name) {
+                    row.own = row.own.saturating_add(w.own[i]);
+                }
+                continue;
+            }
             let row = rows.entry(n.name).or_insert_with(|| MethodRow {
                 name: names.get(n.name).to_owned(),
                 ..MethodRow::default()
             });
             row.own = row.own.saturating_add(w.own[i]);
-            row.calls = row.calls.saturating_add(n.v.count);
-            let seen = on_path.entry(n.name).or_insert(0);
-            if *seen == 0 {
+            if let Some(c) = count {
+                row.calls = row.calls.saturating_add(c.own(&n.v));
+            }
+            if first {
                 row.total = row.total.saturating_add(w.total[i]);
             }
-            *seen += 1;
-            path.push(n.name);
         }
     }
     let mut rows: Vec<MethodRow> = rows.into_values().collect();
@@ -157,6 +160,65 @@ pub fn method_table(
             .cmp(&a.own)
             .then(b.total.cmp(&a.total))
             .then(a.name.cmp(&b.name))
+    });
+    (rows, grand)
+}
+
+/// An allocation site: a class frame and the method right below it, merged
+/// over call paths and threads.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SiteRow {
+    pub method: String,
+    pub class: String,
+    /// Per metric of the section, in its order: the class frames' own figures.
+    pub values: Vec<u64>,
+}
+
+/// The sites of the given trees, heaviest by `metric` first, and each
+/// metric's sum over every node (the 100 %s).
+pub fn site_table(names: &Names, trees: &[&Tree], metric: Metric) -> (Vec<SiteRow>, Vec<u64>) {
+    let metrics: Vec<Metric> = Metric::all(metric.kind).collect();
+    let mut grand = vec![0u64; metrics.len()];
+    let mut sites: HashMap<(u32, u32), Vec<u64>> = HashMap::new();
+    for tree in trees {
+        for n in tree.nodes.iter().skip(1) {
+            for (g, m) in grand.iter_mut().zip(&metrics) {
+                *g = g.saturating_add(m.own(&n.v));
+            }
+            if !n.class {
+                continue;
+            }
+            let method = match n.parent {
+                0 => NONE,
+                p => tree.nodes[p as usize].name,
+            };
+            let v = sites
+                .entry((method, n.name))
+                .or_insert_with(|| vec![0; metrics.len()]);
+            for (x, m) in v.iter_mut().zip(&metrics) {
+                *x = x.saturating_add(m.own(&n.v));
+            }
+        }
+    }
+    let at = metrics.iter().position(|m| *m == metric).unwrap_or(0);
+    let mut rows: Vec<SiteRow> = sites
+        .into_iter()
+        .filter(|(_, v)| v.iter().any(|&x| x > 0))
+        .map(|((method, class), values)| SiteRow {
+            method: match method {
+                NONE => NO_JAVA_FRAME.to_owned(),
+                m => names.get(m).to_owned(),
+            },
+            class: names.get(class).to_owned(),
+            values,
+        })
+        .collect();
+    rows.sort_by(|a, b| {
+        b.values[at]
+            .cmp(&a.values[at])
+            .then(b.values.cmp(&a.values))
+            .then(a.method.cmp(&b.method))
+            .then(a.class.cmp(&b.class))
     });
     (rows, grand)
 }

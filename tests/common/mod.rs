@@ -7,7 +7,10 @@ use std::process::{Command, Output};
 use std::sync::OnceLock;
 
 mod harness;
+mod readers;
 pub use harness::harness_classes;
+#[allow(unused_imports)] // only the reader tests use them
+pub use readers::*;
 
 /// `target/<profile>` of this test run (the test binary sits in its `deps/`).
 pub fn profile_dir() -> PathBuf {

@@ -2,7 +2,11 @@
 //! hand here, from the format document), and on broken input.
 
 use super::*;
-use crate::snapshot::{method_table, CallKind, Metric, Weighted};
+use crate::snapshot::{method_table, CallKind, Metric, MetricName, Weighted};
+
+fn metric(kind: CallKind, name: &'static str) -> Metric {
+    Metric::of(kind, Some(MetricName(name))).unwrap()
+}
 
 const SAMPLER: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
 <doc>
@@ -22,25 +26,31 @@ const SAMPLER: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
 #[test]
 fn sampler_section() {
     let s = parse_bytes(SAMPLER.as_bytes()).unwrap();
-    let sec = s.sampler.as_ref().unwrap();
-    assert!(s.profile.is_none() && s.memory.is_none() && s.coverage.is_none());
+    let sec = s.calls(CallKind::Sampler).unwrap();
+    assert!(s.calls(CallKind::Profile).is_none() && s.memory.is_none() && s.coverage.is_none());
     assert_eq!(sec.threads.len(), 1);
     let t = &sec.threads[0];
     assert_eq!(t.name, "AWT-EventQueue-0");
     assert_eq!(t.cpu_time, Some(468_750_000));
     assert_eq!(t.elapsed_time, Some(7_402_889_190));
-    assert_eq!((t.cumulated, t.cumulated_elapsed), (Some(8), Some(351)));
+    assert_eq!(
+        (
+            sec.thread_total(t, "cumulated"),
+            sec.thread_total(t, "cumulatedElapsed")
+        ),
+        (Some(8), Some(351))
+    );
     assert_eq!(t.is_alive, Some(true));
     let nodes = &t.tree.nodes;
     assert_eq!(nodes.len(), 5);
     assert_eq!(s.names.get(nodes[4].name), "pkg.A.<clinit>()");
     assert_eq!((nodes[4].parent, nodes[4].depth), (1, 2));
     assert_eq!((nodes[3].parent, nodes[3].depth), (2, 3));
-    assert_eq!(nodes[3].v.elapsed, 323);
-    let w = Weighted::new(&t.tree, CallKind::Sampler, Metric::Wall);
+    assert_eq!(sec.value(&nodes[3], "elapsed"), 323);
+    let w = Weighted::new(&t.tree, metric(CallKind::Sampler, "wall"));
     assert_eq!(w.total[0], 351);
     assert_eq!(w.total[1], 351);
-    let w = Weighted::new(&t.tree, CallKind::Sampler, Metric::Cpu);
+    let w = Weighted::new(&t.tree, metric(CallKind::Sampler, "cpu"));
     assert_eq!(w.total[0], 8);
 }
 
@@ -51,15 +61,14 @@ fn samples_without_a_java_frame_get_a_node() {
       <thread name="w" cumulated="3" cumulatedElapsed="3"><profile name="m()" hits="2" elapsed="2"/></thread>
     </sampler></doc>"#;
     let s = parse_bytes(xml.as_bytes()).unwrap();
-    let t = &s.sampler.as_ref().unwrap().threads;
+    let sec = s.calls(CallKind::Sampler).unwrap();
+    let t = &sec.threads;
     let n = &t[0].tree.nodes[1];
     assert_eq!(s.names.get(n.name), super::NO_JAVA_FRAME);
-    assert_eq!((n.v.hits, n.v.elapsed, n.depth), (5, 7, 1));
+    let v = |n| (sec.value(n, "hits"), sec.value(n, "elapsed"));
+    assert_eq!((v(n), n.depth), ((5, 7), 1));
     assert_eq!(t[1].tree.nodes.len(), 3);
-    assert_eq!(
-        (t[1].tree.nodes[2].v.hits, t[1].tree.nodes[2].v.elapsed),
-        (1, 1)
-    );
+    assert_eq!(v(&t[1].tree.nodes[2]), (1, 1));
 }
 
 const PROFILE: &str = r#"<doc><profile>
@@ -80,13 +89,18 @@ const PROFILE: &str = r#"<doc><profile>
 #[test]
 fn profile_section() {
     let s = parse_bytes(PROFILE.as_bytes()).unwrap();
-    let t = &s.profile.as_ref().unwrap().threads[0];
+    let sec = s.calls(CallKind::Profile).unwrap();
+    let t = &sec.threads[0];
     assert_eq!(t.cpu_time, Some(187_500_000));
     assert_eq!(t.elapsed_time, None);
     let n = &t.tree.nodes[2];
     assert_eq!(s.names.get(n.signature), "(Ljava/awt/Component;I)V");
     assert_eq!(
-        (n.v.count, n.v.cumulated_elapsed, n.v.exceptions),
+        (
+            sec.value(n, "count"),
+            sec.value(n, "cumulatedElapsed"),
+            sec.value(n, "exceptions")
+        ),
         (88, 13000, 2)
     );
 }
@@ -179,7 +193,7 @@ fn coverage_method_without_line_numbers() {
 fn every_section_at_once_and_unknown_ones_skipped() {
     let xml = "<doc><future><x y='1'/></future><sampler/><profile/><memory/><coverage/></doc>";
     let s = parse_bytes(xml.as_bytes()).unwrap();
-    assert!(s.sampler.is_some() && s.profile.is_some());
+    assert!(s.calls(CallKind::Sampler).is_some() && s.calls(CallKind::Profile).is_some());
     assert!(s.memory.is_some() && s.coverage.is_some());
 }
 
@@ -246,16 +260,16 @@ fn recursion_counts_once_in_totals() {
       <profile name="other" count="1" method="5"/>
     </thread></profile></doc>"#;
     let s = parse_bytes(xml.as_bytes()).unwrap();
-    let sec = s.profile.as_ref().unwrap();
+    let sec = s.calls(CallKind::Profile).unwrap();
     let trees: Vec<_> = sec.threads.iter().map(|t| &t.tree).collect();
-    let (rows, grand) = method_table(&s.names, &trees, CallKind::Profile, Metric::Cpu);
+    let (rows, grand) = method_table(&s.names, &trees, metric(CallKind::Profile, "cpu"));
     assert_eq!(grand, 8);
     assert_eq!(rows[0].name, "other");
     assert_eq!(
         (rows[1].name.as_str(), rows[1].own, rows[1].total),
         ("fib", 3, 3)
     );
-    let (rows, _) = method_table(&s.names, &trees, CallKind::Profile, Metric::Calls);
+    let (rows, _) = method_table(&s.names, &trees, metric(CallKind::Profile, "calls"));
     let fib = rows.iter().find(|r| r.name == "fib").unwrap();
     assert_eq!((fib.own, fib.calls), (7, 7));
 }

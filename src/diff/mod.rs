@@ -1,10 +1,13 @@
 //! `profrj diff BEFORE AFTER`: per method, how its share of the profile moved
 //! between two snapshots — own (self) share and share with callees (total) —
-//! largest change first. Shares, not raw counts, so runs of different
-//! lengths compare.
+//! largest change first; for a section of class frames (alloc), per site
+//! (`sites.rs`). Shares, not raw counts, so runs of different lengths compare.
 
-use crate::convert::CallSectionArg;
-use crate::snapshot::{method_table, read_file, MethodRow, Metric, Snapshot};
+mod sites;
+
+use crate::snapshot::{
+    method_table, read_file, CallKind, CallSection, MethodRow, Metric, MetricName, Snapshot,
+};
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -15,15 +18,15 @@ pub struct Args {
     before: PathBuf,
     /// The later snapshot.
     after: PathBuf,
-    /// Call section [default: sampler if both have it, else profile].
+    /// Call section [default: the first both have of sampler, profile, alloc].
     #[arg(long, value_enum)]
-    section: Option<CallSectionArg>,
+    section: Option<CallKind>,
     /// Only this thread (in both); default: all threads merged.
     #[arg(long)]
     thread: Option<String>,
-    /// Weight: cpu, wall or calls (as in `report`).
-    #[arg(long, value_enum, default_value_t)]
-    metric: Metric,
+    /// Weight: cpu, wall or calls; alloc: bytes, objects (as in `report`).
+    #[arg(long, value_enum)]
+    metric: Option<MetricName>,
     /// Rows to show (0: all).
     #[arg(long, default_value_t = 20)]
     top: usize,
@@ -80,12 +83,11 @@ impl Change {
 /// Per method name: (self share, total share), in %.
 type Shares = HashMap<String, (f64, f64)>;
 
-fn shares(snap: &Snapshot, args: &Args) -> Result<(Shares, u64), String> {
-    let sec = snap.call_section(args.section.map(CallSectionArg::kind))?;
-    args.metric.check(sec.kind)?;
+fn shares(snap: &Snapshot, sec: &CallSection, args: &Args) -> Result<(Shares, u64), String> {
+    let metric = Metric::of(sec.kind, args.metric)?;
     let threads = sec.select(args.thread.as_deref())?;
     let trees: Vec<_> = threads.iter().map(|t| &t.tree).collect();
-    let (rows, grand) = method_table(&snap.names, &trees, sec.kind, args.metric);
+    let (rows, grand) = method_table(&snap.names, &trees, metric);
     let mut by_name: Shares = HashMap::new();
     let share = |v: u64| {
         if grand == 0 {
@@ -133,31 +135,57 @@ pub fn run(args: Args) -> Result<(), String> {
     let before = read_file(&args.before)?;
     let after = read_file(&args.after)?;
     // The section both have, unless named.
-    let mut args = args;
-    if args.section.is_none() {
-        args.section = Some(if before.sampler.is_some() && after.sampler.is_some() {
-            CallSectionArg::Sampler
-        } else {
-            CallSectionArg::Profile
-        });
-    }
-    let (b, b_total) = shares(&before, &args)?;
-    let (a, a_total) = shares(&after, &args)?;
-    let kind = args.section.expect("set").kind();
-    let unit = args.metric.unit(kind);
+    let kind = match args.section {
+        Some(k) => k,
+        None => *before
+            .call_kinds()
+            .iter()
+            .find(|&&k| after.calls(k).is_some())
+            .ok_or_else(|| {
+                format!(
+                    "the snapshots have no call section in common ({})",
+                    crate::snapshot::call_tags("or")
+                )
+            })?,
+    };
+    let missing = |p: &std::path::Path| format!("{}: no <{}> section", p.display(), kind.tag());
+    let b_sec = before.calls(kind).ok_or_else(|| missing(&args.before))?;
+    let a_sec = after.calls(kind).ok_or_else(|| missing(&args.after))?;
+    let metric = Metric::of(kind, args.metric)?;
+    let top = if args.top == 0 { usize::MAX } else { args.top };
+    let out = if kind.desc().class_marker.is_some() {
+        let thread = args.thread.as_deref();
+        sites::diff(&before, b_sec, &after, a_sec, thread, metric, top)?
+    } else {
+        methods_diff(&before, b_sec, &after, a_sec, &args, metric, top)?
+    };
+    crate::output::write(None, out.as_bytes())
+}
+
+fn methods_diff(
+    before: &Snapshot,
+    b_sec: &CallSection,
+    after: &Snapshot,
+    a_sec: &CallSection,
+    args: &Args,
+    metric: Metric,
+    top: usize,
+) -> Result<String, String> {
+    let (b, b_total) = shares(before, b_sec, args)?;
+    let (a, a_total) = shares(after, a_sec, args)?;
+    let unit = metric.unit();
     let mut out = String::new();
     let _ = writeln!(
         out,
         "DIFF <{}> weight: {}; before = {b_total} {unit}, after = {a_total} {unit}",
-        kind.tag(),
-        args.metric.describe(kind)
+        metric.kind.tag(),
+        metric.describe()
     );
     let _ = writeln!(
         out,
         "shares of each snapshot's total; largest change first\n{:>8} {:>17} {:>8} {:>17}  method",
         "Δself", "self before→after", "Δtotal", "total before→after"
     );
-    let top = if args.top == 0 { usize::MAX } else { args.top };
     for c in changes(&b, &a)
         .iter()
         .filter(|c| c.magnitude() >= 0.005)
@@ -180,7 +208,7 @@ pub fn run(args: Args) -> Result<(), String> {
             }
         );
     }
-    crate::output::write(None, out.as_bytes())
+    Ok(out)
 }
 
 #[cfg(test)]

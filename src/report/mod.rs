@@ -1,22 +1,56 @@
 //! `profrj report SNAPSHOT`: the terminal view of a snapshot, one section at a
 //! time. Call sections print HPROF's "CPU SAMPLES" table (rank, self, accum,
-//! count, method) with the method's total (callees included) beside it;
+//! count, method) with the method's total (callees included) beside it, and
+//! sections of class frames (alloc) its "SITES" table first (`calls.rs`);
 //! memory prints live objects by class; coverage the least-covered classes.
 
+mod calls;
+
+pub use calls::{calls_report, sites_report};
+
 use crate::snapshot::{
-    method_table, read_file, CallKind, CallSection, CallThread, CoverageClass, CoverageMethod,
-    MemorySection, Metric, Snapshot,
+    read_file, CallKind, CoverageClass, CoverageMethod, MemorySection, Metric, MetricName, Snapshot,
 };
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 use std::path::PathBuf;
+use std::sync::OnceLock;
 
-#[derive(Clone, Copy, PartialEq, Eq, Debug, clap::ValueEnum)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Section {
-    Sampler,
-    Profile,
+    Calls(CallKind),
     Memory,
     Coverage,
+}
+
+impl Section {
+    /// Every section, in the order `report` picks its default: the
+    /// contract's call sections, memory, coverage, then profrj's own.
+    pub fn all() -> &'static [Section] {
+        static ALL: OnceLock<Vec<Section>> = OnceLock::new();
+        ALL.get_or_init(|| {
+            let calls = |own: bool| {
+                CallKind::ALL
+                    .into_iter()
+                    .filter(move |k| k.desc().own == own)
+                    .map(Section::Calls)
+            };
+            let mut all: Vec<Section> = calls(false).collect();
+            all.extend([Section::Memory, Section::Coverage]);
+            all.extend(calls(true));
+            all
+        })
+    }
+}
+
+/// `--section`: every section by its tag.
+impl clap::ValueEnum for Section {
+    fn value_variants<'a>() -> &'a [Self] {
+        Section::all()
+    }
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(clap::builder::PossibleValue::new(section_tag(*self)))
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default, clap::ValueEnum)]
@@ -33,7 +67,7 @@ pub enum SortBy {
 pub struct Args {
     /// Snapshot (XML) written by the agent.
     snapshot: PathBuf,
-    /// Section to show [default: sampler, else profile, else memory, else coverage].
+    /// Section to show [default: the first present of sampler, profile, memory, coverage, alloc].
     #[arg(long, value_enum)]
     section: Option<Section>,
     /// Only this thread (every thread of that name); default: all threads merged.
@@ -43,9 +77,10 @@ pub struct Args {
     #[arg(long, default_value_t = 30)]
     top: usize,
     /// Weight of a call-tree node: cpu (sampler: RUNNABLE samples; profile: CPU
-    /// µs), wall (sampler: all samples; profile: wall µs), calls (profile only).
-    #[arg(long, value_enum, default_value_t)]
-    metric: Metric,
+    /// µs), wall (sampler: all samples; profile: wall µs), calls (profile only);
+    /// alloc: bytes, objects, samples [default: cpu; alloc: bytes].
+    #[arg(long, value_enum)]
+    metric: Option<MetricName>,
     /// Order of the method table.
     #[arg(long, value_enum, default_value_t)]
     sort: SortBy,
@@ -59,21 +94,16 @@ pub fn run(args: Args) -> Result<(), String> {
     };
     let top = if args.top == 0 { usize::MAX } else { args.top };
     let text = match section {
-        Section::Sampler | Section::Profile => {
-            let kind = if section == Section::Sampler {
-                CallKind::Sampler
-            } else {
-                CallKind::Profile
-            };
+        Section::Calls(kind) => {
             let sec = snap.call_section(Some(kind))?;
-            calls_report(
-                &snap,
-                sec,
-                args.thread.as_deref(),
-                args.metric,
-                args.sort,
-                top,
-            )?
+            let metric = Metric::of(kind, args.metric)?;
+            let thread = args.thread.as_deref();
+            let mut text = String::new();
+            if kind.desc().class_marker.is_some() {
+                text = sites_report(&snap, sec, thread, metric, top)?;
+                text.push('\n');
+            }
+            text + &calls_report(&snap, sec, thread, metric, args.sort, top)?
         }
         Section::Memory => {
             let mem = snap
@@ -93,24 +123,23 @@ pub fn run(args: Args) -> Result<(), String> {
     crate::output::write(None, text.as_bytes())
 }
 
-/// The sections a snapshot holds, in the order `report` picks its default:
-/// sampler, profile, memory, coverage.
+/// The sections a snapshot holds, in the order `report` picks its default
+/// ([`Section::all`]).
 pub fn sections_present(snap: &Snapshot) -> Vec<Section> {
-    [
-        (Section::Sampler, snap.sampler.is_some()),
-        (Section::Profile, snap.profile.is_some()),
-        (Section::Memory, snap.memory.is_some()),
-        (Section::Coverage, snap.coverage.is_some()),
-    ]
-    .into_iter()
-    .filter_map(|(s, present)| present.then_some(s))
-    .collect()
+    Section::all()
+        .iter()
+        .copied()
+        .filter(|&s| match s {
+            Section::Calls(k) => snap.calls(k).is_some(),
+            Section::Memory => snap.memory.is_some(),
+            Section::Coverage => snap.coverage.is_some(),
+        })
+        .collect()
 }
 
 fn section_tag(s: Section) -> &'static str {
     match s {
-        Section::Sampler => profrj_format::sampler::SECTION,
-        Section::Profile => profrj_format::profile::SECTION,
+        Section::Calls(k) => k.tag(),
         Section::Memory => profrj_format::memory::SECTION,
         Section::Coverage => profrj_format::coverage::SECTION,
     }
@@ -125,15 +154,14 @@ fn no_section(s: Section) -> String {
 fn default_section(snap: &Snapshot) -> Result<Section, String> {
     let present = sections_present(snap);
     let Some(&first) = present.first() else {
-        let [s, p, m, c] = [
-            Section::Sampler,
-            Section::Profile,
-            Section::Memory,
-            Section::Coverage,
-        ]
-        .map(section_tag);
+        let tags: Vec<String> = Section::all()
+            .iter()
+            .map(|&s| format!("<{}>", section_tag(s)))
+            .collect();
+        let (last, rest) = tags.split_last().expect("sections");
         return Err(format!(
-            "the snapshot has no <{s}>, <{p}>, <{m}> or <{c}> section to report"
+            "the snapshot has no {} or {last} section to report",
+            rest.join(", ")
         ));
     };
     if present.len() > 1 {
@@ -150,106 +178,12 @@ fn default_section(snap: &Snapshot) -> Result<Section, String> {
     Ok(first)
 }
 
-fn pct(part: u64, whole: u64) -> f64 {
+pub(crate) fn pct(part: u64, whole: u64) -> f64 {
     if whole == 0 {
         0.0
     } else {
         part as f64 * 100.0 / whole as f64
     }
-}
-
-/// The HPROF-style method table of a call section.
-pub fn calls_report(
-    snap: &Snapshot,
-    sec: &CallSection,
-    thread: Option<&str>,
-    metric: Metric,
-    sort: SortBy,
-    top: usize,
-) -> Result<String, String> {
-    metric.check(sec.kind)?;
-    let threads = sec.select(thread)?;
-    let trees: Vec<_> = threads.iter().map(|t| &t.tree).collect();
-    let (mut rows, grand) = method_table(&snap.names, &trees, sec.kind, metric);
-    if sort == SortBy::Total {
-        rows.sort_by(|a, b| b.total.cmp(&a.total).then(b.own.cmp(&a.own)));
-    }
-    let unit = metric.unit(sec.kind);
-    let title = match sec.kind {
-        CallKind::Sampler if metric == Metric::Cpu => "CPU SAMPLES",
-        CallKind::Sampler => "SAMPLES",
-        CallKind::Profile => "METHOD PROFILE",
-    };
-    let who = match thread {
-        Some(n) => format!("thread {n:?}"),
-        None => format!("all {} threads merged", threads.len()),
-    };
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "{title} <{}> {who}: total = {grand} {unit}; weight: {}",
-        sec.kind.tag(),
-        metric.describe(sec.kind)
-    );
-    if thread.is_some() {
-        for t in &threads {
-            let _ = writeln!(out, "  thread {:?}: {}", t.name, thread_facts(t));
-        }
-    }
-    let profile = sec.kind == CallKind::Profile;
-    let _ = write!(
-        out,
-        "{:>4} {:>7} {:>7} {:>12} {:>7} {:>12}",
-        "rank", "self", "accum", "count", "total", "count"
-    );
-    if profile {
-        let _ = write!(out, " {:>10}", "calls");
-    }
-    let _ = writeln!(out, "  method");
-    let mut accum = 0;
-    for (i, r) in rows.iter().filter(|r| r.total > 0).take(top).enumerate() {
-        accum = r.own.saturating_add(accum);
-        let _ = write!(
-            out,
-            "{:>4} {:>6.2}% {:>6.2}% {:>12} {:>6.2}% {:>12}",
-            i + 1,
-            pct(r.own, grand),
-            pct(accum, grand),
-            r.own,
-            pct(r.total, grand),
-            r.total
-        );
-        if profile {
-            let _ = write!(out, " {:>10}", r.calls);
-        }
-        let _ = writeln!(out, "  {}", shown(&r.name));
-    }
-    let _ = writeln!(
-        out,
-        "{} END (self: without callees; total: with callees, a recursive method counted once per stack)",
-        title
-    );
-    Ok(out)
-}
-
-/// What the snapshot says of a thread besides its tree.
-fn thread_facts(t: &CallThread) -> String {
-    let mut facts = Vec::new();
-    if let Some(ns) = t.cpu_time {
-        facts.push(format!("CPU {:.3} s", ns as f64 / 1e9));
-    }
-    if let Some(ns) = t.elapsed_time {
-        facts.push(format!("lived {:.3} s while profiled", ns as f64 / 1e9));
-    }
-    if let (Some(run), Some(all)) = (t.cumulated, t.cumulated_elapsed) {
-        facts.push(format!("{run} of {all} samples RUNNABLE"));
-    }
-    match t.is_alive {
-        Some(true) => facts.push("alive".into()),
-        Some(false) => facts.push("ended".into()),
-        None => {}
-    }
-    facts.join(", ")
 }
 
 /// Live objects by class, merged over threads or for one thread.
@@ -494,7 +428,7 @@ pub fn coverage_report(classes: &[CoverageClass], top: usize) -> String {
 
 /// `s` for a terminal: control characters (a snapshot may carry ANSI escape
 /// sequences in a name) shown as `\uXXXX`, never sent raw.
-fn shown(s: &str) -> std::borrow::Cow<'_, str> {
+pub(crate) fn shown(s: &str) -> std::borrow::Cow<'_, str> {
     if !s.chars().any(char::is_control) {
         return std::borrow::Cow::Borrowed(s);
     }

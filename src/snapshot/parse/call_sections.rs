@@ -1,0 +1,227 @@
+//! The call-tree sections' elements (`<sampler>`, `<profile>`, `<alloc>`, …):
+//! read alike, as each one's [`SectionDesc`] says.
+
+use super::{unescape_name, Attrs, Open, Parser, RawError, NO_JAVA_FRAME};
+use crate::snapshot::{
+    CallKind, CallSection, CallThread, Names, Node, SectionDesc, Tree, Values, MAX_THREAD_TOTALS,
+    NONE,
+};
+use profrj_format::{calls, sampler};
+use quick_xml::events::BytesStart;
+
+/// The agent counts every sample in a sampler thread's `cumulated` /
+/// `cumulatedElapsed`, but a sample with an empty stack has no node. Such
+/// samples become one root node, [`NO_JAVA_FRAME`], so the tree adds up to
+/// the thread's figures: for each metric with a
+/// [`thread_total`](crate::snapshot::MetricDesc::thread_total).
+pub(super) fn add_frameless_samples(names: &mut Names, sec: &mut CallSection) {
+    let desc = sec.kind.desc();
+    let t = sec.threads.last_mut().expect("open");
+    let mut v = Values::default();
+    for m in desc.metrics {
+        let (Some(total), Some(slot)) = (m.thread_total, desc.slot(m.own)) else {
+            continue;
+        };
+        let Some(total) = desc.thread_slot(total).and_then(|i| t.totals[i]) else {
+            continue;
+        };
+        let sum = t
+            .tree
+            .nodes
+            .iter()
+            .fold(0u64, |s, n| s.saturating_add(n.v.0[slot]));
+        v.0[slot] = total.saturating_sub(sum);
+        if let Some(c) = m.cumulated.and_then(|c| desc.slot(c)) {
+            v.0[c] = v.0[slot];
+        }
+    }
+    if v == Values::default() {
+        return;
+    }
+    t.tree.nodes.push(Node {
+        name: names.intern(NO_JAVA_FRAME),
+        signature: NONE,
+        parent: 0,
+        depth: 1,
+        class: false,
+        v,
+    });
+}
+
+impl Parser {
+    pub(super) fn open_calls(&mut self, kind: CallKind, e: &BytesStart) -> Result<Open, RawError> {
+        self.kind = kind;
+        let desc = kind.desc();
+        let a = self.attrs(e)?;
+        let live = match desc.live {
+            Some(key) => self.boolean(&a, key)?.unwrap_or(false),
+            None => false,
+        };
+        let values = desc
+            .section_values
+            .iter()
+            .map(|&(key, _)| self.number(&a, key))
+            .collect::<Result<Vec<_>, _>>()?;
+        // A second element of a section adds its threads to the first's.
+        match self.snap.call_sections.iter_mut().find(|c| c.kind == kind) {
+            Some(sec) => sec.live |= live,
+            None => self.snap.call_sections.push(CallSection {
+                kind,
+                live,
+                values,
+                threads: Vec::new(),
+            }),
+        }
+        Ok(Open::Calls)
+    }
+
+    pub(super) fn section(&mut self) -> &mut CallSection {
+        let kind = self.kind;
+        self.snap
+            .call_sections
+            .iter_mut()
+            .find(|c| c.kind == kind)
+            .expect("section opened before its threads")
+    }
+
+    pub(super) fn call_thread(&self, e: &BytesStart) -> Result<CallThread, RawError> {
+        let a = self.attrs(e)?;
+        let mut totals = [None; MAX_THREAD_TOTALS];
+        for (t, &(key, _)) in totals.iter_mut().zip(self.kind.desc().thread_totals) {
+            *t = self.number(&a, key)?;
+        }
+        // Every section's thread has a name; the rest as the section has them.
+        Ok(CallThread {
+            name: self.required(&a, calls::NAME)?,
+            cpu_time: self.number(&a, calls::CPU_TIME)?,
+            elapsed_time: self.number(&a, sampler::thread::ELAPSED_TIME)?,
+            is_alive: self.boolean(&a, calls::IS_ALIVE)?,
+            totals,
+            tree: Tree::new(),
+        })
+    }
+
+    /// A `true`/`false` attribute.
+    pub(super) fn boolean(&self, a: &Attrs, key: &str) -> Result<Option<bool>, RawError> {
+        match a.get(key).as_deref() {
+            None => Ok(None),
+            Some(profrj_format::TRUE) => Ok(Some(true)),
+            Some(profrj_format::FALSE) => Ok(Some(false)),
+            Some(v) => Err(self.err(format!(
+                "{key}={v:?} is not {} or {}",
+                profrj_format::TRUE,
+                profrj_format::FALSE
+            ))),
+        }
+    }
+
+    pub(super) fn call_node(&mut self, e: &BytesStart, parent: u32) -> Result<u32, RawError> {
+        let desc = self.kind.desc();
+        // One pass over the attributes: this is the element a large snapshot is made of.
+        let (mut name, mut signature, mut class, mut v) = (None, None, false, Values::default());
+        // No duplicate check by quick-xml (quadratic in the attributes);
+        // a known key given twice is caught here instead.
+        let mut seen = 0u32;
+        for a in e.attributes().with_checks(false) {
+            let a = a.map_err(|err| self.err(format!("bad attribute: {err}")))?;
+            // A key that is not UTF-8 is none of the format's: "" matches none.
+            let key = std::str::from_utf8(a.key.as_ref()).unwrap_or("");
+            // What the key is: name, signature, class marker, or a value's slot.
+            let Some(bit) = node_key(desc, key) else {
+                continue;
+            };
+            if seen & (1 << bit) != 0 {
+                return Err(self.err(format!("<{}> has the attribute {key} twice", calls::NODE)));
+            }
+            seen |= 1 << bit;
+            if bit < FIRST_VALUE {
+                let s = a
+                    .unescape_value()
+                    .map_err(|err| self.err(format!("bad attribute value: {err}")))?;
+                match bit {
+                    NAME_BIT | SIGNATURE_BIT => {
+                        let id = self.snap.names.intern(&unescape_name(&s));
+                        *(if bit == NAME_BIT {
+                            &mut name
+                        } else {
+                            &mut signature
+                        }) = Some(id);
+                    }
+                    _ => {
+                        class = match &*s {
+                            profrj_format::TRUE => true,
+                            profrj_format::FALSE => false,
+                            v => {
+                                return Err(self.err(format!(
+                                    "<{}> attribute {key}={v:?} is not {} or {}",
+                                    calls::NODE,
+                                    profrj_format::TRUE,
+                                    profrj_format::FALSE
+                                )))
+                            }
+                        }
+                    }
+                }
+                continue;
+            }
+            v.0[bit as usize - FIRST_VALUE as usize] = std::str::from_utf8(&a.value)
+                .ok()
+                .and_then(|s| s.trim().parse().ok())
+                .ok_or_else(|| {
+                    self.err(format!(
+                        "<{}> attribute {key}={:?} is not a non-negative integer",
+                        calls::NODE,
+                        String::from_utf8_lossy(&a.value)
+                    ))
+                })?;
+        }
+        let name = name.ok_or_else(|| {
+            self.err(format!(
+                "<{}> lacks the attribute {}",
+                calls::NODE,
+                calls::NAME
+            ))
+        })?;
+        let err = self.err("more than 4 billion call-tree nodes in one thread".into());
+        let tree = &mut self.section().threads.last_mut().expect("open").tree;
+        let depth = tree.nodes[parent as usize].depth + 1;
+        let id = u32::try_from(tree.nodes.len())
+            .ok()
+            .filter(|&i| i != NONE)
+            .ok_or(err)?;
+        tree.nodes.push(Node {
+            name,
+            signature: signature.unwrap_or(NONE),
+            parent,
+            depth,
+            class,
+            v,
+        });
+        Ok(id)
+    }
+}
+
+/// A call section's tag to its kind.
+pub(super) fn call_kind(tag: &str) -> Option<CallKind> {
+    CallKind::ALL.into_iter().find(|k| k.tag() == tag)
+}
+
+/// The bits of a node's known attributes (for the duplicate check): its
+/// name, its signature, its class marker, then one per value slot.
+const NAME_BIT: u32 = 0;
+const SIGNATURE_BIT: u32 = 1;
+const CLASS_BIT: u32 = 2;
+const FIRST_VALUE: u32 = 3;
+
+/// Which of the section's node attributes `key` is, as its bit.
+fn node_key(desc: &SectionDesc, key: &str) -> Option<u32> {
+    if key == calls::NAME {
+        Some(NAME_BIT)
+    } else if desc.signature == Some(key) {
+        Some(SIGNATURE_BIT)
+    } else if desc.class_marker == Some(key) {
+        Some(CLASS_BIT)
+    } else {
+        desc.slot(key).map(|i| FIRST_VALUE + i as u32)
+    }
+}
