@@ -390,7 +390,7 @@ impl Agent {
 
     /// A class is prepared: its methods get jmethodIDs for AsyncGetCallTrace.
     pub fn on_class_prepare(&self, class: jclass) {
-        crate::sampler::signal::class_prepared(self.jvmti, class);
+        crate::vm::async_trace::class_prepared(self.jvmti, class);
     }
 
     pub fn on_thread_end(&self, jni: &Jni, thread: jthread) {

@@ -4,6 +4,7 @@
 //! is async-signal-safe: no allocation, no lock, no JNI call, no panic path.
 
 use super::handles::VmHandle;
+use super::{Jni, Jvmti, JvmtiEvent, MAX_LOCAL_FRAME};
 use jni_sys::{jint, jmethodID, JNIEnv, JavaVM};
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
@@ -60,6 +61,42 @@ pub fn init(vm: VmHandle) -> bool {
     }
     AGCT.store(f as usize, Ordering::Release);
     !f.is_null()
+}
+
+/// Makes AsyncGetCallTrace usable: found in libjvm.so, a jmethodID for
+/// every method of the classes loaded so far and, from ClassPrepare on
+/// ([`class_prepared`]), of every later one (it names only methods that have
+/// one), and CompiledMethodLoad enabled, so the JIT keeps debug information
+/// between safepoints (inlined frames everywhere).
+pub fn prepare(vm: VmHandle, jvmti: Jvmti, jni: &Jni) -> Result<(), String> {
+    if !init(vm) {
+        return Err("this JVM does not export AsyncGetCallTrace".into());
+    }
+    for ev in [
+        JvmtiEvent::CLASS_LOAD,
+        JvmtiEvent::CLASS_PREPARE,
+        JvmtiEvent::COMPILED_METHOD_LOAD,
+    ] {
+        jvmti
+            .set_event_enabled(ev, true)
+            .map_err(|e| format!("enabling event {}: {}", ev.0, jvmti.error_name(e)))?;
+    }
+    jni.with_local_frame(MAX_LOCAL_FRAME, || {
+        let Ok(classes) = jvmti.loaded_classes() else {
+            return;
+        };
+        for class in classes {
+            // Not yet prepared classes answer an error; ClassPrepare covers them.
+            let _ = jvmti.prepare_method_ids(class);
+            jni.delete_local_ref(class);
+        }
+    });
+    Ok(())
+}
+
+/// A class was prepared: its methods get jmethodIDs now, outside any signal.
+pub fn class_prepared(jvmti: Jvmti, class: jni_sys::jclass) {
+    let _ = jvmti.prepare_method_ids(class);
 }
 
 /// The current thread's JNIEnv, or null for a thread that is not a Java

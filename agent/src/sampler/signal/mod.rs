@@ -15,7 +15,7 @@ pub mod ring;
 
 use crate::log;
 use crate::threads::ThreadId;
-use crate::vm::{async_trace, hotspot, Jni, Jvmti, JvmtiEvent, VmHandle, MAX_LOCAL_FRAME};
+use crate::vm::{async_trace, hotspot, Jni, Jvmti, VmHandle};
 use ring::Ring;
 
 /// The signal samples arrive on. HotSpot does not use SIGPROF; if the
@@ -37,19 +37,7 @@ pub struct Setup {
 /// Makes signal sampling ready for stacks of up to `depth` frames (one more
 /// frame is taken, to tell a stack of exactly `depth` from a deeper one).
 pub fn setup(vm: VmHandle, jvmti: Jvmti, jni: &Jni, depth: u32) -> Result<Setup, String> {
-    if !async_trace::init(vm) {
-        return Err("this JVM does not export AsyncGetCallTrace".into());
-    }
-    for ev in [
-        JvmtiEvent::CLASS_LOAD,
-        JvmtiEvent::CLASS_PREPARE,
-        JvmtiEvent::COMPILED_METHOD_LOAD,
-    ] {
-        jvmti
-            .set_event_enabled(ev, true)
-            .map_err(|e| format!("enabling event {}: {}", ev.0, jvmti.error_name(e)))?;
-    }
-    jni.with_local_frame(MAX_LOCAL_FRAME, || prepare_loaded_classes(jvmti, jni));
+    async_trace::prepare(vm, jvmti, jni)?;
     let bounds = jvmti
         .current_thread()
         .map(|t| {
@@ -87,23 +75,6 @@ fn ring_for(stride: usize) -> Result<&'static Ring, String> {
     let r = Ring::leak(slots, stride)?;
     *current = Some(r);
     Ok(r)
-}
-
-/// jmethodIDs for every class loaded so far (later ones get theirs at ClassPrepare).
-fn prepare_loaded_classes(jvmti: Jvmti, jni: &Jni) {
-    let Ok(classes) = jvmti.loaded_classes() else {
-        return;
-    };
-    for class in classes {
-        // Not yet prepared classes answer an error; ClassPrepare covers them.
-        let _ = jvmti.prepare_method_ids(class);
-        jni.delete_local_ref(class);
-    }
-}
-
-/// A class was prepared: its methods get jmethodIDs now, outside any signal.
-pub fn class_prepared(jvmti: Jvmti, class: jni_sys::jclass) {
-    let _ = jvmti.prepare_method_ids(class);
 }
 
 /// Who asked for a sample: the thread and the request's number, so a late
