@@ -275,6 +275,46 @@ fn attached_sampling_takes_stacks_from_signals() {
     wait_snapshot(&snap);
 }
 
+/// `alloc` through attach, beside `sampling` (`start,alloc`): a dump holds both
+/// sections, and the allocation sites split as AllocSites builds them (bigSite
+/// 74.9% of the two sites' bytes, ±5 points).
+#[test]
+fn attached_alloc_beside_sampling_finds_the_sites() {
+    let mut t = Target::start_main("attach-alloc", &[], "profrj.harness.AllocTarget");
+    let pid = t.pid.to_string();
+    let snap = t.path("a.xml");
+    let opts = format!("start,sampling,alloc=64k,file={}", snap.display());
+    let (code, out) = profrj(&["attach", &pid, &opts]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("alloc"), "{out}");
+    std::thread::sleep(Duration::from_millis(1500));
+    let (code, out) = profrj(&["dump", &pid]);
+    assert_eq!(code, 0, "{out}");
+    let xml = wait_snapshot_any(&snap);
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let sections: Vec<&str> = doc
+        .root_element()
+        .children()
+        .filter(|n| n.is_element())
+        .map(|n| n.tag_name().name())
+        .collect();
+    assert_eq!(sections, ["sampler", "alloc"]);
+    let bytes = |site: &str| -> f64 {
+        doc.descendants()
+            .filter(|n| {
+                n.attribute("class") == Some("true")
+                    && n.parent().and_then(|p| p.attribute("name")) == Some(site)
+            })
+            .map(|n| attr_u64(n, "bytes") as f64)
+            .sum()
+    };
+    let big = bytes("profrj.harness.AllocSites.bigSite()");
+    let small = bytes("profrj.harness.AllocSites.smallSite()");
+    let share = 100.0 * big / (big + small);
+    assert!((share - 74.9).abs() <= 5.0, "bigSite {share:.1}% ({big} / {small})");
+    t.finish();
+}
+
 /// A JVM whose application already handles SIGPROF: attaching says so, and
 /// samples with JVMTI instead of taking the signal over.
 #[test]

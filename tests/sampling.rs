@@ -83,7 +83,12 @@ fn sleeping_thread_has_elapsed_hits_and_no_runnable_hits() {
         .collect();
     assert!(
         !sleep_leaves.is_empty(),
-        "no Thread.sleep native frame in sleeper"
+        "no Thread.sleep native frame in sleeper; its frames with samples: {:?}",
+        sleeper
+            .descendants()
+            .filter(|n| n.has_tag_name("profile") && attr_u64(*n, "elapsed") > 0)
+            .map(|n| (n.attribute("name").unwrap_or("?"), attr_u64(n, "elapsed")))
+            .collect::<Vec<_>>()
     );
     let elapsed = sum_attr(&sleep_leaves, "elapsed");
     assert!(
