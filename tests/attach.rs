@@ -311,7 +311,10 @@ fn attached_alloc_beside_sampling_finds_the_sites() {
     let big = bytes("profrj.harness.AllocSites.bigSite()");
     let small = bytes("profrj.harness.AllocSites.smallSite()");
     let share = 100.0 * big / (big + small);
-    assert!((share - 74.9).abs() <= 5.0, "bigSite {share:.1}% ({big} / {small})");
+    assert!(
+        (share - 74.9).abs() <= 5.0,
+        "bigSite {share:.1}% ({big} / {small})"
+    );
     t.finish();
 }
 
