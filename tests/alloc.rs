@@ -136,8 +136,9 @@ fn live_keeps_only_what_stays_reachable() {
         "keptSite holds {:.1}% of the live bytes of the three sites ({kept:.0} vs {garbage:.0})",
         100.0 * share
     );
-    // ~78 samples at 512 KiB: ±35% is about 3 sigma.
-    within(kept, 40_000.0 * 1016.0, 0.35, "keptSite's live bytes");
+    // ~78 samples at 512 KiB, so σ ≈ 11% (12 runs here: 0.88–1.20 of the
+    // truth); ±50% is 4.4 σ, wide enough for a test that runs on four JDKs.
+    within(kept, 40_000.0 * 1016.0, 0.5, "keptSite's live bytes");
 }
 
 /// With the other modes at once: each writes its own section, alloc's unchanged.
