@@ -84,6 +84,8 @@ struct Pending {
     seq: u32,
     asked_tick: u64,
     asked_cpu: Option<u64>,
+    /// The thread's state when asked ([`state_key`]).
+    state: i32,
     /// Samples that will count on the stack when it arrives, and how many are hits.
     owed: u64,
     hits: u64,
@@ -97,6 +99,8 @@ pub(super) struct ThreadState {
     cpu_from_signal: bool,
     /// Where the thread's last stack ended.
     leaf: Option<NodeId>,
+    /// The thread's state ([`state_key`]) when that stack was taken.
+    leaf_state: i32,
     /// The last signal walk failed (`leaf` is a synthetic frame).
     walk_failed: bool,
     tid: Tid,
@@ -314,7 +318,12 @@ impl<'a> Walker<'a> {
         }
         let tree = trees.entry(id).or_default();
         let idle = !ran && cpu.is_some();
-        if let (true, Some(leaf), false) = (idle, st.leaf, st.walk_failed) {
+        // A thread that has not run keeps its stack, unless its state changed
+        // since that stack was taken: its CPU can move less than the signal's
+        // tail between, say, a class initialiser and the sleep it went into.
+        let key = state_key(state);
+        let same_state = st.leaf_state == key;
+        if let (true, Some(leaf), false, true) = (idle, st.leaf, st.walk_failed, same_state) {
             tree.repeat_samples(leaf, weight, 0);
             counters.repeated += 1;
             return;
@@ -341,6 +350,7 @@ impl<'a> Walker<'a> {
                             seq: *seq,
                             asked_tick: tick,
                             asked_cpu: cpu,
+                            state: key,
                             owed: weight,
                             hits: hit,
                         });
@@ -358,6 +368,7 @@ impl<'a> Walker<'a> {
         let t1 = clock::now_ns();
         to_path(names, jvmti, jni, frames, self.config.depth, &mut self.path);
         st.leaf = Some(tree.add_samples(&self.path, weight, hit));
+        st.leaf_state = key;
         st.walk_failed = false;
         counters.walked += 1;
         counters.add_fold(clock::now_ns() - t1);
@@ -423,8 +434,8 @@ impl<'a> Walker<'a> {
             let Some((id, seq)) = signal::from_token(s.token) else {
                 return;
             };
-            let (owed, hits) = match event {
-                Event::Cpu => (s.weight as u64, s.weight as u64),
+            let (owed, hits, state) = match event {
+                Event::Cpu => (s.weight as u64, s.weight as u64, 0),
                 Event::Wall => {
                     // The awaited answer, from the thread it was asked of.
                     let st = states.get_mut(&id).filter(|st| match st.tid {
@@ -432,7 +443,7 @@ impl<'a> Walker<'a> {
                         _ => true,
                     });
                     match st.and_then(|st| st.pending.take_if(|p| p.seq == seq)) {
-                        Some(p) => (p.owed, p.hits),
+                        Some(p) => (p.owed, p.hits, p.state),
                         None => {
                             counters.late += 1;
                             return;
@@ -456,6 +467,7 @@ impl<'a> Walker<'a> {
             };
             if let Some(st) = states.get_mut(&id) {
                 st.leaf = Some(leaf);
+                st.leaf_state = state;
                 st.walk_failed = s.code <= 0;
                 if s.cpu_ns > 0 && event == Event::Wall {
                     st.last_cpu = Some(s.cpu_ns);
@@ -578,4 +590,10 @@ fn fold_synthetic(
 ) -> NodeId {
     *counters.failures.entry(name).or_default() += owed;
     tree.add_samples(&[names.intern(name)], owed, hits)
+}
+
+/// What of a thread's JVMTI state decides whether its last stack still
+/// holds: its java.lang.Thread.State and whether it is in native code.
+fn state_key(state: i32) -> i32 {
+    state & (JVMTI_JAVA_LANG_THREAD_STATE_MASK | JVMTI_THREAD_STATE_IN_NATIVE)
 }
