@@ -63,8 +63,6 @@ pub struct Cx<'a> {
 
 /// One profiling mode of a session.
 pub trait Mode: Send + Sync {
-    /// Its option and section name (`sampling`, `profile`, …).
-    fn name(&self) -> &'static str;
     /// Starts collecting, or resumes after [`Mode::stop`] with the data kept.
     fn start(&self, cx: &Cx) -> Result<(), String>;
     /// Stops collecting; the data stays for a snapshot and a resume.
@@ -120,16 +118,37 @@ pub const REGISTRY: &[Registration] = &[
     alloc::mode::REGISTRATION,
 ];
 
+/// A mode opened for a session, with its registered name.
+pub struct Opened {
+    pub name: &'static str,
+    pub mode: Box<dyn Mode>,
+}
+
+impl std::ops::Deref for Opened {
+    type Target = dyn Mode;
+
+    fn deref(&self) -> &(dyn Mode + 'static) {
+        &*self.mode
+    }
+}
+
+/// Prefixes an error with the mode's name, unless it names it already.
+pub fn named(name: &str, e: String) -> String {
+    if e.starts_with(name) {
+        e
+    } else {
+        format!("{name}: {e}")
+    }
+}
+
 /// The modes `cx.options` asks for, opened.
-pub fn open(cx: &Cx) -> Result<Vec<Box<dyn Mode>>, String> {
+pub fn open(cx: &Cx) -> Result<Vec<Opened>, String> {
     REGISTRY
         .iter()
         .filter(|r| (r.wanted)(cx.options))
         .map(|r| {
-            (r.open)(cx).map_err(|e| match e.starts_with(r.name) {
-                true => e,
-                false => format!("{}: {e}", r.name),
-            })
+            let mode = (r.open)(cx).map_err(|e| named(r.name, e))?;
+            Ok(Opened { name: r.name, mode })
         })
         .collect()
 }

@@ -5,7 +5,7 @@
 
 use crate::agent::{check_snapshot_path, get, Agent, Reply};
 use crate::instrument::Modes;
-use crate::modes::{self, Cx, Mode};
+use crate::modes::{self, Cx, Opened};
 use crate::options::{Command, Options};
 use crate::vm::{Jni, JvmtiEvent};
 use crate::{clock, control, log, snapshot};
@@ -16,7 +16,7 @@ pub(crate) struct Session {
     /// Whether the dump signal is installed, for `status` and replies.
     pub(crate) signal_note: String,
     /// The modes the options named, opened by the session's first run.
-    pub(crate) modes: Vec<Box<dyn Mode>>,
+    pub(crate) modes: Vec<Opened>,
     pub(crate) started_ns: u64,
     pub(crate) stopped_ns: Option<u64>,
 }
@@ -56,7 +56,7 @@ impl Agent {
         }
         s.modes
             .iter()
-            .try_for_each(|m| m.start(&cx).map_err(|e| format!("{}: {e}", m.name())))
+            .try_for_each(|m| m.start(&cx).map_err(|e| modes::named(m.name, e)))
     }
 
     /// What every instrumenting mode needs: its capabilities, the class-file

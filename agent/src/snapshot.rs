@@ -87,6 +87,17 @@ pub fn check_writable(path: &Path) -> Option<String> {
     None
 }
 
+/// The document `body` writes, as text: for the tests that pin a section
+/// writer's bytes (`name` keeps concurrent tests' files apart).
+#[cfg(test)]
+pub fn written(name: &str, body: impl FnOnce(&mut XmlWriter) -> io::Result<()>) -> String {
+    let path = std::env::temp_dir().join(format!("profrj-{name}-{}.xml", std::process::id()));
+    write_document(&path, body).unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    text
+}
+
 /// Writes `<doc>…</doc>` to `path` through a temporary file in the same
 /// directory, renamed into place only once complete.
 pub fn write_document(

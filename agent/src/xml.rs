@@ -38,6 +38,22 @@ pub fn attribute(s: &str) -> String {
     quick_xml::escape::escape(name(s).as_ref()).into_owned()
 }
 
+/// Attribute-escaped names by id, each escaped once: a call tree repeats
+/// its names across nodes.
+#[derive(Default)]
+pub struct EscapedNames(Vec<Option<String>>);
+
+impl EscapedNames {
+    /// Name `id` (whose text is `raw`), escaped for an attribute.
+    pub fn get(&mut self, id: u32, raw: &str) -> &str {
+        let slot = id as usize;
+        if self.0.len() <= slot {
+            self.0.resize(slot + 1, None);
+        }
+        self.0[slot].get_or_insert_with(|| attribute(raw))
+    }
+}
+
 /// Appends ` key="value"` to an element formatted by hand; `value` must
 /// need no escaping (the output of [`attribute`]).
 pub fn push_attribute(buf: &mut String, key: &str, value: &str) {

@@ -87,7 +87,7 @@ impl Slot {
 
 /// A sampled object followed for `live`.
 struct Tracked {
-    weak: jobject,
+    weak: WeakGlobal,
     thread: ThreadId,
     leaf: NodeId,
     w: Alloc,
@@ -104,11 +104,12 @@ pub struct Recorder {
     data: Mutex<Data>,
 }
 
-// SAFETY: the weak global references in `tracked` are valid on every thread
-// (JNI global references are not tied to one), and only used under the lock.
-unsafe impl Send for Recorder {}
-// SAFETY: as above.
-unsafe impl Sync for Recorder {}
+/// A JNI weak global reference (not tied to a thread, unlike a local one).
+struct WeakGlobal(jobject);
+
+// SAFETY: a weak global reference is valid on every thread until deleted;
+// `Tracked` values are only used under the recorder's lock.
+unsafe impl Send for WeakGlobal {}
 
 #[derive(Default)]
 struct Data {
@@ -186,7 +187,7 @@ impl Recorder {
                 let weak = jni.new_weak_global_ref(object);
                 if !weak.is_null() {
                     d.tracked.push(Tracked {
-                        weak,
+                        weak: WeakGlobal(weak),
                         thread: id,
                         leaf,
                         w,
@@ -251,9 +252,9 @@ fn class_name(signature: &str) -> String {
 /// Drops the followed objects the GC has collected, and their references.
 fn prune(jni: &Jni, tracked: &mut Vec<Tracked>) {
     tracked.retain(|t| {
-        let dead = jni.is_same_object(t.weak, std::ptr::null_mut());
+        let dead = jni.is_same_object(t.weak.0, std::ptr::null_mut());
         if dead {
-            jni.delete_weak_global_ref(t.weak);
+            jni.delete_weak_global_ref(t.weak.0);
         }
         !dead
     });

@@ -58,10 +58,6 @@ fn open(cx: &Cx) -> Result<Box<dyn Mode>, String> {
 }
 
 impl Mode for AllocMode {
-    fn name(&self) -> &'static str {
-        "alloc"
-    }
-
     fn start(&self, cx: &Cx) -> Result<(), String> {
         let jvmti = self.jvmti;
         jvmti

@@ -22,7 +22,7 @@ pub fn write_section(
     el.push_attribute((f::INTERVAL, data.interval.to_string().as_str()));
     el.push_attribute((f::LIVE, profrj_format::boolean(data.live)));
     w.write_event(Event::Start(el))?;
-    let mut escaped: Vec<Option<String>> = vec![None; data.names.len()];
+    let mut escaped = crate::xml::EscapedNames::default();
     let mut buf = String::with_capacity(256);
     for (i, t) in threads.iter().enumerate() {
         let Some(tree) = data.trees.get(&ThreadId(i as u32)) else {
@@ -53,7 +53,7 @@ fn write_tree(
     w: &mut XmlWriter,
     data: &Captured,
     tree: &WeightTree<Alloc>,
-    escaped: &mut [Option<String>],
+    escaped: &mut crate::xml::EscapedNames,
     buf: &mut String,
 ) -> io::Result<()> {
     tree.walk(|v| match v {
@@ -64,7 +64,7 @@ fn write_tree(
             leaf,
         } => {
             let text = data.names.get(name as usize).map_or("", |s| &**s);
-            let esc = escaped[name as usize].get_or_insert_with(|| crate::xml::attribute(text));
+            let esc = escaped.get(name, text);
             buf.clear();
             buf.push_str(f::NODE);
             push_attribute(buf, node::NAME, esc);

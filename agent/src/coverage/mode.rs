@@ -24,10 +24,6 @@ pub fn open(cx: &Cx) -> Result<Box<dyn Mode>, String> {
 }
 
 impl Mode for Coverage {
-    fn name(&self) -> &'static str {
-        "coverage"
-    }
-
     fn start(&self, _cx: &Cx) -> Result<(), String> {
         Ok(())
     }

@@ -131,11 +131,7 @@ mod tests {
             methods: vec![m(&[10, 12]), none],
             counts: vec![Some(vec![4, 4, 3]), None],
         };
-        let path =
-            std::env::temp_dir().join(format!("profrj-coverage-bytes-{}.xml", std::process::id()));
-        crate::snapshot::write_document(&path, |w| write_section(w, &counts)).unwrap();
-        let text = std::fs::read_to_string(&path).unwrap();
-        std::fs::remove_file(&path).unwrap();
+        let text = crate::snapshot::written("coverage-bytes", |w| write_section(w, &counts));
         assert_eq!(
             text,
             r#"<?xml version="1.0" encoding="UTF-8"?>

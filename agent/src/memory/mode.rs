@@ -63,10 +63,6 @@ pub fn open(cx: &Cx) -> Result<Box<dyn Mode>, String> {
 }
 
 impl Mode for Memory {
-    fn name(&self) -> &'static str {
-        "memory"
-    }
-
     fn start(&self, _cx: &Cx) -> Result<(), String> {
         self.0.set_active(true);
         Ok(())

@@ -41,7 +41,6 @@ pub fn write_section(w: &mut XmlWriter, rows: &[Row], threads: &[ThreadRecord]) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::snapshot::write_document;
 
     /// The bytes of a small section, pinned (the names are `profrj_format`'s,
     /// the layout the contract's; a change here changes the format).
@@ -65,11 +64,7 @@ mod tests {
             cpu_ns: 0,
             tid: 0,
         }];
-        let path =
-            std::env::temp_dir().join(format!("profrj-memory-bytes-{}.xml", std::process::id()));
-        write_document(&path, |w| write_section(w, &rows, &threads)).unwrap();
-        let text = std::fs::read_to_string(&path).unwrap();
-        std::fs::remove_file(&path).unwrap();
+        let text = crate::snapshot::written("memory-bytes", |w| write_section(w, &rows, &threads));
         assert_eq!(
             text,
             r#"<?xml version="1.0" encoding="UTF-8"?>

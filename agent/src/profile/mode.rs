@@ -25,10 +25,6 @@ pub fn open(cx: &Cx) -> Result<Box<dyn Mode>, String> {
 }
 
 impl Mode for Profile {
-    fn name(&self) -> &'static str {
-        "profile"
-    }
-
     fn start(&self, _cx: &Cx) -> Result<(), String> {
         self.0.start();
         Ok(())

@@ -63,10 +63,6 @@ pub fn open(cx: &Cx) -> Result<Box<dyn Mode>, String> {
 }
 
 impl Mode for Sampling {
-    fn name(&self) -> &'static str {
-        "sampling"
-    }
-
     fn start(&self, cx: &Cx) -> Result<(), String> {
         let entry = cx.host.entry_points.sampler_thread;
         // SAFETY: the FFI edge's sampler_thread takes one Arc<Sampler>
