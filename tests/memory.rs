@@ -43,6 +43,158 @@ fn run(name: &str, options: &str) -> Rows {
     run_with(name, options, &[])
 }
 
+/// MemoryTruth under `options`: the `<memory>` rows and the `<sites>`.
+fn run_both(name: &str, options: &str) -> (Rows, Sites) {
+    let (run, text) = run_verified_with(name, options, &[], H, &[]);
+    assert!(run.stdout.contains("kept 1000 20000"), "{}", run.stdout);
+    (rows(&text), sites(&text))
+}
+
+/// (thread, site frame, class) → (count, max), from `<sites>`.
+type Sites = HashMap<(String, String, String), (u64, u64)>;
+
+fn sites(text: &str) -> Sites {
+    let doc = roxmltree::Document::parse(text).unwrap();
+    let root = doc.root_element();
+    let names: Vec<&str> = root
+        .children()
+        .filter(|c| c.is_element())
+        .map(|c| c.tag_name().name())
+        .collect();
+    let at = |t: &str| names.iter().position(|&n| n == t);
+    assert!(
+        at("sites") > at("memory"),
+        "<sites> after <memory>: {names:?}"
+    );
+    let section = root.children().find(|c| c.has_tag_name("sites")).unwrap();
+    let mut out = Sites::new();
+    for t in section.children().filter(|c| c.has_tag_name("thread")) {
+        let thread = t.attribute("name").unwrap();
+        for m in t.children().filter(|c| c.has_tag_name("profile")) {
+            let place = m.attribute("name").unwrap();
+            assert_eq!(m.attribute("class"), None, "{place}: a method frame");
+            let (mut count, mut max) = (0, 0);
+            for c in m.children().filter(|c| c.has_tag_name("profile")) {
+                assert_eq!(c.attribute("class"), Some("true"));
+                let v = (attr_u64(c, "count"), attr_u64(c, "max"));
+                assert!(v.0 <= v.1, "{place}: count above max");
+                count += v.0;
+                max += v.1;
+                let key = (
+                    thread.into(),
+                    place.into(),
+                    c.attribute("name").unwrap().into(),
+                );
+                assert!(out.insert(key, v).is_none(), "{place}: a class twice");
+            }
+            assert_eq!(attr_u64(m, "cumulatedCount"), count, "{place}");
+            assert_eq!(attr_u64(m, "cumulatedMax"), max, "{place}");
+        }
+    }
+    out
+}
+
+/// The line of MemoryTruth.java holding `text` (once), so the expected
+/// sites follow the source.
+fn line_of(text: &str) -> usize {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/java-test-harness/src/profrj/harness/MemoryTruth.java"
+    );
+    let source = std::fs::read_to_string(path).unwrap();
+    let found: Vec<usize> = source
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| l.contains(text))
+        .map(|(i, _)| i + 1)
+        .collect();
+    assert_eq!(found.len(), 1, "{text:?} in MemoryTruth.java: {found:?}");
+    found[0]
+}
+
+/// Each allocation site's live count and peak, exact: the method and line
+/// of each `new`, each array, the reflective call and the clone; and per
+/// thread and class, the sites' counts add up to the `<memory>` row.
+fn check_sites(rows: &Rows, sites: &Sites) {
+    let k = "profrj.harness.MemoryTruth";
+    let site = |thread: &str, method: &str, line: &str, class: &str| {
+        let frame = format!("{k}{method}:{}", line_of(line));
+        let key = (thread.to_owned(), frame, class.to_owned());
+        sites.get(&key).copied().unwrap_or_else(|| {
+            let mine: Vec<_> = sites.keys().filter(|s| s.0 == thread).collect();
+            panic!("no site {key:?}; {thread}'s sites: {mine:?}")
+        })
+    };
+    let main = |line: &str, class: &str| site("main", ".main()", line, class);
+    assert_eq!(
+        main("kept[i] = new Kept();", &format!("{k}$Kept")),
+        (1000, 1000)
+    );
+    assert_eq!(
+        main("Kept[] kept = new Kept[1000];", &format!("{k}$Kept[]")),
+        (1, 1)
+    );
+    assert_eq!(
+        main("held[i] = new Dropped(i);", &format!("{k}$Dropped")),
+        (0, 500)
+    );
+    assert_eq!(main("new Dropped[500];", &format!("{k}$Dropped[]")), (0, 1));
+    assert_eq!(main("longs[i] = new long[i + 1];", "long[]"), (7, 7));
+    let (count, max) = main("long[] tmp = new long[8];", "long[]");
+    assert_eq!(count, 0);
+    assert!((1..=40).contains(&max), "temporary long[] max {max}");
+    assert_eq!(
+        main("grids[i] = new String[2][4];", "java.lang.String[][]"),
+        (3, 3)
+    );
+    let reflected = "Kept.class.getDeclaredConstructor().newInstance()";
+    assert_eq!(
+        main(reflected, &format!("{k}$Kept")),
+        (20, 20),
+        "reflection"
+    );
+    assert_eq!(main("Array.newInstance(int.class, 4)", "int[]"), (3, 3));
+    assert_eq!(
+        main("Sheep dolly = new Sheep();", &format!("{k}$Sheep")),
+        (1, 1)
+    );
+    let clones = site(
+        "main",
+        "$Sheep.copy()",
+        "return (Sheep) clone();",
+        &format!("{k}$Sheep"),
+    );
+    assert_eq!(clones, (20_000, 20_000), "clones, at the clone() call");
+    let shared = "into[i] = new Shared();";
+    let keep_shared = |t| site(t, ".keepShared()", shared, &format!("{k}$Shared"));
+    assert_eq!(
+        (keep_shared("alloc-a"), keep_shared("alloc-b")),
+        ((300, 300), (200, 200))
+    );
+    assert_eq!(
+        main("wave[i] = new Wave();", &format!("{k}$Wave")),
+        (0, 400)
+    );
+    let (count, max) = main("ring[i & 63] = new Churn();", &format!("{k}$Churn"));
+    assert_eq!(count, 0);
+    assert!((1..6_000_000).contains(&max), "Churn max {max}");
+    // Per thread and class, the sites add up to the row: counts exactly,
+    // and the row's peak (of the sum) is at most the sum of the sites' peaks.
+    for (thread, classes) in rows {
+        for (class, &(count, max)) in classes {
+            let of_class = sites
+                .iter()
+                .filter(|(s, _)| &s.0 == thread && &s.2 == class);
+            let (c, m) = of_class.fold((0, 0), |(c, m), (_, v)| (c + v.0, m + v.1));
+            assert_eq!(c, count, "{thread} {class}: sites' counts");
+            assert!(
+                max <= m && max >= m.min(1),
+                "{thread} {class}: max {max}, sites' {m}"
+            );
+        }
+    }
+}
+
 /// MemoryTruth under `options`, with extra JVM flags (a collector).
 fn run_with(name: &str, options: &str, jvm: &[&str]) -> Rows {
     let (run, text) = run_verified_with(name, options, jvm, H, &[]);
@@ -117,9 +269,10 @@ fn check_waves(rows: &Rows) {
 
 #[test]
 fn live_and_peak_counts_match_the_program() {
-    let rows = run("truth", "memory");
+    let (rows, sites) = run_both("truth", "memory");
     check_truth(&rows);
     check_waves(&rows);
+    check_sites(&rows, &sites);
 }
 
 /// The serial and parallel collectors clear weak references in their
@@ -154,7 +307,9 @@ fn every_collector_gives_the_program_counts() {
 /// JVMTI tags, on G1 too when asked: the same counts.
 #[test]
 fn tags_give_the_program_counts() {
-    check_truth(&run("tags", "memory,tracker=tags"));
+    let (rows, sites) = run_both("tags", "memory,tracker=tags");
+    check_truth(&rows);
+    check_sites(&rows, &sites);
 }
 
 /// The report tool reads the agent's own `<memory>` section.
@@ -178,6 +333,41 @@ fn report_reads_the_memory_section() {
         first.contains("20001") && first.contains("MemoryTruth$Sheep"),
         "{report}"
     );
+    // The exact sites through the call-section readers.
+    let cli = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_profrj"))
+            .args(args)
+            .arg(&snap)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(out.status.success(), "{args:?}: {text}");
+        text
+    };
+    let report = cli(&["report", "--section", "sites", "--top", "2"]);
+    let first = report
+        .lines()
+        .find(|l| l.trim_start().starts_with("1 "))
+        .unwrap_or_else(|| panic!("no rank 1 row:\n{report}"));
+    let clone_line = format!("Sheep.copy():{}", line_of("return (Sheep) clone();"));
+    assert!(
+        first.contains(" 20000 ") && first.contains(&clone_line),
+        "{report}"
+    );
+    let collapsed = cli(&[
+        "convert",
+        "--to",
+        "collapsed",
+        "--section",
+        "sites",
+        "--metric",
+        "max",
+    ]);
+    let wave = format!(
+        "profrj.harness.MemoryTruth.main():{};profrj.harness.MemoryTruth$Wave 400",
+        line_of("wave[i] = new Wave();")
+    );
+    assert!(collapsed.lines().any(|l| l == wave), "{collapsed}");
 }
 
 /// With the JDK in scope, objects made through reflection or cloning are

@@ -89,6 +89,18 @@ pub trait Section {
         threads: &[ThreadRecord],
         window: (u64, u64),
     ) -> io::Result<()>;
+
+    /// A section of profrj's own a contract mode adds, written after every
+    /// mode's [`Section::write`] so the contract's four come first and in
+    /// their order (`memory`'s `<sites>`).
+    fn write_after(
+        &self,
+        _w: &mut XmlWriter,
+        _threads: &[ThreadRecord],
+        _window: (u64, u64),
+    ) -> io::Result<()> {
+        Ok(())
+    }
 }
 
 /// One mode as the agent knows it before any session: its name, whether a
@@ -178,8 +190,12 @@ impl crate::instrument::ProbeIds for ModeIds {
         self.0.coverage.add_class(class, source, methods)
     }
 
-    fn type_id(&self, java_name: &str) -> u32 {
-        self.0.memory.type_id(java_name)
+    fn alloc_site(&self, place: crate::instrument::AllocPlace, java_type: &str) -> u32 {
+        self.0.memory.site_id(place, java_type)
+    }
+
+    fn alloc_place(&self, place: crate::instrument::AllocPlace) -> u32 {
+        self.0.memory.place_id(place)
     }
 }
 

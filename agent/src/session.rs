@@ -193,7 +193,10 @@ impl Agent {
         let result = snapshot::write_document(&path, |w| {
             sections
                 .iter()
-                .try_for_each(|section| section.write(w, &records, window))
+                .try_for_each(|section| section.write(w, &records, window))?;
+            sections
+                .iter()
+                .try_for_each(|section| section.write_after(w, &records, window))
         });
         match result {
             Ok(()) => {

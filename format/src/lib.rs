@@ -11,6 +11,7 @@
 //!   <memory>   <thread> <memory/>… (live objects per type)
 //!   <coverage> <class> <method> <footprints>… (line counts)
 //!   <alloc>    <thread> <profile>… (call trees of sampled allocations; profrj's own)
+//!   <sites>    <thread> <profile>… (memory's allocation sites, exact; profrj's own)
 //! </doc>
 //! ```
 
@@ -163,5 +164,33 @@ pub mod alloc {
         pub const CUMULATED_BYTES: &str = "cumulatedBytes";
         pub const CUMULATED_OBJECTS: &str = "cumulatedObjects";
         pub const CUMULATED_SAMPLES: &str = "cumulatedSamples";
+    }
+}
+
+/// `<sites>` (profrj's own, written with `<memory>`): per allocating thread,
+/// each allocation site as a two-frame path, shaped like `<alloc>`: the
+/// method and line (`pkg.Cls.m():12`), then the allocated class
+/// (`class="true"`) with the exact objects alive (`count`) and the most
+/// ever alive at once (`max`).
+pub mod sites {
+    pub const SECTION: &str = "sites";
+    pub use crate::calls::{NODE, THREAD};
+
+    /// `<thread>`'s attributes.
+    pub mod thread {
+        pub use crate::calls::NAME;
+    }
+
+    /// A node's attributes: its own figures (a class frame's) and those of
+    /// every site below it (a method frame's).
+    pub mod node {
+        pub use crate::alloc::node::CLASS;
+        pub use crate::calls::NAME;
+        pub const COUNT: &str = "count";
+        pub const MAX: &str = "max";
+        pub const CUMULATED_COUNT: &str = "cumulatedCount";
+        /// The sum of the sites' `max` (each site's peak may fall at another
+        /// time, so this bounds the most alive at once from above).
+        pub const CUMULATED_MAX: &str = "cumulatedMax";
     }
 }

@@ -112,7 +112,7 @@ pub fn sites_report(
     cols.insert(0, at);
     let totals: Vec<String> = cols
         .iter()
-        .map(|&i| format!("{} {}", grand[i], all[i].unit()))
+        .map(|&i| format!("{} {}", grand[i], all[i].name()))
         .collect();
     let mut out = String::new();
     let mut scope = desc.scope(sec.live).to_owned();
@@ -140,7 +140,9 @@ pub fn sites_report(
         .collect();
     by_weight.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.name.cmp(&b.1.name)));
     for (_, t) in by_weight.iter().take(top) {
-        let _ = writeln!(out, "  thread {:?}: {}", t.name, thread_facts(sec, t));
+        let facts = thread_facts(sec, t);
+        let sep = if facts.is_empty() { "" } else { ": " };
+        let _ = writeln!(out, "  thread {:?}{sep}{facts}", t.name);
     }
     if by_weight.len() > top {
         let _ = writeln!(out, "  … {} more threads", by_weight.len() - top);

@@ -3,7 +3,7 @@
 //! [`SectionDesc`] which attributes it has and what they mean. A new call-tree
 //! section is a [`CallKind`] variant and a descriptor here, nothing else.
 
-use profrj_format::{alloc, calls, profile, sampler};
+use profrj_format::{alloc, calls, profile, sampler, sites};
 use std::sync::OnceLock;
 
 /// Which call-tree section.
@@ -15,17 +15,26 @@ pub enum CallKind {
     Profile,
     /// `<alloc>`: sampled allocations, bytes and objects (profrj's own).
     Alloc,
+    /// `<sites>`: `memory`'s allocation sites, exact live and peak counts
+    /// (profrj's own).
+    Sites,
 }
 
 impl CallKind {
     /// Every call-tree section, in the order a reader picks its default.
-    pub const ALL: [CallKind; 3] = [CallKind::Sampler, CallKind::Profile, CallKind::Alloc];
+    pub const ALL: [CallKind; 4] = [
+        CallKind::Sampler,
+        CallKind::Profile,
+        CallKind::Alloc,
+        CallKind::Sites,
+    ];
 
     pub fn desc(self) -> &'static SectionDesc {
         match self {
             CallKind::Sampler => &SAMPLER,
             CallKind::Profile => &PROFILE,
             CallKind::Alloc => &ALLOC,
+            CallKind::Sites => &SITES,
         }
     }
 
@@ -333,6 +342,56 @@ const ALLOC: SectionDesc = SectionDesc {
                  figures are estimates from the samples",
     class_frames: "what was allocated",
     diff_metrics: &["bytes", "objects"],
+};
+
+const SITES: SectionDesc = SectionDesc {
+    tag: sites::SECTION,
+    own: true,
+    node_values: &[
+        sites::node::COUNT,
+        sites::node::MAX,
+        sites::node::CUMULATED_COUNT,
+        sites::node::CUMULATED_MAX,
+    ],
+    signature: None,
+    class_marker: Some(sites::node::CLASS),
+    metrics: &[
+        MetricDesc {
+            name: "alive",
+            aliases: &[],
+            own: sites::node::COUNT,
+            cumulated: Some(sites::node::CUMULATED_COUNT),
+            unit: "objects",
+            describe: "objects alive at the snapshot, exact (count)",
+            title: "ALLOCATING METHODS",
+            pprof: Some(("inuse_objects", "count")),
+            pprof_live: None,
+            thread_total: None,
+        },
+        MetricDesc {
+            name: "max",
+            aliases: &[],
+            own: sites::node::MAX,
+            cumulated: Some(sites::node::CUMULATED_MAX),
+            unit: "objects",
+            describe: "the most objects alive at once, exact per site (max)",
+            title: "ALLOCATING METHODS",
+            pprof: Some(("max_inuse_objects", "count")),
+            pprof_live: None,
+            thread_total: None,
+        },
+    ],
+    default_metric: "alive",
+    thread_totals: &[],
+    live: None,
+    scope: ["objects alive at the snapshot", ""],
+    section_values: &[],
+    count_column: None,
+    sites_title: "ALLOCATION SITES (exact)",
+    sites_note: "a site: a class and the method and line that allocated it; \
+                 counts are exact, each `max` the site's own peak",
+    class_frames: "what was allocated",
+    diff_metrics: &["alive", "max"],
 };
 
 /// A `--metric` value: any section's metric name (aliases resolved).

@@ -10,8 +10,23 @@ pub trait ProbeIds: Send + Sync {
     fn coverage_method(&self, layout: MethodLines) -> u32;
     /// Coverage: a class in scope, its source file and its methods' ids.
     fn coverage_class(&self, class: &str, source: Option<String>, methods: &[u32]);
-    /// Memory: the id of a type named as Java writes it (`int[]`).
-    fn type_id(&self, java_name: &str) -> u32;
+    /// Memory: the id of an allocation site, a place and the type it
+    /// allocates (named as Java writes it: `int[]`): what its probe passes.
+    fn alloc_site(&self, place: AllocPlace, java_type: &str) -> u32;
+    /// Memory: the id of a place whose calls make objects of types known
+    /// only when they run (reflection, clone): what their probes pass.
+    fn alloc_place(&self, place: AllocPlace) -> u32;
+}
+
+/// Where code allocates: a method and the source line of the instruction.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct AllocPlace {
+    /// Internal class name.
+    pub class: String,
+    pub method: String,
+    pub descriptor: String,
+    /// `None`: the class has no line numbers.
+    pub line: Option<u16>,
 }
 
 /// One instrumented method as the snapshot shows it.

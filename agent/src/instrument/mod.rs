@@ -10,7 +10,7 @@ pub mod probe_class;
 pub mod registry;
 mod rewrite;
 
-pub use ids::{MethodLines, ProbeIds};
+pub use ids::{AllocPlace, MethodLines, ProbeIds};
 pub use rewrite::Modes;
 
 use crate::log;

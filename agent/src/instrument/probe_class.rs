@@ -36,15 +36,19 @@ pub const COUNTERS_BOOTSTRAP: (&str, &str) = (
 );
 /// The native behind it when the array is not published yet.
 pub const COUNTERS_SLOW: &str = "covSlow";
-/// What instrumented code calls with each new object or array and its type id.
+/// What instrumented code calls with each new object or array and its site id.
 pub const ALLOC_METHOD: (&str, &str) = ("alloc", "(Ljava/lang/Object;I)V");
-/// After a JDK call that always returns a new object (reflection): the object.
-pub const ALLOC_ANY_METHOD: (&str, &str) = ("allocAny", "(Ljava/lang/Object;)V");
-/// After `receiver.clone()`: the result and the receiver.
-pub const CLONED_METHOD: (&str, &str) = ("cloned", "(Ljava/lang/Object;Ljava/lang/Object;)V");
-/// After `super.clone()`: the result and the class the call resolved from.
+/// After a JDK call that always returns a new object (reflection): the object
+/// and the id of the calling place.
+pub const ALLOC_ANY_METHOD: (&str, &str) = ("allocAny", "(Ljava/lang/Object;I)V");
+/// The native behind it: the object, its place id and its type id.
+pub const ALLOC_AT_METHOD: (&str, &str) = ("allocAt", "(Ljava/lang/Object;II)V");
+/// After `receiver.clone()`: the result, the receiver and the place id.
+pub const CLONED_METHOD: (&str, &str) = ("cloned", "(Ljava/lang/Object;Ljava/lang/Object;I)V");
+/// After `super.clone()`: the result, the class the call resolved from and
+/// the place id.
 pub const CLONED_FROM_METHOD: (&str, &str) =
-    ("clonedFrom", "(Ljava/lang/Object;Ljava/lang/Class;)V");
+    ("clonedFrom", "(Ljava/lang/Object;Ljava/lang/Class;I)V");
 
 #[cfg(test)]
 mod tests {
@@ -95,6 +99,7 @@ mod tests {
         for (n, d) in [
             ALLOC_METHOD,
             ALLOC_ANY_METHOD,
+            ALLOC_AT_METHOD,
             CLONED_METHOD,
             CLONED_FROM_METHOD,
         ] {

@@ -3,11 +3,11 @@
 //! refuses stays as it was; the caller reports it.
 
 use super::registry::{self, MethodInfo, Registry};
-use super::{makers, probe_class, MethodLines, ProbeIds};
+use super::{makers, probe_class, AllocPlace, MethodLines, ProbeIds};
 use profrj_bytecode::code::{decode_code, Code, Insn, VType};
 use profrj_bytecode::edit::{
-    add_counting, edit_method, increment, line_probes_in, plan_counters, sites_in, AllocWhere,
-    CounterPlan, Edit, NewLocal,
+    add_counting, edit_method, increment, line_at, line_probes_in, line_table, plan_counters,
+    sites_in, AllocWhere, CounterPlan, Edit, NewLocal,
 };
 use profrj_bytecode::opcodes::*;
 use profrj_bytecode::{parse_class, write_class, ClassFile, ConstantPool};
@@ -161,9 +161,9 @@ pub fn rewrite(
                 modes.derive_lines,
             );
             let layout = MethodLines {
-                class: info.class,
-                name: info.name,
-                descriptor: info.descriptor,
+                class: info.class.clone(),
+                name: info.name.clone(),
+                descriptor: info.descriptor.clone(),
                 lines: lines.points.iter().map(|p| p.1).collect(),
                 counts: plan.counts.clone(),
                 slots: plan.slots as usize,
@@ -177,9 +177,10 @@ pub fn rewrite(
         }
         if modes.memory && !makers::is_reflection_machinery(name) {
             let major = class.major_version;
+            let method = (&info.class, &info.name, &info.descriptor);
             if let Err(e) = add_memory(
                 &mut edit,
-                &code,
+                (&code, method),
                 &mut class.constant_pool,
                 major,
                 (&refs, ids),
@@ -255,18 +256,27 @@ fn add_coverage(
     add_counting(edit, cp, plan, array);
 }
 
-/// `Probe.alloc(object, type)` after each allocation site: the constructor
+/// `Probe.alloc(object, site)` after each allocation site: the constructor
 /// call of each `new`, and each array instruction. A site whose object is
 /// on top of the stack gets `dup`, one kept only in a local `aload`; the
 /// rare object found nowhere (a `new` without `dup`, unused) is not tracked.
+/// A site is the method, the source line of its `new` (or array
+/// instruction) and the type.
 fn add_memory(
     edit: &mut Edit,
-    code: &Code<'_>,
+    (code, (class, method, descriptor)): (&Code<'_>, (&String, &String, &String)),
     cp: &mut ConstantPool<'_>,
     major_version: u16,
     (refs, ids): (&Refs, &dyn ProbeIds),
 ) -> Result<(), String> {
     let sites = sites_in(code, cp).map_err(|e| e.to_string())?;
+    let lines = line_table(code, cp);
+    let place = |ix: u32| AllocPlace {
+        class: class.clone(),
+        method: method.clone(),
+        descriptor: descriptor.clone(),
+        line: line_at(&lines, ix),
+    };
     for site in sites {
         let load = match site.at {
             AllocWhere::Top => Insn::plain(DUP, &[]),
@@ -276,15 +286,16 @@ fn add_memory(
         let Some(name) = site.type_name(cp) else {
             continue;
         };
-        let ty = ids.type_id(&registry::java_type_name(&name));
+        let id = ids.alloc_site(place(site.new_at), &registry::java_type_name(&name));
         let seq = edit.after.entry(site.after).or_default();
         seq.push(load);
-        seq.push(Insn::push_int(cp, ty as i32));
+        seq.push(Insn::push_int(cp, id as i32));
         seq.push(Insn::plain(INVOKESTATIC, &refs.alloc.to_be_bytes())); // alloc
     }
-    add_hidden_makers(edit, code, cp, major_version >= 49, refs);
-    // The object and the type id; or two copies of a clone and its receiver.
-    edit.extra_stack = edit.extra_stack.max(2);
+    let place_id = |ix: u32| ids.alloc_place(place(ix));
+    add_hidden_makers(edit, code, cp, major_version >= 49, refs, &place_id);
+    // Two copies of a clone, its receiver and the place id.
+    edit.extra_stack = edit.extra_stack.max(3);
     Ok(())
 }
 
@@ -293,13 +304,15 @@ fn add_memory(
 /// reports nothing either, so the call site reports its result with where
 /// the call was resolved from; the runtime counts it when that reaches
 /// `Object.clone` (see `Memory.cloned`). A virtual call keeps a copy of its
-/// receiver (`dup` before, `dup_x1; swap` after).
+/// receiver (`dup` before, `dup_x1; swap` after). Each probe also passes
+/// the id of its place (`place_id` of the call's index).
 fn add_hidden_makers(
     edit: &mut Edit,
     code: &Code<'_>,
-    cp: &ConstantPool<'_>,
+    cp: &mut ConstantPool<'_>,
     ldc_class: bool,
     refs: &Refs,
+    place_id: &dyn Fn(u32) -> u32,
 ) {
     for (i, insn) in code.insns.iter().enumerate() {
         let Insn::Plain { op, operands } = insn else {
@@ -315,9 +328,12 @@ fn add_hidden_makers(
         };
         let owner = cp.member_class(member).and_then(|c| cp.class_name(c));
         let maker = owner.is_some_and(|o| makers::is_maker(o.as_bytes(), name, desc));
+        let i = i as u32;
         if maker {
-            let seq = edit.after.entry(i as u32).or_default();
+            let place = Insn::push_int(cp, place_id(i) as i32);
+            let seq = edit.after.entry(i).or_default();
             seq.push(Insn::plain(DUP, &[]));
+            seq.push(place);
             seq.push(Insn::plain(INVOKESTATIC, &refs.alloc_any.to_be_bytes()));
             continue;
         }
@@ -327,16 +343,18 @@ fn add_hidden_makers(
         {
             continue;
         }
-        let i = i as u32;
         if *op == INVOKESPECIAL {
             let Some(owner) = cp.member_class(member).filter(|_| ldc_class) else {
                 continue;
             };
+            let place = Insn::push_int(cp, place_id(i) as i32);
             let seq = edit.after.entry(i).or_default();
             seq.push(Insn::plain(DUP, &[]));
             seq.push(Insn::plain(LDC_W, &owner.to_be_bytes())); // ldc_w Class
+            seq.push(place);
             seq.push(Insn::plain(INVOKESTATIC, &refs.cloned_from.to_be_bytes()));
         } else {
+            let place = Insn::push_int(cp, place_id(i) as i32);
             edit.before
                 .entry(i)
                 .or_default()
@@ -344,6 +362,7 @@ fn add_hidden_makers(
             let seq = edit.after.entry(i).or_default();
             seq.push(Insn::plain(DUP_X1, &[]));
             seq.push(Insn::plain(SWAP, &[]));
+            seq.push(place);
             seq.push(Insn::plain(INVOKESTATIC, &refs.cloned.to_be_bytes()));
         }
     }

@@ -1,26 +1,48 @@
-//! One counter per (allocating thread, type): objects tracked, objects seen
-//! dead, and the most ever alive at once. A counter is found by index
-//! without a lock: a weak-reference record holds the index, a JVMTI tag
-//! holds `MEMORY_TAG | index` (the agent's other tags, on threads, are
-//! small or negative numbers, never with that bit).
+//! One counter per (allocating thread, allocation site), and one per
+//! (allocating thread, type), the site counters' group: objects tracked,
+//! objects seen dead, and the most ever alive at once. A counter is found by
+//! index without a lock: a weak-reference record holds the site counter's
+//! index, a JVMTI tag holds `MEMORY_TAG | index` (the agent's other tags, on
+//! threads, are small or negative numbers, never with that bit).
+//!
+//! Groups. With weak references an allocation adds to its site's counter
+//! alone (the cost per allocation stays one counter), and a group's figures
+//! are its sites' sums: its `max` is taken from that sum at each GC start,
+//! where weak references take every peak. With tags, whose frees arrive
+//! on their own, an allocation and its free count on both, and the group's
+//! `max` follows at once. Either way a group's `max` is the peak of the sum,
+//! not the sum of its sites' peaks, as the `<memory>` rows always were.
 //!
 //! Counters live in chunks that never move; each thread keeps its own
-//! type → index cache, so the allocation path takes no lock either once a
-//! thread has met a type.
+//! site → counters cache, so the allocation path takes no lock either once
+//! a thread has met a site.
 
 use crate::modes::Host;
 use crate::vm::Jni;
 use parking_lot::Mutex;
-use std::sync::atomic::{AtomicI64, Ordering::Relaxed};
+use std::collections::HashMap;
+use std::sync::atomic::{
+    AtomicI64, AtomicUsize, Ordering::Acquire, Ordering::Relaxed, Ordering::Release,
+};
 use std::sync::OnceLock;
 
 const MEMORY_TAG: i64 = 1 << 62;
 const CHUNK: usize = 4096;
 const CHUNKS: usize = 1024;
+/// A counter without a group (a group itself).
+const NO_GROUP: usize = usize::MAX;
+
+/// What a counter counts, besides its thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Key {
+    /// Every object of a type (a `<memory>` row).
+    Type(u32),
+    /// The objects of one allocation site (a `<sites>` class frame).
+    Site(u32),
+}
 
 /// One per cache line: each is written by its own thread at every allocation,
 /// and two threads' counters sharing a line would slow both.
-#[derive(Default)]
 #[repr(align(64))]
 pub struct Counter {
     /// Objects tracked; written only by the allocating thread.
@@ -30,6 +52,20 @@ pub struct Counter {
     /// The most alive at once, as far as brought up to date.
     max: AtomicI64,
     index: usize,
+    /// Index of the group counter (thread × type) a site counter adds to.
+    group: AtomicUsize,
+}
+
+impl Default for Counter {
+    fn default() -> Self {
+        Counter {
+            made: AtomicI64::new(0),
+            freed: AtomicI64::new(0),
+            max: AtomicI64::new(0),
+            index: 0,
+            group: AtomicUsize::new(NO_GROUP),
+        }
+    }
 }
 
 impl Counter {
@@ -76,8 +112,8 @@ impl Counter {
 /// lifetime state, which the agent owns).
 pub struct Counters {
     table: Box<[OnceLock<Box<[Counter]>>]>,
-    /// (thread, type) of each counter made so far, by index.
-    owners: Mutex<Vec<(i64, u32)>>,
+    /// (thread, what) of each counter made so far, by index.
+    owners: Mutex<Vec<(i64, Key)>>,
 }
 
 impl Default for Counters {
@@ -95,7 +131,13 @@ impl Counters {
         chunk.get(index % CHUNK)
     }
 
-    pub(super) fn new_counter(&self, thread: i64, ty: u32) -> Option<&Counter> {
+    /// A new counter of `thread` for `key`, adding to `group`'s if any.
+    pub(super) fn new_counter(
+        &self,
+        thread: i64,
+        key: Key,
+        group: Option<&Counter>,
+    ) -> Option<&Counter> {
         let mut owners = self.owners.lock();
         let index = owners.len();
         let chunk = self.table.get(index / CHUNK)?.get_or_init(|| {
@@ -106,53 +148,106 @@ impl Counters {
                 })
                 .collect()
         });
-        owners.push((thread, ty));
-        chunk.get(index % CHUNK)
+        owners.push((thread, key));
+        let counter = chunk.get(index % CHUNK)?;
+        if let Some(g) = group {
+            counter.group.store(g.index, Release);
+        }
+        Some(counter)
+    }
+
+    /// A counter's group, if it has one.
+    fn group_of(&self, c: &Counter) -> Option<&Counter> {
+        match c.group.load(Acquire) {
+            NO_GROUP => None,
+            g => self.counter(g),
+        }
     }
 }
 
-/// A thread's agent id and its counters by type (kept in the memory
-/// mode's per-thread state, `super::PerThread`).
+/// The counters one object counts on: its site's and that site's group.
+#[derive(Clone, Copy)]
+pub struct SiteCounters {
+    pub site: &'static Counter,
+    pub group: &'static Counter,
+}
+
+/// A thread's agent id and its counters by site and by type (kept in the
+/// memory mode's per-thread state, `super::PerThread`).
 #[derive(Default)]
 pub struct ThreadCounters {
     thread: Option<i64>,
+    by_site: Vec<Option<SiteCounters>>,
     by_type: Vec<Option<&'static Counter>>,
+    /// Sites found when the probe ran: (place, type) → site id.
+    found: Option<HashMap<(u32, u32), u32>>,
 }
 
 impl ThreadCounters {
     pub const fn new() -> Self {
         Self {
             thread: None,
+            by_site: Vec::new(),
             by_type: Vec::new(),
+            found: None,
         }
     }
 
-    /// The calling thread's counter for type `ty`, made on first use.
-    pub fn get(&mut self, a: &Host<'static>, jni: &Jni, ty: u32) -> Option<&'static Counter> {
-        if let Some(&Some(c)) = self.by_type.get(ty as usize) {
+    /// The calling thread's counters for site `site`, made on first use.
+    pub fn get(&mut self, a: &Host<'static>, jni: &Jni, site: u32) -> Option<SiteCounters> {
+        if let Some(&Some(c)) = self.by_site.get(site as usize) {
             return Some(c);
         }
-        let thread = match self.thread {
-            Some(t) => t,
-            None => {
-                let t = a.jvmti.current_thread().ok()?;
-                let id = a.threads.identify(a.jvmti, jni, t, 0);
-                jni.delete_local_ref(t);
-                let id = match id? {
-                    crate::threads::Identity::Java(id) => id.0 as i64,
-                    crate::threads::Identity::Agent => return None,
-                };
-                self.thread = Some(id);
-                id
+        let thread = self.thread(a, jni)?;
+        let ty = a.memory.sites.type_of(site)?;
+        let counters = &a.memory.counters;
+        let group = match self.by_type.get(ty as usize) {
+            Some(&Some(g)) => g,
+            _ => {
+                let g = counters.new_counter(thread, Key::Type(ty), None)?;
+                put(&mut self.by_type, ty, g);
+                g
             }
         };
-        let counter = a.memory.counters.new_counter(thread, ty)?;
-        if self.by_type.len() <= ty as usize {
-            self.by_type.resize(ty as usize + 1, None);
-        }
-        self.by_type[ty as usize] = Some(counter);
-        Some(counter)
+        let c = SiteCounters {
+            site: counters.new_counter(thread, Key::Site(site), Some(group))?,
+            group,
+        };
+        put(&mut self.by_site, site, c);
+        Some(c)
     }
+
+    /// The id of the site (place, type), for probes that know the type only
+    /// when they run; cached per thread.
+    pub fn site_of(&mut self, a: &Host<'static>, place: u32, ty: u32) -> u32 {
+        let found = self.found.get_or_insert_with(HashMap::new);
+        *found
+            .entry((place, ty))
+            .or_insert_with(|| a.memory.sites.site_id(place, ty))
+    }
+
+    fn thread(&mut self, a: &Host<'static>, jni: &Jni) -> Option<i64> {
+        if let Some(t) = self.thread {
+            return Some(t);
+        }
+        let t = a.jvmti.current_thread().ok()?;
+        let id = a.threads.identify(a.jvmti, jni, t, 0);
+        jni.delete_local_ref(t);
+        let id = match id? {
+            crate::threads::Identity::Java(id) => id.0 as i64,
+            crate::threads::Identity::Agent => return None,
+        };
+        self.thread = Some(id);
+        Some(id)
+    }
+}
+
+/// `v[i] = Some(x)`, growing `v` as needed.
+fn put<T: Copy>(v: &mut Vec<Option<T>>, i: u32, x: T) {
+    if v.len() <= i as usize {
+        v.resize(i as usize + 1, None);
+    }
+    v[i as usize] = Some(x);
 }
 
 pub fn is_memory_tag(tag: i64) -> bool {
@@ -160,42 +255,69 @@ pub fn is_memory_tag(tag: i64) -> bool {
 }
 
 impl Counters {
-    /// The ObjectFree event of a tagged object.
+    /// The ObjectFree event of a tagged object: its site's and its group's.
     pub fn object_freed(&self, tag: i64) {
-        if is_memory_tag(tag) {
-            if let Some(c) = self.counter((tag & !MEMORY_TAG) as usize) {
-                c.freed(1);
+        if !is_memory_tag(tag) {
+            return;
+        }
+        if let Some(c) = self.counter((tag & !MEMORY_TAG) as usize) {
+            c.freed(1);
+            if let Some(g) = self.group_of(c) {
+                g.freed(1);
             }
         }
     }
 
-    /// `n` objects of counter `index` were found dead.
+    /// `n` objects of counter `index` were found dead (weak references:
+    /// the site's alone, its group sums its sites).
     pub fn freed_by_index(&self, index: usize, n: i64) {
         if let Some(c) = self.counter(index) {
             c.freed(n);
         }
     }
 
-    /// Every counter's `max` catches up with what is alive now. Runs at the
-    /// start of each GC (a safepoint: no lock is held across a VM call, so the
-    /// one taken here is always released soon).
+    /// Every counter's `max` catches up with what is alive now, and each
+    /// group's with its sites' sum (weak references). Runs at the start of
+    /// each GC (a safepoint: no lock is held across a VM call, so the one
+    /// taken here is always released soon).
     pub fn note_peaks(&self) {
         let made = self.owners.lock().len();
+        let mut sums: HashMap<usize, i64> = HashMap::new();
         for c in (0..made).filter_map(|i| self.counter(i)) {
             c.note_peak();
+            if let Some(g) = self.group_of(c) {
+                *sums.entry(g.index).or_default() += c.alive();
+            }
+        }
+        for (g, alive) in sums {
+            if let Some(g) = self.counter(g) {
+                g.max.fetch_max(alive, Relaxed);
+            }
         }
     }
 
-    /// (thread, type, alive, max) of every counter.
-    pub fn all(&self) -> Vec<(i64, u32, i64, i64)> {
+    /// (thread, what, alive, max) of every counter. `sum_groups`: a group's
+    /// alive is its sites' sum (weak references), not its own count (tags).
+    pub fn all(&self, sum_groups: bool) -> Vec<(i64, Key, i64, i64)> {
         let owners = self.owners.lock().clone();
+        let mut sums: HashMap<usize, i64> = HashMap::new();
+        if sum_groups {
+            for c in (0..owners.len()).filter_map(|i| self.counter(i)) {
+                if let Some(g) = self.group_of(c) {
+                    *sums.entry(g.index).or_default() += c.alive();
+                }
+            }
+        }
         owners
             .into_iter()
             .enumerate()
-            .filter_map(|(i, (thread, ty))| {
+            .filter_map(|(i, (thread, key))| {
                 let c = self.counter(i)?;
-                let alive = c.alive();
-                Some((thread, ty, alive, c.max.load(Relaxed).max(alive)))
+                let alive = match key {
+                    Key::Type(_) if sum_groups => sums.get(&i).copied().unwrap_or(0),
+                    _ => c.alive(),
+                };
+                Some((thread, key, alive, c.max.load(Relaxed).max(alive)))
             })
             .collect()
     }
@@ -208,8 +330,8 @@ mod tests {
     #[test]
     fn tags_name_their_counters_and_frees_come_back() {
         let counters = Counters::default();
-        let a = counters.new_counter(7, 3).unwrap();
-        let b = counters.new_counter(7, 4).unwrap();
+        let a = counters.new_counter(7, Key::Type(3), None).unwrap();
+        let b = counters.new_counter(7, Key::Type(4), None).unwrap();
         assert!(is_memory_tag(a.tag()) && is_memory_tag(b.tag()));
         assert!(
             !is_memory_tag(5) && !is_memory_tag(-1),
@@ -221,8 +343,11 @@ mod tests {
         counters.object_freed(a.tag());
         a.made_one_with_peak();
         counters.object_freed(5); // a thread's tag: ignored
-        let rows = counters.all();
-        let row = rows.iter().find(|r| r.0 == 7 && r.1 == 3).unwrap();
+        let rows = counters.all(false);
+        let row = rows
+            .iter()
+            .find(|r| r.0 == 7 && r.1 == Key::Type(3))
+            .unwrap();
         assert_eq!((row.2, row.3), (3, 3));
         assert_eq!(counters.counter(b.index).unwrap().alive(), 0);
     }
@@ -232,7 +357,7 @@ mod tests {
     #[test]
     fn peaks_are_taken_before_each_gc_frees() {
         let counters = Counters::default();
-        let c = counters.new_counter(9, 1).unwrap();
+        let c = counters.new_counter(9, Key::Type(1), None).unwrap();
         for _ in 0..5 {
             c.made_one();
         }
@@ -243,8 +368,55 @@ mod tests {
         }
         counters.note_peaks(); // GC 2 starts: 3 alive
         counters.freed_by_index(c.index(), 1);
-        let rows = counters.all();
-        let row = rows.iter().find(|r| r.0 == 9 && r.1 == 1).unwrap();
+        let rows = counters.all(false);
+        let row = rows
+            .iter()
+            .find(|r| r.0 == 9 && r.1 == Key::Type(1))
+            .unwrap();
         assert_eq!((row.2, row.3), (2, 5));
+    }
+
+    /// Two sites of one type, weak references: each object counts on its
+    /// site; the group is their sum, its `max` the peak of the sum at each
+    /// GC start, not the sum of the sites' peaks.
+    #[test]
+    fn groups_sum_their_sites() {
+        let counters = Counters::default();
+        let group = counters.new_counter(3, Key::Type(0), None).unwrap();
+        let a = counters.new_counter(3, Key::Site(10), Some(group)).unwrap();
+        let b = counters.new_counter(3, Key::Site(11), Some(group)).unwrap();
+        let make = |c: &Counter, n| {
+            for _ in 0..n {
+                c.made_one();
+            }
+        };
+        make(a, 4);
+        counters.note_peaks(); // a 4, group 4
+        counters.freed_by_index(a.index(), 4);
+        make(b, 3);
+        counters.note_peaks(); // b 3, group 3
+        counters.freed_by_index(b.index(), 1);
+        let rows = counters.all(true);
+        let get = |k| rows.iter().find(|r| r.1 == k).map(|r| (r.2, r.3)).unwrap();
+        assert_eq!(get(Key::Site(10)), (0, 4));
+        assert_eq!(get(Key::Site(11)), (2, 3));
+        assert_eq!(get(Key::Type(0)), (2, 4), "not 4 + 3");
+    }
+
+    /// Tags: an object counts on its site and its group, and its free
+    /// (by the site's tag) reaches both.
+    #[test]
+    fn a_tags_free_reaches_the_group() {
+        let counters = Counters::default();
+        let group = counters.new_counter(3, Key::Type(0), None).unwrap();
+        let a = counters.new_counter(3, Key::Site(10), Some(group)).unwrap();
+        for _ in 0..2 {
+            a.made_one_with_peak();
+            group.made_one_with_peak();
+        }
+        counters.object_freed(a.tag());
+        let rows = counters.all(false);
+        let get = |k| rows.iter().find(|r| r.1 == k).map(|r| (r.2, r.3)).unwrap();
+        assert_eq!((get(Key::Site(10)), get(Key::Type(0))), ((1, 2), (1, 2)));
     }
 }

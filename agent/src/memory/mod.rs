@@ -31,39 +31,38 @@ mod counters;
 mod mechanism;
 pub mod mode;
 mod section;
+mod sites;
+mod sites_section;
 mod vm_alloc;
 mod weak_refs;
 
 pub use mechanism::{pause_collectors_only, Mechanism};
 pub use section::write_section;
+pub use sites_section::write_sites;
 pub use vm_alloc::{jni_allocated, vm_allocated};
 
-use crate::instrument::probe_class;
+use crate::instrument::{probe_class, AllocPlace};
 use crate::modes::Host;
 use crate::vm::{Jni, Jvmti, JvmtiEvent, WeakHandle};
 use jni_sys::{jclass, jint, jobject, JNIEnv};
-use parking_lot::Mutex;
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 /// The natives of `profrj.runtime.Probe` this mode binds.
-pub fn natives() -> [(&'static str, &'static str, *mut std::ffi::c_void); 2] {
+pub fn natives() -> [(&'static str, &'static str, *mut std::ffi::c_void); 3] {
     [
         (
             probe_class::ALLOC_METHOD.0,
             probe_class::ALLOC_METHOD.1,
             alloc as *mut _,
         ),
+        (
+            probe_class::ALLOC_AT_METHOD.0,
+            probe_class::ALLOC_AT_METHOD.1,
+            alloc_at as *mut _,
+        ),
         ("typeId", "(Ljava/lang/Class;)I", type_of as *mut _),
     ]
-}
-
-/// Type names by id: the id instrumented code passes with each allocation.
-#[derive(Default)]
-struct Types {
-    names: Vec<String>,
-    ids: HashMap<String, u32>,
 }
 
 /// What `memory` keeps for the JVM's lifetime: its probes stay in the code
@@ -75,7 +74,7 @@ pub struct Lifetime {
     /// Does a running session want allocations tracked? (A stopped
     /// session's probes stay in the code; they count nothing until `resume`.)
     active: AtomicBool,
-    types: Mutex<Types>,
+    sites: sites::Sites,
     /// How objects are followed to their death.
     pub tracking: mechanism::Tracking,
     counters: counters::Counters,
@@ -86,14 +85,18 @@ impl Lifetime {
     /// The id of a type named as Java writes it (`java.util.HashMap$Node`,
     /// `int[]`, `java.lang.String[][]`).
     pub fn type_id(&self, java_name: &str) -> u32 {
-        let mut t = self.types.lock();
-        if let Some(&id) = t.ids.get(java_name) {
-            return id;
-        }
-        let id = t.names.len() as u32;
-        t.names.push(java_name.to_owned());
-        t.ids.insert(java_name.to_owned(), id);
-        id
+        self.sites.type_id(java_name)
+    }
+
+    /// The id of an allocation site: what its probe passes.
+    pub fn site_id(&self, place: AllocPlace, java_type: &str) -> u32 {
+        let place = self.sites.place_id(place);
+        self.sites.site_id(place, self.sites.type_id(java_type))
+    }
+
+    /// The id of a place whose objects' types are known when they are made.
+    pub fn place_id(&self, place: AllocPlace) -> u32 {
+        self.sites.place_id(place)
     }
 
     pub fn set_active(&self, on: bool) {
@@ -145,37 +148,46 @@ thread_local! {
     };
 }
 
-/// Tracks `object` (a live reference) as one of `type` made by the calling thread.
-pub fn track(a: &Host<'static>, jni: &Jni, object: jobject, ty: u32) {
+/// Tracks `object` (a live reference) as one made at site `site` by the
+/// calling thread.
+pub fn track(a: &Host<'static>, jni: &Jni, object: jobject, site: u32) {
     PER_THREAD.with(|mine| {
-        let Some(counter) = mine.counters.borrow_mut().get(a, jni, ty) else {
+        let Some(counters) = mine.counters.borrow_mut().get(a, jni, site) else {
             return;
         };
-        track_on(a, jni, object, counter, &mine.log)
+        track_on(a, jni, object, counters, &mine.log)
     })
+}
+
+/// Tracks `object` as one of type `ty` made at place `place` (a site found
+/// only now: reflection, clone, the VM, JNI).
+fn track_at(a: &Host<'static>, jni: &Jni, object: jobject, place: u32, ty: u32) {
+    let site = PER_THREAD.with(|mine| mine.counters.borrow_mut().site_of(a, place, ty));
+    track(a, jni, object, site)
 }
 
 fn track_on(
     a: &Host<'static>,
     jni: &Jni,
     object: jobject,
-    counter: &counters::Counter,
+    counters: counters::SiteCounters,
     log: &weak_refs::ThreadLogSlot,
 ) {
     let life = a.memory;
     match life.tracking.mechanism() {
         Mechanism::WeakRefs => {
             if let Some(h) = WeakHandle::new(jni, object) {
-                life.weak.record(log, h, counter.index());
-                counter.made_one();
+                life.weak.record(log, h, counters.site.index());
+                counters.site.made_one(); // the group sums its sites
             }
         }
         Mechanism::Tags => {
             let Ok(env) = life.tracking.made_env() else {
                 return;
             };
-            if env.set_tag(object, counter.tag()).is_ok() {
-                counter.made_one_with_peak();
+            if env.set_tag(object, counters.site.tag()).is_ok() {
+                counters.site.made_one_with_peak();
+                counters.group.made_one_with_peak();
             }
         }
     }
@@ -186,7 +198,7 @@ pub fn track_vm_object(a: &Host<'static>, jni: &Jni, object: jobject, sig: &str)
     let ty = a
         .memory
         .type_id(&crate::instrument::registry::java_type(sig).0);
-    track(a, jni, object, ty);
+    track_at(a, jni, object, sites::NO_PLACE, ty);
 }
 
 /// One row of the `<memory>` section.
@@ -199,11 +211,29 @@ pub struct Row {
     pub max: i64,
 }
 
+/// One allocation site's counts in one thread (a `<sites>` class frame).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SiteRow {
+    /// The agent's thread id (`-1`: a thread it does not know).
+    pub thread: i64,
+    /// The method and line as a frame (`pkg.Cls.m():12`).
+    pub place: String,
+    pub class: String,
+    pub count: i64,
+    pub max: i64,
+}
+
+/// What a memory snapshot holds: per thread and type, and per thread and site.
+pub struct Counts {
+    pub rows: Vec<Row>,
+    pub sites: Vec<SiteRow>,
+}
+
 /// Live counts now: a full GC, every free it found counted (weak
 /// references: its scan; tags: every ObjectFree posted), then every
 /// counter. Runs on the dumping thread.
 impl Lifetime {
-    pub fn live_counts(&self, jvmti: Jvmti) -> Result<Vec<Row>, String> {
+    pub fn live_counts(&self, jvmti: Jvmti) -> Result<Counts, String> {
         if self.tracking.gc_impossible_now() {
             // ZGC or Shenandoah would wait forever for their stopped threads.
             crate::log::warn("memory: no GC can run while this JVM exits (its collector works concurrently), so the last snapshot's counts include objects that died since the last GC");
@@ -221,26 +251,40 @@ impl Lifetime {
                 .set_event_enabled(JvmtiEvent::OBJECT_FREE, true)
                 .map_err(|e| format!("ObjectFree: {}", jvmti.error_name(e)))?;
         }
-        let names = self.types.lock().names.clone();
-        Ok(self
-            .counters
-            .all()
-            .into_iter()
-            .map(|(thread, ty, count, max)| Row {
-                thread,
-                class: names
-                    .get(ty as usize)
-                    .cloned()
-                    .unwrap_or_else(|| format!("(type {ty})")),
-                count,
-                max,
-            })
-            .collect())
+        let tables = self.sites.tables();
+        let mut counts = Counts {
+            rows: Vec::new(),
+            sites: Vec::new(),
+        };
+        let sum_groups = self.tracking.mechanism() == Mechanism::WeakRefs;
+        for (thread, key, count, max) in self.counters.all(sum_groups) {
+            match key {
+                counters::Key::Type(ty) => counts.rows.push(Row {
+                    thread,
+                    class: tables.type_name(ty),
+                    count,
+                    max,
+                }),
+                counters::Key::Site(site) => {
+                    let Some(&(place, ty)) = tables.sites.get(site as usize) else {
+                        continue;
+                    };
+                    counts.sites.push(SiteRow {
+                        thread,
+                        place: tables.place_frame(place),
+                        class: tables.type_name(ty),
+                        count,
+                        max,
+                    })
+                }
+            }
+        }
+        Ok(counts)
     }
 }
 
 /// `Probe.alloc(Object, int)`.
-extern "system" fn alloc(env: *mut JNIEnv, _class: jclass, object: jobject, ty: jint) {
+extern "system" fn alloc(env: *mut JNIEnv, _class: jclass, object: jobject, site: jint) {
     let Some(a) = crate::agent::host() else {
         return;
     };
@@ -250,7 +294,30 @@ extern "system" fn alloc(env: *mut JNIEnv, _class: jclass, object: jobject, ty: 
     crate::vm::guard("memory probe", (), || {
         // SAFETY: the VM calls this native (only RegisterNatives knows it)
         // with the calling thread's JNIEnv.
-        track(&a, &unsafe { Jni::from_raw(env) }, object, ty as u32)
+        track(&a, &unsafe { Jni::from_raw(env) }, object, site as u32)
+    })
+}
+
+/// `Probe.allocAt(Object, int, int)`: an object whose type its place learnt
+/// only when it ran (reflection, clone).
+extern "system" fn alloc_at(
+    env: *mut JNIEnv,
+    _class: jclass,
+    object: jobject,
+    place: jint,
+    ty: jint,
+) {
+    let Some(a) = crate::agent::host() else {
+        return;
+    };
+    if !a.memory.is_active() || object.is_null() {
+        return;
+    }
+    crate::vm::guard("memory probe", (), || {
+        // SAFETY: the VM calls this native (only RegisterNatives knows it)
+        // with the calling thread's JNIEnv.
+        let jni = unsafe { Jni::from_raw(env) };
+        track_at(&a, &jni, object, place as u32, ty as u32)
     })
 }
 

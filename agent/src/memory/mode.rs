@@ -2,7 +2,7 @@
 //! chosen when the first memory session opens; objects the VM or native code
 //! makes are reported through VMObjectAlloc and the intercepted JNI table.
 
-use super::Row;
+use super::Counts;
 use crate::log;
 use crate::modes::{Cx, Mode, Registration, Section};
 use crate::snapshot::XmlWriter;
@@ -76,10 +76,10 @@ impl Mode for Memory {
     fn snapshot(&self, cx: &Cx) -> Result<Box<dyn Section + '_>, String> {
         let _ = cx;
         let life = self.0;
-        let rows = life
+        let counts = life
             .live_counts(life.tracking.made_env()?)
             .map_err(|e| format!("memory: {e}"))?;
-        Ok(Box::new(Captured(rows)))
+        Ok(Box::new(Captured(counts)))
     }
 
     /// A concurrent collector can no longer run a GC for the last snapshot.
@@ -92,10 +92,20 @@ impl Mode for Memory {
     }
 }
 
-struct Captured(Vec<Row>);
+struct Captured(Counts);
 
 impl Section for Captured {
     fn write(&self, w: &mut XmlWriter, threads: &[ThreadRecord], _: (u64, u64)) -> io::Result<()> {
-        super::write_section(w, &self.0, threads)
+        super::write_section(w, &self.0.rows, threads)
+    }
+
+    /// `<sites>`, after the contract's sections.
+    fn write_after(
+        &self,
+        w: &mut XmlWriter,
+        threads: &[ThreadRecord],
+        _: (u64, u64),
+    ) -> io::Result<()> {
+        super::write_sites(w, &self.0.sites, threads)
     }
 }

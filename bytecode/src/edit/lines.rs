@@ -29,8 +29,10 @@ pub fn line_probes(class: &ClassFile<'_>, index: usize) -> Option<LineProbes> {
     Some(line_probes_in(&code, &class.constant_pool))
 }
 
-/// [`line_probes`] of code already decoded.
-pub fn line_probes_in(code: &Code<'_>, cp: &ConstantPool<'_>) -> LineProbes {
+/// The LineNumberTable of decoded code: (instruction index as read, source
+/// line), in code order (table order within one instruction), duplicates
+/// dropped. Empty without a table.
+pub fn line_table(code: &Code<'_>, cp: &ConstantPool<'_>) -> Vec<(u32, u16)> {
     let mut entries: Vec<(u32, u16)> = Vec::new();
     for a in code
         .attributes
@@ -47,6 +49,20 @@ pub fn line_probes_in(code: &Code<'_>, cp: &ConstantPool<'_>) -> LineProbes {
     }
     entries.sort_by_key(|&(ix, _)| ix); // stable: table order within one pc
     entries.dedup();
+    entries
+}
+
+/// The source line of instruction `ix` in a [`line_table`]: that of the last
+/// entry at or before it (the line whose code it belongs to, as a stack
+/// trace names it). `None` before the first entry or without a table.
+pub fn line_at(table: &[(u32, u16)], ix: u32) -> Option<u16> {
+    let after = table.partition_point(|&(at, _)| at <= ix);
+    after.checked_sub(1).map(|k| table[k].1)
+}
+
+/// [`line_probes`] of code already decoded.
+pub fn line_probes_in(code: &Code<'_>, cp: &ConstantPool<'_>) -> LineProbes {
+    let entries = line_table(code, cp);
 
     let mut targets = vec![false; code.insns.len() + 1];
     for &l in &code.labels {
@@ -87,5 +103,21 @@ pub(crate) fn falls_through(insn: &Insn) -> bool {
         Insn::Plain { op, .. } => !matches!(*op, RET | IRETURN..=RETURN | ATHROW),
         Insn::Branch { op, .. } => !matches!(*op, GOTO | JSR | GOTO_W | JSR_W),
         Insn::TableSwitch { .. } | Insn::LookupSwitch { .. } => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::line_at;
+
+    #[test]
+    fn an_instruction_belongs_to_the_last_entry_at_or_before_it() {
+        let table = [(0, 10), (4, 11), (4, 12), (9, 14)];
+        assert_eq!(line_at(&table, 0), Some(10));
+        assert_eq!(line_at(&table, 3), Some(10));
+        assert_eq!(line_at(&table, 4), Some(12), "the table's last for one pc");
+        assert_eq!(line_at(&table, 100), Some(14));
+        assert_eq!(line_at(&table[1..], 2), None);
+        assert_eq!(line_at(&[], 2), None);
     }
 }

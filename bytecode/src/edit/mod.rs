@@ -26,7 +26,7 @@ pub use alloc::{allocation_sites, sites_in, AllocKind, AllocSite, AllocWhere};
 pub use counting::{add_counting, increment};
 pub use derive::{plan_counters, Count, CounterPlan, Exceptions};
 pub use error::EditError;
-pub use lines::{line_probes, line_probes_in, LineProbes};
+pub use lines::{line_at, line_probes, line_probes_in, line_table, LineProbes};
 pub use points::{probe_allocations, probe_everywhere};
 
 use crate::code::{

@@ -44,10 +44,15 @@ public final class Probe {
         return cov(Integer.parseInt(name.substring(1)));
     }
 
-    // memory mode: a new object or array of the type the agent numbered `type`. The agent counts
-    // it on its thread's counter for that type, and follows it to its death (a JNI weak reference
-    // read in GC pauses, or a JVMTI tag and the ObjectFree event).
-    public static native void alloc(Object o, int type);
+    // memory mode: a new object or array made at the allocation site the agent numbered `site`
+    // (a method, a line and a type). The agent counts it on its thread's counter for that site,
+    // and follows it to its death (a JNI weak reference read in GC pauses, or a JVMTI tag and the
+    // ObjectFree event).
+    public static native void alloc(Object o, int site);
+
+    // memory mode: a new object of type `type` made by the call at place `place` (a method and a
+    // line), whose type is known only now (reflection, clone).
+    static native void allocAt(Object o, int place, int type);
 
     /**
      * memory mode: the names of the JVM's garbage collectors, comma-separated (the agent reads
@@ -65,29 +70,31 @@ public final class Probe {
     /** The agent's id of a type (the one instrumented code passes for it). */
     static native int typeId(Class<?> type);
 
-    // memory mode: a new object from a JDK method that always makes one (reflection).
-    public static void allocAny(Object o) {
+    // memory mode: a new object from a JDK method that always makes one (reflection), called at
+    // place `place`.
+    public static void allocAny(Object o, int place) {
         if (o != null) {
-            alloc(o, TypeIds.TYPE.get(o.getClass()).intValue());
+            allocAt(o, place, TypeIds.TYPE.get(o.getClass()).intValue());
         }
     }
 
-    // memory mode: `result` came from `receiver.clone()` (invokevirtual or invokeinterface).
-    public static void cloned(Object result, Object receiver) {
+    // memory mode: `result` came from `receiver.clone()` (invokevirtual or invokeinterface) at
+    // place `place`.
+    public static void cloned(Object result, Object receiver, int place) {
         if (receiver != null) {
-            clonedFrom(result, receiver.getClass());
+            clonedFrom(result, receiver.getClass(), place);
         }
     }
 
     /**
      * memory mode: `result` came from a call to {@code clone()} resolved from class {@code from}
-     * (for {@code super.clone()}, the superclass). The object is new, and counted, when the call
-     * reached {@code Object.clone} (no override on the way). An override makes its object itself,
-     * and is instrumented itself.
+     * (for {@code super.clone()}, the superclass) at place {@code place}. The object is new, and
+     * counted, when the call reached {@code Object.clone} (no override on the way). An override
+     * makes its object itself, and is instrumented itself.
      */
-    public static void clonedFrom(Object result, Class<?> from) {
+    public static void clonedFrom(Object result, Class<?> from, int place) {
         if (result != null && CloneKind.USES_OBJECT_CLONE.get(from).booleanValue()) {
-            allocAny(result);
+            allocAny(result, place);
         }
     }
 }

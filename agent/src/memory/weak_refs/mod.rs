@@ -220,7 +220,9 @@ mod tests {
             |i: usize| WeakHandle::from_bits(&slots[i] as *const AtomicUsize as usize + 1).unwrap();
         let w: &'static WeakRefs = Box::leak(Box::default());
         let counters = Counters::default();
-        let c = counters.new_counter(-42, 7).unwrap();
+        let c = counters
+            .new_counter(-42, crate::memory::counters::Key::Site(7), None)
+            .unwrap();
         let mine = ThreadLogSlot::new();
         // Past the first segments, so full and current ones are both scanned.
         for i in 0..1000 {
@@ -259,7 +261,7 @@ mod tests {
         w.gc_finished(&counters);
         w.count_frees(false, &counters); // the agent thread's turn: nothing died
         w.scanner.store(false, Release);
-        let rows = counters.all();
+        let rows = counters.all(true);
         let row = rows.iter().find(|r| r.0 == -42).unwrap();
         assert_eq!((row.2, row.3), (200, 1000));
         assert_eq!(w.dead.lock().len(), 666);
