@@ -12,6 +12,7 @@ mod live;
 mod output;
 mod report;
 mod safe_fs;
+mod selection;
 mod snapshot;
 
 #[derive(Parser)]

@@ -10,7 +10,8 @@ mod proto;
 pub use collapsed::collapsed;
 pub use pprof::pprof;
 
-use crate::snapshot::{read_file, CallKind, Metric, MetricName};
+use crate::selection::Selection;
+use crate::snapshot::{read_file, CallKind, Metric};
 use std::path::PathBuf;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug, clap::ValueEnum)]
@@ -31,19 +32,11 @@ pub struct Args {
     /// Output file (default: standard output).
     #[arg(short, long)]
     output: Option<PathBuf>,
-    /// Call section [default: the first present of sampler, profile, alloc].
-    #[arg(long, value_enum)]
-    section: Option<CallKind>,
-    /// Only this thread (every thread of that name); default: all threads.
-    #[arg(long)]
-    thread: Option<String>,
-    /// Collapsed: the count of a stack. cpu = sampler RUNNABLE samples (hits) /
-    /// profile CPU µs (method); wall = sampler all samples (elapsed) / profile
-    /// wall µs (methodElapsed); calls = profile calls (count); bytes, objects,
-    /// samples = alloc's [default: cpu; alloc: bytes]. pprof carries every
-    /// value; this picks its default sample type.
-    #[arg(long, value_enum)]
-    metric: Option<MetricName>,
+    /// The call section, its threads, and the weight (collapsed: a stack's
+    /// count; pprof carries every value and `--metric` picks its default
+    /// sample type).
+    #[command(flatten)]
+    select: Selection<CallKind>,
     /// Collapsed: start each stack with a `[thread name]` frame (else threads are merged).
     #[arg(long)]
     thread_frames: bool,
@@ -51,9 +44,9 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<(), String> {
     let snap = read_file(&args.snapshot)?;
-    let sec = snap.call_section(args.section)?;
-    let metric = Metric::of(sec.kind, args.metric)?;
-    let threads = sec.select(args.thread.as_deref())?;
+    let sec = snap.call_section(args.select.section)?;
+    let metric = Metric::of(sec.kind, args.select.metric)?;
+    let threads = sec.select(args.select.thread())?;
     let bytes = match args.to {
         Format::Collapsed => {
             collapsed(&snap.names, &threads, metric, args.thread_frames).into_bytes()
