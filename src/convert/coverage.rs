@@ -24,16 +24,20 @@ pub fn source_path(class: &CoverageClass) -> String {
     };
     let file = match class.source.as_deref().map(str::trim) {
         Some(s) if !s.is_empty() => s.to_owned(),
-        _ => {
-            let outer = simple.split('$').next().filter(|o| !o.is_empty());
-            format!("{}.java", outer.unwrap_or(simple))
-        }
+        _ => default_source(simple),
     };
     let path = match package {
         Some(p) => format!("{}/{file}", p.replace('.', "/")),
         None => file,
     };
     one_line(&path)
+}
+
+/// The source file javac gives a class without a `SourceFile` name: its
+/// outer class's simple name + `.java` (`Outer$Inner` → `Outer.java`).
+pub fn default_source(simple: &str) -> String {
+    let outer = simple.split('$').next().filter(|o| !o.is_empty());
+    format!("{}.java", outer.unwrap_or(simple))
 }
 
 /// A name or path as one line of a line-based format: control characters

@@ -2,11 +2,13 @@
 //! tools read. From a call-tree section: `collapsed.rs`, one line per stack
 //! (flamegraph.pl, inferno, speedscope); `pprof.rs`, pprof's gzipped
 //! protobuf, encoded by `proto.rs`. From `<coverage>`: `lcov.rs` and
-//! `cobertura.rs`, sharing `coverage.rs`.
+//! `cobertura.rs`, sharing `coverage.rs`. From every section: `hprof.rs`,
+//! HPROF's java.hprof.txt.
 
 mod cobertura;
 mod collapsed;
 mod coverage;
+mod hprof;
 mod lcov;
 mod pprof;
 mod proto;
@@ -30,6 +32,9 @@ pub enum Format {
     Lcov,
     /// Cobertura XML, coverage-04.dtd (<coverage>).
     Cobertura,
+    /// HPROF's java.hprof.txt: TRACEs, SITES (<memory>, <alloc>), CPU
+    /// SAMPLES (<sampler>), CPU TIME (<profile>).
+    Hprof,
 }
 
 #[derive(clap::Args)]
@@ -55,6 +60,9 @@ pub struct Args {
     /// `<source>` is it [default: none, paths relative].
     #[arg(long, value_name = "DIR")]
     source_root: Option<String>,
+    /// hprof: frames per TRACE (HPROF's `depth`; at most 2048).
+    #[arg(long, value_name = "N", default_value_t = hprof::DEFAULT_DEPTH)]
+    depth: usize,
 }
 
 pub fn run(args: Args) -> Result<(), String> {
@@ -62,13 +70,22 @@ pub fn run(args: Args) -> Result<(), String> {
     let bytes = match args.to {
         Format::Collapsed | Format::Pprof => calls(&snap, &args)?,
         Format::Lcov | Format::Cobertura => coverage(&snap, &args)?,
+        Format::Hprof => to_hprof(&snap, &args)?,
     };
     crate::output::write(args.output.as_deref(), &bytes)
+}
+
+/// `--depth` given another value than its default.
+fn depth_given(args: &Args) -> bool {
+    args.depth != hprof::DEFAULT_DEPTH
 }
 
 fn calls(snap: &Snapshot, args: &Args) -> Result<Vec<u8>, String> {
     if args.source_root.is_some() {
         return Err("--source-root is for --to lcov and cobertura".into());
+    }
+    if depth_given(args) {
+        return Err("--depth is for --to hprof".into());
     }
     let sec = snap.call_section(args.select.section)?;
     let metric = Metric::of(sec.kind, args.select.metric)?;
@@ -81,6 +98,9 @@ fn calls(snap: &Snapshot, args: &Args) -> Result<Vec<u8>, String> {
 
 fn coverage(snap: &Snapshot, args: &Args) -> Result<Vec<u8>, String> {
     let s = &args.select;
+    if depth_given(args) {
+        return Err("--depth is for --to hprof".into());
+    }
     if s.section.is_some() || s.thread.is_some() || s.metric.is_some() || args.thread_frames {
         return Err(
             "--section, --thread, --metric and --thread-frames are for call sections, \
@@ -100,6 +120,26 @@ fn coverage(snap: &Snapshot, args: &Args) -> Result<Vec<u8>, String> {
         _ => cobertura(cov, root, modified_ms(&args.snapshot)),
     }
     .into_bytes())
+}
+
+fn to_hprof(snap: &Snapshot, args: &Args) -> Result<Vec<u8>, String> {
+    let s = &args.select;
+    if s.section.is_some() || s.metric.is_some() || args.thread_frames {
+        return Err(
+            "--to hprof writes a block per section the snapshot has, each with \
+                    HPROF's own figures: --section, --metric and --thread-frames do not apply"
+                .into(),
+        );
+    }
+    if args.source_root.is_some() {
+        return Err("--source-root is for --to lcov and cobertura".into());
+    }
+    let opts = hprof::Options {
+        depth: args.depth,
+        thread: s.thread(),
+        created: modified_ms(&args.snapshot) / 1000,
+    };
+    Ok(hprof::hprof(snap, &opts)?.into_bytes())
 }
 
 /// A file's modification time in ms since the epoch (0 if unknown: a pipe).
