@@ -60,9 +60,9 @@ pub struct Args {
     /// `<source>` is it [default: none, paths relative].
     #[arg(long, value_name = "DIR")]
     source_root: Option<String>,
-    /// hprof: frames per TRACE (HPROF's `depth`; at most 2048).
-    #[arg(long, value_name = "N", default_value_t = hprof::DEFAULT_DEPTH)]
-    depth: usize,
+    /// hprof: frames per TRACE (HPROF's `depth`; at most 2048) [default: 4].
+    #[arg(long, value_name = "N")]
+    depth: Option<usize>,
 }
 
 pub fn run(args: Args) -> Result<(), String> {
@@ -75,16 +75,11 @@ pub fn run(args: Args) -> Result<(), String> {
     crate::output::write(args.output.as_deref(), &bytes)
 }
 
-/// `--depth` given another value than its default.
-fn depth_given(args: &Args) -> bool {
-    args.depth != hprof::DEFAULT_DEPTH
-}
-
 fn calls(snap: &Snapshot, args: &Args) -> Result<Vec<u8>, String> {
     if args.source_root.is_some() {
         return Err("--source-root is for --to lcov and cobertura".into());
     }
-    if depth_given(args) {
+    if args.depth.is_some() {
         return Err("--depth is for --to hprof".into());
     }
     let sec = snap.call_section(args.select.section)?;
@@ -98,7 +93,7 @@ fn calls(snap: &Snapshot, args: &Args) -> Result<Vec<u8>, String> {
 
 fn coverage(snap: &Snapshot, args: &Args) -> Result<Vec<u8>, String> {
     let s = &args.select;
-    if depth_given(args) {
+    if args.depth.is_some() {
         return Err("--depth is for --to hprof".into());
     }
     if s.section.is_some() || s.thread.is_some() || s.metric.is_some() || args.thread_frames {
@@ -135,7 +130,7 @@ fn to_hprof(snap: &Snapshot, args: &Args) -> Result<Vec<u8>, String> {
         return Err("--source-root is for --to lcov and cobertura".into());
     }
     let opts = hprof::Options {
-        depth: args.depth,
+        depth: args.depth.unwrap_or(hprof::DEFAULT_DEPTH),
         thread: s.thread(),
         created: modified_ms(&args.snapshot) / 1000,
     };
