@@ -122,6 +122,17 @@ type Block = fn(&Ctx, &mut Traces) -> Option<String>;
 const BLOCKS: [Block; 4] = [sites_memory, sites_alloc, cpu_samples, cpu_time];
 
 pub fn hprof(snap: &Snapshot, opts: &Options) -> Result<String, String> {
+    if snap.call_sections.is_empty() && snap.memory.is_none() {
+        let tags: Vec<String> = CallKind::ALL
+            .iter()
+            .map(|k| format!("<{}>", k.tag()))
+            .collect();
+        return Err(format!(
+            "the snapshot has no {} or <{}> section: nothing for HPROF's blocks",
+            tags.join(", "),
+            profrj_format::memory::SECTION
+        ));
+    }
     let depth = opts.depth.min(MAX_FRAMES);
     let mut pow = vec![[1u64, 1u64]];
     for k in 1..=depth {
@@ -669,6 +680,13 @@ mod tests {
             "\tp.A.<init>(A.java:Unknown line)\n\tp.A.f(A.java:Unknown line)\n\tp.A.main(A.java:Unknown line)\n"
         ));
         assert!(text.contains("\tp.A.f(A.java:Unknown line)\n\tq.B.run(B.java:Unknown line)\n"));
+    }
+
+    #[test]
+    fn a_snapshot_without_its_sections_is_refused() {
+        let s = parse_bytes(b"<doc><coverage/></doc>").unwrap();
+        let err = hprof(&s, &opts(4)).unwrap_err();
+        assert!(err.contains("<memory>"), "{err}");
     }
 
     #[test]
