@@ -3,7 +3,8 @@
 //! every `DA` count and every Cobertura `hits` equals the truth, a line two
 //! methods share (main and its lambda) counts once with the sum; then real
 //! consumers read the files: genhtml (Debian's lcov) and pycobertura (PyPI).
-//! A missing consumer fails the test: scripts/test-all installs both.
+//! A missing consumer fails the test: scripts/test-all installs both
+//! (pycobertura is run as `python3 -m pycobertura`, wherever pip put its script).
 
 mod common;
 
@@ -301,8 +302,8 @@ fn cobertura_hits_equal_the_truth_and_pycobertura_reads_it() {
 
     // pycobertura reads it and counts the same lines.
     let out = consumer(
-        Command::new("pycobertura")
-            .args(["show", "--format", "json"])
+        Command::new("python3")
+            .args(["-m", "pycobertura", "show", "--format", "json"])
             .arg(&xml_path),
         "pycobertura",
     );
@@ -315,8 +316,8 @@ fn cobertura_hits_equal_the_truth_and_pycobertura_reads_it() {
     );
     // And with the sources found under <source>.
     consumer(
-        Command::new("pycobertura")
-            .args(["show", "--format", "html", "--output"])
+        Command::new("python3")
+            .args(["-m", "pycobertura", "show", "--format", "html", "--output"])
             .arg(dir.join("report.html"))
             .arg(&xml_path),
         "pycobertura (html)",
