@@ -12,6 +12,7 @@ mod live;
 mod output;
 mod report;
 mod safe_fs;
+mod selection;
 mod snapshot;
 
 #[derive(Parser)]
@@ -43,7 +44,7 @@ enum Command {
     Report(report::Args),
     /// Write a snapshot as one self-contained HTML page: flame graph, tables, coverage.
     Flame(flame::Args),
-    /// Write a snapshot as collapsed stacks (flamegraph.pl, speedscope, inferno) or pprof.
+    /// Write a snapshot for other tools: collapsed stacks, pprof, LCOV, Cobertura, HPROF text.
     Convert(convert::Args),
     /// Compare two snapshots: which methods got hotter or colder.
     Diff(diff::Args),

@@ -74,6 +74,9 @@ fn counts_near_the_maximum_saturate() {
     let (ok, out, _) = profrj(&["convert", "--to", "collapsed", &path.display().to_string()]);
     assert!(ok, "{out}");
     assert!(out.contains(&u64::MAX.to_string()), "{out}");
+    let (ok, out, _) = profrj(&["convert", "--to", "hprof", &path.display().to_string()]);
+    assert!(ok, "{out}");
+    assert!(out.contains(&format!("(total = {})", u64::MAX)), "{out}");
 }
 
 /// Finding 6: a device is refused at once; an endless stream through a pipe
@@ -150,6 +153,32 @@ fn a_hundred_thousand_deep_chain_converts_in_bounded_output() {
     assert!(ok, "{out}");
     assert!(took < Duration::from_secs(30), "pprof took {took:?}");
     assert!(std::fs::metadata(&pb).unwrap().len() < 64 << 20);
+    // HPROF: traces of at most --depth frames (2048 at most), every node's
+    // samples in a row, in linear time.
+    for depth in ["4", "2048", "100000"] {
+        let (ok, out, took) = profrj(&["convert", "--to", "hprof", "--depth", depth, &p]);
+        assert!(ok, "{}", &out[..out.len().min(300)]);
+        assert!(
+            took < Duration::from_secs(30),
+            "hprof --depth {depth} took {took:?}"
+        );
+        assert!(out.len() < 64 << 20, "output of {} bytes", out.len());
+        let block = out.split("CPU SAMPLES BEGIN (total = ").nth(1).unwrap();
+        assert!(block.starts_with(&format!("{n})")), "{}", &block[..40]);
+        let longest = out
+            .split("TRACE ")
+            .skip(1)
+            .map(|t| {
+                t.lines()
+                    .skip(1)
+                    .take_while(|l| l.starts_with('\t'))
+                    .count()
+            })
+            .max()
+            .unwrap();
+        let want: usize = depth.parse::<usize>().unwrap().min(2048);
+        assert_eq!(longest, want, "--depth {depth}");
+    }
     for cmd in [
         vec!["report", &p],
         vec!["flame", &p, "-o", &format!("{p}.html")],
@@ -204,6 +233,7 @@ fn a_deep_alloc_chain_with_huge_figures_stays_bounded() {
     let pb = dir.join("deep.pb").display().to_string();
     for cmd in [
         vec!["convert", "--to", "pprof", &p, "-o", &pb],
+        vec!["convert", "--to", "hprof", "--depth", "2048", &p],
         vec!["flame", &p, "-o", &format!("{p}.html")],
         vec!["diff", &p, &p],
     ] {
@@ -211,4 +241,42 @@ fn a_deep_alloc_chain_with_huge_figures_stays_bounded() {
         assert!(ok, "{cmd:?}: {out}");
         assert!(took < Duration::from_secs(30), "{cmd:?} took {took:?}");
     }
+}
+
+/// Coverage formats: counts near u64::MAX on a line two methods share
+/// saturate, and footprints running past the last line number a class file
+/// can hold are dropped rather than wrapping to line 0.
+#[test]
+fn coverage_formats_saturate_and_stay_in_range() {
+    let dir = temp_dir("coverage-limits");
+    // Footprints are i64: three of i64::MAX on one line pass u64::MAX.
+    let big = i64::MAX;
+    let method = |name: &str, first: u64, prints: &str| {
+        format!(
+            "<method name=\"{name}\" signature=\"()V\" firstline=\"{first}\" count=\"1\">\
+             <footprints>{prints}</footprints></method>"
+        )
+    };
+    let xml = format!(
+        "<doc><coverage><class name=\"p.A\" source=\"A.java\">{}{}{}{}</class></coverage></doc>",
+        method("a", 10, &format!("{big} 1")),
+        method("b", 10, &big.to_string()),
+        method("d", 10, &big.to_string()),
+        method("c", 4_294_967_294, "1 2 3 4"),
+    );
+    let path = dir.join("cov.xml");
+    std::fs::write(&path, xml).unwrap();
+    let p = path.display().to_string();
+    let (ok, out, _) = profrj(&["convert", "--to", "lcov", &p]);
+    assert!(ok, "{out}");
+    assert!(out.contains(&format!("DA:10,{}\n", u64::MAX)), "{out}");
+    assert!(out.contains("DA:4294967295,2\n"), "{out}");
+    let wrapped = |l: &str| l.starts_with("DA:0,") || l.starts_with("DA:1,");
+    assert!(!out.lines().any(wrapped), "{out}");
+    let (ok, out, _) = profrj(&["convert", "--to", "cobertura", &p]);
+    assert!(ok, "{out}");
+    assert!(
+        out.contains(&format!("<line number=\"10\" hits=\"{}\"", u64::MAX)),
+        "{out}"
+    );
 }

@@ -1086,3 +1086,66 @@ fn a_deep_chain_opens_with_a_linear_dom() {
     let deepest = drawn.iter().max_by_key(|f| f["path"].len()).unwrap();
     assert!(deepest["path"].starts_with("pkg.Deep.level0();pkg.Deep.level1()"));
 }
+
+/// `--section/--thread/--metric` are one set of flags for every reading
+/// command: each command's help names every call section and metric (made
+/// from the section table), and `--thread` selects in each, `flame` too.
+#[test]
+fn every_reading_command_takes_the_same_selection() {
+    let dir = temp_dir("selection");
+    let snap = dir.join("two.xml");
+    std::fs::write(
+        &snap,
+        "<doc><sampler>\
+         <thread name=\"alpha-thread\" cumulated=\"3\" cumulatedElapsed=\"3\">\
+         <profile name=\"p.A.f()\" hits=\"3\" elapsed=\"3\" cumulated=\"3\" cumulatedElapsed=\"3\"/></thread>\
+         <thread name=\"beta-thread\" cumulated=\"2\" cumulatedElapsed=\"2\">\
+         <profile name=\"p.B.g()\" hits=\"2\" elapsed=\"2\" cumulated=\"2\" cumulatedElapsed=\"2\"/></thread>\
+         </sampler></doc>",
+    )
+    .unwrap();
+    for cmd in ["report", "flame", "convert", "diff"] {
+        let help = profrj_ok(&[cmd, "--help"]);
+        for word in [
+            "--section",
+            "--thread",
+            "--metric",
+            "sampler",
+            "profile",
+            "alloc",
+        ] {
+            assert!(help.contains(word), "{cmd} --help lacks {word}:\n{help}");
+        }
+        for metric in ["cpu", "wall", "calls", "bytes", "objects", "samples"] {
+            assert!(help.contains(metric), "{cmd} --help lacks {metric}");
+        }
+    }
+    let p = s(&snap);
+    let report = profrj_ok(&["report", p, "--thread", "beta-thread"]);
+    assert!(
+        report.contains("p.B.g()") && !report.contains("p.A.f()"),
+        "{report}"
+    );
+    let folded = profrj_ok(&[
+        "convert",
+        p,
+        "--to",
+        "collapsed",
+        "--thread",
+        "alpha-thread",
+    ]);
+    assert_eq!(folded, "p.A.f() 3\n");
+    let diff = profrj_ok(&["diff", p, p, "--thread", "alpha-thread", "--metric", "wall"]);
+    assert!(
+        diff.contains("before = 3 samples, after = 3 samples"),
+        "{diff}"
+    );
+    let html = dir.join("two.html");
+    profrj_ok(&["flame", p, "--thread", "beta-thread", "-o", s(&html)]);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("p.B.g()") && !page.contains("p.A.f()"));
+    assert!(!page.contains("alpha-thread"));
+    let out = profrj(&["flame", p, "--thread", "nobody", "-o", s(&html)]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no thread named \"nobody\""));
+}

@@ -1,24 +1,40 @@
-//! `profrj convert SNAPSHOT --to collapsed|pprof`: a call-tree section in the
-//! formats other tools read. `collapsed.rs`: one line per stack
-//! (flamegraph.pl, inferno, speedscope); `pprof.rs`: pprof's gzipped
-//! protobuf, encoded by `proto.rs`.
+//! `profrj convert SNAPSHOT --to FORMAT`: a snapshot in the formats other
+//! tools read. From a call-tree section: `collapsed.rs`, one line per stack
+//! (flamegraph.pl, inferno, speedscope); `pprof.rs`, pprof's gzipped
+//! protobuf, encoded by `proto.rs`. From `<coverage>`: `lcov.rs` and
+//! `cobertura.rs`, sharing `coverage.rs`. From every section: `hprof.rs`,
+//! HPROF's java.hprof.txt.
 
+mod cobertura;
 mod collapsed;
+mod coverage;
+mod hprof;
+mod lcov;
 mod pprof;
 mod proto;
 
+pub use cobertura::cobertura;
 pub use collapsed::collapsed;
+pub use lcov::lcov;
 pub use pprof::pprof;
 
-use crate::snapshot::{read_file, CallKind, Metric, MetricName};
-use std::path::PathBuf;
+use crate::selection::Selection;
+use crate::snapshot::{read_file, CallKind, Metric, Snapshot};
+use std::path::{Path, PathBuf};
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug, clap::ValueEnum)]
 pub enum Format {
-    /// `frame;frame;frame count` per line, root first.
+    /// `frame;frame;frame count` per line, root first (a call section).
     Collapsed,
-    /// pprof's profile.proto, gzipped.
+    /// pprof's profile.proto, gzipped (a call section).
     Pprof,
+    /// LCOV tracefile, one record per source file (<coverage>).
+    Lcov,
+    /// Cobertura XML, coverage-04.dtd (<coverage>).
+    Cobertura,
+    /// HPROF's java.hprof.txt: TRACEs, SITES (<memory>, <alloc>), CPU
+    /// SAMPLES (<sampler>), CPU TIME (<profile>).
+    Hprof,
 }
 
 #[derive(clap::Args)]
@@ -31,34 +47,101 @@ pub struct Args {
     /// Output file (default: standard output).
     #[arg(short, long)]
     output: Option<PathBuf>,
-    /// Call section [default: the first present of sampler, profile, alloc].
-    #[arg(long, value_enum)]
-    section: Option<CallKind>,
-    /// Only this thread (every thread of that name); default: all threads.
-    #[arg(long)]
-    thread: Option<String>,
-    /// Collapsed: the count of a stack. cpu = sampler RUNNABLE samples (hits) /
-    /// profile CPU µs (method); wall = sampler all samples (elapsed) / profile
-    /// wall µs (methodElapsed); calls = profile calls (count); bytes, objects,
-    /// samples = alloc's [default: cpu; alloc: bytes]. pprof carries every
-    /// value; this picks its default sample type.
-    #[arg(long, value_enum)]
-    metric: Option<MetricName>,
+    /// The call section, its threads, and the weight (collapsed: a stack's
+    /// count; pprof carries every value and `--metric` picks its default
+    /// sample type). Not for lcov and cobertura.
+    #[command(flatten)]
+    select: Selection<CallKind>,
     /// Collapsed: start each stack with a `[thread name]` frame (else threads are merged).
     #[arg(long)]
     thread_frames: bool,
+    /// lcov, cobertura: the directory the source paths (package directories
+    /// and source file) are under: lcov's `SF:` starts with it, cobertura's
+    /// `<source>` is it [default: none, paths relative].
+    #[arg(long, value_name = "DIR")]
+    source_root: Option<String>,
+    /// hprof: frames per TRACE (HPROF's `depth`; at most 2048) [default: 4].
+    #[arg(long, value_name = "N")]
+    depth: Option<usize>,
 }
 
 pub fn run(args: Args) -> Result<(), String> {
     let snap = read_file(&args.snapshot)?;
-    let sec = snap.call_section(args.section)?;
-    let metric = Metric::of(sec.kind, args.metric)?;
-    let threads = sec.select(args.thread.as_deref())?;
     let bytes = match args.to {
-        Format::Collapsed => {
-            collapsed(&snap.names, &threads, metric, args.thread_frames).into_bytes()
-        }
-        Format::Pprof => pprof(&snap.names, sec, &threads, metric, &args.snapshot)?,
+        Format::Collapsed | Format::Pprof => calls(&snap, &args)?,
+        Format::Lcov | Format::Cobertura => coverage(&snap, &args)?,
+        Format::Hprof => to_hprof(&snap, &args)?,
     };
     crate::output::write(args.output.as_deref(), &bytes)
+}
+
+fn calls(snap: &Snapshot, args: &Args) -> Result<Vec<u8>, String> {
+    if args.source_root.is_some() {
+        return Err("--source-root is for --to lcov and cobertura".into());
+    }
+    if args.depth.is_some() {
+        return Err("--depth is for --to hprof".into());
+    }
+    let sec = snap.call_section(args.select.section)?;
+    let metric = Metric::of(sec.kind, args.select.metric)?;
+    let threads = sec.select(args.select.thread())?;
+    Ok(match args.to {
+        Format::Pprof => pprof(&snap.names, sec, &threads, metric, &args.snapshot)?,
+        _ => collapsed(&snap.names, &threads, metric, args.thread_frames).into_bytes(),
+    })
+}
+
+fn coverage(snap: &Snapshot, args: &Args) -> Result<Vec<u8>, String> {
+    let s = &args.select;
+    if args.depth.is_some() {
+        return Err("--depth is for --to hprof".into());
+    }
+    if s.section.is_some() || s.thread.is_some() || s.metric.is_some() || args.thread_frames {
+        return Err(
+            "--section, --thread, --metric and --thread-frames are for call sections, \
+             not --to lcov or cobertura (<coverage> has no threads)"
+                .into(),
+        );
+    }
+    let cov = snap.coverage.as_ref().ok_or_else(|| {
+        format!(
+            "the snapshot has no <{}> section (run the agent with `coverage`)",
+            profrj_format::coverage::SECTION
+        )
+    })?;
+    let root = args.source_root.as_deref();
+    Ok(match args.to {
+        Format::Lcov => lcov(cov, root),
+        _ => cobertura(cov, root, modified_ms(&args.snapshot)),
+    }
+    .into_bytes())
+}
+
+fn to_hprof(snap: &Snapshot, args: &Args) -> Result<Vec<u8>, String> {
+    let s = &args.select;
+    if s.section.is_some() || s.metric.is_some() || args.thread_frames {
+        return Err(
+            "--to hprof writes a block per section the snapshot has, each with \
+                    HPROF's own figures: --section, --metric and --thread-frames do not apply"
+                .into(),
+        );
+    }
+    if args.source_root.is_some() {
+        return Err("--source-root is for --to lcov and cobertura".into());
+    }
+    let opts = hprof::Options {
+        depth: args.depth.unwrap_or(hprof::DEFAULT_DEPTH),
+        thread: s.thread(),
+        created: modified_ms(&args.snapshot) / 1000,
+    };
+    Ok(hprof::hprof(snap, &opts)?.into_bytes())
+}
+
+/// A file's modification time in ms since the epoch (0 if unknown: a pipe).
+fn modified_ms(path: &Path) -> u64 {
+    std::fs::metadata(path)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_millis() as u64)
 }

@@ -5,8 +5,9 @@
 
 mod sites;
 
+use crate::selection::Selection;
 use crate::snapshot::{
-    method_table, read_file, CallKind, CallSection, MethodRow, Metric, MetricName, Snapshot,
+    method_table, read_file, CallKind, CallSection, MethodRow, Metric, Snapshot,
 };
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -18,15 +19,8 @@ pub struct Args {
     before: PathBuf,
     /// The later snapshot.
     after: PathBuf,
-    /// Call section [default: the first both have of sampler, profile, alloc].
-    #[arg(long, value_enum)]
-    section: Option<CallKind>,
-    /// Only this thread (in both); default: all threads merged.
-    #[arg(long)]
-    thread: Option<String>,
-    /// Weight: cpu, wall or calls; alloc: bytes, objects (as in `report`).
-    #[arg(long, value_enum)]
-    metric: Option<MetricName>,
+    #[command(flatten)]
+    select: Selection<CallKind>,
     /// Rows to show (0: all).
     #[arg(long, default_value_t = 20)]
     top: usize,
@@ -84,8 +78,8 @@ impl Change {
 type Shares = HashMap<String, (f64, f64)>;
 
 fn shares(snap: &Snapshot, sec: &CallSection, args: &Args) -> Result<(Shares, u64), String> {
-    let metric = Metric::of(sec.kind, args.metric)?;
-    let threads = sec.select(args.thread.as_deref())?;
+    let metric = Metric::of(sec.kind, args.select.metric)?;
+    let threads = sec.select(args.select.thread())?;
     let trees: Vec<_> = threads.iter().map(|t| &t.tree).collect();
     let (rows, grand) = method_table(&snap.names, &trees, metric);
     let mut by_name: Shares = HashMap::new();
@@ -135,7 +129,7 @@ pub fn run(args: Args) -> Result<(), String> {
     let before = read_file(&args.before)?;
     let after = read_file(&args.after)?;
     // The section both have, unless named.
-    let kind = match args.section {
+    let kind = match args.select.section {
         Some(k) => k,
         None => *before
             .call_kinds()
@@ -151,10 +145,10 @@ pub fn run(args: Args) -> Result<(), String> {
     let missing = |p: &std::path::Path| format!("{}: no <{}> section", p.display(), kind.tag());
     let b_sec = before.calls(kind).ok_or_else(|| missing(&args.before))?;
     let a_sec = after.calls(kind).ok_or_else(|| missing(&args.after))?;
-    let metric = Metric::of(kind, args.metric)?;
+    let metric = Metric::of(kind, args.select.metric)?;
     let top = if args.top == 0 { usize::MAX } else { args.top };
     let out = if kind.desc().class_marker.is_some() {
-        let thread = args.thread.as_deref();
+        let thread = args.select.thread();
         sites::diff(&before, b_sec, &after, a_sec, thread, metric, top)?
     } else {
         methods_diff(&before, b_sec, &after, a_sec, &args, metric, top)?

@@ -7,7 +7,8 @@
 
 mod data;
 
-use crate::snapshot::{read_file, CallKind, Metric, MetricName};
+use crate::selection::Selection;
+use crate::snapshot::{read_file, CallKind, Metric};
 use data::{page_json, PageInput};
 use std::path::PathBuf;
 
@@ -21,14 +22,9 @@ pub struct Args {
     /// Output file [default: the snapshot's name with .html].
     #[arg(short, long)]
     output: Option<PathBuf>,
-    /// Call section to draw [default: the first present of sampler, profile, alloc].
-    #[arg(long, value_enum)]
-    section: Option<CallKind>,
-    /// Frame width: cpu (sampler: RUNNABLE samples; profile: CPU µs), wall
-    /// (sampler: all samples; profile: wall µs), calls (profile only); alloc:
-    /// bytes, objects, samples [default: cpu; alloc: bytes].
-    #[arg(long, value_enum)]
-    metric: Option<MetricName>,
+    /// The call section drawn, its threads and the frames' width.
+    #[command(flatten)]
+    select: Selection<CallKind>,
     /// Page title [default: the snapshot's file name].
     #[arg(long)]
     title: Option<String>,
@@ -36,11 +32,20 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<(), String> {
     let snap = read_file(&args.snapshot)?;
+    // `--thread`: the section with that thread's name only.
+    let kept;
     let calls = if snap.call_sections.is_empty() {
         None
     } else {
-        let sec = snap.call_section(args.section)?;
-        Some((sec, Metric::of(sec.kind, args.metric)?))
+        let mut sec = snap.call_section(args.select.section)?;
+        if let Some(name) = args.select.thread() {
+            sec.select(Some(name))?;
+            let mut only = sec.clone();
+            only.threads.retain(|t| t.name == name);
+            kept = only;
+            sec = &kept;
+        }
+        Some((sec, Metric::of(sec.kind, args.select.metric)?))
     };
     let title = args.title.clone().unwrap_or_else(|| {
         args.snapshot

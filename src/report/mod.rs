@@ -8,8 +8,9 @@ mod calls;
 
 pub use calls::{calls_report, sites_report};
 
+use crate::selection::{SectionChoice, Selection};
 use crate::snapshot::{
-    read_file, CallKind, CoverageClass, CoverageMethod, MemorySection, Metric, MetricName, Snapshot,
+    read_file, CallKind, CoverageClass, CoverageMethod, MemorySection, Metric, Snapshot,
 };
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
@@ -43,6 +44,12 @@ impl Section {
     }
 }
 
+impl SectionChoice for Section {
+    fn tags() -> Vec<&'static str> {
+        Section::all().iter().map(|&s| section_tag(s)).collect()
+    }
+}
+
 /// `--section`: every section by its tag.
 impl clap::ValueEnum for Section {
     fn value_variants<'a>() -> &'a [Self] {
@@ -67,20 +74,11 @@ pub enum SortBy {
 pub struct Args {
     /// Snapshot (XML) written by the agent.
     snapshot: PathBuf,
-    /// Section to show [default: the first present of sampler, profile, memory, coverage, alloc].
-    #[arg(long, value_enum)]
-    section: Option<Section>,
-    /// Only this thread (every thread of that name); default: all threads merged.
-    #[arg(long)]
-    thread: Option<String>,
+    #[command(flatten)]
+    select: Selection<Section>,
     /// Rows to show (0: all).
     #[arg(long, default_value_t = 30)]
     top: usize,
-    /// Weight of a call-tree node: cpu (sampler: RUNNABLE samples; profile: CPU
-    /// µs), wall (sampler: all samples; profile: wall µs), calls (profile only);
-    /// alloc: bytes, objects, samples [default: cpu; alloc: bytes].
-    #[arg(long, value_enum)]
-    metric: Option<MetricName>,
     /// Order of the method table.
     #[arg(long, value_enum, default_value_t)]
     sort: SortBy,
@@ -88,7 +86,7 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<(), String> {
     let snap = read_file(&args.snapshot)?;
-    let section = match args.section {
+    let section = match args.select.section {
         Some(s) => s,
         None => default_section(&snap)?,
     };
@@ -96,8 +94,8 @@ pub fn run(args: Args) -> Result<(), String> {
     let text = match section {
         Section::Calls(kind) => {
             let sec = snap.call_section(Some(kind))?;
-            let metric = Metric::of(kind, args.metric)?;
-            let thread = args.thread.as_deref();
+            let metric = Metric::of(kind, args.select.metric)?;
+            let thread = args.select.thread();
             let mut text = String::new();
             if kind.desc().class_marker.is_some() {
                 text = sites_report(&snap, sec, thread, metric, top)?;
@@ -110,7 +108,7 @@ pub fn run(args: Args) -> Result<(), String> {
                 .memory
                 .as_ref()
                 .ok_or_else(|| no_section(Section::Memory))?;
-            memory_report(mem, args.thread.as_deref(), top)?
+            memory_report(mem, args.select.thread(), top)?
         }
         Section::Coverage => {
             let cov = snap

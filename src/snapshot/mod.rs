@@ -15,7 +15,7 @@ mod weights;
 
 #[cfg(any(test, fuzzing))]
 pub use parse::parse_bytes;
-pub use parse::read_file;
+pub use parse::{read_file, NO_JAVA_FRAME};
 pub use sections::{
     CallKind, MetricDesc, MetricName, SectionDesc, ValueType, MAX_THREAD_TOTALS, MAX_VALUES,
 };
@@ -39,6 +39,11 @@ impl Names {
         self.strings.push(s.to_owned());
         self.index.insert(s.to_owned(), i);
         i
+    }
+
+    /// Every name, by id.
+    pub fn all(&self) -> &[String] {
+        &self.strings
     }
 
     pub fn get(&self, id: u32) -> &str {

@@ -1,0 +1,400 @@
+//! `profrj convert --to hprof` on real snapshots: the CPU TIME counts of a
+//! profile of ProfileTruth equal its known call counts, the CPU SAMPLES
+//! shares equal the sampler section's, and every block (THREAD, TRACE, CPU
+//! SAMPLES, CPU TIME, SITES from <memory> and <alloc>) parses back with the
+//! small reader below, every trace a row names being defined.
+
+mod common;
+
+use common::*;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+const PROFILE: &str = "profrj.harness.ProfileTruth";
+const MEMORY: &str = "profrj.harness.MemoryTruth";
+
+/// A row of CPU SAMPLES or CPU TIME.
+#[derive(Debug)]
+struct CpuRow {
+    self_pct: f64,
+    accum_pct: f64,
+    count: u64,
+    trace: u64,
+    method: String,
+}
+
+/// A row of SITES.
+#[derive(Debug)]
+struct SiteRow {
+    self_pct: f64,
+    live: (u64, u64),
+    allocated: (u64, u64),
+    trace: u64,
+    class: String,
+}
+
+#[derive(Debug, Default)]
+struct Hprof {
+    threads: Vec<(u64, String)>,
+    ended: Vec<u64>,
+    traces: HashMap<u64, Vec<String>>,
+    /// Block title → (header total, rows).
+    cpu: HashMap<String, (u64, Vec<CpuRow>)>,
+    /// "ordered by …" → rows.
+    sites: Vec<(String, Vec<SiteRow>)>,
+}
+
+fn pct(s: &str) -> f64 {
+    s.strip_suffix('%').unwrap().parse().unwrap()
+}
+
+/// Reads java.hprof.txt as HPROF writes it; panics on any line it does not
+/// expect, so every block must parse back.
+fn read(text: &str) -> Hprof {
+    let mut h = Hprof::default();
+    let mut lines = text.lines().peekable();
+    let first = lines.next().unwrap();
+    assert!(first.starts_with("JAVA PROFILE 1.0.1, created "), "{first}");
+    for l in lines.by_ref() {
+        if l == "--------" {
+            break;
+        }
+    }
+    while let Some(l) = lines.next() {
+        if l.is_empty() {
+            continue;
+        }
+        if let Some(rest) = l.strip_prefix("THREAD START (") {
+            let id = rest
+                .split("id = ")
+                .nth(1)
+                .unwrap()
+                .split(',')
+                .next()
+                .unwrap();
+            let name = rest.split("name=\"").nth(1).unwrap();
+            let name = name.rsplit_once("\", group=").unwrap().0;
+            assert!(rest.ends_with(')'), "{l}");
+            h.threads.push((id.parse().unwrap(), name.to_owned()));
+        } else if let Some(rest) = l.strip_prefix("THREAD END (id = ") {
+            h.ended
+                .push(rest.strip_suffix(')').unwrap().parse().unwrap());
+        } else if let Some(rest) = l.strip_prefix("TRACE ") {
+            let id: u64 = rest.strip_suffix(':').unwrap().parse().unwrap();
+            let mut frames = Vec::new();
+            while let Some(f) = lines.next_if(|f| f.starts_with('\t')) {
+                frames.push(f[1..].to_owned());
+            }
+            assert!(!frames.is_empty(), "TRACE {id} without frames");
+            assert!(h.traces.insert(id, frames).is_none(), "TRACE {id} twice");
+        } else if l.starts_with("CPU SAMPLES BEGIN") || l.starts_with("CPU TIME (ms) BEGIN") {
+            let title = l.split(" BEGIN").next().unwrap().to_owned();
+            let total: u64 = l
+                .split("(total = ")
+                .nth(1)
+                .unwrap()
+                .split(')')
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap();
+            assert_eq!(
+                lines.next(),
+                Some("rank   self  accum   count trace method")
+            );
+            let mut rows = Vec::new();
+            for r in lines.by_ref() {
+                if r == format!("{title} END") {
+                    break;
+                }
+                let w: Vec<&str> = r.split_whitespace().collect();
+                assert_eq!(w.len(), 6, "{r}");
+                assert_eq!(w[0].parse::<usize>().unwrap(), rows.len() + 1, "rank: {r}");
+                rows.push(CpuRow {
+                    self_pct: pct(w[1]),
+                    accum_pct: pct(w[2]),
+                    count: w[3].parse().unwrap(),
+                    trace: w[4].parse().unwrap(),
+                    method: w[5].to_owned(),
+                });
+            }
+            assert!(h.cpu.insert(title, (total, rows)).is_none());
+        } else if let Some(rest) = l.strip_prefix("SITES BEGIN (ordered by ") {
+            let order = rest.split(')').next().unwrap().to_owned();
+            assert_eq!(
+                lines.next(),
+                Some("          percent          live          alloc'ed  stack class")
+            );
+            assert_eq!(
+                lines.next(),
+                Some(" rank   self  accum     bytes objs     bytes  objs trace name")
+            );
+            let mut rows = Vec::new();
+            for r in lines.by_ref() {
+                if r == "SITES END" {
+                    break;
+                }
+                let w: Vec<&str> = r.split_whitespace().collect();
+                assert!(w.len() >= 9, "{r}");
+                assert_eq!(w[0].parse::<usize>().unwrap(), rows.len() + 1, "rank: {r}");
+                let n = |i: usize| w[i].parse::<u64>().unwrap();
+                rows.push(SiteRow {
+                    self_pct: pct(w[1]),
+                    live: (n(3), n(4)),
+                    allocated: (n(5), n(6)),
+                    trace: n(7),
+                    class: w[8..].join(" "),
+                });
+            }
+            h.sites.push((order, rows));
+        } else {
+            panic!("unexpected line: {l:?}");
+        }
+    }
+    // Every trace a row names is defined; shares add up in order.
+    let mut named = Vec::new();
+    for (_, rows) in h.cpu.values() {
+        let mut accum = 0.0;
+        for r in rows {
+            accum += r.self_pct;
+            assert!(
+                (accum - r.accum_pct).abs() < 0.02 * rows.len() as f64,
+                "{r:?}"
+            );
+            named.push(r.trace);
+        }
+    }
+    for (_, rows) in &h.sites {
+        named.extend(rows.iter().map(|r| r.trace));
+    }
+    for t in named {
+        assert!(h.traces.contains_key(&t), "TRACE {t} is not defined");
+    }
+    let ids: Vec<u64> = h.threads.iter().map(|t| t.0).collect();
+    assert!(h.ended.iter().all(|e| ids.contains(e)));
+    h
+}
+
+/// `p.C.m(args)` → `p.C.m`; a constructor `p.C(args)` → `p.C.<init>` (the
+/// harness's methods start lowercase, its classes uppercase).
+fn method_column(name: &str) -> String {
+    let before = name.split('(').next().unwrap();
+    let last = before.rsplit('.').next().unwrap();
+    if last.starts_with(|c: char| c.is_uppercase()) {
+        format!("{before}.<init>")
+    } else {
+        before.to_owned()
+    }
+}
+
+/// Sum of a node attribute per method column, over a section.
+fn per_method(xml: &str, section: &str, attr: &str) -> HashMap<String, u64> {
+    let doc = roxmltree::Document::parse(xml).unwrap();
+    let sec = doc
+        .root_element()
+        .children()
+        .find(|c| c.has_tag_name(section))
+        .unwrap();
+    let mut out = HashMap::new();
+    // Not the section itself (<profile> is both the section's tag and a node's).
+    for n in sec
+        .descendants()
+        .skip(1)
+        .filter(|d| d.has_tag_name("profile"))
+    {
+        *out.entry(method_column(n.attribute("name").unwrap()))
+            .or_default() += attr_u64(n, attr);
+    }
+    out
+}
+
+fn convert(snap: &Path, extra: &[&str]) -> Hprof {
+    let mut args = vec!["convert", s(snap), "--to", "hprof"];
+    args.extend_from_slice(extra);
+    read(&profrj_ok(&args))
+}
+
+fn snapshot(name: &str, options: &str, main: &str) -> (PathBuf, String) {
+    let dir = temp_dir(name);
+    let snap = dir.join("snapshot.xml");
+    let run = run_java(
+        &dir,
+        &format!("{options},file={}", snap.display()),
+        main,
+        &[],
+    );
+    run.assert_success();
+    let xml = read_snapshot(&snap);
+    (snap, xml)
+}
+
+#[test]
+fn cpu_time_counts_are_the_known_calls_and_samples_the_sections_shares() {
+    let (snap, xml) = snapshot("hprof-profile", "profile,sampling,interval=1ms", PROFILE);
+    // depth 1: one trace per method, its count that method's calls.
+    let h = convert(&snap, &["--depth", "1"]);
+    let (_, time) = &h.cpu["CPU TIME (ms)"];
+    // Per method column (overloads share one).
+    let mut counts: HashMap<&str, u64> = HashMap::new();
+    for r in time {
+        *counts.entry(&r.method).or_default() += r.count;
+        assert_eq!(h.traces[&r.trace].len(), 1);
+    }
+    let calls = |m: &str| counts.get(format!("{PROFILE}{m}").as_str()).copied();
+    // Two worker threads; fib(5) 15 times more in the static initialiser.
+    assert_eq!(calls(".work"), Some(2));
+    assert_eq!(calls(".fib"), Some(2 * 1973 + 15));
+    assert_eq!(calls(".outer"), Some(2 * 7));
+    assert_eq!(calls(".inner"), Some(2 * 91));
+    assert_eq!(calls(".thrower"), Some(2 * 10));
+    assert_eq!(calls(".deep"), Some(2 * 3001));
+    assert_eq!(calls(".locked"), Some(2 * 4));
+    assert_eq!(calls(".lambda$lambdas$0"), Some(2 * 5));
+    assert_eq!(calls("$Picky.<init>"), Some(2 * 20));
+    assert_eq!(calls("$Lazy.<clinit>"), Some(1));
+    // And every method's, from the snapshot itself.
+    let want = per_method(&xml, "profile", "count");
+    let want: HashMap<&str, u64> = want
+        .iter()
+        .filter(|(_, &n)| n > 0)
+        .map(|(m, &n)| (m.as_str(), n))
+        .collect();
+    let got: HashMap<&str, u64> = counts.into_iter().filter(|(_, n)| *n > 0).collect();
+    assert_eq!(got, want);
+
+    // CPU SAMPLES: the total is the section's RUNNABLE samples; per method
+    // (depth 1), its count and share are the section's.
+    let (total, samples) = &h.cpu["CPU SAMPLES"];
+    let section_total = sum_threads(&xml, "sampler", "cumulated");
+    assert_eq!(*total, section_total);
+    assert!(section_total > 0, "no RUNNABLE sample");
+    let hits = per_method(&xml, "sampler", "hits");
+    let frameless = section_total - hits.values().sum::<u64>();
+    let mut by_method: HashMap<&str, (u64, f64)> = HashMap::new();
+    for r in samples {
+        let e = by_method.entry(&r.method).or_default();
+        e.0 += r.count;
+        e.1 += r.self_pct;
+    }
+    for (m, (count, share)) in &by_method {
+        let want = match *m {
+            "<empty>" => frameless,
+            m => hits[m],
+        };
+        assert_eq!(*count, want, "{m}");
+        let rows = samples.iter().filter(|r| r.method == *m).count() as f64;
+        let exact = want as f64 * 100.0 / section_total as f64;
+        assert!(
+            (share - exact).abs() <= 0.005 * rows + 1e-9,
+            "{m}: {share} vs {exact}"
+        );
+    }
+    let listed: u64 = samples.iter().map(|r| r.count).sum();
+    assert_eq!(listed, section_total, "every sample is in a row");
+
+    // Default depth 4: the same sums, over traces of up to 4 frames.
+    let h = convert(&snap, &[]);
+    assert!(h.traces.values().all(|f| f.len() <= 4));
+    assert!(h.traces.values().any(|f| f.len() == 4));
+    let fib: u64 = h.cpu["CPU TIME (ms)"]
+        .1
+        .iter()
+        .filter(|r| r.method == format!("{PROFILE}.fib"))
+        .map(|r| r.count)
+        .sum();
+    assert_eq!(fib, 2 * 1973 + 15);
+    let frames = &h.traces[&h.cpu["CPU TIME (ms)"].1[0].trace];
+    assert!(
+        frames
+            .iter()
+            .all(|f| f.ends_with("(ProfileTruth.java:Unknown line)") || f.starts_with("java.")),
+        "{frames:?}"
+    );
+    // The worker threads ended before the snapshot.
+    for name in ["truth-1", "truth-2"] {
+        let id = h.threads.iter().find(|t| t.1 == name).unwrap().0;
+        assert!(h.ended.contains(&id), "THREAD END for {name}");
+    }
+    // --thread: only that thread's calls.
+    let one = convert(&snap, &["--depth", "1", "--thread", "truth-1"]);
+    let fib1 = one.cpu["CPU TIME (ms)"]
+        .1
+        .iter()
+        .find(|r| r.method == format!("{PROFILE}.fib"))
+        .unwrap()
+        .count;
+    assert_eq!(fib1, 1973);
+    assert_eq!(one.threads.len(), 1);
+}
+
+#[test]
+fn sites_from_memory_and_alloc_parse_back() {
+    let (snap, xml) = snapshot("hprof-memory", "memory,alloc=64k", MEMORY);
+    let h = convert(&snap, &[]);
+    assert_eq!(h.sites.len(), 2, "a SITES block per section");
+    // <memory>: per class, live objects = the threads' counts summed.
+    let (order, rows) = &h.sites[0];
+    assert_eq!(order, "live objects");
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let mem = doc
+        .root_element()
+        .children()
+        .find(|c| c.has_tag_name("memory"))
+        .unwrap();
+    let mut live: HashMap<String, (u64, u64)> = HashMap::new();
+    for r in mem
+        .descendants()
+        .filter(|d| d.has_tag_name("memory") && d.attribute("class").is_some())
+    {
+        let e = live
+            .entry(r.attribute("class").unwrap().to_owned())
+            .or_default();
+        e.0 += attr_u64(r, "count");
+        e.1 += attr_u64(r, "max").max(attr_u64(r, "count"));
+    }
+    let kept = format!("{MEMORY}$Kept");
+    let row = rows.iter().find(|r| r.class == kept).unwrap();
+    assert_eq!(row.live.1, 1020);
+    for r in rows {
+        assert_eq!((r.live.1, r.allocated.1), live[&r.class], "{}", r.class);
+        assert_eq!(r.trace, 300_000);
+        assert_eq!(r.live.0, 0, "no sizes in <memory>");
+    }
+    let total: u64 = rows.iter().map(|r| r.live.1).sum();
+    for r in rows {
+        let share = r.live.1 as f64 * 100.0 / total as f64;
+        assert!((r.self_pct - share).abs() <= 0.005 + 1e-9, "{r:?}");
+    }
+    // <alloc>: per class, the bytes summed over its stacks are the section's.
+    let (order, rows) = &h.sites[1];
+    assert_eq!(order, "allocated bytes");
+    let alloc = doc
+        .root_element()
+        .children()
+        .find(|c| c.has_tag_name("alloc"))
+        .unwrap();
+    let mut bytes: HashMap<String, u64> = HashMap::new();
+    for n in alloc
+        .descendants()
+        .filter(|d| d.has_tag_name("profile") && d.attribute("class") == Some("true"))
+    {
+        *bytes
+            .entry(n.attribute("name").unwrap().to_owned())
+            .or_default() += attr_u64(n, "bytes");
+    }
+    let mut got: HashMap<String, u64> = HashMap::new();
+    for r in rows {
+        assert_eq!(
+            r.live,
+            (0, 0),
+            "an all-allocations section has no live figures"
+        );
+        *got.entry(r.class.clone()).or_default() += r.allocated.0;
+    }
+    bytes.retain(|_, b| *b > 0);
+    assert_eq!(got, bytes);
+    assert!(rows
+        .iter()
+        .any(|r| r.trace != 300_000 && h.traces[&r.trace].len() <= 4));
+    assert!(!h.cpu.contains_key("CPU SAMPLES") && !h.cpu.contains_key("CPU TIME (ms)"));
+}
