@@ -279,7 +279,9 @@ fn cpu_time_counts_are_the_known_calls_and_samples_the_sections_shares() {
     for (m, (count, share)) in &by_method {
         let want = match *m {
             "<empty>" => frameless,
-            m => hits[m],
+            m => *hits
+                .get(m)
+                .unwrap_or_else(|| panic!("{m} not in the sampler section: {hits:?}")),
         };
         assert_eq!(*count, want, "{m}");
         let rows = samples.iter().filter(|r| r.method == *m).count() as f64;
@@ -331,35 +333,67 @@ fn cpu_time_counts_are_the_known_calls_and_samples_the_sections_shares() {
 fn sites_from_memory_and_alloc_parse_back() {
     let (snap, xml) = snapshot("hprof-memory", "memory,alloc=64k", MEMORY);
     let h = convert(&snap, &[]);
-    assert_eq!(h.sites.len(), 2, "a SITES block per section");
-    // <memory>: per class, live objects = the threads' counts summed.
+    assert_eq!(
+        h.sites.len(),
+        2,
+        "a SITES block per section (<sites>, <alloc>)"
+    );
+    // memory's <sites> (not <memory>, which it details): per site and class;
+    // per class, live objects summed over sites = <memory>'s counts, and
+    // alloc'ed objects = the sites' `allocated`.
     let (order, rows) = &h.sites[0];
     assert_eq!(order, "live objects");
     let doc = roxmltree::Document::parse(&xml).unwrap();
-    let mem = doc
-        .root_element()
-        .children()
-        .find(|c| c.has_tag_name("memory"))
-        .unwrap();
-    let mut live: HashMap<String, (u64, u64)> = HashMap::new();
-    for r in mem
+    let section = |tag: &str| {
+        doc.root_element()
+            .children()
+            .find(|c| c.has_tag_name(tag))
+            .unwrap()
+    };
+    let mut live: HashMap<String, u64> = HashMap::new();
+    for r in section("memory")
         .descendants()
         .filter(|d| d.has_tag_name("memory") && d.attribute("class").is_some())
     {
-        let e = live
+        *live
             .entry(r.attribute("class").unwrap().to_owned())
-            .or_default();
-        e.0 += attr_u64(r, "count");
-        e.1 += attr_u64(r, "max").max(attr_u64(r, "count"));
+            .or_default() += attr_u64(r, "count");
+    }
+    let mut allocated: HashMap<String, u64> = HashMap::new();
+    for n in section("sites")
+        .descendants()
+        .filter(|d| d.has_tag_name("profile") && d.attribute("class") == Some("true"))
+    {
+        *allocated
+            .entry(n.attribute("name").unwrap().to_owned())
+            .or_default() += attr_u64(n, "allocated");
+    }
+    let mut got: HashMap<String, (u64, u64)> = HashMap::new();
+    for r in rows {
+        assert_eq!((r.live.0, r.allocated.0), (0, 0), "no sizes in <sites>");
+        let e = got.entry(r.class.clone()).or_default();
+        e.0 += r.live.1;
+        e.1 += r.allocated.1;
+    }
+    for (class, &(l, a)) in &got {
+        assert_eq!((l, a), (live[class], allocated[class]), "{class}");
     }
     let kept = format!("{MEMORY}$Kept");
-    let row = rows.iter().find(|r| r.class == kept).unwrap();
-    assert_eq!(row.live.1, 1020);
-    for r in rows {
-        assert_eq!((r.live.1, r.allocated.1), live[&r.class], "{}", r.class);
-        assert_eq!(r.trace, 300_000);
-        assert_eq!(r.live.0, 0, "no sizes in <memory>");
-    }
+    assert_eq!(got[&kept], (1020, 1020), "1,000 new + 20 reflection");
+    let churn = format!("{MEMORY}$Churn");
+    assert_eq!(got[&churn].1, 6_000_000, "alloc'ed: every one made");
+    // Each site's trace is its method and line.
+    let clone_site = rows
+        .iter()
+        .find(|r| r.class == format!("{MEMORY}$Sheep") && r.live.1 == 20_000)
+        .unwrap();
+    let frames = &h.traces[&clone_site.trace];
+    assert_eq!(frames.len(), 1);
+    assert!(
+        frames[0].starts_with(&format!("{MEMORY}$Sheep.copy(MemoryTruth.java:"))
+            && !frames[0].contains("Unknown line"),
+        "{frames:?}"
+    );
     let total: u64 = rows.iter().map(|r| r.live.1).sum();
     for r in rows {
         let share = r.live.1 as f64 * 100.0 / total as f64;

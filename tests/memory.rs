@@ -50,8 +50,8 @@ fn run_both(name: &str, options: &str) -> (Rows, Sites) {
     (rows(&text), sites(&text))
 }
 
-/// (thread, site frame, class) → (count, max), from `<sites>`.
-type Sites = HashMap<(String, String, String), (u64, u64)>;
+/// (thread, site frame, class) → (count, max, allocated), from `<sites>`.
+type Sites = HashMap<(String, String, String), (u64, u64, u64)>;
 
 fn sites(text: &str) -> Sites {
     let doc = roxmltree::Document::parse(text).unwrap();
@@ -73,13 +73,18 @@ fn sites(text: &str) -> Sites {
         for m in t.children().filter(|c| c.has_tag_name("profile")) {
             let place = m.attribute("name").unwrap();
             assert_eq!(m.attribute("class"), None, "{place}: a method frame");
-            let (mut count, mut max) = (0, 0);
+            let (mut count, mut max, mut allocated) = (0, 0, 0);
             for c in m.children().filter(|c| c.has_tag_name("profile")) {
                 assert_eq!(c.attribute("class"), Some("true"));
-                let v = (attr_u64(c, "count"), attr_u64(c, "max"));
-                assert!(v.0 <= v.1, "{place}: count above max");
+                let v = (
+                    attr_u64(c, "count"),
+                    attr_u64(c, "max"),
+                    attr_u64(c, "allocated"),
+                );
+                assert!(v.0 <= v.1 && v.1 <= v.2, "{place}: count ≤ max ≤ allocated");
                 count += v.0;
                 max += v.1;
+                allocated += v.2;
                 let key = (
                     thread.into(),
                     place.into(),
@@ -89,6 +94,7 @@ fn sites(text: &str) -> Sites {
             }
             assert_eq!(attr_u64(m, "cumulatedCount"), count, "{place}");
             assert_eq!(attr_u64(m, "cumulatedMax"), max, "{place}");
+            assert_eq!(attr_u64(m, "cumulatedAllocated"), allocated, "{place}");
         }
     }
     out
@@ -126,57 +132,43 @@ fn check_sites(rows: &Rows, sites: &Sites) {
         })
     };
     let main = |line: &str, class: &str| site("main", ".main()", line, class);
-    assert_eq!(
-        main("kept[i] = new Kept();", &format!("{k}$Kept")),
-        (1000, 1000)
-    );
+    let kept = format!("{k}$Kept");
+    assert_eq!(main("kept[i] = new Kept();", &kept), (1000, 1000, 1000));
     assert_eq!(
         main("Kept[] kept = new Kept[1000];", &format!("{k}$Kept[]")),
-        (1, 1)
+        (1, 1, 1)
     );
+    let dropped = format!("{k}$Dropped");
+    assert_eq!(main("held[i] = new Dropped(i);", &dropped), (0, 500, 500));
     assert_eq!(
-        main("held[i] = new Dropped(i);", &format!("{k}$Dropped")),
-        (0, 500)
+        main("new Dropped[500];", &format!("{k}$Dropped[]")),
+        (0, 1, 1)
     );
-    assert_eq!(main("new Dropped[500];", &format!("{k}$Dropped[]")), (0, 1));
-    assert_eq!(main("longs[i] = new long[i + 1];", "long[]"), (7, 7));
-    let (count, max) = main("long[] tmp = new long[8];", "long[]");
-    assert_eq!(count, 0);
+    assert_eq!(main("longs[i] = new long[i + 1];", "long[]"), (7, 7, 7));
+    let (count, max, allocated) = main("long[] tmp = new long[8];", "long[]");
+    assert_eq!((count, allocated), (0, 40));
     assert!((1..=40).contains(&max), "temporary long[] max {max}");
-    assert_eq!(
-        main("grids[i] = new String[2][4];", "java.lang.String[][]"),
-        (3, 3)
-    );
+    let grids = main("grids[i] = new String[2][4];", "java.lang.String[][]");
+    assert_eq!(grids, (3, 3, 3));
     let reflected = "Kept.class.getDeclaredConstructor().newInstance()";
+    assert_eq!(main(reflected, &kept), (20, 20, 20), "reflection");
+    assert_eq!(main("Array.newInstance(int.class, 4)", "int[]"), (3, 3, 3));
+    let sheep = format!("{k}$Sheep");
+    assert_eq!(main("Sheep dolly = new Sheep();", &sheep), (1, 1, 1));
+    let clones = site("main", "$Sheep.copy()", "return (Sheep) clone();", &sheep);
     assert_eq!(
-        main(reflected, &format!("{k}$Kept")),
-        (20, 20),
-        "reflection"
+        clones,
+        (20_000, 20_000, 20_000),
+        "clones, at the clone() call"
     );
-    assert_eq!(main("Array.newInstance(int.class, 4)", "int[]"), (3, 3));
-    assert_eq!(
-        main("Sheep dolly = new Sheep();", &format!("{k}$Sheep")),
-        (1, 1)
-    );
-    let clones = site(
-        "main",
-        "$Sheep.copy()",
-        "return (Sheep) clone();",
-        &format!("{k}$Sheep"),
-    );
-    assert_eq!(clones, (20_000, 20_000), "clones, at the clone() call");
     let shared = "into[i] = new Shared();";
     let keep_shared = |t| site(t, ".keepShared()", shared, &format!("{k}$Shared"));
-    assert_eq!(
-        (keep_shared("alloc-a"), keep_shared("alloc-b")),
-        ((300, 300), (200, 200))
-    );
-    assert_eq!(
-        main("wave[i] = new Wave();", &format!("{k}$Wave")),
-        (0, 400)
-    );
-    let (count, max) = main("ring[i & 63] = new Churn();", &format!("{k}$Churn"));
-    assert_eq!(count, 0);
+    let both = (keep_shared("alloc-a"), keep_shared("alloc-b"));
+    assert_eq!(both, ((300, 300, 300), (200, 200, 200)));
+    let waves = main("wave[i] = new Wave();", &format!("{k}$Wave"));
+    assert_eq!(waves, (0, 400, 1200), "three waves of 400");
+    let (count, max, allocated) = main("ring[i & 63] = new Churn();", &format!("{k}$Churn"));
+    assert_eq!((count, allocated), (0, 6_000_000));
     assert!((1..6_000_000).contains(&max), "Churn max {max}");
     // Per thread and class, the sites add up to the row: counts exactly,
     // and the row's peak (of the sum) is at most the sum of the sites' peaks.

@@ -170,8 +170,8 @@ pub mod alloc {
 /// `<sites>` (profrj's own, written with `<memory>`): per allocating thread,
 /// each allocation site as a two-frame path, shaped like `<alloc>`: the
 /// method and line (`pkg.Cls.m():12`), then the allocated class
-/// (`class="true"`) with the exact objects alive (`count`) and the most
-/// ever alive at once (`max`).
+/// (`class="true"`) with the exact objects alive (`count`), the most ever
+/// alive at once (`max`) and the objects ever made there (`allocated`).
 pub mod sites {
     pub const SECTION: &str = "sites";
     pub use crate::calls::{NODE, THREAD};
@@ -188,7 +188,10 @@ pub mod sites {
         pub use crate::calls::NAME;
         pub const COUNT: &str = "count";
         pub const MAX: &str = "max";
+        /// Objects ever made at the site (while the memory mode tracked).
+        pub const ALLOCATED: &str = "allocated";
         pub const CUMULATED_COUNT: &str = "cumulatedCount";
+        pub const CUMULATED_ALLOCATED: &str = "cumulatedAllocated";
         /// The sum of the sites' `max` (each site's peak may fall at another
         /// time, so this bounds the most alive at once from above).
         pub const CUMULATED_MAX: &str = "cumulatedMax";

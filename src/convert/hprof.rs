@@ -39,7 +39,7 @@
 use super::collapsed::MAX_FRAMES;
 use super::coverage::{default_source, one_line};
 use crate::snapshot::{CallKind, CallSection, Snapshot, Tree, NONE, NO_JAVA_FRAME};
-use profrj_format::{alloc, profile, sampler};
+use profrj_format::{alloc, profile, sampler, sites};
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 
@@ -119,7 +119,13 @@ type Block = fn(&Ctx, &mut Traces) -> Option<String>;
 /// snapshot lacks its section. MONITOR TIME (contention per TRACE: `rank
 /// self accum count trace monitor`) comes last, from a `<lock>` section once
 /// the snapshot has one: a `monitor_time` of this type added here.
-const BLOCKS: [Block; 4] = [sites_memory, sites_alloc, cpu_samples, cpu_time];
+const BLOCKS: [Block; 5] = [
+    sites_memory,
+    sites_exact,
+    sites_alloc,
+    cpu_samples,
+    cpu_time,
+];
 
 pub fn hprof(snap: &Snapshot, opts: &Options) -> Result<String, String> {
     if snap.call_sections.is_empty() && snap.memory.is_none() {
@@ -342,8 +348,15 @@ fn split<'a>(ctx: &Ctx, name: &'a str) -> Option<(&'a str, &'a str)> {
     }
 }
 
-/// `class.method(File.java:Unknown line)`.
+/// `class.method(File.java:Unknown line)`, or with the line a frame named
+/// `…():12` gives (`<sites>`).
 fn frame(ctx: &Ctx, name: &str) -> String {
+    let (name, line) = match name.rsplit_once("):") {
+        Some((head, l)) if !l.is_empty() && l.bytes().all(|b| b.is_ascii_digit()) => {
+            (&name[..head.len() + 1], l)
+        }
+        _ => (name, "Unknown line"),
+    };
     let Some((class, method)) = split(ctx, name) else {
         return one_line(name);
     };
@@ -355,7 +368,7 @@ fn frame(ctx: &Ctx, name: &str) -> String {
             default_source(named.rsplit('.').next().unwrap_or(named))
         }
     };
-    one_line(&format!("{class}.{method}({file}:Unknown line)"))
+    one_line(&format!("{class}.{method}({file}:{line})"))
 }
 
 /// The `method` column: `class.method`, or `<empty>`.
@@ -527,8 +540,12 @@ fn sites_block(
 }
 
 /// SITES from `<memory>`: per class, threads merged, no stack (trace
-/// 300000): live objs = `count`, alloc'ed objs = `max`; no sizes.
+/// 300000): live objs = `count`, alloc'ed objs = `max`; no sizes. Only
+/// without `<sites>`, which has the same objects by site.
 fn sites_memory(ctx: &Ctx, traces: &mut Traces) -> Option<String> {
+    if ctx.snap.calls(CallKind::Sites).is_some() {
+        return None;
+    }
     let mem = ctx.snap.memory.as_ref()?;
     let mut by_class: HashMap<&str, Site> = HashMap::new();
     for t in mem.threads.iter().filter(|t| wanted(ctx, &t.name)) {
@@ -545,12 +562,47 @@ fn sites_memory(ctx: &Ctx, traces: &mut Traces) -> Option<String> {
     Some(sites_block(ctx, traces, "live objects", 1, rows))
 }
 
+/// SITES from `<sites>` (memory's, exact): per (method and line, class),
+/// live objs = `count`, alloc'ed objs = `allocated`; no sizes.
+fn sites_exact(ctx: &Ctx, traces: &mut Traces) -> Option<String> {
+    let sec = ctx.snap.calls(CallKind::Sites)?;
+    let d = sec.desc();
+    let count = d.slot(sites::node::COUNT).expect("sites' count");
+    let allocated = d.slot(sites::node::ALLOCATED).expect("sites' allocated");
+    let rows = class_sites(ctx, sec, |v| [0, v[count], 0, v[allocated]]);
+    Some(sites_block(ctx, traces, "live objects", 1, rows))
+}
+
 /// SITES from `<alloc>`: per (stack below the class frame, class).
 fn sites_alloc(ctx: &Ctx, traces: &mut Traces) -> Option<String> {
     let sec = ctx.snap.calls(CallKind::Alloc)?;
     let d = sec.desc();
     let bytes = d.slot(alloc::node::BYTES).expect("alloc's bytes");
     let objects = d.slot(alloc::node::OBJECTS).expect("alloc's objects");
+    let live = sec.live;
+    let rows = class_sites(ctx, sec, |v| {
+        let (b, o) = (v[bytes], v[objects]);
+        if live {
+            [b, o, b, o]
+        } else {
+            [0, 0, b, o]
+        }
+    });
+    let (order, by) = if live {
+        ("live bytes", 0)
+    } else {
+        ("allocated bytes", 2)
+    };
+    Some(sites_block(ctx, traces, order, by, rows))
+}
+
+/// The SITES rows of a section of class frames: per (stack below the
+/// class frame, class), `figures` of each class frame's values summed.
+fn class_sites(
+    ctx: &Ctx,
+    sec: &CallSection,
+    figures: impl Fn(&[u64]) -> Site,
+) -> Vec<(Key, Option<Rep>, String, Site)> {
     let mut sites: HashMap<(Key, u32), (Option<Rep>, Site)> = HashMap::new();
     for (t, thread) in sec.threads.iter().enumerate() {
         if !wanted(ctx, &thread.name) {
@@ -576,26 +628,16 @@ fn sites_alloc(ctx: &Ctx, traces: &mut Traces) -> Option<String> {
                 };
                 (keys[parent], Some(rep))
             };
-            let (b, o) = (n.v.0[bytes], n.v.0[objects]);
             let e = sites.entry((key, n.name)).or_insert((rep, [0; 4]));
-            if sec.live {
-                e.1[0] = e.1[0].saturating_add(b);
-                e.1[1] = e.1[1].saturating_add(o);
+            for (sum, v) in e.1.iter_mut().zip(figures(&n.v.0)) {
+                *sum = sum.saturating_add(v);
             }
-            e.1[2] = e.1[2].saturating_add(b);
-            e.1[3] = e.1[3].saturating_add(o);
         });
     }
-    let rows = sites
+    sites
         .into_iter()
         .map(|((key, class), (rep, v))| (key, rep, ctx.snap.names.get(class).to_owned(), v))
-        .collect();
-    let (order, by) = if sec.live {
-        ("live bytes", 0)
-    } else {
-        ("allocated bytes", 2)
-    };
-    Some(sites_block(ctx, traces, order, by, rows))
+        .collect()
 }
 
 /// `Wed Nov 25 15:40:45 2026` (C's ctime, UTC) for seconds since the epoch.

@@ -350,8 +350,10 @@ const SITES: SectionDesc = SectionDesc {
     node_values: &[
         sites::node::COUNT,
         sites::node::MAX,
+        sites::node::ALLOCATED,
         sites::node::CUMULATED_COUNT,
         sites::node::CUMULATED_MAX,
+        sites::node::CUMULATED_ALLOCATED,
     ],
     signature: None,
     class_marker: Some(sites::node::CLASS),
@@ -380,6 +382,18 @@ const SITES: SectionDesc = SectionDesc {
             pprof_live: None,
             thread_total: None,
         },
+        MetricDesc {
+            name: "allocated",
+            aliases: &[],
+            own: sites::node::ALLOCATED,
+            cumulated: Some(sites::node::CUMULATED_ALLOCATED),
+            unit: "objects",
+            describe: "objects allocated, exact (allocated)",
+            title: "ALLOCATING METHODS",
+            pprof: Some(("alloc_objects", "count")),
+            pprof_live: None,
+            thread_total: None,
+        },
     ],
     default_metric: "alive",
     thread_totals: &[],
@@ -391,7 +405,7 @@ const SITES: SectionDesc = SectionDesc {
     sites_note: "a site: a class and the method and line that allocated it; \
                  counts are exact, each `max` the site's own peak",
     class_frames: "what was allocated",
-    diff_metrics: &["alive", "max"],
+    diff_metrics: &["alive", "max", "allocated"],
 };
 
 /// A `--metric` value: any section's metric name (aliases resolved).

@@ -296,15 +296,18 @@ impl Counters {
         }
     }
 
-    /// (thread, what, alive, max) of every counter. `sum_groups`: a group's
-    /// alive is its sites' sum (weak references), not its own count (tags).
-    pub fn all(&self, sum_groups: bool) -> Vec<(i64, Key, i64, i64)> {
+    /// Every counter's figures. `sum_groups`: a group's are its sites' sums
+    /// (weak references), not its own counts (tags).
+    pub fn all(&self, sum_groups: bool) -> Vec<Tally> {
         let owners = self.owners.lock().clone();
-        let mut sums: HashMap<usize, i64> = HashMap::new();
+        // Per group: its sites' (alive, made).
+        let mut sums: HashMap<usize, (i64, i64)> = HashMap::new();
         if sum_groups {
             for c in (0..owners.len()).filter_map(|i| self.counter(i)) {
                 if let Some(g) = self.group_of(c) {
-                    *sums.entry(g.index).or_default() += c.alive();
+                    let e = sums.entry(g.index).or_default();
+                    e.0 += c.alive();
+                    e.1 += c.made.load(Relaxed);
                 }
             }
         }
@@ -313,14 +316,34 @@ impl Counters {
             .enumerate()
             .filter_map(|(i, (thread, key))| {
                 let c = self.counter(i)?;
-                let alive = match key {
-                    Key::Type(_) if sum_groups => sums.get(&i).copied().unwrap_or(0),
-                    _ => c.alive(),
+                let (alive, made) = match key {
+                    Key::Type(_) if sum_groups => sums.get(&i).copied().unwrap_or((0, 0)),
+                    _ => (c.alive(), c.made.load(Relaxed)),
                 };
-                Some((thread, key, alive, c.max.load(Relaxed).max(alive)))
+                let max = c.max.load(Relaxed).max(alive);
+                Some(Tally {
+                    thread,
+                    key,
+                    alive,
+                    max,
+                    made,
+                })
             })
             .collect()
     }
+}
+
+/// One counter's figures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tally {
+    pub thread: i64,
+    pub key: Key,
+    /// Objects alive (not seen dead).
+    pub alive: i64,
+    /// The most alive at once.
+    pub max: i64,
+    /// Objects ever tracked.
+    pub made: i64,
 }
 
 #[cfg(test)]
@@ -346,9 +369,9 @@ mod tests {
         let rows = counters.all(false);
         let row = rows
             .iter()
-            .find(|r| r.0 == 7 && r.1 == Key::Type(3))
+            .find(|r| r.thread == 7 && r.key == Key::Type(3))
             .unwrap();
-        assert_eq!((row.2, row.3), (3, 3));
+        assert_eq!((row.alive, row.max, row.made), (3, 3, 4));
         assert_eq!(counters.counter(b.index).unwrap().alive(), 0);
     }
 
@@ -371,9 +394,9 @@ mod tests {
         let rows = counters.all(false);
         let row = rows
             .iter()
-            .find(|r| r.0 == 9 && r.1 == Key::Type(1))
+            .find(|r| r.thread == 9 && r.key == Key::Type(1))
             .unwrap();
-        assert_eq!((row.2, row.3), (2, 5));
+        assert_eq!((row.alive, row.max), (2, 5));
     }
 
     /// Two sites of one type, weak references: each object counts on its
@@ -397,10 +420,15 @@ mod tests {
         counters.note_peaks(); // b 3, group 3
         counters.freed_by_index(b.index(), 1);
         let rows = counters.all(true);
-        let get = |k| rows.iter().find(|r| r.1 == k).map(|r| (r.2, r.3)).unwrap();
-        assert_eq!(get(Key::Site(10)), (0, 4));
-        assert_eq!(get(Key::Site(11)), (2, 3));
-        assert_eq!(get(Key::Type(0)), (2, 4), "not 4 + 3");
+        let get = |k| {
+            rows.iter()
+                .find(|r| r.key == k)
+                .map(|r| (r.alive, r.max, r.made))
+                .unwrap()
+        };
+        assert_eq!(get(Key::Site(10)), (0, 4, 4));
+        assert_eq!(get(Key::Site(11)), (2, 3, 3));
+        assert_eq!(get(Key::Type(0)), (2, 4, 7), "max: not 4 + 3");
     }
 
     /// Tags: an object counts on its site and its group, and its free
@@ -416,7 +444,12 @@ mod tests {
         }
         counters.object_freed(a.tag());
         let rows = counters.all(false);
-        let get = |k| rows.iter().find(|r| r.1 == k).map(|r| (r.2, r.3)).unwrap();
+        let get = |k| {
+            rows.iter()
+                .find(|r| r.key == k)
+                .map(|r| (r.alive, r.max))
+                .unwrap()
+        };
         assert_eq!((get(Key::Site(10)), get(Key::Type(0))), ((1, 2), (1, 2)));
     }
 }

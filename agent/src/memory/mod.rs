@@ -221,6 +221,8 @@ pub struct SiteRow {
     pub class: String,
     pub count: i64,
     pub max: i64,
+    /// Objects the site ever made (while tracked).
+    pub allocated: i64,
 }
 
 /// What a memory snapshot holds: per thread and type, and per thread and site.
@@ -257,8 +259,9 @@ impl Lifetime {
             sites: Vec::new(),
         };
         let sum_groups = self.tracking.mechanism() == Mechanism::WeakRefs;
-        for (thread, key, count, max) in self.counters.all(sum_groups) {
-            match key {
+        for t in self.counters.all(sum_groups) {
+            let (thread, count, max) = (t.thread, t.alive, t.max);
+            match t.key {
                 counters::Key::Type(ty) => counts.rows.push(Row {
                     thread,
                     class: tables.type_name(ty),
@@ -275,6 +278,7 @@ impl Lifetime {
                         class: tables.type_name(ty),
                         count,
                         max,
+                        allocated: t.made,
                     })
                 }
             }

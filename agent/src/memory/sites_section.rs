@@ -1,7 +1,8 @@
 //! The `<sites>` section (profrj's own, beside `<memory>`): per allocating
 //! thread, each allocation site as a two-frame path shaped like `<alloc>`'s:
 //! the method and line, then the allocated class (`class="true"`) with the
-//! objects alive (`count`) and the most ever alive at once (`max`), exact.
+//! objects alive (`count`), the most ever alive at once (`max`) and the
+//! objects ever made there (`allocated`), exact.
 //! Most alive first, at both levels.
 
 use super::SiteRow;
@@ -32,22 +33,22 @@ pub fn write_sites(
         let mut el = BytesStart::new(f::THREAD);
         el.push_attribute((thread::NAME, crate::xml::name(name).as_ref()));
         w.write_event(Event::Start(el))?;
-        let mut places: Vec<(&str, Vec<&SiteRow>, (i64, i64))> = places
+        let mut places: Vec<(&str, Vec<&SiteRow>, Figures)> = places
             .into_iter()
             .map(|(p, mut rows)| {
-                rows.sort_by(|a, b| (b.count, b.max, &a.class).cmp(&(a.count, a.max, &b.class)));
-                let sum = rows
-                    .iter()
-                    .fold((0, 0), |(c, m), r| (c + r.count, m + r.max));
+                rows.sort_by_key(|r| (std::cmp::Reverse(figures(r)), r.class.as_str()));
+                let sum = rows.iter().fold([0; 3], |s, r| {
+                    [s[0] + r.count, s[1] + r.max, s[2] + r.allocated]
+                });
                 (p, rows, sum)
             })
             .collect();
         places.sort_by(|a, b| (b.2, a.0).cmp(&(a.2, b.0)));
-        for (place, rows, (count, max)) in places {
-            w.write_event(Event::Start(frame(place, false, (0, 0), (count, max))))?;
+        for (place, rows, sum) in places {
+            w.write_event(Event::Start(frame(place, false, [0; 3], sum)))?;
             for r in rows {
-                let el = frame(&r.class, true, (r.count, r.max), (r.count, r.max));
-                w.write_event(Event::Empty(el))?;
+                let own = figures(r);
+                w.write_event(Event::Empty(frame(&r.class, true, own, own)))?;
             }
             w.write_event(Event::End(BytesEnd::new(f::NODE)))?;
         }
@@ -57,17 +58,31 @@ pub fn write_sites(
     Ok(())
 }
 
-/// A node: its own (count, max) and its cumulated ones.
-fn frame(name: &str, class: bool, own: (i64, i64), all: (i64, i64)) -> BytesStart<'static> {
+/// (count, max, allocated).
+type Figures = [i64; 3];
+
+fn figures(r: &SiteRow) -> Figures {
+    [r.count, r.max, r.allocated]
+}
+
+/// A node: its own figures and its cumulated ones.
+fn frame(name: &str, class: bool, own: Figures, all: Figures) -> BytesStart<'static> {
     let mut el = BytesStart::new(f::NODE);
     el.push_attribute((node::NAME, crate::xml::name(name).as_ref()));
     if class {
         el.push_attribute((node::CLASS, profrj_format::TRUE));
     }
-    el.push_attribute((node::COUNT, own.0.to_string().as_str()));
-    el.push_attribute((node::MAX, own.1.to_string().as_str()));
-    el.push_attribute((node::CUMULATED_COUNT, all.0.to_string().as_str()));
-    el.push_attribute((node::CUMULATED_MAX, all.1.to_string().as_str()));
+    let attrs = [
+        (node::COUNT, own[0]),
+        (node::MAX, own[1]),
+        (node::ALLOCATED, own[2]),
+        (node::CUMULATED_COUNT, all[0]),
+        (node::CUMULATED_MAX, all[1]),
+        (node::CUMULATED_ALLOCATED, all[2]),
+    ];
+    for (name, v) in attrs {
+        el.push_attribute((name, v.to_string().as_str()));
+    }
     el
 }
 
@@ -84,6 +99,7 @@ mod tests {
             class: class.into(),
             count,
             max,
+            allocated: max + 1,
         };
         let rows = [
             row(0, "p.A.m():3", "int[]", 1, 5),
@@ -105,17 +121,17 @@ mod tests {
 <doc>
  <sites>
   <thread name="(unknown)">
-   <profile name="[VM or JNI]" count="0" max="0" cumulatedCount="2" cumulatedMax="2">
-    <profile name="java.lang.Object" class="true" count="2" max="2" cumulatedCount="2" cumulatedMax="2"/>
+   <profile name="[VM or JNI]" count="0" max="0" allocated="0" cumulatedCount="2" cumulatedMax="2" cumulatedAllocated="3">
+    <profile name="java.lang.Object" class="true" count="2" max="2" allocated="3" cumulatedCount="2" cumulatedMax="2" cumulatedAllocated="3"/>
    </profile>
   </thread>
   <thread name="main">
-   <profile name="p.A():9" count="0" max="0" cumulatedCount="7" cumulatedMax="7">
-    <profile name="p.A&lt;&amp;&gt;" class="true" count="7" max="7" cumulatedCount="7" cumulatedMax="7"/>
+   <profile name="p.A():9" count="0" max="0" allocated="0" cumulatedCount="7" cumulatedMax="7" cumulatedAllocated="8">
+    <profile name="p.A&lt;&amp;&gt;" class="true" count="7" max="7" allocated="8" cumulatedCount="7" cumulatedMax="7" cumulatedAllocated="8"/>
    </profile>
-   <profile name="p.A.m():3" count="0" max="0" cumulatedCount="3" cumulatedMax="7">
-    <profile name="p.B" class="true" count="2" max="2" cumulatedCount="2" cumulatedMax="2"/>
-    <profile name="int[]" class="true" count="1" max="5" cumulatedCount="1" cumulatedMax="5"/>
+   <profile name="p.A.m():3" count="0" max="0" allocated="0" cumulatedCount="3" cumulatedMax="7" cumulatedAllocated="9">
+    <profile name="p.B" class="true" count="2" max="2" allocated="3" cumulatedCount="2" cumulatedMax="2" cumulatedAllocated="3"/>
+    <profile name="int[]" class="true" count="1" max="5" allocated="6" cumulatedCount="1" cumulatedMax="5" cumulatedAllocated="6"/>
    </profile>
   </thread>
  </sites>

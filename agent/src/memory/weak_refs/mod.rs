@@ -262,8 +262,8 @@ mod tests {
         w.count_frees(false, &counters); // the agent thread's turn: nothing died
         w.scanner.store(false, Release);
         let rows = counters.all(true);
-        let row = rows.iter().find(|r| r.0 == -42).unwrap();
-        assert_eq!((row.2, row.3), (200, 1000));
+        let row = rows.iter().find(|r| r.thread == -42).unwrap();
+        assert_eq!((row.alive, row.max), (200, 1000));
         assert_eq!(w.dead.lock().len(), 666);
     }
 }
