@@ -152,6 +152,6 @@ fn alloc_runs_beside_sampling_and_memory() {
         .filter(|n| n.is_element())
         .map(|n| n.tag_name().name())
         .collect();
-    assert_eq!(names, ["sampler", "memory", "alloc"]);
+    assert_eq!(names, ["sampler", "memory", "alloc", "sites"]);
     check_split(&text, 64.0 * 1024.0);
 }

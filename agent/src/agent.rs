@@ -395,6 +395,7 @@ impl Agent {
 
     pub fn on_thread_end(&self, jni: &Jni, thread: jthread) {
         self.threads.thread_ended(self.jvmti, jni, thread);
+        crate::alloc::thread_ended(jni);
     }
 
     pub fn run_sampler(&self, jni: &Jni, sampler: &Sampler) {

@@ -17,7 +17,9 @@
 //! a snapshot runs a GC and keeps only the samples whose object survived.
 
 pub mod mode;
+mod recent;
 mod section;
+mod stack_keys;
 
 use crate::calltree::{NodeId, WeightTree, Weights};
 use crate::instrument::registry::java_type_name;
@@ -25,9 +27,10 @@ use crate::methods::{java_class_name, MethodNames, NameId};
 use crate::modes::Host;
 use crate::threads::{Identity, ThreadId};
 use crate::vm::sys::JvmtiFrameInfo;
-use crate::vm::{jthread, Jni};
-use jni_sys::{jclass, jobject};
+use crate::vm::{jthread, Jni, Jvmti};
+use jni_sys::{jclass, jmethodID, jobject};
 use parking_lot::{Mutex, RwLock};
+use stack_keys::{Stacks, STACK_WORDS};
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::ops::AddAssign;
@@ -73,15 +76,24 @@ pub fn weigh(size: u64, interval: u32) -> Alloc {
 
 /// Where the event finds the running session's recorder. Owned by the agent.
 #[derive(Default)]
-pub struct Slot(RwLock<Option<Arc<Recorder>>>);
+pub struct Slot {
+    current: RwLock<Option<Arc<Recorder>>>,
+    /// Recorders made so far: each one's id, so that per-thread caches of
+    /// one session's names are never read in the next.
+    made: AtomicU64,
+}
 
 impl Slot {
     fn current(&self) -> Option<Arc<Recorder>> {
-        self.0.read().clone()
+        self.current.read().clone()
     }
 
     pub(super) fn set(&self, r: Option<Arc<Recorder>>) {
-        *self.0.write() = r;
+        *self.current.write() = r;
+    }
+
+    fn next_id(&self) -> u64 {
+        self.made.fetch_add(1, Relaxed) + 1
     }
 }
 
@@ -95,6 +107,8 @@ struct Tracked {
 
 /// One session's samples.
 pub struct Recorder {
+    /// Unique in this JVM ([`Slot::next_id`]).
+    id: u64,
     interval: u32,
     live: bool,
     depth: usize,
@@ -117,19 +131,37 @@ struct Data {
     /// Names of allocated classes (top frames), told apart from methods.
     classes: HashSet<NameId>,
     trees: HashMap<ThreadId, WeightTree<Alloc>>,
+    /// Each stack seen, (thread, class, frames) as [`Stacks`] keys, and the
+    /// node it ended on: a stack seen before costs one look-up, not one
+    /// per frame.
+    stacks: Stacks,
+    /// Words in `stacks`' keys, held under [`STACK_WORDS`].
+    stack_words: usize,
     tracked: Vec<Tracked>,
     /// `tracked.len()` after the last pruning of dead references.
     kept: usize,
 }
 
+/// What the allocating thread keeps between events.
+#[derive(Default)]
+struct PerThread {
+    /// Its frame buffer (stacks can be thousands deep).
+    frames: Vec<JvmtiFrameInfo>,
+    /// The stack as (jmethodID, native?), top frame first.
+    stack: Vec<(jmethodID, bool)>,
+    /// A stack's [`Stacks`] key, built here to look it up without allocating.
+    key: Vec<usize>,
+    recent: recent::Recent,
+}
+
 thread_local! {
-    /// The allocating thread's frame buffer (stacks can be thousands deep).
-    static FRAMES: RefCell<Vec<JvmtiFrameInfo>> = const { RefCell::new(Vec::new()) };
+    static PER_THREAD: RefCell<PerThread> = RefCell::new(PerThread::default());
 }
 
 impl Recorder {
-    fn new(interval: u32, live: bool, depth: u32) -> Self {
+    fn new(id: u64, interval: u32, live: bool, depth: u32) -> Self {
         Self {
+            id,
             interval,
             live,
             depth: depth as usize,
@@ -152,53 +184,123 @@ impl Recorder {
         if !self.active.load(Relaxed) {
             return;
         }
+        PER_THREAD.with(|mine| {
+            let Ok(mut mine) = mine.try_borrow_mut() else {
+                return; // an event inside an event: not expected, never twice borrowed
+            };
+            self.sampled_on(host, jni, (thread, object, class, size), &mut mine)
+        })
+    }
+
+    fn sampled_on(
+        &self,
+        host: &Host,
+        jni: &Jni,
+        (thread, object, class, size): (jthread, jobject, jclass, u64),
+        mine: &mut PerThread,
+    ) {
         let jvmti = host.jvmti;
-        let Some(Identity::Java(id)) = host.threads.identify(jvmti, jni, thread, 0) else {
-            return; // the agent's own threads
+        let id = match mine.recent.thread(jni, thread) {
+            Some(id) => id,
+            None => match host.threads.identify(jvmti, jni, thread, 0) {
+                Some(Identity::Java(id)) => {
+                    mine.recent.remember_thread(jni, thread, id);
+                    id
+                }
+                _ => return, // the agent's own threads
+            },
         };
-        let Ok(signature) = jvmti.class_signature(class) else {
+        let known_class = mine.recent.class(jni, self.id, class);
+        let signature = match known_class {
+            Some(_) => None,
+            None => match jvmti.class_signature(class) {
+                Ok(sig) => Some(sig),
+                Err(_) => {
+                    self.failed.fetch_add(1, Relaxed);
+                    return;
+                }
+            },
+        };
+        if !self.walk(jvmti, thread, mine) {
             self.failed.fetch_add(1, Relaxed);
             return;
+        }
+        let w = weigh(size, self.interval);
+        let mut data = self.data.lock();
+        let d = &mut *data;
+        let class_name = match (known_class, signature) {
+            (Some(name), _) => name,
+            (None, sig) => {
+                let name = d.names.intern(&class_name(&sig.unwrap_or_default()));
+                d.classes.insert(name);
+                mine.recent.remember_class(jni, self.id, class, name);
+                name
+            }
         };
-        FRAMES.with(|buf| {
-            let mut buf = buf.borrow_mut();
-            let empty = JvmtiFrameInfo {
-                method: std::ptr::null_mut(),
-                location: 0,
-            };
-            buf.resize(self.depth, empty);
-            let Ok(frames) = jvmti.stack_trace(thread, &mut buf) else {
-                self.failed.fetch_add(1, Relaxed);
-                return;
-            };
-            let w = weigh(size, self.interval);
-            let mut data = self.data.lock();
-            let d = &mut *data;
-            let mut path: Vec<NameId> = frames
+        let key = &mut mine.key;
+        key.clear();
+        key.extend([id.0 as usize, class_name as usize]);
+        key.extend(
+            mine.stack
                 .iter()
-                .rev()
-                .map(|f| d.names.frame_name(jvmti, jni, f.method, f.location == -1))
-                .collect();
-            let class_name = d.names.intern(&class_name(&signature));
-            d.classes.insert(class_name);
-            path.push(class_name);
-            let leaf = d.trees.entry(id).or_default().add(path, w);
-            if self.live {
-                let weak = jni.new_weak_global_ref(object);
-                if !weak.is_null() {
-                    d.tracked.push(Tracked {
-                        weak: WeakGlobal(weak),
-                        thread: id,
-                        leaf,
-                        w,
-                    });
-                    if d.tracked.len() >= 2 * d.kept.max(4096) {
-                        prune(jni, &mut d.tracked);
-                        d.kept = d.tracked.len();
-                    }
+                .map(|&(m, native)| m as usize | usize::from(native)),
+        );
+        let tree = d.trees.entry(id).or_default();
+        let leaf = match d.stacks.get(key.as_slice()) {
+            Some(&leaf) => {
+                tree.add_at(leaf, w);
+                leaf
+            }
+            None => {
+                let names = &mut d.names;
+                let mut path: Vec<NameId> = mine
+                    .stack
+                    .iter()
+                    .rev()
+                    .map(|&(m, native)| names.frame_name(jvmti, jni, m, native))
+                    .collect();
+                path.push(class_name);
+                let leaf = tree.add(path, w);
+                if d.stack_words + key.len() <= STACK_WORDS {
+                    d.stack_words += key.len();
+                    d.stacks.insert(key.as_slice().into(), leaf);
+                }
+                leaf
+            }
+        };
+        if self.live {
+            let weak = jni.new_weak_global_ref(object);
+            if !weak.is_null() {
+                d.tracked.push(Tracked {
+                    weak: WeakGlobal(weak),
+                    thread: id,
+                    leaf,
+                    w,
+                });
+                if d.tracked.len() >= 2 * d.kept.max(4096) {
+                    prune(jni, &mut d.tracked);
+                    d.kept = d.tracked.len();
                 }
             }
-        });
+        }
+    }
+
+    /// The allocating thread's stack into `mine.stack` (JVMTI
+    /// GetStackTrace; AsyncGetCallTrace called from the event measured no
+    /// cheaper, docs/BENCHMARKS.md). False when there is none.
+    fn walk(&self, jvmti: Jvmti, thread: jthread, mine: &mut PerThread) -> bool {
+        mine.stack.clear();
+        let empty = JvmtiFrameInfo {
+            method: std::ptr::null_mut(),
+            location: 0,
+        };
+        mine.frames.resize(self.depth, empty);
+        let Ok(frames) = jvmti.stack_trace(thread, &mut mine.frames) else {
+            return false;
+        };
+        mine.stack
+            .extend(frames.iter().map(|f| (f.method, f.location == -1)));
+        true
     }
 
     /// The trees a snapshot writes: every sample, or for `live` the samples
@@ -267,6 +369,15 @@ pub struct Captured {
     classes: HashSet<NameId>,
     interval: u32,
     live: bool,
+}
+
+/// The ThreadEnd of an OS thread: its remembered references go.
+pub fn thread_ended(jni: &Jni) {
+    let _ = PER_THREAD.try_with(|mine| {
+        if let Ok(mut mine) = mine.try_borrow_mut() {
+            mine.recent.forget(jni);
+        }
+    });
 }
 
 /// The SampledObjectAlloc event (called by `entry`).

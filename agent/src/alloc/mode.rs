@@ -50,7 +50,12 @@ fn open(cx: &Cx) -> Result<Box<dyn Mode>, String> {
             && crate::memory::pause_collectors_only(cx.jni)
     };
     Ok(Box::new(AllocMode {
-        recorder: Arc::new(Recorder::new(interval, o.live, o.depth)),
+        recorder: Arc::new(Recorder::new(
+            host.alloc.next_id(),
+            interval,
+            o.live,
+            o.depth,
+        )),
         jvmti: host.jvmti,
         gc_at_exit,
         dying: AtomicBool::new(false),
