@@ -3,7 +3,7 @@
 //! [`SectionDesc`] which attributes it has and what they mean. A new call-tree
 //! section is a [`CallKind`] variant and a descriptor here, nothing else.
 
-use profrj_format::{alloc, calls, profile, sampler};
+use profrj_format::{alloc, calls, lock, profile, sampler};
 use std::sync::OnceLock;
 
 /// Which call-tree section.
@@ -15,17 +15,25 @@ pub enum CallKind {
     Profile,
     /// `<alloc>`: sampled allocations, bytes and objects (profrj's own).
     Alloc,
+    /// `<lock>`: contended waits, counts and nanoseconds (profrj's own).
+    Lock,
 }
 
 impl CallKind {
     /// Every call-tree section, in the order a reader picks its default.
-    pub const ALL: [CallKind; 3] = [CallKind::Sampler, CallKind::Profile, CallKind::Alloc];
+    pub const ALL: [CallKind; 4] = [
+        CallKind::Sampler,
+        CallKind::Profile,
+        CallKind::Alloc,
+        CallKind::Lock,
+    ];
 
     pub fn desc(self) -> &'static SectionDesc {
         match self {
             CallKind::Sampler => &SAMPLER,
             CallKind::Profile => &PROFILE,
             CallKind::Alloc => &ALLOC,
+            CallKind::Lock => &LOCK,
         }
     }
 
@@ -335,6 +343,59 @@ const ALLOC: SectionDesc = SectionDesc {
     diff_metrics: &["bytes", "objects"],
 };
 
+const LOCK: SectionDesc = SectionDesc {
+    tag: lock::SECTION,
+    own: true,
+    node_values: &[
+        lock::node::COUNT,
+        lock::node::TIME,
+        lock::node::CUMULATED_COUNT,
+        lock::node::CUMULATED_TIME,
+    ],
+    signature: None,
+    class_marker: Some(lock::node::CLASS),
+    // Go's mutex profile order: contentions, then delay.
+    metrics: &[
+        MetricDesc {
+            name: "count",
+            aliases: &[],
+            own: lock::node::COUNT,
+            cumulated: Some(lock::node::CUMULATED_COUNT),
+            unit: "waits",
+            describe: "contended acquisitions (count)",
+            title: "WAITING METHODS",
+            pprof: Some(("contentions", "count")),
+            pprof_live: None,
+            thread_total: None,
+        },
+        MetricDesc {
+            name: "time",
+            aliases: &[],
+            own: lock::node::TIME,
+            cumulated: Some(lock::node::CUMULATED_TIME),
+            unit: "ns",
+            describe: "nanoseconds waited (time)",
+            title: "WAITING METHODS",
+            pprof: Some(("delay", "nanoseconds")),
+            pprof_live: None,
+            thread_total: None,
+        },
+    ],
+    default_metric: "time",
+    thread_totals: &[
+        (lock::thread::COUNT, "contended waits"),
+        (lock::thread::TIME, "ns waited"),
+    ],
+    live: None,
+    scope: ["contended monitor entries", ""],
+    section_values: &[(lock::THRESHOLD, "ns, the shortest wait recorded")],
+    count_column: None,
+    sites_title: "MONITOR TIME",
+    sites_note: "a site: the monitor's class and the method that waited to enter it",
+    class_frames: "the monitor waited for",
+    diff_metrics: &["time", "count"],
+};
+
 /// A `--metric` value: any section's metric name (aliases resolved).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct MetricName(pub &'static str);
@@ -355,9 +416,12 @@ impl clap::ValueEnum for MetricName {
         })
     }
 
+    /// An alias that is also a metric's name (profile's `count`, lock's
+    /// metric) stays that name: each section resolves it, as an alias or
+    /// as its own metric ([`SectionDesc::metric_desc`]).
     fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
         let mut v = clap::builder::PossibleValue::new(self.0);
-        let mut seen: Vec<&str> = Vec::new();
+        let mut seen: Vec<&str> = Self::value_variants().iter().map(|n| n.0).collect();
         for k in CallKind::ALL {
             for m in k.desc().metrics.iter().filter(|m| m.name == self.0) {
                 for &a in m.aliases {
@@ -377,7 +441,8 @@ mod tests {
     use super::*;
 
     /// Each descriptor is consistent: its metrics' attributes are kept
-    /// nodes' values, within the slots, and an alias means one metric.
+    /// nodes' values, within the slots, and an alias means one metric (or,
+    /// in a section that has a metric of that name, that metric).
     #[test]
     fn descriptors_are_consistent() {
         for k in CallKind::ALL {
@@ -415,7 +480,7 @@ mod tests {
                 for a in m.aliases {
                     for k2 in CallKind::ALL {
                         if let Some(other) = k2.desc().metric_desc(a) {
-                            assert_eq!(other.name, m.name, "alias {a}");
+                            assert!(other.name == m.name || other.name == *a, "alias {a}");
                         }
                     }
                 }
