@@ -333,3 +333,53 @@ fn a_deadlock_shows_in_the_monitor_dump() {
     assert!(report.contains("DEADLOCK: thread"), "{report}");
     assert!(report.contains("\"deadlock-a\", status: MW"), "{report}");
 }
+
+/// `lock` through attach, beside `sampling` (`start,sampling,lock`): a dump
+/// holds both sections, the contended site and the monitor dump.
+#[test]
+fn attached_lock_beside_sampling_finds_the_site() {
+    let dir = temp_dir("lock-attach");
+    let stop = dir.join("stop");
+    let mut child = Command::new(java())
+        .current_dir(&dir)
+        .args(["-cp", harness_classes(), MAIN, "until"])
+        .arg(&stop)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.as_mut().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert_eq!(line.trim(), "ready");
+    let pid = child.id().to_string();
+    let snap = dir.join("a.xml");
+    let opts = format!("start,sampling,lock,file={}", snap.display());
+    let (code, out, _) = profrj_timed(&["attach", &pid, &opts]);
+    assert_eq!(code, 0, "{out}");
+    std::thread::sleep(Duration::from_millis(1000));
+    let (code, out, _) = profrj_timed(&["dump", &pid]);
+    assert_eq!(code, 0, "{out}");
+    let xml = wait_snapshot(&snap);
+    std::fs::write(&stop, b"").unwrap();
+    let done = child.wait_with_output().unwrap();
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    let doc = Document::parse(&xml).unwrap();
+    let sections: Vec<&str> = doc
+        .root_element()
+        .children()
+        .filter(|n| n.is_element())
+        .map(|n| n.tag_name().name())
+        .collect();
+    assert_eq!(sections, ["sampler", "lock"]);
+    let lock = section(&doc);
+    let (time, count) = site(lock, SITE_A, GATE);
+    // Four threads on a monitor held 1 ms at a time: most of a second is waits.
+    assert!(count >= 50 && time >= 0.5e9, "{count} waits, {time} ns");
+    assert!(lock.children().any(|n| n.has_tag_name("monitorDump")));
+}

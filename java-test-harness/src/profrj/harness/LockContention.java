@@ -16,7 +16,9 @@ package profrj.harness;
  *       notifies while holding it for {@code HOLD_MS} ms, so each wake-up must wait to re-enter:
  *       that is waiting for a condition, not contention, and must not show either;
  *   <li>with {@code reentrant}, the same two sites run on a {@code ReentrantLock} instead
- *       ({@code lockA}, {@code lockB}).
+ *       ({@code lockA}, {@code lockB});
+ *   <li>with {@code until FILE}, it prints "ready" and threads contend at {@code siteA} until FILE
+ *       exists (a target for attach).
  * </ul>
  */
 public class LockContention {
@@ -98,6 +100,24 @@ public class LockContention {
         }
     }
 
+    /** A target for attach: prints "ready", then THREADS threads contend at siteA until stop exists. */
+    static void until(java.nio.file.Path stop) throws Exception {
+        Thread[] ts = new Thread[THREADS];
+        for (int i = 0; i < THREADS; i++) {
+            ts[i] = new Thread(() -> {
+                try {
+                    while (!java.nio.file.Files.exists(stop)) siteA();
+                } catch (InterruptedException e) {
+                    throw new RuntimeException(e);
+                }
+            }, "contender-" + i);
+            ts[i].start();
+        }
+        System.out.println("ready");
+        System.out.flush();
+        for (Thread t : ts) t.join();
+    }
+
     static void lonely() {
         Lonely mine = new Lonely();
         for (int i = 0; i < 100_000; i++) {
@@ -126,6 +146,10 @@ public class LockContention {
     }
 
     public static void main(String[] args) throws Exception {
+        if (args.length == 2 && args[0].equals("until")) {
+            until(java.nio.file.Paths.get(args[1]));
+            return;
+        }
         boolean reentrant = args.length > 0 && args[0].equals("reentrant");
         lonely();
         Thread waiter = new Thread(() -> {
