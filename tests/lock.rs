@@ -142,6 +142,41 @@ fn contended_waits_per_site_match_what_the_threads_measured() {
     }
 }
 
+/// `java.util.concurrent`: the same sites on ReentrantLocks, seen through
+/// the agent's probes in `LockSupport.park`: the time parked per site, each
+/// park a wait (at least as many as the waits the threads know were long),
+/// the lock's synchronizer as the class frame right below the method that
+/// called `lock()` (the frames of java.util.concurrent.locks left out), and
+/// `Condition.await` not counted.
+#[test]
+fn reentrant_lock_waits_per_site_match_what_the_threads_measured() {
+    let (run, text) = run_verified("lock-reentrant", "lock", MAIN, &["reentrant"]);
+    let doc = Document::parse(&text).unwrap();
+    let lock = section(&doc);
+    let sync = "java.util.concurrent.locks.ReentrantLock$NonfairSync";
+    for (name, method) in [
+        ("lockA", "profrj.harness.LockContention.lockA()"),
+        ("lockB", "profrj.harness.LockContention.lockB()"),
+    ] {
+        let (want, _, long) = measured(&run.stdout, name);
+        let (got, count) = site(lock, method, sync);
+        assert!(
+            (got / want - 1.0).abs() <= 0.2,
+            "{name}: {got:.0} ns parked, the threads measured {want:.0} ns (± 20%)"
+        );
+        assert!(long <= count, "{name}: {count} parks, {long} long waits");
+    }
+    for n in lock.descendants().filter(|n| n.has_tag_name("profile")) {
+        let name = n.attribute("name").unwrap();
+        assert!(
+            !name.starts_with("java.util.concurrent.locks.")
+                || n.attribute("class") == Some("true"),
+            "{name}: a frame of the parking machinery"
+        );
+        assert!(!name.contains("awaitLoop"), "Condition.await counted");
+    }
+}
+
 #[test]
 fn a_threshold_keeps_only_longer_waits() {
     let (_, text) = run_verified("lock-threshold", "lock=500us", MAIN, &[]);

@@ -18,6 +18,7 @@
 
 mod dump;
 pub mod mode;
+mod park;
 mod section;
 
 use crate::calltree::{WeightTree, Weights};
@@ -80,7 +81,7 @@ pub struct Recorder {
     failed: AtomicU64,
     /// Waits shorter than the threshold.
     short: AtomicU64,
-    /// Re-entries after `Object.wait`, left out.
+    /// Re-entries after `Object.wait` (and `Condition.await`), left out.
     rewaits: AtomicU64,
     data: Mutex<Data>,
 }
@@ -115,9 +116,18 @@ impl Recorder {
         }
     }
 
-    /// MonitorContendedEntered, on the thread that waited: one wait of
-    /// `waited` ns for `object`'s monitor.
-    fn entered(&self, host: &Host, jni: &Jni, thread: jthread, object: jobject, waited: u64) {
+    /// One wait of `waited` ns for `object`, on the thread that waited: a
+    /// monitor's (MonitorContendedEntered) or, `parked`, a lock's (its
+    /// synchronizer, from `LockSupport.park`), whose frames of the agent's
+    /// probe and of `java.util.concurrent.locks` are left out.
+    fn waited(
+        &self,
+        host: &Host,
+        jni: &Jni,
+        (thread, object): (jthread, jobject),
+        waited: u64,
+        parked: bool,
+    ) {
         if waited < self.threshold {
             self.short.fetch_add(1, Relaxed);
             return;
@@ -146,12 +156,21 @@ impl Recorder {
             };
             let mut data = self.data.lock();
             let d = &mut *data;
-            let mut path: Vec<NameId> = frames
-                .iter()
-                .rev()
-                .map(|f| d.names.frame_name(jvmti, jni, f.method, f.location == -1))
-                .collect();
-            if let Some(&top) = path.last() {
+            let mut path: Vec<NameId> = Vec::with_capacity(frames.len() + 1);
+            for f in frames {
+                let name = d.names.frame_name(jvmti, jni, f.method, f.location == -1);
+                if parked && path.is_empty() && is_lock_machinery(d.names.get(name)) {
+                    if d.names.get(name).contains("$ConditionObject.await") {
+                        // Getting the lock back after Condition.await.
+                        self.rewaits.fetch_add(1, Relaxed);
+                        return;
+                    }
+                    continue;
+                }
+                path.push(name);
+            }
+            path.reverse();
+            if let Some(&top) = path.last().filter(|_| !parked) {
                 let names = &d.names;
                 let is_wait = *d
                     .wait_frames
@@ -196,6 +215,13 @@ impl Recorder {
     }
 }
 
+/// Frames a parked thread's stack starts with that are the parking
+/// machinery, not the code that wanted the lock: the agent's probe,
+/// `LockSupport`, the AQS and the locks of `java.util.concurrent.locks`.
+fn is_lock_machinery(frame: &str) -> bool {
+    frame.starts_with("profrj.runtime.") || frame.starts_with("java.util.concurrent.locks.")
+}
+
 /// A class as Java writes it: `java.lang.Object`, `int[]`.
 fn class_name(signature: &str) -> String {
     if signature.starts_with('[') {
@@ -231,7 +257,7 @@ pub fn contended_entered(host: &Host, jni: &Jni, thread: jthread, object: jobjec
     let waited = crate::clock::now_ns().saturating_sub(since);
     if let Some(r) = host.lock.current() {
         if r.active.load(Relaxed) {
-            r.entered(host, jni, thread, object, waited);
+            r.waited(host, jni, (thread, object), waited, false);
         }
     }
 }

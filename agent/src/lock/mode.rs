@@ -17,12 +17,14 @@ pub const REGISTRATION: Registration = Registration {
     name: "lock",
     wanted: |o| o.lock.is_some(),
     open,
-    natives: Vec::new,
+    natives: || super::park::natives().to_vec(),
     capabilities,
 };
 
 fn capabilities(caps: &mut Capabilities) -> Result<(), String> {
     caps.need(Capability::GenerateMonitorEvents, "lock")?;
+    // java.util.concurrent: probes in LockSupport (retransformed).
+    crate::instrument::capabilities(caps)?;
     // The monitor dump: who owns what, who waits for what. HotSpot grants
     // some of these at start-up only; attached, the dump does without them
     // (a function lacking its capability fails, and the dump leaves out
@@ -82,7 +84,7 @@ impl Mode for LockMode {
         let r = &self.recorder;
         let w = r.totals();
         Some(format!(
-            "lock: {} contended waits, {} ms in all (shortest recorded {} ns); left out: {} shorter, {} re-entries after Object.wait, {} without a stack or class",
+            "lock: {} contended waits, {} ms in all (shortest recorded {} ns); left out: {} shorter, {} re-entries after Object.wait or Condition.await, {} without a stack or class",
             w.count,
             w.time / 1_000_000,
             r.threshold,

@@ -506,6 +506,12 @@ impl Options {
         self.profile || self.coverage || self.memory
     }
 
+    /// Does the session rewrite any class: the instrumenting modes' scope,
+    /// or `lock`'s probes in `LockSupport`?
+    pub fn rewrites(&self) -> bool {
+        self.instruments() || self.lock.is_some()
+    }
+
     /// The table `help` prints.
     pub fn help_text() -> String {
         let mut s = String::from("profrj agent options (comma-separated, e.g. -agentpath:libprofrj.so=sampling,interval=5ms):\n");

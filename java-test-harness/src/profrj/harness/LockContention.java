@@ -16,7 +16,8 @@ package profrj.harness;
  *       notifies while holding it for {@code HOLD_MS} ms, so each wake-up must wait to re-enter:
  *       that is waiting for a condition, not contention, and must not show either;
  *   <li>with {@code reentrant}, the same two sites run on a {@code ReentrantLock} instead
- *       ({@code lockA}, {@code lockB});
+ *       ({@code lockA}, {@code lockB}), and the waiter and notifier use a {@code Condition}
+ *       ({@code awaitLoop}, {@code signalLoop});
  *   <li>with {@code until FILE}, it prints "ready" and threads contend at {@code siteA} until FILE
  *       exists (a target for attach).
  * </ul>
@@ -48,6 +49,9 @@ public class LockContention {
             new java.util.concurrent.locks.ReentrantLock();
     static final java.util.concurrent.locks.ReentrantLock LOCK_B =
             new java.util.concurrent.locks.ReentrantLock();
+    static final java.util.concurrent.locks.ReentrantLock LOCK_C =
+            new java.util.concurrent.locks.ReentrantLock();
+    static final java.util.concurrent.locks.Condition SIGNAL = LOCK_C.newCondition();
 
     /** Per site: [waitNs, acquisitions, longWaits], summed over threads. */
     static final long[][] totals = new long[2][3];
@@ -135,6 +139,30 @@ public class LockContention {
         }
     }
 
+    static void awaitLoop() throws InterruptedException {
+        LOCK_C.lock();
+        try {
+            while (!done) {
+                SIGNAL.await(50, java.util.concurrent.TimeUnit.MILLISECONDS);
+            }
+        } finally {
+            LOCK_C.unlock();
+        }
+    }
+
+    static void signalLoop() throws InterruptedException {
+        while (!done) {
+            LOCK_C.lock();
+            try {
+                SIGNAL.signalAll();
+                Thread.sleep(HOLD_MS);
+            } finally {
+                LOCK_C.unlock();
+            }
+            Thread.sleep(HOLD_MS);
+        }
+    }
+
     static void notifyLoop() throws InterruptedException {
         while (!done) {
             synchronized (COND) {
@@ -154,7 +182,7 @@ public class LockContention {
         lonely();
         Thread waiter = new Thread(() -> {
             try {
-                waitLoop();
+                if (reentrant) awaitLoop(); else waitLoop();
             } catch (InterruptedException e) {
                 throw new RuntimeException(e);
             }
@@ -163,7 +191,7 @@ public class LockContention {
         Thread.sleep(20); // the waiter holds COND first, then waits in it
         Thread notifier = new Thread(() -> {
             try {
-                notifyLoop();
+                if (reentrant) signalLoop(); else notifyLoop();
             } catch (InterruptedException e) {
                 throw new RuntimeException(e);
             }
