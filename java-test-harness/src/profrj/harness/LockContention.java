@@ -56,6 +56,8 @@ public class LockContention {
     /** Per site: [waitNs, acquisitions, longWaits], summed over threads. */
     static final long[][] totals = new long[2][3];
 
+    static final java.util.concurrent.atomic.AtomicInteger ARRIVED =
+            new java.util.concurrent.atomic.AtomicInteger();
     static volatile long sink;
     static volatile boolean done;
 
@@ -205,6 +207,9 @@ public class LockContention {
                     for (int r = 0; r < ROUNDS; r++) {
                         if (reentrant) lockA(); else siteA();
                     }
+                    // Everyone at the second site at once (sleeping, not parking: no lock).
+                    ARRIVED.incrementAndGet();
+                    while (ARRIVED.get() < THREADS) Thread.sleep(1);
                     for (int r = 0; r < ROUNDS; r++) {
                         if (reentrant) lockB(); else siteB();
                     }
