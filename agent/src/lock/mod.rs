@@ -83,6 +83,8 @@ pub struct Recorder {
     short: AtomicU64,
     /// Re-entries after `Object.wait` (and `Condition.await`), left out.
     rewaits: AtomicU64,
+    /// Time the agent spent recording waits (stack, names, tree), ns.
+    spent: AtomicU64,
     data: Mutex<Data>,
 }
 
@@ -112,6 +114,7 @@ impl Recorder {
             failed: AtomicU64::new(0),
             short: AtomicU64::new(0),
             rewaits: AtomicU64::new(0),
+            spent: AtomicU64::new(0),
             data: Mutex::new(Data::default()),
         }
     }
@@ -132,6 +135,20 @@ impl Recorder {
             self.short.fetch_add(1, Relaxed);
             return;
         }
+        let started = crate::clock::now_ns();
+        self.record(host, jni, (thread, object), waited, parked);
+        let spent = crate::clock::now_ns().saturating_sub(started);
+        self.spent.fetch_add(spent, Relaxed);
+    }
+
+    fn record(
+        &self,
+        host: &Host,
+        jni: &Jni,
+        (thread, object): (jthread, jobject),
+        waited: u64,
+        parked: bool,
+    ) {
         let jvmti = host.jvmti;
         let Some(Identity::Java(id)) = host.threads.identify(jvmti, jni, thread, 0) else {
             return; // the agent's own threads

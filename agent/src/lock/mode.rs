@@ -84,10 +84,11 @@ impl Mode for LockMode {
         let r = &self.recorder;
         let w = r.totals();
         Some(format!(
-            "lock: {} contended waits, {} ms in all (shortest recorded {} ns); left out: {} shorter, {} re-entries after Object.wait or Condition.await, {} without a stack or class",
+            "lock: {} contended waits, {} ms in all (shortest recorded {} ns), {} ns of the agent's per wait recorded; left out: {} shorter, {} re-entries after Object.wait or Condition.await, {} without a stack or class",
             w.count,
             w.time / 1_000_000,
             r.threshold,
+            r.spent.load(Relaxed) / w.count.max(1),
             r.short.load(Relaxed),
             r.rewaits.load(Relaxed),
             r.failed.load(Relaxed)
