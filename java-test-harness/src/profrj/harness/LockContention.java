@@ -18,8 +18,8 @@ package profrj.harness;
  *   <li>with {@code reentrant}, the same two sites run on a {@code ReentrantLock} instead
  *       ({@code lockA}, {@code lockB}), and the waiter and notifier use a {@code Condition}
  *       ({@code awaitLoop}, {@code signalLoop});
- *   <li>with {@code until FILE}, it prints "ready" and threads contend at {@code siteA} until FILE
- *       exists (a target for attach).
+ *   <li>with {@code until FILE}, it prints "ready" and threads contend at {@code siteA} and
+ *       {@code lockA} until FILE exists (a target for attach).
  * </ul>
  */
 public class LockContention {
@@ -106,13 +106,19 @@ public class LockContention {
         }
     }
 
-    /** A target for attach: prints "ready", then THREADS threads contend at siteA until stop exists. */
+    /**
+     * A target for attach: prints "ready", then THREADS threads contend at siteA and lockA until
+     * stop exists.
+     */
     static void until(java.nio.file.Path stop) throws Exception {
         Thread[] ts = new Thread[THREADS];
         for (int i = 0; i < THREADS; i++) {
             ts[i] = new Thread(() -> {
                 try {
-                    while (!java.nio.file.Files.exists(stop)) siteA();
+                    while (!java.nio.file.Files.exists(stop)) {
+                        siteA();
+                        lockA();
+                    }
                 } catch (InterruptedException e) {
                     throw new RuntimeException(e);
                 }
@@ -190,7 +196,10 @@ public class LockContention {
             }
         }, "waiter");
         waiter.start();
-        Thread.sleep(20); // the waiter holds COND first, then waits in it
+        // The waiter takes COND (or LOCK_C) first, uncontended, then waits in it.
+        while (waiter.getState() != Thread.State.TIMED_WAITING) {
+            Thread.sleep(1);
+        }
         Thread notifier = new Thread(() -> {
             try {
                 if (reentrant) signalLoop(); else notifyLoop();
