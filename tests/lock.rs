@@ -184,6 +184,10 @@ fn reentrant_lock_waits_per_site_match_what_the_threads_measured() {
             "{name}: a frame of the parking machinery"
         );
     }
+    assert!(
+        !text.contains("CountDownLatch"),
+        "CountDownLatch.await counted"
+    );
     // (As for Object.wait: a class-initialization wait in awaitLoop is real.)
     assert_eq!(
         site(lock, "profrj.harness.LockContention.awaitLoop()", sync),

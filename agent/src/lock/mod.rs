@@ -81,7 +81,8 @@ pub struct Recorder {
     failed: AtomicU64,
     /// Waits shorter than the threshold.
     short: AtomicU64,
-    /// Re-entries after `Object.wait` (and `Condition.await`), left out.
+    /// Waits for a condition, left out: re-entries after `Object.wait` and
+    /// `Condition.await`, `CountDownLatch.await`.
     rewaits: AtomicU64,
     /// Time the agent spent recording waits (stack, names, tree), ns.
     spent: AtomicU64,
@@ -160,6 +161,11 @@ impl Recorder {
             self.failed.fetch_add(1, Relaxed);
             return;
         };
+        if parked && signature == COUNT_DOWN_LATCH {
+            // Waiting for the count to reach zero: a condition, not a lock.
+            self.rewaits.fetch_add(1, Relaxed);
+            return;
+        }
         FRAMES.with(|buf| {
             let mut buf = buf.borrow_mut();
             let empty = JvmtiFrameInfo {
@@ -231,6 +237,10 @@ impl Recorder {
         w
     }
 }
+
+/// The synchronizer of a CountDownLatch: parking on it is waiting for the
+/// count to reach zero, not for a lock.
+const COUNT_DOWN_LATCH: &str = "Ljava/util/concurrent/CountDownLatch$Sync;";
 
 /// Frames a parked thread's stack starts with that are the parking
 /// machinery, not the code that wanted the lock: the agent's probe,

@@ -84,7 +84,7 @@ impl Mode for LockMode {
         let r = &self.recorder;
         let w = r.totals();
         Some(format!(
-            "lock: {} contended waits, {} ms in all (shortest recorded {} ns), {} ns of the agent's per wait recorded; left out: {} shorter, {} re-entries after Object.wait or Condition.await, {} without a stack or class",
+            "lock: {} contended waits, {} ms in all (shortest recorded {} ns), {} ns of the agent's per wait recorded; left out: {} shorter, {} waits for a condition (re-entries after Object.wait or Condition.await, CountDownLatch.await), {} without a stack or class",
             w.count,
             w.time / 1_000_000,
             r.threshold,

@@ -5,7 +5,8 @@
 //! natives below only when the blocker is an `AbstractOwnableSynchronizer`
 //! (the `Sync` of a ReentrantLock, ReentrantReadWriteLock, Semaphore, …).
 //! `Condition.await` parks with its ConditionObject, which is not one: it
-//! waits for a condition, not for a lock, and is left out.
+//! waits for a condition, not for a lock, and is left out; so is
+//! `CountDownLatch.await` (its `Sync` is one, told apart by its class).
 //!
 //! Each park is one wait: an acquisition that parks twice (woken, then
 //! beaten to the lock by a thread that barged in) counts twice, its time

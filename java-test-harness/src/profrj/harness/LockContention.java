@@ -18,6 +18,8 @@ package profrj.harness;
  *   <li>with {@code reentrant}, the same two sites run on a {@code ReentrantLock} instead
  *       ({@code lockA}, {@code lockB}), and the waiter and notifier use a {@code Condition}
  *       ({@code awaitLoop}, {@code signalLoop});
+ *   <li>{@code main} waits for the contenders with a {@code CountDownLatch}: waiting for an
+ *       event, not for a lock;
  *   <li>with {@code until FILE}, it prints "ready" and threads contend at {@code siteA} and
  *       {@code lockA} until FILE exists (a target for attach).
  * </ul>
@@ -209,6 +211,7 @@ public class LockContention {
         }, "notifier");
         notifier.start();
         Thread[] ts = new Thread[THREADS];
+        java.util.concurrent.CountDownLatch finished = new java.util.concurrent.CountDownLatch(THREADS);
         for (int i = 0; i < THREADS; i++) {
             ts[i] = new Thread(() -> {
                 try {
@@ -223,12 +226,15 @@ public class LockContention {
                         if (reentrant) lockB(); else siteB();
                     }
                     lonely();
+                    finished.countDown();
                 } catch (InterruptedException e) {
                     throw new RuntimeException(e);
                 }
             }, "contender-" + i);
             ts[i].start();
         }
+        // Waiting for an event (an AQS, not a lock): must not show either.
+        finished.await();
         for (Thread t : ts) t.join();
         done = true;
         waiter.join();
