@@ -8,6 +8,7 @@ mod calls;
 mod monitors;
 
 pub use calls::{calls_report, sites_report};
+pub use monitors::monitor_dump_report;
 
 use crate::snapshot::{
     read_file, CallKind, CoverageClass, CoverageMethod, MemorySection, Metric, MetricName, Snapshot,
