@@ -108,7 +108,7 @@ pub fn run(args: Args) -> Result<(), String> {
             text += &calls_report(&snap, sec, thread, metric, args.sort, top)?;
             if let (CallKind::Lock, Some(dump)) = (kind, &snap.monitor_dump) {
                 text.push('\n');
-                text += &monitors::monitor_dump_report(dump);
+                text += &monitor_dump_report(dump);
             }
             text
         }
