@@ -40,6 +40,18 @@ fn checked_jni_is_silent_on_both_streams_in_every_mode() {
     }
 }
 
+/// `lock`'s monitor events and its monitor dump (taken at exit, with two
+/// threads deadlocked) under `-Xcheck:jni`.
+#[test]
+fn checked_jni_is_silent_with_a_monitor_dump() {
+    check(
+        "lock,file=d.xml",
+        "profrj.harness.Deadlock",
+        &[],
+        &["deadlocked"],
+    );
+}
+
 #[test]
 fn checked_jni_is_silent_under_thread_churn() {
     check(
