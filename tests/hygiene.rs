@@ -50,6 +50,13 @@ fn checked_jni_is_silent_with_a_monitor_dump() {
         &[],
         &["deadlocked"],
     );
+    // The same on ReentrantLocks: the dump reads each parked thread's blocker.
+    check(
+        "lock,file=r.xml",
+        "profrj.harness.Deadlock",
+        &["reentrant"],
+        &["deadlocked"],
+    );
 }
 
 #[test]

@@ -444,3 +444,58 @@ fn attached_lock_beside_sampling_finds_the_site() {
     );
     assert!(lock.children().any(|n| n.has_tag_name("monitorDump")));
 }
+
+/// The same deadlock on two ReentrantLocks, in the dump at exit: both
+/// threads parked (CW) for a lock (`lock="true"`) the other owns, and the
+/// cycle.
+#[test]
+fn a_reentrant_lock_deadlock_shows_in_the_monitor_dump() {
+    let (_, text) = run_verified(
+        "lock-deadlock-reentrant",
+        "lock",
+        "profrj.harness.Deadlock",
+        &["reentrant"],
+    );
+    let doc = Document::parse(&text).unwrap();
+    let dump = section(&doc)
+        .children()
+        .find(|n| n.has_tag_name("monitorDump"))
+        .expect("no <monitorDump>");
+    let thread = |name: &str| {
+        dump.children()
+            .find(|n| n.has_tag_name("thread") && n.attribute("name") == Some(name))
+            .unwrap_or_else(|| panic!("{name} not in the dump"))
+    };
+    let (a, b) = (thread("deadlock-a"), thread("deadlock-b"));
+    let locks: Vec<Node> = dump
+        .children()
+        .filter(|n| n.has_tag_name("monitor") && n.attribute("lock") == Some("true"))
+        .collect();
+    assert_eq!(locks.len(), 2, "{text}");
+    for (t, other) in [(a, b), (b, a)] {
+        assert_eq!(t.attribute("state"), Some("CW"));
+        let waits_for = attr_u64(t, "monitor");
+        let lock = locks
+            .iter()
+            .find(|l| attr_u64(**l, "id") == waits_for)
+            .expect("the lock it waits for");
+        assert_eq!(
+            lock.attribute("class"),
+            Some("java.util.concurrent.locks.ReentrantLock$NonfairSync")
+        );
+        assert_eq!(attr_u64(*lock, "owner"), attr_u64(other, "id"));
+    }
+    let cycles: Vec<Vec<u64>> = dump
+        .children()
+        .filter(|n| n.has_tag_name("deadlock"))
+        .map(|d| {
+            d.children()
+                .filter(|w| w.has_tag_name("waiting"))
+                .map(|w| attr_u64(w, "thread"))
+                .collect()
+        })
+        .collect();
+    let mut want = vec![attr_u64(a, "id"), attr_u64(b, "id")];
+    want.sort();
+    assert_eq!(cycles, [want]);
+}

@@ -225,6 +225,11 @@ pub mod lock {
         pub const HASH: &str = "hash";
         /// On `<thread>`: the `id` of the monitor it waits for.
         pub const WAITS_FOR: &str = "monitor";
+        /// On `<monitor>`: `true` for a `java.util.concurrent` lock (its
+        /// synchronizer), which a thread parks for: its `owner` is the
+        /// exclusive owner, its `waiting` the threads parked for it, and it
+        /// has no `entryCount`.
+        pub const LOCK: &str = "lock";
         /// On `<waiting>`/`<notify>`: the thread's `id`.
         pub const THREAD_ID: &str = "thread";
     }

@@ -17,7 +17,7 @@ pub fn monitor_dump_report(dump: &MonitorDump) -> String {
     };
     let list = |ids: &[u64]| ids.iter().map(|&i| name(i)).collect::<Vec<_>>().join(", ");
     let mut out = String::from(
-        "MONITOR DUMP BEGIN (status: R runnable, S suspended, CW waiting for a condition, MW waiting to enter a monitor)\n",
+        "MONITOR DUMP BEGIN (status: R runnable, S suspended, CW waiting for a condition or parked, MW waiting to enter a monitor; LOCK: a java.util.concurrent lock)\n",
     );
     for t in &dump.threads {
         let _ = write!(out, "    THREAD {} {:?}, status: {}", t.id, t.name, t.state);
@@ -36,8 +36,12 @@ pub fn monitor_dump_report(dump: &MonitorDump) -> String {
         }
     }
     for m in &dump.monitors {
-        let _ = write!(out, "    MONITOR {}", monitor_name(m));
+        let kind = if m.lock { "LOCK" } else { "MONITOR" };
+        let _ = write!(out, "    {kind} {}", monitor_name(m));
         match m.owner {
+            Some(o) if m.lock => {
+                let _ = writeln!(out, "\n\towner: {}", name(o));
+            }
             Some(o) => {
                 let _ = writeln!(
                     out,
@@ -62,7 +66,7 @@ pub fn monitor_dump_report(dump: &MonitorDump) -> String {
         }
         let _ = writeln!(
             out,
-            "    DEADLOCK: {} (each waits to enter a monitor the next one owns)",
+            "    DEADLOCK: {} (each waits for a monitor or lock the next one owns)",
             chain.join(" -> ")
         );
     }

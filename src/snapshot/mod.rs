@@ -237,6 +237,8 @@ pub struct DumpThread {
 #[derive(Clone, Debug, Default)]
 pub struct DumpMonitor {
     pub id: u64,
+    /// A `java.util.concurrent` lock (its synchronizer), not a monitor.
+    pub lock: bool,
     pub class: String,
     pub hash: Option<String>,
     pub owner: Option<u64>,

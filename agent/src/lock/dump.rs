@@ -3,7 +3,12 @@
 //! parked, sleeping —, MW waiting to enter a monitor) with its stack, every
 //! monitor a thread owns or waits for with its owner, entry count and the
 //! threads waiting to enter it and to be notified, and each cycle of
-//! threads waiting to enter monitors the next one owns (a deadlock).
+//! threads waiting for monitors or locks the next one owns (a deadlock).
+//!
+//! `java.util.concurrent` locks too: a parked thread whose `parkBlocker`
+//! (what `LockSupport.park(Object)` sets) is an AbstractOwnableSynchronizer
+//! waits for that lock, owned by its `getExclusiveOwnerThread()` (none for
+//! a shared one: a Semaphore, a read lock).
 //!
 //! The threads are not stopped while the dump is taken, so a thread that
 //! moves on meanwhile may be seen in two places; a deadlock does not move.
@@ -13,7 +18,7 @@ use crate::modes::Host;
 use crate::threads::Identity;
 use crate::vm::sys::{
     JvmtiFrameInfo, JVMTI_THREAD_STATE_ALIVE, JVMTI_THREAD_STATE_BLOCKED_ON_MONITOR_ENTER,
-    JVMTI_THREAD_STATE_SUSPENDED, JVMTI_THREAD_STATE_WAITING,
+    JVMTI_THREAD_STATE_PARKED, JVMTI_THREAD_STATE_SUSPENDED, JVMTI_THREAD_STATE_WAITING,
 };
 use crate::vm::{jthread, Jni, MAX_LOCAL_FRAME};
 use crate::xml::attribute;
@@ -44,6 +49,8 @@ struct DumpThread {
 }
 
 struct DumpMonitor {
+    /// A `java.util.concurrent` lock's synchronizer, not a monitor.
+    lock: bool,
     class: String,
     hash: Option<i32>,
     owner: Option<u32>,
@@ -75,7 +82,7 @@ fn take_in_frame(host: &Host, jni: &Jni, depth: usize) -> MonitorDump {
         };
         depth.clamp(1, DUMP_DEPTH)
     ];
-    // Monitors as local references, each once.
+    // Monitors and locks as local references, each once.
     let mut objects: Vec<jobject> = Vec::new();
     let mut index = |o: jobject| match objects.iter().position(|&m| jni.is_same_object(m, o)) {
         Some(i) => i,
@@ -84,6 +91,8 @@ fn take_in_frame(host: &Host, jni: &Jni, depth: usize) -> MonitorDump {
             objects.len() - 1
         }
     };
+    // The java.util.concurrent locks among them: (index, owner).
+    let mut locks: Vec<(usize, Option<u32>)> = Vec::new();
     for t in all {
         let Some(id) = id_of(t) else {
             continue; // the agent's own threads
@@ -107,11 +116,20 @@ fn take_in_frame(host: &Host, jni: &Jni, depth: usize) -> MonitorDump {
                     .collect()
             })
             .unwrap_or_default();
-        let waits_for = jvmti
+        let mut waits_for = jvmti
             .current_contended_monitor(t)
             .ok()
             .flatten()
             .map(&mut index);
+        if waits_for.is_none() && state & JVMTI_THREAD_STATE_PARKED != 0 {
+            if let Some((lock, owner)) = parked_for(jni, t) {
+                let i = index(lock);
+                if !locks.iter().any(|l| l.0 == i) {
+                    locks.push((i, owner.and_then(id_of)));
+                }
+                waits_for = Some(i);
+            }
+        }
         for (m, _) in jvmti.owned_monitors(t).unwrap_or_default() {
             index(m);
         }
@@ -123,11 +141,30 @@ fn take_in_frame(host: &Host, jni: &Jni, depth: usize) -> MonitorDump {
             waits_for,
         });
     }
-    for &o in &objects {
+    for (i, &o) in objects.iter().enumerate() {
         let class = jni.object_class(o);
         let sig = jvmti.class_signature(class);
         jni.delete_local_ref(class);
         let class = sig.map(|s| super::class_name(&s)).unwrap_or_default();
+        let hash = jvmti.object_hash(o).ok();
+        if let Some(&(_, owner)) = locks.iter().find(|l| l.0 == i) {
+            let waiting = dump
+                .threads
+                .iter()
+                .filter(|t| t.waits_for == Some(i))
+                .map(|t| t.id)
+                .collect();
+            dump.monitors.push(DumpMonitor {
+                lock: true,
+                class,
+                hash,
+                owner,
+                entry_count: 0,
+                waiting,
+                notify: Vec::new(),
+            });
+            continue;
+        }
         let usage = jvmti.monitor_usage(o).ok();
         let ids = |v: &[jthread]| v.iter().filter_map(|&t| id_of(t)).collect::<Vec<_>>();
         let notify = usage
@@ -137,8 +174,9 @@ fn take_in_frame(host: &Host, jni: &Jni, depth: usize) -> MonitorDump {
         let mut waiting = usage.as_ref().map_or(Vec::new(), |u| ids(&u.waiters));
         waiting.retain(|t| !notify.contains(t));
         dump.monitors.push(DumpMonitor {
+            lock: false,
             class,
-            hash: jvmti.object_hash(o).ok(),
+            hash,
             owner: usage.as_ref().and_then(|u| u.owner).and_then(id_of),
             entry_count: usage.as_ref().map_or(0, |u| u.entry_count),
             waiting,
@@ -147,6 +185,29 @@ fn take_in_frame(host: &Host, jni: &Jni, depth: usize) -> MonitorDump {
     }
     dump.deadlocks = cycles(&dump);
     dump
+}
+
+/// The lock a parked thread waits for (its `parkBlocker`, when that is an
+/// AbstractOwnableSynchronizer) and the lock's exclusive owner, if any.
+fn parked_for(jni: &Jni, thread: jthread) -> Option<(jobject, Option<jthread>)> {
+    let blocker = jni
+        .object_field(
+            thread,
+            "java/lang/Thread",
+            "parkBlocker",
+            "Ljava/lang/Object;",
+        )
+        .ok()
+        .filter(|b| !b.is_null())?;
+    let owner = jni
+        .call_object(
+            blocker,
+            "java/util/concurrent/locks/AbstractOwnableSynchronizer",
+            "getExclusiveOwnerThread",
+            "()Ljava/lang/Thread;",
+        )
+        .ok()?;
+    Some((blocker, (!owner.is_null()).then_some(owner)))
 }
 
 /// HPROF's letters for a JVMTI thread state.
@@ -167,10 +228,13 @@ fn cycles(dump: &MonitorDump) -> Vec<Vec<u32>> {
     // Each MW thread waits for at most one owner: a functional graph.
     let next = |id: u32| -> Option<u32> {
         let t = dump.threads.iter().find(|t| t.id == id)?;
-        if t.state != "MW" {
+        let m = dump.monitors.get(t.waits_for?)?;
+        // A thread in Object.wait names its monitor too: that is no wait
+        // for its owner.
+        if t.state != "MW" && !m.lock {
             return None;
         }
-        dump.monitors.get(t.waits_for?)?.owner.filter(|&o| o != id)
+        m.owner.filter(|&o| o != id)
     };
     waits_for_cycles(dump.threads.iter().map(|t| t.id), next)
 }
@@ -235,10 +299,15 @@ pub fn write(w: &mut crate::snapshot::XmlWriter, dump: &MonitorDump) -> io::Resu
         if let Some(h) = m.hash {
             el.push_attribute((f::HASH, format!("{:x}", h as u32).as_str()));
         }
+        if m.lock {
+            el.push_attribute((f::LOCK, profrj_format::TRUE));
+        }
         if let Some(o) = m.owner {
             el.push_attribute((f::OWNER, o.to_string().as_str()));
         }
-        el.push_attribute((f::ENTRY_COUNT, m.entry_count.to_string().as_str()));
+        if !m.lock {
+            el.push_attribute((f::ENTRY_COUNT, m.entry_count.to_string().as_str()));
+        }
         if m.waiting.is_empty() && m.notify.is_empty() {
             w.write_event(Event::Empty(el))?;
             continue;

@@ -47,6 +47,7 @@ impl Parser {
             (DumpParent::Dump, f::MONITOR) => {
                 let m = DumpMonitor {
                     id: self.id(&a, f::ID)?,
+                    lock: a.get(f::LOCK).as_deref() == Some(profrj_format::TRUE),
                     class: self.required(&a, f::CLASS)?,
                     hash: a.get(f::HASH),
                     owner: self.number(&a, f::OWNER)?,

@@ -298,6 +298,7 @@ const LOCK: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
    <thread id="2" name="b" state="MW" monitor="1"/>
    <monitor id="1" class="p.Lock" hash="1f" owner="1" entryCount="1"><waiting thread="2"/></monitor>
    <monitor id="2" class="p.Lock" owner="2" entryCount="2"><waiting thread="1"/><notify thread="3"/></monitor>
+   <monitor id="3" class="p.Sync" lock="true" owner="2"><waiting thread="4"/></monitor>
    <deadlock><waiting thread="1"/><waiting thread="2"/></deadlock>
   </monitorDump>
  </lock>
@@ -331,6 +332,7 @@ fn lock_section_and_its_monitor_dump() {
         (&d.monitors[1].waiting[..], &d.monitors[1].notify[..]),
         (&[1][..], &[3][..])
     );
+    assert!(!d.monitors[0].lock && d.monitors[2].lock);
     assert_eq!(d.deadlocks, [vec![1, 2]]);
     let report = crate::report::monitor_dump_report(d);
     assert!(
@@ -339,6 +341,12 @@ fn lock_section_and_its_monitor_dump() {
     );
     assert!(
         report.contains("MONITOR p.Lock@1f\n\towner: thread 1 \"a\", entry count: 1"),
+        "{report}"
+    );
+    assert!(
+        report.contains(
+            "LOCK p.Sync (monitor 3)\n\towner: thread 2 \"b\"\n\twaiting to enter: thread 4\n"
+        ),
         "{report}"
     );
     // Anything else inside the dump is an error, as elsewhere.
