@@ -87,8 +87,12 @@ fn read(text: &str) -> Hprof {
             }
             assert!(!frames.is_empty(), "TRACE {id} without frames");
             assert!(h.traces.insert(id, frames).is_none(), "TRACE {id} twice");
-        } else if l.starts_with("CPU SAMPLES BEGIN") || l.starts_with("CPU TIME (ms) BEGIN") {
+        } else if l.starts_with("CPU SAMPLES BEGIN")
+            || l.starts_with("CPU TIME (ms) BEGIN")
+            || l.starts_with("MONITOR TIME BEGIN")
+        {
             let title = l.split(" BEGIN").next().unwrap().to_owned();
+            let monitors = title == "MONITOR TIME";
             let total: u64 = l
                 .split("(total = ")
                 .nth(1)
@@ -96,11 +100,13 @@ fn read(text: &str) -> Hprof {
                 .split(')')
                 .next()
                 .unwrap()
+                .trim_end_matches(" ms")
                 .parse()
                 .unwrap();
+            let head = if monitors { "monitor" } else { "method" };
             assert_eq!(
-                lines.next(),
-                Some("rank   self  accum   count trace method")
+                lines.next().map(String::from),
+                Some(format!("rank   self  accum   count trace {head}"))
             );
             let mut rows = Vec::new();
             for r in lines.by_ref() {
@@ -108,6 +114,14 @@ fn read(text: &str) -> Hprof {
                     break;
                 }
                 let w: Vec<&str> = r.split_whitespace().collect();
+                // A monitor is its class and "(Java)", as HPROF wrote it.
+                let w = match monitors {
+                    true => {
+                        assert_eq!(w.last(), Some(&"(Java)"), "{r}");
+                        w[..w.len() - 1].to_vec()
+                    }
+                    false => w,
+                };
                 assert_eq!(w.len(), 6, "{r}");
                 assert_eq!(w[0].parse::<usize>().unwrap(), rows.len() + 1, "rank: {r}");
                 rows.push(CpuRow {
@@ -431,4 +445,51 @@ fn sites_from_memory_and_alloc_parse_back() {
         .iter()
         .any(|r| r.trace != 300_000 && h.traces[&r.trace].len() <= 4));
     assert!(!h.cpu.contains_key("CPU SAMPLES") && !h.cpu.contains_key("CPU TIME (ms)"));
+}
+
+/// MONITOR TIME from a `<lock>` section: per monitor class, the waits
+/// counted and (in ms in the header) the time, as the section has them.
+#[test]
+fn monitor_time_from_the_lock_section() {
+    let (snap, xml) = snapshot("hprof-lock", "lock", "profrj.harness.LockContention");
+    let h = convert(&snap, &[]);
+    let (total_ms, rows) = &h.cpu["MONITOR TIME"];
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let section = doc
+        .root_element()
+        .children()
+        .find(|c| c.has_tag_name("lock"))
+        .unwrap();
+    let mut want: HashMap<String, (u64, u64)> = HashMap::new();
+    for n in section
+        .descendants()
+        .filter(|d| d.has_tag_name("profile") && d.attribute("class") == Some("true"))
+    {
+        let e = want
+            .entry(n.attribute("name").unwrap().to_owned())
+            .or_default();
+        e.0 += attr_u64(n, "time");
+        e.1 += attr_u64(n, "count");
+    }
+    want.retain(|_, v| v.0 > 0 || v.1 > 0);
+    let total_ns: u64 = want.values().map(|v| v.0).sum();
+    assert_eq!(*total_ms, total_ns / 1_000_000);
+    assert!(!rows.is_empty(), "no monitor rows");
+    let mut got: HashMap<String, (u64, u64)> = HashMap::new();
+    for r in rows {
+        let e = got.entry(r.method.clone()).or_default();
+        e.1 += r.count;
+        // self% of the section's time, to the row's rounding.
+        e.0 += (r.self_pct / 100.0 * total_ns as f64) as u64;
+        assert!(h.traces.contains_key(&r.trace));
+    }
+    for (class, (time, count)) in &want {
+        let (t, c) = got[class];
+        assert_eq!(c, *count, "{class}: waits");
+        let off = (t as f64 - *time as f64).abs() / total_ns as f64;
+        assert!(
+            off < 0.0001 * rows.len() as f64,
+            "{class}: {t} vs {time} ns"
+        );
+    }
 }

@@ -29,6 +29,7 @@ fn checked_jni_is_silent_on_both_streams_in_every_mode() {
         "memory,file=h.xml",
         "coverage,file=h.xml",
         "sampling,profile,memory,coverage,file=h.xml",
+        "lock,file=h.xml",
     ] {
         check(
             options,
@@ -37,6 +38,25 @@ fn checked_jni_is_silent_on_both_streams_in_every_mode() {
             &["hello from the harness"],
         );
     }
+}
+
+/// `lock`'s monitor events and its monitor dump (taken at exit, with two
+/// threads deadlocked) under `-Xcheck:jni`.
+#[test]
+fn checked_jni_is_silent_with_a_monitor_dump() {
+    check(
+        "lock,file=d.xml",
+        "profrj.harness.Deadlock",
+        &[],
+        &["deadlocked"],
+    );
+    // The same on ReentrantLocks: the dump reads each parked thread's blocker.
+    check(
+        "lock,file=r.xml",
+        "profrj.harness.Deadlock",
+        &["reentrant"],
+        &["deadlocked"],
+    );
 }
 
 #[test]

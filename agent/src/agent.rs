@@ -40,6 +40,7 @@ pub struct Agent {
     pub(crate) profile: crate::profile::Lifetime,
     pub(crate) coverage: crate::coverage::Lifetime,
     pub(crate) alloc: crate::alloc::Slot,
+    pub(crate) lock: crate::lock::Slot,
 }
 
 /// What the FFI edge (`entry`) gives the agent it creates: the VM's event
@@ -211,6 +212,7 @@ fn create(vm: VmHandle, options: &Options, edge: &Edge) -> Result<&'static Agent
         profile: crate::profile::Lifetime::default(),
         coverage: crate::coverage::Lifetime::default(),
         alloc: crate::alloc::Slot::default(),
+        lock: crate::lock::Slot::default(),
     };
     if AGENT.set(agent).is_err() {
         return Err("the agent is already loaded in this JVM".into());
@@ -249,6 +251,7 @@ impl Agent {
             profile: &self.profile,
             coverage: &self.coverage,
             alloc: &self.alloc,
+            lock: &self.lock,
         }
     }
 

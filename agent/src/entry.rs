@@ -140,6 +140,8 @@ fn callbacks() -> JvmtiEventCallbacks {
         ClassFileLoadHook: Some(class_file_load_hook),
         VMObjectAlloc: Some(vm_object_alloc),
         SampledObjectAlloc: Some(sampled_object_alloc),
+        MonitorContendedEnter: Some(monitor_contended_enter),
+        MonitorContendedEntered: Some(monitor_contended_entered),
         ClassLoad: Some(class_load),
         ClassPrepare: Some(class_prepare),
         CompiledMethodLoad: Some(compiled_method_load),
@@ -300,6 +302,42 @@ unsafe extern "C" fn sampled_object_alloc(
     guard("SampledObjectAlloc", (), || {
         if let Some(a) = agent::get() {
             crate::alloc::sampled_object_alloc(&a.host(), &jni, thread, object, class, size)
+        }
+    })
+}
+
+/// A thread is about to block on a monitor another thread owns (the `lock`
+/// mode). Reads none of its arguments.
+extern "C" fn monitor_contended_enter(
+    _jvmti: *mut JvmtiEnv,
+    _jni: *mut JNIEnv,
+    _thread: jthread,
+    _object: jobject,
+) {
+    guard("MonitorContendedEnter", (), || {
+        if let Some(a) = agent::get() {
+            crate::lock::contended_enter(&a.host())
+        }
+    })
+}
+
+/// A thread got the monitor it blocked on (the `lock` mode).
+///
+/// # Safety
+/// Only the VM calls this, as MonitorContendedEntered's callback, on the
+/// thread that waited: `jni` is its JNIEnv, and `thread` and `object` local
+/// references in it.
+unsafe extern "C" fn monitor_contended_entered(
+    _jvmti: *mut JvmtiEnv,
+    jni: *mut JNIEnv,
+    thread: jthread,
+    object: jobject,
+) {
+    // SAFETY: the JNIEnv the VM passed to this callback, on this thread.
+    let jni = unsafe { Jni::from_raw(jni) };
+    guard("MonitorContendedEntered", (), || {
+        if let Some(a) = agent::get() {
+            crate::lock::contended_entered(&a.host(), &jni, thread, object)
         }
     })
 }

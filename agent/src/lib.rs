@@ -25,6 +25,7 @@ mod control;
 mod coverage;
 mod entry;
 mod instrument;
+mod lock;
 mod log;
 mod memory;
 mod methods;

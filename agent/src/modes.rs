@@ -10,7 +10,7 @@ use crate::snapshot::XmlWriter;
 use crate::threads::{ThreadRecord, Threads};
 use crate::vm::sys::{JvmtiEnv, JvmtiExtensionFunction};
 use crate::vm::{AgentThreadEntry, AllocHook, Capabilities, Jni, Jvmti, Native, VmHandle};
-use crate::{alloc, coverage, memory, profile, sampler};
+use crate::{alloc, coverage, lock, memory, profile, sampler};
 use jni_sys::jlong;
 use std::io;
 
@@ -49,6 +49,8 @@ pub struct Host<'a> {
     pub coverage: &'a coverage::Lifetime,
     /// Where SampledObjectAlloc finds the `alloc` session's recorder.
     pub alloc: &'a alloc::Slot,
+    /// Where the monitor events find the `lock` session's recorder.
+    pub lock: &'a lock::Slot,
 }
 
 /// What a mode works with: the host, the calling thread's JNI, and the
@@ -128,6 +130,7 @@ pub const REGISTRY: &[Registration] = &[
     memory::mode::REGISTRATION,
     coverage::mode::REGISTRATION,
     alloc::mode::REGISTRATION,
+    lock::mode::REGISTRATION,
 ];
 
 /// A mode opened for a session, with its registered name.

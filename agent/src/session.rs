@@ -43,7 +43,7 @@ impl Agent {
                 }
             },
         };
-        if s.options.instruments() {
+        if s.options.rewrites() {
             self.start_instrumenting(jni, &s.options)?;
         }
         let cx = Cx {

@@ -12,6 +12,8 @@
 //!   <coverage> <class> <method> <footprints>… (line counts)
 //!   <alloc>    <thread> <profile>… (call trees of sampled allocations; profrj's own)
 //!   <sites>    <thread> <profile>… (memory's allocation sites, exact; profrj's own)
+//!   <lock>     <thread> <profile>… (call trees of contended waits; profrj's own)
+//!              <monitorDump> (threads and monitors at the snapshot)
 //! </doc>
 //! ```
 
@@ -195,5 +197,72 @@ pub mod sites {
         /// The sum of the sites' `max` (each site's peak may fall at another
         /// time, so this bounds the most alive at once from above).
         pub const CUMULATED_MAX: &str = "cumulatedMax";
+    }
+}
+
+/// `<lock>` (profrj's own section, beside the contract's four): per thread,
+/// the call paths where the thread waited to enter a contended monitor,
+/// shaped like `<alloc>`, each path's top frame the monitor's class
+/// (`class="true"`), with the waits counted and their nanoseconds summed;
+/// then a `<monitorDump>` of the threads and monitors at the snapshot.
+pub mod lock {
+    pub const SECTION: &str = "lock";
+    pub use crate::calls::{NODE, THREAD};
+    /// The section's attribute: the shortest wait recorded, in ns.
+    pub const THRESHOLD: &str = "threshold";
+
+    /// `<thread>`'s attributes (its totals: `count`, `time`).
+    pub mod thread {
+        pub use super::node::{COUNT, TIME};
+        pub use crate::calls::{CPU_TIME, IS_ALIVE, NAME};
+        pub use crate::sampler::thread::ELAPSED_TIME;
+    }
+
+    /// A node's attributes: its own figures (waits whose top frame it is)
+    /// and cumulated ones (waits anywhere below it).
+    pub mod node {
+        /// Set to `true` on a frame that is the monitor's class.
+        pub use crate::alloc::node::CLASS;
+        pub use crate::calls::NAME;
+        /// Contended acquisitions.
+        pub const COUNT: &str = "count";
+        /// Nanoseconds waited.
+        pub const TIME: &str = "time";
+        pub const CUMULATED_COUNT: &str = "cumulatedCount";
+        pub const CUMULATED_TIME: &str = "cumulatedTime";
+    }
+
+    /// HPROF's MONITOR DUMP, taken at the snapshot: `<thread>`s (`id`,
+    /// `name`, `state` R/S/CW/MW, `<frame name=…/>`s top first, the
+    /// `monitor` it waits for), `<monitor>`s (`id`, `class`, `owner`,
+    /// `entryCount`, `<waiting thread=…/>` to enter, `<notify thread=…/>`
+    /// in `Object.wait`) and a `<deadlock>` per cycle of threads waiting
+    /// for each other (`<waiting thread=…/>` in cycle order).
+    pub mod dump {
+        pub const DUMP: &str = "monitorDump";
+        pub const THREAD: &str = "thread";
+        pub const FRAME: &str = "frame";
+        pub const MONITOR: &str = "monitor";
+        pub const WAITING: &str = "waiting";
+        pub const NOTIFY: &str = "notify";
+        pub const DEADLOCK: &str = "deadlock";
+        pub const ID: &str = "id";
+        pub const NAME: &str = "name";
+        pub const STATE: &str = "state";
+        pub const CLASS: &str = "class";
+        pub const OWNER: &str = "owner";
+        pub const ENTRY_COUNT: &str = "entryCount";
+        /// On `<monitor>`: the object's identity hash, in hex (as
+        /// `Object.toString` prints it).
+        pub const HASH: &str = "hash";
+        /// On `<thread>`: the `id` of the monitor it waits for.
+        pub const WAITS_FOR: &str = "monitor";
+        /// On `<monitor>`: `true` for a `java.util.concurrent` lock (its
+        /// synchronizer), which a thread parks for: its `owner` is the
+        /// exclusive owner, its `waiting` the threads parked for it, and it
+        /// has no `entryCount`.
+        pub const LOCK: &str = "lock";
+        /// On `<waiting>`/`<notify>`: the thread's `id`.
+        pub const THREAD_ID: &str = "thread";
     }
 }

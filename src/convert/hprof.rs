@@ -1,8 +1,9 @@
 //! A snapshot as HPROF's `java.hprof.txt` (the text report of
 //! `-agentlib:hprof`, as JDK 5–8 wrote it with `thread=n`): a header,
 //! `THREAD START`/`THREAD END`, the `TRACE`s the blocks refer to, then one
-//! block per section the snapshot has — SITES from `<memory>` and from
-//! `<alloc>`, CPU SAMPLES from `<sampler>`, CPU TIME (ms) from `<profile>`.
+//! block per section the snapshot has — SITES from memory's `<sites>` (or
+//! `<memory>`) and from `<alloc>`, CPU SAMPLES from `<sampler>`, CPU TIME
+//! (ms) from `<profile>`, MONITOR TIME from `<lock>`.
 //!
 //! What is mapped to what (README, "convert --to hprof", says it too):
 //! - A TRACE is a stack's top `depth` frames (HPROF's `depth`, 4 unless
@@ -39,7 +40,7 @@
 use super::collapsed::MAX_FRAMES;
 use super::coverage::{default_source, one_line};
 use crate::snapshot::{CallKind, CallSection, Snapshot, Tree, NONE, NO_JAVA_FRAME};
-use profrj_format::{alloc, profile, sampler, sites};
+use profrj_format::{alloc, lock, profile, sampler, sites};
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 
@@ -116,15 +117,14 @@ impl Traces {
 type Block = fn(&Ctx, &mut Traces) -> Option<String>;
 
 /// The blocks after the TRACEs, in HPROF's order, each `None` when the
-/// snapshot lacks its section. MONITOR TIME (contention per TRACE: `rank
-/// self accum count trace monitor`) comes last, from a `<lock>` section once
-/// the snapshot has one: a `monitor_time` of this type added here.
-const BLOCKS: [Block; 5] = [
+/// snapshot lacks its section.
+const BLOCKS: [Block; 6] = [
     sites_memory,
     sites_exact,
     sites_alloc,
     cpu_samples,
     cpu_time,
+    monitor_time,
 ];
 
 pub fn hprof(snap: &Snapshot, opts: &Options) -> Result<String, String> {
@@ -594,6 +594,48 @@ fn sites_alloc(ctx: &Ctx, traces: &mut Traces) -> Option<String> {
         ("allocated bytes", 2)
     };
     Some(sites_block(ctx, traces, order, by, rows))
+}
+
+/// MONITOR TIME from `<lock>`: per (stack below the monitor's class frame,
+/// monitor class), `self`/`accum` of the time waited, `count` the contended
+/// acquisitions; the header's total in ms. The `monitor` column is the
+/// class and ` (Java)`, as HPROF wrote a Java object's monitor.
+fn monitor_time(ctx: &Ctx, traces: &mut Traces) -> Option<String> {
+    let sec = ctx.snap.calls(CallKind::Lock)?;
+    let d = sec.desc();
+    let time = d.slot(lock::node::TIME).expect("lock's time");
+    let count = d.slot(lock::node::COUNT).expect("lock's count");
+    let mut rows = class_sites(ctx, sec, |v| [v[time], v[count], 0, 0]);
+    rows.retain(|r| r.3[0] > 0 || r.3[1] > 0);
+    rows.sort_by(|a, b| {
+        (b.3[0], b.3[1])
+            .cmp(&(a.3[0], a.3[1]))
+            .then_with(|| a.2.cmp(&b.2))
+            .then_with(|| rep_order(a.1).cmp(&rep_order(b.1)))
+    });
+    let total = rows.iter().fold(0u64, |a, r| a.saturating_add(r.3[0]));
+    let mut out = format!(
+        "MONITOR TIME BEGIN (total = {} ms) {}\n",
+        total / 1_000_000,
+        ctx.date
+    );
+    out.push_str("rank   self  accum   count trace monitor\n");
+    let mut accum = 0u64;
+    for (rank, (key, rep, class, v)) in rows.into_iter().enumerate() {
+        accum = accum.saturating_add(v[0]);
+        let id = traces.id(key, rep);
+        let _ = writeln!(
+            out,
+            "{:>4} {:>5.2}% {:>5.2}% {:>7} {id} {} (Java)",
+            rank + 1,
+            percent(v[0], total),
+            percent(accum, total),
+            v[1],
+            one_line(&class)
+        );
+    }
+    out.push_str("MONITOR TIME END\n");
+    Some(out)
 }
 
 /// The SITES rows of a section of class frames: per (stack below the

@@ -5,8 +5,10 @@
 //! memory prints live objects by class; coverage the least-covered classes.
 
 mod calls;
+mod monitors;
 
 pub use calls::{calls_report, sites_report};
+pub use monitors::monitor_dump_report;
 
 use crate::selection::{SectionChoice, Selection};
 use crate::snapshot::{
@@ -101,7 +103,12 @@ pub fn run(args: Args) -> Result<(), String> {
                 text = sites_report(&snap, sec, thread, metric, top)?;
                 text.push('\n');
             }
-            text + &calls_report(&snap, sec, thread, metric, args.sort, top)?
+            text += &calls_report(&snap, sec, thread, metric, args.sort, top)?;
+            if let (CallKind::Lock, Some(dump)) = (kind, &snap.monitor_dump) {
+                text.push('\n');
+                text += &monitor_dump_report(dump);
+            }
+            text
         }
         Section::Memory => {
             let mem = snap

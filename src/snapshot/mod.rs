@@ -213,6 +213,43 @@ pub struct Snapshot {
     pub call_sections: Vec<CallSection>,
     pub memory: Option<MemorySection>,
     pub coverage: Option<CoverageSection>,
+    /// The `<lock>` section's `<monitorDump>`.
+    pub monitor_dump: Option<MonitorDump>,
+}
+
+/// HPROF's MONITOR DUMP as the `<lock>` section holds it.
+#[derive(Clone, Debug, Default)]
+pub struct MonitorDump {
+    pub threads: Vec<DumpThread>,
+    pub monitors: Vec<DumpMonitor>,
+    /// Each cycle of threads waiting for each other, as thread ids.
+    pub deadlocks: Vec<Vec<u64>>,
+}
+
+/// A thread of the dump: `state` is R, S, CW or MW; frames top first.
+#[derive(Clone, Debug, Default)]
+pub struct DumpThread {
+    pub id: u64,
+    pub name: String,
+    pub state: String,
+    /// The `id` of the monitor it waits for.
+    pub monitor: Option<u64>,
+    pub frames: Vec<String>,
+}
+
+/// A monitor in use: its owner and the threads waiting to enter it and to
+/// be notified, as thread ids.
+#[derive(Clone, Debug, Default)]
+pub struct DumpMonitor {
+    pub id: u64,
+    /// A `java.util.concurrent` lock (its synchronizer), not a monitor.
+    pub lock: bool,
+    pub class: String,
+    pub hash: Option<String>,
+    pub owner: Option<u64>,
+    pub entry_count: u64,
+    pub waiting: Vec<u64>,
+    pub notify: Vec<u64>,
 }
 
 impl Snapshot {

@@ -8,6 +8,8 @@ use super::{
     MemoryThread, Snapshot,
 };
 use call_sections::{add_frameless_samples, call_kind};
+use monitor_dump::DumpParent;
+use profrj_format::lock::dump;
 use profrj_format::{calls, coverage, memory, DOC};
 use quick_xml::events::{BytesStart, Event};
 use quick_xml::Reader;
@@ -138,6 +140,12 @@ enum Open {
     Class,
     Method,
     Footprints,
+    /// `<monitorDump>` and its elements (`monitor_dump.rs`).
+    Dump,
+    DumpThread,
+    DumpMonitor,
+    Deadlock,
+    DumpLeaf,
 }
 
 struct Parser {
@@ -343,6 +351,19 @@ impl Parser {
                 Open::Method
             }
             (Some(Open::Method), coverage::FOOTPRINTS) => Open::Footprints,
+            (Some(Open::Calls), dump::DUMP) => {
+                self.snap.monitor_dump.get_or_insert_with(Default::default);
+                Open::Dump
+            }
+            (Some(p @ (Open::Dump | Open::DumpThread | Open::DumpMonitor | Open::Deadlock)), t) => {
+                let p = match p {
+                    Open::Dump => DumpParent::Dump,
+                    Open::DumpThread => DumpParent::Thread,
+                    Open::DumpMonitor => DumpParent::Monitor,
+                    _ => DumpParent::Deadlock,
+                };
+                self.dump_element(p, t, e)?
+            }
             (Some(_), _) => {
                 let inside = String::from_utf8_lossy(&self.stack.last().expect("some").1);
                 return Err(self.err(format!(
@@ -512,5 +533,6 @@ impl Attrs {
 }
 
 mod call_sections;
+mod monitor_dump;
 #[cfg(test)]
 mod tests;

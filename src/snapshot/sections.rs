@@ -3,7 +3,7 @@
 //! [`SectionDesc`] which attributes it has and what they mean. A new call-tree
 //! section is a [`CallKind`] variant and a descriptor here, nothing else.
 
-use profrj_format::{alloc, calls, profile, sampler, sites};
+use profrj_format::{alloc, calls, lock, profile, sampler, sites};
 use std::sync::OnceLock;
 
 /// Which call-tree section.
@@ -18,15 +18,18 @@ pub enum CallKind {
     /// `<sites>`: `memory`'s allocation sites, exact live and peak counts
     /// (profrj's own).
     Sites,
+    /// `<lock>`: contended waits, counts and nanoseconds (profrj's own).
+    Lock,
 }
 
 impl CallKind {
     /// Every call-tree section, in the order a reader picks its default.
-    pub const ALL: [CallKind; 4] = [
+    pub const ALL: [CallKind; 5] = [
         CallKind::Sampler,
         CallKind::Profile,
         CallKind::Alloc,
         CallKind::Sites,
+        CallKind::Lock,
     ];
 
     pub fn desc(self) -> &'static SectionDesc {
@@ -35,6 +38,7 @@ impl CallKind {
             CallKind::Profile => &PROFILE,
             CallKind::Alloc => &ALLOC,
             CallKind::Sites => &SITES,
+            CallKind::Lock => &LOCK,
         }
     }
 
@@ -408,6 +412,59 @@ const SITES: SectionDesc = SectionDesc {
     diff_metrics: &["alive", "max", "allocated"],
 };
 
+const LOCK: SectionDesc = SectionDesc {
+    tag: lock::SECTION,
+    own: true,
+    node_values: &[
+        lock::node::COUNT,
+        lock::node::TIME,
+        lock::node::CUMULATED_COUNT,
+        lock::node::CUMULATED_TIME,
+    ],
+    signature: None,
+    class_marker: Some(lock::node::CLASS),
+    // Go's mutex profile order: contentions, then delay.
+    metrics: &[
+        MetricDesc {
+            name: "count",
+            aliases: &[],
+            own: lock::node::COUNT,
+            cumulated: Some(lock::node::CUMULATED_COUNT),
+            unit: "waits",
+            describe: "contended acquisitions (count)",
+            title: "WAITING METHODS",
+            pprof: Some(("contentions", "count")),
+            pprof_live: None,
+            thread_total: None,
+        },
+        MetricDesc {
+            name: "time",
+            aliases: &[],
+            own: lock::node::TIME,
+            cumulated: Some(lock::node::CUMULATED_TIME),
+            unit: "ns",
+            describe: "nanoseconds waited (time)",
+            title: "WAITING METHODS",
+            pprof: Some(("delay", "nanoseconds")),
+            pprof_live: None,
+            thread_total: None,
+        },
+    ],
+    default_metric: "time",
+    thread_totals: &[
+        (lock::thread::COUNT, "contended waits"),
+        (lock::thread::TIME, "ns waited"),
+    ],
+    live: None,
+    scope: ["contended monitor entries", ""],
+    section_values: &[(lock::THRESHOLD, "ns, the shortest wait recorded")],
+    count_column: None,
+    sites_title: "MONITOR TIME",
+    sites_note: "a site: the monitor's class and the method that waited to enter it",
+    class_frames: "the monitor waited for",
+    diff_metrics: &["time", "count"],
+};
+
 /// A `--metric` value: any section's metric name (aliases resolved).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct MetricName(pub &'static str);
@@ -428,9 +485,12 @@ impl clap::ValueEnum for MetricName {
         })
     }
 
+    /// An alias that is also a metric's name (profile's `count`, lock's
+    /// metric) stays that name: each section resolves it, as an alias or
+    /// as its own metric ([`SectionDesc::metric_desc`]).
     fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
         let mut v = clap::builder::PossibleValue::new(self.0);
-        let mut seen: Vec<&str> = Vec::new();
+        let mut seen: Vec<&str> = Self::value_variants().iter().map(|n| n.0).collect();
         for k in CallKind::ALL {
             for m in k.desc().metrics.iter().filter(|m| m.name == self.0) {
                 for &a in m.aliases {
@@ -450,7 +510,8 @@ mod tests {
     use super::*;
 
     /// Each descriptor is consistent: its metrics' attributes are kept
-    /// nodes' values, within the slots, and an alias means one metric.
+    /// nodes' values, within the slots, and an alias means one metric (or,
+    /// in a section that has a metric of that name, that metric).
     #[test]
     fn descriptors_are_consistent() {
         for k in CallKind::ALL {
@@ -488,7 +549,7 @@ mod tests {
                 for a in m.aliases {
                     for k2 in CallKind::ALL {
                         if let Some(other) = k2.desc().metric_desc(a) {
-                            assert_eq!(other.name, m.name, "alias {a}");
+                            assert!(other.name == m.name || other.name == *a, "alias {a}");
                         }
                     }
                 }

@@ -11,7 +11,7 @@ pub mod registry;
 mod rewrite;
 
 pub use ids::{AllocPlace, MethodLines, ProbeIds};
-pub use rewrite::Modes;
+pub use rewrite::{Modes, LOCK_SUPPORT};
 
 use crate::log;
 use crate::options::scope::Scope;
@@ -32,6 +32,7 @@ impl Modes {
             coverage: options.coverage,
             memory: options.memory,
             derive_lines: options.derive,
+            park: options.lock.is_some(),
         }
     }
 }
@@ -155,9 +156,12 @@ impl Instrumenter {
             return false;
         };
         let loader = jvmti.class_loader(class).unwrap_or(std::ptr::null_mut());
+        let boot = loader.is_null();
         let jdk = self.is_jdk_loader(jni, loader);
         jni.delete_local_ref(loader);
-        self.scope.lock().contains(&name.replace('/', "."), jdk)
+        let modes = *self.modes.lock();
+        (modes.park && boot && name == LOCK_SUPPORT)
+            || (modes.any_scoped() && self.scope.lock().contains(&name.replace('/', "."), jdk))
     }
 
     /// The ClassFileLoadHook: new class-file bytes, or `None` to leave the
@@ -176,12 +180,22 @@ impl Instrumenter {
         let name = name?;
         let java_name = name.replace('/', ".");
         let jdk = self.is_jdk_loader(jni, loader);
-        if !self.scope.lock().contains(&java_name, jdk) {
+        let mut modes = *self.modes.lock();
+        let in_scope = modes.any_scoped() && self.scope.lock().contains(&java_name, jdk);
+        // `lock` probes the boot loader's LockSupport, in scope or not.
+        modes.park &= loader.is_null() && name == LOCK_SUPPORT;
+        if !in_scope && !modes.park {
             return None;
+        }
+        if !in_scope {
+            modes = Modes {
+                park: true,
+                ..Modes::default()
+            };
         }
         // Dynamic constants bootstrap through java.lang.invoke: never in the
         // JDK's own classes (which that machinery uses), nor on retransform.
-        match self.rewrite(name, bytes, first_load && !jdk) {
+        match self.rewrite(name, bytes, modes, first_load && !jdk) {
             Ok(out) => out,
             Err(why) => {
                 log::error_once(
@@ -199,9 +213,9 @@ impl Instrumenter {
         &self,
         name: &str,
         bytes: &[u8],
+        modes: Modes,
         dynamic_constants: bool,
     ) -> Result<Option<Vec<u8>>, String> {
-        let modes = *self.modes.lock();
         let ids = &**self.ids.get().ok_or("no probe ids yet")?;
         let out = rewrite::rewrite(name, bytes, modes, &self.registry, ids, dynamic_constants)?;
         self.methods.fetch_add(out.edited, Relaxed);

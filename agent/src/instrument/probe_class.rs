@@ -49,6 +49,10 @@ pub const CLONED_METHOD: (&str, &str) = ("cloned", "(Ljava/lang/Object;Ljava/lan
 /// the place id.
 pub const CLONED_FROM_METHOD: (&str, &str) =
     ("clonedFrom", "(Ljava/lang/Object;Ljava/lang/Class;I)V");
+/// `lock`: at entry of `LockSupport.park(Object)`/`parkNanos(Object, long)`
+/// and before they return, with the blocker.
+pub const PARK_ENTER_METHOD: (&str, &str) = ("parkEnter", "(Ljava/lang/Object;)V");
+pub const PARK_EXIT_METHOD: (&str, &str) = ("parkExit", "(Ljava/lang/Object;)V");
 
 #[cfg(test)]
 mod tests {
@@ -102,9 +106,13 @@ mod tests {
             ALLOC_AT_METHOD,
             CLONED_METHOD,
             CLONED_FROM_METHOD,
+            PARK_ENTER_METHOD,
+            PARK_EXIT_METHOD,
         ] {
             assert!(has(CLASS, &format!("{n}{d}")), "{n}{d}");
         }
         assert!(has(CLASS, "typeId(Ljava/lang/Class;)I"));
+        assert!(has(CLASS, "parking()V"));
+        assert!(has(CLASS, "parked(Ljava/lang/Object;)V"));
     }
 }

@@ -20,7 +20,26 @@ pub struct Modes {
     pub memory: bool,
     /// Coverage: derive the counts that follow from other counters.
     pub derive_lines: bool,
+    /// `lock`: probes in `LockSupport.park(Object)`/`parkNanos(Object, long)`.
+    pub park: bool,
 }
+
+impl Modes {
+    /// Does a mode probe the classes of the scope (not just `LockSupport`)?
+    pub fn any_scoped(&self) -> bool {
+        self.profile || self.coverage || self.memory
+    }
+}
+
+/// The class whose parking methods `lock` probes.
+pub const LOCK_SUPPORT: &str = "java/util/concurrent/locks/LockSupport";
+
+/// The methods of [`LOCK_SUPPORT`] that park with a blocker, its first
+/// argument: (name, descriptor).
+const PARKING: [(&str, &str); 2] = [
+    ("park", "(Ljava/lang/Object;)V"),
+    ("parkNanos", "(Ljava/lang/Object;J)V"),
+];
 
 /// What became of one class.
 pub struct Rewritten {
@@ -45,6 +64,8 @@ struct Refs {
     alloc_any: u16,
     cloned: u16,
     cloned_from: u16,
+    park_enter: u16,
+    park_exit: u16,
 }
 
 impl Refs {
@@ -70,7 +91,15 @@ impl Refs {
             alloc_any: 0,
             cloned: 0,
             cloned_from: 0,
+            park_enter: 0,
+            park_exit: 0,
         };
+        if modes.park {
+            let (name, desc) = probe_class::PARK_ENTER_METHOD;
+            r.park_enter = cp.add_method_ref(probe_class::CLASS, name, desc);
+            let (name, desc) = probe_class::PARK_EXIT_METHOD;
+            r.park_exit = cp.add_method_ref(probe_class::CLASS, name, desc);
+        }
         if modes.profile {
             r.enter = cp.add_method_ref(probe_class::CLASS, "enter", "(I)V");
             r.exit = cp.add_method_ref(probe_class::CLASS, "exit", "(I)V");
@@ -136,6 +165,15 @@ pub fn rewrite(
         };
         let label = format!("{}{}", info.name, info.descriptor);
         let mut edit = Edit::default();
+        let parking = modes.park
+            && name == LOCK_SUPPORT
+            && PARKING.contains(&(info.name.as_str(), info.descriptor.as_str()));
+        if parking {
+            add_park(&mut edit, &refs);
+        }
+        if !parking && !modes.any_scoped() {
+            continue;
+        }
         if modes.profile {
             let id = registry.id(info.clone());
             add_profile(&mut edit, &mut class.constant_pool, &refs, id);
@@ -218,6 +256,20 @@ fn add_profile(edit: &mut Edit, cp: &mut ConstantPool<'_>, refs: &Refs, id: u32)
     edit.entry.extend(call(refs.enter));
     edit.before_returns.extend(call(refs.exit));
     edit.catch_all = Some(call(refs.unwind));
+    edit.extra_stack = edit.extra_stack.max(1);
+}
+
+/// `Probe.parkEnter(blocker)` at entry, `parkExit(blocker)` before returns
+/// (the blocker is the static method's first argument, local 0).
+fn add_park(edit: &mut Edit, refs: &Refs) {
+    let call = |r: u16| {
+        vec![
+            Insn::local(ALOAD, 0),
+            Insn::plain(INVOKESTATIC, &r.to_be_bytes()),
+        ]
+    };
+    edit.entry.extend(call(refs.park_enter));
+    edit.before_returns.extend(call(refs.park_exit));
     edit.extra_stack = edit.extra_stack.max(1);
 }
 

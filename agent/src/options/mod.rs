@@ -104,6 +104,12 @@ const OPTIONS: &[Opt] = &[
         meaning: "allocation sites by call path: JVMTI samples an object about every SIZE bytes a thread allocates (k, m suffixes; 0 samples every object), each weighted to estimate all bytes and objects (the <alloc> section)",
     },
     Opt {
+        syntax: "lock[=DURATION]",
+        default: "0",
+        takes: Takes::Start,
+        meaning: "where threads wait for each other: contended synchronized entries by call path and monitor class, with counts and nanoseconds waited, waits shorter than DURATION (ns, us, ms or s; 0 records every one) left out, and a monitor dump at every snapshot (the <lock> section)",
+    },
+    Opt {
         syntax: "live",
         default: "",
         takes: Takes::Start,
@@ -207,6 +213,7 @@ fn allowed(command: Command, key: &str) -> bool {
 const MIN_INTERVAL: Duration = Duration::from_micros(100);
 const MAX_INTERVAL: Duration = Duration::from_secs(10);
 const MAX_DEPTH: u32 = 65_535;
+const MAX_THRESHOLD: Duration = Duration::from_secs(3600);
 const DEFAULT_FILE: &str = "profrj-%p.xml";
 const DEFAULT_ALLOC: u32 = 512 * 1024;
 /// JVMTI takes the sampling interval as a jint.
@@ -323,6 +330,8 @@ pub struct Options {
     pub alloc: Option<u32>,
     /// `alloc`: only objects still reachable at the snapshot.
     pub live: bool,
+    /// `lock`: the shortest wait recorded (`None`: off).
+    pub lock: Option<Duration>,
     /// Which classes the instrumenting modes rewrite.
     pub scope: Scope,
     /// Snapshot path template (placeholders not yet expanded).
@@ -357,6 +366,7 @@ impl Default for Options {
             memory: false,
             alloc: None,
             live: false,
+            lock: None,
             scope: Scope::default(),
             file: DEFAULT_FILE.to_owned(),
             file_given: false,
@@ -434,6 +444,7 @@ impl Options {
                 "memory" => o.memory = flag(key, value)?,
                 "alloc" => o.alloc = Some(value.map_or(Ok(DEFAULT_ALLOC), parse_size)?),
                 "live" => o.live = flag(key, value)?,
+                "lock" => o.lock = Some(value.map_or(Ok(Duration::ZERO), parse_threshold)?),
                 "include" | "exclude" => {
                     let v = required(key, value)?;
                     let glob = Glob::new(v)
@@ -487,12 +498,18 @@ impl Options {
 
     /// Is any profiling mode on?
     pub fn any_mode(&self) -> bool {
-        self.sampling || self.instruments() || self.alloc.is_some()
+        self.sampling || self.instruments() || self.alloc.is_some() || self.lock.is_some()
     }
 
     /// Does a mode rewrite classes (so the agent needs the class-file hook)?
     pub fn instruments(&self) -> bool {
         self.profile || self.coverage || self.memory
+    }
+
+    /// Does the session rewrite any class: the instrumenting modes' scope,
+    /// or `lock`'s probes in `LockSupport`?
+    pub fn rewrites(&self) -> bool {
+        self.instruments() || self.lock.is_some()
     }
 
     /// The table `help` prints.
@@ -596,22 +613,45 @@ fn parse_signal(v: &str) -> Result<Option<(i32, String)>, OptionError> {
     }
 }
 
-fn parse_interval(v: &str) -> Result<Duration, OptionError> {
-    let err = |why: &str| bad(format!("bad value for interval: '{v}' ({why})"));
+/// A duration: a whole number with unit `ns`, `us`, `ms` or `s` (`0` may
+/// go without one); `key` names the option in the message.
+fn parse_duration(key: &str, v: &str, example: &str) -> Result<Duration, OptionError> {
+    let err = |why: &str| bad(format!("bad value for {key}: '{v}' ({why})"));
     let split = v.find(|c: char| !c.is_ascii_digit()).unwrap_or(v.len());
     let (num, unit) = v.split_at(split);
-    let n: u64 = num
-        .parse()
-        .map_err(|_| err("expected a whole number with unit us, ms or s, e.g. 10ms"))?;
-    let d = match unit {
+    let n: u64 = num.parse().map_err(|_| {
+        err(&format!(
+            "expected a whole number with unit us, ms or s, e.g. {example}"
+        ))
+    })?;
+    Ok(match unit {
+        "ns" => Duration::from_nanos(n),
         "us" => Duration::from_micros(n),
         "ms" => Duration::from_millis(n),
         "s" => Duration::from_secs(n),
+        "" if n == 0 => Duration::ZERO,
         "" => return Err(err("missing unit: us, ms or s")),
         _ => return Err(err("unknown unit; use us, ms or s")),
-    };
+    })
+}
+
+fn parse_interval(v: &str) -> Result<Duration, OptionError> {
+    let d = parse_duration("interval", v, "10ms")?;
     if d < MIN_INTERVAL || d > MAX_INTERVAL {
-        return Err(err("must be between 100us and 10s"));
+        return Err(bad(format!(
+            "bad value for interval: '{v}' (must be between 100us and 10s)"
+        )));
+    }
+    Ok(d)
+}
+
+/// `lock=`: the shortest wait recorded, at most an hour.
+fn parse_threshold(v: &str) -> Result<Duration, OptionError> {
+    let d = parse_duration("lock", v, "1ms")?;
+    if d > MAX_THRESHOLD {
+        return Err(bad(format!(
+            "bad value for lock: '{v}' (the shortest wait recorded, at most 3600s)"
+        )));
     }
     Ok(d)
 }
@@ -746,6 +786,42 @@ mod tests {
     }
 
     #[test]
+    fn lock_takes_an_optional_shortest_wait() {
+        assert_eq!(parse("lock").unwrap().lock, Some(Duration::ZERO));
+        assert_eq!(
+            parse("lock=1ms").unwrap().lock,
+            Some(Duration::from_millis(1))
+        );
+        assert_eq!(
+            parse("lock=100us").unwrap().lock,
+            Some(Duration::from_micros(100))
+        );
+        assert_eq!(
+            parse("lock=250ns").unwrap().lock,
+            Some(Duration::from_nanos(250))
+        );
+        assert_eq!(parse("lock=0").unwrap().lock, Some(Duration::ZERO));
+        assert_eq!(parse("lock=2s").unwrap().lock, Some(Duration::from_secs(2)));
+        for bad in [
+            "lock=",
+            "lock=5",
+            "lock=1min",
+            "lock=ms",
+            "lock=-1ms",
+            "lock=3601s",
+        ] {
+            let e = parse(bad).unwrap_err().0;
+            assert!(e.contains("lock"), "{bad}: {e}");
+        }
+        let o = parse("lock").unwrap();
+        assert!(o.any_mode() && !o.sampling, "lock alone is a mode");
+        let o = parse("sampling,alloc,lock=10us").unwrap();
+        assert!(o.sampling && o.alloc.is_some());
+        assert_eq!(o.lock, Some(Duration::from_micros(10)));
+        assert!(parse("lock,lock=1ms").unwrap_err().0.contains("twice"));
+    }
+
+    #[test]
     fn alloc_takes_an_optional_size_and_live_needs_it() {
         assert_eq!(parse("alloc").unwrap().alloc, Some(512 * 1024));
         assert_eq!(parse("alloc=64k").unwrap().alloc, Some(64 * 1024));
@@ -826,6 +902,7 @@ mod tests {
             "vthreads" | "derive" => Some("off"),
             "alloc" => Some("64k"),
             "live" => return "alloc,live".to_owned(),
+            "lock" => Some("1ms"),
             _ => None,
         };
         match value {

@@ -570,6 +570,33 @@ impl Jni {
         Ok(id)
     }
 
+    /// The value of the object (or array) field `name` of type `sig` of
+    /// `obj`, an instance of `class`, as a local reference (null for a null
+    /// field); `obj` null or of another class is an error.
+    pub fn object_field(
+        &self,
+        obj: jobject,
+        class: &str,
+        name: &str,
+        sig: &str,
+    ) -> Result<jobject, JavaException> {
+        if !(sig.starts_with('L') || sig.starts_with('[')) {
+            return Err(JavaException(format!(
+                "{name}: {sig} is not an object type"
+            )));
+        }
+        let c = self.find_class(class)?;
+        if obj.is_null() || !self.is_instance_of(obj, c) {
+            return Err(JavaException(format!(
+                "reading {class}.{name} of an object of another class"
+            )));
+        }
+        let id = self.field_id(c, name, sig)?;
+        // SAFETY: this thread's env; `obj` is an instance of `c` (checked
+        // above) and `id` an object field of `c` (its type, checked above).
+        Ok(unsafe { (jni_fn!(self, GetObjectField))(self.env, obj, id) })
+    }
+
     /// The value of `long` field `field` of `obj`.
     ///
     /// # Safety

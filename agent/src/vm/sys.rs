@@ -61,6 +61,8 @@ impl JvmtiEvent {
     pub const OBJECT_FREE: Self = Self(83);
     pub const VM_OBJECT_ALLOC: Self = Self(84);
     pub const SAMPLED_OBJECT_ALLOC: Self = Self(86);
+    pub const MONITOR_CONTENDED_ENTER: Self = Self(75);
+    pub const MONITOR_CONTENDED_ENTERED: Self = Self(76);
 }
 
 #[repr(transparent)]
@@ -84,6 +86,8 @@ pub const JVMTI_THREAD_STATE_RUNNABLE: jint = 0x0004;
 pub const JVMTI_THREAD_STATE_WAITING: jint = 0x0080;
 pub const JVMTI_THREAD_STATE_BLOCKED_ON_MONITOR_ENTER: jint = 0x0400;
 pub const JVMTI_THREAD_STATE_IN_NATIVE: jint = 0x0040_0000;
+pub const JVMTI_THREAD_STATE_SUSPENDED: jint = 0x0010_0000;
+pub const JVMTI_THREAD_STATE_PARKED: jint = 0x0200;
 pub const JVMTI_JAVA_LANG_THREAD_STATE_MASK: jint =
     0x0001 | 0x0002 | 0x0004 | 0x0400 | 0x0080 | 0x0010 | 0x0020;
 pub const JVMTI_JAVA_LANG_THREAD_STATE_RUNNABLE: jint =
@@ -237,6 +241,28 @@ pub type EventClassFileLoadHook = unsafe extern "C" fn(
     *mut *mut u8,
 );
 
+/// MonitorContendedEnter and MonitorContendedEntered: (env, jni, thread, object).
+pub type EventMonitor = unsafe extern "C" fn(*mut JvmtiEnv, *mut JNIEnv, jthread, jobject);
+
+/// `jvmtiMonitorUsage`: a monitor's owner, entries and waiting threads.
+#[repr(C)]
+pub struct JvmtiMonitorUsage {
+    pub owner: jthread,
+    pub entry_count: jint,
+    pub waiter_count: jint,
+    pub waiters: *mut jthread,
+    pub notify_waiter_count: jint,
+    pub notify_waiters: *mut jthread,
+}
+
+/// `jvmtiMonitorStackDepthInfo`: a monitor a thread owns, and the depth of
+/// the frame that entered it (-1: entered by JNI).
+#[repr(C)]
+pub struct JvmtiMonitorStackDepthInfo {
+    pub monitor: jobject,
+    pub stack_depth: jint,
+}
+
 /// ClassLoad and ClassPrepare: (env, jni, thread, class).
 pub type EventClassLoad = unsafe extern "C" fn(*mut JvmtiEnv, *mut JNIEnv, jthread, jclass);
 /// (env, method, code size, code address, map length, map, compile info)
@@ -279,8 +305,8 @@ pub struct JvmtiEventCallbacks {
     /* 72 */ pub reserved72: *const c_void,
     /* 73 */ pub MonitorWait: *const c_void,
     /* 74 */ pub MonitorWaited: *const c_void,
-    /* 75 */ pub MonitorContendedEnter: *const c_void,
-    /* 76 */ pub MonitorContendedEntered: *const c_void,
+    /* 75 */ pub MonitorContendedEnter: Option<EventMonitor>,
+    /* 76 */ pub MonitorContendedEntered: Option<EventMonitor>,
     /* 77 */ pub reserved77: *const c_void,
     /* 78 */ pub reserved78: *const c_void,
     /* 79 */ pub reserved79: *const c_void,
@@ -324,7 +350,9 @@ pub struct JvmtiInterface {
     pub GetThreadInfo:
         Option<unsafe extern "C" fn(*mut JvmtiEnv, jthread, *mut JvmtiThreadInfo) -> JvmtiError>,
     /*  10 */ pub GetOwnedMonitorInfo: *const c_void,
-    /*  11 */ pub GetCurrentContendedMonitor: *const c_void,
+    /*  11 */
+    pub GetCurrentContendedMonitor:
+        Option<unsafe extern "C" fn(*mut JvmtiEnv, jthread, *mut jobject) -> JvmtiError>,
     /*  12 */
     pub RunAgentThread: Option<
         unsafe extern "C" fn(
@@ -400,8 +428,12 @@ pub struct JvmtiInterface {
     /*  57 */
     pub GetClassLoader:
         Option<unsafe extern "C" fn(*mut JvmtiEnv, jclass, *mut jobject) -> JvmtiError>,
-    /*  58 */ pub GetObjectHashCode: *const c_void,
-    /*  59 */ pub GetObjectMonitorUsage: *const c_void,
+    /*  58 */
+    pub GetObjectHashCode:
+        Option<unsafe extern "C" fn(*mut JvmtiEnv, jobject, *mut jint) -> JvmtiError>,
+    /*  59 */
+    pub GetObjectMonitorUsage:
+        Option<unsafe extern "C" fn(*mut JvmtiEnv, jobject, *mut JvmtiMonitorUsage) -> JvmtiError>,
     /*  60 */ pub GetFieldName: *const c_void,
     /*  61 */ pub GetFieldDeclaringClass: *const c_void,
     /*  62 */ pub GetFieldModifiers: *const c_void,
@@ -564,7 +596,15 @@ pub struct JvmtiInterface {
     /* 152 */
     pub RetransformClasses:
         Option<unsafe extern "C" fn(*mut JvmtiEnv, jint, *const jclass) -> JvmtiError>,
-    /* 153 */ pub GetOwnedMonitorStackDepthInfo: *const c_void,
+    /* 153 */
+    pub GetOwnedMonitorStackDepthInfo: Option<
+        unsafe extern "C" fn(
+            *mut JvmtiEnv,
+            jthread,
+            *mut jint,
+            *mut *mut JvmtiMonitorStackDepthInfo,
+        ) -> JvmtiError,
+    >,
     /* 154 */ pub GetObjectSize: *const c_void,
     /* 155 */ pub GetLocalInstance: *const c_void,
     /* 156 */
@@ -610,6 +650,13 @@ const _: () = assert!(offset_of!(JvmtiInterface, GetThreadCpuTime) == slot(137))
 const _: () = assert!(offset_of!(JvmtiInterface, GetPotentialCapabilities) == slot(140));
 const _: () = assert!(offset_of!(JvmtiInterface, AddCapabilities) == slot(142));
 const _: () = assert!(offset_of!(JvmtiInterface, SetHeapSamplingInterval) == slot(156));
+const _: () = assert!(offset_of!(JvmtiInterface, GetCurrentContendedMonitor) == slot(11));
+const _: () = assert!(offset_of!(JvmtiInterface, GetObjectMonitorUsage) == slot(59));
+const _: () = assert!(offset_of!(JvmtiInterface, GetObjectHashCode) == slot(58));
+const _: () = assert!(offset_of!(JvmtiInterface, GetOwnedMonitorStackDepthInfo) == slot(153));
+const _: () = assert!(offset_of!(JvmtiEventCallbacks, MonitorContendedEnter) == (75 - 50) * PTR);
+const _: () = assert!(size_of::<JvmtiMonitorUsage>() == 40);
+const _: () = assert!(size_of::<JvmtiMonitorStackDepthInfo>() == 16);
 const _: () = assert!(size_of::<JvmtiCapabilities>() == 16);
 const _: () = assert!(size_of::<JvmtiEventCallbacks>() == 37 * PTR);
 const _: () = assert!(offset_of!(JvmtiEventCallbacks, DataDumpRequest) == (71 - 50) * PTR);

@@ -284,3 +284,80 @@ fn names_escaped_by_the_agent_come_back() {
     // Not an escape the agent writes: kept as it is.
     assert_eq!(unescape_name("a\\x\\u12"), "a\\x\\u12");
 }
+
+const LOCK: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
+<doc>
+ <lock threshold="1000">
+  <thread name="a" cpuTime="1" elapsedTime="2" isAlive="true" count="3" time="3000">
+   <profile name="p.A.run()" count="0" time="0" cumulatedCount="3" cumulatedTime="3000">
+    <profile name="p.Lock" class="true" count="3" time="3000" cumulatedCount="3" cumulatedTime="3000"/>
+   </profile>
+  </thread>
+  <monitorDump>
+   <thread id="1" name="a" state="MW" monitor="2"><frame name="p.A.run()"/></thread>
+   <thread id="2" name="b" state="MW" monitor="1"/>
+   <monitor id="1" class="p.Lock" hash="1f" owner="1" entryCount="1"><waiting thread="2"/></monitor>
+   <monitor id="2" class="p.Lock" owner="2" entryCount="2"><waiting thread="1"/><notify thread="3"/></monitor>
+   <monitor id="3" class="p.Sync" lock="true" owner="2"><waiting thread="4"/></monitor>
+   <deadlock><waiting thread="1"/><waiting thread="2"/></deadlock>
+  </monitorDump>
+ </lock>
+</doc>
+"#;
+
+#[test]
+fn lock_section_and_its_monitor_dump() {
+    let s = parse_bytes(LOCK.as_bytes()).unwrap();
+    let sec = s.calls(CallKind::Lock).unwrap();
+    assert_eq!(sec.values, [Some(1000)]);
+    let t = &sec.threads[0];
+    assert_eq!(
+        (sec.thread_total(t, "count"), sec.thread_total(t, "time")),
+        (Some(3), Some(3000))
+    );
+    assert!(t.tree.nodes.iter().any(|n| n.class));
+    let d = s.monitor_dump.as_ref().unwrap();
+    assert_eq!(d.threads.len(), 2);
+    assert_eq!(
+        (d.threads[0].state.as_str(), d.threads[0].monitor),
+        ("MW", Some(2))
+    );
+    assert_eq!(d.threads[0].frames, ["p.A.run()"]);
+    assert_eq!(d.monitors[0].hash.as_deref(), Some("1f"));
+    assert_eq!(
+        (d.monitors[1].owner, d.monitors[1].entry_count),
+        (Some(2), 2)
+    );
+    assert_eq!(
+        (&d.monitors[1].waiting[..], &d.monitors[1].notify[..]),
+        (&[1][..], &[3][..])
+    );
+    assert!(!d.monitors[0].lock && d.monitors[2].lock);
+    assert_eq!(d.deadlocks, [vec![1, 2]]);
+    let report = crate::report::monitor_dump_report(d);
+    assert!(
+        report.contains("DEADLOCK: thread 1 \"a\" -> thread 2 \"b\" -> thread 1 \"a\""),
+        "{report}"
+    );
+    assert!(
+        report.contains("MONITOR p.Lock@1f\n\towner: thread 1 \"a\", entry count: 1"),
+        "{report}"
+    );
+    assert!(
+        report.contains(
+            "LOCK p.Sync (monitor 3)\n\towner: thread 2 \"b\"\n\twaiting to enter: thread 4\n"
+        ),
+        "{report}"
+    );
+    // Anything else inside the dump is an error, as elsewhere.
+    let bad = LOCK.replace(
+        "<frame name=\"p.A.run()\"/>",
+        "<monitor id=\"9\" class=\"x\"/>",
+    );
+    let e = parse_bytes(bad.as_bytes()).unwrap_err();
+    assert!(
+        e.message.contains("unexpected <monitor> inside <thread>"),
+        "{}",
+        e.message
+    );
+}

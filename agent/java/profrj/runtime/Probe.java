@@ -97,4 +97,24 @@ public final class Probe {
             allocAny(result, place);
         }
     }
+
+    // lock mode: LockSupport.park(Object) and parkNanos(Object, long) call these at entry and
+    // before they return. Only a blocker that is a lock's synchronizer counts
+    // (AbstractOwnableSynchronizer: ReentrantLock, ReentrantReadWriteLock, Semaphore...);
+    // Condition.await parks with its ConditionObject, which is not one, and is left out.
+    public static void parkEnter(Object blocker) {
+        if (blocker instanceof java.util.concurrent.locks.AbstractOwnableSynchronizer) {
+            parking();
+        }
+    }
+
+    public static void parkExit(Object blocker) {
+        if (blocker instanceof java.util.concurrent.locks.AbstractOwnableSynchronizer) {
+            parked(blocker);
+        }
+    }
+
+    private static native void parking();
+
+    private static native void parked(Object blocker);
 }

@@ -1,0 +1,290 @@
+//! `lock` mode: where threads wait for each other. HotSpot posts JVMTI
+//! MonitorContendedEnter on a thread about to block on a monitor another
+//! thread owns, and MonitorContendedEntered on it once it got the monitor;
+//! the agent notes the time at the first (a thread-local, no lock) and at
+//! the second takes the thread's stack and folds it, with the monitor's
+//! class as the top frame, into the thread's tree, weighed by one contended
+//! acquisition and the nanoseconds waited. A monitor nobody else wants
+//! never posts either event: uncontended `synchronized` costs nothing.
+//!
+//! `Object.wait` is waiting for a condition, not contention: it posts
+//! MonitorWait/MonitorWaited, which the mode does not enable. A thread
+//! notified in `Object.wait` must enter the monitor again, and HotSpot may
+//! post MonitorContendedEnter/Entered for that re-entry; its top frame is
+//! then `Object.wait` (`wait0` on JDK 21+), and the mode leaves those waits
+//! out too (counted in `status` as re-entries after `Object.wait`).
+//!
+//! At every snapshot the mode also takes HPROF's MONITOR DUMP (`dump`).
+
+mod dump;
+pub mod mode;
+mod park;
+mod section;
+
+use crate::calltree::{WeightTree, Weights};
+use crate::instrument::registry::java_type_name;
+use crate::methods::{java_class_name, MethodNames, NameId};
+use crate::modes::Host;
+use crate::threads::{Identity, ThreadId};
+use crate::vm::sys::JvmtiFrameInfo;
+use crate::vm::{jthread, Jni};
+use jni_sys::jobject;
+use parking_lot::{Mutex, RwLock};
+use std::cell::{Cell, RefCell};
+use std::collections::{HashMap, HashSet};
+use std::ops::AddAssign;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
+
+/// Contended acquisitions and the nanoseconds waited for them.
+#[derive(Clone, Copy, Default, Debug, PartialEq)]
+pub struct Wait {
+    pub count: u64,
+    pub time: u64,
+}
+
+impl AddAssign for Wait {
+    fn add_assign(&mut self, o: Wait) {
+        self.count = self.count.saturating_add(o.count);
+        self.time = self.time.saturating_add(o.time);
+    }
+}
+
+impl Weights for Wait {
+    fn heaviness(&self) -> u64 {
+        self.time
+    }
+}
+
+/// Where the monitor events find the running session's recorder. Owned by
+/// the agent.
+#[derive(Default)]
+pub struct Slot(RwLock<Option<Arc<Recorder>>>);
+
+impl Slot {
+    fn current(&self) -> Option<Arc<Recorder>> {
+        self.0.read().clone()
+    }
+
+    pub(super) fn set(&self, r: Option<Arc<Recorder>>) {
+        *self.0.write() = r;
+    }
+}
+
+/// One session's waits.
+pub struct Recorder {
+    /// The shortest wait recorded, ns.
+    threshold: u64,
+    depth: usize,
+    active: AtomicBool,
+    /// Waits whose stack or monitor class could not be read.
+    failed: AtomicU64,
+    /// Waits shorter than the threshold.
+    short: AtomicU64,
+    /// Waits for a condition, left out: re-entries after `Object.wait` and
+    /// `Condition.await`, `CountDownLatch.await`.
+    rewaits: AtomicU64,
+    /// Time the agent spent recording waits (stack, names, tree), ns.
+    spent: AtomicU64,
+    data: Mutex<Data>,
+}
+
+#[derive(Default)]
+struct Data {
+    names: MethodNames,
+    /// Names of monitor classes (top frames), told apart from methods.
+    classes: HashSet<NameId>,
+    /// Frame names known to be `Object.wait` (true) or not (false).
+    wait_frames: HashMap<NameId, bool>,
+    trees: HashMap<ThreadId, WeightTree<Wait>>,
+}
+
+thread_local! {
+    /// When this thread began to wait for a contended monitor (0: it is not).
+    static ENTER_NS: Cell<u64> = const { Cell::new(0) };
+    /// The waiting thread's frame buffer (stacks can be thousands deep).
+    static FRAMES: RefCell<Vec<JvmtiFrameInfo>> = const { RefCell::new(Vec::new()) };
+}
+
+impl Recorder {
+    fn new(threshold: u64, depth: u32) -> Self {
+        Self {
+            threshold,
+            depth: depth as usize,
+            active: AtomicBool::new(false),
+            failed: AtomicU64::new(0),
+            short: AtomicU64::new(0),
+            rewaits: AtomicU64::new(0),
+            spent: AtomicU64::new(0),
+            data: Mutex::new(Data::default()),
+        }
+    }
+
+    /// One wait of `waited` ns for `object`, on the thread that waited: a
+    /// monitor's (MonitorContendedEntered) or, `parked`, a lock's (its
+    /// synchronizer, from `LockSupport.park`), whose frames of the agent's
+    /// probe and of `java.util.concurrent.locks` are left out.
+    fn waited(
+        &self,
+        host: &Host,
+        jni: &Jni,
+        (thread, object): (jthread, jobject),
+        waited: u64,
+        parked: bool,
+    ) {
+        if waited < self.threshold {
+            self.short.fetch_add(1, Relaxed);
+            return;
+        }
+        let started = crate::clock::now_ns();
+        self.record(host, jni, (thread, object), waited, parked);
+        let spent = crate::clock::now_ns().saturating_sub(started);
+        self.spent.fetch_add(spent, Relaxed);
+    }
+
+    fn record(
+        &self,
+        host: &Host,
+        jni: &Jni,
+        (thread, object): (jthread, jobject),
+        waited: u64,
+        parked: bool,
+    ) {
+        let jvmti = host.jvmti;
+        let Some(Identity::Java(id)) = host.threads.identify(jvmti, jni, thread, 0) else {
+            return; // the agent's own threads
+        };
+        let class = jni.object_class(object);
+        let signature = jvmti.class_signature(class);
+        jni.delete_local_ref(class);
+        let Ok(signature) = signature else {
+            self.failed.fetch_add(1, Relaxed);
+            return;
+        };
+        if parked && signature == COUNT_DOWN_LATCH {
+            // Waiting for the count to reach zero: a condition, not a lock.
+            self.rewaits.fetch_add(1, Relaxed);
+            return;
+        }
+        FRAMES.with(|buf| {
+            let mut buf = buf.borrow_mut();
+            let empty = JvmtiFrameInfo {
+                method: std::ptr::null_mut(),
+                location: 0,
+            };
+            buf.resize(self.depth, empty);
+            let Ok(frames) = jvmti.stack_trace(thread, &mut buf) else {
+                self.failed.fetch_add(1, Relaxed);
+                return;
+            };
+            let mut data = self.data.lock();
+            let d = &mut *data;
+            let mut path: Vec<NameId> = Vec::with_capacity(frames.len() + 1);
+            for f in frames {
+                let name = d.names.frame_name(jvmti, jni, f.method, f.location == -1);
+                if parked && path.is_empty() && is_lock_machinery(d.names.get(name)) {
+                    if d.names.get(name).contains("$ConditionObject.await") {
+                        // Getting the lock back after Condition.await.
+                        self.rewaits.fetch_add(1, Relaxed);
+                        return;
+                    }
+                    continue;
+                }
+                path.push(name);
+            }
+            path.reverse();
+            if let Some(&top) = path.last().filter(|_| !parked) {
+                let names = &d.names;
+                let is_wait = *d
+                    .wait_frames
+                    .entry(top)
+                    .or_insert_with(|| names.get(top).starts_with("java.lang.Object.wait"));
+                if is_wait {
+                    self.rewaits.fetch_add(1, Relaxed);
+                    return;
+                }
+            }
+            let class_name = d.names.intern(&class_name(&signature));
+            d.classes.insert(class_name);
+            path.push(class_name);
+            d.trees.entry(id).or_default().add(
+                path,
+                Wait {
+                    count: 1,
+                    time: waited,
+                },
+            );
+        });
+    }
+
+    /// The trees a snapshot writes.
+    fn capture(&self) -> Captured {
+        let d = self.data.lock();
+        Captured {
+            trees: d.trees.clone(),
+            names: d.names.snapshot(),
+            classes: d.classes.clone(),
+            threshold: self.threshold,
+            dump: None,
+        }
+    }
+
+    fn totals(&self) -> Wait {
+        let mut w = Wait::default();
+        for t in self.data.lock().trees.values() {
+            w += t.totals();
+        }
+        w
+    }
+}
+
+/// The synchronizer of a CountDownLatch: parking on it is waiting for the
+/// count to reach zero, not for a lock.
+const COUNT_DOWN_LATCH: &str = "Ljava/util/concurrent/CountDownLatch$Sync;";
+
+/// Frames a parked thread's stack starts with that are the parking
+/// machinery, not the code that wanted the lock: the agent's probe,
+/// `LockSupport`, the AQS and the locks of `java.util.concurrent.locks`.
+fn is_lock_machinery(frame: &str) -> bool {
+    frame.starts_with("profrj.runtime.") || frame.starts_with("java.util.concurrent.locks.")
+}
+
+/// A class as Java writes it: `java.lang.Object`, `int[]`.
+fn class_name(signature: &str) -> String {
+    if signature.starts_with('[') {
+        java_type_name(signature)
+    } else {
+        java_class_name(signature)
+    }
+}
+
+/// What a snapshot of the `lock` mode holds.
+pub struct Captured {
+    trees: HashMap<ThreadId, WeightTree<Wait>>,
+    names: Vec<Box<str>>,
+    classes: HashSet<NameId>,
+    threshold: u64,
+    dump: Option<dump::MonitorDump>,
+}
+
+/// MonitorContendedEnter (called by `entry`), on the thread about to block.
+pub fn contended_enter(host: &Host) {
+    if host.lock.current().is_some_and(|r| r.active.load(Relaxed)) {
+        ENTER_NS.with(|t| t.set(crate::clock::now_ns().max(1)));
+    }
+}
+
+/// MonitorContendedEntered (called by `entry`), on the thread that waited
+/// and now owns `object`'s monitor.
+pub fn contended_entered(host: &Host, jni: &Jni, thread: jthread, object: jobject) {
+    let since = ENTER_NS.with(|t| t.replace(0));
+    if since == 0 {
+        return; // the wait began before the session did
+    }
+    let waited = crate::clock::now_ns().saturating_sub(since);
+    if let Some(r) = host.lock.current() {
+        if r.active.load(Relaxed) {
+            r.waited(host, jni, (thread, object), waited, false);
+        }
+    }
+}

@@ -1,0 +1,71 @@
+//! `java.util.concurrent` locks: time parked on the way to acquiring one.
+//! The agent's rewriter puts `Probe.parkEnter(blocker)` at the entry of
+//! `LockSupport.park(Object)` and `parkNanos(Object, long)` and
+//! `Probe.parkExit(blocker)` before they return; the probe calls the
+//! natives below only when the blocker is an `AbstractOwnableSynchronizer`
+//! (the `Sync` of a ReentrantLock, ReentrantReadWriteLock, Semaphore, …).
+//! `Condition.await` parks with its ConditionObject, which is not one: it
+//! waits for a condition, not for a lock, and is left out; so is
+//! `CountDownLatch.await` (its `Sync` is one, told apart by its class).
+//!
+//! Each park is one wait: an acquisition that parks twice (woken, then
+//! beaten to the lock by a thread that barged in) counts twice, its time
+//! once in all.
+
+use crate::threads::Identity;
+use crate::vm::{Jni, Native};
+use jni_sys::{jclass, jobject, JNIEnv};
+use std::cell::Cell;
+use std::sync::atomic::Ordering::Relaxed;
+
+thread_local! {
+    /// When this thread began to park for a lock (0: it is not parked).
+    static PARK_NS: Cell<u64> = const { Cell::new(0) };
+}
+
+/// The probe natives: (name, descriptor, function) for RegisterNatives.
+pub fn natives() -> [Native; 2] {
+    [
+        ("parking", "()V", parking as *mut _),
+        ("parked", "(Ljava/lang/Object;)V", parked as *mut _),
+    ]
+}
+
+/// A thread is about to park for a lock.
+extern "system" fn parking(_env: *mut JNIEnv, _class: jclass) {
+    crate::vm::guard("lock park probe", (), || {
+        let Some(host) = crate::agent::host() else {
+            return;
+        };
+        if host.lock.current().is_some_and(|r| r.active.load(Relaxed)) {
+            PARK_NS.with(|t| t.set(crate::clock::now_ns().max(1)));
+        }
+    })
+}
+
+/// The thread is back from parking for the lock whose synchronizer is
+/// `blocker`.
+extern "system" fn parked(env: *mut JNIEnv, _class: jclass, blocker: jobject) {
+    let since = PARK_NS.with(|t| t.replace(0));
+    if since == 0 {
+        return; // parked before the session started
+    }
+    let waited = crate::clock::now_ns().saturating_sub(since);
+    // SAFETY: the JNIEnv the VM passed to this native method, on this thread.
+    let jni = unsafe { Jni::from_raw(env) };
+    crate::vm::guard("lock park probe", (), || {
+        let Some(host) = crate::agent::host() else {
+            return;
+        };
+        let Some(r) = host.lock.current().filter(|r| r.active.load(Relaxed)) else {
+            return;
+        };
+        let Ok(thread) = host.jvmti.current_thread() else {
+            return;
+        };
+        if let Some(Identity::Java(_)) = host.threads.identify(host.jvmti, &jni, thread, 0) {
+            r.waited(&host, &jni, (thread, blocker), waited, true);
+        }
+        jni.delete_local_ref(thread);
+    })
+}
