@@ -121,7 +121,9 @@ fn line_of(text: &str) -> usize {
 /// Each allocation site's live count and peak, exact: the method and line
 /// of each `new`, each array, the reflective call and the clone; and per
 /// thread and class, the sites' counts add up to the `<memory>` row.
-fn check_sites(rows: &Rows, sites: &Sites) {
+/// `weak`: weak references, whose peaks are exact at every GC (with tags a
+/// free counts once the VM posts it, so a peak may include garbage).
+fn check_sites(rows: &Rows, sites: &Sites, weak: bool) {
     let k = "profrj.harness.MemoryTruth";
     let site = |thread: &str, method: &str, line: &str, class: &str| {
         let frame = format!("{k}{method}:{}", line_of(line));
@@ -165,11 +167,17 @@ fn check_sites(rows: &Rows, sites: &Sites) {
     let keep_shared = |t| site(t, ".keepShared()", shared, &format!("{k}$Shared"));
     let both = (keep_shared("alloc-a"), keep_shared("alloc-b"));
     assert_eq!(both, ((300, 300, 300), (200, 200, 200)));
-    let waves = main("wave[i] = new Wave();", &format!("{k}$Wave"));
-    assert_eq!(waves, (0, 400, 1200), "three waves of 400");
+    let (count, max, allocated) = main("wave[i] = new Wave();", &format!("{k}$Wave"));
+    assert_eq!((count, allocated), (0, 1200), "three waves of 400");
+    if weak {
+        assert_eq!(max, 400, "each wave freed by the GC before the next");
+    } else {
+        assert!((400..=1200).contains(&max), "Wave max {max}");
+    }
     let (count, max, allocated) = main("ring[i & 63] = new Churn();", &format!("{k}$Churn"));
     assert_eq!((count, allocated), (0, 6_000_000));
-    assert!((1..6_000_000).contains(&max), "Churn max {max}");
+    let most = if weak { 5_999_999 } else { 6_000_000 };
+    assert!((1..=most).contains(&max), "Churn max {max}");
     // Per thread and class, the sites add up to the row: counts exactly,
     // and the row's peak (of the sum) is at most the sum of the sites' peaks.
     for (thread, classes) in rows {
@@ -264,7 +272,7 @@ fn live_and_peak_counts_match_the_program() {
     let (rows, sites) = run_both("truth", "memory");
     check_truth(&rows);
     check_waves(&rows);
-    check_sites(&rows, &sites);
+    check_sites(&rows, &sites, true);
 }
 
 /// The serial and parallel collectors clear weak references in their
@@ -301,7 +309,7 @@ fn every_collector_gives_the_program_counts() {
 fn tags_give_the_program_counts() {
     let (rows, sites) = run_both("tags", "memory,tracker=tags");
     check_truth(&rows);
-    check_sites(&rows, &sites);
+    check_sites(&rows, &sites, false);
 }
 
 /// The report tool reads the agent's own `<memory>` section.
