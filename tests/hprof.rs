@@ -7,7 +7,7 @@
 mod common;
 
 use common::*;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 const PROFILE: &str = "profrj.harness.ProfileTruth";
@@ -189,21 +189,45 @@ fn read(text: &str) -> Hprof {
     h
 }
 
-/// `p.C.m(args)` → `p.C.m`; a constructor `p.C(args)` → `p.C.<init>` (the
-/// harness's methods start lowercase, its classes uppercase).
-fn method_column(name: &str) -> String {
+/// `p.C.m(args)` → `p.C.m`; a constructor `p.C(args)` → `p.C.<init>`. A
+/// constructor is told by its class being one whose methods the snapshot
+/// names (`classes`: a hidden class `Foo$$Lambda$14.0x…` has no capital),
+/// else by a capital; the converter's rule, which the harness's names
+/// (lowercase methods, uppercase classes) also meet.
+fn method_column(name: &str, classes: &HashSet<String>) -> String {
     let before = name.split('(').next().unwrap();
-    let last = before.rsplit('.').next().unwrap();
-    if last.starts_with(|c: char| c.is_uppercase()) {
+    let (prefix, last) = before.rsplit_once('.').unwrap_or(("", before));
+    let upper = last.starts_with(|c: char| c.is_uppercase());
+    let ctor = !last.starts_with('<')
+        && (classes.contains(before) || (!classes.contains(prefix) && upper));
+    if ctor {
         format!("{before}.<init>")
     } else {
         before.to_owned()
     }
 }
 
+/// Every class whose method a node of the snapshot names (`p.C.m(…)` with
+/// `m` lowercase, `<init>`-like or `_`).
+fn classes(doc: &roxmltree::Document) -> HashSet<String> {
+    let mut out = HashSet::new();
+    for n in doc.descendants().filter(|d| d.has_tag_name("profile")) {
+        let Some(name) = n.attribute("name") else {
+            continue;
+        };
+        if let Some((prefix, last)) = name.split('(').next().and_then(|b| b.rsplit_once('.')) {
+            if last.starts_with(|c: char| c.is_lowercase() || c == '<' || c == '_') {
+                out.insert(prefix.to_owned());
+            }
+        }
+    }
+    out
+}
+
 /// Sum of a node attribute per method column, over a section.
 fn per_method(xml: &str, section: &str, attr: &str) -> HashMap<String, u64> {
     let doc = roxmltree::Document::parse(xml).unwrap();
+    let classes = classes(&doc);
     let sec = doc
         .root_element()
         .children()
@@ -216,7 +240,7 @@ fn per_method(xml: &str, section: &str, attr: &str) -> HashMap<String, u64> {
         .skip(1)
         .filter(|d| d.has_tag_name("profile"))
     {
-        *out.entry(method_column(n.attribute("name").unwrap()))
+        *out.entry(method_column(n.attribute("name").unwrap(), &classes))
             .or_default() += attr_u64(n, attr);
     }
     out
