@@ -164,6 +164,12 @@ const OPTIONS: &[Opt] = &[
         meaning: "coverage: lines reached only through code that cannot throw or call take their counts from other lines' counters (exact, fewer increments); off: a counter per line entry",
     },
     Opt {
+        syntax: "stripes=N",
+        default: "CPUs, a power of two, at most 16",
+        takes: Takes::Start,
+        meaning: "coverage: copies of each method's counters (a power of two, 1 to 64), each on cache lines of its own; a call counts in the copy of its thread (thread id mod N), so threads on other cores do not contend; the snapshot sums them. 1: one copy (least memory). Fixed by the first coverage session",
+    },
+    Opt {
         syntax: "tracker=auto|weak|tags",
         default: "auto",
         takes: Takes::Start,
@@ -337,6 +343,8 @@ pub struct Options {
     pub vthreads: bool,
     /// Coverage: derive counts where they follow from other counters.
     pub derive: bool,
+    /// Coverage: copies of the counters (`None`: from the CPU count).
+    pub stripes: Option<u32>,
     /// Sampling: what a sample measures.
     pub event: Event,
     /// Sampling: where stacks come from.
@@ -365,6 +373,7 @@ impl Default for Options {
             signal: Some((libc::SIGUSR1, "USR1".to_owned())),
             vthreads: true,
             derive: true,
+            stripes: None,
             event: Event::Wall,
             stacks: Stacks::Async,
             tracker: Tracker::Auto,
@@ -454,6 +463,7 @@ impl Options {
                 "signal" => o.signal = parse_signal(required(key, value)?)?,
                 "vthreads" => o.vthreads = parse_on_off(key, required(key, value)?)?,
                 "derive" => o.derive = parse_on_off(key, required(key, value)?)?,
+                "stripes" => o.stripes = Some(parse_stripes(required(key, value)?)?),
                 "event" => o.event = parse_event(required(key, value)?)?,
                 "stacks" => o.stacks = parse_stacks(required(key, value)?)?,
                 "tracker" => o.tracker = parse_tracker(required(key, value)?)?,
@@ -648,6 +658,18 @@ fn parse_depth(v: &str) -> Result<u32, OptionError> {
     }
 }
 
+/// Most stripes `stripes=` takes (memory: each method's counters N times).
+pub const MAX_STRIPES: u32 = 64;
+
+fn parse_stripes(v: &str) -> Result<u32, OptionError> {
+    match v.parse::<u32>() {
+        Ok(n) if n.is_power_of_two() && n <= MAX_STRIPES => Ok(n),
+        _ => Err(bad(format!(
+            "bad value for stripes: '{v}' (a power of two from 1 to {MAX_STRIPES})"
+        ))),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -819,6 +841,7 @@ mod tests {
             "file" | "reply" => Some("/tmp/x.xml"),
             "interval" => Some("5ms"),
             "depth" => Some("10"),
+            "stripes" => Some("4"),
             "signal" => Some("off"),
             "event" => Some("cpu"),
             "stacks" => Some("jvmti"),
@@ -934,6 +957,12 @@ mod tests {
     fn derive_switch() {
         assert!(parse("coverage").unwrap().derive);
         assert!(!parse("coverage,derive=off").unwrap().derive);
+        assert_eq!(parse("coverage").unwrap().stripes, None);
+        assert_eq!(parse("coverage,stripes=8").unwrap().stripes, Some(8));
+        assert_eq!(parse("coverage,stripes=1").unwrap().stripes, Some(1));
+        for bad in ["0", "3", "128", "x"] {
+            assert!(parse(&format!("coverage,stripes={bad}")).is_err(), "{bad}");
+        }
         assert!(parse("coverage,derive=no")
             .unwrap_err()
             .0
