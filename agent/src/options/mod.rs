@@ -164,6 +164,12 @@ const OPTIONS: &[Opt] = &[
         meaning: "coverage: lines reached only through code that cannot throw or call take their counts from other lines' counters (exact, fewer increments); off: a counter per line entry",
     },
     Opt {
+        syntax: "timing=all|sampled",
+        default: "all",
+        takes: Takes::Start,
+        meaning: "profile: all times every call (two clock reads); sampled counts every call exactly but times one call in 32 per thread, a node's times the timed calls' scaled to its count (self time: its total less its children's, at least 0): the cheapest profile, times approximate. Fixed by the first profile session",
+    },
+    Opt {
         syntax: "stripes=N",
         default: "CPUs, a power of two, at most 16",
         takes: Takes::Start,
@@ -343,6 +349,8 @@ pub struct Options {
     pub vthreads: bool,
     /// Coverage: derive counts where they follow from other counters.
     pub derive: bool,
+    /// Profile: time one call in `SAMPLE_EVERY` only.
+    pub timing_sampled: bool,
     /// Coverage: copies of the counters (`None`: from the CPU count).
     pub stripes: Option<u32>,
     /// Sampling: what a sample measures.
@@ -374,6 +382,7 @@ impl Default for Options {
             vthreads: true,
             derive: true,
             stripes: None,
+            timing_sampled: false,
             event: Event::Wall,
             stacks: Stacks::Async,
             tracker: Tracker::Auto,
@@ -463,6 +472,17 @@ impl Options {
                 "signal" => o.signal = parse_signal(required(key, value)?)?,
                 "vthreads" => o.vthreads = parse_on_off(key, required(key, value)?)?,
                 "derive" => o.derive = parse_on_off(key, required(key, value)?)?,
+                "timing" => {
+                    o.timing_sampled = match required(key, value)? {
+                        "all" => false,
+                        "sampled" => true,
+                        v => {
+                            return Err(bad(format!(
+                                "bad value for timing: '{v}' (all or sampled)"
+                            )))
+                        }
+                    }
+                }
                 "stripes" => o.stripes = Some(parse_stripes(required(key, value)?)?),
                 "event" => o.event = parse_event(required(key, value)?)?,
                 "stacks" => o.stacks = parse_stacks(required(key, value)?)?,
@@ -842,6 +862,7 @@ mod tests {
             "interval" => Some("5ms"),
             "depth" => Some("10"),
             "stripes" => Some("4"),
+            "timing" => Some("sampled"),
             "signal" => Some("off"),
             "event" => Some("cpu"),
             "stacks" => Some("jvmti"),
@@ -957,6 +978,9 @@ mod tests {
     fn derive_switch() {
         assert!(parse("coverage").unwrap().derive);
         assert!(!parse("coverage,derive=off").unwrap().derive);
+        assert!(parse("profile,timing=sampled").unwrap().timing_sampled);
+        assert!(!parse("profile,timing=all").unwrap().timing_sampled);
+        assert!(parse("profile,timing=some").is_err());
         assert_eq!(parse("coverage").unwrap().stripes, None);
         assert_eq!(parse("coverage,stripes=8").unwrap().stripes, Some(8));
         assert_eq!(parse("coverage,stripes=1").unwrap().stripes, Some(1));

@@ -55,11 +55,31 @@ pub struct Lifetime {
 /// reaching it through `agent::host()` cost a little more per probe.
 static LIFE: AtomicPtr<Lifetime> = AtomicPtr::new(std::ptr::null_mut());
 
-/// One call in this many (per thread) measures its probes' cost.
+/// One call in this many (per thread) measures its probes' cost; with
+/// `timing=sampled`, the only calls timed.
 pub const SAMPLE_EVERY: u32 = 32;
 
+/// `timing=sampled`, fixed by the first start.
+static SAMPLED: OnceLock<bool> = OnceLock::new();
+
+/// Are times taken on one call in [`SAMPLE_EVERY`] only?
+pub fn timing_sampled() -> bool {
+    SAMPLED.get().copied().unwrap_or(false)
+}
+
+/// The same as a plain static for the probes.
+static SAMPLED_FAST: AtomicBool = AtomicBool::new(false);
+
 impl Lifetime {
-    pub fn start(&'static self) {
+    pub fn start(&'static self, sampled: bool) {
+        let fixed = *SAMPLED.get_or_init(|| sampled);
+        if fixed != sampled {
+            crate::log::error_once(
+                "profile timing",
+                "profile: timing= kept as the first profile session set it",
+            );
+        }
+        SAMPLED_FAST.store(fixed, Relaxed);
         self.started.get_or_init(clock::init);
         LIFE.store(self as *const Lifetime as *mut Lifetime, Relaxed);
         self.active.store(true, Relaxed);
@@ -98,6 +118,8 @@ struct Own {
     cpu: clock::CpuClock,
     /// Calls until the next one whose probes are measured.
     countdown: u32,
+    /// Calls entered so far.
+    calls: u64,
     /// The probes' cost after their clock read, in ticks: entry, exit.
     cost: [Mean; 2],
 }
@@ -147,6 +169,10 @@ struct Frame {
     start_cpu: u64,
     /// Its probes are measured (a second clock read at each one's end).
     sampled: bool,
+    /// `timing=sampled`: the call is timed (`start` read); calls entered
+    /// on this thread before it (its callees are the difference at exit).
+    timed: bool,
+    calls_before: u64,
     /// Sums over completed callees: wall and CPU ticks (without probe
     /// time), and probe ticks (theirs and their callees').
     child_ticks: u64,
@@ -181,6 +207,7 @@ fn current(life: &Lifetime, env: *mut JNIEnv) -> &'static ThreadProfile {
             stack: Vec::with_capacity(64),
             cpu: clock::CpuClock::new(clock::ticks()),
             countdown: SAMPLE_EVERY,
+            calls: 0,
             cost: [Mean::new(), Mean::new()],
         }),
     });
@@ -202,7 +229,8 @@ fn recording() -> Option<&'static Lifetime> {
 }
 
 extern "system" fn enter(env: *mut JNIEnv, _class: jclass, method: jint) {
-    let t1 = clock::ticks();
+    let sampled_timing = SAMPLED_FAST.load(Relaxed);
+    let mut t1 = if sampled_timing { 0 } else { clock::ticks() };
     let Some(life) = recording() else {
         return;
     };
@@ -220,15 +248,22 @@ extern "system" fn enter(env: *mut JNIEnv, _class: jclass, method: jint) {
             return; // tree full: the call goes unrecorded (its exit finds no frame)
         };
         bump(&node.count, 1);
-        let cpu = own.cpu.now(t1);
         own.countdown -= 1;
+        own.calls += 1;
         let sampled = own.countdown == 0;
+        let timed = !sampled_timing || sampled;
+        if sampled_timing && sampled {
+            t1 = clock::ticks();
+        }
+        let cpu = if timed { own.cpu.now(t1) } else { 0 };
         own.stack.push(Frame {
             node: node as *const tree::Node,
             method: method as u32,
             start: t1,
             start_cpu: cpu,
             sampled,
+            timed,
+            calls_before: own.calls,
             child_ticks: 0,
             child_cpu: 0,
             child_overhead: 0,
@@ -253,7 +288,8 @@ extern "system" fn unwind(env: *mut JNIEnv, _class: jclass, method: jint) {
 
 #[inline(always)]
 fn leave(env: *mut JNIEnv, method: u32, exceptional: bool) {
-    let t2 = clock::ticks();
+    let sampled_timing = SAMPLED_FAST.load(Relaxed);
+    let mut t2 = if sampled_timing { 0 } else { clock::ticks() };
     let Some(life) = recording() else {
         return;
     };
@@ -268,6 +304,9 @@ fn leave(env: *mut JNIEnv, method: u32, exceptional: bool) {
         let Some(depth) = own.stack.iter().rposition(|f| f.method == method) else {
             return;
         };
+        if sampled_timing && own.stack[depth..].iter().any(|f| f.timed) {
+            t2 = clock::ticks();
+        }
         while own.stack.len() > depth + 1 {
             close(own, t2, true);
         }
@@ -285,6 +324,9 @@ fn close(own: &mut Own, t2: u64, exceptional: bool) -> bool {
     let Some(f) = own.stack.pop() else {
         return false;
     };
+    if SAMPLED_FAST.load(Relaxed) {
+        return close_sampled(own, f, t2, exceptional);
+    }
     let cpu = own.cpu.now(t2);
     // The entry probe after its clock read lies inside the call's interval;
     // the exit probe reads the clock first. Never below the callees' sum.
@@ -316,6 +358,41 @@ fn close(own: &mut Own, t2: u64, exceptional: bool) -> bool {
         parent.child_ticks += cum;
         parent.child_cpu += cum_cpu;
         parent.child_overhead += own_overhead + f.child_overhead;
+    }
+    f.sampled
+}
+
+/// [`close`] with `timing=sampled`: every call counts its exceptions and
+/// its estimated probe cost; a timed one adds its wall and CPU totals, less
+/// the estimated cost of its own probe and of its callees' (each callee
+/// charged the mean cost of a probe pair), to the node's timed calls. Self
+/// times are made at the dump (`section`).
+fn close_sampled(own: &mut Own, f: Frame, t2: u64, exceptional: bool) -> bool {
+    // SAFETY: a frame's node lives as long as the tree (`Frame::node`).
+    let n = unsafe { &*f.node };
+    if exceptional {
+        bump(&n.exceptions, 1);
+    }
+    let [enter_cost, exit_cost] = [own.cost[0].mean, own.cost[1].mean];
+    let own_overhead = enter_cost + exit_cost;
+    bump(&n.overhead_self, own_overhead);
+    bump(&n.overhead_cum, own_overhead + f.child_overhead);
+    if let Some(parent) = own.stack.last_mut() {
+        parent.child_overhead += own_overhead + f.child_overhead;
+    }
+    if f.timed {
+        let cpu = own.cpu.now(t2);
+        let callees = own.calls - f.calls_before;
+        let inside = enter_cost + callees * own_overhead;
+        bump(&n.timed, 1);
+        bump(
+            &n.cum_ticks,
+            t2.saturating_sub(f.start).saturating_sub(inside),
+        );
+        bump(
+            &n.cum_cpu,
+            cpu.saturating_sub(f.start_cpu).saturating_sub(inside),
+        );
     }
     f.sampled
 }

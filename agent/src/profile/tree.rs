@@ -20,6 +20,8 @@ pub struct Node {
     pub first_child: AtomicU32,
     pub next_sibling: AtomicU32,
     pub count: AtomicU64,
+    /// `timing=sampled`: the calls whose times are in `cum_*`.
+    pub timed: AtomicU64,
     pub exceptions: AtomicU64,
     /// Wall ticks in completed calls, callees included / excluded.
     pub cum_ticks: AtomicU64,
