@@ -55,8 +55,8 @@ pub struct Lifetime {
 /// reaching it through `agent::host()` cost a little more per probe.
 static LIFE: AtomicPtr<Lifetime> = AtomicPtr::new(std::ptr::null_mut());
 
-/// One call in this many (per thread) measures its probes' cost; with
-/// `timing=sampled`, the only calls timed.
+/// One call in this many (per thread, on average: see `next_countdown`)
+/// measures its probes' cost; with `timing=sampled`, the only calls timed.
 pub const SAMPLE_EVERY: u32 = 32;
 
 /// `timing=sampled`, fixed by the first start.
@@ -118,6 +118,8 @@ struct Own {
     cpu: clock::CpuClock,
     /// Calls until the next one whose probes are measured.
     countdown: u32,
+    /// xorshift32 state for the next countdown.
+    rng: u32,
     /// Calls entered so far.
     calls: u64,
     /// The probes' cost after their clock read, in ticks: entry, exit.
@@ -207,6 +209,7 @@ fn current(life: &Lifetime, env: *mut JNIEnv) -> &'static ThreadProfile {
             stack: Vec::with_capacity(64),
             cpu: clock::CpuClock::new(clock::ticks()),
             countdown: SAMPLE_EVERY,
+            rng: (clock::ticks() as u32) | 1,
             calls: 0,
             cost: [Mean::new(), Mean::new()],
         }),
@@ -217,6 +220,19 @@ fn current(life: &Lifetime, env: *mut JNIEnv) -> &'static ThreadProfile {
     // SAFETY: the Arc now lives in `threads`, which never drops entries,
     // in the agent, which is never dropped.
     unsafe { &*p }
+}
+
+/// Calls until the next sampled one: 1 to 2 × [`SAMPLE_EVERY`] - 1, mean
+/// [`SAMPLE_EVERY`], drawn at random so that code repeating a cycle of
+/// calls (a chain of 22 calls against a period of 32) cannot keep one of
+/// them from ever being sampled.
+fn next_countdown(rng: &mut u32) -> u32 {
+    let mut x = *rng;
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    *rng = x;
+    1 + x % (2 * SAMPLE_EVERY - 1)
 }
 
 /// The profile lifetime while recording.
@@ -269,7 +285,7 @@ extern "system" fn enter(env: *mut JNIEnv, _class: jclass, method: jint) {
             child_overhead: 0,
         });
         if sampled {
-            own.countdown = SAMPLE_EVERY;
+            own.countdown = next_countdown(&mut own.rng);
             let t = clock::ticks();
             if tp.tree.nodes() == nodes {
                 own.cost[0].add(t.saturating_sub(t1));
