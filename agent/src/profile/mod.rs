@@ -169,14 +169,14 @@ struct Frame {
     /// Ticks at the entry probe's clock read, and the CPU clock then.
     start: u64,
     start_cpu: u64,
-    /// Its probes are measured (a second clock read at each one's end).
+    /// Its probes are measured (a second clock read at each one's end);
+    /// with `timing=sampled`, the call is timed (`start` read).
     sampled: bool,
-    /// `timing=sampled`: the call is timed (`start` read); calls entered
-    /// on this thread before it (its callees are the difference at exit).
-    timed: bool,
-    calls_before: u64,
     /// Sums over completed callees: wall and CPU ticks (without probe
-    /// time), and probe ticks (theirs and their callees').
+    /// time), and probe ticks (theirs and their callees'). With
+    /// `timing=sampled`, `child_ticks` holds the calls entered on this
+    /// thread before this one instead (its callees are the difference at
+    /// exit), and `child_cpu` is unused.
     child_ticks: u64,
     child_cpu: u64,
     child_overhead: u64,
@@ -245,7 +245,17 @@ fn recording() -> Option<&'static Lifetime> {
 }
 
 extern "system" fn enter(env: *mut JNIEnv, _class: jclass, method: jint) {
-    let sampled_timing = SAMPLED_FAST.load(Relaxed);
+    // Two copies of the probe, so that timing every call tests nothing of
+    // `timing=sampled` but this.
+    match SAMPLED_FAST.load(Relaxed) {
+        false => enter_with::<false>(env, method),
+        true => enter_with::<true>(env, method),
+    }
+}
+
+#[inline(always)]
+fn enter_with<const SAMPLED_TIMING: bool>(env: *mut JNIEnv, method: jint) {
+    let sampled_timing = SAMPLED_TIMING;
     let mut t1 = if sampled_timing { 0 } else { clock::ticks() };
     let Some(life) = recording() else {
         return;
@@ -265,7 +275,9 @@ extern "system" fn enter(env: *mut JNIEnv, _class: jclass, method: jint) {
         };
         bump(&node.count, 1);
         own.countdown -= 1;
-        own.calls += 1;
+        if sampled_timing {
+            own.calls += 1;
+        }
         let sampled = own.countdown == 0;
         let timed = !sampled_timing || sampled;
         if sampled_timing && sampled {
@@ -278,9 +290,7 @@ extern "system" fn enter(env: *mut JNIEnv, _class: jclass, method: jint) {
             start: t1,
             start_cpu: cpu,
             sampled,
-            timed,
-            calls_before: own.calls,
-            child_ticks: 0,
+            child_ticks: if sampled_timing { own.calls } else { 0 },
             child_cpu: 0,
             child_overhead: 0,
         });
@@ -295,16 +305,22 @@ extern "system" fn enter(env: *mut JNIEnv, _class: jclass, method: jint) {
 }
 
 extern "system" fn exit(env: *mut JNIEnv, _class: jclass, method: jint) {
-    leave(env, method as u32, false)
+    match SAMPLED_FAST.load(Relaxed) {
+        false => leave::<false>(env, method as u32, false),
+        true => leave::<true>(env, method as u32, false),
+    }
 }
 
 extern "system" fn unwind(env: *mut JNIEnv, _class: jclass, method: jint) {
-    leave(env, method as u32, true)
+    match SAMPLED_FAST.load(Relaxed) {
+        false => leave::<false>(env, method as u32, true),
+        true => leave::<true>(env, method as u32, true),
+    }
 }
 
 #[inline(always)]
-fn leave(env: *mut JNIEnv, method: u32, exceptional: bool) {
-    let sampled_timing = SAMPLED_FAST.load(Relaxed);
+fn leave<const SAMPLED_TIMING: bool>(env: *mut JNIEnv, method: u32, exceptional: bool) {
+    let sampled_timing = SAMPLED_TIMING;
     let mut t2 = if sampled_timing { 0 } else { clock::ticks() };
     let Some(life) = recording() else {
         return;
@@ -320,13 +336,13 @@ fn leave(env: *mut JNIEnv, method: u32, exceptional: bool) {
         let Some(depth) = own.stack.iter().rposition(|f| f.method == method) else {
             return;
         };
-        if sampled_timing && own.stack[depth..].iter().any(|f| f.timed) {
+        if sampled_timing && own.stack[depth..].iter().any(|f| f.sampled) {
             t2 = clock::ticks();
         }
         while own.stack.len() > depth + 1 {
-            close(own, t2, true);
+            close::<SAMPLED_TIMING>(own, t2, true);
         }
-        if close(own, t2, exceptional) {
+        if close::<SAMPLED_TIMING>(own, t2, exceptional) {
             own.cost[1].add(clock::ticks().saturating_sub(t2));
         }
     })
@@ -336,11 +352,11 @@ fn leave(env: *mut JNIEnv, method: u32, exceptional: bool) {
 /// call to its node and to its caller's frame. CPU figures are in ticks too.
 /// True if the call's probes are measured (the caller then measures the
 /// exit probe's cost).
-fn close(own: &mut Own, t2: u64, exceptional: bool) -> bool {
+fn close<const SAMPLED_TIMING: bool>(own: &mut Own, t2: u64, exceptional: bool) -> bool {
     let Some(f) = own.stack.pop() else {
         return false;
     };
-    if SAMPLED_FAST.load(Relaxed) {
+    if SAMPLED_TIMING {
         return close_sampled(own, f, t2, exceptional);
     }
     let cpu = own.cpu.now(t2);
@@ -396,9 +412,9 @@ fn close_sampled(own: &mut Own, f: Frame, t2: u64, exceptional: bool) -> bool {
     if let Some(parent) = own.stack.last_mut() {
         parent.child_overhead += own_overhead + f.child_overhead;
     }
-    if f.timed {
+    if f.sampled {
         let cpu = own.cpu.now(t2);
-        let callees = own.calls - f.calls_before;
+        let callees = own.calls - f.child_ticks;
         let inside = enter_cost + callees * own_overhead;
         bump(&n.timed, 1);
         bump(
