@@ -183,13 +183,21 @@ struct Frame {
 }
 
 /// The calling thread's profile, created on its first probe.
+#[inline(always)]
 fn current(life: &Lifetime, env: *mut JNIEnv) -> &'static ThreadProfile {
     let p = CURRENT.with(Cell::get);
     if !p.is_null() {
-        // SAFETY: set below from an Arc kept alive in the agent's
+        // SAFETY: set in `first_probe` from an Arc kept alive in the agent's
         // `threads` (the agent is never dropped) forever.
         return unsafe { &*p };
     }
+    first_probe(life, env)
+}
+
+/// [`current`] on the thread's first probe: makes its profile.
+#[cold]
+#[inline(never)]
+fn first_probe(life: &Lifetime, env: *mut JNIEnv) -> &'static ThreadProfile {
     let thread = crate::agent::host().and_then(|a| {
         // SAFETY: `env` is what the VM passed to the probe native that called
         // this (enter, exit, unwind), on this thread: its JNIEnv.
