@@ -122,6 +122,14 @@ fn line_counts_match_without_derived_counts() {
     check_truth(&run("truth-each", "coverage,derive=off"));
 }
 
+/// The same counts with one copy of the counters and with 16 (the
+/// default here is the CPU count): a dump sums the copies.
+#[test]
+fn line_counts_match_with_any_stripes() {
+    check_truth(&run("truth-1-stripe", "coverage,stripes=1"));
+    check_truth(&run("truth-16-stripes", "coverage,stripes=16,derive=off"));
+}
+
 #[test]
 fn coverage_combines_with_profile_and_sampling() {
     let text = run("combined", "coverage,profile,sampling,interval=1ms");

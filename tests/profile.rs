@@ -214,3 +214,48 @@ fn jdk_classes_only_when_included() {
     assert!(some.contains(&format!("{H}.work()")));
     assert!(!some.contains("Picky"));
 }
+
+/// `timing=sampled`: the same tree and counts (and exceptions) as timing
+/// every call; times only on some calls, never a self time above its total.
+#[test]
+fn sampled_timing_counts_every_call() {
+    let dir = temp_dir("profile-sampled");
+    let tree = |opts: &str, name: &str| {
+        let snap = dir.join(name);
+        let run = run_java_with(
+            &dir,
+            &["-Xverify:all"],
+            &format!("profile,{opts}file={}", snap.display()),
+            H,
+            &[],
+        );
+        run.assert_success();
+        let xml = read_snapshot(&snap);
+        let doc = roxmltree::Document::parse(&xml).unwrap();
+        let mut paths = Vec::new();
+        for t in ["truth-1", "truth-2", "main"] {
+            for thread in threads(&doc, "profile", t) {
+                for n in thread.descendants().filter(|d| d.has_tag_name("profile")) {
+                    let path: Vec<_> = n
+                        .ancestors()
+                        .filter(|a| a.has_tag_name("profile"))
+                        .filter_map(|a| a.attribute("name").map(str::to_owned))
+                        .collect();
+                    let e = attr_u64(n, "exceptions");
+                    paths.push((t, path.join(" < "), count(n), e));
+                    for (cum, own) in [
+                        ("cumulatedElapsed", "methodElapsed"),
+                        ("cumulated", "method"),
+                    ] {
+                        assert!(attr_u64(n, cum) >= attr_u64(n, own), "{cum} < {own}");
+                    }
+                }
+            }
+        }
+        paths.sort();
+        paths
+    };
+    let all = tree("", "all.xml");
+    assert!(all.len() > 3000, "the 3,000-deep chain is in");
+    assert_eq!(tree("timing=sampled,", "sampled.xml"), all);
+}

@@ -62,6 +62,7 @@ fn check(name: &str, program: &str, args: &[&str], package: &str) {
         "profile",
         "profile,include=*",
         "coverage",
+        "coverage,include=*",
         "memory",
     ] {
         check_mode(name, program, args, package, mode);

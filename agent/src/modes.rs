@@ -189,6 +189,10 @@ impl crate::instrument::ProbeIds for ModeIds {
         self.0.coverage.method_id(layout)
     }
 
+    fn coverage_stripes(&self) -> u32 {
+        self.0.coverage.stripes()
+    }
+
     fn coverage_class(&self, class: &str, source: Option<String>, methods: &[u32]) {
         self.0.coverage.add_class(class, source, methods)
     }

@@ -20,6 +20,7 @@ pub const REGISTRATION: Registration = Registration {
 struct Coverage(&'static super::Lifetime);
 
 pub fn open(cx: &Cx) -> Result<Box<dyn Mode>, String> {
+    cx.host.coverage.fix_stripes(cx.options.stripes);
     Ok(Box::new(Coverage(cx.host.coverage)))
 }
 

@@ -8,6 +8,8 @@ use profrj_bytecode::edit::Count;
 pub trait ProbeIds: Send + Sync {
     /// Coverage: the id of a method's counter layout (one layout, one id).
     fn coverage_method(&self, layout: MethodLines) -> u32;
+    /// Coverage: the copies of each method's counters (1: one, unpadded).
+    fn coverage_stripes(&self) -> u32;
     /// Coverage: a class in scope, its source file and its methods' ids.
     fn coverage_class(&self, class: &str, source: Option<String>, methods: &[u32]);
     /// Memory: the id of an allocation site, a place and the type it

@@ -34,6 +34,8 @@ pub const COUNTERS_BOOTSTRAP: (&str, &str) = (
     "counters",
     "(Ljava/lang/invoke/MethodHandles$Lookup;Ljava/lang/String;Ljava/lang/Class;)[J",
 );
+/// The int whose low bits pick a thread's copy of the coverage counters.
+pub const THREAD_METHOD: (&str, &str) = ("thread", "()I");
 /// The native behind it when the array is not published yet.
 pub const COUNTERS_SLOW: &str = "covSlow";
 /// What instrumented code calls with each new object or array and its site id.

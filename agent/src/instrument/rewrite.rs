@@ -6,7 +6,7 @@ use super::registry::{self, MethodInfo, Registry};
 use super::{makers, probe_class, AllocPlace, MethodLines, ProbeIds};
 use profrj_bytecode::code::{decode_code, Code, Insn, VType};
 use profrj_bytecode::edit::{
-    add_counting, edit_method, increment, line_at, line_probes_in, line_table, plan_counters,
+    add_counting, edit_method, increment_at, line_at, line_probes_in, line_table, plan_counters,
     sites_in, AllocWhere, CounterPlan, Edit, NewLocal,
 };
 use profrj_bytecode::opcodes::*;
@@ -56,6 +56,8 @@ struct Refs {
     exit: u16,
     unwind: u16,
     counters: u16,
+    /// `Probe.thread()`, with more than one stripe.
+    thread: u16,
     /// BootstrapMethods index of `Probe.counters`, where the class may use
     /// dynamic constants (version 55+, first load).
     counters_bootstrap: Option<u16>,
@@ -69,7 +71,7 @@ struct Refs {
 }
 
 impl Refs {
-    fn add(class: &mut ClassFile<'_>, modes: Modes, dynamic_constants: bool) -> Self {
+    fn add(class: &mut ClassFile<'_>, modes: Modes, dynamic_constants: bool, stripes: u32) -> Self {
         let dynamic_ok = dynamic_constants && class.major_version >= 55;
         let bootstrap = (modes.coverage && dynamic_ok).then(|| {
             let (name, desc) = probe_class::COUNTERS_BOOTSTRAP;
@@ -85,6 +87,7 @@ impl Refs {
             exit: 0,
             unwind: 0,
             counters: 0,
+            thread: 0,
             counters_bootstrap: None,
             long_array: 0,
             alloc: 0,
@@ -109,6 +112,10 @@ impl Refs {
             let (name, desc) = probe_class::COUNTERS_METHOD;
             r.counters = cp.add_method_ref(probe_class::CLASS, name, desc);
             r.counters_bootstrap = bootstrap.flatten();
+            if stripes > 1 {
+                let (name, desc) = probe_class::THREAD_METHOD;
+                r.thread = cp.add_method_ref(probe_class::CLASS, name, desc);
+            }
             r.long_array = cp.class_index("[J");
         }
         if modes.memory {
@@ -143,7 +150,12 @@ pub fn rewrite(
     if class.constant_pool.count() > 65_000 {
         return Err("its constant pool is nearly full".into());
     }
-    let refs = Refs::add(&mut class, modes, dynamic_constants);
+    let stripes = if modes.coverage {
+        ids.coverage_stripes()
+    } else {
+        1
+    };
+    let refs = Refs::add(&mut class, modes, dynamic_constants, stripes);
     let mut out = Rewritten {
         bytes: None,
         edited: 0,
@@ -210,7 +222,16 @@ pub fn rewrite(
             let id = ids.coverage_method(layout);
             let cp = &mut class.constant_pool;
             let slot = lines.max_locals;
-            add_coverage(&mut edit, cp, &refs, (id, slot), &plan, calls_counted);
+            // What Probe.thread() calls counts in stripe 0 (no recursion).
+            let own_stripe = stripes > 1
+                && !(matches!(info.name.as_str(), "getId" | "threadId")
+                    && info.descriptor == "()J");
+            let stripe = own_stripe.then(|| Stripe {
+                mask: stripes as i32 - 1,
+                stride: crate::coverage::stride(plan.slots as usize, stripes) as i32,
+            });
+            let at = (id, slot, stripe);
+            add_coverage(&mut edit, cp, &refs, at, &plan, calls_counted);
             coverage_id = Some(id);
         }
         if modes.memory && !makers::is_reflection_machinery(name) {
@@ -273,13 +294,23 @@ fn add_park(edit: &mut Edit, refs: &Refs) {
     edit.extra_stack = edit.extra_stack.max(1);
 }
 
-/// At entry `long[] c = Probe.cov(id);` into local `slot`, then `c[0]++`
-/// if `count_calls`; then the plan's counting code (`add_counting`).
+/// Which copy of a method's counters a call uses: `(Probe.thread() &
+/// mask) * stride`.
+#[derive(Clone, Copy)]
+struct Stripe {
+    mask: i32,
+    stride: i32,
+}
+
+/// At entry `long[] c = Probe.cov(id);` into local `slot` (and with
+/// `stripe`, `int base = (Probe.thread() & mask) * stride;` into the next),
+/// then `c[base + 0]++` if `count_calls`; then the plan's counting code
+/// (`add_counting`).
 fn add_coverage(
     edit: &mut Edit,
     cp: &mut ConstantPool<'_>,
     refs: &Refs,
-    (id, slot): (u32, u16),
+    (id, slot, stripe): (u32, u16, Option<Stripe>),
     plan: &CounterPlan,
     count_calls: bool,
 ) {
@@ -296,8 +327,19 @@ fn add_coverage(
         }
     };
     entry.push(Insn::local(ASTORE, slot));
+    let base = stripe.map(|s| {
+        let base = slot + 1;
+        entry.push(Insn::plain(INVOKESTATIC, &refs.thread.to_be_bytes()));
+        entry.push(Insn::push_int(cp, s.mask));
+        entry.push(Insn::plain(IAND, &[]));
+        entry.push(Insn::push_int(cp, s.stride));
+        entry.push(Insn::plain(IMUL, &[]));
+        entry.push(Insn::local(ISTORE, base));
+        base
+    });
     if count_calls {
-        entry.extend(increment(slot, Insn::plain(ICONST_0, &[]))); // counters[0]++
+        // counters[base + 0]++
+        entry.extend(increment_at(slot, base, Insn::plain(ICONST_0, &[])));
     }
     // Coverage first: the counters count the call even if a later probe throws.
     edit.entry.splice(0..0, entry);
@@ -305,7 +347,7 @@ fn add_coverage(
         slot,
         vtype: VType::Object(refs.long_array),
     };
-    add_counting(edit, cp, plan, array);
+    add_counting(edit, cp, plan, array, base);
 }
 
 /// `Probe.alloc(object, site)` after each allocation site: the constructor

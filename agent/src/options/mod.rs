@@ -170,6 +170,18 @@ const OPTIONS: &[Opt] = &[
         meaning: "coverage: lines reached only through code that cannot throw or call take their counts from other lines' counters (exact, fewer increments); off: a counter per line entry",
     },
     Opt {
+        syntax: "timing=all|sampled",
+        default: "all",
+        takes: Takes::Start,
+        meaning: "profile: all times every call (two clock reads); sampled counts every call exactly but times one call in 32 per thread, a node's times the timed calls' scaled to its count (self time: its total less its children's, at least 0): the cheapest profile, times approximate. Fixed by the first profile session",
+    },
+    Opt {
+        syntax: "stripes=N",
+        default: "CPUs, a power of two, at most 16",
+        takes: Takes::Start,
+        meaning: "coverage: copies of each method's counters (a power of two, 1 to 64), each on cache lines of its own; a call counts in the copy of its thread (thread id mod N), so threads on other cores do not contend; the snapshot sums them. 1: one copy (least memory). Fixed by the first coverage session",
+    },
+    Opt {
         syntax: "tracker=auto|weak|tags",
         default: "auto",
         takes: Takes::Start,
@@ -346,6 +358,10 @@ pub struct Options {
     pub vthreads: bool,
     /// Coverage: derive counts where they follow from other counters.
     pub derive: bool,
+    /// Profile: time one call in `SAMPLE_EVERY` only.
+    pub timing_sampled: bool,
+    /// Coverage: copies of the counters (`None`: from the CPU count).
+    pub stripes: Option<u32>,
     /// Sampling: what a sample measures.
     pub event: Event,
     /// Sampling: where stacks come from.
@@ -375,6 +391,8 @@ impl Default for Options {
             signal: Some((libc::SIGUSR1, "USR1".to_owned())),
             vthreads: true,
             derive: true,
+            stripes: None,
+            timing_sampled: false,
             event: Event::Wall,
             stacks: Stacks::Async,
             tracker: Tracker::Auto,
@@ -465,6 +483,18 @@ impl Options {
                 "signal" => o.signal = parse_signal(required(key, value)?)?,
                 "vthreads" => o.vthreads = parse_on_off(key, required(key, value)?)?,
                 "derive" => o.derive = parse_on_off(key, required(key, value)?)?,
+                "timing" => {
+                    o.timing_sampled = match required(key, value)? {
+                        "all" => false,
+                        "sampled" => true,
+                        v => {
+                            return Err(bad(format!(
+                                "bad value for timing: '{v}' (all or sampled)"
+                            )))
+                        }
+                    }
+                }
+                "stripes" => o.stripes = Some(parse_stripes(required(key, value)?)?),
                 "event" => o.event = parse_event(required(key, value)?)?,
                 "stacks" => o.stacks = parse_stacks(required(key, value)?)?,
                 "tracker" => o.tracker = parse_tracker(required(key, value)?)?,
@@ -688,6 +718,18 @@ fn parse_depth(v: &str) -> Result<u32, OptionError> {
     }
 }
 
+/// Most stripes `stripes=` takes (memory: each method's counters N times).
+pub const MAX_STRIPES: u32 = 64;
+
+fn parse_stripes(v: &str) -> Result<u32, OptionError> {
+    match v.parse::<u32>() {
+        Ok(n) if n.is_power_of_two() && n <= MAX_STRIPES => Ok(n),
+        _ => Err(bad(format!(
+            "bad value for stripes: '{v}' (a power of two from 1 to {MAX_STRIPES})"
+        ))),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -895,6 +937,8 @@ mod tests {
             "file" | "reply" => Some("/tmp/x.xml"),
             "interval" => Some("5ms"),
             "depth" => Some("10"),
+            "stripes" => Some("4"),
+            "timing" => Some("sampled"),
             "signal" => Some("off"),
             "event" => Some("cpu"),
             "stacks" => Some("jvmti"),
@@ -1011,6 +1055,15 @@ mod tests {
     fn derive_switch() {
         assert!(parse("coverage").unwrap().derive);
         assert!(!parse("coverage,derive=off").unwrap().derive);
+        assert!(parse("profile,timing=sampled").unwrap().timing_sampled);
+        assert!(!parse("profile,timing=all").unwrap().timing_sampled);
+        assert!(parse("profile,timing=some").is_err());
+        assert_eq!(parse("coverage").unwrap().stripes, None);
+        assert_eq!(parse("coverage,stripes=8").unwrap().stripes, Some(8));
+        assert_eq!(parse("coverage,stripes=1").unwrap().stripes, Some(1));
+        for bad in ["0", "3", "128", "x"] {
+            assert!(parse(&format!("coverage,stripes={bad}")).is_err(), "{bad}");
+        }
         assert!(parse("coverage,derive=no")
             .unwrap_err()
             .0

@@ -77,7 +77,7 @@ pub fn ticks_to_ns(ticks: u64) -> u64 {
     (ticks as f64 * tsc().ns_per_tick) as u64
 }
 
-fn ns_to_ticks(ns: u64) -> u64 {
+pub fn ns_to_ticks(ns: u64) -> u64 {
     (ns as f64 / tsc().ns_per_tick) as u64
 }
 

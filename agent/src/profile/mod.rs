@@ -5,8 +5,14 @@
 //! CTicketStack) and its own call tree (`tree`), so the probes take no lock
 //! and, after warm-up, allocate nothing.
 //!
-//! Times exclude the agent's own probe time (measured per call with the TSC
-//! and reported as overhead), so they approximate the uninstrumented program.
+//! Each probe reads the clock once, at its start. Times exclude the agent's
+//! own probe time, reported as overhead: the part of each probe after its
+//! clock read is measured on one call in [`SAMPLE_EVERY`] (a second read at
+//! the probe's end), and every call is charged the thread's running mean
+//! (before: two more reads on every call, ~10 ns each). A call's total is
+//! never below the sum of its callees' totals (a mean that overstates a
+//! call's probe cost shrinks it to that sum, its self time to 0), so the
+//! tree stays consistent however the estimate errs.
 
 mod clock;
 pub mod mode;
@@ -20,7 +26,7 @@ use crate::vm::Jni;
 use jni_sys::{jclass, jint, JNIEnv};
 use parking_lot::Mutex;
 use std::cell::{Cell, UnsafeCell};
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering::Relaxed};
 use std::sync::{Arc, OnceLock};
 use tree::{bump, Tree};
 
@@ -45,9 +51,37 @@ pub struct Lifetime {
     started: OnceLock<()>,
 }
 
+/// The agent's profile lifetime, for the probes (set at the first start):
+/// reaching it through `agent::host()` cost a little more per probe.
+static LIFE: AtomicPtr<Lifetime> = AtomicPtr::new(std::ptr::null_mut());
+
+/// One call in this many (per thread, on average: see `next_countdown`)
+/// measures its probes' cost; with `timing=sampled`, the only calls timed.
+pub const SAMPLE_EVERY: u32 = 32;
+
+/// `timing=sampled`, fixed by the first start.
+static SAMPLED: OnceLock<bool> = OnceLock::new();
+
+/// Are times taken on one call in [`SAMPLE_EVERY`] only?
+pub fn timing_sampled() -> bool {
+    SAMPLED.get().copied().unwrap_or(false)
+}
+
+/// The same as a plain static for the probes.
+static SAMPLED_FAST: AtomicBool = AtomicBool::new(false);
+
 impl Lifetime {
-    pub fn start(&self) {
+    pub fn start(&'static self, sampled: bool) {
+        let fixed = *SAMPLED.get_or_init(|| sampled);
+        if fixed != sampled {
+            crate::log::error_once(
+                "profile timing",
+                "profile: timing= kept as the first profile session set it",
+            );
+        }
+        SAMPLED_FAST.store(fixed, Relaxed);
         self.started.get_or_init(clock::init);
+        LIFE.store(self as *const Lifetime as *mut Lifetime, Relaxed);
         self.active.store(true, Relaxed);
     }
 
@@ -82,32 +116,88 @@ unsafe impl Send for ThreadProfile {}
 struct Own {
     stack: Vec<Frame>,
     cpu: clock::CpuClock,
+    /// Calls until the next one whose probes are measured.
+    countdown: u32,
+    /// xorshift32 state for the next countdown.
+    rng: u32,
+    /// Calls entered so far.
+    calls: u64,
+    /// The probes' cost after their clock read, in ticks: entry, exit.
+    cost: [Mean; 2],
+}
+
+/// A running mean of probe costs in ticks. A sample is at most four times
+/// the mean once there are 8 (an interrupt, a page fault), and never more
+/// than `cap` ([`MAX_PROBE_NS`]); a probe that did more than its usual
+/// work (a new node, the thread's first probe) is not a sample.
+struct Mean {
+    sum: u64,
+    n: u64,
+    mean: u64,
+    cap: u64,
+}
+
+/// The most one probe's cost sample may count for.
+const MAX_PROBE_NS: u64 = 1_000;
+
+impl Mean {
+    fn new() -> Self {
+        Self {
+            sum: 0,
+            n: 0,
+            mean: 0,
+            cap: clock::ns_to_ticks(MAX_PROBE_NS),
+        }
+    }
+
+    fn add(&mut self, sample: u64) {
+        let sample = match self.n {
+            0..=7 => sample.min(self.cap),
+            _ => sample.min(4 * self.mean + 1).min(self.cap),
+        };
+        self.sum += sample;
+        self.n += 1;
+        self.mean = self.sum / self.n;
+    }
 }
 
 /// An open call.
 struct Frame {
-    node: u32,
+    /// Its node in the thread's tree (nodes never move).
+    node: *const tree::Node,
     method: u32,
-    /// Ticks at the end of the entry probe, and the CPU clock then.
+    /// Ticks at the entry probe's clock read, and the CPU clock then.
     start: u64,
     start_cpu: u64,
-    /// Ticks the entry probe took.
-    enter_overhead: u64,
+    /// Its probes are measured (a second clock read at each one's end);
+    /// with `timing=sampled`, the call is timed (`start` read).
+    sampled: bool,
     /// Sums over completed callees: wall and CPU ticks (without probe
-    /// time), and probe ticks (theirs and their callees').
+    /// time), and probe ticks (theirs and their callees'). With
+    /// `timing=sampled`, `child_ticks` holds the calls entered on this
+    /// thread before this one instead (its callees are the difference at
+    /// exit), and `child_cpu` is unused.
     child_ticks: u64,
     child_cpu: u64,
     child_overhead: u64,
 }
 
 /// The calling thread's profile, created on its first probe.
+#[inline(always)]
 fn current(life: &Lifetime, env: *mut JNIEnv) -> &'static ThreadProfile {
     let p = CURRENT.with(Cell::get);
     if !p.is_null() {
-        // SAFETY: set below from an Arc kept alive in the agent's
+        // SAFETY: set in `first_probe` from an Arc kept alive in the agent's
         // `threads` (the agent is never dropped) forever.
         return unsafe { &*p };
     }
+    first_probe(life, env)
+}
+
+/// [`current`] on the thread's first probe: makes its profile.
+#[cold]
+#[inline(never)]
+fn first_probe(life: &Lifetime, env: *mut JNIEnv) -> &'static ThreadProfile {
     let thread = crate::agent::host().and_then(|a| {
         // SAFETY: `env` is what the VM passed to the probe native that called
         // this (enter, exit, unwind), on this thread: its JNIEnv.
@@ -126,6 +216,10 @@ fn current(life: &Lifetime, env: *mut JNIEnv) -> &'static ThreadProfile {
         own: UnsafeCell::new(Own {
             stack: Vec::with_capacity(64),
             cpu: clock::CpuClock::new(clock::ticks()),
+            countdown: SAMPLE_EVERY,
+            rng: (clock::ticks() as u32) | 1,
+            calls: 0,
+            cost: [Mean::new(), Mean::new()],
         }),
     });
     let p = Arc::as_ptr(&profile);
@@ -136,56 +230,110 @@ fn current(life: &Lifetime, env: *mut JNIEnv) -> &'static ThreadProfile {
     unsafe { &*p }
 }
 
+/// Calls until the next sampled one: 1 to 2 × [`SAMPLE_EVERY`] - 1, mean
+/// [`SAMPLE_EVERY`], drawn at random so that code repeating a cycle of
+/// calls (a chain of 22 calls against a period of 32) cannot keep one of
+/// them from ever being sampled.
+fn next_countdown(rng: &mut u32) -> u32 {
+    let mut x = *rng;
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    *rng = x;
+    1 + x % (2 * SAMPLE_EVERY - 1)
+}
+
+/// The profile lifetime while recording.
+#[inline(always)]
+fn recording() -> Option<&'static Lifetime> {
+    let life = LIFE.load(Relaxed);
+    // SAFETY: set from the agent's `&'static Lifetime` (never dropped).
+    let life = unsafe { life.as_ref() }?;
+    life.active.load(Relaxed).then_some(life)
+}
+
 extern "system" fn enter(env: *mut JNIEnv, _class: jclass, method: jint) {
-    let t0 = clock::ticks();
-    let Some(life) = crate::agent::host().map(|h| h.profile) else {
+    // Two copies of the probe, so that timing every call tests nothing of
+    // `timing=sampled` but this.
+    match SAMPLED_FAST.load(Relaxed) {
+        false => enter_with::<false>(env, method),
+        true => enter_with::<true>(env, method),
+    }
+}
+
+#[inline(always)]
+fn enter_with<const SAMPLED_TIMING: bool>(env: *mut JNIEnv, method: jint) {
+    let sampled_timing = SAMPLED_TIMING;
+    let mut t1 = if sampled_timing { 0 } else { clock::ticks() };
+    let Some(life) = recording() else {
         return;
     };
-    if !life.active.load(Relaxed) {
-        return;
-    }
-    crate::vm::guard("profile probe", (), || {
+    crate::vm::guard_hot("profile probe", (), || {
         let tp = current(life, env);
         // SAFETY: only this thread touches its `own` (see ThreadProfile).
         let own = unsafe { &mut *tp.own.get() };
-        let parent = own.stack.last().map_or(Tree::ROOT, |f| f.node);
-        let Some(node) = tp.tree.child(parent, method as u32) else {
+        let parent = match own.stack.last() {
+            // SAFETY: a frame's node lives as long as the tree (`Frame::node`).
+            Some(f) => unsafe { &*f.node },
+            None => tp.tree.node(Tree::ROOT),
+        };
+        let nodes = tp.tree.nodes();
+        let Some((_, node)) = tp.tree.child_of(parent, method as u32) else {
             return; // tree full: the call goes unrecorded (its exit finds no frame)
         };
-        bump(&tp.tree.node(node).count, 1);
-        let t1 = clock::ticks();
-        let cpu = own.cpu.now(t1);
+        bump(&node.count, 1);
+        own.countdown -= 1;
+        if sampled_timing {
+            own.calls += 1;
+        }
+        let sampled = own.countdown == 0;
+        let timed = !sampled_timing || sampled;
+        if sampled_timing && sampled {
+            t1 = clock::ticks();
+        }
+        let cpu = if timed { own.cpu.now(t1) } else { 0 };
         own.stack.push(Frame {
-            node,
+            node: node as *const tree::Node,
             method: method as u32,
             start: t1,
             start_cpu: cpu,
-            enter_overhead: t1 - t0,
-            child_ticks: 0,
+            sampled,
+            child_ticks: if sampled_timing { own.calls } else { 0 },
             child_cpu: 0,
             child_overhead: 0,
         });
+        if sampled {
+            own.countdown = next_countdown(&mut own.rng);
+            let t = clock::ticks();
+            if tp.tree.nodes() == nodes {
+                own.cost[0].add(t.saturating_sub(t1));
+            }
+        }
     })
 }
 
 extern "system" fn exit(env: *mut JNIEnv, _class: jclass, method: jint) {
-    leave(env, method as u32, false)
+    match SAMPLED_FAST.load(Relaxed) {
+        false => leave::<false>(env, method as u32, false),
+        true => leave::<true>(env, method as u32, false),
+    }
 }
 
 extern "system" fn unwind(env: *mut JNIEnv, _class: jclass, method: jint) {
-    leave(env, method as u32, true)
+    match SAMPLED_FAST.load(Relaxed) {
+        false => leave::<false>(env, method as u32, true),
+        true => leave::<true>(env, method as u32, true),
+    }
 }
 
 #[inline(always)]
-fn leave(env: *mut JNIEnv, method: u32, exceptional: bool) {
-    let t2 = clock::ticks();
-    let Some(life) = crate::agent::host().map(|h| h.profile) else {
+fn leave<const SAMPLED_TIMING: bool>(env: *mut JNIEnv, method: u32, exceptional: bool) {
+    let sampled_timing = SAMPLED_TIMING;
+    let mut t2 = if sampled_timing { 0 } else { clock::ticks() };
+    let Some(life) = recording() else {
         return;
     };
-    if !life.active.load(Relaxed) {
-        return;
-    }
-    crate::vm::guard("profile probe", (), || {
+    crate::vm::guard_hot("profile probe", (), || {
         let tp = current(life, env);
         // SAFETY: only this thread touches its `own`.
         let own = unsafe { &mut *tp.own.get() };
@@ -196,23 +344,44 @@ fn leave(env: *mut JNIEnv, method: u32, exceptional: bool) {
         let Some(depth) = own.stack.iter().rposition(|f| f.method == method) else {
             return;
         };
-        while own.stack.len() > depth + 1 {
-            close(tp, own, t2, true);
+        if sampled_timing && own.stack[depth..].iter().any(|f| f.sampled) {
+            t2 = clock::ticks();
         }
-        close(tp, own, t2, exceptional);
+        while own.stack.len() > depth + 1 {
+            close::<SAMPLED_TIMING>(own, t2, true);
+        }
+        if close::<SAMPLED_TIMING>(own, t2, exceptional) {
+            own.cost[1].add(clock::ticks().saturating_sub(t2));
+        }
     })
 }
 
 /// Pops the top frame at `t2` (ticks when the exit probe began) and adds the
 /// call to its node and to its caller's frame. CPU figures are in ticks too.
-fn close(tp: &ThreadProfile, own: &mut Own, t2: u64, exceptional: bool) {
-    let Some(f) = own.stack.pop() else { return };
+/// True if the call's probes are measured (the caller then measures the
+/// exit probe's cost).
+fn close<const SAMPLED_TIMING: bool>(own: &mut Own, t2: u64, exceptional: bool) -> bool {
+    let Some(f) = own.stack.pop() else {
+        return false;
+    };
+    if SAMPLED_TIMING {
+        return close_sampled(own, f, t2, exceptional);
+    }
     let cpu = own.cpu.now(t2);
-    let cum = t2.saturating_sub(f.start).saturating_sub(f.child_overhead);
+    // The entry probe after its clock read lies inside the call's interval;
+    // the exit probe reads the clock first. Never below the callees' sum.
+    let [enter_cost, exit_cost] = [own.cost[0].mean, own.cost[1].mean];
+    let inside = enter_cost + f.child_overhead;
+    let cum = t2
+        .saturating_sub(f.start)
+        .saturating_sub(inside)
+        .max(f.child_ticks);
     let cum_cpu = cpu
         .saturating_sub(f.start_cpu)
-        .saturating_sub(f.child_overhead);
-    let n = tp.tree.node(f.node);
+        .saturating_sub(inside)
+        .max(f.child_cpu);
+    // SAFETY: a frame's node lives as long as the tree (`Frame::node`).
+    let n = unsafe { &*f.node };
     bump(&n.cum_ticks, cum);
     bump(&n.self_ticks, cum.saturating_sub(f.child_ticks));
     bump(&n.cum_cpu, cum_cpu);
@@ -220,10 +389,9 @@ fn close(tp: &ThreadProfile, own: &mut Own, t2: u64, exceptional: bool) {
     if exceptional {
         bump(&n.exceptions, 1);
     }
-    // Measured, not estimated: taking the exit probe's cost to be the entry
-    // probe's saved a clock read (~10 ns) but overstated it often enough that
-    // callers' times came out below the sum of their callees' (3,000 deep).
-    let own_overhead = f.enter_overhead + clock::ticks().saturating_sub(t2);
+    // Estimated from sampled calls (the mean); consistent thanks to the
+    // `max` above (before: measured on every call with two more reads).
+    let own_overhead = enter_cost + exit_cost;
     bump(&n.overhead_self, own_overhead);
     bump(&n.overhead_cum, own_overhead + f.child_overhead);
     if let Some(parent) = own.stack.last_mut() {
@@ -231,4 +399,40 @@ fn close(tp: &ThreadProfile, own: &mut Own, t2: u64, exceptional: bool) {
         parent.child_cpu += cum_cpu;
         parent.child_overhead += own_overhead + f.child_overhead;
     }
+    f.sampled
+}
+
+/// [`close`] with `timing=sampled`: every call counts its exceptions and
+/// its estimated probe cost; a timed one adds its wall and CPU totals, less
+/// the estimated cost of its own probe and of its callees' (each callee
+/// charged the mean cost of a probe pair), to the node's timed calls. Self
+/// times are made at the dump (`section`).
+fn close_sampled(own: &mut Own, f: Frame, t2: u64, exceptional: bool) -> bool {
+    // SAFETY: a frame's node lives as long as the tree (`Frame::node`).
+    let n = unsafe { &*f.node };
+    if exceptional {
+        bump(&n.exceptions, 1);
+    }
+    let [enter_cost, exit_cost] = [own.cost[0].mean, own.cost[1].mean];
+    let own_overhead = enter_cost + exit_cost;
+    bump(&n.overhead_self, own_overhead);
+    bump(&n.overhead_cum, own_overhead + f.child_overhead);
+    if let Some(parent) = own.stack.last_mut() {
+        parent.child_overhead += own_overhead + f.child_overhead;
+    }
+    if f.sampled {
+        let cpu = own.cpu.now(t2);
+        let callees = own.calls - f.child_ticks;
+        let inside = enter_cost + callees * own_overhead;
+        bump(&n.timed, 1);
+        bump(
+            &n.cum_ticks,
+            t2.saturating_sub(f.start).saturating_sub(inside),
+        );
+        bump(
+            &n.cum_cpu,
+            cpu.saturating_sub(f.start_cpu).saturating_sub(inside),
+        );
+    }
+    f.sampled
 }

@@ -25,8 +25,8 @@ pub fn open(cx: &Cx) -> Result<Box<dyn Mode>, String> {
 }
 
 impl Mode for Profile {
-    fn start(&self, _cx: &Cx) -> Result<(), String> {
-        self.0.start();
+    fn start(&self, cx: &Cx) -> Result<(), String> {
+        self.0.start(cx.options.timing_sampled);
         Ok(())
     }
 
@@ -50,6 +50,7 @@ struct Captured {
 
 impl Section for Captured {
     fn write(&self, w: &mut XmlWriter, records: &[ThreadRecord], _: (u64, u64)) -> io::Result<()> {
-        super::write_section(w, &self.threads, &self.methods, records)
+        let sampled = super::timing_sampled();
+        super::write_section(w, &self.threads, &self.methods, records, sampled)
     }
 }

@@ -20,6 +20,7 @@ pub fn write_section(
     profiles: &[Arc<ThreadProfile>],
     methods: &[MethodInfo],
     threads: &[ThreadRecord],
+    sampled: bool,
 ) -> io::Result<()> {
     w.write_event(Event::Start(BytesStart::new(f::SECTION)))?;
     // Names and descriptors, escaped once per method.
@@ -66,9 +67,13 @@ pub fn write_section(
                 None => (format!("(method {m})"), String::new()),
             };
             buf.clear();
-            write_attributes(&mut buf, &name, &sig, n);
-            let el = BytesStart::from_content(buf.as_str(), f::NODE.len());
             let children = sorted_children(&p.tree, index);
+            let times = match sampled {
+                false => Times::of(n),
+                true => Times::scaled(&p.tree, n, &children),
+            };
+            write_attributes(&mut buf, &name, &sig, n, times);
+            let el = BytesStart::from_content(buf.as_str(), f::NODE.len());
             if children.is_empty() {
                 w.write_event(Event::Empty(el))?;
             } else {
@@ -90,18 +95,64 @@ fn sorted_children(tree: &Tree, index: u32) -> Vec<u32> {
     c
 }
 
+/// A node's times in ticks: self wall, self CPU, total wall, total CPU.
+#[derive(Clone, Copy)]
+struct Times([u64; 4]);
+
+impl Times {
+    fn of(n: &Node) -> Self {
+        let get = |a: &std::sync::atomic::AtomicU64| a.load(Relaxed);
+        Times([
+            get(&n.self_ticks),
+            get(&n.self_cpu),
+            get(&n.cum_ticks),
+            get(&n.cum_cpu),
+        ])
+    }
+
+    /// `timing=sampled`: totals are the timed calls' scaled to all calls;
+    /// self is the total less the children's totals, at least 0.
+    fn scaled(tree: &Tree, n: &Node, children: &[u32]) -> Self {
+        let total = |n: &Node| {
+            let (count, timed) = (n.count.load(Relaxed), n.timed.load(Relaxed));
+            let scale = |v: u64| match timed {
+                0 => 0,
+                t => (v as u128 * count as u128 / t as u128) as u64,
+            };
+            (
+                scale(n.cum_ticks.load(Relaxed)),
+                scale(n.cum_cpu.load(Relaxed)),
+            )
+        };
+        let (wall, cpu) = total(n);
+        let (mut kids_wall, mut kids_cpu) = (0u64, 0u64);
+        for &c in children {
+            let (w, c) = total(tree.node(c));
+            kids_wall += w;
+            kids_cpu += c;
+        }
+        Times([
+            wall.saturating_sub(kids_wall),
+            cpu.saturating_sub(kids_cpu),
+            wall,
+            cpu,
+        ])
+    }
+}
+
 /// The node's element, `name` and `sig` already escaped.
-fn write_attributes(buf: &mut String, name: &str, sig: &str, n: &Node) {
+fn write_attributes(buf: &mut String, name: &str, sig: &str, n: &Node, t: Times) {
     let us = |ticks: u64| ticks_to_ns(ticks) / 1000;
     let get = |a: &std::sync::atomic::AtomicU64| a.load(Relaxed);
+    let [self_wall, self_cpu, cum_wall, cum_cpu] = t.0;
     buf.push_str(f::NODE);
     push_attribute(buf, node::NAME, name);
     push_attribute(buf, node::SIGNATURE, sig);
     push_number(buf, node::COUNT, get(&n.count));
-    push_number(buf, node::METHOD_ELAPSED, us(get(&n.self_ticks)));
-    push_number(buf, node::METHOD, us(get(&n.self_cpu)));
-    push_number(buf, node::CUMULATED_ELAPSED, us(get(&n.cum_ticks)));
-    push_number(buf, node::CUMULATED, us(get(&n.cum_cpu)));
+    push_number(buf, node::METHOD_ELAPSED, us(self_wall));
+    push_number(buf, node::METHOD, us(self_cpu));
+    push_number(buf, node::CUMULATED_ELAPSED, us(cum_wall));
+    push_number(buf, node::CUMULATED, us(cum_cpu));
     push_number(buf, node::OVERHEAD_CUMULATED, us(get(&n.overhead_cum)));
     push_number(buf, node::OVERHEAD_METHOD, us(get(&n.overhead_self)));
     push_number(buf, node::EXCEPTIONS, get(&n.exceptions));
@@ -119,12 +170,40 @@ mod tests {
         n.count.store(3, Relaxed);
         n.exceptions.store(1, Relaxed);
         let mut buf = String::new();
-        write_attributes(&mut buf, "p.A.f(int)", "(I)V", &n);
+        write_attributes(&mut buf, "p.A.f(int)", "(I)V", &n, Times::of(&n));
         assert_eq!(
             buf,
             "profile name=\"p.A.f(int)\" signature=\"(I)V\" count=\"3\" methodElapsed=\"0\" \
              method=\"0\" cumulatedElapsed=\"0\" cumulated=\"0\" overheadCumulated=\"0\" \
              overheadMethod=\"0\" exceptions=\"1\""
         );
+    }
+
+    /// `timing=sampled`: totals scaled from the timed calls to all calls,
+    /// self the total less the children's, never below 0.
+    #[test]
+    fn sampled_times_scale_to_the_count() {
+        let t = Tree::new();
+        let parent = t.child_of(t.node(Tree::ROOT), 1).unwrap().0;
+        let kid = t.child_of(t.node(parent), 2).unwrap().0;
+        let set = |i: u32, count, timed, cum| {
+            let n = t.node(i);
+            n.count.store(count, Relaxed);
+            n.timed.store(timed, Relaxed);
+            n.cum_ticks.store(cum, Relaxed);
+            n.cum_cpu.store(cum / 2, Relaxed);
+        };
+        set(parent, 64, 2, 100);
+        set(kid, 64, 2, 40);
+        let p = Times::scaled(&t, t.node(parent), &[kid]);
+        assert_eq!(p.0, [1920, 960, 3200, 1600]);
+        let k = Times::scaled(&t, t.node(kid), &[]);
+        assert_eq!(k.0, [1280, 640, 1280, 640]);
+        // Children estimated above the parent: self 0.
+        set(kid, 64, 1, 100);
+        assert_eq!(Times::scaled(&t, t.node(parent), &[kid]).0[0], 0);
+        // Never timed: no times.
+        set(kid, 5, 0, 0);
+        assert_eq!(Times::scaled(&t, t.node(kid), &[]).0, [0; 4]);
     }
 }

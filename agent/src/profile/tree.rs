@@ -20,6 +20,8 @@ pub struct Node {
     pub first_child: AtomicU32,
     pub next_sibling: AtomicU32,
     pub count: AtomicU64,
+    /// `timing=sampled`: the calls whose times are in `cum_*`.
+    pub timed: AtomicU64,
     pub exceptions: AtomicU64,
     /// Wall ticks in completed calls, callees included / excluded.
     pub cum_ticks: AtomicU64,
@@ -62,6 +64,12 @@ impl Tree {
 
     pub const ROOT: u32 = 0;
 
+    /// Nodes so far.
+    #[inline]
+    pub fn nodes(&self) -> u32 {
+        self.len.load(Relaxed)
+    }
+
     pub fn node(&self, index: u32) -> &Node {
         let (k, off) = locate(index);
         let chunk = self.chunks[k].load(Acquire);
@@ -99,22 +107,28 @@ impl Tree {
     /// The child of `parent` for `method`, created if new (owner only).
     /// `None` when the tree is full: the call is then not recorded.
     #[inline]
+    #[cfg(test)]
     pub fn child(&self, parent: u32, method: u32) -> Option<u32> {
-        let p = self.node(parent);
+        self.child_of(self.node(parent), method).map(|(c, _)| c)
+    }
+
+    /// [`Tree::child`] from the parent's node, answering the child's node
+    /// too (the probes keep it in their frame: no lookup by index).
+    #[inline]
+    pub fn child_of(&self, p: &Node, method: u32) -> Option<(u32, &Node)> {
         let mut c = p.first_child.load(Relaxed);
         while c != NONE {
             let n = self.node(c);
             if n.method.load(Relaxed) == method {
-                return Some(c);
+                return Some((c, n));
             }
             c = n.next_sibling.load(Relaxed);
         }
         let new = self.push(method)?;
-        self.node(new)
-            .next_sibling
-            .store(p.first_child.load(Relaxed), Relaxed);
+        let n = self.node(new);
+        n.next_sibling.store(p.first_child.load(Relaxed), Relaxed);
         p.first_child.store(new, Release);
-        Some(new)
+        Some((new, n))
     }
 
     /// Children of `index` as a reader sees them now.

@@ -23,6 +23,22 @@ pub fn guard<R>(what: &'static str, fallback: R, f: impl FnOnce() -> R) -> R {
     }
 }
 
+/// [`guard`] without the fault injection's check (a load and a compare):
+/// for the `profile` probes, which run on every instrumented call.
+#[inline(always)]
+pub fn guard_hot<R>(what: &'static str, fallback: R, f: impl FnOnce() -> R) -> R {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(_) => {
+            crate::log::error_once(
+                what,
+                &format!("internal error in {what}; that work is skipped, the JVM continues"),
+            );
+            fallback
+        }
+    }
+}
+
 /// Fault injection for tests: `PROFRJ_INJECT_PANIC=<callback name>` (e.g.
 /// `ThreadStart`, `sampler thread`) makes that callback panic, to show the
 /// guard keeps the JVM alive. Read once; costs one comparison per callback.

@@ -32,7 +32,7 @@ pub mod sys;
 mod weak_handle;
 
 pub use capabilities::Capabilities;
-pub use guard::{guard, install_panic_hook};
+pub use guard::{guard, guard_hot, install_panic_hook};
 pub use handles::{GlobalRef, VmHandle};
 pub use jni::{JavaException, Jni, Native, MAX_LOCAL_FRAME};
 pub use jni_table::{intercept_allocations, AllocHook};

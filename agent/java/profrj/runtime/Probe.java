@@ -35,6 +35,16 @@ public final class Probe {
     private static native long[] covSlow(int id);
 
     /**
+     * coverage mode with stripes: the number whose low bits pick the calling thread's copy of a
+     * method's counters. Thread ids are handed out in sequence, so up to N threads started one
+     * after the other count on N distinct copies; once inlined, a load of the current thread and
+     * one of its field.
+     */
+    public static int thread() {
+        return (int) Thread.currentThread().getId();
+    }
+
+    /**
      * Bootstrap method of the dynamic constant {@code c<id>} (type {@code long[]}) that classes of
      * version 55+ load their counters with: resolved once, then a constant the JIT folds, so a
      * call costs no lookup at all.
