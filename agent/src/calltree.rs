@@ -191,6 +191,48 @@ pub enum Visit<'a, W> {
     Leave,
 }
 
+/// Writes a tree's nodes as `<profile name=… [class="true"] …>` elements,
+/// nested as the tree is (the `<alloc>` and `<lock>` sections' shape):
+/// `names` by [`NameId`], `classes` the names that are class frames, and
+/// `figures` appending a node's own and cumulated attributes to its tag.
+pub fn write_nodes<W: Weights>(
+    w: &mut crate::snapshot::XmlWriter,
+    tree: &WeightTree<W>,
+    (names, classes): (&[Box<str>], &std::collections::HashSet<NameId>),
+    escaped: &mut crate::xml::EscapedNames,
+    figures: impl Fn(&mut String, &W, &W),
+) -> std::io::Result<()> {
+    use profrj_format::alloc::node::{CLASS, NAME};
+    use profrj_format::calls::NODE;
+    use quick_xml::events::{BytesEnd, BytesStart, Event};
+    let mut buf = String::with_capacity(256);
+    tree.walk(|v| match v {
+        Visit::Enter {
+            name,
+            own,
+            cumulated,
+            leaf,
+        } => {
+            let text = names.get(name as usize).map_or("", |s| &**s);
+            let esc = escaped.get(name, text);
+            buf.clear();
+            buf.push_str(NODE);
+            crate::xml::push_attribute(&mut buf, NAME, esc);
+            if classes.contains(&name) {
+                crate::xml::push_attribute(&mut buf, CLASS, profrj_format::TRUE);
+            }
+            figures(&mut buf, own, cumulated);
+            let el = BytesStart::from_content(buf.as_str(), NODE.len());
+            w.write_event(if leaf {
+                Event::Empty(el)
+            } else {
+                Event::Start(el)
+            })
+        }
+        Visit::Leave => w.write_event(Event::End(BytesEnd::new(NODE))),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

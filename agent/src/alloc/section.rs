@@ -3,10 +3,10 @@
 //! (`class="true"`). Figures are estimates in bytes and objects, rounded.
 
 use super::{Alloc, Captured};
-use crate::calltree::{Visit, WeightTree};
+use crate::calltree::WeightTree;
 use crate::snapshot::XmlWriter;
 use crate::threads::{ThreadId, ThreadRecord};
-use crate::xml::{push_attribute, push_number};
+use crate::xml::push_number;
 use profrj_format::alloc::{self as f, node, thread};
 use quick_xml::events::{BytesEnd, BytesStart, Event};
 use std::io;
@@ -23,7 +23,6 @@ pub fn write_section(
     el.push_attribute((f::LIVE, profrj_format::boolean(data.live)));
     w.write_event(Event::Start(el))?;
     let mut escaped = crate::xml::EscapedNames::default();
-    let mut buf = String::with_capacity(256);
     for (i, t) in threads.iter().enumerate() {
         let Some(tree) = data.trees.get(&ThreadId(i as u32)) else {
             continue;
@@ -42,7 +41,7 @@ pub fn write_section(
         el.push_attribute((thread::OBJECTS, round(totals.objects).to_string().as_str()));
         el.push_attribute((thread::SAMPLES, totals.samples.to_string().as_str()));
         w.write_event(Event::Start(el))?;
-        write_tree(w, data, tree, &mut escaped, &mut buf)?;
+        write_tree(w, data, tree, &mut escaped)?;
         w.write_event(Event::End(BytesEnd::new(f::THREAD)))?;
     }
     w.write_event(Event::End(BytesEnd::new(f::SECTION)))?;
@@ -54,37 +53,15 @@ fn write_tree(
     data: &Captured,
     tree: &WeightTree<Alloc>,
     escaped: &mut crate::xml::EscapedNames,
-    buf: &mut String,
 ) -> io::Result<()> {
-    tree.walk(|v| match v {
-        Visit::Enter {
-            name,
-            own,
-            cumulated,
-            leaf,
-        } => {
-            let text = data.names.get(name as usize).map_or("", |s| &**s);
-            let esc = escaped.get(name, text);
-            buf.clear();
-            buf.push_str(f::NODE);
-            push_attribute(buf, node::NAME, esc);
-            if data.classes.contains(&name) {
-                push_attribute(buf, node::CLASS, profrj_format::TRUE);
-            }
-            push_number(buf, node::BYTES, round(own.bytes));
-            push_number(buf, node::OBJECTS, round(own.objects));
-            push_number(buf, node::SAMPLES, own.samples);
-            push_number(buf, node::CUMULATED_BYTES, round(cumulated.bytes));
-            push_number(buf, node::CUMULATED_OBJECTS, round(cumulated.objects));
-            push_number(buf, node::CUMULATED_SAMPLES, cumulated.samples);
-            let el = BytesStart::from_content(buf.as_str(), f::NODE.len());
-            w.write_event(if leaf {
-                Event::Empty(el)
-            } else {
-                Event::Start(el)
-            })
-        }
-        Visit::Leave => w.write_event(Event::End(BytesEnd::new(f::NODE))),
+    let names = (&data.names[..], &data.classes);
+    crate::calltree::write_nodes(w, tree, names, escaped, |buf, own, cumulated| {
+        push_number(buf, node::BYTES, round(own.bytes));
+        push_number(buf, node::OBJECTS, round(own.objects));
+        push_number(buf, node::SAMPLES, own.samples);
+        push_number(buf, node::CUMULATED_BYTES, round(cumulated.bytes));
+        push_number(buf, node::CUMULATED_OBJECTS, round(cumulated.objects));
+        push_number(buf, node::CUMULATED_SAMPLES, cumulated.samples);
     })
 }
 

@@ -3,10 +3,10 @@
 //! path's top frame (`class="true"`); then the monitor dump.
 
 use super::{Captured, Wait};
-use crate::calltree::{Visit, WeightTree};
+use crate::calltree::WeightTree;
 use crate::snapshot::XmlWriter;
 use crate::threads::{ThreadId, ThreadRecord};
-use crate::xml::{push_attribute, push_number};
+use crate::xml::push_number;
 use profrj_format::lock::{self as f, node, thread};
 use quick_xml::events::{BytesEnd, BytesStart, Event};
 use std::io;
@@ -22,7 +22,6 @@ pub fn write_section(
     el.push_attribute((f::THRESHOLD, data.threshold.to_string().as_str()));
     w.write_event(Event::Start(el))?;
     let mut escaped = crate::xml::EscapedNames::default();
-    let mut buf = String::with_capacity(256);
     for (i, t) in threads.iter().enumerate() {
         let Some(tree) = data.trees.get(&ThreadId(i as u32)) else {
             continue;
@@ -40,7 +39,7 @@ pub fn write_section(
         el.push_attribute((thread::COUNT, totals.count.to_string().as_str()));
         el.push_attribute((thread::TIME, totals.time.to_string().as_str()));
         w.write_event(Event::Start(el))?;
-        write_tree(w, data, tree, &mut escaped, &mut buf)?;
+        write_tree(w, data, tree, &mut escaped)?;
         w.write_event(Event::End(BytesEnd::new(f::THREAD)))?;
     }
     if let Some(dump) = &data.dump {
@@ -55,34 +54,12 @@ fn write_tree(
     data: &Captured,
     tree: &WeightTree<Wait>,
     escaped: &mut crate::xml::EscapedNames,
-    buf: &mut String,
 ) -> io::Result<()> {
-    tree.walk(|v| match v {
-        Visit::Enter {
-            name,
-            own,
-            cumulated,
-            leaf,
-        } => {
-            let text = data.names.get(name as usize).map_or("", |s| &**s);
-            let esc = escaped.get(name, text);
-            buf.clear();
-            buf.push_str(f::NODE);
-            push_attribute(buf, node::NAME, esc);
-            if data.classes.contains(&name) {
-                push_attribute(buf, node::CLASS, profrj_format::TRUE);
-            }
-            push_number(buf, node::COUNT, own.count);
-            push_number(buf, node::TIME, own.time);
-            push_number(buf, node::CUMULATED_COUNT, cumulated.count);
-            push_number(buf, node::CUMULATED_TIME, cumulated.time);
-            let el = BytesStart::from_content(buf.as_str(), f::NODE.len());
-            w.write_event(if leaf {
-                Event::Empty(el)
-            } else {
-                Event::Start(el)
-            })
-        }
-        Visit::Leave => w.write_event(Event::End(BytesEnd::new(f::NODE))),
+    let names = (&data.names[..], &data.classes);
+    crate::calltree::write_nodes(w, tree, names, escaped, |buf, own, cumulated| {
+        push_number(buf, node::COUNT, own.count);
+        push_number(buf, node::TIME, own.time);
+        push_number(buf, node::CUMULATED_COUNT, cumulated.count);
+        push_number(buf, node::CUMULATED_TIME, cumulated.time);
     })
 }
