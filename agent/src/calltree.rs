@@ -191,6 +191,23 @@ pub enum Visit<'a, W> {
     Leave,
 }
 
+/// The `<thread>` start tag of a weighted call-tree section (`<alloc>`,
+/// `<lock>`): the thread's name, CPU time, life in `window` and whether it
+/// is alive, as `<sampler>` writes them; the section adds its totals.
+pub fn thread_start(
+    t: &crate::threads::ThreadRecord,
+    window: (u64, u64),
+) -> quick_xml::events::BytesStart<'static> {
+    use profrj_format::calls::{CPU_TIME, IS_ALIVE, NAME, THREAD};
+    use profrj_format::sampler::thread::ELAPSED_TIME;
+    let mut el = quick_xml::events::BytesStart::new(THREAD);
+    el.push_attribute((NAME, crate::xml::name(&t.name).as_ref()));
+    el.push_attribute((CPU_TIME, t.cpu_ns.to_string().as_str()));
+    el.push_attribute((ELAPSED_TIME, t.elapsed_ns(window).to_string().as_str()));
+    el.push_attribute((IS_ALIVE, profrj_format::boolean(t.is_alive())));
+    el
+}
+
 /// Writes a tree's nodes as `<profile name=… [class="true"] …>` elements,
 /// nested as the tree is (the `<alloc>` and `<lock>` sections' shape):
 /// `names` by [`NameId`], `classes` the names that are class frames, and

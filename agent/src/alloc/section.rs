@@ -31,12 +31,7 @@ pub fn write_section(
             continue;
         }
         let totals = tree.totals();
-        let mut el = BytesStart::new(f::THREAD);
-        el.push_attribute((thread::NAME, crate::xml::name(&t.name).as_ref()));
-        el.push_attribute((thread::CPU_TIME, t.cpu_ns.to_string().as_str()));
-        let elapsed = t.elapsed_ns(window).to_string();
-        el.push_attribute((thread::ELAPSED_TIME, elapsed.as_str()));
-        el.push_attribute((thread::IS_ALIVE, profrj_format::boolean(t.is_alive())));
+        let mut el = crate::calltree::thread_start(t, window);
         el.push_attribute((thread::BYTES, round(totals.bytes).to_string().as_str()));
         el.push_attribute((thread::OBJECTS, round(totals.objects).to_string().as_str()));
         el.push_attribute((thread::SAMPLES, totals.samples.to_string().as_str()));

@@ -30,12 +30,7 @@ pub fn write_section(
             continue;
         }
         let totals = tree.totals();
-        let mut el = BytesStart::new(f::THREAD);
-        el.push_attribute((thread::NAME, crate::xml::name(&t.name).as_ref()));
-        el.push_attribute((thread::CPU_TIME, t.cpu_ns.to_string().as_str()));
-        let elapsed = t.elapsed_ns(window).to_string();
-        el.push_attribute((thread::ELAPSED_TIME, elapsed.as_str()));
-        el.push_attribute((thread::IS_ALIVE, profrj_format::boolean(t.is_alive())));
+        let mut el = crate::calltree::thread_start(t, window);
         el.push_attribute((thread::COUNT, totals.count.to_string().as_str()));
         el.push_attribute((thread::TIME, totals.time.to_string().as_str()));
         w.write_event(Event::Start(el))?;

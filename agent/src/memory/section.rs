@@ -10,6 +10,15 @@ use quick_xml::events::{BytesEnd, BytesStart, Event};
 use std::collections::BTreeMap;
 use std::io;
 
+/// The name of the thread with agent id `id` (`-1`: one the agent does not
+/// know).
+pub fn thread_name(threads: &[ThreadRecord], id: i64) -> &str {
+    usize::try_from(id)
+        .ok()
+        .and_then(|t| threads.get(t))
+        .map_or("(unknown)", |r| r.name.as_str())
+}
+
 pub fn write_section(w: &mut XmlWriter, rows: &[Row], threads: &[ThreadRecord]) -> io::Result<()> {
     w.write_event(Event::Start(BytesStart::new(f::SECTION)))?;
     let mut by_thread: BTreeMap<i64, Vec<&Row>> = BTreeMap::new();
@@ -18,10 +27,7 @@ pub fn write_section(w: &mut XmlWriter, rows: &[Row], threads: &[ThreadRecord]) 
     }
     for (thread, mut rows) in by_thread {
         rows.sort_by(|a, b| (b.count, b.max, &a.class).cmp(&(a.count, a.max, &b.class)));
-        let name = usize::try_from(thread)
-            .ok()
-            .and_then(|t| threads.get(t))
-            .map_or("(unknown)", |r| r.name.as_str());
+        let name = thread_name(threads, thread);
         let mut el = BytesStart::new(f::THREAD);
         el.push_attribute((thread::NAME, crate::xml::name(name).as_ref()));
         w.write_event(Event::Start(el))?;

@@ -26,10 +26,7 @@ pub fn write_sites(
         places.entry(r.place.as_str()).or_default().push(r);
     }
     for (thread, places) in by_thread {
-        let name = usize::try_from(thread)
-            .ok()
-            .and_then(|t| threads.get(t))
-            .map_or("(unknown)", |r| r.name.as_str());
+        let name = super::section::thread_name(threads, thread);
         let mut el = BytesStart::new(f::THREAD);
         el.push_attribute((thread::NAME, crate::xml::name(name).as_ref()));
         w.write_event(Event::Start(el))?;

@@ -7,20 +7,10 @@ use std::sync::{Once, OnceLock};
 /// Runs `f`; if it panics, logs the panic (the hook below already printed where)
 /// and returns `fallback`, so the VM carries on.
 pub fn guard<R>(what: &'static str, fallback: R, f: impl FnOnce() -> R) -> R {
-    let f = || {
+    guard_hot(what, fallback, || {
         inject_fault(what);
         f()
-    };
-    match catch_unwind(AssertUnwindSafe(f)) {
-        Ok(r) => r,
-        Err(_) => {
-            crate::log::error_once(
-                what,
-                &format!("internal error in {what}; that work is skipped, the JVM continues"),
-            );
-            fallback
-        }
-    }
+    })
 }
 
 /// [`guard`] without the fault injection's check (a load and a compare):
