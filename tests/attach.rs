@@ -599,3 +599,47 @@ fn late_attach_instruments_loaded_classes() {
     let stderr = t.finish();
     assert!(!stderr.contains("uninstrumented"), "{stderr}");
 }
+
+/// `trace` started in a running JVM: the loaded classes are retransformed
+/// with its probes, and a dump ends the first trace file, a whole document
+/// with the calls made since (a call entered before the attach leaves no
+/// exit).
+#[test]
+fn attached_trace_writes_a_document_at_a_dump() {
+    let mut t = Target::start("attach-trace", &[]);
+    let pid = t.pid.to_string();
+    let template = t.path("t-%n.xml");
+    let opts = format!(
+        "trace={},file={}",
+        template.display(),
+        t.path("s.xml").display()
+    );
+    let (code, out) = profrj(&["attach", &pid, &opts]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("trace"), "{out}");
+    std::thread::sleep(Duration::from_millis(700));
+    let (code, out) = profrj(&["dump", &pid]);
+    assert_eq!(code, 0, "{out}");
+    let text = std::fs::read_to_string(t.path("t-1.xml")).expect("the first trace file");
+    let doc = roxmltree::Document::parse(&text).expect("a whole XML document");
+    assert_eq!(doc.root_element().tag_name().name(), "TRACE");
+    let heavy = doc
+        .descendants()
+        .find(|n| n.has_tag_name("methodDef") && n.attribute("name") == Some("heavy"))
+        .and_then(|n| n.attribute("methodId"))
+        .expect("CpuSplit.heavy defined");
+    let of = |name: &str| {
+        doc.descendants()
+            .filter(|n| n.has_tag_name(name) && n.attribute("methodIdRef") == Some(heavy))
+            .filter_map(|n| n.attribute("ticket"))
+            .collect::<Vec<_>>()
+    };
+    let (entries, exits) = (of("methodEntry"), of("methodExit"));
+    assert!(!entries.is_empty(), "heavy() calls after the attach");
+    assert!(
+        exits.iter().all(|x| entries.contains(x)),
+        "every exit has its entry"
+    );
+    let stderr = t.finish();
+    assert!(!stderr.contains("uninstrumented"), "{stderr}");
+}

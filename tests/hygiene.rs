@@ -30,6 +30,7 @@ fn checked_jni_is_silent_on_both_streams_in_every_mode() {
         "coverage,file=h.xml",
         "sampling,profile,memory,coverage,file=h.xml",
         "lock,file=h.xml",
+        "trace=h-trace.xml,memory,lock,file=h.xml",
     ] {
         check(
             options,

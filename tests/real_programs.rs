@@ -22,7 +22,7 @@ fn run_with(
         .env_remove("JAVA_TOOL_OPTIONS");
     if let Some(o) = agent_options {
         // Instrumenting modes run with full verification of every class.
-        let verify = if ["profile", "coverage", "memory"]
+        let verify = if ["profile", "coverage", "memory", "trace"]
             .iter()
             .any(|m| o.contains(m))
         {
@@ -123,12 +123,64 @@ fn check_mode(name: &str, program: &str, args: &[&str], package: &str, mode: &st
 
 #[test]
 fn groovy() {
-    check(
-        "groovy",
-        "groovy",
-        &["-e", "def f(n){ n<2?n:f(n-1)+f(n-2) }; println f(22)"],
-        "org.codehaus.groovy",
+    let args = ["-e", "def f(n){ n<2?n:f(n-1)+f(n-2) }; println f(22)"];
+    check("groovy", "groovy", &args, "org.codehaus.groovy");
+    check_trace("groovy", "groovy", &args, "org.codehaus.groovy");
+}
+
+/// Same stdout with and without `trace` (3 million events here), and the
+/// trace a well-formed document whose classes include `package`'s, with as
+/// many method exits as entries.
+fn check_trace(name: &str, program: &str, args: &[&str], package: &str) {
+    use quick_xml::events::Event;
+    let dir = temp_dir(&format!("{name}-trace"));
+    let (ok, plain, err) = run_with(program, args, None, &dir);
+    assert!(ok, "{name} fails even without the agent:\n{err}");
+    let trace = dir.join("trace.xml");
+    let opts = format!(
+        "trace={},file={}",
+        trace.display(),
+        dir.join("s.xml").display()
     );
+    let (ok, traced, err) = run_with(program, args, Some(&opts), &dir);
+    assert!(ok, "{name} fails under trace:\n{err}");
+    assert!(
+        !err.contains("VerifyError") && !err.contains("uninstrumented"),
+        "{err}"
+    );
+    assert_eq!(
+        normalise(&plain),
+        normalise(&traced),
+        "{name}: output differs under trace"
+    );
+    let file = std::fs::File::open(&trace).unwrap();
+    let mut r = quick_xml::Reader::from_reader(std::io::BufReader::new(file));
+    let (mut buf, mut entries, mut exits, mut classes) = (Vec::new(), 0u64, 0u64, 0u64);
+    loop {
+        match r.read_event_into(&mut buf).expect("a well-formed trace") {
+            Event::Eof => break,
+            Event::Empty(e) => match e.name().as_ref() {
+                b"methodEntry" => entries += 1,
+                b"methodExit" => exits += 1,
+                b"classDef" => {
+                    let n = e.try_get_attribute("name").unwrap().unwrap();
+                    classes += n.value.starts_with(package.as_bytes()) as u64;
+                }
+                _ => {}
+            },
+            _ => {}
+        }
+        buf.clear();
+    }
+    assert!(
+        entries > 100_000 && classes > 10,
+        "{entries} entries, {classes} {package} classes"
+    );
+    assert_eq!(
+        entries, exits,
+        "every call of the finished program returned"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

@@ -41,6 +41,7 @@ pub struct Agent {
     pub(crate) coverage: crate::coverage::Lifetime,
     pub(crate) alloc: crate::alloc::Slot,
     pub(crate) lock: crate::lock::Slot,
+    pub(crate) trace: crate::trace::Lifetime,
 }
 
 /// What the FFI edge (`entry`) gives the agent it creates: the VM's event
@@ -213,6 +214,7 @@ fn create(vm: VmHandle, options: &Options, edge: &Edge) -> Result<&'static Agent
         coverage: crate::coverage::Lifetime::default(),
         alloc: crate::alloc::Slot::default(),
         lock: crate::lock::Slot::default(),
+        trace: crate::trace::Lifetime::default(),
     };
     if AGENT.set(agent).is_err() {
         return Err("the agent is already loaded in this JVM".into());
@@ -252,6 +254,7 @@ impl Agent {
             coverage: &self.coverage,
             alloc: &self.alloc,
             lock: &self.lock,
+            trace: &self.trace,
         }
     }
 
@@ -399,6 +402,7 @@ impl Agent {
     pub fn on_thread_end(&self, jni: &Jni, thread: jthread) {
         self.threads.thread_ended(self.jvmti, jni, thread);
         crate::alloc::thread_ended(jni);
+        crate::trace::thread_ended();
     }
 
     pub fn run_sampler(&self, jni: &Jni, sampler: &Sampler) {

@@ -142,6 +142,8 @@ fn callbacks() -> JvmtiEventCallbacks {
         SampledObjectAlloc: Some(sampled_object_alloc),
         MonitorContendedEnter: Some(monitor_contended_enter),
         MonitorContendedEntered: Some(monitor_contended_entered),
+        GarbageCollectionStart: Some(trace_gc_start),
+        GarbageCollectionFinish: Some(trace_gc_finish),
         ClassLoad: Some(class_load),
         ClassPrepare: Some(class_prepare),
         CompiledMethodLoad: Some(compiled_method_load),
@@ -307,16 +309,23 @@ unsafe extern "C" fn sampled_object_alloc(
 }
 
 /// A thread is about to block on a monitor another thread owns (the `lock`
-/// mode). Reads none of its arguments.
-extern "C" fn monitor_contended_enter(
+/// mode).
+///
+/// # Safety
+/// Only the VM calls this, as MonitorContendedEnter's callback, on the
+/// thread about to wait: `jni` is its JNIEnv, and `object` a local
+/// reference in it.
+unsafe extern "C" fn monitor_contended_enter(
     _jvmti: *mut JvmtiEnv,
-    _jni: *mut JNIEnv,
+    jni: *mut JNIEnv,
     _thread: jthread,
-    _object: jobject,
+    object: jobject,
 ) {
+    // SAFETY: the JNIEnv the VM passed to this callback, on this thread.
+    let jni = unsafe { Jni::from_raw(jni) };
     guard("MonitorContendedEnter", (), || {
         if let Some(a) = agent::get() {
-            crate::lock::contended_enter(&a.host())
+            crate::lock::contended_enter(&a.host(), &jni, object)
         }
     })
 }
@@ -368,6 +377,25 @@ extern "C" fn gc_finish(_jvmti: *mut JvmtiEnv) {
     guard("GarbageCollectionFinish", (), || {
         if let Some(a) = agent::get() {
             a.memory.gc_finished()
+        }
+    })
+}
+
+/// A GC starts (the agent's own environment, enabled by `trace`). Runs in
+/// the pause; calls no JNI or JVMTI, reads no pointer.
+extern "C" fn trace_gc_start(_jvmti: *mut JvmtiEnv) {
+    guard("GarbageCollectionStart", (), || {
+        if let Some(a) = agent::get() {
+            a.trace.gc(true)
+        }
+    })
+}
+
+/// A GC ends (as [`trace_gc_start`]).
+extern "C" fn trace_gc_finish(_jvmti: *mut JvmtiEnv) {
+    guard("GarbageCollectionFinish", (), || {
+        if let Some(a) = agent::get() {
+            a.trace.gc(false)
         }
     })
 }

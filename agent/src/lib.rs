@@ -36,5 +36,7 @@ mod sampler;
 mod session;
 mod snapshot;
 mod threads;
+mod trace;
+mod tsc;
 mod vm;
 mod xml;

@@ -10,7 +10,7 @@ use crate::snapshot::XmlWriter;
 use crate::threads::{ThreadRecord, Threads};
 use crate::vm::sys::{JvmtiEnv, JvmtiExtensionFunction};
 use crate::vm::{AgentThreadEntry, AllocHook, Capabilities, Jni, Jvmti, Native, VmHandle};
-use crate::{alloc, coverage, lock, memory, profile, sampler};
+use crate::{alloc, coverage, lock, memory, profile, sampler, trace};
 use jni_sys::jlong;
 use std::io;
 
@@ -51,6 +51,8 @@ pub struct Host<'a> {
     pub alloc: &'a alloc::Slot,
     /// Where the monitor events find the `lock` session's recorder.
     pub lock: &'a lock::Slot,
+    /// What `trace` keeps for the JVM's lifetime (its rings and writer).
+    pub trace: &'a trace::Lifetime,
 }
 
 /// What a mode works with: the host, the calling thread's JNI, and the
@@ -131,6 +133,7 @@ pub const REGISTRY: &[Registration] = &[
     coverage::mode::REGISTRATION,
     alloc::mode::REGISTRATION,
     lock::mode::REGISTRATION,
+    trace::mode::REGISTRATION,
 ];
 
 /// A mode opened for a session, with its registered name.

@@ -226,6 +226,7 @@ fn describe(s: &Session) -> String {
             (o.profile, "profile"),
             (o.coverage, "coverage"),
             (o.memory, "memory"),
+            (o.trace.is_some(), "trace"),
         ];
         let names: Vec<&str> = modes.iter().filter(|m| m.0).map(|m| m.1).collect();
         parts.push(format!(

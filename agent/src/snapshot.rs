@@ -163,7 +163,7 @@ pub fn unfit_output(path: &Path) -> Option<String> {
 }
 
 /// 64 unpredictable bits (the kernel's random source).
-fn random_u64() -> u64 {
+pub fn random_u64() -> u64 {
     let mut buf = [0u8; 8];
     // SAFETY: getrandom writes at most `buf.len()` bytes into `buf`.
     let n = unsafe { libc::getrandom(buf.as_mut_ptr().cast(), buf.len(), 0) };

@@ -118,6 +118,18 @@ impl Threads {
         }
     }
 
+    /// The calling thread's id, registered if new (a probe's first call on
+    /// a thread); `None` for the agent's own threads or when the VM refuses.
+    pub fn current(&self, jvmti: Jvmti, jni: &Jni) -> Option<ThreadId> {
+        let t = jvmti.current_thread().ok()?;
+        let id = self.identify(jvmti, jni, t, 0);
+        jni.delete_local_ref(t);
+        match id? {
+            Identity::Java(id) => Some(id),
+            Identity::Agent => None,
+        }
+    }
+
     /// Refreshes CPU time and name of every live thread (for a dump), and marks
     /// threads that vanished without a ThreadEnd as ended now.
     pub fn refresh_live(&self, jvmti: Jvmti, jni: &Jni) {
@@ -168,6 +180,11 @@ impl Threads {
             .lock()
             .get(id.0 as usize)
             .map_or(0, |r| r.start_ns)
+    }
+
+    /// The name of thread `id`, as last read.
+    pub fn name(&self, id: ThreadId) -> Option<String> {
+        Some(self.records.lock().get(id.0 as usize)?.name.clone())
     }
 
     pub fn count(&self) -> usize {

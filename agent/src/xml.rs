@@ -66,8 +66,13 @@ pub fn push_attribute(buf: &mut String, key: &str, value: &str) {
 
 /// [`push_attribute`] for a number: digits by hand, since `write!` (the
 /// formatting machinery per call) doubled the time of a million-node tree.
-pub fn push_number(buf: &mut String, key: &str, mut n: u64) {
+pub fn push_number(buf: &mut String, key: &str, n: u64) {
     let mut digits = [0u8; 20];
+    push_attribute(buf, key, decimal(n, &mut digits));
+}
+
+/// `n` in decimal, written into the end of `digits`.
+pub fn decimal(mut n: u64, digits: &mut [u8; 20]) -> &str {
     let mut i = digits.len();
     loop {
         i -= 1;
@@ -77,7 +82,7 @@ pub fn push_number(buf: &mut String, key: &str, mut n: u64) {
             break;
         }
     }
-    push_attribute(buf, key, std::str::from_utf8(&digits[i..]).unwrap_or("0"));
+    std::str::from_utf8(&digits[i..]).unwrap_or("0")
 }
 
 #[cfg(test)]

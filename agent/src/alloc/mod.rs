@@ -22,7 +22,7 @@ mod section;
 mod stack_keys;
 
 use crate::calltree::{NodeId, WeightTree, Weights};
-use crate::instrument::registry::java_type_name;
+use crate::instrument::registry::{java_type, java_type_name};
 use crate::methods::{java_class_name, MethodNames, NameId};
 use crate::modes::Host;
 use crate::threads::{Identity, ThreadId};
@@ -391,6 +391,12 @@ pub fn sampled_object_alloc(
 ) {
     if let Some(r) = host.alloc.current() {
         r.sampled(host, jni, thread, object, class, size.max(0) as u64);
+        if crate::trace::on() {
+            if let Ok(sig) = host.jvmti.class_signature(class) {
+                let ty = host.memory.type_id(&java_type(&sig).0);
+                crate::trace::object_sampled(jni, ty, size.max(0) as u64);
+            }
+        }
     }
 }
 

@@ -33,6 +33,7 @@ impl Modes {
             memory: options.memory,
             derive_lines: options.derive,
             park: options.lock.is_some(),
+            trace: options.trace.is_some(),
         }
     }
 }

@@ -51,6 +51,14 @@ pub const CLONED_METHOD: (&str, &str) = ("cloned", "(Ljava/lang/Object;Ljava/lan
 /// the place id.
 pub const CLONED_FROM_METHOD: (&str, &str) =
     ("clonedFrom", "(Ljava/lang/Object;Ljava/lang/Class;I)V");
+/// `trace`: at entry and before returns, with the method id.
+pub const TRACE_ENTER_METHOD: (&str, &str) = ("traceEnter", "(I)V");
+pub const TRACE_EXIT_METHOD: (&str, &str) = ("traceExit", "(I)V");
+/// `trace`: in the catch-all handler, before an `athrow`, at a handler's
+/// start: the exception (left on the stack by a `dup`) and the method id.
+pub const TRACE_UNWIND_METHOD: (&str, &str) = ("traceUnwind", "(Ljava/lang/Throwable;I)V");
+pub const TRACE_THROW_METHOD: (&str, &str) = ("traceThrow", "(Ljava/lang/Throwable;I)V");
+pub const TRACE_CATCH_METHOD: (&str, &str) = ("traceCatch", "(Ljava/lang/Throwable;I)V");
 /// `lock`: at entry of `LockSupport.park(Object)`/`parkNanos(Object, long)`
 /// and before they return, with the blocker.
 pub const PARK_ENTER_METHOD: (&str, &str) = ("parkEnter", "(Ljava/lang/Object;)V");
@@ -110,11 +118,19 @@ mod tests {
             CLONED_FROM_METHOD,
             PARK_ENTER_METHOD,
             PARK_EXIT_METHOD,
+            TRACE_ENTER_METHOD,
+            TRACE_EXIT_METHOD,
+            TRACE_UNWIND_METHOD,
+            TRACE_THROW_METHOD,
+            TRACE_CATCH_METHOD,
+            ("traceLeave", "(III)V"),
+            ("traceThrown", "(III)V"),
+            ("traceCaught", "(III)V"),
         ] {
             assert!(has(CLASS, &format!("{n}{d}")), "{n}{d}");
         }
         assert!(has(CLASS, "typeId(Ljava/lang/Class;)I"));
-        assert!(has(CLASS, "parking()V"));
+        assert!(has(CLASS, "parking(Ljava/lang/Object;)V"));
         assert!(has(CLASS, "parked(Ljava/lang/Object;)V"));
     }
 }

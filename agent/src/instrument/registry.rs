@@ -38,6 +38,16 @@ impl Registry {
         id
     }
 
+    /// Method `id`, if there is one.
+    pub fn get(&self, id: u32) -> Option<MethodInfo> {
+        self.inner.lock().methods.get(id as usize).cloned()
+    }
+
+    /// How many methods have ids (0 to this, less 1).
+    pub fn len(&self) -> usize {
+        self.inner.lock().methods.len()
+    }
+
     /// A copy of every method, indexed by id.
     pub fn snapshot(&self) -> Vec<MethodInfo> {
         self.inner.lock().methods.clone()

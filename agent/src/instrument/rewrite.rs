@@ -22,12 +22,13 @@ pub struct Modes {
     pub derive_lines: bool,
     /// `lock`: probes in `LockSupport.park(Object)`/`parkNanos(Object, long)`.
     pub park: bool,
+    pub trace: bool,
 }
 
 impl Modes {
     /// Does a mode probe the classes of the scope (not just `LockSupport`)?
     pub fn any_scoped(&self) -> bool {
-        self.profile || self.coverage || self.memory
+        self.profile || self.coverage || self.memory || self.trace
     }
 }
 
@@ -68,6 +69,8 @@ struct Refs {
     cloned_from: u16,
     park_enter: u16,
     park_exit: u16,
+    /// `trace`: enter, exit, unwind, throw, catch.
+    trace: [u16; 5],
 }
 
 impl Refs {
@@ -96,7 +99,21 @@ impl Refs {
             cloned_from: 0,
             park_enter: 0,
             park_exit: 0,
+            trace: [0; 5],
         };
+        if modes.trace {
+            use probe_class::*;
+            let methods = [
+                TRACE_ENTER_METHOD,
+                TRACE_EXIT_METHOD,
+                TRACE_UNWIND_METHOD,
+                TRACE_THROW_METHOD,
+                TRACE_CATCH_METHOD,
+            ];
+            for (r, (name, desc)) in r.trace.iter_mut().zip(methods) {
+                *r = cp.add_method_ref(CLASS, name, desc);
+            }
+        }
         if modes.park {
             let (name, desc) = probe_class::PARK_ENTER_METHOD;
             r.park_enter = cp.add_method_ref(probe_class::CLASS, name, desc);
@@ -197,6 +214,10 @@ pub fn rewrite(
                 continue;
             }
         };
+        if modes.trace {
+            let id = registry.id(info.clone());
+            add_trace(&mut edit, &code, &mut class.constant_pool, &refs, id);
+        }
         let mut coverage_id = None;
         if modes.coverage {
             let lines = line_probes_in(&code, &class.constant_pool);
@@ -278,6 +299,49 @@ fn add_profile(edit: &mut Edit, cp: &mut ConstantPool<'_>, refs: &Refs, id: u32)
     edit.before_returns.extend(call(refs.exit));
     edit.catch_all = Some(call(refs.unwind));
     edit.extra_stack = edit.extra_stack.max(1);
+}
+
+/// `Probe.traceEnter(id)` at entry, `traceExit(id)` before returns,
+/// `traceUnwind(exception, id)` in the catch-all handler, `traceThrow` before
+/// each `athrow` and `traceCatch` at the start of each of the method's own
+/// handlers (the exception is on the stack at all three: `dup` it).
+fn add_trace(edit: &mut Edit, code: &Code, cp: &mut ConstantPool<'_>, refs: &Refs, id: u32) {
+    let [enter, exit, unwind, throw, catch] = refs.trace;
+    let id = Insn::push_int(cp, id as i32);
+    let call = |r: u16| vec![id.clone(), Insn::plain(INVOKESTATIC, &r.to_be_bytes())];
+    let with_exception = |r: u16| {
+        let mut seq = vec![Insn::plain(DUP, &[])];
+        seq.extend(call(r));
+        seq
+    };
+    edit.entry.extend(call(enter));
+    edit.before_returns.extend(call(exit));
+    let mut handler = edit.catch_all.take().unwrap_or_default();
+    handler.extend(with_exception(unwind));
+    edit.catch_all = Some(handler);
+    for (i, insn) in code.insns.iter().enumerate() {
+        if matches!(insn, Insn::Plain { op: ATHROW, .. }) {
+            edit.before
+                .entry(i as u32)
+                .or_default()
+                .extend(with_exception(throw));
+        }
+    }
+    let mut starts: Vec<u32> = code
+        .handlers
+        .iter()
+        .map(|h| code.labels[h.handler.0 as usize])
+        .collect();
+    starts.sort_unstable();
+    starts.dedup();
+    for h in starts {
+        // First at the handler's start: before any other mode's code there.
+        let seq = edit.before.entry(h).or_default();
+        let mut probe = with_exception(catch);
+        probe.append(seq);
+        *seq = probe;
+    }
+    edit.extra_stack = edit.extra_stack.max(2);
 }
 
 /// `Probe.parkEnter(blocker)` at entry, `parkExit(blocker)` before returns

@@ -268,10 +268,35 @@ pub struct Captured {
 }
 
 /// MonitorContendedEnter (called by `entry`), on the thread about to block.
-pub fn contended_enter(host: &Host) {
+pub fn contended_enter(host: &Host, jni: &Jni, object: jobject) {
     if host.lock.current().is_some_and(|r| r.active.load(Relaxed)) {
         ENTER_NS.with(|t| t.set(crate::clock::now_ns().max(1)));
+        trace_monitor(host, jni, object, false);
     }
+}
+
+/// A running trace's `monitorContendedEnter` (`entered`: `…Entered`) for
+/// the lock of `object`, every wait whatever the threshold; not for a
+/// CountDownLatch (a condition, not a lock). The thread is about to block,
+/// or has just waited: a class name and a hash code cost little beside it.
+fn trace_monitor(host: &Host, jni: &Jni, object: jobject, entered: bool) {
+    if !crate::trace::on() || object.is_null() {
+        return;
+    }
+    let class = jni.object_class(object);
+    let signature = host.jvmti.class_signature(class);
+    jni.delete_local_ref(class);
+    let Ok(signature) = signature else {
+        return;
+    };
+    if signature == COUNT_DOWN_LATCH {
+        return;
+    }
+    let ty = host
+        .memory
+        .type_id(&crate::instrument::registry::java_type(&signature).0);
+    let hash = host.jvmti.object_hash_code(object).unwrap_or(0);
+    crate::trace::monitor(jni, entered, ty, hash);
 }
 
 /// MonitorContendedEntered (called by `entry`), on the thread that waited
@@ -284,6 +309,7 @@ pub fn contended_entered(host: &Host, jni: &Jni, thread: jthread, object: jobjec
     let waited = crate::clock::now_ns().saturating_sub(since);
     if let Some(r) = host.lock.current() {
         if r.active.load(Relaxed) {
+            trace_monitor(host, jni, object, true);
             r.waited(host, jni, (thread, object), waited, false);
         }
     }

@@ -26,19 +26,22 @@ thread_local! {
 /// The probe natives: (name, descriptor, function) for RegisterNatives.
 pub fn natives() -> [Native; 2] {
     [
-        ("parking", "()V", parking as *mut _),
+        ("parking", "(Ljava/lang/Object;)V", parking as *mut _),
         ("parked", "(Ljava/lang/Object;)V", parked as *mut _),
     ]
 }
 
 /// A thread is about to park for a lock.
-extern "system" fn parking(_env: *mut JNIEnv, _class: jclass) {
+extern "system" fn parking(env: *mut JNIEnv, _class: jclass, blocker: jobject) {
     crate::vm::guard("lock park probe", (), || {
         let Some(host) = crate::agent::host() else {
             return;
         };
         if host.lock.current().is_some_and(|r| r.active.load(Relaxed)) {
             PARK_NS.with(|t| t.set(crate::clock::now_ns().max(1)));
+            // SAFETY: the JNIEnv the VM passed to this native method, on this thread.
+            let jni = unsafe { Jni::from_raw(env) };
+            super::trace_monitor(&host, &jni, blocker, false);
         }
     })
 }
@@ -64,6 +67,7 @@ extern "system" fn parked(env: *mut JNIEnv, _class: jclass, blocker: jobject) {
             return;
         };
         if let Some(Identity::Java(_)) = host.threads.identify(host.jvmti, &jni, thread, 0) {
+            super::trace_monitor(&host, &jni, blocker, true);
             r.waited(&host, &jni, (thread, blocker), waited, true);
         }
         jni.delete_local_ref(thread);

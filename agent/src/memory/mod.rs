@@ -88,6 +88,16 @@ impl Lifetime {
         self.sites.type_id(java_name)
     }
 
+    /// An allocation site: its type's name and its place.
+    pub fn site(&self, site: u32) -> Option<(String, Option<AllocPlace>)> {
+        self.sites.site(site)
+    }
+
+    /// The name of a type by its id (`java.lang.String[]`).
+    pub fn type_name(&self, ty: u32) -> String {
+        self.sites.type_name(ty)
+    }
+
     /// The id of an allocation site: what its probe passes.
     pub fn site_id(&self, place: AllocPlace, java_type: &str) -> u32 {
         let place = self.sites.place_id(place);
@@ -155,7 +165,7 @@ pub fn track(a: &Host<'static>, jni: &Jni, object: jobject, site: u32) {
         let Some(counters) = mine.counters.borrow_mut().get(a, jni, site) else {
             return;
         };
-        track_on(a, jni, object, counters, &mine.log)
+        track_on(a, jni, (object, site), counters, &mine.log)
     })
 }
 
@@ -169,7 +179,7 @@ fn track_at(a: &Host<'static>, jni: &Jni, object: jobject, place: u32, ty: u32) 
 fn track_on(
     a: &Host<'static>,
     jni: &Jni,
-    object: jobject,
+    (object, site): (jobject, u32),
     counters: counters::SiteCounters,
     log: &weak_refs::ThreadLogSlot,
 ) {
@@ -179,6 +189,7 @@ fn track_on(
             if let Some(h) = WeakHandle::new(jni, object) {
                 life.weak.record(log, h, counters.site.index());
                 counters.site.made_one(); // the group sums its sites
+                crate::trace::object_allocated(jni, site, h.to_bits() as u64);
             }
         }
         Mechanism::Tags => {
@@ -188,6 +199,7 @@ fn track_on(
             if env.set_tag(object, counters.site.tag()).is_ok() {
                 counters.site.made_one_with_peak();
                 counters.group.made_one_with_peak();
+                crate::trace::object_allocated(jni, site, 0);
             }
         }
     }

@@ -83,6 +83,21 @@ impl Sites {
         self.0.lock().sites.get(site as usize).map(|&(_, ty)| ty)
     }
 
+    /// Site `site`: its type's name and its place (`None`: the VM or JNI).
+    pub fn site(&self, site: u32) -> Option<(String, Option<AllocPlace>)> {
+        let t = self.0.lock();
+        let &(place, ty) = t.sites.get(site as usize)?;
+        Some((
+            t.type_name(ty),
+            t.places.get(place as usize).cloned().flatten(),
+        ))
+    }
+
+    /// The name of type `ty`, as Java writes it.
+    pub fn type_name(&self, ty: u32) -> String {
+        self.0.lock().type_name(ty)
+    }
+
     /// Every table as it is now, for a snapshot.
     pub fn tables(&self) -> Tables {
         self.0.lock().clone()

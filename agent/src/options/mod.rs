@@ -110,6 +110,18 @@ const OPTIONS: &[Opt] = &[
         meaning: "where threads wait for each other: contended synchronized entries by call path and monitor class, with counts and nanoseconds waited, waits shorter than DURATION (ns, us, ms or s; 0 records every one) left out, and a monitor dump at every snapshot (the <lock> section)",
     },
     Opt {
+        syntax: "trace[=PATH]",
+        default: "profrj-%p-trace.xml",
+        takes: Takes::Start,
+        meaning: "every call, return, throw and catch of the classes in scope as it happens, written as a TPTP trace-event XML document to PATH (placeholders as for file=; each dump ends the current file and the next events start the next, %n numbering them, else .2, .3... appended)",
+    },
+    Opt {
+        syntax: "overflow=wait|drop",
+        default: "wait",
+        takes: Takes::Start,
+        meaning: "trace: when a thread's event buffer is full because the disk cannot keep up, wait for the writer (a complete trace, a slower program) or drop the events and count them (the trace marks each gap)",
+    },
+    Opt {
         syntax: "live",
         default: "",
         takes: Takes::Start,
@@ -227,6 +239,7 @@ const MAX_INTERVAL: Duration = Duration::from_secs(10);
 const MAX_DEPTH: u32 = 65_535;
 const MAX_THRESHOLD: Duration = Duration::from_secs(3600);
 const DEFAULT_FILE: &str = "profrj-%p.xml";
+const DEFAULT_TRACE: &str = "profrj-%p-trace.xml";
 const DEFAULT_ALLOC: u32 = 512 * 1024;
 /// JVMTI takes the sampling interval as a jint.
 const MAX_ALLOC: u64 = i32::MAX as u64;
@@ -344,6 +357,10 @@ pub struct Options {
     pub live: bool,
     /// `lock`: the shortest wait recorded (`None`: off).
     pub lock: Option<Duration>,
+    /// `trace`: the trace files' path template.
+    pub trace: Option<String>,
+    /// `overflow=drop`.
+    pub overflow_drop: bool,
     /// Which classes the instrumenting modes rewrite.
     pub scope: Scope,
     /// Snapshot path template (placeholders not yet expanded).
@@ -383,6 +400,8 @@ impl Default for Options {
             alloc: None,
             live: false,
             lock: None,
+            trace: None,
+            overflow_drop: false,
             scope: Scope::default(),
             file: DEFAULT_FILE.to_owned(),
             file_given: false,
@@ -463,6 +482,23 @@ impl Options {
                 "alloc" => o.alloc = Some(value.map_or(Ok(DEFAULT_ALLOC), parse_size)?),
                 "live" => o.live = flag(key, value)?,
                 "lock" => o.lock = Some(value.map_or(Ok(Duration::ZERO), parse_threshold)?),
+                "trace" => {
+                    o.trace = Some(match value {
+                        Some(v) => parse_file(key, v)?,
+                        None => DEFAULT_TRACE.to_owned(),
+                    })
+                }
+                "overflow" => {
+                    o.overflow_drop = match required(key, value)? {
+                        "wait" => false,
+                        "drop" => true,
+                        v => {
+                            return Err(bad(format!(
+                                "bad value for overflow: '{v}' (wait or drop)"
+                            )))
+                        }
+                    }
+                }
                 "include" | "exclude" => {
                     let v = required(key, value)?;
                     let glob = Glob::new(v)
@@ -475,7 +511,7 @@ impl Options {
                 }
                 "help" => o.help = flag(key, value)?,
                 "file" => {
-                    o.file = parse_file(required(key, value)?)?;
+                    o.file = parse_file(key, required(key, value)?)?;
                     o.file_given = true;
                 }
                 "interval" => o.interval = parse_interval(required(key, value)?)?,
@@ -517,6 +553,11 @@ impl Options {
                 "option 'live' belongs to alloc: give alloc,live".to_owned()
             ));
         }
+        if seen.contains(&"overflow") && o.trace.is_none() {
+            return Err(bad(
+                "option 'overflow' belongs to trace: give trace,overflow=drop".to_owned(),
+            ));
+        }
         // Starting with no mode named: sample. `help` alone only prints the table.
         let help_only = o.help && seen.iter().all(|k| matches!(*k, "help" | "reply"));
         let mode_named = o.any_mode();
@@ -533,7 +574,7 @@ impl Options {
 
     /// Does a mode rewrite classes (so the agent needs the class-file hook)?
     pub fn instruments(&self) -> bool {
-        self.profile || self.coverage || self.memory
+        self.profile || self.coverage || self.memory || self.trace.is_some()
     }
 
     /// Does the session rewrite any class: the instrumenting modes' scope,
@@ -590,7 +631,7 @@ fn required<'a>(key: &str, value: Option<&'a str>) -> Result<&'a str, OptionErro
     }
 }
 
-fn parse_file(v: &str) -> Result<String, OptionError> {
+fn parse_file(key: &str, v: &str) -> Result<String, OptionError> {
     let mut chars = v.chars();
     while let Some(c) = chars.next() {
         if c == '%' {
@@ -598,12 +639,12 @@ fn parse_file(v: &str) -> Result<String, OptionError> {
                 Some('p' | 't' | 'n' | '%') => {}
                 Some(x) => {
                     return Err(bad(format!(
-                        "bad value for file: unknown placeholder '%{x}' in '{v}' (placeholders: %p %t %n %%)"
+                        "bad value for {key}: unknown placeholder '%{x}' in '{v}' (placeholders: %p %t %n %%)"
                     )))
                 }
                 None => {
                     return Err(bad(format!(
-                        "bad value for file: '{v}' ends with a lone '%' (write %% for %)"
+                        "bad value for {key}: '{v}' ends with a lone '%' (write %% for %)"
                     )))
                 }
             }
@@ -947,6 +988,8 @@ mod tests {
             "alloc" => Some("64k"),
             "live" => return "alloc,live".to_owned(),
             "lock" => Some("1ms"),
+            "trace" => Some("/tmp/t-%n.xml"),
+            "overflow" => return "trace,overflow=drop".to_owned(),
             _ => None,
         };
         match value {
@@ -977,6 +1020,23 @@ mod tests {
                 "{key}"
             );
         }
+    }
+
+    #[test]
+    fn trace_takes_a_path_and_an_overflow_policy() {
+        let o = parse("trace").unwrap();
+        assert_eq!(o.trace.as_deref(), Some("profrj-%p-trace.xml"));
+        assert!(!o.overflow_drop && !o.sampling && o.instruments());
+        let o = parse("trace=/tmp/t-%p-%n.xml,overflow=drop").unwrap();
+        assert_eq!(o.trace.as_deref(), Some("/tmp/t-%p-%n.xml"));
+        assert!(o.overflow_drop);
+        assert!(parse("trace,overflow=wait").is_ok());
+        let e = parse("trace,overflow=later").unwrap_err().0;
+        assert!(e.contains("overflow") && e.contains("wait or drop"), "{e}");
+        let e = parse("overflow=drop").unwrap_err().0;
+        assert!(e.contains("belongs to trace"), "{e}");
+        let e = parse("trace=/tmp/%q.xml").unwrap_err().0;
+        assert!(e.contains("placeholder"), "{e}");
     }
 
     #[test]

@@ -14,7 +14,7 @@
 //! call's probe cost shrinks it to that sum, its self time to 0), so the
 //! tree stays consistent however the estimate errs.
 
-mod clock;
+use crate::tsc as clock;
 pub mod mode;
 mod section;
 mod tree;
@@ -198,18 +198,10 @@ fn current(life: &Lifetime, env: *mut JNIEnv) -> &'static ThreadProfile {
 #[cold]
 #[inline(never)]
 fn first_probe(life: &Lifetime, env: *mut JNIEnv) -> &'static ThreadProfile {
-    let thread = crate::agent::host().and_then(|a| {
-        // SAFETY: `env` is what the VM passed to the probe native that called
-        // this (enter, exit, unwind), on this thread: its JNIEnv.
-        let jni = unsafe { Jni::from_raw(env) };
-        let t = a.jvmti.current_thread().ok()?;
-        let id = a.threads.identify(a.jvmti, &jni, t, 0);
-        jni.delete_local_ref(t);
-        match id? {
-            crate::threads::Identity::Java(id) => Some(id),
-            crate::threads::Identity::Agent => None,
-        }
-    });
+    // SAFETY: `env` is what the VM passed to the probe native that called
+    // this (enter, exit, unwind), on this thread: its JNIEnv.
+    let jni = unsafe { Jni::from_raw(env) };
+    let thread = crate::agent::host().and_then(|a| a.threads.current(a.jvmti, &jni));
     let profile = Arc::new(ThreadProfile {
         thread,
         tree: Tree::new(),

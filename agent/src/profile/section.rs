@@ -2,12 +2,12 @@
 //! attributes (times in µs; `method*` exclude callees; overhead is the
 //! agent's own probe time).
 
-use super::clock::ticks_to_ns;
 use super::tree::{Node, Tree};
 use super::ThreadProfile;
 use crate::instrument::registry::MethodInfo;
 use crate::snapshot::XmlWriter;
 use crate::threads::ThreadRecord;
+use crate::tsc::ticks_to_ns;
 use crate::xml::{push_attribute, push_number};
 use profrj_format::profile::{self as f, node, thread};
 use quick_xml::events::{BytesEnd, BytesStart, Event};

@@ -51,6 +51,11 @@ impl Jni {
         }
     }
 
+    /// The JNIEnv itself, for code that keeps it only as long as this `Jni`.
+    pub fn as_raw(&self) -> *mut JNIEnv {
+        self.env
+    }
+
     fn table(&self) -> &jni_sys::JNINativeInterface_ {
         // SAFETY: `env` is this thread's JNIEnv (the invariant of `Jni`): it
         // points to the VM's function table, which lives as long as the VM.

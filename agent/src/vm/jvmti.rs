@@ -509,6 +509,15 @@ impl Jvmti {
     }
 
     /// The JVM type signature of a class, e.g. `Ljava/lang/String;`.
+    /// The object's identity hash code (JVMTI GetObjectHashCode: no
+    /// safepoint, no allocation).
+    pub fn object_hash_code(&self, object: jobject) -> Result<i32> {
+        let mut hash = 0;
+        // SAFETY: an object reference (the `vm` convention) and a live out-pointer.
+        check(unsafe { jvmti_call!(self, GetObjectHashCode, object, &mut hash) })?;
+        Ok(hash)
+    }
+
     pub fn class_signature(&self, class: jclass) -> Result<String> {
         let mut sig = std::ptr::null_mut();
         // SAFETY: a class reference (the `vm` convention); a live out-pointer,

@@ -15,6 +15,43 @@ public final class Probe {
 
     public static native void unwind(int method);
 
+    // trace mode: method entry and normal exit, as for profile.
+    public static native void traceEnter(int method);
+
+    public static native void traceExit(int method);
+
+    // trace mode: an exception leaves `method` (its catch-all handler), is thrown by it (before
+    // an athrow) or is caught by one of its handlers (at the handler's start). The agent gets the
+    // exception's type id and identity hash: it tells one exception object from the next without
+    // holding it.
+    public static void traceUnwind(Throwable t, int method) {
+        if (t != null) {
+            traceLeave(method, type(t), System.identityHashCode(t));
+        }
+    }
+
+    public static void traceThrow(Throwable t, int method) {
+        if (t != null) {
+            traceThrown(method, type(t), System.identityHashCode(t));
+        }
+    }
+
+    public static void traceCatch(Throwable t, int method) {
+        if (t != null) {
+            traceCaught(method, type(t), System.identityHashCode(t));
+        }
+    }
+
+    private static int type(Object o) {
+        return TypeIds.TYPE.get(o.getClass()).intValue();
+    }
+
+    private static native void traceLeave(int method, int type, int hash);
+
+    private static native void traceThrown(int method, int type, int hash);
+
+    private static native void traceCaught(int method, int type, int hash);
+
     // coverage mode: each method's counters, by the id the agent gave it. The agent publishes
     // each array here (JNI) when it makes it, so later calls find it without leaving Java. Not
     // volatile, so the JIT may keep it in a register across inlined calls: a thread that reads
@@ -114,7 +151,7 @@ public final class Probe {
     // Condition.await parks with its ConditionObject, which is not one, and is left out.
     public static void parkEnter(Object blocker) {
         if (blocker instanceof java.util.concurrent.locks.AbstractOwnableSynchronizer) {
-            parking();
+            parking(blocker);
         }
     }
 
@@ -124,7 +161,7 @@ public final class Probe {
         }
     }
 
-    private static native void parking();
+    private static native void parking(Object blocker);
 
     private static native void parked(Object blocker);
 }

@@ -132,6 +132,8 @@ impl WeakRefs {
             }
             self.count_frees(false, counters);
             let dead = std::mem::take(&mut *self.dead.lock());
+            // Said before the references go: a new object may get one again.
+            crate::trace::objects_freed(dead.iter().map(|h| h.to_bits() as u64));
             for h in dead {
                 // SAFETY: `track_on` made it with `new`; the scan moved it from
                 // its record (dropped) to `dead`, once, and took it out of

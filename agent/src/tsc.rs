@@ -1,4 +1,4 @@
-//! The probes' clocks. Wall time: the TSC (10 ns a read here, against 25 ns
+//! The probes' clocks (`profile`, `trace`). Wall time: the TSC (10 ns a read here, against 25 ns
 //! for CLOCK_MONOTONIC), when the CPU says it is invariant; else
 //! CLOCK_MONOTONIC. Thread CPU time: CLOCK_THREAD_CPUTIME_ID costs a system
 //! call (~560 ns), far too much per probe, so each thread reads it at most

@@ -1,0 +1,257 @@
+//! What each event becomes in the document, and the ids defined on the
+//! way: a thread at its first event, a class and a method at their first
+//! use, an object at its allocation (or, an exception or a monitor, with
+//! `objDef` at its first use), each once per document.
+
+use super::event::Kind;
+use super::tptp::{self, Call};
+use super::writer::{Staged, Writer};
+use std::io;
+
+/// A `memory` allocation site: its type, its method (registry id) and line.
+pub(super) struct Site {
+    ty: String,
+    method: Option<u32>,
+    line: Option<u16>,
+}
+
+impl Writer {
+    pub(super) fn new_id(&mut self) -> u32 {
+        let id = self.next_id;
+        self.next_id += 1;
+        id
+    }
+
+    /// Marks `id` defined in this document; false if it was already.
+    pub(super) fn define(&mut self, id: u32) -> bool {
+        let i = id as usize;
+        if self.defined.len() <= i {
+            self.defined.resize(i + 1024, false);
+        }
+        !std::mem::replace(&mut self.defined[i], true)
+    }
+
+    /// The trace id of source `i`'s thread, defined (threadStart) at its
+    /// first use in the document.
+    pub(super) fn thread(&mut self, i: u32, unix_ns: u64) -> io::Result<u32> {
+        if self.rings[i as usize].id == 0 {
+            self.rings[i as usize].id = self.new_id();
+        }
+        let s = &self.rings[i as usize];
+        let (id, thread) = (s.id, s.thread);
+        if self.define(id) {
+            let name = thread
+                .and_then(|t| self.sources.threads.name(t))
+                .unwrap_or_else(|| "(unknown)".into());
+            self.doc().thread_start(id, unix_ns, &name)?;
+        }
+        Ok(id)
+    }
+
+    /// The trace id of class `name` (as Java writes it), defined at its
+    /// first use in the document.
+    pub(super) fn class(&mut self, name: &str, unix_ns: u64) -> io::Result<u32> {
+        let id = match self.classes.get(name) {
+            Some(&id) => id,
+            None => {
+                let id = self.new_id();
+                self.classes.insert(name.to_owned(), id);
+                id
+            }
+        };
+        if self.define(id) {
+            self.doc().class_def(id, name, unix_ns)?;
+        }
+        Ok(id)
+    }
+
+    /// The trace ids of registry method `m` and its class, defined at
+    /// their first use in the document.
+    pub(super) fn method(&mut self, m: u32, unix_ns: u64) -> io::Result<(u32, u32)> {
+        let i = m as usize;
+        if self.methods.len() <= i {
+            self.methods.resize(i + 1, (0, 0));
+        }
+        let (id, class) = self.methods[i];
+        if id != 0 && self.defined.get(id as usize).copied().unwrap_or(false) {
+            return Ok((id, class));
+        }
+        let info = self.sources.registry.get(m).unwrap_or_else(|| {
+            crate::instrument::registry::MethodInfo {
+                class: "(unknown)".into(),
+                name: format!("(method {m})"),
+                descriptor: "()V".into(),
+            }
+        });
+        let class = self.class(&info.class.replace('/', "."), unix_ns)?;
+        let id = if id == 0 { self.new_id() } else { id };
+        self.methods[i] = (id, class);
+        self.define(id);
+        self.doc()
+            .method_def(id, &info.name, &info.descriptor, class)?;
+        Ok((id, class))
+    }
+
+    pub(super) fn element(&mut self, s: &Staged) -> io::Result<()> {
+        let e = &s.e;
+        let unix_ns = self.ticks_to_unix(e.time);
+        match e.kind {
+            Kind::GcStart | Kind::GcFinish => {
+                return self.doc().gc(e.kind == Kind::GcStart, unix_ns);
+            }
+            Kind::ObjFree => {
+                // An object made before this document began is not in it.
+                return match self.live.remove(&e.b) {
+                    Some(id) if self.is_defined(id) => self.doc().obj_free(id, unix_ns),
+                    _ => Ok(()),
+                };
+            }
+            Kind::ThreadEnd => {
+                let id = self.rings[s.source as usize].id;
+                if id != 0 && self.defined.get(id as usize).copied().unwrap_or(false) {
+                    self.defined[id as usize] = false;
+                    self.doc().thread_end(id, unix_ns)?;
+                }
+                return Ok(());
+            }
+            _ => {}
+        }
+        let thread = self.thread(s.source, unix_ns)?;
+        match e.kind {
+            Kind::Lost => return self.doc().lost(thread, e.ticket()),
+            Kind::ObjAlloc | Kind::ObjSample => return self.allocation(s, thread, unix_ns),
+            Kind::MonitorEnter | Kind::MonitorEntered => {
+                let obj = match self.monitors.get(&(e.b as u32)) {
+                    Some(&id) => id,
+                    None => {
+                        let id = self.new_id();
+                        self.monitors.insert(e.b as u32, id);
+                        id
+                    }
+                };
+                if self.define(obj) {
+                    let name = self.sources.memory.type_name(e.extra);
+                    let class = self.class(&name, unix_ns)?;
+                    self.doc().obj_def(obj, class)?;
+                }
+                let entered = e.kind == Kind::MonitorEntered;
+                return self.doc().monitor(entered, thread, obj, unix_ns);
+            }
+            _ => {}
+        }
+        let (method, _) = self.method(e.method, unix_ns)?;
+        let call = Call {
+            thread,
+            method,
+            ticket: e.ticket(),
+            depth: e.depth,
+        };
+        let stack = &mut self.rings[s.source as usize].stack;
+        match e.kind {
+            Kind::Entry => stack.push((e.method, e.ticket())),
+            Kind::Exit => {
+                if let Some(i) = stack.iter().rposition(|c| c.1 == e.ticket()) {
+                    stack.truncate(i);
+                }
+            }
+            _ => {}
+        }
+        match e.kind {
+            Kind::Entry => {
+                let i = e.method as usize;
+                if self.counts.len() <= i {
+                    self.counts.resize(i + 1, 0);
+                }
+                self.counts[i] += 1;
+                self.doc().method_event(true, call, unix_ns)
+            }
+            Kind::Exit => self.doc().method_event(false, call, unix_ns),
+            Kind::Throw | Kind::ThrowNew | Kind::Catch => {
+                let source = s.source as usize;
+                let mut obj = self.rings[source].exception;
+                let fresh = e.kind == Kind::ThrowNew || obj == 0;
+                if fresh || !self.defined.get(obj as usize).copied().unwrap_or(false) {
+                    if fresh {
+                        obj = self.new_id();
+                        self.rings[source].exception = obj;
+                    }
+                    let name = self.sources.memory.type_name(e.extra);
+                    let class = self.class(&name, unix_ns)?;
+                    self.define(obj);
+                    self.doc().obj_def(obj, class)?;
+                }
+                let throw = e.kind != Kind::Catch;
+                self.doc().exception(throw, call, obj, unix_ns)
+            }
+            _ => Ok(()),
+        }
+    }
+
+    pub(super) fn is_defined(&self, id: u32) -> bool {
+        self.defined.get(id as usize).copied().unwrap_or(false)
+    }
+
+    /// `objAlloc` of an object `memory` tracked (`ObjAlloc`) or `alloc`
+    /// sampled (`ObjSample`).
+    pub(super) fn allocation(&mut self, s: &Staged, thread: u32, unix_ns: u64) -> io::Result<()> {
+        let e = &s.e;
+        let (ty, method, line, size) = if e.kind == Kind::ObjSample {
+            let ty = self.sources.memory.type_name(e.extra);
+            (ty, None, None, Some(e.depth as u64))
+        } else {
+            let site = self.site(e.method);
+            (site.ty.clone(), site.method, site.line, None)
+        };
+        // The allocating call: the thread's innermost call of that method.
+        let top = self.rings[s.source as usize].stack.last().copied();
+        let (method, ticket) = match (method, top) {
+            (Some(m), Some((top_m, ticket))) if top_m == m => (Some(m), ticket),
+            (m, _) => (m, 0),
+        };
+        let method = match method {
+            Some(m) => Some(self.method(m, unix_ns)?.0),
+            None => None,
+        };
+        let class = self.class(&ty, unix_ns)?;
+        let id = self.new_id();
+        self.define(id);
+        if e.b != 0 {
+            self.live.insert(e.b, id);
+        }
+        let obj = tptp::ObjAlloc {
+            id,
+            class,
+            is_array: tptp::array_code(&ty),
+            size,
+            method,
+            ticket,
+            line,
+        };
+        self.doc().obj_alloc(thread, obj, unix_ns)
+    }
+
+    /// `memory`'s site `site`, looked up once.
+    pub(super) fn site(&mut self, site: u32) -> &Site {
+        let (sources, sites) = (self.sources, &mut self.sites);
+        sites.entry(site).or_insert_with(|| {
+            let (ty, place) = sources
+                .memory
+                .site(site)
+                .unwrap_or_else(|| (format!("(site {site})"), None));
+            let method = place.as_ref().map(|p| {
+                sources
+                    .registry
+                    .id(crate::instrument::registry::MethodInfo {
+                        class: p.class.clone(),
+                        name: p.method.clone(),
+                        descriptor: p.descriptor.clone(),
+                    })
+            });
+            Site {
+                ty,
+                method,
+                line: place.and_then(|p| p.line),
+            }
+        })
+    }
+}

@@ -1,0 +1,431 @@
+//! `trace` mode: every call, return, throw and catch in scope as it
+//! happens, written as a TPTP trace-event XML document (the "execution
+//! details" mode of TPTP's Java profiler), rather than aggregated trees.
+//!
+//! The rewriter puts `Probe.traceEnter/traceExit` at entry and before
+//! returns, `traceUnwind` in a catch-all handler (an exception leaving the
+//! method), `traceThrow` before each `athrow` and `traceCatch` at the start
+//! of each exception handler. Each probe appends a 32-byte event to its
+//! thread's ring ([`ring`]): no lock, no system call, no allocation once the
+//! ring exists. The writer thread ([`writer`]) drains every ring, merges the
+//! threads' events in time order and writes the elements, defining each id
+//! (thread, class, method, object) before its first use.
+//!
+//! A full ring: with `overflow=wait` (the default) the thread waits for the
+//! writer (a trace with holes cannot pair entries with exits, and a trace is
+//! asked for knowing it slows the program); with `overflow=drop` the events
+//! are dropped and counted, and the trace says how many (an XML comment at
+//! the point of the gap, and the exit summary).
+
+mod elements;
+mod event;
+mod hooks;
+pub mod mode;
+mod ring;
+mod tptp;
+mod writer;
+
+use crate::threads::ThreadId;
+use crate::tsc;
+use crate::vm::Jni;
+use event::{Event, Kind};
+use jni_sys::{jclass, jint, JNIEnv};
+use parking_lot::{Condvar, Mutex};
+use ring::Ring;
+use std::cell::{Cell, UnsafeCell};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering::*};
+use std::sync::{Arc, OnceLock};
+
+pub use hooks::{monitor, object_allocated, object_sampled, objects_freed, on};
+
+/// The probe natives: (name, descriptor, function) for RegisterNatives.
+pub fn natives() -> [(&'static str, &'static str, *mut std::ffi::c_void); 5] {
+    [
+        ("traceEnter", "(I)V", enter as *mut _),
+        ("traceExit", "(I)V", exit as *mut _),
+        ("traceLeave", "(III)V", leave as *mut _),
+        ("traceThrown", "(III)V", thrown as *mut _),
+        ("traceCaught", "(III)V", caught as *mut _),
+    ]
+}
+
+/// What `trace` keeps for the JVM's lifetime (its probes stay in the code
+/// when a session stops). Owned by the agent.
+#[derive(Default)]
+pub struct Lifetime {
+    /// Recording on/off.
+    active: AtomicBool,
+    /// `overflow=drop`: a full ring drops events instead of waiting.
+    drop_when_full: AtomicBool,
+    /// The writer failed (it cannot write): threads drop instead of waiting.
+    failed: AtomicBool,
+    /// Every thread's ring, until the writer has drained a closed one.
+    rings: Mutex<Vec<Arc<ThreadRing>>>,
+    /// Events of no Java thread (garbage collections).
+    vm_events: Mutex<Vec<Event>>,
+    /// Events dropped (`overflow=drop`, or after a write failure).
+    lost: AtomicU64,
+    /// Times a thread found its ring full.
+    waits: AtomicU64,
+    writer: OnceLock<writer::Handle>,
+    /// A dump's or the VM's end's request to the writer, and its answer.
+    request: Mutex<writer::Request>,
+    answered: Condvar,
+}
+
+/// The trace lifetime, for the probes (set at the first start).
+static LIFE: AtomicPtr<Lifetime> = AtomicPtr::new(std::ptr::null_mut());
+
+/// One thread's ring and what only the thread itself touches.
+pub struct ThreadRing {
+    pub thread: Option<ThreadId>,
+    pub ring: Ring,
+    own: UnsafeCell<Own>,
+}
+
+// SAFETY: `own` is only accessed by the ring's thread (through CURRENT);
+// the writer reads only `thread` and `ring`, built for that.
+unsafe impl Sync for ThreadRing {}
+// SAFETY: as above.
+unsafe impl Send for ThreadRing {}
+
+struct Own {
+    /// Open traced calls: (method, ticket).
+    stack: Vec<(u32, u64)>,
+    /// The last call number handed out.
+    ticket: u64,
+    /// Identity hash of the exception last seen on this thread.
+    exception: Option<i32>,
+    /// Events dropped since the last one recorded.
+    dropped: u64,
+}
+
+thread_local! {
+    static CURRENT: Cell<*const ThreadRing> = const { Cell::new(std::ptr::null()) };
+}
+
+impl Lifetime {
+    /// Starts (or resumes) recording; the writer thread starts with the
+    /// first session and writes to files named by `path` (see
+    /// [`writer::file_path`]).
+    pub fn start(
+        &'static self,
+        sources: writer::Sources,
+        path: &str,
+        drop_when_full: bool,
+        agent_args: &str,
+    ) -> Result<(), String> {
+        tsc::init();
+        if self.writer.get().is_none() {
+            let handle = writer::spawn(self, sources, path, agent_args)?;
+            let _ = self.writer.set(handle);
+        }
+        self.drop_when_full.store(drop_when_full, Relaxed);
+        LIFE.store(self as *const Lifetime as *mut Lifetime, Release);
+        self.active.store(true, Release);
+        Ok(())
+    }
+
+    pub fn stop(&self) {
+        self.active.store(false, Release);
+    }
+
+    /// A garbage collection starts or ends (JVMTI, in the pause: no JNI, no
+    /// JVMTI; a short lock the writer holds only to swap the queue).
+    pub fn gc(&self, started: bool) {
+        if !self.active.load(Relaxed) {
+            return;
+        }
+        let kind = if started {
+            Kind::GcStart
+        } else {
+            Kind::GcFinish
+        };
+        self.vm_events
+            .lock()
+            .push(Event::new(kind, 0, tsc::ticks(), 0, 0));
+    }
+
+    fn wake_writer(&self) {
+        if let Some(w) = self.writer.get() {
+            w.wake();
+        }
+    }
+
+    /// Asks the writer to end the current file (a dump: the next events
+    /// go to the next file; `last`: the VM ends) and waits until it has.
+    pub fn finish_file(&self, last: bool) {
+        let Some(w) = self.writer.get() else {
+            return;
+        };
+        let mut r = self.request.lock();
+        *r = if last {
+            writer::Request::Close
+        } else {
+            writer::Request::Rotate
+        };
+        w.wake();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while *r != writer::Request::None {
+            if self.answered.wait_until(&mut r, deadline).timed_out() {
+                crate::log::error_once(
+                    "trace file",
+                    "trace: the writer did not finish the trace file within 60 s",
+                );
+                return;
+            }
+        }
+    }
+
+    pub fn summary(&self) -> String {
+        let w = self.writer.get();
+        format!(
+            "trace: {} events so far, {} file(s) complete ({} MB); threads waited for the writer {} times; {} events dropped",
+            w.map_or(0, |w| w.events()),
+            w.map_or(0, |w| w.files()),
+            w.map_or(0, |w| w.bytes()) / 1_000_000,
+            self.waits.load(Relaxed),
+            self.lost.load(Relaxed)
+        )
+    }
+}
+
+/// The calling thread ended (JVMTI ThreadEnd, on that thread): its last
+/// event, and its ring closed for the writer to drain and forget.
+pub fn thread_ended() {
+    let p = CURRENT.with(|c| c.replace(std::ptr::null()));
+    // SAFETY: set by `first_event` from an Arc that stays in the lifetime's
+    // `rings` until the writer sees the ring closed (below) and drained.
+    let Some(tr) = (unsafe { p.as_ref() }) else {
+        return;
+    };
+    if let Some(life) = life() {
+        // SAFETY: this is the ring's own thread.
+        let own = unsafe { &mut *tr.own.get() };
+        record(
+            life,
+            tr,
+            own,
+            Event::new(Kind::ThreadEnd, 0, tsc::ticks(), 0, 0),
+        );
+    }
+    tr.ring.close();
+}
+
+#[inline(always)]
+fn life() -> Option<&'static Lifetime> {
+    // SAFETY: set from the agent's `&'static Lifetime` (never dropped).
+    unsafe { LIFE.load(Relaxed).as_ref() }
+}
+
+/// The trace lifetime while recording.
+#[inline(always)]
+fn recording() -> Option<&'static Lifetime> {
+    life().filter(|l| l.active.load(Relaxed))
+}
+
+/// The calling thread's ring, made on its first event.
+#[inline(always)]
+fn current(life: &'static Lifetime, env: *mut JNIEnv) -> &'static ThreadRing {
+    let p = CURRENT.with(Cell::get);
+    if !p.is_null() {
+        // SAFETY: see `thread_ended`: the Arc outlives the thread's use.
+        return unsafe { &*p };
+    }
+    first_event(life, env)
+}
+
+#[cold]
+#[inline(never)]
+fn first_event(life: &'static Lifetime, env: *mut JNIEnv) -> &'static ThreadRing {
+    // SAFETY: `env` is what the VM passed to the probe native (or callback)
+    // that called this, on this thread: its JNIEnv.
+    let jni = unsafe { Jni::from_raw(env) };
+    let thread = crate::agent::host().and_then(|a| a.threads.current(a.jvmti, &jni));
+    let tr = Arc::new(ThreadRing {
+        thread,
+        ring: Ring::new(),
+        own: UnsafeCell::new(Own {
+            stack: Vec::with_capacity(64),
+            ticket: 0,
+            exception: None,
+            dropped: 0,
+        }),
+    });
+    let p = Arc::as_ptr(&tr);
+    life.rings.lock().push(tr);
+    CURRENT.with(|c| c.set(p));
+    // SAFETY: the Arc lives in `rings` until the ring is closed and drained,
+    // which only this thread's end does.
+    unsafe { &*p }
+}
+
+/// Puts `e` into the thread's ring; a full ring waits or drops (see the
+/// module's comment).
+#[inline(always)]
+fn record(life: &Lifetime, tr: &ThreadRing, own: &mut Own, e: Event) {
+    if own.dropped > 0
+        && tr
+            .ring
+            .push(Event::new(Kind::Lost, 0, e.time, own.dropped, 0))
+            .is_ok()
+    {
+        own.dropped = 0;
+    }
+    if own.dropped > 0 {
+        own.dropped += 1;
+        life.lost.fetch_add(1, Relaxed);
+        return;
+    }
+    match tr.ring.push(e) {
+        Ok(()) => {
+            if tr.ring.pending() == ring::SLOTS as u64 / 2 {
+                life.wake_writer();
+            }
+        }
+        Err(e) => full(life, tr, own, e),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn full(life: &Lifetime, tr: &ThreadRing, own: &mut Own, e: Event) {
+    life.waits.fetch_add(1, Relaxed);
+    life.wake_writer();
+    let mut e = e;
+    let mut spins = 0u32;
+    while !life.drop_when_full.load(Relaxed) && !life.failed.load(Relaxed) {
+        match tr.ring.push(e) {
+            Ok(()) => return,
+            Err(back) => e = back,
+        }
+        spins += 1;
+        if spins < 64 {
+            std::hint::spin_loop();
+        } else {
+            life.wake_writer();
+            std::thread::sleep(std::time::Duration::from_micros(50));
+        }
+    }
+    own.dropped += 1;
+    life.lost.fetch_add(1, Relaxed);
+}
+
+/// A probe's work on the calling thread's ring, given the time read first;
+/// nothing when no trace records.
+#[inline(always)]
+fn on_thread(env: *mut JNIEnv, work: impl FnOnce(&Lifetime, &ThreadRing, &mut Own, u64)) {
+    let t = tsc::ticks();
+    let Some(life) = recording() else {
+        return;
+    };
+    crate::vm::guard_hot("trace probe", (), || {
+        let tr = current(life, env);
+        // SAFETY: only this thread touches its `own`.
+        let own = unsafe { &mut *tr.own.get() };
+        work(life, tr, own, t)
+    })
+}
+
+extern "system" fn enter(env: *mut JNIEnv, _class: jclass, method: jint) {
+    on_thread(env, |life, tr, own, t| {
+        own.ticket += 1;
+        own.stack.push((method as u32, own.ticket));
+        let depth = own.stack.len() as u32;
+        let e = Event::new(Kind::Entry, method as u32, t, own.ticket, depth);
+        record(life, tr, own, e);
+    })
+}
+
+extern "system" fn exit(env: *mut JNIEnv, _class: jclass, method: jint) {
+    on_thread(env, |life, tr, own, t| {
+        close_to(life, tr, own, method as u32, t)
+    })
+}
+
+/// Exits `method`'s open call and any above it (calls whose exit was
+/// missed: an exception from a super() call, or entered before a resume). An
+/// exit with no open call of its own (entered while stopped) is ignored.
+fn close_to(life: &Lifetime, tr: &ThreadRing, own: &mut Own, method: u32, t: u64) {
+    if let Some(i) = own.stack.iter().rposition(|f| f.0 == method) {
+        close_above(life, tr, own, i, t);
+    }
+}
+
+/// Exits the open calls above the first `keep`, innermost first.
+fn close_above(life: &Lifetime, tr: &ThreadRing, own: &mut Own, keep: usize, t: u64) {
+    while own.stack.len() > keep {
+        let (m, ticket) = own.stack.pop().unwrap_or_default();
+        let d = own.stack.len() as u32 + 1;
+        record(life, tr, own, Event::new(Kind::Exit, m, t, ticket, d));
+    }
+}
+
+/// The open call of `method` nearest the top: (ticket, depth), or 0/0.
+fn open_call(own: &Own, method: u32) -> (u64, u32) {
+    match own.stack.iter().rposition(|f| f.0 == method) {
+        Some(i) => (own.stack[i].1, i as u32 + 1),
+        None => (0, 0),
+    }
+}
+
+/// An exception event: `new` if the thread has not seen this object (by
+/// identity hash) as its last exception.
+fn exception(
+    life: &Lifetime,
+    tr: &ThreadRing,
+    own: &mut Own,
+    kind: Kind,
+    at: (u32, i32, i32),
+    t: u64,
+) {
+    let (method, ty, hash) = at;
+    let (ticket, depth) = open_call(own, method);
+    let fresh = own.exception != Some(hash);
+    own.exception = Some(hash);
+    let kind = match kind {
+        Kind::Throw if fresh => Kind::ThrowNew,
+        Kind::Catch if fresh => {
+            // Raised by the VM or by code out of scope, and caught here: its
+            // throw is first seen here.
+            let mut e = Event::new(Kind::ThrowNew, method, t, ticket, depth);
+            e.extra = ty as u32;
+            record(life, tr, own, e);
+            Kind::Catch
+        }
+        k => k,
+    };
+    let mut e = Event::new(kind, method, t, ticket, depth);
+    e.extra = ty as u32;
+    record(life, tr, own, e);
+}
+
+/// `Probe.traceUnwind`: an exception of type `ty` (hash `hash`) leaves `method`.
+extern "system" fn leave(env: *mut JNIEnv, _class: jclass, method: jint, ty: jint, hash: jint) {
+    on_thread(env, |life, tr, own, t| {
+        if own.exception != Some(hash) {
+            // Raised by the VM or by code out of scope: first seen leaving here.
+            exception(life, tr, own, Kind::Throw, (method as u32, ty, hash), t);
+        }
+        close_to(life, tr, own, method as u32, t);
+    })
+}
+
+/// `Probe.traceThrow`: `method` throws an exception (`athrow`).
+extern "system" fn thrown(env: *mut JNIEnv, _class: jclass, method: jint, ty: jint, hash: jint) {
+    on_thread(env, |life, tr, own, t| {
+        exception(life, tr, own, Kind::Throw, (method as u32, ty, hash), t)
+    })
+}
+
+/// `Probe.traceCatch`: a handler of `method` catches an exception.
+extern "system" fn caught(env: *mut JNIEnv, _class: jclass, method: jint, ty: jint, hash: jint) {
+    on_thread(env, |life, tr, own, t| {
+        // Calls above the catching one were left by the exception (their
+        // unwind probes ran, unless out of scope or missed).
+        if let Some(i) = own.stack.iter().rposition(|f| f.0 == method as u32) {
+            close_above(life, tr, own, i + 1, t);
+        }
+        exception(life, tr, own, Kind::Catch, (method as u32, ty, hash), t);
+    })
+}

@@ -1,0 +1,97 @@
+//! `trace` as a [`Mode`]. Its probes are inserted by the instrumenter with
+//! the other instrumenting modes'; its output is its own file, not a
+//! snapshot section: a snapshot (a dump) ends the current trace file.
+
+use crate::modes::{Cx, Mode, Registration, Section};
+use crate::snapshot::XmlWriter;
+use crate::threads::ThreadRecord;
+use crate::vm::sys::Capability;
+use crate::vm::{Capabilities, Jvmti, JvmtiEvent};
+use std::io;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+
+/// `trace`: every call, return, throw and catch in scope, as TPTP events.
+pub const REGISTRATION: Registration = Registration {
+    name: "trace",
+    wanted: |o| o.trace.is_some(),
+    open,
+    natives: || super::natives().to_vec(),
+    capabilities,
+};
+
+fn capabilities(caps: &mut Capabilities) -> Result<(), String> {
+    crate::instrument::capabilities(caps)?;
+    caps.need(Capability::GenerateGarbageCollectionEvents, "trace")
+}
+
+const EVENTS: [JvmtiEvent; 2] = [
+    JvmtiEvent::GARBAGE_COLLECTION_START,
+    JvmtiEvent::GARBAGE_COLLECTION_FINISH,
+];
+
+struct Trace {
+    life: &'static super::Lifetime,
+    jvmti: Jvmti,
+    /// The VM is ending: the next snapshot closes the trace for good.
+    dying: AtomicBool,
+}
+
+fn open(cx: &Cx) -> Result<Box<dyn Mode>, String> {
+    Ok(Box::new(Trace {
+        life: cx.host.trace,
+        jvmti: cx.host.jvmti,
+        dying: AtomicBool::new(false),
+    }))
+}
+
+impl Mode for Trace {
+    fn start(&self, cx: &Cx) -> Result<(), String> {
+        let o = cx.options;
+        let path = o.trace.as_deref().unwrap_or_default();
+        let sources = super::writer::Sources {
+            threads: cx.host.threads,
+            registry: &cx.host.instrumenter.registry,
+            memory: cx.host.memory,
+        };
+        let args = match o.overflow_drop {
+            true => format!("trace={path},overflow=drop"),
+            false => format!("trace={path}"),
+        };
+        self.life.start(sources, path, o.overflow_drop, &args)?;
+        for ev in EVENTS {
+            self.jvmti
+                .set_event_enabled(ev, true)
+                .map_err(|e| format!("GC events: {}", self.jvmti.error_name(e)))?;
+        }
+        Ok(())
+    }
+
+    fn stop(&self) {
+        self.life.stop();
+        for ev in EVENTS {
+            let _ = self.jvmti.set_event_enabled(ev, false);
+        }
+    }
+
+    fn snapshot(&self, _cx: &Cx) -> Result<Box<dyn Section + '_>, String> {
+        self.life.finish_file(self.dying.load(Relaxed));
+        Ok(Box::new(NoSection))
+    }
+
+    fn vm_dying(&self) {
+        self.dying.store(true, Relaxed);
+    }
+
+    fn summary(&self) -> Option<String> {
+        Some(self.life.summary())
+    }
+}
+
+/// The trace writes no snapshot section.
+struct NoSection;
+
+impl Section for NoSection {
+    fn write(&self, _: &mut XmlWriter, _: &[ThreadRecord], _: (u64, u64)) -> io::Result<()> {
+        Ok(())
+    }
+}

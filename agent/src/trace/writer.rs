@@ -1,0 +1,374 @@
+//! The trace's writer thread: drains every thread's ring about every
+//! millisecond (sooner when one is half full), merges the events in time
+//! order, and writes them as TPTP elements, each id defined in the document
+//! before its first use. A document is written to a temporary file and
+//! renamed to its name once complete (`traceEnd`, `</TRACE>`), so a file
+//! under the trace's name is always a whole XML document.
+//!
+//! Time order across threads: an event is written once it is older than
+//! [`MARGIN_NS`], so events another thread published a little late (it was
+//! preempted between its clock read and its publish) still go in their
+//! place. Each thread's own events are always in order.
+
+use super::elements::Site;
+use super::event::Event;
+use super::tptp::{self, Doc, Envelope};
+use super::{Lifetime, ThreadRing};
+use crate::instrument::registry::Registry;
+use crate::threads::{ThreadId, Threads};
+use crate::tsc;
+use std::collections::HashMap;
+use std::io;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering::*};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How old an event must be before it is written (see the module's comment).
+const MARGIN_NS: u64 = 20_000_000;
+
+/// What a dump or the VM's end asks of the writer.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Request {
+    #[default]
+    None,
+    /// End the current file; the next events start the next one.
+    Rotate,
+    /// End the current file and stop.
+    Close,
+}
+
+/// Where the writer finds names: threads, methods, exception classes.
+#[derive(Clone, Copy)]
+pub struct Sources {
+    pub threads: &'static Threads,
+    pub registry: &'static Registry,
+    pub memory: &'static crate::memory::Lifetime,
+}
+
+#[derive(Default)]
+struct Stats {
+    events: AtomicU64,
+    files: AtomicU64,
+    bytes: AtomicU64,
+}
+
+pub struct Handle {
+    thread: std::thread::Thread,
+    stats: Arc<Stats>,
+}
+
+impl Handle {
+    pub fn wake(&self) {
+        self.thread.unpark();
+    }
+    pub fn events(&self) -> u64 {
+        self.stats.events.load(Relaxed)
+    }
+    pub fn files(&self) -> u64 {
+        self.stats.files.load(Relaxed)
+    }
+    pub fn bytes(&self) -> u64 {
+        self.stats.bytes.load(Relaxed)
+    }
+}
+
+/// File `number` (from 1) of a trace named by `template`: the snapshot's
+/// placeholders (`%p`, `%t`, `%n`); without `%n`, files after the first
+/// get `.N` appended.
+pub fn file_path(template: &str, number: u32) -> PathBuf {
+    let pid = std::process::id();
+    let path = crate::snapshot::expand_path(template, pid, crate::snapshot::unix_now(), number);
+    if number > 1 && !template.contains("%n") {
+        let mut p = path.into_os_string();
+        p.push(format!(".{number}"));
+        return p.into();
+    }
+    path
+}
+
+pub fn spawn(
+    life: &'static Lifetime,
+    sources: Sources,
+    template: &str,
+    agent_args: &str,
+) -> Result<Handle, String> {
+    if let Some(why) = crate::snapshot::check_writable(&file_path(template, 1)) {
+        return Err(format!("trace: cannot write the trace file: {why}"));
+    }
+    let stats = Arc::new(Stats::default());
+    let unix_ns = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    let w = Writer {
+        life,
+        sources,
+        template: template.to_owned(),
+        agent_args: agent_args.to_owned(),
+        stats: stats.clone(),
+        envelope: Envelope {
+            node: tptp::uuid(),
+            process: tptp::uuid(),
+            agent: tptp::uuid(),
+            trace: String::new(),
+        },
+        base: (tsc::ticks(), unix_ns),
+        margin_ticks: tsc::ns_to_ticks(MARGIN_NS),
+        number: 0,
+        file: None,
+        rings: Vec::new(),
+        staging: Vec::new(),
+        next_id: 1,
+        methods: Vec::new(),
+        classes: HashMap::new(),
+        defined: Vec::new(),
+        counts: Vec::new(),
+        sites: HashMap::new(),
+        live: HashMap::new(),
+        monitors: HashMap::new(),
+    };
+    let thread = std::thread::Builder::new()
+        .name("profrj trace writer".into())
+        .spawn(move || w.run())
+        .map_err(|e| format!("trace: cannot start the writer thread: {e}"))?;
+    Ok(Handle {
+        thread: thread.thread().clone(),
+        stats,
+    })
+}
+
+/// A ring the writer drains, and its thread's id in the trace.
+pub(super) struct Source {
+    pub(super) ring: Option<Arc<ThreadRing>>,
+    pub(super) thread: Option<ThreadId>,
+    pub(super) id: u32,
+    /// The exception object last thrown on the thread.
+    pub(super) exception: u32,
+    /// The thread's open calls as written: (registry method id, ticket).
+    pub(super) stack: Vec<(u32, u64)>,
+}
+
+/// An event waiting for its turn, with the index of its source (`u32::MAX`:
+/// the VM's own events).
+pub(super) struct Staged {
+    pub(super) e: Event,
+    pub(super) source: u32,
+}
+
+/// The open document: its file under its temporary name, and the name it
+/// gets when complete.
+struct Open {
+    doc: Doc,
+    tmp: PathBuf,
+    path: PathBuf,
+}
+
+pub(super) struct Writer {
+    pub(super) life: &'static Lifetime,
+    pub(super) sources: Sources,
+    template: String,
+    agent_args: String,
+    stats: Arc<Stats>,
+    envelope: Envelope,
+    /// Ticks and Unix ns at one instant.
+    base: (u64, u64),
+    margin_ticks: u64,
+    number: u32,
+    file: Option<Open>,
+    pub(super) rings: Vec<Source>,
+    pub(super) staging: Vec<Staged>,
+    /// The next trace id (one sequence for every kind of id).
+    pub(super) next_id: u32,
+    /// Per registry method id: its trace id and its class's (0: none yet).
+    pub(super) methods: Vec<(u32, u32)>,
+    pub(super) classes: HashMap<String, u32>,
+    /// Trace ids defined in the current document.
+    pub(super) defined: Vec<bool>,
+    /// methodEntry per registry method id, since the trace began.
+    pub(super) counts: Vec<u64>,
+    /// `memory`'s sites as `objAlloc` needs them.
+    pub(super) sites: HashMap<u32, Site>,
+    /// Objects alive by their weak reference: their ids.
+    pub(super) live: HashMap<u64, u32>,
+    /// Monitor objects by identity hash: their ids.
+    pub(super) monitors: HashMap<u32, u32>,
+}
+
+impl Writer {
+    fn run(mut self) {
+        loop {
+            let request = *self.life.request.lock();
+            let flush_all = request != Request::None;
+            self.collect();
+            if let Err(e) = self.emit(flush_all).and_then(|()| match request {
+                Request::None => Ok(()),
+                _ => self.finish(),
+            }) {
+                self.fail(e);
+            }
+            if request != Request::None {
+                let mut r = self.life.request.lock();
+                *r = Request::None;
+                self.life.answered.notify_all();
+                if request == Request::Close {
+                    // Nobody may wait for a writer that is gone.
+                    self.life.failed.store(true, Release);
+                    return;
+                }
+            }
+            if self.staging.len() < 4096 {
+                std::thread::park_timeout(Duration::from_millis(1));
+            }
+        }
+    }
+
+    pub(super) fn ticks_to_unix(&self, t: u64) -> u64 {
+        self.base.1 + tsc::ticks_to_ns(t.saturating_sub(self.base.0))
+    }
+
+    /// Takes the new rings, and every ring's and the VM's events.
+    fn collect(&mut self) {
+        let new = std::mem::take(&mut *self.life.rings.lock());
+        for r in new {
+            self.rings.push(Source {
+                thread: r.thread,
+                ring: Some(r),
+                id: 0,
+                exception: 0,
+                stack: Vec::new(),
+            });
+        }
+        let staging = &mut self.staging;
+        for (i, s) in self.rings.iter_mut().enumerate() {
+            let Some(r) = &s.ring else {
+                continue;
+            };
+            // Read before draining: a ring closed then has nothing more to come.
+            let closed = r.ring.is_closed();
+            r.ring.drain(|e| {
+                staging.push(Staged {
+                    e: *e,
+                    source: i as u32,
+                })
+            });
+            if closed && r.ring.pending() == 0 {
+                s.ring = None;
+            }
+        }
+        let vm = std::mem::take(&mut *self.life.vm_events.lock());
+        staging.extend(vm.into_iter().map(|e| Staged {
+            e,
+            source: u32::MAX,
+        }));
+    }
+
+    /// Writes the staged events old enough (all with `all`), in time order.
+    fn emit(&mut self, all: bool) -> io::Result<()> {
+        if self.staging.is_empty() {
+            return Ok(());
+        }
+        // Stable: a thread's events with equal times keep their order.
+        self.staging.sort_by_key(|s| s.e.time);
+        let cutoff = match all {
+            true => u64::MAX,
+            false => tsc::ticks().saturating_sub(self.margin_ticks),
+        };
+        let n = self.staging.partition_point(|s| s.e.time <= cutoff);
+        if n == 0 {
+            return Ok(());
+        }
+        if self.file.is_none() {
+            // The document starts with its first event.
+            let first = self.staging[0].e.time;
+            self.open(first)?;
+        }
+        // Taken out and put back: no allocation per round.
+        let mut staged = std::mem::take(&mut self.staging);
+        let result = staged[..n].iter().try_for_each(|s| self.element(s));
+        staged.drain(..n);
+        self.staging = staged;
+        self.stats.events.fetch_add(n as u64, Relaxed);
+        result
+    }
+
+    pub(super) fn doc(&mut self) -> &mut Doc {
+        &mut self.file.as_mut().expect("a document is open").doc
+    }
+
+    /// Starts the next document (its header written), at `first` (ticks).
+    fn open(&mut self, first: u64) -> io::Result<()> {
+        self.number += 1;
+        let path = file_path(&self.template, self.number);
+        if let Some(why) = crate::snapshot::unfit_output(&path) {
+            return Err(io::Error::other(why));
+        }
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_owned(),
+            _ => PathBuf::from("."),
+        };
+        let tmp = dir.join(format!(
+            ".profrj-{:016x}.tmp",
+            crate::snapshot::random_u64()
+        ));
+        let file = crate::snapshot::create_new(&tmp, 0o600)?;
+        self.envelope.trace = tptp::uuid();
+        self.defined.iter_mut().for_each(|d| *d = false);
+        let mut doc = Doc::new(file);
+        let start = self.ticks_to_unix(first.min(tsc::ticks()));
+        doc.header(&self.envelope, &self.agent_args, start)?;
+        self.file = Some(Open { doc, tmp, path });
+        Ok(())
+    }
+
+    /// Ends the open document, if any: a `methodCount` for every method in
+    /// scope (calls since the trace began), `traceEnd`, `agentDestroy`; then
+    /// renames it into place.
+    fn finish(&mut self) -> io::Result<()> {
+        if self.file.is_none() {
+            return Ok(());
+        }
+        let now = self.ticks_to_unix(tsc::ticks());
+        for m in 0..self.sources.registry.len() as u32 {
+            let (id, _) = self.method(m, now)?;
+            let count = self.counts.get(m as usize).copied().unwrap_or(0);
+            self.doc().method_count(id, count)?;
+        }
+        let Some(open) = self.file.take() else {
+            return Ok(());
+        };
+        let (bytes, elements) = (open.doc.bytes, open.doc.elements);
+        let result = open
+            .doc
+            .trailer(&self.envelope, now)
+            .and_then(|_| std::fs::rename(&open.tmp, &open.path));
+        if result.is_err() {
+            let _ = std::fs::remove_file(&open.tmp);
+        }
+        result?;
+        self.stats.files.fetch_add(1, Relaxed);
+        self.stats.bytes.fetch_add(bytes, Relaxed);
+        crate::log::info(&format!(
+            "trace written to {}: {elements} elements, {} MB",
+            open.path.display(),
+            bytes / 1_000_000
+        ));
+        Ok(())
+    }
+
+    /// Writing failed: said once; the trace stops (threads drop their
+    /// events from now on) and the partial file is removed.
+    fn fail(&mut self, e: io::Error) {
+        crate::log::error_once(
+            "trace write",
+            &format!(
+                "trace: cannot write the trace file: {e}; tracing stops, the program continues"
+            ),
+        );
+        self.life.failed.store(true, Release);
+        self.life.active.store(false, Release);
+        self.staging.clear();
+        if let Some(open) = self.file.take() {
+            let _ = std::fs::remove_file(&open.tmp);
+        }
+    }
+}
