@@ -2,12 +2,12 @@
 //! the agent's own ids and clock ticks. The writer thread turns them into
 //! TPTP elements, defining the ids they use on the way.
 
-/// What happened.
+/// What happened. `Entry` is 0: a zeroed slot is a valid event.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u32)]
 pub enum Kind {
     /// A call began: `method`, `ticket`, `depth`.
-    Entry,
+    Entry = 0,
     /// A call ended (returned or left by an exception): `method`, `ticket`,
     /// `depth` (its entry's).
     Exit,
@@ -56,15 +56,6 @@ pub struct Event {
 }
 
 impl Event {
-    pub const ZERO: Event = Event {
-        kind: Kind::Entry,
-        method: 0,
-        time: 0,
-        b: 0,
-        depth: 0,
-        extra: 0,
-    };
-
     #[inline(always)]
     pub fn new(kind: Kind, method: u32, time: u64, b: u64, depth: u32) -> Self {
         Event {

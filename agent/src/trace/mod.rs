@@ -68,6 +68,8 @@ pub struct Lifetime {
     /// Times a thread found its ring full.
     waits: AtomicU64,
     writer: OnceLock<writer::Handle>,
+    /// The trace files' path template: the latest session's.
+    template: Mutex<String>,
     /// A dump's or the VM's end's request to the writer, and its answer.
     request: Mutex<writer::Request>,
     answered: Condvar,
@@ -116,6 +118,7 @@ impl Lifetime {
         agent_args: &str,
     ) -> Result<(), String> {
         tsc::init();
+        *self.template.lock() = path.to_owned();
         if self.writer.get().is_none() {
             let handle = writer::spawn(self, sources, path, agent_args)?;
             let _ = self.writer.set(handle);

@@ -38,7 +38,7 @@ unsafe impl Send for Ring {}
 impl Ring {
     pub fn new() -> Self {
         Ring {
-            slots: (0..SLOTS).map(|_| UnsafeCell::new(Event::ZERO)).collect(),
+            slots: zeroed_slots(),
             head: Padded(AtomicU64::new(0)),
             tail: Padded(AtomicU64::new(0)),
             closed: AtomicBool::new(false),
@@ -82,6 +82,7 @@ impl Ring {
         (head - tail) as usize
     }
 
+    /// Marks the ring as finished (its thread ended).
     pub fn close(&self) {
         self.closed.store(true, Release);
     }
@@ -89,6 +90,21 @@ impl Ring {
     pub fn is_closed(&self) -> bool {
         self.closed.load(Acquire)
     }
+}
+
+/// The slots, zeroed by the allocator (calloc): a page is touched only when
+/// the ring reaches it, so a thread with few events costs little memory.
+fn zeroed_slots() -> Box<[UnsafeCell<Event>]> {
+    let layout = std::alloc::Layout::array::<UnsafeCell<Event>>(SLOTS).expect("a fixed size");
+    // SAFETY: the layout is non-zero-sized.
+    let p = unsafe { std::alloc::alloc_zeroed(layout) }.cast::<UnsafeCell<Event>>();
+    if p.is_null() {
+        std::alloc::handle_alloc_error(layout);
+    }
+    // SAFETY: `p` holds SLOTS events, allocated with the global allocator and
+    // this layout (what a boxed slice is freed with), all bytes zero: a valid
+    // `Event` (`Kind::Entry` is 0, the rest integers).
+    unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(p, SLOTS)) }
 }
 
 #[cfg(test)]

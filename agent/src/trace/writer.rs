@@ -103,7 +103,6 @@ pub fn spawn(
     let w = Writer {
         life,
         sources,
-        template: template.to_owned(),
         agent_args: agent_args.to_owned(),
         stats: stats.clone(),
         envelope: Envelope {
@@ -166,7 +165,6 @@ struct Open {
 pub(super) struct Writer {
     pub(super) life: &'static Lifetime,
     pub(super) sources: Sources,
-    template: String,
     agent_args: String,
     stats: Arc<Stats>,
     envelope: Envelope,
@@ -298,7 +296,8 @@ impl Writer {
     /// Starts the next document (its header written), at `first` (ticks).
     fn open(&mut self, first: u64) -> io::Result<()> {
         self.number += 1;
-        let path = file_path(&self.template, self.number);
+        let template = self.life.template.lock().clone();
+        let path = file_path(&template, self.number);
         if let Some(why) = crate::snapshot::unfit_output(&path) {
             return Err(io::Error::other(why));
         }
