@@ -508,6 +508,8 @@ fn with_lock_contended_monitors_are_entered() {
 #[test]
 fn ten_million_events_in_one_valid_document() {
     let (run, t) = run_trace("many", &["many", "5000000"], "");
+    // 1.3 GB: not left behind.
+    let _ = std::fs::remove_dir_all(temp_dir("many"));
     assert!(run.stdout.contains("sink="));
     assert_eq!(entries(&t, "TraceTruth.leaf"), 5_000_000);
     assert_eq!(t.counts.get("TraceTruth.leaf").copied(), Some(5_000_000));
@@ -553,4 +555,32 @@ fn a_dump_ends_one_file_and_the_next_events_start_the_next() {
     // main was open at the dump: entered in the first file, left in the second.
     assert_eq!(entries(&two, "TraceTruth.main"), 0);
     assert_eq!((one.open_at_end, two.earlier_exits), (1, 1));
+}
+
+/// A bug in the writer thread (a panic, injected) stops the trace, not the
+/// program: threads whose rings fill up do not wait for a writer that is gone.
+#[test]
+fn a_writer_that_dies_stops_the_trace_not_the_program() {
+    let dir = temp_dir("writer-panic");
+    let opts = format!(
+        "trace={},file={}",
+        dir.join("t.xml").display(),
+        dir.join("s.xml").display()
+    );
+    let output = std::process::Command::new(java())
+        .current_dir(&dir)
+        .env("PROFRJ_INJECT_PANIC", "trace writer")
+        .arg(format!("-agentpath:{}={opts}", agent().display()))
+        .args(["-cp", harness_classes(), H, "many", "1000000"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(String::from_utf8_lossy(&output.stdout).contains("sink="));
+    assert!(
+        stderr.contains("fault injected into trace writer"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("tracing stops"), "{stderr}");
+    assert!(!dir.join("t.xml").exists());
 }

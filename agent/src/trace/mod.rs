@@ -161,6 +161,9 @@ impl Lifetime {
         let Some(w) = self.writer.get() else {
             return;
         };
+        if self.failed.load(Acquire) {
+            return; // the writer is gone (or could not write)
+        }
         let mut r = self.request.lock();
         *r = if last {
             writer::Request::Close

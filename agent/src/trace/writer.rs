@@ -128,7 +128,24 @@ pub fn spawn(
     };
     let thread = std::thread::Builder::new()
         .name("profrj trace writer".into())
-        .spawn(move || w.run())
+        .spawn(move || {
+            // A panic here (a bug) must not leave threads waiting for a
+            // writer that is gone: the trace stops, the program goes on.
+            let life = w.life;
+            if !crate::vm::guard("trace writer", false, move || {
+                w.run();
+                true
+            }) {
+                crate::log::error_once(
+                    "trace writer stopped",
+                    "trace: tracing stops, the program continues",
+                );
+                life.failed.store(true, Release);
+                life.active.store(false, Release);
+                *life.request.lock() = Request::None;
+                life.answered.notify_all();
+            }
+        })
         .map_err(|e| format!("trace: cannot start the writer thread: {e}"))?;
     Ok(Handle {
         thread: thread.thread().clone(),
@@ -262,6 +279,11 @@ impl Writer {
 
     /// Writes the staged events old enough (all with `all`), in time order.
     fn emit(&mut self, all: bool) -> io::Result<()> {
+        if self.life.failed.load(Acquire) {
+            // Writing failed once: the trace has stopped for good.
+            self.staging.clear();
+            return Ok(());
+        }
         if self.staging.is_empty() {
             return Ok(());
         }
