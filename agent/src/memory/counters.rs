@@ -282,15 +282,17 @@ impl Counters {
     /// taken here is always released soon).
     pub fn note_peaks(&self) {
         let made = self.owners.lock().len();
-        let mut sums: HashMap<usize, i64> = HashMap::new();
+        // Indexed by counter (a group's index is below `made`): one flat
+        // allocation in the pause, no hashing per counter.
+        let mut sums: Vec<Option<i64>> = vec![None; made];
         for c in (0..made).filter_map(|i| self.counter(i)) {
             c.note_peak();
-            if let Some(g) = self.group_of(c) {
-                *sums.entry(g.index).or_default() += c.alive();
+            if let Some(sum) = self.group_of(c).and_then(|g| sums.get_mut(g.index)) {
+                *sum.get_or_insert(0) += c.alive();
             }
         }
-        for (g, alive) in sums {
-            if let Some(g) = self.counter(g) {
+        for (g, alive) in sums.into_iter().enumerate() {
+            if let (Some(alive), Some(g)) = (alive, self.counter(g)) {
                 g.max.fetch_max(alive, Relaxed);
             }
         }
