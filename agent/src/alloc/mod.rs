@@ -152,6 +152,22 @@ struct PerThread {
     /// A stack's [`Stacks`] key, built here to look it up without allocating.
     key: Vec<usize>,
     recent: recent::Recent,
+    /// The last (size, interval) weighed and its weight: a thread tends to
+    /// allocate objects of a few sizes, and `weigh` costs an `exp`.
+    last_weight: Option<(u64, u32, Alloc)>,
+}
+
+impl PerThread {
+    fn weight(&mut self, size: u64, interval: u32) -> Alloc {
+        match self.last_weight {
+            Some((s, i, w)) if s == size && i == interval => w,
+            _ => {
+                let w = weigh(size, interval);
+                self.last_weight = Some((size, interval, w));
+                w
+            }
+        }
+    }
 }
 
 thread_local! {
@@ -221,11 +237,11 @@ impl Recorder {
                 }
             },
         };
-        if !self.walk(jvmti, thread, mine) {
+        if !self.walk(jvmti, mine) {
             self.failed.fetch_add(1, Relaxed);
             return;
         }
-        let w = weigh(size, self.interval);
+        let w = mine.weight(size, self.interval);
         let mut data = self.data.lock();
         let d = &mut *data;
         let class_name = match (known_class, signature) {
@@ -286,16 +302,17 @@ impl Recorder {
     }
 
     /// The allocating thread's stack into `mine.stack` (JVMTI
-    /// GetStackTrace; AsyncGetCallTrace called from the event measured no
-    /// cheaper, docs/BENCHMARKS.md). False when there is none.
-    fn walk(&self, jvmti: Jvmti, thread: jthread, mine: &mut PerThread) -> bool {
+    /// GetStackTrace; the event runs on that thread). AsyncGetCallTrace
+    /// cannot replace it: from this event it fails whenever the allocation
+    /// came from compiled code (docs/BENCHMARKS.md). False when there is none.
+    fn walk(&self, jvmti: Jvmti, mine: &mut PerThread) -> bool {
         mine.stack.clear();
         let empty = JvmtiFrameInfo {
             method: std::ptr::null_mut(),
             location: 0,
         };
         mine.frames.resize(self.depth, empty);
-        let Ok(frames) = jvmti.stack_trace(thread, &mut mine.frames) else {
+        let Ok(frames) = jvmti.own_stack_trace(&mut mine.frames) else {
             return false;
         };
         mine.stack

@@ -225,6 +225,17 @@ impl Jvmti {
         Ok(&buf[..(count.max(0) as usize).min(buf.len())])
     }
 
+    /// The calling thread's own stack, as [`Jvmti::stack_trace`]: a null
+    /// thread asks for the current one, so HotSpot skips resolving a thread
+    /// reference and searching the thread list for it (~30 ns of a
+    /// ~1.5 µs walk, measured in `alloc`'s event).
+    pub fn own_stack_trace<'a>(
+        &self,
+        buf: &'a mut [JvmtiFrameInfo],
+    ) -> Result<&'a [JvmtiFrameInfo]> {
+        self.stack_trace(std::ptr::null_mut(), buf)
+    }
+
     /// The JVM-specific extension function named `id`, if this JVM has it.
     pub fn extension_function(&self, id: &str) -> Option<JvmtiExtensionFunction> {
         let mut count = 0;
