@@ -16,19 +16,13 @@ pub(super) struct Site {
 }
 
 impl Writer {
+    /// The next id: one sequence for every kind. Past 2³² - 1 it starts
+    /// again from 1 (an object id that old has long been freed or
+    /// forgotten; the format allows reuse after an undefining element).
     pub(super) fn new_id(&mut self) -> u32 {
         let id = self.next_id;
-        self.next_id += 1;
+        self.next_id = self.next_id.checked_add(1).unwrap_or(1);
         id
-    }
-
-    /// Marks `id` defined in this document; false if it was already.
-    pub(super) fn define(&mut self, id: u32) -> bool {
-        let i = id as usize;
-        if self.defined.len() <= i {
-            self.defined.resize(i + 1024, false);
-        }
-        !std::mem::replace(&mut self.defined[i], true)
     }
 
     /// The trace id of source `i`'s thread, defined (threadStart) at its
@@ -37,9 +31,10 @@ impl Writer {
         if self.rings[i as usize].id == 0 {
             self.rings[i as usize].id = self.new_id();
         }
-        let s = &self.rings[i as usize];
+        let number = self.number;
+        let s = &mut self.rings[i as usize];
         let (id, thread) = (s.id, s.thread);
-        if self.define(id) {
+        if std::mem::replace(&mut s.defined_in, number) != number {
             let name = thread
                 .and_then(|t| self.sources.threads.name(t))
                 .unwrap_or_else(|| "(unknown)".into());
@@ -51,15 +46,12 @@ impl Writer {
     /// The trace id of class `name` (as Java writes it), defined at its
     /// first use in the document.
     pub(super) fn class(&mut self, name: &str, unix_ns: u64) -> io::Result<u32> {
-        let id = match self.classes.get(name) {
-            Some(&id) => id,
-            None => {
-                let id = self.new_id();
-                self.classes.insert(name.to_owned(), id);
-                id
-            }
+        let (id, defined_in) = match self.classes.get(name) {
+            Some(&c) => c,
+            None => (self.new_id(), 0),
         };
-        if self.define(id) {
+        if defined_in != self.number {
+            self.classes.insert(name.to_owned(), (id, self.number));
             self.doc().class_def(id, name, unix_ns)?;
         }
         Ok(id)
@@ -70,10 +62,10 @@ impl Writer {
     pub(super) fn method(&mut self, m: u32, unix_ns: u64) -> io::Result<(u32, u32)> {
         let i = m as usize;
         if self.methods.len() <= i {
-            self.methods.resize(i + 1, (0, 0));
+            self.methods.resize(i + 1, (0, 0, 0));
         }
-        let (id, class) = self.methods[i];
-        if id != 0 && self.defined.get(id as usize).copied().unwrap_or(false) {
+        let (id, class, defined_in) = self.methods[i];
+        if defined_in == self.number {
             return Ok((id, class));
         }
         let info = self.sources.registry.get(m).unwrap_or_else(|| {
@@ -85,11 +77,21 @@ impl Writer {
         });
         let class = self.class(&info.class.replace('/', "."), unix_ns)?;
         let id = if id == 0 { self.new_id() } else { id };
-        self.methods[i] = (id, class);
-        self.define(id);
+        self.methods[i] = (id, class, self.number);
         self.doc()
             .method_def(id, &info.name, &info.descriptor, class)?;
         Ok((id, class))
+    }
+
+    /// `objDef` of object `id` of type `ty` (a type id), unless `defined_in`
+    /// is this document; answers the document that now defines it.
+    fn object(&mut self, (id, defined_in): (u32, u32), ty: u32, unix_ns: u64) -> io::Result<u32> {
+        if defined_in != self.number {
+            let name = self.sources.memory.type_name(ty);
+            let class = self.class(&name, unix_ns)?;
+            self.doc().obj_def(id, class)?;
+        }
+        Ok(self.number)
     }
 
     pub(super) fn element(&mut self, s: &Staged) -> io::Result<()> {
@@ -102,14 +104,17 @@ impl Writer {
             Kind::ObjFree => {
                 // An object made before this document began is not in it.
                 return match self.live.remove(&e.b) {
-                    Some(id) if self.is_defined(id) => self.doc().obj_free(id, unix_ns),
+                    Some((id, made_in)) if made_in == self.number => {
+                        self.doc().obj_free(id, unix_ns)
+                    }
                     _ => Ok(()),
                 };
             }
             Kind::ThreadEnd => {
-                let id = self.rings[s.source as usize].id;
-                if id != 0 && self.defined.get(id as usize).copied().unwrap_or(false) {
-                    self.defined[id as usize] = false;
+                let number = self.number;
+                let s = &mut self.rings[s.source as usize];
+                if s.id != 0 && std::mem::replace(&mut s.defined_in, 0) == number {
+                    let id = s.id;
                     self.doc().thread_end(id, unix_ns)?;
                 }
                 return Ok(());
@@ -121,21 +126,14 @@ impl Writer {
             Kind::Lost => return self.doc().lost(thread, e.ticket()),
             Kind::ObjAlloc | Kind::ObjSample => return self.allocation(s, thread, unix_ns),
             Kind::MonitorEnter | Kind::MonitorEntered => {
-                let obj = match self.monitors.get(&(e.b as u32)) {
-                    Some(&id) => id,
-                    None => {
-                        let id = self.new_id();
-                        self.monitors.insert(e.b as u32, id);
-                        id
-                    }
+                let monitor = match self.monitors.get(&(e.b as u32)) {
+                    Some(&m) => m,
+                    None => (self.new_id(), 0),
                 };
-                if self.define(obj) {
-                    let name = self.sources.memory.type_name(e.extra);
-                    let class = self.class(&name, unix_ns)?;
-                    self.doc().obj_def(obj, class)?;
-                }
+                let defined_in = self.object(monitor, e.extra, unix_ns)?;
+                self.monitors.insert(e.b as u32, (monitor.0, defined_in));
                 let entered = e.kind == Kind::MonitorEntered;
-                return self.doc().monitor(entered, thread, obj, unix_ns);
+                return self.doc().monitor(entered, thread, monitor.0, unix_ns);
             }
             _ => {}
         }
@@ -168,27 +166,17 @@ impl Writer {
             Kind::Exit => self.doc().method_event(false, call, unix_ns),
             Kind::Throw | Kind::ThrowNew | Kind::Catch => {
                 let source = s.source as usize;
-                let mut obj = self.rings[source].exception;
-                let fresh = e.kind == Kind::ThrowNew || obj == 0;
-                if fresh || !self.defined.get(obj as usize).copied().unwrap_or(false) {
-                    if fresh {
-                        obj = self.new_id();
-                        self.rings[source].exception = obj;
-                    }
-                    let name = self.sources.memory.type_name(e.extra);
-                    let class = self.class(&name, unix_ns)?;
-                    self.define(obj);
-                    self.doc().obj_def(obj, class)?;
+                let mut exception = self.rings[source].exception;
+                if e.kind == Kind::ThrowNew || exception.0 == 0 {
+                    exception = (self.new_id(), 0);
                 }
+                let defined_in = self.object(exception, e.extra, unix_ns)?;
+                self.rings[source].exception = (exception.0, defined_in);
                 let throw = e.kind != Kind::Catch;
-                self.doc().exception(throw, call, obj, unix_ns)
+                self.doc().exception(throw, call, exception.0, unix_ns)
             }
             _ => Ok(()),
         }
-    }
-
-    pub(super) fn is_defined(&self, id: u32) -> bool {
-        self.defined.get(id as usize).copied().unwrap_or(false)
     }
 
     /// `objAlloc` of an object `memory` tracked (`ObjAlloc`) or `alloc`
@@ -214,9 +202,8 @@ impl Writer {
         };
         let class = self.class(&ty, unix_ns)?;
         let id = self.new_id();
-        self.define(id);
         if e.b != 0 {
-            self.live.insert(e.b, id);
+            self.live.insert(e.b, (id, self.number));
         }
         let obj = tptp::ObjAlloc {
             id,

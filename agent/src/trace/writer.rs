@@ -120,7 +120,6 @@ pub fn spawn(
         next_id: 1,
         methods: Vec::new(),
         classes: HashMap::new(),
-        defined: Vec::new(),
         counts: Vec::new(),
         sites: HashMap::new(),
         live: HashMap::new(),
@@ -158,8 +157,11 @@ pub(super) struct Source {
     pub(super) ring: Option<Arc<ThreadRing>>,
     pub(super) thread: Option<ThreadId>,
     pub(super) id: u32,
-    /// The exception object last thrown on the thread.
-    pub(super) exception: u32,
+    /// The document (its number) that defined the thread; 0: none yet.
+    pub(super) defined_in: u32,
+    /// The exception object last thrown on the thread, and the document
+    /// that defined it.
+    pub(super) exception: (u32, u32),
     /// The thread's open calls as written: (registry method id, ticket).
     pub(super) stack: Vec<(u32, u64)>,
 }
@@ -188,25 +190,29 @@ pub(super) struct Writer {
     /// Ticks and Unix ns at one instant.
     base: (u64, u64),
     margin_ticks: u64,
-    number: u32,
+    /// The current document's number (from 1): what the `defined_in`
+    /// stamps below compare with, so an id is defined again in each
+    /// document and no per-id table grows with the objects.
+    pub(super) number: u32,
     file: Option<Open>,
     pub(super) rings: Vec<Source>,
     pub(super) staging: Vec<Staged>,
     /// The next trace id (one sequence for every kind of id).
     pub(super) next_id: u32,
     /// Per registry method id: its trace id and its class's (0: none yet).
-    pub(super) methods: Vec<(u32, u32)>,
-    pub(super) classes: HashMap<String, u32>,
-    /// Trace ids defined in the current document.
-    pub(super) defined: Vec<bool>,
+    /// Per registry method id: its trace id, its class's, and the document
+    /// that defined it (0: none yet).
+    pub(super) methods: Vec<(u32, u32, u32)>,
+    /// Per class name: its trace id and the document that defined it.
+    pub(super) classes: HashMap<String, (u32, u32)>,
     /// methodEntry per registry method id, since the trace began.
     pub(super) counts: Vec<u64>,
     /// `memory`'s sites as `objAlloc` needs them.
     pub(super) sites: HashMap<u32, Site>,
-    /// Objects alive by their weak reference: their ids.
-    pub(super) live: HashMap<u64, u32>,
+    /// Objects alive by their weak reference: their ids and documents.
+    pub(super) live: HashMap<u64, (u32, u32)>,
     /// Monitor objects by identity hash: their ids.
-    pub(super) monitors: HashMap<u32, u32>,
+    pub(super) monitors: HashMap<u32, (u32, u32)>,
 }
 
 impl Writer {
@@ -249,7 +255,8 @@ impl Writer {
                 thread: r.thread,
                 ring: Some(r),
                 id: 0,
-                exception: 0,
+                defined_in: 0,
+                exception: (0, 0),
                 stack: Vec::new(),
             });
         }
@@ -333,7 +340,6 @@ impl Writer {
         ));
         let file = crate::snapshot::create_new(&tmp, 0o600)?;
         self.envelope.trace = tptp::uuid();
-        self.defined.iter_mut().for_each(|d| *d = false);
         let mut doc = Doc::new(file);
         let start = self.ticks_to_unix(first.min(tsc::ticks()));
         doc.header(&self.envelope, &self.agent_args, start)?;
