@@ -12,6 +12,11 @@ use crate::vm::Jni;
 /// `memory` tracked an object made at `site`; `key`: its weak reference
 /// (its identity until it dies), 0 when it has none (tags).
 pub fn object_allocated(jni: &Jni, site: u32, key: u64) {
+    // Checked before `on_thread` reads the clock: `memory`'s every
+    // allocation comes here, and without a trace it must cost one load.
+    if recording().is_none() {
+        return;
+    }
     on_thread(jni.as_raw(), |life, tr, own, t| {
         record(life, tr, own, Event::new(Kind::ObjAlloc, site, t, key, 0))
     })
