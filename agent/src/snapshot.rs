@@ -109,13 +109,8 @@ pub fn write_document(
             "refusing to write the snapshot: {why}"
         )));
     }
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let tmp = dir.join(format!(".profrj-{:016x}.tmp", random_u64()));
+    let (tmp, file) = create_temporary(path)?;
     let result = (|| {
-        let file = create_new(&tmp, 0o600)?;
         let mut w =
             quick_xml::Writer::new_with_indent(BufWriter::with_capacity(1 << 16, file), b' ', 1);
         w.write_event(Event::Decl(BytesDecl::new("1.0", Some("UTF-8"), None)))?;
@@ -131,6 +126,24 @@ pub fn write_document(
         let _ = std::fs::remove_file(&tmp);
     }
     result
+}
+
+/// The temporary file a document for `path` is written to before it is
+/// renamed into place: `.profrj-<16 hex>.tmp` in `path`'s directory,
+/// created exclusively, never through a link, mode 0600. Refused when
+/// `path` is a FIFO, device, socket or directory (see [`unfit_output`]).
+/// Snapshots and trace files alike.
+pub fn create_temporary(path: &Path) -> io::Result<(PathBuf, File)> {
+    if let Some(why) = unfit_output(path) {
+        return Err(io::Error::other(why));
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let tmp = dir.join(format!(".profrj-{:016x}.tmp", random_u64()));
+    let file = create_new(&tmp, 0o600)?;
+    Ok((tmp, file))
 }
 
 /// Creates `path` exclusively with `mode`: fails if anything (a file, a

@@ -23,6 +23,9 @@ use std::io::{self, BufWriter, Write};
 pub struct Doc {
     out: BufWriter<File>,
     buf: Vec<u8>,
+    /// Between `traceStart` and `traceEnd`: elements get a `collationValue`.
+    in_trace: bool,
+    /// The last `collationValue` written.
     collation: u64,
     pub bytes: u64,
     pub elements: u64,
@@ -86,6 +89,7 @@ impl Doc {
         Doc {
             out: BufWriter::with_capacity(1 << 20, file),
             buf: Vec::with_capacity(512),
+            in_trace: false,
             collation: 0,
             bytes: 0,
             elements: 0,
@@ -136,22 +140,29 @@ impl Doc {
 
     /// Ends the element, with its `collationValue` when inside the trace.
     fn close(&mut self) -> io::Result<()> {
-        if self.collation > 0 {
+        if self.in_trace {
             self.collation += 1;
             let c = self.collation;
             self.wide("collationValue", c);
         }
         self.buf.extend_from_slice(b"/>\n");
-        self.out.write_all(&self.buf)?;
-        self.bytes += self.buf.len() as u64;
         self.elements += 1;
+        let buf = std::mem::take(&mut self.buf);
+        let written = self.raw(&buf);
+        self.buf = buf;
+        written
+    }
+
+    /// Text as it is (the prolog, a comment, the end tag), counted.
+    fn raw(&mut self, text: &[u8]) -> io::Result<()> {
+        self.out.write_all(text)?;
+        self.bytes += text.len() as u64;
         Ok(())
     }
 
     pub fn header(&mut self, ids: &Envelope, agent_args: &str, unix_ns: u64) -> io::Result<()> {
         let head = b"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<TRACE>\n";
-        self.out.write_all(head)?;
-        self.bytes += head.len() as u64;
+        self.raw(head)?;
         let host = hostname();
         self.open("node");
         self.text("nodeId", &ids.node)
@@ -177,12 +188,8 @@ impl Doc {
         self.text("traceId", &ids.trace)
             .text("agentIdRef", &ids.agent)
             .time(unix_ns);
-        self.collation = 1;
-        self.wide("collationValue", 1);
-        self.buf.extend_from_slice(b"/>\n");
-        self.out.write_all(&self.buf)?;
-        self.bytes += self.buf.len() as u64;
-        Ok(())
+        self.in_trace = true; // traceStart's collationValue is 1
+        self.close()
     }
 
     pub fn thread_start(&mut self, id: u32, unix_ns: u64, name: &str) -> io::Result<()> {
@@ -322,9 +329,7 @@ impl Doc {
     /// TPTP's readers skip.
     pub fn lost(&mut self, thread: u32, count: u64) -> io::Result<()> {
         let text = format!("<!-- profrj: {count} events of thread {thread} dropped here (its buffer was full) -->\n");
-        self.out.write_all(text.as_bytes())?;
-        self.bytes += text.len() as u64;
-        Ok(())
+        self.raw(text.as_bytes())
     }
 
     /// `traceEnd`, `agentDestroy` and the end of the document; the file,
@@ -333,12 +338,11 @@ impl Doc {
         self.open("traceEnd");
         self.text("traceIdRef", &ids.trace).time(unix_ns);
         self.close()?;
-        self.collation = 0;
+        self.in_trace = false;
         self.open("agentDestroy");
         self.text("agentIdRef", &ids.agent).time(unix_ns);
         self.close()?;
-        self.out.write_all(b"</TRACE>\n")?;
-        self.bytes += 9;
+        self.raw(b"</TRACE>\n")?;
         let file = self.out.into_inner().map_err(|e| e.into_error())?;
         file.sync_all()?;
         Ok(file)

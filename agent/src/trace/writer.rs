@@ -327,24 +327,15 @@ impl Writer {
         self.number += 1;
         let template = self.life.template.lock().clone();
         let path = file_path(&template, self.number);
-        if let Some(why) = crate::snapshot::unfit_output(&path) {
-            return Err(io::Error::other(why));
-        }
-        let dir = match path.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d.to_owned(),
-            _ => PathBuf::from("."),
-        };
-        let tmp = dir.join(format!(
-            ".profrj-{:016x}.tmp",
-            crate::snapshot::random_u64()
-        ));
-        let file = crate::snapshot::create_new(&tmp, 0o600)?;
+        let (tmp, file) = crate::snapshot::create_temporary(&path)?;
         self.envelope.trace = tptp::uuid();
-        let mut doc = Doc::new(file);
-        let start = self.ticks_to_unix(first.min(tsc::ticks()));
-        doc.header(&self.envelope, &self.agent_args, start)?;
+        // Kept before the header is written: a failure removes the file.
+        let doc = Doc::new(file);
         self.file = Some(Open { doc, tmp, path });
-        Ok(())
+        let start = self.ticks_to_unix(first.min(tsc::ticks()));
+        let (envelope, args) = (&self.envelope, &self.agent_args);
+        let doc = &mut self.file.as_mut().expect("just set").doc;
+        doc.header(envelope, args, start)
     }
 
     /// Ends the open document, if any: a `methodCount` for every method in
