@@ -455,11 +455,11 @@ unsafe extern "C" fn class_file_load_hook(
         // caller's promise).
         let name = unsafe { class_name(name) };
         if let Some(out) = a.instrumenter.transform(
+            a.jvmti,
             &jni,
-            loader,
+            (loader, class_being_redefined),
             name.as_deref(),
             bytes,
-            class_being_redefined.is_null(),
         ) {
             if let Ok(p) = a.jvmti.allocate_copy(&out) {
                 // SAFETY: the out-parameters the VM gave for this call (the

@@ -145,8 +145,9 @@ fn collector_names(jni: &Jni) -> Result<Vec<String>, String> {
 }
 
 /// A JVMTI environment of the memory mode's own, with the events its
-/// mechanism needs: the GC's start and finish for weak references;
-/// ObjectFree (and tags, which never meet the agent's thread tags) for tags.
+/// mechanism needs: the GC's start and finish (every peak is taken there,
+/// and the census follows them); with tags, ObjectFree too (and tags, which
+/// never meet the agent's thread tags).
 fn new_env(vm: VmHandle, edge: &EntryPoints, mechanism: Mechanism) -> Result<Jvmti, String> {
     let env = Jvmti::from_vm(vm).map_err(|rc| format!("no JVMTI environment for memory ({rc})"))?;
     let (needs, caps, callbacks, events) = match mechanism {
@@ -164,15 +165,22 @@ fn new_env(vm: VmHandle, edge: &EntryPoints, mechanism: Mechanism) -> Result<Jvm
             ][..],
         ),
         Mechanism::Tags => (
-            "tags and ObjectFree",
+            "tags, ObjectFree and GC events",
             JvmtiCapabilities::default()
                 .with(Capability::TagObjects)
-                .with(Capability::GenerateObjectFreeEvents),
+                .with(Capability::GenerateObjectFreeEvents)
+                .with(Capability::GenerateGarbageCollectionEvents),
             JvmtiEventCallbacks {
                 ObjectFree: Some(edge.object_free),
+                GarbageCollectionStart: Some(edge.gc_start),
+                GarbageCollectionFinish: Some(edge.gc_finish),
                 ..Default::default()
             },
-            &[JvmtiEvent::OBJECT_FREE][..],
+            &[
+                JvmtiEvent::OBJECT_FREE,
+                JvmtiEvent::GARBAGE_COLLECTION_START,
+                JvmtiEvent::GARBAGE_COLLECTION_FINISH,
+            ][..],
         ),
     };
     env.add_capabilities(&caps)
@@ -204,8 +212,9 @@ impl Tracking {
             .unwrap_or_else(|| Err("memory: no JVMTI environment yet".into()))
     }
 
-    /// Starts the `profrj memory` agent thread, which counts each GC's frees
-    /// and deletes dead objects' weak references (once: later sessions reuse it).
+    /// Starts the `profrj memory` agent thread, which counts each GC's frees,
+    /// deletes dead objects' weak references and takes the stamps' censuses
+    /// (once: later sessions reuse it).
     pub fn start_thread(&self, jvmti: Jvmti, jni: &Jni, edge: &EntryPoints) -> Result<(), String> {
         self.thread
             .get_or_init(|| {

@@ -1,12 +1,17 @@
 //! `memory` mode: objects alive per allocating thread and type, and the most
 //! that were ever alive at once (ProfilerJ's memory view, HPROF's heap=sites).
 //!
-//! Instrumented code calls `Probe.alloc(object, type)` after each object's
-//! constructor call, each array allocation and each reflective or cloning
-//! call; objects native code makes come through the VMObjectAlloc event and
-//! the agent's JNI interception (`vm_alloc`). Each tracked object counts on
-//! its counter (thread × type, `counters`), and its death is seen one of
-//! two ways (`tracker=`):
+//! Instrumented code calls `Probe.alloc(object, site)` after each object's
+//! constructor call, `Probe.allocWeak` after each array allocation and
+//! each object of a JDK class, and `Probe.allocAny` after each reflective or
+//! cloning call; objects native code makes come through the VMObjectAlloc
+//! event and the agent's JNI interception (`vm_alloc`). Each tracked object
+//! counts on its counter (thread × site, `counters`).
+//!
+//! Objects of the classes the application defines while the mode runs
+//! carry a stamp (`stamps`): the counter's number in a field of their own,
+//! counted by a heap census, with nothing shared on the allocating path.
+//! Every other object's death is seen one of two ways (`tracker=`):
 //!
 //! - `weak_refs` (serial, parallel and G1 collectors): a JNI weak global
 //!   reference per object, appended to a per-thread log; an agent thread
@@ -30,40 +35,28 @@
 mod counters;
 mod mechanism;
 pub mod mode;
+mod probes;
 mod section;
 mod sites;
 mod sites_section;
+mod stamps;
 mod vm_alloc;
 mod weak_refs;
 
 pub use mechanism::{pause_collectors_only, Mechanism};
+pub use probes::natives;
 pub use section::write_section;
 pub use sites_section::write_sites;
 pub use vm_alloc::{jni_allocated, vm_allocated};
 
-use crate::instrument::{probe_class, AllocPlace};
+use crate::instrument::AllocPlace;
 use crate::modes::Host;
 use crate::vm::{Jni, Jvmti, JvmtiEvent, WeakHandle};
-use jni_sys::{jclass, jint, jobject, JNIEnv};
+use counters::Kind;
+use jni_sys::jobject;
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
-
-/// The natives of `profrj.runtime.Probe` this mode binds.
-pub fn natives() -> [(&'static str, &'static str, *mut std::ffi::c_void); 3] {
-    [
-        (
-            probe_class::ALLOC_METHOD.0,
-            probe_class::ALLOC_METHOD.1,
-            alloc as *mut _,
-        ),
-        (
-            probe_class::ALLOC_AT_METHOD.0,
-            probe_class::ALLOC_AT_METHOD.1,
-            alloc_at as *mut _,
-        ),
-        ("typeId", "(Ljava/lang/Class;)I", type_of as *mut _),
-    ]
-}
 
 /// What `memory` keeps for the JVM's lifetime: its probes stay in the code
 /// and its objects stay tracked whatever sessions come and go. Owned by the
@@ -75,10 +68,11 @@ pub struct Lifetime {
     /// session's probes stay in the code; they count nothing until `resume`.)
     active: AtomicBool,
     sites: sites::Sites,
-    /// How objects are followed to their death.
+    /// How objects without a stamp are followed to their death.
     pub tracking: mechanism::Tracking,
     counters: counters::Counters,
     weak: weak_refs::WeakRefs,
+    stamps: stamps::Stamps,
 }
 
 impl Lifetime {
@@ -122,23 +116,38 @@ impl Lifetime {
         self.counters.object_freed(tag)
     }
 
-    /// GarbageCollectionStart (weak references).
+    /// GarbageCollectionStart: every peak is taken (weak references: once
+    /// the frees of every earlier GC are counted).
     pub fn gc_started(&self) {
-        self.weak.gc_started(&self.counters)
+        if self.tracking.mechanism() == Mechanism::WeakRefs {
+            self.weak.gc_started(&self.counters)
+        } else {
+            self.counters.note_peaks()
+        }
     }
 
-    /// GarbageCollectionFinish (weak references).
+    /// GarbageCollectionFinish: the agent thread counts its frees (weak
+    /// references) and takes a census of the stamps if it is due.
     pub fn gc_finished(&self) {
+        self.counters.gc_ended();
         self.weak.gc_finished(&self.counters)
     }
 
     /// Body of the `profrj memory` agent thread.
     pub fn run_agent_thread(&self, jni: &Jni) {
-        self.weak.run_agent_thread(jni, &self.counters)
+        self.weak
+            .run_agent_thread(jni, &self.counters, || self.stamps.after_gc(&self.counters))
     }
 
-    pub fn cost_summary(&self) -> Option<String> {
-        self.weak.cost_summary()
+    pub fn cost_summary(&self, stamped_classes: usize) -> Option<String> {
+        let lines: Vec<String> = [
+            self.stamps.cost_summary(stamped_classes),
+            self.weak.cost_summary(),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        (!lines.is_empty()).then(|| lines.join("; "))
     }
 }
 
@@ -159,21 +168,29 @@ thread_local! {
 }
 
 /// Tracks `object` (a live reference) as one made at site `site` by the
-/// calling thread.
-pub fn track(a: &Host<'static>, jni: &Jni, object: jobject, site: u32) {
+/// calling thread, with a weak reference or a tag.
+fn track(a: &Host<'static>, jni: &Jni, object: jobject, site: u32) {
+    let kind = match a.memory.tracking.mechanism() {
+        Mechanism::WeakRefs => Kind::Weak,
+        Mechanism::Tags => Kind::Tag,
+    };
     PER_THREAD.with(|mine| {
-        let Some(counters) = mine.counters.borrow_mut().get(a, jni, site) else {
+        let Some(counters) = mine.counters.borrow_mut().get(a, jni, site, kind) else {
             return;
         };
         track_on(a, jni, (object, site), counters, &mine.log)
     })
 }
 
+/// The site (place, type), found when a probe ran (reflection, clone).
+fn site_at(a: &Host<'static>, place: u32, ty: u32) -> u32 {
+    PER_THREAD.with(|mine| mine.counters.borrow_mut().site_of(a, place, ty))
+}
+
 /// Tracks `object` as one of type `ty` made at place `place` (a site found
 /// only now: reflection, clone, the VM, JNI).
 fn track_at(a: &Host<'static>, jni: &Jni, object: jobject, place: u32, ty: u32) {
-    let site = PER_THREAD.with(|mine| mine.counters.borrow_mut().site_of(a, place, ty));
-    track(a, jni, object, site)
+    track(a, jni, object, site_at(a, place, ty))
 }
 
 fn track_on(
@@ -265,13 +282,13 @@ impl Lifetime {
                 .set_event_enabled(JvmtiEvent::OBJECT_FREE, true)
                 .map_err(|e| format!("ObjectFree: {}", jvmti.error_name(e)))?;
         }
+        self.stamps.census_now(&self.counters)?;
         let tables = self.sites.tables();
         let mut counts = Counts {
             rows: Vec::new(),
             sites: Vec::new(),
         };
-        let sum_groups = self.tracking.mechanism() == Mechanism::WeakRefs;
-        for t in self.counters.all(sum_groups) {
+        for t in merged(self.counters.all()) {
             let (thread, count, max) = (t.thread, t.alive, t.max);
             match t.key {
                 counters::Key::Type(ty) => counts.rows.push(Row {
@@ -299,52 +316,26 @@ impl Lifetime {
     }
 }
 
-/// `Probe.alloc(Object, int)`.
-extern "system" fn alloc(env: *mut JNIEnv, _class: jclass, object: jobject, site: jint) {
-    let Some(a) = crate::agent::host() else {
-        return;
-    };
-    if !a.memory.is_active() || object.is_null() {
-        return;
+/// The counters' figures, one per (thread, what): a thread may have two
+/// counters for one site (a stamp counter per Java thread-local, one per
+/// tracker), summed here; their `max` is the larger one or the sum of
+/// their counts, a peak never above the true one.
+fn merged(all: Vec<counters::Tally>) -> Vec<counters::Tally> {
+    let mut at: HashMap<(i64, counters::Key), usize> = HashMap::new();
+    let mut out: Vec<counters::Tally> = Vec::with_capacity(all.len());
+    for t in all {
+        match at.get(&(t.thread, t.key)) {
+            Some(&i) => {
+                let m = &mut out[i];
+                m.alive += t.alive;
+                m.made += t.made;
+                m.max = m.max.max(t.max).max(m.alive);
+            }
+            None => {
+                at.insert((t.thread, t.key), out.len());
+                out.push(t);
+            }
+        }
     }
-    crate::vm::guard("memory probe", (), || {
-        // SAFETY: the VM calls this native (only RegisterNatives knows it)
-        // with the calling thread's JNIEnv.
-        track(&a, &unsafe { Jni::from_raw(env) }, object, site as u32)
-    })
-}
-
-/// `Probe.allocAt(Object, int, int)`: an object whose type its place learnt
-/// only when it ran (reflection, clone).
-extern "system" fn alloc_at(
-    env: *mut JNIEnv,
-    _class: jclass,
-    object: jobject,
-    place: jint,
-    ty: jint,
-) {
-    let Some(a) = crate::agent::host() else {
-        return;
-    };
-    if !a.memory.is_active() || object.is_null() {
-        return;
-    }
-    crate::vm::guard("memory probe", (), || {
-        // SAFETY: the VM calls this native (only RegisterNatives knows it)
-        // with the calling thread's JNIEnv.
-        let jni = unsafe { Jni::from_raw(env) };
-        track_at(&a, &jni, object, place as u32, ty as u32)
-    })
-}
-
-/// `Probe.typeId(Class)`: the type id of a class (asked once per class).
-extern "system" fn type_of(_env: *mut JNIEnv, _class: jclass, of: jclass) -> jint {
-    crate::vm::guard("memory type id", 0, || {
-        let Some(a) = crate::agent::host() else {
-            return 0;
-        };
-        let sig = a.jvmti.class_signature(of).unwrap_or_default();
-        a.memory
-            .type_id(&crate::instrument::registry::java_type(&sig).0) as jint
-    })
+    out
 }

@@ -1,6 +1,7 @@
 //! `memory` as a [`Mode`]: how deaths are seen (weak references or tags) is
-//! chosen when the first memory session opens; objects the VM or native code
-//! makes are reported through VMObjectAlloc and the intercepted JNI table.
+//! chosen when the first memory session opens, and so is stamping
+//! (`stamps=`); objects the VM or native code makes are reported through
+//! VMObjectAlloc and the intercepted JNI table.
 
 use super::Counts;
 use crate::log;
@@ -17,7 +18,7 @@ pub const REGISTRATION: Registration = Registration {
     name: "memory",
     wanted: |o| o.memory,
     open,
-    natives: || super::natives().to_vec(),
+    natives: super::natives,
     capabilities,
 };
 
@@ -32,7 +33,7 @@ fn capabilities(caps: &mut Capabilities) -> Result<(), String> {
 }
 
 /// The session's view of the JVM-lifetime state its probes write.
-struct Memory(&'static super::Lifetime);
+struct Memory(&'static super::Lifetime, &'static crate::instrument::Instrumenter);
 
 pub fn open(cx: &Cx) -> Result<Box<dyn Mode>, String> {
     let host = cx.host;
@@ -42,7 +43,17 @@ pub fn open(cx: &Cx) -> Result<Box<dyn Mode>, String> {
         .map_err(|e| format!("memory: {e}"))?;
     let edge = host.entry_points;
     tracking.env(host.vm, edge)?;
-    if mechanism == super::Mechanism::WeakRefs {
+    let stamps = &host.memory.stamps;
+    stamps.publish(cx.jni)?;
+    if cx.options.stamps {
+        if let Err(e) = stamps.start(&host, cx.jni) {
+            log::warn(&format!("memory: {e}; every object is followed with {}", match mechanism {
+                super::Mechanism::WeakRefs => "a weak reference",
+                super::Mechanism::Tags => "a tag",
+            }));
+        }
+    }
+    if mechanism == super::Mechanism::WeakRefs || stamps.on() {
         tracking.start_thread(host.jvmti, cx.jni, edge)?;
     }
     if let Err(e) = crate::vm::intercept_allocations(host.jvmti, edge.jni_alloc) {
@@ -59,16 +70,25 @@ pub fn open(cx: &Cx) -> Result<Box<dyn Mode>, String> {
             host.jvmti.error_name(e)
         ));
     }
-    Ok(Box::new(Memory(host.memory)))
+    Ok(Box::new(Memory(host.memory, host.instrumenter)))
 }
 
 impl Mode for Memory {
-    fn start(&self, _cx: &Cx) -> Result<(), String> {
-        self.0.set_active(true);
+    fn start(&self, cx: &Cx) -> Result<(), String> {
+        let life = self.0;
+        life.set_active(true);
+        // A trace wants each object's free: no stamps while one runs.
+        let stamp = cx.options.stamps && cx.options.trace.is_none() && life.stamps.on();
+        life.stamps.set_mode(if stamp {
+            super::stamps::STAMP
+        } else {
+            super::stamps::WEAK
+        });
         Ok(())
     }
 
     fn stop(&self) {
+        self.0.stamps.set_mode(super::stamps::OFF);
         self.0.set_active(false);
     }
 
@@ -88,7 +108,8 @@ impl Mode for Memory {
     }
 
     fn summary(&self) -> Option<String> {
-        self.0.cost_summary()
+        let stamped = self.1.stamped.load(std::sync::atomic::Ordering::Relaxed);
+        self.0.cost_summary(stamped)
     }
 }
 

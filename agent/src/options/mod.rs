@@ -200,6 +200,12 @@ const OPTIONS: &[Opt] = &[
         meaning: "memory: how object deaths are seen; weak: a JNI weak reference per object, checked after each GC (serial, parallel and G1 collectors, which clear them in their pauses; the cheapest); tags: JVMTI tags and ObjectFree (any collector); auto: weak where it works",
     },
     Opt {
+        syntax: "stamps=on|off",
+        default: "on",
+        takes: Takes::Start,
+        meaning: "memory: on: objects of the application's classes defined while memory runs carry a stamp (a 4-byte field added to their class), counted in a heap census: no per-object handle, so the cost per allocation does not grow with the threads allocating; arrays, the JDK's objects and classes loaded earlier use the tracker; off: the tracker for every object. Fixed by the first memory session",
+    },
+    Opt {
         syntax: "signal=NAME",
         default: "USR1",
         takes: Takes::Start,
@@ -385,6 +391,8 @@ pub struct Options {
     pub stacks: Stacks,
     /// Memory: how deaths of tracked objects are seen.
     pub tracker: Tracker,
+    /// Memory: stamp objects of the application's classes (heap census).
+    pub stamps: bool,
     pub reply: Option<String>,
     pub help: bool,
 }
@@ -415,6 +423,7 @@ impl Default for Options {
             event: Event::Wall,
             stacks: Stacks::Async,
             tracker: Tracker::Auto,
+            stamps: true,
             reply: None,
             help: false,
         }
@@ -534,6 +543,7 @@ impl Options {
                 "event" => o.event = parse_event(required(key, value)?)?,
                 "stacks" => o.stacks = parse_stacks(required(key, value)?)?,
                 "tracker" => o.tracker = parse_tracker(required(key, value)?)?,
+                "stamps" => o.stamps = parse_on_off(key, required(key, value)?)?,
                 "reply" => o.reply = Some(required(key, value)?.to_owned()),
                 // In the table but not parsed here: a bug the unit tests catch.
                 _ => return Err(bad(format!("option '{key}' is not handled"))),
@@ -984,7 +994,7 @@ mod tests {
             "event" => Some("cpu"),
             "stacks" => Some("jvmti"),
             "tracker" => Some("tags"),
-            "vthreads" | "derive" => Some("off"),
+            "vthreads" | "derive" | "stamps" => Some("off"),
             "alloc" => Some("64k"),
             "live" => return "alloc,live".to_owned(),
             "lock" => Some("1ms"),

@@ -1,0 +1,262 @@
+//! What is alive, and the most ever alive: at each GC start (objects die
+//! only in a collection, so the peak of the objects not yet collected is
+//! reached just before one starts), at each census of the stamps, and in a
+//! snapshot.
+//!
+//! A stamp counter has no frees; between collections its objects alive are
+//! known two ways. Exactly, after a census and until the next GC starts:
+//! those alive at the census plus those made since. As a lower bound
+//! otherwise: those made since the last GC ended (not collected yet by
+//! definition), the objects that survived that GC being unknown until a
+//! census counts them. So a stamp counter's `max` is exact at every GC a
+//! census preceded, and never above the true peak in between.
+
+use super::{Counter, Counters, Key, Kind};
+use std::sync::atomic::Ordering::*;
+
+/// One counter's figures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tally {
+    pub thread: i64,
+    pub key: Key,
+    /// Objects alive (not seen dead).
+    pub alive: i64,
+    /// The most alive at once.
+    pub max: i64,
+    /// Objects ever tracked.
+    pub made: i64,
+}
+
+/// A site counter's objects alive; `fresh`: no GC started since the last
+/// census (stamps: exact, else a lower bound).
+fn site_alive(c: &Counter, fresh: bool) -> i64 {
+    match c.kind() {
+        Kind::Stamp if fresh => {
+            c.census_alive.load(Relaxed) + c.made() - c.census_made.load(Relaxed)
+        }
+        Kind::Stamp => c.made() - c.gc_end_made.load(Relaxed),
+        _ => c.alive(),
+    }
+}
+
+impl Counters {
+    /// Has no GC started since the last census?
+    fn stamps_fresh(&self) -> bool {
+        self.census_at.load(Acquire) == self.gc_starts.load(Acquire)
+    }
+
+    /// GarbageCollectionStart (in the pause): every counter's `max` catches
+    /// up with what is alive before this GC frees anything (weak references:
+    /// after the frees of every earlier GC are counted), each group's with
+    /// its sum. The census lock is only ever held for plain memory writes,
+    /// never across a VM call, so the pause waits a moment at most.
+    pub fn note_peaks(&self) {
+        let _census = self.census_lock.lock();
+        let fresh = self.stamps_fresh();
+        self.gc_starts.fetch_add(1, AcqRel);
+        self.observe(fresh);
+    }
+
+    /// GarbageCollectionFinish (in the pause): what each stamp counter had
+    /// made when this GC ended (all of it alive until the next one starts).
+    pub fn gc_ended(&self) {
+        for c in self.made_so_far().filter(|c| c.kind() == Kind::Stamp) {
+            c.gc_end_made.store(c.made(), Relaxed);
+        }
+    }
+
+    /// Raises every `max` to what is alive now, each group's to its sum.
+    fn observe(&self, fresh: bool) {
+        // Indexed by counter (a group's index is below its sites'): one flat
+        // allocation, no hashing per counter.
+        let mut sums: Vec<Option<i64>> = vec![None; self.len.load(Acquire)];
+        for c in self.made_so_far() {
+            let (alive, into) = match c.kind() {
+                Kind::Group => (c.alive(), Some(c.index())),
+                Kind::Tag => (c.alive(), None),
+                _ => (site_alive(c, fresh), self.group_of(c).map(|g| g.index())),
+            };
+            if c.kind() != Kind::Group {
+                c.max.fetch_max(alive, Relaxed);
+            }
+            if let Some(sum) = into.and_then(|g| sums.get_mut(g)) {
+                *sum.get_or_insert(0) += alive;
+            }
+        }
+        for (g, sum) in sums.into_iter().enumerate() {
+            if let (Some(sum), Some(g)) = (sum, self.counter(g)) {
+                g.max.fetch_max(sum, Relaxed);
+            }
+        }
+    }
+
+    /// Inside a census's VM operation (every Java thread stopped): each
+    /// counter's `made` now, into `made`, and the GCs started by now.
+    pub fn census_moment(&self, made: &mut Vec<i64>) -> u64 {
+        made.clear();
+        made.extend(self.made_so_far().map(Counter::made));
+        self.gc_starts.load(Acquire)
+    }
+
+    /// Records a census: `alive[i]` stamped objects of counter `i` alive and
+    /// `made[i]` made at its moment, when `at` GCs had started; every `max`
+    /// catches up (stamps: exact while no GC started since).
+    pub fn census_taken(&self, alive: &[u32], made: &[i64], at: u64) {
+        let _census = self.census_lock.lock();
+        self.census_at.store(u64::MAX, Release);
+        for (i, &m) in made.iter().enumerate() {
+            let Some(c) = self.counter(i).filter(|c| c.kind() == Kind::Stamp) else {
+                continue;
+            };
+            let n = alive.get(i).copied().unwrap_or(0) as i64;
+            c.census_alive.store(n, Relaxed);
+            c.census_made.store(m, Relaxed);
+        }
+        self.census_at.store(at, Release);
+        let fresh = self.stamps_fresh();
+        self.observe(fresh);
+    }
+
+    /// Every counter's figures, stamps as of the last census (plus what was
+    /// made since), each group's as the sum of its sites and of its own.
+    pub fn all(&self) -> Vec<Tally> {
+        let owners = self.owners.lock().clone();
+        let census = self.census_at.load(Acquire) != u64::MAX;
+        // Per group: its sites' (alive, made).
+        let mut sums = vec![(0i64, 0i64); owners.len()];
+        for c in (0..owners.len()).filter_map(|i| self.counter(i)) {
+            if matches!(c.kind(), Kind::Group | Kind::Tag) {
+                continue;
+            }
+            if let Some(sum) = self.group_of(c).and_then(|g| sums.get_mut(g.index())) {
+                sum.0 += site_alive(c, census);
+                sum.1 += c.made();
+            }
+        }
+        owners
+            .into_iter()
+            .enumerate()
+            .filter_map(|(i, (thread, key))| {
+                let c = self.counter(i)?;
+                let (alive, made) = match c.kind() {
+                    Kind::Group => (c.alive() + sums[i].0, c.made() + sums[i].1),
+                    _ => (site_alive(c, census), c.made()),
+                };
+                let max = c.max.load(Relaxed).max(alive);
+                Some(Tally {
+                    thread,
+                    key,
+                    alive,
+                    max,
+                    made,
+                })
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn make(c: &Counter, n: usize) {
+        for _ in 0..n {
+            c.made_one();
+        }
+    }
+
+    fn get(counters: &Counters, k: Key) -> (i64, i64, i64) {
+        let rows = counters.all();
+        let r = rows.iter().find(|r| r.key == k).unwrap();
+        (r.alive, r.max, r.made)
+    }
+
+    #[test]
+    fn tags_name_their_counters_and_frees_come_back() {
+        let counters = Counters::default();
+        let group = counters.group(7, 3).unwrap();
+        let a = counters
+            .new_counter(7, Key::Site(1), Kind::Tag, Some(group))
+            .unwrap();
+        assert!(super::super::is_memory_tag(a.tag()));
+        assert!(
+            !super::super::is_memory_tag(5) && !super::super::is_memory_tag(-1),
+            "thread tags are not ours"
+        );
+        for _ in 0..3 {
+            a.made_one_with_peak();
+            group.made_one_with_peak();
+        }
+        counters.object_freed(a.tag());
+        a.made_one_with_peak();
+        group.made_one_with_peak();
+        counters.object_freed(5); // a thread's tag: ignored
+        assert_eq!(get(&counters, Key::Site(1)), (3, 3, 4));
+        assert_eq!(get(&counters, Key::Type(3)), (3, 3, 4));
+    }
+
+    /// Weak references: `max` moves only when a GC starts (and at a
+    /// snapshot), from what was alive before that GC's frees; a group's
+    /// `max` is the peak of its sites' sum, not the sum of their peaks.
+    #[test]
+    fn weak_peaks_are_taken_before_each_gc_frees() {
+        let counters = Counters::default();
+        let group = counters.group(3, 0).unwrap();
+        let a = counters
+            .new_counter(3, Key::Site(10), Kind::Weak, Some(group))
+            .unwrap();
+        let b = counters
+            .new_counter(3, Key::Site(11), Kind::Weak, Some(group))
+            .unwrap();
+        make(a, 4);
+        counters.note_peaks(); // a 4, group 4
+        counters.freed_by_index(a.index(), 4);
+        make(b, 3);
+        counters.note_peaks(); // b 3, group 3
+        counters.freed_by_index(b.index(), 1);
+        assert_eq!(get(&counters, Key::Site(10)), (0, 4, 4));
+        assert_eq!(get(&counters, Key::Site(11)), (2, 3, 3));
+        assert_eq!(get(&counters, Key::Type(0)), (2, 4, 7), "max: not 4 + 3");
+    }
+
+    /// Stamps: exact after a census until the next GC starts; in between,
+    /// what was made since the last GC ended (the survivors unknown).
+    #[test]
+    fn stamp_peaks_are_exact_after_a_census_and_a_lower_bound_between() {
+        let counters = Counters::default();
+        let group = counters.group(1, 0).unwrap();
+        let s = counters
+            .new_counter(1, Key::Site(5), Kind::Stamp, Some(group))
+            .unwrap();
+        let w = counters
+            .new_counter(1, Key::Site(6), Kind::Weak, Some(group))
+            .unwrap();
+        make(s, 400); // a wave
+        make(w, 2);
+        counters.note_peaks(); // GC 1 starts: nothing ever collected, 400 exact
+        counters.gc_ended(); // the wave died
+        make(s, 300);
+        counters.note_peaks(); // GC 2: no census, 300 made since GC 1 (exact here)
+        counters.gc_ended();
+        assert_eq!(get(&counters, Key::Site(5)).1, 400);
+        // A census after GC 2: 100 of the 300 survived.
+        let mut made = Vec::new();
+        let at = counters.census_moment(&mut made);
+        let mut alive = vec![0; made.len()];
+        alive[s.index()] = 100;
+        counters.census_taken(&alive, &made, at);
+        make(s, 350);
+        counters.note_peaks(); // GC 3: 100 + 350, exact
+        counters.gc_ended();
+        assert_eq!(get(&counters, Key::Site(5)).1, 450);
+        assert_eq!(get(&counters, Key::Type(0)).1, 452, "the group: 450 + 2 weak");
+        // A snapshot's census: 20 alive.
+        let at = counters.census_moment(&mut made);
+        let mut alive = vec![0; made.len()];
+        alive[s.index()] = 20;
+        counters.census_taken(&alive, &made, at);
+        make(s, 5);
+        assert_eq!(get(&counters, Key::Site(5)), (25, 450, 1055));
+        assert_eq!(get(&counters, Key::Type(0)), (27, 452, 1057));
+    }
+}
