@@ -256,7 +256,8 @@ fn check_harness_classes(rows: &Rows) {
     assert!((1..=6_000_000).contains(&max), "Churn max {max}");
 }
 
-/// Weak references see each GC's frees in its own pause, so a wave freed by
+/// Weak references see each GC's frees in its own pause, and stamps count
+/// at each GC start what was made since the last one, so a wave freed by
 /// one GC is gone before the next wave is made: max 400, not 800 or 1200;
 /// and the churn the GCs collected while it ran never counts whole. (With
 /// tags, frees arrive after the GC, when the VM posts them.)
@@ -267,12 +268,70 @@ fn check_waves(rows: &Rows) {
     assert!(churn_max < 6_000_000, "no GC freed any Churn while it ran");
 }
 
+/// The program's classes stamped (the default), then every object with a
+/// weak reference (`stamps=off`): the same counts.
 #[test]
 fn live_and_peak_counts_match_the_program() {
-    let (rows, sites) = run_both("truth", "memory");
-    check_truth(&rows);
-    check_waves(&rows);
-    check_sites(&rows, &sites, true);
+    for (name, options) in [("truth", "memory"), ("truth-weak", "memory,stamps=off")] {
+        let (rows, sites) = run_both(name, options);
+        check_truth(&rows);
+        check_waves(&rows);
+        check_sites(&rows, &sites, true);
+    }
+}
+
+/// Stamps on classes of every shape (StampTruth): an interface with
+/// constants and subclasses inheriting the field (whose number in the census
+/// depends on both), a JDK superclass, many int fields holding numbers a
+/// stamp could be, clones, an enum, serialization (the same
+/// serialVersionUID and fields as without the agent; deserialized copies
+/// not counted), an excluded maker (not counted), two threads. Exact.
+#[test]
+fn stamped_classes_of_every_shape_count_exactly() {
+    let main = "profrj.harness.StampTruth";
+    let plain = std::process::Command::new(java())
+        .args(["-cp", harness_classes(), main])
+        .output()
+        .unwrap();
+    let plain = String::from_utf8_lossy(&plain.stdout).into_owned();
+    let options = "memory,exclude=profrj.harness.StampTruth$Maker";
+    let (run, text) = run_verified("stamps", options, main, &[]);
+    let line = |out: &str, key: &str| {
+        out.lines()
+            .find(|l| l.starts_with(key))
+            .unwrap_or_else(|| panic!("no {key}: {out}"))
+            .to_owned()
+    };
+    for key in ["suid ", "fields ", "kept "] {
+        assert_eq!(line(&run.stdout, key), line(&plain, key), "{key}");
+    }
+    assert_eq!(line(&plain, "synthetic "), "synthetic ");
+    assert_eq!(
+        line(&run.stdout, "synthetic "),
+        "synthetic private transient $profrj$stamp;"
+    );
+    assert!(
+        run.stderr.contains("classes given a stamp field"),
+        "{}",
+        run.stderr
+    );
+    let rows = rows(&text);
+    let k = "profrj.harness.StampTruth$";
+    let main = |c: &str| get(&rows, "main", &format!("{k}{c}"));
+    assert_eq!(main("Animal"), (50, 50), "40 new, 10 by reflection");
+    assert_eq!(main("Dog"), (25, 325), "25 kept, waves of 300");
+    assert_eq!(main("Puppy"), (12, 12));
+    assert_eq!(main("Counted"), (9, 9));
+    assert_eq!(main("Wide"), (17, 17));
+    assert_eq!(main("Sheep"), (61, 61), "dolly and 60 clones");
+    assert_eq!(main("Color"), (3, 3));
+    assert_eq!(main("Point"), (5, 5), "deserialized copies not counted");
+    assert_eq!(get(&rows, "pups-a", &format!("{k}Puppy")), (30, 30));
+    assert_eq!(get(&rows, "pups-b", &format!("{k}Puppy")), (20, 20));
+    assert!(
+        rows.values().all(|c| !c.contains_key(&format!("{k}Elsewhere"))),
+        "made out of scope: {rows:?}"
+    );
 }
 
 /// The serial and parallel collectors clear weak references in their

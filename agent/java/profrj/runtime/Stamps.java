@@ -16,7 +16,10 @@ import java.util.Arrays;
  * <p>The counters live in the agent's memory, seen here as direct buffers of 4,096 counters each
  * (64 bytes a counter, the count of objects made first: agent/src/memory/counters.rs). A counter
  * is written by its one thread only. This class is the one place that knows which thread an
- * allocation belongs to: the thread-local {@code MINE}.
+ * allocation belongs to: the thread-local {@code MINE}. Virtual threads (JDK 21+) do not stamp
+ * yet: there can be millions, each of which would need counters of its own (a counter shared by
+ * the virtual threads of one carrier would be written by several at once); their objects go to
+ * the agent, which counts them per carrier thread, as it always did.
  */
 final class Stamps {
     /** The field the agent adds (agent/src/instrument/stamp.rs). */
@@ -41,8 +44,21 @@ final class Stamps {
 
     private static final StampsLocal MINE = new StampsLocal();
 
+    /** What a virtual thread gets: no counters, every object to the agent. */
+    private static final Stamps UNSTAMPED = new Stamps(false);
+
+    /** {@code Thread.isVirtual()} (JDK 21+), or null. */
+    private static final java.lang.reflect.Method IS_VIRTUAL = isVirtualMethod();
+
+    /** Does this thread stamp? */
+    private final boolean stamps;
+
     /** This thread's counter for each site, plus one (0: none yet). */
     private int[] counters = new int[64];
+
+    private Stamps(boolean stamps) {
+        this.stamps = stamps;
+    }
 
     static int mode() {
         ByteBuffer c = control;
@@ -89,7 +105,7 @@ final class Stamps {
     /** Counts one more made on this thread's counter for {@code site}, then stamps {@code o} with it. */
     private void stamp(Object o, int site, MethodHandle set) {
         int c = site < counters.length ? counters[site] - 1 : -1;
-        if (c < 0 && (c = counter(site)) < 0) {
+        if (c < 0 && (!stamps || (c = counter(site)) < 0)) {
             Probe.allocWeak(o, site);
             return;
         }
@@ -142,11 +158,27 @@ final class Stamps {
         }
     }
 
+    private static java.lang.reflect.Method isVirtualMethod() {
+        try {
+            return Thread.class.getMethod("isVirtual");
+        } catch (NoSuchMethodException | RuntimeException e) {
+            return null; // before JDK 21: no virtual threads
+        }
+    }
+
+    private static boolean isVirtual(Thread t) {
+        try {
+            return IS_VIRTUAL != null && Boolean.TRUE.equals(IS_VIRTUAL.invoke(t));
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            return false;
+        }
+    }
+
     /** Each thread's {@code Stamps}. */
     static final class StampsLocal extends ThreadLocal<Stamps> {
         @Override
         protected Stamps initialValue() {
-            return new Stamps();
+            return isVirtual(Thread.currentThread()) ? UNSTAMPED : new Stamps(true);
         }
     }
 }

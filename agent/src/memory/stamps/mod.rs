@@ -51,6 +51,8 @@ pub struct Stamps {
     on: OnceLock<Result<(), String>>,
     /// Classes the census counts.
     classes: AtomicU64,
+    /// The GC (by number) the agent thread last decided a census for.
+    decided: AtomicU64,
     census: census::Census,
 }
 
@@ -109,10 +111,15 @@ impl Stamps {
             .clone()
     }
 
-    /// After a GC, on the agent thread: a census if the budget allows.
+    /// After a GC, on the agent thread (woken once or more per GC): a
+    /// census if the budget allows, once per GC.
     pub fn after_gc(&self, counters: &Counters) {
         let Some(&env) = self.env.get() else { return };
-        if !self.on() || self.classes.load(Relaxed) == 0 || !self.census.due() {
+        if !self.on() || self.classes.load(Relaxed) == 0 {
+            return;
+        }
+        let gc = counters.gcs_started();
+        if self.decided.swap(gc, Relaxed) == gc || !self.census.due() {
             return;
         }
         if let Err(e) = self.census.take(env, counters, true) {
