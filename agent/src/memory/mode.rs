@@ -77,6 +77,7 @@ impl Mode for Memory {
     fn start(&self, cx: &Cx) -> Result<(), String> {
         let life = self.0;
         life.set_active(true);
+        life.stamps.set_budget(cx.options.census_percent);
         // A trace wants each object's free: no stamps while one runs.
         let stamp = cx.options.stamps && cx.options.trace.is_none() && life.stamps.on();
         life.stamps.set_mode(if stamp {

@@ -206,6 +206,12 @@ const OPTIONS: &[Opt] = &[
         meaning: "memory: on: objects of the application's classes defined while memory runs carry a stamp (a 4-byte field added to their class), counted in a heap census: no per-object handle, so the cost per allocation does not grow with the threads allocating; arrays, the JDK's objects and classes loaded earlier use the tracker; off: the tracker for every object. Fixed by the first memory session",
     },
     Opt {
+        syntax: "census=PERCENT",
+        default: "5%",
+        takes: Takes::Start,
+        meaning: "memory with stamps: the most of the time the heap censuses after GCs may take (each stops every thread for a pass over the heap; 1% to 100%, 100%: one after every GC). max is exact at each GC a census preceded and never above the true peak between; a snapshot always takes one",
+    },
+    Opt {
         syntax: "signal=NAME",
         default: "USR1",
         takes: Takes::Start,
@@ -393,6 +399,8 @@ pub struct Options {
     pub tracker: Tracker,
     /// Memory: stamp objects of the application's classes (heap census).
     pub stamps: bool,
+    /// Memory: the share of the time censuses after GCs may take, in %.
+    pub census_percent: u8,
     pub reply: Option<String>,
     pub help: bool,
 }
@@ -424,6 +432,7 @@ impl Default for Options {
             stacks: Stacks::Async,
             tracker: Tracker::Auto,
             stamps: true,
+            census_percent: 5,
             reply: None,
             help: false,
         }
@@ -544,6 +553,7 @@ impl Options {
                 "stacks" => o.stacks = parse_stacks(required(key, value)?)?,
                 "tracker" => o.tracker = parse_tracker(required(key, value)?)?,
                 "stamps" => o.stamps = parse_on_off(key, required(key, value)?)?,
+                "census" => o.census_percent = parse_percent(key, required(key, value)?)?,
                 "reply" => o.reply = Some(required(key, value)?.to_owned()),
                 // In the table but not parsed here: a bug the unit tests catch.
                 _ => return Err(bad(format!("option '{key}' is not handled"))),
@@ -661,6 +671,15 @@ fn parse_file(key: &str, v: &str) -> Result<String, OptionError> {
         }
     }
     Ok(v.to_owned())
+}
+
+fn parse_percent(key: &str, v: &str) -> Result<u8, OptionError> {
+    match v.strip_suffix('%').unwrap_or(v).parse::<u8>() {
+        Ok(n) if (1..=100).contains(&n) => Ok(n),
+        _ => Err(bad(format!(
+            "bad value for {key}: '{v}' (a percentage from 1% to 100%)"
+        ))),
+    }
 }
 
 fn parse_on_off(key: &str, v: &str) -> Result<bool, OptionError> {
@@ -994,6 +1013,7 @@ mod tests {
             "event" => Some("cpu"),
             "stacks" => Some("jvmti"),
             "tracker" => Some("tags"),
+            "census" => Some("20%"),
             "vthreads" | "derive" | "stamps" => Some("off"),
             "alloc" => Some("64k"),
             "live" => return "alloc,live".to_owned(),
@@ -1110,6 +1130,17 @@ mod tests {
             .unwrap_err()
             .0
             .contains("does not apply"));
+    }
+
+    #[test]
+    fn census_shares() {
+        assert_eq!(parse("memory").unwrap().census_percent, 5);
+        assert_eq!(parse("memory,census=100%").unwrap().census_percent, 100);
+        assert_eq!(parse("memory,census=2").unwrap().census_percent, 2);
+        for bad in ["0%", "101%", "x", "-5%"] {
+            let e = parse(&format!("memory,census={bad}")).unwrap_err().to_string();
+            assert!(e.contains("bad value for census") && e.contains("1% to 100%"), "{e}");
+        }
     }
 
     #[test]

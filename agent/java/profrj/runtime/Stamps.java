@@ -106,6 +106,7 @@ final class Stamps {
     private void stamp(Object o, int site, MethodHandle set) {
         int c = site < counters.length ? counters[site] - 1 : -1;
         if (c < 0 && (!stamps || (c = counter(site)) < 0)) {
+            put(set, o, 0); // a clone's copy of its original's stamp
             Probe.allocWeak(o, site);
             return;
         }

@@ -4,7 +4,7 @@
 //! operation: every Java thread stops while it walks the whole heap, so it
 //! costs about 30 ns per object in the heap and 60 for a stamped one
 //! (docs/BENCHMARKS.md). A snapshot always takes one; after GCs, the agent
-//! thread takes one while censuses cost at most `BUDGET` of the time.
+//! thread takes one while censuses cost at most `census=` of the time.
 
 use super::classes::stamp_index;
 use crate::memory::counters::Counters;
@@ -13,12 +13,7 @@ use crate::vm::Jvmti;
 use jni_sys::{jint, jlong, jvalue};
 use parking_lot::Mutex;
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-
-/// The share of the time censuses after GCs may take (each one stops every
-/// thread): after one that took t, the next waits until t / BUDGET has
-/// passed since its start.
-const BUDGET: f64 = 0.05;
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering::Relaxed};
 
 /// The census's state for the JVM's lifetime.
 #[derive(Default)]
@@ -28,6 +23,10 @@ pub struct Census {
     /// When the last census started and how long it took (ns), for the budget.
     last_start: AtomicU64,
     last_took: AtomicU64,
+    /// The share of the time censuses after GCs may take, in % (`census=`):
+    /// after one that walked for t, the next waits until t / share has
+    /// passed since its start.
+    percent: AtomicU8,
     pub cost: Cost,
 }
 
@@ -54,6 +53,9 @@ struct Pass<'a> {
     /// then: read at the first callback, when every Java thread has stopped.
     made: Vec<i64>,
     at: Option<u64>,
+    /// When the walk began (the first callback): the time before it was
+    /// spent waiting for the VM thread and the safepoint, not walking.
+    walk_start: u64,
     stamped: u64,
     odd: u64,
 }
@@ -79,6 +81,7 @@ unsafe extern "C" fn on_field(
     // while the operation runs (the caller's promise).
     let pass = unsafe { &mut *(data as *mut Pass<'_>) };
     if pass.at.is_none() {
+        pass.walk_start = crate::clock::now_ns();
         pass.at = Some(pass.counters.census_moment(&mut pass.made));
         pass.alive.resize(pass.made.len(), 0);
     }
@@ -107,10 +110,16 @@ unsafe extern "C" fn on_field(
 }
 
 impl Census {
+    /// The share of the time censuses after GCs may take, in % (1 to 100).
+    pub fn set_budget(&self, percent: u8) {
+        self.percent.store(percent.clamp(1, 100), Relaxed);
+    }
+
     /// Is a census after this GC within the budget? Counts a refusal.
     pub fn due(&self) -> bool {
         let (start, took) = (self.last_start.load(Relaxed), self.last_took.load(Relaxed));
-        let due = crate::clock::now_ns().saturating_sub(start) as f64 * BUDGET >= took as f64;
+        let share = f64::from(self.percent.load(Relaxed).max(1)) / 100.0;
+        let due = crate::clock::now_ns().saturating_sub(start) as f64 * share >= took as f64;
         if !due {
             self.cost.skipped.fetch_add(1, Relaxed);
         }
@@ -128,6 +137,7 @@ impl Census {
             alive: Vec::new(),
             made: Vec::new(),
             at: None,
+            walk_start: 0,
             stamped: 0,
             odd: 0,
         };
@@ -146,7 +156,9 @@ impl Census {
         let r = unsafe {
             env.iterate_classes_tagged(&callbacks, None, &mut pass as *mut Pass as *const c_void)
         };
-        let took = crate::clock::now_ns().saturating_sub(start);
+        // What the program lost: the walk, while its threads stood still
+        // (the whole call where no object was visited).
+        let took = crate::clock::now_ns().saturating_sub(pass.walk_start.max(start));
         r.map_err(|e| format!("the heap census failed: {}", env.error_name(e)))?;
         // No callback: no stamped object at all. Their `made` now (what was
         // made after the walk counts as made before it, dead: a lower bound),

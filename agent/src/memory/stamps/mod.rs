@@ -88,6 +88,11 @@ impl Stamps {
         self.control[0].store(mode, Release);
     }
 
+    /// The share of the time censuses after GCs may take, in % (`census=`).
+    pub fn set_budget(&self, percent: u8) {
+        self.census.set_budget(percent);
+    }
+
     /// Does stamping run in this JVM?
     pub fn on(&self) -> bool {
         matches!(self.on.get(), Some(Ok(())))
