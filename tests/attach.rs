@@ -642,10 +642,7 @@ fn attached_memory_stamps_classes_loaded_after_it() {
     let (code, out) = profrj(&["attach", &pid, &opts]);
     assert_eq!(code, 0, "{out}");
     let stderr = t.finish();
-    assert!(
-        stderr.contains("2 classes given a stamp field"),
-        "{stderr}"
-    );
+    assert!(stderr.contains("2 classes given a stamp field"), "{stderr}");
     assert!(!stderr.contains("cannot retransform"), "{stderr}");
     assert!(!stderr.contains("uninstrumented"), "{stderr}");
 }

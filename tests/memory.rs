@@ -329,7 +329,8 @@ fn stamped_classes_of_every_shape_count_exactly() {
     assert_eq!(get(&rows, "pups-a", &format!("{k}Puppy")), (30, 30));
     assert_eq!(get(&rows, "pups-b", &format!("{k}Puppy")), (20, 20));
     assert!(
-        rows.values().all(|c| !c.contains_key(&format!("{k}Elsewhere"))),
+        rows.values()
+            .all(|c| !c.contains_key(&format!("{k}Elsewhere"))),
         "made out of scope: {rows:?}"
     );
 }

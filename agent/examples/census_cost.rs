@@ -29,8 +29,13 @@ type AddCapabilities = unsafe extern "C" fn(*mut JvmtiEnv, *const [u32; 4]) -> j
 type HeapIteration = extern "C" fn(jlong, jlong, *mut jlong, jint, *mut c_void) -> jint;
 type PrimitiveField =
     extern "C" fn(jint, *const jint, jlong, *mut jlong, jvalue, jint, *mut c_void) -> jint;
-type IterateThroughHeap =
-    unsafe extern "C" fn(*mut JvmtiEnv, jint, jclass, *const [*const c_void; 16], *const c_void) -> jint;
+type IterateThroughHeap = unsafe extern "C" fn(
+    *mut JvmtiEnv,
+    jint,
+    jclass,
+    *const [*const c_void; 16],
+    *const c_void,
+) -> jint;
 
 static ENV: AtomicPtr<JvmtiEnv> = AtomicPtr::new(std::ptr::null_mut());
 
@@ -59,7 +64,7 @@ pub unsafe extern "system" fn Agent_OnLoad(
     }
     let env = env as *mut JvmtiEnv;
     let caps: [u32; 4] = [1, 0, 0, 0]; // can_tag_objects
-    // SAFETY: slot 142 is AddCapabilities; `caps` outlives the call.
+                                       // SAFETY: slot 142 is AddCapabilities; `caps` outlives the call.
     let rc = unsafe {
         let add: AddCapabilities = std::mem::transmute(slot(env, ADD_CAPABILITIES));
         add(env, &caps)
@@ -107,7 +112,13 @@ extern "C" fn count_stamps(
     0
 }
 
-extern "C" fn count_objects(_c: jlong, _s: jlong, _t: *mut jlong, _l: jint, user: *mut c_void) -> jint {
+extern "C" fn count_objects(
+    _c: jlong,
+    _s: jlong,
+    _t: *mut jlong,
+    _l: jint,
+    user: *mut c_void,
+) -> jint {
     // SAFETY: `user` is the &mut u64 `walk` passed.
     unsafe { *(user as *mut u64) += 1 };
     0

@@ -40,7 +40,14 @@ const ACC_MODULE: u16 = 0x8000;
 /// loaders' classes are never given one, and the VM knows the layout of
 /// some) and the agent's own runtime.
 pub fn never_stamped(internal_name: &str) -> bool {
-    const PREFIXES: [&str; 6] = ["java/", "javax/", "jdk/", "sun/", "com/sun/", "profrj/runtime/"];
+    const PREFIXES: [&str; 6] = [
+        "java/",
+        "javax/",
+        "jdk/",
+        "sun/",
+        "com/sun/",
+        "profrj/runtime/",
+    ];
     PREFIXES.iter().any(|p| internal_name.starts_with(p))
 }
 
@@ -121,7 +128,13 @@ mod tests {
 
     #[test]
     fn the_jdk_and_arrays_go_to_weak_references() {
-        for name in ["java/util/HashMap", "[Lpkg/A;", "[I", "sun/misc/X", "jdk/internal/Y"] {
+        for name in [
+            "java/util/HashMap",
+            "[Lpkg/A;",
+            "[I",
+            "sun/misc/X",
+            "jdk/internal/Y",
+        ] {
             assert!(!may_be_stamped(name), "{name}");
         }
         assert!(may_be_stamped("pkg/A"));

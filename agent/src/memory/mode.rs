@@ -33,7 +33,10 @@ fn capabilities(caps: &mut Capabilities) -> Result<(), String> {
 }
 
 /// The session's view of the JVM-lifetime state its probes write.
-struct Memory(&'static super::Lifetime, &'static crate::instrument::Instrumenter);
+struct Memory(
+    &'static super::Lifetime,
+    &'static crate::instrument::Instrumenter,
+);
 
 pub fn open(cx: &Cx) -> Result<Box<dyn Mode>, String> {
     let host = cx.host;
@@ -47,10 +50,13 @@ pub fn open(cx: &Cx) -> Result<Box<dyn Mode>, String> {
     stamps.publish(cx.jni)?;
     if cx.options.stamps {
         if let Err(e) = stamps.start(&host, cx.jni) {
-            log::warn(&format!("memory: {e}; every object is followed with {}", match mechanism {
-                super::Mechanism::WeakRefs => "a weak reference",
-                super::Mechanism::Tags => "a tag",
-            }));
+            log::warn(&format!(
+                "memory: {e}; every object is followed with {}",
+                match mechanism {
+                    super::Mechanism::WeakRefs => "a weak reference",
+                    super::Mechanism::Tags => "a tag",
+                }
+            ));
         }
     }
     if mechanism == super::Mechanism::WeakRefs || stamps.on() {

@@ -176,7 +176,11 @@ extern "system" fn stamp_check(
     // SAFETY: the VM calls this native with the calling thread's JNIEnv.
     let jni = &unsafe { jni(env) };
     with("memory stamp check", std::ptr::null_mut(), |a| {
-        match a.memory.stamps.check_objects(jni, (base, sub), (base_stamp, sub_stamp)) {
+        match a
+            .memory
+            .stamps
+            .check_objects(jni, (base, sub), (base_stamp, sub_stamp))
+        {
             None => std::ptr::null_mut(),
             Some(why) => jni.new_string(&why).unwrap_or(std::ptr::null_mut()),
         }

@@ -1138,8 +1138,13 @@ mod tests {
         assert_eq!(parse("memory,census=100%").unwrap().census_percent, 100);
         assert_eq!(parse("memory,census=2").unwrap().census_percent, 2);
         for bad in ["0%", "101%", "x", "-5%"] {
-            let e = parse(&format!("memory,census={bad}")).unwrap_err().to_string();
-            assert!(e.contains("bad value for census") && e.contains("1% to 100%"), "{e}");
+            let e = parse(&format!("memory,census={bad}"))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains("bad value for census") && e.contains("1% to 100%"),
+                "{e}"
+            );
         }
     }
 

@@ -642,15 +642,8 @@ pub struct JvmtiInterface {
 /// heap iteration visits (kind, the field's index, the class's tag, the
 /// object's tag, the value, its type, the caller's data). Runs in the VM
 /// operation, on the VM thread.
-pub type PrimitiveFieldCallback = unsafe extern "C" fn(
-    jint,
-    *const jint,
-    jlong,
-    *mut jlong,
-    jvalue,
-    jint,
-    *mut c_void,
-) -> jint;
+pub type PrimitiveFieldCallback =
+    unsafe extern "C" fn(jint, *const jint, jlong, *mut jlong, jvalue, jint, *mut c_void) -> jint;
 
 /// `jvmtiHeapCallbacks`: one slot per kind of heap callback, the first five
 /// named, then eleven reserved (all null here but the primitive fields').

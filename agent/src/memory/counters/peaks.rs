@@ -249,7 +249,11 @@ mod tests {
         counters.note_peaks(); // GC 3: 100 + 350, exact
         counters.gc_ended();
         assert_eq!(get(&counters, Key::Site(5)).1, 450);
-        assert_eq!(get(&counters, Key::Type(0)).1, 452, "the group: 450 + 2 weak");
+        assert_eq!(
+            get(&counters, Key::Type(0)).1,
+            452,
+            "the group: 450 + 2 weak"
+        );
         // A snapshot's census: 20 alive.
         let at = counters.census_moment(&mut made);
         let mut alive = vec![0; made.len()];

@@ -60,6 +60,30 @@ struct Pass<'a> {
     odd: u64,
 }
 
+/// The value of a field a primitive-field callback reports, if it is the
+/// stamp of its object's class (the index that class's tag names).
+///
+/// # Safety
+/// `info` is null or the callback's live `jvmtiHeapReferenceInfo`, whose
+/// first member, for a field, is the field's index.
+unsafe fn stamp_in(
+    info: *const jint,
+    class_tag: jlong,
+    value: jvalue,
+    value_type: jint,
+) -> Option<i32> {
+    if value_type != JVMTI_PRIMITIVE_TYPE_INT || info.is_null() {
+        return None;
+    }
+    // SAFETY: non-null, live, its first member the index (the caller's promise).
+    let index = unsafe { *info };
+    if stamp_index(class_tag) != Some(index) {
+        return None;
+    }
+    // SAFETY: the field is an int (`value_type`), so `i` holds it.
+    Some(unsafe { value.i })
+}
+
 /// The primitive-field callback: runs on the VM thread inside the
 /// operation; reads `data` (a `Pass`) and the counters' atomics, takes no
 /// lock, calls nothing back, and cannot panic (no indexing, no unwrap).
@@ -85,17 +109,10 @@ unsafe extern "C" fn on_field(
         pass.at = Some(pass.counters.census_moment(&mut pass.made));
         pass.alive.resize(pass.made.len(), 0);
     }
-    if value_type != JVMTI_PRIMITIVE_TYPE_INT || info.is_null() {
+    // SAFETY: the callback's own `info` (the caller's promise).
+    let Some(stamp) = (unsafe { stamp_in(info, class_tag, value, value_type) }) else {
         return 0;
-    }
-    // SAFETY: a live heap reference info (the caller's promise); its first
-    // member, for a field, is the field's index.
-    let index = unsafe { *info };
-    if stamp_index(class_tag) != Some(index) {
-        return 0;
-    }
-    // SAFETY: the field is an int (`value_type`), so `i` holds it.
-    let stamp = unsafe { value.i };
+    };
     if stamp <= 0 {
         return 0; // made before stamping, or while the mode was off
     }
@@ -199,14 +216,10 @@ pub fn stamps_of(env: Jvmti, class: jni_sys::jclass) -> Result<Vec<i32>, String>
         value_type: jint,
         data: *mut c_void,
     ) -> jint {
-        if value_type != JVMTI_PRIMITIVE_TYPE_INT || info.is_null() {
-            return 0;
-        }
-        // SAFETY: as in `on_field`.
-        if stamp_index(class_tag) == Some(unsafe { *info }) {
-            // SAFETY: `data` is the Vec `stamps_of` passed; an int field's
-            // value is `i`.
-            unsafe { (*(data as *mut Vec<i32>)).push(value.i) };
+        // SAFETY: the callback's own `info` (the caller's promise).
+        if let Some(stamp) = unsafe { stamp_in(info, class_tag, value, value_type) } {
+            // SAFETY: `data` is the Vec `stamps_of` passed.
+            unsafe { (*(data as *mut Vec<i32>)).push(stamp) };
         }
         0
     }

@@ -47,12 +47,14 @@ pub fn holder(jvmti: Jvmti, jni: &Jni, class: jclass) -> Option<jclass> {
 /// Where `class` declares the stamp field among its fields, if it does.
 fn stamp_position(jvmti: Jvmti, class: jclass) -> Option<u32> {
     let fields = jvmti.class_fields(class).ok()?;
-    fields.iter().position(|&f| {
-        jvmti
-            .field_name(class, f)
-            .is_ok_and(|(n, d)| n == stamp::FIELD && d == stamp::DESCRIPTOR)
-    })
-    .map(|p| p as u32)
+    fields
+        .iter()
+        .position(|&f| {
+            jvmti
+                .field_name(class, f)
+                .is_ok_and(|(n, d)| n == stamp::FIELD && d == stamp::DESCRIPTOR)
+        })
+        .map(|p| p as u32)
 }
 
 /// The JVMTI field index of `holder`'s stamp field in objects of `class`

@@ -70,8 +70,8 @@ impl Stamps {
                     return Err("memory: no direct buffer for the probes".into());
                 }
                 let stamps = jni.find_class(probe_class::STAMPS).map_err(|e| e.0);
-                // SAFETY: a java.nio.ByteBuffer into a field of that type.
                 let set = stamps.and_then(|c| {
+                    // SAFETY: a java.nio.ByteBuffer into a field of that type.
                     let r = unsafe {
                         jni.set_static_object_field(c, "control", "Ljava/nio/ByteBuffer;", buffer)
                     };
@@ -180,7 +180,9 @@ impl Stamps {
             self.classes.fetch_sub(1, Relaxed);
             jni.delete_local_ref(class);
             if found.as_deref() != Ok(&[stamp][..]) && wrong.is_none() {
-                wrong = Some(format!("expected stamp {stamp}, the census found {found:?}"));
+                wrong = Some(format!(
+                    "expected stamp {stamp}, the census found {found:?}"
+                ));
             }
         }
         wrong
@@ -190,7 +192,11 @@ impl Stamps {
     pub fn cost_summary(&self, stamped_classes: usize) -> Option<String> {
         let c = &self.census.cost;
         match self.on.get() {
-            Some(Err(e)) => return Some(format!("memory: no stamps ({e}); every object has a tracker")),
+            Some(Err(e)) => {
+                return Some(format!(
+                    "memory: no stamps ({e}); every object has a tracker"
+                ))
+            }
             None => return None,
             Some(Ok(())) => {}
         }

@@ -49,9 +49,7 @@ impl Jvmti {
         let mut ptr = std::ptr::null_mut();
         let mut count = 0;
         // SAFETY: a class reference (the `vm` convention); out-pointers to two live locals.
-        check(unsafe {
-            jvmti_call!(self, GetImplementedInterfaces, class, &mut count, &mut ptr)
-        })?;
+        check(unsafe { jvmti_call!(self, GetImplementedInterfaces, class, &mut count, &mut ptr) })?;
         let buf = JvmtiBuf {
             jvmti: *self,
             ptr,

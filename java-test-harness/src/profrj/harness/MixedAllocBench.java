@@ -62,15 +62,6 @@ public class MixedAllocBench {
         return sum + map.size();
     }
 
-    static long gcMs() {
-        long t = 0;
-        for (java.lang.management.GarbageCollectorMXBean b :
-                java.lang.management.ManagementFactory.getGarbageCollectorMXBeans()) {
-            t += Math.max(0, b.getCollectionTime());
-        }
-        return t;
-    }
-
     public static void main(String[] args) throws Exception {
         int threads = Integer.parseInt(args[0]);
         int rounds = args.length > 1 ? Integer.parseInt(args[1]) : 300;
@@ -106,7 +97,7 @@ public class MixedAllocBench {
             }, "mixed-" + t);
             ts[t].start();
         }
-        long gcStart = gcMs();
+        long gcStart = AllocBench.gcMs();
         long cpuStart = os.getProcessCpuTime();
         long start = System.nanoTime();
         go.countDown();
@@ -121,7 +112,7 @@ public class MixedAllocBench {
         }
         System.out.println("bench-ms=" + ms);
         System.out.println("bench-cpu-ms=" + cpuMs);
-        System.out.println("bench-gc-ms=" + (gcMs() - gcStart));
+        System.out.println("bench-gc-ms=" + (AllocBench.gcMs() - gcStart));
         System.out.println("bench-thread-cpu-ms=" + own / 1_000_000);
         System.out.println("threads=" + threads);
         System.out.println("allocs=" + (long) rounds * (objects + arrays + 1));
