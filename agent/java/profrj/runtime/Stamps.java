@@ -28,6 +28,8 @@ final class Stamps {
     private static final int CHUNK_BITS = 12;
     private static final int CHUNK_MASK = (1 << CHUNK_BITS) - 1;
     private static final int COUNTER_SHIFT = 6;
+    private static final int PAGE_BITS = 10;
+    private static final int PAGE_MASK = (1 << PAGE_BITS) - 1;
 
     /** What the probes do, the first byte of {@code control}: count nothing. */
     static final int OFF = 0;
@@ -53,8 +55,11 @@ final class Stamps {
     /** Does this thread stamp? */
     private final boolean stamps;
 
-    /** This thread's counter for each site, plus one (0: none yet). */
-    private int[] counters = new int[64];
+    /**
+     * This thread's counter for each site, plus one (0: none yet), in pages of 1,024 sites: site
+     * numbers are the program's, and a thread meets few of them.
+     */
+    private int[][] counters = new int[1][];
 
     private Stamps(boolean stamps) {
         this.stamps = stamps;
@@ -104,7 +109,9 @@ final class Stamps {
 
     /** Counts one more made on this thread's counter for {@code site}, then stamps {@code o} with it. */
     private void stamp(Object o, int site, MethodHandle set) {
-        int c = site < counters.length ? counters[site] - 1 : -1;
+        int[][] pages = counters;
+        int[] page = (site >>> PAGE_BITS) < pages.length ? pages[site >>> PAGE_BITS] : null;
+        int c = page != null ? page[site & PAGE_MASK] - 1 : -1;
         if (c < 0 && (!stamps || (c = counter(site)) < 0)) {
             put(set, o, 0); // a clone's copy of its original's stamp
             Probe.allocWeak(o, site);
@@ -130,10 +137,14 @@ final class Stamps {
         if (c < 0 || !published(c >>> CHUNK_BITS)) {
             return -1;
         }
-        if (site >= counters.length) {
-            counters = Arrays.copyOf(counters, Math.max(site + 1, 2 * counters.length));
+        int p = site >>> PAGE_BITS;
+        if (p >= counters.length) {
+            counters = Arrays.copyOf(counters, Math.max(p + 1, 2 * counters.length));
         }
-        counters[site] = c + 1;
+        if (counters[p] == null) {
+            counters[p] = new int[1 << PAGE_BITS];
+        }
+        counters[p][site & PAGE_MASK] = c + 1;
         return c;
     }
 

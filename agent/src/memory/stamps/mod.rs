@@ -177,7 +177,6 @@ impl Stamps {
             let class = jni.object_class(object);
             let found = census::stamps_of(env, class);
             let _ = env.set_tag(class, 0); // never counted again
-            self.classes.fetch_sub(1, Relaxed);
             jni.delete_local_ref(class);
             if found.as_deref() != Ok(&[stamp][..]) && wrong.is_none() {
                 wrong = Some(format!(
@@ -185,6 +184,8 @@ impl Stamps {
                 ));
             }
         }
+        // The check runs before any other class is counted.
+        self.classes.store(0, Relaxed);
         wrong
     }
 
