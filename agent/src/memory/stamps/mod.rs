@@ -132,10 +132,13 @@ impl Stamps {
         }
     }
 
-    /// A snapshot's census, after its GC.
+    /// A snapshot's census, after its GC (none while no class is counted:
+    /// no object can carry a stamp yet).
     pub fn census_now(&self, counters: &Counters) -> Result<(), String> {
         match self.env.get() {
-            Some(&env) if self.on() => self.census.take(env, counters, false),
+            Some(&env) if self.on() && self.classes.load(Relaxed) > 0 => {
+                self.census.take(env, counters, false)
+            }
             _ => Ok(()),
         }
     }
