@@ -1,7 +1,7 @@
 //! The `memory` mode's stamp field: `private transient synthetic int
 //! $profrj$stamp`, added when a class is first defined (fields cannot be
-//! added by retransforming) to the classes the application loads while the
-//! mode runs. An allocation probe stores the number of its thread's counter
+//! added by retransforming) to the classes the application loads once the
+//! mode has started. An allocation probe stores the number of its thread's counter
 //! for the site in it (a plain store, `profrj.runtime.Stamps`), and a heap
 //! census counts the living objects by that number (`memory::stamps`): no
 //! per-object handle, so nothing on the allocating path is shared between

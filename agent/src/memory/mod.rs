@@ -8,7 +8,7 @@
 //! event and the agent's JNI interception (`vm_alloc`). Each tracked object
 //! counts on its counter (thread × site, `counters`).
 //!
-//! Objects of the classes the application defines while the mode runs
+//! Objects of the classes the application defines once the mode has started
 //! carry a stamp (`stamps`): the counter's number in a field of their own,
 //! counted by a heap census, with nothing shared on the allocating path.
 //! Every other object's death is seen one of two ways (`tracker=`):
@@ -16,8 +16,9 @@
 //! - `weak_refs` (serial, parallel and G1 collectors): a JNI weak global
 //!   reference per object, appended to a per-thread log; an agent thread
 //!   scans the logs after each GC, and the next GC's start makes sure it
-//!   did. Cheapest on the allocating thread (no lock, no JVMTI call), and
-//!   `max` is exact at every GC.
+//!   did. Cheaper than tags on the allocating thread (no lock of the
+//!   agent's, no JVMTI call; but each reference comes from the JVM's one
+//!   store behind one lock), and `max` is exact at every GC.
 //! - JVMTI tags (any collector): a tag naming the counter, and the
 //!   ObjectFree event. The tag map is one hash table behind one lock, so
 //!   each allocation costs 2–4× more, and the frees arrive after the GC

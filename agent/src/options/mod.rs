@@ -203,7 +203,7 @@ const OPTIONS: &[Opt] = &[
         syntax: "stamps=on|off",
         default: "on",
         takes: Takes::Start,
-        meaning: "memory: on: objects of the application's classes defined while memory runs carry a stamp (a 4-byte field added to their class), counted in a heap census: no per-object handle, so the cost per allocation does not grow with the threads allocating; arrays, the JDK's objects and classes loaded earlier use the tracker; off: the tracker for every object. Fixed by the first memory session",
+        meaning: "memory: on: objects of the application's classes defined once memory has started carry a stamp (a 4-byte field added to their class), counted in a heap census: no per-object handle, so the cost per allocation does not grow with the threads allocating; arrays, the JDK's objects and classes loaded earlier use the tracker; off: the tracker for every object of the session",
     },
     Opt {
         syntax: "census=PERCENT",

@@ -4,7 +4,7 @@
 //! the VM behind one allocation lock: with many threads allocating, every
 //! allocation waits for that lock, and the cost per allocation grows with
 //! the threads (docs/BENCHMARKS.md, "Memory mode"). So the classes the
-//! application defines while the mode runs get a field (`instrument::stamp`),
+//! application defines once the mode has started get a field (`instrument::stamp`),
 //! and an allocation stores its thread's counter for the site in it and
 //! counts one more made on that counter: plain stores on the allocating
 //! thread, in Java (`profrj.runtime.Stamps`), nothing shared.
