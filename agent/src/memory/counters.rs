@@ -170,10 +170,14 @@ pub struct Counters {
     len: AtomicUsize,
     /// Each (thread, type)'s group counter.
     groups: Mutex<HashMap<(i64, u32), u32>>,
-    /// GCs started, and the number that had started at the last census
-    /// (`u64::MAX` while one is being recorded).
+    /// GCs started and finished, and the number that had started at the
+    /// last census (`u64::MAX` while one is being recorded, or when it ran
+    /// inside a concurrent collector's cycle).
     gc_starts: AtomicU64,
+    gc_finishes: AtomicU64,
     census_at: AtomicU64,
+    /// Has a census been recorded (the snapshot's figures come from it)?
+    census_recorded: std::sync::atomic::AtomicBool,
     /// Held while a census is recorded and while a GC start reads one.
     census_lock: Mutex<()>,
 }
@@ -186,7 +190,9 @@ impl Default for Counters {
             len: AtomicUsize::new(0),
             groups: Mutex::new(HashMap::new()),
             gc_starts: AtomicU64::new(0),
+            gc_finishes: AtomicU64::new(0),
             census_at: AtomicU64::new(u64::MAX),
+            census_recorded: std::sync::atomic::AtomicBool::new(false),
             census_lock: Mutex::new(()),
         }
     }

@@ -63,6 +63,7 @@ impl Counters {
         for c in self.made_so_far().filter(|c| c.kind() == Kind::Stamp) {
             c.gc_end_made.store(c.made(), Relaxed);
         }
+        self.gc_finishes.fetch_add(1, AcqRel);
     }
 
     /// Raises every `max` to what is alive now, each group's to its sum.
@@ -91,17 +92,21 @@ impl Counters {
     }
 
     /// Inside a census's VM operation (every Java thread stopped): each
-    /// counter's `made` now, into `made`, and the GCs started by now.
-    pub fn census_moment(&self, made: &mut Vec<i64>) -> u64 {
+    /// counter's `made` now, into `made`, and the GCs started by now; `None`
+    /// inside a concurrent collector's cycle (ZGC, Shenandoah: between its
+    /// start and finish), which may yet free objects the census counts.
+    pub fn census_moment(&self, made: &mut Vec<i64>) -> Option<u64> {
         made.clear();
         made.extend(self.made_so_far().map(Counter::made));
-        self.gc_starts.load(Acquire)
+        let starts = self.gc_starts.load(Acquire);
+        (starts == self.gc_finishes.load(Acquire)).then_some(starts)
     }
 
     /// Records a census: `alive[i]` stamped objects of counter `i` alive and
-    /// `made[i]` made at its moment, when `at` GCs had started; every `max`
-    /// catches up (stamps: exact while no GC started since).
-    pub fn census_taken(&self, alive: &[u32], made: &[i64], at: u64) {
+    /// `made[i]` made at its moment, when `at` GCs had started (`None`: in a
+    /// collector's cycle); every `max` catches up (stamps: exact while no GC
+    /// started since).
+    pub fn census_taken(&self, alive: &[u32], made: &[i64], at: Option<u64>) {
         let _census = self.census_lock.lock();
         self.census_at.store(u64::MAX, Release);
         for (i, &m) in made.iter().enumerate() {
@@ -112,7 +117,8 @@ impl Counters {
             c.census_alive.store(n, Relaxed);
             c.census_made.store(m, Relaxed);
         }
-        self.census_at.store(at, Release);
+        self.census_at.store(at.unwrap_or(u64::MAX), Release);
+        self.census_recorded.store(true, Release);
         let fresh = self.stamps_fresh();
         self.observe(fresh);
     }
@@ -121,7 +127,7 @@ impl Counters {
     /// made since), each group's as the sum of its sites and of its own.
     pub fn all(&self) -> Vec<Tally> {
         let owners = self.owners.lock().clone();
-        let census = self.census_at.load(Acquire) != u64::MAX;
+        let census = self.census_recorded.load(Acquire);
         // Per group: its sites' (alive, made).
         let mut sums = vec![(0i64, 0i64); owners.len()];
         for c in (0..owners.len()).filter_map(|i| self.counter(i)) {
@@ -262,5 +268,29 @@ mod tests {
         make(s, 5);
         assert_eq!(get(&counters, Key::Site(5)), (25, 450, 1055));
         assert_eq!(get(&counters, Key::Type(0)), (27, 452, 1057));
+    }
+
+    /// A census inside a concurrent collector's cycle (between its start
+    /// and finish) may count objects the cycle frees: the next GC start
+    /// does not build on it (a lower bound there).
+    #[test]
+    fn a_census_inside_a_collectors_cycle_is_not_built_on() {
+        let counters = Counters::default();
+        let group = counters.group(1, 0).unwrap();
+        let s = counters
+            .new_counter(1, Key::Site(5), Kind::Stamp, Some(group))
+            .unwrap();
+        make(s, 100);
+        counters.note_peaks(); // a cycle starts: 100
+        let mut made = Vec::new();
+        let at = counters.census_moment(&mut made);
+        assert_eq!(at, None, "inside the cycle");
+        let mut alive = vec![0; made.len()];
+        alive[s.index()] = 100; // the cycle has not freed them yet
+        counters.census_taken(&alive, &made, at);
+        counters.gc_ended(); // it freed all 100
+        make(s, 30);
+        counters.note_peaks(); // not 100 + 30: the 30 made since
+        assert_eq!(s.max.load(Relaxed), 100);
     }
 }

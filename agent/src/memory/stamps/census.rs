@@ -50,9 +50,10 @@ struct Pass<'a> {
     /// Stamped objects found, by counter.
     alive: Vec<u32>,
     /// Each counter's `made` at the census's moment, and the GCs started
-    /// then: read at the first callback, when every Java thread has stopped.
+    /// then (`None` inside a collector's cycle): read at the first callback,
+    /// when every Java thread has stopped.
     made: Vec<i64>,
-    at: Option<u64>,
+    moment: Option<Option<u64>>,
     /// When the walk began (the first callback): the time before it was
     /// spent waiting for the VM thread and the safepoint, not walking.
     walk_start: u64,
@@ -104,9 +105,9 @@ unsafe extern "C" fn on_field(
     // SAFETY: `data` is the `Pass` `take` passed, borrowed by no one else
     // while the operation runs (the caller's promise).
     let pass = unsafe { &mut *(data as *mut Pass<'_>) };
-    if pass.at.is_none() {
+    if pass.moment.is_none() {
         pass.walk_start = crate::clock::now_ns();
-        pass.at = Some(pass.counters.census_moment(&mut pass.made));
+        pass.moment = Some(pass.counters.census_moment(&mut pass.made));
         pass.alive.resize(pass.made.len(), 0);
     }
     // SAFETY: the callback's own `info` (the caller's promise).
@@ -153,7 +154,7 @@ impl Census {
             counters,
             alive: Vec::new(),
             made: Vec::new(),
-            at: None,
+            moment: None,
             walk_start: 0,
             stamped: 0,
             odd: 0,
@@ -180,12 +181,9 @@ impl Census {
         // No callback: no stamped object at all. Their `made` now (what was
         // made after the walk counts as made before it, dead: a lower bound),
         // and the GC count from before (a GC in between makes it stale).
-        let at = match pass.at {
+        let at = match pass.moment {
             Some(at) => at,
-            None => {
-                counters.census_moment(&mut pass.made);
-                before
-            }
+            None => counters.census_moment(&mut pass.made).map(|_| before),
         };
         counters.census_taken(&pass.alive, &pass.made, at);
         self.last_start.store(start, Relaxed);
