@@ -149,10 +149,10 @@ impl WeakRefs {
     pub fn cost_summary(&self) -> Option<String> {
         let cost = &self.cost;
         let scans = cost.scans.load(Relaxed);
-        if scans == 0 {
-            return None;
-        }
         let (records, ns) = (cost.records.load(Relaxed), cost.ns.load(Relaxed));
+        if scans == 0 || records == 0 {
+            return None; // nothing tracked this way (stamps, or tags)
+        }
         let ms = |ns: u64| ns as f64 / 1e6;
         Some(format!(
             "memory: {scans} scans after {} GCs looked at {records} weak references in {:.1} ms \
