@@ -152,8 +152,9 @@ impl Instrumenter {
     }
 
     /// From now on, classes being defined get the memory mode's stamp field
-    /// (`stamp`). Those loaded before never will: their names are noted, so
-    /// that a subclass defined later declares the field itself.
+    /// (`stamp`). Those loaded before never will (none has one: stamping
+    /// starts once per JVM): their names are noted, so that a subclass
+    /// defined later declares the field itself.
     pub fn start_stamping(&self, jvmti: Jvmti, jni: &Jni) {
         if self.stamping.load(Acquire) {
             return;
@@ -165,7 +166,7 @@ impl Instrumenter {
             for c in classes {
                 if let Ok(sig) = jvmti.class_signature(c) {
                     if let Some(name) = sig.strip_prefix('L').and_then(|s| s.strip_suffix(';')) {
-                        self.seen.record(name, has_stamp_field(jvmti, c));
+                        self.seen.record(name, false);
                     }
                 }
                 jni.delete_local_ref(c);
@@ -254,15 +255,16 @@ impl Instrumenter {
     /// whether or not the memory mode still runs; while it runs, a class
     /// being defined may get one.
     fn stamp_plan(&self, jvmti: Jvmti, name: &str, jdk: bool, redefined: jclass) -> stamp::Plan {
+        // Before stamping starts no class has the field, and the JDK's never do.
+        if !self.stamping.load(Acquire) || (!redefined.is_null() && jdk) {
+            return stamp::Plan::No;
+        }
         if !redefined.is_null() {
             return if has_stamp_field(jvmti, redefined) {
                 stamp::Plan::Keep
             } else {
                 stamp::Plan::No
             };
-        }
-        if !self.stamping.load(Acquire) {
-            return stamp::Plan::No;
         }
         if jdk || stamp::never_stamped(name) {
             self.seen.record(name, false);
