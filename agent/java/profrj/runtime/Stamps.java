@@ -61,7 +61,7 @@ final class Stamps {
      */
     private int[][] counters = new int[1][];
 
-    private Stamps(boolean stamps) {
+    Stamps(boolean stamps) {
         this.stamps = stamps;
     }
 
