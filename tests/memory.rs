@@ -508,3 +508,61 @@ fn jni_checks_find_nothing_wrong() {
     }
     check_truth(&rows(&read_snapshot(&dir.join("s.xml"))));
 }
+
+/// A class in a named module that opens nothing: the agent opens its package
+/// to its own runtime, so its objects are stamped (not sent to the weak
+/// references) and counted exactly.
+#[test]
+fn a_named_modules_classes_are_stamped() {
+    let dir = temp_dir("module");
+    let src = dir.join("src");
+    std::fs::create_dir_all(src.join("app")).unwrap();
+    std::fs::write(src.join("module-info.java"), "module modapp { }\n").unwrap();
+    std::fs::write(
+        src.join("app/Main.java"),
+        "package app;\n\
+         public class Main {\n\
+             static final class Thing { int v; }\n\
+             static final java.util.List<Object> KEEP = new java.util.ArrayList<>();\n\
+             public static void main(String[] a) {\n\
+                 for (int i = 0; i < 33; i++) KEEP.add(new Thing());\n\
+                 System.out.println(\"kept \" + KEEP.size());\n\
+             }\n\
+         }\n",
+    )
+    .unwrap();
+    let classes = dir.join("mods/modapp");
+    let out = std::process::Command::new(jdk_tool("javac"))
+        .args(["--release", "11", "-d"])
+        .arg(&classes)
+        .arg(src.join("module-info.java"))
+        .arg(src.join("app/Main.java"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let snap = dir.join("s.xml");
+    let out = std::process::Command::new(java())
+        .current_dir(&dir)
+        .arg(format!(
+            "-agentpath:{}=memory,file={}",
+            agent().display(),
+            snap.display()
+        ))
+        .arg("--module-path")
+        .arg(dir.join("mods"))
+        .args(["-m", "modapp/app.Main"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("2 classes given a stamp field, 1 of them stamping objects"),
+        "{stderr}"
+    );
+    let rows = rows(&read_snapshot(&snap));
+    assert_eq!(get(&rows, "main", "app.Main$Thing"), (33, 33));
+}

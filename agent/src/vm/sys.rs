@@ -507,7 +507,9 @@ pub struct JvmtiInterface {
     /*  94 */
     pub AddModuleReads: Option<unsafe extern "C" fn(*mut JvmtiEnv, jobject, jobject) -> JvmtiError>,
     /*  95 */ pub AddModuleExports: *const c_void,
-    /*  96 */ pub AddModuleOpens: *const c_void,
+    /*  96 */
+    pub AddModuleOpens:
+        Option<unsafe extern "C" fn(*mut JvmtiEnv, jobject, *const c_char, jobject) -> JvmtiError>,
     /*  97 */ pub AddModuleUses: *const c_void,
     /*  98 */ pub AddModuleProvides: *const c_void,
     /*  99 */ pub IsModifiableModule: *const c_void,
@@ -693,6 +695,7 @@ const _: () = assert!(offset_of!(JvmtiInterface, GetClassLoader) == slot(57));
 const _: () = assert!(offset_of!(JvmtiInterface, GetLoadedClasses) == slot(78));
 const _: () = assert!(offset_of!(JvmtiInterface, GetClassMethods) == slot(52));
 const _: () = assert!(offset_of!(JvmtiInterface, AddModuleReads) == slot(94));
+const _: () = assert!(offset_of!(JvmtiInterface, AddModuleOpens) == slot(96));
 const _: () = assert!(offset_of!(JvmtiInterface, RetransformClasses) == slot(152));
 const _: () = assert!(offset_of!(JvmtiInterface, Deallocate) == slot(47));
 const _: () = assert!(offset_of!(JvmtiInterface, GetClassSignature) == slot(48));

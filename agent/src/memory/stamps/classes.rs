@@ -44,6 +44,29 @@ pub fn holder(jvmti: Jvmti, jni: &Jni, class: jclass) -> Option<jclass> {
     None
 }
 
+/// Opens the package of `holder` (a class with the stamp field) to `to`, the
+/// agent's runtime's module, so the runtime can write the field: a named
+/// module opens nothing by default (an unnamed one, everything: then this
+/// does nothing; before JDK 9 there are no modules).
+pub fn open_package(jvmti: Jvmti, jni: &Jni, holder: jclass, to: jni_sys::jobject) {
+    let Ok(sig) = jvmti.class_signature(holder) else {
+        return;
+    };
+    let Some((package, _)) = sig.strip_prefix('L').and_then(|s| s.rsplit_once('/')) else {
+        return; // the unnamed package, which no named module has
+    };
+    let Ok(module) = jni.call_object(
+        holder,
+        "java/lang/Class",
+        "getModule",
+        "()Ljava/lang/Module;",
+    ) else {
+        return;
+    };
+    let _ = jvmti.add_module_opens(module, &package.replace('/', "."), to);
+    jni.delete_local_ref(module);
+}
+
 /// Where `class` declares the stamp field among its fields, if it does.
 fn stamp_position(jvmti: Jvmti, class: jclass) -> Option<u32> {
     let fields = jvmti.class_fields(class).ok()?;

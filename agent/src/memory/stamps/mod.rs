@@ -28,7 +28,7 @@ use super::counters::Counters;
 use crate::instrument::probe_class;
 use crate::modes::Host;
 use crate::vm::sys::{Capability, JvmtiCapabilities};
-use crate::vm::{Jni, Jvmti};
+use crate::vm::{GlobalRef, Jni, Jvmti};
 use jni_sys::{jclass, jobject};
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering::*};
 use std::sync::OnceLock;
@@ -47,6 +47,9 @@ pub struct Stamps {
     published: OnceLock<Result<(), String>>,
     /// The census's JVMTI environment: its tags are the stamped classes'.
     env: OnceLock<Jvmti>,
+    /// The module of the agent's runtime (the boot loader's unnamed one),
+    /// which the packages of stamped classes are opened to.
+    runtime_module: OnceLock<GlobalRef>,
     /// Did the census check pass (and stamping begin)?
     on: OnceLock<Result<(), String>>,
     /// Classes the census counts.
@@ -109,6 +112,9 @@ impl Stamps {
                 env.add_capabilities(&caps)
                     .map_err(|e| format!("the census needs tags: {}", env.error_name(e)))?;
                 let _ = self.env.set(env);
+                if let Some(m) = runtime_module(jni) {
+                    let _ = self.runtime_module.set(m);
+                }
                 check(jni)?;
                 a.instrumenter.start_stamping(a.jvmti, jni);
                 Ok(())
@@ -144,10 +150,15 @@ impl Stamps {
     }
 
     /// The class declaring the stamp field of `class`'s objects (a local
-    /// reference), if stamping runs and there is one.
+    /// reference), if stamping runs and there is one; its package opened to
+    /// the runtime.
     pub fn holder(&self, jvmti: Jvmti, jni: &Jni, class: jclass) -> Option<jclass> {
         self.env.get()?;
-        classes::holder(jvmti, jni, class)
+        let holder = classes::holder(jvmti, jni, class)?;
+        if let Some(m) = self.runtime_module.get() {
+            classes::open_package(jvmti, jni, holder, m.as_raw());
+        }
+        Some(holder)
     }
 
     /// From now on the census counts `class`'s objects, whose stamp field
@@ -207,8 +218,10 @@ impl Stamps {
         let ms = |ns: u64| ns as f64 / 1e6;
         let odd = c.odd.load(Relaxed);
         Some(format!(
-            "memory: {stamped_classes} classes given a stamp field; {} censuses ({} after GCs, \
-             {} GCs without one: budget) counted {} stamped objects in {:.1} ms (longest {:.1} ms){}",
+            "memory: {stamped_classes} classes given a stamp field, {} of them stamping objects; \
+             {} censuses ({} after GCs, {} GCs without one: budget) counted {} stamped objects \
+             in {:.1} ms (longest {:.1} ms){}",
+            self.classes.load(Relaxed),
             c.censuses.load(Relaxed),
             c.after_gcs.load(Relaxed),
             c.skipped.load(Relaxed),
@@ -222,6 +235,22 @@ impl Stamps {
             }
         ))
     }
+}
+
+/// The module of the runtime classes (JDK 9+), kept for the VM's life.
+fn runtime_module(jni: &Jni) -> Option<GlobalRef> {
+    let probe = jni.find_class(probe_class::CLASS).ok()?;
+    let module = jni.call_object(
+        probe,
+        "java/lang/Class",
+        "getModule",
+        "()Ljava/lang/Module;",
+    );
+    jni.delete_local_ref(probe);
+    let module = module.ok()?;
+    let global = jni.new_global_ref(module);
+    jni.delete_local_ref(module);
+    global
 }
 
 /// Runs `StampCheck.run()`: `Ok` if the census found its stamps.

@@ -1,9 +1,10 @@
-//! The JVMTI functions of the memory mode's heap census: what a class
-//! declares and implements, and one pass over the heap.
+//! The JVMTI functions of the memory mode's stamps and heap census: what a
+//! class declares and implements, its package opened to the agent's
+//! runtime, and one pass over the heap.
 
 use super::{check, Jvmti, JvmtiBuf, Result};
 use crate::vm::sys::{JvmtiError, JvmtiHeapCallbacks, JVMTI_HEAP_FILTER_CLASS_UNTAGGED};
-use jni_sys::{jclass, jfieldID, jint};
+use jni_sys::{jclass, jfieldID, jint, jobject};
 use std::ffi::c_void;
 
 impl Jvmti {
@@ -56,6 +57,16 @@ impl Jvmti {
             len: count.max(0) as usize,
         };
         Ok(buf.as_slice().to_vec())
+    }
+
+    /// Opens package `package` (dotted, `com.acme.model`) of `module` to
+    /// module `to` (deep reflection, `setAccessible`), as `--add-opens`
+    /// would. No effect on an unnamed or open module.
+    pub fn add_module_opens(&self, module: jobject, package: &str, to: jobject) -> Result<()> {
+        let package = std::ffi::CString::new(package).map_err(|_| JvmtiError::ILLEGAL_ARGUMENT)?;
+        // SAFETY: two module references (the `vm` convention; the VM checks
+        // that they are modules) and a NUL-terminated name alive for the call.
+        check(unsafe { jvmti_call!(self, AddModuleOpens, module, package.as_ptr(), to) })
     }
 
     /// One pass over the heap (a VM operation: every Java thread stops),
