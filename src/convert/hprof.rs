@@ -9,13 +9,17 @@
 //! - A TRACE is a stack's top `depth` frames (HPROF's `depth`, 4 unless
 //!   `--depth`), innermost first; nodes whose top frames agree share one, and
 //!   their figures add up, as HPROF's own traces merge deeper stacks. Threads
-//!   are merged (HPROF's `thread=n`). `TRACE 300000` is `<empty>`: samples
-//!   without a Java frame, and sites with no stack.
-//! - A frame is `class.method(File.java:Unknown line)`: the call trees carry
-//!   no line numbers; the file is the class's `source` in `<coverage>` when
-//!   the snapshot has it, else the outer class's name + `.java`. A
-//!   constructor (`p.C(...)` in the snapshot) is `p.C.<init>`; the agent's
-//!   pseudo-frames (`[unknown_Java]`…) are written as they are.
+//!   are merged (HPROF's `thread=n`). `TRACE 300000` is `<empty>`: sites
+//!   with no stack (HPROF's own readers skip it; no CPU row names it).
+//! - Every frame has HPROF's form, `class.method(File.java:LINE)`, which
+//!   HPROF's readers parse: the line where the snapshot's frame carries one
+//!   (`…():12`), else `Unknown line`; the file is the class's `source` in
+//!   `<coverage>` when the snapshot has it, else the outer class's name +
+//!   `.java`. A constructor (`p.C(...)` in the snapshot) is `p.C.<init>`. A
+//!   frame without a class (the agent's pseudo-frames: `[unknown_Java]`,
+//!   `[no Java frame]` for samples without a Java frame, `[truncated]`…) is
+//!   `name(<Unknown Source>:Unknown line)`, HPROF's form for a class without
+//!   a source file. Names are escaped as the snapshot escapes them.
 //! - Threads: the n-th thread of a name in one section is the n-th of that
 //!   name in another; ids from 200001 in order of first appearance. No
 //!   object address or group is known: `obj=0`, `group=""`. `THREAD END`
@@ -33,16 +37,18 @@
 //! - Every row with a non-zero figure is listed (HPROF's `cutoff` is 0).
 //!
 //! Time and memory stay linear in the snapshot: a node's trace is found by a
-//! rolling hash of its top frames (two 61-bit polynomial hashes and the
-//! length), so no trace is spelled out until it is printed, and `depth` is
-//! capped at [`MAX_FRAMES`].
+//! rolling hash of its top frames (`stacks::TopFrames`), so no trace is
+//! spelled out until it is written, and `depth` is capped at
+//! [`MAX_FRAMES`]. [`Hprof::new`] computes every block's rows (numbers and a
+//! node standing for each trace: at most one row per node);
+//! [`Hprof::write`] writes the report from them as it goes.
 
-use super::collapsed::MAX_FRAMES;
-use super::coverage::{default_source, one_line};
-use crate::snapshot::{CallKind, CallSection, Snapshot, Tree, NONE, NO_JAVA_FRAME};
+use super::coverage::{default_source, escaped};
+use super::stacks::{Key, TopFrames, EMPTY, MAX_FRAMES};
+use crate::snapshot::{CallKind, CallSection, Snapshot, Tree, NONE};
 use profrj_format::{alloc, lock, profile, sampler, sites};
 use std::collections::{HashMap, HashSet};
-use std::fmt::Write as _;
+use std::io::{self, Write};
 
 /// HPROF's default `depth`.
 pub const DEFAULT_DEPTH: usize = 4;
@@ -59,16 +65,6 @@ pub struct Options<'a> {
     pub created: u64,
 }
 
-/// A trace's identity: two hashes of its frames and their number.
-type Key = (u64, u64, u32);
-const EMPTY: Key = (0, 0, 0);
-const P: u64 = (1 << 61) - 1;
-const BASES: [u64; 2] = [0x1f3d_5b79_a2c4_e6f1 % P, 0x0b5d_1e2f_9a8c_7d63 % P];
-
-fn mulmod(a: u64, b: u64) -> u64 {
-    ((a as u128 * b as u128) % P as u128) as u64
-}
-
 /// The node whose path's top frames a trace is: (section, thread, node).
 #[derive(Clone, Copy)]
 struct Rep {
@@ -83,17 +79,13 @@ struct Ctx<'a> {
     opts: &'a Options<'a>,
     depth: usize,
     date: String,
-    /// BASES^k for k up to depth.
-    pow: Vec<[u64; 2]>,
     /// Class names known for certain (of frames that are surely methods).
     classes: HashSet<&'a str>,
     /// Class → `SourceFile`, from `<coverage>`.
     sources: HashMap<&'a str, &'a str>,
-    /// The name id of `[no Java frame]`, if any.
-    no_frame: Option<u32>,
 }
 
-/// Trace ids, given as the blocks first print them.
+/// Trace ids, given in the order the blocks' rows name them.
 #[derive(Default)]
 struct Traces {
     ids: HashMap<Key, u64>,
@@ -113,12 +105,48 @@ impl Traces {
     }
 }
 
-/// One block of the report: its text, given the trace ids.
-type Block = fn(&Ctx, &mut Traces) -> Option<String>;
+/// A row of CPU SAMPLES, CPU TIME: its trace, the node standing for it,
+/// its weight and count.
+struct CpuRow {
+    trace: u64,
+    rep: Option<Rep>,
+    weight: u64,
+    count: u64,
+}
 
-/// The blocks after the TRACEs, in HPROF's order, each `None` when the
-/// snapshot lacks its section.
-const BLOCKS: [Block; 6] = [
+/// A row of SITES or MONITOR TIME: its trace, its class, its figures.
+struct SiteRow<'a> {
+    trace: u64,
+    class: &'a str,
+    v: Site,
+}
+
+/// One block of the report, its rows computed and traces numbered.
+enum Block<'a> {
+    Cpu {
+        title: &'static str,
+        total: u64,
+        shown_total: u64,
+        rows: Vec<CpuRow>,
+    },
+    Sites {
+        order: &'static str,
+        by: usize,
+        total: u64,
+        rows: Vec<SiteRow<'a>>,
+    },
+    Monitors {
+        total: u64,
+        rows: Vec<SiteRow<'a>>,
+    },
+}
+
+/// A block's rows, given the trace ids; `None` when the snapshot lacks its
+/// section.
+type MakeBlock = for<'a> fn(&Ctx<'a>, &mut Traces) -> Option<Block<'a>>;
+
+/// The blocks after the TRACEs, in HPROF's order.
+const BLOCKS: [MakeBlock; 6] = [
     sites_memory,
     sites_exact,
     sites_alloc,
@@ -127,81 +155,114 @@ const BLOCKS: [Block; 6] = [
     monitor_time,
 ];
 
-pub fn hprof(snap: &Snapshot, opts: &Options) -> Result<String, String> {
-    if snap.call_sections.is_empty() && snap.memory.is_none() {
-        let tags: Vec<String> = CallKind::ALL
-            .iter()
-            .map(|k| format!("<{}>", k.tag()))
-            .collect();
-        return Err(format!(
-            "the snapshot has no {} or <{}> section: nothing for HPROF's blocks",
-            tags.join(", "),
-            profrj_format::memory::SECTION
-        ));
-    }
-    let depth = opts.depth.min(MAX_FRAMES);
-    let mut pow = vec![[1u64, 1u64]];
-    for k in 1..=depth {
-        let p = pow[k - 1];
-        pow.push([mulmod(p[0], BASES[0]), mulmod(p[1], BASES[1])]);
-    }
-    let mut classes = HashSet::new();
-    for name in snap.names.all() {
-        if let Some((prefix, last)) = name.split('(').next().and_then(|b| b.rsplit_once('.')) {
-            if last.starts_with(|c: char| c.is_lowercase() || c == '<' || c == '_') {
-                classes.insert(prefix);
-            }
-        }
-    }
-    let sources = snap.coverage.as_ref().map_or_else(HashMap::new, |c| {
-        c.classes
-            .iter()
-            .filter_map(|c| Some((c.name.as_str(), c.source.as_deref()?)))
-            .collect()
-    });
-    let ctx = Ctx {
-        snap,
-        opts,
-        depth,
-        date: ctime(opts.created),
-        pow,
-        classes,
-        sources,
-        no_frame: snap
-            .names
-            .all()
-            .iter()
-            .position(|n| n == NO_JAVA_FRAME)
-            .map(|i| i as u32),
-    };
-    let threads = threads(&ctx)?;
-    let mut traces = Traces::default();
-    let blocks: Vec<String> = BLOCKS.iter().filter_map(|b| b(&ctx, &mut traces)).collect();
-    let mut out = header(&ctx);
-    out.push_str(&threads);
-    let _ = writeln!(out, "TRACE {EMPTY_TRACE}:\n\t<empty>");
-    for (id, rep) in &traces.printed {
-        let _ = writeln!(out, "TRACE {id}:");
-        for f in frames(&ctx, *rep) {
-            let _ = writeln!(out, "\t{f}");
-        }
-    }
-    for b in blocks {
-        out.push_str(&b);
-    }
-    Ok(out)
+/// The report, ready to be written.
+pub struct Hprof<'a> {
+    ctx: Ctx<'a>,
+    threads: Vec<(&'a str, bool)>,
+    traces: Traces,
+    blocks: Vec<Block<'a>>,
 }
 
-fn header(ctx: &Ctx) -> String {
-    format!(
+impl<'a> Hprof<'a> {
+    /// Fails on a snapshot without the sections HPROF's blocks come from,
+    /// or without the `--thread` asked for.
+    pub fn new(snap: &'a Snapshot, opts: &'a Options<'a>) -> Result<Hprof<'a>, String> {
+        if snap.call_sections.is_empty() && snap.memory.is_none() {
+            let tags: Vec<String> = CallKind::ALL
+                .iter()
+                .map(|k| format!("<{}>", k.tag()))
+                .collect();
+            return Err(format!(
+                "the snapshot has no {} or <{}> section: nothing for HPROF's blocks",
+                tags.join(", "),
+                profrj_format::memory::SECTION
+            ));
+        }
+        let mut classes = HashSet::new();
+        for name in snap.names.all() {
+            if let Some((prefix, last)) = name.split('(').next().and_then(|b| b.rsplit_once('.')) {
+                if last.starts_with(|c: char| c.is_lowercase() || c == '<' || c == '_') {
+                    classes.insert(prefix);
+                }
+            }
+        }
+        let sources = snap.coverage.as_ref().map_or_else(HashMap::new, |c| {
+            c.classes
+                .iter()
+                .filter_map(|c| Some((c.name.as_str(), c.source.as_deref()?)))
+                .collect()
+        });
+        let ctx = Ctx {
+            snap,
+            opts,
+            depth: opts.depth.min(MAX_FRAMES),
+            date: ctime(opts.created),
+            classes,
+            sources,
+        };
+        let threads = threads(&ctx)?;
+        let mut traces = Traces::default();
+        let blocks = BLOCKS.iter().filter_map(|b| b(&ctx, &mut traces)).collect();
+        Ok(Hprof {
+            ctx,
+            threads,
+            traces,
+            blocks,
+        })
+    }
+
+    pub fn write(&self, out: &mut dyn Write) -> io::Result<()> {
+        let ctx = &self.ctx;
+        header(ctx, out)?;
+        for (i, (name, _)) in self.threads.iter().enumerate() {
+            writeln!(
+                out,
+                "THREAD START (obj=0, id = {}, name=\"{}\", group=\"\")",
+                FIRST_THREAD + i as u64,
+                escaped(name)
+            )?;
+        }
+        for (i, _) in self.threads.iter().enumerate().filter(|(_, t)| t.1) {
+            writeln!(out, "THREAD END (id = {})", FIRST_THREAD + i as u64)?;
+        }
+        writeln!(out, "TRACE {EMPTY_TRACE}:\n\t<empty>")?;
+        for (id, rep) in &self.traces.printed {
+            writeln!(out, "TRACE {id}:")?;
+            write_frames(ctx, *rep, out)?;
+        }
+        for b in &self.blocks {
+            match b {
+                Block::Cpu {
+                    title,
+                    total,
+                    shown_total,
+                    rows,
+                } => write_cpu(ctx, out, title, *total, *shown_total, rows)?,
+                Block::Sites {
+                    order,
+                    by,
+                    total,
+                    rows,
+                } => write_sites(ctx, out, order, *by, *total, rows)?,
+                Block::Monitors { total, rows } => write_monitors(ctx, out, *total, rows)?,
+            }
+        }
+        Ok(())
+    }
+}
+
+fn header(ctx: &Ctx, out: &mut dyn Write) -> io::Result<()> {
+    write!(
+        out,
         "JAVA PROFILE 1.0.1, created {}\n\
          \n\
          Written by profrj {} (profrj convert --to hprof) from a snapshot, in the\n\
          layout of HPROF's java.hprof.txt with depth={}, thread=n, cutoff=0.\n\
          \n\
          THREAD START, THREAD END  the snapshot's threads (ids from {FIRST_THREAD}).\n\
-         TRACE         a stack's top frames, innermost first; the call trees carry\n\
-         \x20             no line numbers. TRACE {EMPTY_TRACE} is the empty stack.\n\
+         TRACE         a stack's top frames, innermost first; a frame's line is\n\
+         \x20             Unknown unless the snapshot gives it. TRACE {EMPTY_TRACE}\n\
+         \x20             is the empty stack.\n\
          SITES         from <memory> (live objects per class; no sizes: bytes 0)\n\
          \x20             and from <alloc> (estimated bytes and objects per stack\n\
          \x20             and class).\n\
@@ -224,9 +285,9 @@ fn wanted(ctx: &Ctx, name: &str) -> bool {
     }
 }
 
-/// THREAD START for every thread of every section, THREAD END for those
-/// that ended; the n-th thread of a name is the same in every section.
-fn threads(ctx: &Ctx) -> Result<String, String> {
+/// Every thread of every section, with whether it ended; the n-th thread
+/// of a name is the same in every section.
+fn threads<'a>(ctx: &Ctx<'a>) -> Result<Vec<(&'a str, bool)>, String> {
     // Per section, its wanted threads: (name, isAlive).
     let mut sections: Vec<Vec<(&str, Option<bool>)>> = Vec::new();
     for sec in &ctx.snap.call_sections {
@@ -258,72 +319,33 @@ fn threads(ctx: &Ctx) -> Result<String, String> {
     if let (Some(n), true) = (ctx.opts.thread, list.is_empty()) {
         return Err(format!("no thread named {n:?} in the snapshot"));
     }
-    let mut out = String::new();
-    for (i, (name, _)) in list.iter().enumerate() {
-        let _ = writeln!(
-            out,
-            "THREAD START (obj=0, id = {}, name=\"{}\", group=\"\")",
-            FIRST_THREAD + i as u64,
-            one_line(name)
-        );
-    }
-    for (i, _) in list.iter().enumerate().filter(|(_, t)| t.1) {
-        let _ = writeln!(out, "THREAD END (id = {})", FIRST_THREAD + i as u64);
-    }
-    Ok(out)
+    Ok(list)
 }
 
 /// Visits every node of a tree (in document order) with its trace key: the
-/// hash of its path's top `depth` frames. A root `[no Java frame]` node's
-/// trace is the empty one.
+/// hash of its path's top `depth` frames.
 fn walk(ctx: &Ctx, tree: &Tree, mut f: impl FnMut(usize, Key)) {
-    // prefix[k]: the hashes of the path's first k frames.
-    let mut prefix: Vec<[u64; 2]> = vec![[0, 0]];
+    let mut top = TopFrames::new(ctx.depth);
     for (i, n) in tree.nodes.iter().enumerate().skip(1) {
-        let d = n.depth as usize;
-        prefix.truncate(d);
-        let last = prefix[d - 1];
-        let v = u64::from(n.name) + 1;
-        prefix.push([
-            (mulmod(last[0], BASES[0]) + v) % P,
-            (mulmod(last[1], BASES[1]) + v) % P,
-        ]);
-        if d == 1 && ctx.no_frame == Some(n.name) {
-            f(i, EMPTY);
-            continue;
-        }
-        f(i, key(ctx, &prefix, d));
+        f(i, top.push(n.depth as usize, u64::from(n.name)));
     }
 }
 
-/// The key of the path's top frames, the path being `prefix[..=d]`.
-fn key(ctx: &Ctx, prefix: &[[u64; 2]], d: usize) -> Key {
-    let w = d.min(ctx.depth);
-    if w == 0 {
-        return EMPTY;
-    }
-    let (top, base, p) = (prefix[d], prefix[d - w], ctx.pow[w]);
-    (
-        (top[0] + P - mulmod(base[0], p[0])) % P,
-        (top[1] + P - mulmod(base[1], p[1])) % P,
-        w as u32,
-    )
-}
-
-/// A trace's frames, innermost first.
-fn frames(ctx: &Ctx, rep: Rep) -> Vec<String> {
+/// Writes a trace's frames, innermost first, one per line.
+fn write_frames(ctx: &Ctx, rep: Rep, out: &mut dyn Write) -> io::Result<()> {
     let Some(sec) = ctx.snap.calls(rep.kind) else {
-        return Vec::new();
+        return Ok(());
     };
     let tree = &sec.threads[rep.thread].tree;
-    let mut out = Vec::new();
     let mut i = rep.node;
-    while i != 0 && i != NONE && out.len() < ctx.depth {
+    let mut written = 0;
+    while i != 0 && i != NONE && written < ctx.depth {
         let n = &tree.nodes[i as usize];
-        out.push(frame(ctx, ctx.snap.names.get(n.name)));
+        writeln!(out, "\t{}", frame(ctx, ctx.snap.names.get(n.name)))?;
+        written += 1;
         i = n.parent;
     }
-    out
+    Ok(())
 }
 
 /// A frame's (class, method), or `None` for a pseudo-frame (`[…]`).
@@ -348,8 +370,12 @@ fn split<'a>(ctx: &Ctx, name: &'a str) -> Option<(&'a str, &'a str)> {
     }
 }
 
-/// `class.method(File.java:Unknown line)`, or with the line a frame named
-/// `…():12` gives (`<sites>`).
+/// HPROF's source file for a frame of no class, or of a class without one.
+const UNKNOWN_SOURCE: &str = "<Unknown Source>";
+
+/// `class.method(File.java:LINE)`: the line a frame named `…():12` gives,
+/// else `Unknown line`; a pseudo-frame or a method of no class is
+/// `name(<Unknown Source>:Unknown line)`.
 fn frame(ctx: &Ctx, name: &str) -> String {
     let (name, line) = match name.rsplit_once("):") {
         Some((head, l)) if !l.is_empty() && l.bytes().all(|b| b.is_ascii_digit()) => {
@@ -357,18 +383,22 @@ fn frame(ctx: &Ctx, name: &str) -> String {
         }
         _ => (name, "Unknown line"),
     };
-    let Some((class, method)) = split(ctx, name) else {
-        return one_line(name);
-    };
-    let file = match ctx.sources.get(class) {
-        Some(s) => s.to_string(),
-        None => {
-            // A hidden class's address (`Foo$$Lambda$16.0x…`) is no file's.
-            let named = class.split(".0x").next().unwrap_or(class);
-            default_source(named.rsplit('.').next().unwrap_or(named))
+    let (head, file) = match split(ctx, name) {
+        None => (name.to_owned(), UNKNOWN_SOURCE.to_owned()),
+        Some(("", method)) => (method.to_owned(), UNKNOWN_SOURCE.to_owned()),
+        Some((class, method)) => {
+            let file = match ctx.sources.get(class) {
+                Some(s) => s.to_string(),
+                None => {
+                    // A hidden class's address (`Foo$$Lambda$16.0x…`) is no file's.
+                    let named = class.split(".0x").next().unwrap_or(class);
+                    default_source(named.rsplit('.').next().unwrap_or(named))
+                }
+            };
+            (format!("{class}.{method}"), file)
         }
     };
-    one_line(&format!("{class}.{method}({file}:{line})"))
+    escaped(&format!("{head}({file}:{line})"))
 }
 
 /// The `method` column: `class.method`, or `<empty>`.
@@ -382,21 +412,19 @@ fn method_column(ctx: &Ctx, rep: Option<Rep>) -> String {
     let n = &sec.threads[rep.thread].tree.nodes[rep.node as usize];
     let name = ctx.snap.names.get(n.name);
     match split(ctx, name) {
-        Some((c, m)) if !c.is_empty() => one_line(&format!("{c}.{m}")),
-        Some((_, m)) => one_line(m),
-        None => one_line(name),
+        Some((c, m)) if !c.is_empty() => escaped(&format!("{c}.{m}")),
+        Some((_, m)) => escaped(m),
+        None => escaped(name),
     }
 }
 
 /// Per trace of a call section: its representative and figures (summed).
-struct Rows {
-    rows: HashMap<Key, (Option<Rep>, [u64; 2])>,
-}
+type Rows = HashMap<Key, (Option<Rep>, [u64; 2])>;
 
 /// Sums two node figures (by attribute) per trace over the wanted threads.
 fn per_trace(ctx: &Ctx, sec: &CallSection, attrs: [&str; 2]) -> Rows {
     let slots = attrs.map(|a| sec.desc().slot(a).expect("the section's attribute"));
-    let mut rows: HashMap<Key, (Option<Rep>, [u64; 2])> = HashMap::new();
+    let mut rows: Rows = HashMap::new();
     for (t, thread) in sec.threads.iter().enumerate() {
         if !wanted(ctx, &thread.name) {
             continue;
@@ -418,7 +446,7 @@ fn per_trace(ctx: &Ctx, sec: &CallSection, attrs: [&str; 2]) -> Rows {
             }
         });
     }
-    Rows { rows }
+    rows
 }
 
 /// `self` and `accum` of a row, in %.
@@ -430,16 +458,9 @@ fn percent(part: u64, total: u64) -> f64 {
     }
 }
 
-/// The rows of a CPU block, largest first (then by trace).
-fn cpu_block(
-    ctx: &Ctx,
-    traces: &mut Traces,
-    title: &str,
-    rows: Rows,
-    total: u64,
-    shown_total: u64,
-) -> String {
-    let mut rows: Vec<_> = rows.rows.into_iter().collect();
+/// The rows of a CPU block, largest first (then by trace), numbered.
+fn cpu_rows(traces: &mut Traces, rows: Rows) -> Vec<CpuRow> {
+    let mut rows: Vec<_> = rows.into_iter().collect();
     // By weight, then count; ties in a stable order (the rep's place).
     rows.sort_by(|a, b| {
         b.1 .1[0]
@@ -447,24 +468,41 @@ fn cpu_block(
             .then(b.1 .1[1].cmp(&a.1 .1[1]))
             .then_with(|| rep_order(a.1 .0).cmp(&rep_order(b.1 .0)))
     });
-    let mut out = format!("{title} BEGIN (total = {shown_total}) {}\n", ctx.date);
-    out.push_str("rank   self  accum   count trace method\n");
-    let mut accum = 0u64;
-    for (rank, (key, (rep, [weight, count]))) in rows.into_iter().enumerate() {
-        accum = accum.saturating_add(weight);
-        let id = traces.id(key, rep);
-        let _ = writeln!(
-            out,
-            "{:>4} {:>5.2}% {:>5.2}% {:>7} {id} {}",
-            rank + 1,
-            percent(weight, total),
-            percent(accum, total),
+    rows.into_iter()
+        .map(|(key, (rep, [weight, count]))| CpuRow {
+            trace: traces.id(key, rep),
+            rep,
+            weight,
             count,
-            method_column(ctx, rep)
-        );
+        })
+        .collect()
+}
+
+fn write_cpu(
+    ctx: &Ctx,
+    out: &mut dyn Write,
+    title: &str,
+    total: u64,
+    shown_total: u64,
+    rows: &[CpuRow],
+) -> io::Result<()> {
+    writeln!(out, "{title} BEGIN (total = {shown_total}) {}", ctx.date)?;
+    writeln!(out, "rank   self  accum   count trace method")?;
+    let mut accum = 0u64;
+    for (rank, r) in rows.iter().enumerate() {
+        accum = accum.saturating_add(r.weight);
+        writeln!(
+            out,
+            "{:>4} {:>5.2}% {:>5.2}% {:>7} {} {}",
+            rank + 1,
+            percent(r.weight, total),
+            percent(accum, total),
+            r.count,
+            r.trace,
+            method_column(ctx, r.rep)
+        )?;
     }
-    let _ = writeln!(out, "{title} END");
-    out
+    writeln!(out, "{title} END")
 }
 
 fn rep_order(rep: Option<Rep>) -> (usize, usize, u32) {
@@ -472,59 +510,94 @@ fn rep_order(rep: Option<Rep>) -> (usize, usize, u32) {
 }
 
 /// CPU SAMPLES from `<sampler>`: RUNNABLE samples (`hits`) per trace.
-fn cpu_samples(ctx: &Ctx, traces: &mut Traces) -> Option<String> {
+fn cpu_samples<'a>(ctx: &Ctx<'a>, traces: &mut Traces) -> Option<Block<'a>> {
     let sec = ctx.snap.calls(CallKind::Sampler)?;
     let mut rows = per_trace(ctx, sec, [sampler::node::HITS, sampler::node::HITS]);
     // One figure: the samples are both weight and count.
-    rows.rows.retain(|_, r| r.1[0] > 0);
-    let total = rows
-        .rows
-        .values()
-        .fold(0u64, |a, r| a.saturating_add(r.1[0]));
-    Some(cpu_block(ctx, traces, "CPU SAMPLES", rows, total, total))
+    rows.retain(|_, r| r.1[0] > 0);
+    let total = rows.values().fold(0u64, |a, r| a.saturating_add(r.1[0]));
+    Some(Block::Cpu {
+        title: "CPU SAMPLES",
+        total,
+        shown_total: total,
+        rows: cpu_rows(traces, rows),
+    })
 }
 
 /// CPU TIME (ms) from `<profile>`: own CPU µs (`method`) and calls (`count`).
-fn cpu_time(ctx: &Ctx, traces: &mut Traces) -> Option<String> {
+fn cpu_time<'a>(ctx: &Ctx<'a>, traces: &mut Traces) -> Option<Block<'a>> {
     let sec = ctx.snap.calls(CallKind::Profile)?;
     let rows = per_trace(ctx, sec, [profile::node::METHOD, profile::node::COUNT]);
-    let total = rows
-        .rows
-        .values()
-        .fold(0u64, |a, r| a.saturating_add(r.1[0]));
-    let ms = total.saturating_add(500) / 1000;
-    Some(cpu_block(ctx, traces, "CPU TIME (ms)", rows, total, ms))
+    let total = rows.values().fold(0u64, |a, r| a.saturating_add(r.1[0]));
+    Some(Block::Cpu {
+        title: "CPU TIME (ms)",
+        total,
+        shown_total: total.saturating_add(500) / 1000,
+        rows: cpu_rows(traces, rows),
+    })
 }
 
 /// One SITES row: live bytes, live objs, alloc'ed bytes, alloc'ed objs.
 type Site = [u64; 4];
 
-fn sites_block(
-    ctx: &Ctx,
+/// A site before its trace is numbered: (trace key, rep, class, figures).
+type RawSite<'a> = (Key, Option<Rep>, &'a str, Site);
+
+fn sites_block<'a>(
     traces: &mut Traces,
-    order: &str,
+    order: &'static str,
     by: usize,
-    mut rows: Vec<(Key, Option<Rep>, String, Site)>,
-) -> String {
+    mut rows: Vec<RawSite<'a>>,
+) -> Block<'a> {
     rows.retain(|r| r.3.iter().any(|&v| v > 0));
     rows.sort_by(|a, b| {
         b.3[by]
             .cmp(&a.3[by])
             .then_with(|| b.3.cmp(&a.3))
-            .then_with(|| a.2.cmp(&b.2))
+            .then_with(|| a.2.cmp(b.2))
             .then_with(|| rep_order(a.1).cmp(&rep_order(b.1)))
     });
     let total = rows.iter().fold(0u64, |a, r| a.saturating_add(r.3[by]));
-    let mut out = format!("SITES BEGIN (ordered by {order}) {}\n", ctx.date);
-    out.push_str("          percent          live          alloc'ed  stack class\n");
-    out.push_str(" rank   self  accum     bytes objs     bytes  objs trace name\n");
+    let rows = rows
+        .into_iter()
+        .map(|(key, rep, class, v)| SiteRow {
+            trace: traces.id(key, rep),
+            class,
+            v,
+        })
+        .collect();
+    Block::Sites {
+        order,
+        by,
+        total,
+        rows,
+    }
+}
+
+fn write_sites(
+    ctx: &Ctx,
+    out: &mut dyn Write,
+    order: &str,
+    by: usize,
+    total: u64,
+    rows: &[SiteRow],
+) -> io::Result<()> {
+    writeln!(out, "SITES BEGIN (ordered by {order}) {}", ctx.date)?;
+    writeln!(
+        out,
+        "          percent          live          alloc'ed  stack class"
+    )?;
+    writeln!(
+        out,
+        " rank   self  accum     bytes objs     bytes  objs trace name"
+    )?;
     let mut accum = 0u64;
-    for (rank, (key, rep, class, v)) in rows.into_iter().enumerate() {
+    for (rank, r) in rows.iter().enumerate() {
+        let v = r.v;
         accum = accum.saturating_add(v[by]);
-        let id = traces.id(key, rep);
-        let _ = writeln!(
+        writeln!(
             out,
-            "{:>5} {:>5.2}% {:>5.2}% {:>9} {:>4} {:>9} {:>5} {id} {}",
+            "{:>5} {:>5.2}% {:>5.2}% {:>9} {:>4} {:>9} {:>5} {} {}",
             rank + 1,
             percent(v[by], total),
             percent(accum, total),
@@ -532,17 +605,17 @@ fn sites_block(
             v[1],
             v[2],
             v[3],
-            one_line(&class)
-        );
+            r.trace,
+            escaped(r.class)
+        )?;
     }
-    out.push_str("SITES END\n");
-    out
+    writeln!(out, "SITES END")
 }
 
 /// SITES from `<memory>`: per class, threads merged, no stack (trace
 /// 300000): live objs = `count`, alloc'ed objs = `max`; no sizes. Only
 /// without `<sites>`, which has the same objects by site.
-fn sites_memory(ctx: &Ctx, traces: &mut Traces) -> Option<String> {
+fn sites_memory<'a>(ctx: &Ctx<'a>, traces: &mut Traces) -> Option<Block<'a>> {
     if ctx.snap.calls(CallKind::Sites).is_some() {
         return None;
     }
@@ -557,24 +630,24 @@ fn sites_memory(ctx: &Ctx, traces: &mut Traces) -> Option<String> {
     }
     let rows = by_class
         .into_iter()
-        .map(|(c, v)| (EMPTY, None, c.to_owned(), v))
+        .map(|(c, v)| (EMPTY, None, c, v))
         .collect();
-    Some(sites_block(ctx, traces, "live objects", 1, rows))
+    Some(sites_block(traces, "live objects", 1, rows))
 }
 
 /// SITES from `<sites>` (memory's, exact): per (method and line, class),
 /// live objs = `count`, alloc'ed objs = `allocated`; no sizes.
-fn sites_exact(ctx: &Ctx, traces: &mut Traces) -> Option<String> {
+fn sites_exact<'a>(ctx: &Ctx<'a>, traces: &mut Traces) -> Option<Block<'a>> {
     let sec = ctx.snap.calls(CallKind::Sites)?;
     let d = sec.desc();
     let count = d.slot(sites::node::COUNT).expect("sites' count");
     let allocated = d.slot(sites::node::ALLOCATED).expect("sites' allocated");
     let rows = class_sites(ctx, sec, |v| [0, v[count], 0, v[allocated]]);
-    Some(sites_block(ctx, traces, "live objects", 1, rows))
+    Some(sites_block(traces, "live objects", 1, rows))
 }
 
 /// SITES from `<alloc>`: per (stack below the class frame, class).
-fn sites_alloc(ctx: &Ctx, traces: &mut Traces) -> Option<String> {
+fn sites_alloc<'a>(ctx: &Ctx<'a>, traces: &mut Traces) -> Option<Block<'a>> {
     let sec = ctx.snap.calls(CallKind::Alloc)?;
     let d = sec.desc();
     let bytes = d.slot(alloc::node::BYTES).expect("alloc's bytes");
@@ -593,14 +666,14 @@ fn sites_alloc(ctx: &Ctx, traces: &mut Traces) -> Option<String> {
     } else {
         ("allocated bytes", 2)
     };
-    Some(sites_block(ctx, traces, order, by, rows))
+    Some(sites_block(traces, order, by, rows))
 }
 
 /// MONITOR TIME from `<lock>`: per (stack below the monitor's class frame,
 /// monitor class), `self`/`accum` of the time waited, `count` the contended
 /// acquisitions; the header's total in ms. The `monitor` column is the
 /// class and ` (Java)`, as HPROF wrote a Java object's monitor.
-fn monitor_time(ctx: &Ctx, traces: &mut Traces) -> Option<String> {
+fn monitor_time<'a>(ctx: &Ctx<'a>, traces: &mut Traces) -> Option<Block<'a>> {
     let sec = ctx.snap.calls(CallKind::Lock)?;
     let d = sec.desc();
     let time = d.slot(lock::node::TIME).expect("lock's time");
@@ -610,41 +683,53 @@ fn monitor_time(ctx: &Ctx, traces: &mut Traces) -> Option<String> {
     rows.sort_by(|a, b| {
         (b.3[0], b.3[1])
             .cmp(&(a.3[0], a.3[1]))
-            .then_with(|| a.2.cmp(&b.2))
+            .then_with(|| a.2.cmp(b.2))
             .then_with(|| rep_order(a.1).cmp(&rep_order(b.1)))
     });
     let total = rows.iter().fold(0u64, |a, r| a.saturating_add(r.3[0]));
-    let mut out = format!(
-        "MONITOR TIME BEGIN (total = {} ms) {}\n",
+    let rows = rows
+        .into_iter()
+        .map(|(key, rep, class, v)| SiteRow {
+            trace: traces.id(key, rep),
+            class,
+            v,
+        })
+        .collect();
+    Some(Block::Monitors { total, rows })
+}
+
+fn write_monitors(ctx: &Ctx, out: &mut dyn Write, total: u64, rows: &[SiteRow]) -> io::Result<()> {
+    writeln!(
+        out,
+        "MONITOR TIME BEGIN (total = {} ms) {}",
         total / 1_000_000,
         ctx.date
-    );
-    out.push_str("rank   self  accum   count trace monitor\n");
+    )?;
+    writeln!(out, "rank   self  accum   count trace monitor")?;
     let mut accum = 0u64;
-    for (rank, (key, rep, class, v)) in rows.into_iter().enumerate() {
-        accum = accum.saturating_add(v[0]);
-        let id = traces.id(key, rep);
-        let _ = writeln!(
+    for (rank, r) in rows.iter().enumerate() {
+        accum = accum.saturating_add(r.v[0]);
+        writeln!(
             out,
-            "{:>4} {:>5.2}% {:>5.2}% {:>7} {id} {} (Java)",
+            "{:>4} {:>5.2}% {:>5.2}% {:>7} {} {} (Java)",
             rank + 1,
-            percent(v[0], total),
+            percent(r.v[0], total),
             percent(accum, total),
-            v[1],
-            one_line(&class)
-        );
+            r.v[1],
+            r.trace,
+            escaped(r.class)
+        )?;
     }
-    out.push_str("MONITOR TIME END\n");
-    Some(out)
+    writeln!(out, "MONITOR TIME END")
 }
 
 /// The SITES rows of a section of class frames: per (stack below the
 /// class frame, class), `figures` of each class frame's values summed.
-fn class_sites(
-    ctx: &Ctx,
+fn class_sites<'a>(
+    ctx: &Ctx<'a>,
     sec: &CallSection,
     figures: impl Fn(&[u64]) -> Site,
-) -> Vec<(Key, Option<Rep>, String, Site)> {
+) -> Vec<RawSite<'a>> {
     let mut sites: HashMap<(Key, u32), (Option<Rep>, Site)> = HashMap::new();
     for (t, thread) in sec.threads.iter().enumerate() {
         if !wanted(ctx, &thread.name) {
@@ -678,7 +763,7 @@ fn class_sites(
     }
     sites
         .into_iter()
-        .map(|((key, class), (rep, v))| (key, rep, ctx.snap.names.get(class).to_owned(), v))
+        .map(|((key, class), (rep, v))| (key, rep, ctx.snap.names.get(class), v))
         .collect()
 }
 
@@ -724,6 +809,13 @@ mod tests {
         }
     }
 
+    fn hprof(snap: &Snapshot, opts: &Options) -> Result<String, String> {
+        let report = Hprof::new(snap, opts)?;
+        let mut out = Vec::new();
+        report.write(&mut out).unwrap();
+        Ok(String::from_utf8(out).unwrap())
+    }
+
     #[test]
     fn dates_as_ctime() {
         assert_eq!(ctime(0), "Thu Jan 01 00:00:00 1970");
@@ -747,17 +839,18 @@ mod tests {
         assert!(text.contains("THREAD END (id = 200001)\n"));
         assert!(!text.contains("THREAD END (id = 200002)"));
         // depth 1: f() under main and under run() is one trace (5 samples);
-        // b's 3 samples without a frame are the empty trace.
+        // b's 3 samples without a Java frame are a frame of their own (no
+        // CPU row names the empty trace, which HPROF's readers skip).
         let block = text.split("CPU SAMPLES BEGIN").nth(1).unwrap();
         let want = " (total = 11) Wed Nov 25 15:40:45 2026\n\
                     rank   self  accum   count trace method\n   \
                     1 45.45% 45.45%       5 300001 p.A.f\n   \
-                    2 27.27% 72.73%       3 300000 <empty>\n   \
-                    3 18.18% 90.91%       2 300002 p.A.<init>\n   \
-                    4  9.09% 100.00%       1 300003 p.A.main\n\
+                    2 27.27% 72.73%       3 300002 [no Java frame]\n   \
+                    3 18.18% 90.91%       2 300003 p.A.<init>\n   \
+                    4  9.09% 100.00%       1 300004 p.A.main\n\
                     CPU SAMPLES END\n";
         assert_eq!(block, want);
-        assert!(text.contains("TRACE 300001:\n\tp.A.f(A.java:Unknown line)\nTRACE 300002:\n\tp.A.<init>(A.java:Unknown line)\n"));
+        assert!(text.contains("TRACE 300001:\n\tp.A.f(A.java:Unknown line)\nTRACE 300002:\n\t[no Java frame](<Unknown Source>:Unknown line)\nTRACE 300003:\n\tp.A.<init>(A.java:Unknown line)\n"));
         // depth 4: f() under main and under run() differ.
         let text = hprof(&s, &opts(4)).unwrap();
         assert!(text.contains(
