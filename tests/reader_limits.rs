@@ -280,3 +280,87 @@ fn coverage_formats_saturate_and_stay_in_range() {
         "{out}"
     );
 }
+
+/// Runs `profrj ARGS` with its standard output counted, not kept: (exit
+/// status, bytes written, the child's peak resident memory in KiB, as
+/// wait4 reports it).
+fn peak_memory(args: &[&str]) -> (bool, u64, u64) {
+    use std::io::Read;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_profrj"))
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let counter = std::thread::spawn(move || {
+        let mut buf = vec![0u8; 1 << 20];
+        let mut total = 0u64;
+        loop {
+            match stdout.read(&mut buf) {
+                Ok(0) | Err(_) => return total,
+                Ok(n) => total += n as u64,
+            }
+        }
+    });
+    let mut status = 0;
+    // SAFETY: all-zero is a valid rusage, which wait4 fills in.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: the child is ours and not yet reaped (std's wait is never
+    // called on it); both pointers are to live locals.
+    let pid = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut usage) };
+    assert_eq!(pid, child.id() as libc::pid_t);
+    let bytes = counter.join().unwrap();
+    let ok = libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
+    (ok, bytes, usage.ru_maxrss as u64)
+}
+
+/// Issue 29, item 6: converters stream. 20 threads, each a 1,600-deep chain
+/// of its own methods with a sample at every level (a 2 MB snapshot, a
+/// 32,000-node model), spell out 240 MB of collapsed stacks and 120 MB of
+/// HPROF traces; each converter's peak memory stays that of the model (about
+/// 20 MB), whatever its output. The old ones held their output, and pprof
+/// every stack twice: 540, 490 and 115 MB here.
+#[test]
+fn converters_stream_their_output_in_bounded_memory() {
+    let dir = temp_dir("streaming");
+    let (threads, depth) = (20, 1600);
+    let mut xml = String::from("<doc><sampler>");
+    for t in 0..threads {
+        xml.push_str(&format!(
+            "<thread name=\"t{t}\" cumulated=\"{depth}\" cumulatedElapsed=\"{depth}\">"
+        ));
+        for i in 0..depth {
+            xml.push_str(&format!(
+                "<profile name=\"m{i}_{t}()\" hits=\"1\" elapsed=\"1\">"
+            ));
+        }
+        xml.push_str(&"</profile>".repeat(depth));
+        xml.push_str("</thread>");
+    }
+    xml.push_str("</sampler></doc>");
+    let path = dir.join("wide-deep.xml");
+    std::fs::write(&path, xml).unwrap();
+    let p = path.display().to_string();
+    const BOUND_KIB: u64 = 64 << 10;
+    for (args, least_output) in [
+        (
+            vec!["convert", "--to", "collapsed", "--thread-frames", &p],
+            100u64 << 20,
+        ),
+        (vec!["convert", "--to", "pprof", &p], 1 << 10),
+        (
+            vec!["convert", "--to", "hprof", "--depth", "100", &p],
+            100 << 20,
+        ),
+    ] {
+        let (ok, bytes, peak_kib) = peak_memory(&args);
+        eprintln!("{args:?}: {bytes} bytes out, peak {peak_kib} KiB");
+        assert!(ok, "{args:?} failed");
+        assert!(bytes >= least_output, "{args:?}: only {bytes} bytes out");
+        assert!(
+            peak_kib < BOUND_KIB,
+            "{args:?}: peak {peak_kib} KiB for {bytes} bytes out"
+        );
+    }
+}
