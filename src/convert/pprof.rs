@@ -135,7 +135,7 @@ impl<'a> Pprof<'a> {
             })?;
         let comment = format!(
             "profrj convert of {} <{}>",
-            source.display(),
+            decoded_name(&source.display().to_string()),
             sec.kind.tag()
         );
         Ok(Pprof {
