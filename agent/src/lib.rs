@@ -24,6 +24,7 @@ mod clock;
 mod control;
 mod coverage;
 mod entry;
+mod indent;
 mod instrument;
 mod lock;
 mod log;
