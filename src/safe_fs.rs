@@ -6,7 +6,7 @@
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Creates `path` exclusively with `mode`: fails if anything (a file, a
 /// link, a FIFO) is already there, and never follows a link.
@@ -19,15 +19,9 @@ pub fn create_new(path: &Path, mode: u32) -> std::io::Result<File> {
         .open(path)
 }
 
-/// Reads at most `limit` bytes of `path`, only if it is a regular file (not a
-/// link, FIFO or device) owned by `owner`.
-pub fn read_owned(path: &Path, owner: u32, limit: u64) -> Result<Vec<u8>, String> {
-    // O_NONBLOCK: a FIFO planted here must not block us before the check.
-    let file = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
-        .open(path)
-        .map_err(|e| format!("{}: {e}", path.display()))?;
+/// Reads at most `limit` bytes of `file` (opened as `path`), only if it is a
+/// regular file owned by `owner`.
+pub fn read_checked(file: File, path: &Path, owner: u32, limit: u64) -> Result<Vec<u8>, String> {
     let meta = file
         .metadata()
         .map_err(|e| format!("{}: {e}", path.display()))?;
@@ -108,33 +102,22 @@ pub fn random_u64() -> u64 {
     u64::from_ne_bytes(buf)
 }
 
-/// A directory that only we made, removed with what is in it when dropped.
-pub struct PrivateDir {
-    pub path: PathBuf,
-}
-
-impl PrivateDir {
-    /// Makes `parent/.profrj-<random>` with mode 0700 (fails if it exists).
-    pub fn new(parent: &Path) -> std::io::Result<Self> {
-        let path = parent.join(format!(".profrj-{:016x}", random_u64()));
-        std::fs::DirBuilder::new()
-            .mode(0o700)
-            .create(&path)
-            .map(|()| Self { path })
-    }
-}
-
-impl Drop for PrivateDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.path);
-    }
-}
-
-use std::os::unix::fs::DirBuilderExt;
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::PathBuf;
+
+    /// Reads at most `limit` bytes of `path`, only if it is a regular file (not a
+    /// link, FIFO or device) owned by `owner`.
+    fn read_owned(path: &Path, owner: u32, limit: u64) -> Result<Vec<u8>, String> {
+        // O_NONBLOCK: a FIFO planted here must not block us before the check.
+        let file = OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+            .open(path)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        read_checked(file, path, owner, limit)
+    }
 
     fn dir(name: &str) -> PathBuf {
         let d = std::env::temp_dir().join(format!("profrj-safefs-{}-{name}", std::process::id()));
@@ -182,21 +165,6 @@ mod tests {
             .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
             .collect();
         assert!(leftovers.is_empty());
-        std::fs::remove_dir_all(&d).unwrap();
-    }
-
-    #[test]
-    fn private_dirs_are_0700_unique_and_removed() {
-        let d = dir("private");
-        let a = PrivateDir::new(&d).unwrap();
-        let b = PrivateDir::new(&d).unwrap();
-        assert_ne!(a.path, b.path);
-        assert_eq!(std::fs::metadata(&a.path).unwrap().mode() & 0o777, 0o700);
-        std::fs::write(a.path.join("x"), b"1").unwrap();
-        let p = a.path.clone();
-        drop(a);
-        assert!(!p.exists());
-        drop(b);
         std::fs::remove_dir_all(&d).unwrap();
     }
 }
