@@ -10,11 +10,9 @@
 mod common;
 
 use common::*;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader};
 use std::os::unix::fs::PermissionsExt;
-use std::os::unix::process::ExitStatusExt;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
 
 /// The peer: maps `<dir>/libjvm.so`, listens on `/tmp/.java_pid<its pid>`,
 /// prints "ready", then answers every connection as `mode` says:
@@ -140,86 +138,17 @@ impl Drop for Peer {
     }
 }
 
-/// What a `profrj` run left: exit code, stdout, stderr, peak RSS in KiB.
-struct Finished {
-    code: i32,
-    stdout: Vec<u8>,
-    stderr: Vec<u8>,
-    max_rss_kib: i64,
-}
-
-impl Finished {
-    /// stdout and stderr, the first 2,000 characters of each (a flood
-    /// printed whole would bury the failure).
-    fn text(&self) -> String {
-        let head = |b: &[u8]| {
-            String::from_utf8_lossy(b)
-                .chars()
-                .take(2000)
-                .collect::<String>()
-        };
-        format!("{}{}", head(&self.stdout), head(&self.stderr))
-    }
-}
-
-/// Runs `profrj ARGS`; a run still going after `watchdog` is killed (and
-/// fails the test through its exit code: every case here ends in seconds).
-fn profrj_rusage(args: &[&str], watchdog: Duration) -> Finished {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_profrj"))
-        .args(args)
-        .env("PROFRJ_AGENT", agent())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id() as i32;
-    let mut stdout = child.stdout.take().unwrap();
-    let mut stderr = child.stderr.take().unwrap();
-    let out = std::thread::spawn(move || {
-        let mut v = Vec::new();
-        let _ = stdout.read_to_end(&mut v);
-        v
-    });
-    let err = std::thread::spawn(move || {
-        let mut v = Vec::new();
-        let _ = stderr.read_to_end(&mut v);
-        v
-    });
-    let deadline = Instant::now() + watchdog;
-    let mut status = 0;
-    // SAFETY: an all-zero rusage is a valid out-parameter.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    loop {
-        // SAFETY: our own child, reaped only here (never through `child`).
-        let reaped = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
-        if reaped == pid {
-            break;
-        }
-        assert_eq!(reaped, 0, "wait4: {}", std::io::Error::last_os_error());
-        if Instant::now() > deadline {
-            // SAFETY: our own child, not yet reaped.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let code = std::process::ExitStatus::from_raw(status)
-        .code()
-        .unwrap_or(-1);
-    Finished {
-        code,
-        stdout: out.join().unwrap(),
-        stderr: err.join().unwrap(),
-        max_rss_kib: usage.ru_maxrss,
-    }
+/// `profrj ARGS` to its end, with what it cost (a hang fails the test).
+fn profrj(args: &[&str]) -> Measured {
+    let run = profrj_measured(args, None);
+    run.assert_finished(&format!("profrj {}", args.join(" ")));
+    run
 }
 
 #[test]
 fn an_endless_answer_is_cut_at_the_bound() {
     let mut peer = Peer::start("flood");
-    let run = profrj_rusage(
-        &["status", &peer.pid.to_string(), "--timeout", "5s"],
-        Duration::from_secs(60),
-    );
+    let run = profrj(&["status", &peer.pid.to_string(), "--timeout", "5s"]);
     let sent = peer.sent();
     let text = run.text();
     eprintln!(
@@ -239,10 +168,7 @@ fn an_endless_answer_is_cut_at_the_bound() {
 #[test]
 fn the_timeout_covers_the_whole_exchange() {
     let mut peer = Peer::start("dribble");
-    let run = profrj_rusage(
-        &["status", &peer.pid.to_string(), "--timeout", "2s"],
-        Duration::from_secs(60),
-    );
+    let run = profrj(&["status", &peer.pid.to_string(), "--timeout", "2s"]);
     let sent = peer.sent();
     let text = run.text();
     assert_eq!(run.code, 1, "{text}");
@@ -259,7 +185,7 @@ fn control_characters_from_the_peer_are_printed_escaped() {
     let mut peer = Peer::start("escapes");
     let pid = peer.pid.to_string();
     // A reply file: printed on stdout, its newlines and tabs kept.
-    let run = profrj_rusage(&["status", &pid], Duration::from_secs(60));
+    let run = profrj(&["status", &pid]);
     peer.sent();
     let text = run.text();
     assert_eq!(run.code, 0, "{text}");
@@ -267,7 +193,7 @@ fn control_characters_from_the_peer_are_printed_escaped() {
     assert_eq!(stdout, format!("line one\n{ESCAPED}\tline two\n"));
     assert_no_controls(&run);
     // A refusal: printed on stderr.
-    let run = profrj_rusage(&["status", &pid], Duration::from_secs(60));
+    let run = profrj(&["status", &pid]);
     peer.sent();
     let text = run.text();
     assert_eq!(run.code, 1, "{text}");
@@ -277,7 +203,7 @@ fn control_characters_from_the_peer_are_printed_escaped() {
 }
 
 /// Nothing but newlines and tabs among the control characters printed.
-fn assert_no_controls(run: &Finished) {
+fn assert_no_controls(run: &Measured) {
     for out in [&run.stdout, &run.stderr] {
         let raw = String::from_utf8_lossy(out);
         assert!(

@@ -52,6 +52,10 @@ pub struct Counters {
     pub ticks: u64,
     /// Intervals a late wake-up made up for (counted with its samples).
     pub caught_up: u64,
+    /// The most intervals one late wake-up made up for: with `caught_up`,
+    /// it bounds how much fewer than their count the independent samples
+    /// are (one sample counted 50 times is one observation).
+    pub largest_catch_up: u64,
     /// Thread samples counted again without a new stack (the thread had not run).
     pub repeated: u64,
     /// Stacks taken with JVMTI (a handshake).
@@ -265,12 +269,13 @@ impl Sampler {
         let k = &d.counters;
         let n = k.ticks.max(1);
         let mut s = format!(
-            "sampling: {} ticks every {:?} ({} missed intervals made up; {}, stacks from {}): {} stacks from signals ({} asked, {} of them from the caller of an unknown top), \
+            "sampling: {} ticks every {:?} ({} missed intervals made up, at most {} at once; {}, stacks from {}): {} stacks from signals ({} asked, {} of them from the caller of an unknown top), \
              {} walked with JVMTI, {} repeated unchanged; per tick {} us taking stacks, {} us folding; \
              sampler CPU {} ms = {:.2}% of one core",
             k.ticks,
             self.config.interval,
             k.caught_up,
+            k.largest_catch_up,
             self.config.event.name(),
             self.source.describe(),
             k.arrived,
