@@ -21,6 +21,7 @@ use std::process::{Child, Command, Stdio};
 /// - `escapes`: writes a reply file full of terminal escapes (the request
 ///   names it), answers "0\nreturn code: 0\n"; on the second connection it
 ///   refuses with an escape-laden error instead.
+///
 /// For each connection it prints the bytes it managed to send.
 const PEER: &str = r#"
 import mmap, os, socket, sys, time

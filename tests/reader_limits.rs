@@ -11,8 +11,9 @@ use common::*;
 use std::process::Command;
 use std::time::Duration;
 
-/// CPU time any one command here may use: some 20 times what the slowest
-/// needs (`scripts/reader-bench`), a fraction of what a quadratic pass takes.
+/// CPU time any one command here may use: some 15 times what the slowest
+/// needs (1.3 s, `scripts/reader-bench`), a fraction of what a quadratic
+/// pass takes.
 const CPU_LIMIT: Duration = Duration::from_secs(20);
 
 /// Runs `profrj ARGS` under [`CPU_LIMIT`]: ok, stdout and stderr together.

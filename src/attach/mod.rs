@@ -31,8 +31,9 @@ use std::time::{Duration, Instant};
 pub const MAX_ARGUMENT: usize = 1024;
 
 /// The most of an answer to `load` read back. HotSpot's longest is an error
-/// naming the library twice (its path is at most [`MAX_ARGUMENT`] bytes) with
-/// a dlerror() of at most 1 KiB; anything longer is not a JVM's answer.
+/// naming the library (its path is at most [`MAX_ARGUMENT`] bytes) twice, in
+/// its own words and the dynamic loader's: 2,051 bytes for a 999-byte path
+/// on JDK 17. Anything longer is not a JVM's answer.
 pub const MAX_ANSWER: usize = 4096;
 
 /// A JVM process to attach to.

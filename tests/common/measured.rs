@@ -84,6 +84,7 @@ pub fn profrj_measured(args: &[&str], cpu_limit: Option<Duration>) -> Measured {
 }
 
 /// Runs `cmd` to its end, reaping it with wait4 for its resource usage.
+#[allow(clippy::zombie_processes)] // reaped by wait4 below, which std cannot see
 pub fn run_measured(cmd: &mut Command) -> Measured {
     let mut child = cmd
         .stdout(Stdio::piped())

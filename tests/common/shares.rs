@@ -15,8 +15,8 @@
 pub fn sampler_ticks(stderr: &str) -> (f64, f64, f64) {
     let line = stderr
         .lines()
-        .filter(|l| l.contains("sampling: ") && l.contains("missed intervals made up"))
-        .last()
+        .rev()
+        .find(|l| l.contains("sampling: ") && l.contains("missed intervals made up"))
         .unwrap_or_else(|| panic!("no sampler summary in:\n{stderr}"));
     let number = |before: &str, after: &str| -> f64 {
         line.split(after)
