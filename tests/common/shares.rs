@@ -9,10 +9,11 @@
 //! printed at exit, instead of being a constant tuned on an idle machine.
 
 /// The sampler's account at exit (its last `sampling: T ticks every … (M
-/// missed intervals made up, at most K at once` line): ticks taken,
-/// intervals late ticks made up for besides their own, and the most one
-/// tick made up for.
-pub fn sampler_ticks(stderr: &str) -> (f64, f64, f64) {
+/// missed intervals made up, at most K at once, P in pauses not counted`
+/// line): ticks taken, intervals late ticks made up for besides their own,
+/// the most one tick made up for, and the intervals of gaps so long (over a
+/// second) they were taken for a stopped JVM and not counted.
+pub fn sampler_ticks(stderr: &str) -> SamplerTicks {
     let line = stderr
         .lines()
         .rev()
@@ -25,11 +26,20 @@ pub fn sampler_ticks(stderr: &str) -> (f64, f64, f64) {
             .and_then(|n| n.trim().parse().ok())
             .unwrap_or_else(|| panic!("no count before {after:?} in {line:?}"))
     };
-    (
-        number("sampling: ", " ticks every"),
-        number("(", " missed intervals made up"),
-        number("at most ", " at once"),
-    )
+    SamplerTicks {
+        ticks: number("sampling: ", " ticks every"),
+        made_up: number("(", " missed intervals made up"),
+        largest: number("at most ", " at once"),
+        paused: number("at once, ", " in pauses not counted"),
+    }
+}
+
+/// See [`sampler_ticks`].
+pub struct SamplerTicks {
+    pub ticks: f64,
+    pub made_up: f64,
+    pub largest: f64,
+    pub paused: f64,
 }
 
 /// How far a share sampled from `n` counted samples may be from a truth of
@@ -38,8 +48,8 @@ pub fn sampler_ticks(stderr: &str) -> (f64, f64, f64) {
 /// Σw² ≤ n + M + K·M, so the share's variance is at most that of
 /// n² / (n + M·(1 + K)) independent samples. Then [`binomial_tolerance`].
 pub fn share_tolerance(p: f64, n: f64, stderr: &str, floor: f64) -> f64 {
-    let (_, made_up, largest) = sampler_ticks(stderr);
-    let independent = n * n / (n + made_up * (1.0 + largest)).max(1.0);
+    let t = sampler_ticks(stderr);
+    let independent = n * n / (n + t.made_up * (1.0 + t.largest)).max(1.0);
     binomial_tolerance(p, independent, floor)
 }
 
