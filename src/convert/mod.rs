@@ -10,6 +10,7 @@ mod collapsed;
 mod coverage;
 mod hprof;
 mod lcov;
+mod otlp;
 mod pprof;
 mod proto;
 
@@ -35,6 +36,9 @@ pub enum Format {
     /// HPROF's java.hprof.txt: TRACEs, SITES (<memory>, <alloc>), CPU
     /// SAMPLES (<sampler>), CPU TIME (<profile>).
     Hprof,
+    /// OpenTelemetry profiles: one ExportProfilesServiceRequest (protobuf)
+    /// with every call section (docs/OTLP.md).
+    Otlp,
 }
 
 #[derive(clap::Args)]
@@ -71,6 +75,7 @@ pub fn run(args: Args) -> Result<(), String> {
         Format::Collapsed | Format::Pprof => calls(&snap, &args)?,
         Format::Lcov | Format::Cobertura => coverage(&snap, &args)?,
         Format::Hprof => to_hprof(&snap, &args)?,
+        Format::Otlp => to_otlp(&snap, &args)?,
     };
     crate::output::write(args.output.as_deref(), &bytes)
 }
@@ -135,6 +140,23 @@ fn to_hprof(snap: &Snapshot, args: &Args) -> Result<Vec<u8>, String> {
         created: modified_ms(&args.snapshot) / 1000,
     };
     Ok(hprof::hprof(snap, &opts)?.into_bytes())
+}
+
+fn to_otlp(snap: &Snapshot, args: &Args) -> Result<Vec<u8>, String> {
+    let s = &args.select;
+    if s.section.is_some() || s.thread.is_some() || s.metric.is_some() || args.thread_frames {
+        return Err("--to otlp carries every call section, thread and weight: \
+                    --section, --thread, --metric and --thread-frames do not apply"
+            .into());
+    }
+    if args.source_root.is_some() || args.depth.is_some() {
+        return Err("--source-root and --depth are not for --to otlp".into());
+    }
+    let service = std::env::var("OTEL_SERVICE_NAME")
+        .ok()
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "unknown_service:java".to_owned());
+    otlp::otlp(snap, &args.snapshot, &service)
 }
 
 /// A file's modification time in ms since the epoch (0 if unknown: a pipe).
