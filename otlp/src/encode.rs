@@ -7,7 +7,7 @@
 //! one attribute is its thread's `thread.name`.
 
 use crate::delta::Samples;
-use crate::model::ValueType;
+use crate::model::{ValueType, NO_JAVA_FRAME, NO_JAVA_FRAME_ID};
 use crate::wire::Msg;
 use std::collections::HashMap;
 
@@ -206,7 +206,10 @@ impl Request {
                 .frames
                 .iter()
                 .map(|&f| {
-                    let name = samples.names.get(f as usize).map_or("", |n| &**n);
+                    let name = match f {
+                        NO_JAVA_FRAME_ID => NO_JAVA_FRAME,
+                        f => samples.names.get(f as usize).map_or("", |n| &**n),
+                    };
                     self.location(name) as u64
                 })
                 .collect();

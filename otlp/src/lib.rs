@@ -23,4 +23,7 @@ pub mod wire;
 
 pub use delta::{Keeper, Sample, Samples, MAX_PATHS};
 pub use encode::{Attribute, Request, Value};
-pub use model::{types, CallTrees, Node, ThreadTree, ValueType, Weights, MAX_WEIGHTS, ROOT};
+pub use model::{
+    types, CallTrees, Node, ThreadTree, ValueType, Weights, MAX_WEIGHTS, NO_JAVA_FRAME,
+    NO_JAVA_FRAME_ID, ROOT,
+};

@@ -13,6 +13,12 @@ pub type Weights = [u64; MAX_WEIGHTS];
 /// The parent of a thread's outermost frames.
 pub const ROOT: u32 = u32::MAX;
 
+/// The frame of events without a Java frame (a thread in native code or
+/// the VM only), as snapshot readers name it; a mode may use
+/// [`NO_JAVA_FRAME_ID`] for it without having the name among its own.
+pub const NO_JAVA_FRAME: &str = "[no Java frame]";
+pub const NO_JAVA_FRAME_ID: u32 = u32::MAX - 2;
+
 /// The sample types profrj sends, named as pprof names them (Go's runtime
 /// profiles where one exists: what backends such as Pyroscope recognise).
 pub mod types {
