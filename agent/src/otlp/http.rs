@@ -75,12 +75,27 @@ impl std::fmt::Display for Failure {
     }
 }
 
+/// The longest one read or write blocks before the deadline is looked at
+/// again (it may move closer: the JVM is exiting).
+const SLICE: Duration = Duration::from_millis(200);
+
+/// When a request must be over: `deadline()` is asked again at every
+/// slice, so an exit can cut a request already waiting.
+pub type Deadline<'a> = &'a dyn Fn() -> Instant;
+
 /// The time left before `deadline`, or [`Failure::Timeout`].
-fn left(deadline: Instant) -> Result<Duration, Failure> {
-    deadline
+fn left(deadline: Deadline) -> Result<Duration, Failure> {
+    deadline()
         .checked_duration_since(Instant::now())
         .filter(|d| !d.is_zero())
         .ok_or(Failure::Timeout)
+}
+
+fn timed_out(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+    )
 }
 
 fn io_failure(e: io::Error) -> Failure {
@@ -104,15 +119,15 @@ impl Conn {
         }
     }
 
-    /// Bounds the next read or write by the deadline.
-    fn arm(&self, deadline: Instant) -> Result<(), Failure> {
-        let d = left(deadline)?;
+    /// Bounds the next read or write by the deadline, a slice at a time.
+    fn arm(&self, deadline: Deadline) -> Result<(), Failure> {
+        let d = left(deadline)?.min(SLICE);
         let s = self.socket();
         s.set_read_timeout(Some(d)).map_err(io_failure)?;
         s.set_write_timeout(Some(d)).map_err(io_failure)
     }
 
-    fn write_all(&mut self, mut buf: &[u8], deadline: Instant) -> Result<(), Failure> {
+    fn write_all(&mut self, mut buf: &[u8], deadline: Deadline) -> Result<(), Failure> {
         while !buf.is_empty() {
             self.arm(deadline)?;
             let n = match self {
@@ -122,19 +137,24 @@ impl Conn {
             match n {
                 Ok(0) => return Err(Failure::Io("the peer closed the connection".into())),
                 Ok(n) => buf = &buf[n..],
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted || timed_out(&e) => {}
                 Err(e) => return Err(tls_or_io(e)),
             }
         }
-        self.arm(deadline)?;
-        match self {
-            Conn::Plain(s) => s.flush(),
-            Conn::Tls(t) => t.flush(),
+        loop {
+            self.arm(deadline)?;
+            let r = match self {
+                Conn::Plain(s) => s.flush(),
+                Conn::Tls(t) => t.flush(),
+            };
+            match r {
+                Err(e) if e.kind() == io::ErrorKind::Interrupted || timed_out(&e) => {}
+                r => return r.map_err(tls_or_io),
+            }
         }
-        .map_err(tls_or_io)
     }
 
-    fn read(&mut self, buf: &mut [u8], deadline: Instant) -> Result<usize, Failure> {
+    fn read(&mut self, buf: &mut [u8], deadline: Deadline) -> Result<usize, Failure> {
         loop {
             self.arm(deadline)?;
             let n = match self {
@@ -142,7 +162,7 @@ impl Conn {
                 Conn::Tls(t) => t.read(buf),
             };
             match n {
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted || timed_out(&e) => {}
                 // A TLS peer that closes without close_notify: the end.
                 Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(0),
                 r => return r.map_err(tls_or_io),
@@ -163,7 +183,7 @@ fn tls_or_io(e: io::Error) -> Failure {
 fn connect(
     e: &Endpoint,
     tls: Option<&Arc<rustls::ClientConfig>>,
-    deadline: Instant,
+    deadline: Deadline,
 ) -> Result<Conn, Failure> {
     let addrs: Vec<SocketAddr> = (e.host.as_str(), e.port)
         .to_socket_addrs()
@@ -203,8 +223,9 @@ fn connect(
 }
 
 /// POSTs `body` (gzipped protobuf) to the configured endpoint; `Ok` with
-/// the 2xx status, or why not. Never longer than until `deadline`.
-pub fn post(config: &Config, body: &[u8], deadline: Instant) -> Result<u16, Failure> {
+/// the 2xx status, or why not. Never longer than until `deadline()` (but
+/// for name resolution, which the system's resolver bounds).
+pub fn post(config: &Config, body: &[u8], deadline: Deadline) -> Result<u16, Failure> {
     let e = &config.endpoint;
     let mut conn = connect(e, config.tls.as_ref(), deadline)?;
     let host = if e.host.contains(':') {
@@ -233,7 +254,7 @@ pub fn post(config: &Config, body: &[u8], deadline: Instant) -> Result<u16, Fail
 }
 
 /// Reads the status line, the headers and (bounded) the body.
-fn read_answer(conn: &mut Conn, deadline: Instant) -> Result<u16, Failure> {
+fn read_answer(conn: &mut Conn, deadline: Deadline) -> Result<u16, Failure> {
     let mut buf = Vec::with_capacity(1024);
     let mut chunk = [0u8; 4096];
     let head_end = loop {

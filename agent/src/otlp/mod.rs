@@ -126,9 +126,10 @@ impl Pusher {
         }
         self.shared.collect(last, true, thread_cpu_ns());
         self.shared.queue.close(until);
+        let stats = &self.shared.stats;
         self.shared
             .queue
-            .wait_done(until + Duration::from_millis(100));
+            .wait_done(until + Duration::from_millis(100), stats);
     }
 
     /// What the push did, for `status` and the exit summary.

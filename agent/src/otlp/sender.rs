@@ -67,6 +67,10 @@ struct State {
     closing: Option<Instant>,
     /// The sender has finished.
     done: bool,
+    /// The sender holds a request (popped, not yet sent or dropped).
+    in_flight: bool,
+    /// The exit stopped waiting for the sender and counted what it held.
+    abandoned: bool,
 }
 
 #[derive(Default)]
@@ -102,6 +106,7 @@ impl Queue {
         loop {
             if let Some(b) = s.items.pop_front() {
                 s.bytes -= b.len();
+                s.in_flight = true;
                 return Some(b);
             }
             if s.closing.is_some() {
@@ -113,6 +118,13 @@ impl Queue {
 
     fn closing(&self) -> Option<Instant> {
         self.state.lock().closing
+    }
+
+    /// When a request started now must end: `timeout` from `started`, or
+    /// the closing deadline if sooner.
+    fn deadline(&self, started: Instant, timeout: Duration) -> Instant {
+        let own = started + timeout;
+        self.closing().map_or(own, |c| c.min(own))
     }
 
     /// Sleeps `d` unless the queue starts closing first (then false).
@@ -134,15 +146,31 @@ impl Queue {
         self.cv.notify_all();
     }
 
-    /// Waits until the sender is done or `until`; true if it is.
-    pub fn wait_done(&self, until: Instant) -> bool {
+    /// Waits until the sender is done or `until`; then what it has not
+    /// sent is dropped and counted (the sender, if still at it, counts
+    /// nothing more).
+    pub fn wait_done(&self, until: Instant, stats: &Stats) {
         let mut s = self.state.lock();
         while !s.done {
             if self.cv.wait_until(&mut s, until).timed_out() {
-                return s.done;
+                break;
             }
         }
-        true
+        if !s.done {
+            let left = s.items.len() as u64 + u64::from(s.in_flight);
+            stats.dropped_exit.fetch_add(left, Relaxed);
+            s.items.clear();
+            s.bytes = 0;
+            s.abandoned = true;
+        }
+    }
+
+    /// The sender is through with its request; false if the exit already
+    /// counted it.
+    fn landed(&self) -> bool {
+        let mut s = self.state.lock();
+        s.in_flight = false;
+        !s.abandoned
     }
 
     fn set_done(&self, stats: &Stats) {
@@ -156,70 +184,93 @@ impl Queue {
     }
 }
 
+/// What became of one request.
+enum Outcome {
+    Sent(usize),
+    /// A final answer.
+    Refused,
+    /// Retryable failures through every retry.
+    Unreachable,
+    /// Cut by the exit.
+    Exit,
+}
+
 /// The sending thread's body.
 pub fn run(config: &Config, queue: &Queue, stats: &Stats) {
     let url = config.endpoint.url();
     let mut failing = false;
     while let Some(body) = queue.pop() {
-        let mut retries = 0;
-        let mut backoff = FIRST_BACKOFF;
-        loop {
-            let closing = queue.closing();
-            let mut deadline = Instant::now() + config.timeout;
-            if let Some(end) = closing {
-                if end <= Instant::now() {
-                    stats.dropped_exit.fetch_add(1, Relaxed);
-                    break;
-                }
-                deadline = deadline.min(end);
-            }
-            match http::post(config, &body, deadline) {
-                Ok(_) => {
+        let outcome = send(config, queue, stats, &body, &url, &mut failing);
+        if queue.landed() {
+            match outcome {
+                Outcome::Sent(n) => {
                     stats.sent.fetch_add(1, Relaxed);
-                    stats.sent_bytes.fetch_add(body.len() as u64, Relaxed);
-                    if failing {
-                        failing = false;
-                        log::info(&format!("otlp: {url} accepts profiles again"));
-                    }
-                    break;
+                    stats.sent_bytes.fetch_add(n as u64, Relaxed);
                 }
-                Err(f) => {
-                    failing = true;
-                    *stats.last_failure.lock() = Some(f.to_string());
-                    log::warn_once(
-                        &format!("otlp {}", f.kind()),
-                        &format!(
-                            "otlp: {url}: {f}; {} (said once per kind of failure; `status` counts the periods dropped)",
-                            if f.retryable() {
-                                "retrying, keeping at most 4 periods"
-                            } else {
-                                "that period's profile is dropped"
-                            }
-                        ),
-                    );
-                    if !f.retryable() {
-                        stats.dropped_refused.fetch_add(1, Relaxed);
-                        break;
-                    }
-                    if closing.is_some() || retries >= MAX_RETRIES {
-                        if closing.is_some() {
-                            stats.dropped_exit.fetch_add(1, Relaxed);
-                        } else {
-                            stats.dropped_unreachable.fetch_add(1, Relaxed);
-                        }
-                        break;
-                    }
-                    retries += 1;
-                    stats.retries.fetch_add(1, Relaxed);
-                    let wait =
-                        backoff.max(f.retry_after().unwrap_or_default().min(MAX_RETRY_AFTER));
-                    backoff = (backoff * 2).min(MAX_BACKOFF);
-                    // Closing cuts the wait short; the loop then makes one
-                    // last try within the closing deadline.
-                    queue.sleep(wait);
-                }
+                Outcome::Refused => _ = stats.dropped_refused.fetch_add(1, Relaxed),
+                Outcome::Unreachable => _ = stats.dropped_unreachable.fetch_add(1, Relaxed),
+                Outcome::Exit => _ = stats.dropped_exit.fetch_add(1, Relaxed),
             }
         }
     }
     queue.set_done(stats);
+}
+
+/// One request, tried until sent, refused, given up on, or cut by the exit.
+fn send(
+    config: &Config,
+    queue: &Queue,
+    stats: &Stats,
+    body: &[u8],
+    url: &str,
+    failing: &mut bool,
+) -> Outcome {
+    let mut retries = 0;
+    let mut backoff = FIRST_BACKOFF;
+    loop {
+        let started = Instant::now();
+        if queue.closing().is_some_and(|end| end <= started) {
+            return Outcome::Exit;
+        }
+        let deadline = || queue.deadline(started, config.timeout);
+        match http::post(config, body, &deadline) {
+            Ok(_) => {
+                if std::mem::take(failing) {
+                    log::info(&format!("otlp: {url} accepts profiles again"));
+                }
+                return Outcome::Sent(body.len());
+            }
+            Err(f) => {
+                *failing = true;
+                *stats.last_failure.lock() = Some(f.to_string());
+                log::warn_once(
+                    &format!("otlp {}", f.kind()),
+                    &format!(
+                        "otlp: {url}: {f}; {} (said once per kind of failure; `status` counts the periods dropped)",
+                        if f.retryable() {
+                            "retrying, keeping at most 4 periods"
+                        } else {
+                            "that period's profile is dropped"
+                        }
+                    ),
+                );
+                if !f.retryable() {
+                    return Outcome::Refused;
+                }
+                if queue.closing().is_some() {
+                    return Outcome::Exit;
+                }
+                if retries >= MAX_RETRIES {
+                    return Outcome::Unreachable;
+                }
+                retries += 1;
+                stats.retries.fetch_add(1, Relaxed);
+                let wait = backoff.max(f.retry_after().unwrap_or_default().min(MAX_RETRY_AFTER));
+                backoff = (backoff * 2).min(MAX_BACKOFF);
+                // Closing cuts the wait short; the loop then makes one
+                // last try within the closing deadline.
+                queue.sleep(wait);
+            }
+        }
+    }
 }
