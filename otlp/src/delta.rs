@@ -137,10 +137,10 @@ impl Keeper {
             for &id in &touched {
                 let p = &mut paths.nodes[id as usize];
                 let mut values = [0; MAX_WEIGHTS];
-                for w in 0..MAX_WEIGHTS {
-                    if p.now[w] > p.sent[w] {
-                        values[w] = p.now[w] - p.sent[w];
-                        p.sent[w] = p.now[w];
+                for ((v, sent), now) in values.iter_mut().zip(&mut p.sent).zip(p.now) {
+                    if now > *sent {
+                        *v = now - *sent;
+                        *sent = now;
                     }
                 }
                 if values.iter().all(|&v| v == 0) {

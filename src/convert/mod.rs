@@ -1,7 +1,7 @@
 //! `profrj convert SNAPSHOT --to FORMAT`: a snapshot in the formats other
 //! tools read. From a call-tree section: `collapsed.rs`, one line per stack
 //! (flamegraph.pl, inferno, speedscope); `pprof.rs`, pprof's gzipped
-//! protobuf, encoded by `proto.rs`. From `<coverage>`: `lcov.rs` and
+//! protobuf, encoded with `profrj_otlp::wire` (as `otlp.rs`, OTLP profiles). From `<coverage>`: `lcov.rs` and
 //! `cobertura.rs`, sharing `coverage.rs`. From every section: `hprof.rs`,
 //! HPROF's java.hprof.txt.
 
@@ -12,7 +12,6 @@ mod hprof;
 mod lcov;
 mod otlp;
 mod pprof;
-mod proto;
 
 pub use cobertura::cobertura;
 pub use collapsed::collapsed;

@@ -15,7 +15,7 @@
 //! merged, so the output stays bounded on a pathologically deep chain.
 
 use super::collapsed::{MAX_FRAMES, TRUNCATED};
-use super::proto::Msg;
+use profrj_otlp::wire::Msg;
 use crate::snapshot::{CallSection, CallThread, Metric, Names, ValueType, NONE};
 use flate2::write::GzEncoder;
 use flate2::Compression;
