@@ -15,10 +15,10 @@
 //! merged, so the output stays bounded on a pathologically deep chain.
 
 use super::collapsed::{MAX_FRAMES, TRUNCATED};
-use profrj_otlp::wire::Msg;
 use crate::snapshot::{CallSection, CallThread, Metric, Names, ValueType, NONE};
 use flate2::write::GzEncoder;
 use flate2::Compression;
+use profrj_otlp::wire::Msg;
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::Path;
