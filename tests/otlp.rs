@@ -489,3 +489,27 @@ fn https_with_a_ca_of_ones_own() {
     assert!(w[0].contains("TLS"), "{}", w[0]);
     assert_eq!(summary(&r.stderr).0, 0);
 }
+
+/// A bad `otlp=` stops the JVM at start with the option named; a bad
+/// variable refuses the session (named) and the program runs unprofiled.
+#[test]
+fn bad_settings_are_refused_by_name() {
+    let dir = temp_dir("otlp-bad");
+    let r = run(&dir, "otlp=ftp://collector", &[], &["run", "100"]);
+    assert!(!r.status.success());
+    assert!(
+        r.stderr.contains("bad value for otlp: 'ftp://collector'"),
+        "{}",
+        r.stderr
+    );
+    let env = [("OTEL_EXPORTER_OTLP_HEADERS", "x-token")];
+    let r = run(&dir, "sampling,otlp", &env, &["run", "100"]);
+    assert_unharmed(&r);
+    assert!(
+        r.stderr
+            .contains("OTEL_EXPORTER_OTLP_HEADERS: 'x-token' is not header=value")
+            && r.stderr.contains("profiling is off"),
+        "{}",
+        r.stderr
+    );
+}

@@ -53,25 +53,34 @@ impl Agent {
             jni,
             options: &s.options,
         };
+        // The push's configuration is checked before any mode starts: a
+        // bad one refuses the session, as a bad option does.
+        let push = match (&s.options.otlp, &s.otlp) {
+            (Some(_), None) => Some(self.push_config(jni, &s.options)?),
+            _ => None,
+        };
         if s.modes.is_empty() {
             s.modes = modes::open(&cx)?;
         }
         s.modes
             .iter()
             .try_for_each(|m| m.start(&cx).map_err(|e| modes::named(m.name, e)))?;
-        if s.options.otlp.is_some() && s.otlp.is_none() {
-            s.otlp = Some(self.start_push(jni, &s.options)?);
+        if let Some(config) = push {
+            match crate::otlp::Pusher::start(config, |id| Box::new(move || self.push_source(id))) {
+                Ok(p) => s.otlp = Some(p),
+                Err(e) => log::error(&format!("{e}; profiling goes on without it")),
+            }
         }
         Ok(())
     }
 
-    /// The `otlp` push of a session with `options`: its configuration (the
-    /// JVM's system properties name the resource) and its threads.
-    fn start_push(
-        &'static self,
+    /// The `otlp` push's configuration for `options` (the JVM's system
+    /// properties name the resource).
+    fn push_config(
+        &self,
         jni: &Jni,
         options: &Options,
-    ) -> Result<crate::otlp::Pusher, String> {
+    ) -> Result<crate::otlp::config::Config, String> {
         let property = |key: &str| jni.system_property(key).ok().flatten();
         let process = crate::otlp::config::Process {
             pid: std::process::id(),
@@ -87,9 +96,7 @@ impl Agent {
                 _ => None,
             },
         };
-        let config = crate::otlp::config::Config::new(options, &process)
-            .map_err(|e| format!("otlp: {e}"))?;
-        crate::otlp::Pusher::start(config, |id| Box::new(move || self.push_source(id)))
+        crate::otlp::config::Config::new(options, &process).map_err(|e| format!("otlp: {e}"))
     }
 
     /// What the push with id `id` reads each period: the trees of the
