@@ -208,14 +208,25 @@ fn pushes_equal_the_snapshot_per_period_and_in_sum_and_so_does_convert() {
         per.contains(&(0, 2000)),
         "calls of A and B per period: {per:?}"
     );
-    let lock_periods: Vec<usize> = got
+    let phase_a = per.iter().position(|&p| p == (1000, 0)).unwrap();
+    let gate = "profrj.harness.OtlpPhases$Gate";
+    let gate_periods: Vec<usize> = got
         .iter()
         .enumerate()
-        .filter(|(_, q)| q.profiles.iter().any(|p| p.ty == "contentions"))
+        .filter(|(_, q)| {
+            q.profiles
+                .iter()
+                .filter(|p| p.ty == "contentions")
+                .flat_map(|p| &p.samples)
+                .any(|s| s.stack.last().map(String::as_str) == Some(gate))
+        })
         .map(|(i, _)| i)
         .collect();
-    let phase_a = per.iter().position(|&p| p == (1000, 0)).unwrap();
-    assert_eq!(lock_periods, [phase_a], "waits only in phase A's period");
+    assert_eq!(
+        gate_periods,
+        [phase_a],
+        "the Gate's waits in phase A's period only"
+    );
 
     // In sum: the snapshot's figures, path by path.
     let text = read_snapshot(&snap);
