@@ -526,3 +526,47 @@ fn bad_settings_are_refused_by_name() {
         r.stderr
     );
 }
+
+/// Attached to a running JVM: `status` counts the pushes, `stop` pushes at
+/// once, and the service is named after the main class.
+#[test]
+fn an_attached_push_shows_in_status_and_names_the_main_class() {
+    let dir = temp_dir("otlp-attach");
+    let port = free_port();
+    let c = Collector::start(&dir, "collector", port, None);
+    let mut target = Command::new(java())
+        .current_dir(&dir)
+        .args(["-cp", harness_classes(), MAIN, "run", "8000", "ready"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(target.stdout.take().unwrap()));
+    assert_eq!(lines.next().unwrap().unwrap(), "ready");
+    let pid = target.id().to_string();
+    let profrj = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_profrj"))
+            .args(args)
+            .env("PROFRJ_AGENT", agent())
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr);
+        (out.status.success(), text)
+    };
+    let opts = format!(
+        "sampling,otlp=http://127.0.0.1:{port},period=1s,file={}",
+        dir.join("s.xml").display()
+    );
+    let started = profrj(&["attach", &pid, &opts]);
+    assert!(started.0 && started.1.contains("otlp to"), "{}", started.1);
+    std::thread::sleep(Duration::from_millis(2500));
+    let (ok, status) = profrj(&["attach", &pid, "status"]);
+    assert!(ok && status.contains("periods sent of"), "{status}");
+    let (ok, stopped) = profrj(&["attach", &pid, "stop"]);
+    assert!(ok, "{stopped}");
+    let got: Vec<Request> = c.requests(2).iter().map(request).collect();
+    assert!(got.len() >= 2, "{status}\n{}", c.log());
+    assert_eq!(got[0].resource["service.name"], MAIN);
+    assert!(target.wait().unwrap().success());
+    assert!(lines.next().unwrap().unwrap().starts_with("done a="));
+}

@@ -14,7 +14,8 @@ package profrj.harness;
  * </ul>
  *
  * With {@code run MS} instead, it repeats both phases until MS milliseconds passed (a target for
- * the collector failure tests) and prints the same line with the totals.
+ * the collector failure tests) and prints the same line with the totals; {@code run MS ready}
+ * prints "ready" first (a target to attach to).
  */
 public class OtlpPhases {
     static final int A_CALLS = 1000;
@@ -74,7 +75,10 @@ public class OtlpPhases {
     }
 
     public static void main(String[] args) throws Exception {
-        if (args.length == 2 && args[0].equals("run")) {
+        if (args.length >= 2 && args[0].equals("run")) {
+            if (args.length == 3) {
+                System.out.println("ready");
+            }
             long end = System.nanoTime() + Long.parseLong(args[1]) * 1_000_000L;
             while (System.nanoTime() < end) {
                 runA();
