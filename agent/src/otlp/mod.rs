@@ -187,10 +187,13 @@ impl Shared {
                 return;
             };
             self.collect(trees, false, cpu);
+            // A collection asked for early (`stop`) keeps the schedule.
             let now = Instant::now();
-            next += period;
-            if next <= now {
-                next = now + period;
+            if now >= next {
+                next += period;
+                if next <= now {
+                    next = now + period;
+                }
             }
         }
     }
