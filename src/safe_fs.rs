@@ -158,7 +158,9 @@ mod tests {
         let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
         // SAFETY: a valid path.
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-        assert!(write_atomically_with(&fifo, |f| f.write_all(b"x")).unwrap_err().contains("FIFO"));
+        assert!(write_atomically_with(&fifo, |f| f.write_all(b"x"))
+            .unwrap_err()
+            .contains("FIFO"));
         assert!(read_owned(&fifo, 0, 10)
             .unwrap_err()
             .contains("not a regular file"));

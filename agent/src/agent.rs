@@ -100,6 +100,7 @@ pub fn on_load(vm: VmHandle, options: Option<&str>, edge: &Edge) -> Result<(), S
         modes: Vec::new(),
         started_ns: clock::now_ns(),
         stopped_ns: None,
+        otlp: None,
     });
     Ok(())
 }
@@ -429,6 +430,10 @@ impl Agent {
                 Ok(msg) => log::info(&msg),
                 Err(msg) => log::error(&msg),
             }
+        }
+        // The last push, after the last snapshot: both hold the same figures.
+        if let Some(s) = self.session.lock().as_mut() {
+            self.finish_push(s);
         }
         self.dumps.lock().vm_dead = true;
     }

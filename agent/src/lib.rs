@@ -32,6 +32,7 @@ mod memory;
 mod methods;
 mod modes;
 mod options;
+mod otlp;
 mod profile;
 mod sampler;
 mod session;

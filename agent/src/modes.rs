@@ -77,6 +77,12 @@ pub trait Mode: Send + Sync {
     fn snapshot(&self, cx: &Cx) -> Result<Box<dyn Section + '_>, String>;
     /// The VM is dying; its last snapshot follows.
     fn vm_dying(&self) {}
+    /// A call-tree mode's data so far as the OTLP model (cumulative: the
+    /// push makes deltas of it), thread names from `threads`; `None` for
+    /// a mode that is not a call tree.
+    fn call_trees(&self, _threads: &[ThreadRecord]) -> Option<profrj_otlp::CallTrees> {
+        None
+    }
     /// What the mode did and cost, for `status` and the exit log.
     fn summary(&self) -> Option<String> {
         None

@@ -19,6 +19,8 @@ pub(crate) struct Session {
     pub(crate) modes: Vec<Opened>,
     pub(crate) started_ns: u64,
     pub(crate) stopped_ns: Option<u64>,
+    /// `otlp`: the push, started by the session's first run.
+    pub(crate) otlp: Option<crate::otlp::Pusher>,
 }
 
 #[derive(Default)]
@@ -51,12 +53,82 @@ impl Agent {
             jni,
             options: &s.options,
         };
+        // The push's configuration is checked before any mode starts: a
+        // bad one refuses the session, as a bad option does.
+        let push = match (&s.options.otlp, &s.otlp) {
+            (Some(_), None) => Some(self.push_config(jni, &s.options)?),
+            _ => None,
+        };
         if s.modes.is_empty() {
             s.modes = modes::open(&cx)?;
         }
         s.modes
             .iter()
-            .try_for_each(|m| m.start(&cx).map_err(|e| modes::named(m.name, e)))
+            .try_for_each(|m| m.start(&cx).map_err(|e| modes::named(m.name, e)))?;
+        if let Some(config) = push {
+            match crate::otlp::Pusher::start(config, |id| Box::new(move || self.push_source(id))) {
+                Ok(p) => s.otlp = Some(p),
+                Err(e) => log::error(&format!("{e}; profiling goes on without it")),
+            }
+        }
+        Ok(())
+    }
+
+    /// The `otlp` push's configuration for `options` (the JVM's system
+    /// properties name the resource).
+    fn push_config(
+        &self,
+        jni: &Jni,
+        options: &Options,
+    ) -> Result<crate::otlp::config::Config, String> {
+        let property = |key: &str| jni.system_property(key).ok().flatten();
+        let process = crate::otlp::config::Process {
+            pid: std::process::id(),
+            command: property("sun.java.command"),
+            runtime_name: property("java.runtime.name"),
+            runtime_version: property("java.runtime.version"),
+            runtime_description: match (
+                property("java.vm.vendor"),
+                property("java.vm.name"),
+                property("java.vm.version"),
+            ) {
+                (Some(a), Some(b), Some(c)) => Some(format!("{a} {b} {c}")),
+                _ => None,
+            },
+        };
+        crate::otlp::config::Config::new(options, &process).map_err(|e| format!("otlp: {e}"))
+    }
+
+    /// What the push with id `id` reads each period: the trees of the
+    /// session's call-tree modes, while the session is still the one that
+    /// started it.
+    fn push_source(&self, id: u64) -> Option<crate::otlp::ModeTrees> {
+        let session = self.session.lock();
+        let s = session.as_ref()?;
+        if s.otlp.as_ref().map(|p| p.id()) != Some(id) {
+            return None;
+        }
+        Some(self.mode_trees(s))
+    }
+
+    /// The session's call-tree modes' trees.
+    pub(crate) fn mode_trees(&self, s: &Session) -> crate::otlp::ModeTrees {
+        let records = self.threads.records();
+        s.modes
+            .iter()
+            .filter_map(|m| Some((m.name, m.call_trees(&records)?)))
+            .collect()
+    }
+
+    /// The last push of a session's `otlp`, at the JVM's exit or when a
+    /// new session replaces it: taken out of the session, sent within
+    /// [`crate::otlp::EXIT_DEADLINE`], its summary logged.
+    pub(crate) fn finish_push(&self, s: &mut Session) {
+        if let Some(p) = s.otlp.take() {
+            let trees = self.mode_trees(s);
+            p.finish(trees, crate::otlp::EXIT_DEADLINE);
+            log::info(&p.summary());
+        }
     }
 
     /// What every instrumenting mode needs: its capabilities, the class-file
@@ -83,6 +155,9 @@ impl Agent {
                 log::info(&line);
             }
         }
+        if let Some(p) = &s.otlp {
+            p.push_now();
+        }
         s.stopped_ns = Some(clock::now_ns());
     }
 
@@ -104,12 +179,16 @@ impl Agent {
                     ));
                 }
                 check_snapshot_path(&options);
+                if let Some(old) = session.as_mut() {
+                    self.finish_push(old);
+                }
                 let mut s = Session {
                     options,
                     signal_note: String::new(),
                     modes: Vec::new(),
                     started_ns: clock::now_ns(),
                     stopped_ns: None,
+                    otlp: None,
                 };
                 self.run_session(jni, &mut s)?;
                 let msg = format!("started: {}", describe(&s));
@@ -236,6 +315,9 @@ fn describe(s: &Session) -> String {
             i.methods.load(std::sync::atomic::Ordering::Relaxed),
             i.refused.load(std::sync::atomic::Ordering::Relaxed)
         ));
+    }
+    if let Some(p) = &s.otlp {
+        parts.push(p.summary());
     }
     parts.push(format!("file {}", o.file));
     parts.push(s.signal_note.clone());

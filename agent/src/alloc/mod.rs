@@ -349,6 +349,21 @@ impl Recorder {
         }
     }
 
+    /// Every sample so far (all allocations, also with `live`) as the
+    /// OTLP model: objects and bytes, rounded per node as a snapshot's.
+    fn call_trees(&self, threads: &[crate::threads::ThreadRecord]) -> profrj_otlp::CallTrees {
+        use profrj_otlp::types;
+        let d = self.data.lock();
+        let round = |x: f64| x.max(0.0).round() as u64;
+        crate::calltree::call_trees(
+            &[types::ALLOC_OBJECTS, types::ALLOC_SPACE],
+            d.names.snapshot(),
+            &d.trees,
+            threads,
+            |w| [round(w.objects), round(w.bytes), 0],
+        )
+    }
+
     fn samples(&self) -> u64 {
         self.data
             .lock()

@@ -99,6 +99,10 @@ impl Mode for AllocMode {
         self.dying.store(true, Relaxed);
     }
 
+    fn call_trees(&self, threads: &[ThreadRecord]) -> Option<profrj_otlp::CallTrees> {
+        Some(self.recorder.call_trees(threads))
+    }
+
     fn summary(&self) -> Option<String> {
         let r = &self.recorder;
         Some(format!(

@@ -229,6 +229,19 @@ impl Recorder {
         }
     }
 
+    /// Every wait so far as the OTLP model: contentions and nanoseconds.
+    fn call_trees(&self, threads: &[crate::threads::ThreadRecord]) -> profrj_otlp::CallTrees {
+        use profrj_otlp::types;
+        let d = self.data.lock();
+        crate::calltree::call_trees(
+            &[types::CONTENTIONS, types::DELAY],
+            d.names.snapshot(),
+            &d.trees,
+            threads,
+            |w| [w.count, w.time, 0],
+        )
+    }
+
     fn totals(&self) -> Wait {
         let mut w = Wait::default();
         for t in self.data.lock().trees.values() {

@@ -336,6 +336,31 @@ impl Sampler {
     pub fn with_data<R>(&self, f: impl FnOnce(&SamplerData) -> R) -> R {
         f(&self.data.lock())
     }
+
+    /// Every thread's samples so far as the OTLP model: all samples and
+    /// the RUNNABLE ones, each standing for an interval of the event.
+    pub fn call_trees(&self, threads: &[crate::threads::ThreadRecord]) -> profrj_otlp::CallTrees {
+        use profrj_otlp::types;
+        let period = match self.config.event {
+            Event::Cpu => types::CPU_PERIOD,
+            Event::Wall => types::WALL_PERIOD,
+        };
+        let d = self.data.lock();
+        profrj_otlp::CallTrees {
+            weights: &[types::SAMPLES, types::RUNNABLE_SAMPLES],
+            period: Some((period, self.config.interval.as_nanos() as i64)),
+            names: d.names.snapshot(),
+            threads: d
+                .trees
+                .iter()
+                .map(|(id, tree)| profrj_otlp::ThreadTree {
+                    key: id.0 as u64,
+                    name: crate::calltree::thread_name(threads, *id),
+                    nodes: tree.model_nodes(),
+                })
+                .collect(),
+        }
+    }
 }
 
 #[cfg(test)]
