@@ -584,3 +584,61 @@ fn a_writer_that_dies_stops_the_trace_not_the_program() {
     assert!(stderr.contains("tracing stops"), "{stderr}");
     assert!(!dir.join("t.xml").exists());
 }
+
+/// Issue 29, item 7: a trace dumped and then stopped finishes the document
+/// the stop ends (with the events since the dump), and nothing after the
+/// stop (the threads that end while it is stopped) leaves a temporary file.
+#[test]
+fn a_trace_dumped_then_stopped_ends_every_file() {
+    let dir = temp_dir("dump-stop");
+    let trace = dir.join("t.xml");
+    let go_on = dir.join("go-on");
+    let opts = format!(
+        "trace={},file={}",
+        trace.display(),
+        dir.join("snap-%n.xml").display()
+    );
+    let mut child = std::process::Command::new(java())
+        .current_dir(&dir)
+        .arg(format!("-agentpath:{}={opts}", agent().display()))
+        .args(["-cp", harness_classes(), H, "rotate"])
+        .args([&trace, &go_on])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id().to_string();
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut out, &mut line).unwrap();
+    assert_eq!(line.trim(), "phase one done");
+    let (code, text, _) = profrj_timed(&["dump", &pid]);
+    assert_eq!(code, 0, "{text}");
+    line.clear();
+    std::io::BufRead::read_line(&mut out, &mut line).unwrap();
+    assert_eq!(line.trim(), "phase two done");
+    let (code, text, _) = profrj_timed(&["stop", &pid]);
+    assert_eq!(code, 0, "{text}");
+    std::fs::write(&go_on, b"").unwrap();
+    let done = child.wait_with_output().unwrap();
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    let mut files: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    assert_eq!(
+        files,
+        ["go-on", "snap-1.xml", "snap-2.xml", "t.xml", "t.xml.2"],
+        "a whole file per document, no temporary file"
+    );
+    let one = read_trace(&trace);
+    let two = read_trace_from(&dir.join("t.xml.2"), true);
+    assert_eq!(entries(&one, "TraceTruth.leaf"), 100);
+    assert_eq!(entries(&two, "TraceTruth.phaseTwo"), 1);
+    assert_eq!(entries(&two, "TraceTruth.leaf"), 100);
+}

@@ -431,5 +431,8 @@ impl Agent {
             }
         }
         self.dumps.lock().vm_dead = true;
+        // Whatever the session's state, the trace's writer ends here and
+        // finishes any document still open (a no-op if it already has).
+        self.trace.finish_file(true);
     }
 }
