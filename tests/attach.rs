@@ -694,6 +694,8 @@ fn assert_mode_data(mode: &str, snap: &str, trace: Option<&Path>) {
             let bytes = named(section("alloc"), "name", "byte[]");
             assert!(sum_attr(&bytes, "bytes") > 0, "{mode}: byte[] sampled");
         }
+        // alloc's option: a dump while the program runs keeps its own GC.
+        "live" => assert_eq!(section("alloc").attribute("liveRule"), Some("gc")),
         "lock" => {
             let gate = named(section("lock"), "name", "profrj.harness.EveryMode$Gate");
             assert!(sum_attr(&gate, "count") > 0, "{mode}: waits on the Gate");
@@ -745,7 +747,7 @@ fn every_mode_starts_again_after_any_other() {
         vec!["alloc", "lock", "sampling"],
         vec!["profile", "coverage", "memory", "alloc"],
         vec!["trace", "memory", "lock"],
-        vec!["alloc"],
+        vec!["alloc", "live"],
     ]);
     for (n, modes) in sessions.iter().enumerate() {
         let trace = t.path(&format!("t{n}.xml"));

@@ -423,7 +423,7 @@ impl Agent {
         // A stopped session already wrote its snapshot at `stop`.
         if running {
             if let Some(s) = self.session.lock().as_ref() {
-                s.modes.iter().for_each(|m| m.vm_dying());
+                s.modes.iter().for_each(|m| m.vm_dying(jni));
             }
             match self.dump(jni, None) {
                 Ok(msg) => log::info(&msg),

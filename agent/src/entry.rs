@@ -142,8 +142,8 @@ fn callbacks() -> JvmtiEventCallbacks {
         SampledObjectAlloc: Some(sampled_object_alloc),
         MonitorContendedEnter: Some(monitor_contended_enter),
         MonitorContendedEntered: Some(monitor_contended_entered),
-        GarbageCollectionStart: Some(trace_gc_start),
-        GarbageCollectionFinish: Some(trace_gc_finish),
+        GarbageCollectionStart: Some(agent_gc_start),
+        GarbageCollectionFinish: Some(agent_gc_finish),
         ClassLoad: Some(class_load),
         ClassPrepare: Some(class_prepare),
         CompiledMethodLoad: Some(compiled_method_load),
@@ -381,18 +381,19 @@ extern "C" fn gc_finish(_jvmti: *mut JvmtiEnv) {
     })
 }
 
-/// A GC starts (the agent's own environment, enabled by `trace`). Runs in
-/// the pause; calls no JNI or JVMTI, reads no pointer.
-extern "C" fn trace_gc_start(_jvmti: *mut JvmtiEnv) {
+/// A GC starts (the agent's own environment, enabled by `trace` and by
+/// `alloc,live`). Runs in the pause; calls no JNI or JVMTI, reads no pointer.
+extern "C" fn agent_gc_start(_jvmti: *mut JvmtiEnv) {
     guard("GarbageCollectionStart", (), || {
         if let Some(a) = agent::get() {
+            a.alloc.gc_started();
             a.trace.gc(true)
         }
     })
 }
 
-/// A GC ends (as [`trace_gc_start`]).
-extern "C" fn trace_gc_finish(_jvmti: *mut JvmtiEnv) {
+/// A GC ends (as [`agent_gc_start`]).
+extern "C" fn agent_gc_finish(_jvmti: *mut JvmtiEnv) {
     guard("GarbageCollectionFinish", (), || {
         if let Some(a) = agent::get() {
             a.trace.gc(false)

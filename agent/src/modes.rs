@@ -75,8 +75,8 @@ pub trait Mode: Send + Sync {
     /// are read (a forced GC, counts read through JNI); the returned section
     /// writes it.
     fn snapshot(&self, cx: &Cx) -> Result<Box<dyn Section + '_>, String>;
-    /// The VM is dying; its last snapshot follows.
-    fn vm_dying(&self) {}
+    /// The VM is dying; its last snapshot follows (on this thread, `jni`'s).
+    fn vm_dying(&self, _jni: &Jni) {}
     /// What the mode did and cost, for `status` and the exit log.
     fn summary(&self) -> Option<String> {
         None

@@ -10,8 +10,8 @@ import java.nio.file.Paths;
  *
  * <ul>
  *   <li>main runs CpuSplit's heavy()/light() rounds (sampling, profile, coverage, trace), keeps the
- *       last 64 {@code Kept} objects it made (memory) and makes a 64 KB {@code byte[]} per round
- *       (alloc);
+ *       last 64 {@code Kept} objects it made (memory) and makes a 64 KB {@code byte[]} per round,
+ *       keeping the last 16 (alloc, alloc with live);
  *   <li>two threads, "contender-0" and "contender-1", take turns holding one {@code Gate} monitor
  *       for 1 ms at a time (lock).
  * </ul>
@@ -24,6 +24,7 @@ public class EveryMode {
     static final class Gate {}
 
     static final Gate GATE = new Gate();
+    static final byte[][] blocks = new byte[16][];
     static volatile boolean stop;
     static volatile long sink;
 
@@ -57,7 +58,7 @@ public class EveryMode {
             CpuSplit.light();
         }
         kept[n & 63] = new Kept();
-        sink += new byte[64 * 1024].length;
+        blocks[n & 15] = new byte[64 * 1024];
     }
 
     static void contend() {
