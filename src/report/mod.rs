@@ -432,23 +432,8 @@ pub fn coverage_report(classes: &[CoverageClass], top: usize) -> String {
 }
 
 /// `s` for a terminal: control characters (a snapshot may carry ANSI escape
-/// sequences in a name) shown as `\uXXXX`, never sent raw.
-pub(crate) fn shown(s: &str) -> std::borrow::Cow<'_, str> {
-    if !s.chars().any(char::is_control) {
-        return std::borrow::Cow::Borrowed(s);
-    }
-    std::borrow::Cow::Owned(
-        s.chars()
-            .map(|c| {
-                if c.is_control() {
-                    format!("\\u{:04X}", c as u32)
-                } else {
-                    c.to_string()
-                }
-            })
-            .collect(),
-    )
-}
+/// sequences in a name) and lone surrogates shown as `\uXXXX`, never sent raw.
+pub(crate) use profrj_format::names::shown;
 
 #[cfg(test)]
 mod tests {
