@@ -233,9 +233,11 @@ pub fn shown(s: &str) -> Cow<'_, str> {
 /// A name as a snapshot wrote it (or a user typed it), decoded: `\\` is a
 /// backslash, `\uXXXX` the UTF-16 unit XXXX (a surrogate pair's two escapes
 /// the character, a lone surrogate its marker); any other backslash stands
-/// for itself.
+/// for itself. A character of the markers' range written as itself is that
+/// character (held as its surrogates' markers), never a lone surrogate.
 pub fn unescape(s: &str) -> Cow<'_, str> {
-    if !s.contains('\\') {
+    // A marker's UTF-8 starts with F4 (as every code point from U+100000).
+    if !s.bytes().any(|b| b == b'\\' || b == 0xF4) {
         return Cow::Borrowed(s);
     }
     let mut b = Builder::default();
@@ -335,5 +337,10 @@ mod tests {
         );
         // What a command line passes as it is.
         assert_eq!(unescape("C:\\temp"), "C:\\temp");
+        // A raw character of the markers' range is that character (held as
+        // its two surrogates' markers), as its escapes would be.
+        let raw = unescape("\u{10F83D}");
+        assert_eq!(raw, unescape("\\uDBFE\\uDC3D"));
+        assert_eq!(java_units(&raw).collect::<Vec<_>>(), [0xDBFE, 0xDC3D]);
     }
 }
