@@ -583,6 +583,13 @@ fn a_writer_that_dies_stops_the_trace_not_the_program() {
     );
     assert!(stderr.contains("tracing stops"), "{stderr}");
     assert!(!dir.join("t.xml").exists());
+    // The document the writer had open goes with it (issue 29, item 7).
+    let leftovers: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
 }
 
 /// Issue 29, item 7: a trace dumped and then stopped finishes the document
