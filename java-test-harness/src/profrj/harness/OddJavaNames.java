@@ -14,8 +14,8 @@ import java.lang.reflect.Method;
  * is {@link OddNameODD} with "ODD" replaced by W in its class file. A thread named {@code "odd-" +
  * W + "-thread"} holds the class's monitor 100 times for 1 ms while a thread "holder" does too,
  * then runs {@code work} for 400 ms: CPU, calls, lines, objects of that class kept, arrays of it
- * made, and waits for its monitor, all under those names. The class stays reachable to the end
- * (so do the 64 objects it keeps).
+ * made, and waits for its monitor, all under those names. main initialises the class (its
+ * monitor object is main's) and keeps it reachable to the end (so do the 64 objects it keeps).
  */
 public class OddJavaNames {
     static final String W = "\uD83D\uDE00\u0000\uD83D";
@@ -38,6 +38,8 @@ public class OddJavaNames {
         }
         Class<?> c = new Definer().define("profrj.harness.OddName" + W, rename(template));
         defined = c;
+        // Initialised here, so its LOCK is main's object on every JDK.
+        Class.forName(c.getName(), true, c.getClassLoader());
         Method work = c.getMethod("work" + W, long.class);
         Method hold = c.getMethod("hold" + W, int.class);
         Thread odd = new Thread(() -> {
