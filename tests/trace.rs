@@ -381,13 +381,45 @@ fn run_trace(name: &str, args: &[&str], extra: &str) -> (Run, Trace) {
     let run = run_java_with(&dir, &["-Xverify:all"], &opts, H, args);
     run.assert_success();
     assert!(!run.stderr.contains("uninstrumented"), "{}", run.stderr);
-    let leftovers: Vec<_> = std::fs::read_dir(&dir)
+    assert_no_temporary_files(&dir);
+    (run, read_trace(&trace))
+}
+
+fn assert_no_temporary_files(dir: &Path) {
+    let leftovers: Vec<_> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .filter(|n| n.ends_with(".tmp"))
         .collect();
     assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
-    (run, read_trace(&trace))
+}
+
+/// TraceTruth `rotate` with a trace at `template` from start-up, its
+/// argument files `waits` (see TraceTruth); its stdout, to read its lines.
+fn start_rotate(
+    dir: &Path,
+    template: &Path,
+    waits: &[&Path],
+) -> (
+    std::process::Child,
+    std::io::BufReader<std::process::ChildStdout>,
+) {
+    let opts = format!(
+        "trace={},file={}",
+        template.display(),
+        dir.join("snap-%n.xml").display()
+    );
+    let mut child = std::process::Command::new(java())
+        .current_dir(dir)
+        .arg(format!("-agentpath:{}={opts}", agent().display()))
+        .args(["-cp", harness_classes(), H, "rotate"])
+        .args(waits)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = std::io::BufReader::new(child.stdout.take().unwrap());
+    (child, out)
 }
 
 #[test]
@@ -520,23 +552,8 @@ fn ten_million_events_in_one_valid_document() {
 #[test]
 fn a_dump_ends_one_file_and_the_next_events_start_the_next() {
     let dir = temp_dir("rotate");
-    let template = dir.join("t-%n.xml");
     let first = dir.join("t-1.xml");
-    let opts = format!(
-        "trace={},file={}",
-        template.display(),
-        dir.join("snap-%n.xml").display()
-    );
-    let mut child = std::process::Command::new(java())
-        .current_dir(&dir)
-        .arg(format!("-agentpath:{}={opts}", agent().display()))
-        .args(["-cp", harness_classes(), H, "rotate"])
-        .arg(&first)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    let (mut child, mut out) = start_rotate(&dir, &dir.join("t-%n.xml"), &[&first]);
     let mut line = String::new();
     std::io::BufRead::read_line(&mut out, &mut line).unwrap();
     assert_eq!(line.trim(), "phase one done");
@@ -584,12 +601,7 @@ fn a_writer_that_dies_stops_the_trace_not_the_program() {
     assert!(stderr.contains("tracing stops"), "{stderr}");
     assert!(!dir.join("t.xml").exists());
     // The document the writer had open goes with it (issue 29, item 7).
-    let leftovers: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".tmp"))
-        .collect();
-    assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
+    assert_no_temporary_files(&dir);
 }
 
 /// Issue 29, item 7: a trace dumped and then stopped finishes the document
@@ -600,22 +612,8 @@ fn a_trace_dumped_then_stopped_ends_every_file() {
     let dir = temp_dir("dump-stop");
     let trace = dir.join("t.xml");
     let go_on = dir.join("go-on");
-    let opts = format!(
-        "trace={},file={}",
-        trace.display(),
-        dir.join("snap-%n.xml").display()
-    );
-    let mut child = std::process::Command::new(java())
-        .current_dir(&dir)
-        .arg(format!("-agentpath:{}={opts}", agent().display()))
-        .args(["-cp", harness_classes(), H, "rotate"])
-        .args([&trace, &go_on])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let (child, mut out) = start_rotate(&dir, &trace, &[&trace, &go_on]);
     let pid = child.id().to_string();
-    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
     let mut line = String::new();
     std::io::BufRead::read_line(&mut out, &mut line).unwrap();
     assert_eq!(line.trim(), "phase one done");
