@@ -424,7 +424,7 @@ impl Agent {
         // A stopped session already wrote its snapshot at `stop`.
         if running {
             if let Some(s) = self.session.lock().as_ref() {
-                s.modes.iter().for_each(|m| m.vm_dying());
+                s.modes.iter().for_each(|m| m.vm_dying(jni));
             }
             match self.dump(jni, None) {
                 Ok(msg) => log::info(&msg),
@@ -436,5 +436,8 @@ impl Agent {
             self.finish_push(s);
         }
         self.dumps.lock().vm_dead = true;
+        // Whatever the session's state, the trace's writer ends here and
+        // finishes any document still open (a no-op if it already has).
+        self.trace.finish_file(true);
     }
 }

@@ -75,8 +75,8 @@ pub trait Mode: Send + Sync {
     /// are read (a forced GC, counts read through JNI); the returned section
     /// writes it.
     fn snapshot(&self, cx: &Cx) -> Result<Box<dyn Section + '_>, String>;
-    /// The VM is dying; its last snapshot follows.
-    fn vm_dying(&self) {}
+    /// The VM is dying; its last snapshot follows (on this thread, `jni`'s).
+    fn vm_dying(&self, _jni: &Jni) {}
     /// A call-tree mode's data so far as the OTLP model (cumulative: the
     /// push makes deltas of it), thread names from `threads`; `None` for
     /// a mode that is not a call tree.

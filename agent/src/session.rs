@@ -45,6 +45,10 @@ impl Agent {
                 }
             },
         };
+        // Every run adds its modes' capabilities: the agent's environment
+        // holds only what the sessions before asked for (a JVM started with
+        // `sampling` lacks `alloc`'s), and adding one held already is harmless.
+        self.add_mode_capabilities(&s.options)?;
         if s.options.rewrites() {
             self.start_instrumenting(jni, &s.options)?;
         }
@@ -131,10 +135,9 @@ impl Agent {
         }
     }
 
-    /// What every instrumenting mode needs: its capabilities, the class-file
-    /// hook, and the instrumenter started with the probes of the modes asked for.
+    /// What every instrumenting mode needs: the class-file hook, and the
+    /// instrumenter started with the probes of the modes asked for.
     fn start_instrumenting(&'static self, jni: &Jni, options: &Options) -> Result<(), String> {
-        self.add_mode_capabilities(options)?;
         self.jvmti
             .set_event_enabled(JvmtiEvent::CLASS_FILE_LOAD_HOOK, true)
             .map_err(|e| format!("enabling the class-file hook: {}", self.jvmti.error_name(e)))?;

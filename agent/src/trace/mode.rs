@@ -66,11 +66,10 @@ impl Mode for Trace {
         Ok(())
     }
 
+    /// The GC events stay enabled: `alloc,live` counts GCs through them
+    /// too, and a stopped trace records none (`Lifetime::gc`).
     fn stop(&self) {
         self.life.stop();
-        for ev in EVENTS {
-            let _ = self.jvmti.set_event_enabled(ev, false);
-        }
     }
 
     fn snapshot(&self, _cx: &Cx) -> Result<Box<dyn Section + '_>, String> {
@@ -78,7 +77,7 @@ impl Mode for Trace {
         Ok(Box::new(NoSection))
     }
 
-    fn vm_dying(&self) {
+    fn vm_dying(&self, _jni: &crate::vm::Jni) {
         self.dying.store(true, Relaxed);
     }
 
