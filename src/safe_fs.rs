@@ -72,6 +72,15 @@ pub fn unfit_output(path: &Path) -> Option<String> {
 /// the same directory, renamed into place (a link at `path` is replaced, not
 /// followed; a reader never sees half a file).
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    write_atomically_with(path, |f| f.write_all(bytes))
+}
+
+/// [`write_atomically`] with the contents written by `fill` into the
+/// temporary file (which it may seek in), streamed rather than held.
+pub fn write_atomically_with(
+    path: &Path,
+    fill: impl FnOnce(&mut File) -> std::io::Result<()>,
+) -> Result<(), String> {
     if let Some(why) = unfit_output(path) {
         return Err(format!("refusing to write: {why}"));
     }
@@ -82,7 +91,7 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> {
     let tmp = dir.join(format!(".profrj-{:016x}.tmp", random_u64()));
     let result = (|| {
         let mut f = create_new(&tmp, 0o644)?;
-        f.write_all(bytes)?;
+        fill(&mut f)?;
         f.sync_all()?;
         std::fs::rename(&tmp, path)
     })();

@@ -9,6 +9,7 @@ mod cobertura;
 mod collapsed;
 mod coverage;
 mod hprof;
+mod jfr;
 mod lcov;
 mod pprof;
 mod proto;
@@ -35,6 +36,9 @@ pub enum Format {
     /// HPROF's java.hprof.txt: TRACEs, SITES (<memory>, <alloc>), CPU
     /// SAMPLES (<sampler>), CPU TIME (<profile>).
     Hprof,
+    /// A JFR recording (JDK Mission Control, IntelliJ): the <sampler>,
+    /// <alloc> and <lock> trees as events; needs `-o FILE`.
+    Jfr,
 }
 
 #[derive(clap::Args)]
@@ -67,10 +71,14 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<(), String> {
     let snap = read_file(&args.snapshot)?;
+    if args.to == Format::Jfr {
+        return to_jfr(&snap, &args);
+    }
     let bytes = match args.to {
         Format::Collapsed | Format::Pprof => calls(&snap, &args)?,
         Format::Lcov | Format::Cobertura => coverage(&snap, &args)?,
         Format::Hprof => to_hprof(&snap, &args)?,
+        Format::Jfr => unreachable!("written above"),
     };
     crate::output::write(args.output.as_deref(), &bytes)
 }
@@ -135,6 +143,24 @@ fn to_hprof(snap: &Snapshot, args: &Args) -> Result<Vec<u8>, String> {
         created: modified_ms(&args.snapshot) / 1000,
     };
     Ok(hprof::hprof(snap, &opts)?.into_bytes())
+}
+
+fn to_jfr(snap: &Snapshot, args: &Args) -> Result<(), String> {
+    let s = &args.select;
+    if s.section.is_some() || s.metric.is_some() || s.thread.is_some() || args.thread_frames {
+        return Err("--to jfr writes every thread of <sampler>, <alloc> and <lock> with all \
+                    their figures: --section, --thread, --metric and --thread-frames do not apply"
+            .into());
+    }
+    if args.source_root.is_some() || args.depth.is_some() {
+        return Err("--source-root and --depth do not apply to --to jfr".into());
+    }
+    let Some(out) = args.output.as_deref() else {
+        return Err("--to jfr needs -o FILE (a JFR chunk's header is written last, \
+                    so it cannot go to a pipe)"
+            .into());
+    };
+    jfr::jfr(snap, out, modified_ms(&args.snapshot).saturating_mul(1_000_000))
 }
 
 /// A file's modification time in ms since the epoch (0 if unknown: a pipe).
