@@ -25,6 +25,7 @@ mod control;
 mod coverage;
 mod entry;
 mod instrument;
+mod jfr;
 mod lock;
 mod log;
 mod memory;

@@ -10,7 +10,7 @@ use crate::snapshot::XmlWriter;
 use crate::threads::{ThreadRecord, Threads};
 use crate::vm::sys::{JvmtiEnv, JvmtiExtensionFunction};
 use crate::vm::{AgentThreadEntry, AllocHook, Capabilities, Jni, Jvmti, Native, VmHandle};
-use crate::{alloc, coverage, lock, memory, profile, sampler, trace};
+use crate::{alloc, coverage, jfr, lock, memory, profile, sampler, trace};
 use jni_sys::jlong;
 use std::io;
 
@@ -53,6 +53,8 @@ pub struct Host<'a> {
     pub lock: &'a lock::Slot,
     /// What `trace` keeps for the JVM's lifetime (its rings and writer).
     pub trace: &'a trace::Lifetime,
+    /// What `jfr` keeps for the JVM's lifetime (its tables and writer).
+    pub jfr: &'a jfr::Lifetime,
 }
 
 /// What a mode works with: the host, the calling thread's JNI, and the
@@ -134,6 +136,7 @@ pub const REGISTRY: &[Registration] = &[
     alloc::mode::REGISTRATION,
     lock::mode::REGISTRATION,
     trace::mode::REGISTRATION,
+    jfr::mode::REGISTRATION,
 ];
 
 /// A mode opened for a session, with its registered name.

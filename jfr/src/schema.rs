@@ -532,8 +532,8 @@ pub struct Pools {
     /// Package name symbol per package key.
     packages: Vec<u64>,
     package_keys: HashMap<u64, u64>,
-    /// (name symbol, package key) per class key.
-    classes: Vec<(u64, u64)>,
+    /// (key, name symbol, package key) per class.
+    classes: Vec<(u64, u64, u64)>,
     class_keys: HashMap<String, u64>,
     /// (class key, name symbol, descriptor symbol, modifiers) per method key.
     methods: Vec<(u64, u64, u64, i32)>,
@@ -559,6 +559,17 @@ impl Pools {
         if let Some(&k) = self.class_keys.get(internal_name) {
             return k;
         }
+        let key = self.classes.len() as u64 + 1;
+        self.class_keyed(key, internal_name);
+        key
+    }
+
+    /// A class under the caller's key (a caller that names its own keys
+    /// uses this for every class, never [`Pools::class`]).
+    pub fn class_keyed(&mut self, key: u64, internal_name: &str) {
+        if self.class_keys.contains_key(internal_name) {
+            return;
+        }
         let name = self.symbol(internal_name);
         let package = match internal_name.rfind('/') {
             Some(i) if !internal_name.starts_with('[') => {
@@ -575,10 +586,8 @@ impl Pools {
             }
             _ => 0,
         };
-        self.classes.push((name, package));
-        let k = self.classes.len() as u64;
-        self.class_keys.insert(internal_name.to_owned(), k);
-        k
+        self.classes.push((key, name, package));
+        self.class_keys.insert(internal_name.to_owned(), key);
     }
 
     /// A method of class `class` (a [`Pools::class`] key).
@@ -653,9 +662,9 @@ impl Pools {
         }
         if !self.classes.is_empty() {
             b.varint(id::CLASS).varint(self.classes.len() as u64);
-            for (i, &(name, package)) in self.classes.iter().enumerate() {
+            for &(key, name, package) in &self.classes {
                 // classLoader null, modifiers unknown (0).
-                b.varint(i as u64 + 1)
+                b.varint(key)
                     .varint(0)
                     .varint(name)
                     .varint(package)

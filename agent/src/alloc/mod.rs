@@ -284,6 +284,12 @@ impl Recorder {
                 leaf
             }
         };
+        if crate::jfr::on() {
+            let frames = &mine.frames[..mine.stack.len()];
+            let class = d.names.get(class_name);
+            let depth = self.depth as u32;
+            crate::jfr::allocation((jvmti, jni), id, frames, depth, class, (size, w.bytes as u64));
+        }
         if self.live {
             let weak = jni.new_weak_global_ref(object);
             if !weak.is_null() {

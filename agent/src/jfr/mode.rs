@@ -1,0 +1,70 @@
+//! `jfr` as a [`Mode`]: it collects nothing itself; the other modes hand it
+//! their events while it records. Its output is its own file, not a
+//! snapshot section: a snapshot (a dump) ends the current recording file.
+
+use crate::modes::{Cx, Mode, Registration, Section};
+use crate::snapshot::XmlWriter;
+use crate::threads::ThreadRecord;
+use crate::vm::sys::Capability;
+use std::io;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+
+/// `jfr[=PATH]`: the running modes' events as a JFR recording.
+pub const REGISTRATION: Registration = Registration {
+    name: "jfr",
+    wanted: |o| o.jfr.is_some(),
+    open,
+    natives: Vec::new,
+    // Line numbers in stack frames when the JVM offers them (HotSpot does,
+    // at any time); frames say -1 without.
+    capabilities: |caps| {
+        caps.want(Capability::GetLineNumbers);
+        Ok(())
+    },
+};
+
+struct Jfr {
+    life: &'static super::Lifetime,
+    /// The VM is ending: the next snapshot ends the recording for good.
+    dying: AtomicBool,
+}
+
+fn open(cx: &Cx) -> Result<Box<dyn Mode>, String> {
+    Ok(Box::new(Jfr {
+        life: cx.host.jfr,
+        dying: AtomicBool::new(false),
+    }))
+}
+
+impl Mode for Jfr {
+    fn start(&self, cx: &Cx) -> Result<(), String> {
+        let path = cx.options.jfr.as_deref().unwrap_or_default();
+        self.life.start(&cx.host, path)
+    }
+
+    fn stop(&self) {
+        self.life.stop();
+    }
+
+    fn snapshot(&self, _cx: &Cx) -> Result<Box<dyn Section + '_>, String> {
+        self.life.finish_file(self.dying.load(Relaxed));
+        Ok(Box::new(NoSection))
+    }
+
+    fn vm_dying(&self) {
+        self.dying.store(true, Relaxed);
+    }
+
+    fn summary(&self) -> Option<String> {
+        Some(self.life.summary())
+    }
+}
+
+/// A recording writes no snapshot section.
+struct NoSection;
+
+impl Section for NoSection {
+    fn write(&self, _: &mut XmlWriter, _: &[ThreadRecord], _: (u64, u64)) -> io::Result<()> {
+        Ok(())
+    }
+}
