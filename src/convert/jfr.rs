@@ -21,7 +21,8 @@
 //! taken apart (`pkg.Cls.m()`: class `pkg/Cls`, method `m`; `pkg.Cls()`, a
 //! name whose last part starts with a capital, a constructor; `(native)` a
 //! native frame; a name without a class, `[GC_active]`, a method of no
-//! class), no descriptor, line or bytecode index (the trees have none);
+//! class), descriptor `()V`, no line or bytecode index (the trees have
+//! none);
 //! `[truncated]` sets the stack's `truncated`, `[no Java frame]` is an event
 //! without a stack. A stack keeps its top [`MAX_FRAMES`] frames.
 
@@ -178,7 +179,9 @@ impl<'a> Converter<'a> {
                 let (class, method, native) = split_frame(text);
                 let class = self.pools.class(&class.replace('.', "/"));
                 FrameMethod {
-                    method: self.pools.method(class, &method, "", 0),
+                    // No descriptor is known; `()V` is one the JDK's `jfr
+                    // print` can take apart (it fails on none).
+                    method: self.pools.method(class, &method, "()V", 0),
                     native,
                     marker: Marker::None,
                 }

@@ -234,6 +234,7 @@ impl Builder {
             let desc = kind.desc();
             let mut threads = trees.threads;
             for t in &mut threads {
+                preorder(&mut t.tree);
                 let nodes = &mut t.tree.nodes;
                 // Cumulated = own, then each node's into its parent (children
                 // always follow their parent).
@@ -274,6 +275,38 @@ impl Builder {
             .sort_by_key(|s| CallKind::ALL.iter().position(|&k| k == s.kind));
         snap
     }
+}
+
+/// Puts a tree's nodes in document order (each node's subtree right after
+/// it, as a snapshot lists them: the readers rebuild paths by depth), the
+/// order the events made them in being any.
+fn preorder(tree: &mut Tree) {
+    let n = tree.nodes.len();
+    let mut children: Vec<Vec<u32>> = vec![Vec::new(); n];
+    for (i, node) in tree.nodes.iter().enumerate().skip(1) {
+        children[node.parent as usize].push(i as u32);
+    }
+    let mut order = Vec::with_capacity(n);
+    let mut stack = vec![0u32];
+    while let Some(i) = stack.pop() {
+        order.push(i);
+        stack.extend(children[i as usize].iter().rev());
+    }
+    let mut new_index = vec![0u32; n];
+    for (new, &old) in order.iter().enumerate() {
+        new_index[old as usize] = new as u32;
+    }
+    let old = std::mem::take(&mut tree.nodes);
+    tree.nodes = order
+        .iter()
+        .map(|&i| {
+            let mut node = old[i as usize].clone();
+            if i != 0 {
+                node.parent = new_index[node.parent as usize];
+            }
+            node
+        })
+        .collect();
 }
 
 /// The section an event goes to and what it adds there.

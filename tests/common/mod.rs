@@ -7,6 +7,7 @@ use std::process::{Command, Output};
 use std::sync::OnceLock;
 
 mod harness;
+pub mod json;
 mod readers;
 pub use harness::harness_classes;
 #[allow(unused_imports)] // only the reader tests use them

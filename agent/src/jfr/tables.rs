@@ -148,10 +148,11 @@ impl Tables {
         if let Some(&m) = self.synthetic.get(name) {
             return m;
         }
+        // A descriptor the JDK's `jfr print` can take apart.
         self.methods.push(MethodInfo {
             class: String::new(),
             name: name.to_owned(),
-            descriptor: String::new(),
+            descriptor: "()V".to_owned(),
             modifiers: 0,
             lines: Vec::new(),
         });
@@ -174,7 +175,7 @@ impl Tables {
         let info = resolve(jvmti, jni, id).unwrap_or_else(|| MethodInfo {
             class: String::new(),
             name: UNKNOWN_METHOD.to_owned(),
-            descriptor: String::new(),
+            descriptor: "()V".to_owned(),
             modifiers: 0,
             lines: Vec::new(),
         });
