@@ -56,8 +56,11 @@ fn jmc_dir() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
         let dir = temp_dir("jmc-read");
-        let src = concat!(env!("CARGO_MANIFEST_DIR"), "/java-test-harness/jmc/JmcRead.java");
-        let ok = Command::new(jdk_tool("javac"))
+        let src = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/java-test-harness/jmc/JmcRead.java"
+        );
+        let ok = Command::new(host_java().with_file_name("javac"))
             .args(["-nowarn", "-d"])
             .arg(&dir)
             .args(["-cp", &jmc_class_path(), src])
@@ -79,9 +82,19 @@ struct Jmc {
     attrs: Vec<String>,
 }
 
+/// The JDK's own `java` (JAVA_HOME's, else PATH's), not the runtime under
+/// test: JMC 9 needs Java 17 or later.
+fn host_java() -> PathBuf {
+    std::env::var("JAVA_HOME")
+        .map(|h| Path::new(&h).join("bin/java"))
+        .ok()
+        .filter(|p| p.is_file())
+        .unwrap_or_else(|| PathBuf::from("java"))
+}
+
 fn jmc(file: &Path) -> Jmc {
     let cp = format!("{}:{}", jmc_dir().display(), jmc_class_path());
-    let out = Command::new(java())
+    let out = Command::new(host_java())
         .args(["-cp", &cp, "JmcRead"])
         .arg(file)
         .output()
@@ -116,7 +129,11 @@ fn jmc(file: &Path) -> Jmc {
 
 /// `jfr summary`: events per type.
 fn jfr_summary(jfr_tool: &Path, file: &Path) -> BTreeMap<String, u64> {
-    let out = Command::new(jfr_tool).arg("summary").arg(file).output().unwrap();
+    let out = Command::new(jfr_tool)
+        .arg("summary")
+        .arg(file)
+        .output()
+        .unwrap();
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
         out.status.success(),
@@ -140,7 +157,11 @@ fn jfr17() -> PathBuf {
 
 fn jfr25() -> PathBuf {
     let p = Path::new(JFR_25).with_file_name("jfr");
-    assert!(p.is_file(), "{} missing: scripts/test-all installs it", p.display());
+    assert!(
+        p.is_file(),
+        "{} missing: scripts/test-all installs it",
+        p.display()
+    );
     p
 }
 
@@ -151,7 +172,11 @@ fn jfr_events(file: &Path, types: &str) -> Vec<Json> {
         .arg(file)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let doc = parse_json(&String::from_utf8_lossy(&out.stdout));
     doc.get("recording").get("events").items().to_vec()
 }
@@ -186,7 +211,11 @@ fn cpu_split() -> &'static (PathBuf, PathBuf) {
         // As tests/sampling.rs runs it, whose tolerance the ground truth keeps.
         let run = run_java(&dir, &opts, "profrj.harness.CpuSplit", &["3000"]);
         run.assert_success();
-        assert!(run.stderr.contains("jfr recording written to"), "{}", run.stderr);
+        assert!(
+            run.stderr.contains("jfr recording written to"),
+            "{}",
+            run.stderr
+        );
         (xml, rec)
     })
 }
@@ -201,12 +230,19 @@ fn a_recording_holds_the_snapshots_samples_for_the_jdk_and_jmc() {
     let summary = jfr_summary(&jfr17(), rec);
     assert_eq!(summary["jdk.ExecutionSample"], hits, "{summary:?}");
     assert!(summary["profiler.WallClockSample"] > 0);
-    for t in ["jdk.JVMInformation", "jdk.OSInformation", "jdk.CPUInformation", "jdk.ActiveRecording"] {
+    for t in [
+        "jdk.JVMInformation",
+        "jdk.OSInformation",
+        "jdk.CPUInformation",
+        "jdk.ActiveRecording",
+    ] {
         assert_eq!(summary[t], 1, "{t}: {summary:?}");
     }
     // JDK 25 reads the same (it spells the checkpoint jdk.Checkpoint).
     let events = |m: BTreeMap<String, u64>| -> BTreeMap<String, u64> {
-        m.into_iter().filter(|(k, _)| !k.starts_with("jdk.Check")).collect()
+        m.into_iter()
+            .filter(|(k, _)| !k.starts_with("jdk.Check"))
+            .collect()
     };
     assert_eq!(events(jfr_summary(&jfr25(), rec)), events(summary.clone()));
     // Top frames per method, as `jfr print --json` has them, equal the
@@ -232,7 +268,12 @@ fn a_recording_holds_the_snapshots_samples_for_the_jdk_and_jmc() {
         if hits > 0 && !name.starts_with('[') {
             let m = name[..name.find('(').unwrap()].to_owned();
             // Constructors: `pkg.Cls()` is `pkg.Cls.<init>` in JFR.
-            let m = if m.rsplit('.').next().unwrap().starts_with(char::is_uppercase) {
+            let m = if m
+                .rsplit('.')
+                .next()
+                .unwrap()
+                .starts_with(char::is_uppercase)
+            {
                 format!("{m}.<init>")
             } else {
                 m
@@ -241,7 +282,11 @@ fn a_recording_holds_the_snapshots_samples_for_the_jdk_and_jmc() {
         }
     }
     let synthetic: u64 = hits - want.values().sum::<u64>();
-    let got_java: u64 = top.iter().filter(|(k, _)| !k.starts_with(".[")).map(|(_, v)| v).sum();
+    let got_java: u64 = top
+        .iter()
+        .filter(|(k, _)| !k.starts_with(".["))
+        .map(|(_, v)| v)
+        .sum();
     assert_eq!(got_java + synthetic, hits);
     for (m, n) in &want {
         assert_eq!(top.get(m), Some(n), "samples on top of {m}");
@@ -264,10 +309,18 @@ fn a_recording_holds_the_snapshots_samples_for_the_jdk_and_jmc() {
             assert_eq!(c[0], c[1], "{t}: an event without a stack");
         }
     }
-    for t in ["jdk.JVMInformation", "jdk.OSInformation", "jdk.CPUInformation", "jdk.ActiveRecording"] {
+    for t in [
+        "jdk.JVMInformation",
+        "jdk.OSInformation",
+        "jdk.CPUInformation",
+        "jdk.ActiveRecording",
+    ] {
         assert_eq!(j.types[t][0], 1, "{t}");
     }
-    assert!(j.attrs.iter().any(|a| a.contains("javaArguments profrj.harness.CpuSplit 3000")));
+    assert!(j
+        .attrs
+        .iter()
+        .any(|a| a.contains("javaArguments profrj.harness.CpuSplit 3000")));
 }
 
 /// The samples the recording's wall-clock events carry (`samples`).
@@ -283,10 +336,18 @@ fn profrj_reads_its_recording_and_its_converted_snapshot_as_the_snapshot() {
     let (xml, rec) = cpu_split();
     for metric in ["cpu", "wall"] {
         let want = collapsed(xml, &["--metric", metric]);
-        assert_eq!(collapsed(rec, &["--metric", metric]), want, "{metric}: recording");
+        assert_eq!(
+            collapsed(rec, &["--metric", metric]),
+            want,
+            "{metric}: recording"
+        );
         let conv = rec.with_file_name(format!("converted-{metric}.jfr"));
         profrj_ok(&["convert", s(xml), "--to", "jfr", "-o", s(&conv)]);
-        assert_eq!(collapsed(&conv, &["--metric", metric]), want, "{metric}: converted");
+        assert_eq!(
+            collapsed(&conv, &["--metric", metric]),
+            want,
+            "{metric}: converted"
+        );
         let hits = sum_threads(&read_snapshot(xml), "sampler", "cumulated");
         assert_eq!(jfr_summary(&jfr17(), &conv)["jdk.ExecutionSample"], hits);
         let j = jmc(&conv);
@@ -317,9 +378,16 @@ fn lock_waits_are_the_snapshots() {
     assert_eq!(events, count, "{summary:?}");
     assert!(summary["jdk.ThreadPark"] > 0, "ReentrantLock waits park");
     let j = jmc(&rec);
-    let waited = j.durations.get("jdk.JavaMonitorEnter").copied().unwrap_or(0)
+    let waited = j
+        .durations
+        .get("jdk.JavaMonitorEnter")
+        .copied()
+        .unwrap_or(0)
         + j.durations.get("jdk.ThreadPark").copied().unwrap_or(0);
-    assert_eq!(waited, time, "JMC's durations add up to the snapshot's time");
+    assert_eq!(
+        waited, time,
+        "JMC's durations add up to the snapshot's time"
+    );
     assert!(j.types.values().all(|c| c[3] == 0), "{j:?}");
     for m in ["time", "count"] {
         let args = ["--section", "lock", "--metric", m];
@@ -367,7 +435,11 @@ fn assert_big_site_share(file: &Path) {
     };
     let (big, small) = (on("AllocSites.bigSite()"), on("AllocSites.smallSite()"));
     let share = big as f64 * 100.0 / (big + small) as f64;
-    assert!((share - 74.9).abs() <= 3.0, "{}: bigSite {share:.1}%", file.display());
+    assert!(
+        (share - 74.9).abs() <= 3.0,
+        "{}: bigSite {share:.1}%",
+        file.display()
+    );
 }
 
 #[test]
@@ -404,7 +476,11 @@ fn a_dump_ends_a_file_and_the_vm_exit_the_last() {
     std::thread::sleep(Duration::from_millis(500));
     std::fs::write(&stop, b"").unwrap();
     let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     for n in 1..=2 {
         let rec = dir.join(format!("rec-{n}.jfr"));
         let summary = jfr_summary(&jfr17(), &rec);
@@ -431,18 +507,29 @@ fn the_jdks_and_async_profilers_recordings_get_profrjs_reports() {
     let jdk = dir.join("jdk.jfr");
     let out = Command::new(java())
         .current_dir(&dir)
-        .arg(format!("-XX:StartFlightRecording:filename={},settings=profile", jdk.display()))
+        .arg(format!(
+            "-XX:StartFlightRecording:filename={},settings=profile",
+            jdk.display()
+        ))
         .args(["-cp", harness_classes(), "profrj.harness.CpuSplit", "1500"])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let report = profrj_ok(&["report", s(&jdk)]);
     let first = table_rows(&report)[0];
     assert!(first.contains("profrj.harness.CpuSplit.unit()"), "{report}");
     // async-profiler 4.5 (its jar from Maven Central), cpu and alloc, on
     // AllocSites: every sample counts, and its allocation sites are right.
     let jar = m2().join(ASYNC_PROFILER);
-    assert!(jar.is_file(), "{} missing: scripts/test-all fetches it", jar.display());
+    assert!(
+        jar.is_file(),
+        "{} missing: scripts/test-all fetches it",
+        jar.display()
+    );
     let so = dir.join("libasyncProfiler.so");
     let unzip = Command::new("unzip")
         .arg("-p")
@@ -463,7 +550,11 @@ fn the_jdks_and_async_profilers_recordings_get_profrjs_reports() {
         .args(["-cp", harness_classes(), "profrj.harness.AllocSites"])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let samples = jfr_summary(&jfr17(), &ap)["jdk.ExecutionSample"];
     let hits: u64 = collapsed(&ap, &[]).values().sum();
     assert_eq!(hits, samples, "every async-profiler sample counts");

@@ -12,13 +12,21 @@ fn main() {
                 s.frames
                     .iter()
                     .map(|f| match c.method(f.method) {
-                        Some(m) => format!("{}#{} {}.{}:{}", f.method, f.kind, m.class, m.name, f.line),
+                        Some(m) => {
+                            format!("{}#{} {}.{}:{}", f.method, f.kind, m.class, m.name, f.line)
+                        }
                         None => format!("?{}", f.method),
                     })
                     .collect()
             })
             .unwrap_or_default();
-        println!("{:?} {:?} stack {} [{}]", r.kind, thread, r.stack, frames.join(" | "));
+        println!(
+            "{:?} {:?} stack {} [{}]",
+            r.kind,
+            thread,
+            r.stack,
+            frames.join(" | ")
+        );
         Ok(())
     });
     eprintln!("{s:?}");

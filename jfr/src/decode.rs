@@ -194,7 +194,10 @@ mod tests {
         let mut b = vec![string::UTF8];
         crate::encode::put_varint(&mut b, 1 << 62);
         let e = Cursor::new(&b).jstring().unwrap_err();
-        assert!(e.message.contains("runs past") || e.message.contains("count"), "{e}");
+        assert!(
+            e.message.contains("runs past") || e.message.contains("count"),
+            "{e}"
+        );
         // A char array claiming more units than bytes.
         let b = [string::CHARS, 100, 65];
         assert!(Cursor::new(&b).jstring().is_err());
@@ -202,7 +205,17 @@ mod tests {
 
     #[test]
     fn other_encodings() {
-        let b = [string::LATIN1, 2, 0xe9, b'a', string::CHARS, 2, 0x68, 0xe9, 0x01];
+        let b = [
+            string::LATIN1,
+            2,
+            0xe9,
+            b'a',
+            string::CHARS,
+            2,
+            0x68,
+            0xe9,
+            0x01,
+        ];
         let mut c = Cursor::new(&b);
         assert_eq!(c.jstring().unwrap(), JString::Text("éa".into()));
         assert_eq!(c.jstring().unwrap(), JString::Text("hé".into()));

@@ -135,7 +135,10 @@ pub fn metadata_event(classes: &[ClassDesc], start_ticks: u64, id: u64) -> Vec<u
     let mut strings: Vec<String> = Vec::new();
     let mut index: HashMap<String, u64> = HashMap::new();
     let mut body = Buf::new();
-    body.varint(METADATA_TYPE).varint(start_ticks).varint(0).varint(id);
+    body.varint(METADATA_TYPE)
+        .varint(start_ticks)
+        .varint(0)
+        .varint(id);
     let mut tree = Buf::new();
     write_element(&root, &mut tree, &mut strings, &mut index);
     body.varint(strings.len() as u64);
@@ -268,9 +271,9 @@ pub fn types(root: &Element, at: u64) -> Result<Types> {
             let unit = f
                 .children_named("annotation")
                 .filter(|a| {
-                    number(a, "class").and_then(|t| names.get(&t)).is_some_and(|n| {
-                        *n == "jdk.jfr.Timespan" || *n == "jdk.jfr.Timestamp"
-                    })
+                    number(a, "class")
+                        .and_then(|t| names.get(&t))
+                        .is_some_and(|n| *n == "jdk.jfr.Timespan" || *n == "jdk.jfr.Timestamp")
                 })
                 .find_map(|a| a.attribute("value").map(str::to_owned));
             fields.push(Field {

@@ -306,7 +306,9 @@ fn read_chunk<R: Read + Seek>(
     if major != 2 {
         return fail(
             at + 4,
-            format!("JFR format {major}.{minor}: only 2.x (JDK 11 and later, async-profiler) is read"),
+            format!(
+                "JFR format {major}.{minor}: only 2.x (JDK 11 and later, async-profiler) is read"
+            ),
         );
     }
     let field = |i: usize| u64::from_be_bytes(h[8 + 8 * i..16 + 8 * i].try_into().expect("8"));
@@ -362,13 +364,22 @@ fn read_special<R: Read + Seek>(
     let size = c.varint()?;
     let ty = c.varint()?;
     if ty != want {
-        return fail(at, format!("expected an event of type {want} here, found type {ty}"));
+        return fail(
+            at,
+            format!("expected an event of type {want} here, found type {ty}"),
+        );
     }
     if size > end - at || (size as usize) < c.position() {
-        return fail(at, format!("an event of {size} bytes does not fit its chunk"));
+        return fail(
+            at,
+            format!("an event of {size} bytes does not fit its chunk"),
+        );
     }
     if size > MAX_SPECIAL_EVENT {
-        return fail(at, format!("a metadata or checkpoint event of {size} bytes"));
+        return fail(
+            at,
+            format!("a metadata or checkpoint event of {size} bytes"),
+        );
     }
     let body_at = at + c.position() as u64;
     let mut body = vec![0u8; size as usize - c.position()];
@@ -412,7 +423,10 @@ fn read_pools<R: Read + Seek>(
         }
         let next = at as i64 + delta;
         if next < (base + HEADER_SIZE) as i64 || next as u64 >= end {
-            return fail(at, format!("a checkpoint delta of {delta} leaves the chunk"));
+            return fail(
+                at,
+                format!("a checkpoint delta of {delta} leaves the chunk"),
+            );
         }
         at = next as u64;
     }
@@ -700,7 +714,10 @@ fn read_events<R: Read + Seek>(
         let size = c.varint()?;
         let ty = c.varint()?;
         if size == 0 || (size as usize) < c.position() || size > end - at {
-            return fail(at, format!("an event of {size} bytes does not fit its chunk"));
+            return fail(
+                at,
+                format!("an event of {size} bytes does not fit its chunk"),
+            );
         }
         summary.events += 1;
         let next = at + size;

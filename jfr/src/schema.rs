@@ -184,7 +184,13 @@ fn class(
     }
 }
 
-fn event(id: u64, name: &'static str, text: &str, cat: &[&str], fields: Vec<FieldDesc>) -> ClassDesc {
+fn event(
+    id: u64,
+    name: &'static str,
+    text: &str,
+    cat: &[&str],
+    fields: Vec<FieldDesc>,
+) -> ClassDesc {
     ClassDesc {
         super_type: Some(EVENT_SUPER_TYPE),
         fields,
@@ -419,9 +425,24 @@ pub fn classes() -> Vec<ClassDesc> {
                 start_time(),
                 field("jvmName", STRING, "JVM Name", Vec::new()),
                 field("jvmVersion", STRING, "JVM Version", Vec::new()),
-                field("jvmArguments", STRING, "JVM Command Line Arguments", Vec::new()),
-                field("jvmFlags", STRING, "JVM Settings File Arguments", Vec::new()),
-                field("javaArguments", STRING, "Java Application Arguments", Vec::new()),
+                field(
+                    "jvmArguments",
+                    STRING,
+                    "JVM Command Line Arguments",
+                    Vec::new(),
+                ),
+                field(
+                    "jvmFlags",
+                    STRING,
+                    "JVM Settings File Arguments",
+                    Vec::new(),
+                ),
+                field(
+                    "javaArguments",
+                    STRING,
+                    "Java Application Arguments",
+                    Vec::new(),
+                ),
                 field("jvmStartTime", LONG, "JVM Start Time", millis()),
                 field("pid", LONG, "Process Identifier", Vec::new()),
             ],
@@ -447,7 +468,12 @@ pub fn classes() -> Vec<ClassDesc> {
                 field("description", STRING, "Description", Vec::new()),
                 field("sockets", INT, "Sockets", vec![ann(UNSIGNED, None)]),
                 field("cores", INT, "Cores", vec![ann(UNSIGNED, None)]),
-                field("hwThreads", INT, "Hardware Threads", vec![ann(UNSIGNED, None)]),
+                field(
+                    "hwThreads",
+                    INT,
+                    "Hardware Threads",
+                    vec![ann(UNSIGNED, None)],
+                ),
             ],
         ),
         event(
@@ -637,7 +663,8 @@ impl Pools {
             }
             Ok(())
         };
-        b.varint(id::FRAME_TYPE).varint(frame_type::NAMES.len() as u64);
+        b.varint(id::FRAME_TYPE)
+            .varint(frame_type::NAMES.len() as u64);
         for (k, n) in frame_type::NAMES {
             b.varint(k).string(n);
         }

@@ -185,7 +185,9 @@ mod tests {
 
     #[test]
     fn sizes_count_themselves() {
-        for n in [0usize, 1, 125, 126, 127, 128, 16_380, 16_381, 16_382, 16_383, 20_000] {
+        for n in [
+            0usize, 1, 125, 126, 127, 128, 16_380, 16_381, 16_382, 16_383, 20_000,
+        ] {
             let body = vec![7u8; n];
             let e = sized(&body);
             let mut c = crate::decode::Cursor::new(&e);

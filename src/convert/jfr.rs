@@ -247,7 +247,7 @@ impl<'a> Converter<'a> {
                         }
                         CallKind::Alloc => {
                             let objects = v[slot(alloc::node::OBJECTS)];
-                            let size = if objects > 0 { figures / objects } else { 0 };
+                            let size = figures.checked_div(objects).unwrap_or(0);
                             let at = self.tick();
                             let ids = (thread_key, stack, class);
                             w.event(|b| events::allocation_sample(b, at, ids, figures, size))?;
@@ -426,11 +426,20 @@ mod tests {
         let s = |t: &str| split_frame(t);
         assert_eq!(s("p.C.m()"), ("p.C".into(), "m".into(), false));
         assert_eq!(s("p.C.m(native)"), ("p.C".into(), "m".into(), true));
-        assert_eq!(s("p.Outer$Inner()"), ("p.Outer$Inner".into(), "<init>".into(), false));
-        assert_eq!(s("p.C.<clinit>()"), ("p.C".into(), "<clinit>".into(), false));
+        assert_eq!(
+            s("p.Outer$Inner()"),
+            ("p.Outer$Inner".into(), "<init>".into(), false)
+        );
+        assert_eq!(
+            s("p.C.<clinit>()"),
+            ("p.C".into(), "<clinit>".into(), false)
+        );
         assert_eq!(s("[GC_active]"), ("".into(), "[GC_active]".into(), false));
         assert_eq!(internal_type_name("byte[]"), "[B");
-        assert_eq!(internal_type_name("java.lang.String[][]"), "[[Ljava/lang/String;");
+        assert_eq!(
+            internal_type_name("java.lang.String[][]"),
+            "[[Ljava/lang/String;"
+        );
         assert_eq!(internal_type_name("java.lang.String"), "java/lang/String");
     }
 }

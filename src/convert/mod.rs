@@ -148,19 +148,27 @@ fn to_hprof(snap: &Snapshot, args: &Args) -> Result<Vec<u8>, String> {
 fn to_jfr(snap: &Snapshot, args: &Args) -> Result<(), String> {
     let s = &args.select;
     if s.section.is_some() || s.metric.is_some() || s.thread.is_some() || args.thread_frames {
-        return Err("--to jfr writes every thread of <sampler>, <alloc> and <lock> with all \
+        return Err(
+            "--to jfr writes every thread of <sampler>, <alloc> and <lock> with all \
                     their figures: --section, --thread, --metric and --thread-frames do not apply"
-            .into());
+                .into(),
+        );
     }
     if args.source_root.is_some() || args.depth.is_some() {
         return Err("--source-root and --depth do not apply to --to jfr".into());
     }
     let Some(out) = args.output.as_deref() else {
-        return Err("--to jfr needs -o FILE (a JFR chunk's header is written last, \
+        return Err(
+            "--to jfr needs -o FILE (a JFR chunk's header is written last, \
                     so it cannot go to a pipe)"
-            .into());
+                .into(),
+        );
     };
-    jfr::jfr(snap, out, modified_ms(&args.snapshot).saturating_mul(1_000_000))
+    jfr::jfr(
+        snap,
+        out,
+        modified_ms(&args.snapshot).saturating_mul(1_000_000),
+    )
 }
 
 /// A file's modification time in ms since the epoch (0 if unknown: a pipe).

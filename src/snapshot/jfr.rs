@@ -52,8 +52,7 @@ pub fn read_file(path: &Path) -> Result<Snapshot, String> {
         ));
     }
     let mut b = Builder::new(node_limit(len));
-    reader::read(&mut file, |c, r| b.add(c, r))
-        .map_err(|e| format!("{}: {e}", path.display()))?;
+    reader::read(&mut file, |c, r| b.add(c, r)).map_err(|e| format!("{}: {e}", path.display()))?;
     Ok(b.finish())
 }
 
@@ -239,7 +238,8 @@ impl Builder {
                 // Cumulated = own, then each node's into its parent (children
                 // always follow their parent).
                 for m in desc.metrics {
-                    let (Some(own), Some(cum)) = (desc.slot(m.own), m.cumulated.and_then(|c| desc.slot(c)))
+                    let (Some(own), Some(cum)) =
+                        (desc.slot(m.own), m.cumulated.and_then(|c| desc.slot(c)))
                     else {
                         continue;
                     };
@@ -318,7 +318,10 @@ fn weigh(r: &Record) -> Option<Add> {
             None,
             vec![
                 (profrj_format::sampler::node::ELAPSED, count),
-                (profrj_format::sampler::node::HITS, if running { count } else { 0 }),
+                (
+                    profrj_format::sampler::node::HITS,
+                    if running { count } else { 0 },
+                ),
             ],
         ),
         Kind::Allocation { weight, size } => {

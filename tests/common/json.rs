@@ -64,7 +64,11 @@ impl P<'_> {
     }
     fn eat(&mut self, c: u8) {
         self.ws();
-        assert_eq!(self.s[self.i], c, "JSON: expected {} at byte {}", c as char, self.i);
+        assert_eq!(
+            self.s[self.i], c,
+            "JSON: expected {} at byte {}",
+            c as char, self.i
+        );
         self.i += 1;
     }
     fn value(&mut self) -> Json {
@@ -80,7 +84,9 @@ impl P<'_> {
                 }
                 loop {
                     self.ws();
-                    let Json::Str(k) = self.string() else { unreachable!() };
+                    let Json::Str(k) = self.string() else {
+                        unreachable!()
+                    };
                     self.eat(b':');
                     let v = self.value();
                     m.insert(k, v);

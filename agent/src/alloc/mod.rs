@@ -288,7 +288,14 @@ impl Recorder {
             let frames = &mine.frames[..mine.stack.len()];
             let class = d.names.get(class_name);
             let depth = self.depth as u32;
-            crate::jfr::allocation((jvmti, jni), id, frames, depth, class, (size, w.bytes as u64));
+            crate::jfr::allocation(
+                (jvmti, jni),
+                id,
+                frames,
+                depth,
+                class,
+                (size, w.bytes as u64),
+            );
         }
         if self.live {
             let weak = jni.new_weak_global_ref(object);

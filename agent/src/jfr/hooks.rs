@@ -199,15 +199,23 @@ mod tests {
         let alive = JVMTI_THREAD_STATE_ALIVE;
         let waiting = alive | JVMTI_THREAD_STATE_WAITING;
         assert_eq!(
-            state_key(waiting | JVMTI_THREAD_STATE_WAITING_WITH_TIMEOUT | JVMTI_THREAD_STATE_SLEEPING),
+            state_key(
+                waiting | JVMTI_THREAD_STATE_WAITING_WITH_TIMEOUT | JVMTI_THREAD_STATE_SLEEPING
+            ),
             st::SLEEPING
         );
         assert_eq!(
-            state_key(waiting | JVMTI_THREAD_STATE_WAITING_INDEFINITELY | JVMTI_THREAD_STATE_PARKED),
+            state_key(
+                waiting | JVMTI_THREAD_STATE_WAITING_INDEFINITELY | JVMTI_THREAD_STATE_PARKED
+            ),
             st::PARKED
         );
         assert_eq!(
-            state_key(waiting | JVMTI_THREAD_STATE_WAITING_WITH_TIMEOUT | JVMTI_THREAD_STATE_IN_OBJECT_WAIT),
+            state_key(
+                waiting
+                    | JVMTI_THREAD_STATE_WAITING_WITH_TIMEOUT
+                    | JVMTI_THREAD_STATE_IN_OBJECT_WAIT
+            ),
             st::IN_OBJECT_WAIT_TIMED
         );
         assert_eq!(

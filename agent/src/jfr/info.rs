@@ -58,7 +58,10 @@ fn command_line() -> (String, Vec<String>) {
             break;
         }
         options.push(a.clone());
-        if matches!(a.as_str(), "-cp" | "-classpath" | "--class-path" | "-p" | "--module-path") {
+        if matches!(
+            a.as_str(),
+            "-cp" | "-classpath" | "--class-path" | "-p" | "--module-path"
+        ) {
             if let Some(v) = args.get(i + 1) {
                 options.push(v.clone());
             }
@@ -148,10 +151,16 @@ fn cpu_info() -> CpuInfo {
     // SAFETY: sysconf has no preconditions.
     let hw = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) }.max(1) as u32;
     CpuInfo {
-        cpu: format!("{} {}", std::env::consts::ARCH, model).trim().to_owned(),
+        cpu: format!("{} {}", std::env::consts::ARCH, model)
+            .trim()
+            .to_owned(),
         description: model,
         sockets: sockets.len().max(1) as u32,
-        cores: if cores.is_empty() { hw } else { cores.len() as u32 },
+        cores: if cores.is_empty() {
+            hw
+        } else {
+            cores.len() as u32
+        },
         hw_threads: hw,
     }
 }

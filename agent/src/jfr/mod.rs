@@ -117,7 +117,11 @@ fn recording() -> Option<&'static Lifetime> {
 impl Lifetime {
     /// Starts (or resumes) recording into files named by `path` (see
     /// [`writer::file_path`]); the writer starts with the first session.
-    pub fn start(&'static self, host: &crate::modes::Host<'static>, path: &str) -> Result<(), String> {
+    pub fn start(
+        &'static self,
+        host: &crate::modes::Host<'static>,
+        path: &str,
+    ) -> Result<(), String> {
         *self.template.lock() = path.to_owned();
         let _ = self.info.set(info::Info::read(host.jvmti));
         if self.writer.get().is_none() {
@@ -152,7 +156,11 @@ impl Lifetime {
             return;
         }
         let mut r = self.request.lock();
-        *r = if last { Request::Close } else { Request::Rotate };
+        *r = if last {
+            Request::Close
+        } else {
+            Request::Rotate
+        };
         w.wake();
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
         while *r != Request::None {

@@ -33,7 +33,9 @@ pub struct MethodInfo {
 
 impl MethodInfo {
     fn line(&self, bci: i32) -> i32 {
-        let i = self.lines.partition_point(|&(start, _)| start <= bci as i64);
+        let i = self
+            .lines
+            .partition_point(|&(start, _)| start <= bci as i64);
         match i {
             0 => -1,
             i => self.lines[i - 1].1,
@@ -115,7 +117,11 @@ impl Tables {
             own = false;
             self.frames.push(FrameRec {
                 method,
-                line: if f.is_native() { -1 } else { info.line(f.bci()) },
+                line: if f.is_native() {
+                    -1
+                } else {
+                    info.line(f.bci())
+                },
                 bci: f.bci(),
                 native: f.is_native(),
             });

@@ -63,7 +63,11 @@ pub fn file_path(template: &str, number: u32) -> PathBuf {
     }
 }
 
-pub fn spawn(life: &'static Lifetime, threads: &'static Threads, template: &str) -> Result<Handle, String> {
+pub fn spawn(
+    life: &'static Lifetime,
+    threads: &'static Threads,
+    template: &str,
+) -> Result<Handle, String> {
     if let Some(why) = crate::snapshot::check_writable(&file_path(template, 1)) {
         return Err(format!("jfr: cannot write the recording: {why}"));
     }
@@ -294,7 +298,8 @@ impl Writer {
         };
         open.chunk
             .event(|b| events::active_recording(b, open.start_ticks, &info))?;
-        open.chunk.metadata(&schema::metadata_event(open.start_ticks))?;
+        open.chunk
+            .metadata(&schema::metadata_event(open.start_ticks))?;
         let (pools, stacks) = self.pools();
         pools.write_checkpoint(&mut open.chunk, now, stacks.len() as u64, |w| {
             let mut b = Buf::new();
@@ -348,8 +353,12 @@ impl Writer {
                 .map(|f| {
                     let method = *methods.entry(f.method).or_insert_with(|| {
                         let m = &tables.methods[f.method as usize];
-                        let (class, name, desc, mods) =
-                            (m.class.clone(), m.name.clone(), m.descriptor.clone(), m.modifiers);
+                        let (class, name, desc, mods) = (
+                            m.class.clone(),
+                            m.name.clone(),
+                            m.descriptor.clone(),
+                            m.modifiers,
+                        );
                         let key = tables.class_internal(&class) as u64;
                         pools.class_keyed(key, &class);
                         pools.method(key, &name, &desc, mods)
@@ -376,7 +385,9 @@ impl Writer {
     fn fail(&mut self, e: io::Error) {
         crate::log::error_once(
             "jfr write",
-            &format!("jfr: cannot write the recording: {e}; recording stops, the program continues"),
+            &format!(
+                "jfr: cannot write the recording: {e}; recording stops, the program continues"
+            ),
         );
         self.life.failed.store(true, Release);
         self.life.shared.lock().queue.clear();

@@ -29,24 +29,39 @@ fn recording() -> Vec<u8> {
             },
         );
     }
-    let java = |method, line| WFrame { method, line, bci: 1, kind: frame_type::JAVA };
+    let java = |method, line| WFrame {
+        method,
+        line,
+        bci: 1,
+        kind: frame_type::JAVA,
+    };
     let stacks = [
         (false, vec![java(hot, 3), java(run, 9)]),
         (
             true,
             vec![
-                WFrame { method: read, line: -1, bci: -1, kind: frame_type::NATIVE },
+                WFrame {
+                    method: read,
+                    line: -1,
+                    bci: -1,
+                    kind: frame_type::NATIVE,
+                },
                 java(run, 10),
             ],
         ),
     ];
-    w.event(|b| events::execution_sample(b, 6_000, 1, 1, thread_state::RUNNABLE)).unwrap();
+    w.event(|b| events::execution_sample(b, 6_000, 1, 1, thread_state::RUNNABLE))
+        .unwrap();
     w.event(|b| events::wall_clock_sample(b, 6_100, (2, 2, thread_state::SLEEPING), 4, 0))
         .unwrap();
-    w.event(|b| events::allocation_sample(b, 6_200, (1, 1, bytes), 1000, 250)).unwrap();
-    w.event(|b| events::monitor_enter(b, (6_300, 700), (2, 1, main), 0, 0)).unwrap();
-    w.event(|b| events::thread_park(b, (6_400, 800), (2, 2, bytes), 0)).unwrap();
-    w.event(|b| events::os_information(b, 6_500, "Linux")).unwrap();
+    w.event(|b| events::allocation_sample(b, 6_200, (1, 1, bytes), 1000, 250))
+        .unwrap();
+    w.event(|b| events::monitor_enter(b, (6_300, 700), (2, 1, main), 0, 0))
+        .unwrap();
+    w.event(|b| events::thread_park(b, (6_400, 800), (2, 2, bytes), 0))
+        .unwrap();
+    w.event(|b| events::os_information(b, 6_500, "Linux"))
+        .unwrap();
     w.metadata(&schema::metadata_event(start.ticks)).unwrap();
     pools
         .write_checkpoint(&mut w, 7_000, stacks.len() as u64, |w| {
@@ -61,11 +76,17 @@ fn recording() -> Vec<u8> {
     w.finish(2_000).unwrap().into_inner()
 }
 
-/// Every event read, as (kind, thread name, frames as `Class.method`).
-fn read_all(bytes: &[u8]) -> Result<Vec<(Kind, String, Vec<String>, Option<String>)>> {
+/// An event read: kind, thread name, frames as `Class.method:line`, class.
+type Read = (Kind, String, Vec<String>, Option<String>);
+
+/// Every event read.
+fn read_all(bytes: &[u8]) -> Result<Vec<Read>> {
     let mut out = Vec::new();
     read(&mut IoCursor::new(bytes), |c, r| {
-        let thread = c.thread(r.thread).and_then(|t| c.thread_name(t)).unwrap_or_default();
+        let thread = c
+            .thread(r.thread)
+            .and_then(|t| c.thread_name(t))
+            .unwrap_or_default();
         let frames = c
             .stack(r.stack)
             .map(|s| {
@@ -78,7 +99,13 @@ fn read_all(bytes: &[u8]) -> Result<Vec<(Kind, String, Vec<String>, Option<Strin
                             descriptor: String::new(),
                         });
                         let native = c.frame_type(f.kind).as_deref() == Some("Native");
-                        format!("{}.{}{}:{}", m.class, m.name, if native { "!" } else { "" }, f.line)
+                        format!(
+                            "{}.{}{}:{}",
+                            m.class,
+                            m.name,
+                            if native { "!" } else { "" },
+                            f.line
+                        )
                     })
                     .collect()
             })
@@ -93,16 +120,49 @@ fn read_all(bytes: &[u8]) -> Result<Vec<(Kind, String, Vec<String>, Option<Strin
 fn what_is_written_reads_back() {
     let got = read_all(&recording()).unwrap();
     assert_eq!(got.len(), 5, "{got:?}");
-    assert_eq!(got[0].0, Kind::Sample { count: 1, running: true });
+    assert_eq!(
+        got[0].0,
+        Kind::Sample {
+            count: 1,
+            running: true
+        }
+    );
     assert_eq!(got[0].1, "main");
     assert_eq!(got[0].2, ["demo.Main.hot:3", "demo.Main.main:9"]);
-    assert_eq!(got[1].0, Kind::Sample { count: 4, running: false });
-    assert_eq!(got[1].2, ["java.io.FileInputStream.read0!:-1", "demo.Main.main:10"]);
-    assert_eq!(got[2].0, Kind::Allocation { weight: 1000, size: Some(250) });
+    assert_eq!(
+        got[1].0,
+        Kind::Sample {
+            count: 4,
+            running: false
+        }
+    );
+    assert_eq!(
+        got[1].2,
+        ["java.io.FileInputStream.read0!:-1", "demo.Main.main:10"]
+    );
+    assert_eq!(
+        got[2].0,
+        Kind::Allocation {
+            weight: 1000,
+            size: Some(250)
+        }
+    );
     assert_eq!(got[2].3.as_deref(), Some("byte[]"));
-    assert_eq!(got[3].0, Kind::Lock { duration_ns: 700, park: false });
+    assert_eq!(
+        got[3].0,
+        Kind::Lock {
+            duration_ns: 700,
+            park: false
+        }
+    );
     assert_eq!(got[3].3.as_deref(), Some("demo.Main"));
-    assert_eq!(got[4].0, Kind::Lock { duration_ns: 800, park: true });
+    assert_eq!(
+        got[4].0,
+        Kind::Lock {
+            duration_ns: 800,
+            park: true
+        }
+    );
 }
 
 #[test]
@@ -123,7 +183,10 @@ fn two_chunks_read_in_order() {
 fn every_cut_is_an_error_not_a_panic() {
     let full = recording();
     for n in 0..full.len() {
-        assert!(read_all(&full[..n]).is_err(), "a file cut at {n} bytes read");
+        assert!(
+            read_all(&full[..n]).is_err(),
+            "a file cut at {n} bytes read"
+        );
     }
 }
 
@@ -164,7 +227,10 @@ fn an_unfinished_chunk_is_refused() {
 fn java_type_names() {
     assert_eq!(java_type_name("java/lang/String"), "java.lang.String");
     assert_eq!(java_type_name("[B"), "byte[]");
-    assert_eq!(java_type_name("[[Ljava/lang/Object;"), "java.lang.Object[][]");
+    assert_eq!(
+        java_type_name("[[Ljava/lang/Object;"),
+        "java.lang.Object[][]"
+    );
     assert_eq!(java_type_name("Foo$$Lambda/0x1234"), "Foo$$Lambda.0x1234");
     assert_eq!(java_type_name("["), "[]");
 }
