@@ -16,8 +16,9 @@
 //! `pkg.Cls.m(native)`, constructors `pkg.Cls()`; a frame without a class,
 //! such as async-profiler's native and profrj's synthetic frames, by its
 //! name alone); a stack the recording marks truncated, or deeper than
-//! [`MAX_FRAMES`], keeps its top frames under `[truncated]`; an event
-//! without a stack counts on `[no Java frame]`. Threads are told apart by
+//! [`MAX_FRAMES`], keeps its top frames under `[truncated]`; a sample
+//! without a stack counts on `[no Java frame]` (an allocation or a wait
+//! without one has its class frame at the root). Threads are told apart by
 //! their ids and name, across chunks.
 //!
 //! Bounds: each (chunk, thread, stack, class) is walked into the tree once,
@@ -164,7 +165,7 @@ impl Builder {
     fn path_of(&mut self, c: &Chunk, stack: u64, class: Option<u64>) {
         self.path.clear();
         match c.stack(stack) {
-            None => self.path.push(self.names.intern(super::NO_JAVA_FRAME)),
+            None => {}
             Some(st) => {
                 let cut = st.truncated || st.frames.len() > MAX_FRAMES;
                 if cut {
@@ -175,10 +176,12 @@ impl Builder {
                     let name = frame_name(c, f);
                     self.path.push(self.names.intern(&name));
                 }
-                if self.path.is_empty() {
-                    self.path.push(self.names.intern(super::NO_JAVA_FRAME));
-                }
             }
+        }
+        // A sample without a Java frame counts on a node of its own, as the
+        // snapshot reader gives it; a class frame stands at the root.
+        if self.path.is_empty() && class.is_none() {
+            self.path.push(self.names.intern(super::NO_JAVA_FRAME));
         }
         if let Some(k) = class {
             let name = c.class_name(k).unwrap_or_else(|| "[unknown class]".into());
