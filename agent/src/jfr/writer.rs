@@ -396,3 +396,17 @@ impl Writer {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::file_path;
+    use std::path::PathBuf;
+
+    #[test]
+    fn files_after_the_first_are_numbered_before_the_extension() {
+        assert_eq!(file_path("/t/run.jfr", 1), PathBuf::from("/t/run.jfr"));
+        assert_eq!(file_path("/t/run.jfr", 2), PathBuf::from("/t/run.2.jfr"));
+        assert_eq!(file_path("/t/run", 3), PathBuf::from("/t/run.3"));
+        assert_eq!(file_path("/t/r-%n.jfr", 2), PathBuf::from("/t/r-2.jfr"));
+    }
+}

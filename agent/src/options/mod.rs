@@ -806,6 +806,17 @@ mod tests {
     }
 
     #[test]
+    fn jfr_records_beside_the_modes() {
+        let o = parse("jfr").unwrap();
+        assert_eq!(o.jfr.as_deref(), Some("profrj-%p.jfr"));
+        assert!(o.sampling, "jfr alone samples");
+        let o = parse("alloc,jfr=/tmp/r-%n.jfr").unwrap();
+        assert_eq!(o.jfr.as_deref(), Some("/tmp/r-%n.jfr"));
+        assert!(!o.sampling);
+        assert!(parse("jfr=/tmp/%q.jfr").is_err());
+    }
+
+    #[test]
     fn full_option_string() {
         let o = parse("sampling,file=/tmp/out-%p-%t.xml,interval=5ms,depth=64").unwrap();
         assert!(o.sampling && !o.help);
