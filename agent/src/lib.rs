@@ -40,4 +40,5 @@ mod threads;
 mod trace;
 mod tsc;
 mod vm;
+mod writer_stats;
 mod xml;

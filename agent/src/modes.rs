@@ -109,6 +109,16 @@ pub trait Section {
     }
 }
 
+/// The section of a mode whose output is a file of its own (`trace`,
+/// `jfr`): it writes nothing into the snapshot.
+pub struct NoSection;
+
+impl Section for NoSection {
+    fn write(&self, _: &mut XmlWriter, _: &[ThreadRecord], _: (u64, u64)) -> io::Result<()> {
+        Ok(())
+    }
+}
+
 /// One mode as the agent knows it before any session: its name, whether a
 /// session's options ask for it, how to open it, and what the JVM must
 /// grant or bind for it whether or not a session uses it yet.
@@ -127,8 +137,11 @@ pub struct Registration {
     pub capabilities: fn(&mut Capabilities) -> Result<(), String>,
 }
 
-/// Every mode. Sections appear in a snapshot in this order.
+/// Every mode. Sections appear in a snapshot in this order, and modes start
+/// in it: `jfr` (no section) first, so a recording sees every mode's first
+/// events.
 pub const REGISTRY: &[Registration] = &[
+    jfr::mode::REGISTRATION,
     sampler::mode::REGISTRATION,
     profile::mode::REGISTRATION,
     memory::mode::REGISTRATION,
@@ -136,7 +149,6 @@ pub const REGISTRY: &[Registration] = &[
     alloc::mode::REGISTRATION,
     lock::mode::REGISTRATION,
     trace::mode::REGISTRATION,
-    jfr::mode::REGISTRATION,
 ];
 
 /// A mode opened for a session, with its registered name.
@@ -229,7 +241,7 @@ mod tests {
                 .map(|m| m.name)
                 .collect();
             match r.name {
-                "jfr" => assert_eq!(asked, ["sampling", "jfr"]),
+                "jfr" => assert_eq!(asked, ["jfr", "sampling"]),
                 _ => assert_eq!(asked, [r.name]),
             }
         }

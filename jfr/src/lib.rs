@@ -13,6 +13,7 @@
 //!
 //! - [`encode`] / [`decode`]: varints and strings.
 //! - [`metadata`]: the metadata event, written and read.
+//! - [`names`]: type names as the JVM and as Java write them.
 //! - [`schema`]: the types profrj writes and their events.
 //! - [`writer`]: a chunk written as it goes, its header patched at the end.
 //! - [`reader`]: a streaming reader that trusts no size or count.
@@ -20,6 +21,7 @@
 pub mod decode;
 pub mod encode;
 pub mod metadata;
+pub mod names;
 pub mod reader;
 pub mod schema;
 pub mod writer;

@@ -12,6 +12,7 @@
 
 use crate::decode::{Cursor, Error, JString, Result};
 use crate::metadata::{self, Type, Types, CHECKPOINT_TYPE, METADATA_TYPE};
+pub use crate::names::java_type_name;
 use crate::schema::name;
 use crate::writer::{HEADER_SIZE, MAGIC};
 use std::collections::{HashMap, HashSet};
@@ -176,32 +177,6 @@ fn scale(ticks: u64, per_second: u64) -> u64 {
         return ticks;
     }
     (ticks as u128 * 1_000_000_000 / per_second as u128).min(u64::MAX as u128) as u64
-}
-
-/// A JVM type name (`java/lang/String`, `[B`, `[[Ljava/lang/Object;`) as
-/// Java writes it.
-pub fn java_type_name(internal: &str) -> String {
-    let dims = internal.bytes().take_while(|&b| b == b'[').count();
-    if dims == 0 {
-        return internal.replace('/', ".");
-    }
-    let elem = &internal[dims..];
-    let base = match elem {
-        "B" => "byte".to_owned(),
-        "C" => "char".to_owned(),
-        "D" => "double".to_owned(),
-        "F" => "float".to_owned(),
-        "I" => "int".to_owned(),
-        "J" => "long".to_owned(),
-        "S" => "short".to_owned(),
-        "Z" => "boolean".to_owned(),
-        e => e
-            .strip_prefix('L')
-            .map(|e| e.strip_suffix(';').unwrap_or(e))
-            .unwrap_or(e)
-            .replace('/', "."),
-    };
-    format!("{base}{}", "[]".repeat(dims))
 }
 
 /// What a whole file held.

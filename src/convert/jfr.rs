@@ -287,7 +287,9 @@ impl<'a> Converter<'a> {
         let mut class = 0;
         if nodes[n as usize].class {
             let name = self.names.get(nodes[n as usize].name);
-            class = self.pools.class(&internal_type_name(name));
+            class = self
+                .pools
+                .class(&profrj_jfr::names::internal_type_name(name));
             n = nodes[n as usize].parent;
         }
         if n == 0 {
@@ -388,33 +390,12 @@ fn split_frame(text: &str) -> (String, String, bool) {
         return (String::new(), head.to_owned(), native);
     }
     let (class, last) = head.rsplit_once('.').expect("has a dot");
-    if last.starts_with(|c: char| c.is_uppercase()) {
-        // `pkg.Cls()`: a constructor.
+    if last.starts_with(|c: char| c.is_uppercase()) || last.starts_with("0x") {
+        // `pkg.Cls()`, or a hidden class's `pkg.Cls$$Lambda$7.0x0123()`: a
+        // constructor.
         return (head.to_owned(), "<init>".into(), native);
     }
     (class.to_owned(), last.to_owned(), native)
-}
-
-/// A type as Java writes it (`byte[]`, `java.lang.String[][]`) as the JVM
-/// names it (`[B`, `[[Ljava/lang/String;`).
-fn internal_type_name(java: &str) -> String {
-    let dims = java.matches("[]").count();
-    let base = java.trim_end_matches("[]");
-    if dims == 0 {
-        return base.replace('.', "/");
-    }
-    let elem = match base {
-        "byte" => "B".to_owned(),
-        "char" => "C".into(),
-        "double" => "D".into(),
-        "float" => "F".into(),
-        "int" => "I".into(),
-        "long" => "J".into(),
-        "short" => "S".into(),
-        "boolean" => "Z".into(),
-        b => format!("L{};", b.replace('.', "/")),
-    };
-    format!("{}{elem}", "[".repeat(dims))
 }
 
 #[cfg(test)]
@@ -435,11 +416,9 @@ mod tests {
             ("p.C".into(), "<clinit>".into(), false)
         );
         assert_eq!(s("[GC_active]"), ("".into(), "[GC_active]".into(), false));
-        assert_eq!(internal_type_name("byte[]"), "[B");
         assert_eq!(
-            internal_type_name("java.lang.String[][]"),
-            "[[Ljava/lang/String;"
+            s("p.C$$Lambda$7.0x0123()"),
+            ("p.C$$Lambda$7.0x0123".into(), "<init>".into(), false)
         );
-        assert_eq!(internal_type_name("java.lang.String"), "java/lang/String");
     }
 }

@@ -92,7 +92,7 @@ pub struct Lifetime {
     failed: AtomicBool,
     shared: Mutex<Shared>,
     dropped: AtomicU64,
-    writer: OnceLock<writer::Handle>,
+    writer: OnceLock<crate::writer_stats::Handle>,
     /// The files' path template: the latest session's.
     template: Mutex<String>,
     request: Mutex<Request>,

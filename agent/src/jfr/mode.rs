@@ -2,11 +2,8 @@
 //! their events while it records. Its output is its own file, not a
 //! snapshot section: a snapshot (a dump) ends the current recording file.
 
-use crate::modes::{Cx, Mode, Registration, Section};
-use crate::snapshot::XmlWriter;
-use crate::threads::ThreadRecord;
+use crate::modes::{Cx, Mode, NoSection, Registration, Section};
 use crate::vm::sys::Capability;
-use std::io;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 /// `jfr[=PATH]`: the running modes' events as a JFR recording.
@@ -57,14 +54,5 @@ impl Mode for Jfr {
 
     fn summary(&self) -> Option<String> {
         Some(self.life.summary())
-    }
-}
-
-/// A recording writes no snapshot section.
-struct NoSection;
-
-impl Section for NoSection {
-    fn write(&self, _: &mut XmlWriter, _: &[ThreadRecord], _: (u64, u64)) -> io::Result<()> {
-        Ok(())
     }
 }

@@ -194,7 +194,7 @@ impl Tables {
     /// A class by its name as Java writes it (`java.lang.String`, `byte[]`):
     /// its index, from 1 (the recording's class key).
     pub fn class(&mut self, java_name: &str) -> u32 {
-        self.class_internal(&internal_name(java_name))
+        self.class_internal(&profrj_jfr::names::internal_type_name(java_name))
     }
 
     /// A class by its name as the JVM writes it (`java/lang/String`, `[B`).
@@ -243,37 +243,12 @@ fn resolve(jvmti: Jvmti, jni: &Jni, method: jni_sys::jmethodID) -> Option<Method
     })
 }
 
-/// `java.lang.String` -> `java/lang/String`, `byte[]` -> `[B`,
-/// `java.lang.String[][]` -> `[[Ljava/lang/String;`.
-pub fn internal_name(java: &str) -> String {
-    let base = java.trim_end_matches("[]");
-    let dims = (java.len() - base.len()) / 2;
-    if dims == 0 {
-        return base.replace('.', "/");
-    }
-    let elem = match base {
-        "byte" => "B".to_owned(),
-        "char" => "C".to_owned(),
-        "double" => "D".to_owned(),
-        "float" => "F".to_owned(),
-        "int" => "I".to_owned(),
-        "long" => "J".to_owned(),
-        "short" => "S".to_owned(),
-        "boolean" => "Z".to_owned(),
-        b => format!("L{};", b.replace('.', "/")),
-    };
-    format!("{}{elem}", "[".repeat(dims))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn names_and_lines() {
-        assert_eq!(internal_name("int[][]"), "[[I");
-        assert_eq!(internal_name("a.B$C"), "a/B$C");
-        assert_eq!(internal_name("a.B[]"), "[La/B;");
+    fn lines_of_bytecode_indexes() {
         let m = MethodInfo {
             class: "a/B".into(),
             name: "m".into(),

@@ -9,6 +9,7 @@
 
 use super::{Event, Kind, Lifetime, Request};
 use crate::threads::Threads;
+use crate::writer_stats::{Handle, Stats};
 use profrj_jfr::encode::Buf;
 use profrj_jfr::schema::{self, events, frame_type, Frame, Pools, ThreadEntry};
 use profrj_jfr::{ChunkWriter, Start};
@@ -16,36 +17,9 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering::*};
+use std::sync::atomic::Ordering::*;
 use std::sync::Arc;
 use std::time::Duration;
-
-#[derive(Default)]
-struct Stats {
-    events: AtomicU64,
-    files: AtomicU64,
-    bytes: AtomicU64,
-}
-
-pub struct Handle {
-    thread: std::thread::Thread,
-    stats: Arc<Stats>,
-}
-
-impl Handle {
-    pub fn wake(&self) {
-        self.thread.unpark();
-    }
-    pub fn events(&self) -> u64 {
-        self.stats.events.load(Relaxed)
-    }
-    pub fn files(&self) -> u64 {
-        self.stats.files.load(Relaxed)
-    }
-    pub fn bytes(&self) -> u64 {
-        self.stats.bytes.load(Relaxed)
-    }
-}
 
 /// File `number` (from 1) of a recording named by `template`: the
 /// snapshot's placeholders (`%p`, `%t`, `%n`); without `%n`, files after the

@@ -222,15 +222,3 @@ fn an_unfinished_chunk_is_refused() {
     bytes[24..32].copy_from_slice(&0u64.to_be_bytes()); // no metadata yet
     assert!(read_all(&bytes).unwrap_err().message.contains("unfinished"));
 }
-
-#[test]
-fn java_type_names() {
-    assert_eq!(java_type_name("java/lang/String"), "java.lang.String");
-    assert_eq!(java_type_name("[B"), "byte[]");
-    assert_eq!(
-        java_type_name("[[Ljava/lang/Object;"),
-        "java.lang.Object[][]"
-    );
-    assert_eq!(java_type_name("Foo$$Lambda/0x1234"), "Foo$$Lambda.0x1234");
-    assert_eq!(java_type_name("["), "[]");
-}
