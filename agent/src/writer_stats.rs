@@ -11,6 +11,8 @@ pub struct Stats {
     pub events: AtomicU64,
     pub files: AtomicU64,
     pub bytes: AtomicU64,
+    /// The writer thread's own CPU time so far, ns (where it keeps it).
+    pub cpu_ns: AtomicU64,
 }
 
 /// A writer thread, as the agent holds it.
@@ -32,4 +34,19 @@ impl Handle {
     pub fn bytes(&self) -> u64 {
         self.stats.bytes.load(Relaxed)
     }
+    pub fn cpu_ns(&self) -> u64 {
+        self.stats.cpu_ns.load(Relaxed)
+    }
+}
+
+/// The calling thread's CPU time, ns.
+pub fn thread_cpu_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes into the timespec we own; the calling
+    // thread's CPU clock always exists.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }

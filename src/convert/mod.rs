@@ -43,7 +43,7 @@ pub enum Format {
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Snapshot (XML) written by the agent.
+    /// Snapshot (XML) written by the agent, or a JFR recording (profrj's, the JDK's, async-profiler's).
     snapshot: PathBuf,
     /// Output format.
     #[arg(long, value_enum)]

@@ -19,7 +19,7 @@
 pub mod mode;
 mod recent;
 mod section;
-mod stack_keys;
+pub(crate) mod stack_keys;
 
 use crate::calltree::{NodeId, WeightTree, Weights};
 use crate::instrument::registry::{java_type, java_type_name};

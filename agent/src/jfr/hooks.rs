@@ -30,10 +30,13 @@ pub fn sample<F: Frame>(
     let Some(life) = recording() else {
         return;
     };
+    let started = life.hand_over();
     let mut shared = life.shared.lock();
     let stack = shared.tables.stack(jvmti, jni, frames, depth);
     shared.last_stack.insert(thread.0, stack);
     samples(life, &mut shared, thread, stack, state, (count, hits));
+    drop(shared);
+    life.handed_over(started);
 }
 
 /// Samples on a one-frame synthetic stack (`[GC_active]`, …: a walk that
@@ -42,10 +45,13 @@ pub fn synthetic(thread: ThreadId, name: &'static str, state: i32, count: u64, h
     let Some(life) = recording() else {
         return;
     };
+    let started = life.hand_over();
     let mut shared = life.shared.lock();
     let stack = shared.tables.synthetic_stack(name);
     shared.last_stack.insert(thread.0, stack);
     samples(life, &mut shared, thread, stack, state, (count, hits));
+    drop(shared);
+    life.handed_over(started);
 }
 
 /// Samples on the thread's last stack (it has not run since).
@@ -53,9 +59,12 @@ pub fn repeat(thread: ThreadId, state: i32, count: u64, hits: u64) {
     let Some(life) = recording() else {
         return;
     };
+    let started = life.hand_over();
     let mut shared = life.shared.lock();
     let stack = shared.last_stack.get(&thread.0).copied().unwrap_or(0);
     samples(life, &mut shared, thread, stack, state, (count, hits));
+    drop(shared);
+    life.handed_over(started);
 }
 
 fn samples(
@@ -116,12 +125,9 @@ fn state_key(state: i32) -> u64 {
         } else {
             st::PARKED
         }
-    } else if state & JVMTI_JAVA_LANG_THREAD_STATE_MASK == JVMTI_JAVA_LANG_THREAD_STATE_RUNNABLE
-        || has(JVMTI_THREAD_STATE_SLEEPING)
-    {
-        st::SLEEPING
     } else {
-        // Waiting in some other way (the VM's own waits).
+        // Thread.sleep, a RUNNABLE thread that did not run, or a wait of the
+        // VM's own.
         st::SLEEPING
     }
 }
@@ -139,6 +145,7 @@ pub fn allocation<F: Frame>(
     let Some(life) = recording() else {
         return;
     };
+    let started = life.hand_over();
     let time = crate::clock::now_ns();
     let mut shared = life.shared.lock();
     let stack = shared.tables.stack(jvmti, jni, frames, depth);
@@ -154,6 +161,8 @@ pub fn allocation<F: Frame>(
         b: size,
     };
     life.push(&mut shared, e);
+    drop(shared);
+    life.handed_over(started);
 }
 
 /// `lock`: `thread` waited `waited` ns for the lock of an object of class
@@ -172,6 +181,7 @@ pub fn wait<F: Frame>(
     let Some(life) = recording() else {
         return;
     };
+    let started = life.hand_over();
     let now = crate::clock::now_ns();
     let mut shared = life.shared.lock();
     let stack = shared.tables.stack(jvmti, jni, frames, depth);
@@ -187,6 +197,8 @@ pub fn wait<F: Frame>(
         b: hash as u32 as u64,
     };
     life.push(&mut shared, e);
+    drop(shared);
+    life.handed_over(started);
 }
 
 #[cfg(test)]

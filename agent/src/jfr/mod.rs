@@ -31,6 +31,10 @@ use tables::Tables;
 /// The most events queued for the writer; past it (the writer cannot keep
 /// up, or is stuck on the disk) events are dropped and counted.
 const MAX_QUEUED: usize = 1 << 20;
+/// One hand-over in this many has its cost measured, and so many of the
+/// last measurements are kept.
+const TIME_EVERY: u64 = 16;
+const TIMED_KEPT: usize = 4096;
 
 /// What an event is (the writer turns each into its JFR event).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -92,6 +96,12 @@ pub struct Lifetime {
     failed: AtomicBool,
     shared: Mutex<Shared>,
     dropped: AtomicU64,
+    /// Hand-overs from the modes; of those timed (one in
+    /// [`TIME_EVERY`]), how many and the thread CPU they took, ns.
+    hooked: AtomicU64,
+    /// The last [`TIMED_KEPT`] measured hand-overs, ns (their median is
+    /// reported: a preempted hand-over on a loaded machine is an outlier).
+    timed: Mutex<Vec<u32>>,
     writer: OnceLock<crate::writer_stats::Handle>,
     /// The files' path template: the latest session's.
     template: Mutex<String>,
@@ -123,6 +133,7 @@ impl Lifetime {
         path: &str,
     ) -> Result<(), String> {
         *self.template.lock() = path.to_owned();
+        crate::tsc::init();
         let _ = self.info.set(info::Info::read(host.jvmti));
         if self.writer.get().is_none() {
             let handle = writer::spawn(self, host.threads, path)?;
@@ -174,14 +185,52 @@ impl Lifetime {
         }
     }
 
+    /// Counts a hand-over; one in [`TIME_EVERY`] gets its time measured
+    /// (`Some` start, in TSC ticks: two reads cost ~20 ns).
+    fn hand_over(&self) -> Option<u64> {
+        let n = self.hooked.fetch_add(1, Relaxed);
+        (n % TIME_EVERY == 0).then(crate::tsc::ticks)
+    }
+
+    fn handed_over(&self, started: Option<u64>) {
+        let Some(t) = started else {
+            return;
+        };
+        let ns = crate::tsc::ticks_to_ns(crate::tsc::ticks().saturating_sub(t));
+        let mut timed = self.timed.lock();
+        let n = self.hooked.load(Relaxed) / TIME_EVERY;
+        let ns = ns.min(u32::MAX as u64) as u32;
+        if timed.len() < TIMED_KEPT {
+            timed.push(ns);
+        } else {
+            timed[n as usize % TIMED_KEPT] = ns;
+        }
+    }
+
+    /// The median measured hand-over, ns.
+    fn median_hand_over(&self) -> u32 {
+        let mut t = self.timed.lock().clone();
+        t.sort_unstable();
+        t.get(t.len() / 2).copied().unwrap_or(0)
+    }
+
     pub fn summary(&self) -> String {
         let w = self.writer.get();
-        let unstored = self.shared.lock().tables.unstored;
+        let (unstored, stacks, methods) = {
+            let t = &self.shared.lock().tables;
+            (t.unstored, t.stacks.len(), t.methods.len())
+        };
+        let events = w.map_or(0, |w| w.events());
+        let hooked = self.hooked.load(Relaxed);
         format!(
-            "jfr: {} events so far, {} file(s) complete ({} KB); {} events dropped, {} stacks past the table's limit",
-            w.map_or(0, |w| w.events()),
+            "jfr: {events} events so far, {} file(s) complete ({} KB); {hooked} hand-overs from the modes, \
+             {} ns each (median); writer CPU {} ms ({} ns per event); {stacks} stacks and {methods} methods interned; \
+             {} events dropped, {} stacks past the table's limit",
             w.map_or(0, |w| w.files()),
             w.map_or(0, |w| w.bytes()) / 1000,
+            self.median_hand_over(),
+            w.map_or(0, |w| w.cpu_ns()) / 1_000_000,
+            w.map_or(0, |w| w.cpu_ns()) / events.max(1),
             self.dropped.load(Relaxed),
             unstored
         )

@@ -5,10 +5,12 @@
 //! costs one look-up). The writer takes what a file used from here when it
 //! ends the file.
 
+use crate::alloc::stack_keys::WordHasher;
 use crate::sampler::Frame;
 use crate::vm::async_trace::failure_name;
 use crate::vm::{Jni, Jvmti};
 use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 
 /// The most words the stacks' keys may hold (32 MiB); past it a new stack
 /// is recorded without one (stack 0) and counted.
@@ -55,15 +57,18 @@ pub struct FrameRec {
 #[derive(Default)]
 pub struct Tables {
     /// jmethodID -> method index (HotSpot never reuses a jmethodID).
-    by_id: HashMap<usize, u32>,
+    by_id: HashMap<usize, u32, BuildHasherDefault<WordHasher>>,
     /// Synthetic frames (`[GC_active]`, …) by name -> method index.
     synthetic: HashMap<&'static str, u32>,
     pub methods: Vec<MethodInfo>,
+    /// Class name as Java writes it -> class index (no conversion per event).
+    by_java_name: HashMap<String, u32>,
     /// Internal class name -> class index (from 1).
     class_index: HashMap<String, u32>,
     pub classes: Vec<String>,
-    /// Raw frames (method, bci and kind per frame) -> stack id (from 1).
-    stack_index: HashMap<Box<[u64]>, u32>,
+    /// Raw frames (method, bci and kind per frame) -> stack id (from 1),
+    /// hashed a word at a time (alloc's hasher: SipHash costs ~1 ns a byte).
+    stack_index: HashMap<Box<[u64]>, u32, BuildHasherDefault<WordHasher>>,
     /// Per stack id - 1: (first frame in `frames`, frames, truncated).
     pub stacks: Vec<(u32, u32, bool)>,
     pub frames: Vec<FrameRec>,
@@ -194,7 +199,12 @@ impl Tables {
     /// A class by its name as Java writes it (`java.lang.String`, `byte[]`):
     /// its index, from 1 (the recording's class key).
     pub fn class(&mut self, java_name: &str) -> u32 {
-        self.class_internal(&profrj_jfr::names::internal_type_name(java_name))
+        if let Some(&c) = self.by_java_name.get(java_name) {
+            return c;
+        }
+        let c = self.class_internal(&profrj_jfr::names::internal_type_name(java_name));
+        self.by_java_name.insert(java_name.to_owned(), c);
+        c
     }
 
     /// A class by its name as the JVM writes it (`java/lang/String`, `[B`).

@@ -5,7 +5,7 @@
 //! the VM's end writes its constant pools (the threads, stacks, methods and
 //! classes its events used), the metadata and the header, so a file under
 //! the recording's name is always a whole recording. The next file starts
-//! at once.
+//! with the next event.
 
 use super::{Event, Kind, Lifetime, Request};
 use crate::threads::Threads;
@@ -125,6 +125,8 @@ impl Writer {
             if self.life.failed.load(Acquire) {
                 self.life.shared.lock().queue.clear();
             }
+            let cpu = crate::writer_stats::thread_cpu_ns();
+            self.stats.cpu_ns.store(cpu, Relaxed);
             std::thread::park_timeout(Duration::from_millis(10));
         }
     }
@@ -135,11 +137,15 @@ impl Writer {
         if self.life.failed.load(Acquire) {
             return Ok(());
         }
-        if self.file.is_none() {
-            self.open()?;
-        }
         std::mem::swap(&mut self.batch, &mut self.life.shared.lock().queue);
         let mut batch = std::mem::take(&mut self.batch);
+        // A file starts with its first event; the first file also when it
+        // must end with none (a recording of no events is still one). So a
+        // session stopped after a dump leaves no file half made at exit.
+        let first_ends = request != Request::None && self.number == 0;
+        if self.file.is_none() && (!batch.is_empty() || first_ends) {
+            self.open()?;
+        }
         let result = batch.iter().try_for_each(|e| self.event(e));
         self.stats.events.fetch_add(batch.len() as u64, Relaxed);
         batch.clear();
