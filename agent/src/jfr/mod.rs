@@ -31,7 +31,7 @@ use tables::Tables;
 /// The most events queued for the writer; past it (the writer cannot keep
 /// up, or is stuck on the disk) events are dropped and counted.
 const MAX_QUEUED: usize = 1 << 20;
-/// One hand-over in this many has its cost measured, and so many of the
+/// One hand-over in this many (a power of two) has its cost measured, and so many of the
 /// last measurements are kept.
 const TIME_EVERY: u64 = 16;
 const TIMED_KEPT: usize = 4096;
@@ -189,7 +189,7 @@ impl Lifetime {
     /// (`Some` start, in TSC ticks: two reads cost ~20 ns).
     fn hand_over(&self) -> Option<u64> {
         let n = self.hooked.fetch_add(1, Relaxed);
-        (n % TIME_EVERY == 0).then(crate::tsc::ticks)
+        (n & (TIME_EVERY - 1) == 0).then(crate::tsc::ticks)
     }
 
     fn handed_over(&self, started: Option<u64>) {
