@@ -199,25 +199,32 @@ fn collapsed(file: &Path, extra: &[&str]) -> BTreeMap<String, u64> {
     collapsed_lines(&profrj_ok(&args)).into_iter().collect()
 }
 
+/// Runs harness class `main` with the agent's `options` plus a snapshot
+/// and a recording in a fresh directory: their paths.
+fn record(name: &str, options: &str, main: &str, args: &[&str]) -> (PathBuf, PathBuf) {
+    let dir = temp_dir(name);
+    let (xml, rec) = (dir.join("snap.xml"), dir.join("rec.jfr"));
+    let opts = format!("{options},file={},jfr={}", xml.display(), rec.display());
+    let run = run_java(&dir, &opts, main, args);
+    run.assert_success();
+    assert!(
+        run.stderr.contains("jfr recording written to"),
+        "{}",
+        run.stderr
+    );
+    (xml, rec)
+}
+
 /// One run of CpuSplit with sampling, its snapshot and its recording.
 fn cpu_split() -> &'static (PathBuf, PathBuf) {
     static RUN: OnceLock<(PathBuf, PathBuf)> = OnceLock::new();
     RUN.get_or_init(|| {
-        let dir = temp_dir("jfr-cpu-split");
-        let (xml, rec) = (dir.join("snap.xml"), dir.join("rec.jfr"));
-        let opts = format!(
-            "sampling,interval=2ms,file={},jfr={}",
-            xml.display(),
-            rec.display()
-        );
-        let run = run_java(&dir, &opts, "profrj.harness.CpuSplit", &["2000"]);
-        run.assert_success();
-        assert!(
-            run.stderr.contains("jfr recording written to"),
-            "{}",
-            run.stderr
-        );
-        (xml, rec)
+        record(
+            "jfr-cpu-split",
+            "sampling,interval=2ms",
+            "profrj.harness.CpuSplit",
+            &["2000"],
+        )
     })
 }
 
@@ -301,15 +308,12 @@ fn a_recording_holds_the_snapshots_samples_for_the_jdk_and_jmc() {
 /// interval of the thread's own CPU, so the machine's load cannot skew it.
 #[test]
 fn cpu_samples_split_three_to_one_as_the_jdk_reads_them() {
-    let dir = temp_dir("jfr-cpu-event");
-    let (xml, rec) = (dir.join("snap.xml"), dir.join("rec.jfr"));
-    let opts = format!(
-        "sampling,event=cpu,interval=1ms,file={},jfr={}",
-        xml.display(),
-        rec.display()
+    let (xml, rec) = record(
+        "jfr-cpu-event",
+        "sampling,event=cpu,interval=1ms",
+        "profrj.harness.CpuSplit",
+        &["3000"],
     );
-    let run = run_java(&dir, &opts, "profrj.harness.CpuSplit", &["3000"]);
-    run.assert_success();
     let hits = sum_threads(&read_snapshot(&xml), "sampler", "cumulated");
     let events = jfr_events(&rec, "jdk.ExecutionSample");
     assert_eq!(events.len() as u64, hits);
@@ -364,11 +368,12 @@ fn profrj_reads_its_recording_and_its_converted_snapshot_as_the_snapshot() {
 
 #[test]
 fn lock_waits_are_the_snapshots() {
-    let dir = temp_dir("jfr-lock");
-    let (xml, rec) = (dir.join("snap.xml"), dir.join("rec.jfr"));
-    let opts = format!("lock,file={},jfr={}", xml.display(), rec.display());
-    let run = run_java(&dir, &opts, "profrj.harness.LockContention", &["reentrant"]);
-    run.assert_success();
+    let (xml, rec) = record(
+        "jfr-lock",
+        "lock",
+        "profrj.harness.LockContention",
+        &["reentrant"],
+    );
     let text = read_snapshot(&xml);
     let (count, time) = (
         sum_threads(&text, "lock", "count"),
@@ -399,11 +404,7 @@ fn lock_waits_are_the_snapshots() {
 
 #[test]
 fn allocation_samples_are_the_snapshots() {
-    let dir = temp_dir("jfr-alloc");
-    let (xml, rec) = (dir.join("snap.xml"), dir.join("rec.jfr"));
-    let opts = format!("alloc=64k,file={},jfr={}", xml.display(), rec.display());
-    let run = run_java(&dir, &opts, "profrj.harness.AllocSites", &[]);
-    run.assert_success();
+    let (xml, rec) = record("jfr-alloc", "alloc=64k", "profrj.harness.AllocSites", &[]);
     let text = read_snapshot(&xml);
     // One event per sample, the weights the snapshot's bytes (each event's
     // weight is its estimate rounded down to a whole byte).

@@ -125,7 +125,7 @@ impl Writer {
             if self.life.failed.load(Acquire) {
                 self.life.shared.lock().queue.clear();
             }
-            let cpu = crate::writer_stats::thread_cpu_ns();
+            let cpu = crate::tsc::thread_cpu_ns();
             self.stats.cpu_ns.store(cpu, Relaxed);
             std::thread::park_timeout(Duration::from_millis(10));
         }
