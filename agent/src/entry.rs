@@ -98,7 +98,7 @@ unsafe fn option_string(p: *const c_char) -> Result<Option<String>, (String, Str
     }
 }
 
-/// A class name from the VM (modified UTF-8, as good as UTF-8 for names).
+/// A class name from the VM (modified UTF-8).
 ///
 /// # Safety
 /// `p` is null or a NUL-terminated string that outlives this call.
@@ -108,7 +108,8 @@ unsafe fn class_name(p: *const c_char) -> Option<String> {
     } else {
         // SAFETY: non-null (checked above), NUL-terminated and alive for the
         // call (the caller's promise).
-        Some(unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
+        let bytes = unsafe { CStr::from_ptr(p) }.to_bytes();
+        Some(profrj_format::names::decode_modified_utf8(bytes))
     }
 }
 
@@ -142,8 +143,8 @@ fn callbacks() -> JvmtiEventCallbacks {
         SampledObjectAlloc: Some(sampled_object_alloc),
         MonitorContendedEnter: Some(monitor_contended_enter),
         MonitorContendedEntered: Some(monitor_contended_entered),
-        GarbageCollectionStart: Some(trace_gc_start),
-        GarbageCollectionFinish: Some(trace_gc_finish),
+        GarbageCollectionStart: Some(agent_gc_start),
+        GarbageCollectionFinish: Some(agent_gc_finish),
         ClassLoad: Some(class_load),
         ClassPrepare: Some(class_prepare),
         CompiledMethodLoad: Some(compiled_method_load),
@@ -381,18 +382,19 @@ extern "C" fn gc_finish(_jvmti: *mut JvmtiEnv) {
     })
 }
 
-/// A GC starts (the agent's own environment, enabled by `trace`). Runs in
-/// the pause; calls no JNI or JVMTI, reads no pointer.
-extern "C" fn trace_gc_start(_jvmti: *mut JvmtiEnv) {
+/// A GC starts (the agent's own environment, enabled by `trace` and by
+/// `alloc,live`). Runs in the pause; calls no JNI or JVMTI, reads no pointer.
+extern "C" fn agent_gc_start(_jvmti: *mut JvmtiEnv) {
     guard("GarbageCollectionStart", (), || {
         if let Some(a) = agent::get() {
+            a.alloc.gc_started();
             a.trace.gc(true)
         }
     })
 }
 
-/// A GC ends (as [`trace_gc_start`]).
-extern "C" fn trace_gc_finish(_jvmti: *mut JvmtiEnv) {
+/// A GC ends (as [`agent_gc_start`]).
+extern "C" fn agent_gc_finish(_jvmti: *mut JvmtiEnv) {
     guard("GarbageCollectionFinish", (), || {
         if let Some(a) = agent::get() {
             a.trace.gc(false)

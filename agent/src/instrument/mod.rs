@@ -203,7 +203,9 @@ impl Instrumenter {
 
     /// The ClassFileLoadHook: new class-file bytes, or `None` to leave the
     /// class as it is. `redefined`: the class being retransformed or
-    /// redefined (null while it is first defined).
+    /// redefined (null while it is first defined). `name` is `None` for a
+    /// class defined without one (`defineClass(null, …)`): its name is then
+    /// read from its bytes.
     pub fn transform(
         &self,
         jvmti: Jvmti,
@@ -215,7 +217,14 @@ impl Instrumenter {
         if !self.ready.load(Acquire) {
             return None;
         }
-        let name = name?;
+        let named;
+        let name = match name {
+            Some(name) => name,
+            None => {
+                named = name_in(bytes)?;
+                &named
+            }
+        };
         let first_load = redefined.is_null();
         let java_name = name.replace('/', ".");
         let jdk = self.is_jdk_loader(jni, loader);
@@ -366,4 +375,12 @@ fn stamped_copy(bytes: &[u8]) -> Result<Vec<u8>, String> {
         return Err("the census check's class has a stamp field already".into());
     }
     Ok(profrj_bytecode::write_class(&class))
+}
+
+/// The internal name a class file gives itself (`this_class`); `None` if
+/// the bytes do not parse (the VM will refuse them too).
+fn name_in(bytes: &[u8]) -> Option<String> {
+    let class = profrj_bytecode::parse_class(bytes).ok()?;
+    let name = class.constant_pool.class_utf8(class.this_class)?;
+    Some(profrj_format::names::decode_modified_utf8(name))
 }

@@ -24,6 +24,7 @@
 
 use parking_lot::Mutex;
 use profrj_bytecode::ClassFile;
+use profrj_format::names::decode_modified_utf8;
 use std::collections::HashMap;
 
 /// The field's name and descriptor (`profrj.runtime.Stamps.FIELD`).
@@ -101,7 +102,8 @@ pub fn apply(class: &mut ClassFile<'_>, name: &str, plan: Plan, seen: &Seen) -> 
                 return false;
             }
             let cp = &class.constant_pool;
-            let Some(super_name) = cp.class_name(class.super_class) else {
+            // Decoded as the hook's names are, so the two spell it alike.
+            let Some(super_name) = cp.class_utf8(class.super_class).map(decode_modified_utf8) else {
                 seen.record(name, false);
                 return false;
             };

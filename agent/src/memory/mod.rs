@@ -44,7 +44,7 @@ mod stamps;
 mod vm_alloc;
 mod weak_refs;
 
-pub use mechanism::{pause_collectors_only, Mechanism};
+pub use mechanism::Mechanism;
 pub use probes::natives;
 pub use section::write_section;
 pub use sites_section::write_sites;
