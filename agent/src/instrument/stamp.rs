@@ -103,7 +103,8 @@ pub fn apply(class: &mut ClassFile<'_>, name: &str, plan: Plan, seen: &Seen) -> 
             }
             let cp = &class.constant_pool;
             // Decoded as the hook's names are, so the two spell it alike.
-            let Some(super_name) = cp.class_utf8(class.super_class).map(decode_modified_utf8) else {
+            let Some(super_name) = cp.class_utf8(class.super_class).map(decode_modified_utf8)
+            else {
                 seen.record(name, false);
                 return false;
             };
