@@ -3,7 +3,7 @@
 //! buffer: the writer formats millions of them, and `write!` per attribute
 //! cost several times more.
 //!
-//! Choices where the format leaves room (README, "trace"):
+//! Choices where the format leaves room (docs/SNAPSHOT.md, "What a `trace` file holds"):
 //! - ids are small integers from one sequence shared by every kind (thread,
 //!   class, method, object), so no two ids of a document are ever equal;
 //!   node, process, agent and trace ids are random UUIDs;

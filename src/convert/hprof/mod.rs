@@ -5,7 +5,7 @@
 //! `<memory>`) and from `<alloc>`, CPU SAMPLES from `<sampler>`, CPU TIME
 //! (ms) from `<profile>`, MONITOR TIME from `<lock>`.
 //!
-//! What is mapped to what (README, "convert --to hprof", says it too):
+//! What is mapped to what (docs/READING.md, "convert --to hprof", says it too):
 //! - A TRACE is a stack's top `depth` frames (HPROF's `depth`, 4 unless
 //!   `--depth`), innermost first; nodes whose top frames agree share one, and
 //!   their figures add up, as HPROF's own traces merge deeper stacks. Threads
