@@ -29,14 +29,11 @@ impl Stacks {
     /// The node of location `location` called from `parent`'s path.
     pub fn child(&mut self, parent: u32, location: u32) -> u32 {
         let next = self.nodes.len() as u32;
-        *self
-            .children
-            .entry((parent, location))
-            .or_insert_with(|| {
-                self.nodes.push((parent, location));
-                self.index.push(0);
-                next
-            })
+        *self.children.entry((parent, location)).or_insert_with(|| {
+            self.nodes.push((parent, location));
+            self.index.push(0);
+            next
+        })
     }
 
     /// The stack index of `node`'s path (the next one the first time).

@@ -47,7 +47,7 @@ fn streamed_bytes_equal_the_held_encoders() {
         rng % n
     };
     for round in 0..6 {
-        let modes: [(&'static [ValueType], Option<(ValueType, i64)>); 3] = [
+        let modes: [Mode; 3] = [
             (
                 &[types::SAMPLES, types::RUNNABLE_SAMPLES],
                 Some((types::CPU_PERIOD, 10_000_000)),
@@ -85,6 +85,9 @@ fn streamed_bytes_equal_the_held_encoders() {
         }
     }
 }
+
+/// A mode's weights and its period.
+type Mode = (&'static [ValueType], Option<(ValueType, i64)>);
 
 /// Adds threads and nodes to `t` (and figures to old nodes): more threads
 /// of one name, a deep chain in round 0.
