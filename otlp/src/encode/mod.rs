@@ -89,8 +89,9 @@ impl Attribute {
     }
 }
 
-/// A request being built: profiles added one mode at a time, then
-/// [`Request::finish`]ed with the resource.
+/// A request being built: profiles added one mode at a time, then written
+/// out with the resource ([`Request::write`]; [`Request::finish`] makes the
+/// bytes of the push's small requests).
 pub struct Request {
     strings: Vec<Box<str>>,
     string_index: HashMap<Box<str>, u32>,
