@@ -173,8 +173,8 @@ fn to_otlp(snap: &Snapshot, args: &Args, out: Option<&Path>) -> Result<(), Strin
         .ok()
         .filter(|s| !s.is_empty())
         .unwrap_or_else(|| "unknown_service:java".to_owned());
-    let bytes = otlp::otlp(snap, &args.snapshot, &service)?;
-    stream(out, |w| w.write_all(&bytes))
+    let request = otlp::Otlp::new(snap, &args.snapshot, &service)?;
+    stream(out, |w| request.write(w))
 }
 
 fn to_jfr(snap: &Snapshot, args: &Args) -> Result<(), String> {
