@@ -5,11 +5,14 @@
 //!
 //! Only what a run decides is normalised: times (`cpuTime`, `elapsedTime`,
 //! profile's times and overheads), the sampler's counts and its call trees
-//! (which stacks a sample meets), identity hash codes and lambda classes'
-//! addresses in the monitor dump, and the `max` of objects whose peak a
-//! GC's timing decides (MemoryTruth's churn). Siblings in `<profile>` are
-//! ordered by time, and the sampler's threads by when it met them, so
-//! those are compared as sets. Every other byte of
+//! (which stacks a sample meets), identity hash codes in the monitor dump,
+//! lambda classes' addresses, the `max` of objects whose peak a GC's timing
+//! decides (MemoryTruth's churn), and `alloc`'s samples on the main thread
+//! (HotSpot draws a thread's first sample point when the thread starts, at
+//! the interval then in force: a random point of the main thread's first
+//! 512 KiB). Siblings in `<profile>` are
+//! ordered by time, and the threads of `<sampler>`, `<memory>` and
+//! `<sites>` by when the agent met them, so those are compared as sets. Every other byte of
 //! every line is compared, escaping and attribute order included.
 //!
 //! The golden files come from real runs, never from editing:
@@ -32,14 +35,21 @@ struct Case {
     main: &'static str,
 }
 
-const CASES: [Case; 3] = [
-    // Interpreted: the JIT's timing decides nothing (escape analysis would
-    // drop some of `alloc`'s every-object samples).
+const CASES: [Case; 4] = [
+    // Interpreted: the JIT's timing decides nothing.
     Case {
         name: "instrumented",
         jvm: &["-Xint"],
-        options: "sampling,profile,memory,coverage,alloc=0,include=profrj.harness.*",
+        options: "sampling,profile,memory,coverage,include=profrj.harness.*",
         main: "profrj.harness.CoverageTruth",
+    },
+    // Every object sampled (escape analysis, off with -Xint, would drop
+    // some) on a thread started after the agent.
+    Case {
+        name: "alloc",
+        jvm: &["-Xint"],
+        options: "alloc=0",
+        main: "profrj.harness.GoldenAllocs",
     },
     Case {
         name: "memory",
@@ -186,24 +196,52 @@ fn blocks(lines: &[String]) -> Vec<Block> {
     out
 }
 
-/// The sampler's threads sorted (their ids, hence their order, follow the
-/// order the sampler met the JVM's own threads in).
-fn sort_sampler_threads(lines: Vec<String>) -> Vec<String> {
-    let Some(start) = lines.iter().position(|l| l == " <sampler>") else {
-        return lines;
-    };
-    let Some(end) = lines.iter().position(|l| l == " </sampler>") else {
-        return lines;
-    };
-    let mut threads: Vec<Vec<String>> = blocks(&lines[start + 1..end])
-        .into_iter()
-        .map(|b| b.lines)
-        .collect();
-    threads.sort();
-    let mut out = lines[..=start].to_vec();
-    out.extend(threads.into_iter().flatten());
-    out.extend_from_slice(&lines[end..]);
+/// `<alloc>` without the main thread's tree (see the file's comment).
+fn drop_main_allocations(lines: Vec<String>) -> Vec<String> {
+    let mut out = Vec::with_capacity(lines.len());
+    let mut section = String::new();
+    let mut skipping = false;
+    for line in lines {
+        if line.starts_with(" <") && !line.starts_with(" </") {
+            section = tag(&line).unwrap_or_default().to_owned();
+        }
+        if section == "alloc" && line.starts_with("  <thread name=\"main\"") {
+            skipping = !line.ends_with("/>");
+            continue;
+        }
+        if skipping {
+            skipping = line != "  </thread>";
+            continue;
+        }
+        out.push(line);
+    }
     out
+}
+
+/// The threads of the sections whose order follows the agent's thread ids
+/// sorted: ids follow the order threads were met in (the sampler's ticks
+/// against the JVM's own threads' starts, two threads starting at once).
+fn sort_threads(mut lines: Vec<String>) -> Vec<String> {
+    for section in ["sampler", "memory", "sites"] {
+        let open = format!(" <{section}>");
+        let close = format!(" </{section}>");
+        let Some(start) = lines.iter().position(|l| *l == open) else {
+            continue;
+        };
+        let Some(end) = lines.iter().position(|l| *l == close) else {
+            continue;
+        };
+        let mut threads: Vec<Vec<String>> = blocks(&lines[start + 1..end])
+            .into_iter()
+            .map(|b| b.lines)
+            .collect();
+        threads.sort();
+        let mut out = lines[..=start].to_vec();
+        out.extend(threads.into_iter().flatten());
+        out.extend_from_slice(&lines[end..]);
+        lines = out;
+    }
+    lines
 }
 
 /// The children of every `<profile>` in the profile section sorted (their
@@ -284,13 +322,14 @@ fn normalise(text: &str) -> String {
                 line = blank(&line, &["max", "cumulatedMax"]);
             }
             "lock" => {
-                line = blank_lambda_addresses(&blank(&line, &["hash", "time", "cumulatedTime"]));
+                line = blank(&line, &["hash", "time", "cumulatedTime"]);
             }
             _ => {}
         }
-        lines.push(line);
+        lines.push(blank_lambda_addresses(&line));
     }
-    let mut out = sort_sampler_threads(sort_profile_siblings(lines)).join("\n");
+    let lines = drop_main_allocations(lines);
+    let mut out = sort_threads(sort_profile_siblings(lines)).join("\n");
     out.push('\n');
     out
 }
