@@ -191,63 +191,41 @@ pub enum Visit<'a, W> {
     Leave,
 }
 
-/// The `<thread>` start tag of a weighted call-tree section (`<alloc>`,
-/// `<lock>`): the thread's name, CPU time, life in `window` and whether it
-/// is alive, as `<sampler>` writes them; the section adds its totals.
-pub fn thread_start(
-    t: &crate::threads::ThreadRecord,
-    window: (u64, u64),
-) -> quick_xml::events::BytesStart<'static> {
-    use profrj_format::calls::{CPU_TIME, IS_ALIVE, NAME, THREAD};
-    use profrj_format::sampler::thread::ELAPSED_TIME;
-    let mut el = quick_xml::events::BytesStart::new(THREAD);
-    el.push_attribute((NAME, crate::xml::name(&t.name).as_ref()));
-    el.push_attribute((CPU_TIME, t.cpu_ns.to_string().as_str()));
-    el.push_attribute((ELAPSED_TIME, t.elapsed_ns(window).to_string().as_str()));
-    el.push_attribute((IS_ALIVE, profrj_format::boolean(t.is_alive())));
-    el
-}
-
-/// Writes a tree's nodes as `<profile name=… [class="true"] …>` elements,
-/// nested as the tree is (the `<alloc>` and `<lock>` sections' shape):
-/// `names` by [`NameId`], `classes` the names that are class frames, and
-/// `figures` appending a node's own and cumulated attributes to its tag.
-pub fn write_nodes<W: Weights>(
-    w: &mut crate::snapshot::XmlWriter,
-    tree: &WeightTree<W>,
-    (names, classes): (&[Box<str>], &std::collections::HashSet<NameId>),
-    escaped: &mut crate::xml::EscapedNames,
-    figures: impl Fn(&mut String, &W, &W),
-) -> std::io::Result<()> {
-    use profrj_format::alloc::node::{CLASS, NAME};
-    use profrj_format::calls::NODE;
-    use quick_xml::events::{BytesEnd, BytesStart, Event};
-    let mut buf = String::with_capacity(256);
-    tree.walk(|v| match v {
-        Visit::Enter {
-            name,
-            own,
-            cumulated,
-            leaf,
-        } => {
-            let text = names.get(name as usize).map_or("", |s| &**s);
-            let esc = escaped.get(name, text);
-            buf.clear();
-            buf.push_str(NODE);
-            crate::xml::push_attribute(&mut buf, NAME, esc);
-            if classes.contains(&name) {
-                crate::xml::push_attribute(&mut buf, CLASS, profrj_format::TRUE);
+impl<W: Weights> WeightTree<W> {
+    /// The tree in the model's form ([`crate::model::ThreadTree`]): nodes
+    /// depth first, heaviest children first; `figures` appends a node's
+    /// values given its own and cumulated weights (the root's too, from
+    /// zero own weights and the thread's totals).
+    pub fn to_model(
+        &self,
+        thread: Option<crate::threads::ThreadId>,
+        figures: impl Fn(&mut Vec<u64>, &W, &W),
+    ) -> crate::model::ThreadTree {
+        let mut values = Vec::new();
+        figures(&mut values, &W::default(), &self.nodes[0].cumulated);
+        let mut tree = crate::model::ThreadTree::new(thread, values.clone());
+        let mut depth = 0u32;
+        let _ = self.walk(|v| {
+            match v {
+                Visit::Enter {
+                    name,
+                    own,
+                    cumulated,
+                    leaf,
+                } => {
+                    values.clear();
+                    figures(&mut values, own, cumulated);
+                    tree.push(name, depth + 1, &values);
+                    if !leaf {
+                        depth += 1;
+                    }
+                }
+                Visit::Leave => depth -= 1,
             }
-            figures(&mut buf, own, cumulated);
-            let el = BytesStart::from_content(buf.as_str(), NODE.len());
-            w.write_event(if leaf {
-                Event::Empty(el)
-            } else {
-                Event::Start(el)
-            })
-        }
-        Visit::Leave => w.write_event(Event::End(BytesEnd::new(NODE))),
-    })
+            Ok(())
+        });
+        tree
+    }
 }
 
 #[cfg(test)]

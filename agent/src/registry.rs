@@ -1,129 +1,15 @@
-//! The profiling modes behind one interface. A session opens the modes its
-//! options name (the registry below) and from then on talks to them only
-//! through [`Mode`]: start or resume, stop, a snapshot's section, a status
-//! line. Adding a mode means: its folder with a `Mode` implementation, one
-//! [`Registration`] in [`REGISTRY`], and the CLI's readers for its section.
+//! Every mode, in one list: the only place that names them all. A session
+//! opens the modes its options name and from then on talks to them only
+//! through [`Mode`]. Adding a mode means its folder (a [`Registration`] and
+//! a [`Mode`]), one line in [`REGISTRY`], and the CLI's readers for its
+//! section (docs/ARCHITECTURE.md).
 
-use crate::instrument::Instrumenter;
+use crate::error::AgentError;
+use crate::instrument::Probes;
+use crate::mode::{Cx, Mode, Registration};
 use crate::options::Options;
-use crate::snapshot::XmlWriter;
-use crate::threads::{ThreadRecord, Threads};
-use crate::vm::sys::{JvmtiEnv, JvmtiExtensionFunction};
-use crate::vm::{AgentThreadEntry, AllocHook, Capabilities, Jni, Jvmti, Native, VmHandle};
+use crate::vm::{Capabilities, Native};
 use crate::{alloc, coverage, lock, memory, profile, sampler, trace};
-use jni_sys::jlong;
-use std::io;
-
-/// The functions of the FFI edge (`entry`, each inside the panic guard) that
-/// modes hand to the VM: agent-thread bodies, callbacks of a mode's own JVMTI
-/// environment, the JNI interception hook. Given to the agent when it is
-/// created, so no mode names `entry`. Their contracts, which the modes'
-/// SAFETY comments rely on: `sampler_thread` takes one reference of an
-/// `Arc<Sampler>` from `Arc::into_raw` as its argument; `memory_thread`
-/// reads no argument; the GC and ObjectFree callbacks are written for those
-/// events' calls.
-#[derive(Clone, Copy)]
-pub struct EntryPoints {
-    pub sampler_thread: AgentThreadEntry,
-    pub memory_thread: AgentThreadEntry,
-    pub gc_start: unsafe extern "C" fn(*mut JvmtiEnv),
-    pub gc_finish: unsafe extern "C" fn(*mut JvmtiEnv),
-    pub object_free: unsafe extern "C" fn(*mut JvmtiEnv, jlong),
-    pub jni_alloc: AllocHook,
-}
-
-/// What modes use of the agent, which they never see whole: its JVMTI
-/// environment and VM, the thread table, the instrumenter, the FFI edge's
-/// entry points and what a mode keeps for the JVM's lifetime.
-#[derive(Clone, Copy)]
-pub struct Host<'a> {
-    pub jvmti: Jvmti,
-    pub vm: VmHandle,
-    pub threads: &'a Threads,
-    pub instrumenter: &'a Instrumenter,
-    pub entry_points: &'a EntryPoints,
-    /// HotSpot's GetVirtualThread extension (JDK 21+), for sampling virtual threads.
-    pub get_virtual_thread: Option<JvmtiExtensionFunction>,
-    pub memory: &'a memory::Lifetime,
-    pub profile: &'a profile::Lifetime,
-    pub coverage: &'a coverage::Lifetime,
-    /// Where SampledObjectAlloc finds the `alloc` session's recorder.
-    pub alloc: &'a alloc::Slot,
-    /// Where the monitor events find the `lock` session's recorder.
-    pub lock: &'a lock::Slot,
-    /// What `trace` keeps for the JVM's lifetime (its rings and writer).
-    pub trace: &'a trace::Lifetime,
-}
-
-/// What a mode works with: the host, the calling thread's JNI, and the
-/// session's options.
-pub struct Cx<'a> {
-    /// The agent lives as long as the JVM: what a mode keeps for the JVM's
-    /// lifetime may be held by the session's mode value.
-    pub host: Host<'static>,
-    pub jni: &'a Jni,
-    pub options: &'a Options,
-}
-
-/// One profiling mode of a session.
-pub trait Mode: Send + Sync {
-    /// Starts collecting, or resumes after [`Mode::stop`] with the data kept.
-    fn start(&self, cx: &Cx) -> Result<(), String>;
-    /// Stops collecting; the data stays for a snapshot and a resume.
-    fn stop(&self);
-    /// What a snapshot needs from this mode, taken before the thread records
-    /// are read (a forced GC, counts read through JNI); the returned section
-    /// writes it.
-    fn snapshot(&self, cx: &Cx) -> Result<Box<dyn Section + '_>, String>;
-    /// The VM is dying; its last snapshot follows.
-    fn vm_dying(&self) {}
-    /// What the mode did and cost, for `status` and the exit log.
-    fn summary(&self) -> Option<String> {
-        None
-    }
-}
-
-/// A mode's part of one snapshot.
-pub trait Section {
-    /// Writes the section; `threads` are the thread records (indexed by
-    /// ThreadId) and `window` the session's (start, end) in ns.
-    fn write(
-        &self,
-        w: &mut XmlWriter,
-        threads: &[ThreadRecord],
-        window: (u64, u64),
-    ) -> io::Result<()>;
-
-    /// A section of profrj's own a contract mode adds, written after every
-    /// mode's [`Section::write`] so the contract's four come first and in
-    /// their order (`memory`'s `<sites>`).
-    fn write_after(
-        &self,
-        _w: &mut XmlWriter,
-        _threads: &[ThreadRecord],
-        _window: (u64, u64),
-    ) -> io::Result<()> {
-        Ok(())
-    }
-}
-
-/// One mode as the agent knows it before any session: its name, whether a
-/// session's options ask for it, how to open it, and what the JVM must
-/// grant or bind for it whether or not a session uses it yet.
-pub struct Registration {
-    /// The option and section name.
-    pub name: &'static str,
-    /// Whether a session's options ask for the mode.
-    pub wanted: fn(&Options) -> bool,
-    /// Opens it for a session (once; `start` then runs on every resume).
-    pub open: fn(&Cx) -> Result<Box<dyn Mode>, String>,
-    /// The probe class's natives its probes call. The probe class is defined
-    /// once per JVM, so every mode's natives are bound then.
-    pub natives: fn() -> Vec<Native>,
-    /// JVMTI capabilities it needs (added when its session starts, or at
-    /// start-up, where some can only be had); `Err` names one the JVM lacks.
-    pub capabilities: fn(&mut Capabilities) -> Result<(), String>,
-}
 
 /// Every mode. Sections appear in a snapshot in this order.
 pub const REGISTRY: &[Registration] = &[
@@ -150,63 +36,45 @@ impl std::ops::Deref for Opened {
     }
 }
 
-/// Prefixes an error with the mode's name, unless it names it already.
-pub fn named(name: &str, e: String) -> String {
-    if e.starts_with(name) {
-        e
-    } else {
-        format!("{name}: {e}")
-    }
+/// The registrations `options` asks for, in order.
+pub fn wanted(options: &Options) -> impl Iterator<Item = &'static Registration> + '_ {
+    REGISTRY.iter().filter(|r| (r.wanted)(options))
 }
 
 /// The modes `cx.options` asks for, opened.
-pub fn open(cx: &Cx) -> Result<Vec<Opened>, String> {
-    REGISTRY
-        .iter()
-        .filter(|r| (r.wanted)(cx.options))
+pub fn open(cx: &Cx) -> Result<Vec<Opened>, AgentError> {
+    wanted(cx.options)
         .map(|r| {
-            let mode = (r.open)(cx).map_err(|e| named(r.name, e))?;
+            let mode = (r.open)(cx).map_err(|e| e.in_mode(r.name))?;
             Ok(Opened { name: r.name, mode })
         })
         .collect()
 }
 
-/// Every mode's probe natives, bound when the probe class is defined.
+/// Every probe native, the modes' and the core's, bound when the probe
+/// class is defined.
 pub fn all_natives() -> Vec<Native> {
-    REGISTRY.iter().flat_map(|r| (r.natives)()).collect()
+    let mut natives = crate::host::natives().to_vec();
+    natives.extend(REGISTRY.iter().flat_map(|r| (r.natives)()));
+    natives
 }
 
 /// Asks for the capabilities of the modes `options` names.
-pub fn capabilities(options: &Options, caps: &mut Capabilities) -> Result<(), String> {
-    REGISTRY
-        .iter()
-        .filter(|r| (r.wanted)(options))
-        .try_for_each(|r| (r.capabilities)(caps))
+pub fn capabilities(options: &Options, caps: &mut Capabilities) -> Result<(), AgentError> {
+    wanted(options).try_for_each(|r| (r.capabilities)(caps).map_err(|e| e.in_mode(r.name)))
 }
 
-/// The ids the rewriter's probes pass, given out by the modes that read them.
-pub struct ModeIds(pub Host<'static>);
+/// The probes the modes `options` names put in classes.
+pub fn probes(options: &Options) -> Probes {
+    wanted(options).fold(Probes::NONE, |p, r| p.union((r.probes)(options)))
+}
 
-impl crate::instrument::ProbeIds for ModeIds {
-    fn coverage_method(&self, layout: crate::instrument::MethodLines) -> u32 {
-        self.0.coverage.method_id(layout)
-    }
-
-    fn coverage_stripes(&self) -> u32 {
-        self.0.coverage.stripes()
-    }
-
-    fn coverage_class(&self, class: &str, source: Option<String>, methods: &[u32]) {
-        self.0.coverage.add_class(class, source, methods)
-    }
-
-    fn alloc_site(&self, place: crate::instrument::AllocPlace, java_type: &str) -> u32 {
-        self.0.memory.site_id(place, java_type)
-    }
-
-    fn alloc_place(&self, place: crate::instrument::AllocPlace) -> u32 {
-        self.0.memory.place_id(place)
-    }
+/// The names of the modes `options` names that probe the classes in scope.
+pub fn instrumenting(options: &Options) -> Vec<&'static str> {
+    wanted(options)
+        .filter(|r| (r.probes)(options).any_scoped())
+        .map(|r| r.name)
+        .collect()
 }
 
 #[cfg(test)]
@@ -227,5 +95,7 @@ mod tests {
             assert_eq!(asked, [r.name]);
         }
         assert!(REGISTRY.iter().all(|r| !(r.wanted)(&Options::default())));
+        assert!(REGISTRY.len() <= crate::states::MAX_STATES);
+        assert!(REGISTRY.len() <= crate::per_thread::SLOTS);
     }
 }

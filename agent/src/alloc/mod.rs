@@ -17,14 +17,16 @@
 //! a snapshot runs a GC and keeps only the samples whose object survived.
 
 pub mod mode;
+mod model;
 mod recent;
-mod section;
 mod stack_keys;
 
 use crate::calltree::{NodeId, WeightTree, Weights};
-use crate::instrument::registry::{java_type, java_type_name};
+use crate::events::{Allocation, Listener};
+use crate::host::Host;
+use crate::instrument::registry::java_type_name;
 use crate::methods::{java_class_name, MethodNames, NameId};
-use crate::modes::Host;
+use crate::per_thread::{self, Held, ThreadValue};
 use crate::threads::{Identity, ThreadId};
 use crate::vm::sys::JvmtiFrameInfo;
 use crate::vm::{jthread, Jni, Jvmti};
@@ -74,16 +76,18 @@ pub fn weigh(size: u64, interval: u32) -> Alloc {
     }
 }
 
-/// Where the event finds the running session's recorder. Owned by the agent.
+/// What `alloc` keeps for the JVM's lifetime (the host's state of this
+/// type): where SampledObjectAlloc, which it listens to, finds the running
+/// session's recorder.
 #[derive(Default)]
-pub struct Slot {
+pub struct Lifetime {
     current: RwLock<Option<Arc<Recorder>>>,
     /// Recorders made so far: each one's id, so that per-thread caches of
     /// one session's names are never read in the next.
     made: AtomicU64,
 }
 
-impl Slot {
+impl Lifetime {
     fn current(&self) -> Option<Arc<Recorder>> {
         self.current.read().clone()
     }
@@ -142,7 +146,7 @@ struct Data {
     kept: usize,
 }
 
-/// What the allocating thread keeps between events.
+/// What the allocating thread keeps between events (in its record).
 #[derive(Default)]
 struct PerThread {
     /// Its frame buffer (stacks can be thousands deep).
@@ -170,8 +174,13 @@ impl PerThread {
     }
 }
 
-thread_local! {
-    static PER_THREAD: RefCell<PerThread> = RefCell::new(PerThread::default());
+/// The thread ends: its remembered references go.
+impl ThreadValue for RefCell<PerThread> {
+    fn thread_ended(&self, jni: Option<&Jni>) {
+        if let (Some(jni), Ok(mut mine)) = (jni, self.try_borrow_mut()) {
+            mine.recent.forget(jni);
+        }
+    }
 }
 
 impl Recorder {
@@ -200,12 +209,15 @@ impl Recorder {
         if !self.active.load(Relaxed) {
             return;
         }
-        PER_THREAD.with(|mine| {
-            let Ok(mut mine) = mine.try_borrow_mut() else {
-                return; // an event inside an event: not expected, never twice borrowed
-            };
-            self.sampled_on(host, jni, (thread, object, class, size), &mut mine)
-        })
+        per_thread::with(
+            || Some(Held::Own(Box::default())),
+            |mine: &RefCell<PerThread>| {
+                let Ok(mut mine) = mine.try_borrow_mut() else {
+                    return; // an event inside an event: not expected, never twice borrowed
+                };
+                self.sampled_on(host, jni, (thread, object, class, size), &mut mine)
+            },
+        );
     }
 
     fn sampled_on(
@@ -388,32 +400,13 @@ pub struct Captured {
     live: bool,
 }
 
-/// The ThreadEnd of an OS thread: its remembered references go.
-pub fn thread_ended(jni: &Jni) {
-    let _ = PER_THREAD.try_with(|mine| {
-        if let Ok(mut mine) = mine.try_borrow_mut() {
-            mine.recent.forget(jni);
-        }
-    });
-}
-
-/// The SampledObjectAlloc event (called by `entry`).
-pub fn sampled_object_alloc(
-    host: &Host,
-    jni: &Jni,
-    thread: jthread,
-    object: jobject,
-    class: jclass,
-    size: i64,
-) {
-    if let Some(r) = host.alloc.current() {
-        r.sampled(host, jni, thread, object, class, size.max(0) as u64);
-        if crate::trace::on() {
-            if let Ok(sig) = host.jvmti.class_signature(class) {
-                let ty = host.memory.type_id(&java_type(&sig).0);
-                crate::trace::object_sampled(jni, ty, size.max(0) as u64);
-            }
-        }
+/// SampledObjectAlloc, on the allocating thread.
+impl Listener for Lifetime {
+    fn sampled_object_alloc(&self, jni: &Jni, a: &Allocation) {
+        let (Some(r), Some(host)) = (self.current(), crate::host::get()) else {
+            return;
+        };
+        r.sampled(host, jni, a.thread, a.object, a.class, a.size);
     }
 }
 

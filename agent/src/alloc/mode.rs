@@ -1,14 +1,16 @@
 //! `alloc` as a [`Mode`]: a recorder per session, reached by the
-//! SampledObjectAlloc event through the agent's [`super::Slot`].
+//! SampledObjectAlloc event through the mode's [`Lifetime`].
 
-use super::{Captured, Recorder};
+use super::{Captured, Lifetime, Recorder};
+use crate::error::AgentError;
+use crate::events::Kind;
+use crate::host::Host;
 use crate::log;
-use crate::modes::{Cx, Mode, Registration, Section};
-use crate::snapshot::XmlWriter;
+use crate::mode::{Capture, Cx, Mode, Registration};
+use crate::model::Section;
 use crate::threads::ThreadRecord;
 use crate::vm::sys::Capability;
-use crate::vm::{Capabilities, JvmtiEvent};
-use std::io;
+use crate::vm::{Capabilities, Jvmti};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 
@@ -19,43 +21,38 @@ pub const REGISTRATION: Registration = Registration {
     open,
     natives: Vec::new,
     capabilities,
+    probes: Registration::no_probes,
 };
 
-fn capabilities(caps: &mut Capabilities) -> Result<(), String> {
-    caps.need(
+fn capabilities(caps: &mut Capabilities) -> Result<(), AgentError> {
+    Ok(caps.need(
         Capability::GenerateSampledObjectAllocEvents,
         "alloc (JDK 11 or newer)",
-    )
+    )?)
 }
 
 struct AllocMode {
+    host: &'static Host,
+    life: &'static Lifetime,
     recorder: Arc<Recorder>,
-    jvmti: crate::vm::Jvmti,
+    jvmti: Jvmti,
     /// `live` needs a GC at every snapshot; at exit only a pause collector
     /// can still run one (a concurrent one would wait for stopped threads).
     gc_at_exit: bool,
     dying: AtomicBool,
 }
 
-fn open(cx: &Cx) -> Result<Box<dyn Mode>, String> {
+fn open(cx: &Cx) -> Result<Box<dyn Mode>, AgentError> {
     let o = cx.options;
     let interval = o.alloc.unwrap_or_default();
     let host = cx.host;
-    let gc_at_exit = o.live && {
-        // The collectors' names come from the runtime class.
-        let natives = crate::modes::all_natives();
-        host.instrumenter
-            .define_runtime(host.jvmti, cx.jni, &natives)
-            .is_ok()
-            && crate::memory::pause_collectors_only(cx.jni)
-    };
+    let life = host.state::<Lifetime>();
+    host.events.subscribe(life, &[Kind::SampledObjectAlloc]);
+    let gc_at_exit = o.live && host.pause_collectors_only(cx.jni);
     Ok(Box::new(AllocMode {
-        recorder: Arc::new(Recorder::new(
-            host.alloc.next_id(),
-            interval,
-            o.live,
-            o.depth,
-        )),
+        host,
+        life,
+        recorder: Arc::new(Recorder::new(life.next_id(), interval, o.live, o.depth)),
         jvmti: host.jvmti,
         gc_at_exit,
         dying: AtomicBool::new(false),
@@ -63,33 +60,38 @@ fn open(cx: &Cx) -> Result<Box<dyn Mode>, String> {
 }
 
 impl Mode for AllocMode {
-    fn start(&self, cx: &Cx) -> Result<(), String> {
+    fn start(&self, cx: &Cx) -> Result<(), AgentError> {
         let jvmti = self.jvmti;
         jvmti
             .set_heap_sampling_interval(self.recorder.interval)
-            .map_err(|e| format!("SetHeapSamplingInterval: {}", jvmti.error_name(e)))?;
-        cx.host.alloc.set(Some(self.recorder.clone()));
+            .map_err(|e| AgentError::jvmti(jvmti, "SetHeapSamplingInterval", e))?;
+        self.life.set(Some(self.recorder.clone()));
         self.recorder.active.store(true, Relaxed);
-        jvmti
-            .set_event_enabled(JvmtiEvent::SAMPLED_OBJECT_ALLOC, true)
-            .map_err(|e| format!("SampledObjectAlloc: {}", jvmti.error_name(e)))
+        let _ = cx;
+        self.host
+            .want(self.life, Kind::SampledObjectAlloc, true)
+            .map_err(|e| match e {
+                AgentError::Jvmti { error, .. } => AgentError::Jvmti {
+                    call: "SampledObjectAlloc".into(),
+                    error,
+                },
+                e => e,
+            })
     }
 
     fn stop(&self) {
         self.recorder.active.store(false, Relaxed);
-        let _ = self
-            .jvmti
-            .set_event_enabled(JvmtiEvent::SAMPLED_OBJECT_ALLOC, false);
+        let _ = self.host.want(self.life, Kind::SampledObjectAlloc, false);
     }
 
-    fn snapshot(&self, cx: &Cx) -> Result<Box<dyn Section + '_>, String> {
+    fn snapshot(&self, cx: &Cx) -> Result<Box<dyn Capture + '_>, AgentError> {
         if self.recorder.live {
             if self.dying.load(Relaxed) && !self.gc_at_exit {
                 log::warn("alloc: no GC can run while this JVM exits (its collector works concurrently), so live counts include objects that died since the last GC");
             } else {
                 self.jvmti
                     .force_garbage_collection()
-                    .map_err(|e| format!("ForceGarbageCollection: {}", self.jvmti.error_name(e)))?;
+                    .map_err(|e| AgentError::jvmti(self.jvmti, "ForceGarbageCollection", e))?;
             }
         }
         Ok(Box::new(self.recorder.capture(cx.jni)))
@@ -111,13 +113,8 @@ impl Mode for AllocMode {
     }
 }
 
-impl Section for Captured {
-    fn write(
-        &self,
-        w: &mut XmlWriter,
-        threads: &[ThreadRecord],
-        window: (u64, u64),
-    ) -> io::Result<()> {
-        super::section::write_section(w, self, threads, window)
+impl Capture for Captured {
+    fn sections(self: Box<Self>, threads: &[ThreadRecord], window: (u64, u64)) -> Vec<Section> {
+        vec![super::model::section(&self, threads, window)]
     }
 }

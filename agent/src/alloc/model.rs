@@ -1,63 +1,67 @@
-//! The `<alloc>` section: per thread, the call paths that allocated, shaped
-//! like `<sampler>`, the allocated class as each path's top frame
-//! (`class="true"`). Figures are estimates in bytes and objects, rounded.
+//! What `alloc` hands a snapshot: per thread, the call paths that
+//! allocated, the allocated class as each path's top frame; figures are
+//! estimates in bytes and objects, rounded, with the samples they come from.
 
 use super::{Alloc, Captured};
-use crate::calltree::WeightTree;
-use crate::snapshot::XmlWriter;
+use crate::model::{CallTrees, Frame, Part, Section, Unit, Value, Weight};
 use crate::threads::{ThreadId, ThreadRecord};
-use crate::xml::push_number;
-use profrj_format::alloc::{self as f, node, thread};
-use quick_xml::events::{BytesEnd, BytesStart, Event};
-use std::io;
 
-/// One `<thread>` per thread that lived during `window` and has samples.
-pub fn write_section(
-    w: &mut XmlWriter,
-    data: &Captured,
-    threads: &[ThreadRecord],
-    window: (u64, u64),
-) -> io::Result<()> {
-    let mut el = BytesStart::new(f::SECTION);
-    el.push_attribute((f::INTERVAL, data.interval.to_string().as_str()));
-    el.push_attribute((f::LIVE, profrj_format::boolean(data.live)));
-    w.write_event(Event::Start(el))?;
-    let mut escaped = crate::xml::EscapedNames::default();
+const WEIGHTS: [Weight; 6] = [
+    Weight::own("bytes", Unit::Bytes),
+    Weight::own("objects", Unit::Count),
+    Weight::own("samples", Unit::Count),
+    Weight::total("bytes", Unit::Bytes),
+    Weight::total("objects", Unit::Count),
+    Weight::total("samples", Unit::Count),
+];
+
+/// One tree per thread that lived during `window` and has samples, in
+/// thread order.
+pub fn section(data: &Captured, threads: &[ThreadRecord], window: (u64, u64)) -> Section {
+    let frames = data
+        .names
+        .iter()
+        .enumerate()
+        .map(|(id, name)| Frame {
+            name: name.clone(),
+            class: data.classes.contains(&(id as u32)),
+            descriptor: None,
+        })
+        .collect();
+    let mut trees = CallTrees {
+        weights: WEIGHTS.to_vec(),
+        frames,
+        threads: Vec::new(),
+    };
     for (i, t) in threads.iter().enumerate() {
-        let Some(tree) = data.trees.get(&ThreadId(i as u32)) else {
+        let id = ThreadId(i as u32);
+        let Some(tree) = data.trees.get(&id) else {
             continue;
         };
         if !t.lived_in(window) || tree.is_empty() {
             continue;
         }
-        let totals = tree.totals();
-        let mut el = crate::calltree::thread_start(t, window);
-        el.push_attribute((thread::BYTES, round(totals.bytes).to_string().as_str()));
-        el.push_attribute((thread::OBJECTS, round(totals.objects).to_string().as_str()));
-        el.push_attribute((thread::SAMPLES, totals.samples.to_string().as_str()));
-        w.write_event(Event::Start(el))?;
-        write_tree(w, data, tree, &mut escaped)?;
-        w.write_event(Event::End(BytesEnd::new(f::THREAD)))?;
+        trees.threads.push(tree.to_model(Some(id), |v, own, cum| {
+            v.extend(figures(own));
+            v.extend(figures(cum));
+        }));
     }
-    w.write_event(Event::End(BytesEnd::new(f::SECTION)))?;
-    Ok(())
+    Section {
+        name: profrj_format::alloc::SECTION,
+        extra: false,
+        attributes: vec![
+            (
+                profrj_format::alloc::INTERVAL,
+                Value::Number(data.interval as u64),
+            ),
+            (profrj_format::alloc::LIVE, Value::Flag(data.live)),
+        ],
+        parts: vec![Part::Trees(trees)],
+    }
 }
 
-fn write_tree(
-    w: &mut XmlWriter,
-    data: &Captured,
-    tree: &WeightTree<Alloc>,
-    escaped: &mut crate::xml::EscapedNames,
-) -> io::Result<()> {
-    let names = (&data.names[..], &data.classes);
-    crate::calltree::write_nodes(w, tree, names, escaped, |buf, own, cumulated| {
-        push_number(buf, node::BYTES, round(own.bytes));
-        push_number(buf, node::OBJECTS, round(own.objects));
-        push_number(buf, node::SAMPLES, own.samples);
-        push_number(buf, node::CUMULATED_BYTES, round(cumulated.bytes));
-        push_number(buf, node::CUMULATED_OBJECTS, round(cumulated.objects));
-        push_number(buf, node::CUMULATED_SAMPLES, cumulated.samples);
-    })
+fn figures(a: &Alloc) -> [u64; 3] {
+    [round(a.bytes), round(a.objects), a.samples]
 }
 
 /// An estimate as a whole number (never negative).

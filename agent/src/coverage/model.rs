@@ -1,57 +1,48 @@
-//! The `<coverage>` section: per class (by name), per method, the calls and
-//! one footprint per source line from the method's first line to its last:
-//! -1 no code on that line, 0 code never reached, n times it ran.
+//! What `coverage` hands a snapshot: per class (by name), per method, the
+//! calls and each source line's count from the method's first line to its
+//! last: -1 no code on that line, 0 code never reached, n times it ran.
 
 use super::{Counts, MethodLines};
-use crate::snapshot::XmlWriter;
-use profrj_format::coverage as f;
-use quick_xml::events::{BytesEnd, BytesStart, BytesText, Event};
-use std::fmt::Write as _;
-use std::io;
+use crate::model::{Coverage, CoveredClass, CoveredMethod, Part, Section};
 
-pub fn write_section(w: &mut XmlWriter, c: &Counts) -> io::Result<()> {
-    w.write_event(Event::Start(BytesStart::new(f::SECTION)))?;
-    for (name, class) in &c.classes {
-        let mut el = BytesStart::new(f::CLASS);
-        el.push_attribute((
-            f::class::NAME,
-            crate::xml::name(&name.replace('/', ".")).as_ref(),
-        ));
-        if let Some(source) = &class.source {
-            el.push_attribute((f::class::SOURCE, crate::xml::name(source).as_ref()));
-        }
-        w.write_event(Event::Start(el))?;
-        for &id in &class.methods {
-            let m = &c.methods[id as usize];
-            let counts = c.counts.get(id as usize).and_then(Option::as_ref);
-            let (first, prints) = footprints(m, counts.map(Vec::as_slice));
-            let mut el = BytesStart::new(f::METHOD);
-            el.push_attribute((f::method::NAME, crate::xml::name(&m.name).as_ref()));
-            el.push_attribute((
-                f::method::SIGNATURE,
-                crate::xml::name(&m.descriptor).as_ref(),
-            ));
-            el.push_attribute((f::method::FIRST_LINE, first.to_string().as_str()));
-            let calls = counts.map_or(0, |c| m.calls(c));
-            el.push_attribute((f::method::COUNT, calls.to_string().as_str()));
-            w.write_event(Event::Start(el))?;
-            w.write_event(Event::Start(BytesStart::new(f::FOOTPRINTS)))?;
-            w.write_event(Event::Text(BytesText::new(&prints)))?;
-            w.write_event(Event::End(BytesEnd::new(f::FOOTPRINTS)))?;
-            w.write_event(Event::End(BytesEnd::new(f::METHOD)))?;
-        }
-        w.write_event(Event::End(BytesEnd::new(f::CLASS)))?;
+/// The `coverage` section of `c`.
+pub fn section(c: &Counts) -> Section {
+    let classes = c
+        .classes
+        .iter()
+        .map(|(name, class)| CoveredClass {
+            name: name.replace('/', "."),
+            source: class.source.clone(),
+            methods: class
+                .methods
+                .iter()
+                .map(|&id| {
+                    let m = &c.methods[id as usize];
+                    let counts = c.counts.get(id as usize).and_then(Option::as_ref);
+                    CoveredMethod {
+                        name: m.name.clone(),
+                        descriptor: m.descriptor.clone(),
+                        calls: counts.map_or(0, |c| m.calls(c)),
+                        lines: lines(m, counts.map(Vec::as_slice)),
+                    }
+                })
+                .collect(),
+        })
+        .collect();
+    Section {
+        name: profrj_format::coverage::SECTION,
+        extra: false,
+        attributes: Vec::new(),
+        parts: vec![Part::Coverage(Coverage { classes })],
     }
-    w.write_event(Event::End(BytesEnd::new(f::SECTION)))?;
-    Ok(())
 }
 
-/// The first line and the footprints text ([`f::method::NO_LINES`] for a
-/// method without line numbers, with no footprints). `counts`: the method's counter array;
-/// `None` when the method never ran.
-pub fn footprints(m: &MethodLines, counts: Option<&[i64]>) -> (i64, String) {
+/// The first line and each line's count from it (`None` for a method
+/// without line numbers). `counts`: the method's counter array; `None`
+/// when the method never ran.
+pub fn lines(m: &MethodLines, counts: Option<&[i64]>) -> Option<(i64, Vec<i64>)> {
     let (Some(&first), Some(&last)) = (m.lines.iter().min(), m.lines.iter().max()) else {
-        return (f::method::NO_LINES, String::new());
+        return None;
     };
     let mut per_line: Vec<i64> = vec![-1; (last - first) as usize + 1];
     for (k, &line) in m.lines.iter().enumerate() {
@@ -59,11 +50,7 @@ pub fn footprints(m: &MethodLines, counts: Option<&[i64]>) -> (i64, String) {
         let cell = &mut per_line[(line - first) as usize];
         *cell = (*cell).max(0) + n;
     }
-    let mut out = String::with_capacity(per_line.len() * 3);
-    for n in per_line {
-        let _ = write!(out, "{n} ");
-    }
-    (first as i64, out)
+    Some((first as i64, per_line))
 }
 
 #[cfg(test)]
@@ -87,11 +74,11 @@ mod tests {
         // A loop header at line 10 entered twice (init, increment), body at 11.
         let lines = m(&[10, 11, 10, 13]);
         assert_eq!(
-            footprints(&lines, Some(&[5, 5, 5000, 5000, 5])),
-            (10, "5005 5000 -1 5 ".into())
+            super::lines(&lines, Some(&[5, 5, 5000, 5000, 5])),
+            Some((10, vec![5005, 5000, -1, 5]))
         );
-        assert_eq!(footprints(&lines, None), (10, "0 0 -1 0 ".into()));
-        assert_eq!(footprints(&m(&[]), Some(&[3])), (-1, String::new()));
+        assert_eq!(super::lines(&lines, None), Some((10, vec![0, 0, -1, 0])));
+        assert_eq!(super::lines(&m(&[]), Some(&[3])), None);
     }
 
     #[test]
@@ -109,8 +96,8 @@ mod tests {
         lines.slots = 4;
         // 5 calls, 5000 iterations.
         assert_eq!(
-            footprints(&lines, Some(&[5, 5, 5000, 5000])),
-            (10, "10010 5000 -1 5 ".into())
+            super::lines(&lines, Some(&[5, 5, 5000, 5000])),
+            Some((10, vec![10010, 5000, -1, 5]))
         );
     }
 
@@ -131,7 +118,11 @@ mod tests {
             methods: vec![m(&[10, 12]), none],
             counts: vec![Some(vec![4, 4, 3]), None],
         };
-        let text = crate::snapshot::written("coverage-bytes", |w| write_section(w, &counts));
+        let text = crate::xml::to_text(&crate::model::Snapshot {
+            threads: &[],
+            window: (0, 0),
+            sections: vec![section(&counts)],
+        });
         assert_eq!(
             text,
             r#"<?xml version="1.0" encoding="UTF-8"?>

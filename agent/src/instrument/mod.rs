@@ -10,12 +10,12 @@ pub mod probe_class;
 pub mod registry;
 mod rewrite;
 
-pub use ids::{AllocPlace, MethodLines, ProbeIds};
-pub use rewrite::{Modes, LOCK_SUPPORT};
+pub use ids::{stride, AllocPlace, CoverageLayouts, MethodLines};
+pub use rewrite::{Probes, LOCK_SUPPORT};
 
 use crate::log;
 use crate::options::scope::Scope;
-use crate::options::Options;
+use crate::sites::Sites;
 use crate::vm::sys::Capability;
 use crate::vm::{GlobalRef, Jni, Jvmti, Native, MAX_LOCAL_FRAME};
 use jni_sys::{jclass, jobject};
@@ -23,20 +23,6 @@ use parking_lot::Mutex;
 use registry::Registry;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::*};
 use std::sync::OnceLock;
-
-impl Modes {
-    /// The probes a session's options ask for.
-    pub fn of(options: &Options) -> Self {
-        Modes {
-            profile: options.profile,
-            coverage: options.coverage,
-            memory: options.memory,
-            derive_lines: options.derive,
-            park: options.lock.is_some(),
-            trace: options.trace.is_some(),
-        }
-    }
-}
 
 /// What rewriting classes needs, for every instrumenting mode: the class-file
 /// hook for every class, and retransforming the ones loaded before
@@ -49,15 +35,17 @@ pub fn capabilities(caps: &mut crate::vm::Capabilities) -> Result<(), String> {
 #[derive(Default)]
 pub struct Instrumenter {
     scope: Mutex<Scope>,
-    modes: Mutex<Modes>,
+    modes: Mutex<Probes>,
     pub registry: Registry,
     /// Set once the probe class is defined: only then may code call it.
     ready: AtomicBool,
     /// The platform class loader (JDK classes).
     platform_loader: OnceLock<GlobalRef>,
     prepared: OnceLock<Result<(), String>>,
-    /// The modes' ids for probes (the same for every session).
-    ids: OnceLock<Box<dyn ProbeIds>>,
+    /// Allocation sites' ids (the host's table).
+    sites: OnceLock<&'static Sites>,
+    /// Counter layouts' ids, once the coverage mode gave them.
+    coverage: OnceLock<&'static dyn CoverageLayouts>,
     pub classes: AtomicUsize,
     pub methods: AtomicUsize,
     pub refused: AtomicUsize,
@@ -71,17 +59,22 @@ impl Instrumenter {
         jvmti: Jvmti,
         jni: &Jni,
         scope: Scope,
-        modes: Modes,
+        modes: Probes,
         natives: &[Native],
-        ids: Box<dyn ProbeIds>,
+        sites: &'static Sites,
     ) -> Result<(), String> {
-        let _ = self.ids.set(ids);
+        let _ = self.sites.set(sites);
         *self.scope.lock() = scope;
         *self.modes.lock() = modes;
         self.define_runtime(jvmti, jni, natives)?;
         self.ready.store(true, Release);
         jni.with_local_frame(MAX_LOCAL_FRAME, || self.retransform_loaded(jvmti, jni));
         Ok(())
+    }
+
+    /// Where counter layouts' ids come from (the coverage mode, when it opens).
+    pub fn set_coverage_layouts(&self, layouts: &'static dyn CoverageLayouts) {
+        let _ = self.coverage.set(layouts);
     }
 
     /// Defines the runtime classes (once per JVM) and binds every mode's
@@ -97,6 +90,23 @@ impl Instrumenter {
                 jni.with_local_frame(MAX_LOCAL_FRAME, || self.prepare(jvmti, jni, natives))
             })
             .clone()
+    }
+
+    /// Binds `natives` to the probe class again, in place of the functions
+    /// of the same names (the probe class must be defined).
+    ///
+    /// # Safety
+    /// Each of `natives` pairs a native method of the probe class with an
+    /// `extern "system"` function of the parameters its descriptor gives
+    /// (JNIEnv, the class, the arguments), callable on any thread.
+    pub unsafe fn rebind_natives(&self, jni: &Jni, natives: &[Native]) -> Result<(), String> {
+        let class = jni
+            .find_class(probe_class::CLASS)
+            .map_err(|e| format!("cannot find the probe class: {}", e.0))?;
+        // SAFETY: the caller's promise.
+        let bound = unsafe { jni.register_natives(class, natives) };
+        jni.delete_local_ref(class);
+        bound.map_err(|e| format!("cannot bind the probe natives: {}", e.0))
     }
 
     fn prepare(&self, jvmti: Jvmti, jni: &Jni, natives: &[Native]) -> Result<(), String> {
@@ -189,9 +199,9 @@ impl Instrumenter {
             return None;
         }
         if !in_scope {
-            modes = Modes {
+            modes = Probes {
                 park: true,
-                ..Modes::default()
+                ..Probes::NONE
             };
         }
         // Dynamic constants bootstrap through java.lang.invoke: never in the
@@ -214,10 +224,13 @@ impl Instrumenter {
         &self,
         name: &str,
         bytes: &[u8],
-        modes: Modes,
+        modes: Probes,
         dynamic_constants: bool,
     ) -> Result<Option<Vec<u8>>, String> {
-        let ids = &**self.ids.get().ok_or("no probe ids yet")?;
+        let ids = rewrite::Ids {
+            sites: self.sites.get().ok_or("no allocation sites yet")?,
+            coverage: self.coverage.get().copied(),
+        };
         let out = rewrite::rewrite(name, bytes, modes, &self.registry, ids, dynamic_constants)?;
         self.methods.fetch_add(out.edited, Relaxed);
         if !out.refused.is_empty() {

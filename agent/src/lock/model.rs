@@ -1,60 +1,62 @@
-//! The `<lock>` section: per thread, the call paths where it waited for a
-//! contended monitor, shaped like `<alloc>`, the monitor's class as each
-//! path's top frame (`class="true"`); then the monitor dump.
+//! What `lock` hands a snapshot: per thread, the call paths where it waited
+//! for a contended monitor or lock, the monitor's class as each path's top
+//! frame, with the waits counted and their nanoseconds summed; then the
+//! monitor dump.
 
 use super::{Captured, Wait};
-use crate::calltree::WeightTree;
-use crate::snapshot::XmlWriter;
+use crate::model::{CallTrees, Frame, Part, Section, Unit, Value, Weight};
 use crate::threads::{ThreadId, ThreadRecord};
-use crate::xml::push_number;
-use profrj_format::lock::{self as f, node, thread};
-use quick_xml::events::{BytesEnd, BytesStart, Event};
-use std::io;
 
-/// One `<thread>` per thread that lived during `window` and waited.
-pub fn write_section(
-    w: &mut XmlWriter,
-    data: &Captured,
-    threads: &[ThreadRecord],
-    window: (u64, u64),
-) -> io::Result<()> {
-    let mut el = BytesStart::new(f::SECTION);
-    el.push_attribute((f::THRESHOLD, data.threshold.to_string().as_str()));
-    w.write_event(Event::Start(el))?;
-    let mut escaped = crate::xml::EscapedNames::default();
+const WEIGHTS: [Weight; 4] = [
+    Weight::own("waits", Unit::Count),
+    Weight::own("wait_time", Unit::Nanoseconds),
+    Weight::total("waits", Unit::Count),
+    Weight::total("wait_time", Unit::Nanoseconds),
+];
+
+/// One tree per thread that lived during `window` and waited, in thread
+/// order, then the monitor dump.
+pub fn section(data: Captured, threads: &[ThreadRecord], window: (u64, u64)) -> Section {
+    let frames = data
+        .names
+        .iter()
+        .enumerate()
+        .map(|(id, name)| Frame {
+            name: name.clone(),
+            class: data.classes.contains(&(id as u32)),
+            descriptor: None,
+        })
+        .collect();
+    let mut trees = CallTrees {
+        weights: WEIGHTS.to_vec(),
+        frames,
+        threads: Vec::new(),
+    };
     for (i, t) in threads.iter().enumerate() {
-        let Some(tree) = data.trees.get(&ThreadId(i as u32)) else {
+        let id = ThreadId(i as u32);
+        let Some(tree) = data.trees.get(&id) else {
             continue;
         };
         if !t.lived_in(window) || tree.is_empty() {
             continue;
         }
-        let totals = tree.totals();
-        let mut el = crate::calltree::thread_start(t, window);
-        el.push_attribute((thread::COUNT, totals.count.to_string().as_str()));
-        el.push_attribute((thread::TIME, totals.time.to_string().as_str()));
-        w.write_event(Event::Start(el))?;
-        write_tree(w, data, tree, &mut escaped)?;
-        w.write_event(Event::End(BytesEnd::new(f::THREAD)))?;
+        trees
+            .threads
+            .push(tree.to_model(Some(id), |v, own: &Wait, cum: &Wait| {
+                v.extend([own.count, own.time, cum.count, cum.time]);
+            }));
     }
-    if let Some(dump) = &data.dump {
-        super::dump::write(w, dump)?;
+    let mut parts = vec![Part::Trees(trees)];
+    if let Some(dump) = data.dump {
+        parts.push(Part::Monitors(dump));
     }
-    w.write_event(Event::End(BytesEnd::new(f::SECTION)))?;
-    Ok(())
-}
-
-fn write_tree(
-    w: &mut XmlWriter,
-    data: &Captured,
-    tree: &WeightTree<Wait>,
-    escaped: &mut crate::xml::EscapedNames,
-) -> io::Result<()> {
-    let names = (&data.names[..], &data.classes);
-    crate::calltree::write_nodes(w, tree, names, escaped, |buf, own, cumulated| {
-        push_number(buf, node::COUNT, own.count);
-        push_number(buf, node::TIME, own.time);
-        push_number(buf, node::CUMULATED_COUNT, cumulated.count);
-        push_number(buf, node::CUMULATED_TIME, cumulated.time);
-    })
+    Section {
+        name: profrj_format::lock::SECTION,
+        extra: false,
+        attributes: vec![(
+            profrj_format::lock::THRESHOLD,
+            Value::Number(data.threshold),
+        )],
+        parts,
+    }
 }

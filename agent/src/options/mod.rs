@@ -430,6 +430,8 @@ impl fmt::Display for OptionError {
     }
 }
 
+impl std::error::Error for OptionError {}
+
 fn valid_list() -> String {
     OPTIONS
         .iter()
@@ -575,12 +577,6 @@ impl Options {
     /// Does a mode rewrite classes (so the agent needs the class-file hook)?
     pub fn instruments(&self) -> bool {
         self.profile || self.coverage || self.memory || self.trace.is_some()
-    }
-
-    /// Does the session rewrite any class: the instrumenting modes' scope,
-    /// or `lock`'s probes in `LockSupport`?
-    pub fn rewrites(&self) -> bool {
-        self.instruments() || self.lock.is_some()
     }
 
     /// The table `help` prints.

@@ -1,11 +1,13 @@
 //! `profile` as a [`Mode`]. Its probes are inserted by the instrumenter,
 //! which the session starts for every instrumenting mode at once.
 
+use super::Lifetime;
+use crate::error::AgentError;
 use crate::instrument::registry::MethodInfo;
-use crate::modes::{Cx, Mode, Registration, Section};
-use crate::snapshot::XmlWriter;
+use crate::instrument::Probes;
+use crate::mode::{Capture, Cx, Mode, Registration};
+use crate::model::Section;
 use crate::threads::ThreadRecord;
-use std::io;
 use std::sync::Arc;
 
 /// `profile`: every call in scope timed by probes the rewriter inserts.
@@ -14,30 +16,45 @@ pub const REGISTRATION: Registration = Registration {
     wanted: |o| o.profile,
     open,
     natives: || super::natives().to_vec(),
-    capabilities: crate::instrument::capabilities,
+    capabilities: |caps| Ok(crate::instrument::capabilities(caps)?),
+    probes: |_| Probes {
+        profile: true,
+        ..Probes::NONE
+    },
 };
 
 /// The session's view of the JVM-lifetime state its probes write.
-struct Profile(&'static super::Lifetime);
+struct Profile(&'static Lifetime);
 
-pub fn open(cx: &Cx) -> Result<Box<dyn Mode>, String> {
-    Ok(Box::new(Profile(cx.host.profile)))
+fn open(cx: &Cx) -> Result<Box<dyn Mode>, AgentError> {
+    Ok(Box::new(Profile(cx.host.state::<Lifetime>())))
 }
 
 impl Mode for Profile {
-    fn start(&self, cx: &Cx) -> Result<(), String> {
-        self.0.start(cx.options.timing_sampled);
-        Ok(())
+    fn start(&self, cx: &Cx) -> Result<(), AgentError> {
+        let mut rebound = Ok(());
+        self.0.start(cx.options.timing_sampled, || {
+            // SAFETY: `natives_sampled` pairs each of the probe class's
+            // profile natives with a function of its descriptor's
+            // parameters, like `natives`, which it replaces.
+            rebound = unsafe {
+                cx.host
+                    .instrumenter
+                    .rebind_natives(cx.jni, &super::natives_sampled())
+            };
+        });
+        rebound.map_err(AgentError::Unsupported)
     }
 
     fn stop(&self) {
         self.0.stop();
     }
 
-    fn snapshot(&self, cx: &Cx) -> Result<Box<dyn Section + '_>, String> {
+    fn snapshot(&self, cx: &Cx) -> Result<Box<dyn Capture + '_>, AgentError> {
         Ok(Box::new(Captured {
             methods: cx.host.instrumenter.registry.snapshot(),
             threads: self.0.threads(),
+            sampled: self.0.timing_sampled(),
         }))
     }
 }
@@ -46,11 +63,15 @@ impl Mode for Profile {
 struct Captured {
     methods: Vec<MethodInfo>,
     threads: Vec<Arc<super::ThreadProfile>>,
+    sampled: bool,
 }
 
-impl Section for Captured {
-    fn write(&self, w: &mut XmlWriter, records: &[ThreadRecord], _: (u64, u64)) -> io::Result<()> {
-        let sampled = super::timing_sampled();
-        super::write_section(w, &self.threads, &self.methods, records, sampled)
+impl Capture for Captured {
+    fn sections(self: Box<Self>, _: &[ThreadRecord], _: (u64, u64)) -> Vec<Section> {
+        vec![super::model::section(
+            &self.threads,
+            &self.methods,
+            self.sampled,
+        )]
     }
 }

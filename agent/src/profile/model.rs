@@ -1,91 +1,102 @@
-//! The `<profile>` section: per thread, the call tree with ProfilerJ's
-//! attributes (times in µs; `method*` exclude callees; overhead is the
-//! agent's own probe time).
+//! What `profile` hands a snapshot: per thread, the call tree of
+//! instrumented calls, each node a method with its calls, its times with
+//! and without callees (wall and CPU), the agent's own probe time and the
+//! exceptions that left it. Times in ns; children most expensive first.
 
 use super::tree::{Node, Tree};
 use super::ThreadProfile;
 use crate::instrument::registry::MethodInfo;
-use crate::snapshot::XmlWriter;
-use crate::threads::ThreadRecord;
+use crate::model::{CallTrees, Frame, Part, Section, ThreadTree, Unit, Weight};
 use crate::tsc::ticks_to_ns;
-use crate::xml::{push_attribute, push_number};
-use profrj_format::profile::{self as f, node, thread};
-use quick_xml::events::{BytesEnd, BytesStart, Event};
-use std::io;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
-pub fn write_section(
-    w: &mut XmlWriter,
-    profiles: &[Arc<ThreadProfile>],
-    methods: &[MethodInfo],
-    threads: &[ThreadRecord],
-    sampled: bool,
-) -> io::Result<()> {
-    w.write_event(Event::Start(BytesStart::new(f::SECTION)))?;
-    // Names and descriptors, escaped once per method.
-    let mut names: Vec<Option<(String, String)>> = vec![None; methods.len()];
-    let mut buf = String::with_capacity(256);
+/// The weights of a node, in this order.
+const WEIGHTS: [Weight; 8] = [
+    Weight::own("calls", Unit::Count),
+    Weight::own("wall", Unit::Nanoseconds),
+    Weight::own("cpu", Unit::Nanoseconds),
+    Weight::total("wall", Unit::Nanoseconds),
+    Weight::total("cpu", Unit::Nanoseconds),
+    Weight::total("probe_overhead", Unit::Nanoseconds),
+    Weight::own("probe_overhead", Unit::Nanoseconds),
+    Weight::own("exceptions", Unit::Count),
+];
+
+/// The `profile` section of `profiles` (every thread that ran a probe),
+/// naming methods from `methods` (the rewriter's registry, by id).
+pub fn section(profiles: &[Arc<ThreadProfile>], methods: &[MethodInfo], sampled: bool) -> Section {
+    let frames = methods
+        .iter()
+        .map(|m| Frame {
+            name: m.java_name().into(),
+            class: false,
+            descriptor: Some(m.descriptor.as_str().into()),
+        })
+        .collect::<Vec<_>>();
+    let mut trees = CallTrees {
+        weights: WEIGHTS.to_vec(),
+        frames,
+        threads: Vec::with_capacity(profiles.len()),
+    };
+    let mut unknown = Vec::new();
     for p in profiles {
-        let record = p.thread.and_then(|id| threads.get(id.0 as usize));
-        let mut el = BytesStart::new(f::THREAD);
-        el.push_attribute((
-            thread::NAME,
-            crate::xml::name(record.map_or("(unknown)", |r| r.name.as_str())).as_ref(),
-        ));
-        el.push_attribute((
-            thread::CPU_TIME,
-            record.map_or(0, |r| r.cpu_ns).to_string().as_str(),
-        ));
-        let alive = record.is_none_or(|r| r.is_alive());
-        el.push_attribute((thread::IS_ALIVE, profrj_format::boolean(alive)));
-        w.write_event(Event::Start(el))?;
-        // Depth-first with an explicit stack: recursion 3,000 calls deep must
-        // not need 3,000 native frames here.
-        let mut stack: Vec<(u32, bool)> = sorted_children(&p.tree, Tree::ROOT)
-            .into_iter()
-            .rev()
-            .map(|c| (c, false))
-            .collect();
-        while let Some((index, closing)) = stack.pop() {
-            if closing {
-                w.write_event(Event::End(BytesEnd::new(f::NODE)))?;
-                continue;
-            }
-            let n = p.tree.node(index);
-            let m = n.method.load(Relaxed) as usize;
-            let (name, sig) = match names.get_mut(m) {
-                Some(slot) => slot
-                    .get_or_insert_with(|| {
-                        let info = &methods[m];
-                        (
-                            crate::xml::attribute(info.java_name().as_str()),
-                            crate::xml::attribute(info.descriptor.as_str()),
-                        )
-                    })
-                    .clone(),
-                None => (format!("(method {m})"), String::new()),
-            };
-            buf.clear();
-            let children = sorted_children(&p.tree, index);
-            let times = match sampled {
-                false => Times::of(n),
-                true => Times::scaled(&p.tree, n, &children),
-            };
-            write_attributes(&mut buf, &name, &sig, n, times);
-            let el = BytesStart::from_content(buf.as_str(), f::NODE.len());
-            if children.is_empty() {
-                w.write_event(Event::Empty(el))?;
-            } else {
-                w.write_event(Event::Start(el))?;
-                stack.push((index, true));
-                stack.extend(children.into_iter().rev().map(|c| (c, false)));
-            }
-        }
-        w.write_event(Event::End(BytesEnd::new(f::THREAD)))?;
+        trees
+            .threads
+            .push(thread_tree(p, methods.len(), sampled, &mut unknown));
     }
-    w.write_event(Event::End(BytesEnd::new(f::SECTION)))?;
-    Ok(())
+    // Methods the registry did not have when it was read (a probe of a class
+    // rewritten since): named by their id.
+    for m in unknown {
+        let id = trees.frames.len();
+        trees.frames.resize_with(id.max(m as usize) + 1, || Frame {
+            name: "".into(),
+            class: false,
+            descriptor: Some("".into()),
+        });
+        trees.frames[m as usize] = Frame {
+            name: format!("(method {m})").into(),
+            class: false,
+            descriptor: Some("".into()),
+        };
+    }
+    Section {
+        name: profrj_format::profile::SECTION,
+        extra: false,
+        attributes: Vec::new(),
+        parts: vec![Part::Trees(trees)],
+    }
+}
+
+/// One thread's tree, depth first with an explicit stack (recursion 3,000
+/// calls deep must not need 3,000 native frames here).
+fn thread_tree(
+    p: &ThreadProfile,
+    known: usize,
+    sampled: bool,
+    unknown: &mut Vec<u32>,
+) -> ThreadTree {
+    let mut out = ThreadTree::new(p.thread, vec![0; WEIGHTS.len()]);
+    let mut stack: Vec<(u32, u32)> = sorted_children(&p.tree, Tree::ROOT)
+        .into_iter()
+        .rev()
+        .map(|c| (c, 1))
+        .collect();
+    while let Some((index, depth)) = stack.pop() {
+        let n = p.tree.node(index);
+        let m = n.method.load(Relaxed);
+        if m as usize >= known && !unknown.contains(&m) {
+            unknown.push(m);
+        }
+        let children = sorted_children(&p.tree, index);
+        let times = match sampled {
+            false => Times::of(n),
+            true => Times::scaled(&p.tree, n, &children),
+        };
+        out.push(m, depth, &values(n, times));
+        stack.extend(children.into_iter().rev().map(|c| (c, depth + 1)));
+    }
+    out
 }
 
 /// Children, the most expensive first.
@@ -140,44 +151,25 @@ impl Times {
     }
 }
 
-/// The node's element, `name` and `sig` already escaped.
-fn write_attributes(buf: &mut String, name: &str, sig: &str, n: &Node, t: Times) {
-    let us = |ticks: u64| ticks_to_ns(ticks) / 1000;
+/// A node's values in [`WEIGHTS`]' order, times in ns.
+fn values(n: &Node, t: Times) -> [u64; 8] {
     let get = |a: &std::sync::atomic::AtomicU64| a.load(Relaxed);
-    let [self_wall, self_cpu, cum_wall, cum_cpu] = t.0;
-    buf.push_str(f::NODE);
-    push_attribute(buf, node::NAME, name);
-    push_attribute(buf, node::SIGNATURE, sig);
-    push_number(buf, node::COUNT, get(&n.count));
-    push_number(buf, node::METHOD_ELAPSED, us(self_wall));
-    push_number(buf, node::METHOD, us(self_cpu));
-    push_number(buf, node::CUMULATED_ELAPSED, us(cum_wall));
-    push_number(buf, node::CUMULATED, us(cum_cpu));
-    push_number(buf, node::OVERHEAD_CUMULATED, us(get(&n.overhead_cum)));
-    push_number(buf, node::OVERHEAD_METHOD, us(get(&n.overhead_self)));
-    push_number(buf, node::EXCEPTIONS, get(&n.exceptions));
+    let [self_wall, self_cpu, cum_wall, cum_cpu] = t.0.map(ticks_to_ns);
+    [
+        get(&n.count),
+        self_wall,
+        self_cpu,
+        cum_wall,
+        cum_cpu,
+        ticks_to_ns(get(&n.overhead_cum)),
+        ticks_to_ns(get(&n.overhead_self)),
+        get(&n.exceptions),
+    ]
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A node's element, pinned (the names are `profrj_format`'s, the order
-    /// the contract's; a change here changes the format).
-    #[test]
-    fn bytes_of_a_node() {
-        let n = Node::default();
-        n.count.store(3, Relaxed);
-        n.exceptions.store(1, Relaxed);
-        let mut buf = String::new();
-        write_attributes(&mut buf, "p.A.f(int)", "(I)V", &n, Times::of(&n));
-        assert_eq!(
-            buf,
-            "profile name=\"p.A.f(int)\" signature=\"(I)V\" count=\"3\" methodElapsed=\"0\" \
-             method=\"0\" cumulatedElapsed=\"0\" cumulated=\"0\" overheadCumulated=\"0\" \
-             overheadMethod=\"0\" exceptions=\"1\""
-        );
-    }
 
     /// `timing=sampled`: totals scaled from the timed calls to all calls,
     /// self the total less the children's, never below 0.

@@ -9,15 +9,16 @@
 
 mod frames;
 pub mod mode;
-mod section;
+mod model;
 pub mod signal;
 mod stacks;
 pub mod tree;
 
 pub use crate::options::Event;
-pub use section::write_section;
 pub use stacks::StackSource;
 
+use crate::error::AgentError;
+use crate::host::Host;
 use crate::methods::MethodNames;
 use crate::threads::{ThreadId, Threads};
 use crate::vm::sys::JvmtiExtensionFunction;
@@ -175,37 +176,22 @@ impl Sampler {
     }
 
     /// Starts (or, after [`Sampler::stop`], restarts) the `profrj sampler`
-    /// thread, `entry`, which gets `me` and calls [`Sampler::run`].
-    ///
-    /// # Safety
-    /// `entry` must be an agent thread's start function that takes its
-    /// argument as one reference of an `Arc<Sampler>` from `Arc::into_raw`
-    /// (the FFI edge's `sampler_thread`, [`crate::modes::EntryPoints`]).
-    pub unsafe fn start(
+    /// thread, which runs [`Sampler::run`] on `me`.
+    pub fn start(
         &self,
-        jvmti: Jvmti,
+        host: &'static Host,
         jni: &Jni,
         me: Arc<Sampler>,
-        entry: crate::vm::AgentThreadEntry,
-    ) -> Result<(), String> {
+    ) -> Result<(), AgentError> {
         {
             let mut c = self.control.lock();
             c.stop = false;
             c.running = true;
         }
-        let arg = Arc::into_raw(me);
-        // SAFETY: `entry` takes its argument as one reference of an
-        // Arc<Sampler> from into_raw (the caller's promise), and `arg` is one,
-        // given to that thread alone.
-        unsafe { crate::vm::start_agent_thread(jvmti, jni, "profrj sampler", entry, arg.cast()) }
-            .map_err(|e| {
-                // SAFETY: `arg` came from into_raw above, and the thread did
-                // not start (start_agent_thread's Err), so this reference is
-                // still ours; it is dropped once, here.
-                drop(unsafe { Arc::from_raw(arg) });
-                self.control.lock().running = false;
-                format!("cannot start the sampler thread: {e}")
-            })
+        host.start_thread(jni, "profrj sampler", "sampler thread", move |jni| {
+            me.run(host.jvmti, jni, &host.threads)
+        })
+        .inspect_err(|_| self.control.lock().running = false)
     }
 
     /// The sampler thread's body: sample at a fixed rate until [`Sampler::stop`].

@@ -1,12 +1,12 @@
 //! `sampling` as a [`Mode`]: the session's sampler and its thread.
 
 use super::{signal, Config, Event, Sampler, StackSource};
+use crate::error::AgentError;
 use crate::log;
-use crate::modes::{Cx, Mode, Registration, Section};
+use crate::mode::{Capture, Cx, Mode, Registration};
+use crate::model::Section;
 use crate::options::Stacks;
-use crate::snapshot::XmlWriter;
 use crate::threads::ThreadRecord;
-use std::io;
 use std::sync::Arc;
 
 /// `sampling`: every thread's stack once per interval. Its JVMTI needs
@@ -18,6 +18,7 @@ pub const REGISTRATION: Registration = Registration {
     open,
     natives: Vec::new,
     capabilities: |_| Ok(()),
+    probes: Registration::no_probes,
 };
 
 struct Sampling {
@@ -26,7 +27,7 @@ struct Sampling {
 
 /// A sampler for the session's options, its stacks taken from signals unless
 /// `stacks=jvmti` or the JVM cannot (then JVMTI, and the reason is said).
-pub fn open(cx: &Cx) -> Result<Box<dyn Mode>, String> {
+fn open(cx: &Cx) -> Result<Box<dyn Mode>, AgentError> {
     let options = cx.options;
     let host = cx.host;
     let source = match options.stacks {
@@ -40,16 +41,16 @@ pub fn open(cx: &Cx) -> Result<Box<dyn Mode>, String> {
                 StackSource::Jvmti { why: Some(why) }
             }
             Err(why) => {
-                return Err(format!(
+                return Err(AgentError::Unsupported(format!(
                     "sampling: event=cpu needs signal sampling, and {why}"
-                ))
+                )))
             }
         },
     };
     if options.event == Event::Cpu && matches!(source, StackSource::Jvmti { .. }) {
-        return Err(
+        return Err(AgentError::Refused(
             "sampling: event=cpu needs stacks from signals; it cannot run with stacks=jvmti".into(),
-        );
+        ));
     }
     let config = Config {
         interval: options.interval,
@@ -63,21 +64,15 @@ pub fn open(cx: &Cx) -> Result<Box<dyn Mode>, String> {
 }
 
 impl Mode for Sampling {
-    fn start(&self, cx: &Cx) -> Result<(), String> {
-        let entry = cx.host.entry_points.sampler_thread;
-        // SAFETY: the FFI edge's sampler_thread takes one Arc<Sampler>
-        // reference as its argument (EntryPoints' promise).
-        unsafe {
-            self.sampler
-                .start(cx.host.jvmti, cx.jni, self.sampler.clone(), entry)
-        }
+    fn start(&self, cx: &Cx) -> Result<(), AgentError> {
+        self.sampler.start(cx.host, cx.jni, self.sampler.clone())
     }
 
     fn stop(&self) {
         self.sampler.stop();
     }
 
-    fn snapshot(&self, _cx: &Cx) -> Result<Box<dyn Section + '_>, String> {
+    fn snapshot(&self, _cx: &Cx) -> Result<Box<dyn Capture + '_>, AgentError> {
         Ok(Box::new(self))
     }
 
@@ -86,14 +81,13 @@ impl Mode for Sampling {
     }
 }
 
-impl Section for &Sampling {
-    fn write(
-        &self,
-        w: &mut XmlWriter,
-        threads: &[ThreadRecord],
-        window: (u64, u64),
-    ) -> io::Result<()> {
-        self.sampler
-            .with_data(|d| super::write_section(w, d, threads, window))
+/// The trees are copied into the model under the sampler's lock (sampling
+/// waits meanwhile), not written under it.
+impl Capture for &Sampling {
+    fn sections(self: Box<Self>, threads: &[ThreadRecord], window: (u64, u64)) -> Vec<Section> {
+        let section = self
+            .sampler
+            .with_data(|d| super::model::section(d, threads, window));
+        vec![section]
     }
 }

@@ -2,12 +2,14 @@
 //! the other instrumenting modes'; its output is its own file, not a
 //! snapshot section: a snapshot (a dump) ends the current trace file.
 
-use crate::modes::{Cx, Mode, Registration, Section};
-use crate::snapshot::XmlWriter;
-use crate::threads::ThreadRecord;
+use super::Lifetime;
+use crate::error::AgentError;
+use crate::events::Kind;
+use crate::host::Host;
+use crate::instrument::Probes;
+use crate::mode::{Capture, Cx, Mode, Nothing, Registration};
 use crate::vm::sys::Capability;
-use crate::vm::{Capabilities, Jvmti, JvmtiEvent};
-use std::io;
+use crate::vm::Capabilities;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 /// `trace`: every call, return, throw and catch in scope, as TPTP events.
@@ -17,65 +19,76 @@ pub const REGISTRATION: Registration = Registration {
     open,
     natives: || super::natives().to_vec(),
     capabilities,
+    probes: |_| Probes {
+        trace: true,
+        ..Probes::NONE
+    },
 };
 
-fn capabilities(caps: &mut Capabilities) -> Result<(), String> {
+fn capabilities(caps: &mut Capabilities) -> Result<(), AgentError> {
     crate::instrument::capabilities(caps)?;
-    caps.need(Capability::GenerateGarbageCollectionEvents, "trace")
+    Ok(caps.need(Capability::GenerateGarbageCollectionEvents, "trace")?)
 }
 
-const EVENTS: [JvmtiEvent; 2] = [
-    JvmtiEvent::GARBAGE_COLLECTION_START,
-    JvmtiEvent::GARBAGE_COLLECTION_FINISH,
-];
+/// The GC events a running trace turns on (it only listens to the others).
+const GC: [Kind; 2] = [Kind::GcStart, Kind::GcFinish];
 
 struct Trace {
-    life: &'static super::Lifetime,
-    jvmti: Jvmti,
+    host: &'static Host,
+    life: &'static Lifetime,
     /// The VM is ending: the next snapshot closes the trace for good.
     dying: AtomicBool,
 }
 
-fn open(cx: &Cx) -> Result<Box<dyn Mode>, String> {
+fn open(cx: &Cx) -> Result<Box<dyn Mode>, AgentError> {
+    let life = cx.host.state::<Lifetime>();
+    cx.host.events.subscribe(life, &super::hooks::KINDS);
     Ok(Box::new(Trace {
-        life: cx.host.trace,
-        jvmti: cx.host.jvmti,
+        host: cx.host,
+        life,
         dying: AtomicBool::new(false),
     }))
 }
 
 impl Mode for Trace {
-    fn start(&self, cx: &Cx) -> Result<(), String> {
+    fn start(&self, cx: &Cx) -> Result<(), AgentError> {
         let o = cx.options;
         let path = o.trace.as_deref().unwrap_or_default();
+        let host = self.host;
         let sources = super::writer::Sources {
-            threads: cx.host.threads,
-            registry: &cx.host.instrumenter.registry,
-            memory: cx.host.memory,
+            threads: &host.threads,
+            registry: &host.instrumenter.registry,
+            sites: &host.sites,
         };
         let args = match o.overflow_drop {
             true => format!("trace={path},overflow=drop"),
             false => format!("trace={path}"),
         };
-        self.life.start(sources, path, o.overflow_drop, &args)?;
-        for ev in EVENTS {
-            self.jvmti
-                .set_event_enabled(ev, true)
-                .map_err(|e| format!("GC events: {}", self.jvmti.error_name(e)))?;
+        self.life
+            .start(sources, path, o.overflow_drop, &args)
+            .map_err(AgentError::Unsupported)?;
+        for kind in GC {
+            host.want(self.life, kind, true).map_err(|e| match e {
+                AgentError::Jvmti { error, .. } => AgentError::Jvmti {
+                    call: "GC events".into(),
+                    error,
+                },
+                e => e,
+            })?;
         }
         Ok(())
     }
 
     fn stop(&self) {
         self.life.stop();
-        for ev in EVENTS {
-            let _ = self.jvmti.set_event_enabled(ev, false);
+        for kind in GC {
+            let _ = self.host.want(self.life, kind, false);
         }
     }
 
-    fn snapshot(&self, _cx: &Cx) -> Result<Box<dyn Section + '_>, String> {
+    fn snapshot(&self, _cx: &Cx) -> Result<Box<dyn Capture + '_>, AgentError> {
         self.life.finish_file(self.dying.load(Relaxed));
-        Ok(Box::new(NoSection))
+        Ok(Box::new(Nothing))
     }
 
     fn vm_dying(&self) {
@@ -84,14 +97,5 @@ impl Mode for Trace {
 
     fn summary(&self) -> Option<String> {
         Some(self.life.summary())
-    }
-}
-
-/// The trace writes no snapshot section.
-struct NoSection;
-
-impl Section for NoSection {
-    fn write(&self, _: &mut XmlWriter, _: &[ThreadRecord], _: (u64, u64)) -> io::Result<()> {
-        Ok(())
     }
 }

@@ -43,7 +43,8 @@ pub enum Request {
 pub struct Sources {
     pub threads: &'static Threads,
     pub registry: &'static Registry,
-    pub memory: &'static crate::memory::Lifetime,
+    /// Types and allocation sites (objects' and exceptions' types).
+    pub sites: &'static crate::sites::Sites,
 }
 
 #[derive(Default)]
@@ -207,7 +208,7 @@ pub(super) struct Writer {
     pub(super) classes: HashMap<String, (u32, u32)>,
     /// methodEntry per registry method id, since the trace began.
     pub(super) counts: Vec<u64>,
-    /// `memory`'s sites as `objAlloc` needs them.
+    /// Allocation sites as `objAlloc` needs them.
     pub(super) sites: HashMap<u32, Site>,
     /// Objects alive by their weak reference: their ids and documents.
     pub(super) live: HashMap<u64, (u32, u32)>,
@@ -327,7 +328,7 @@ impl Writer {
         self.number += 1;
         let template = self.life.template.lock().clone();
         let path = file_path(&template, self.number);
-        let (tmp, file) = crate::snapshot::create_temporary(&path)?;
+        let (tmp, file) = crate::snapshot::create_temporary(&path, 0o600)?;
         self.envelope.trace = tptp::uuid();
         // Kept before the header is written: a failure removes the file.
         let doc = Doc::new(file);

@@ -28,6 +28,14 @@ pub struct Jni {
 #[derive(Debug)]
 pub struct JavaException(pub String);
 
+impl std::fmt::Display for JavaException {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for JavaException {}
+
 impl Jni {
     /// The JNIEnv of the current thread, which must be a Java thread (the
     /// attach listener is one); GetEnv's error code otherwise.
