@@ -7,9 +7,19 @@
 //! pass their place, and the site is found then; objects the VM or native
 //! code makes have no place ([`NO_PLACE`]).
 
-use crate::instrument::AllocPlace;
 use parking_lot::Mutex;
 use std::collections::HashMap;
+
+/// Where code allocates: a method and the source line of the instruction.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct AllocPlace {
+    /// Internal class name.
+    pub class: String,
+    pub method: String,
+    pub descriptor: String,
+    /// `None`: the class has no line numbers.
+    pub line: Option<u16>,
+}
 
 /// The place of objects the VM or native code made (VMObjectAlloc, JNI).
 pub const NO_PLACE: u32 = 0;
@@ -81,7 +91,7 @@ impl Sites {
 
     /// The id of the type of class signature `signature` (`Ljava/lang/String;`, `[I`).
     pub fn type_of_signature(&self, signature: &str) -> u32 {
-        self.type_id(&crate::instrument::registry::java_type(signature).0)
+        self.type_id(&crate::methods::java_type(signature).0)
     }
 
     /// The id of an allocation site, a place and the type it allocates

@@ -24,8 +24,7 @@ mod stack_keys;
 use crate::calltree::{NodeId, WeightTree, Weights};
 use crate::events::{Allocation, Listener};
 use crate::host::Host;
-use crate::instrument::registry::java_type_name;
-use crate::methods::{java_class_name, MethodNames, NameId};
+use crate::methods::{class_name, MethodNames, NameId};
 use crate::per_thread::{self, Held, ThreadValue};
 use crate::threads::{Identity, ThreadId};
 use crate::vm::sys::JvmtiFrameInfo;
@@ -368,15 +367,6 @@ impl Recorder {
             .values()
             .map(|t| t.totals().samples)
             .sum()
-    }
-}
-
-/// A class as Java writes it: `java.lang.String`, `byte[]`, `int[][]`.
-fn class_name(signature: &str) -> String {
-    if signature.starts_with('[') {
-        java_type_name(signature)
-    } else {
-        java_class_name(signature)
     }
 }
 

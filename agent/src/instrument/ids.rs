@@ -27,17 +27,6 @@ pub fn stride(slots: usize, stripes: u32) -> usize {
     }
 }
 
-/// Where code allocates: a method and the source line of the instruction.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct AllocPlace {
-    /// Internal class name.
-    pub class: String,
-    pub method: String,
-    pub descriptor: String,
-    /// `None`: the class has no line numbers.
-    pub line: Option<u16>,
-}
-
 /// One instrumented method as the snapshot shows it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct MethodLines {

@@ -10,7 +10,8 @@ pub mod probe_class;
 pub mod registry;
 mod rewrite;
 
-pub use ids::{stride, AllocPlace, CoverageLayouts, MethodLines};
+pub use crate::sites::AllocPlace;
+pub use ids::{stride, CoverageLayouts, MethodLines};
 pub use rewrite::{Probes, LOCK_SUPPORT};
 
 use crate::log;

@@ -24,8 +24,7 @@ mod park;
 use crate::calltree::{WeightTree, Weights};
 use crate::events::{Kind, Listener, LockWait};
 use crate::host::Host;
-use crate::instrument::registry::java_type_name;
-use crate::methods::{java_class_name, MethodNames, NameId};
+use crate::methods::{class_name, MethodNames, NameId};
 use crate::per_thread::{self, Held, ThreadValue};
 use crate::threads::ThreadId;
 use crate::vm::sys::JvmtiFrameInfo;
@@ -263,15 +262,6 @@ const COUNT_DOWN_LATCH: &str = "Ljava/util/concurrent/CountDownLatch$Sync;";
 /// `LockSupport`, the AQS and the locks of `java.util.concurrent.locks`.
 fn is_lock_machinery(frame: &str) -> bool {
     frame.starts_with("profrj.runtime.") || frame.starts_with("java.util.concurrent.locks.")
-}
-
-/// A class as Java writes it: `java.lang.Object`, `int[]`.
-fn class_name(signature: &str) -> String {
-    if signature.starts_with('[') {
-        java_type_name(signature)
-    } else {
-        java_class_name(signature)
-    }
 }
 
 /// What a snapshot of the `lock` mode holds.

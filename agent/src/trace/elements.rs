@@ -5,15 +5,8 @@
 
 use super::event::Kind;
 use super::tptp::{self, Call};
-use super::writer::{Staged, Writer};
+use super::writer::{Site, Staged, Writer};
 use std::io;
-
-/// An allocation site: its type, its method (registry id) and line.
-pub(super) struct Site {
-    ty: String,
-    method: Option<u32>,
-    line: Option<u16>,
-}
 
 impl Writer {
     /// The next id: one sequence for every kind. Past 2³² - 1 it starts

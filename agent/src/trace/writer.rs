@@ -10,7 +10,6 @@
 //! preempted between its clock read and its publish) still go in their
 //! place. Each thread's own events are always in order.
 
-use super::elements::Site;
 use super::event::Event;
 use super::tptp::{self, Doc, Envelope};
 use super::{Lifetime, ThreadRing};
@@ -151,6 +150,13 @@ pub fn spawn(
         thread: thread.thread().clone(),
         stats,
     })
+}
+
+/// An allocation site: its type, its method (registry id) and line.
+pub(super) struct Site {
+    pub(super) ty: String,
+    pub(super) method: Option<u32>,
+    pub(super) line: Option<u16>,
 }
 
 /// A ring the writer drains, and its thread's id in the trace.
