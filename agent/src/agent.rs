@@ -31,7 +31,7 @@ pub fn get() -> Option<&'static Agent> {
 /// Agent_OnLoad: everything that can fail on a user's mistake fails here, with
 /// a message, so the JVM does not start with a profiler that ignores its options.
 pub fn on_load(vm: VmHandle, options: Option<&str>, edge: &Edge) -> Result<(), AgentError> {
-    let options = Options::parse(options)?;
+    let options = registry::parse_options(options)?;
     if options.command != Command::Start {
         return Err(AgentError::Refused(format!(
             "'{}' is a command for a running agent; at JVM start-up give profiling options",
@@ -39,7 +39,7 @@ pub fn on_load(vm: VmHandle, options: Option<&str>, edge: &Edge) -> Result<(), A
         )));
     }
     if options.help {
-        eprint!("{}", Options::help_text());
+        eprint!("{}", registry::help_text());
     }
     if !options.any_mode() {
         log::info("no mode selected (only 'help'); not profiling");
@@ -61,7 +61,7 @@ pub fn on_load(vm: VmHandle, options: Option<&str>, edge: &Edge) -> Result<(), A
 /// error still reaches the reply file and stderr.
 pub fn on_attach(vm: VmHandle, options: Option<&str>, edge: &Edge) -> Result<(), AgentError> {
     let existed = AGENT.get().is_some();
-    let parsed = Options::parse(options).map_err(AgentError::from);
+    let parsed = registry::parse_options(options).map_err(AgentError::from);
     let reply_to = crate::options::reply_path(options);
     let result = parsed.and_then(|o| attach_command(vm, o, edge));
     match &result {
@@ -93,7 +93,7 @@ pub fn attach_refused(lossy_options: &str, msg: &str) {
 
 fn attach_command(vm: VmHandle, options: Options, edge: &Edge) -> Reply {
     if options.help {
-        eprint!("{}", Options::help_text());
+        eprint!("{}", registry::help_text());
     }
     let jni = Jni::from_vm(vm).map_err(|rc| {
         AgentError::Unsupported(format!("no JNI environment on the attach thread ({rc})"))

@@ -25,6 +25,7 @@ mod control;
 mod coverage;
 mod entry;
 mod error;
+mod escape;
 mod events;
 mod host;
 mod instrument;
@@ -44,6 +45,8 @@ mod sites;
 mod snapshot;
 mod states;
 mod threads;
+#[cfg(test)]
+mod toy_mode;
 mod trace;
 mod tsc;
 mod vm;

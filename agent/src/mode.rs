@@ -9,7 +9,7 @@ use crate::error::AgentError;
 use crate::host::Host;
 use crate::instrument::Probes;
 use crate::model::Section;
-use crate::options::Options;
+use crate::options::{ModeOptions, Options};
 use crate::threads::ThreadRecord;
 use crate::vm::{Capabilities, Jni, Native};
 
@@ -32,6 +32,10 @@ pub trait Mode: Send + Sync {
     fn snapshot(&self, cx: &Cx) -> Result<Box<dyn Capture + '_>, AgentError>;
     /// The VM is dying; its last snapshot follows.
     fn vm_dying(&self) {}
+    /// What the mode was asked to do, for `start`'s reply and `status`.
+    fn describe(&self) -> Option<String> {
+        None
+    }
     /// What the mode did and cost, for `status` and the exit log.
     fn summary(&self) -> Option<String> {
         None
@@ -56,10 +60,10 @@ impl Capture for Nothing {
 
 /// One mode as the agent knows it before any session.
 pub struct Registration {
-    /// The option and section name.
+    /// The mode's name: its option, which asks for it.
     pub name: &'static str,
-    /// Whether a session's options ask for the mode.
-    pub wanted: fn(&Options) -> bool,
+    /// Its options: its name's first, then its settings (in `help`'s order).
+    pub options: ModeOptions,
     /// Opens it for a session (once; `start` then runs on every resume).
     pub open: fn(&Cx) -> Result<Box<dyn Mode>, AgentError>,
     /// The probe class's natives its probes call. The probe class is

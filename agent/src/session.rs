@@ -315,15 +315,7 @@ impl Sessions {
 
     fn describe(&self, s: &Session) -> String {
         let o = &s.options;
-        let mut parts = Vec::new();
-        if o.sampling {
-            parts.push(format!(
-                "sampling every {:?} ({}), depth {}",
-                o.interval,
-                o.event.name(),
-                o.depth
-            ));
-        }
+        let mut parts: Vec<String> = s.modes.iter().filter_map(|m| m.describe()).collect();
         parts.extend(s.modes.iter().filter_map(|m| m.summary()));
         let names = registry::instrumenting(o);
         if !names.is_empty() {

@@ -8,6 +8,7 @@ use crate::host::Host;
 use crate::log;
 use crate::mode::{Capture, Cx, Mode, Registration};
 use crate::model::Section;
+use crate::options::{self, ModeOptions, Opt, OptionError, Options, Takes, Value};
 use crate::threads::ThreadRecord;
 use crate::vm::sys::Capability;
 use crate::vm::{Capabilities, Jvmti};
@@ -17,12 +18,63 @@ use std::sync::Arc;
 /// `alloc`: sampled allocations by call path and class.
 pub const REGISTRATION: Registration = Registration {
     name: "alloc",
-    wanted: |o| o.alloc.is_some(),
+    options: ModeOptions {
+        options: &[
+            Opt {
+                syntax: "alloc[=SIZE]",
+                default: "512k",
+                takes: Takes::Start,
+                meaning: "allocation sites by call path: JVMTI samples an object about every SIZE bytes a thread allocates (k, m suffixes; 0 samples every object), each weighted to estimate all bytes and objects (the <alloc> section)",
+                read: Some(read_interval),
+            },
+            Opt {
+                syntax: "live",
+                default: "",
+                takes: Takes::Start,
+                meaning: "alloc: only the sampled objects still reachable at the snapshot (a snapshot runs a GC): who allocated what is alive",
+                read: Some(options::read_flag_value),
+            },
+        ],
+        default_mode: false,
+        check: check_options,
+    },
     open,
     natives: Vec::new,
     capabilities,
     probes: Registration::no_probes,
 };
+
+/// Bytes between samples when `alloc` gives none.
+const DEFAULT_INTERVAL: u32 = 512 * 1024;
+
+/// JVMTI takes the sampling interval as a jint.
+const MAX_INTERVAL: u64 = i32::MAX as u64;
+
+/// `alloc[=SIZE]`.
+fn read_interval(key: &str, value: Option<&str>) -> Result<Value, OptionError> {
+    let Some(v) = value else {
+        return Ok(Value::Bytes(DEFAULT_INTERVAL));
+    };
+    options::parse_size(v, MAX_INTERVAL)
+        .map(Value::Bytes)
+        .ok_or_else(|| {
+            options::bad_value(
+                key,
+                v,
+                "bytes between samples, e.g. 512k, 64k, 1m; 0 for every object; at most 2g-1",
+            )
+        })
+}
+
+/// `live` belongs to `alloc`.
+fn check_options(o: &Options) -> Result<(), OptionError> {
+    if o.given("live") && !o.given("alloc") {
+        return Err(OptionError(
+            "option 'live' belongs to alloc: give alloc,live".to_owned(),
+        ));
+    }
+    Ok(())
+}
 
 fn capabilities(caps: &mut Capabilities) -> Result<(), AgentError> {
     Ok(caps.need(
@@ -44,15 +96,16 @@ struct AllocMode {
 
 fn open(cx: &Cx) -> Result<Box<dyn Mode>, AgentError> {
     let o = cx.options;
-    let interval = o.alloc.unwrap_or_default();
+    let interval = o.bytes("alloc").unwrap_or(DEFAULT_INTERVAL);
+    let live = o.given("live");
     let host = cx.host;
     let life = host.state::<Lifetime>();
     host.events.subscribe(life, &[Kind::SampledObjectAlloc]);
-    let gc_at_exit = o.live && host.pause_collectors_only(cx.jni);
+    let gc_at_exit = live && host.pause_collectors_only(cx.jni);
     Ok(Box::new(AllocMode {
         host,
         life,
-        recorder: Arc::new(Recorder::new(life.next_id(), interval, o.live, o.depth)),
+        recorder: Arc::new(Recorder::new(life.next_id(), interval, live, o.depth)),
         jvmti: host.jvmti,
         gc_at_exit,
         dying: AtomicBool::new(false),

@@ -6,28 +6,71 @@ use crate::error::AgentError;
 use crate::instrument::Probes;
 use crate::mode::{Capture, Cx, Mode, Registration};
 use crate::model::Section;
+use crate::options::{self, ModeOptions, Opt, OptionError, Takes, Value};
 use crate::threads::ThreadRecord;
 
 /// `coverage`: every line in scope counted by probes the rewriter inserts.
 pub const REGISTRATION: Registration = Registration {
     name: "coverage",
-    wanted: |o| o.coverage,
+    options: ModeOptions {
+        options: &[
+            Opt {
+                syntax: "coverage",
+                default: "",
+                takes: Takes::Start,
+                meaning: "per-line execution counts of the classes in scope (the <coverage> section)",
+                read: Some(options::read_flag_value),
+            },
+            Opt {
+                syntax: "derive=on|off",
+                default: "on",
+                takes: Takes::Start,
+                meaning: "coverage: lines reached only through code that cannot throw or call take their counts from other lines' counters (exact, fewer increments); off: a counter per line entry",
+                read: Some(options::read_on_off),
+            },
+            Opt {
+                syntax: "stripes=N",
+                default: "CPUs, a power of two, at most 16",
+                takes: Takes::Start,
+                meaning: "coverage: copies of each method's counters (a power of two, 1 to 64), each on cache lines of its own; a call counts in the copy of its thread (thread id mod N), so threads on other cores do not contend; the snapshot sums them. 1: one copy (least memory). Fixed by the first coverage session",
+                read: Some(read_stripes),
+            },
+        ],
+        default_mode: false,
+        check: ModeOptions::no_check,
+    },
     open,
     natives: || super::natives().to_vec(),
     capabilities: |caps| Ok(crate::instrument::capabilities(caps)?),
     probes: |o| Probes {
         coverage: true,
-        derive_lines: o.derive,
+        derive_lines: o.switch("derive").unwrap_or(true),
         ..Probes::NONE
     },
 };
+
+/// Most stripes `stripes=` takes (memory: each method's counters N times).
+pub const MAX_STRIPES: u32 = 64;
+
+/// `stripes=`: a power of two from 1 to [`MAX_STRIPES`].
+fn read_stripes(key: &str, value: Option<&str>) -> Result<Value, OptionError> {
+    let v = options::required(key, value)?;
+    match v.parse::<u32>() {
+        Ok(n) if n.is_power_of_two() && n <= MAX_STRIPES => Ok(Value::Number(n)),
+        _ => Err(options::bad_value(
+            key,
+            v,
+            &format!("a power of two from 1 to {MAX_STRIPES}"),
+        )),
+    }
+}
 
 /// The session's view of the JVM-lifetime counters.
 struct Coverage(&'static Lifetime);
 
 fn open(cx: &Cx) -> Result<Box<dyn Mode>, AgentError> {
     let life = cx.host.state::<Lifetime>();
-    life.fix_stripes(cx.options.stripes);
+    life.fix_stripes(cx.options.number("stripes"));
     cx.host.instrumenter.set_coverage_layouts(life);
     Ok(Box::new(Coverage(life)))
 }

@@ -8,16 +8,30 @@ use crate::host::Host;
 use crate::instrument::Probes;
 use crate::mode::{Capture, Cx, Mode, Registration};
 use crate::model::Section;
+use crate::options::{self, ModeOptions, Opt, OptionError, Takes, Value};
 use crate::threads::ThreadRecord;
 use crate::vm::sys::Capability;
 use crate::vm::Capabilities;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// `lock`: contended monitors by call path and class, and a monitor dump.
 pub const REGISTRATION: Registration = Registration {
     name: "lock",
-    wanted: |o| o.lock.is_some(),
+    options: ModeOptions {
+        options: &[
+            Opt {
+                syntax: "lock[=DURATION]",
+                default: "0",
+                takes: Takes::Start,
+                meaning: "where threads wait for each other: contended synchronized entries by call path and monitor class, with counts and nanoseconds waited, waits shorter than DURATION (ns, us, ms or s; 0 records every one) left out, and a monitor dump at every snapshot (the <lock> section)",
+                read: Some(read_threshold),
+            },
+        ],
+        default_mode: false,
+        check: ModeOptions::no_check,
+    },
     open,
     natives: || super::park::natives().to_vec(),
     capabilities,
@@ -26,6 +40,22 @@ pub const REGISTRATION: Registration = Registration {
         ..Probes::NONE
     },
 };
+
+/// `lock[=DURATION]`: the shortest wait recorded, at most an hour.
+fn read_threshold(key: &str, value: Option<&str>) -> Result<Value, OptionError> {
+    let Some(v) = value else {
+        return Ok(Value::Duration(Duration::ZERO));
+    };
+    let d = options::parse_duration(key, v, "1ms")?;
+    if d > Duration::from_secs(3600) {
+        return Err(options::bad_value(
+            key,
+            v,
+            "the shortest wait recorded, at most 3600s",
+        ));
+    }
+    Ok(Value::Duration(d))
+}
 
 fn capabilities(caps: &mut Capabilities) -> Result<(), AgentError> {
     caps.need(Capability::GenerateMonitorEvents, "lock")?;
@@ -49,7 +79,8 @@ struct LockMode {
 
 fn open(cx: &Cx) -> Result<Box<dyn Mode>, AgentError> {
     let o = cx.options;
-    let threshold = o.lock.unwrap_or_default().as_nanos().min(u64::MAX as u128) as u64;
+    let threshold = o.duration("lock").unwrap_or_default();
+    let threshold = threshold.as_nanos().min(u64::MAX as u128) as u64;
     let life = cx.host.state::<Lifetime>();
     cx.host.events.subscribe(life, &super::KINDS);
     Ok(Box::new(LockMode {

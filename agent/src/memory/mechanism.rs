@@ -10,11 +10,32 @@ use crate::error::AgentError;
 use crate::events::Kind;
 use crate::host::{all_pause_collectors, Host};
 use crate::instrument::probe_class;
-use crate::options::Tracker;
 use crate::vm::sys::{Capability, JvmtiCapabilities};
 use crate::vm::{Jni, Jvmti};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::OnceLock;
+
+/// How the memory mode learns that a tracked object died (`tracker=`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tracker {
+    /// Weak references where the collector allows, else tags.
+    Auto,
+    /// JNI weak global references, checked after each GC.
+    Weak,
+    /// JVMTI tags and the ObjectFree event.
+    Tags,
+}
+
+impl Tracker {
+    /// `tracker=` of `o` (`auto` when not given).
+    pub fn of(o: &crate::options::Options) -> Self {
+        match o.text("tracker") {
+            Some("weak") => Tracker::Weak,
+            Some("tags") => Tracker::Tags,
+            _ => Tracker::Auto,
+        }
+    }
+}
 
 /// How this JVM's tracked objects are followed, chosen once (`choose`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

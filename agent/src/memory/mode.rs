@@ -10,6 +10,7 @@ use crate::instrument::Probes;
 use crate::log;
 use crate::mode::{Capture, Cx, Mode, Registration};
 use crate::model::Section;
+use crate::options::{self, ModeOptions, Opt, Takes};
 use crate::threads::ThreadRecord;
 use crate::vm::sys::Capability;
 use crate::vm::Capabilities;
@@ -17,7 +18,26 @@ use crate::vm::Capabilities;
 /// `memory`: live and peak object counts per thread and class.
 pub const REGISTRATION: Registration = Registration {
     name: "memory",
-    wanted: |o| o.memory,
+    options: ModeOptions {
+        options: &[
+            Opt {
+                syntax: "memory",
+                default: "",
+                takes: Takes::Start,
+                meaning: "live objects per allocating thread and class, and the most ever alive (the <memory> section)",
+                read: Some(options::read_flag_value),
+            },
+            Opt {
+                syntax: "tracker=auto|weak|tags",
+                default: "auto",
+                takes: Takes::Start,
+                meaning: "memory: how object deaths are seen; weak: a JNI weak reference per object, checked after each GC (serial, parallel and G1 collectors, which clear them in their pauses; the cheapest); tags: JVMTI tags and ObjectFree (any collector); auto: weak where it works",
+                read: Some(|k, v| options::choice(k, v, &["auto", "weak", "tags"], "valid: auto, weak, tags")),
+            },
+        ],
+        default_mode: false,
+        check: ModeOptions::no_check,
+    },
     open,
     natives: || super::natives().to_vec(),
     capabilities,
@@ -49,7 +69,8 @@ fn open(cx: &Cx) -> Result<Box<dyn Mode>, AgentError> {
     let host = cx.host;
     let life = host.state::<Lifetime>();
     let tracking = &life.tracking;
-    let mechanism = tracking.choose(host, cx.jni, cx.options.tracker)?;
+    let tracker = super::mechanism::Tracker::of(cx.options);
+    let mechanism = tracking.choose(host, cx.jni, tracker)?;
     host.events.subscribe(life, &super::KINDS);
     match mechanism {
         Mechanism::WeakRefs => {

@@ -7,13 +7,33 @@ use crate::instrument::registry::MethodInfo;
 use crate::instrument::Probes;
 use crate::mode::{Capture, Cx, Mode, Registration};
 use crate::model::Section;
+use crate::options::{self, ModeOptions, Opt, Takes};
 use crate::threads::ThreadRecord;
 use std::sync::Arc;
 
 /// `profile`: every call in scope timed by probes the rewriter inserts.
 pub const REGISTRATION: Registration = Registration {
     name: "profile",
-    wanted: |o| o.profile,
+    options: ModeOptions {
+        options: &[
+            Opt {
+                syntax: "profile",
+                default: "",
+                takes: Takes::Start,
+                meaning: "instrumented method timing: exact call counts and times per call path (the <profile> section)",
+                read: Some(options::read_flag_value),
+            },
+            Opt {
+                syntax: "timing=all|sampled",
+                default: "all",
+                takes: Takes::Start,
+                meaning: "profile: all times every call (two clock reads); sampled counts every call exactly but times one call in 32 per thread, a node's times the timed calls' scaled to its count (self time: its total less its children's, at least 0): the cheapest profile, times approximate. Fixed by the first profile session",
+                read: Some(|k, v| options::choice(k, v, &["all", "sampled"], "all or sampled")),
+            },
+        ],
+        default_mode: false,
+        check: ModeOptions::no_check,
+    },
     open,
     natives: || super::natives().to_vec(),
     capabilities: |caps| Ok(crate::instrument::capabilities(caps)?),
@@ -33,7 +53,8 @@ fn open(cx: &Cx) -> Result<Box<dyn Mode>, AgentError> {
 impl Mode for Profile {
     fn start(&self, cx: &Cx) -> Result<(), AgentError> {
         let mut rebound = Ok(());
-        self.0.start(cx.options.timing_sampled, || {
+        let sampled = cx.options.text("timing") == Some("sampled");
+        self.0.start(sampled, || {
             // SAFETY: `natives_sampled` pairs each of the probe class's
             // profile natives with a function of its descriptor's
             // parameters, like `natives`, which it replaces.

@@ -14,7 +14,6 @@ pub mod signal;
 mod stacks;
 pub mod tree;
 
-pub use crate::options::Event;
 pub use stacks::StackSource;
 
 use crate::error::AgentError;
@@ -30,6 +29,24 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tree::CallTree;
+
+/// What a sample measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// Every live thread, once per interval, whatever it does.
+    Wall,
+    /// Each thread once per `interval` of CPU time it uses.
+    Cpu,
+}
+
+impl Event {
+    pub fn name(self) -> &'static str {
+        match self {
+            Event::Wall => "event=wall",
+            Event::Cpu => "event=cpu",
+        }
+    }
+}
 
 /// Name of the synthetic node that holds stacks deeper than `depth`.
 pub const TRUNCATED: &str = "[truncated]";

@@ -17,9 +17,9 @@ use super::frames::to_path;
 use super::signal::handler::{self, CpuTimer};
 use super::signal::{self, ring::Sample, Setup};
 use super::tree::NodeId;
+use super::Event;
 use super::{Config, Counters, SamplerData};
 use crate::methods::NameId;
-use crate::options::Event;
 use crate::threads::{Identity, ThreadId, Threads};
 use crate::vm::async_trace::failure_name;
 use crate::vm::sys::{

@@ -8,6 +8,7 @@ use crate::events::Kind;
 use crate::host::Host;
 use crate::instrument::Probes;
 use crate::mode::{Capture, Cx, Mode, Nothing, Registration};
+use crate::options::{self, ModeOptions, Opt, OptionError, Options, Takes, Value};
 use crate::vm::sys::Capability;
 use crate::vm::Capabilities;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
@@ -15,7 +16,26 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 /// `trace`: every call, return, throw and catch in scope, as TPTP events.
 pub const REGISTRATION: Registration = Registration {
     name: "trace",
-    wanted: |o| o.trace.is_some(),
+    options: ModeOptions {
+        options: &[
+            Opt {
+                syntax: "trace[=PATH]",
+                default: "profrj-%p-trace.xml",
+                takes: Takes::Start,
+                meaning: "every call, return, throw and catch of the classes in scope as it happens, written as a TPTP trace-event XML document to PATH (placeholders as for file=; each dump ends the current file and the next events start the next, %n numbering them, else .2, .3... appended)",
+                read: Some(read_path),
+            },
+            Opt {
+                syntax: "overflow=wait|drop",
+                default: "wait",
+                takes: Takes::Start,
+                meaning: "trace: when a thread's event buffer is full because the disk cannot keep up, wait for the writer (a complete trace, a slower program) or drop the events and count them (the trace marks each gap)",
+                read: Some(|k, v| options::choice(k, v, &["wait", "drop"], "wait or drop")),
+            },
+        ],
+        default_mode: false,
+        check: check_options,
+    },
     open,
     natives: || super::natives().to_vec(),
     capabilities,
@@ -24,6 +44,25 @@ pub const REGISTRATION: Registration = Registration {
         ..Probes::NONE
     },
 };
+
+/// `trace[=PATH]`.
+fn read_path(key: &str, value: Option<&str>) -> Result<Value, OptionError> {
+    let path = match value {
+        Some(v) => options::parse_file(key, v)?,
+        None => "profrj-%p-trace.xml".to_owned(),
+    };
+    Ok(Value::Text(path))
+}
+
+/// `overflow` belongs to `trace`.
+fn check_options(o: &Options) -> Result<(), OptionError> {
+    if o.given("overflow") && !o.given("trace") {
+        return Err(OptionError(
+            "option 'overflow' belongs to trace: give trace,overflow=drop".to_owned(),
+        ));
+    }
+    Ok(())
+}
 
 fn capabilities(caps: &mut Capabilities) -> Result<(), AgentError> {
     crate::instrument::capabilities(caps)?;
@@ -53,19 +92,20 @@ fn open(cx: &Cx) -> Result<Box<dyn Mode>, AgentError> {
 impl Mode for Trace {
     fn start(&self, cx: &Cx) -> Result<(), AgentError> {
         let o = cx.options;
-        let path = o.trace.as_deref().unwrap_or_default();
+        let path = o.text("trace").unwrap_or_default();
+        let drop_when_full = o.text("overflow") == Some("drop");
         let host = self.host;
         let sources = super::writer::Sources {
             threads: &host.threads,
             registry: &host.instrumenter.registry,
             sites: &host.sites,
         };
-        let args = match o.overflow_drop {
+        let args = match drop_when_full {
             true => format!("trace={path},overflow=drop"),
             false => format!("trace={path}"),
         };
         self.life
-            .start(sources, path, o.overflow_drop, &args)
+            .start(sources, path, drop_when_full, &args)
             .map_err(AgentError::Unsupported)?;
         for kind in GC {
             host.want(self.life, kind, true).map_err(|e| match e {

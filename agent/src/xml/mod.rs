@@ -10,14 +10,12 @@
 //!   `<lock>`, `<sites>`);
 //! - `tables`: `<memory>`'s rows and `<lock>`'s monitor dump;
 //! - `coverage`: `<coverage>`;
-//! - `escape`: names as XML 1.0 can hold them.
 
 mod coverage;
-pub mod escape;
 mod tables;
 mod trees;
 
-pub use escape::{attribute, decimal, name};
+pub use crate::escape::name;
 
 use crate::model::{Part, Section, Snapshot, Value};
 use quick_xml::events::{BytesDecl, BytesEnd, BytesStart, Event};

@@ -1,8 +1,8 @@
 //! Sections of rows (`<memory>`: per thread, one row per class) and
 //! `<lock>`'s monitor dump.
 
-use super::escape::attribute;
 use super::XmlWriter;
+use crate::escape::attribute;
 use crate::model::{MonitorDump, Rows, Snapshot};
 use profrj_format::lock::dump as f;
 use quick_xml::events::{BytesEnd, BytesStart, Event};

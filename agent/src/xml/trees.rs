@@ -4,8 +4,8 @@
 //! tree's totals) and each node's, in the contract's order, read from the
 //! model's weights by name.
 
-use super::escape::{push_attribute, push_number, EscapedNames};
 use super::XmlWriter;
+use crate::escape::{push_attribute, push_number, EscapedNames};
 use crate::model::{CallTrees, Snapshot, ThreadTree, Weight};
 use profrj_format::calls::{CPU_TIME, IS_ALIVE, NAME, NODE, THREAD};
 use profrj_format::sampler::thread::ELAPSED_TIME;
