@@ -72,6 +72,16 @@ pub fn unfit_output(path: &Path) -> Option<String> {
 /// the same directory, renamed into place (a link at `path` is replaced, not
 /// followed; a reader never sees half a file).
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    write_atomically_with(path, |f| f.write_all(bytes))
+}
+
+/// [`write_atomically`] of what `body` writes as it produces it (through a
+/// buffer): a converter's output is never held whole in memory. On an error
+/// the temporary file is removed and `path` left as it was.
+pub fn write_atomically_with(
+    path: &Path,
+    body: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<(), String> {
     if let Some(why) = unfit_output(path) {
         return Err(format!("refusing to write: {why}"));
     }
@@ -81,8 +91,9 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> {
     };
     let tmp = dir.join(format!(".profrj-{:016x}.tmp", random_u64()));
     let result = (|| {
-        let mut f = create_new(&tmp, 0o644)?;
-        f.write_all(bytes)?;
+        let mut w = std::io::BufWriter::with_capacity(1 << 16, create_new(&tmp, 0o644)?);
+        body(&mut w)?;
+        let f = w.into_inner().map_err(|e| e.into_error())?;
         f.sync_all()?;
         std::fs::rename(&tmp, path)
     })();

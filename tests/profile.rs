@@ -259,3 +259,65 @@ fn sampled_timing_counts_every_call() {
     assert!(all.len() > 3000, "the 3,000-deep chain is in");
     assert_eq!(tree("timing=sampled,", "sampled.xml"), all);
 }
+
+/// Issue 29, item 6: a profile of a 50,000-deep recursion is written with
+/// its indentation capped at 64 levels: a few MB where one space per level
+/// made 2.5 GB, the same tree (every call nested in its caller), and
+/// profrj's reader still reads it.
+#[test]
+fn a_fifty_thousand_deep_recursion_makes_a_small_snapshot() {
+    use quick_xml::events::Event;
+    let dir = temp_dir("deep-profile");
+    let snap = dir.join("deep.xml");
+    let run = run_java_with(
+        &dir,
+        &["-Xss512m"],
+        &format!(
+            "profile,include=profrj.harness.DeepStack,file={}",
+            snap.display()
+        ),
+        "profrj.harness.DeepStack",
+        &["50000", "1"],
+    );
+    run.assert_success();
+    let size = std::fs::metadata(&snap).unwrap().len();
+    assert!(size < 64 << 20, "a snapshot of {size} bytes");
+    // The nesting, read as a stream: main, then recurse 50,001 times, each
+    // inside the one before; no line starts with more than 64 spaces.
+    let text = std::fs::read_to_string(&snap).unwrap();
+    let indent = text.lines().map(|l| l.len() - l.trim_start().len()).max();
+    assert_eq!(indent, Some(64));
+    let mut reader = quick_xml::Reader::from_str(&text);
+    let (mut depth, mut recurse, mut deepest) = (0usize, 0usize, 0usize);
+    let mut open: Vec<bool> = Vec::new();
+    loop {
+        match reader.read_event().unwrap() {
+            Event::Start(e) => {
+                let name = e.try_get_attribute("name").unwrap();
+                let is_recurse = name.is_some_and(|a| {
+                    a.value.as_ref() == b"profrj.harness.DeepStack.recurse(int,long)"
+                });
+                depth += 1;
+                recurse += usize::from(is_recurse);
+                deepest = deepest.max(recurse);
+                open.push(is_recurse);
+            }
+            Event::Empty(e) => {
+                let name = e.try_get_attribute("name").unwrap();
+                if name.is_some_and(|a| a.value.starts_with(b"profrj.harness.DeepStack.recurse")) {
+                    deepest = deepest.max(recurse + 1);
+                }
+            }
+            Event::End(_) => {
+                depth -= 1;
+                recurse -= usize::from(open.pop().unwrap());
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    assert_eq!(depth, 0);
+    assert_eq!(deepest, 50_001, "recurse(50000) down to recurse(0)");
+    let report = profrj_ok(&["report", "--section", "profile", s(&snap)]);
+    assert!(report.contains("DeepStack.recurse"), "{report}");
+}

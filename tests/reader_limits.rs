@@ -162,7 +162,10 @@ fn a_hundred_thousand_deep_chain_converts_in_bounded_output() {
             took < Duration::from_secs(30),
             "hprof --depth {depth} took {took:?}"
         );
-        assert!(out.len() < 64 << 20, "output of {} bytes", out.len());
+        // About 2,100 distinct traces (the 50 names repeat), each of at most
+        // 2,048 frames of ~33 bytes (`m7(<Unknown Source>:Unknown line)`):
+        // 79 MB, where one trace per node would be 6.7 GB.
+        assert!(out.len() < 128 << 20, "output of {} bytes", out.len());
         let block = out.split("CPU SAMPLES BEGIN (total = ").nth(1).unwrap();
         assert!(block.starts_with(&format!("{n})")), "{}", &block[..40]);
         let longest = out
@@ -279,4 +282,97 @@ fn coverage_formats_saturate_and_stay_in_range() {
         out.contains(&format!("<line number=\"10\" hits=\"{}\"", u64::MAX)),
         "{out}"
     );
+}
+
+/// Runs `profrj ARGS` with its address space limited to `limit` bytes
+/// (RLIMIT_AS: an allocation past it fails, and profrj aborts) and its
+/// standard output counted, not kept: (success, bytes written). A limit, not
+/// a measure of the child's peak: wait4's `ru_maxrss` counts the test
+/// process's own peak too (posix_spawn shares its memory until exec).
+fn capped(args: &[&str], limit: u64) -> (bool, u64) {
+    use std::io::Read;
+    use std::os::unix::process::CommandExt;
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_profrj"));
+    cmd.args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null());
+    // SAFETY: setrlimit is async-signal-safe and the closure touches only
+    // its own copies of the limits.
+    unsafe {
+        cmd.pre_exec(move || {
+            let lim = libc::rlimit {
+                rlim_cur: limit as libc::rlim_t,
+                rlim_max: limit as libc::rlim_t,
+            };
+            // An old converter aborts: no core file for it.
+            let none = libc::rlimit {
+                rlim_cur: 0,
+                rlim_max: 0,
+            };
+            if libc::setrlimit(libc::RLIMIT_AS, &lim) != 0
+                || libc::setrlimit(libc::RLIMIT_CORE, &none) != 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn().unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut buf = vec![0u8; 1 << 20];
+    let mut total = 0u64;
+    loop {
+        match stdout.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => total += n as u64,
+        }
+    }
+    (child.wait().unwrap().success(), total)
+}
+
+/// Issue 29, item 6: converters stream. 20 threads, each a 1,600-deep chain
+/// of its own methods with a sample at every level (a 2 MB snapshot, a
+/// 32,000-node model), spell out 240 MB of collapsed stacks and 120 MB of
+/// HPROF traces; each converter runs in 64 MiB of address space, whatever
+/// its output. The old ones held their output, and pprof every stack twice:
+/// 540, 490 and 115 MB of resident memory here.
+#[test]
+fn converters_stream_their_output_in_bounded_memory() {
+    let dir = temp_dir("streaming");
+    let (threads, depth) = (20, 1600);
+    let mut xml = String::from("<doc><sampler>");
+    for t in 0..threads {
+        xml.push_str(&format!(
+            "<thread name=\"t{t}\" cumulated=\"{depth}\" cumulatedElapsed=\"{depth}\">"
+        ));
+        for i in 0..depth {
+            xml.push_str(&format!(
+                "<profile name=\"m{i}_{t}()\" hits=\"1\" elapsed=\"1\">"
+            ));
+        }
+        xml.push_str(&"</profile>".repeat(depth));
+        xml.push_str("</thread>");
+    }
+    xml.push_str("</sampler></doc>");
+    let path = dir.join("wide-deep.xml");
+    std::fs::write(&path, xml).unwrap();
+    let p = path.display().to_string();
+    // The new converters run in 24 MiB of address space here; the old ones
+    // aborted under 64 MiB.
+    const LIMIT: u64 = 64 << 20;
+    for (args, least_output) in [
+        (
+            vec!["convert", "--to", "collapsed", "--thread-frames", &p],
+            100u64 << 20,
+        ),
+        (vec!["convert", "--to", "pprof", &p], 1 << 10),
+        (
+            vec!["convert", "--to", "hprof", "--depth", "100", &p],
+            100 << 20,
+        ),
+    ] {
+        let (ok, bytes) = capped(&args, LIMIT);
+        assert!(ok, "{args:?} failed in {} MiB", LIMIT >> 20);
+        assert!(bytes >= least_output, "{args:?}: only {bytes} bytes out");
+    }
 }

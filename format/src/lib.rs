@@ -17,6 +17,8 @@
 //! </doc>
 //! ```
 
+pub mod escape;
+
 /// The root element.
 pub const DOC: &str = "doc";
 

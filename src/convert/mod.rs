@@ -3,7 +3,12 @@
 //! (flamegraph.pl, inferno, speedscope); `pprof.rs`, pprof's gzipped
 //! protobuf, encoded by `proto.rs`. From `<coverage>`: `lcov.rs` and
 //! `cobertura.rs`, sharing `coverage.rs`. From every section: `hprof.rs`,
-//! HPROF's java.hprof.txt.
+//! HPROF's java.hprof.txt. `stacks.rs`: what the stack formats share.
+//!
+//! Every converter writes its output as it produces it (`output::stream`):
+//! what it holds is bounded by the snapshot's model (docs/READING.md says
+//! what each holds), and every name is escaped as the snapshot escapes it
+//! (`profrj_format::escape`).
 
 mod cobertura;
 mod collapsed;
@@ -12,12 +17,14 @@ mod hprof;
 mod lcov;
 mod pprof;
 mod proto;
+mod stacks;
 
 pub use cobertura::cobertura;
 pub use collapsed::collapsed;
 pub use lcov::lcov;
-pub use pprof::pprof;
+pub use pprof::Pprof;
 
+use crate::output::stream;
 use crate::selection::Selection;
 use crate::snapshot::{read_file, CallKind, Metric, Snapshot};
 use std::path::{Path, PathBuf};
@@ -67,15 +74,15 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<(), String> {
     let snap = read_file(&args.snapshot)?;
-    let bytes = match args.to {
-        Format::Collapsed | Format::Pprof => calls(&snap, &args)?,
-        Format::Lcov | Format::Cobertura => coverage(&snap, &args)?,
-        Format::Hprof => to_hprof(&snap, &args)?,
-    };
-    crate::output::write(args.output.as_deref(), &bytes)
+    let out = args.output.as_deref();
+    match args.to {
+        Format::Collapsed | Format::Pprof => calls(&snap, &args, out),
+        Format::Lcov | Format::Cobertura => coverage(&snap, &args, out),
+        Format::Hprof => to_hprof(&snap, &args, out),
+    }
 }
 
-fn calls(snap: &Snapshot, args: &Args) -> Result<Vec<u8>, String> {
+fn calls(snap: &Snapshot, args: &Args, out: Option<&Path>) -> Result<(), String> {
     if args.source_root.is_some() {
         return Err("--source-root is for --to lcov and cobertura".into());
     }
@@ -85,13 +92,16 @@ fn calls(snap: &Snapshot, args: &Args) -> Result<Vec<u8>, String> {
     let sec = snap.call_section(args.select.section)?;
     let metric = Metric::of(sec.kind, args.select.metric)?;
     let threads = sec.select(args.select.thread())?;
-    Ok(match args.to {
-        Format::Pprof => pprof(&snap.names, sec, &threads, metric, &args.snapshot)?,
-        _ => collapsed(&snap.names, &threads, metric, args.thread_frames).into_bytes(),
+    if args.to == Format::Pprof {
+        let p = Pprof::new(&snap.names, sec, &threads, metric, &args.snapshot)?;
+        return stream(out, |w| p.write(w));
+    }
+    stream(out, |w| {
+        collapsed(w, &snap.names, &threads, metric, args.thread_frames)
     })
 }
 
-fn coverage(snap: &Snapshot, args: &Args) -> Result<Vec<u8>, String> {
+fn coverage(snap: &Snapshot, args: &Args, out: Option<&Path>) -> Result<(), String> {
     let s = &args.select;
     if args.depth.is_some() {
         return Err("--depth is for --to hprof".into());
@@ -110,14 +120,16 @@ fn coverage(snap: &Snapshot, args: &Args) -> Result<Vec<u8>, String> {
         )
     })?;
     let root = args.source_root.as_deref();
-    Ok(match args.to {
-        Format::Lcov => lcov(cov, root),
-        _ => cobertura(cov, root, modified_ms(&args.snapshot)),
+    match args.to {
+        Format::Lcov => stream(out, |w| lcov(w, cov, root)),
+        _ => {
+            let modified = modified_ms(&args.snapshot);
+            stream(out, |w| cobertura(w, cov, root, modified))
+        }
     }
-    .into_bytes())
 }
 
-fn to_hprof(snap: &Snapshot, args: &Args) -> Result<Vec<u8>, String> {
+fn to_hprof(snap: &Snapshot, args: &Args, out: Option<&Path>) -> Result<(), String> {
     let s = &args.select;
     if s.section.is_some() || s.metric.is_some() || args.thread_frames {
         return Err(
@@ -134,7 +146,8 @@ fn to_hprof(snap: &Snapshot, args: &Args) -> Result<Vec<u8>, String> {
         thread: s.thread(),
         created: modified_ms(&args.snapshot) / 1000,
     };
-    Ok(hprof::hprof(snap, &opts)?.into_bytes())
+    let report = hprof::Hprof::new(snap, &opts)?;
+    stream(out, |w| report.write(w))
 }
 
 /// A file's modification time in ms since the epoch (0 if unknown: a pipe).

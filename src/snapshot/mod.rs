@@ -15,7 +15,7 @@ mod weights;
 
 #[cfg(any(test, fuzzing))]
 pub use parse::parse_bytes;
-pub use parse::{read_file, NO_JAVA_FRAME};
+pub use parse::read_file;
 pub use sections::{
     CallKind, MetricDesc, MetricName, SectionDesc, ValueType, MAX_THREAD_TOTALS, MAX_VALUES,
 };

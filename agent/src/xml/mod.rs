@@ -12,23 +12,26 @@
 //! - `coverage`: `<coverage>`;
 
 mod coverage;
+mod indent;
 mod tables;
 mod trees;
 
 pub use crate::escape::name;
 
 use crate::model::{Part, Section, Snapshot, Value};
+use indent::CappedIndent;
 use quick_xml::events::{BytesDecl, BytesEnd, BytesStart, Event};
 use std::io::{self, Write};
 
 /// The writer every section writes through: one space of indentation per
-/// level, as ProfilerJ's snapshots were.
-pub type XmlWriter<W> = quick_xml::Writer<W>;
+/// level, as ProfilerJ's snapshots were, up to
+/// [`MAX_INDENT`](indent::MAX_INDENT) levels.
+pub type XmlWriter<W> = quick_xml::Writer<CappedIndent<W>>;
 
 /// Writes `snapshot` as a ProfilerJ document to `out`: the contract's
 /// sections in order, then profrj's own.
 pub fn write<W: Write>(snapshot: &Snapshot, out: W) -> io::Result<W> {
-    let mut w = quick_xml::Writer::new_with_indent(out, b' ', 1);
+    let mut w = quick_xml::Writer::new_with_indent(CappedIndent::new(out), b' ', 1);
     w.write_event(Event::Decl(BytesDecl::new("1.0", Some("UTF-8"), None)))?;
     w.write_event(Event::Start(BytesStart::new(profrj_format::DOC)))?;
     let contract = snapshot.sections.iter().filter(|s| !s.extra);
@@ -37,7 +40,7 @@ pub fn write<W: Write>(snapshot: &Snapshot, out: W) -> io::Result<W> {
         write_section(&mut w, snapshot, section)?;
     }
     w.write_event(Event::End(BytesEnd::new(profrj_format::DOC)))?;
-    let mut out = w.into_inner();
+    let mut out = w.into_inner().into_inner();
     out.write_all(b"\n")?;
     Ok(out)
 }
