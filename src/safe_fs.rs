@@ -1,23 +1,15 @@
 //! File operations that cannot be turned against us: files are created
 //! exclusively and never through a link (`O_CREAT|O_EXCL|O_NOFOLLOW`), read
 //! only if they are regular files of an expected owner, and outputs are
-//! written to a temporary file renamed into place.
+//! written to a temporary file renamed into place. Creating files is
+//! `profrj_safe_fs`'s (shared with the agent); reading one owned by a
+//! given user and the client's private directory are the CLI's own.
 
-use std::fs::{File, OpenOptions};
+pub use profrj_safe_fs::{create_new, random_u64, unfit_output};
+use std::fs::OpenOptions;
 use std::io::{Read, Write};
-use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-
-/// Creates `path` exclusively with `mode`: fails if anything (a file, a
-/// link, a FIFO) is already there, and never follows a link.
-pub fn create_new(path: &Path, mode: u32) -> std::io::Result<File> {
-    OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(mode)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(path)
-}
 
 /// Reads at most `limit` bytes of `path`, only if it is a regular file (not a
 /// link, FIFO or device) owned by `owner`.
@@ -48,26 +40,6 @@ pub fn read_owned(path: &Path, owner: u32, limit: u64) -> Result<Vec<u8>, String
     Ok(bytes)
 }
 
-/// Why `path` cannot take an output file, if it cannot: it exists and is not
-/// a regular file or a link (a FIFO would block the writer, a device would be
-/// written to, a directory replaced).
-pub fn unfit_output(path: &Path) -> Option<String> {
-    let meta = std::fs::symlink_metadata(path).ok()?;
-    let t = meta.file_type();
-    let what = if t.is_fifo() {
-        "a FIFO"
-    } else if t.is_char_device() || t.is_block_device() {
-        "a device"
-    } else if t.is_dir() {
-        "a directory"
-    } else if t.is_socket() {
-        "a socket"
-    } else {
-        return None;
-    };
-    Some(format!("{} is {what}, not a file", path.display()))
-}
-
 /// Writes `bytes` to `path` through an exclusively created temporary file in
 /// the same directory, renamed into place (a link at `path` is replaced, not
 /// followed; a reader never sees half a file).
@@ -85,38 +57,12 @@ pub fn write_atomically_with(
     if let Some(why) = unfit_output(path) {
         return Err(format!("refusing to write: {why}"));
     }
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let tmp = dir.join(format!(".profrj-{:016x}.tmp", random_u64()));
-    let result = (|| {
-        let mut w = std::io::BufWriter::with_capacity(1 << 16, create_new(&tmp, 0o644)?);
+    profrj_safe_fs::write_through_temporary(path, 0o644, |file| {
+        let mut w = std::io::BufWriter::with_capacity(1 << 16, file);
         body(&mut w)?;
-        let f = w.into_inner().map_err(|e| e.into_error())?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result.map_err(|e| format!("{}: {e}", path.display()))
-}
-
-/// 64 unpredictable bits (the kernel's random source).
-pub fn random_u64() -> u64 {
-    let mut buf = [0u8; 8];
-    // SAFETY: getrandom writes at most `buf.len()` bytes into `buf`.
-    let n = unsafe { libc::getrandom(buf.as_mut_ptr().cast(), buf.len(), 0) };
-    if n != buf.len() as isize {
-        // Never seen on Linux 3.17+; a clock-based value still avoids collisions.
-        let t = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(0);
-        return t ^ ((std::process::id() as u64) << 32);
-    }
-    u64::from_ne_bytes(buf)
+        w.into_inner().map_err(|e| e.into_error())
+    })
+    .map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// A directory that only we made, removed with what is in it when dropped.

@@ -147,10 +147,8 @@ fn create(vm: VmHandle, options: &Options, edge: &Edge) -> Result<&'static Agent
     jvmti
         .add_capabilities(&caps.wanted())
         .map_err(|e| AgentError::jvmti(jvmti, "AddCapabilities", e))?;
-    let wakeups = control::Wakeups::new().map_err(|e| AgentError::Io {
-        what: "cannot create the control pipe".into(),
-        source: e,
-    })?;
+    let wakeups = control::Wakeups::new()
+        .map_err(|e| crate::error::io("cannot create the control pipe", e))?;
     let get_virtual_thread = virtual_threads
         .then(|| jvmti.extension_function("com.sun.hotspot.functions.GetVirtualThread"))
         .flatten();

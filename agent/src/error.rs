@@ -5,10 +5,11 @@
 
 use crate::options::OptionError;
 use crate::vm::sys::JvmtiError;
-use crate::vm::{JavaException, Jvmti};
+use crate::vm::{JavaException, Jvmti, VmError};
+use std::sync::Arc;
 
 /// What went wrong in the agent.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum AgentError {
     /// The options are not valid (the message names the option and the
     /// valid values).
@@ -25,6 +26,9 @@ pub enum AgentError {
     /// A JNI call threw or failed.
     #[error("{0}")]
     Java(#[from] JavaException),
+    /// The VM refused or lacks something.
+    #[error(transparent)]
+    Vm(#[from] VmError),
     /// This JVM lacks what is asked (a capability, an extension, room for
     /// a thread or a reference).
     #[error("{0}")]
@@ -36,7 +40,7 @@ pub enum AgentError {
         what: String,
         /// Why it failed.
         #[source]
-        source: std::io::Error,
+        source: Arc<std::io::Error>,
     },
     /// A command that does not fit the agent's state (already profiling,
     /// nothing to stop, a setting fixed earlier).
@@ -50,6 +54,9 @@ pub enum AgentError {
         /// What went wrong in it.
         source: Box<AgentError>,
     },
+    /// A class the rewriter cannot rewrite, and why.
+    #[error("{0}")]
+    Class(String),
     /// A bug: a state the agent's own code should never reach.
     #[error("internal error: {0}")]
     Internal(String),
@@ -86,11 +93,11 @@ fn named(mode: &str, e: &AgentError) -> String {
     }
 }
 
-impl From<String> for AgentError {
-    /// A message from a helper that says what failed in words (the
-    /// rewriter, the JVMTI wrappers' callers).
-    fn from(s: String) -> Self {
-        AgentError::Unsupported(s)
+/// A file that could not be written: what, and why.
+pub fn io(what: impl Into<String>, source: std::io::Error) -> AgentError {
+    AgentError::Io {
+        what: what.into(),
+        source: Arc::new(source),
     }
 }
 

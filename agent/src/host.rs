@@ -142,8 +142,7 @@ impl Host {
         on: bool,
     ) -> Result<(), AgentError> {
         if kind == Kind::JniObjectAlloc && on {
-            crate::vm::intercept_allocations(self.jvmti, self.edge.jni_alloc)
-                .map_err(AgentError::Unsupported)?;
+            crate::vm::intercept_allocations(self.jvmti, self.edge.jni_alloc)?;
         }
         self.events.want(self.jvmti, listener, kind, on)
     }
@@ -212,13 +211,12 @@ impl Host {
     pub fn define_runtime(&self, jni: &Jni) -> Result<(), AgentError> {
         self.instrumenter
             .define_runtime(self.jvmti, jni, &self.natives)
-            .map_err(AgentError::Unsupported)
     }
 
     /// The names of the JVM's garbage collectors (`GarbageCollectorMXBean`s).
     pub fn collectors(&self, jni: &Jni) -> Result<Vec<String>, AgentError> {
         self.define_runtime(jni)?;
-        crate::instrument::probe_class::collector_names(jni).map_err(AgentError::Unsupported)
+        crate::instrument::probe_class::collector_names(jni)
     }
 
     /// Do all of this JVM's collectors work in pauses the VM thread does

@@ -130,16 +130,14 @@ impl Sessions {
         host.jvmti
             .set_event_enabled(JvmtiEvent::CLASS_FILE_LOAD_HOOK, true)
             .map_err(|e| AgentError::jvmti(host.jvmti, "enabling the class-file hook", e))?;
-        host.instrumenter
-            .start(
-                host.jvmti,
-                jni,
-                options.scope.clone(),
-                registry::probes(options),
-                &host.natives,
-                &host.sites,
-            )
-            .map_err(AgentError::Unsupported)
+        host.instrumenter.start(
+            host.jvmti,
+            jni,
+            options.scope.clone(),
+            registry::probes(options),
+            &host.natives,
+            &host.sites,
+        )
     }
 
     fn stop(&self, s: &mut Session) {
@@ -275,10 +273,10 @@ impl Sessions {
                 dumps.written = number;
                 Ok(format!("snapshot written to {}", path.display()))
             }
-            Err(e) => Err(AgentError::Io {
-                what: format!("cannot write snapshot to {}", path.display()),
-                source: e,
-            }),
+            Err(e) => Err(crate::error::io(
+                format!("cannot write snapshot to {}", path.display()),
+                e,
+            )),
         }
     }
 

@@ -14,6 +14,7 @@ pub use crate::sites::AllocPlace;
 pub use ids::{stride, CoverageLayouts, MethodLines};
 pub use rewrite::{Probes, LOCK_SUPPORT};
 
+use crate::error::AgentError;
 use crate::log;
 use crate::options::scope::Scope;
 use crate::sites::Sites;
@@ -28,7 +29,7 @@ use std::sync::OnceLock;
 /// What rewriting classes needs, for every instrumenting mode: the class-file
 /// hook for every class, and retransforming the ones loaded before
 /// profiling started.
-pub fn capabilities(caps: &mut crate::vm::Capabilities) -> Result<(), String> {
+pub fn capabilities(caps: &mut crate::vm::Capabilities) -> Result<(), crate::vm::VmError> {
     caps.need(Capability::GenerateAllClassHookEvents, "instrumenting")?;
     caps.need(Capability::RetransformClasses, "instrumenting")
 }
@@ -42,7 +43,7 @@ pub struct Instrumenter {
     ready: AtomicBool,
     /// The platform class loader (JDK classes).
     platform_loader: OnceLock<GlobalRef>,
-    prepared: OnceLock<Result<(), String>>,
+    prepared: OnceLock<Result<(), AgentError>>,
     /// Allocation sites' ids (the host's table).
     sites: OnceLock<&'static Sites>,
     /// Counter layouts' ids, once the coverage mode gave them.
@@ -63,7 +64,7 @@ impl Instrumenter {
         modes: Probes,
         natives: &[Native],
         sites: &'static Sites,
-    ) -> Result<(), String> {
+    ) -> Result<(), AgentError> {
         let _ = self.sites.set(sites);
         *self.scope.lock() = scope;
         *self.modes.lock() = modes;
@@ -85,7 +86,7 @@ impl Instrumenter {
         jvmti: Jvmti,
         jni: &Jni,
         natives: &[Native],
-    ) -> Result<(), String> {
+    ) -> Result<(), AgentError> {
         self.prepared
             .get_or_init(|| {
                 jni.with_local_frame(MAX_LOCAL_FRAME, || self.prepare(jvmti, jni, natives))
@@ -100,22 +101,20 @@ impl Instrumenter {
     /// Each of `natives` pairs a native method of the probe class with an
     /// `extern "system"` function of the parameters its descriptor gives
     /// (JNIEnv, the class, the arguments), callable on any thread.
-    pub unsafe fn rebind_natives(&self, jni: &Jni, natives: &[Native]) -> Result<(), String> {
-        let class = jni
-            .find_class(probe_class::CLASS)
-            .map_err(|e| format!("cannot find the probe class: {}", e.0))?;
+    pub unsafe fn rebind_natives(&self, jni: &Jni, natives: &[Native]) -> Result<(), AgentError> {
+        let class = jni.find_class(probe_class::CLASS)?;
         // SAFETY: the caller's promise.
         let bound = unsafe { jni.register_natives(class, natives) };
         jni.delete_local_ref(class);
-        bound.map_err(|e| format!("cannot bind the probe natives: {}", e.0))
+        Ok(bound?)
     }
 
-    fn prepare(&self, jvmti: Jvmti, jni: &Jni, natives: &[Native]) -> Result<(), String> {
+    fn prepare(&self, jvmti: Jvmti, jni: &Jni, natives: &[Native]) -> Result<(), AgentError> {
         let mut class = std::ptr::null_mut();
         for (name, bytes) in probe_class::CLASSES {
-            let c = jni
-                .define_boot_class(name, bytes)
-                .map_err(|e| format!("cannot define the runtime class {name}: {}", e.0))?;
+            let c = jni.define_boot_class(name, bytes).map_err(|e| {
+                AgentError::Unsupported(format!("cannot define the runtime class {name}: {}", e.0))
+            })?;
             if *name == probe_class::CLASS {
                 class = c;
             }
@@ -123,8 +122,9 @@ impl Instrumenter {
         // SAFETY: the registry's natives() pair each probe method of the
         // probe class with an extern "system" function of the parameters its
         // descriptor gives (JNIEnv, the class, the arguments).
-        unsafe { jni.register_natives(class, natives) }
-            .map_err(|e| format!("cannot bind the probe natives: {}", e.0))?;
+        unsafe { jni.register_natives(class, natives) }.map_err(|e| {
+            AgentError::Unsupported(format!("cannot bind the probe natives: {}", e.0))
+        })?;
         // Classes of named modules (the JDK's, with include=) must read the
         // boot loader's unnamed module, where the probe class lives.
         if let Ok(module) = jni.call_object(
@@ -227,9 +227,11 @@ impl Instrumenter {
         bytes: &[u8],
         modes: Probes,
         dynamic_constants: bool,
-    ) -> Result<Option<Vec<u8>>, String> {
+    ) -> Result<Option<Vec<u8>>, AgentError> {
+        let sites = self.sites.get();
+        let sites = sites.ok_or(AgentError::Internal("no allocation sites yet".into()))?;
         let ids = rewrite::Ids {
-            sites: self.sites.get().ok_or("no allocation sites yet")?,
+            sites,
             coverage: self.coverage.get().copied(),
         };
         let out = rewrite::rewrite(name, bytes, modes, &self.registry, ids, dynamic_constants)?;

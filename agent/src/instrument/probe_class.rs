@@ -66,7 +66,7 @@ pub const PARK_EXIT_METHOD: (&str, &str) = ("parkExit", "(Ljava/lang/Object;)V")
 
 /// The names of the JVM's garbage collectors (`GarbageCollectorMXBean`s),
 /// from the runtime class (which must be defined).
-pub fn collector_names(jni: &crate::vm::Jni) -> Result<Vec<String>, String> {
+pub fn collector_names(jni: &crate::vm::Jni) -> Result<Vec<String>, crate::error::AgentError> {
     let names = jni
         .call_static_object(CLASS, "collectors", "()Ljava/lang/String;")
         .and_then(|s| {
@@ -74,7 +74,12 @@ pub fn collector_names(jni: &crate::vm::Jni) -> Result<Vec<String>, String> {
             jni.delete_local_ref(s);
             text
         })
-        .map_err(|e| format!("the garbage collector is unknown ({})", e.0))?;
+        .map_err(|e| {
+            crate::error::AgentError::Unsupported(format!(
+                "the garbage collector is unknown ({})",
+                e.0
+            ))
+        })?;
     Ok(names
         .unwrap_or_default()
         .split(',')

@@ -4,6 +4,7 @@
 
 use super::registry::{self, MethodInfo, Registry};
 use super::{makers, probe_class, stride, AllocPlace, CoverageLayouts, MethodLines};
+use crate::error::AgentError;
 use crate::sites::Sites;
 use profrj_bytecode::code::{decode_code, Code, Insn, VType};
 use profrj_bytecode::edit::{
@@ -203,16 +204,20 @@ pub fn rewrite(
     registry: &Registry,
     ids: Ids<'_>,
     dynamic_constants: bool,
-) -> Result<Rewritten, String> {
+) -> Result<Rewritten, AgentError> {
     let coverage = match (modes.coverage, ids.coverage) {
         (true, Some(c)) => Some(c),
-        (true, None) => return Err("no coverage counter layouts yet".into()),
+        (true, None) => {
+            return Err(AgentError::Internal(
+                "no coverage counter layouts yet".into(),
+            ))
+        }
         (false, _) => None,
     };
-    let mut class = parse_class(bytes).map_err(|e| e.to_string())?;
+    let mut class = parse_class(bytes).map_err(|e| AgentError::Class(e.to_string()))?;
     // Each probe needs a few constants; stay clear of the 65,535 limit.
     if class.constant_pool.count() > 65_000 {
-        return Err("its constant pool is nearly full".into());
+        return Err(AgentError::Class("its constant pool is nearly full".into()));
     }
     let stripes = coverage.map_or(1, |c| c.stripes());
     let refs = Refs::add(&mut class, modes, dynamic_constants, stripes);
@@ -469,8 +474,8 @@ fn add_memory(
     cp: &mut ConstantPool<'_>,
     major_version: u16,
     (refs, numbers): (&Refs, &Sites),
-) -> Result<(), String> {
-    let sites = sites_in(code, cp).map_err(|e| e.to_string())?;
+) -> Result<(), AgentError> {
+    let sites = sites_in(code, cp).map_err(|e| AgentError::Class(e.to_string()))?;
     let lines = line_table(code, cp);
     let place = |ix: u32| AllocPlace {
         class: class.clone(),

@@ -56,8 +56,8 @@ pub struct Tracking {
     /// Set when the VM is dying: concurrent collectors' threads have
     /// stopped by then, so only the pause collectors can still run a GC.
     dying: AtomicBool,
-    env: OnceLock<Result<Jvmti, String>>,
-    thread: OnceLock<Result<(), String>>,
+    env: OnceLock<Result<Jvmti, AgentError>>,
+    thread: OnceLock<Result<(), AgentError>>,
 }
 
 impl Tracking {
@@ -146,16 +146,17 @@ impl Tracking {
                     .with(Capability::TagObjects)
                     .with(Capability::GenerateObjectFreeEvents);
                 host.new_environment(&caps, &[Kind::ObjectFree])
-                    .map_err(|e| format!("memory needs tags and ObjectFree: {e}"))
+                    .map_err(|e| {
+                        AgentError::Unsupported(format!("memory needs tags and ObjectFree: {e}"))
+                    })
             })
             .clone()
-            .map_err(AgentError::Unsupported)
     }
 
     /// The environment if it was made.
     pub fn made_env(&self) -> Result<Jvmti, AgentError> {
         match self.env.get() {
-            Some(env) => env.clone().map_err(AgentError::Unsupported),
+            Some(env) => env.clone(),
             None => Err(AgentError::Internal(
                 "memory: no JVMTI environment yet".into(),
             )),
@@ -175,11 +176,7 @@ impl Tracking {
                 host.start_thread(jni, "profrj memory", "memory thread", move |jni| {
                     life.run_agent_thread(jni, &host.events)
                 })
-                .map_err(|e| e.to_string())
             })
             .clone()
-            .map_err(|e| {
-                AgentError::Unsupported(format!("memory: cannot start its agent thread: {e}"))
-            })
     }
 }

@@ -64,7 +64,7 @@ impl Mode for Profile {
                     .rebind_natives(cx.jni, &super::natives_sampled())
             };
         });
-        rebound.map_err(AgentError::Unsupported)
+        rebound
     }
 
     fn stop(&self) {

@@ -98,7 +98,9 @@ fn open(cx: &Cx) -> Result<Box<dyn Mode>, AgentError> {
                 log::warn(&format!(
                     "sampling: stacks from JVMTI handshakes (safepoint-biased), because {why}"
                 ));
-                StackSource::Jvmti { why: Some(why) }
+                StackSource::Jvmti {
+                    why: Some(why.to_string()),
+                }
             }
             Err(why) => {
                 return Err(AgentError::Unsupported(format!(

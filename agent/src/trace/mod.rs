@@ -112,7 +112,7 @@ impl Lifetime {
         path: &str,
         drop_when_full: bool,
         agent_args: &str,
-    ) -> Result<(), String> {
+    ) -> Result<(), crate::error::AgentError> {
         tsc::init();
         *self.template.lock() = path.to_owned();
         if self.writer.get().is_none() {

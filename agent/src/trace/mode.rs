@@ -104,9 +104,7 @@ impl Mode for Trace {
             true => format!("trace={path},overflow=drop"),
             false => format!("trace={path}"),
         };
-        self.life
-            .start(sources, path, drop_when_full, &args)
-            .map_err(AgentError::Unsupported)?;
+        self.life.start(sources, path, drop_when_full, &args)?;
         for kind in GC {
             host.want(self.life, kind, true).map_err(|e| match e {
                 AgentError::Jvmti { error, .. } => AgentError::Jvmti {

@@ -13,6 +13,7 @@
 use super::event::Event;
 use super::tptp::{self, Doc, Envelope};
 use super::{Lifetime, ThreadRing};
+use crate::error::AgentError;
 use crate::instrument::registry::Registry;
 use crate::threads::{ThreadId, Threads};
 use crate::tsc;
@@ -92,9 +93,11 @@ pub fn spawn(
     sources: Sources,
     template: &str,
     agent_args: &str,
-) -> Result<Handle, String> {
+) -> Result<Handle, AgentError> {
     if let Some(why) = crate::snapshot::check_writable(&file_path(template, 1)) {
-        return Err(format!("trace: cannot write the trace file: {why}"));
+        return Err(AgentError::Refused(format!(
+            "trace: cannot write the trace file: {why}"
+        )));
     }
     let stats = Arc::new(Stats::default());
     let unix_ns = std::time::SystemTime::now()
@@ -145,7 +148,7 @@ pub fn spawn(
                 life.answered.notify_all();
             }
         })
-        .map_err(|e| format!("trace: cannot start the writer thread: {e}"))?;
+        .map_err(|e| crate::error::io("trace: cannot start the writer thread", e))?;
     Ok(Handle {
         thread: thread.thread().clone(),
         stats,

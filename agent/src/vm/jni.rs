@@ -25,7 +25,7 @@ pub struct Jni {
 }
 
 /// A pending Java exception, already cleared; the text says what failed.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct JavaException(pub String);
 
 impl std::fmt::Display for JavaException {
