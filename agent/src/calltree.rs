@@ -6,7 +6,8 @@
 //! recursion: stacks may be thousands of frames deep.
 
 use crate::methods::NameId;
-use std::collections::HashMap;
+use crate::threads::{ThreadId, ThreadRecord};
+use std::collections::{HashMap, HashSet};
 use std::ops::AddAssign;
 
 const NONE: u32 = u32::MAX;
@@ -189,6 +190,42 @@ pub enum Visit<'a, W> {
         leaf: bool,
     },
     Leave,
+}
+
+/// Frames named `names` (by [`NameId`]), `classes` the class frames (the
+/// allocated class, the monitor's), for the model.
+pub fn frames(names: &[Box<str>], classes: &HashSet<NameId>) -> Vec<crate::model::Frame> {
+    names
+        .iter()
+        .enumerate()
+        .map(|(id, name)| crate::model::Frame {
+            name: name.clone(),
+            class: classes.contains(&(id as NameId)),
+            descriptor: None,
+        })
+        .collect()
+}
+
+/// The model's trees of the threads in `threads` (by id) that lived in
+/// `window` and have a non-empty tree in `trees`, in thread order; each
+/// node's values from `figures` (see [`WeightTree::to_model`]).
+pub fn threads_in_window<W: Weights>(
+    trees: &HashMap<ThreadId, WeightTree<W>>,
+    threads: &[ThreadRecord],
+    window: (u64, u64),
+    figures: impl Fn(&mut Vec<u64>, &W, &W) + Copy,
+) -> Vec<crate::model::ThreadTree> {
+    let mut out = Vec::new();
+    for (i, t) in threads.iter().enumerate() {
+        let id = ThreadId(i as u32);
+        let Some(tree) = trees.get(&id) else {
+            continue;
+        };
+        if t.lived_in(window) && !tree.is_empty() {
+            out.push(tree.to_model(Some(id), figures));
+        }
+    }
+    out
 }
 
 impl<W: Weights> WeightTree<W> {

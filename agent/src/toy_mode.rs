@@ -160,18 +160,8 @@ mod tests {
             collections: life.collections.load(Relaxed),
             weight: o.number("toy").unwrap_or(1) as u64,
         });
-        let threads = [ThreadRecord {
-            name: "main".into(),
-            start_ns: 0,
-            end_ns: None,
-            cpu_ns: 7,
-            tid: 0,
-        }];
-        let text = crate::xml::to_text(&crate::model::Snapshot {
-            threads: &threads,
-            window: (0, 10),
-            sections: captured.sections(&threads, (0, 10)),
-        });
+        let threads = [ThreadRecord::named("main")];
+        let text = crate::xml::to_text(&threads, (0, 10), captured.sections(&threads, (0, 10)));
         assert_eq!(
             text,
             r#"<?xml version="1.0" encoding="UTF-8"?>

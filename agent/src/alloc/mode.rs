@@ -68,12 +68,7 @@ fn read_interval(key: &str, value: Option<&str>) -> Result<Value, OptionError> {
 
 /// `live` belongs to `alloc`.
 fn check_options(o: &Options) -> Result<(), OptionError> {
-    if o.given("live") && !o.given("alloc") {
-        return Err(OptionError(
-            "option 'live' belongs to alloc: give alloc,live".to_owned(),
-        ));
-    }
-    Ok(())
+    options::belongs_to(o, "live", "alloc", "alloc,live")
 }
 
 fn capabilities(caps: &mut Capabilities) -> Result<(), AgentError> {

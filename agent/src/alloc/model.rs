@@ -3,8 +3,9 @@
 //! estimates in bytes and objects, rounded, with the samples they come from.
 
 use super::{Alloc, Captured};
-use crate::model::{CallTrees, Frame, Part, Section, Unit, Value, Weight};
-use crate::threads::{ThreadId, ThreadRecord};
+use crate::calltree;
+use crate::model::{CallTrees, Part, Section, Unit, Value, Weight};
+use crate::threads::ThreadRecord;
 
 const WEIGHTS: [Weight; 6] = [
     Weight::own("bytes", Unit::Bytes),
@@ -18,34 +19,14 @@ const WEIGHTS: [Weight; 6] = [
 /// One tree per thread that lived during `window` and has samples, in
 /// thread order.
 pub fn section(data: &Captured, threads: &[ThreadRecord], window: (u64, u64)) -> Section {
-    let frames = data
-        .names
-        .iter()
-        .enumerate()
-        .map(|(id, name)| Frame {
-            name: name.clone(),
-            class: data.classes.contains(&(id as u32)),
-            descriptor: None,
-        })
-        .collect();
-    let mut trees = CallTrees {
+    let trees = CallTrees {
         weights: WEIGHTS.to_vec(),
-        frames,
-        threads: Vec::new(),
-    };
-    for (i, t) in threads.iter().enumerate() {
-        let id = ThreadId(i as u32);
-        let Some(tree) = data.trees.get(&id) else {
-            continue;
-        };
-        if !t.lived_in(window) || tree.is_empty() {
-            continue;
-        }
-        trees.threads.push(tree.to_model(Some(id), |v, own, cum| {
+        frames: calltree::frames(&data.names, &data.classes),
+        threads: calltree::threads_in_window(&data.trees, threads, window, |v, own, cum| {
             v.extend(figures(own));
             v.extend(figures(cum));
-        }));
-    }
+        }),
+    };
     Section {
         name: profrj_format::alloc::SECTION,
         extra: false,

@@ -118,11 +118,7 @@ mod tests {
             methods: vec![m(&[10, 12]), none],
             counts: vec![Some(vec![4, 4, 3]), None],
         };
-        let text = crate::xml::to_text(&crate::model::Snapshot {
-            threads: &[],
-            window: (0, 0),
-            sections: vec![section(&counts)],
-        });
+        let text = crate::xml::to_text(&[], (0, 0), vec![section(&counts)]);
         assert_eq!(
             text,
             r#"<?xml version="1.0" encoding="UTF-8"?>

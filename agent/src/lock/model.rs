@@ -4,8 +4,9 @@
 //! monitor dump.
 
 use super::{Captured, Wait};
-use crate::model::{CallTrees, Frame, Part, Section, Unit, Value, Weight};
-use crate::threads::{ThreadId, ThreadRecord};
+use crate::calltree;
+use crate::model::{CallTrees, Part, Section, Unit, Value, Weight};
+use crate::threads::ThreadRecord;
 
 const WEIGHTS: [Weight; 4] = [
     Weight::own("waits", Unit::Count),
@@ -17,35 +18,18 @@ const WEIGHTS: [Weight; 4] = [
 /// One tree per thread that lived during `window` and waited, in thread
 /// order, then the monitor dump.
 pub fn section(data: Captured, threads: &[ThreadRecord], window: (u64, u64)) -> Section {
-    let frames = data
-        .names
-        .iter()
-        .enumerate()
-        .map(|(id, name)| Frame {
-            name: name.clone(),
-            class: data.classes.contains(&(id as u32)),
-            descriptor: None,
-        })
-        .collect();
-    let mut trees = CallTrees {
+    let trees = CallTrees {
         weights: WEIGHTS.to_vec(),
-        frames,
-        threads: Vec::new(),
-    };
-    for (i, t) in threads.iter().enumerate() {
-        let id = ThreadId(i as u32);
-        let Some(tree) = data.trees.get(&id) else {
-            continue;
-        };
-        if !t.lived_in(window) || tree.is_empty() {
-            continue;
-        }
-        trees
-            .threads
-            .push(tree.to_model(Some(id), |v, own: &Wait, cum: &Wait| {
+        frames: calltree::frames(&data.names, &data.classes),
+        threads: calltree::threads_in_window(
+            &data.trees,
+            threads,
+            window,
+            |v, own: &Wait, cum: &Wait| {
                 v.extend([own.count, own.time, cum.count, cum.time]);
-            }));
-    }
+            },
+        ),
+    };
     let mut parts = vec![Part::Trees(trees)];
     if let Some(dump) = data.dump {
         parts.push(Part::Monitors(dump));

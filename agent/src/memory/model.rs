@@ -129,17 +129,10 @@ fn values(own: Figures, all: Figures) -> [u64; 6] {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::Snapshot;
     use crate::threads::ThreadRecord;
 
     fn main_thread() -> Vec<ThreadRecord> {
-        vec![ThreadRecord {
-            name: "main".into(),
-            start_ns: 0,
-            end_ns: None,
-            cpu_ns: 0,
-            tid: 0,
-        }]
+        vec![ThreadRecord::named("main")]
     }
 
     /// The bytes of a small section, pinned (the names are `profrj_format`'s,
@@ -158,11 +151,7 @@ mod tests {
             row(-1, "java.lang.Object", 2, 2),
         ];
         let threads = main_thread();
-        let text = crate::xml::to_text(&Snapshot {
-            threads: &threads,
-            window: (0, 0),
-            sections: vec![super::rows(&rows)],
-        });
+        let text = crate::xml::to_text(&threads, (0, 0), vec![super::rows(&rows)]);
         assert_eq!(
             text,
             r#"<?xml version="1.0" encoding="UTF-8"?>
@@ -199,11 +188,7 @@ mod tests {
             row(-1, "[VM or JNI]", "java.lang.Object", 2, 2),
         ];
         let threads = main_thread();
-        let text = crate::xml::to_text(&Snapshot {
-            threads: &threads,
-            window: (0, 0),
-            sections: vec![sites(&rows)],
-        });
+        let text = crate::xml::to_text(&threads, (0, 0), vec![sites(&rows)]);
         assert_eq!(
             text,
             r#"<?xml version="1.0" encoding="UTF-8"?>

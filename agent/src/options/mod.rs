@@ -538,6 +538,17 @@ pub fn choice(
     Err(bad(format!("bad value for {key}: '{v}' ({hint})")))
 }
 
+/// A mode's setting given without its mode: `option` belongs to `mode`,
+/// and `example` shows both.
+pub fn belongs_to(o: &Options, option: &str, mode: &str, example: &str) -> Result<(), OptionError> {
+    if o.given(option) && !o.given(mode) {
+        return Err(bad(format!(
+            "option '{option}' belongs to {mode}: give {example}"
+        )));
+    }
+    Ok(())
+}
+
 /// "bad value for KEY: 'V' (WHY)".
 pub fn bad_value(key: &str, v: &str, why: &str) -> OptionError {
     bad(format!("bad value for {key}: '{v}' ({why})"))

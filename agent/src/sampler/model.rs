@@ -148,11 +148,7 @@ mod tests {
             cpu_ns: 7,
             tid: 0,
         }];
-        let text = crate::xml::to_text(&Snapshot {
-            threads: &threads,
-            window: (0, 10),
-            sections: vec![section(&data, &threads, (0, 10))],
-        });
+        let text = crate::xml::to_text(&threads, (0, 10), vec![section(&data, &threads, (0, 10))]);
         assert_eq!(
             text,
             r#"<?xml version="1.0" encoding="UTF-8"?>

@@ -56,12 +56,7 @@ fn read_path(key: &str, value: Option<&str>) -> Result<Value, OptionError> {
 
 /// `overflow` belongs to `trace`.
 fn check_options(o: &Options) -> Result<(), OptionError> {
-    if o.given("overflow") && !o.given("trace") {
-        return Err(OptionError(
-            "option 'overflow' belongs to trace: give trace,overflow=drop".to_owned(),
-        ));
-    }
-    Ok(())
+    options::belongs_to(o, "overflow", "trace", "trace,overflow=drop")
 }
 
 fn capabilities(caps: &mut Capabilities) -> Result<(), AgentError> {

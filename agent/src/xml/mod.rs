@@ -77,8 +77,18 @@ fn thread_name<'a>(snapshot: &Snapshot<'a>, id: Option<crate::threads::ThreadId>
         .map_or("(unknown)", |r| r.name.as_str())
 }
 
-/// The document `snapshot` writes, as text (the writer's tests).
+/// The document of `sections` (with `threads` and `window`), as text: for
+/// the tests that pin a section's bytes.
 #[cfg(test)]
-pub fn to_text(snapshot: &Snapshot) -> String {
-    String::from_utf8(write(snapshot, Vec::new()).unwrap()).unwrap()
+pub fn to_text(
+    threads: &[crate::threads::ThreadRecord],
+    window: (u64, u64),
+    sections: Vec<Section>,
+) -> String {
+    let snapshot = Snapshot {
+        threads,
+        window,
+        sections,
+    };
+    String::from_utf8(write(&snapshot, Vec::new()).unwrap()).unwrap()
 }
