@@ -16,6 +16,7 @@ mod flame;
 mod instrument;
 mod live;
 mod output;
+mod printable;
 mod report;
 mod safe_fs;
 mod selection;

@@ -2,24 +2,18 @@
 //! exclusively and never through a link (`O_CREAT|O_EXCL|O_NOFOLLOW`), read
 //! only if they are regular files of an expected owner, and outputs are
 //! written to a temporary file renamed into place. Creating files is
-//! `profrj_safe_fs`'s (shared with the agent); reading one owned by a
-//! given user and the client's private directory are the CLI's own.
+//! `profrj_safe_fs`'s, shared with the agent; files inside a container's
+//! root are `attach::jvm_root`'s (through directory descriptors).
 
-pub use profrj_safe_fs::{create_new, random_u64, unfit_output};
-use std::fs::OpenOptions;
+pub use profrj_safe_fs::{random_u64, unfit_output};
+use std::fs::File;
 use std::io::{Read, Write};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
-use std::path::{Path, PathBuf};
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
 
-/// Reads at most `limit` bytes of `path`, only if it is a regular file (not a
-/// link, FIFO or device) owned by `owner`.
-pub fn read_owned(path: &Path, owner: u32, limit: u64) -> Result<Vec<u8>, String> {
-    // O_NONBLOCK: a FIFO planted here must not block us before the check.
-    let file = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
-        .open(path)
-        .map_err(|e| format!("{}: {e}", path.display()))?;
+/// Reads at most `limit` bytes of `file` (opened as `path`), only if it is a
+/// regular file owned by `owner`.
+pub fn read_checked(file: File, path: &Path, owner: u32, limit: u64) -> Result<Vec<u8>, String> {
     let meta = file
         .metadata()
         .map_err(|e| format!("{}: {e}", path.display()))?;
@@ -40,16 +34,12 @@ pub fn read_owned(path: &Path, owner: u32, limit: u64) -> Result<Vec<u8>, String
     Ok(bytes)
 }
 
-/// Writes `bytes` to `path` through an exclusively created temporary file in
-/// the same directory, renamed into place (a link at `path` is replaced, not
-/// followed; a reader never sees half a file).
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> {
-    write_atomically_with(path, |f| f.write_all(bytes))
-}
-
-/// [`write_atomically`] of what `body` writes as it produces it (through a
-/// buffer): a converter's output is never held whole in memory. On an error
-/// the temporary file is removed and `path` left as it was.
+/// Writes what `body` produces to `path` through an exclusively created
+/// temporary file in the same directory, renamed into place (a link at
+/// `path` is replaced, not followed; a reader never sees half a file). The
+/// output goes through a buffer as it is produced: a converter's output is
+/// never held whole in memory. On an error the temporary file is removed and
+/// `path` left as it was.
 pub fn write_atomically_with(
     path: &Path,
     body: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
@@ -65,33 +55,22 @@ pub fn write_atomically_with(
     .map_err(|e| format!("{}: {e}", path.display()))
 }
 
-/// A directory that only we made, removed with what is in it when dropped.
-pub struct PrivateDir {
-    pub path: PathBuf,
-}
-
-impl PrivateDir {
-    /// Makes `parent/.profrj-<random>` with mode 0700 (fails if it exists).
-    pub fn new(parent: &Path) -> std::io::Result<Self> {
-        let path = parent.join(format!(".profrj-{:016x}", random_u64()));
-        std::fs::DirBuilder::new()
-            .mode(0o700)
-            .create(&path)
-            .map(|()| Self { path })
-    }
-}
-
-impl Drop for PrivateDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.path);
-    }
-}
-
-use std::os::unix::fs::DirBuilderExt;
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::PathBuf;
+
+    /// Reads at most `limit` bytes of `path`, only if it is a regular file (not a
+    /// link, FIFO or device) owned by `owner`.
+    fn read_owned(path: &Path, owner: u32, limit: u64) -> Result<Vec<u8>, String> {
+        // O_NONBLOCK: a FIFO planted here must not block us before the check.
+        let file = OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+            .open(path)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        read_checked(file, path, owner, limit)
+    }
 
     fn dir(name: &str) -> PathBuf {
         let d = std::env::temp_dir().join(format!("profrj-safefs-{}-{name}", std::process::id()));
@@ -110,7 +89,7 @@ mod tests {
         assert!(create_new(&link, 0o600).is_err());
         let me = std::fs::metadata(&victim).unwrap().uid();
         assert!(read_owned(&link, me, 10).is_err(), "links are not read");
-        write_atomically(&link, b"new").unwrap();
+        write_atomically_with(&link, |f| f.write_all(b"new")).unwrap();
         assert_eq!(
             std::fs::read(&victim).unwrap(),
             b"keep",
@@ -125,7 +104,9 @@ mod tests {
         let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
         // SAFETY: a valid path.
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-        assert!(write_atomically(&fifo, b"x").unwrap_err().contains("FIFO"));
+        assert!(write_atomically_with(&fifo, |f| f.write_all(b"x"))
+            .unwrap_err()
+            .contains("FIFO"));
         assert!(read_owned(&fifo, 0, 10)
             .unwrap_err()
             .contains("not a regular file"));
@@ -139,21 +120,6 @@ mod tests {
             .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
             .collect();
         assert!(leftovers.is_empty());
-        std::fs::remove_dir_all(&d).unwrap();
-    }
-
-    #[test]
-    fn private_dirs_are_0700_unique_and_removed() {
-        let d = dir("private");
-        let a = PrivateDir::new(&d).unwrap();
-        let b = PrivateDir::new(&d).unwrap();
-        assert_ne!(a.path, b.path);
-        assert_eq!(std::fs::metadata(&a.path).unwrap().mode() & 0o777, 0o700);
-        std::fs::write(a.path.join("x"), b"1").unwrap();
-        let p = a.path.clone();
-        drop(a);
-        assert!(!p.exists());
-        drop(b);
         std::fs::remove_dir_all(&d).unwrap();
     }
 }

@@ -270,7 +270,10 @@ fn attached_sampling_takes_stacks_from_signals() {
         .and_then(|s| s.rsplit(' ').next())
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("no signal count in {out}"));
-    assert!(from_signals >= 50, "main runs all the time: {out}");
+    // main runs all the time: some 200 ticks on an idle machine; a stack
+    // from a signal only when main ran since the last tick, fewer when a
+    // loaded machine deschedules it across ticks, but never none.
+    assert!(from_signals >= 10, "main runs all the time: {out}");
     t.finish();
     wait_snapshot(&snap);
 }

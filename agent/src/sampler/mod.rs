@@ -70,6 +70,13 @@ pub struct Counters {
     pub ticks: u64,
     /// Intervals a late wake-up made up for (counted with its samples).
     pub caught_up: u64,
+    /// The most intervals one late wake-up made up for: with `caught_up`,
+    /// it bounds how much fewer than their count the independent samples
+    /// are (one sample counted 50 times is one observation).
+    pub largest_catch_up: u64,
+    /// Intervals in gaps too long to be a late wake-up (a stopped JVM, or a
+    /// machine so loaded the sampler did not run for a second): not counted.
+    pub paused: u64,
     /// Thread samples counted again without a new stack (the thread had not run).
     pub repeated: u64,
     /// Stacks taken with JVMTI (a handshake).
@@ -111,6 +118,8 @@ struct Schedule {
     interval: Duration,
     slot: Instant,
     rng: u64,
+    /// Intervals in gaps taken for pauses, not made up.
+    paused: u64,
 }
 
 impl Schedule {
@@ -119,6 +128,7 @@ impl Schedule {
             interval,
             slot: Instant::now(),
             rng: seed | 1,
+            paused: 0,
         }
     }
 
@@ -138,6 +148,7 @@ impl Schedule {
                 weight += missed;
                 self.slot += self.interval * missed as u32;
             } else {
+                self.paused += missed;
                 self.slot = now;
             }
         }
@@ -231,7 +242,9 @@ impl Sampler {
             // One local reference per thread, plus a few per newly seen thread or method.
             let refs = threads.count() as i32 + 64;
             jni.with_local_frame(refs, || {
-                walker.tick(jvmti, jni, threads, &mut self.data.lock(), weight)
+                let mut data = self.data.lock();
+                data.counters.paused = schedule.paused;
+                walker.tick(jvmti, jni, threads, &mut data, weight)
             });
         }
         walker.set_active(false);
@@ -268,12 +281,14 @@ impl Sampler {
         let k = &d.counters;
         let n = k.ticks.max(1);
         let mut s = format!(
-            "sampling: {} ticks every {:?} ({} missed intervals made up; {}, stacks from {}): {} stacks from signals ({} asked, {} of them from the caller of an unknown top), \
+            "sampling: {} ticks every {:?} ({} missed intervals made up, at most {} at once, {} in pauses not counted; {}, stacks from {}): {} stacks from signals ({} asked, {} of them from the caller of an unknown top), \
              {} walked with JVMTI, {} repeated unchanged; per tick {} us taking stacks, {} us folding; \
              sampler CPU {} ms = {:.2}% of one core",
             k.ticks,
             self.config.interval,
             k.caught_up,
+            k.largest_catch_up,
+            k.paused,
             self.config.event.name(),
             self.source.describe(),
             k.arrived,
@@ -360,7 +375,9 @@ mod tests {
         s.slot -= interval * 4; // woke 4 slots late
         assert_eq!(s.next_sample().1, 5);
         assert_eq!(s.next_sample().1, 1);
+        assert_eq!(s.paused, 0);
         s.slot -= interval * 500; // stopped for 5 s
         assert_eq!(s.next_sample().1, 1);
+        assert!((490..=501).contains(&s.paused), "{}", s.paused);
     }
 }

@@ -177,6 +177,7 @@ impl<'a> Walker<'a> {
         let fold0 = data.counters.fold_ns;
         data.counters.ticks += 1;
         data.counters.caught_up += weight - 1;
+        data.counters.largest_catch_up = data.counters.largest_catch_up.max(weight - 1);
         self.drain(jvmti, jni, data);
         self.check_handler(data);
         let live = match jvmti.all_threads() {
