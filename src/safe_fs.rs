@@ -58,6 +58,9 @@ pub fn write_atomically_with(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use profrj_safe_fs::create_new;
+    use std::fs::OpenOptions;
+    use std::os::unix::fs::OpenOptionsExt;
     use std::path::PathBuf;
 
     /// Reads at most `limit` bytes of `path`, only if it is a regular file (not a
