@@ -12,6 +12,7 @@ use std::process::ExitCode;
 mod attach;
 mod convert;
 mod diff;
+mod error;
 mod flame;
 mod instrument;
 mod live;

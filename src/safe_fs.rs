@@ -5,6 +5,7 @@
 //! `profrj_safe_fs`'s, shared with the agent; files inside a container's
 //! root are `attach::jvm_root`'s (through directory descriptors).
 
+use crate::error::CliError;
 pub use profrj_safe_fs::{random_u64, unfit_output};
 use std::fs::File;
 use std::io::{Read, Write};
@@ -13,24 +14,27 @@ use std::path::Path;
 
 /// Reads at most `limit` bytes of `file` (opened as `path`), only if it is a
 /// regular file owned by `owner`.
-pub fn read_checked(file: File, path: &Path, owner: u32, limit: u64) -> Result<Vec<u8>, String> {
+pub fn read_checked(file: File, path: &Path, owner: u32, limit: u64) -> Result<Vec<u8>, CliError> {
     let meta = file
         .metadata()
-        .map_err(|e| format!("{}: {e}", path.display()))?;
+        .map_err(|e| CliError::Output(format!("{}: {e}", path.display())))?;
     if !meta.file_type().is_file() {
-        return Err(format!("{} is not a regular file", path.display()));
+        return Err(CliError::Output(format!(
+            "{} is not a regular file",
+            path.display()
+        )));
     }
     if meta.uid() != owner {
-        return Err(format!(
+        return Err(CliError::Output(format!(
             "{} is owned by uid {}, not {owner}",
             path.display(),
             meta.uid()
-        ));
+        )));
     }
     let mut bytes = Vec::new();
     file.take(limit)
         .read_to_end(&mut bytes)
-        .map_err(|e| format!("{}: {e}", path.display()))?;
+        .map_err(|e| CliError::Output(format!("{}: {e}", path.display())))?;
     Ok(bytes)
 }
 
@@ -43,16 +47,16 @@ pub fn read_checked(file: File, path: &Path, owner: u32, limit: u64) -> Result<V
 pub fn write_atomically_with(
     path: &Path,
     body: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
-) -> Result<(), String> {
+) -> Result<(), CliError> {
     if let Some(why) = unfit_output(path) {
-        return Err(format!("refusing to write: {why}"));
+        return Err(CliError::Output(format!("refusing to write: {why}")));
     }
     profrj_safe_fs::write_through_temporary(path, 0o644, |file| {
         let mut w = std::io::BufWriter::with_capacity(1 << 16, file);
         body(&mut w)?;
         w.into_inner().map_err(|e| e.into_error())
     })
-    .map_err(|e| format!("{}: {e}", path.display()))
+    .map_err(|e| CliError::Output(format!("{}: {e}", path.display())))
 }
 
 #[cfg(test)]
@@ -65,13 +69,13 @@ mod tests {
 
     /// Reads at most `limit` bytes of `path`, only if it is a regular file (not a
     /// link, FIFO or device) owned by `owner`.
-    fn read_owned(path: &Path, owner: u32, limit: u64) -> Result<Vec<u8>, String> {
+    fn read_owned(path: &Path, owner: u32, limit: u64) -> Result<Vec<u8>, CliError> {
         // O_NONBLOCK: a FIFO planted here must not block us before the check.
         let file = OpenOptions::new()
             .read(true)
             .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
             .open(path)
-            .map_err(|e| format!("{}: {e}", path.display()))?;
+            .map_err(|e| CliError::Output(format!("{}: {e}", path.display())))?;
         read_checked(file, path, owner, limit)
     }
 
@@ -109,13 +113,16 @@ mod tests {
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
         assert!(write_atomically_with(&fifo, |f| f.write_all(b"x"))
             .unwrap_err()
+            .to_string()
             .contains("FIFO"));
         assert!(read_owned(&fifo, 0, 10)
             .unwrap_err()
+            .to_string()
             .contains("not a regular file"));
         assert_eq!(read_owned(&victim, me, 2).unwrap(), b"ke");
         assert!(read_owned(&victim, me + 1, 10)
             .unwrap_err()
+            .to_string()
             .contains("owned by"));
         let leftovers: Vec<_> = std::fs::read_dir(&d)
             .unwrap()

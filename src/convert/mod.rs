@@ -10,6 +10,7 @@
 //! what each holds), and every name is escaped as the snapshot escapes it
 //! (`profrj_format::escape`).
 
+use crate::error::CliError;
 mod cobertura;
 mod collapsed;
 mod coverage;
@@ -72,7 +73,7 @@ pub struct Args {
     depth: Option<usize>,
 }
 
-pub fn run(args: Args) -> Result<(), String> {
+pub fn run(args: Args) -> Result<(), CliError> {
     let snap = read_file(&args.snapshot)?;
     let out = args.output.as_deref();
     match args.to {
@@ -82,12 +83,14 @@ pub fn run(args: Args) -> Result<(), String> {
     }
 }
 
-fn calls(snap: &Snapshot, args: &Args, out: Option<&Path>) -> Result<(), String> {
+fn calls(snap: &Snapshot, args: &Args, out: Option<&Path>) -> Result<(), CliError> {
     if args.source_root.is_some() {
-        return Err("--source-root is for --to lcov and cobertura".into());
+        return Err(CliError::Usage(
+            "--source-root is for --to lcov and cobertura".into(),
+        ));
     }
     if args.depth.is_some() {
-        return Err("--depth is for --to hprof".into());
+        return Err(CliError::Usage("--depth is for --to hprof".into()));
     }
     let sec = snap.call_section(args.select.section)?;
     let metric = Metric::of(sec.kind, args.select.metric)?;
@@ -101,23 +104,23 @@ fn calls(snap: &Snapshot, args: &Args, out: Option<&Path>) -> Result<(), String>
     })
 }
 
-fn coverage(snap: &Snapshot, args: &Args, out: Option<&Path>) -> Result<(), String> {
+fn coverage(snap: &Snapshot, args: &Args, out: Option<&Path>) -> Result<(), CliError> {
     let s = &args.select;
     if args.depth.is_some() {
-        return Err("--depth is for --to hprof".into());
+        return Err(CliError::Usage("--depth is for --to hprof".into()));
     }
     if s.section.is_some() || s.thread.is_some() || s.metric.is_some() || args.thread_frames {
-        return Err(
+        return Err(CliError::Usage(
             "--section, --thread, --metric and --thread-frames are for call sections, \
              not --to lcov or cobertura (<coverage> has no threads)"
                 .into(),
-        );
+        ));
     }
     let cov = snap.coverage.as_ref().ok_or_else(|| {
-        format!(
+        CliError::Usage(format!(
             "the snapshot has no <{}> section (run the agent with `coverage`)",
             profrj_format::coverage::SECTION
-        )
+        ))
     })?;
     let root = args.source_root.as_deref();
     match args.to {
@@ -129,17 +132,19 @@ fn coverage(snap: &Snapshot, args: &Args, out: Option<&Path>) -> Result<(), Stri
     }
 }
 
-fn to_hprof(snap: &Snapshot, args: &Args, out: Option<&Path>) -> Result<(), String> {
+fn to_hprof(snap: &Snapshot, args: &Args, out: Option<&Path>) -> Result<(), CliError> {
     let s = &args.select;
     if s.section.is_some() || s.metric.is_some() || args.thread_frames {
-        return Err(
+        return Err(CliError::Usage(
             "--to hprof writes a block per section the snapshot has, each with \
                     HPROF's own figures: --section, --metric and --thread-frames do not apply"
                 .into(),
-        );
+        ));
     }
     if args.source_root.is_some() {
-        return Err("--source-root is for --to lcov and cobertura".into());
+        return Err(CliError::Usage(
+            "--source-root is for --to lcov and cobertura".into(),
+        ));
     }
     let opts = hprof::Options {
         depth: args.depth.unwrap_or(hprof::DEFAULT_DEPTH),
