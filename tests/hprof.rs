@@ -317,7 +317,8 @@ fn cpu_time_counts_are_the_known_calls_and_samples_the_sections_shares() {
     }
     for (m, (count, share)) in &by_method {
         let want = match *m {
-            "[no Java frame]" => frameless,
+            // HPROF's columns hold no space: the pseudo-frame is spelt with `_`.
+            "[no_Java_frame]" => frameless,
             m => *hits
                 .get(m)
                 .unwrap_or_else(|| panic!("{m} not in the sampler section: {hits:?}")),
@@ -569,7 +570,11 @@ fn stackcollapse_equals_collapsed(snap: &Path, xml: &str) -> usize {
     ]);
     let mut want: HashMap<String, u64> = HashMap::new();
     for (stack, n) in collapsed_lines(&ours) {
-        let frames: Vec<String> = stack.split(';').map(hprof_frame).collect();
+        // HPROF's rows are split at white space: a space in a name is `_`.
+        let frames: Vec<String> = stack
+            .split(';')
+            .map(|f| hprof_frame(f).replace(' ', "_"))
+            .collect();
         *want.entry(frames.join(";")).or_default() += n;
     }
     let mut got: HashMap<String, u64> = HashMap::new();

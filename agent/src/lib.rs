@@ -41,6 +41,7 @@ mod methods;
 mod mode;
 mod model;
 mod options;
+mod otlp;
 mod per_thread;
 mod profile;
 mod registry;

@@ -32,6 +32,12 @@ pub trait Mode: Send + Sync {
     fn snapshot(&self, cx: &Cx) -> Result<Box<dyn Capture + '_>, AgentError>;
     /// The VM is dying; its last snapshot follows.
     fn vm_dying(&self) {}
+    /// The mode's call trees so far, for a writer that reads them as they
+    /// grow (the `otlp` push): every thread's, without what a snapshot adds
+    /// (a GC, a monitor dump); `None` for a mode that is not a call tree.
+    fn call_trees(&self, _threads: &[ThreadRecord]) -> Option<crate::model::CallTrees> {
+        None
+    }
     /// What the mode was asked to do, for `start`'s reply and `status`.
     fn describe(&self) -> Option<String> {
         None

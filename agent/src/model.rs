@@ -106,9 +106,20 @@ impl Frame {
     }
 }
 
+/// What one event of a sampling mode stands for: `value` `unit`s of
+/// `name` (a CPU sample, an interval of CPU time).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Period {
+    pub name: &'static str,
+    pub unit: Unit,
+    pub value: u64,
+}
+
 /// Per thread, a call tree whose nodes carry [`CallTrees::weights`].
 pub struct CallTrees {
     pub weights: Vec<Weight>,
+    /// What one event stands for, for a sampling mode.
+    pub period: Option<Period>,
     /// Frames by id; nodes refer to them.
     pub frames: Vec<Frame>,
     pub threads: Vec<ThreadTree>,

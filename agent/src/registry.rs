@@ -361,6 +361,10 @@ mod option_tests {
             "lock" => Some("1ms"),
             "trace" => Some("/tmp/t-%n.xml"),
             "overflow" => return "trace,overflow=drop".to_owned(),
+            "otlp" => Some("https://collector.example:4318"),
+            "period" => return "otlp,period=10s".to_owned(),
+            "service" => return "otlp,service=shop".to_owned(),
+            "cafile" => return "otlp,cafile=/etc/ca.pem".to_owned(),
             _ => None,
         };
         match value {
@@ -390,6 +394,32 @@ mod option_tests {
                 parse(key).unwrap_err().0.contains("unknown option"),
                 "{key}"
             );
+        }
+    }
+
+    #[test]
+    fn otlp_takes_a_url_a_period_and_a_service() {
+        let o = parse("otlp").unwrap();
+        assert_eq!(o.otlp, Some(None));
+        assert!(o.given("sampling"), "otlp alone pushes the default mode");
+        assert_eq!(o.period, Duration::from_secs(60));
+        let o = parse("alloc,otlp=http://10.0.0.1:4318/base,period=5s,service=shop").unwrap();
+        assert_eq!(o.otlp, Some(Some("http://10.0.0.1:4318/base".into())));
+        assert_eq!(o.period, Duration::from_secs(5));
+        assert_eq!(o.service.as_deref(), Some("shop"));
+        assert!(!o.given("sampling"));
+        for bad in [
+            "otlp=ftp://x",
+            "otlp=http://",
+            "otlp=http://h:99999",
+            "otlp,period=500ms",
+            "otlp,period=2d",
+            "otlp,period=",
+            "period=10s",
+            "service=x",
+        ] {
+            let e = parse(bad).unwrap_err().0;
+            assert!(e.contains("otlp") || e.contains("period"), "{bad}: {e}");
         }
     }
 

@@ -27,6 +27,8 @@ pub(crate) struct Session {
     modes: Vec<Opened>,
     pub(crate) started_ns: u64,
     pub(crate) stopped_ns: Option<u64>,
+    /// `otlp`: the push, started by the session's first run.
+    otlp: Option<crate::otlp::Pusher>,
 }
 
 impl Session {
@@ -38,6 +40,7 @@ impl Session {
             modes: Vec::new(),
             started_ns: clock::now_ns(),
             stopped_ns: None,
+            otlp: None,
         }
     }
 }
@@ -75,7 +78,7 @@ impl Sessions {
     }
 
     /// VMInit: runs the session Agent_OnLoad set, from now.
-    pub fn run_pending(&self, jni: &Jni) {
+    pub fn run_pending(&'static self, jni: &Jni) {
         let mut session = self.session.lock();
         if let Some(s) = session.as_mut() {
             s.started_ns = clock::now_ns();
@@ -87,7 +90,7 @@ impl Sessions {
 
     /// Starts (or resumes) what a session's options ask for: the modes are
     /// opened on the first run and started on every run.
-    fn run(&self, jni: &Jni, s: &mut Session) -> Result<(), AgentError> {
+    fn run(&'static self, jni: &Jni, s: &mut Session) -> Result<(), AgentError> {
         s.signal_note = match &s.options.signal {
             None => "no dump signal".to_owned(),
             Some((number, name)) => match control::install_dump_signal(*number) {
@@ -107,6 +110,12 @@ impl Sessions {
         if probes.any() {
             host.define_runtime(jni)?;
         }
+        // The push's configuration is checked before any mode starts: a
+        // bad one refuses the session, as a bad option does.
+        let push = match (&s.options.otlp, &s.otlp) {
+            (Some(_), None) => Some(push_config(jni, &s.options)?),
+            _ => None,
+        };
         let cx = Cx {
             host,
             jni,
@@ -120,7 +129,52 @@ impl Sessions {
         }
         s.modes
             .iter()
-            .try_for_each(|m| m.start(&cx).map_err(|e| e.in_mode(m.name)))
+            .try_for_each(|m| m.start(&cx).map_err(|e| e.in_mode(m.name)))?;
+        if let Some(config) = push {
+            match crate::otlp::Pusher::start(config, |id| Box::new(move || self.push_source(id))) {
+                Ok(p) => s.otlp = Some(p),
+                Err(e) => log::error(&format!("{e}; profiling goes on without it")),
+            }
+        }
+        Ok(())
+    }
+
+    /// What the push with id `id` reads each period: the trees of the
+    /// session's call-tree modes, while the session is still the one that
+    /// started it.
+    fn push_source(&self, id: u64) -> Option<crate::otlp::ModeTrees> {
+        let session = self.session.lock();
+        let s = session.as_ref()?;
+        if s.otlp.as_ref().map(|p| p.id()) != Some(id) {
+            return None;
+        }
+        Some(self.mode_trees(s))
+    }
+
+    /// The session's call-tree modes' trees, as the push sends them.
+    fn mode_trees(&self, s: &Session) -> crate::otlp::ModeTrees {
+        let records = self.host.threads.records();
+        s.modes
+            .iter()
+            .filter_map(|m| {
+                let trees = m.call_trees(&records)?;
+                Some((
+                    m.name,
+                    crate::otlp::model::call_trees(m.name, &trees, &records)?,
+                ))
+            })
+            .collect()
+    }
+
+    /// The last push of a session's `otlp`, at the JVM's exit or when a
+    /// new session replaces it: taken out of the session, sent within
+    /// [`crate::otlp::EXIT_DEADLINE`], its summary logged.
+    fn finish_push(&self, s: &mut Session) {
+        if let Some(p) = s.otlp.take() {
+            let trees = self.mode_trees(s);
+            p.finish(trees, crate::otlp::EXIT_DEADLINE);
+            log::info(&p.summary());
+        }
     }
 
     /// What every instrumenting mode needs: the class-file hook, and the
@@ -147,11 +201,14 @@ impl Sessions {
                 log::info(&line);
             }
         }
+        if let Some(p) = &s.otlp {
+            p.push_now();
+        }
         s.stopped_ns = Some(clock::now_ns());
     }
 
     /// Runs one command from an attach client.
-    pub fn command(&self, jni: &Jni, options: Options) -> Reply {
+    pub fn command(&'static self, jni: &Jni, options: Options) -> Reply {
         match options.command {
             Command::Start => {
                 let mut session = self.session.lock();
@@ -168,6 +225,9 @@ impl Sessions {
                     )));
                 }
                 check_snapshot_path(&options);
+                if let Some(old) = session.as_mut() {
+                    self.finish_push(old);
+                }
                 let mut s = Session::new(options);
                 self.run(jni, &mut s)?;
                 let msg = format!("started: {}", self.describe(&s));
@@ -303,6 +363,10 @@ impl Sessions {
                 Err(msg) => log::error(&msg.to_string()),
             }
         }
+        // The last push, after the last snapshot: both hold the same figures.
+        if let Some(s) = self.session.lock().as_mut() {
+            self.finish_push(s);
+        }
         self.dumps.lock().vm_dead = true;
     }
 
@@ -326,10 +390,35 @@ impl Sessions {
                 i.refused.load(std::sync::atomic::Ordering::Relaxed)
             ));
         }
+        if let Some(p) = &s.otlp {
+            parts.push(p.summary());
+        }
         parts.push(format!("file {}", o.file));
         parts.push(s.signal_note.clone());
         parts.join(", ")
     }
+}
+
+/// The `otlp` push's configuration for `options` (the JVM's system
+/// properties name the resource).
+fn push_config(jni: &Jni, options: &Options) -> Result<crate::otlp::config::Config, AgentError> {
+    let property = |key: &str| jni.system_property(key).ok().flatten();
+    let process = crate::otlp::config::Process {
+        pid: std::process::id(),
+        command: property("sun.java.command"),
+        runtime_name: property("java.runtime.name"),
+        runtime_version: property("java.runtime.version"),
+        runtime_description: match (
+            property("java.vm.vendor"),
+            property("java.vm.name"),
+            property("java.vm.version"),
+        ) {
+            (Some(a), Some(b), Some(c)) => Some(format!("{a} {b} {c}")),
+            _ => None,
+        },
+    };
+    crate::otlp::config::Config::new(options, &process)
+        .map_err(|e| AgentError::Refused(format!("otlp: {e}")))
 }
 
 /// Adds the capabilities of the modes `options` names (on HotSpot, the

@@ -104,6 +104,7 @@ impl Capture for Captured {
         tree.push(0, 1, &[0, n]);
         tree.push(1, 2, &[n, n]);
         let trees = CallTrees {
+            period: None,
             weights: vec![
                 Weight::own("collected", Unit::Count),
                 Weight::total("collected", Unit::Count),

@@ -1,7 +1,7 @@
 //! `profrj convert SNAPSHOT --to FORMAT`: a snapshot in the formats other
 //! tools read. From a call-tree section: `collapsed.rs`, one line per stack
 //! (flamegraph.pl, inferno, speedscope); `pprof.rs`, pprof's gzipped
-//! protobuf, encoded by `proto.rs`. From `<coverage>`: `lcov.rs` and
+//! protobuf, encoded with `profrj_otlp::wire` (as `otlp.rs`, OTLP profiles). From `<coverage>`: `lcov.rs` and
 //! `cobertura.rs`, sharing `coverage.rs`. From every section: `hprof.rs`,
 //! HPROF's java.hprof.txt. `stacks.rs`: what the stack formats share.
 //!
@@ -16,8 +16,8 @@ mod collapsed;
 mod coverage;
 mod hprof;
 mod lcov;
+mod otlp;
 mod pprof;
-mod proto;
 mod stacks;
 
 pub use cobertura::cobertura;
@@ -43,6 +43,9 @@ pub enum Format {
     /// HPROF's java.hprof.txt: TRACEs, SITES (<memory>, <alloc>), CPU
     /// SAMPLES (<sampler>), CPU TIME (<profile>).
     Hprof,
+    /// OpenTelemetry profiles: one ExportProfilesServiceRequest (protobuf)
+    /// with every call section (docs/OTLP.md).
+    Otlp,
 }
 
 #[derive(clap::Args)]
@@ -80,6 +83,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         Format::Collapsed | Format::Pprof => calls(&snap, &args, out),
         Format::Lcov | Format::Cobertura => coverage(&snap, &args, out),
         Format::Hprof => to_hprof(&snap, &args, out),
+        Format::Otlp => to_otlp(&snap, &args, out),
     }
 }
 
@@ -153,6 +157,28 @@ fn to_hprof(snap: &Snapshot, args: &Args, out: Option<&Path>) -> Result<(), CliE
     };
     let report = hprof::Hprof::new(snap, &opts)?;
     stream(out, |w| report.write(w))
+}
+
+fn to_otlp(snap: &Snapshot, args: &Args, out: Option<&Path>) -> Result<(), CliError> {
+    let s = &args.select;
+    if s.section.is_some() || s.thread.is_some() || s.metric.is_some() || args.thread_frames {
+        return Err(CliError::Usage(
+            "--to otlp carries every call section, thread and weight: \
+                    --section, --thread, --metric and --thread-frames do not apply"
+                .into(),
+        ));
+    }
+    if args.source_root.is_some() || args.depth.is_some() {
+        return Err(CliError::Usage(
+            "--source-root and --depth are not for --to otlp".into(),
+        ));
+    }
+    let service = std::env::var("OTEL_SERVICE_NAME")
+        .ok()
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "unknown_service:java".to_owned());
+    let bytes = otlp::otlp(snap, &args.snapshot, &service)?;
+    stream(out, |w| w.write_all(&bytes))
 }
 
 /// A file's modification time in ms since the epoch (0 if unknown: a pipe).

@@ -24,13 +24,13 @@
 //! `MAX_FRAMES` (at most one per such node) — bounded by the tree, never by
 //! the output.
 
-use super::proto::{varint, Msg};
 use super::stacks::{Key, TopFrames, MAX_FRAMES, TRUNCATED};
 use crate::error::CliError;
 use crate::snapshot::{CallSection, CallThread, Metric, Names, ValueType, NONE};
 use flate2::write::GzEncoder;
 use flate2::Compression;
 use profrj_format::escape::decoded_name;
+use profrj_otlp::wire::{varint, Msg};
 use std::collections::HashMap;
 use std::io::{self, Write};
 use std::path::Path;

@@ -360,6 +360,18 @@ impl Recorder {
         }
     }
 
+    /// Every sample so far (with `live` too: no GC, nothing pruned).
+    fn all(&self) -> Captured {
+        let d = self.data.lock();
+        Captured {
+            trees: d.trees.clone(),
+            names: d.names.snapshot(),
+            classes: d.classes.clone(),
+            interval: self.interval,
+            live: self.live,
+        }
+    }
+
     fn samples(&self) -> u64 {
         self.data
             .lock()

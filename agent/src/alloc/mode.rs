@@ -145,6 +145,11 @@ impl Mode for AllocMode {
         Ok(Box::new(self.recorder.capture(cx.jni)))
     }
 
+    fn call_trees(&self, threads: &[ThreadRecord]) -> Option<crate::model::CallTrees> {
+        let every = (0, u64::MAX);
+        Some(super::model::trees(&self.recorder.all(), threads, every))
+    }
+
     fn vm_dying(&self) {
         self.dying.store(true, Relaxed);
     }

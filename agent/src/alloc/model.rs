@@ -19,14 +19,6 @@ const WEIGHTS: [Weight; 6] = [
 /// One tree per thread that lived during `window` and has samples, in
 /// thread order.
 pub fn section(data: &Captured, threads: &[ThreadRecord], window: (u64, u64)) -> Section {
-    let trees = CallTrees {
-        weights: WEIGHTS.to_vec(),
-        frames: calltree::frames(&data.names, &data.classes),
-        threads: calltree::threads_in_window(&data.trees, threads, window, |v, own, cum| {
-            v.extend(figures(own));
-            v.extend(figures(cum));
-        }),
-    };
     Section {
         name: profrj_format::alloc::SECTION,
         extra: false,
@@ -37,7 +29,20 @@ pub fn section(data: &Captured, threads: &[ThreadRecord], window: (u64, u64)) ->
             ),
             (profrj_format::alloc::LIVE, Value::Flag(data.live)),
         ],
-        parts: vec![Part::Trees(trees)],
+        parts: vec![Part::Trees(trees(data, threads, window))],
+    }
+}
+
+/// [`section`]'s trees.
+pub fn trees(data: &Captured, threads: &[ThreadRecord], window: (u64, u64)) -> CallTrees {
+    CallTrees {
+        weights: WEIGHTS.to_vec(),
+        period: None,
+        frames: calltree::frames(&data.names, &data.classes),
+        threads: calltree::threads_in_window(&data.trees, threads, window, |v, own, cum| {
+            v.extend(figures(own));
+            v.extend(figures(cum));
+        }),
     }
 }
 

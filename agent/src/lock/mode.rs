@@ -119,6 +119,15 @@ impl Mode for LockMode {
         Ok(Box::new(captured))
     }
 
+    fn call_trees(&self, threads: &[ThreadRecord]) -> Option<crate::model::CallTrees> {
+        let every = (0, u64::MAX);
+        Some(super::model::trees(
+            &self.recorder.capture(),
+            threads,
+            every,
+        ))
+    }
+
     fn summary(&self) -> Option<String> {
         let r = &self.recorder;
         let w = r.totals();

@@ -18,18 +18,7 @@ const WEIGHTS: [Weight; 4] = [
 /// One tree per thread that lived during `window` and waited, in thread
 /// order, then the monitor dump.
 pub fn section(data: Captured, threads: &[ThreadRecord], window: (u64, u64)) -> Section {
-    let trees = CallTrees {
-        weights: WEIGHTS.to_vec(),
-        frames: calltree::frames(&data.names, &data.classes),
-        threads: calltree::threads_in_window(
-            &data.trees,
-            threads,
-            window,
-            |v, own: &Wait, cum: &Wait| {
-                v.extend([own.count, own.time, cum.count, cum.time]);
-            },
-        ),
-    };
+    let trees = trees(&data, threads, window);
     let mut parts = vec![Part::Trees(trees)];
     if let Some(dump) = data.dump {
         parts.push(Part::Monitors(dump));
@@ -42,5 +31,22 @@ pub fn section(data: Captured, threads: &[ThreadRecord], window: (u64, u64)) -> 
             Value::Number(data.threshold),
         )],
         parts,
+    }
+}
+
+/// [`section`]'s trees.
+pub fn trees(data: &Captured, threads: &[ThreadRecord], window: (u64, u64)) -> CallTrees {
+    CallTrees {
+        weights: WEIGHTS.to_vec(),
+        period: None,
+        frames: calltree::frames(&data.names, &data.classes),
+        threads: calltree::threads_in_window(
+            &data.trees,
+            threads,
+            window,
+            |v, own: &Wait, cum: &Wait| {
+                v.extend([own.count, own.time, cum.count, cum.time]);
+            },
+        ),
     }
 }

@@ -62,6 +62,7 @@ fn figures(r: &SiteRow) -> Figures {
 pub fn sites(rows: &[SiteRow]) -> Section {
     let weights = ["live", "max_live", "allocated"];
     let mut trees = CallTrees {
+        period: None,
         weights: weights
             .iter()
             .map(|w| Weight::own(w, Unit::Count))

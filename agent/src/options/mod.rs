@@ -165,6 +165,34 @@ const OPTIONS: &[Opt] = &[
         read: None,
     },
     Opt {
+        syntax: "otlp[=URL]",
+        default: "http://127.0.0.1:4318, or OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT / OTEL_EXPORTER_OTLP_ENDPOINT",
+        takes: Takes::Start,
+        meaning: "push every period's profile to an OpenTelemetry Collector (OTLP profiles, protobuf over HTTP(S) to URL/v1development/profiles, gzipped); headers from OTEL_EXPORTER_OTLP_HEADERS; snapshots go on as before (docs/OTLP.md)",
+        read: None,
+    },
+    Opt {
+        syntax: "period=DURATION",
+        default: "60s",
+        takes: Takes::Start,
+        meaning: "otlp: how often a profile is pushed (ms or s; at least 1s)",
+        read: None,
+    },
+    Opt {
+        syntax: "service=NAME",
+        default: "OTEL_SERVICE_NAME, else the main class or jar",
+        takes: Takes::Start,
+        meaning: "otlp: the resource's service.name",
+        read: None,
+    },
+    Opt {
+        syntax: "cafile=PATH",
+        default: "OTEL_EXPORTER_OTLP_CERTIFICATE, else the system's roots",
+        takes: Takes::Start,
+        meaning: "otlp: the PEM file of the CA(s) an https collector's certificate must chain to",
+        read: None,
+    },
+    Opt {
         syntax: "signal=NAME",
         default: "USR1",
         takes: Takes::Start,
@@ -228,6 +256,9 @@ impl Table<'_> {
 
 const MAX_DEPTH: u32 = 65_535;
 const DEFAULT_FILE: &str = "profrj-%p.xml";
+const DEFAULT_PERIOD: Duration = Duration::from_secs(60);
+const MIN_PERIOD: Duration = Duration::from_secs(1);
+const MAX_PERIOD: Duration = Duration::from_secs(24 * 3600);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Command {
@@ -274,6 +305,15 @@ pub struct Options {
     pub signal: Option<(i32, String)>,
     /// Sample virtual threads on their carriers (JDK 21+).
     pub vthreads: bool,
+    /// `otlp`: push to a collector; `Some(None)`: the URL from the
+    /// environment or the default.
+    pub otlp: Option<Option<String>>,
+    /// `otlp`: how often.
+    pub period: Duration,
+    /// `otlp`: `service.name`.
+    pub service: Option<String>,
+    /// `otlp`: the CA file for https.
+    pub cafile: Option<String>,
     pub reply: Option<String>,
     pub help: bool,
     /// The modes' options given, by key, in the order given.
@@ -292,6 +332,10 @@ impl Default for Options {
             depth: 2048,
             signal: Some((libc::SIGUSR1, "USR1".to_owned())),
             vthreads: true,
+            otlp: None,
+            period: DEFAULT_PERIOD,
+            service: None,
+            cafile: None,
             reply: None,
             help: false,
             values: Vec::new(),
@@ -381,6 +425,15 @@ impl Options {
                 "depth" => o.depth = parse_depth(required(key, value)?)?,
                 "signal" => o.signal = parse_signal(required(key, value)?)?,
                 "vthreads" => o.vthreads = parse_on_off(key, required(key, value)?)?,
+                "otlp" => {
+                    o.otlp = Some(match value {
+                        Some(v) => Some(parse_url(v)?),
+                        None => None,
+                    })
+                }
+                "period" => o.period = parse_period(required(key, value)?)?,
+                "service" => o.service = Some(required(key, value)?.to_owned()),
+                "cafile" => o.cafile = Some(required(key, value)?.to_owned()),
                 "reply" => o.reply = Some(required(key, value)?.to_owned()),
                 // In the table but not parsed here: a bug the unit tests catch.
                 _ => return Err(bad(format!("option '{key}' is not handled"))),
@@ -392,6 +445,13 @@ impl Options {
                 return Err(bad(format!(
                     "option '{key}' does not apply to the '{}' command",
                     o.command.name()
+                )));
+            }
+        }
+        for key in ["period", "service", "cafile"] {
+            if seen.contains(&key) && o.otlp.is_none() {
+                return Err(bad(format!(
+                    "option '{key}' belongs to otlp: give otlp,{key}=..."
                 )));
             }
         }
@@ -659,6 +719,24 @@ pub fn parse_size(v: &str, max: u64) -> Option<u32> {
         }
         _ => None,
     }
+}
+
+/// `period=`: 1s to a day.
+fn parse_period(v: &str) -> Result<Duration, OptionError> {
+    let d = parse_duration("period", v, "60s")?;
+    if d < MIN_PERIOD || d > MAX_PERIOD {
+        return Err(bad(format!(
+            "bad value for period: '{v}' (between 1s and 86400s, e.g. 60s)"
+        )));
+    }
+    Ok(d)
+}
+
+/// `otlp=URL`: http:// or https://, a host, an optional port and path.
+fn parse_url(v: &str) -> Result<String, OptionError> {
+    crate::otlp::config::Endpoint::parse(v, true)
+        .map(|_| v.to_owned())
+        .map_err(|why| bad(format!("bad value for otlp: '{v}' ({why})")))
 }
 
 fn parse_depth(v: &str) -> Result<u32, OptionError> {

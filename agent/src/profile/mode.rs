@@ -44,10 +44,10 @@ pub const REGISTRATION: Registration = Registration {
 };
 
 /// The session's view of the JVM-lifetime state its probes write.
-struct Profile(&'static Lifetime);
+struct Profile(&'static Lifetime, &'static crate::host::Host);
 
 fn open(cx: &Cx) -> Result<Box<dyn Mode>, AgentError> {
-    Ok(Box::new(Profile(cx.host.state::<Lifetime>())))
+    Ok(Box::new(Profile(cx.host.state::<Lifetime>(), cx.host)))
 }
 
 impl Mode for Profile {
@@ -69,6 +69,15 @@ impl Mode for Profile {
 
     fn stop(&self) {
         self.0.stop();
+    }
+
+    fn call_trees(&self, _threads: &[ThreadRecord]) -> Option<crate::model::CallTrees> {
+        let methods = self.1.instrumenter.registry.snapshot();
+        Some(super::model::trees(
+            &self.0.threads(),
+            &methods,
+            self.0.timing_sampled(),
+        ))
     }
 
     fn snapshot(&self, cx: &Cx) -> Result<Box<dyn Capture + '_>, AgentError> {

@@ -26,6 +26,16 @@ const WEIGHTS: [Weight; 8] = [
 /// The `profile` section of `profiles` (every thread that ran a probe),
 /// naming methods from `methods` (the rewriter's registry, by id).
 pub fn section(profiles: &[Arc<ThreadProfile>], methods: &[MethodInfo], sampled: bool) -> Section {
+    Section {
+        name: profrj_format::profile::SECTION,
+        extra: false,
+        attributes: Vec::new(),
+        parts: vec![Part::Trees(trees(profiles, methods, sampled))],
+    }
+}
+
+/// [`section`]'s trees.
+pub fn trees(profiles: &[Arc<ThreadProfile>], methods: &[MethodInfo], sampled: bool) -> CallTrees {
     let frames = methods
         .iter()
         .map(|m| Frame {
@@ -36,6 +46,7 @@ pub fn section(profiles: &[Arc<ThreadProfile>], methods: &[MethodInfo], sampled:
         .collect::<Vec<_>>();
     let mut trees = CallTrees {
         weights: WEIGHTS.to_vec(),
+        period: None,
         frames,
         threads: Vec::with_capacity(profiles.len()),
     };
@@ -60,12 +71,7 @@ pub fn section(profiles: &[Arc<ThreadProfile>], methods: &[MethodInfo], sampled:
             descriptor: Some("".into()),
         };
     }
-    Section {
-        name: profrj_format::profile::SECTION,
-        extra: false,
-        attributes: Vec::new(),
-        parts: vec![Part::Trees(trees)],
-    }
+    trees
 }
 
 /// One thread's tree, depth first with an explicit stack (recursion 3,000

@@ -335,6 +335,11 @@ impl Sampler {
         s
     }
 
+    /// How it samples.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
     /// Runs `f` on the collected data; sampling waits meanwhile.
     pub fn with_data<R>(&self, f: impl FnOnce(&SamplerData) -> R) -> R {
         f(&self.data.lock())

@@ -145,6 +145,23 @@ impl Mode for Sampling {
         Ok(Box::new(self))
     }
 
+    fn call_trees(&self, threads: &[ThreadRecord]) -> Option<crate::model::CallTrees> {
+        let config = self.sampler.config();
+        let period = crate::model::Period {
+            name: match config.event {
+                Event::Cpu => "cpu",
+                Event::Wall => "wall",
+            },
+            unit: crate::model::Unit::Nanoseconds,
+            value: config.interval.as_nanos() as u64,
+        };
+        let every = (0, u64::MAX);
+        Some(
+            self.sampler
+                .with_data(|d| super::model::trees(d, threads, every, Some(period))),
+        )
+    }
+
     fn describe(&self) -> Option<String> {
         Some(self.settings.clone())
     }

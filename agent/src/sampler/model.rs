@@ -17,8 +17,24 @@ const WEIGHTS: [Weight; 4] = [
 /// One tree per thread that lived during `window` (start, end ns), empty
 /// for one never sampled, in thread order.
 pub fn section(data: &SamplerData, threads: &[ThreadRecord], window: (u64, u64)) -> Section {
+    Section {
+        name: profrj_format::sampler::SECTION,
+        extra: false,
+        attributes: Vec::new(),
+        parts: vec![Part::Trees(trees(data, threads, window, None))],
+    }
+}
+
+/// [`section`]'s trees; `period`: what one sample stands for.
+pub fn trees(
+    data: &SamplerData,
+    threads: &[ThreadRecord],
+    window: (u64, u64),
+    period: Option<crate::model::Period>,
+) -> CallTrees {
     let mut trees = CallTrees {
         weights: WEIGHTS.to_vec(),
+        period: None,
         frames: data
             .names
             .snapshot()
@@ -37,12 +53,8 @@ pub fn section(data: &SamplerData, threads: &[ThreadRecord], window: (u64, u64))
             None => ThreadTree::new(Some(id), vec![0; WEIGHTS.len()]),
         });
     }
-    Section {
-        name: profrj_format::sampler::SECTION,
-        extra: false,
-        attributes: Vec::new(),
-        parts: vec![Part::Trees(trees)],
-    }
+    trees.period = period;
+    trees
 }
 
 #[cfg(test)]

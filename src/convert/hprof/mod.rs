@@ -50,6 +50,7 @@ use super::coverage::{default_source, escaped};
 use super::stacks::{Key, TopFrames, EMPTY, MAX_FRAMES};
 use crate::snapshot::{CallKind, Snapshot, Tree, NONE};
 use blocks::Block;
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::io::{self, Write};
 
@@ -314,6 +315,17 @@ fn split<'a>(ctx: &Ctx, name: &'a str) -> Option<(&'a str, &'a str)> {
 /// HPROF's source file for a frame of no class, or of a class without one.
 const UNKNOWN_SOURCE: &str = "<Unknown Source>";
 
+/// A name as HPROF's columns can hold it: escaped as every writer escapes
+/// it, and a space (a Kotlin test's method name, a pseudo-frame such as
+/// `[no Java frame]`) written `_`, since HPROF's readers split a row at
+/// white space.
+fn column(name: &str) -> Cow<'_, str> {
+    match profrj_format::escape::decoded_name(name) {
+        Cow::Borrowed(s) if !s.contains(' ') => Cow::Borrowed(s),
+        e => Cow::Owned(e.replace(' ', "_")),
+    }
+}
+
 /// `class.method(File.java:LINE)`: the line a frame named `…():12` gives,
 /// else `Unknown line`; a pseudo-frame or a method of no class is
 /// `name(<Unknown Source>:Unknown line)`.
@@ -339,7 +351,7 @@ fn frame(ctx: &Ctx, name: &str) -> String {
             (format!("{class}.{method}"), file)
         }
     };
-    escaped(&format!("{head}({file}:{line})"))
+    format!("{}({}:{line})", column(&head), escaped(&file))
 }
 
 /// The `method` column: `class.method`, or `<empty>`.
@@ -353,9 +365,9 @@ fn method_column(ctx: &Ctx, rep: Option<Rep>) -> String {
     let n = &sec.threads[rep.thread].tree.nodes[rep.node as usize];
     let name = ctx.snap.names.get(n.name);
     match split(ctx, name) {
-        Some((c, m)) if !c.is_empty() => escaped(&format!("{c}.{m}")),
-        Some((_, m)) => escaped(m),
-        None => escaped(name),
+        Some((c, m)) if !c.is_empty() => column(&format!("{c}.{m}")).into_owned(),
+        Some((_, m)) => column(m).into_owned(),
+        None => column(name).into_owned(),
     }
 }
 
@@ -437,12 +449,12 @@ mod tests {
         let want = " (total = 11) Wed Nov 25 15:40:45 2026\n\
                     rank   self  accum   count trace method\n   \
                     1 45.45% 45.45%       5 300001 p.A.f\n   \
-                    2 27.27% 72.73%       3 300002 [no Java frame]\n   \
+                    2 27.27% 72.73%       3 300002 [no_Java_frame]\n   \
                     3 18.18% 90.91%       2 300003 p.A.<init>\n   \
                     4  9.09% 100.00%       1 300004 p.A.main\n\
                     CPU SAMPLES END\n";
         assert_eq!(block, want);
-        assert!(text.contains("TRACE 300001:\n\tp.A.f(A.java:Unknown line)\nTRACE 300002:\n\t[no Java frame](<Unknown Source>:Unknown line)\nTRACE 300003:\n\tp.A.<init>(A.java:Unknown line)\n"));
+        assert!(text.contains("TRACE 300001:\n\tp.A.f(A.java:Unknown line)\nTRACE 300002:\n\t[no_Java_frame](<Unknown Source>:Unknown line)\nTRACE 300003:\n\tp.A.<init>(A.java:Unknown line)\n"));
         // depth 4: f() under main and under run() differ.
         let text = hprof(&s, &opts(4)).unwrap();
         assert!(text.contains(
