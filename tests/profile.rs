@@ -321,3 +321,73 @@ fn a_fifty_thousand_deep_recursion_makes_a_small_snapshot() {
     let report = profrj_ok(&["report", "--section", "profile", s(&snap)]);
     assert!(report.contains("DeepStack.recurse"), "{report}");
 }
+
+/// Issue 29, item 8: a class defined with a null name (`defineClass(null,
+/// bytes, …)`, NamelessDefine) reaches the class file hook without one; its
+/// name comes from its bytes, so the scope selects it and every
+/// instrumenting mode shows it by that name: 3 calls of `work` (profile,
+/// coverage, trace) and its 3 `long[8]` kept (memory and its sites).
+#[test]
+fn a_class_defined_without_a_name_is_instrumented_by_its_own() {
+    const CLASS: &str = "profrj.harness.NamelessTarget";
+    let dir = temp_dir("nameless");
+    let trace = dir.join("t.xml");
+    let opts = format!(
+        "profile,coverage,memory,trace={},include={CLASS}",
+        trace.display()
+    );
+    let (run, text) = run_verified("nameless", &opts, "profrj.harness.NamelessDefine", &[]);
+    assert!(
+        run.stdout
+            .contains("defined profrj.harness.NamelessTarget, sum 4"),
+        "{}",
+        run.stdout
+    );
+    let doc = roxmltree::Document::parse(&text).unwrap();
+    let main = threads(&doc, "profile", "main");
+    assert_eq!(main.len(), 1, "main in <profile>");
+    assert_eq!(calls_named(main[0], &format!("{CLASS}.work(int)")), 3);
+    let class = doc
+        .descendants()
+        .find(|n| n.has_tag_name("class") && n.attribute("name") == Some(CLASS))
+        .expect("the class in <coverage>");
+    let work = class
+        .children()
+        .find(|m| m.attribute("name") == Some("work"))
+        .expect("work in <coverage>");
+    assert_eq!(attr_u64(work, "count"), 3);
+    let kept: Vec<_> = threads(&doc, "memory", "main")
+        .iter()
+        .flat_map(|t| t.children())
+        .filter(|m| m.attribute("class") == Some("long[]"))
+        .collect();
+    assert_eq!(sum_attr(&kept, "count"), 3, "memory: the long[8] kept");
+    let site = format!("{CLASS}.work():");
+    let sites: Vec<_> = threads(&doc, "sites", "main")
+        .iter()
+        .flat_map(|t| t.children())
+        .filter(|n| n.attribute("name").is_some_and(|s| s.starts_with(&site)))
+        .collect();
+    assert_eq!(sum_attr(&sites, "cumulatedAllocated"), 3, "<sites>: {site}");
+    let t = std::fs::read_to_string(&trace).expect("the trace");
+    let t = roxmltree::Document::parse(&t).unwrap();
+    let class_id = t
+        .descendants()
+        .find(|n| n.has_tag_name("classDef") && n.attribute("name") == Some(CLASS))
+        .and_then(|n| n.attribute("classId"))
+        .expect("classDef in the trace");
+    let method_id = t
+        .descendants()
+        .find(|n| {
+            n.has_tag_name("methodDef")
+                && n.attribute("name") == Some("work")
+                && n.attribute("classIdRef") == Some(class_id)
+        })
+        .and_then(|n| n.attribute("methodId"))
+        .expect("methodDef of work");
+    let entries = t
+        .descendants()
+        .filter(|n| n.has_tag_name("methodEntry") && n.attribute("methodIdRef") == Some(method_id))
+        .count();
+    assert_eq!(entries, 3);
+}

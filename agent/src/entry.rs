@@ -97,7 +97,7 @@ unsafe fn option_string(p: *const c_char) -> Result<Option<String>, (String, Str
     }
 }
 
-/// A class name from the VM (modified UTF-8, as good as UTF-8 for names).
+/// A class name from the VM (modified UTF-8).
 ///
 /// # Safety
 /// `p` is null or a NUL-terminated string that outlives this call.
@@ -107,7 +107,8 @@ unsafe fn class_name(p: *const c_char) -> Option<String> {
     } else {
         // SAFETY: non-null (checked above), NUL-terminated and alive for the
         // call (the caller's promise).
-        Some(unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
+        let bytes = unsafe { CStr::from_ptr(p) }.to_bytes();
+        Some(profrj_format::names::decode_modified_utf8(bytes))
     }
 }
 

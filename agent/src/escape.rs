@@ -1,19 +1,20 @@
 //! Text the agent writes into a snapshot's attributes. Names come from the
-//! program (a thread may be named "\u{1}" or carry terminal escapes), and
-//! XML 1.0 forbids most control characters outright: one such character
-//! would make the whole snapshot unreadable. So every name goes through
-//! [`name`], the escape every writer shares (`profrj_format::escape`): a
-//! control character is written `\uXXXX` (four hex digits), tab, newline
-//! and carriage return too (a parser reads them back as spaces in an
-//! attribute); a backslash is written `\\`. profrj's reader turns them all
+//! program (a thread may be named "\u{1}" or carry terminal escapes, a class
+//! a lone surrogate), and XML 1.0 forbids most control characters outright:
+//! one such character would make the whole snapshot unreadable. So every
+//! name goes through [`name`], the format's escape
+//! ([`profrj_format::names`]): a character XML 1.0 forbids is written
+//! `\uXXXX` (four hex digits), and so are tab, newline and carriage return
+//! (a parser reads them back as spaces in an attribute) and a lone
+//! surrogate; a backslash is written `\\`. profrj's reader turns them all
 //! back.
 
 use std::borrow::Cow;
 
-/// `s` with control characters as `\uXXXX` and backslashes doubled
-/// (borrowed when there is nothing to change, the common case).
+/// `s` escaped for a snapshot (borrowed when there is nothing to change,
+/// the common case).
 pub fn name(s: &str) -> Cow<'_, str> {
-    profrj_format::escape::name(s)
+    profrj_format::names::escape(s)
 }
 
 /// [`name`], then XML's own escaping of `&<>"'`, for text formatted into an

@@ -44,9 +44,12 @@ pub enum Kind {
     ObjectsFreed,
     /// A thread waits for, or got, a contended monitor or lock (`lock`).
     LockWait,
+    /// The VM dies: after the session's last snapshot, whatever the
+    /// session's state (or with no session), the last event a listener hears.
+    VmDeath,
 }
 
-const KINDS: usize = Kind::LockWait as usize + 1;
+const KINDS: usize = Kind::VmDeath as usize + 1;
 const MAX_LISTENERS: usize = 8;
 
 /// An allocation a JVMTI event reports: all local references of the
@@ -86,6 +89,7 @@ pub trait Listener: Send + Sync {
     /// The keys of objects given to [`Listener::object_tracked`] that died.
     fn objects_freed(&self, _keys: &[u64]) {}
     fn lock_wait(&self, _jni: &Jni, _wait: &LockWait<'_>) {}
+    fn vm_death(&self) {}
 }
 
 /// One listener of one kind, and whether it wants the kind's JVMTI event on.
@@ -163,7 +167,11 @@ pub fn jvmti_events(kind: Kind) -> &'static [JvmtiEvent] {
         Kind::MonitorContendedEnter => &[JvmtiEvent::MONITOR_CONTENDED_ENTER],
         Kind::MonitorContendedEntered => &[JvmtiEvent::MONITOR_CONTENDED_ENTERED],
         Kind::ObjectFree => &[JvmtiEvent::OBJECT_FREE],
-        Kind::JniObjectAlloc | Kind::ObjectTracked | Kind::ObjectsFreed | Kind::LockWait => &[],
+        Kind::JniObjectAlloc
+        | Kind::ObjectTracked
+        | Kind::ObjectsFreed
+        | Kind::LockWait
+        | Kind::VmDeath => &[],
     }
 }
 
@@ -292,5 +300,9 @@ impl Events {
 
     pub fn lock_wait(&self, jni: &Jni, wait: &LockWait<'_>) {
         self.each(Kind::LockWait, |l| l.lock_wait(jni, wait))
+    }
+
+    pub fn vm_death(&self) {
+        self.each(Kind::VmDeath, |l| l.vm_death())
     }
 }

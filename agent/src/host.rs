@@ -218,14 +218,6 @@ impl Host {
         self.define_runtime(jni)?;
         crate::instrument::probe_class::collector_names(jni)
     }
-
-    /// Do all of this JVM's collectors work in pauses the VM thread does
-    /// alone (serial, parallel, G1)? Only those clear JNI weak references
-    /// inside a pause, and only those can still run a GC while the VM dies.
-    pub fn pause_collectors_only(&self, jni: &Jni) -> bool {
-        self.collectors(jni)
-            .is_ok_and(|names| all_pause_collectors(&names))
-    }
 }
 
 /// The collectors that work in pauses the VM thread does alone, clearing

@@ -30,8 +30,10 @@ pub trait Mode: Send + Sync {
     /// What a snapshot needs from this mode, taken before the thread
     /// records are read (a forced GC, counts read through JNI).
     fn snapshot(&self, cx: &Cx) -> Result<Box<dyn Capture + '_>, AgentError>;
-    /// The VM is dying; its last snapshot follows.
-    fn vm_dying(&self) {}
+    /// The VM is dying; its last snapshot follows (on this thread, `jni`'s).
+    /// (What must happen at death whatever the session's state is a
+    /// [`crate::events::Kind::VmDeath`] listener's.)
+    fn vm_dying(&self, _jni: &Jni) {}
     /// The mode's call trees so far, for a writer that reads them as they
     /// grow (the `otlp` push): every thread's, without what a snapshot adds
     /// (a GC, a monitor dump); `None` for a mode that is not a call tree.

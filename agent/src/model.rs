@@ -39,6 +39,8 @@ pub struct Section {
 pub enum Value {
     Number(u64),
     Flag(bool),
+    /// One of the format's fixed words (alloc's `liveRule`).
+    Word(&'static str),
 }
 
 /// A section's content.

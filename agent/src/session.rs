@@ -103,8 +103,9 @@ impl Sessions {
             },
         };
         let host = self.host;
-        // Every session's modes' capabilities: some (alloc's, say) are
-        // added as late as the session that first needs them.
+        // Every run adds its modes' capabilities: the agent's environment
+        // holds only what the sessions before asked for (a JVM started with
+        // `sampling` lacks `alloc`'s), and adding one held already is harmless.
         add_mode_capabilities(host, &s.options)?;
         let probes = registry::probes(&s.options);
         if probes.any() {
@@ -356,7 +357,7 @@ impl Sessions {
         // A stopped session already wrote its snapshot at `stop`.
         if running {
             if let Some(s) = self.session.lock().as_ref() {
-                s.modes.iter().for_each(|m| m.vm_dying());
+                s.modes.iter().for_each(|m| m.vm_dying(jni));
             }
             match self.dump(jni, None) {
                 Ok(msg) => log::info(&msg),
@@ -368,6 +369,7 @@ impl Sessions {
             self.finish_push(s);
         }
         self.dumps.lock().vm_dead = true;
+        self.host.events.vm_death();
     }
 
     /// Set once the VM is dead (the control thread's cue to end).

@@ -15,7 +15,7 @@
 
 use super::stacks::{Key, TopFrames, MAX_FRAMES, TRUNCATED};
 use crate::snapshot::{CallThread, Metric, Names, Weighted};
-use profrj_format::escape::decoded_name;
+use profrj_format::names;
 use std::collections::HashMap;
 use std::io::{self, Write};
 
@@ -23,7 +23,7 @@ use std::io::{self, Write};
 /// (`profrj_format::escape`: no control character, so no line break), and
 /// `;`, which separates frames, as `:`.
 pub fn frame(name: &str) -> String {
-    decoded_name(name).replace(';', ":")
+    names::escape(name).replace(';', ":")
 }
 
 /// The threads' trees merged: node 0 is the root; with thread frames, its

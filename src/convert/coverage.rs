@@ -45,7 +45,7 @@ pub fn default_source(simple: &str) -> String {
 /// control character (a newline would start a record of its own in a
 /// line-based format; XML 1.0 forbids most) as `\uXXXX`, a backslash `\\`.
 pub fn escaped(s: &str) -> String {
-    profrj_format::escape::decoded_name(s).into_owned()
+    profrj_format::names::escape(s).into_owned()
 }
 
 /// The package of a class (`""` for the default package).

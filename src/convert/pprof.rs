@@ -29,7 +29,7 @@ use crate::error::CliError;
 use crate::snapshot::{CallSection, CallThread, Metric, Names, ValueType, NONE};
 use flate2::write::GzEncoder;
 use flate2::Compression;
-use profrj_format::escape::decoded_name;
+use profrj_format::names;
 use profrj_otlp::wire::{varint, Msg};
 use std::collections::HashMap;
 use std::io::{self, Write};
@@ -136,7 +136,7 @@ impl<'a> Pprof<'a> {
             })?;
         let comment = format!(
             "profrj convert of {} <{}>",
-            decoded_name(&source.display().to_string()),
+            names::escape(&source.display().to_string()),
             sec.kind.tag()
         );
         Ok(Pprof {
@@ -170,7 +170,7 @@ impl<'a> Pprof<'a> {
         let mut leaf_first: Vec<u64> = Vec::new();
         let mut vals: Vec<u64> = Vec::new();
         for t in self.threads {
-            let thread_name = strings.id(&decoded_name(&t.name));
+            let thread_name = strings.id(&names::escape(&t.name));
             let mut stack: Vec<u64> = Vec::new();
             let mut top = TopFrames::new(MAX_FRAMES);
             for n in t.tree.nodes.iter().skip(1) {
@@ -254,11 +254,11 @@ impl Functions {
         if let Some(&id) = self.ids.get(&(name, signature)) {
             return id;
         }
-        let text = decoded_name(names.get(name));
+        let text = names::escape(names.get(name));
         let system = if signature == NONE {
             text.clone().into_owned()
         } else {
-            format!("{text} {}", decoded_name(names.get(signature)))
+            format!("{text} {}", names::escape(names.get(signature)))
         };
         let id = self.add(strings, &text, &system);
         self.ids.insert((name, signature), id);

@@ -34,7 +34,7 @@ pub fn json_str(out: &mut String, s: &str) {
 /// writer escapes names (`profrj_format::escape`: a control character as
 /// `\uXXXX`, never raw on the page), then as JSON wants.
 pub fn json_name(out: &mut String, s: &str) {
-    json_str(out, &profrj_format::escape::decoded_name(s));
+    json_str(out, &profrj_format::names::escape(s));
 }
 
 /// A frame: a name, and whether it is a class frame.

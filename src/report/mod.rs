@@ -433,11 +433,11 @@ pub fn coverage_report(classes: &[CoverageClass], top: usize) -> String {
 }
 
 /// `s` for a terminal: escaped as every writer escapes names
-/// (`profrj_format::escape`: a control character, such as an ANSI escape
+/// (`profrj_format::names::escape`: a control character, such as an ANSI escape
 /// sequence a snapshot may carry in a name, as `\uXXXX`, never sent raw; a
 /// backslash `\\`).
 pub(crate) fn shown(s: &str) -> std::borrow::Cow<'_, str> {
-    profrj_format::escape::decoded_name(s)
+    profrj_format::names::escape(s)
 }
 
 #[cfg(test)]

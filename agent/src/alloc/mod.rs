@@ -15,6 +15,13 @@
 //!
 //! `live`: each sampled object is also followed with a JNI weak reference;
 //! a snapshot runs a GC and keeps only the samples whose object survived.
+//! Not at VM exit: main has returned by then, so its locals' objects are
+//! garbage, and a GC would report nothing the program held to its end.
+//! There each sample carries the number of GCs that had started when it
+//! was taken (its epoch), and the snapshot keeps what was alive at the last
+//! GC the program ran: the samples taken before it started and not
+//! cleared. What was made after it is left out (no GC saw it alive, and
+//! none can tell any more), unless no GC ran at all: then every sample.
 
 pub mod mode;
 mod model;
@@ -35,7 +42,7 @@ use stack_keys::{Stacks, STACK_WORDS};
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::ops::AddAssign;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 
 /// Estimated bytes and objects, and the samples they come from.
@@ -84,6 +91,9 @@ pub struct Lifetime {
     /// Recorders made so far: each one's id, so that per-thread caches of
     /// one session's names are never read in the next.
     made: AtomicU64,
+    /// GCs started since the first `alloc,live` or `trace` session enabled
+    /// the agent's GC events (they stay enabled): `live`'s epochs.
+    gcs: AtomicU32,
 }
 
 impl Lifetime {
@@ -98,6 +108,40 @@ impl Lifetime {
     fn next_id(&self) -> u64 {
         self.made.fetch_add(1, Relaxed) + 1
     }
+
+    /// GarbageCollectionStart, in the pause: no JNI, no lock.
+    pub fn gc_started(&self) {
+        self.gcs.fetch_add(1, Relaxed);
+    }
+
+    /// GCs started so far (see [`Lifetime::gcs`]).
+    pub(super) fn gcs(&self) -> u32 {
+        self.gcs.load(Relaxed)
+    }
+}
+
+/// Which samples a `live` snapshot keeps.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum LiveRule {
+    /// The snapshot ran a GC: those whose object it kept.
+    Gc,
+    /// At VM exit: those alive at GC number `.0`, the last the program
+    /// ran: taken before it started, and not cleared by VM death.
+    LastGc(u32),
+    /// At VM exit, no GC having run in the session: every sample.
+    NoGc,
+}
+
+impl LiveRule {
+    /// The value of `<alloc liveRule>`.
+    pub(super) fn name(self) -> &'static str {
+        use profrj_format::alloc::live_rule::*;
+        match self {
+            LiveRule::Gc => GC,
+            LiveRule::LastGc(_) => LAST_GC,
+            LiveRule::NoGc => NO_GC,
+        }
+    }
 }
 
 /// A sampled object followed for `live`.
@@ -106,11 +150,14 @@ struct Tracked {
     thread: ThreadId,
     leaf: NodeId,
     w: Alloc,
+    /// GCs started when it was sampled ([`Lifetime::gcs`]): GC number
+    /// `epoch + 1` and later ones saw the object.
+    epoch: u32,
 }
 
 /// One session's samples.
 pub struct Recorder {
-    /// Unique in this JVM ([`Slot::next_id`]).
+    /// Unique in this JVM ([`Lifetime::next_id`]).
     id: u64,
     interval: u32,
     live: bool,
@@ -296,6 +343,8 @@ impl Recorder {
             }
         };
         if self.live {
+            // Read after the allocation: a GC that starts later sees the object.
+            let epoch = host.state::<Lifetime>().gcs();
             let weak = jni.new_weak_global_ref(object);
             if !weak.is_null() {
                 d.tracked.push(Tracked {
@@ -303,6 +352,7 @@ impl Recorder {
                     thread: id,
                     leaf,
                     w,
+                    epoch,
                 });
                 if d.tracked.len() >= 2 * d.kept.max(4096) {
                     prune(jni, &mut d.tracked);
@@ -331,16 +381,32 @@ impl Recorder {
         true
     }
 
+    /// Drops the samples whose object a GC collected (their references
+    /// cleared) from those followed for `live`.
+    pub(super) fn prune(&self, jni: &Jni) {
+        let mut data = self.data.lock();
+        prune(jni, &mut data.tracked);
+        data.kept = data.tracked.len();
+    }
+
     /// The trees a snapshot writes: every sample, or for `live` the samples
-    /// whose object is still reachable (the caller ran a GC just before).
-    fn capture(&self, jni: &Jni) -> Captured {
+    /// `rule` keeps. [`LiveRule::Gc`]: the caller ran a GC just before, and
+    /// the samples it cleared go; at exit, the followed samples as last
+    /// pruned ([`Recorder::prune`] at VM death, before any exit GC).
+    fn capture(&self, jni: &Jni, rule: Option<LiveRule>) -> Captured {
         let mut data = self.data.lock();
         let d = &mut *data;
-        let trees = if self.live {
-            prune(jni, &mut d.tracked);
-            d.kept = d.tracked.len();
+        let trees = if let Some(rule) = rule {
+            if rule == LiveRule::Gc {
+                prune(jni, &mut d.tracked);
+                d.kept = d.tracked.len();
+            }
             let mut live: HashMap<ThreadId, WeightTree<Alloc>> = HashMap::new();
-            for t in &d.tracked {
+            let kept = d.tracked.iter().filter(|t| match rule {
+                LiveRule::LastGc(last) => t.epoch < last,
+                LiveRule::Gc | LiveRule::NoGc => true,
+            });
+            for t in kept {
                 if let Some(from) = d.trees.get(&t.thread) {
                     live.entry(t.thread)
                         .or_default()
@@ -356,7 +422,7 @@ impl Recorder {
             names: d.names.snapshot(),
             classes: d.classes.clone(),
             interval: self.interval,
-            live: self.live,
+            live_rule: rule,
         }
     }
 
@@ -368,7 +434,8 @@ impl Recorder {
             names: d.names.snapshot(),
             classes: d.classes.clone(),
             interval: self.interval,
-            live: self.live,
+            // Not a section: no rule to write.
+            live_rule: None,
         }
     }
 
@@ -399,11 +466,18 @@ pub struct Captured {
     names: Vec<Box<str>>,
     classes: HashSet<NameId>,
     interval: u32,
-    live: bool,
+    /// `live`'s rule; `None` without `live`.
+    live_rule: Option<LiveRule>,
 }
 
-/// SampledObjectAlloc, on the allocating thread.
+/// SampledObjectAlloc, on the allocating thread; GarbageCollectionStart,
+/// in the pause (`live`'s epochs: on for good once a `live` session starts,
+/// as a stopped session's GCs still age its samples).
 impl Listener for Lifetime {
+    fn gc_start(&self) {
+        self.gc_started()
+    }
+
     fn sampled_object_alloc(&self, jni: &Jni, a: &Allocation) {
         let (Some(r), Some(host)) = (self.current(), crate::host::get()) else {
             return;

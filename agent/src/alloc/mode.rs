@@ -1,7 +1,7 @@
 //! `alloc` as a [`Mode`]: a recorder per session, reached by the
 //! SampledObjectAlloc event through the mode's [`Lifetime`].
 
-use super::{Captured, Lifetime, Recorder};
+use super::{Captured, Lifetime, LiveRule, Recorder};
 use crate::error::AgentError;
 use crate::events::Kind;
 use crate::host::Host;
@@ -11,8 +11,9 @@ use crate::model::Section;
 use crate::options::{self, ModeOptions, Opt, OptionError, Options, Takes, Value};
 use crate::threads::ThreadRecord;
 use crate::vm::sys::Capability;
-use crate::vm::{Capabilities, Jvmti};
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use crate::vm::{Capabilities, Jni, Jvmti};
+use parking_lot::Mutex;
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
 /// `alloc`: sampled allocations by call path and class.
@@ -72,10 +73,23 @@ fn check_options(o: &Options) -> Result<(), OptionError> {
 }
 
 fn capabilities(caps: &mut Capabilities) -> Result<(), AgentError> {
-    Ok(caps.need(
+    caps.need(
         Capability::GenerateSampledObjectAllocEvents,
         "alloc (JDK 11 or newer)",
-    )?)
+    )?;
+    // `live` at VM exit: which GC each sample lived through.
+    Ok(caps.need(Capability::GenerateGarbageCollectionEvents, "alloc")?)
+}
+
+/// What `live` knows of the session's GCs.
+#[derive(Default)]
+struct Gcs {
+    /// GCs started before the session's first start ([`Lifetime::gcs`]).
+    at_start: Option<u32>,
+    /// Set at VM death: GCs started by then (the samples they cleared
+    /// dropped). The snapshot at exit runs no GC of its own; the same
+    /// count as at the start means no GC ran in the session.
+    at_exit: Option<u32>,
 }
 
 struct AllocMode {
@@ -83,10 +97,7 @@ struct AllocMode {
     life: &'static Lifetime,
     recorder: Arc<Recorder>,
     jvmti: Jvmti,
-    /// `live` needs a GC at every snapshot; at exit only a pause collector
-    /// can still run one (a concurrent one would wait for stopped threads).
-    gc_at_exit: bool,
-    dying: AtomicBool,
+    gcs: Mutex<Gcs>,
 }
 
 fn open(cx: &Cx) -> Result<Box<dyn Mode>, AgentError> {
@@ -95,36 +106,61 @@ fn open(cx: &Cx) -> Result<Box<dyn Mode>, AgentError> {
     let live = o.given("live");
     let host = cx.host;
     let life = host.state::<Lifetime>();
-    host.events.subscribe(life, &[Kind::SampledObjectAlloc]);
-    let gc_at_exit = live && host.pause_collectors_only(cx.jni);
+    host.events
+        .subscribe(life, &[Kind::SampledObjectAlloc, Kind::GcStart]);
     Ok(Box::new(AllocMode {
         host,
         life,
         recorder: Arc::new(Recorder::new(life.next_id(), interval, live, o.depth)),
         jvmti: host.jvmti,
-        gc_at_exit,
-        dying: AtomicBool::new(false),
+        gcs: Mutex::default(),
     }))
 }
 
+impl AllocMode {
+    /// Which samples a `live` snapshot keeps now; `None` without `live`.
+    fn live_rule(&self) -> Option<LiveRule> {
+        if !self.recorder.live {
+            return None;
+        }
+        let gcs = self.gcs.lock();
+        Some(match gcs.at_exit {
+            None => LiveRule::Gc,
+            Some(last) if Some(last) == gcs.at_start => LiveRule::NoGc,
+            Some(last) => LiveRule::LastGc(last),
+        })
+    }
+}
+
+/// [`Host::want`]'s error named after the event.
+fn named(call: &str) -> impl FnOnce(AgentError) -> AgentError + '_ {
+    move |e| match e {
+        AgentError::Jvmti { error, .. } => AgentError::Jvmti {
+            call: call.into(),
+            error,
+        },
+        e => e,
+    }
+}
+
 impl Mode for AllocMode {
-    fn start(&self, cx: &Cx) -> Result<(), AgentError> {
+    fn start(&self, _cx: &Cx) -> Result<(), AgentError> {
         let jvmti = self.jvmti;
         jvmti
             .set_heap_sampling_interval(self.recorder.interval)
             .map_err(|e| AgentError::jvmti(jvmti, "SetHeapSamplingInterval", e))?;
+        if self.recorder.live {
+            // On for good (a stopped session's GCs still age its samples).
+            self.host
+                .want(self.life, Kind::GcStart, true)
+                .map_err(named("GarbageCollectionStart"))?;
+            self.gcs.lock().at_start.get_or_insert(self.life.gcs());
+        }
         self.life.set(Some(self.recorder.clone()));
         self.recorder.active.store(true, Relaxed);
-        let _ = cx;
         self.host
             .want(self.life, Kind::SampledObjectAlloc, true)
-            .map_err(|e| match e {
-                AgentError::Jvmti { error, .. } => AgentError::Jvmti {
-                    call: "SampledObjectAlloc".into(),
-                    error,
-                },
-                e => e,
-            })
+            .map_err(named("SampledObjectAlloc"))
     }
 
     fn stop(&self) {
@@ -133,16 +169,16 @@ impl Mode for AllocMode {
     }
 
     fn snapshot(&self, cx: &Cx) -> Result<Box<dyn Capture + '_>, AgentError> {
-        if self.recorder.live {
-            if self.dying.load(Relaxed) && !self.gc_at_exit {
-                log::warn("alloc: no GC can run while this JVM exits (its collector works concurrently), so live counts include objects that died since the last GC");
-            } else {
-                self.jvmti
-                    .force_garbage_collection()
-                    .map_err(|e| AgentError::jvmti(self.jvmti, "ForceGarbageCollection", e))?;
-            }
+        let rule = self.live_rule();
+        match rule {
+            Some(LiveRule::Gc) => self
+                .jvmti
+                .force_garbage_collection()
+                .map_err(|e| AgentError::jvmti(self.jvmti, "ForceGarbageCollection", e))?,
+            Some(LiveRule::NoGc) => log::info("alloc: no GC ran during the session, so no sampled object is known dead: live counts every sample (liveRule=\"noGc\")"),
+            Some(LiveRule::LastGc(_)) | None => {}
         }
-        Ok(Box::new(self.recorder.capture(cx.jni)))
+        Ok(Box::new(self.recorder.capture(cx.jni, rule)))
     }
 
     fn call_trees(&self, threads: &[ThreadRecord]) -> Option<crate::model::CallTrees> {
@@ -150,8 +186,16 @@ impl Mode for AllocMode {
         Some(super::model::trees(&self.recorder.all(), threads, every))
     }
 
-    fn vm_dying(&self) {
-        self.dying.store(true, Relaxed);
+    /// `live`: main has returned, its locals' objects are garbage, and a GC
+    /// now (the snapshot's, or `memory`'s) would clear what the program held
+    /// to its end. So the samples the program's GCs cleared are dropped
+    /// here, the GCs counted, and the exit snapshot, running no GC, keeps
+    /// those alive at the last ([`LiveRule::LastGc`]).
+    fn vm_dying(&self, jni: &Jni) {
+        if self.recorder.live {
+            self.recorder.prune(jni);
+            self.gcs.lock().at_exit = Some(self.life.gcs());
+        }
     }
 
     fn summary(&self) -> Option<String> {

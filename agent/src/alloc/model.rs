@@ -19,16 +19,23 @@ const WEIGHTS: [Weight; 6] = [
 /// One tree per thread that lived during `window` and has samples, in
 /// thread order.
 pub fn section(data: &Captured, threads: &[ThreadRecord], window: (u64, u64)) -> Section {
+    let mut attributes = vec![
+        (
+            profrj_format::alloc::INTERVAL,
+            Value::Number(data.interval as u64),
+        ),
+        (
+            profrj_format::alloc::LIVE,
+            Value::Flag(data.live_rule.is_some()),
+        ),
+    ];
+    if let Some(rule) = data.live_rule {
+        attributes.push((profrj_format::alloc::LIVE_RULE, Value::Word(rule.name())));
+    }
     Section {
         name: profrj_format::alloc::SECTION,
         extra: false,
-        attributes: vec![
-            (
-                profrj_format::alloc::INTERVAL,
-                Value::Number(data.interval as u64),
-            ),
-            (profrj_format::alloc::LIVE, Value::Flag(data.live)),
-        ],
+        attributes,
         parts: vec![Part::Trees(trees(data, threads, window))],
     }
 }

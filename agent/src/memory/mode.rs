@@ -121,7 +121,7 @@ impl Mode for Memory {
     }
 
     /// A concurrent collector can no longer run a GC for the last snapshot.
-    fn vm_dying(&self) {
+    fn vm_dying(&self, _jni: &crate::vm::Jni) {
         self.life.tracking.vm_dying();
     }
 

@@ -12,16 +12,23 @@ use crate::tsc;
 use crate::vm::Jni;
 
 /// The kinds of events the trace listens to.
-pub const KINDS: [Kind; 6] = [
+pub const KINDS: [Kind; 7] = [
     Kind::GcStart,
     Kind::GcFinish,
     Kind::ObjectTracked,
     Kind::ObjectsFreed,
     Kind::SampledObjectAlloc,
     Kind::LockWait,
+    Kind::VmDeath,
 ];
 
 impl Listener for Lifetime {
+    /// Whatever the session's state, the writer ends here and finishes any
+    /// document still open (a no-op if it already has).
+    fn vm_death(&self) {
+        self.finish_file(true)
+    }
+
     fn gc_start(&self) {
         self.gc(true)
     }

@@ -124,8 +124,13 @@ impl Lifetime {
         Ok(())
     }
 
+    /// Stops recording and ends the current file with every event recorded
+    /// so far: a stopped trace leaves no document open (the snapshot that
+    /// follows a stop may fail before it reaches the trace, and the VM may
+    /// end while stopped).
     pub fn stop(&self) {
         self.active.store(false, Release);
+        self.finish_file(false);
     }
 
     /// Does a trace record now?
@@ -198,13 +203,17 @@ impl Lifetime {
 }
 
 /// The ring's thread ended (JVMTI ThreadEnd, on that thread): its last
-/// event, and its ring closed for the writer to drain and forget.
+/// event while recording, and its ring closed for the writer to drain and
+/// forget. (Not recording, no event: a stopped trace's file is finished,
+/// and nothing may start another.)
 impl ThreadValue for ThreadRing {
     fn thread_ended(&self, _jni: Option<&Jni>) {
-        // SAFETY: this is the ring's own thread (its record is ending).
-        let own = unsafe { &mut *self.own.get() };
-        let e = Event::new(Kind::ThreadEnd, 0, tsc::ticks(), 0, 0);
-        record(self.life, self, own, e);
+        if self.life.recording() {
+            // SAFETY: this is the ring's own thread (its record is ending).
+            let own = unsafe { &mut *self.own.get() };
+            let e = Event::new(Kind::ThreadEnd, 0, tsc::ticks(), 0, 0);
+            record(self.life, self, own, e);
+        }
         self.ring.close();
     }
 }

@@ -10,7 +10,7 @@ use crate::instrument::Probes;
 use crate::mode::{Capture, Cx, Mode, Nothing, Registration};
 use crate::options::{self, ModeOptions, Opt, OptionError, Options, Takes, Value};
 use crate::vm::sys::Capability;
-use crate::vm::Capabilities;
+use crate::vm::{Capabilities, Jni};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 /// `trace`: every call, return, throw and catch in scope, as TPTP events.
@@ -112,6 +112,8 @@ impl Mode for Trace {
         Ok(())
     }
 
+    /// Ends the current file; the GC events stay on while another mode
+    /// wants them (`alloc,live` counts GCs).
     fn stop(&self) {
         self.life.stop();
         for kind in GC {
@@ -124,7 +126,7 @@ impl Mode for Trace {
         Ok(Box::new(Nothing))
     }
 
-    fn vm_dying(&self) {
+    fn vm_dying(&self, _jni: &Jni) {
         self.dying.store(true, Relaxed);
     }
 

@@ -187,8 +187,32 @@ pub(super) struct Staged {
 /// gets when complete.
 struct Open {
     doc: Doc,
-    tmp: PathBuf,
+    tmp: Temporary,
     path: PathBuf,
+}
+
+/// A document's temporary file, removed when dropped unless renamed into
+/// place: whatever ends a document early (a write error, a panic in the
+/// writer) leaves no temporary file behind.
+struct Temporary(Option<PathBuf>);
+
+impl Temporary {
+    /// Renames the file to `path`; from then on it is not the writer's to remove.
+    fn rename_to(&mut self, path: &std::path::Path) -> io::Result<()> {
+        if let Some(tmp) = &self.0 {
+            std::fs::rename(tmp, path)?;
+        }
+        self.0 = None;
+        Ok(())
+    }
+}
+
+impl Drop for Temporary {
+    fn drop(&mut self) {
+        if let Some(tmp) = self.0.take() {
+            let _ = std::fs::remove_file(tmp);
+        }
+    }
 }
 
 pub(super) struct Writer {
@@ -338,6 +362,7 @@ impl Writer {
         let template = self.life.template.lock().clone();
         let path = file_path(&template, self.number);
         let (tmp, file) = crate::snapshot::create_temporary(&path, 0o600)?;
+        let tmp = Temporary(Some(tmp));
         self.envelope.trace = tptp::uuid();
         // Kept before the header is written: a failure removes the file.
         let doc = Doc::new(file);
@@ -361,23 +386,18 @@ impl Writer {
             let count = self.counts.get(m as usize).copied().unwrap_or(0);
             self.doc().method_count(id, count)?;
         }
-        let Some(open) = self.file.take() else {
+        let Some(Open { doc, mut tmp, path }) = self.file.take() else {
             return Ok(());
         };
-        let (bytes, elements) = (open.doc.bytes, open.doc.elements);
-        let result = open
-            .doc
-            .trailer(&self.envelope, now)
-            .and_then(|_| std::fs::rename(&open.tmp, &open.path));
-        if result.is_err() {
-            let _ = std::fs::remove_file(&open.tmp);
-        }
-        result?;
+        let (bytes, elements) = (doc.bytes, doc.elements);
+        // On an error `tmp`, dropped, removes the file.
+        doc.trailer(&self.envelope, now)?;
+        tmp.rename_to(&path)?;
         self.stats.files.fetch_add(1, Relaxed);
         self.stats.bytes.fetch_add(bytes, Relaxed);
         crate::log::info(&format!(
             "trace written to {}: {elements} elements, {} MB",
-            open.path.display(),
+            path.display(),
             bytes / 1_000_000
         ));
         Ok(())
@@ -395,8 +415,7 @@ impl Writer {
         self.life.failed.store(true, Release);
         self.life.active.store(false, Release);
         self.staging.clear();
-        if let Some(open) = self.file.take() {
-            let _ = std::fs::remove_file(&open.tmp);
-        }
+        // Dropped: its temporary file goes.
+        self.file = None;
     }
 }

@@ -7,6 +7,7 @@
 use super::handles::VmHandle;
 use super::sys::*;
 use jni_sys::{jclass, jint, jlong, jmethodID, jobject, JNIEnv};
+use profrj_format::names::decode_modified_utf8;
 use std::ffi::{c_char, c_void, CStr};
 use std::fmt;
 
@@ -115,7 +116,8 @@ impl Jvmti {
         })
     }
 
-    /// Copies a VM-allocated C string and deallocates it.
+    /// Copies a VM-allocated C string (modified UTF-8, decoded by the
+    /// format's one decoder) and deallocates it.
     ///
     /// # Safety
     /// `p` must be null or a NUL-terminated string a JVMTI function of this
@@ -126,7 +128,8 @@ impl Jvmti {
         }
         // SAFETY: a NUL-terminated string the VM allocated (the caller's
         // promise), alive until the deallocation below.
-        let s = unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned();
+        let utf = unsafe { CStr::from_ptr(p) };
+        let s = decode_modified_utf8(utf.to_bytes());
         // SAFETY: VM-allocated and not freed yet (the caller's promise).
         unsafe { self.deallocate(p.cast()) };
         s

@@ -55,6 +55,7 @@ fn write_section<W: Write>(
         match value {
             Value::Number(n) => el.push_attribute((*key, n.to_string().as_str())),
             Value::Flag(b) => el.push_attribute((*key, profrj_format::boolean(*b))),
+            Value::Word(w) => el.push_attribute((*key, *w)),
         }
     }
     w.write_event(Event::Start(el))?;

@@ -320,7 +320,7 @@ const UNKNOWN_SOURCE: &str = "<Unknown Source>";
 /// `[no Java frame]`) written `_`, since HPROF's readers split a row at
 /// white space.
 fn column(name: &str) -> Cow<'_, str> {
-    match profrj_format::escape::decoded_name(name) {
+    match profrj_format::names::escape(name) {
         Cow::Borrowed(s) if !s.contains(' ') => Cow::Borrowed(s),
         e => Cow::Owned(e.replace(' ', "_")),
     }
