@@ -48,13 +48,25 @@ pub fn write_atomically_with(
     path: &Path,
     body: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
 ) -> Result<(), CliError> {
+    write_file_atomically(path, |f| {
+        let mut w = std::io::BufWriter::with_capacity(1 << 16, f);
+        body(&mut w)?;
+        w.flush()
+    })
+}
+
+/// [`write_atomically_with`] for a writer that needs the file itself: it may
+/// seek in it (a JFR chunk's header is written last).
+pub fn write_file_atomically(
+    path: &Path,
+    fill: impl FnOnce(&mut File) -> std::io::Result<()>,
+) -> Result<(), CliError> {
     if let Some(why) = unfit_output(path) {
         return Err(CliError::Output(format!("refusing to write: {why}")));
     }
-    profrj_safe_fs::write_through_temporary(path, 0o644, |file| {
-        let mut w = std::io::BufWriter::with_capacity(1 << 16, file);
-        body(&mut w)?;
-        w.into_inner().map_err(|e| e.into_error())
+    profrj_safe_fs::write_through_temporary(path, 0o644, |mut file| {
+        fill(&mut file)?;
+        Ok(file)
     })
     .map_err(|e| CliError::Output(format!("{}: {e}", path.display())))
 }

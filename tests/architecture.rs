@@ -8,8 +8,8 @@
 use std::path::{Path, PathBuf};
 
 /// The modes' folders, and the toy mode of `agent/src/toy_mode.rs` (a test).
-const MODES: [&str; 8] = [
-    "alloc", "coverage", "lock", "memory", "profile", "sampler", "trace", "toy_mode",
+const MODES: [&str; 9] = [
+    "alloc", "coverage", "jfr", "lock", "memory", "profile", "sampler", "trace", "toy_mode",
 ];
 const TOP: [&str; 4] = ["entry", "agent", "session", "registry"];
 

@@ -13,6 +13,8 @@
 //! (a mode subscribes once per JVM, when it first opens), so publishing an
 //! event nobody listens to costs one load.
 
+use crate::stack::Frames;
+use crate::threads::ThreadId;
 use crate::vm::{jthread, Jni, Jvmti, JvmtiEvent};
 use jni_sys::{jclass, jobject};
 use parking_lot::Mutex;
@@ -44,6 +46,14 @@ pub enum Kind {
     ObjectsFreed,
     /// A thread waits for, or got, a contended monitor or lock (`lock`).
     LockWait,
+    /// Samples folded into a mode's trees, with their stack (`sampling`).
+    Sampled,
+    /// A sampled allocation folded into a mode's trees, with its stack and
+    /// class (`alloc`).
+    ObjectSampled,
+    /// A wait for a contended monitor or lock that ended, as folded into a
+    /// mode's trees (`lock`).
+    LockWaited,
     /// The VM dies: after the session's last snapshot, whatever the
     /// session's state (or with no session), the last event a listener hears.
     VmDeath,
@@ -71,6 +81,61 @@ pub struct LockWait<'a> {
     pub entered: bool,
 }
 
+/// Where samples were taken.
+pub enum SampledStack<'a> {
+    /// A walked stack (deeper than `depth`: truncated), its names read
+    /// with `jni`.
+    Walked {
+        jni: &'a Jni,
+        frames: Frames<'a>,
+        depth: u32,
+    },
+    /// A one-frame synthetic stack (`[GC_active]`, …: a walk that failed).
+    Synthetic(&'static str),
+    /// The thread's last stack again (it has not run since).
+    Again,
+}
+
+/// Samples of one thread, as a sampler folds them.
+pub struct Samples<'a> {
+    pub thread: ThreadId,
+    pub stack: SampledStack<'a>,
+    /// The thread's JVMTI state when sampled.
+    pub state: i32,
+    /// How many samples, and how many of them found the thread running.
+    pub count: u64,
+    pub hits: u64,
+}
+
+/// A sampled allocation, as `alloc` folds it.
+pub struct ObjectSampled<'a> {
+    pub thread: ThreadId,
+    /// The allocating stack (deeper than `depth`: truncated).
+    pub frames: Frames<'a>,
+    pub depth: u32,
+    /// The object's class, as Java writes it.
+    pub class: &'a str,
+    /// The object's size, and the bytes it stands for.
+    pub size: u64,
+    pub weight: u64,
+}
+
+/// A wait that ended, as `lock` folds it.
+pub struct LockWaited<'a> {
+    pub thread: ThreadId,
+    /// The waiting stack, the lock machinery's frames left off the top
+    /// (deeper than `depth`: truncated).
+    pub frames: Frames<'a>,
+    pub depth: u32,
+    /// The lock's class, as Java writes it, and its object (a local reference).
+    pub class: &'a str,
+    pub object: jobject,
+    /// ns waited.
+    pub waited: u64,
+    /// A `java.util.concurrent` lock (else a monitor).
+    pub parked: bool,
+}
+
 /// What a mode may hear. Each method is one [`Kind`]; a mode overrides the
 /// ones it subscribes to. Events arrive on the thread that posts them (the
 /// VM's, or the publishing mode's), inside the panic guard.
@@ -89,6 +154,9 @@ pub trait Listener: Send + Sync {
     /// The keys of objects given to [`Listener::object_tracked`] that died.
     fn objects_freed(&self, _keys: &[u64]) {}
     fn lock_wait(&self, _jni: &Jni, _wait: &LockWait<'_>) {}
+    fn sampled(&self, _samples: &Samples<'_>) {}
+    fn object_sampled(&self, _jni: &Jni, _object: &ObjectSampled<'_>) {}
+    fn lock_waited(&self, _jni: &Jni, _wait: &LockWaited<'_>) {}
     fn vm_death(&self) {}
 }
 
@@ -171,6 +239,9 @@ pub fn jvmti_events(kind: Kind) -> &'static [JvmtiEvent] {
         | Kind::ObjectTracked
         | Kind::ObjectsFreed
         | Kind::LockWait
+        | Kind::Sampled
+        | Kind::ObjectSampled
+        | Kind::LockWaited
         | Kind::VmDeath => &[],
     }
 }
@@ -300,6 +371,19 @@ impl Events {
 
     pub fn lock_wait(&self, jni: &Jni, wait: &LockWait<'_>) {
         self.each(Kind::LockWait, |l| l.lock_wait(jni, wait))
+    }
+
+    #[inline(always)]
+    pub fn sampled(&self, samples: &Samples<'_>) {
+        self.each(Kind::Sampled, |l| l.sampled(samples))
+    }
+
+    pub fn object_sampled(&self, jni: &Jni, object: &ObjectSampled<'_>) {
+        self.each(Kind::ObjectSampled, |l| l.object_sampled(jni, object))
+    }
+
+    pub fn lock_waited(&self, jni: &Jni, wait: &LockWaited<'_>) {
+        self.each(Kind::LockWaited, |l| l.lock_waited(jni, wait))
     }
 
     pub fn vm_death(&self) {

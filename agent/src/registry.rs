@@ -9,10 +9,13 @@ use crate::instrument::Probes;
 use crate::mode::{Cx, Mode, Registration};
 use crate::options::{ModeOptions, OptionError, Options};
 use crate::vm::{Capabilities, Native};
-use crate::{alloc, coverage, lock, memory, profile, sampler, trace};
+use crate::{alloc, coverage, jfr, lock, memory, profile, sampler, trace};
 
-/// Every mode. Sections appear in a snapshot in this order.
+/// Every mode. Sections appear in a snapshot in this order, and modes start
+/// in it (and stop in its reverse): `jfr` (no section) first, so a
+/// recording hears every mode's first events and its last.
 pub const REGISTRY: &[Registration] = &[
+    jfr::mode::REGISTRATION,
     sampler::mode::REGISTRATION,
     profile::mode::REGISTRATION,
     memory::mode::REGISTRATION,
@@ -97,14 +100,19 @@ mod tests {
     use super::REGISTRY;
     use crate::options::Options;
 
-    /// Each mode's name is the option that asks for it, and asks for it alone.
+    /// Each mode's name is the option that asks for it, and asks for it
+    /// alone (`jfr` records other modes' events: alone, it comes with
+    /// `sampling`).
     #[test]
     fn each_registered_name_is_its_option() {
         for r in REGISTRY {
             assert_eq!(r.options.mode(), r.name);
             let options = super::parse_options(Some(r.name)).expect(r.name);
             let asked: Vec<&str> = super::wanted(&options).map(|m| m.name).collect();
-            assert_eq!(asked, [r.name]);
+            match r.name {
+                "jfr" => assert_eq!(asked, ["jfr", "sampling"]),
+                _ => assert_eq!(asked, [r.name]),
+            }
         }
         assert!(super::wanted(&Options::default()).next().is_none());
         assert!(REGISTRY.len() <= crate::states::MAX_STATES);
@@ -130,6 +138,18 @@ mod option_tests {
 
     fn interval(o: &Options) -> Duration {
         crate::sampler::mode::interval(o)
+    }
+
+    /// `jfr` alone samples; beside a mode it records that mode's events.
+    #[test]
+    fn jfr_records_beside_the_modes() {
+        let o = parse("jfr").unwrap();
+        assert_eq!(o.text("jfr"), Some("profrj-%p.jfr"));
+        assert!(o.given("sampling"), "jfr alone samples");
+        let o = parse("alloc,jfr=/tmp/r-%n.jfr").unwrap();
+        assert_eq!(o.text("jfr"), Some("/tmp/r-%n.jfr"));
+        assert!(!o.given("sampling"));
+        assert!(parse("jfr=/tmp/%q.jfr").is_err());
     }
 
     #[test]

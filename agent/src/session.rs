@@ -195,8 +195,10 @@ impl Sessions {
         )
     }
 
+    /// Stops the modes in the reverse of their start: `jfr`, which records
+    /// the others' events, last.
     fn stop(&self, s: &mut Session) {
-        for m in &s.modes {
+        for m in s.modes.iter().rev() {
             m.stop();
             if let Some(line) = m.summary() {
                 log::info(&line);

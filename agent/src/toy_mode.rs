@@ -31,6 +31,7 @@ const REGISTRATION: Registration = Registration {
             read: Some(read_weight),
         }],
         default_mode: false,
+        records_others: false,
         check: ModeOptions::no_check,
     },
     open,

@@ -8,6 +8,7 @@
 //! 3,000-deep recursion in the profiled program costs nothing special here.
 
 use crate::error::CliError;
+mod jfr;
 mod parse;
 mod sections;
 #[cfg(test)]
@@ -16,7 +17,7 @@ mod weights;
 
 #[cfg(any(test, fuzzing))]
 pub use parse::parse_bytes;
-pub use parse::read_file;
+pub use parse::{read_file, NO_JAVA_FRAME};
 pub use sections::{
     CallKind, MetricDesc, MetricName, SectionDesc, ValueType, MAX_THREAD_TOTALS, MAX_VALUES,
 };

@@ -29,10 +29,11 @@ mod recent;
 mod stack_keys;
 
 use crate::calltree::{NodeId, WeightTree, Weights};
-use crate::events::{Allocation, Listener};
+use crate::events::{Allocation, Kind, Listener, ObjectSampled};
 use crate::host::Host;
 use crate::methods::{class_name, MethodNames, NameId};
 use crate::per_thread::{self, Held, ThreadValue};
+use crate::stack::Frames;
 use crate::threads::{Identity, ThreadId};
 use crate::vm::sys::JvmtiFrameInfo;
 use crate::vm::{jthread, Jni, Jvmti};
@@ -342,6 +343,17 @@ impl Recorder {
                 leaf
             }
         };
+        if host.events.heard(Kind::ObjectSampled) {
+            let sampled = ObjectSampled {
+                thread: id,
+                frames: Frames::Jvmti(&mine.frames[..mine.stack.len()]),
+                depth: self.depth as u32,
+                class: d.names.get(class_name),
+                size,
+                weight: w.bytes as u64,
+            };
+            host.events.object_sampled(jni, &sampled);
+        }
         if self.live {
             // Read after the allocation: a GC that starts later sees the object.
             let epoch = host.state::<Lifetime>().gcs();

@@ -22,10 +22,11 @@ mod model;
 mod park;
 
 use crate::calltree::{WeightTree, Weights};
-use crate::events::{Kind, Listener, LockWait};
+use crate::events::{Kind, Listener, LockWait, LockWaited};
 use crate::host::Host;
 use crate::methods::{class_name, MethodNames, NameId};
 use crate::per_thread::{self, Held, ThreadValue};
+use crate::stack::Frames;
 use crate::threads::ThreadId;
 use crate::vm::sys::JvmtiFrameInfo;
 use crate::vm::{jthread, Jni};
@@ -195,6 +196,8 @@ impl Recorder {
             let mut data = self.data.lock();
             let d = &mut *data;
             let mut path: Vec<NameId> = Vec::with_capacity(frames.len() + 1);
+            // Frames of the parking machinery left off the top.
+            let mut machinery = 0;
             for f in frames {
                 let name = d.names.frame_name(jvmti, jni, f.method, f.location == -1);
                 if parked && path.is_empty() && is_lock_machinery(d.names.get(name)) {
@@ -203,6 +206,7 @@ impl Recorder {
                         self.rewaits.fetch_add(1, Relaxed);
                         return;
                     }
+                    machinery += 1;
                     continue;
                 }
                 path.push(name);
@@ -221,6 +225,18 @@ impl Recorder {
             }
             let class_name = d.names.intern(&class_name(&signature));
             d.classes.insert(class_name);
+            if host.events.heard(Kind::LockWaited) {
+                let wait = LockWaited {
+                    thread: id,
+                    frames: Frames::Jvmti(&frames[machinery..]),
+                    depth: self.depth as u32,
+                    class: d.names.get(class_name),
+                    object,
+                    waited,
+                    parked,
+                };
+                host.events.lock_waited(jni, &wait);
+            }
             path.push(class_name);
             d.trees.entry(id).or_default().add(
                 path,

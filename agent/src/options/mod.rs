@@ -60,6 +60,9 @@ pub struct ModeOptions {
     pub options: &'static [Opt],
     /// The mode runs when a start names no mode (`sampling`).
     pub default_mode: bool,
+    /// The mode records the other modes' events (`jfr`): naming it is not
+    /// naming a mode, so named alone the default mode comes with it.
+    pub records_others: bool,
     /// Checks that need several options (a setting given without its mode).
     pub check: fn(&Options) -> Result<(), OptionError>,
 }
@@ -371,7 +374,10 @@ impl Options {
 
     fn parse_in(input: Option<&str>, table: &Table) -> Result<Self, OptionError> {
         let mut o = Options {
-            modes: table.modes.iter().map(|m| m.mode()).collect(),
+            modes: (table.modes.iter())
+                .filter(|m| !m.records_others)
+                .map(|m| m.mode())
+                .collect(),
             ..Options::default()
         };
         let mut seen: Vec<&str> = Vec::new();

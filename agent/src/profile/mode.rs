@@ -32,6 +32,7 @@ pub const REGISTRATION: Registration = Registration {
             },
         ],
         default_mode: false,
+        records_others: false,
         check: ModeOptions::no_check,
     },
     open,

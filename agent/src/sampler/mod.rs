@@ -17,6 +17,7 @@ pub mod tree;
 pub use stacks::StackSource;
 
 use crate::error::AgentError;
+use crate::events::Events;
 use crate::host::Host;
 use crate::methods::MethodNames;
 use crate::threads::{ThreadId, Threads};
@@ -217,16 +218,17 @@ impl Sampler {
             c.running = true;
         }
         host.start_thread(jni, "profrj sampler", "sampler thread", move |jni| {
-            me.run(host.jvmti, jni, &host.threads)
+            me.run(host.jvmti, jni, &host.threads, &host.events)
         })
         .inspect_err(|_| self.control.lock().running = false)
     }
 
     /// The sampler thread's body: sample at a fixed rate until [`Sampler::stop`].
-    pub fn run(&self, jvmti: Jvmti, jni: &Jni, threads: &Threads) {
+    /// Each sample folded is published on `events` (`Kind::Sampled`).
+    pub fn run(&self, jvmti: Jvmti, jni: &Jni, threads: &Threads, events: &Events) {
         let started = clock::now_ns();
         let mut schedule = Schedule::new(self.config.interval, started);
-        let mut walker = stacks::Walker::new(&self.config, &self.source);
+        let mut walker = stacks::Walker::new(&self.config, &self.source, events);
         walker.set_active(true);
         loop {
             let (next, weight) = schedule.next_sample();

@@ -47,6 +47,7 @@ pub const REGISTRATION: Registration = Registration {
         },
         ],
         default_mode: true,
+        records_others: false,
         check: ModeOptions::no_check,
     },
     open,

@@ -34,6 +34,7 @@ pub const REGISTRATION: Registration = Registration {
             },
         ],
         default_mode: false,
+        records_others: false,
         check: check_options,
     },
     open,

@@ -17,10 +17,11 @@ use crate::error::AgentError;
 use crate::instrument::registry::Registry;
 use crate::threads::{ThreadId, Threads};
 use crate::tsc;
+use crate::writer_stats::{Handle, Stats};
 use std::collections::HashMap;
 use std::io;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering::*};
+use std::sync::atomic::Ordering::*;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -45,33 +46,6 @@ pub struct Sources {
     pub registry: &'static Registry,
     /// Types and allocation sites (objects' and exceptions' types).
     pub sites: &'static crate::sites::Sites,
-}
-
-#[derive(Default)]
-struct Stats {
-    events: AtomicU64,
-    files: AtomicU64,
-    bytes: AtomicU64,
-}
-
-pub struct Handle {
-    thread: std::thread::Thread,
-    stats: Arc<Stats>,
-}
-
-impl Handle {
-    pub fn wake(&self) {
-        self.thread.unpark();
-    }
-    pub fn events(&self) -> u64 {
-        self.stats.events.load(Relaxed)
-    }
-    pub fn files(&self) -> u64 {
-        self.stats.files.load(Relaxed)
-    }
-    pub fn bytes(&self) -> u64 {
-        self.stats.bytes.load(Relaxed)
-    }
 }
 
 /// File `number` (from 1) of a trace named by `template`: the snapshot's
