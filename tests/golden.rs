@@ -354,7 +354,7 @@ fn every_section_is_written_as_before() {
                 path.display()
             )
         });
-        if got != want {
+        if same_dump_threads(&got) != same_dump_threads(&want) {
             let actual = std::env::temp_dir().join(format!("golden-{}-actual.xml", case.name));
             std::fs::write(&actual, &got).unwrap();
             let first = got
@@ -374,6 +374,73 @@ fn every_section_is_written_as_before() {
         }
     }
     assert!(differ.is_empty(), "{}", differ.join("\n"));
+}
+
+/// The monitor dump's thread ids, in the JVM's thread list's order, are
+/// decided by which of two threads started at once was listed first: each
+/// is replaced by its thread's name (in `<thread id>`, `owner`, `thread`),
+/// and a run of waiting threads sorted. Applied to both sides of the
+/// comparison, so the golden files stay as a run wrote them.
+fn same_dump_threads(text: &str) -> String {
+    let attr = |line: &str, name: &str| -> Option<String> {
+        let key = format!(" {name}=\"");
+        let at = line.find(&key)? + key.len();
+        let len = line[at..].find('"')?;
+        Some(line[at..at + len].to_owned())
+    };
+    let names: std::collections::HashMap<String, String> = text
+        .lines()
+        .filter(|l| l.trim_start().starts_with("<thread id=\""))
+        .filter_map(|l| Some((attr(l, "id")?, attr(l, "name")?)))
+        .collect();
+    let rename = |line: &str, key: &str| -> String {
+        match attr(line, key).and_then(|id| Some((names.get(&id)?, id))) {
+            Some((name, id)) => line.replacen(
+                &format!(" {key}=\"{id}\""),
+                &format!(" {key}=\"{name}\""),
+                1,
+            ),
+            None => line.to_owned(),
+        }
+    };
+    let mut out: Vec<String> = Vec::new();
+    let mut waiting: Vec<String> = Vec::new();
+    for line in text.lines() {
+        let mut line = line.to_owned();
+        if line.trim_start().starts_with("<thread id=\"") {
+            line = rename(&line, "id");
+        }
+        line = rename(&rename(&line, "owner"), "thread");
+        if line.trim_start().starts_with("<waiting thread=") {
+            waiting.push(line);
+            continue;
+        }
+        waiting.sort();
+        out.append(&mut waiting);
+        out.push(line);
+    }
+    waiting.sort();
+    out.append(&mut waiting);
+    out.join("\n")
+}
+
+#[test]
+fn dump_thread_ids_compare_by_name() {
+    let a = "<thread id=\"4\" name=\"a\" monitor=\"3\">\n<thread id=\"5\" name=\"b\">\n\
+             <monitor id=\"3\" owner=\"5\">\n<waiting thread=\"4\"/>\n</monitor>\n\
+             <deadlock>\n<waiting thread=\"4\"/>\n<waiting thread=\"5\"/>\n</deadlock>";
+    let b = a
+        .replace("\"4\"", "\"x\"")
+        .replace("\"5\"", "\"4\"")
+        .replace("\"x\"", "\"5\"");
+    assert_ne!(a, b);
+    assert_eq!(same_dump_threads(a), same_dump_threads(&b));
+    // A monitor's id is not a thread's, and another owner is another dump.
+    assert_ne!(
+        same_dump_threads(a),
+        same_dump_threads(&a.replace("owner=\"5\"", "owner=\"4\""))
+    );
+    assert!(same_dump_threads(a).contains("<monitor id=\"3\" owner=\"b\">"));
 }
 
 #[test]
