@@ -142,7 +142,8 @@ fn blank(line: &str, names: &[&str]) -> String {
 fn blank_lambda_addresses(line: &str) -> String {
     let mut out = String::with_capacity(line.len());
     let mut rest = line;
-    while let Some(at) = rest.find("$$Lambda$") {
+    // `$$Lambda$1.0x…` (JDK 17), `$$Lambda.0x…` (JDK 21+).
+    while let Some(at) = rest.find("$$Lambda") {
         let (head, tail) = rest.split_at(at);
         out.push_str(head);
         let Some(x) = tail.find(".0x") else {
