@@ -11,6 +11,7 @@
 //! `Request`); the stack table, which spells out every path, is written as
 //! it is walked.
 
+use crate::error::CliError;
 use crate::snapshot::{CallKind, CallSection, Snapshot};
 use profrj_otlp::{
     types, Attribute, CallTrees, Keeper, Node, Request, ThreadTree, Value, ValueType,
@@ -103,7 +104,7 @@ pub struct Otlp {
 
 impl Otlp {
     /// `service` names the resource (`service.name`).
-    pub fn new(snap: &Snapshot, source: &Path, service: &str) -> Result<Otlp, String> {
+    pub fn new(snap: &Snapshot, source: &Path, service: &str) -> Result<Otlp, CliError> {
         let created_ns = std::fs::metadata(source)
             .and_then(|m| m.modified())
             .ok()
@@ -118,10 +119,10 @@ impl Otlp {
             request.add(&samples, created_ns, 0);
         }
         if request.is_empty() {
-            return Err(format!(
+            return Err(CliError::Usage(format!(
                 "the snapshot has no samples in <sampler>, <profile>, <alloc> or <lock> for OTLP ({})",
                 source.display()
-            ));
+            )));
         }
         let resource = [
             Attribute::str("service.name", service),

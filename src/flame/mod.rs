@@ -5,6 +5,7 @@
 //! tables when the snapshot has them. The page keeps its state in the URL
 //! fragment: `#thread=NAME&search=TEXT&zoom=FRAME;FRAME;…`.
 
+use crate::error::CliError;
 mod data;
 
 use crate::selection::Selection;
@@ -31,7 +32,7 @@ pub struct Args {
     title: Option<String>,
 }
 
-pub fn run(args: Args) -> Result<(), String> {
+pub fn run(args: Args) -> Result<(), CliError> {
     let snap = read_file(&args.snapshot)?;
     // `--thread`: the section with that thread's name only.
     let kept;

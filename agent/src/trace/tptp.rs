@@ -55,7 +55,7 @@ pub fn push_time(buf: &mut Vec<u8>, unix_ns: u64) {
 
 pub fn push_u64(buf: &mut Vec<u8>, n: u64) {
     let mut digits = [0u8; 20];
-    buf.extend_from_slice(crate::xml::decimal(n, &mut digits).as_bytes());
+    buf.extend_from_slice(crate::escape::decimal(n, &mut digits).as_bytes());
 }
 
 /// A number the format caps at 32 bits per part: "low[,high]", low first.
@@ -127,7 +127,7 @@ impl Doc {
     fn text(&mut self, key: &str, value: &str) -> &mut Self {
         self.key(key);
         self.buf
-            .extend_from_slice(crate::xml::attribute(value).as_bytes());
+            .extend_from_slice(crate::escape::attribute(value).as_bytes());
         self.buf.push(b'"');
         self
     }
