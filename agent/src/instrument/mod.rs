@@ -11,12 +11,14 @@ pub mod registry;
 mod rewrite;
 pub mod stamp;
 
-pub use ids::{AllocPlace, MethodLines, ProbeIds};
-pub use rewrite::{Modes, LOCK_SUPPORT};
+pub use crate::sites::AllocPlace;
+pub use ids::{stride, CoverageLayouts, MethodLines};
+pub use rewrite::{Probes, LOCK_SUPPORT};
 
+use crate::error::AgentError;
 use crate::log;
 use crate::options::scope::Scope;
-use crate::options::Options;
+use crate::sites::Sites;
 use crate::vm::sys::Capability;
 use crate::vm::{GlobalRef, Jni, Jvmti, Native, MAX_LOCAL_FRAME};
 use jni_sys::{jclass, jobject};
@@ -25,24 +27,10 @@ use registry::Registry;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::*};
 use std::sync::OnceLock;
 
-impl Modes {
-    /// The probes a session's options ask for.
-    pub fn of(options: &Options) -> Self {
-        Modes {
-            profile: options.profile,
-            coverage: options.coverage,
-            memory: options.memory,
-            derive_lines: options.derive,
-            park: options.lock.is_some(),
-            trace: options.trace.is_some(),
-        }
-    }
-}
-
 /// What rewriting classes needs, for every instrumenting mode: the class-file
 /// hook for every class, and retransforming the ones loaded before
 /// profiling started.
-pub fn capabilities(caps: &mut crate::vm::Capabilities) -> Result<(), String> {
+pub fn capabilities(caps: &mut crate::vm::Capabilities) -> Result<(), crate::vm::VmError> {
     caps.need(Capability::GenerateAllClassHookEvents, "instrumenting")?;
     caps.need(Capability::RetransformClasses, "instrumenting")
 }
@@ -50,15 +38,17 @@ pub fn capabilities(caps: &mut crate::vm::Capabilities) -> Result<(), String> {
 #[derive(Default)]
 pub struct Instrumenter {
     scope: Mutex<Scope>,
-    modes: Mutex<Modes>,
+    modes: Mutex<Probes>,
     pub registry: Registry,
     /// Set once the probe class is defined: only then may code call it.
     ready: AtomicBool,
     /// The platform class loader (JDK classes).
     platform_loader: OnceLock<GlobalRef>,
-    prepared: OnceLock<Result<(), String>>,
-    /// The modes' ids for probes (the same for every session).
-    ids: OnceLock<Box<dyn ProbeIds>>,
+    prepared: OnceLock<Result<(), AgentError>>,
+    /// Allocation sites' ids (the host's table).
+    sites: OnceLock<&'static Sites>,
+    /// Counter layouts' ids, once the coverage mode gave them.
+    coverage: OnceLock<&'static dyn CoverageLayouts>,
     pub classes: AtomicUsize,
     pub methods: AtomicUsize,
     pub refused: AtomicUsize,
@@ -79,17 +69,22 @@ impl Instrumenter {
         jvmti: Jvmti,
         jni: &Jni,
         scope: Scope,
-        modes: Modes,
+        modes: Probes,
         natives: &[Native],
-        ids: Box<dyn ProbeIds>,
-    ) -> Result<(), String> {
-        let _ = self.ids.set(ids);
+        sites: &'static Sites,
+    ) -> Result<(), AgentError> {
+        let _ = self.sites.set(sites);
         *self.scope.lock() = scope;
         *self.modes.lock() = modes;
         self.define_runtime(jvmti, jni, natives)?;
         self.ready.store(true, Release);
         jni.with_local_frame(MAX_LOCAL_FRAME, || self.retransform_loaded(jvmti, jni));
         Ok(())
+    }
+
+    /// Where counter layouts' ids come from (the coverage mode, when it opens).
+    pub fn set_coverage_layouts(&self, layouts: &'static dyn CoverageLayouts) {
+        let _ = self.coverage.set(layouts);
     }
 
     /// Defines the runtime classes (once per JVM) and binds every mode's
@@ -99,7 +94,7 @@ impl Instrumenter {
         jvmti: Jvmti,
         jni: &Jni,
         natives: &[Native],
-    ) -> Result<(), String> {
+    ) -> Result<(), AgentError> {
         self.prepared
             .get_or_init(|| {
                 jni.with_local_frame(MAX_LOCAL_FRAME, || self.prepare(jvmti, jni, natives))
@@ -107,7 +102,22 @@ impl Instrumenter {
             .clone()
     }
 
-    fn prepare(&self, jvmti: Jvmti, jni: &Jni, natives: &[Native]) -> Result<(), String> {
+    /// Binds `natives` to the probe class again, in place of the functions
+    /// of the same names (the probe class must be defined).
+    ///
+    /// # Safety
+    /// Each of `natives` pairs a native method of the probe class with an
+    /// `extern "system"` function of the parameters its descriptor gives
+    /// (JNIEnv, the class, the arguments), callable on any thread.
+    pub unsafe fn rebind_natives(&self, jni: &Jni, natives: &[Native]) -> Result<(), AgentError> {
+        let class = jni.find_class(probe_class::CLASS)?;
+        // SAFETY: the caller's promise.
+        let bound = unsafe { jni.register_natives(class, natives) };
+        jni.delete_local_ref(class);
+        Ok(bound?)
+    }
+
+    fn prepare(&self, jvmti: Jvmti, jni: &Jni, natives: &[Native]) -> Result<(), AgentError> {
         let mut class = std::ptr::null_mut();
         for (name, bytes) in probe_class::CLASSES {
             // The census check's class gets the field as an application's would.
@@ -116,7 +126,12 @@ impl Instrumenter {
                 .transpose()?;
             let c = jni
                 .define_boot_class(name, stamped.as_deref().unwrap_or(bytes))
-                .map_err(|e| format!("cannot define the runtime class {name}: {}", e.0))?;
+                .map_err(|e| {
+                    AgentError::Unsupported(format!(
+                        "cannot define the runtime class {name}: {}",
+                        e.0
+                    ))
+                })?;
             if *name == probe_class::CLASS {
                 class = c;
             }
@@ -124,8 +139,9 @@ impl Instrumenter {
         // SAFETY: the registry's natives() pair each probe method of the
         // probe class with an extern "system" function of the parameters its
         // descriptor gives (JNIEnv, the class, the arguments).
-        unsafe { jni.register_natives(class, natives) }
-            .map_err(|e| format!("cannot bind the probe natives: {}", e.0))?;
+        unsafe { jni.register_natives(class, natives) }.map_err(|e| {
+            AgentError::Unsupported(format!("cannot bind the probe natives: {}", e.0))
+        })?;
         // Classes of named modules (the JDK's, with include=) must read the
         // boot loader's unnamed module, where the probe class lives.
         if let Ok(module) = jni.call_object(
@@ -237,9 +253,9 @@ impl Instrumenter {
             return None;
         }
         if !in_scope {
-            modes = Modes {
+            modes = Probes {
                 park: modes.park,
-                ..Modes::default()
+                ..Probes::NONE
             };
         }
         // Dynamic constants bootstrap through java.lang.invoke: never in the
@@ -288,11 +304,16 @@ impl Instrumenter {
         &self,
         name: &str,
         bytes: &[u8],
-        modes: Modes,
+        modes: Probes,
         dynamic_constants: bool,
         stamp: stamp::Plan,
-    ) -> Result<Option<Vec<u8>>, String> {
-        let ids = &**self.ids.get().ok_or("no probe ids yet")?;
+    ) -> Result<Option<Vec<u8>>, AgentError> {
+        let sites = self.sites.get();
+        let sites = sites.ok_or(AgentError::Internal("no allocation sites yet".into()))?;
+        let ids = rewrite::Ids {
+            sites,
+            coverage: self.coverage.get().copied(),
+        };
         let how = rewrite::How {
             modes,
             dynamic_constants,
@@ -369,10 +390,13 @@ fn has_stamp_field(jvmti: Jvmti, class: jclass) -> bool {
 }
 
 /// A runtime class's bytes with the stamp field added.
-fn stamped_copy(bytes: &[u8]) -> Result<Vec<u8>, String> {
-    let mut class = profrj_bytecode::parse_class(bytes).map_err(|e| e.to_string())?;
+fn stamped_copy(bytes: &[u8]) -> Result<Vec<u8>, AgentError> {
+    let mut class =
+        profrj_bytecode::parse_class(bytes).map_err(|e| AgentError::Class(e.to_string()))?;
     if !stamp::add(&mut class) {
-        return Err("the census check's class has a stamp field already".into());
+        return Err(AgentError::Internal(
+            "the census check's class has a stamp field already".into(),
+        ));
     }
     Ok(profrj_bytecode::write_class(&class))
 }

@@ -30,7 +30,8 @@ mod peaks;
 
 pub use peaks::Tally;
 
-use crate::modes::Host;
+use crate::host::Host;
+use crate::sites::Sites;
 use crate::vm::Jni;
 use parking_lot::Mutex;
 use std::collections::HashMap;
@@ -160,8 +161,8 @@ impl Counter {
 }
 
 /// Every counter made in this JVM, by index (part of the memory mode's
-/// lifetime state, which the agent owns), and where the stamps' last census
-/// stands against the GCs.
+/// Every counter made in this JVM, by index (part of the memory mode's
+/// lasting state), and where the stamps' last census stands against the GCs.
 pub struct Counters {
     table: Box<[OnceLock<Box<[Counter]>>]>,
     /// (thread, what) of each counter made so far, by index.
@@ -282,7 +283,7 @@ pub struct SiteCounters {
 }
 
 /// A thread's agent id and its counters by site (kept in the memory mode's
-/// per-thread state, `super::PerThread`), for the weak references and tags.
+/// per-thread value, `super::PerThread`), for the weak references and tags.
 #[derive(Default)]
 pub struct ThreadCounters {
     thread: Option<i64>,
@@ -304,16 +305,16 @@ impl ThreadCounters {
     /// references or tags), made on first use.
     pub fn get(
         &mut self,
-        a: &Host<'static>,
+        host: &Host,
+        counters: &'static Counters,
         jni: &Jni,
-        site: u32,
-        kind: Kind,
+        (site, kind): (u32, Kind),
     ) -> Option<SiteCounters> {
         if let Some(&Some(c)) = self.by_site.get(site as usize) {
             return Some(c);
         }
-        let thread = self.thread(a, jni)?;
-        let c = site_counter(a, thread, site, kind)?;
+        let thread = self.thread(host, jni)?;
+        let c = site_counter(&host.sites, counters, thread, site, kind)?;
         if self.by_site.len() <= site as usize {
             self.by_site.resize(site as usize + 1, None);
         }
@@ -323,27 +324,32 @@ impl ThreadCounters {
 
     /// The id of the site (place, type), for probes that know the type only
     /// when they run; cached per thread.
-    pub fn site_of(&mut self, a: &Host<'static>, place: u32, ty: u32) -> u32 {
+    pub fn site_of(&mut self, sites: &Sites, place: u32, ty: u32) -> u32 {
         let found = self.found.get_or_insert_with(HashMap::new);
         *found
             .entry((place, ty))
-            .or_insert_with(|| a.memory.sites.site_id(place, ty))
+            .or_insert_with(|| sites.site_id(place, ty))
     }
 
-    fn thread(&mut self, a: &Host<'static>, jni: &Jni) -> Option<i64> {
+    fn thread(&mut self, host: &Host, jni: &Jni) -> Option<i64> {
         if let Some(t) = self.thread {
             return Some(t);
         }
-        let id = a.threads.current(a.jvmti, jni)?.0 as i64;
+        let id = host.current_thread(jni)?.0 as i64;
         self.thread = Some(id);
         Some(id)
     }
 }
 
 /// A new counter of kind `kind` for `site` on `thread`, in its group.
-pub fn site_counter(a: &Host<'static>, thread: i64, site: u32, kind: Kind) -> Option<SiteCounters> {
-    let ty = a.memory.sites.type_of(site)?;
-    let counters = &a.memory.counters;
+pub fn site_counter(
+    sites: &Sites,
+    counters: &'static Counters,
+    thread: i64,
+    site: u32,
+    kind: Kind,
+) -> Option<SiteCounters> {
+    let ty = sites.type_of(site)?;
     let group = counters.group(thread, ty)?;
     let site = counters.new_counter(thread, Key::Site(site), kind, Some(group))?;
     Some(SiteCounters { site, group })

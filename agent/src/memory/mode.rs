@@ -3,29 +3,93 @@
 //! (`stamps=`); objects the VM or native code makes are reported through
 //! VMObjectAlloc and the intercepted JNI table.
 
-use super::Counts;
+use super::{Counts, Lifetime, Mechanism};
+use crate::error::AgentError;
+use crate::events::Kind;
+use crate::host::Host;
+use crate::instrument::Probes;
 use crate::log;
-use crate::modes::{Cx, Mode, Registration, Section};
-use crate::snapshot::XmlWriter;
+use crate::mode::{Capture, Cx, Mode, Registration};
+use crate::model::Section;
+use crate::options::{self, ModeOptions, Opt, Takes};
 use crate::threads::ThreadRecord;
 use crate::vm::sys::Capability;
 use crate::vm::Capabilities;
-use crate::vm::JvmtiEvent;
-use std::io;
+use std::sync::atomic::Ordering::Relaxed;
 
 /// `memory`: live and peak object counts per thread and class.
 pub const REGISTRATION: Registration = Registration {
     name: "memory",
-    wanted: |o| o.memory,
+    options: ModeOptions {
+        options: &[
+            Opt {
+                syntax: "memory",
+                default: "",
+                takes: Takes::Start,
+                meaning: "live objects per allocating thread and class, and the most ever alive (the <memory> section)",
+                read: Some(options::read_flag_value),
+            },
+            Opt {
+                syntax: "tracker=auto|weak|tags",
+                default: "auto",
+                takes: Takes::Start,
+                meaning: "memory: how object deaths are seen; weak: a JNI weak reference per object, checked after each GC (serial, parallel and G1 collectors, which clear them in their pauses; the cheapest); tags: JVMTI tags and ObjectFree (any collector); auto: weak where it works",
+                read: Some(|k, v| options::choice(k, v, &["auto", "weak", "tags"], "valid: auto, weak, tags")),
+            },
+            Opt {
+                syntax: "stamps=on|off",
+                default: "on",
+                takes: Takes::Start,
+                meaning: "memory: on: objects of the application's classes defined once memory has started carry a stamp (a 4-byte field added to their class), counted in a heap census: no per-object handle, so the cost per allocation does not grow with the threads allocating; arrays, the JDK's objects and classes loaded earlier use the tracker; off: the tracker for every object of the session",
+                read: Some(options::read_on_off),
+            },
+            Opt {
+                syntax: "census=PERCENT",
+                default: "5%",
+                takes: Takes::Start,
+                meaning: "memory with stamps: the most of the time the heap censuses after GCs may take (each stops every thread for a pass over the heap; 1% to 100%, 100%: one after every GC). max is exact at each GC a census preceded and never above the true peak between; a snapshot always takes one",
+                read: Some(read_percent),
+            },
+        ],
+        default_mode: false,
+        records_others: false,
+        check: |o| {
+            options::belongs_to(o, "stamps", "memory", "memory,stamps=off")?;
+            options::belongs_to(o, "census", "memory", "memory,census=20%")
+        },
+    },
     open,
     natives: super::natives,
     capabilities,
+    probes: |_| Probes {
+        memory: true,
+        ..Probes::NONE
+    },
 };
 
-/// The rewriter's, and VMObjectAlloc for objects the VM makes for Java code
-/// (reflection, clone); without it those go uncounted, said once.
-fn capabilities(caps: &mut Capabilities) -> Result<(), String> {
+/// `census=`'s share when not given, in %.
+const DEFAULT_CENSUS_PERCENT: u8 = 5;
+
+/// `census=`'s share, if given.
+fn census_percent(o: &options::Options) -> Option<u8> {
+    o.number("census").map(|n| n as u8)
+}
+
+/// `census=PERCENT`: 1% to 100% (the `%` may be left out).
+fn read_percent(key: &str, value: Option<&str>) -> Result<options::Value, options::OptionError> {
+    let v = options::required(key, value)?;
+    match v.strip_suffix('%').unwrap_or(v).parse::<u8>() {
+        Ok(n) if (1..=100).contains(&n) => Ok(options::Value::Number(u32::from(n))),
+        _ => Err(options::bad_value(key, v, "a percentage from 1% to 100%")),
+    }
+}
+
+/// The rewriter's, GC events (weak references), and VMObjectAlloc for
+/// objects the VM makes for Java code (reflection, clone); without it those
+/// go uncounted, said once.
+fn capabilities(caps: &mut Capabilities) -> Result<(), AgentError> {
     crate::instrument::capabilities(caps)?;
+    caps.want(Capability::GenerateGarbageCollectionEvents);
     if !caps.want(Capability::GenerateVmObjectAllocEvents) {
         crate::log::warn("memory: this JVM cannot report VM allocations (VMObjectAlloc); objects made by reflection, clone or JNI are not counted");
     }
@@ -33,59 +97,66 @@ fn capabilities(caps: &mut Capabilities) -> Result<(), String> {
 }
 
 /// The session's view of the JVM-lifetime state its probes write.
-struct Memory(
-    &'static super::Lifetime,
-    &'static crate::instrument::Instrumenter,
-);
+struct Memory {
+    host: &'static Host,
+    life: &'static Lifetime,
+}
 
-pub fn open(cx: &Cx) -> Result<Box<dyn Mode>, String> {
+fn open(cx: &Cx) -> Result<Box<dyn Mode>, AgentError> {
     let host = cx.host;
-    let tracking = &host.memory.tracking;
-    let mechanism = tracking
-        .choose(cx.jni, cx.options.tracker)
-        .map_err(|e| format!("memory: {e}"))?;
-    let edge = host.entry_points;
-    tracking.env(host.vm, edge)?;
-    let stamps = &host.memory.stamps;
-    stamps.publish(cx.jni)?;
-    if cx.options.stamps {
-        if let Err(e) = stamps.start(&host, cx.jni) {
+    let life = host.state::<Lifetime>();
+    let tracking = &life.tracking;
+    let tracker = super::mechanism::Tracker::of(cx.options);
+    let mechanism = tracking.choose(host, cx.jni, tracker)?;
+    host.events.subscribe(life, &super::KINDS);
+    if mechanism == Mechanism::Tags {
+        tracking.env(host)?;
+    }
+    let stamps = &life.stamps;
+    stamps
+        .publish(cx.jni)
+        .map_err(AgentError::Unsupported)?;
+    if cx.options.switch("stamps") != Some(false) {
+        if let Err(e) = stamps.start(host, cx.jni) {
             log::warn(&format!(
                 "memory: {e}; every object is followed with {}",
                 match mechanism {
-                    super::Mechanism::WeakRefs => "a weak reference",
-                    super::Mechanism::Tags => "a tag",
+                    Mechanism::WeakRefs => "a weak reference",
+                    Mechanism::Tags => "a tag",
                 }
             ));
         }
     }
-    if mechanism == super::Mechanism::WeakRefs || stamps.on() {
-        tracking.start_thread(host.jvmti, cx.jni, edge)?;
+    // Every peak is taken at a GC's start; the census follows its finish.
+    host.want(life, Kind::GcStart, true)?;
+    host.want(life, Kind::GcFinish, true)?;
+    if mechanism == Mechanism::WeakRefs || stamps.on() {
+        tracking.start_thread(host, cx.jni, life)?;
     }
-    if let Err(e) = crate::vm::intercept_allocations(host.jvmti, edge.jni_alloc) {
+    if let Err(e) = host.want(life, Kind::JniObjectAlloc, true) {
         log::warn(&format!(
             "memory: cannot intercept JNI ({e}); objects native code makes are not counted"
         ));
     }
-    if let Err(e) = host
-        .jvmti
-        .set_event_enabled(JvmtiEvent::VM_OBJECT_ALLOC, true)
-    {
+    if let Err(e) = host.want(life, Kind::VmObjectAlloc, true) {
         log::warn(&format!(
-            "memory: no VMObjectAlloc events ({}); objects made by reflection, clone or JNI are not counted",
-            host.jvmti.error_name(e)
+            "memory: no VMObjectAlloc events ({e}); objects made by reflection, clone or JNI are not counted"
         ));
     }
-    Ok(Box::new(Memory(host.memory, host.instrumenter)))
+    Ok(Box::new(Memory { host, life }))
 }
 
 impl Mode for Memory {
-    fn start(&self, cx: &Cx) -> Result<(), String> {
-        let life = self.0;
+    fn start(&self, cx: &Cx) -> Result<(), AgentError> {
+        let life = self.life;
         life.set_active(true);
-        life.stamps.set_budget(cx.options.census_percent);
+        self.host.events.set_every_object_tracked(true);
+        life.stamps
+            .set_budget(census_percent(cx.options).unwrap_or(DEFAULT_CENSUS_PERCENT));
         // A trace wants each object's free: no stamps while one runs.
-        let stamp = cx.options.stamps && cx.options.trace.is_none() && life.stamps.on();
+        let stamp = cx.options.switch("stamps") != Some(false)
+            && !cx.options.given("trace")
+            && life.stamps.on();
         life.stamps.set_mode(if stamp {
             super::stamps::STAMP
         } else {
@@ -95,45 +166,43 @@ impl Mode for Memory {
     }
 
     fn stop(&self) {
-        self.0.stamps.set_mode(super::stamps::OFF);
-        self.0.set_active(false);
+        self.life.stamps.set_mode(super::stamps::OFF);
+        self.life.set_active(false);
+        self.host.events.set_every_object_tracked(false);
     }
 
     /// Forces a GC first, so `count` holds only objects still reachable.
-    fn snapshot(&self, cx: &Cx) -> Result<Box<dyn Section + '_>, String> {
-        let _ = cx;
-        let life = self.0;
+    fn snapshot(&self, cx: &Cx) -> Result<Box<dyn Capture + '_>, AgentError> {
+        let life = self.life;
+        let jvmti = match life.tracking.mechanism() {
+            Mechanism::Tags => life.tracking.made_env()?,
+            Mechanism::WeakRefs => cx.host.jvmti,
+        };
         let counts = life
-            .live_counts(life.tracking.made_env()?)
-            .map_err(|e| format!("memory: {e}"))?;
+            .live_counts(jvmti, &cx.host.sites)
+            .map_err(|e| e.in_mode("memory"))?;
         Ok(Box::new(Captured(counts)))
     }
 
     /// A concurrent collector can no longer run a GC for the last snapshot.
     fn vm_dying(&self, _jni: &crate::vm::Jni) {
-        self.0.tracking.vm_dying();
+        self.life.tracking.vm_dying();
     }
 
     fn summary(&self) -> Option<String> {
-        let stamped = self.1.stamped.load(std::sync::atomic::Ordering::Relaxed);
-        self.0.cost_summary(stamped)
+        let stamped = self.host.instrumenter.stamped.load(Relaxed);
+        self.life.cost_summary(stamped)
     }
 }
 
 struct Captured(Counts);
 
-impl Section for Captured {
-    fn write(&self, w: &mut XmlWriter, threads: &[ThreadRecord], _: (u64, u64)) -> io::Result<()> {
-        super::write_section(w, &self.0.rows, threads)
-    }
-
-    /// `<sites>`, after the contract's sections.
-    fn write_after(
-        &self,
-        w: &mut XmlWriter,
-        threads: &[ThreadRecord],
-        _: (u64, u64),
-    ) -> io::Result<()> {
-        super::write_sites(w, &self.0.sites, threads)
+impl Capture for Captured {
+    /// `<memory>`, and `<sites>` after the contract's sections.
+    fn sections(self: Box<Self>, _: &[ThreadRecord], _: (u64, u64)) -> Vec<Section> {
+        vec![
+            super::model::rows(&self.0.rows),
+            super::model::sites(&self.0.sites),
+        ]
     }
 }

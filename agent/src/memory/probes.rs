@@ -5,7 +5,7 @@
 
 use super::counters::{self, Kind};
 use crate::instrument::probe_class;
-use crate::modes::Host;
+use crate::host::Host;
 use crate::vm::{Jni, Native};
 use jni_sys::{jclass, jint, jobject, JNIEnv};
 
@@ -49,11 +49,16 @@ pub fn natives() -> Vec<Native> {
 }
 
 /// Runs `f` with the agent, in the guard.
-fn with<R>(what: &'static str, fallback: R, f: impl FnOnce(&Host<'static>) -> R) -> R {
-    let Some(a) = crate::agent::host() else {
+fn with<R>(what: &'static str, fallback: R, f: impl FnOnce(&'static Host) -> R) -> R {
+    let Some(host) = crate::host::get() else {
         return fallback;
     };
-    crate::vm::guard(what, fallback, || f(&a))
+    crate::vm::guard(what, fallback, || f(host))
+}
+
+/// The memory mode's lasting state.
+fn life(host: &'static Host) -> &'static super::Lifetime {
+    host.state::<super::Lifetime>()
 }
 
 /// The calling thread's JNIEnv, as the VM passed it to a native.
@@ -70,10 +75,11 @@ unsafe fn jni(env: *mut JNIEnv) -> Jni {
 extern "system" fn alloc_weak(env: *mut JNIEnv, _class: jclass, object: jobject, site: jint) {
     // SAFETY: the VM calls this native with the calling thread's JNIEnv.
     let jni = &unsafe { jni(env) };
-    with("memory probe", (), |a| {
-        if a.memory.is_active() && !object.is_null() {
-            super::track(a, jni, object, site as u32)
-        }
+    if object.is_null() {
+        return;
+    }
+    crate::vm::guard("memory probe", (), || {
+        super::on_thread(|mine| super::track(mine, jni, object, site as u32))
     })
 }
 
@@ -88,10 +94,11 @@ extern "system" fn alloc_at(
 ) {
     // SAFETY: the VM calls this native with the calling thread's JNIEnv.
     let jni = &unsafe { jni(env) };
-    with("memory probe", (), |a| {
-        if a.memory.is_active() && !object.is_null() {
-            super::track_at(a, jni, object, place as u32, ty as u32)
-        }
+    if object.is_null() {
+        return;
+    }
+    crate::vm::guard("memory probe", (), || {
+        super::on_thread(|mine| super::track_at(mine, jni, object, place as u32, ty as u32))
     })
 }
 
@@ -99,8 +106,7 @@ extern "system" fn alloc_at(
 extern "system" fn type_of(_env: *mut JNIEnv, _class: jclass, of: jclass) -> jint {
     with("memory type id", 0, |a| {
         let sig = a.jvmti.class_signature(of).unwrap_or_default();
-        a.memory
-            .type_id(&crate::instrument::registry::java_type(&sig).0) as jint
+        a.sites.type_of_signature(&sig) as jint
     })
 }
 
@@ -110,10 +116,11 @@ extern "system" fn stamp_counter(env: *mut JNIEnv, _class: jclass, site: jint) -
     // SAFETY: the VM calls this native with the calling thread's JNIEnv.
     let jni = &unsafe { jni(env) };
     with("memory stamp counter", -1, |a| {
-        let Some(thread) = a.threads.current(a.jvmti, jni) else {
+        let Some(thread) = a.current_thread(jni) else {
             return -1;
         };
-        counters::site_counter(a, thread.0 as i64, site as u32, Kind::Stamp)
+        let counters = &life(a).counters;
+        counters::site_counter(&a.sites, counters, thread.0 as i64, site as u32, Kind::Stamp)
             .map_or(-1, |c| c.site.index() as jint)
     })
 }
@@ -124,7 +131,7 @@ extern "system" fn stamp_chunk(env: *mut JNIEnv, _class: jclass, chunk: jint) ->
     // SAFETY: the VM calls this native with the calling thread's JNIEnv.
     let jni = &unsafe { jni(env) };
     with("memory stamp counters", std::ptr::null_mut(), |a| {
-        match a.memory.counters.chunk_bytes(chunk as usize) {
+        match life(a).counters.chunk_bytes(chunk as usize) {
             // SAFETY: counter chunks are never freed or moved, and Java
             // writes only `made` of the counters its thread owns, with
             // plain 8-byte stores the agent reads atomically.
@@ -140,7 +147,7 @@ extern "system" fn stamp_holder(env: *mut JNIEnv, _class: jclass, of: jclass) ->
     // SAFETY: the VM calls this native with the calling thread's JNIEnv.
     let jni = &unsafe { jni(env) };
     with("memory stamp holder", std::ptr::null_mut(), |a| {
-        a.memory
+        life(a)
             .stamps
             .holder(a.jvmti, jni, of)
             .unwrap_or(std::ptr::null_mut())
@@ -152,7 +159,7 @@ extern "system" fn stamp_census(env: *mut JNIEnv, _class: jclass, of: jclass, ho
     // SAFETY: the VM calls this native with the calling thread's JNIEnv.
     let jni = &unsafe { jni(env) };
     with("memory stamp census", (), |a| {
-        a.memory.stamps.count_class(a.jvmti, jni, of, holder)
+        life(a).stamps.count_class(a.jvmti, jni, of, holder)
     })
 }
 
@@ -176,8 +183,7 @@ extern "system" fn stamp_check(
     // SAFETY: the VM calls this native with the calling thread's JNIEnv.
     let jni = &unsafe { jni(env) };
     with("memory stamp check", std::ptr::null_mut(), |a| {
-        match a
-            .memory
+        match life(a)
             .stamps
             .check_objects(jni, (base, sub), (base_stamp, sub_stamp))
         {

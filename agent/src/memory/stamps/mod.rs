@@ -26,7 +26,7 @@ mod classes;
 
 use super::counters::Counters;
 use crate::instrument::probe_class;
-use crate::modes::Host;
+use crate::host::Host;
 use crate::vm::sys::{Capability, JvmtiCapabilities};
 use crate::vm::{GlobalRef, Jni, Jvmti};
 use jni_sys::{jclass, jobject};
@@ -103,20 +103,19 @@ impl Stamps {
 
     /// Starts stamping (once per JVM): the census's environment, the check,
     /// then classes defined from now on get the field.
-    pub fn start(&self, a: &Host<'static>, jni: &Jni) -> Result<(), String> {
+    pub fn start(&self, host: &Host, jni: &Jni) -> Result<(), String> {
         self.on
             .get_or_init(|| {
-                let env = Jvmti::from_vm(a.vm)
-                    .map_err(|rc| format!("no JVMTI environment for the census ({rc})"))?;
                 let caps = JvmtiCapabilities::default().with(Capability::TagObjects);
-                env.add_capabilities(&caps)
-                    .map_err(|e| format!("the census needs tags: {}", env.error_name(e)))?;
+                let env = host
+                    .new_environment(&caps, &[])
+                    .map_err(|e| format!("the census needs a JVMTI environment with tags: {e}"))?;
                 let _ = self.env.set(env);
                 if let Some(m) = runtime_module(jni) {
                     let _ = self.runtime_module.set(m);
                 }
                 check(jni)?;
-                a.instrumenter.start_stamping(a.jvmti, jni);
+                host.instrumenter.start_stamping(host.jvmti, jni);
                 Ok(())
             })
             .clone()
