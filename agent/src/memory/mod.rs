@@ -82,10 +82,9 @@ impl Lifetime {
     /// Body of the `profrj memory` agent thread: each GC's frees (weak
     /// references), then the stamps' census if one is due.
     pub fn run_agent_thread(&self, jni: &Jni, events: &Events) {
-        self.weak
-            .run_agent_thread(jni, &self.counters, events, || {
-                self.stamps.after_gc(&self.counters)
-            })
+        self.weak.run_agent_thread(jni, &self.counters, events, || {
+            self.stamps.after_gc(&self.counters)
+        })
     }
 
     pub fn cost_summary(&self, stamped_classes: usize) -> Option<String> {
@@ -314,7 +313,8 @@ impl Lifetime {
                 .set_event_enabled(JvmtiEvent::OBJECT_FREE, true)
                 .map_err(|e| crate::error::AgentError::jvmti(jvmti, "ObjectFree", e))?;
         }
-        self.stamps.census_now(&self.counters)
+        self.stamps
+            .census_now(&self.counters)
             .map_err(|e| crate::error::AgentError::Internal(format!("memory: {e}")))?;
         let tables = sites.tables();
         let mut counts = Counts {

@@ -4,8 +4,8 @@
 //! `StampCheck`). Each is a thin shell: the agent, the JNIEnv, the guard.
 
 use super::counters::{self, Kind};
-use crate::instrument::probe_class;
 use crate::host::Host;
+use crate::instrument::probe_class;
 use crate::vm::{Jni, Native};
 use jni_sys::{jclass, jint, jobject, JNIEnv};
 
@@ -120,8 +120,14 @@ extern "system" fn stamp_counter(env: *mut JNIEnv, _class: jclass, site: jint) -
             return -1;
         };
         let counters = &life(a).counters;
-        counters::site_counter(&a.sites, counters, thread.0 as i64, site as u32, Kind::Stamp)
-            .map_or(-1, |c| c.site.index() as jint)
+        counters::site_counter(
+            &a.sites,
+            counters,
+            thread.0 as i64,
+            site as u32,
+            Kind::Stamp,
+        )
+        .map_or(-1, |c| c.site.index() as jint)
     })
 }
 
@@ -182,13 +188,15 @@ extern "system" fn stamp_check(
 ) -> jobject {
     // SAFETY: the VM calls this native with the calling thread's JNIEnv.
     let jni = &unsafe { jni(env) };
-    with("memory stamp check", std::ptr::null_mut(), |a| {
-        match life(a)
+    with(
+        "memory stamp check",
+        std::ptr::null_mut(),
+        |a| match life(a)
             .stamps
             .check_objects(jni, (base, sub), (base_stamp, sub_stamp))
         {
             None => std::ptr::null_mut(),
             Some(why) => jni.new_string(&why).unwrap_or(std::ptr::null_mut()),
-        }
-    })
+        },
+    )
 }

@@ -25,8 +25,8 @@ mod census;
 mod classes;
 
 use super::counters::Counters;
-use crate::instrument::probe_class;
 use crate::host::Host;
+use crate::instrument::probe_class;
 use crate::vm::sys::{Capability, JvmtiCapabilities};
 use crate::vm::{GlobalRef, Jni, Jvmti};
 use jni_sys::{jclass, jobject};
