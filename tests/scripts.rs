@@ -12,7 +12,6 @@ use std::process::Command;
 const NOT_YET_ON_THE_LIBRARY: &[&str] = &[
     "memory-bench",
     "memory-many-core",
-    "profile-bench",
     "sampling-bench",
     "sampling-stress",
 ];
