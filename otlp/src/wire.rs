@@ -1,8 +1,8 @@
 //! Just enough protocol-buffers encoding: varints, fixed64, tags, nested
 //! messages and packed repeated integers (proto3's wire format). A small
 //! message is written into its own buffer ([`Msg`]) and copied into its
-//! parent with its length; a big one is streamed by [`nested`], which
-//! writes its body twice, first to a [`Counter`] for its length.
+//! parent with its length; a big one is streamed by `nested`, which
+//! writes its body twice, first to a `Counter` for its length.
 
 use std::io::{self, Write};
 
