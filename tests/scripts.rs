@@ -14,7 +14,6 @@ use std::process::Command;
 /// next). Every other benchmark must use the library.
 const NOT_YET_ON_THE_LIBRARY: &[&str] = &[
     "memory-many-core",
-    "profile-bench",
     "sampling-bench",
     "sampling-stress",
 ];
