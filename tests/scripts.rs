@@ -12,11 +12,7 @@ use std::process::Command;
 /// `many-core-kit.sh` carries there, without the repository or cargo); the
 /// others are not yet moved (other branches change them now; they move
 /// next). Every other benchmark must use the library.
-const NOT_YET_ON_THE_LIBRARY: &[&str] = &[
-    "memory-many-core",
-    "sampling-bench",
-    "sampling-stress",
-];
+const NOT_YET_ON_THE_LIBRARY: &[&str] = &["memory-many-core", "sampling-bench", "sampling-stress"];
 
 /// What a Python benchmark must not define again: it is in `benchlib.py`.
 const PYTHON_COPIES: &[&str] = &[
