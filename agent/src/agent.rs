@@ -22,6 +22,9 @@ pub struct Agent {
     pub(crate) vthreads: bool,
     /// HotSpot's GetVirtualThread extension (JDK 21+), for sampling virtual threads.
     pub(crate) get_virtual_thread: Option<JvmtiExtensionFunction>,
+    /// HotSpot's mount and unmount events (JDK 21+, granted at start-up), to
+    /// follow virtual threads across carriers.
+    pub(crate) vthread_events: Option<crate::vthreads::Support>,
     pub threads: Threads,
     /// Rewrites classes for the instrumenting modes (inert until one starts).
     pub instrumenter: Instrumenter,
@@ -198,10 +201,14 @@ fn create(vm: VmHandle, options: &Options, edge: &Edge) -> Result<&'static Agent
     let get_virtual_thread = virtual_threads
         .then(|| jvmti.extension_function("com.sun.hotspot.functions.GetVirtualThread"))
         .flatten();
+    let vthread_events = virtual_threads
+        .then(|| crate::vthreads::Support::find(jvmti))
+        .flatten();
     let agent = Agent {
         jvmti,
         vthreads,
         get_virtual_thread,
+        vthread_events,
         threads: Threads::default(),
         instrumenter: Instrumenter::default(),
         wakeups,
@@ -403,7 +410,14 @@ impl Agent {
     pub fn on_thread_end(&self, jni: &Jni, thread: jthread) {
         self.threads.thread_ended(self.jvmti, jni, thread);
         crate::alloc::thread_ended(jni);
+        crate::vthreads::record::thread_ended();
         crate::trace::thread_ended();
+    }
+
+    /// A virtual thread ends (while virtual threads are followed).
+    pub fn on_vthread_end(&self, thread: jthread) {
+        crate::vthreads::record::virtual_ended(self.jvmti);
+        self.threads.virtual_ended(self.jvmti, thread);
     }
 
     pub fn run_sampler(&self, jni: &Jni, sampler: &Sampler) {

@@ -41,4 +41,5 @@ mod threads;
 mod trace;
 mod tsc;
 mod vm;
+mod vthreads;
 mod xml;

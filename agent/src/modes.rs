@@ -30,6 +30,8 @@ pub struct EntryPoints {
     pub gc_finish: unsafe extern "C" fn(*mut JvmtiEnv),
     pub object_free: unsafe extern "C" fn(*mut JvmtiEnv, jlong),
     pub jni_alloc: AllocHook,
+    /// HotSpot's VirtualThreadMount and VirtualThreadUnmount events.
+    pub vthreads: crate::vthreads::Callbacks,
 }
 
 /// What modes use of the agent, which they never see whole: its JVMTI

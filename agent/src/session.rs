@@ -49,6 +49,11 @@ impl Agent {
         // holds only what the sessions before asked for (a JVM started with
         // `sampling` lacks `alloc`'s), and adding one held already is harmless.
         self.add_mode_capabilities(&s.options)?;
+        if let (true, Some(v)) = (crate::vthreads::needed(&s.options), &self.vthread_events) {
+            if let Err(e) = v.follow(self.jvmti, self.entry_points.vthreads) {
+                log::warn(&e);
+            }
+        }
         if s.options.rewrites() {
             self.start_instrumenting(jni, &s.options)?;
         }

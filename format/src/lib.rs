@@ -48,6 +48,9 @@ pub mod calls {
     pub const IS_ALIVE: &str = "isAlive";
     pub const CUMULATED: &str = "cumulated";
     pub const CUMULATED_ELAPSED: &str = "cumulatedElapsed";
+    /// profrj's own, on a `<thread>` that is a group of virtual threads
+    /// (JDK 21+): how many joined it. Absent on a platform thread.
+    pub const VIRTUAL_THREADS: &str = "virtualThreads";
 }
 
 /// `<sampler>`: per thread, the call tree of stack samples.
@@ -76,7 +79,7 @@ pub mod profile {
 
     /// `<thread>`'s attributes.
     pub mod thread {
-        pub use crate::calls::{CPU_TIME, IS_ALIVE, NAME};
+        pub use crate::calls::{CPU_TIME, IS_ALIVE, NAME, VIRTUAL_THREADS};
     }
 
     /// A node's (`<profile>`'s) attributes.

@@ -28,6 +28,7 @@ use crate::modes::Host;
 use crate::threads::{Identity, ThreadId};
 use crate::vm::sys::JvmtiFrameInfo;
 use crate::vm::{jthread, Jni};
+use crate::vthreads::record;
 use jni_sys::jobject;
 use parking_lot::{Mutex, RwLock};
 use std::cell::{Cell, RefCell};
@@ -100,10 +101,48 @@ struct Data {
 }
 
 thread_local! {
-    /// When this thread began to wait for a contended monitor (0: it is not).
-    static ENTER_NS: Cell<u64> = const { Cell::new(0) };
     /// The waiting thread's frame buffer (stacks can be thousands deep).
     static FRAMES: RefCell<Vec<JvmtiFrameInfo>> = const { RefCell::new(Vec::new()) };
+}
+
+/// When a Java thread began to wait (0: it is not waiting), in its record's
+/// `lock` slot: a virtual thread that blocks unmounts, and its wait ends on
+/// whichever carrier it resumes on.
+#[derive(Default)]
+struct Waits {
+    /// For a contended monitor.
+    monitor_ns: Cell<u64>,
+    /// Parked for a `java.util.concurrent` lock.
+    park_ns: Cell<u64>,
+}
+
+/// The calling thread's wait starts, made on first use (`None` while its
+/// OS thread exits).
+fn waits() -> Option<&'static Waits> {
+    let record = record::current()?;
+    let p = record.get(record::Slot::Lock).cast::<Waits>();
+    if p.is_null() {
+        let made = Box::into_raw(Box::<Waits>::default());
+        record.set(record::Slot::Lock, made.cast_const().cast());
+        // SAFETY: the record owns it until its thread ends (`end_waits`).
+        return Some(unsafe { &*made });
+    }
+    // SAFETY: as above: alive while the thread runs.
+    Some(unsafe { &*p })
+}
+
+/// What the thread records do with a thread's wait starts.
+pub const RECORD_HOOKS: record::Hooks = record::Hooks {
+    mounted: None,
+    unmounting: None,
+    ended: end_waits,
+};
+
+/// # Safety
+/// `p` is a lock slot's value (a Box of `waits`'), ended once.
+unsafe fn end_waits(p: *const ()) {
+    // SAFETY: the caller's promise.
+    drop(unsafe { Box::from_raw(p.cast::<Waits>().cast_mut()) });
 }
 
 impl Recorder {
@@ -283,7 +322,9 @@ pub struct Captured {
 /// MonitorContendedEnter (called by `entry`), on the thread about to block.
 pub fn contended_enter(host: &Host, jni: &Jni, object: jobject) {
     if host.lock.current().is_some_and(|r| r.active.load(Relaxed)) {
-        ENTER_NS.with(|t| t.set(crate::clock::now_ns().max(1)));
+        if let Some(w) = waits() {
+            w.monitor_ns.set(crate::clock::now_ns().max(1));
+        }
         trace_monitor(host, jni, object, false);
     }
 }
@@ -315,7 +356,7 @@ fn trace_monitor(host: &Host, jni: &Jni, object: jobject, entered: bool) {
 /// MonitorContendedEntered (called by `entry`), on the thread that waited
 /// and now owns `object`'s monitor.
 pub fn contended_entered(host: &Host, jni: &Jni, thread: jthread, object: jobject) {
-    let since = ENTER_NS.with(|t| t.replace(0));
+    let since = waits().map_or(0, |w| w.monitor_ns.replace(0));
     if since == 0 {
         return; // the wait began before the session did
     }

@@ -15,13 +15,7 @@
 use crate::threads::Identity;
 use crate::vm::{Jni, Native};
 use jni_sys::{jclass, jobject, JNIEnv};
-use std::cell::Cell;
 use std::sync::atomic::Ordering::Relaxed;
-
-thread_local! {
-    /// When this thread began to park for a lock (0: it is not parked).
-    static PARK_NS: Cell<u64> = const { Cell::new(0) };
-}
 
 /// The probe natives: (name, descriptor, function) for RegisterNatives.
 pub fn natives() -> [Native; 2] {
@@ -38,7 +32,9 @@ extern "system" fn parking(env: *mut JNIEnv, _class: jclass, blocker: jobject) {
             return;
         };
         if host.lock.current().is_some_and(|r| r.active.load(Relaxed)) {
-            PARK_NS.with(|t| t.set(crate::clock::now_ns().max(1)));
+            if let Some(w) = super::waits() {
+                w.park_ns.set(crate::clock::now_ns().max(1));
+            }
             // SAFETY: the JNIEnv the VM passed to this native method, on this thread.
             let jni = unsafe { Jni::from_raw(env) };
             super::trace_monitor(&host, &jni, blocker, false);
@@ -49,7 +45,7 @@ extern "system" fn parking(env: *mut JNIEnv, _class: jclass, blocker: jobject) {
 /// The thread is back from parking for the lock whose synchronizer is
 /// `blocker`.
 extern "system" fn parked(env: *mut JNIEnv, _class: jclass, blocker: jobject) {
-    let since = PARK_NS.with(|t| t.replace(0));
+    let since = super::waits().map_or(0, |w| w.park_ns.replace(0));
     if since == 0 {
         return; // parked before the session started
     }

@@ -142,27 +142,52 @@ impl Lifetime {
     }
 }
 
-/// What the memory mode keeps per thread, behind one thread-local (each
+/// What the memory mode keeps per OS thread, behind one thread-local (each
 /// access to one costs a call in a shared library).
 struct PerThread {
-    counters: RefCell<counters::ThreadCounters>,
+    /// The counters of each thread it counts for: the OS thread itself,
+    /// and on a carrier each group of virtual threads it ran (an object
+    /// counts for the virtual thread's group, on counters the carrier alone
+    /// writes).
+    counters: RefCell<Vec<counters::ThreadCounters>>,
     log: weak_refs::ThreadLogSlot,
 }
 
 thread_local! {
     static PER_THREAD: PerThread = const {
         PerThread {
-            counters: RefCell::new(counters::ThreadCounters::new()),
+            counters: RefCell::new(Vec::new()),
             log: weak_refs::ThreadLogSlot::new(),
         }
     };
+}
+
+/// Runs `f` with the counters of the thread running now on this OS thread:
+/// the mounted virtual thread's group's, or the OS thread's own.
+fn with_counters<R>(
+    mine: &PerThread,
+    jni: &Jni,
+    f: impl FnOnce(&mut counters::ThreadCounters) -> R,
+) -> R {
+    let group = crate::vthreads::record::current()
+        .filter(|r| r.is_virtual())
+        .and_then(|r| r.identity(jni));
+    let mut all = mine.counters.borrow_mut();
+    let i = match all.iter().position(|c| c.group() == group) {
+        Some(i) => i,
+        None => {
+            all.push(counters::ThreadCounters::new(group));
+            all.len() - 1
+        }
+    };
+    f(&mut all[i])
 }
 
 /// Tracks `object` (a live reference) as one made at site `site` by the
 /// calling thread.
 pub fn track(a: &Host<'static>, jni: &Jni, object: jobject, site: u32) {
     PER_THREAD.with(|mine| {
-        let Some(counters) = mine.counters.borrow_mut().get(a, jni, site) else {
+        let Some(counters) = with_counters(mine, jni, |c| c.get(a, jni, site)) else {
             return;
         };
         track_on(a, jni, (object, site), counters, &mine.log)
@@ -172,7 +197,7 @@ pub fn track(a: &Host<'static>, jni: &Jni, object: jobject, site: u32) {
 /// Tracks `object` as one of type `ty` made at place `place` (a site found
 /// only now: reflection, clone, the VM, JNI).
 fn track_at(a: &Host<'static>, jni: &Jni, object: jobject, place: u32, ty: u32) {
-    let site = PER_THREAD.with(|mine| mine.counters.borrow_mut().site_of(a, place, ty));
+    let site = PER_THREAD.with(|mine| with_counters(mine, jni, |c| c.site_of(a, place, ty)));
     track(a, jni, object, site)
 }
 

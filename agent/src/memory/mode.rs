@@ -45,7 +45,7 @@ pub fn open(cx: &Cx) -> Result<Box<dyn Mode>, String> {
     if mechanism == super::Mechanism::WeakRefs {
         tracking.start_thread(host.jvmti, cx.jni, edge)?;
     }
-    if let Err(e) = crate::vm::intercept_allocations(host.jvmti, edge.jni_alloc) {
+    if let Err(e) = crate::vm::intercept_allocations(host.jvmti, cx.jni, edge.jni_alloc) {
         log::warn(&format!(
             "memory: cannot intercept JNI ({e}); objects native code makes are not counted"
         ));

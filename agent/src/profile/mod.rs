@@ -23,9 +23,10 @@ pub use section::write_section;
 
 use crate::threads::ThreadId;
 use crate::vm::Jni;
+use crate::vthreads::record::{self, Slot};
 use jni_sys::{jclass, jint, JNIEnv};
 use parking_lot::Mutex;
-use std::cell::{Cell, UnsafeCell};
+use std::cell::{Cell, RefCell, UnsafeCell};
 use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering::Relaxed};
 use std::sync::{Arc, OnceLock};
 use tree::{bump, Tree};
@@ -95,37 +96,60 @@ impl Lifetime {
     }
 }
 
-thread_local! {
-    static CURRENT: Cell<*const ThreadProfile> = const { Cell::new(std::ptr::null()) };
-}
-
+/// One tree of calls: a platform thread's, or one carrier's share of a
+/// group of virtual threads (the calls that ran there; a snapshot adds up a
+/// group's shares). Written only by the OS thread that made it; dumps read
+/// `tree`.
 pub struct ThreadProfile {
     pub thread: Option<ThreadId>,
     pub tree: Tree,
-    /// Touched only by the thread itself.
-    own: UnsafeCell<Own>,
+    /// Touched only by the OS thread that made it.
+    stats: UnsafeCell<Stats>,
 }
 
-// SAFETY: `own` is only ever accessed by the thread the profile belongs to
-// (through the CURRENT thread-local); other threads read only `tree`, which
-// is built for concurrent reading.
+// SAFETY: `stats` is only ever accessed by the OS thread that made the
+// profile (through its callers); other threads read only `tree`, which is
+// built for concurrent reading.
 unsafe impl Sync for ThreadProfile {}
 // SAFETY: as above; the profile is created on its thread and only shared.
 unsafe impl Send for ThreadProfile {}
 
-struct Own {
-    stack: Vec<Frame>,
+/// What the probes of one OS thread keep per tree: its CPU clock and the
+/// sampling of the probes' own cost.
+struct Stats {
+    /// The OS thread's CPU clock.
     cpu: clock::CpuClock,
     /// Calls until the next one whose probes are measured.
     countdown: u32,
     /// xorshift32 state for the next countdown.
     rng: u32,
-    /// Calls entered so far.
-    calls: u64,
     /// The probes' cost after their clock read, in ticks: entry, exit.
     cost: [Mean; 2],
 }
 
+/// One Java thread's open calls (the `profile` slot of its record): a
+/// platform thread's, or a virtual thread's, which go with it from carrier
+/// to carrier.
+struct Caller {
+    /// The tree its calls count in: its own thread's, or for a virtual
+    /// thread the carrier's tree for its group, moved at each mount.
+    home: Cell<*const ThreadProfile>,
+    /// The thread (a virtual thread's group) the calls count for.
+    thread: Option<ThreadId>,
+    own: UnsafeCell<Own>,
+}
+
+struct Own {
+    stack: Vec<Frame>,
+    /// Calls entered so far.
+    calls: u64,
+    /// Added to the home's CPU clock to make this thread's: 0 for a platform
+    /// thread; for a virtual thread, its CPU time so far less the carrier's
+    /// clock at the mount, so that time unmounted never counts.
+    cpu_offset: u64,
+    /// A virtual thread's CPU clock when it last unmounted.
+    cpu_unmounted: u64,
+}
 /// A running mean of probe costs in ticks. A sample is at most four times
 /// the mean once there are 8 (an interrupt, a page fault), and never more
 /// than `cap` ([`MAX_PROBE_NS`]); a probe that did more than its usual
@@ -182,44 +206,183 @@ struct Frame {
     child_overhead: u64,
 }
 
-/// The calling thread's profile, created on its first probe.
+/// The calling thread's caller state and home, the first made on its first
+/// probe.
 #[inline(always)]
-fn current(life: &Lifetime, env: *mut JNIEnv) -> &'static ThreadProfile {
-    let p = CURRENT.with(Cell::get);
+fn current(life: &Lifetime, env: *mut JNIEnv) -> Option<&'static Caller> {
+    let record = record::current()?;
+    let p = record.get(Slot::Profile).cast::<Caller>();
     if !p.is_null() {
-        // SAFETY: set in `first_probe` from an Arc kept alive in the agent's
-        // `threads` (the agent is never dropped) forever.
-        return unsafe { &*p };
+        // SAFETY: set by `first_probe` from a Box the record owns until
+        // its thread ends (`end_caller`), after which no probe of that
+        // thread runs.
+        return Some(unsafe { &*p });
     }
-    first_probe(life, env)
+    first_probe(life, env, record)
 }
 
-/// [`current`] on the thread's first probe: makes its profile.
+impl Caller {
+    /// The tree its calls count in now.
+    #[inline(always)]
+    fn home(&self) -> &'static ThreadProfile {
+        // SAFETY: a profile kept alive in the lifetime's `threads` (never
+        // emptied) by the agent, which is never dropped.
+        unsafe { &*self.home.get() }
+    }
+}
+
+/// [`current`] on the thread's first probe: makes its caller state, and a
+/// platform thread's profile.
 #[cold]
 #[inline(never)]
-fn first_probe(life: &Lifetime, env: *mut JNIEnv) -> &'static ThreadProfile {
+fn first_probe(
+    life: &Lifetime,
+    env: *mut JNIEnv,
+    record: &'static record::Record,
+) -> Option<&'static Caller> {
     // SAFETY: `env` is what the VM passed to the probe native that called
     // this (enter, exit, unwind), on this thread: its JNIEnv.
     let jni = unsafe { Jni::from_raw(env) };
-    let thread = crate::agent::host().and_then(|a| a.threads.current(a.jvmti, &jni));
+    let thread = record.identity(&jni);
+    let home = match record.is_virtual() {
+        true => carrier_profile(life, thread),
+        false => new_profile(life, thread),
+    };
+    // A virtual thread's CPU clock starts at 0 now.
+    let cpu_offset = 0u64.wrapping_sub(stats_of(home).cpu.now(clock::ticks()));
+    let caller = Box::new(Caller {
+        home: Cell::new(home),
+        thread,
+        own: UnsafeCell::new(Own {
+            stack: Vec::with_capacity(64),
+            calls: 0,
+            cpu_offset: if record.is_virtual() { cpu_offset } else { 0 },
+            cpu_unmounted: 0,
+        }),
+    });
+    let p = Box::into_raw(caller);
+    record.set(Slot::Profile, p.cast_const().cast());
+    // SAFETY: the record owns it from now on, freed only at its thread's end.
+    Some(unsafe { &*p })
+}
+
+/// A new profile of the calling OS thread, for `thread`'s calls, kept in
+/// the lifetime's list for dumps.
+fn new_profile(life: &Lifetime, thread: Option<ThreadId>) -> *const ThreadProfile {
     let profile = Arc::new(ThreadProfile {
         thread,
         tree: Tree::new(),
-        own: UnsafeCell::new(Own {
-            stack: Vec::with_capacity(64),
+        stats: UnsafeCell::new(Stats {
             cpu: clock::CpuClock::new(clock::ticks()),
             countdown: SAMPLE_EVERY,
             rng: (clock::ticks() as u32) | 1,
-            calls: 0,
             cost: [Mean::new(), Mean::new()],
         }),
     });
     let p = Arc::as_ptr(&profile);
     life.threads.lock().push(profile);
-    CURRENT.with(|c| c.set(p));
-    // SAFETY: the Arc now lives in `threads`, which never drops entries,
-    // in the agent, which is never dropped.
-    unsafe { &*p }
+    p
+}
+
+/// The stats of a profile made by the calling OS thread.
+#[allow(clippy::mut_from_ref)]
+fn stats_of(p: *const ThreadProfile) -> &'static mut Stats {
+    // SAFETY: `p` lives in the lifetime's list for good; its stats are
+    // touched only by the OS thread that made it, which the callers of this
+    // function are (a profile from `new_profile` or `carrier_profile` on
+    // this thread), one use at a time.
+    unsafe { &mut *(*p).stats.get() }
+}
+
+thread_local! {
+    /// This carrier's trees for the groups of virtual threads it has run.
+    static CARRIER_TREES: RefCell<Vec<(Option<ThreadId>, *const ThreadProfile)>> =
+        const { RefCell::new(Vec::new()) };
+}
+
+/// The calling carrier's tree for `group`, made the first time.
+fn carrier_profile(life: &Lifetime, group: Option<ThreadId>) -> *const ThreadProfile {
+    CARRIER_TREES.with(|trees| {
+        let mut trees = trees.borrow_mut();
+        match trees.iter().find(|t| t.0 == group) {
+            Some(&(_, p)) => p,
+            None => {
+                let p = new_profile(life, group);
+                trees.push((group, p));
+                p
+            }
+        }
+    })
+}
+
+/// What the thread records do with a caller ([`record::Hooks`]).
+pub const RECORD_HOOKS: record::Hooks = record::Hooks {
+    mounted: Some(mounted),
+    unmounting: Some(unmounting),
+    ended: end_caller,
+};
+
+/// A virtual thread with calls of its own was mounted on this carrier: its
+/// open calls move onto this carrier's tree for its group (the same paths,
+/// made there if new: a call counts where it began, its times where it
+/// ends, and a snapshot adds the group's trees up), and its CPU clock
+/// goes on from where it stopped.
+fn mounted(p: *const ()) {
+    // SAFETY: the record's profile slot holds a Caller of `first_probe`'s;
+    // this is the virtual thread's record, current on this carrier now.
+    let caller = unsafe { &*p.cast::<Caller>() };
+    let Some(life) = life() else { return };
+    let home = carrier_profile(life, caller.thread);
+    // SAFETY: only the thread the record is current on touches `own`.
+    let own = unsafe { &mut *caller.own.get() };
+    if home != caller.home.get() {
+        // SAFETY: a profile of the lifetime's list (never dropped).
+        let tree = unsafe { &(*home).tree };
+        let mut parent = tree.node(Tree::ROOT);
+        for (i, f) in own.stack.iter_mut().enumerate() {
+            match tree.child_of(parent, f.method) {
+                Some((_, n)) => {
+                    f.node = n as *const tree::Node;
+                    parent = n;
+                }
+                None => {
+                    // Tree full: the calls from here up go unrecorded.
+                    own.stack.truncate(i);
+                    break;
+                }
+            }
+        }
+        caller.home.set(home);
+    }
+    let now = stats_of(home).cpu.now(clock::ticks());
+    own.cpu_offset = own.cpu_unmounted.wrapping_sub(now);
+}
+
+/// A virtual thread with calls of its own unmounts: its CPU clock stops.
+fn unmounting(p: *const ()) {
+    // SAFETY: as in `mounted`.
+    let caller = unsafe { &*p.cast::<Caller>() };
+    // SAFETY: only the thread the record is current on touches `own`.
+    let own = unsafe { &mut *caller.own.get() };
+    let now = stats_of(caller.home.get()).cpu.now(clock::ticks());
+    own.cpu_unmounted = now.wrapping_add(own.cpu_offset);
+}
+
+/// The thread ended: its caller state goes (calls still open are never
+/// closed: a dump leaves out calls that are running).
+///
+/// # Safety
+/// `p` is a profile slot's value (a Box of `first_probe`'s), ended once.
+unsafe fn end_caller(p: *const ()) {
+    // SAFETY: the caller's promise.
+    drop(unsafe { Box::from_raw(p.cast::<Caller>().cast_mut()) });
+}
+
+/// The profile lifetime, whether or not it records.
+#[inline(always)]
+fn life() -> Option<&'static Lifetime> {
+    // SAFETY: set from the agent's `&'static Lifetime` (never dropped).
+    unsafe { LIFE.load(Relaxed).as_ref() }
 }
 
 /// Calls until the next sampled one: 1 to 2 × [`SAMPLE_EVERY`] - 1, mean
@@ -261,9 +424,14 @@ fn enter_with<const SAMPLED_TIMING: bool>(env: *mut JNIEnv, method: jint) {
         return;
     };
     crate::vm::guard_hot("profile probe", (), || {
-        let tp = current(life, env);
-        // SAFETY: only this thread touches its `own` (see ThreadProfile).
-        let own = unsafe { &mut *tp.own.get() };
+        let Some(caller) = current(life, env) else {
+            return;
+        };
+        let tp = caller.home();
+        // SAFETY: only the thread whose record holds the caller touches its
+        // `own`; the home's stats only the OS thread that made the home,
+        // which runs this probe (a virtual thread's home follows it).
+        let (own, stats) = unsafe { (&mut *caller.own.get(), &mut *tp.stats.get()) };
         let parent = match own.stack.last() {
             // SAFETY: a frame's node lives as long as the tree (`Frame::node`).
             Some(f) => unsafe { &*f.node },
@@ -274,16 +442,19 @@ fn enter_with<const SAMPLED_TIMING: bool>(env: *mut JNIEnv, method: jint) {
             return; // tree full: the call goes unrecorded (its exit finds no frame)
         };
         bump(&node.count, 1);
-        own.countdown -= 1;
+        stats.countdown -= 1;
         if sampled_timing {
             own.calls += 1;
         }
-        let sampled = own.countdown == 0;
+        let sampled = stats.countdown == 0;
         let timed = !sampled_timing || sampled;
         if sampled_timing && sampled {
             t1 = clock::ticks();
         }
-        let cpu = if timed { own.cpu.now(t1) } else { 0 };
+        let cpu = match timed {
+            true => stats.cpu.now(t1).wrapping_add(own.cpu_offset),
+            false => 0,
+        };
         own.stack.push(Frame {
             node: node as *const tree::Node,
             method: method as u32,
@@ -295,10 +466,10 @@ fn enter_with<const SAMPLED_TIMING: bool>(env: *mut JNIEnv, method: jint) {
             child_overhead: 0,
         });
         if sampled {
-            own.countdown = next_countdown(&mut own.rng);
+            stats.countdown = next_countdown(&mut stats.rng);
             let t = clock::ticks();
             if tp.tree.nodes() == nodes {
-                own.cost[0].add(t.saturating_sub(t1));
+                stats.cost[0].add(t.saturating_sub(t1));
             }
         }
     })
@@ -326,9 +497,11 @@ fn leave<const SAMPLED_TIMING: bool>(env: *mut JNIEnv, method: u32, exceptional:
         return;
     };
     crate::vm::guard_hot("profile probe", (), || {
-        let tp = current(life, env);
-        // SAFETY: only this thread touches its `own`.
-        let own = unsafe { &mut *tp.own.get() };
+        let Some(caller) = current(life, env) else {
+            return;
+        };
+        // SAFETY: as in `enter_with`.
+        let (own, stats) = unsafe { (&mut *caller.own.get(), &mut *caller.home().stats.get()) };
         // Frames above the one being left missed their exit: an exception from
         // a super() call (no handler may cover it) or a call entered before a
         // `resume`. They close here, as exceptional exits. An exit with no
@@ -340,10 +513,10 @@ fn leave<const SAMPLED_TIMING: bool>(env: *mut JNIEnv, method: u32, exceptional:
             t2 = clock::ticks();
         }
         while own.stack.len() > depth + 1 {
-            close::<SAMPLED_TIMING>(own, t2, true);
+            close::<SAMPLED_TIMING>(own, stats, t2, true);
         }
-        if close::<SAMPLED_TIMING>(own, t2, exceptional) {
-            own.cost[1].add(clock::ticks().saturating_sub(t2));
+        if close::<SAMPLED_TIMING>(own, stats, t2, exceptional) {
+            stats.cost[1].add(clock::ticks().saturating_sub(t2));
         }
     })
 }
@@ -352,17 +525,22 @@ fn leave<const SAMPLED_TIMING: bool>(env: *mut JNIEnv, method: u32, exceptional:
 /// call to its node and to its caller's frame. CPU figures are in ticks too.
 /// True if the call's probes are measured (the caller then measures the
 /// exit probe's cost).
-fn close<const SAMPLED_TIMING: bool>(own: &mut Own, t2: u64, exceptional: bool) -> bool {
+fn close<const SAMPLED_TIMING: bool>(
+    own: &mut Own,
+    stats: &mut Stats,
+    t2: u64,
+    exceptional: bool,
+) -> bool {
     let Some(f) = own.stack.pop() else {
         return false;
     };
     if SAMPLED_TIMING {
-        return close_sampled(own, f, t2, exceptional);
+        return close_sampled(own, stats, f, t2, exceptional);
     }
-    let cpu = own.cpu.now(t2);
+    let cpu = stats.cpu.now(t2).wrapping_add(own.cpu_offset);
     // The entry probe after its clock read lies inside the call's interval;
     // the exit probe reads the clock first. Never below the callees' sum.
-    let [enter_cost, exit_cost] = [own.cost[0].mean, own.cost[1].mean];
+    let [enter_cost, exit_cost] = [stats.cost[0].mean, stats.cost[1].mean];
     let inside = enter_cost + f.child_overhead;
     let cum = t2
         .saturating_sub(f.start)
@@ -399,13 +577,13 @@ fn close<const SAMPLED_TIMING: bool>(own: &mut Own, t2: u64, exceptional: bool) 
 /// the estimated cost of its own probe and of its callees' (each callee
 /// charged the mean cost of a probe pair), to the node's timed calls. Self
 /// times are made at the dump (`section`).
-fn close_sampled(own: &mut Own, f: Frame, t2: u64, exceptional: bool) -> bool {
+fn close_sampled(own: &mut Own, stats: &mut Stats, f: Frame, t2: u64, exceptional: bool) -> bool {
     // SAFETY: a frame's node lives as long as the tree (`Frame::node`).
     let n = unsafe { &*f.node };
     if exceptional {
         bump(&n.exceptions, 1);
     }
-    let [enter_cost, exit_cost] = [own.cost[0].mean, own.cost[1].mean];
+    let [enter_cost, exit_cost] = [stats.cost[0].mean, stats.cost[1].mean];
     let own_overhead = enter_cost + exit_cost;
     bump(&n.overhead_self, own_overhead);
     bump(&n.overhead_cum, own_overhead + f.child_overhead);
@@ -413,7 +591,7 @@ fn close_sampled(own: &mut Own, f: Frame, t2: u64, exceptional: bool) -> bool {
         parent.child_overhead += own_overhead + f.child_overhead;
     }
     if f.sampled {
-        let cpu = own.cpu.now(t2);
+        let cpu = stats.cpu.now(t2).wrapping_add(own.cpu_offset);
         let callees = own.calls - f.child_ticks;
         let inside = enter_cost + callees * own_overhead;
         bump(&n.timed, 1);

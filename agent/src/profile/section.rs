@@ -6,7 +6,7 @@ use super::tree::{Node, Tree};
 use super::ThreadProfile;
 use crate::instrument::registry::MethodInfo;
 use crate::snapshot::XmlWriter;
-use crate::threads::ThreadRecord;
+use crate::threads::{ThreadId, ThreadRecord};
 use crate::tsc::ticks_to_ns;
 use crate::xml::{push_attribute, push_number};
 use profrj_format::profile::{self as f, node, thread};
@@ -26,23 +26,37 @@ pub fn write_section(
     // Names and descriptors, escaped once per method.
     let mut names: Vec<Option<(String, String)>> = vec![None; methods.len()];
     let mut buf = String::with_capacity(256);
-    for p in profiles {
-        let record = p.thread.and_then(|id| threads.get(id.0 as usize));
+    for (thread, tree) in per_thread(profiles) {
+        let record = thread.and_then(|id| threads.get(id.0 as usize));
         let mut el = BytesStart::new(f::THREAD);
         el.push_attribute((
             thread::NAME,
             crate::xml::name(record.map_or("(unknown)", |r| r.name.as_str())).as_ref(),
         ));
-        el.push_attribute((
-            thread::CPU_TIME,
-            record.map_or(0, |r| r.cpu_ns).to_string().as_str(),
-        ));
+        // A group's CPU time is its calls' (its virtual threads have no
+        // clock of their own apart from the probes').
+        let cpu = match record {
+            Some(r) if r.is_group() => tree
+                .children(Tree::ROOT)
+                .iter()
+                .map(|&c| ticks_to_ns(tree.node(c).cum_cpu.load(Relaxed)))
+                .sum(),
+            r => r.map_or(0, |r| r.cpu_ns),
+        };
+        el.push_attribute((thread::CPU_TIME, cpu.to_string().as_str()));
         let alive = record.is_none_or(|r| r.is_alive());
         el.push_attribute((thread::IS_ALIVE, profrj_format::boolean(alive)));
+        if let Some(r) = record.filter(|r| r.is_group()) {
+            el.push_attribute((
+                thread::VIRTUAL_THREADS,
+                r.virtual_threads.to_string().as_str(),
+            ));
+        }
         w.write_event(Event::Start(el))?;
+        let p = &*tree;
         // Depth-first with an explicit stack: recursion 3,000 calls deep must
         // not need 3,000 native frames here.
-        let mut stack: Vec<(u32, bool)> = sorted_children(&p.tree, Tree::ROOT)
+        let mut stack: Vec<(u32, bool)> = sorted_children(p, Tree::ROOT)
             .into_iter()
             .rev()
             .map(|c| (c, false))
@@ -52,7 +66,7 @@ pub fn write_section(
                 w.write_event(Event::End(BytesEnd::new(f::NODE)))?;
                 continue;
             }
-            let n = p.tree.node(index);
+            let n = p.node(index);
             let m = n.method.load(Relaxed) as usize;
             let (name, sig) = match names.get_mut(m) {
                 Some(slot) => slot
@@ -67,10 +81,10 @@ pub fn write_section(
                 None => (format!("(method {m})"), String::new()),
             };
             buf.clear();
-            let children = sorted_children(&p.tree, index);
+            let children = sorted_children(p, index);
             let times = match sampled {
                 false => Times::of(n),
-                true => Times::scaled(&p.tree, n, &children),
+                true => Times::scaled(p, n, &children),
             };
             write_attributes(&mut buf, &name, &sig, n, times);
             let el = BytesStart::from_content(buf.as_str(), f::NODE.len());
@@ -98,29 +112,29 @@ pub fn call_trees(
     sampled: bool,
 ) -> profrj_otlp::CallTrees {
     use profrj_otlp::types;
-    let threads = profiles
-        .iter()
+    let threads = per_thread(profiles)
+        .into_iter()
         .enumerate()
-        .map(|(i, p)| {
-            let name = p.thread.map_or_else(
+        .map(|(i, (thread, tree))| {
+            let name = thread.map_or_else(
                 || "(unknown)".to_owned(),
                 |id| crate::calltree::thread_name(threads, id),
             );
+            let p = &*tree;
             let mut nodes = Vec::new();
             // Parents first: depth-first with an explicit stack of
             // (node, its model parent).
             let mut stack: Vec<(u32, u32)> = p
-                .tree
                 .children(Tree::ROOT)
                 .into_iter()
                 .map(|c| (c, profrj_otlp::ROOT))
                 .collect();
             while let Some((index, parent)) = stack.pop() {
-                let n = p.tree.node(index);
-                let children = p.tree.children(index);
+                let n = p.node(index);
+                let children = p.children(index);
                 let t = match sampled {
                     false => Times::of(n),
-                    true => Times::scaled(&p.tree, n, &children),
+                    true => Times::scaled(p, n, &children),
                 };
                 let me = nodes.len() as u32;
                 nodes.push(profrj_otlp::Node {
@@ -135,7 +149,7 @@ pub fn call_trees(
                 stack.extend(children.into_iter().map(|c| (c, me)));
             }
             profrj_otlp::ThreadTree {
-                key: p.thread.map_or(1 << 32 | i as u64, |id| id.0 as u64),
+                key: thread.map_or(1 << 32 | i as u64, |id| id.0 as u64),
                 name,
                 nodes,
             }
@@ -147,6 +161,54 @@ pub fn call_trees(
         names: methods.iter().map(|m| m.java_name().into()).collect(),
         threads,
     }
+}
+
+/// One thread's tree as a snapshot writes it: a platform thread's own, or
+/// the sum of a group's (one per carrier that ran its virtual threads).
+enum Merged<'a> {
+    One(&'a Tree),
+    Sum(Tree),
+}
+
+impl std::ops::Deref for Merged<'_> {
+    type Target = Tree;
+
+    fn deref(&self) -> &Tree {
+        match self {
+            Merged::One(t) => t,
+            Merged::Sum(t) => t,
+        }
+    }
+}
+
+/// The profiles by thread, in the order each thread first appears, the
+/// trees of one thread (a group's) added up.
+fn per_thread(profiles: &[Arc<ThreadProfile>]) -> Vec<(Option<ThreadId>, Merged<'_>)> {
+    let mut out: Vec<(Option<ThreadId>, Merged)> = Vec::new();
+    let mut at: std::collections::HashMap<ThreadId, usize> = Default::default();
+    for p in profiles {
+        let Some(&i) = p.thread.as_ref().and_then(|id| at.get(id)) else {
+            if let Some(id) = p.thread {
+                at.insert(id, out.len());
+            }
+            out.push((p.thread, Merged::One(&p.tree)));
+            continue;
+        };
+        if let Merged::One(first) = out[i].1 {
+            let sum = Tree::new();
+            sum.add_tree(first);
+            out[i].1 = Merged::Sum(sum);
+        }
+        if let Merged::Sum(sum) = &out[i].1 {
+            if !sum.add_tree(&p.tree) {
+                crate::log::error_once(
+                    "profile group tree",
+                    "profile: a group's call tree is too large to add up; calls are left out",
+                );
+            }
+        }
+    }
+    out
 }
 
 /// Children, the most expensive first.

@@ -28,11 +28,13 @@ mod writer;
 use crate::threads::ThreadId;
 use crate::tsc;
 use crate::vm::Jni;
+use crate::vthreads::record::Slot;
 use event::{Event, Kind};
 use jni_sys::{jclass, jint, JNIEnv};
 use parking_lot::{Condvar, Mutex};
 use ring::Ring;
 use std::cell::{Cell, UnsafeCell};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering::*};
 use std::sync::{Arc, OnceLock};
 
@@ -59,8 +61,14 @@ pub struct Lifetime {
     drop_when_full: AtomicBool,
     /// The writer failed (it cannot write): threads drop instead of waiting.
     failed: AtomicBool,
-    /// Every thread's ring, until the writer has drained a closed one.
+    /// Rings made since the writer last took them (it keeps them until a
+    /// closed one is drained).
     rings: Mutex<Vec<Arc<ThreadRing>>>,
+    /// Each Java thread with events, by its key ([`Caller::key`]): what the
+    /// writer names it; dropped once its end is written.
+    callers: Mutex<HashMap<u64, Named>>,
+    /// The last key handed out.
+    keys: AtomicU64,
     /// Events of no Java thread (garbage collections).
     vm_events: Mutex<Vec<Event>>,
     /// Events dropped (`overflow=drop`, or after a write failure).
@@ -78,18 +86,41 @@ pub struct Lifetime {
 /// The trace lifetime, for the probes (set at the first start).
 static LIFE: AtomicPtr<Lifetime> = AtomicPtr::new(std::ptr::null_mut());
 
-/// One thread's ring and what only the thread itself touches.
+/// One OS thread's ring: the events of the Java threads that ran on it (a
+/// carrier's holds those of the virtual threads it ran, each run of them
+/// after a [`Kind::Switch`] naming whose they are).
 pub struct ThreadRing {
-    pub thread: Option<ThreadId>,
     pub ring: Ring,
-    own: UnsafeCell<Own>,
+    /// The key of the Java thread whose events the ring holds last.
+    last: Cell<u64>,
 }
 
-// SAFETY: `own` is only accessed by the ring's thread (through CURRENT);
-// the writer reads only `thread` and `ring`, built for that.
+// SAFETY: `last` is only accessed by the ring's OS thread (the producer);
+// the writer reads only `ring`, built for that.
 unsafe impl Sync for ThreadRing {}
 // SAFETY: as above.
 unsafe impl Send for ThreadRing {}
+
+/// One Java thread's trace state (the `trace` slot of its record): a
+/// platform thread's, or a virtual thread's, which goes with it.
+struct Caller {
+    /// Its key in the rings and in [`Lifetime::callers`].
+    key: u64,
+    /// The ring of the OS thread it runs on (a virtual thread's is set at
+    /// each mount).
+    ring: Cell<*const ThreadRing>,
+    own: UnsafeCell<Own>,
+}
+
+/// What the writer names a Java thread by.
+pub(super) struct Named {
+    /// Its id (a virtual thread's group's): a platform thread's name is
+    /// read from the thread registry when defined.
+    pub(super) thread: Option<ThreadId>,
+    /// A virtual thread's own name in the trace: its group's and its
+    /// `Thread.threadId()`.
+    pub(super) name: Option<String>,
+}
 
 struct Own {
     /// Open traced calls: (method, ticket).
@@ -100,10 +131,13 @@ struct Own {
     exception: Option<i32>,
     /// Events dropped since the last one recorded.
     dropped: u64,
+    /// The caller's key (as [`Caller::key`], for `record`).
+    key: u64,
 }
 
 thread_local! {
-    static CURRENT: Cell<*const ThreadRing> = const { Cell::new(std::ptr::null()) };
+    /// This OS thread's ring (null before its first event).
+    static RING: Cell<*const ThreadRing> = const { Cell::new(std::ptr::null()) };
 }
 
 impl Lifetime {
@@ -201,28 +235,62 @@ impl Lifetime {
     }
 }
 
-/// The calling thread ended (JVMTI ThreadEnd, on that thread): its last
-/// event while recording, and its ring closed for the writer to drain and
-/// forget. (Not recording, no event: a stopped trace's file is finished,
-/// and nothing may start another.)
+/// The calling OS thread ended (JVMTI ThreadEnd, after its record's end):
+/// its ring closes, for the writer to drain and forget.
 pub fn thread_ended() {
-    let p = CURRENT.with(|c| c.replace(std::ptr::null()));
-    // SAFETY: set by `first_event` from an Arc that stays in the lifetime's
-    // `rings` until the writer sees the ring closed (below) and drained.
-    let Some(tr) = (unsafe { p.as_ref() }) else {
-        return;
-    };
-    if let Some(life) = recording() {
-        // SAFETY: this is the ring's own thread.
-        let own = unsafe { &mut *tr.own.get() };
-        record(
-            life,
-            tr,
-            own,
-            Event::new(Kind::ThreadEnd, 0, tsc::ticks(), 0, 0),
-        );
+    let p = RING.with(|c| c.replace(std::ptr::null()));
+    // SAFETY: set by `this_ring` from an Arc the writer keeps until it sees
+    // the ring closed (below) and drained.
+    if let Some(tr) = unsafe { p.as_ref() } {
+        tr.ring.close();
     }
-    tr.ring.close();
+}
+
+/// What the thread records do with a Java thread's trace state.
+pub const RECORD_HOOKS: crate::vthreads::record::Hooks = crate::vthreads::record::Hooks {
+    mounted: Some(mounted),
+    unmounting: None,
+    ended: end_caller,
+};
+
+/// A virtual thread with trace state was mounted: its events go to this
+/// carrier's ring.
+fn mounted(p: *const ()) {
+    // SAFETY: the record's trace slot holds a Caller of `first_event`'s.
+    let caller = unsafe { &*p.cast::<Caller>() };
+    if let Some(life) = life() {
+        caller.ring.set(this_ring(life));
+    }
+}
+
+/// The thread ended: its last event while recording (not recording, no
+/// event: a stopped trace's file is finished, and nothing may start
+/// another), then its state goes.
+///
+/// # Safety
+/// `p` is a trace slot's value (a Box of `first_event`'s), ended once.
+unsafe fn end_caller(p: *const ()) {
+    // SAFETY: the caller's promise.
+    let mut caller = unsafe { Box::from_raw(p.cast::<Caller>().cast_mut()) };
+    match recording() {
+        Some(life) => {
+            // SAFETY: set at the thread's first event or its last mount, on
+            // this OS thread, whose ring lives while it runs.
+            let tr = unsafe { &*caller.ring.get() };
+            let own = caller.own.get_mut();
+            record(
+                life,
+                tr,
+                own,
+                Event::new(Kind::ThreadEnd, 0, tsc::ticks(), 0, 0),
+            );
+        }
+        None => {
+            if let Some(life) = life() {
+                life.callers.lock().remove(&caller.key);
+            }
+        }
+    }
 }
 
 #[inline(always)]
@@ -237,46 +305,96 @@ fn recording() -> Option<&'static Lifetime> {
     life().filter(|l| l.active.load(Relaxed))
 }
 
-/// The calling thread's ring, made on its first event.
+/// The calling thread's trace state, made on its first event.
 #[inline(always)]
-fn current(life: &'static Lifetime, env: *mut JNIEnv) -> &'static ThreadRing {
-    let p = CURRENT.with(Cell::get);
+fn current(life: &'static Lifetime, env: *mut JNIEnv) -> Option<&'static Caller> {
+    let record = crate::vthreads::record::current()?;
+    let p = record.get(Slot::Trace).cast::<Caller>();
     if !p.is_null() {
-        // SAFETY: see `thread_ended`: the Arc outlives the thread's use.
-        return unsafe { &*p };
+        // SAFETY: a Box the record owns until its thread ends (`end_caller`),
+        // after which no event of that thread is recorded.
+        return Some(unsafe { &*p });
     }
-    first_event(life, env)
+    first_event(life, env, record)
 }
 
 #[cold]
 #[inline(never)]
-fn first_event(life: &'static Lifetime, env: *mut JNIEnv) -> &'static ThreadRing {
+fn first_event(
+    life: &'static Lifetime,
+    env: *mut JNIEnv,
+    record: &'static crate::vthreads::record::Record,
+) -> Option<&'static Caller> {
     // SAFETY: `env` is what the VM passed to the probe native (or callback)
     // that called this, on this thread: its JNIEnv.
     let jni = unsafe { Jni::from_raw(env) };
-    let thread = crate::agent::host().and_then(|a| a.threads.current(a.jvmti, &jni));
-    let tr = Arc::new(ThreadRing {
-        thread,
-        ring: Ring::new(),
+    let thread = record.identity(&jni);
+    let name = record.is_virtual().then(|| virtual_name(&jni, thread));
+    let key = life.keys.fetch_add(1, Relaxed) + 1;
+    life.callers.lock().insert(key, Named { thread, name });
+    let caller = Box::new(Caller {
+        key,
+        ring: Cell::new(this_ring(life)),
         own: UnsafeCell::new(Own {
             stack: Vec::with_capacity(64),
             ticket: 0,
             exception: None,
             dropped: 0,
+            key,
         }),
+    });
+    let p = Box::into_raw(caller);
+    record.set(Slot::Trace, p.cast_const().cast());
+    // SAFETY: the record owns it until its thread ends.
+    Some(unsafe { &*p })
+}
+
+/// A virtual thread's name in the trace: its group's and its
+/// `Thread.threadId()` (`[virtual threads] 31`), each virtual thread its
+/// own thread there.
+fn virtual_name(jni: &Jni, group: Option<ThreadId>) -> String {
+    let host = crate::agent::host();
+    let group = group
+        .and_then(|g| host.and_then(|h| h.threads.name(g)))
+        .unwrap_or_else(|| crate::threads::VIRTUAL_GROUP.to_owned());
+    let id = host
+        .and_then(|h| h.jvmti.current_thread().ok())
+        .and_then(|t| {
+            let id = jni.java_thread_id(t);
+            jni.delete_local_ref(t);
+            id
+        });
+    match id {
+        Some(id) => format!("{group} {id}"),
+        None => group,
+    }
+}
+
+/// The calling OS thread's ring, made on its first use.
+fn this_ring(life: &'static Lifetime) -> *const ThreadRing {
+    let p = RING.with(Cell::get);
+    if !p.is_null() {
+        return p;
+    }
+    let tr = Arc::new(ThreadRing {
+        ring: Ring::new(),
+        last: Cell::new(0),
     });
     let p = Arc::as_ptr(&tr);
     life.rings.lock().push(tr);
-    CURRENT.with(|c| c.set(p));
-    // SAFETY: the Arc lives in `rings` until the ring is closed and drained,
-    // which only this thread's end does.
-    unsafe { &*p }
+    RING.with(|c| c.set(p));
+    p
 }
 
 /// Puts `e` into the thread's ring; a full ring waits or drops (see the
 /// module's comment).
 #[inline(always)]
 fn record(life: &Lifetime, tr: &ThreadRing, own: &mut Own, e: Event) {
+    if tr.last.get() != own.key && !switch(life, tr, own.key, e.time) {
+        own.dropped += 1;
+        life.lost.fetch_add(1, Relaxed);
+        return;
+    }
     if own.dropped > 0
         && tr
             .ring
@@ -296,20 +414,43 @@ fn record(life: &Lifetime, tr: &ThreadRing, own: &mut Own, e: Event) {
                 life.wake_writer();
             }
         }
-        Err(e) => full(life, tr, own, e),
+        Err(e) => {
+            if !full(life, tr, e) {
+                own.dropped += 1;
+                life.lost.fetch_add(1, Relaxed);
+            }
+        }
     }
 }
 
+/// The ring's next events are those of the Java thread `key`: a
+/// [`Kind::Switch`] says so (a thread's first event, and a virtual
+/// thread's after another thread ran on the carrier). False if it was
+/// dropped (the ring full, `overflow=drop`): so is the event, and the next
+/// one tries again.
 #[cold]
 #[inline(never)]
-fn full(life: &Lifetime, tr: &ThreadRing, own: &mut Own, e: Event) {
+fn switch(life: &Lifetime, tr: &ThreadRing, key: u64, time: u64) -> bool {
+    let e = Event::new(Kind::Switch, 0, time, key, 0);
+    let pushed = tr.ring.push(e).is_ok() || full(life, tr, e);
+    if pushed {
+        tr.last.set(key);
+    }
+    pushed
+}
+
+/// `e` met a full ring: waits for the writer (`overflow=wait`), unless the
+/// trace drops (`overflow=drop`, or it cannot write). True once pushed.
+#[cold]
+#[inline(never)]
+fn full(life: &Lifetime, tr: &ThreadRing, e: Event) -> bool {
     life.waits.fetch_add(1, Relaxed);
     life.wake_writer();
     let mut e = e;
     let mut spins = 0u32;
     while !life.drop_when_full.load(Relaxed) && !life.failed.load(Relaxed) {
         match tr.ring.push(e) {
-            Ok(()) => return,
+            Ok(()) => return true,
             Err(back) => e = back,
         }
         spins += 1;
@@ -320,8 +461,7 @@ fn full(life: &Lifetime, tr: &ThreadRing, own: &mut Own, e: Event) {
             std::thread::sleep(std::time::Duration::from_micros(50));
         }
     }
-    own.dropped += 1;
-    life.lost.fetch_add(1, Relaxed);
+    false
 }
 
 /// A probe's work on the calling thread's ring, given the time read first;
@@ -333,9 +473,13 @@ fn on_thread(env: *mut JNIEnv, work: impl FnOnce(&Lifetime, &ThreadRing, &mut Ow
         return;
     };
     crate::vm::guard_hot("trace probe", (), || {
-        let tr = current(life, env);
-        // SAFETY: only this thread touches its `own`.
-        let own = unsafe { &mut *tr.own.get() };
+        let Some(caller) = current(life, env) else {
+            return;
+        };
+        // SAFETY: only the thread whose record holds the caller touches its
+        // `own`; its ring is the OS thread's it runs on (set at its first
+        // event and at each mount), alive while that OS thread runs.
+        let (own, tr) = unsafe { (&mut *caller.own.get(), &*caller.ring.get()) };
         work(life, tr, own, t)
     })
 }
