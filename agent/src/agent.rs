@@ -425,6 +425,7 @@ impl Agent {
     }
 
     pub fn on_vm_death(&'static self, jni: &Jni) {
+        self.threads.end_groups();
         let running = {
             let mut session = self.session.lock();
             match session.as_mut() {

@@ -268,6 +268,7 @@ pub fn thread_start(
     el.push_attribute((CPU_TIME, t.cpu_ns.to_string().as_str()));
     el.push_attribute((ELAPSED_TIME, t.elapsed_ns(window).to_string().as_str()));
     el.push_attribute((IS_ALIVE, profrj_format::boolean(t.is_alive())));
+    crate::xml::push_virtual_threads(&mut el, Some(t));
     el
 }
 

@@ -268,6 +268,15 @@ impl Threads {
         }
     }
 
+    /// The VM is dying: every group of virtual threads has ended, whether or
+    /// not its threads' ends were seen.
+    pub fn end_groups(&self) {
+        let now = clock::now_ns();
+        for r in self.records.lock().iter_mut().filter(|r| r.is_group()) {
+            r.end_ns.get_or_insert(now);
+        }
+    }
+
     /// Records that `thread`, the calling thread, has OS id `tid`.
     pub fn set_tid(&self, jvmti: Jvmti, jni: &Jni, thread: jthread, tid: i32) {
         if let Some(Identity::Java(id)) = self.identify(jvmti, jni, thread, 0) {

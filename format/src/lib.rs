@@ -79,7 +79,7 @@ pub mod profile {
 
     /// `<thread>`'s attributes.
     pub mod thread {
-        pub use crate::calls::{CPU_TIME, IS_ALIVE, NAME, VIRTUAL_THREADS};
+        pub use crate::calls::{CPU_TIME, IS_ALIVE, NAME};
     }
 
     /// A node's (`<profile>`'s) attributes.

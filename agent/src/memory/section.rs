@@ -13,10 +13,12 @@ use std::io;
 /// The name of the thread with agent id `id` (`-1`: one the agent does not
 /// know).
 pub fn thread_name(threads: &[ThreadRecord], id: i64) -> &str {
-    usize::try_from(id)
-        .ok()
-        .and_then(|t| threads.get(t))
-        .map_or("(unknown)", |r| r.name.as_str())
+    record(threads, id).map_or("(unknown)", |r| r.name.as_str())
+}
+
+/// The record of the thread with agent id `id`, if known.
+pub fn record(threads: &[ThreadRecord], id: i64) -> Option<&ThreadRecord> {
+    usize::try_from(id).ok().and_then(|t| threads.get(t))
 }
 
 pub fn write_section(w: &mut XmlWriter, rows: &[Row], threads: &[ThreadRecord]) -> io::Result<()> {
@@ -30,6 +32,7 @@ pub fn write_section(w: &mut XmlWriter, rows: &[Row], threads: &[ThreadRecord]) 
         let name = thread_name(threads, thread);
         let mut el = BytesStart::new(f::THREAD);
         el.push_attribute((thread::NAME, crate::xml::name(name).as_ref()));
+        crate::xml::push_virtual_threads(&mut el, record(threads, thread));
         w.write_event(Event::Start(el))?;
         for r in rows {
             let mut el = BytesStart::new(f::ROW);

@@ -29,6 +29,7 @@ pub fn write_sites(
         let name = super::section::thread_name(threads, thread);
         let mut el = BytesStart::new(f::THREAD);
         el.push_attribute((thread::NAME, crate::xml::name(name).as_ref()));
+        crate::xml::push_virtual_threads(&mut el, super::section::record(threads, thread));
         w.write_event(Event::Start(el))?;
         let mut places: Vec<(&str, Vec<&SiteRow>, Figures)> = places
             .into_iter()

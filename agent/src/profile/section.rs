@@ -46,12 +46,7 @@ pub fn write_section(
         el.push_attribute((thread::CPU_TIME, cpu.to_string().as_str()));
         let alive = record.is_none_or(|r| r.is_alive());
         el.push_attribute((thread::IS_ALIVE, profrj_format::boolean(alive)));
-        if let Some(r) = record.filter(|r| r.is_group()) {
-            el.push_attribute((
-                thread::VIRTUAL_THREADS,
-                r.virtual_threads.to_string().as_str(),
-            ));
-        }
+        crate::xml::push_virtual_threads(&mut el, record);
         w.write_event(Event::Start(el))?;
         let p = &*tree;
         // Depth-first with an explicit stack: recursion 3,000 calls deep must

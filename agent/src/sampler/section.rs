@@ -41,6 +41,7 @@ pub fn write_section(
             t.elapsed_ns(window).to_string().as_str(),
         ));
         el.push_attribute((thread::IS_ALIVE, profrj_format::boolean(t.is_alive())));
+        crate::xml::push_virtual_threads(&mut el, Some(t));
         w.write_event(Event::Start(el))?;
         tree.walk(|v| match v {
             Visit::Enter { name, counts, leaf } => {

@@ -8,7 +8,12 @@
 //! Time order across threads: an event is written once it is older than
 //! [`MARGIN_NS`], so events another thread published a little late (it was
 //! preempted between its clock read and its publish) still go in their
-//! place. Each thread's own events are always in order.
+//! place. Each OS thread's events are always in order in its ring; a
+//! virtual thread's are in the rings of the carriers it ran on, so the
+//! margin counts from the moment the writer began to drain the rings (not
+//! from the end: the writer itself may be preempted between two rings, and
+//! a virtual thread's later events in the second must not overtake its
+//! earlier ones in the first).
 
 use super::elements::Site;
 use super::event::{Event, Kind};
@@ -258,11 +263,21 @@ impl Writer {
         loop {
             let request = *self.life.request.lock();
             let flush_all = request != Request::None;
+            let drained_from = tsc::ticks();
             self.collect();
-            if let Err(e) = self.emit(flush_all).and_then(|()| match request {
-                Request::None => Ok(()),
-                _ => self.finish(),
-            }) {
+            if flush_all {
+                // Everything goes out now: a virtual thread's events pushed
+                // to a ring already drained while this round drained later
+                // ones come in before the rest is written.
+                self.collect();
+            }
+            if let Err(e) = self
+                .emit(flush_all, drained_from)
+                .and_then(|()| match request {
+                    Request::None => Ok(()),
+                    _ => self.finish(),
+                })
+            {
                 self.fail(e);
             }
             if request != Request::None {
@@ -322,8 +337,9 @@ impl Writer {
         staging.extend(vm.into_iter().map(|e| Staged { e, source: VM }));
     }
 
-    /// Writes the staged events old enough (all with `all`), in time order.
-    fn emit(&mut self, all: bool) -> io::Result<()> {
+    /// Writes the staged events old enough (all with `all`), in time order:
+    /// older than the margin before `drained_from`, when `collect` began.
+    fn emit(&mut self, all: bool, drained_from: u64) -> io::Result<()> {
         if self.life.failed.load(Acquire) {
             // Writing failed once: the trace has stopped for good.
             self.staging.clear();
@@ -336,7 +352,7 @@ impl Writer {
         self.staging.sort_by_key(|s| s.e.time);
         let cutoff = match all {
             true => u64::MAX,
-            false => tsc::ticks().saturating_sub(self.margin_ticks),
+            false => drained_from.saturating_sub(self.margin_ticks),
         };
         let n = self.staging.partition_point(|s| s.e.time <= cutoff);
         if n == 0 {
