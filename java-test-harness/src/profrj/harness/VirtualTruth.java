@@ -32,8 +32,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * main letting go 30 ms after each one waits. Main itself runs
  * {@code platformWork()}: {@code work()} 5 times, and {@code allocate()}.
  *
- * <p>Prints {@code ok} at the end. Virtual threads through reflection: the
- * harness compiles for Java 11.
+ * <p>{@code VirtualTruth N M WAIT_MS} first prints {@code ready} and sleeps
+ * WAIT_MS (time to attach the agent). Prints {@code ok} at the end.
+ * Virtual threads through reflection: the harness compiles for Java 11.
  */
 public class VirtualTruth {
     static final int WORK_CALLS = 10;
@@ -196,6 +197,11 @@ public class VirtualTruth {
     public static void main(String[] args) throws Exception {
         int unnamed = args.length > 0 ? Integer.parseInt(args[0]) : 1000;
         int named = args.length > 1 ? Integer.parseInt(args[1]) : 10;
+        if (args.length > 2) {
+            System.out.println("ready");
+            System.out.flush();
+            Thread.sleep(Long.parseLong(args[2]));
+        }
         platformWork();
         List<Thread> all = new ArrayList<>();
         for (int i = 0; i < unnamed; i++) {
