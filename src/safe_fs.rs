@@ -72,6 +72,19 @@ pub fn write_atomically_with(
     path: &Path,
     body: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
 ) -> Result<(), String> {
+    write_file_atomically(path, |f| {
+        let mut w = std::io::BufWriter::with_capacity(1 << 16, f);
+        body(&mut w)?;
+        w.flush()
+    })
+}
+
+/// [`write_atomically_with`] for a writer that needs the file itself: it may
+/// seek in it (a JFR chunk's header is written last).
+pub fn write_file_atomically(
+    path: &Path,
+    fill: impl FnOnce(&mut File) -> std::io::Result<()>,
+) -> Result<(), String> {
     if let Some(why) = unfit_output(path) {
         return Err(format!("refusing to write: {why}"));
     }
@@ -81,9 +94,8 @@ pub fn write_atomically_with(
     };
     let tmp = dir.join(format!(".profrj-{:016x}.tmp", random_u64()));
     let result = (|| {
-        let mut w = std::io::BufWriter::with_capacity(1 << 16, create_new(&tmp, 0o644)?);
-        body(&mut w)?;
-        let f = w.into_inner().map_err(|e| e.into_error())?;
+        let mut f = create_new(&tmp, 0o644)?;
+        fill(&mut f)?;
         f.sync_all()?;
         std::fs::rename(&tmp, path)
     })();

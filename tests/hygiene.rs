@@ -31,6 +31,7 @@ fn checked_jni_is_silent_on_both_streams_in_every_mode() {
         "sampling,profile,memory,coverage,file=h.xml",
         "lock,file=h.xml",
         "trace=h-trace.xml,memory,lock,file=h.xml",
+        "sampling,alloc,lock,jfr=h.jfr,file=h.xml",
     ] {
         check(
             options,

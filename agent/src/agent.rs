@@ -45,6 +45,7 @@ pub struct Agent {
     pub(crate) alloc: crate::alloc::Slot,
     pub(crate) lock: crate::lock::Slot,
     pub(crate) trace: crate::trace::Lifetime,
+    pub(crate) jfr: crate::jfr::Lifetime,
 }
 
 /// What the FFI edge (`entry`) gives the agent it creates: the VM's event
@@ -223,6 +224,7 @@ fn create(vm: VmHandle, options: &Options, edge: &Edge) -> Result<&'static Agent
         alloc: crate::alloc::Slot::default(),
         lock: crate::lock::Slot::default(),
         trace: crate::trace::Lifetime::default(),
+        jfr: crate::jfr::Lifetime::default(),
     };
     if AGENT.set(agent).is_err() {
         return Err("the agent is already loaded in this JVM".into());
@@ -263,6 +265,7 @@ impl Agent {
             alloc: &self.alloc,
             lock: &self.lock,
             trace: &self.trace,
+            jfr: &self.jfr,
         }
     }
 

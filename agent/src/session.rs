@@ -156,8 +156,10 @@ impl Agent {
         )
     }
 
+    /// Stops the modes in the reverse of their start: `jfr`, which records
+    /// the others' events, last.
     pub(crate) fn stop_session(&self, s: &mut Session) {
-        for m in &s.modes {
+        for m in s.modes.iter().rev() {
             m.stop();
             if let Some(line) = m.summary() {
                 log::info(&line);

@@ -14,6 +14,7 @@ mod cobertura;
 mod collapsed;
 mod coverage;
 mod hprof;
+mod jfr;
 mod lcov;
 mod otlp;
 mod pprof;
@@ -45,11 +46,14 @@ pub enum Format {
     /// OpenTelemetry profiles: one ExportProfilesServiceRequest (protobuf)
     /// with every call section (docs/OTLP.md).
     Otlp,
+    /// A JFR recording (JDK Mission Control, IntelliJ): the <sampler>,
+    /// <alloc> and <lock> trees as events; needs `-o FILE`.
+    Jfr,
 }
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Snapshot (XML) written by the agent.
+    /// Snapshot (XML) written by the agent, or a JFR recording (profrj's, the JDK's, async-profiler's).
     snapshot: PathBuf,
     /// Output format.
     #[arg(long, value_enum)]
@@ -83,6 +87,7 @@ pub fn run(args: Args) -> Result<(), String> {
         Format::Lcov | Format::Cobertura => coverage(&snap, &args, out),
         Format::Hprof => to_hprof(&snap, &args, out),
         Format::Otlp => to_otlp(&snap, &args, out),
+        Format::Jfr => to_jfr(&snap, &args),
     }
 }
 
@@ -170,6 +175,32 @@ fn to_otlp(snap: &Snapshot, args: &Args, out: Option<&Path>) -> Result<(), Strin
         .unwrap_or_else(|| "unknown_service:java".to_owned());
     let bytes = otlp::otlp(snap, &args.snapshot, &service)?;
     stream(out, |w| w.write_all(&bytes))
+}
+
+fn to_jfr(snap: &Snapshot, args: &Args) -> Result<(), String> {
+    let s = &args.select;
+    if s.section.is_some() || s.metric.is_some() || s.thread.is_some() || args.thread_frames {
+        return Err(
+            "--to jfr writes every thread of <sampler>, <alloc> and <lock> with all \
+                    their figures: --section, --thread, --metric and --thread-frames do not apply"
+                .into(),
+        );
+    }
+    if args.source_root.is_some() || args.depth.is_some() {
+        return Err("--source-root and --depth do not apply to --to jfr".into());
+    }
+    let Some(out) = args.output.as_deref() else {
+        return Err(
+            "--to jfr needs -o FILE (a JFR chunk's header is written last, \
+                    so it cannot go to a pipe)"
+                .into(),
+        );
+    };
+    jfr::jfr(
+        snap,
+        out,
+        modified_ms(&args.snapshot).saturating_mul(1_000_000),
+    )
 }
 
 /// A file's modification time in ms since the epoch (0 if unknown: a pipe).

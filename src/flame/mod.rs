@@ -18,7 +18,7 @@ const TEMPLATE: &str = include_str!("page.html");
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Snapshot (XML) written by the agent.
+    /// Snapshot (XML) written by the agent, or a JFR recording (profrj's, the JDK's, async-profiler's).
     snapshot: PathBuf,
     /// Output file [default: the snapshot's name with .html].
     #[arg(short, long)]

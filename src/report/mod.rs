@@ -74,7 +74,7 @@ pub enum SortBy {
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Snapshot (XML) written by the agent.
+    /// Snapshot (XML) written by the agent, or a JFR recording (profrj's, the JDK's, async-profiler's).
     snapshot: PathBuf,
     #[command(flatten)]
     select: Selection<Section>,

@@ -7,6 +7,7 @@
 //! callees and a backward pass sums callees into callers — no recursion, so a
 //! 3,000-deep recursion in the profiled program costs nothing special here.
 
+mod jfr;
 mod parse;
 mod sections;
 #[cfg(test)]
@@ -15,7 +16,7 @@ mod weights;
 
 #[cfg(any(test, fuzzing))]
 pub use parse::parse_bytes;
-pub use parse::read_file;
+pub use parse::{read_file, NO_JAVA_FRAME};
 pub use sections::{
     CallKind, MetricDesc, MetricName, SectionDesc, ValueType, MAX_THREAD_TOTALS, MAX_VALUES,
 };

@@ -77,7 +77,15 @@ pub fn read_file(path: &Path) -> Result<Snapshot, String> {
             path.display()
         ));
     }
-    parse(BufReader::with_capacity(1 << 16, file)).map_err(|e| {
+    let mut input = BufReader::with_capacity(1 << 16, file);
+    // A JFR recording (its magic first) is read as one.
+    let head = input
+        .fill_buf()
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    if profrj_jfr::is_jfr(head) {
+        return super::jfr::read_file(path);
+    }
+    parse(input).map_err(|e| {
         // A regular file is read again to turn the offset into a line and
         // column; a pipe cannot be, so its error gives the byte offset.
         let regular = std::fs::metadata(path).is_ok_and(|m| m.is_file());

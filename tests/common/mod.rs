@@ -7,6 +7,7 @@ use std::process::{Command, Output};
 use std::sync::OnceLock;
 
 mod harness;
+pub mod json;
 mod measured;
 mod readers;
 mod shares;

@@ -26,7 +26,7 @@
 pub mod mode;
 mod recent;
 mod section;
-mod stack_keys;
+pub(crate) mod stack_keys;
 
 use crate::calltree::{NodeId, WeightTree, Weights};
 use crate::instrument::registry::{java_type, java_type_name};
@@ -331,6 +331,19 @@ impl Recorder {
                 leaf
             }
         };
+        if crate::jfr::on() {
+            let frames = &mine.frames[..mine.stack.len()];
+            let class = d.names.get(class_name);
+            let depth = self.depth as u32;
+            crate::jfr::allocation(
+                (jvmti, jni),
+                id,
+                frames,
+                depth,
+                class,
+                (size, w.bytes as u64),
+            );
+        }
         if self.live {
             // Read after the allocation: a GC that starts later sees the object.
             let epoch = host.alloc.gcs();

@@ -72,6 +72,8 @@ mod tests {
             end_ns: None,
             cpu_ns: 0,
             tid: 0,
+            virtual_threads: 0,
+            virtual_ended: 0,
         }];
         let text = crate::snapshot::written("memory-bytes", |w| write_section(w, &rows, &threads));
         assert_eq!(

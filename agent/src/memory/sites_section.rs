@@ -111,6 +111,8 @@ mod tests {
             end_ns: None,
             cpu_ns: 0,
             tid: 0,
+            virtual_threads: 0,
+            virtual_ended: 0,
         }];
         let text = crate::snapshot::written("sites-bytes", |w| write_sites(w, &rows, &threads));
         assert_eq!(

@@ -116,6 +116,12 @@ const OPTIONS: &[Opt] = &[
         meaning: "every call, return, throw and catch of the classes in scope as it happens, written as a TPTP trace-event XML document to PATH (placeholders as for file=; each dump ends the current file and the next events start the next, %n numbering them, else .2, .3... appended)",
     },
     Opt {
+        syntax: "jfr[=PATH]",
+        default: "profrj-%p.jfr",
+        takes: Takes::Start,
+        meaning: "also write the running modes' events as they happen to a JDK Flight Recorder file at PATH (samples as jdk.ExecutionSample, alloc's as jdk.ObjectAllocationSample, lock's as jdk.JavaMonitorEnter/jdk.ThreadPark), for JDK Mission Control and IntelliJ; placeholders as for file=; each dump ends the file, the next events start the next (%n numbers them, else .2, .3... before .jfr); sampling is on if no mode is named",
+    },
+    Opt {
         syntax: "overflow=wait|drop",
         default: "wait",
         takes: Takes::Start,
@@ -264,6 +270,7 @@ const MAX_DEPTH: u32 = 65_535;
 const MAX_THRESHOLD: Duration = Duration::from_secs(3600);
 const DEFAULT_FILE: &str = "profrj-%p.xml";
 const DEFAULT_TRACE: &str = "profrj-%p-trace.xml";
+const DEFAULT_JFR: &str = "profrj-%p.jfr";
 const DEFAULT_ALLOC: u32 = 512 * 1024;
 const DEFAULT_PERIOD: Duration = Duration::from_secs(60);
 const MIN_PERIOD: Duration = Duration::from_secs(1);
@@ -386,6 +393,8 @@ pub struct Options {
     pub lock: Option<Duration>,
     /// `trace`: the trace files' path template.
     pub trace: Option<String>,
+    /// `jfr`: the recording files' path template.
+    pub jfr: Option<String>,
     /// `overflow=drop`.
     pub overflow_drop: bool,
     /// Which classes the instrumenting modes rewrite.
@@ -437,6 +446,7 @@ impl Default for Options {
             live: false,
             lock: None,
             trace: None,
+            jfr: None,
             overflow_drop: false,
             scope: Scope::default(),
             file: DEFAULT_FILE.to_owned(),
@@ -526,6 +536,12 @@ impl Options {
                     o.trace = Some(match value {
                         Some(v) => parse_file(key, v)?,
                         None => DEFAULT_TRACE.to_owned(),
+                    })
+                }
+                "jfr" => {
+                    o.jfr = Some(match value {
+                        Some(v) => parse_file(key, v)?,
+                        None => DEFAULT_JFR.to_owned(),
                     })
                 }
                 "overflow" => {
@@ -861,6 +877,17 @@ mod tests {
         assert_eq!(o.interval, Duration::from_millis(10));
         assert_eq!(o.depth, 2048);
         assert_eq!(parse("").unwrap(), o);
+    }
+
+    #[test]
+    fn jfr_records_beside_the_modes() {
+        let o = parse("jfr").unwrap();
+        assert_eq!(o.jfr.as_deref(), Some("profrj-%p.jfr"));
+        assert!(o.sampling, "jfr alone samples");
+        let o = parse("alloc,jfr=/tmp/r-%n.jfr").unwrap();
+        assert_eq!(o.jfr.as_deref(), Some("/tmp/r-%n.jfr"));
+        assert!(!o.sampling);
+        assert!(parse("jfr=/tmp/%q.jfr").is_err());
     }
 
     #[test]

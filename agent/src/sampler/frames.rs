@@ -15,6 +15,8 @@ const UNKNOWN_METHOD: &str = "[unknown_method]";
 pub trait Frame {
     fn method(&self) -> jmethodID;
     fn is_native(&self) -> bool;
+    /// The bytecode index (-1: none).
+    fn bci(&self) -> i32;
     /// A synthetic frame's failure code (AsyncGetCallTrace frames only).
     fn failure(&self) -> Option<i32> {
         None
@@ -28,6 +30,9 @@ impl Frame for JvmtiFrameInfo {
     fn is_native(&self) -> bool {
         self.location == -1
     }
+    fn bci(&self) -> i32 {
+        self.location as i32
+    }
 }
 
 impl Frame for CallFrame {
@@ -36,6 +41,9 @@ impl Frame for CallFrame {
     }
     fn is_native(&self) -> bool {
         self.bci == NATIVE_FRAME_BCI
+    }
+    fn bci(&self) -> i32 {
+        self.bci.max(-1)
     }
     fn failure(&self) -> Option<i32> {
         (self.method.is_null() && self.bci < 0 && self.bci != NATIVE_FRAME_BCI).then_some(self.bci)

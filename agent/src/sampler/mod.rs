@@ -15,6 +15,7 @@ mod stacks;
 pub mod tree;
 
 pub use crate::options::Event;
+pub use frames::Frame;
 pub use section::write_section;
 pub use stacks::StackSource;
 

@@ -84,8 +84,9 @@ struct Pending {
     seq: u32,
     asked_tick: u64,
     asked_cpu: Option<u64>,
-    /// The thread's state when asked ([`state_key`]).
+    /// The thread's state when asked ([`state_key`]), and whole (JVMTI's).
     state: i32,
+    full_state: i32,
     /// Samples that will count on the stack when it arrives, and how many are hits.
     owed: u64,
     hits: u64,
@@ -308,6 +309,7 @@ impl<'a> Walker<'a> {
                 st.tid = Tid::Unavailable;
                 st.leaf = None;
                 let tree = trees.entry(id).or_default();
+                crate::jfr::synthetic(id, NO_SIGNAL, state, p.owed, p.hits);
                 fold_synthetic(tree, names, counters, NO_SIGNAL, p.owed, p.hits);
             }
             return;
@@ -344,6 +346,7 @@ impl<'a> Walker<'a> {
         let same_state = st.leaf_state == key;
         if let (true, Some(leaf), false, true) = (idle, st.leaf, st.walk_failed, same_state) {
             tree.repeat_samples(leaf, weight, 0);
+            crate::jfr::repeat(id, state, weight, 0);
             counters.repeated += 1;
             return;
         }
@@ -370,6 +373,7 @@ impl<'a> Walker<'a> {
                             asked_tick: tick,
                             asked_cpu: cpu,
                             state: key,
+                            full_state: state,
                             owed: weight,
                             hits: hit,
                         });
@@ -387,6 +391,8 @@ impl<'a> Walker<'a> {
         let t1 = clock::now_ns();
         to_path(names, jvmti, jni, frames, self.config.depth, &mut self.path);
         st.leaf = Some(tree.add_samples(&self.path, weight, hit));
+        let depth = self.config.depth;
+        crate::jfr::sample((jvmti, jni), id, frames, depth, state, weight, hit);
         st.leaf_state = key;
         st.walk_failed = false;
         counters.walked += 1;
@@ -453,8 +459,11 @@ impl<'a> Walker<'a> {
             let Some((id, seq)) = signal::from_token(s.token) else {
                 return;
             };
-            let (owed, hits, state) = match event {
-                Event::Cpu => (s.weight as u64, s.weight as u64, 0),
+            let (owed, hits, state, full_state) = match event {
+                Event::Cpu => {
+                    let w = s.weight as u64;
+                    (w, w, 0, JVMTI_JAVA_LANG_THREAD_STATE_RUNNABLE)
+                }
                 Event::Wall => {
                     // The awaited answer, from the thread it was asked of.
                     let st = states.get_mut(&id).filter(|st| match st.tid {
@@ -462,7 +471,7 @@ impl<'a> Walker<'a> {
                         _ => true,
                     });
                     match st.and_then(|st| st.pending.take_if(|p| p.seq == seq)) {
-                        Some(p) => (p.owed, p.hits, p.state),
+                        Some(p) => (p.owed, p.hits, p.state, p.full_state),
                         None => {
                             counters.late += 1;
                             return;
@@ -480,9 +489,12 @@ impl<'a> Walker<'a> {
                     counters.recovered += 1;
                 }
                 to_path(names, jvmti, jni, s.frames, depth, path);
+                crate::jfr::sample((jvmti, jni), id, s.frames, depth, full_state, owed, hits);
                 tree.add_samples(path, owed, hits)
             } else {
-                fold_synthetic(tree, names, counters, failure_name(s.code), owed, hits)
+                let name = failure_name(s.code);
+                crate::jfr::synthetic(id, name, full_state, owed, hits);
+                fold_synthetic(tree, names, counters, name, owed, hits)
             };
             if let Some(st) = states.get_mut(&id) {
                 st.leaf = Some(leaf);
@@ -520,6 +532,8 @@ impl<'a> Walker<'a> {
             }
             if let Some(p) = st.pending.take() {
                 let tree = trees.entry(*id).or_default();
+                let ended = crate::vm::sys::JVMTI_THREAD_STATE_TERMINATED;
+                crate::jfr::synthetic(*id, THREAD_EXIT, ended, p.owed, p.hits);
                 fold_synthetic(tree, names, counters, THREAD_EXIT, p.owed, p.hits);
             }
             false

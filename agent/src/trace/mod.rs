@@ -75,7 +75,7 @@ pub struct Lifetime {
     lost: AtomicU64,
     /// Times a thread found its ring full.
     waits: AtomicU64,
-    writer: OnceLock<writer::Handle>,
+    writer: OnceLock<crate::writer_stats::Handle>,
     /// The trace files' path template: the latest session's.
     template: Mutex<String>,
     /// A dump's or the VM's end's request to the writer, and its answer.

@@ -2,12 +2,9 @@
 //! the other instrumenting modes'; its output is its own file, not a
 //! snapshot section: a snapshot (a dump) ends the current trace file.
 
-use crate::modes::{Cx, Mode, Registration, Section};
-use crate::snapshot::XmlWriter;
-use crate::threads::ThreadRecord;
+use crate::modes::{Cx, Mode, NoSection, Registration, Section};
 use crate::vm::sys::Capability;
 use crate::vm::{Capabilities, Jvmti, JvmtiEvent};
-use std::io;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 /// `trace`: every call, return, throw and catch in scope, as TPTP events.
@@ -83,14 +80,5 @@ impl Mode for Trace {
 
     fn summary(&self) -> Option<String> {
         Some(self.life.summary())
-    }
-}
-
-/// The trace writes no snapshot section.
-struct NoSection;
-
-impl Section for NoSection {
-    fn write(&self, _: &mut XmlWriter, _: &[ThreadRecord], _: (u64, u64)) -> io::Result<()> {
-        Ok(())
     }
 }

@@ -22,10 +22,11 @@ use super::{Lifetime, ThreadRing};
 use crate::instrument::registry::Registry;
 use crate::threads::{ThreadId, Threads};
 use crate::tsc;
+use crate::writer_stats::{Handle, Stats};
 use std::collections::HashMap;
 use std::io;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering::*};
+use std::sync::atomic::Ordering::*;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -49,33 +50,6 @@ pub struct Sources {
     pub threads: &'static Threads,
     pub registry: &'static Registry,
     pub memory: &'static crate::memory::Lifetime,
-}
-
-#[derive(Default)]
-struct Stats {
-    events: AtomicU64,
-    files: AtomicU64,
-    bytes: AtomicU64,
-}
-
-pub struct Handle {
-    thread: std::thread::Thread,
-    stats: Arc<Stats>,
-}
-
-impl Handle {
-    pub fn wake(&self) {
-        self.thread.unpark();
-    }
-    pub fn events(&self) -> u64 {
-        self.stats.events.load(Relaxed)
-    }
-    pub fn files(&self) -> u64 {
-        self.stats.files.load(Relaxed)
-    }
-    pub fn bytes(&self) -> u64 {
-        self.stats.bytes.load(Relaxed)
-    }
 }
 
 /// File `number` (from 1) of a trace named by `template`: the snapshot's

@@ -610,6 +610,45 @@ impl Jvmti {
         Ok(unsafe { (self.take_string(name), self.take_string(sig)) })
     }
 
+    /// A method's access flags (`ACC_STATIC`, …).
+    pub fn method_modifiers(&self, method: jmethodID) -> Result<jint> {
+        let mut m = 0;
+        // SAFETY: a jmethodID the VM gave (the `vm` convention); a live out-pointer.
+        check(unsafe { jvmti_call!(self, GetMethodModifiers, method, &mut m) })?;
+        Ok(m)
+    }
+
+    /// A method's line number table as (first bytecode index, line), in the
+    /// class file's order; an error for a native method or a class compiled
+    /// without line numbers (or without the GetLineNumbers capability).
+    pub fn line_number_table(&self, method: jmethodID) -> Result<Vec<(i64, i32)>> {
+        let mut ptr = std::ptr::null_mut();
+        let mut count = 0;
+        // SAFETY: a jmethodID the VM gave (the `vm` convention); out-pointers
+        // to two live locals.
+        check(unsafe { jvmti_call!(self, GetLineNumberTable, method, &mut count, &mut ptr) })?;
+        let buf = JvmtiBuf {
+            jvmti: *self,
+            ptr,
+            len: count.max(0) as usize,
+        };
+        Ok(buf
+            .as_slice()
+            .iter()
+            .map(|e| (e.start_location, e.line_number))
+            .collect())
+    }
+
+    /// A system property of the VM (`java.vm.name`, …), as set at start-up.
+    pub fn system_property(&self, key: &str) -> Result<String> {
+        let key = std::ffi::CString::new(key).map_err(|_| JvmtiError::ILLEGAL_ARGUMENT)?;
+        let mut value = std::ptr::null_mut();
+        // SAFETY: a NUL-terminated key that outlives the call; a live out-pointer.
+        check(unsafe { jvmti_call!(self, GetSystemProperty, key.as_ptr(), &mut value) })?;
+        // SAFETY: GetSystemProperty allocated the value for us.
+        Ok(unsafe { self.take_string(value) })
+    }
+
     /// The declaring class, as a JNI local reference.
     pub fn method_declaring_class(&self, method: jmethodID) -> Result<jclass> {
         let mut class = std::ptr::null_mut();

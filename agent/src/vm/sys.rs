@@ -91,6 +91,10 @@ pub const JVMTI_THREAD_STATE_BLOCKED_ON_MONITOR_ENTER: jint = 0x0400;
 pub const JVMTI_THREAD_STATE_IN_NATIVE: jint = 0x0040_0000;
 pub const JVMTI_THREAD_STATE_SUSPENDED: jint = 0x0010_0000;
 pub const JVMTI_THREAD_STATE_PARKED: jint = 0x0200;
+pub const JVMTI_THREAD_STATE_WAITING_INDEFINITELY: jint = 0x0010;
+pub const JVMTI_THREAD_STATE_WAITING_WITH_TIMEOUT: jint = 0x0020;
+pub const JVMTI_THREAD_STATE_SLEEPING: jint = 0x0040;
+pub const JVMTI_THREAD_STATE_IN_OBJECT_WAIT: jint = 0x0100;
 pub const JVMTI_JAVA_LANG_THREAD_STATE_MASK: jint =
     0x0001 | 0x0002 | 0x0004 | 0x0400 | 0x0080 | 0x0010 | 0x0020;
 pub const JVMTI_JAVA_LANG_THREAD_STATE_RUNNABLE: jint =
@@ -187,6 +191,15 @@ pub struct JvmtiFrameInfo {
     pub method: jmethodID,
     /// Bytecode index; -1 for a native frame.
     pub location: jlong,
+}
+
+/// One entry of a method's line number table.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct JvmtiLineNumberEntry {
+    /// The first bytecode index of the line.
+    pub start_location: jlong,
+    pub line_number: jint,
 }
 
 #[repr(C)]
@@ -474,11 +487,21 @@ pub struct JvmtiInterface {
     /*  65 */
     pub GetMethodDeclaringClass:
         Option<unsafe extern "C" fn(*mut JvmtiEnv, jmethodID, *mut jclass) -> JvmtiError>,
-    /*  66 */ pub GetMethodModifiers: *const c_void,
+    /*  66 */
+    pub GetMethodModifiers:
+        Option<unsafe extern "C" fn(*mut JvmtiEnv, jmethodID, *mut jint) -> JvmtiError>,
     /*  67 */ pub reserved67: *const c_void,
     /*  68 */ pub GetMaxLocals: *const c_void,
     /*  69 */ pub GetArgumentsSize: *const c_void,
-    /*  70 */ pub GetLineNumberTable: *const c_void,
+    /*  70 */
+    pub GetLineNumberTable: Option<
+        unsafe extern "C" fn(
+            *mut JvmtiEnv,
+            jmethodID,
+            *mut jint,
+            *mut *mut JvmtiLineNumberEntry,
+        ) -> JvmtiError,
+    >,
     /*  71 */ pub GetMethodLocation: *const c_void,
     /*  72 */ pub GetLocalVariableTable: *const c_void,
     /*  73 */ pub SetNativeMethodPrefix: *const c_void,
@@ -599,7 +622,9 @@ pub struct JvmtiInterface {
         Option<unsafe extern "C" fn(*mut JvmtiEnv, JvmtiError, *mut *mut c_char) -> JvmtiError>,
     /* 129 */ pub GetJLocationFormat: *const c_void,
     /* 130 */ pub GetSystemProperties: *const c_void,
-    /* 131 */ pub GetSystemProperty: *const c_void,
+    /* 131 */
+    pub GetSystemProperty:
+        Option<unsafe extern "C" fn(*mut JvmtiEnv, *const c_char, *mut *mut c_char) -> JvmtiError>,
     /* 132 */ pub SetSystemProperty: *const c_void,
     /* 133 */
     pub GetPhase: Option<unsafe extern "C" fn(*mut JvmtiEnv, *mut jint) -> JvmtiError>,

@@ -93,9 +93,4 @@ impl Support {
             .clone()
             .map_err(|e| format!("virtual threads cannot be followed across carriers: {e}"))
     }
-
-    /// Are virtual threads followed (their events on)?
-    pub fn is_following(&self) -> bool {
-        matches!(self.following.get(), Some(Ok(())))
-    }
 }
