@@ -333,6 +333,9 @@ impl<'a> Walker<'a> {
                 .entry(group)
                 .or_default()
                 .add_samples(&self.path, weight, hit);
+            // The recording follows the snapshot: the group's sample.
+            let depth = self.config.depth;
+            crate::jfr::sample((jvmti, jni), group, frames, depth, state, weight, hit);
             counters.walked += 1;
             counters.add_fold(clock::now_ns() - t1);
             return;
