@@ -234,7 +234,7 @@ const TASK_TREE: [(&str, u64, u64); 17] = [
 
 #[test]
 fn profile_tree_is_exact_across_unmounts() {
-    let (_, xml) = run_truth("vt-truth-profile", &format!("profile,include={VT}"));
+    let (dir, xml) = run_truth("vt-truth-profile", &format!("profile,include={VT}"));
     let doc = roxmltree::Document::parse(&xml).unwrap();
     let threads = section_threads(&doc, "profile");
     for (group, n) in [("[virtual threads]", UNNAMED), ("worker-#", NAMED)] {
@@ -297,6 +297,20 @@ fn profile_tree_is_exact_across_unmounts() {
         UNNAMED + NAMED + 2 * ROUNDS
     );
     assert!(!threads.keys().any(|k| k.is_empty()), "a nameless <thread>");
+    // The readers know the groups: report --thread and the flame page's
+    // thread picker say how many virtual threads a group holds.
+    let snap = dir.join("vt.xml");
+    let report = profrj_ok(&["report", s(&snap), "--thread", "[virtual threads]"]);
+    let facts = format!("thread \"[virtual threads]\": a group of {UNNAMED} virtual threads");
+    assert!(report.contains(&facts), "{report}");
+    let page = dir.join("vt.html");
+    profrj_ok(&["flame", s(&snap), "-o", s(&page)]);
+    let page = std::fs::read_to_string(&page).unwrap();
+    let picker = format!("\"name\":\"worker-#\",\"virtualThreads\":{NAMED}");
+    assert!(
+        page.contains(&picker),
+        "the flame page's threads lack {picker}"
+    );
 }
 
 #[test]
