@@ -32,31 +32,28 @@ fn vt_java() -> PathBuf {
     PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
 }
 
+/// Runs VirtualBusy (2 unnamed virtual threads busy for `millis`) with
+/// the agent's `options` in a fresh directory, which it returns.
+fn run_busy(name: &str, options: &str, millis: u32) -> PathBuf {
+    let dir = temp_dir(name);
+    let out = Command::new(vt_java())
+        .current_dir(&dir)
+        .arg(format!("-agentpath:{}={options}", agent().display()))
+        .args(["-cp", harness_classes(), "profrj.harness.VirtualBusy"])
+        .arg(millis.to_string())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    dir
+}
+
 /// Runs VirtualBusy (2 unnamed virtual threads) with `options`; returns
 /// (RUNNABLE samples of the carriers and of the group `[virtual threads]`,
 /// their cumulatedElapsed, samples in VirtualBusy.busy() there,
 /// the group's count of virtual threads).
 fn run(name: &str, options: &str) -> (u64, u64, u64, Option<u64>) {
-    let dir = temp_dir(name);
-    let out = Command::new(vt_java())
-        .current_dir(&dir)
-        .arg(format!(
-            "-agentpath:{}={options},file=vt.xml",
-            agent().display()
-        ))
-        .args([
-            "-cp",
-            harness_classes(),
-            "profrj.harness.VirtualBusy",
-            "1500",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let dir = run_busy(name, &format!("{options},file=vt.xml"), 1500);
     let xml = read_snapshot(&dir.join("vt.xml"));
     let doc = roxmltree::Document::parse(&xml).unwrap();
     let threads = section_threads(&doc, "sampler");
@@ -486,26 +483,7 @@ fn sampling_and_jfr_show_whole_virtual_stacks() {
     // Two virtual threads that never wait: most samples are theirs, each
     // with its whole stack, down to the virtual thread's run(), not the
     // carrier's cut at Continuation.enterSpecial.
-    let dir = temp_dir("vt-busy-jfr");
-    let out = Command::new(vt_java())
-        .current_dir(&dir)
-        .arg(format!(
-            "-agentpath:{}=sampling,jfr=vt.jfr",
-            agent().display()
-        ))
-        .args([
-            "-cp",
-            harness_classes(),
-            "profrj.harness.VirtualBusy",
-            "500",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let dir = run_busy("vt-busy-jfr", "sampling,jfr=vt.jfr", 500);
     let stacks = jfr_stacks(&dir.join("vt.jfr"));
     let busy: Vec<_> = stacks
         .iter()
