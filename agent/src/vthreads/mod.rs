@@ -12,9 +12,10 @@
 //! it. The record of a virtual thread lives in the JVMTI thread-local
 //! storage HotSpot keeps per virtual thread.
 //!
-//! The events need `can_support_virtual_threads`, which HotSpot grants in
-//! the OnLoad phase only (`vthreads=on`, the default): after a late
-//! attach, virtual threads share their carriers' records, as before.
+//! The events need `can_support_virtual_threads` (`vthreads=on`, the
+//! default), which HotSpot 21 and 25 grant at start-up and after a late
+//! attach alike (VirtualTruth's tree checked exact both ways); where a JVM
+//! refuses it, virtual threads share their carriers' records, as before.
 //! They are enabled at the first session of a mode that keeps such state
 //! ([`needed`]) and stay on for the JVM's life, like the probes (turning
 //! them off could leave a carrier pointing at a record that moved on).
