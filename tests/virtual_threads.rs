@@ -229,6 +229,26 @@ const TASK_TREE: [(&str, u64, u64); 17] = [
     ("task/allocate", 1, 0),
 ];
 
+/// `tree` (from [`paths`]) is exactly `n` Tasks' ([`TASK_TREE`]).
+fn assert_task_tree(tree: &BTreeMap<String, roxmltree::Node>, group: &str, n: u64) {
+    let got: Vec<(&str, u64, u64)> = tree
+        .iter()
+        .map(|(p, n)| {
+            (
+                p.as_str(),
+                attr_u64(*n, "count"),
+                attr_u64(*n, "exceptions"),
+            )
+        })
+        .collect();
+    let mut want: Vec<(&str, u64, u64)> = TASK_TREE
+        .iter()
+        .map(|&(p, c, e)| (p, c * n, e * n))
+        .collect();
+    want.sort();
+    assert_eq!(got, want, "{group}: the tree of {n} tasks");
+}
+
 #[test]
 fn profile_tree_is_exact_across_unmounts() {
     let (dir, xml) = run_truth("vt-truth-profile", &format!("profile,include={VT}"));
@@ -238,22 +258,7 @@ fn profile_tree_is_exact_across_unmounts() {
         let t = threads[group];
         assert_eq!(group_size(t), Some(n), "{group}");
         let tree = paths(t);
-        let got: Vec<(&str, u64, u64)> = tree
-            .iter()
-            .map(|(p, n)| {
-                (
-                    p.as_str(),
-                    attr_u64(*n, "count"),
-                    attr_u64(*n, "exceptions"),
-                )
-            })
-            .collect();
-        let mut want: Vec<(&str, u64, u64)> = TASK_TREE
-            .iter()
-            .map(|&(p, c, e)| (p, c * n, e * n))
-            .collect();
-        want.sort();
-        assert_eq!(got, want, "{group}: the tree of {n} tasks");
+        assert_task_tree(&tree, group, n);
         // A call that waits is one call: its wall time holds the wait
         // (each work() sleeps >= 1 ms), its CPU time does not.
         let work = tree["task/work"];
@@ -405,6 +410,39 @@ fn memory_counts_exactly_per_group() {
     assert_eq!(payloads(threads["main"]), 3);
     let total: u64 = threads.values().map(|t| payloads(*t)).sum();
     assert_eq!(total, 3 * (UNNAMED + NAMED + 1));
+}
+
+#[test]
+fn a_late_attach_follows_virtual_threads() {
+    // HotSpot 21+ grants can_support_virtual_threads in the live phase.
+    let dir = temp_dir("vt-truth-attach");
+    let mut child = Command::new(vt_java())
+        .current_dir(&dir)
+        .args(["-Xmx256m", "-cp", harness_classes(), VT])
+        .args([UNNAMED.to_string(), NAMED.to_string(), "3000".into()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut stdout, &mut line).unwrap();
+    assert_eq!(line.trim(), "ready");
+    let snap = dir.join("vt.xml");
+    let opts = format!("profile,include={VT},file={}", snap.display());
+    let pid = child.id();
+    let (code, out) = profrj_run(&["attach", &pid.to_string(), &opts]);
+    let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap_or_default();
+    let jvm: Vec<_> = maps.lines().filter(|l| l.contains("jvm")).take(2).collect();
+    assert_eq!(code, 0, "{out}\n{} bytes of maps; {jvm:?}", maps.len());
+    assert!(child.wait().unwrap().success());
+    let xml = read_snapshot(&snap);
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let threads = section_threads(&doc, "profile");
+    for (group, n) in [("[virtual threads]", UNNAMED), ("worker-#", NAMED)] {
+        assert_eq!(group_size(threads[group]), Some(n), "{group}");
+        assert_task_tree(&paths(threads[group]), group, n);
+    }
 }
 
 /// The lock section's contended waits in `class` by thread: (count, ns).

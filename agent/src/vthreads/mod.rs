@@ -14,7 +14,7 @@
 //!
 //! The events need `can_support_virtual_threads` (`vthreads=on`, the
 //! default), which HotSpot 21 and 25 grant at start-up and after a late
-//! attach alike (VirtualTruth's tree checked exact both ways); where a JVM
+//! attach alike (tests/virtual_threads.rs checks both); where a JVM
 //! refuses it, virtual threads share their carriers' records, as before.
 //! They are enabled at the first session of a mode that keeps such state
 //! ([`needed`]) and stay on for the JVM's life, like the probes (turning
