@@ -57,6 +57,21 @@ impl ThreadRecord {
         self.virtual_threads > 0
     }
 
+    /// A thread named `name`, alive, seen from the start, 7 ns of CPU (the
+    /// writers' tests).
+    #[cfg(test)]
+    pub fn named(name: &str) -> Self {
+        ThreadRecord {
+            name: name.into(),
+            start_ns: 0,
+            end_ns: None,
+            cpu_ns: 7,
+            tid: 0,
+            virtual_threads: 0,
+            virtual_ended: 0,
+        }
+    }
+
     pub fn is_alive(&self) -> bool {
         self.end_ns.is_none()
     }

@@ -13,26 +13,35 @@
 //! never below the sum of its callees' totals (a mean that overstates a
 //! call's probe cost shrinks it to that sum, its self time to 0), so the
 //! tree stays consistent however the estimate errs.
+//!
+//! Virtual threads (JDK 21+): a Java thread's open calls ([`Caller`]) are a
+//! slot of its record, which follows a virtual thread from carrier to
+//! carrier (`per_thread`); the trees stay per OS thread, a carrier keeping
+//! one per group of virtual threads it ran ([`CarrierTrees`], in its own
+//! record), so the probes never share a tree between threads. At a mount
+//! the virtual thread's open calls move onto this carrier's tree (the same
+//! paths: a call counts where it began, its times where it ends) and its
+//! CPU clock goes on from where it stopped; a dump adds a group's trees up.
 
 use crate::tsc as clock;
 pub mod mode;
-mod section;
+mod model;
 mod tree;
 
-pub use section::write_section;
-
+use crate::per_thread::{self, Held, ThreadValue};
 use crate::threads::ThreadId;
-use crate::vm::Jni;
-use crate::vthreads::record::{self, Slot};
+use crate::vm::{Jni, Native};
 use jni_sys::{jclass, jint, JNIEnv};
 use parking_lot::Mutex;
 use std::cell::{Cell, RefCell, UnsafeCell};
-use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::{Arc, OnceLock};
 use tree::{bump, Tree};
 
-/// The probe natives: (name, descriptor, function) for RegisterNatives.
-pub fn natives() -> [(&'static str, &'static str, *mut std::ffi::c_void); 3] {
+/// The probe natives: (name, descriptor, function) for RegisterNatives,
+/// timing every call. `timing=sampled` binds [`natives_sampled`] instead
+/// (the JVM then calls those: no flag on the probes' path).
+pub fn natives() -> [Native; 3] {
     [
         ("enter", "(I)V", enter as *mut _),
         ("exit", "(I)V", exit as *mut _),
@@ -40,54 +49,62 @@ pub fn natives() -> [(&'static str, &'static str, *mut std::ffi::c_void); 3] {
     ]
 }
 
+/// The probe natives of `timing=sampled`.
+pub fn natives_sampled() -> [Native; 3] {
+    [
+        ("enter", "(I)V", enter_sampled as *mut _),
+        ("exit", "(I)V", exit_sampled as *mut _),
+        ("unwind", "(I)V", unwind_sampled as *mut _),
+    ]
+}
+
 /// What `profile` keeps for the JVM's lifetime (its probes stay in the
-/// code when a session stops; a resume goes on with the same trees). Owned
-/// by the agent; the probes reach it through `agent::host()`.
+/// code when a session stops; a resume goes on with the same trees): the
+/// host's state of this type. The probes reach it through their thread's
+/// [`ThreadProfile`].
 #[derive(Default)]
 pub struct Lifetime {
     /// Recording on/off (a stopped session leaves its data as it was).
     active: AtomicBool,
     /// Every thread that ran a probe, ended ones included.
     threads: Mutex<Vec<Arc<ThreadProfile>>>,
-    started: OnceLock<()>,
+    /// `timing=sampled`, fixed by the first start.
+    sampled: OnceLock<bool>,
 }
-
-/// The agent's profile lifetime, for the probes (set at the first start):
-/// reaching it through `agent::host()` cost a little more per probe.
-static LIFE: AtomicPtr<Lifetime> = AtomicPtr::new(std::ptr::null_mut());
 
 /// One call in this many (per thread, on average: see `next_countdown`)
 /// measures its probes' cost; with `timing=sampled`, the only calls timed.
 pub const SAMPLE_EVERY: u32 = 32;
 
-/// `timing=sampled`, fixed by the first start.
-static SAMPLED: OnceLock<bool> = OnceLock::new();
-
-/// Are times taken on one call in [`SAMPLE_EVERY`] only?
-pub fn timing_sampled() -> bool {
-    SAMPLED.get().copied().unwrap_or(false)
-}
-
-/// The same as a plain static for the probes.
-static SAMPLED_FAST: AtomicBool = AtomicBool::new(false);
-
 impl Lifetime {
-    pub fn start(&'static self, sampled: bool) {
-        let fixed = *SAMPLED.get_or_init(|| sampled);
+    /// Starts recording; the first start fixes `timing` (`sampled`) for
+    /// the JVM. `rebind` binds the sampled probes when that one is chosen.
+    pub fn start(&'static self, sampled: bool, rebind: impl FnOnce()) {
+        let mut chosen = false;
+        let fixed = *self.sampled.get_or_init(|| {
+            chosen = true;
+            clock::init();
+            sampled
+        });
+        if chosen && fixed {
+            rebind();
+        }
         if fixed != sampled {
             crate::log::error_once(
                 "profile timing",
                 "profile: timing= kept as the first profile session set it",
             );
         }
-        SAMPLED_FAST.store(fixed, Relaxed);
-        self.started.get_or_init(clock::init);
-        LIFE.store(self as *const Lifetime as *mut Lifetime, Relaxed);
         self.active.store(true, Relaxed);
     }
 
     pub fn stop(&self) {
         self.active.store(false, Relaxed);
+    }
+
+    /// Are times taken on one call in [`SAMPLE_EVERY`] only?
+    pub fn timing_sampled(&self) -> bool {
+        self.sampled.get().copied().unwrap_or(false)
     }
 
     /// A copy of the list of thread profiles, for a dump.
@@ -96,10 +113,9 @@ impl Lifetime {
     }
 }
 
-/// One tree of calls: a platform thread's, or one carrier's share of a
-/// group of virtual threads (the calls that ran there; a snapshot adds up a
-/// group's shares). Written only by the OS thread that made it; dumps read
-/// `tree`.
+/// One tree of calls, read by dumps: a platform thread's, or one carrier's
+/// share of a group of virtual threads (a dump adds a group's shares up).
+/// Written only by the OS thread that made it.
 pub struct ThreadProfile {
     pub thread: Option<ThreadId>,
     pub tree: Tree,
@@ -108,8 +124,8 @@ pub struct ThreadProfile {
 }
 
 // SAFETY: `stats` is only ever accessed by the OS thread that made the
-// profile (through its callers); other threads read only `tree`, which is
-// built for concurrent reading.
+// profile (through the callers whose home it is); other threads read only
+// `tree`, which is built for concurrent reading.
 unsafe impl Sync for ThreadProfile {}
 // SAFETY: as above; the profile is created on its thread and only shared.
 unsafe impl Send for ThreadProfile {}
@@ -127,16 +143,71 @@ struct Stats {
     cost: [Mean; 2],
 }
 
-/// One Java thread's open calls (the `profile` slot of its record): a
-/// platform thread's, or a virtual thread's, which go with it from carrier
-/// to carrier.
+/// One Java thread's open calls, in its record: a platform thread's, or a
+/// virtual thread's, which go with it from carrier to carrier.
 struct Caller {
     /// The tree its calls count in: its own thread's, or for a virtual
     /// thread the carrier's tree for its group, moved at each mount.
     home: Cell<*const ThreadProfile>,
     /// The thread (a virtual thread's group) the calls count for.
     thread: Option<ThreadId>,
+    life: &'static Lifetime,
+    /// Touched only by the thread whose record holds the caller.
     own: UnsafeCell<Own>,
+}
+
+/// The caller's state goes with its thread (calls still open are never
+/// closed: a dump leaves out calls that are running); its home tree stays
+/// in the lifetime's list.
+impl ThreadValue for Caller {
+    /// The virtual thread was mounted on this carrier: its open calls move
+    /// onto this carrier's tree for its group (the same paths, made there
+    /// if new), and its CPU clock goes on from where it stopped.
+    fn mounted(&self) {
+        let home = carrier_profile(self.life, self.thread);
+        // SAFETY: only the thread whose record holds the caller touches
+        // `own`, and it runs this (its mount, on its new carrier).
+        let own = unsafe { &mut *self.own.get() };
+        if home != self.home.get() {
+            // SAFETY: a profile of the lifetime's list (never dropped).
+            let tree = unsafe { &(*home).tree };
+            let mut parent = tree.node(Tree::ROOT);
+            for (i, f) in own.stack.iter_mut().enumerate() {
+                match tree.child_of(parent, f.method) {
+                    Some((_, n)) => {
+                        f.node = n as *const tree::Node;
+                        parent = n;
+                    }
+                    None => {
+                        // Tree full: the calls from here up go unrecorded.
+                        own.stack.truncate(i);
+                        break;
+                    }
+                }
+            }
+            self.home.set(home);
+        }
+        let now = stats_of(home).cpu.now(clock::ticks());
+        own.cpu_offset = own.cpu_unmounted.wrapping_sub(now);
+    }
+
+    /// The virtual thread unmounts: its CPU clock stops.
+    fn unmounting(&self) {
+        // SAFETY: as in `mounted`.
+        let own = unsafe { &mut *self.own.get() };
+        let now = stats_of(self.home.get()).cpu.now(clock::ticks());
+        own.cpu_unmounted = now.wrapping_add(own.cpu_offset);
+    }
+}
+
+impl Caller {
+    /// The tree its calls count in now.
+    #[inline(always)]
+    fn home(&self) -> &'static ThreadProfile {
+        // SAFETY: a profile kept alive in the lifetime's `threads` (never
+        // emptied), in the host's state, which is never dropped.
+        unsafe { &*self.home.get() }
+    }
 }
 
 struct Own {
@@ -150,6 +221,62 @@ struct Own {
     /// A virtual thread's CPU clock when it last unmounted.
     cpu_unmounted: u64,
 }
+
+/// A carrier's trees for the groups of virtual threads it ran, in its own
+/// record (not the mounted virtual thread's).
+#[derive(Default)]
+struct CarrierTrees(RefCell<Vec<(Option<ThreadId>, *const ThreadProfile)>>);
+
+/// The trees stay in the lifetime's list when the carrier ends.
+impl ThreadValue for CarrierTrees {}
+
+/// The calling carrier's tree for `group`, made the first time.
+fn carrier_profile(life: &'static Lifetime, group: Option<ThreadId>) -> *const ThreadProfile {
+    per_thread::with_carrier(
+        || Some(Held::Own(Box::default())),
+        |trees: &CarrierTrees| {
+            let mut trees = trees.0.borrow_mut();
+            match trees.iter().find(|t| t.0 == group) {
+                Some(&(_, p)) => p,
+                None => {
+                    let p = new_profile(life, group);
+                    trees.push((group, p));
+                    p
+                }
+            }
+        },
+    )
+    .unwrap_or_else(|| new_profile(life, group))
+}
+
+/// A new tree of the calling OS thread, for `thread`'s calls, kept in the
+/// lifetime's list for dumps (for good: the returned pointer stays valid).
+fn new_profile(life: &Lifetime, thread: Option<ThreadId>) -> *const ThreadProfile {
+    let profile = Arc::new(ThreadProfile {
+        thread,
+        tree: Tree::new(),
+        stats: UnsafeCell::new(Stats {
+            cpu: clock::CpuClock::new(clock::ticks()),
+            countdown: SAMPLE_EVERY,
+            rng: (clock::ticks() as u32) | 1,
+            cost: [Mean::new(), Mean::new()],
+        }),
+    });
+    let p = Arc::as_ptr(&profile);
+    life.threads.lock().push(profile);
+    p
+}
+
+/// The stats of a profile made by the calling OS thread.
+#[allow(clippy::mut_from_ref)]
+fn stats_of(p: *const ThreadProfile) -> &'static mut Stats {
+    // SAFETY: `p` lives in the lifetime's list for good; its stats are
+    // touched only by the OS thread that made it, which the callers of this
+    // function are (a caller's home is always its current OS thread's),
+    // one use at a time.
+    unsafe { &mut *(*p).stats.get() }
+}
+
 /// A running mean of probe costs in ticks. A sample is at most four times
 /// the mean once there are 8 (an interrupt, a page fault), and never more
 /// than `cap` ([`MAX_PROBE_NS`]); a probe that did more than its usual
@@ -206,183 +333,63 @@ struct Frame {
     child_overhead: u64,
 }
 
-/// The calling thread's caller state and home, the first made on its first
+/// Runs `f` with the calling thread's tree, open calls and its OS thread's
+/// stats while profile records; the caller is made on the thread's first
 /// probe.
 #[inline(always)]
-fn current(life: &Lifetime, env: *mut JNIEnv) -> Option<&'static Caller> {
-    let record = record::current()?;
-    let p = record.get(Slot::Profile).cast::<Caller>();
-    if !p.is_null() {
-        // SAFETY: set by `first_probe` from a Box the record owns until
-        // its thread ends (`end_caller`), after which no probe of that
-        // thread runs.
-        return Some(unsafe { &*p });
-    }
-    first_probe(life, env, record)
+fn on_thread(env: *mut JNIEnv, f: impl FnOnce(&ThreadProfile, &mut Own, &mut Stats)) {
+    per_thread::with(
+        || first_probe(env),
+        // Inlined into the probe, as all of its work is: a call here cost
+        // ~3 ns per probe (thread CPU time, scripts/profile-bench).
+        #[inline(always)]
+        |caller: &Caller| {
+            if caller.life.active.load(Relaxed) {
+                let tp = caller.home();
+                // SAFETY: only the thread whose record holds the caller
+                // touches its `own`; the home's stats only the OS thread
+                // that made the home, which runs this probe (a virtual
+                // thread's home follows it).
+                let (own, stats) = unsafe { (&mut *caller.own.get(), &mut *tp.stats.get()) };
+                f(tp, own, stats)
+            }
+        },
+    );
 }
 
-impl Caller {
-    /// The tree its calls count in now.
-    #[inline(always)]
-    fn home(&self) -> &'static ThreadProfile {
-        // SAFETY: a profile kept alive in the lifetime's `threads` (never
-        // emptied) by the agent, which is never dropped.
-        unsafe { &*self.home.get() }
+/// The thread's caller state, made on its first probe while profile
+/// records, with a platform thread's tree.
+fn first_probe(env: *mut JNIEnv) -> Option<Held<Caller>> {
+    let host = crate::host::get()?;
+    let life = host.state::<Lifetime>();
+    if !life.active.load(Relaxed) {
+        return None;
     }
-}
-
-/// [`current`] on the thread's first probe: makes its caller state, and a
-/// platform thread's profile.
-#[cold]
-#[inline(never)]
-fn first_probe(
-    life: &Lifetime,
-    env: *mut JNIEnv,
-    record: &'static record::Record,
-) -> Option<&'static Caller> {
     // SAFETY: `env` is what the VM passed to the probe native that called
     // this (enter, exit, unwind), on this thread: its JNIEnv.
     let jni = unsafe { Jni::from_raw(env) };
-    let thread = record.identity(&jni);
-    let home = match record.is_virtual() {
+    let thread = host.current_thread(&jni);
+    let is_virtual = per_thread::on_virtual_thread();
+    let home = match is_virtual {
         true => carrier_profile(life, thread),
         false => new_profile(life, thread),
     };
     // A virtual thread's CPU clock starts at 0 now.
-    let cpu_offset = 0u64.wrapping_sub(stats_of(home).cpu.now(clock::ticks()));
-    let caller = Box::new(Caller {
+    let cpu_offset = match is_virtual {
+        true => 0u64.wrapping_sub(stats_of(home).cpu.now(clock::ticks())),
+        false => 0,
+    };
+    Some(Held::Own(Box::new(Caller {
         home: Cell::new(home),
         thread,
+        life,
         own: UnsafeCell::new(Own {
             stack: Vec::with_capacity(64),
             calls: 0,
-            cpu_offset: if record.is_virtual() { cpu_offset } else { 0 },
+            cpu_offset,
             cpu_unmounted: 0,
         }),
-    });
-    let p = Box::into_raw(caller);
-    record.set(Slot::Profile, p.cast_const().cast());
-    // SAFETY: the record owns it from now on, freed only at its thread's end.
-    Some(unsafe { &*p })
-}
-
-/// A new profile of the calling OS thread, for `thread`'s calls, kept in
-/// the lifetime's list for dumps.
-fn new_profile(life: &Lifetime, thread: Option<ThreadId>) -> *const ThreadProfile {
-    let profile = Arc::new(ThreadProfile {
-        thread,
-        tree: Tree::new(),
-        stats: UnsafeCell::new(Stats {
-            cpu: clock::CpuClock::new(clock::ticks()),
-            countdown: SAMPLE_EVERY,
-            rng: (clock::ticks() as u32) | 1,
-            cost: [Mean::new(), Mean::new()],
-        }),
-    });
-    let p = Arc::as_ptr(&profile);
-    life.threads.lock().push(profile);
-    p
-}
-
-/// The stats of a profile made by the calling OS thread.
-#[allow(clippy::mut_from_ref)]
-fn stats_of(p: *const ThreadProfile) -> &'static mut Stats {
-    // SAFETY: `p` lives in the lifetime's list for good; its stats are
-    // touched only by the OS thread that made it, which the callers of this
-    // function are (a profile from `new_profile` or `carrier_profile` on
-    // this thread), one use at a time.
-    unsafe { &mut *(*p).stats.get() }
-}
-
-thread_local! {
-    /// This carrier's trees for the groups of virtual threads it has run.
-    static CARRIER_TREES: RefCell<Vec<(Option<ThreadId>, *const ThreadProfile)>> =
-        const { RefCell::new(Vec::new()) };
-}
-
-/// The calling carrier's tree for `group`, made the first time.
-fn carrier_profile(life: &Lifetime, group: Option<ThreadId>) -> *const ThreadProfile {
-    CARRIER_TREES.with(|trees| {
-        let mut trees = trees.borrow_mut();
-        match trees.iter().find(|t| t.0 == group) {
-            Some(&(_, p)) => p,
-            None => {
-                let p = new_profile(life, group);
-                trees.push((group, p));
-                p
-            }
-        }
-    })
-}
-
-/// What the thread records do with a caller ([`record::Hooks`]).
-pub const RECORD_HOOKS: record::Hooks = record::Hooks {
-    mounted: Some(mounted),
-    unmounting: Some(unmounting),
-    ended: end_caller,
-};
-
-/// A virtual thread with calls of its own was mounted on this carrier: its
-/// open calls move onto this carrier's tree for its group (the same paths,
-/// made there if new: a call counts where it began, its times where it
-/// ends, and a snapshot adds the group's trees up), and its CPU clock
-/// goes on from where it stopped.
-fn mounted(p: *const ()) {
-    // SAFETY: the record's profile slot holds a Caller of `first_probe`'s;
-    // this is the virtual thread's record, current on this carrier now.
-    let caller = unsafe { &*p.cast::<Caller>() };
-    let Some(life) = life() else { return };
-    let home = carrier_profile(life, caller.thread);
-    // SAFETY: only the thread the record is current on touches `own`.
-    let own = unsafe { &mut *caller.own.get() };
-    if home != caller.home.get() {
-        // SAFETY: a profile of the lifetime's list (never dropped).
-        let tree = unsafe { &(*home).tree };
-        let mut parent = tree.node(Tree::ROOT);
-        for (i, f) in own.stack.iter_mut().enumerate() {
-            match tree.child_of(parent, f.method) {
-                Some((_, n)) => {
-                    f.node = n as *const tree::Node;
-                    parent = n;
-                }
-                None => {
-                    // Tree full: the calls from here up go unrecorded.
-                    own.stack.truncate(i);
-                    break;
-                }
-            }
-        }
-        caller.home.set(home);
-    }
-    let now = stats_of(home).cpu.now(clock::ticks());
-    own.cpu_offset = own.cpu_unmounted.wrapping_sub(now);
-}
-
-/// A virtual thread with calls of its own unmounts: its CPU clock stops.
-fn unmounting(p: *const ()) {
-    // SAFETY: as in `mounted`.
-    let caller = unsafe { &*p.cast::<Caller>() };
-    // SAFETY: only the thread the record is current on touches `own`.
-    let own = unsafe { &mut *caller.own.get() };
-    let now = stats_of(caller.home.get()).cpu.now(clock::ticks());
-    own.cpu_unmounted = now.wrapping_add(own.cpu_offset);
-}
-
-/// The thread ended: its caller state goes (calls still open are never
-/// closed: a dump leaves out calls that are running).
-///
-/// # Safety
-/// `p` is a profile slot's value (a Box of `first_probe`'s), ended once.
-unsafe fn end_caller(p: *const ()) {
-    // SAFETY: the caller's promise.
-    drop(unsafe { Box::from_raw(p.cast::<Caller>().cast_mut()) });
-}
-
-/// The profile lifetime, whether or not it records.
-#[inline(always)]
-fn life() -> Option<&'static Lifetime> {
-    // SAFETY: set from the agent's `&'static Lifetime` (never dropped).
-    unsafe { LIFE.load(Relaxed).as_ref() }
+    })))
 }
 
 /// Calls until the next sampled one: 1 to 2 × [`SAMPLE_EVERY`] - 1, mean
@@ -398,127 +405,135 @@ fn next_countdown(rng: &mut u32) -> u32 {
     1 + x % (2 * SAMPLE_EVERY - 1)
 }
 
-/// The profile lifetime while recording.
-#[inline(always)]
-fn recording() -> Option<&'static Lifetime> {
-    let life = LIFE.load(Relaxed);
-    // SAFETY: set from the agent's `&'static Lifetime` (never dropped).
-    let life = unsafe { life.as_ref() }?;
-    life.active.load(Relaxed).then_some(life)
+extern "system" fn enter(env: *mut JNIEnv, _class: jclass, method: jint) {
+    enter_with::<false>(env, method)
 }
 
-extern "system" fn enter(env: *mut JNIEnv, _class: jclass, method: jint) {
-    // Two copies of the probe, so that timing every call tests nothing of
-    // `timing=sampled` but this.
-    match SAMPLED_FAST.load(Relaxed) {
-        false => enter_with::<false>(env, method),
-        true => enter_with::<true>(env, method),
-    }
+/// `enter` of `timing=sampled`: a second copy of the probe, so that timing
+/// every call tests nothing of `timing=sampled` but this.
+extern "system" fn enter_sampled(env: *mut JNIEnv, _class: jclass, method: jint) {
+    enter_with::<true>(env, method)
 }
 
 #[inline(always)]
 fn enter_with<const SAMPLED_TIMING: bool>(env: *mut JNIEnv, method: jint) {
     let sampled_timing = SAMPLED_TIMING;
     let mut t1 = if sampled_timing { 0 } else { clock::ticks() };
-    let Some(life) = recording() else {
-        return;
-    };
     crate::vm::guard_hot("profile probe", (), || {
-        let Some(caller) = current(life, env) else {
-            return;
-        };
-        let tp = caller.home();
-        // SAFETY: only the thread whose record holds the caller touches its
-        // `own`; the home's stats only the OS thread that made the home,
-        // which runs this probe (a virtual thread's home follows it).
-        let (own, stats) = unsafe { (&mut *caller.own.get(), &mut *tp.stats.get()) };
-        let parent = match own.stack.last() {
-            // SAFETY: a frame's node lives as long as the tree (`Frame::node`).
-            Some(f) => unsafe { &*f.node },
-            None => tp.tree.node(Tree::ROOT),
-        };
-        let nodes = tp.tree.nodes();
-        let Some((_, node)) = tp.tree.child_of(parent, method as u32) else {
-            return; // tree full: the call goes unrecorded (its exit finds no frame)
-        };
-        bump(&node.count, 1);
-        stats.countdown -= 1;
-        if sampled_timing {
-            own.calls += 1;
-        }
-        let sampled = stats.countdown == 0;
-        let timed = !sampled_timing || sampled;
-        if sampled_timing && sampled {
-            t1 = clock::ticks();
-        }
-        let cpu = match timed {
-            true => stats.cpu.now(t1).wrapping_add(own.cpu_offset),
-            false => 0,
-        };
-        own.stack.push(Frame {
-            node: node as *const tree::Node,
-            method: method as u32,
-            start: t1,
-            start_cpu: cpu,
-            sampled,
-            child_ticks: if sampled_timing { own.calls } else { 0 },
-            child_cpu: 0,
-            child_overhead: 0,
-        });
-        if sampled {
-            stats.countdown = next_countdown(&mut stats.rng);
-            let t = clock::ticks();
-            if tp.tree.nodes() == nodes {
-                stats.cost[0].add(t.saturating_sub(t1));
-            }
-        }
+        on_thread(
+            env,
+            #[inline(always)]
+            |tp, own, stats| enter_on(tp, (own, stats), method, sampled_timing, &mut t1),
+        )
     })
 }
 
-extern "system" fn exit(env: *mut JNIEnv, _class: jclass, method: jint) {
-    match SAMPLED_FAST.load(Relaxed) {
-        false => leave::<false>(env, method as u32, false),
-        true => leave::<true>(env, method as u32, false),
+#[inline(always)]
+fn enter_on(
+    tp: &ThreadProfile,
+    (own, stats): (&mut Own, &mut Stats),
+    method: jint,
+    sampled_timing: bool,
+    t1: &mut u64,
+) {
+    let parent = match own.stack.last() {
+        // SAFETY: a frame's node lives as long as the tree (`Frame::node`).
+        Some(f) => unsafe { &*f.node },
+        None => tp.tree.node(Tree::ROOT),
+    };
+    let nodes = tp.tree.nodes();
+    let Some((_, node)) = tp.tree.child_of(parent, method as u32) else {
+        return; // tree full: the call goes unrecorded (its exit finds no frame)
+    };
+    bump(&node.count, 1);
+    stats.countdown -= 1;
+    if sampled_timing {
+        own.calls += 1;
+    }
+    let sampled = stats.countdown == 0;
+    let timed = !sampled_timing || sampled;
+    if sampled_timing && sampled {
+        *t1 = clock::ticks();
+    }
+    let t1 = *t1;
+    let cpu = match timed {
+        true => stats.cpu.now(t1).wrapping_add(own.cpu_offset),
+        false => 0,
+    };
+    own.stack.push(Frame {
+        node: node as *const tree::Node,
+        method: method as u32,
+        start: t1,
+        start_cpu: cpu,
+        sampled,
+        child_ticks: if sampled_timing { own.calls } else { 0 },
+        child_cpu: 0,
+        child_overhead: 0,
+    });
+    if sampled {
+        stats.countdown = next_countdown(&mut stats.rng);
+        let t = clock::ticks();
+        if tp.tree.nodes() == nodes {
+            stats.cost[0].add(t.saturating_sub(t1));
+        }
     }
 }
 
+extern "system" fn exit(env: *mut JNIEnv, _class: jclass, method: jint) {
+    leave::<false>(env, method as u32, false)
+}
+
 extern "system" fn unwind(env: *mut JNIEnv, _class: jclass, method: jint) {
-    match SAMPLED_FAST.load(Relaxed) {
-        false => leave::<false>(env, method as u32, true),
-        true => leave::<true>(env, method as u32, true),
-    }
+    leave::<false>(env, method as u32, true)
+}
+
+extern "system" fn exit_sampled(env: *mut JNIEnv, _class: jclass, method: jint) {
+    leave::<true>(env, method as u32, false)
+}
+
+extern "system" fn unwind_sampled(env: *mut JNIEnv, _class: jclass, method: jint) {
+    leave::<true>(env, method as u32, true)
 }
 
 #[inline(always)]
 fn leave<const SAMPLED_TIMING: bool>(env: *mut JNIEnv, method: u32, exceptional: bool) {
     let sampled_timing = SAMPLED_TIMING;
     let mut t2 = if sampled_timing { 0 } else { clock::ticks() };
-    let Some(life) = recording() else {
+    crate::vm::guard_hot("profile probe", (), || {
+        on_thread(
+            env,
+            #[inline(always)]
+            |_, own, stats| leave_on::<SAMPLED_TIMING>(own, stats, method, exceptional, &mut t2),
+        )
+    })
+}
+
+#[inline(always)]
+fn leave_on<const SAMPLED_TIMING: bool>(
+    own: &mut Own,
+    stats: &mut Stats,
+    method: u32,
+    exceptional: bool,
+    t2: &mut u64,
+) {
+    let sampled_timing = SAMPLED_TIMING;
+    // Frames above the one being left missed their exit: an exception from
+    // a super() call (no handler may cover it) or a call entered before a
+    // `resume`. They close here, as exceptional exits. An exit with no
+    // frame of its own (entered while stopped) is ignored.
+    let Some(depth) = own.stack.iter().rposition(|f| f.method == method) else {
         return;
     };
-    crate::vm::guard_hot("profile probe", (), || {
-        let Some(caller) = current(life, env) else {
-            return;
-        };
-        // SAFETY: as in `enter_with`.
-        let (own, stats) = unsafe { (&mut *caller.own.get(), &mut *caller.home().stats.get()) };
-        // Frames above the one being left missed their exit: an exception from
-        // a super() call (no handler may cover it) or a call entered before a
-        // `resume`. They close here, as exceptional exits. An exit with no
-        // frame of its own (entered while stopped) is ignored.
-        let Some(depth) = own.stack.iter().rposition(|f| f.method == method) else {
-            return;
-        };
-        if sampled_timing && own.stack[depth..].iter().any(|f| f.sampled) {
-            t2 = clock::ticks();
-        }
-        while own.stack.len() > depth + 1 {
-            close::<SAMPLED_TIMING>(own, stats, t2, true);
-        }
-        if close::<SAMPLED_TIMING>(own, stats, t2, exceptional) {
-            stats.cost[1].add(clock::ticks().saturating_sub(t2));
-        }
-    })
+    if sampled_timing && own.stack[depth..].iter().any(|f| f.sampled) {
+        *t2 = clock::ticks();
+    }
+    let t2 = *t2;
+    while own.stack.len() > depth + 1 {
+        close::<SAMPLED_TIMING>(own, stats, t2, true);
+    }
+    if close::<SAMPLED_TIMING>(own, stats, t2, exceptional) {
+        stats.cost[1].add(clock::ticks().saturating_sub(t2));
+    }
 }
 
 /// Pops the top frame at `t2` (ticks when the exit probe began) and adds the

@@ -3,52 +3,12 @@
 
 use super::TRUNCATED;
 use crate::methods::{MethodNames, NameId};
-use crate::vm::async_trace::{failure_name, CallFrame, NATIVE_FRAME_BCI};
-use crate::vm::sys::JvmtiFrameInfo;
+pub use crate::stack::Frame;
+use crate::vm::async_trace::failure_name;
 use crate::vm::{Jni, Jvmti};
-use jni_sys::jmethodID;
 
 /// Frame name of a method id AsyncGetCallTrace could not name.
 const UNKNOWN_METHOD: &str = "[unknown_method]";
-
-/// One frame, whichever walker produced it.
-pub trait Frame {
-    fn method(&self) -> jmethodID;
-    fn is_native(&self) -> bool;
-    /// The bytecode index (-1: none).
-    fn bci(&self) -> i32;
-    /// A synthetic frame's failure code (AsyncGetCallTrace frames only).
-    fn failure(&self) -> Option<i32> {
-        None
-    }
-}
-
-impl Frame for JvmtiFrameInfo {
-    fn method(&self) -> jmethodID {
-        self.method
-    }
-    fn is_native(&self) -> bool {
-        self.location == -1
-    }
-    fn bci(&self) -> i32 {
-        self.location as i32
-    }
-}
-
-impl Frame for CallFrame {
-    fn method(&self) -> jmethodID {
-        self.method
-    }
-    fn is_native(&self) -> bool {
-        self.bci == NATIVE_FRAME_BCI
-    }
-    fn bci(&self) -> i32 {
-        self.bci.max(-1)
-    }
-    fn failure(&self) -> Option<i32> {
-        (self.method.is_null() && self.bci < 0 && self.bci != NATIVE_FRAME_BCI).then_some(self.bci)
-    }
-}
 
 /// Classes of the agent's own runtime (the probes instrumented code calls).
 const AGENT_RUNTIME: &str = "profrj.runtime.";

@@ -17,9 +17,11 @@ use super::frames::to_path;
 use super::signal::handler::{self, CpuTimer};
 use super::signal::{self, ring::Sample, Setup};
 use super::tree::NodeId;
+use super::Event;
 use super::{Config, Counters, SamplerData};
+use crate::events::{Events, SampledStack, Samples};
 use crate::methods::NameId;
-use crate::options::Event;
+use crate::stack::Frames;
 use crate::threads::{Identity, ThreadId, Threads};
 use crate::vm::async_trace::failure_name;
 use crate::vm::sys::{
@@ -122,6 +124,8 @@ struct Vm<'a> {
 /// Reused buffers, so a tick allocates nothing per thread.
 pub(super) struct Walker<'a> {
     config: &'a Config,
+    /// Where each sample folded is published (`jfr` records them).
+    events: &'a Events,
     source: &'a StackSource,
     /// Someone replaced the signal handler: no more signals, JVMTI walks only.
     signals_lost: bool,
@@ -135,7 +139,7 @@ struct JvmtiFrames {
 }
 
 impl<'a> Walker<'a> {
-    pub fn new(config: &'a Config, source: &'a StackSource) -> Self {
+    pub fn new(config: &'a Config, source: &'a StackSource, events: &'a Events) -> Self {
         let empty = JvmtiFrameInfo {
             method: std::ptr::null_mut(),
             location: 0,
@@ -144,6 +148,7 @@ impl<'a> Walker<'a> {
         let n = config.depth as usize + 1;
         Self {
             config,
+            events,
             source,
             signals_lost: false,
             jvmti_frames: JvmtiFrames {
@@ -309,7 +314,8 @@ impl<'a> Walker<'a> {
                 st.tid = Tid::Unavailable;
                 st.leaf = None;
                 let tree = trees.entry(id).or_default();
-                crate::jfr::synthetic(id, NO_SIGNAL, state, p.owed, p.hits);
+                let stack = SampledStack::Synthetic(NO_SIGNAL);
+                publish(self.events, id, stack, state, (p.owed, p.hits));
                 fold_synthetic(tree, names, counters, NO_SIGNAL, p.owed, p.hits);
             }
             return;
@@ -334,8 +340,12 @@ impl<'a> Walker<'a> {
                 .or_default()
                 .add_samples(&self.path, weight, hit);
             // The recording follows the snapshot: the group's sample.
-            let depth = self.config.depth;
-            crate::jfr::sample((jvmti, jni), group, frames, depth, state, weight, hit);
+            let stack = SampledStack::Walked {
+                jni,
+                frames: Frames::Jvmti(frames),
+                depth: self.config.depth,
+            };
+            publish(self.events, group, stack, state, (weight, hit));
             counters.walked += 1;
             counters.add_fold(clock::now_ns() - t1);
             return;
@@ -349,7 +359,7 @@ impl<'a> Walker<'a> {
         let same_state = st.leaf_state == key;
         if let (true, Some(leaf), false, true) = (idle, st.leaf, st.walk_failed, same_state) {
             tree.repeat_samples(leaf, weight, 0);
-            crate::jfr::repeat(id, state, weight, 0);
+            publish(self.events, id, SampledStack::Again, state, (weight, 0));
             counters.repeated += 1;
             return;
         }
@@ -394,8 +404,12 @@ impl<'a> Walker<'a> {
         let t1 = clock::now_ns();
         to_path(names, jvmti, jni, frames, self.config.depth, &mut self.path);
         st.leaf = Some(tree.add_samples(&self.path, weight, hit));
-        let depth = self.config.depth;
-        crate::jfr::sample((jvmti, jni), id, frames, depth, state, weight, hit);
+        let stack = SampledStack::Walked {
+            jni,
+            frames: Frames::Jvmti(frames),
+            depth: self.config.depth,
+        };
+        publish(self.events, id, stack, state, (weight, hit));
         st.leaf_state = key;
         st.walk_failed = false;
         counters.walked += 1;
@@ -451,6 +465,7 @@ impl<'a> Walker<'a> {
         let event = self.config.event;
         let depth = self.config.depth;
         let path = &mut self.path;
+        let events = self.events;
         let SamplerData {
             trees,
             states,
@@ -492,11 +507,17 @@ impl<'a> Walker<'a> {
                     counters.recovered += 1;
                 }
                 to_path(names, jvmti, jni, s.frames, depth, path);
-                crate::jfr::sample((jvmti, jni), id, s.frames, depth, full_state, owed, hits);
+                let stack = SampledStack::Walked {
+                    jni,
+                    frames: Frames::Async(s.frames),
+                    depth,
+                };
+                publish(events, id, stack, full_state, (owed, hits));
                 tree.add_samples(path, owed, hits)
             } else {
                 let name = failure_name(s.code);
-                crate::jfr::synthetic(id, name, full_state, owed, hits);
+                let stack = SampledStack::Synthetic(name);
+                publish(events, id, stack, full_state, (owed, hits));
                 fold_synthetic(tree, names, counters, name, owed, hits)
             };
             if let Some(st) = states.get_mut(&id) {
@@ -517,6 +538,7 @@ impl<'a> Walker<'a> {
     /// still owed is counted under [`THREAD_EXIT`].
     fn forget_vanished(&mut self, data: &mut SamplerData) {
         let tick = data.counters.ticks;
+        let events = self.events;
         let SamplerData {
             trees,
             states,
@@ -536,7 +558,8 @@ impl<'a> Walker<'a> {
             if let Some(p) = st.pending.take() {
                 let tree = trees.entry(*id).or_default();
                 let ended = crate::vm::sys::JVMTI_THREAD_STATE_TERMINATED;
-                crate::jfr::synthetic(*id, THREAD_EXIT, ended, p.owed, p.hits);
+                let stack = SampledStack::Synthetic(THREAD_EXIT);
+                publish(events, *id, stack, ended, (p.owed, p.hits));
                 fold_synthetic(tree, names, counters, THREAD_EXIT, p.owed, p.hits);
             }
             false
@@ -617,4 +640,23 @@ fn fold_synthetic(
 /// holds: its java.lang.Thread.State and whether it is in native code.
 fn state_key(state: i32) -> i32 {
     state & (JVMTI_JAVA_LANG_THREAD_STATE_MASK | JVMTI_THREAD_STATE_IN_NATIVE)
+}
+
+/// Tells the listeners of `Kind::Sampled` (a recording) of samples as they
+/// are folded: one load when nobody listens.
+#[inline(always)]
+fn publish(
+    events: &Events,
+    thread: ThreadId,
+    stack: SampledStack<'_>,
+    state: i32,
+    (count, hits): (u64, u64),
+) {
+    events.sampled(&Samples {
+        thread,
+        stack,
+        state,
+        count,
+        hits,
+    });
 }

@@ -16,6 +16,15 @@
 //! asked for knowing it slows the program); with `overflow=drop` the events
 //! are dropped and counted, and the trace says how many (an XML comment at
 //! the point of the gap, and the exit summary).
+//!
+//! Rings are per OS thread ([`CarrierRing`], in its own record); a Java
+//! thread's open calls, tickets and last exception ([`Caller`]) are a slot of
+//! its record, which follows a virtual thread from carrier to carrier
+//! (`per_thread`). A ring may so hold the events of several Java threads (a
+//! carrier's, of the virtual threads it ran): each run of them follows a
+//! [`Kind::Switch`] naming whose they are, and each virtual thread is a
+//! thread of its own in the trace (named after its group and its
+//! `Thread.threadId()`), its entries and exits balanced.
 
 mod elements;
 mod event;
@@ -25,23 +34,21 @@ mod ring;
 mod tptp;
 mod writer;
 
+use crate::per_thread::{self, Held, ThreadValue};
 use crate::threads::ThreadId;
 use crate::tsc;
-use crate::vm::Jni;
-use crate::vthreads::record::Slot;
+use crate::vm::{Jni, Native};
 use event::{Event, Kind};
 use jni_sys::{jclass, jint, JNIEnv};
 use parking_lot::{Condvar, Mutex};
 use ring::Ring;
 use std::cell::{Cell, UnsafeCell};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering::*};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::*};
 use std::sync::{Arc, OnceLock};
 
-pub use hooks::{monitor, object_allocated, object_sampled, objects_freed, on};
-
 /// The probe natives: (name, descriptor, function) for RegisterNatives.
-pub fn natives() -> [(&'static str, &'static str, *mut std::ffi::c_void); 5] {
+pub fn natives() -> [Native; 5] {
     [
         ("traceEnter", "(I)V", enter as *mut _),
         ("traceExit", "(I)V", exit as *mut _),
@@ -52,7 +59,9 @@ pub fn natives() -> [(&'static str, &'static str, *mut std::ffi::c_void); 5] {
 }
 
 /// What `trace` keeps for the JVM's lifetime (its probes stay in the code
-/// when a session stops). Owned by the agent.
+/// when a session stops): the host's state of this type. The probes reach
+/// it through their thread's [`ThreadRing`]; what other modes publish, as
+/// its listener (`hooks`).
 #[derive(Default)]
 pub struct Lifetime {
     /// Recording on/off.
@@ -83,9 +92,6 @@ pub struct Lifetime {
     answered: Condvar,
 }
 
-/// The trace lifetime, for the probes (set at the first start).
-static LIFE: AtomicPtr<Lifetime> = AtomicPtr::new(std::ptr::null_mut());
-
 /// One OS thread's ring: the events of the Java threads that ran on it (a
 /// carrier's holds those of the virtual threads it ran, each run of them
 /// after a [`Kind::Switch`] naming whose they are).
@@ -101,14 +107,29 @@ unsafe impl Sync for ThreadRing {}
 // SAFETY: as above.
 unsafe impl Send for ThreadRing {}
 
-/// One Java thread's trace state (the `trace` slot of its record): a
-/// platform thread's, or a virtual thread's, which goes with it.
+/// An OS thread's ring, in its own record (a carrier's, not a mounted
+/// virtual thread's).
+struct CarrierRing(Arc<ThreadRing>);
+
+/// The OS thread ended: its ring closes, for the writer to drain and
+/// forget (its Java thread's last event is in: a record's values end in
+/// the reverse of their making, and its [`Caller`] came after).
+impl ThreadValue for CarrierRing {
+    fn thread_ended(&self, _jni: Option<&Jni>) {
+        self.0.ring.close();
+    }
+}
+
+/// One Java thread's trace state, in its record: a platform thread's, or
+/// a virtual thread's, which goes with it.
 struct Caller {
     /// Its key in the rings and in [`Lifetime::callers`].
     key: u64,
+    life: &'static Lifetime,
     /// The ring of the OS thread it runs on (a virtual thread's is set at
-    /// each mount).
-    ring: Cell<*const ThreadRing>,
+    /// each mount). Touched only by the thread whose record holds it.
+    ring: UnsafeCell<Arc<ThreadRing>>,
+    /// Touched only by the thread whose record holds it.
     own: UnsafeCell<Own>,
 }
 
@@ -120,6 +141,32 @@ pub(super) struct Named {
     /// A virtual thread's own name in the trace: its group's and its
     /// `Thread.threadId()`.
     pub(super) name: Option<String>,
+}
+
+impl ThreadValue for Caller {
+    /// The thread ends: its last event while recording (not recording, no
+    /// event: a stopped trace's file is finished, and nothing may start
+    /// another); the writer forgets it once that is written.
+    fn thread_ended(&self, _jni: Option<&Jni>) {
+        if self.life.recording() {
+            // SAFETY: this is the caller's own thread (its record is
+            // ending), on the OS thread whose ring it holds.
+            let (own, tr) = unsafe { (&mut *self.own.get(), &**self.ring.get()) };
+            let e = Event::new(Kind::ThreadEnd, 0, tsc::ticks(), 0, 0);
+            record(self.life, tr, own, e);
+        } else {
+            self.life.callers.lock().remove(&self.key);
+        }
+    }
+
+    /// A virtual thread was mounted: its events go to this carrier's ring.
+    fn mounted(&self) {
+        if let Some(ring) = this_ring(self.life) {
+            // SAFETY: only the caller's own thread touches `ring`, and it
+            // runs this (its mount), holding no reference to it now.
+            unsafe { *self.ring.get() = ring };
+        }
+    }
 }
 
 struct Own {
@@ -135,11 +182,6 @@ struct Own {
     key: u64,
 }
 
-thread_local! {
-    /// This OS thread's ring (null before its first event).
-    static RING: Cell<*const ThreadRing> = const { Cell::new(std::ptr::null()) };
-}
-
 impl Lifetime {
     /// Starts (or resumes) recording; the writer thread starts with the
     /// first session and writes to files named by `path` (see
@@ -150,7 +192,7 @@ impl Lifetime {
         path: &str,
         drop_when_full: bool,
         agent_args: &str,
-    ) -> Result<(), String> {
+    ) -> Result<(), crate::error::AgentError> {
         tsc::init();
         *self.template.lock() = path.to_owned();
         if self.writer.get().is_none() {
@@ -158,7 +200,6 @@ impl Lifetime {
             let _ = self.writer.set(handle);
         }
         self.drop_when_full.store(drop_when_full, Relaxed);
-        LIFE.store(self as *const Lifetime as *mut Lifetime, Release);
         self.active.store(true, Release);
         Ok(())
     }
@@ -172,9 +213,15 @@ impl Lifetime {
         self.finish_file(false);
     }
 
+    /// Does a trace record now?
+    #[inline(always)]
+    fn recording(&self) -> bool {
+        self.active.load(Relaxed)
+    }
+
     /// A garbage collection starts or ends (JVMTI, in the pause: no JNI, no
     /// JVMTI; a short lock the writer holds only to swap the queue).
-    pub fn gc(&self, started: bool) {
+    fn gc(&self, started: bool) {
         if !self.active.load(Relaxed) {
             return;
         }
@@ -235,106 +282,26 @@ impl Lifetime {
     }
 }
 
-/// The calling OS thread ended (JVMTI ThreadEnd, after its record's end):
-/// its ring closes, for the writer to drain and forget.
-pub fn thread_ended() {
-    let p = RING.with(|c| c.replace(std::ptr::null()));
-    // SAFETY: set by `this_ring` from an Arc the writer keeps until it sees
-    // the ring closed (below) and drained.
-    if let Some(tr) = unsafe { p.as_ref() } {
-        tr.ring.close();
+/// The calling thread's trace state, made on its first event while a
+/// trace records.
+fn first_event(env: *mut JNIEnv) -> Option<Held<Caller>> {
+    let host = crate::host::get()?;
+    let life = host.state::<Lifetime>();
+    if !life.active.load(Relaxed) {
+        return None;
     }
-}
-
-/// What the thread records do with a Java thread's trace state.
-pub const RECORD_HOOKS: crate::vthreads::record::Hooks = crate::vthreads::record::Hooks {
-    mounted: Some(mounted),
-    unmounting: None,
-    ended: end_caller,
-};
-
-/// A virtual thread with trace state was mounted: its events go to this
-/// carrier's ring.
-fn mounted(p: *const ()) {
-    // SAFETY: the record's trace slot holds a Caller of `first_event`'s.
-    let caller = unsafe { &*p.cast::<Caller>() };
-    if let Some(life) = life() {
-        caller.ring.set(this_ring(life));
-    }
-}
-
-/// The thread ended: its last event while recording (not recording, no
-/// event: a stopped trace's file is finished, and nothing may start
-/// another), then its state goes.
-///
-/// # Safety
-/// `p` is a trace slot's value (a Box of `first_event`'s), ended once.
-unsafe fn end_caller(p: *const ()) {
-    // SAFETY: the caller's promise.
-    let mut caller = unsafe { Box::from_raw(p.cast::<Caller>().cast_mut()) };
-    match recording() {
-        Some(life) => {
-            // SAFETY: set at the thread's first event or its last mount, on
-            // this OS thread, whose ring lives while it runs.
-            let tr = unsafe { &*caller.ring.get() };
-            let own = caller.own.get_mut();
-            record(
-                life,
-                tr,
-                own,
-                Event::new(Kind::ThreadEnd, 0, tsc::ticks(), 0, 0),
-            );
-        }
-        None => {
-            if let Some(life) = life() {
-                life.callers.lock().remove(&caller.key);
-            }
-        }
-    }
-}
-
-#[inline(always)]
-fn life() -> Option<&'static Lifetime> {
-    // SAFETY: set from the agent's `&'static Lifetime` (never dropped).
-    unsafe { LIFE.load(Relaxed).as_ref() }
-}
-
-/// The trace lifetime while recording.
-#[inline(always)]
-fn recording() -> Option<&'static Lifetime> {
-    life().filter(|l| l.active.load(Relaxed))
-}
-
-/// The calling thread's trace state, made on its first event.
-#[inline(always)]
-fn current(life: &'static Lifetime, env: *mut JNIEnv) -> Option<&'static Caller> {
-    let record = crate::vthreads::record::current()?;
-    let p = record.get(Slot::Trace).cast::<Caller>();
-    if !p.is_null() {
-        // SAFETY: a Box the record owns until its thread ends (`end_caller`),
-        // after which no event of that thread is recorded.
-        return Some(unsafe { &*p });
-    }
-    first_event(life, env, record)
-}
-
-#[cold]
-#[inline(never)]
-fn first_event(
-    life: &'static Lifetime,
-    env: *mut JNIEnv,
-    record: &'static crate::vthreads::record::Record,
-) -> Option<&'static Caller> {
     // SAFETY: `env` is what the VM passed to the probe native (or callback)
     // that called this, on this thread: its JNIEnv.
     let jni = unsafe { Jni::from_raw(env) };
-    let thread = record.identity(&jni);
-    let name = record.is_virtual().then(|| virtual_name(&jni, thread));
+    let thread = host.current_thread(&jni);
+    let name = per_thread::on_virtual_thread().then(|| virtual_name(host, &jni, thread));
+    let ring = this_ring(life)?;
     let key = life.keys.fetch_add(1, Relaxed) + 1;
     life.callers.lock().insert(key, Named { thread, name });
-    let caller = Box::new(Caller {
+    Some(Held::Own(Box::new(Caller {
         key,
-        ring: Cell::new(this_ring(life)),
+        life,
+        ring: UnsafeCell::new(ring),
         own: UnsafeCell::new(Own {
             stack: Vec::with_capacity(64),
             ticket: 0,
@@ -342,28 +309,21 @@ fn first_event(
             dropped: 0,
             key,
         }),
-    });
-    let p = Box::into_raw(caller);
-    record.set(Slot::Trace, p.cast_const().cast());
-    // SAFETY: the record owns it until its thread ends.
-    Some(unsafe { &*p })
+    })))
 }
 
 /// A virtual thread's name in the trace: its group's and its
 /// `Thread.threadId()` (`[virtual threads] 31`), each virtual thread its
 /// own thread there.
-fn virtual_name(jni: &Jni, group: Option<ThreadId>) -> String {
-    let host = crate::agent::host();
+fn virtual_name(host: &crate::host::Host, jni: &Jni, group: Option<ThreadId>) -> String {
     let group = group
-        .and_then(|g| host.and_then(|h| h.threads.name(g)))
+        .and_then(|g| host.threads.name(g))
         .unwrap_or_else(|| crate::threads::VIRTUAL_GROUP.to_owned());
-    let id = host
-        .and_then(|h| h.jvmti.current_thread().ok())
-        .and_then(|t| {
-            let id = jni.java_thread_id(t);
-            jni.delete_local_ref(t);
-            id
-        });
+    let id = host.jvmti.current_thread().ok().and_then(|t| {
+        let id = jni.java_thread_id(t);
+        jni.delete_local_ref(t);
+        id
+    });
     match id {
         Some(id) => format!("{group} {id}"),
         None => group,
@@ -371,19 +331,18 @@ fn virtual_name(jni: &Jni, group: Option<ThreadId>) -> String {
 }
 
 /// The calling OS thread's ring, made on its first use.
-fn this_ring(life: &'static Lifetime) -> *const ThreadRing {
-    let p = RING.with(Cell::get);
-    if !p.is_null() {
-        return p;
-    }
-    let tr = Arc::new(ThreadRing {
-        ring: Ring::new(),
-        last: Cell::new(0),
-    });
-    let p = Arc::as_ptr(&tr);
-    life.rings.lock().push(tr);
-    RING.with(|c| c.set(p));
-    p
+fn this_ring(life: &'static Lifetime) -> Option<Arc<ThreadRing>> {
+    per_thread::with_carrier(
+        || {
+            let tr = Arc::new(ThreadRing {
+                ring: Ring::new(),
+                last: Cell::new(0),
+            });
+            life.rings.lock().push(tr.clone());
+            Some(Held::Own(Box::new(CarrierRing(tr))))
+        },
+        |c: &CarrierRing| c.0.clone(),
+    )
 }
 
 /// Puts `e` into the thread's ring; a full ring waits or drops (see the
@@ -469,18 +428,20 @@ fn full(life: &Lifetime, tr: &ThreadRing, e: Event) -> bool {
 #[inline(always)]
 fn on_thread(env: *mut JNIEnv, work: impl FnOnce(&Lifetime, &ThreadRing, &mut Own, u64)) {
     let t = tsc::ticks();
-    let Some(life) = recording() else {
-        return;
-    };
     crate::vm::guard_hot("trace probe", (), || {
-        let Some(caller) = current(life, env) else {
-            return;
-        };
-        // SAFETY: only the thread whose record holds the caller touches its
-        // `own`; its ring is the OS thread's it runs on (set at its first
-        // event and at each mount), alive while that OS thread runs.
-        let (own, tr) = unsafe { (&mut *caller.own.get(), &*caller.ring.get()) };
-        work(life, tr, own, t)
+        per_thread::with(
+            || first_event(env),
+            |caller: &Caller| {
+                if caller.life.active.load(Relaxed) {
+                    // SAFETY: only the thread whose record holds the caller
+                    // touches its `own` and `ring`; the ring is the OS
+                    // thread's it runs on (set at its first event and at
+                    // each mount), kept alive by the caller's Arc.
+                    let (own, tr) = unsafe { (&mut *caller.own.get(), &**caller.ring.get()) };
+                    work(caller.life, tr, own, t)
+                }
+            },
+        );
     })
 }
 

@@ -68,9 +68,11 @@ pub fn init(vm: VmHandle) -> bool {
 /// ([`class_prepared`]), of every later one (it names only methods that have
 /// one), and CompiledMethodLoad enabled, so the JIT keeps debug information
 /// between safepoints (inlined frames everywhere).
-pub fn prepare(vm: VmHandle, jvmti: Jvmti, jni: &Jni) -> Result<(), String> {
+pub fn prepare(vm: VmHandle, jvmti: Jvmti, jni: &Jni) -> Result<(), super::VmError> {
     if !init(vm) {
-        return Err("this JVM does not export AsyncGetCallTrace".into());
+        return Err(super::VmError::Missing(
+            "this JVM does not export AsyncGetCallTrace".into(),
+        ));
     }
     for ev in [
         JvmtiEvent::CLASS_LOAD,
@@ -79,7 +81,7 @@ pub fn prepare(vm: VmHandle, jvmti: Jvmti, jni: &Jni) -> Result<(), String> {
     ] {
         jvmti
             .set_event_enabled(ev, true)
-            .map_err(|e| format!("enabling event {}: {}", ev.0, jvmti.error_name(e)))?;
+            .map_err(|e| super::VmError::jvmti(jvmti, format!("enabling event {}", ev.0), e))?;
     }
     jni.with_local_frame(MAX_LOCAL_FRAME, || {
         let Ok(classes) = jvmti.loaded_classes() else {

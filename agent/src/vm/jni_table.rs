@@ -60,21 +60,26 @@ thread_local! {
 }
 
 /// Replaces the JNI allocation functions of every thread (once per VM).
-/// `jni` tells the VM's JNI version, hence its table's length.
-pub fn intercept_allocations(jvmti: Jvmti, jni: &Jni, hook: AllocHook) -> Result<(), String> {
+/// `jni` (the calling thread's) tells the VM's JNI version, hence its
+/// table's length.
+pub fn intercept_allocations(
+    jvmti: Jvmti,
+    jni: &Jni,
+    hook: AllocHook,
+) -> Result<(), super::VmError> {
     if STATE.get().is_some() {
         return Ok(());
     }
     let version = jni.version();
     if version > JNI_NEWEST_KNOWN {
-        return Err(format!(
+        return Err(super::VmError::Missing(format!(
             "JNI version {version:#x} is newer than profrj knows: its function table may be longer"
-        ));
+        )));
     }
     let mut table: *mut JNINativeInterface_ = std::ptr::null_mut();
     let rc = jvmti.call_get_jni_function_table(&mut table);
     if rc != JvmtiError::NONE || table.is_null() {
-        return Err(format!("GetJNIFunctionTable: {}", jvmti.error_name(rc)));
+        return Err(super::VmError::jvmti(jvmti, "GetJNIFunctionTable", rc));
     }
     // SAFETY: the VM allocated and filled this copy of its table for us: a
     // live, initialised JNINativeInterface_ (a struct of plain pointers, so
@@ -114,7 +119,7 @@ pub fn intercept_allocations(jvmti: Jvmti, jni: &Jni, hook: AllocHook) -> Result
     // set above) and return what it returned.
     let rc = unsafe { jvmti.call_set_jni_function_table(&whole.base) };
     if rc != JvmtiError::NONE {
-        return Err(format!("SetJNIFunctionTable: {}", jvmti.error_name(rc)));
+        return Err(super::VmError::jvmti(jvmti, "SetJNIFunctionTable", rc));
     }
     Ok(())
 }

@@ -2,30 +2,27 @@
 //!
 //! A virtual thread runs on a carrier (an OS thread) until it waits —
 //! I/O, `sleep`, a lock — and then unmounts; it resumes on any carrier.
-//! What `profile`, `trace` and `lock` keep per thread (open calls, a wait's
-//! start) must go with it, or a call that waits would close on another
-//! thread's state. So each Java thread has one [`record::Record`], reached
-//! through one thread-local pointer of the OS thread; HotSpot's
-//! `VirtualThreadMount` and `VirtualThreadUnmount` extension events
-//! (posted on the carrier, the virtual thread mounted) swap that pointer
-//! for the virtual thread's record and back, and `VirtualThreadEnd` frees
-//! it. The record of a virtual thread lives in the JVMTI thread-local
-//! storage HotSpot keeps per virtual thread.
+//! What a mode keeps per thread (open calls, a wait's start) must go with
+//! it, or a call that waits would close on another thread's state. The
+//! thread's record (`per_thread`) is what travels: HotSpot's
+//! `VirtualThreadMount` and `VirtualThreadUnmount` extension events (posted
+//! on the carrier, the virtual thread mounted) point the carrier's record
+//! pointer at the virtual thread's record and back
+//! (`per_thread::mounted`, `per_thread::unmounting`), and `VirtualThreadEnd`
+//! ends it. This file finds those events and turns them on.
 //!
 //! The events need `can_support_virtual_threads` (`vthreads=on`, the
 //! default), which HotSpot 21 and 25 grant at start-up and after a late
 //! attach alike (tests/virtual_threads.rs checks both); where a JVM
 //! refuses it, virtual threads share their carriers' records, as before.
-//! They are enabled at the first session of a mode that keeps such state
-//! ([`needed`]) and stay on for the JVM's life, like the probes (turning
-//! them off could leave a carrier pointing at a record that moved on).
-//! Their cost per mount or unmount is in docs/VIRTUAL_THREADS.md.
+//! They are turned on by the first mode that keeps such state, as it
+//! starts (`Host::follow_virtual_threads`), and stay on for the JVM's life,
+//! like the probes (turning them off could leave a carrier pointing at a
+//! record that moved on). Their cost per mount or unmount is in
+//! docs/VIRTUAL_THREADS.md.
 //!
 //! Virtual threads are counted in groups, not one by one (`threads`).
 
-pub mod record;
-
-use crate::options::Options;
 use crate::vm::sys::EventVirtualThread;
 use crate::vm::{Jvmti, JvmtiEvent};
 use jni_sys::jint;
@@ -46,16 +43,9 @@ pub struct Callbacks {
     pub unmount: EventVirtualThread,
 }
 
-/// Does a session with `options` keep state per thread that must follow a
-/// virtual thread (profile's and trace's open calls, lock's waits, the
-/// thread memory counts an object for)?
-pub fn needed(options: &Options) -> bool {
-    options.profile || options.trace.is_some() || options.lock.is_some() || options.memory
-}
-
 impl Support {
     /// The mount and unmount events, if this JVM has them and granted
-    /// `can_support_virtual_threads` (JDK 21+, `vthreads=on` at start-up).
+    /// `can_support_virtual_threads` (JDK 21+, `vthreads=on`).
     pub fn find(jvmti: Jvmti) -> Option<Support> {
         Some(Support {
             mount: jvmti.extension_event("com.sun.hotspot.events.VirtualThreadMount")?,

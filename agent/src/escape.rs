@@ -17,21 +17,6 @@ pub fn name(s: &str) -> Cow<'_, str> {
     profrj_format::names::escape(s)
 }
 
-/// Marks a `<thread>` that is a group of virtual threads with how many
-/// joined it (`virtualThreads`, profrj's own attribute); nothing on a
-/// platform thread.
-pub fn push_virtual_threads(
-    el: &mut quick_xml::events::BytesStart,
-    thread: Option<&crate::threads::ThreadRecord>,
-) {
-    if let Some(t) = thread.filter(|t| t.is_group()) {
-        el.push_attribute((
-            profrj_format::calls::VIRTUAL_THREADS,
-            t.virtual_threads.to_string().as_str(),
-        ));
-    }
-}
-
 /// [`name`], then XML's own escaping of `&<>"'`, for text formatted into an
 /// element by hand.
 pub fn attribute(s: &str) -> String {

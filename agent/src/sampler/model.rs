@@ -1,78 +1,68 @@
-//! The `<sampler>` section of a snapshot.
+//! What sampling hands a snapshot: per thread that lived during the
+//! session, the call tree of its samples, each node with the samples that
+//! ended on it and those that passed through it, all and those that found
+//! the thread running.
 
-use super::tree::{CallTree, Visit};
 use super::SamplerData;
-use crate::snapshot::XmlWriter;
+use crate::model::{CallTrees, Frame, Part, Section, ThreadTree, Unit, Weight};
 use crate::threads::{ThreadId, ThreadRecord};
-use crate::xml::{push_attribute, push_number};
-use profrj_format::sampler::{self as f, node, thread};
-use quick_xml::events::{BytesEnd, BytesStart, Event};
-use std::io;
 
-/// One `<thread>` per thread that lived during `window` (start, end ns), each
-/// holding its call tree.
-pub fn write_section(
-    w: &mut XmlWriter,
+const WEIGHTS: [Weight; 4] = [
+    Weight::own("runnable_samples", Unit::Count),
+    Weight::own("samples", Unit::Count),
+    Weight::total("runnable_samples", Unit::Count),
+    Weight::total("samples", Unit::Count),
+];
+
+/// One tree per thread that lived during `window` (start, end ns), empty
+/// for one never sampled, in thread order.
+pub fn section(data: &SamplerData, threads: &[ThreadRecord], window: (u64, u64)) -> Section {
+    Section {
+        name: profrj_format::sampler::SECTION,
+        extra: false,
+        attributes: Vec::new(),
+        parts: vec![Part::Trees(trees(data, threads, window, None))],
+    }
+}
+
+/// [`section`]'s trees; `period`: what one sample stands for.
+pub fn trees(
     data: &SamplerData,
     threads: &[ThreadRecord],
     window: (u64, u64),
-) -> io::Result<()> {
-    w.write_event(Event::Start(BytesStart::new(f::SECTION)))?;
-    let empty = CallTree::default();
-    // Names repeat across nodes: escape each once.
-    let mut escaped = crate::xml::EscapedNames::default();
-    let mut buf = String::with_capacity(256);
+    period: Option<crate::model::Period>,
+) -> CallTrees {
+    let mut trees = CallTrees {
+        weights: WEIGHTS.to_vec(),
+        period: None,
+        frames: data
+            .names
+            .snapshot()
+            .into_iter()
+            .map(Frame::method)
+            .collect(),
+        threads: Vec::new(),
+    };
     for (i, t) in threads.iter().enumerate() {
         if !t.lived_in(window) {
             continue;
         }
-        let tree = data.trees.get(&ThreadId(i as u32)).unwrap_or(&empty);
-        let totals = tree.totals();
-        let mut el = BytesStart::new(f::THREAD);
-        el.push_attribute((thread::NAME, crate::xml::name(&t.name).as_ref()));
-        el.push_attribute((thread::CUMULATED, totals.cumulated.to_string().as_str()));
-        el.push_attribute((thread::CPU_TIME, t.cpu_ns.to_string().as_str()));
-        el.push_attribute((
-            thread::CUMULATED_ELAPSED,
-            totals.cumulated_elapsed.to_string().as_str(),
-        ));
-        el.push_attribute((
-            thread::ELAPSED_TIME,
-            t.elapsed_ns(window).to_string().as_str(),
-        ));
-        el.push_attribute((thread::IS_ALIVE, profrj_format::boolean(t.is_alive())));
-        crate::xml::push_virtual_threads(&mut el, Some(t));
-        w.write_event(Event::Start(el))?;
-        tree.walk(|v| match v {
-            Visit::Enter { name, counts, leaf } => {
-                let esc = escaped.get(name, data.names.get(name));
-                // The element is formatted into one reused buffer; numbers need no escaping.
-                buf.clear();
-                buf.push_str(f::NODE);
-                push_attribute(&mut buf, node::NAME, esc);
-                push_number(&mut buf, node::HITS, counts.hits);
-                push_number(&mut buf, node::ELAPSED, counts.elapsed);
-                push_number(&mut buf, node::CUMULATED, counts.cumulated);
-                push_number(&mut buf, node::CUMULATED_ELAPSED, counts.cumulated_elapsed);
-                let el = BytesStart::from_content(buf.as_str(), f::NODE.len());
-                w.write_event(if leaf {
-                    Event::Empty(el)
-                } else {
-                    Event::Start(el)
-                })
-            }
-            Visit::Leave => w.write_event(Event::End(BytesEnd::new(f::NODE))),
-        })?;
-        w.write_event(Event::End(BytesEnd::new(f::THREAD)))?;
+        let id = ThreadId(i as u32);
+        trees.threads.push(match data.trees.get(&id) {
+            Some(tree) => tree.to_model(Some(id)),
+            None => ThreadTree::new(Some(id), vec![0; WEIGHTS.len()]),
+        });
     }
-    w.write_event(Event::End(BytesEnd::new(f::SECTION)))?;
-    Ok(())
+    trees.period = period;
+    trees
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::methods::MethodNames;
+    use crate::model::Snapshot;
+    use crate::sampler::tree::CallTree;
     use crate::snapshot::write_document;
     use std::collections::HashMap;
 
@@ -107,7 +97,12 @@ mod tests {
         // Only the writing is timed (docs/BENCHMARKS.md quotes it).
         let path = std::env::temp_dir().join(format!("profrj-million-{}.xml", std::process::id()));
         let t = std::time::Instant::now();
-        write_document(&path, |w| write_section(w, &data, &threads, (0, 10))).unwrap();
+        let snapshot = Snapshot {
+            threads: &threads,
+            window: (0, 10),
+            sections: vec![section(&data, &threads, (0, 10))],
+        };
+        write_document(&path, |w| crate::xml::write(&snapshot, w).map(|_| ())).unwrap();
         let secs = t.elapsed().as_secs_f64();
         let text = std::fs::read_to_string(&path).unwrap();
         std::fs::remove_file(&path).unwrap();
@@ -169,9 +164,7 @@ mod tests {
             virtual_threads: 0,
             virtual_ended: 0,
         }];
-        let text = crate::snapshot::written("sampler-bytes", |w| {
-            write_section(w, &data, &threads, (0, 10))
-        });
+        let text = crate::xml::to_text(&threads, (0, 10), vec![section(&data, &threads, (0, 10))]);
         assert_eq!(
             text,
             r#"<?xml version="1.0" encoding="UTF-8"?>
