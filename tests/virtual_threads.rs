@@ -415,11 +415,16 @@ fn memory_counts_exactly_per_group() {
 #[test]
 fn a_late_attach_follows_virtual_threads() {
     // HotSpot 21+ grants can_support_virtual_threads in the live phase.
+    // The program waits, after saying it is ready, until the attach is done
+    // (`go` exists): a fixed wait ran out on a loaded machine, the program
+    // ended unprofiled, and the attach found a process with no JVM left.
     let dir = temp_dir("vt-truth-attach");
+    let go = dir.join("go");
     let mut child = Command::new(vt_java())
         .current_dir(&dir)
         .args(["-Xmx256m", "-cp", harness_classes(), VT])
-        .args([UNNAMED.to_string(), NAMED.to_string(), "3000".into()])
+        .args([UNNAMED.to_string(), NAMED.to_string()])
+        .arg(&go)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -434,6 +439,7 @@ fn a_late_attach_follows_virtual_threads() {
     let (code, out) = profrj_run(&["attach", &pid.to_string(), &opts]);
     let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap_or_default();
     let jvm: Vec<_> = maps.lines().filter(|l| l.contains("jvm")).take(2).collect();
+    std::fs::write(&go, "").unwrap();
     assert_eq!(code, 0, "{out}\n{} bytes of maps; {jvm:?}", maps.len());
     assert!(child.wait().unwrap().success());
     let xml = read_snapshot(&snap);

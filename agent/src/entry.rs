@@ -224,11 +224,7 @@ extern "C" fn vthread_mount(_jvmti: *mut JvmtiEnv, _jni: *mut JNIEnv, _thread: j
 /// HotSpot's VirtualThreadUnmount extension event, on the carrier, the
 /// virtual thread still mounted. Reads none of its arguments.
 extern "C" fn vthread_unmount(_jvmti: *mut JvmtiEnv, _jni: *mut JNIEnv, _thread: jthread) {
-    crate::vm::guard_hot(
-        "VirtualThreadUnmount",
-        (),
-        crate::per_thread::unmounting,
-    )
+    crate::vm::guard_hot("VirtualThreadUnmount", (), crate::per_thread::unmounting)
 }
 
 /// The VirtualThreadEnd event (JVMTI 21).

@@ -127,10 +127,8 @@ impl Drop for ExitGuard {
                 .replace(false)
                 .then(|| c.own.replace(std::ptr::null()))
         });
-        if let Ok(own) = own {
-            if let Some(own) = own {
-                let _ = CURRENT.try_with(|c| c.set(own));
-            }
+        if let Ok(Some(own)) = own {
+            let _ = CURRENT.try_with(|c| c.set(own));
         }
         end_record(None);
     }

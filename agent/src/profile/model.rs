@@ -7,8 +7,8 @@ use super::tree::{Node, Tree};
 use super::ThreadProfile;
 use crate::instrument::registry::MethodInfo;
 use crate::model::{CallTrees, Frame, Part, Section, ThreadTree, Unit, Weight};
-use crate::tsc::ticks_to_ns;
 use crate::threads::ThreadId;
+use crate::tsc::ticks_to_ns;
 use std::collections::HashMap;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
@@ -54,9 +54,13 @@ pub fn trees(profiles: &[Arc<ThreadProfile>], methods: &[MethodInfo], sampled: b
     };
     let mut unknown = Vec::new();
     for (thread, tree) in per_thread(profiles) {
-        trees
-            .threads
-            .push(thread_tree(thread, &tree, methods.len(), sampled, &mut unknown));
+        trees.threads.push(thread_tree(
+            thread,
+            &tree,
+            methods.len(),
+            sampled,
+            &mut unknown,
+        ));
     }
     // Methods the registry did not have when it was read (a probe of a class
     // rewritten since): named by their id.

@@ -32,8 +32,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * main letting go 30 ms after each one waits. Main itself runs
  * {@code platformWork()}: {@code work()} 5 times, and {@code allocate()}.
  *
- * <p>{@code VirtualTruth N M WAIT_MS} first prints {@code ready} and sleeps
- * WAIT_MS (time to attach the agent). Prints {@code ok} at the end.
+ * <p>{@code VirtualTruth N M GO_FILE} first prints {@code ready} and waits
+ * until GO_FILE exists (at most 5 minutes: time to attach the agent, however
+ * slow a loaded machine makes that). Prints {@code ok} at the end.
  * Virtual threads through reflection: the harness compiles for Java 11.
  */
 public class VirtualTruth {
@@ -200,7 +201,10 @@ public class VirtualTruth {
         if (args.length > 2) {
             System.out.println("ready");
             System.out.flush();
-            Thread.sleep(Long.parseLong(args[2]));
+            java.io.File go = new java.io.File(args[2]);
+            for (int i = 0; i < 30_000 && !go.exists(); i++) {
+                Thread.sleep(10);
+            }
         }
         platformWork();
         List<Thread> all = new ArrayList<>();
