@@ -269,7 +269,16 @@ pub fn with<T: ThreadValue, R>(
     make: impl FnOnce() -> Option<Held<T>>,
     f: impl FnOnce(&T) -> R,
 ) -> Option<R> {
-    let record = current();
+    in_record(current(), make, f)
+}
+
+/// [`with`] in `record`.
+#[inline(always)]
+fn in_record<T: ThreadValue, R>(
+    record: &'static Record,
+    make: impl FnOnce() -> Option<Held<T>>,
+    f: impl FnOnce(&T) -> R,
+) -> Option<R> {
     match record.find::<T>() {
         Some(t) => Some(f(t)),
         None => {
@@ -302,14 +311,7 @@ pub fn with_carrier<T: ThreadValue, R>(
     make: impl FnOnce() -> Option<Held<T>>,
     f: impl FnOnce(&T) -> R,
 ) -> Option<R> {
-    let record = carrier_record();
-    match record.find::<T>() {
-        Some(t) => Some(f(t)),
-        None => {
-            let t = made(record, make)?;
-            Some(f(t))
-        }
-    }
+    in_record(carrier_record(), make, f)
 }
 
 /// Is the calling thread a virtual thread (one is mounted on this carrier
