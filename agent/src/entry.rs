@@ -121,6 +121,10 @@ const EDGE: Edge = Edge {
     callbacks,
     agent_thread,
     jni_alloc,
+    vthreads: crate::vthreads::Callbacks {
+        mount: vthread_mount,
+        unmount: vthread_unmount,
+    },
 };
 
 fn callbacks() -> JvmtiEventCallbacks {
@@ -141,6 +145,7 @@ fn callbacks() -> JvmtiEventCallbacks {
         ClassLoad: Some(class_load),
         ClassPrepare: Some(class_prepare),
         CompiledMethodLoad: Some(compiled_method_load),
+        VirtualThreadEnd: Some(vthread_end),
         ..Default::default()
     }
 }
@@ -201,6 +206,38 @@ unsafe extern "C" fn thread_end(_jvmti: *mut JvmtiEnv, jni: *mut JNIEnv, thread:
     guard("ThreadEnd", (), || {
         if let Some(a) = agent::get() {
             a.on_thread_end(&jni, thread)
+        }
+    })
+}
+
+/// HotSpot's VirtualThreadMount extension event, on the carrier with the
+/// virtual thread mounted. Reads none of its arguments (the virtual
+/// thread's record is found through its JVMTI thread-local storage).
+extern "C" fn vthread_mount(_jvmti: *mut JvmtiEnv, _jni: *mut JNIEnv, _thread: jthread) {
+    crate::vm::guard_hot("VirtualThreadMount", (), || {
+        if let Some(a) = agent::get() {
+            crate::per_thread::mounted(a.host.jvmti)
+        }
+    })
+}
+
+/// HotSpot's VirtualThreadUnmount extension event, on the carrier, the
+/// virtual thread still mounted. Reads none of its arguments.
+extern "C" fn vthread_unmount(_jvmti: *mut JvmtiEnv, _jni: *mut JNIEnv, _thread: jthread) {
+    crate::vm::guard_hot("VirtualThreadUnmount", (), crate::per_thread::unmounting)
+}
+
+/// The VirtualThreadEnd event (JVMTI 21).
+///
+/// # Safety
+/// Only the VM calls this, as VirtualThreadEnd's callback, on the carrier
+/// of the ending virtual thread: `thread` is a local reference to it.
+unsafe extern "C" fn vthread_end(_jvmti: *mut JvmtiEnv, jni: *mut JNIEnv, thread: jthread) {
+    // SAFETY: the JNIEnv the VM passed to this callback, on this thread.
+    let jni = unsafe { Jni::from_raw(jni) };
+    guard("VirtualThreadEnd", (), || {
+        if let Some(a) = agent::get() {
+            a.on_vthread_end(&jni, thread)
         }
     })
 }

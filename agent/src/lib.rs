@@ -58,5 +58,6 @@ mod toy_mode;
 mod trace;
 mod tsc;
 mod vm;
+mod vthreads;
 mod writer_stats;
 mod xml;

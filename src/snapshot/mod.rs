@@ -108,6 +108,8 @@ pub struct CallThread {
     pub cpu_time: Option<u64>,
     pub elapsed_time: Option<u64>,
     pub is_alive: Option<bool>,
+    /// A group of virtual threads (JDK 21+): how many joined it.
+    pub virtual_threads: Option<u64>,
     /// The section's [`SectionDesc::thread_totals`], in that order.
     pub totals: [Option<u64>; MAX_THREAD_TOTALS],
     pub tree: Tree,

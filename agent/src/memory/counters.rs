@@ -19,6 +19,7 @@
 
 use crate::host::Host;
 use crate::sites::Sites;
+use crate::threads::ThreadId;
 use crate::vm::Jni;
 use parking_lot::Mutex;
 use std::collections::HashMap;
@@ -34,7 +35,7 @@ const CHUNKS: usize = 1024;
 const NO_GROUP: usize = usize::MAX;
 
 /// What a counter counts, besides its thread.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Key {
     /// Every object of a type (a `<memory>` row).
     Type(u32),
@@ -87,9 +88,10 @@ impl Counter {
     }
 
     /// One more object, and `max` follows at once: for tags, whose frees
-    /// arrive on their own (ObjectFree).
+    /// arrive on their own (ObjectFree). An atomic add: a type's counter of
+    /// a group of virtual threads is shared by the carriers that ran them.
     pub fn made_one_with_peak(&self) {
-        let n = self.made_one();
+        let n = self.made.fetch_add(1, Relaxed) + 1;
         self.max.fetch_max(n - self.freed.load(Relaxed), Relaxed);
     }
 
@@ -115,6 +117,10 @@ pub struct Counters {
     table: Box<[OnceLock<Box<[Counter]>>]>,
     /// (thread, what) of each counter made so far, by index.
     owners: Mutex<Vec<(i64, Key)>>,
+    /// Each (thread, type)'s counter, by index: one per thread even where
+    /// several OS threads count for it (the carriers of a group of virtual
+    /// threads), so that its `max` is the peak of its sites' sum.
+    types: Mutex<HashMap<(i64, u32), usize>>,
 }
 
 impl Default for Counters {
@@ -122,6 +128,7 @@ impl Default for Counters {
         Self {
             table: (0..CHUNKS).map(|_| OnceLock::new()).collect(),
             owners: Mutex::new(Vec::new()),
+            types: Mutex::new(HashMap::new()),
         }
     }
 }
@@ -157,6 +164,17 @@ impl Counters {
         Some(counter)
     }
 
+    /// The counter of `thread`'s objects of type `ty`, made the first time.
+    fn type_counter(&self, thread: i64, ty: u32) -> Option<&Counter> {
+        let mut types = self.types.lock();
+        if let Some(&i) = types.get(&(thread, ty)) {
+            return self.counter(i);
+        }
+        let c = self.new_counter(thread, Key::Type(ty), None)?;
+        types.insert((thread, ty), c.index);
+        Some(c)
+    }
+
     /// A counter's group, if it has one.
     fn group_of(&self, c: &Counter) -> Option<&Counter> {
         match c.group.load(Acquire) {
@@ -174,9 +192,12 @@ pub struct SiteCounters {
 }
 
 /// A thread's agent id and its counters by site and by type (kept in the
-/// memory mode's per-thread value, `super::PerThread`).
+/// memory mode's per-thread value, `super::PerThread`): the OS thread's
+/// own, or a group of virtual threads' on one carrier.
 #[derive(Default)]
 pub struct ThreadCounters {
+    /// The group of virtual threads counted (`None`: the OS thread itself).
+    group: Option<ThreadId>,
     thread: Option<i64>,
     by_site: Vec<Option<SiteCounters>>,
     by_type: Vec<Option<&'static Counter>>,
@@ -185,13 +206,20 @@ pub struct ThreadCounters {
 }
 
 impl ThreadCounters {
-    pub const fn new() -> Self {
+    /// The counters of `group`'s virtual threads, or of the OS thread.
+    pub fn new(group: Option<ThreadId>) -> Self {
         Self {
-            thread: None,
+            group,
+            thread: group.map(|g| g.0 as i64),
             by_site: Vec::new(),
             by_type: Vec::new(),
             found: None,
         }
+    }
+
+    /// The group of virtual threads counted (`None`: the OS thread itself).
+    pub fn group(&self) -> Option<ThreadId> {
+        self.group
     }
 
     /// The calling thread's counters for site `site`, made on first use.
@@ -210,7 +238,7 @@ impl ThreadCounters {
         let group = match self.by_type.get(ty as usize) {
             Some(&Some(g)) => g,
             _ => {
-                let g = counters.new_counter(thread, Key::Type(ty), None)?;
+                let g = counters.type_counter(thread, ty)?;
                 put(&mut self.by_type, ty, g);
                 g
             }
@@ -313,25 +341,37 @@ impl Counters {
                 }
             }
         }
-        owners
-            .into_iter()
-            .enumerate()
-            .filter_map(|(i, (thread, key))| {
-                let c = self.counter(i)?;
-                let (alive, made) = match key {
-                    Key::Type(_) if sum_groups => sums.get(&i).copied().unwrap_or((0, 0)),
-                    _ => (c.alive(), c.made.load(Relaxed)),
-                };
-                let max = c.max.load(Relaxed).max(alive);
-                Some(Tally {
-                    thread,
-                    key,
-                    alive,
-                    max,
-                    made,
-                })
-            })
-            .collect()
+        // A group of virtual threads has a site's counter on each carrier
+        // that ran it: one tally, whose `max` bounds the peak from above.
+        let mut tallies: Vec<Tally> = Vec::with_capacity(owners.len());
+        let mut at: HashMap<(i64, Key), usize> = HashMap::new();
+        for (i, (thread, key)) in owners.into_iter().enumerate() {
+            let Some(c) = self.counter(i) else { continue };
+            let (alive, made) = match key {
+                Key::Type(_) if sum_groups => sums.get(&i).copied().unwrap_or((0, 0)),
+                _ => (c.alive(), c.made.load(Relaxed)),
+            };
+            let max = c.max.load(Relaxed).max(alive);
+            match at.get(&(thread, key)) {
+                Some(&t) => {
+                    let t = &mut tallies[t];
+                    t.alive += alive;
+                    t.max += max;
+                    t.made += made;
+                }
+                None => {
+                    at.insert((thread, key), tallies.len());
+                    tallies.push(Tally {
+                        thread,
+                        key,
+                        alive,
+                        max,
+                        made,
+                    });
+                }
+            }
+        }
+        tallies
     }
 }
 

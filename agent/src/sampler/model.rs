@@ -91,6 +91,8 @@ mod tests {
             end_ns: Some(5),
             cpu_ns: 7,
             tid: 0,
+            virtual_threads: 0,
+            virtual_ended: 0,
         }];
         // Only the writing is timed (docs/BENCHMARKS.md quotes it).
         let path = std::env::temp_dir().join(format!("profrj-million-{}.xml", std::process::id()));
@@ -159,6 +161,8 @@ mod tests {
             end_ns: None,
             cpu_ns: 7,
             tid: 0,
+            virtual_threads: 0,
+            virtual_ended: 0,
         }];
         let text = crate::xml::to_text(&threads, (0, 10), vec![section(&data, &threads, (0, 10))]);
         assert_eq!(

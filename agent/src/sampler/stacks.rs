@@ -136,9 +136,6 @@ pub(super) struct Walker<'a> {
 /// Buffers for stacks taken with JVMTI.
 struct JvmtiFrames {
     frames: Vec<JvmtiFrameInfo>,
-    /// A mounted virtual thread's frames, and those spliced onto its carrier's.
-    virtual_frames: Vec<JvmtiFrameInfo>,
-    spliced: Vec<JvmtiFrameInfo>,
 }
 
 impl<'a> Walker<'a> {
@@ -156,8 +153,6 @@ impl<'a> Walker<'a> {
             signals_lost: false,
             jvmti_frames: JvmtiFrames {
                 frames: vec![empty; n],
-                virtual_frames: vec![empty; n],
-                spliced: Vec::with_capacity(2 * n),
             },
             path: Vec::with_capacity(n),
         }
@@ -325,6 +320,36 @@ impl<'a> Walker<'a> {
             }
             return;
         }
+        if let Some(v) = mounted {
+            // The virtual thread's sample: in its group's tree, its own
+            // stack from its entry (JVMTI splices nothing of the carrier's:
+            // no frames of the pool below it). Walked each time: the
+            // carrier's next sample may be another thread's.
+            st.leaf = None;
+            let group = match threads.identify(jvmti, jni, v, 0) {
+                Some(Identity::Java(g)) => g,
+                _ => id,
+            };
+            let Some(frames) = self.jvmti_frames.stack(jvmti, v) else {
+                return;
+            };
+            let t1 = clock::now_ns();
+            to_path(names, jvmti, jni, frames, self.config.depth, &mut self.path);
+            trees
+                .entry(group)
+                .or_default()
+                .add_samples(&self.path, weight, hit);
+            // The recording follows the snapshot: the group's sample.
+            let stack = SampledStack::Walked {
+                jni,
+                frames: Frames::Jvmti(frames),
+                depth: self.config.depth,
+            };
+            publish(self.events, group, stack, state, (weight, hit));
+            counters.walked += 1;
+            counters.add_fold(clock::now_ns() - t1);
+            return;
+        }
         let tree = trees.entry(id).or_default();
         let idle = !ran && cpu.is_some();
         // A thread that has not run keeps its stack, unless its state changed
@@ -350,7 +375,7 @@ impl<'a> Walker<'a> {
         let in_java = runnable && state & JVMTI_THREAD_STATE_IN_NATIVE == 0;
         let use_signal = in_java && !(idle && st.walk_failed);
         let use_signal = use_signal && !self.signals_lost;
-        if let (StackSource::Signal(setup), None, true) = (self.source, mounted, use_signal) {
+        if let (StackSource::Signal(setup), true) = (self.source, use_signal) {
             if let Some(tid) = resolve_tid(jni, threads, thread, id, &mut st.tid) {
                 *seq = seq.wrapping_add(1);
                 match handler::ask(tid, setup.signo, signal::token(id, *seq)) {
@@ -373,7 +398,7 @@ impl<'a> Walker<'a> {
                 }
             }
         }
-        let Some(frames) = self.jvmti_frames.stack(jvmti, thread, mounted) else {
+        let Some(frames) = self.jvmti_frames.stack(jvmti, thread) else {
             return;
         };
         let t1 = clock::now_ns();
@@ -567,25 +592,10 @@ impl<'a> Walker<'a> {
 }
 
 impl JvmtiFrames {
-    /// `thread`'s stack through JVMTI (a handshake with that thread alone),
-    /// with a mounted virtual thread's frames on top of its carrier's.
-    fn stack(
-        &mut self,
-        jvmti: Jvmti,
-        thread: jthread,
-        mounted: Option<jthread>,
-    ) -> Option<&[JvmtiFrameInfo]> {
-        let carrier = jvmti.stack_trace(thread, &mut self.frames).ok()?;
-        match mounted {
-            None => Some(carrier),
-            Some(v) => {
-                let top = jvmti.stack_trace(v, &mut self.virtual_frames).ok()?;
-                self.spliced.clear();
-                self.spliced.extend_from_slice(top);
-                self.spliced.extend_from_slice(carrier);
-                Some(&self.spliced[..])
-            }
-        }
+    /// `thread`'s stack through JVMTI (a handshake with that thread alone;
+    /// a mounted virtual thread's is its own, from its entry).
+    fn stack(&mut self, jvmti: Jvmti, thread: jthread) -> Option<&[JvmtiFrameInfo]> {
+        jvmti.stack_trace(thread, &mut self.frames).ok()
     }
 }
 

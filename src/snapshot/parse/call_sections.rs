@@ -96,6 +96,7 @@ impl Parser {
             cpu_time: self.number(&a, calls::CPU_TIME)?,
             elapsed_time: self.number(&a, sampler::thread::ELAPSED_TIME)?,
             is_alive: self.boolean(&a, calls::IS_ALIVE)?,
+            virtual_threads: self.number(&a, calls::VIRTUAL_THREADS)?,
             totals,
             tree: Tree::new(),
         })
