@@ -64,6 +64,9 @@ pub mod sampler {
         pub use crate::calls::{CUMULATED, CUMULATED_ELAPSED, NAME};
         pub const HITS: &str = "hits";
         pub const ELAPSED: &str = "elapsed";
+        /// With the agent's `lines` option: the frame's source line (absent
+        /// when unknown; then the node stands for the method's other samples).
+        pub const LINE: &str = "line";
     }
 }
 

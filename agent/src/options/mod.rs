@@ -170,6 +170,12 @@ const OPTIONS: &[Opt] = &[
         meaning: "sampling: async takes each stack in its thread from a signal (AsyncGetCallTrace, no safepoint bias); jvmti uses JVMTI handshakes",
     },
     Opt {
+        syntax: "lines",
+        default: "",
+        takes: Takes::Start,
+        meaning: "sampling: each frame with its source line (a node per method and line, the line in a line attribute), as async-profiler's lines option",
+    },
+    Opt {
         syntax: "vthreads=on|off",
         default: "on",
         takes: Takes::Start,
@@ -383,6 +389,8 @@ pub struct Options {
     pub event: Event,
     /// Sampling: where stacks come from.
     pub stacks: Stacks,
+    /// Sampling: a node per method and source line.
+    pub lines: bool,
     /// Memory: how deaths of tracked objects are seen.
     pub tracker: Tracker,
     pub reply: Option<String>,
@@ -414,6 +422,7 @@ impl Default for Options {
             timing_sampled: false,
             event: Event::Wall,
             stacks: Stacks::Async,
+            lines: false,
             tracker: Tracker::Auto,
             reply: None,
             help: false,
@@ -481,6 +490,7 @@ impl Options {
                 "memory" => o.memory = flag(key, value)?,
                 "alloc" => o.alloc = Some(value.map_or(Ok(DEFAULT_ALLOC), parse_size)?),
                 "live" => o.live = flag(key, value)?,
+                "lines" => o.lines = flag(key, value)?,
                 "lock" => o.lock = Some(value.map_or(Ok(Duration::ZERO), parse_threshold)?),
                 "trace" => {
                     o.trace = Some(match value {
@@ -563,6 +573,11 @@ impl Options {
         let mode_named = o.any_mode();
         if o.command == Command::Start && !(mode_named || help_only) {
             o.sampling = true;
+        }
+        if o.lines && !o.sampling {
+            return Err(bad(
+                "option 'lines' belongs to sampling: give sampling,lines".to_owned(),
+            ));
         }
         Ok(o)
     }
@@ -929,6 +944,20 @@ mod tests {
         );
         assert!(parse("live").unwrap_err().0.contains("alloc,live"));
         assert!(parse("sampling,alloc=64k,live").is_ok());
+    }
+
+    #[test]
+    fn lines_belong_to_sampling() {
+        assert!(
+            parse("lines").unwrap().lines,
+            "alone, it samples with lines"
+        );
+        assert!(parse("sampling,lines,alloc").unwrap().sampling);
+        assert!(parse("profile,lines")
+            .unwrap_err()
+            .0
+            .contains("sampling,lines"));
+        assert!(parse("lines=on").unwrap_err().0.contains("takes no value"));
     }
 
     #[test]

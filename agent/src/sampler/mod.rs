@@ -15,6 +15,7 @@ mod stacks;
 pub mod tree;
 
 pub use crate::options::Event;
+pub use frames::{FrameKeys, NO_LINE};
 pub use section::write_section;
 pub use stacks::StackSource;
 
@@ -23,6 +24,7 @@ use crate::threads::{ThreadId, Threads};
 use crate::vm::sys::JvmtiExtensionFunction;
 use crate::vm::{Jni, Jvmti};
 use crate::{clock, log};
+use frames::LineTables;
 use parking_lot::{Condvar, Mutex};
 use stacks::ThreadState;
 use std::collections::{BTreeMap, HashMap};
@@ -40,6 +42,12 @@ pub struct SamplerData {
     /// Per thread: what the sampler remembers between samples.
     states: HashMap<ThreadId, ThreadState>,
     pub names: MethodNames,
+    /// What the trees' nodes are keyed by: (name, line).
+    pub keys: FrameKeys,
+    /// Line number tables, with `lines`.
+    lines: LineTables,
+    /// Stub names from the code map, interned.
+    stubs: HashMap<u32, crate::methods::NameId>,
     pub counters: Counters,
     /// Number of the last signal request (tells a late answer from the awaited one).
     seq: u32,
@@ -60,9 +68,6 @@ pub struct Counters {
     pub asked: u64,
     /// Stacks that came back from a signal handler.
     pub arrived: u64,
-    /// Of those, walks that failed at the top frame and were taken again
-    /// from its caller (under a synthetic top frame).
-    pub recovered: u64,
     /// Samples whose stack could not be walked, by synthetic frame.
     pub failures: BTreeMap<&'static str, u64>,
     /// Answers to requests already given up on.
@@ -149,6 +154,8 @@ pub struct Config {
     pub interval: Duration,
     pub depth: u32,
     pub event: Event,
+    /// Key frames by method and source line (`lines`).
+    pub lines: bool,
     /// JDK 21+: finds the virtual thread mounted on a carrier. Only ever
     /// HotSpot's GetVirtualThread extension (`Agent::get_virtual_thread`).
     pub get_virtual_thread: Option<JvmtiExtensionFunction>,
@@ -156,6 +163,10 @@ pub struct Config {
 
 pub struct Sampler {
     config: Config,
+    /// The handler's counts of walks recovered from the caller, by the
+    /// interrupted code (stub, compiled method, unknown), when this sampler
+    /// was made: the counts are the process's.
+    recovered_base: (u64, u64, u64),
     /// Where stacks come from, decided when the session starts.
     source: StackSource,
     control: Mutex<Control>,
@@ -167,6 +178,7 @@ impl Sampler {
     pub fn new(config: Config, source: StackSource) -> Self {
         Self {
             config,
+            recovered_base: signal::recover::recovered_counts(),
             source,
             control: Mutex::new(Control::default()),
             wake: Condvar::new(),
@@ -264,8 +276,10 @@ impl Sampler {
         let d = self.data.lock();
         let k = &d.counters;
         let n = k.ticks.max(1);
+        let (stub, compiled, unknown) = signal::recover::recovered_counts();
+        let base = self.recovered_base;
         let mut s = format!(
-            "sampling: {} ticks every {:?} ({} missed intervals made up; {}, stacks from {}): {} stacks from signals ({} asked, {} of them from the caller of an unknown top), \
+            "sampling: {} ticks every {:?} ({} missed intervals made up; {}, stacks from {}): {} stacks from signals ({} asked; walked from the caller of a stub {}, of a compiled method's entry or exit {}, of unknown code {}), \
              {} walked with JVMTI, {} repeated unchanged; per tick {} us taking stacks, {} us folding; \
              sampler CPU {} ms = {:.2}% of one core",
             k.ticks,
@@ -275,7 +289,9 @@ impl Sampler {
             self.source.describe(),
             k.arrived,
             k.asked,
-            k.recovered,
+            stub - base.0,
+            compiled - base.1,
+            unknown - base.2,
             k.walked,
             k.repeated,
             k.vm_ns / n / 1000,

@@ -55,6 +55,7 @@ pub fn open(cx: &Cx) -> Result<Box<dyn Mode>, String> {
         interval: options.interval,
         depth: options.depth,
         event: options.event,
+        lines: options.lines,
         get_virtual_thread: host.get_virtual_thread,
     };
     Ok(Box::new(Sampling {

@@ -1,7 +1,7 @@
 //! The `<sampler>` section of a snapshot.
 
 use super::tree::{CallTree, Visit};
-use super::SamplerData;
+use super::{SamplerData, NO_LINE};
 use crate::snapshot::XmlWriter;
 use crate::threads::{ThreadId, ThreadRecord};
 use crate::xml::{push_attribute, push_number};
@@ -44,11 +44,15 @@ pub fn write_section(
         w.write_event(Event::Start(el))?;
         tree.walk(|v| match v {
             Visit::Enter { name, counts, leaf } => {
-                let esc = escaped.get(name, data.names.get(name));
+                let (name_id, line) = data.keys.get(name);
+                let esc = escaped.get(name_id, data.names.get(name_id));
                 // The element is formatted into one reused buffer; numbers need no escaping.
                 buf.clear();
                 buf.push_str(f::NODE);
                 push_attribute(&mut buf, node::NAME, esc);
+                if line != NO_LINE {
+                    push_number(&mut buf, node::LINE, line as u64);
+                }
                 push_number(&mut buf, node::HITS, counts.hits);
                 push_number(&mut buf, node::ELAPSED, counts.elapsed);
                 push_number(&mut buf, node::CUMULATED, counts.cumulated);
@@ -72,6 +76,7 @@ pub fn write_section(
 mod tests {
     use super::*;
     use crate::methods::MethodNames;
+    use crate::sampler::FrameKeys;
     use crate::snapshot::write_document;
     use std::collections::HashMap;
 
@@ -80,8 +85,9 @@ mod tests {
     #[test]
     fn million_node_tree_writes_well_formed() {
         let mut names = MethodNames::default();
+        let mut keys = FrameKeys::default();
         let ids: Vec<_> = (0..2000)
-            .map(|i| names.intern(&format!("pkg.Cls{i}.m<&\"{i}\">()")))
+            .map(|i| keys.key(names.intern(&format!("pkg.Cls{i}.m<&\"{i}\">()")), NO_LINE))
             .collect();
         let mut tree = CallTree::default();
         for i in 0..1_000_000usize {
@@ -92,6 +98,7 @@ mod tests {
         let data = SamplerData {
             trees,
             names,
+            keys,
             ..Default::default()
         };
         let threads = vec![ThreadRecord {
@@ -146,7 +153,9 @@ mod tests {
     #[test]
     fn bytes_of_a_small_section() {
         let mut names = MethodNames::default();
+        let mut keys = FrameKeys::default();
         let (a, b) = (names.intern("p.A.run()"), names.intern("p.B(\"<&\\x\")"));
+        let (a, b) = (keys.key(a, NO_LINE), keys.key(b, NO_LINE));
         let mut tree = CallTree::default();
         tree.add_sample(&[a, b], true);
         tree.add_sample(&[a], false);
@@ -155,6 +164,7 @@ mod tests {
         let data = SamplerData {
             trees,
             names,
+            keys,
             ..Default::default()
         };
         let threads = vec![ThreadRecord {
@@ -181,5 +191,43 @@ mod tests {
 </doc>
 "#
         );
+    }
+
+    /// With `lines`, one method on two lines is two nodes, each with its
+    /// `line` after the name; a frame with no line has no attribute.
+    #[test]
+    fn lines_are_an_attribute_beside_the_name() {
+        let mut names = MethodNames::default();
+        let mut keys = FrameKeys::default();
+        let (run, f) = (names.intern("p.A.run()"), names.intern("p.A.f()"));
+        let mut tree = CallTree::default();
+        tree.add_sample(&[keys.key(run, 7), keys.key(f, 12)], true);
+        tree.add_sample(&[keys.key(run, 7), keys.key(f, 13)], true);
+        tree.add_sample(&[keys.key(run, NO_LINE)], true);
+        let mut trees = HashMap::new();
+        trees.insert(ThreadId(0), tree);
+        let data = SamplerData {
+            trees,
+            names,
+            keys,
+            ..Default::default()
+        };
+        let threads = vec![ThreadRecord {
+            name: "main".into(),
+            start_ns: 0,
+            end_ns: None,
+            cpu_ns: 1,
+            tid: 0,
+        }];
+        let text = crate::snapshot::written("sampler-lines", |w| {
+            write_section(w, &data, &threads, (0, 10))
+        });
+        assert!(
+            text.contains(r#"<profile name="p.A.run()" line="7" hits="0" elapsed="0" cumulated="2" cumulatedElapsed="2">"#),
+            "{text}"
+        );
+        assert!(text.contains(r#"<profile name="p.A.f()" line="12" hits="1""#));
+        assert!(text.contains(r#"<profile name="p.A.f()" line="13" hits="1""#));
+        assert!(text.contains(r#"<profile name="p.A.run()" hits="1""#));
     }
 }

@@ -13,12 +13,12 @@
 //! `event=cpu`: each thread has a timer on its own CPU clock that signals it
 //! every `interval` of CPU it uses; each such sample is a hit.
 
-use super::frames::to_path;
+use super::frames::{to_path, FrameKey, Namer};
+use super::signal::code_map;
 use super::signal::handler::{self, CpuTimer};
 use super::signal::{self, ring::Sample, Setup};
 use super::tree::NodeId;
 use super::{Config, Counters, SamplerData};
-use crate::methods::NameId;
 use crate::options::Event;
 use crate::threads::{Identity, ThreadId, Threads};
 use crate::vm::async_trace::failure_name;
@@ -125,7 +125,7 @@ pub(super) struct Walker<'a> {
     /// Someone replaced the signal handler: no more signals, JVMTI walks only.
     signals_lost: bool,
     jvmti_frames: JvmtiFrames,
-    path: Vec<NameId>,
+    path: Vec<FrameKey>,
 }
 
 /// Buffers for stacks taken with JVMTI.
@@ -177,6 +177,10 @@ impl<'a> Walker<'a> {
         let fold0 = data.counters.fold_ns;
         data.counters.ticks += 1;
         data.counters.caught_up += weight - 1;
+        if let StackSource::Signal(_) = self.source {
+            // Code compiled or generated since the last tick, for the handler.
+            code_map::publish();
+        }
         self.drain(jvmti, jni, data);
         self.check_handler(data);
         let live = match jvmti.all_threads() {
@@ -269,6 +273,9 @@ impl<'a> Walker<'a> {
             trees,
             states,
             names,
+            keys,
+            lines,
+            stubs,
             counters,
             seq,
         } = data;
@@ -312,7 +319,7 @@ impl<'a> Walker<'a> {
                 st.tid = Tid::Unavailable;
                 st.leaf = None;
                 let tree = trees.entry(id).or_default();
-                fold_synthetic(tree, names, counters, NO_SIGNAL, p.owed, p.hits);
+                fold_synthetic(tree, names, keys, counters, NO_SIGNAL, p.owed, p.hits);
             }
             return;
         }
@@ -366,7 +373,15 @@ impl<'a> Walker<'a> {
             return;
         };
         let t1 = clock::now_ns();
-        to_path(names, jvmti, jni, frames, self.config.depth, &mut self.path);
+        let mut namer = Namer {
+            jvmti,
+            jni,
+            names,
+            keys,
+            lines: self.config.lines.then_some(lines),
+            stubs,
+        };
+        to_path(&mut namer, frames, self.config.depth, &mut self.path);
         st.leaf = Some(tree.add_samples(&self.path, weight, hit));
         st.leaf_state = key;
         st.walk_failed = false;
@@ -423,10 +438,14 @@ impl<'a> Walker<'a> {
         let event = self.config.event;
         let depth = self.config.depth;
         let path = &mut self.path;
+        let with_lines = self.config.lines;
         let SamplerData {
             trees,
             states,
             names,
+            keys,
+            lines,
+            stubs,
             counters,
             ..
         } = data;
@@ -454,16 +473,26 @@ impl<'a> Walker<'a> {
             counters.arrived += 1;
             let tree = trees.entry(id).or_default();
             let leaf = if s.code > 0 {
-                if s.frames
-                    .first()
-                    .is_some_and(|f| f.method.is_null() && f.bci < 0)
-                {
-                    counters.recovered += 1;
-                }
-                to_path(names, jvmti, jni, s.frames, depth, path);
+                let mut namer = Namer {
+                    jvmti,
+                    jni,
+                    names,
+                    keys,
+                    lines: with_lines.then_some(&mut *lines),
+                    stubs,
+                };
+                to_path(&mut namer, s.frames, depth, path);
                 tree.add_samples(path, owed, hits)
             } else {
-                fold_synthetic(tree, names, counters, failure_name(s.code), owed, hits)
+                fold_synthetic(
+                    tree,
+                    names,
+                    keys,
+                    counters,
+                    failure_name(s.code),
+                    owed,
+                    hits,
+                )
             };
             if let Some(st) = states.get_mut(&id) {
                 st.leaf = Some(leaf);
@@ -487,6 +516,7 @@ impl<'a> Walker<'a> {
             trees,
             states,
             names,
+            keys,
             counters,
             ..
         } = data;
@@ -501,7 +531,7 @@ impl<'a> Walker<'a> {
             }
             if let Some(p) = st.pending.take() {
                 let tree = trees.entry(*id).or_default();
-                fold_synthetic(tree, names, counters, THREAD_EXIT, p.owed, p.hits);
+                fold_synthetic(tree, names, keys, counters, THREAD_EXIT, p.owed, p.hits);
             }
             false
         });
@@ -583,13 +613,15 @@ fn resolve_tid(
 fn fold_synthetic(
     tree: &mut super::tree::CallTree,
     names: &mut crate::methods::MethodNames,
+    keys: &mut super::FrameKeys,
     counters: &mut Counters,
     name: &'static str,
     owed: u64,
     hits: u64,
 ) -> NodeId {
     *counters.failures.entry(name).or_default() += owed;
-    tree.add_samples(&[names.intern(name)], owed, hits)
+    let key = keys.key(names.intern(name), super::NO_LINE);
+    tree.add_samples(&[key], owed, hits)
 }
 
 /// What of a thread's JVMTI state decides whether its last stack still

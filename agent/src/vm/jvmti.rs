@@ -511,6 +511,38 @@ impl Jvmti {
         Ok(unsafe { (self.take_string(name), self.take_string(sig)) })
     }
 
+    /// A method's line number table: (first bytecode index, line) pairs, in
+    /// the order the class file gives them. ABSENT_INFORMATION for a method
+    /// compiled without line numbers, NATIVE_METHOD for a native one.
+    pub fn line_number_table(&self, method: jmethodID) -> Result<Vec<(i64, i32)>> {
+        let mut count = 0;
+        let mut table = std::ptr::null_mut();
+        // SAFETY: a jmethodID the VM gave (the `vm` convention); out-pointers
+        // to two live locals.
+        check(unsafe { jvmti_call!(self, GetLineNumberTable, method, &mut count, &mut table) })?;
+        let entries = if table.is_null() || count <= 0 {
+            Vec::new()
+        } else {
+            // SAFETY: the VM wrote `count` entries at `table` (GetLineNumberTable's
+            // success), alive until the deallocation below.
+            unsafe { std::slice::from_raw_parts(table, count as usize) }
+                .iter()
+                .map(|e| (e.start_location, e.line_number))
+                .collect()
+        };
+        // SAFETY: GetLineNumberTable allocated the table for us; not used after.
+        unsafe { self.deallocate(table.cast()) };
+        Ok(entries)
+    }
+
+    /// Makes the VM send `event` for what already happened: every compiled
+    /// method (COMPILED_METHOD_LOAD) or every piece of generated code
+    /// (DYNAMIC_CODE_GENERATED), to this environment's callbacks.
+    pub fn generate_events(&self, event: JvmtiEvent) -> Result<()> {
+        // SAFETY: an event number the VM checks.
+        check(unsafe { jvmti_call!(self, GenerateEvents, event) })
+    }
+
     /// The declaring class, as a JNI local reference.
     pub fn method_declaring_class(&self, method: jmethodID) -> Result<jclass> {
         let mut class = std::ptr::null_mut();

@@ -10,8 +10,11 @@
 //! - CompiledMethodLoad enabled, which makes the JIT keep debug information
 //!   at every instruction, not only at safepoints (as `-XX:+DebugNonSafepoints`).
 
+pub mod code_map;
 pub mod handler;
+pub mod recover;
 pub mod ring;
+mod unwind;
 
 use crate::log;
 use crate::threads::ThreadId;
