@@ -3,7 +3,7 @@
 //! and, with `lines`, its source line.
 
 use super::signal::code_map;
-use super::signal::recover::STUB_FRAME_BCI;
+use super::signal::recover::{NATIVE_CODE_BCI, STUB_FRAME_BCI};
 use super::TRUNCATED;
 use crate::methods::{MethodNames, NameId};
 use crate::vm::async_trace::{failure_name, CallFrame, NATIVE_FRAME_BCI};
@@ -31,6 +31,11 @@ pub trait Frame {
     fn stub(&self) -> Option<u32> {
         None
     }
+    /// The pc of a frame in machine code outside the code cache (signal
+    /// frames only).
+    fn native_code(&self) -> Option<usize> {
+        None
+    }
 }
 
 impl Frame for JvmtiFrameInfo {
@@ -53,6 +58,7 @@ impl Frame for CallFrame {
         self.bci == NATIVE_FRAME_BCI
     }
     fn bci(&self) -> Option<i64> {
+        // Synthetic frames (stubs, native code, failures) have negative codes.
         (self.bci >= 0 && !self.method.is_null()).then_some(self.bci as i64)
     }
     fn failure(&self) -> Option<i32> {
@@ -60,6 +66,9 @@ impl Frame for CallFrame {
     }
     fn stub(&self) -> Option<u32> {
         (self.bci == STUB_FRAME_BCI).then_some(self.method as usize as u32)
+    }
+    fn native_code(&self) -> Option<usize> {
+        (self.bci == NATIVE_CODE_BCI).then_some(self.method as usize)
     }
 }
 
@@ -131,10 +140,19 @@ pub struct Namer<'a> {
     pub lines: Option<&'a mut LineTables>,
     /// Code map name number -> interned name.
     pub stubs: &'a mut HashMap<u32, NameId>,
+    /// pc outside the code cache -> `[library]` name, interned.
+    pub libraries: &'a mut HashMap<usize, NameId>,
 }
 
 impl Namer<'_> {
     fn name<F: Frame>(&mut self, f: &F) -> NameId {
+        if let Some(pc) = f.native_code() {
+            return *self.libraries.entry(pc).or_insert_with(|| {
+                let library = code_map::library_name(pc);
+                let name = format!("[{}]", library.as_deref().unwrap_or("native"));
+                self.names.intern(&name)
+            });
+        }
         if let Some(stub) = f.stub() {
             return *self.stubs.entry(stub).or_insert_with(|| {
                 let name = code_map::stub_name(stub);
@@ -154,8 +172,8 @@ impl Namer<'_> {
     }
 
     fn key<F: Frame>(&mut self, f: &F, name: NameId) -> FrameKey {
-        let line = match (self.lines.as_deref_mut(), f.bci(), f.stub()) {
-            (Some(lines), Some(bci), None) => lines.line(self.jvmti, f.method(), bci),
+        let line = match (self.lines.as_deref_mut(), f.bci()) {
+            (Some(lines), Some(bci)) => lines.line(self.jvmti, f.method(), bci),
             _ => NO_LINE,
         };
         self.keys.key(name, line)

@@ -48,6 +48,8 @@ pub struct SamplerData {
     lines: LineTables,
     /// Stub names from the code map, interned.
     stubs: HashMap<u32, crate::methods::NameId>,
+    /// Library names of pcs outside the code cache, interned.
+    libraries: HashMap<usize, crate::methods::NameId>,
     pub counters: Counters,
     /// Number of the last signal request (tells a late answer from the awaited one).
     seq: u32,
@@ -166,7 +168,7 @@ pub struct Sampler {
     /// The handler's counts of walks recovered from the caller, by the
     /// interrupted code (stub, compiled method, unknown), when this sampler
     /// was made: the counts are the process's.
-    recovered_base: (u64, u64, u64),
+    recovered_base: signal::recover::Recovered,
     /// Where stacks come from, decided when the session starts.
     source: StackSource,
     control: Mutex<Control>,
@@ -276,10 +278,10 @@ impl Sampler {
         let d = self.data.lock();
         let k = &d.counters;
         let n = k.ticks.max(1);
-        let (stub, compiled, unknown) = signal::recover::recovered_counts();
+        let now = signal::recover::recovered_counts();
         let base = self.recovered_base;
         let mut s = format!(
-            "sampling: {} ticks every {:?} ({} missed intervals made up; {}, stacks from {}): {} stacks from signals ({} asked; walked from the caller of a stub {}, of a compiled method's entry or exit {}, of unknown code {}), \
+            "sampling: {} ticks every {:?} ({} missed intervals made up; {}, stacks from {}): {} stacks from signals ({} asked; walked from the caller of a stub {}, of a compiled method's entry or exit {}, of unknown code {}; from the last Java frame of a thread in the VM {}), \
              {} walked with JVMTI, {} repeated unchanged; per tick {} us taking stacks, {} us folding; \
              sampler CPU {} ms = {:.2}% of one core",
             k.ticks,
@@ -289,9 +291,10 @@ impl Sampler {
             self.source.describe(),
             k.arrived,
             k.asked,
-            stub - base.0,
-            compiled - base.1,
-            unknown - base.2,
+            now.stub - base.stub,
+            now.compiled - base.compiled,
+            now.unknown - base.unknown,
+            now.vm - base.vm,
             k.walked,
             k.repeated,
             k.vm_ns / n / 1000,

@@ -276,6 +276,7 @@ impl<'a> Walker<'a> {
             keys,
             lines,
             stubs,
+            libraries,
             counters,
             seq,
         } = data;
@@ -380,6 +381,7 @@ impl<'a> Walker<'a> {
             keys,
             lines: self.config.lines.then_some(lines),
             stubs,
+            libraries,
         };
         to_path(&mut namer, frames, self.config.depth, &mut self.path);
         st.leaf = Some(tree.add_samples(&self.path, weight, hit));
@@ -446,6 +448,7 @@ impl<'a> Walker<'a> {
             keys,
             lines,
             stubs,
+            libraries,
             counters,
             ..
         } = data;
@@ -480,6 +483,7 @@ impl<'a> Walker<'a> {
                     keys,
                     lines: with_lines.then_some(&mut *lines),
                     stubs,
+                    libraries,
                 };
                 to_path(&mut namer, s.frames, depth, path);
                 tree.add_samples(path, owed, hits)

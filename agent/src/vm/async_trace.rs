@@ -175,6 +175,10 @@ pub unsafe fn walk(
 /// (a method's entry or exit, a stub), and whose stack it cannot walk.
 pub const UNKNOWN_JAVA: jint = -5;
 pub const NOT_WALKABLE_JAVA: jint = -6;
+/// The same for a thread in the VM or native code: no usable last Java
+/// frame, or one it cannot walk from.
+pub const UNKNOWN_NOT_JAVA: jint = -3;
+pub const NOT_WALKABLE_NOT_JAVA: jint = -4;
 
 /// Not one of HotSpot's codes: the function is missing or the thread has no JNIEnv.
 pub const NO_FUNCTION: jint = -100;

@@ -34,6 +34,10 @@ pub enum StubLayout {
     Frameless,
     /// The template interpreter.
     Interpreter,
+    /// The nmethod entry barrier's slow path (JDK 17 with ZGC, every GC
+    /// from JDK 21): a frame-pointer frame with a word between the saved
+    /// rbp and the return address.
+    EntryBarrier,
     /// Anything else (most stubs set up a frame-pointer frame).
     Other,
 }
@@ -145,8 +149,28 @@ fn layout_of(name: &str) -> StubLayout {
     match name {
         "vtable stub" | "itable stub" | "InlineCacheBuffer" => StubLayout::Frameless,
         "Interpreter" => StubLayout::Interpreter,
+        "nmethod_entry_barrier" | "method_entry_barrier" => StubLayout::EntryBarrier,
         _ => StubLayout::Other,
     }
+}
+
+/// The file name of the library whose code holds `pc` (`libjvm.so`), for a
+/// frame in machine code outside the code cache. Not for the signal
+/// handler (dladdr takes a lock).
+pub fn library_name(pc: usize) -> Option<String> {
+    // SAFETY: Dl_info is pointers and integers: all-zero is a valid value.
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    // SAFETY: dladdr only looks the address up in the loaded objects' ranges
+    // and fills `info`, a live local; any address is accepted.
+    if unsafe { libc::dladdr(pc as *const std::ffi::c_void, &mut info) } == 0
+        || info.dli_fname.is_null()
+    {
+        return None;
+    }
+    // SAFETY: a NUL-terminated path of a loaded object, alive while it is
+    // loaded (copied out at once).
+    let path = unsafe { std::ffi::CStr::from_ptr(info.dli_fname) }.to_string_lossy();
+    Some(path.rsplit('/').next().unwrap_or(&path).to_owned())
 }
 
 /// The name of stub number `id`.
@@ -163,7 +187,7 @@ static PUBLISHED: AtomicPtr<Published> = AtomicPtr::new(std::ptr::null_mut());
 /// Handlers inside [`find`] now.
 static READERS: AtomicUsize = AtomicUsize::new(0);
 /// Copies replaced, freed once no handler reads.
-static RETIRED: Mutex<Vec<Box<Published>>> = Mutex::new(Vec::new());
+static RETIRED: Mutex<Vec<Published>> = Mutex::new(Vec::new());
 
 /// Publishes the map for the handler if it changed since the last call,
 /// and frees replaced copies no handler can still be reading. Called by the
@@ -188,7 +212,7 @@ pub fn publish() {
     if !old.is_null() {
         // SAFETY: every pointer in PUBLISHED came from Box::into_raw above,
         // and the swap took this one out: no later `find` can load it.
-        RETIRED.lock().push(unsafe { Box::from_raw(old) });
+        RETIRED.lock().push(*unsafe { Box::from_raw(old) });
     }
     reclaim();
 }

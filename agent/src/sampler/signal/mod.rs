@@ -54,6 +54,11 @@ pub fn setup(vm: VmHandle, jvmti: Jvmti, jni: &Jni, depth: u32) -> Result<Setup,
             "stack-bounds",
             "sampling: thread stack or code cache bounds unknown in this JVM; walks are not guarded near a stack's end nor retried from the caller",
         );
+    } else if !hotspot::learn_thread_layout() {
+        log::warn_once(
+            "thread-layout",
+            "sampling: a thread's state and last Java frame are not found in this JVM's structures; walks of threads in the VM are not retried",
+        );
     }
     handler::install(SIGNAL.0, SIGNAL.1)?;
     let ring = ring_for(depth as usize + 1)?;

@@ -17,7 +17,9 @@
 
 use super::code_map::{self, Blob, Code};
 use super::unwind::{self, Memory, Regs, Retry};
-use crate::vm::async_trace::{self, CallFrame, NOT_WALKABLE_JAVA, UNKNOWN_JAVA};
+use crate::vm::async_trace::{
+    self, CallFrame, NOT_WALKABLE_JAVA, NOT_WALKABLE_NOT_JAVA, UNKNOWN_JAVA, UNKNOWN_NOT_JAVA,
+};
 use crate::vm::hotspot;
 use jni_sys::{jint, JNIEnv};
 use std::ffi::c_void;
@@ -27,6 +29,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// Java method); its `method` is the name's number in the code map.
 pub const STUB_FRAME_BCI: jint = -0x5354;
 
+/// `bci` of a frame in machine code outside the code cache (the VM's own,
+/// a library's); its `method` is the pc.
+pub const NATIVE_CODE_BCI: jint = -0x4e43;
+
 /// `bci` of a compiled method's frame recovered at its entry or exit: no
 /// bytecode index is known there.
 pub const NO_BCI: jint = -1;
@@ -35,14 +41,25 @@ pub const NO_BCI: jint = -1;
 static RECOVERED_STUB: AtomicU64 = AtomicU64::new(0);
 static RECOVERED_COMPILED: AtomicU64 = AtomicU64::new(0);
 static RECOVERED_UNKNOWN: AtomicU64 = AtomicU64::new(0);
+/// Walks of threads in the VM made from their anchor's frame.
+static RECOVERED_VM: AtomicU64 = AtomicU64::new(0);
 
-/// (stub, compiled method, unknown code) tops recovered so far.
-pub fn recovered_counts() -> (u64, u64, u64) {
-    (
-        RECOVERED_STUB.load(Ordering::Relaxed),
-        RECOVERED_COMPILED.load(Ordering::Relaxed),
-        RECOVERED_UNKNOWN.load(Ordering::Relaxed),
-    )
+/// Walks recovered so far, by what the thread was in.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Recovered {
+    pub stub: u64,
+    pub compiled: u64,
+    pub unknown: u64,
+    pub vm: u64,
+}
+
+pub fn recovered_counts() -> Recovered {
+    Recovered {
+        stub: RECOVERED_STUB.load(Ordering::Relaxed),
+        compiled: RECOVERED_COMPILED.load(Ordering::Relaxed),
+        unknown: RECOVERED_UNKNOWN.load(Ordering::Relaxed),
+        vm: RECOVERED_VM.load(Ordering::Relaxed),
+    }
 }
 
 /// Walks the interrupted thread's stack into `frames` (top first, at most
@@ -62,12 +79,103 @@ pub unsafe fn walk(
 ) -> jint {
     // SAFETY: the caller's promise is `async_trace::walk`'s.
     let code = unsafe { async_trace::walk(env, frames, max, ucontext) };
+    if code == UNKNOWN_NOT_JAVA || code == NOT_WALKABLE_NOT_JAVA {
+        // SAFETY: the caller's promise.
+        return unsafe { in_vm(env, frames, max, ucontext, code) };
+    }
     if (code != UNKNOWN_JAVA && code != NOT_WALKABLE_JAVA) || max < 2 || ucontext.is_null() {
         return code;
     }
     // SAFETY: the caller's promise, with `max >= 2` and a non-null
     // `ucontext` (checked above).
     unsafe { from_caller(env, frames, max, ucontext, code) }.unwrap_or(code)
+}
+/// A thread in the VM's own code whose walk failed: its anchor (the last
+/// Java frame, which AsyncGetCallTrace walks from) is not walkable. Two
+/// cases are mended, the way HotSpot itself would see the frame:
+/// - the VM was called from the interpreter, and the anchor has the frame's
+///   sp but not yet its pc, which HotSpot fills in only when it walks the
+///   stack itself (`JavaFrameAnchor::make_walkable`: the return address
+///   below sp);
+/// - the anchor is in a runtime stub whose frame HotSpot never considers
+///   complete (C1's `counter_overflow`, say), which AsyncGetCallTrace will
+///   not walk through: such stubs keep a frame pointer, so the walk starts
+///   at the stub's caller, under a frame naming the stub.
+///
+/// The anchor is set for the walk and put back after. Only in the VM: the
+/// thread then holds off safepoints and handshakes, so no other thread
+/// reads its anchor meanwhile (in native code, a GC could).
+///
+/// # Safety
+/// As [`walk`].
+unsafe fn in_vm(
+    env: *mut JNIEnv,
+    frames: *mut CallFrame,
+    max: jint,
+    ucontext: *mut c_void,
+    code: jint,
+) -> jint {
+    // SAFETY: `env` is the calling thread's (the caller's promise).
+    let Some(thread) = (unsafe { hotspot::OwnThread::of(env) }) else {
+        return code;
+    };
+    // SAFETY: as above.
+    let Some((low, high)) = (unsafe { hotspot::stack_bounds(env) }) else {
+        return code;
+    };
+    if thread.state() != hotspot::THREAD_IN_VM || max < 2 {
+        return code;
+    }
+    let saved = thread.anchor();
+    if saved.sp == 0 {
+        // No Java frame on this thread's stack at all.
+        return 0;
+    }
+    let mem = ThreadMemory {
+        low,
+        high,
+        code: None,
+    };
+    let in_code = |pc: usize| code_map::find(pc).is_some() || hotspot::in_code_cache(pc);
+    let (from, top) = if saved.pc == 0 {
+        let Some(pc) = mem.word(saved.sp.wrapping_sub(8)).filter(|&pc| in_code(pc)) else {
+            return code;
+        };
+        (hotspot::Anchor { pc, ..saved }, None)
+    } else {
+        let stub = code_map::find(saved.pc).filter(|b| matches!(b.code, Code::Stub { .. }));
+        let caller = (saved.fp >= saved.sp)
+            .then(|| {
+                Some(hotspot::Anchor {
+                    pc: mem.word(saved.fp.checked_add(8)?)?,
+                    sp: saved.fp.checked_add(16)?,
+                    fp: mem.word(saved.fp)?,
+                })
+            })
+            .flatten()
+            .filter(|a| in_code(a.pc));
+        match (stub, caller) {
+            (Some(stub), Some(caller)) => (caller, Some(top_frame(Some(&stub), saved.pc, code))),
+            _ => return code,
+        }
+    };
+    let skip = top.is_some() as usize;
+    // SAFETY: in the handler, the thread in the VM (checked above).
+    unsafe { thread.set_anchor(from) };
+    // SAFETY: the caller's promise is `async_trace::walk`'s; `frames + skip`
+    // is writable for `max - skip` entries (`max >= 2`).
+    let n = unsafe { async_trace::walk(env, frames.add(skip), max - skip as jint, ucontext) };
+    // SAFETY: as above; the anchor as it was.
+    unsafe { thread.set_anchor(saved) };
+    if n <= 0 {
+        return code;
+    }
+    RECOVERED_VM.fetch_add(1, Ordering::Relaxed);
+    if let Some(top) = top {
+        // SAFETY: `frames` is writable for `max >= 2` entries.
+        unsafe { *frames = top };
+    }
+    n + skip as jint
 }
 
 /// This thread's stack words and the interrupted blob's bytes.
@@ -98,8 +206,9 @@ impl Memory for ThreadMemory {
     }
 }
 
-/// The frame that stands for the interrupted code over its callers.
-fn top_frame(blob: Option<&Blob>, code: jint) -> CallFrame {
+/// The frame that stands for code without a Java frame of its own (at `pc`,
+/// in `blob`) over its callers.
+fn top_frame(blob: Option<&Blob>, pc: usize, code: jint) -> CallFrame {
     match blob.map(|b| b.code) {
         Some(Code::Stub { name, .. }) => CallFrame {
             bci: STUB_FRAME_BCI,
@@ -108,6 +217,11 @@ fn top_frame(blob: Option<&Blob>, code: jint) -> CallFrame {
         Some(Code::Compiled { method }) => CallFrame {
             bci: NO_BCI,
             method: method as jni_sys::jmethodID,
+        },
+        // The VM's or a library's own code, named by its library later.
+        None if !hotspot::in_code_cache(pc) => CallFrame {
+            bci: NATIVE_CODE_BCI,
+            method: pc as jni_sys::jmethodID,
         },
         None => CallFrame {
             bci: code,
@@ -129,7 +243,16 @@ fn caller_pc(ret: usize) -> Option<usize> {
     }
 }
 
-/// The retry: each candidate caller in turn, until AsyncGetCallTrace walks.
+/// How many frames of code without a Java frame of its own (VM code, a
+/// stub, a compiled method's entry) a walk steps through to reach one
+/// AsyncGetCallTrace walks from (VM code called by the nmethod entry
+/// barrier stub called by a method's prologue takes three).
+const MAX_STEPS: usize = 3;
+
+/// The retry: each candidate in turn, until AsyncGetCallTrace walks; when
+/// none walks and a candidate caller is itself in generated code, that
+/// caller is unwound in turn (up to [`MAX_STEPS`] frames), each frame
+/// stepped through kept as a frame of the sample.
 ///
 /// # Safety
 /// As [`walk`], with `max >= 2` and `ucontext` the handler's non-null
@@ -168,50 +291,72 @@ unsafe fn from_caller(
             fp: (*gregs)[REG_RBP as usize] as usize,
         }
     };
-    let blob = code_map::find(saved.pc);
-    let mem = ThreadMemory {
-        low,
-        high,
-        code: blob.map(|b| (b.start, b.end)),
+    let first = code_map::find(saved.pc);
+    let no_frame = CallFrame {
+        bci: code,
+        method: std::ptr::null_mut(),
     };
+    // The frames stepped through, top first (`tops[k]` stands for step k).
+    let mut tops = [no_frame; MAX_STEPS];
+    let (mut here, mut blob) = (saved, first);
     let mut walked = None;
-    for retry in unwind::callers(saved, blob.as_ref(), &mem).retries() {
-        let (regs, below_top) = match retry {
-            Retry::Caller(caller) => {
-                let Some(pc) = caller_pc(caller.pc) else {
-                    continue;
-                };
-                (Regs { pc, ..caller }, true)
-            }
-            Retry::Unshifted(regs) => (regs, false),
+    // `max >= 2`: room for one top frame and a walk.
+    let steps = MAX_STEPS.min(max as usize - 1);
+    'steps: for (step, top) in tops.iter_mut().enumerate().take(steps) {
+        *top = top_frame(blob.as_ref(), here.pc, code);
+        let mem = ThreadMemory {
+            low,
+            high,
+            code: blob.map(|b| (b.start, b.end)),
         };
-        // The frame lies above the interrupted sp, in this stack.
-        if regs.sp <= saved.sp || regs.sp >= high {
-            continue;
+        let mut next = None;
+        for retry in unwind::callers(here, blob.as_ref(), &mem).retries() {
+            // Frames written before the walk's: the steps so far, and this
+            // one unless the retry walks this very frame.
+            let (regs, kept) = match retry {
+                Retry::Caller(caller) => {
+                    let Some(pc) = caller_pc(caller.pc) else {
+                        continue;
+                    };
+                    (Regs { pc, ..caller }, step + 1)
+                }
+                Retry::Unshifted(regs) => (regs, step),
+            };
+            // Each frame lies above the one before, in this stack.
+            if regs.sp <= here.sp || regs.sp >= high {
+                continue;
+            }
+            set(regs);
+            // SAFETY: `walk`'s promise holds as for the first walk; `kept <=
+            // step + 1 < max`, so `frames + kept` is writable for `max - kept`.
+            let n =
+                unsafe { async_trace::walk(env, frames.add(kept), max - kept as jint, ucontext) };
+            if n > 0 {
+                walked = Some((n, kept));
+                break 'steps;
+            }
+            if let (Retry::Caller(caller), None) = (retry, next) {
+                next = code_map::find(caller.pc).map(|b| (caller, b));
+            }
         }
-        set(regs);
-        let skip = below_top as usize;
-        // SAFETY: `walk`'s promise holds as for the first walk; `frames +
-        // skip` is writable for `max - skip` entries (`max >= 2`).
-        let n = unsafe { async_trace::walk(env, frames.add(skip), max - skip as jint, ucontext) };
-        if n > 0 {
-            walked = Some((n + skip as jint, below_top));
+        let Some((caller, caller_blob)) = next else {
             break;
-        }
+        };
+        (here, blob) = (caller, Some(caller_blob));
     }
     set(saved);
-    let (n, below_top) = walked?;
-    let counter = match blob.map(|b| b.code) {
+    let (n, kept) = walked?;
+    let counter = match first.map(|b| b.code) {
         Some(Code::Stub { .. }) => &RECOVERED_STUB,
         Some(Code::Compiled { .. }) => &RECOVERED_COMPILED,
         None => &RECOVERED_UNKNOWN,
     };
     counter.fetch_add(1, Ordering::Relaxed);
-    if below_top {
-        // SAFETY: `frames` is writable for `max >= 2` entries.
-        unsafe { *frames = top_frame(blob.as_ref(), code) };
+    for (k, top) in tops.iter().take(kept).enumerate() {
+        // SAFETY: `kept < max` (above): slots below it are writable.
+        unsafe { *frames.add(k) = *top };
     }
-    Some(n)
+    Some(n + kept as jint)
 }
 
 /// No recovery on other architectures.

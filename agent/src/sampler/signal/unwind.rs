@@ -100,6 +100,14 @@ pub fn callers(top: Regs, blob: Option<&Blob>, mem: &impl Memory) -> Callers {
             layout: StubLayout::Interpreter,
             ..
         } => Callers::of([via_fp(top, mem), ret_at(top, 0, mem), None]),
+        Code::Stub {
+            layout: StubLayout::EntryBarrier,
+            ..
+        } => Callers::of([
+            via_fp_over_cookie(top, mem),
+            via_fp(top, mem),
+            ret_at(top, 0, mem),
+        ]),
         Code::Stub { .. } => stub(top, blob, mem),
         Code::Compiled { .. } => compiled(top, blob, mem),
     }
@@ -298,6 +306,19 @@ fn via_fp(top: Regs, mem: &impl Memory) -> Option<Regs> {
     Some(Regs {
         pc: mem.word(top.fp.checked_add(8)?)?,
         sp: top.fp.checked_add(16)?,
+        fp: mem.word(top.fp)?,
+    })
+}
+
+/// The entry barrier stub's frame: `push -1` (a word HotSpot may set when it
+/// deoptimises), then `enter`: the return address two words above fp.
+fn via_fp_over_cookie(top: Regs, mem: &impl Memory) -> Option<Regs> {
+    if top.fp < top.sp {
+        return None;
+    }
+    Some(Regs {
+        pc: mem.word(top.fp.checked_add(16)?)?,
+        sp: top.fp.checked_add(24)?,
         fp: mem.word(top.fp)?,
     })
 }

@@ -24,6 +24,8 @@ import javax.crypto.spec.SecretKeySpec;
  *   indexof      String.indexOf of a char at the end of a 64 KiB string: indexOfLoop
  *   fill         Arrays.fill of a 64 KiB array (a fill stub where the JIT uses one): fillLoop
  *   aes          AES/CBC encryption of 16 KiB (the AES intrinsic stubs): aesLoop
+ *   nanotime     System.nanoTime (compiled code calls the VM's C++ code, which
+ *                calls the C library, with no Java frame set up): nanoTimeLoop
  */
 public class StubWorkloads {
     static volatile long sink;
@@ -40,9 +42,10 @@ public class StubWorkloads {
             case "indexof": sink = indexOfLoop(end); break;
             case "fill": sink = fillLoop(end); break;
             case "aes": sink = aesLoop(end); break;
+            case "nanotime": sink = nanoTimeLoop(end); break;
             default:
                 System.err.println("unknown mode " + mode
-                    + " (delete, lambdas, megamorphic, crc32, indexof, fill, aes)");
+                    + " (delete, lambdas, megamorphic, crc32, indexof, fill, aes, nanotime)");
                 System.exit(2);
         }
     }
@@ -147,6 +150,14 @@ public class StubWorkloads {
                 cipher.update(in, 0, in.length, out, 0);
                 n += out[i];
             }
+        }
+        return n;
+    }
+
+    static long nanoTimeLoop(long end) {
+        long n = 0;
+        while (System.nanoTime() < end) {
+            for (int i = 0; i < 1000; i++) n += System.nanoTime() & 1;
         }
         return n;
     }
