@@ -5,7 +5,7 @@
 //! `[truncated]` root (the agent's own convention), so a pathological
 //! 100,000-deep chain cannot make the output quadratic in its depth.
 
-use crate::snapshot::{CallThread, Metric, Names, Weighted};
+use crate::snapshot::{CallThread, Metric, Names, Weighted, NO_LINE};
 use std::collections::BTreeMap;
 
 /// The most frames a stack keeps in the converted formats (the agent's
@@ -39,7 +39,11 @@ pub fn collapsed(
         let base = path.len();
         for (i, n) in t.tree.nodes.iter().enumerate().skip(1) {
             path.truncate(base + n.depth as usize - 1);
-            path.push(frame(names.get(n.name)));
+            path.push(match n.line {
+                NO_LINE => frame(names.get(n.name)),
+                // async-profiler's `lines`: `method:line`.
+                line => frame(&format!("{}:{line}", names.get(n.name))),
+            });
             if w.own[i] > 0 {
                 let frames = &path[base..];
                 let cut = frames.len().saturating_sub(MAX_FRAMES);

@@ -11,8 +11,8 @@
 //!   their figures add up, as HPROF's own traces merge deeper stacks. Threads
 //!   are merged (HPROF's `thread=n`). `TRACE 300000` is `<empty>`: samples
 //!   without a Java frame, and sites with no stack.
-//! - A frame is `class.method(File.java:Unknown line)`: the call trees carry
-//!   no line numbers; the file is the class's `source` in `<coverage>` when
+//! - A frame is `class.method(File.java:LINE)`, LINE the node's `line` (the
+//!   agent's `lines` option) or `Unknown line`; the file is the class's `source` in `<coverage>` when
 //!   the snapshot has it, else the outer class's name + `.java`. A
 //!   constructor (`p.C(...)` in the snapshot) is `p.C.<init>`; the agent's
 //!   pseudo-frames (`[unknown_Java]`…) are written as they are.
@@ -39,7 +39,7 @@
 
 use super::collapsed::MAX_FRAMES;
 use super::coverage::{default_source, one_line};
-use crate::snapshot::{CallKind, CallSection, Snapshot, Tree, NONE, NO_JAVA_FRAME};
+use crate::snapshot::{CallKind, CallSection, Snapshot, Tree, NONE, NO_JAVA_FRAME, NO_LINE};
 use profrj_format::{alloc, lock, profile, sampler, sites};
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
@@ -283,7 +283,8 @@ fn walk(ctx: &Ctx, tree: &Tree, mut f: impl FnMut(usize, Key)) {
         let d = n.depth as usize;
         prefix.truncate(d);
         let last = prefix[d - 1];
-        let v = u64::from(n.name) + 1;
+        // A frame is its name and line (with the agent's `lines`).
+        let v = (u64::from(n.name) + 1 + (u64::from(n.line) << 32)) % P;
         prefix.push([
             (mulmod(last[0], BASES[0]) + v) % P,
             (mulmod(last[1], BASES[1]) + v) % P,
@@ -320,7 +321,7 @@ fn frames(ctx: &Ctx, rep: Rep) -> Vec<String> {
     let mut i = rep.node;
     while i != 0 && i != NONE && out.len() < ctx.depth {
         let n = &tree.nodes[i as usize];
-        out.push(frame(ctx, ctx.snap.names.get(n.name)));
+        out.push(frame(ctx, ctx.snap.names.get(n.name), n.line));
         i = n.parent;
     }
     out
@@ -348,14 +349,16 @@ fn split<'a>(ctx: &Ctx, name: &'a str) -> Option<(&'a str, &'a str)> {
     }
 }
 
-/// `class.method(File.java:Unknown line)`, or with the line a frame named
-/// `…():12` gives (`<sites>`).
-fn frame(ctx: &Ctx, name: &str) -> String {
+/// `class.method(File.java:Unknown line)`, or with the line: the node's
+/// `line` (the agent's `lines`), or that of a frame named `…():12`
+/// (`<sites>`).
+fn frame(ctx: &Ctx, name: &str, node_line: u32) -> String {
     let (name, line) = match name.rsplit_once("):") {
         Some((head, l)) if !l.is_empty() && l.bytes().all(|b| b.is_ascii_digit()) => {
-            (&name[..head.len() + 1], l)
+            (&name[..head.len() + 1], l.to_owned())
         }
-        _ => (name, "Unknown line"),
+        _ if node_line != NO_LINE => (name, node_line.to_string()),
+        _ => (name, "Unknown line".to_owned()),
     };
     let Some((class, method)) = split(ctx, name) else {
         return one_line(name);

@@ -1,6 +1,7 @@
 //! pprof's profile format (`tests/data/profile.proto`), gzipped. One sample
 //! per call-tree node with a non-zero value, its stack leaf first, labelled
-//! with its thread. Value types, named for what they count (each section's
+//! with its thread; a node's `line` (the agent's `lines`) is its location's
+//! `Line.line`. Value types, named for what they count (each section's
 //! metrics' [`pprof`](crate::snapshot::MetricDesc::pprof) names):
 //! - sampler: `samples/count` (every sample, any thread state: `elapsed`) and
 //!   `runnable_samples/count` (samples with the thread RUNNABLE: `hits`);
@@ -16,7 +17,7 @@
 
 use super::collapsed::{MAX_FRAMES, TRUNCATED};
 use super::proto::Msg;
-use crate::snapshot::{CallSection, CallThread, Metric, Names, ValueType, NONE};
+use crate::snapshot::{CallSection, CallThread, Metric, Names, ValueType, NONE, NO_LINE};
 use flate2::write::GzEncoder;
 use flate2::Compression;
 use std::collections::HashMap;
@@ -47,6 +48,7 @@ mod field {
     pub const LOC_LINE: u64 = 4;
     // Line
     pub const LINE_FUNCTION_ID: u64 = 1;
+    pub const LINE_LINE: u64 = 2;
     // Function
     pub const F_ID: u64 = 1;
     pub const F_NAME: u64 = 2;
@@ -120,8 +122,10 @@ pub fn pprof(
         vt.int(field::VT_UNIT, strings.id(unit));
         profile.msg(field::SAMPLE_TYPE, &vt);
     }
-    // One function (and one location) per distinct name and signature.
+    // One function per distinct name and signature; one location per
+    // function and line (a node's `line`, or none).
     let mut functions: HashMap<(u32, u32), u64> = HashMap::new();
+    let mut locations: HashMap<(u64, u32), u64> = HashMap::new();
     let mut function_msgs = Msg::default();
     let thread_key = strings.id("thread");
     // (thread, stack leaf first) -> values: one sample each, in first-seen order.
@@ -147,15 +151,17 @@ pub fn pprof(
                 function_msgs.msg(field::FUNCTION, &f);
                 next_id
             });
+            let next_location = locations.len() as u64 + 1;
+            let location = *locations.entry((id, n.line)).or_insert(next_location);
             stack.truncate(n.depth as usize - 1);
-            stack.push(id);
+            stack.push(location);
             let vals: Vec<u64> = types.iter().map(|(m, _)| m.own(&n.v)).collect();
             if vals.iter().all(|&v| v == 0) {
                 continue;
             }
             let mut leaf_first: Vec<u64> = stack.iter().rev().take(MAX_FRAMES).copied().collect();
             if stack.len() > MAX_FRAMES {
-                let id = *truncated_id.get_or_insert_with(|| {
+                let location = *truncated_id.get_or_insert_with(|| {
                     let id = functions.len() as u64 + 1;
                     functions.insert((NONE - 1, NONE - 1), id);
                     let mut f = Msg::default();
@@ -163,9 +169,11 @@ pub fn pprof(
                     f.int(field::F_NAME, strings.id(TRUNCATED));
                     f.int(field::F_SYSTEM_NAME, strings.id(TRUNCATED));
                     function_msgs.msg(field::FUNCTION, &f);
-                    id
+                    let location = locations.len() as u64 + 1;
+                    locations.insert((id, NO_LINE), location);
+                    location
                 });
-                leaf_first.push(id);
+                leaf_first.push(location);
             }
             match sample_index.entry((thread_name, leaf_first)) {
                 std::collections::hash_map::Entry::Occupied(e) => {
@@ -191,10 +199,15 @@ pub fn pprof(
         s.msg(field::S_LABEL, &label);
         profile.msg(field::SAMPLE, &s);
     }
-    // Locations: one per function, with the same id.
-    for id in 1..=functions.len() as u64 {
+    // Locations, by id.
+    let mut by_id: Vec<(u64, (u64, u32))> = locations.into_iter().map(|(k, id)| (id, k)).collect();
+    by_id.sort_unstable();
+    for (id, (function, line_number)) in by_id {
         let mut line = Msg::default();
-        line.int(field::LINE_FUNCTION_ID, id);
+        line.int(field::LINE_FUNCTION_ID, function);
+        if line_number != NO_LINE {
+            line.int(field::LINE_LINE, u64::from(line_number));
+        }
         let mut loc = Msg::default();
         loc.int(field::LOC_ID, id);
         loc.msg(field::LOC_LINE, &line);
