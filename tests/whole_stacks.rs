@@ -128,8 +128,13 @@ fn samples_in_stubs_keep_their_java_callers() {
             && under >= least
             && named_top.is_none_or(|s| s >= 10.0);
         if !ok {
+            let without: Vec<String> = st
+                .iter()
+                .filter(|(p, _)| !p.iter().any(|f| is_java(f)))
+                .map(|(p, n)| format!("{n} {}", p.join(";")))
+                .collect();
             failures.push(format!(
-                "{mode}: {total} samples (>= 500), no Java frame {no_java:.2}% (<= 1), marker on top {marker_on_top:.2}% (<= 1), under {caller} {under:.1}% (>= {least}), {top:?} on top {named_top:?}% (>= 10)\n{}",
+                "{mode}: {total} samples (>= 500), no Java frame {no_java:.2}% (<= 1), marker on top {marker_on_top:.2}% (<= 1), under {caller} {under:.1}% (>= {least}), {top:?} on top {named_top:?}% (>= 10)\n{}\nwithout a Java frame: {without:?}",
                 run.stderr
             ));
         }

@@ -66,6 +66,9 @@ pub struct Counters {
     pub repeated: u64,
     /// Stacks taken with JVMTI (a handshake).
     pub walked: u64,
+    /// `event=wall`: samples whose signal found the thread busy inside the
+    /// VM, counted on the thread's stack from JVMTI at the next tick.
+    pub deferred: u64,
     /// Signals sent asking a thread for its stack.
     pub asked: u64,
     /// Stacks that came back from a signal handler.
@@ -282,7 +285,7 @@ impl Sampler {
         let base = self.recovered_base;
         let mut s = format!(
             "sampling: {} ticks every {:?} ({} missed intervals made up; {}, stacks from {}): {} stacks from signals ({} asked; walked from the caller of a stub {}, of a compiled method's entry or exit {}, of unknown code {}; from the last Java frame of a thread in the VM {}), \
-             {} walked with JVMTI, {} repeated unchanged; per tick {} us taking stacks, {} us folding; \
+             {} walked with JVMTI ({} samples of threads a signal found busy in the VM among them), {} repeated unchanged; per tick {} us taking stacks, {} us folding; \
              sampler CPU {} ms = {:.2}% of one core",
             k.ticks,
             self.config.interval,
@@ -296,6 +299,7 @@ impl Sampler {
             now.unknown - base.unknown,
             now.vm - base.vm,
             k.walked,
+            k.deferred,
             k.repeated,
             k.vm_ns / n / 1000,
             k.fold_ns / n / 1000,

@@ -91,6 +91,24 @@ struct Pending {
     hits: u64,
 }
 
+/// Samples a signal walk could not place because the thread was inside the
+/// VM (a GC, a safepoint, a call into the VM, deoptimisation), with the
+/// failure they stand under if no stack can be had for them.
+#[derive(Clone, Copy)]
+struct Deferred {
+    owed: u64,
+    hits: u64,
+    failure: &'static str,
+}
+
+/// AsyncGetCallTrace's codes for a thread busy inside the VM: GC active,
+/// in the VM or native code without a walkable last Java frame, being
+/// deoptimised, at a safepoint. Such a thread is not running Java code, so
+/// in `event=wall` its stack is taken with JVMTI at the next tick (the
+/// handshake does not wait for a blocked thread) and the samples counted
+/// there, rather than under a synthetic frame.
+const BUSY_IN_VM: [i32; 5] = [-2, -3, -4, -9, -10];
+
 /// What the sampler remembers of a thread between ticks.
 #[derive(Default)]
 pub(super) struct ThreadState {
@@ -103,6 +121,9 @@ pub(super) struct ThreadState {
     leaf_state: i32,
     /// The last signal walk failed (`leaf` is a synthetic frame).
     walk_failed: bool,
+    /// `event=wall`: samples whose signal found the thread busy inside the
+    /// VM, to count on its stack from JVMTI at the next tick.
+    deferred: Option<Deferred>,
     tid: Tid,
     pending: Option<Pending>,
     timer: Option<CpuTimer>,
@@ -331,7 +352,9 @@ impl<'a> Walker<'a> {
         // tail between, say, a class initialiser and the sleep it went into.
         let key = state_key(state);
         let same_state = st.leaf_state == key;
-        if let (true, Some(leaf), false, true) = (idle, st.leaf, st.walk_failed, same_state) {
+        let deferred = st.deferred.take();
+        let repeat = deferred.is_none() && !st.walk_failed && same_state;
+        if let (true, Some(leaf), true) = (idle, st.leaf, repeat) {
             tree.repeat_samples(leaf, weight, 0);
             counters.repeated += 1;
             return;
@@ -346,7 +369,7 @@ impl<'a> Walker<'a> {
         // signal could break a blocking call (JDK 11's accept() turns EINTR
         // into a SocketTimeoutException).
         let in_java = runnable && state & JVMTI_THREAD_STATE_IN_NATIVE == 0;
-        let use_signal = in_java && !(idle && st.walk_failed);
+        let use_signal = in_java && !(idle && st.walk_failed) && deferred.is_none();
         let use_signal = use_signal && !self.signals_lost;
         if let (StackSource::Signal(setup), None, true) = (self.source, mounted, use_signal) {
             if let Some(tid) = resolve_tid(jni, threads, thread, id, &mut st.tid) {
@@ -371,6 +394,9 @@ impl<'a> Walker<'a> {
             }
         }
         let Some(frames) = self.jvmti_frames.stack(jvmti, thread, mounted) else {
+            if let Some(d) = deferred {
+                fold_synthetic(tree, names, keys, counters, d.failure, d.owed, d.hits);
+            }
             return;
         };
         let t1 = clock::now_ns();
@@ -384,6 +410,13 @@ impl<'a> Walker<'a> {
             libraries,
         };
         to_path(&mut namer, frames, self.config.depth, &mut self.path);
+        let (weight, hit) = match deferred {
+            Some(d) => {
+                counters.deferred += d.owed;
+                (weight + d.owed, hit + d.hits)
+            }
+            None => (weight, hit),
+        };
         st.leaf = Some(tree.add_samples(&self.path, weight, hit));
         st.leaf_state = key;
         st.walk_failed = false;
@@ -474,6 +507,20 @@ impl<'a> Walker<'a> {
                 }
             };
             counters.arrived += 1;
+            if event == Event::Wall && BUSY_IN_VM.contains(&s.code) {
+                if let Some(st) = states.get_mut(&id) {
+                    let d = st.deferred.get_or_insert(Deferred {
+                        owed: 0,
+                        hits: 0,
+                        failure: failure_name(s.code),
+                    });
+                    d.owed += owed;
+                    d.hits += hits;
+                    st.leaf = None;
+                    st.walk_failed = true;
+                    return;
+                }
+            }
             let tree = trees.entry(id).or_default();
             let leaf = if s.code > 0 {
                 let mut namer = Namer {
@@ -537,6 +584,10 @@ impl<'a> Walker<'a> {
                 let tree = trees.entry(*id).or_default();
                 fold_synthetic(tree, names, keys, counters, THREAD_EXIT, p.owed, p.hits);
             }
+            if let Some(d) = st.deferred.take() {
+                let tree = trees.entry(*id).or_default();
+                fold_synthetic(tree, names, keys, counters, d.failure, d.owed, d.hits);
+            }
             false
         });
     }
@@ -557,9 +608,22 @@ impl<'a> Walker<'a> {
             }
             self.drain(jvmti, jni, data);
         }
-        for st in data.states.values_mut() {
+        let SamplerData {
+            trees,
+            states,
+            names,
+            keys,
+            counters,
+            ..
+        } = data;
+        for (id, st) in states.iter_mut() {
             if let Some(p) = st.pending.take() {
-                data.counters.unanswered_at_stop += p.owed;
+                counters.unanswered_at_stop += p.owed;
+            }
+            // No tick left to take their stack: counted as what they were.
+            if let Some(d) = st.deferred.take() {
+                let tree = trees.entry(*id).or_default();
+                fold_synthetic(tree, names, keys, counters, d.failure, d.owed, d.hits);
             }
             st.timer_failed = false;
         }
