@@ -34,6 +34,8 @@ pub enum StubLayout {
     Frameless,
     /// The template interpreter.
     Interpreter,
+    /// The adapters between interpreted and compiled code.
+    Adapter,
     /// The nmethod entry barrier's slow path (JDK 17 with ZGC, every GC
     /// from JDK 21): a frame-pointer frame with a word between the saved
     /// rbp and the return address.
@@ -149,6 +151,7 @@ fn layout_of(name: &str) -> StubLayout {
     match name {
         "vtable stub" | "itable stub" | "InlineCacheBuffer" => StubLayout::Frameless,
         "Interpreter" => StubLayout::Interpreter,
+        "I2C/C2I adapters" => StubLayout::Adapter,
         "nmethod_entry_barrier" | "method_entry_barrier" => StubLayout::EntryBarrier,
         _ => StubLayout::Other,
     }

@@ -16,7 +16,7 @@
 //! only if its pc lies in known code and its sp above the interrupted one.
 
 use super::code_map::{self, Blob, Code};
-use super::unwind::{self, Memory, Regs, Retry};
+use super::unwind::{self, AdapterRegs, Memory, Regs, Retry};
 use crate::vm::async_trace::{
     self, CallFrame, NOT_WALKABLE_JAVA, NOT_WALKABLE_NOT_JAVA, UNKNOWN_JAVA, UNKNOWN_NOT_JAVA,
 };
@@ -265,7 +265,7 @@ unsafe fn from_caller(
     ucontext: *mut c_void,
     code: jint,
 ) -> Option<jint> {
-    use libc::{REG_RBP, REG_RIP, REG_RSP};
+    use libc::{REG_R13, REG_RAX, REG_RBP, REG_RIP, REG_RSP};
     // SAFETY: `env` is the calling thread's own JNIEnv (the caller's promise).
     let (low, high) = unsafe { hotspot::stack_bounds(env) }?;
     let uc = ucontext as *mut libc::ucontext_t;
@@ -291,6 +291,13 @@ unsafe fn from_caller(
             fp: (*gregs)[REG_RBP as usize] as usize,
         }
     };
+    // SAFETY: as for `set`.
+    let adapter = unsafe {
+        AdapterRegs {
+            ret: (*gregs)[REG_RAX as usize] as usize,
+            sender_sp: (*gregs)[REG_R13 as usize] as usize,
+        }
+    };
     let first = code_map::find(saved.pc);
     let no_frame = CallFrame {
         bci: code,
@@ -310,7 +317,13 @@ unsafe fn from_caller(
             code: blob.map(|b| (b.start, b.end)),
         };
         let mut next = None;
-        for retry in unwind::callers(here, blob.as_ref(), &mem).retries() {
+        // The adapters' registers belong to the interrupted frame only.
+        let adapter = if step == 0 {
+            adapter
+        } else {
+            AdapterRegs::default()
+        };
+        for retry in unwind::callers(here, adapter, blob.as_ref(), &mem).retries() {
             // Frames written before the walk's: the steps so far, and this
             // one unless the retry walks this very frame.
             let (regs, kept) = match retry {

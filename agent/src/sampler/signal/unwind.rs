@@ -20,6 +20,15 @@ pub struct Regs {
     pub fp: usize,
 }
 
+/// What adapters keep their caller in besides the stack: the return
+/// address once popped (rax) and the caller's sp (r13, HotSpot's "sender
+/// SP"), as the adapters between interpreted and compiled code use them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AdapterRegs {
+    pub ret: usize,
+    pub sender_sp: usize,
+}
+
 /// What the rules may read.
 pub trait Memory {
     /// The aligned word at `at` of the thread's own stack; None outside it.
@@ -84,7 +93,7 @@ const ENTER: [u8; 4] = [0x55, 0x48, 0x89, 0xe5];
 
 /// The caller of `top`, which executes in `blob` (None: code the map does
 /// not know).
-pub fn callers(top: Regs, blob: Option<&Blob>, mem: &impl Memory) -> Callers {
+pub fn callers(top: Regs, adapter: AdapterRegs, blob: Option<&Blob>, mem: &impl Memory) -> Callers {
     if !cfg!(target_arch = "x86_64") {
         return Callers::default();
     }
@@ -100,6 +109,20 @@ pub fn callers(top: Regs, blob: Option<&Blob>, mem: &impl Memory) -> Callers {
             layout: StubLayout::Interpreter,
             ..
         } => Callers::of([via_fp(top, mem), ret_at(top, 0, mem), None]),
+        // The i2c and c2i adapters: the return address on top of the stack
+        // at entry and once pushed back, in rax while they move arguments.
+        Code::Stub {
+            layout: StubLayout::Adapter,
+            ..
+        } => Callers::of([
+            ret_at(top, 0, mem),
+            Some(Regs {
+                pc: adapter.ret,
+                sp: adapter.sender_sp,
+                fp: top.fp,
+            }),
+            None,
+        ]),
         Code::Stub {
             layout: StubLayout::EntryBarrier,
             ..
@@ -383,7 +406,7 @@ mod tests {
         };
         let b = stub_blob(StubLayout::Frameless, 4);
         assert_eq!(
-            first(&callers(top, Some(&b), &m)),
+            first(&callers(top, AdapterRegs::default(), Some(&b), &m)),
             Some(Regs {
                 pc: RET_ADDR,
                 sp: SP + 8,
@@ -405,7 +428,7 @@ mod tests {
             fp,
         };
         assert_eq!(
-            first(&callers(in_body, Some(&b), &m)),
+            first(&callers(in_body, AdapterRegs::default(), Some(&b), &m)),
             Some(Regs {
                 pc: RET_ADDR,
                 sp: fp + 16,
@@ -419,7 +442,7 @@ mod tests {
             fp,
         };
         assert_eq!(
-            first(&callers(at_enter_end, Some(&b), &m)).map(|r| r.pc),
+            first(&callers(at_enter_end, AdapterRegs::default(), Some(&b), &m)).map(|r| r.pc),
             Some(RET_ADDR)
         );
         // Between `push rbp` and `mov rbp, rsp`.
@@ -430,7 +453,7 @@ mod tests {
             fp: CALLER_FP,
         };
         assert_eq!(
-            first(&callers(pushed, Some(&b), &m2)),
+            first(&callers(pushed, AdapterRegs::default(), Some(&b), &m2)),
             Some(Regs {
                 pc: RET_ADDR,
                 sp: SP + 16,
@@ -445,7 +468,7 @@ mod tests {
             fp: CALLER_FP,
         };
         assert_eq!(
-            first(&callers(at_ret, Some(&b), &m3)).map(|r| r.sp),
+            first(&callers(at_ret, AdapterRegs::default(), Some(&b), &m3)).map(|r| r.sp),
             Some(SP + 8)
         );
     }
@@ -478,7 +501,7 @@ mod tests {
                 sp: SP,
                 fp: 3,
             };
-            first(&callers(top, Some(&b), m))
+            first(&callers(top, AdapterRegs::default(), Some(&b), m))
         };
         let want = |sp: usize, fp: usize| {
             Some(Regs {
@@ -516,7 +539,11 @@ mod tests {
                 sp: SP,
                 fp: 3,
             };
-            assert_eq!(first(&callers(top, Some(&b), &m)), want, "at {pc}");
+            assert_eq!(
+                first(&callers(top, AdapterRegs::default(), Some(&b), &m)),
+                want,
+                "at {pc}"
+            );
         }
     }
 
@@ -531,7 +558,9 @@ mod tests {
             sp: SP,
             fp: 0,
         };
-        let all: Vec<Retry> = callers(top, Some(&b), &m).retries().collect();
+        let all: Vec<Retry> = callers(top, AdapterRegs::default(), Some(&b), &m)
+            .retries()
+            .collect();
         assert_eq!(all[0], Retry::Unshifted(Regs { sp: SP + 8, ..top }));
         assert_eq!(
             all[MAX_SHIFT_WORDS - 1],
@@ -544,11 +573,44 @@ mod tests {
     }
 
     #[test]
+    fn an_adapter_returns_from_the_stack_or_from_rax_and_r13() {
+        let b = stub_blob(StubLayout::Adapter, 16);
+        let m = fake(&[0x90; 16], &[(SP, 7)]);
+        let top = Regs {
+            pc: CODE + 4,
+            sp: SP,
+            fp: CALLER_FP,
+        };
+        let regs = AdapterRegs {
+            ret: RET_ADDR,
+            sender_sp: SP + 0x40,
+        };
+        let all: Vec<Regs> = callers(top, regs, Some(&b), &m).iter().collect();
+        assert_eq!(
+            all,
+            [
+                Regs {
+                    pc: 7,
+                    sp: SP + 8,
+                    fp: CALLER_FP
+                },
+                Regs {
+                    pc: RET_ADDR,
+                    sp: SP + 0x40,
+                    fp: CALLER_FP
+                }
+            ]
+        );
+    }
+
+    #[test]
     fn unknown_code_tries_the_top_of_the_stack_then_the_frame_pointer() {
         let fp = SP + 0x40;
         let m = fake(&[], &[(SP, 5), (fp, CALLER_FP), (fp + 8, RET_ADDR)]);
         let top = Regs { pc: 9, sp: SP, fp };
-        let all: Vec<Regs> = callers(top, None, &m).iter().collect();
+        let all: Vec<Regs> = callers(top, AdapterRegs::default(), None, &m)
+            .iter()
+            .collect();
         assert_eq!(all.len(), 2);
         assert_eq!(all[0].pc, 5);
         assert_eq!(all[1].pc, RET_ADDR);
@@ -558,6 +620,11 @@ mod tests {
             sp: SP,
             fp: SP - 8,
         };
-        assert_eq!(callers(bad, None, &m).iter().count(), 1);
+        assert_eq!(
+            callers(bad, AdapterRegs::default(), None, &m)
+                .iter()
+                .count(),
+            1
+        );
     }
 }
