@@ -15,8 +15,9 @@ import javax.crypto.spec.SecretKeySpec;
  * such code loses the sample's Java callers. Each mode spends (almost) all of
  * its time under one Java method, named below, which a sampler must show.
  *
- * Arguments: MODE [MILLISECONDS (default 3000)]. Modes, and the method the
- * time is under:
+ * Arguments: MODE [MILLISECONDS (default 3000)]; prints units=N, the rounds
+ * of work done (a profiler's overhead shows as fewer). Modes, and the method
+ * the time is under:
  *   delete       StringBuilder.delete on a 64 KiB builder (an arraycopy stub): delete
  *   lambdas      Supplier lambdas called through the interface (itable stubs): lambdaLoop
  *   megamorphic  a virtual call with five receiver classes (vtable stubs): megamorphicLoop
@@ -29,6 +30,8 @@ import javax.crypto.spec.SecretKeySpec;
  */
 public class StubWorkloads {
     static volatile long sink;
+    /** Rounds of the mode's inner loop done: work per run, for overhead ratios. */
+    static long units;
 
     public static void main(String[] args) throws Exception {
         String mode = args.length > 0 ? args[0] : "delete";
@@ -48,6 +51,7 @@ public class StubWorkloads {
                     + " (delete, lambdas, megamorphic, crc32, indexof, fill, aes, nanotime)");
                 System.exit(2);
         }
+        System.out.println("units=" + units);
     }
 
     /** Each delete moves the builder's 64 KiB down by 16 chars. */
@@ -57,6 +61,7 @@ public class StubWorkloads {
         String chunk = "0123456789abcdef";
         long n = 0;
         while (System.nanoTime() < end) {
+            units++;
             for (int i = 0; i < 100; i++) {
                 sb.delete(0, 16);
                 sb.append(chunk);
@@ -75,6 +80,7 @@ public class StubWorkloads {
         };
         long n = 0;
         while (System.nanoTime() < end) {
+            units++;
             for (int i = 0; i < 100_000; i++) {
                 n += suppliers[i % suppliers.length].get();
                 box[0] = n;
@@ -97,6 +103,7 @@ public class StubWorkloads {
         Shape[] shapes = {new A(), new B(), new C(), new D(), new E()};
         long n = 0;
         while (System.nanoTime() < end) {
+            units++;
             for (int i = 0; i < 100_000; i++) {
                 n = shapes[i % shapes.length].area(n);
             }
@@ -109,6 +116,7 @@ public class StubWorkloads {
         for (int i = 0; i < data.length; i++) data[i] = (byte) i;
         CRC32 crc = new CRC32();
         while (System.nanoTime() < end) {
+            units++;
             for (int i = 0; i < 100; i++) crc.update(data, 0, data.length);
         }
         return crc.getValue();
@@ -121,6 +129,7 @@ public class StubWorkloads {
         String s = new String(chars);
         long n = 0;
         while (System.nanoTime() < end) {
+            units++;
             for (int i = 0; i < 100; i++) n += s.indexOf('z') + s.indexOf("zz");
         }
         return n;
@@ -130,6 +139,7 @@ public class StubWorkloads {
         int[] data = new int[16384];
         long n = 0;
         while (System.nanoTime() < end) {
+            units++;
             for (int i = 0; i < 100; i++) {
                 Arrays.fill(data, i);
                 n += data[i];
@@ -146,6 +156,7 @@ public class StubWorkloads {
         byte[] out = new byte[in.length];
         long n = 0;
         while (System.nanoTime() < end) {
+            units++;
             for (int i = 0; i < 10; i++) {
                 cipher.update(in, 0, in.length, out, 0);
                 n += out[i];
@@ -157,6 +168,7 @@ public class StubWorkloads {
     static long nanoTimeLoop(long end) {
         long n = 0;
         while (System.nanoTime() < end) {
+            units++;
             for (int i = 0; i < 1000; i++) n += System.nanoTime() & 1;
         }
         return n;
