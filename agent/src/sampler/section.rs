@@ -148,6 +148,35 @@ mod tests {
         );
     }
 
+    /// The section of one live thread `name` (started at `start_ns`, `cpu_ns`
+    /// of CPU) holding `tree`, written for a window of 0 to 10 ns.
+    fn one_thread(
+        file: &str,
+        tree: CallTree,
+        names: MethodNames,
+        keys: FrameKeys,
+        name: &str,
+        start_ns: u64,
+        cpu_ns: u64,
+    ) -> String {
+        let mut trees = HashMap::new();
+        trees.insert(ThreadId(0), tree);
+        let data = SamplerData {
+            trees,
+            names,
+            keys,
+            ..Default::default()
+        };
+        let threads = vec![ThreadRecord {
+            name: name.into(),
+            start_ns,
+            end_ns: None,
+            cpu_ns,
+            tid: 0,
+        }];
+        crate::snapshot::written(file, |w| write_section(w, &data, &threads, (0, 10)))
+    }
+
     /// The bytes of a small section, pinned (the names are `profrj_format`'s,
     /// the layout the contract's; a change here changes the format).
     #[test]
@@ -159,24 +188,7 @@ mod tests {
         let mut tree = CallTree::default();
         tree.add_sample(&[a, b], true);
         tree.add_sample(&[a], false);
-        let mut trees = HashMap::new();
-        trees.insert(ThreadId(0), tree);
-        let data = SamplerData {
-            trees,
-            names,
-            keys,
-            ..Default::default()
-        };
-        let threads = vec![ThreadRecord {
-            name: "main\u{1}".into(),
-            start_ns: 2,
-            end_ns: None,
-            cpu_ns: 7,
-            tid: 0,
-        }];
-        let text = crate::snapshot::written("sampler-bytes", |w| {
-            write_section(w, &data, &threads, (0, 10))
-        });
+        let text = one_thread("sampler-bytes", tree, names, keys, "main\u{1}", 2, 7);
         assert_eq!(
             text,
             r#"<?xml version="1.0" encoding="UTF-8"?>
@@ -204,24 +216,7 @@ mod tests {
         tree.add_sample(&[keys.key(run, 7), keys.key(f, 12)], true);
         tree.add_sample(&[keys.key(run, 7), keys.key(f, 13)], true);
         tree.add_sample(&[keys.key(run, NO_LINE)], true);
-        let mut trees = HashMap::new();
-        trees.insert(ThreadId(0), tree);
-        let data = SamplerData {
-            trees,
-            names,
-            keys,
-            ..Default::default()
-        };
-        let threads = vec![ThreadRecord {
-            name: "main".into(),
-            start_ns: 0,
-            end_ns: None,
-            cpu_ns: 1,
-            tid: 0,
-        }];
-        let text = crate::snapshot::written("sampler-lines", |w| {
-            write_section(w, &data, &threads, (0, 10))
-        });
+        let text = one_thread("sampler-lines", tree, names, keys, "main", 0, 1);
         assert!(
             text.contains(r#"<profile name="p.A.run()" line="7" hits="0" elapsed="0" cumulated="2" cumulatedElapsed="2">"#),
             "{text}"

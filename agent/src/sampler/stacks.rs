@@ -580,14 +580,11 @@ impl<'a> Walker<'a> {
             if st.missing < 2 {
                 return true;
             }
+            let tree = trees.entry(*id).or_default();
             if let Some(p) = st.pending.take() {
-                let tree = trees.entry(*id).or_default();
                 fold_synthetic(tree, names, keys, counters, THREAD_EXIT, p.owed, p.hits);
             }
-            if let Some(d) = st.deferred.take() {
-                let tree = trees.entry(*id).or_default();
-                fold_synthetic(tree, names, keys, counters, d.failure, d.owed, d.hits);
-            }
+            fold_deferred(st, tree, names, keys, counters);
             false
         });
     }
@@ -620,10 +617,9 @@ impl<'a> Walker<'a> {
             if let Some(p) = st.pending.take() {
                 counters.unanswered_at_stop += p.owed;
             }
-            // No tick left to take their stack: counted as what they were.
-            if let Some(d) = st.deferred.take() {
-                let tree = trees.entry(*id).or_default();
-                fold_synthetic(tree, names, keys, counters, d.failure, d.owed, d.hits);
+            // No tick left to take their stack.
+            if st.deferred.is_some() {
+                fold_deferred(st, trees.entry(*id).or_default(), names, keys, counters);
             }
             st.timer_failed = false;
         }
@@ -690,6 +686,20 @@ fn fold_synthetic(
     *counters.failures.entry(name).or_default() += owed;
     let key = keys.key(names.intern(name), super::NO_LINE);
     tree.add_samples(&[key], owed, hits)
+}
+
+/// Counts a thread's deferred samples (if any) under the failure they came
+/// with: no stack could be taken for them (the thread ended, sampling stopped).
+fn fold_deferred(
+    st: &mut ThreadState,
+    tree: &mut super::tree::CallTree,
+    names: &mut crate::methods::MethodNames,
+    keys: &mut super::FrameKeys,
+    counters: &mut Counters,
+) {
+    if let Some(d) = st.deferred.take() {
+        fold_synthetic(tree, names, keys, counters, d.failure, d.owed, d.hits);
+    }
 }
 
 /// What of a thread's JVMTI state decides whether its last stack still

@@ -98,9 +98,10 @@ pub unsafe fn walk(
 ///   stack itself (`JavaFrameAnchor::make_walkable`: the return address
 ///   below sp);
 /// - the anchor is in a runtime stub whose frame HotSpot never considers
-///   complete (C1's `counter_overflow`, say), which AsyncGetCallTrace will
-///   not walk through: such stubs keep a frame pointer, so the walk starts
-///   at the stub's caller, under a frame naming the stub.
+///   complete (C1's `counter_overflow`, C2's `_new_instance_Java`, say),
+///   which AsyncGetCallTrace will not walk through: the stub's frame pointer
+///   or the frame its first instructions build gives its caller, and the
+///   walk starts there, under a frame naming the stub.
 ///
 /// The anchor is set for the walk and put back after. Only in the VM: the
 /// thread then holds off safepoints and handshakes, so no other thread
@@ -131,36 +132,92 @@ unsafe fn in_vm(
         // No Java frame on this thread's stack at all.
         return 0;
     }
-    let mem = ThreadMemory {
+    let in_code = |pc: usize| code_map::find(pc).is_some() || hotspot::in_code_cache(pc);
+    let stack = ThreadMemory {
         low,
         high,
         code: None,
     };
-    let in_code = |pc: usize| code_map::find(pc).is_some() || hotspot::in_code_cache(pc);
-    let (from, top) = if saved.pc == 0 {
-        let Some(pc) = mem.word(saved.sp.wrapping_sub(8)).filter(|&pc| in_code(pc)) else {
+    // The anchor's frame, made walkable.
+    let mut frame = saved;
+    if frame.pc == 0 {
+        let Some(pc) = stack
+            .word(saved.sp.wrapping_sub(8))
+            .filter(|&pc| in_code(pc))
+        else {
             return code;
         };
-        (hotspot::Anchor { pc, ..saved }, None)
-    } else {
-        let stub = code_map::find(saved.pc).filter(|b| matches!(b.code, Code::Stub { .. }));
-        let caller = (saved.fp >= saved.sp)
-            .then(|| {
-                Some(hotspot::Anchor {
-                    pc: mem.word(saved.fp.checked_add(8)?)?,
-                    sp: saved.fp.checked_add(16)?,
-                    fp: mem.word(saved.fp)?,
-                })
-            })
-            .flatten()
-            .filter(|a| in_code(a.pc));
-        match (stub, caller) {
-            (Some(stub), Some(caller)) => (caller, Some(top_frame(Some(&stub), saved.pc, code))),
-            _ => return code,
+        frame.pc = pc;
+        // SAFETY: the caller's promise.
+        let n =
+            unsafe { walk_from_anchor(&thread, saved, frame, None, env, frames, max, ucontext) };
+        if n > 0 {
+            return n;
         }
+    }
+    // The anchor's frame is a stub's: walk from the stub's caller.
+    let Some(stub) = code_map::find(frame.pc).filter(|b| matches!(b.code, Code::Stub { .. }))
+    else {
+        return code;
     };
+    let mem = ThreadMemory {
+        code: Some((stub.start, stub.end)),
+        ..stack
+    };
+    let regs = Regs {
+        pc: frame.pc,
+        sp: frame.sp,
+        fp: frame.fp,
+    };
+    let Some(caller) =
+        unwind::stub_caller(regs, &stub, &mem).filter(|c| in_code(c.pc) && c.sp > frame.sp)
+    else {
+        return code;
+    };
+    let caller = hotspot::Anchor {
+        pc: caller.pc,
+        sp: caller.sp,
+        fp: caller.fp,
+    };
+    let top = top_frame(Some(&stub), frame.pc, code);
+    // SAFETY: the caller's promise.
+    let n = unsafe {
+        walk_from_anchor(
+            &thread,
+            saved,
+            caller,
+            Some(top),
+            env,
+            frames,
+            max,
+            ucontext,
+        )
+    };
+    if n > 0 {
+        n
+    } else {
+        code
+    }
+}
+
+/// AsyncGetCallTrace with the thread's anchor set to `from` (then back to
+/// `saved`), under `top` if given; counts a walk that succeeds.
+///
+/// # Safety
+/// As [`walk`], with `max >= 2`; the thread in the VM ([`in_vm`]'s checks).
+#[allow(clippy::too_many_arguments)]
+unsafe fn walk_from_anchor(
+    thread: &hotspot::OwnThread,
+    saved: hotspot::Anchor,
+    from: hotspot::Anchor,
+    top: Option<CallFrame>,
+    env: *mut JNIEnv,
+    frames: *mut CallFrame,
+    max: jint,
+    ucontext: *mut c_void,
+) -> jint {
     let skip = top.is_some() as usize;
-    // SAFETY: in the handler, the thread in the VM (checked above).
+    // SAFETY: in the handler, the thread in the VM (the caller's promise).
     unsafe { thread.set_anchor(from) };
     // SAFETY: the caller's promise is `async_trace::walk`'s; `frames + skip`
     // is writable for `max - skip` entries (`max >= 2`).
@@ -168,7 +225,7 @@ unsafe fn in_vm(
     // SAFETY: as above; the anchor as it was.
     unsafe { thread.set_anchor(saved) };
     if n <= 0 {
-        return code;
+        return n;
     }
     RECOVERED_VM.fetch_add(1, Ordering::Relaxed);
     if let Some(top) = top {

@@ -136,6 +136,28 @@ pub fn callers(top: Regs, adapter: AdapterRegs, blob: Option<&Blob>, mem: &impl 
     }
 }
 
+/// The caller of a runtime stub stopped in the VM (its frame complete, sp
+/// the anchor's): a frame-pointer frame if it begins with `enter` (C1's
+/// runtime stubs), else the frame its first instructions build, `[push
+/// rbp;] sub rsp, N` (C2's runtime stubs, which then store rbp at the top of
+/// their frame).
+pub fn stub_caller(anchor: Regs, blob: &Blob, mem: &impl Memory) -> Option<Regs> {
+    let at = |k: usize| mem.byte(blob.start + k);
+    if (0..4).all(|k| at(k) == Some(ENTER[k])) {
+        return via_fp(anchor, mem);
+    }
+    let pushed = at(0) == Some(PUSH_RBP);
+    let sub = pushed as usize;
+    let n = match (at(sub)?, at(sub + 1)?, at(sub + 2)?) {
+        (0x48, 0x83, 0xec) => at(sub + 3)? as usize,
+        (0x48, 0x81, 0xec) => {
+            u32::from_le_bytes([at(sub + 3)?, at(sub + 4)?, at(sub + 5)?, at(sub + 6)?]) as usize
+        }
+        _ => return None,
+    };
+    ret_at(anchor, n.checked_add(if pushed { 8 } else { 0 })?, mem)
+}
+
 /// A stub: frameless at its first instruction and its `ret`; past `enter`,
 /// a frame-pointer frame.
 fn stub(top: Regs, blob: &Blob, mem: &impl Memory) -> Callers {
@@ -323,25 +345,24 @@ fn ret_at(top: Regs, off: usize, mem: &impl Memory) -> Option<Regs> {
 
 /// The caller of a frame-pointer frame: saved rbp at fp, return address above.
 fn via_fp(top: Regs, mem: &impl Memory) -> Option<Regs> {
-    if top.fp < top.sp {
-        return None;
-    }
-    Some(Regs {
-        pc: mem.word(top.fp.checked_add(8)?)?,
-        sp: top.fp.checked_add(16)?,
-        fp: mem.word(top.fp)?,
-    })
+    via_fp_returning_at(top, 8, mem)
 }
 
 /// The entry barrier stub's frame: `push -1` (a word HotSpot may set when it
 /// deoptimises), then `enter`: the return address two words above fp.
 fn via_fp_over_cookie(top: Regs, mem: &impl Memory) -> Option<Regs> {
+    via_fp_returning_at(top, 16, mem)
+}
+
+/// A frame-pointer frame whose return address is `ret` bytes above fp.
+fn via_fp_returning_at(top: Regs, ret: usize, mem: &impl Memory) -> Option<Regs> {
     if top.fp < top.sp {
         return None;
     }
+    let slot = top.fp.checked_add(ret)?;
     Some(Regs {
-        pc: mem.word(top.fp.checked_add(16)?)?,
-        sp: top.fp.checked_add(24)?,
+        pc: mem.word(slot)?,
+        sp: slot.checked_add(8)?,
         fp: mem.word(top.fp)?,
     })
 }
@@ -570,6 +591,45 @@ mod tests {
             })
         );
         assert!(matches!(all[MAX_SHIFT_WORDS], Retry::Caller(_)));
+    }
+
+    #[test]
+    fn a_runtime_stub_in_the_vm_returns_by_its_frame() {
+        // C2's: sub rsp, 8; mov [rsp], rbp; … call
+        let c2 = [0x48, 0x81, 0xec, 0x08, 0, 0, 0, 0x48, 0x89, 0x2c, 0x24];
+        let m = fake(&c2, &[(SP, CALLER_FP), (SP + 8, RET_ADDR)]);
+        let anchor = Regs {
+            pc: CODE + 9,
+            sp: SP,
+            fp: 0,
+        };
+        let b = stub_blob(StubLayout::Other, 64);
+        let want = Some(Regs {
+            pc: RET_ADDR,
+            sp: SP + 16,
+            fp: CALLER_FP,
+        });
+        assert_eq!(stub_caller(anchor, &b, &m), want);
+        // C1's: enter; … (rbp the frame pointer)
+        let c1 = [0x55, 0x48, 0x89, 0xe5, 0x90];
+        let fp = SP + 0x30;
+        let m = fake(&c1, &[(fp, CALLER_FP), (fp + 8, RET_ADDR)]);
+        let anchor = Regs {
+            pc: CODE + 4,
+            sp: SP,
+            fp,
+        };
+        assert_eq!(
+            stub_caller(anchor, &b, &m),
+            Some(Regs {
+                pc: RET_ADDR,
+                sp: fp + 16,
+                fp: CALLER_FP
+            })
+        );
+        // Anything else: no guess.
+        let m = fake(&[0x90; 8], &[]);
+        assert_eq!(stub_caller(anchor, &b, &m), None);
     }
 
     #[test]
