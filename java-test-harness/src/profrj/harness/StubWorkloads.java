@@ -1,5 +1,7 @@
 package profrj.harness;
 
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.function.Supplier;
@@ -16,8 +18,9 @@ import javax.crypto.spec.SecretKeySpec;
  * its time under one Java method, named below, which a sampler must show.
  *
  * Arguments: MODE [MILLISECONDS (default 3000)]; prints units=N, the rounds
- * of work done (a profiler's overhead shows as fewer). Modes, and the method
- * the time is under:
+ * of work done, and cpu-ns=N, the main thread's CPU time over them (a signal
+ * handler's time counts in it): a profiler's cost shows as more CPU per
+ * round. Modes, and the method the time is under:
  *   delete       StringBuilder.delete on a 64 KiB builder (an arraycopy stub): delete
  *   lambdas      Supplier lambdas called through the interface (itable stubs): lambdaLoop
  *   megamorphic  a virtual call with five receiver classes (vtable stubs): megamorphicLoop
@@ -36,6 +39,8 @@ public class StubWorkloads {
     public static void main(String[] args) throws Exception {
         String mode = args.length > 0 ? args[0] : "delete";
         long ms = args.length > 1 ? Long.parseLong(args[1]) : 3000;
+        ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+        long cpu0 = threads.getCurrentThreadCpuTime();
         long end = System.nanoTime() + ms * 1_000_000L;
         switch (mode) {
             case "delete": sink = deleteLoop(end); break;
@@ -51,7 +56,7 @@ public class StubWorkloads {
                     + " (delete, lambdas, megamorphic, crc32, indexof, fill, aes, nanotime)");
                 System.exit(2);
         }
-        System.out.println("units=" + units);
+        System.out.println("units=" + units + " cpu-ns=" + (threads.getCurrentThreadCpuTime() - cpu0));
     }
 
     /** Each delete moves the builder's 64 KiB down by 16 chars. */
