@@ -300,6 +300,10 @@ fn caller_pc(ret: usize) -> Option<usize> {
     }
 }
 
+/// The most AsyncGetCallTrace calls one sample's recovery makes (each that
+/// fails costs a few microseconds of the interrupted thread's time).
+const MAX_RETRIES: usize = 16;
+
 /// How many frames of code without a Java frame of its own (VM code, a
 /// stub, a compiled method's entry) a walk steps through to reach one
 /// AsyncGetCallTrace walks from (VM code called by the nmethod entry
@@ -364,6 +368,7 @@ unsafe fn from_caller(
     let mut tops = [no_frame; MAX_STEPS];
     let (mut here, mut blob) = (saved, first);
     let mut walked = None;
+    let mut retries = 0;
     // `max >= 2`: room for one top frame and a walk.
     let steps = MAX_STEPS.min(max as usize - 1);
     'steps: for (step, top) in tops.iter_mut().enumerate().take(steps) {
@@ -395,6 +400,10 @@ unsafe fn from_caller(
             // Each frame lies above the one before, in this stack.
             if regs.sp <= here.sp || regs.sp >= high {
                 continue;
+            }
+            retries += 1;
+            if retries > MAX_RETRIES {
+                break 'steps;
             }
             set(regs);
             // SAFETY: `walk`'s promise holds as for the first walk; `kept <=
