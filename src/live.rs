@@ -3,13 +3,14 @@
 //! agent runs the command and writes its answer to a reply file we read back,
 //! so its message (not just a return code) reaches the user.
 //!
-//! The reply file lives in a directory made for it alone, as the JVM's user
-//! (the agent runs as that user and writes it), mode 0700, removed on every
-//! path; it is read only if it is a regular file of the JVM's user, never
-//! through a link, and at most 1 MiB of it.
+//! The reply file lives in a directory made for it alone in the JVM's /tmp
+//! (resolved inside the JVM's root), as the JVM's user (the agent runs as
+//! that user and writes it), mode 0700, removed on every path; it is read
+//! only if it is a regular file of the JVM's user, never through a link, at
+//! most 1 MiB of it, and printed with its control characters escaped.
 
-use crate::attach::{as_target_user, Target};
-use crate::safe_fs::{self, PrivateDir};
+use crate::attach::{as_target_user, Dir, Target};
+use crate::printable::printable;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -23,8 +24,8 @@ pub struct PidArgs {
     /// libprofrj.so to load (default: $PROFRJ_AGENT, else next to this program).
     #[arg(long, value_name = "PATH")]
     pub agent: Option<PathBuf>,
-    /// How long to wait for the JVM at each step (its attach socket, its
-    /// answer), e.g. 10s, 500ms.
+    /// How long the whole exchange with the JVM may take (starting its
+    /// attach listener, connecting, its answer), e.g. 10s, 500ms.
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration)]
     pub timeout: Duration,
 }
@@ -70,31 +71,30 @@ pub struct DumpArgs {
 pub fn send(args: &PidArgs, options: &str) -> Result<(), String> {
     let target = Target::find(args.pid, args.timeout)?;
     let library = agent_library(args.agent.as_ref())?;
+    let tmp = target.tmp().map_err(|e| format!("cannot reach {e}"))?;
     let library = if target.foreign_root() {
-        copy_into(&target, &library)?
+        copy_into(&target, &tmp, &library)?
     } else {
         library.display().to_string()
     };
     let (uid, gid) = target.owner();
     // The directory is dropped (removed with the reply) on every path below.
-    let dir = as_target_user(uid, gid, || PrivateDir::new(&target.host_path("/tmp")))
+    let reply_dir = as_target_user(uid, gid, || tmp.private_dir())
         .map_err(|e| format!("cannot make a reply directory in the JVM's /tmp: {e}"))?;
-    let reply_host = dir.path.join("reply");
-    let reply_jvm = jvm_view(&target, &reply_host);
-    let full = if options.is_empty() {
-        format!("reply={reply_jvm}")
-    } else {
-        format!("{options},reply={reply_jvm}")
-    };
+    let full = format!(
+        "{options}{}reply={}",
+        if options.is_empty() { "" } else { "," },
+        reply_dir.dir.jvm_path("reply")
+    );
     let code = target.load_agent(&library, &full)?;
     let text = as_target_user(uid, gid, || {
-        Ok(safe_fs::read_owned(&reply_host, uid, MAX_REPLY))
+        Ok(reply_dir.dir.read_owned("reply", uid, MAX_REPLY))
     })
     .map_err(|e| e.to_string())
     .and_then(|r| r);
     match text {
         Ok(bytes) => {
-            let text = String::from_utf8_lossy(&bytes);
+            let text = printable(&String::from_utf8_lossy(&bytes));
             let (status, message) = text.split_once('\n').unwrap_or((&text, ""));
             let message = message.trim();
             if status == "ok" {
@@ -111,15 +111,6 @@ pub fn send(args: &PidArgs, options: &str) -> Result<(), String> {
         Err(_) => Err(format!(
             "the agent failed with return code {code}; its message is on the JVM's stderr"
         )),
-    }
-}
-
-/// `path` (under the JVM's root, seen from here) as the JVM sees it.
-fn jvm_view(target: &Target, path: &Path) -> String {
-    let root = target.host_path("/");
-    match path.strip_prefix(&root) {
-        Ok(rest) => format!("/{}", rest.display()),
-        Err(_) => path.display().to_string(),
     }
 }
 
@@ -146,48 +137,45 @@ fn agent_library(explicit: Option<&PathBuf>) -> Result<PathBuf, String> {
 /// A JVM in another mount namespace cannot see our file system: put a copy of
 /// the library in its /tmp and load that. The copy lives in
 /// `/tmp/.profrj-lib-<uid>/` (a stable path, so later commands reach the same
-/// agent), made as the JVM's user with mode 0700; the directory and the file
-/// are used only if they are the JVM's user's and not links, and a new copy
-/// is written to a fresh name and renamed into place.
-fn copy_into(target: &Target, library: &Path) -> Result<String, String> {
+/// agent), made as the JVM's user with mode 0700 (both resolved inside the
+/// JVM's root); the directory and the file are used only if they are the
+/// JVM's user's and not links, and a new copy is written to a fresh name and
+/// renamed into place.
+fn copy_into(target: &Target, tmp: &Dir, library: &Path) -> Result<String, String> {
     let (uid, gid) = target.owner();
-    let inside_dir = format!("/tmp/.profrj-lib-{uid}");
-    let inside = format!("{inside_dir}/libprofrj.so");
-    let dir = target.host_path(&inside_dir);
-    let dest = target.host_path(&inside);
+    let dir_name = format!(".profrj-lib-{uid}");
     let ours = std::fs::read(library).map_err(|e| format!("{}: {e}", library.display()))?;
-    as_target_user(uid, gid, || {
-        use std::os::unix::fs::DirBuilderExt;
-        match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+    let shown = tmp.jvm_path(&dir_name);
+    let dir = as_target_user(uid, gid, || {
+        match tmp.make_dir(&dir_name, 0o700) {
             Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return Err(e),
             _ => {}
         }
-        Ok(())
+        tmp.sub_dir(&dir_name)
     })
-    .map_err(|e| format!("cannot make {}: {e}", dir.display()))?;
-    check_private_dir(&dir, uid)?;
-    if safe_fs::read_owned(&dest, uid, ours.len() as u64 + 1)
-        .ok()
-        .as_deref()
-        == Some(&ours[..])
-    {
+    .map_err(|e| format!("cannot make the JVM's {shown} (a directory, not a link): {e}"))?;
+    check_private_dir(&dir, &shown, uid)?;
+    let inside = dir.jvm_path("libprofrj.so");
+    let current = as_target_user(uid, gid, || {
+        Ok(dir.read_owned("libprofrj.so", uid, ours.len() as u64 + 1))
+    });
+    if current.ok().and_then(|r| r.ok()).as_deref() == Some(&ours[..]) {
         return Ok(inside);
     }
-    as_target_user(uid, gid, || Ok(safe_fs::write_atomically(&dest, &ours)))
+    as_target_user(uid, gid, || Ok(dir.write_atomically("libprofrj.so", &ours)))
         .map_err(|e| e.to_string())
         .and_then(|r| r)
         .map_err(|e| format!("copying the agent into the JVM's /tmp: {e}"))?;
     Ok(inside)
 }
 
-/// `dir` must be a real directory (not a link) owned by `uid`, closed to others.
-fn check_private_dir(dir: &Path, uid: u32) -> Result<(), String> {
+/// `dir` must be a directory owned by `uid`, closed to others.
+fn check_private_dir(dir: &Dir, shown: &str, uid: u32) -> Result<(), String> {
     use std::os::unix::fs::MetadataExt;
-    let meta = std::fs::symlink_metadata(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let meta = dir.metadata().map_err(|e| format!("{shown}: {e}"))?;
     if !meta.file_type().is_dir() || meta.uid() != uid || meta.mode() & 0o077 != 0 {
         return Err(format!(
-            "{} is not a directory of uid {uid} closed to others; refusing to put the agent there",
-            dir.display()
+            "the JVM's {shown} is not a directory of uid {uid} closed to others; refusing to put the agent there"
         ));
     }
     Ok(())

@@ -10,6 +10,7 @@ mod flame;
 mod instrument;
 mod live;
 mod output;
+mod printable;
 mod report;
 mod safe_fs;
 mod selection;

@@ -1,18 +1,28 @@
 //! Writing a command's result to a file or to standard output. A file is
 //! written through a temporary file renamed into place, never through a link
 //! and never into a FIFO or device (`safe_fs`). A closed pipe
-//! (`profrj report … | head`) is not an error.
+//! (`profrj report … | head`) is not an error. [`stream`] writes the result
+//! as it is produced, so a converter never holds its whole output.
 
 use crate::safe_fs;
-use std::io::{ErrorKind, Write};
+use std::io::{self, BufWriter, ErrorKind, Write};
 use std::path::Path;
 
 pub fn write(path: Option<&Path>, bytes: &[u8]) -> Result<(), String> {
+    stream(path, |w| w.write_all(bytes))
+}
+
+/// What `body` writes, to `path` (atomically) or to standard output, through
+/// a 64 KiB buffer.
+pub fn stream(
+    path: Option<&Path>,
+    body: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> Result<(), String> {
     match path {
-        Some(p) => safe_fs::write_atomically(p, bytes),
+        Some(p) => safe_fs::write_atomically_with(p, body),
         None => {
-            let mut out = std::io::stdout().lock();
-            match out.write_all(bytes).and_then(|()| out.flush()) {
+            let mut out = BufWriter::with_capacity(1 << 16, io::stdout().lock());
+            match body(&mut out).and_then(|()| out.flush()) {
                 Err(e) if e.kind() != ErrorKind::BrokenPipe => Err(format!("standard output: {e}")),
                 _ => Ok(()),
             }

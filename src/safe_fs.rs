@@ -6,7 +6,7 @@
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Creates `path` exclusively with `mode`: fails if anything (a file, a
 /// link, a FIFO) is already there, and never follows a link.
@@ -19,15 +19,9 @@ pub fn create_new(path: &Path, mode: u32) -> std::io::Result<File> {
         .open(path)
 }
 
-/// Reads at most `limit` bytes of `path`, only if it is a regular file (not a
-/// link, FIFO or device) owned by `owner`.
-pub fn read_owned(path: &Path, owner: u32, limit: u64) -> Result<Vec<u8>, String> {
-    // O_NONBLOCK: a FIFO planted here must not block us before the check.
-    let file = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
-        .open(path)
-        .map_err(|e| format!("{}: {e}", path.display()))?;
+/// Reads at most `limit` bytes of `file` (opened as `path`), only if it is a
+/// regular file owned by `owner`.
+pub fn read_checked(file: File, path: &Path, owner: u32, limit: u64) -> Result<Vec<u8>, String> {
     let meta = file
         .metadata()
         .map_err(|e| format!("{}: {e}", path.display()))?;
@@ -68,10 +62,29 @@ pub fn unfit_output(path: &Path) -> Option<String> {
     Some(format!("{} is {what}, not a file", path.display()))
 }
 
-/// Writes `bytes` to `path` through an exclusively created temporary file in
-/// the same directory, renamed into place (a link at `path` is replaced, not
-/// followed; a reader never sees half a file).
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> {
+/// Writes what `body` produces to `path` through an exclusively created
+/// temporary file in the same directory, renamed into place (a link at
+/// `path` is replaced, not followed; a reader never sees half a file). The
+/// output goes through a buffer as it is produced: a converter's output is
+/// never held whole in memory. On an error the temporary file is removed and
+/// `path` left as it was.
+pub fn write_atomically_with(
+    path: &Path,
+    body: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<(), String> {
+    write_file_atomically(path, |f| {
+        let mut w = std::io::BufWriter::with_capacity(1 << 16, f);
+        body(&mut w)?;
+        w.flush()
+    })
+}
+
+/// [`write_atomically_with`] for a writer that needs the file itself: it may
+/// seek in it (a JFR chunk's header is written last).
+pub fn write_file_atomically(
+    path: &Path,
+    fill: impl FnOnce(&mut File) -> std::io::Result<()>,
+) -> Result<(), String> {
     if let Some(why) = unfit_output(path) {
         return Err(format!("refusing to write: {why}"));
     }
@@ -82,7 +95,7 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> {
     let tmp = dir.join(format!(".profrj-{:016x}.tmp", random_u64()));
     let result = (|| {
         let mut f = create_new(&tmp, 0o644)?;
-        f.write_all(bytes)?;
+        fill(&mut f)?;
         f.sync_all()?;
         std::fs::rename(&tmp, path)
     })();
@@ -108,33 +121,22 @@ pub fn random_u64() -> u64 {
     u64::from_ne_bytes(buf)
 }
 
-/// A directory that only we made, removed with what is in it when dropped.
-pub struct PrivateDir {
-    pub path: PathBuf,
-}
-
-impl PrivateDir {
-    /// Makes `parent/.profrj-<random>` with mode 0700 (fails if it exists).
-    pub fn new(parent: &Path) -> std::io::Result<Self> {
-        let path = parent.join(format!(".profrj-{:016x}", random_u64()));
-        std::fs::DirBuilder::new()
-            .mode(0o700)
-            .create(&path)
-            .map(|()| Self { path })
-    }
-}
-
-impl Drop for PrivateDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.path);
-    }
-}
-
-use std::os::unix::fs::DirBuilderExt;
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::PathBuf;
+
+    /// Reads at most `limit` bytes of `path`, only if it is a regular file (not a
+    /// link, FIFO or device) owned by `owner`.
+    fn read_owned(path: &Path, owner: u32, limit: u64) -> Result<Vec<u8>, String> {
+        // O_NONBLOCK: a FIFO planted here must not block us before the check.
+        let file = OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+            .open(path)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        read_checked(file, path, owner, limit)
+    }
 
     fn dir(name: &str) -> PathBuf {
         let d = std::env::temp_dir().join(format!("profrj-safefs-{}-{name}", std::process::id()));
@@ -153,7 +155,7 @@ mod tests {
         assert!(create_new(&link, 0o600).is_err());
         let me = std::fs::metadata(&victim).unwrap().uid();
         assert!(read_owned(&link, me, 10).is_err(), "links are not read");
-        write_atomically(&link, b"new").unwrap();
+        write_atomically_with(&link, |f| f.write_all(b"new")).unwrap();
         assert_eq!(
             std::fs::read(&victim).unwrap(),
             b"keep",
@@ -168,7 +170,9 @@ mod tests {
         let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
         // SAFETY: a valid path.
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-        assert!(write_atomically(&fifo, b"x").unwrap_err().contains("FIFO"));
+        assert!(write_atomically_with(&fifo, |f| f.write_all(b"x"))
+            .unwrap_err()
+            .contains("FIFO"));
         assert!(read_owned(&fifo, 0, 10)
             .unwrap_err()
             .contains("not a regular file"));
@@ -182,21 +186,6 @@ mod tests {
             .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
             .collect();
         assert!(leftovers.is_empty());
-        std::fs::remove_dir_all(&d).unwrap();
-    }
-
-    #[test]
-    fn private_dirs_are_0700_unique_and_removed() {
-        let d = dir("private");
-        let a = PrivateDir::new(&d).unwrap();
-        let b = PrivateDir::new(&d).unwrap();
-        assert_ne!(a.path, b.path);
-        assert_eq!(std::fs::metadata(&a.path).unwrap().mode() & 0o777, 0o700);
-        std::fs::write(a.path.join("x"), b"1").unwrap();
-        let p = a.path.clone();
-        drop(a);
-        assert!(!p.exists());
-        drop(b);
         std::fs::remove_dir_all(&d).unwrap();
     }
 }

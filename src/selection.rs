@@ -24,11 +24,19 @@ pub struct Selection<S: SectionChoice> {
     #[arg(long, value_enum, help = section_help(&S::tags()))]
     pub section: Option<S>,
     /// Only the threads of this name (every thread of that name; `diff`: in
-    /// both snapshots) [default: all threads].
-    #[arg(long)]
+    /// both snapshots) [default: all threads]. Written as a snapshot writes
+    /// names: `\uXXXX` for a character a command line cannot carry (U+0000
+    /// as `\u0000`, a lone surrogate as `\uD83D`), `\\` for a backslash
+    /// before `u` or another backslash.
+    #[arg(long, value_parser = thread_name)]
     pub thread: Option<String>,
     #[arg(long, value_enum, help = metric_help())]
     pub metric: Option<MetricName>,
+}
+
+/// `--thread`'s value as a name: its escapes decoded, as in a snapshot.
+fn thread_name(s: &str) -> Result<String, std::convert::Infallible> {
+    Ok(profrj_format::names::unescape(s).into_owned())
 }
 
 impl<S: SectionChoice> Selection<S> {

@@ -270,7 +270,10 @@ fn attached_sampling_takes_stacks_from_signals() {
         .and_then(|s| s.rsplit(' ').next())
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("no signal count in {out}"));
-    assert!(from_signals >= 50, "main runs all the time: {out}");
+    // main runs all the time: some 200 ticks on an idle machine; a stack
+    // from a signal only when main ran since the last tick, fewer when a
+    // loaded machine deschedules it across ticks, but never none.
+    assert!(from_signals >= 10, "main runs all the time: {out}");
     t.finish();
     wait_snapshot(&snap);
 }
@@ -645,4 +648,141 @@ fn attached_trace_writes_a_document_at_a_dump() {
     );
     let stderr = t.finish();
     assert!(!stderr.contains("uninstrumented"), "{stderr}");
+}
+
+/// The elements below `n` whose `attr` is `value`.
+fn named<'a, 'i>(
+    n: roxmltree::Node<'a, 'i>,
+    attr: &str,
+    value: &str,
+) -> Vec<roxmltree::Node<'a, 'i>> {
+    n.descendants()
+        .filter(|d| d.attribute(attr) == Some(value))
+        .collect()
+}
+
+/// What each mode's section must hold from EveryMode for the rotation: real
+/// data, not just the element. `snap` is the dump's text, `trace` the trace
+/// file a dump of a `trace` session ended.
+fn assert_mode_data(mode: &str, snap: &str, trace: Option<&Path>) {
+    let doc = roxmltree::Document::parse(snap).unwrap();
+    let section = |tag: &str| {
+        doc.root_element()
+            .children()
+            .find(|n| n.has_tag_name(tag))
+            .unwrap_or_else(|| panic!("{mode}: no <{tag}> section"))
+    };
+    match mode {
+        "sampling" => {
+            let main = threads(&doc, "sampler", "main");
+            assert!(!find_nodes(main[0], HOT).is_empty(), "{mode}: {HOT}");
+        }
+        "profile" => {
+            let main = threads(&doc, "profile", "main");
+            assert!(sum_attr(&find_nodes(main[0], HOT), "count") > 0, "{mode}");
+        }
+        "memory" => {
+            let kept = named(section("memory"), "class", "profrj.harness.EveryMode$Kept");
+            assert!(sum_attr(&kept, "count") > 0, "{mode}: Kept alive");
+        }
+        "coverage" => {
+            let class = named(section("coverage"), "name", "profrj.harness.CpuSplit");
+            let heavy = class[0]
+                .children()
+                .find(|m| m.attribute("name") == Some("heavy"))
+                .expect("coverage: CpuSplit.heavy");
+            assert!(attr_u64(heavy, "count") > 0, "{mode}: heavy() ran");
+        }
+        "alloc" => {
+            let bytes = named(section("alloc"), "name", "byte[]");
+            assert!(sum_attr(&bytes, "bytes") > 0, "{mode}: byte[] sampled");
+        }
+        // alloc's option: a dump while the program runs keeps its own GC.
+        "live" => assert_eq!(section("alloc").attribute("liveRule"), Some("gc")),
+        "lock" => {
+            let gate = named(section("lock"), "name", "profrj.harness.EveryMode$Gate");
+            assert!(sum_attr(&gate, "count") > 0, "{mode}: waits on the Gate");
+        }
+        "trace" => {
+            let path = trace.expect("a trace file");
+            let text = std::fs::read_to_string(path)
+                .unwrap_or_else(|e| panic!("{mode}: {}: {e}", path.display()));
+            let doc = roxmltree::Document::parse(&text).expect("a whole trace document");
+            assert!(
+                doc.descendants()
+                    .any(|n| n.has_tag_name("methodDef") && n.attribute("name") == Some("heavy")),
+                "{mode}: heavy() traced"
+            );
+            assert!(
+                doc.descendants().any(|n| n.has_tag_name("methodEntry")),
+                "{mode}: calls traced"
+            );
+        }
+        _ => unreachable!("{mode}"),
+    }
+}
+
+/// Every mode can be started, stopped and started again on one JVM, in any
+/// order and together, after the agent was loaded at start-up with
+/// `sampling` (issue 29, item 5: `alloc` failed with
+/// JVMTI_ERROR_MUST_POSSESS_CAPABILITY after any other session). Each
+/// session's dump holds its modes' sections with data.
+#[test]
+fn every_mode_starts_again_after_any_other() {
+    let snap0 = temp_dir("rotation-startup").join("s0.xml");
+    let startup = format!(
+        "-agentpath:{}=sampling,file={}",
+        agent().display(),
+        snap0.display()
+    );
+    let mut t = Target::start_main("rotation", &[&startup], "profrj.harness.EveryMode");
+    let pid = t.pid.to_string();
+    std::thread::sleep(Duration::from_millis(300));
+    let (code, out) = profrj(&["stop", &pid]);
+    assert_eq!(code, 0, "{out}");
+    assert_mode_data("sampling", &wait_snapshot_any(&snap0), None);
+    const ALL: [&str; 7] = [
+        "sampling", "profile", "memory", "coverage", "alloc", "lock", "trace",
+    ];
+    let mut sessions: Vec<Vec<&str>> = ALL.iter().map(|m| vec![*m]).collect();
+    sessions.extend(ALL.iter().rev().map(|m| vec![*m]));
+    sessions.extend([
+        vec!["alloc", "lock", "sampling"],
+        vec!["profile", "coverage", "memory", "alloc"],
+        vec!["trace", "memory", "lock"],
+        vec!["alloc", "live"],
+    ]);
+    for (n, modes) in sessions.iter().enumerate() {
+        let trace = t.path(&format!("t{n}.xml"));
+        let mut opts = format!("start,{}", modes.join(","));
+        opts = opts
+            .replace("alloc", "alloc=64k")
+            .replace("lock", "lock=100us");
+        if modes.contains(&"trace") {
+            opts = opts.replace("trace", &format!("trace={}", trace.display()));
+        }
+        opts += &format!(",file={}", t.path(&format!("s{n}-%n.xml")).display());
+        let (code, out) = profrj(&["attach", &pid, &opts]);
+        assert_eq!(code, 0, "session {n} {modes:?}: {out}");
+        std::thread::sleep(Duration::from_millis(500));
+        let dump = t.path(&format!("d{n}.xml"));
+        let (code, out) = profrj(&["dump", &pid, "--file", &dump.display().to_string()]);
+        assert_eq!(code, 0, "session {n} {modes:?}: {out}");
+        let xml = wait_snapshot_any(&dump);
+        // The trace's files are numbered in the JVM, across sessions: this
+        // session's first is `t{n}.xml.K`.
+        let traces: Vec<PathBuf> = std::fs::read_dir(&t.dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.to_string_lossy().starts_with(&*trace.to_string_lossy()))
+            .collect();
+        for mode in modes {
+            assert_mode_data(mode, &xml, traces.first().map(PathBuf::as_path));
+        }
+        let (code, out) = profrj(&["stop", &pid]);
+        assert_eq!(code, 0, "session {n} {modes:?}: {out}");
+    }
+    let stderr = t.finish();
+    assert!(!stderr.contains("uninstrumented"), "{stderr}");
+    assert!(!stderr.contains("profrj: error"), "{stderr}");
 }

@@ -220,12 +220,12 @@ fn retype_frames(data: &[u8]) -> Vec<u8> {
     let integer = class.constant_pool.class_index("java/lang/Integer");
     let this = class
         .constant_pool
-        .class_name(class.this_class)
+        .class_utf8(class.this_class)
         .unwrap_or_default();
     for m in 0..class.methods.len() {
         let cp = &mut class.constant_pool;
         let method = class.methods[m].clone();
-        let desc = cp.text(method.descriptor_index).unwrap();
+        let desc = cp.utf8(method.descriptor_index).unwrap();
         let is_init = cp.utf8(method.name_index) == Some(b"<init>");
         let Some(slot) = method
             .attributes
@@ -236,7 +236,7 @@ fn retype_frames(data: &[u8]) -> Vec<u8> {
         };
         let code = decode_code(&method.attributes[slot].data).unwrap();
         let is_static = method.access_flags & 0x0008 != 0;
-        let initial = initial_locals(&desc, (!is_static).then_some(&this), is_init, &mut |c| {
+        let initial = initial_locals(desc, (!is_static).then_some(this), is_init, &mut |c| {
             cp.class_index(c)
         })
         .unwrap();
@@ -400,7 +400,7 @@ fn widened_conditionals_get_frames_the_jvm_and_asm_accept() {
         .iter()
         .find(|a| cp.utf8(a.name_index) == Some(b"StackMapTable"))
         .unwrap();
-    let initial = initial_locals("(ILjava/lang/String;)J", None, false, &mut |c| {
+    let initial = initial_locals(b"(ILjava/lang/String;)J", None, false, &mut |c| {
         cp.class_index(c)
     })
     .unwrap();

@@ -411,10 +411,10 @@ fn attached_lock_beside_sampling_finds_the_site() {
     let pid = child.id().to_string();
     let snap = dir.join("a.xml");
     let opts = format!("start,sampling,lock,file={}", snap.display());
-    let (code, out, _) = profrj_timed(&["attach", &pid, &opts]);
+    let (code, out) = profrj_run(&["attach", &pid, &opts]);
     assert_eq!(code, 0, "{out}");
     std::thread::sleep(Duration::from_millis(1000));
-    let (code, out, _) = profrj_timed(&["dump", &pid]);
+    let (code, out) = profrj_run(&["dump", &pid]);
     assert_eq!(code, 0, "{out}");
     let xml = wait_snapshot(&snap);
     std::fs::write(&stop, b"").unwrap();

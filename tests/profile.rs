@@ -259,3 +259,135 @@ fn sampled_timing_counts_every_call() {
     assert!(all.len() > 3000, "the 3,000-deep chain is in");
     assert_eq!(tree("timing=sampled,", "sampled.xml"), all);
 }
+
+/// Issue 29, item 6: a profile of a 50,000-deep recursion is written with
+/// its indentation capped at 64 levels: a few MB where one space per level
+/// made 2.5 GB, the same tree (every call nested in its caller), and
+/// profrj's reader still reads it.
+#[test]
+fn a_fifty_thousand_deep_recursion_makes_a_small_snapshot() {
+    use quick_xml::events::Event;
+    let dir = temp_dir("deep-profile");
+    let snap = dir.join("deep.xml");
+    let run = run_java_with(
+        &dir,
+        &["-Xss512m"],
+        &format!(
+            "profile,include=profrj.harness.DeepStack,file={}",
+            snap.display()
+        ),
+        "profrj.harness.DeepStack",
+        &["50000", "1"],
+    );
+    run.assert_success();
+    let size = std::fs::metadata(&snap).unwrap().len();
+    assert!(size < 64 << 20, "a snapshot of {size} bytes");
+    // The nesting, read as a stream: main, then recurse 50,001 times, each
+    // inside the one before; no line starts with more than 64 spaces.
+    let text = std::fs::read_to_string(&snap).unwrap();
+    let indent = text.lines().map(|l| l.len() - l.trim_start().len()).max();
+    assert_eq!(indent, Some(64));
+    let mut reader = quick_xml::Reader::from_str(&text);
+    let (mut depth, mut recurse, mut deepest) = (0usize, 0usize, 0usize);
+    let mut open: Vec<bool> = Vec::new();
+    loop {
+        match reader.read_event().unwrap() {
+            Event::Start(e) => {
+                let name = e.try_get_attribute("name").unwrap();
+                let is_recurse = name.is_some_and(|a| {
+                    a.value.as_ref() == b"profrj.harness.DeepStack.recurse(int,long)"
+                });
+                depth += 1;
+                recurse += usize::from(is_recurse);
+                deepest = deepest.max(recurse);
+                open.push(is_recurse);
+            }
+            Event::Empty(e) => {
+                let name = e.try_get_attribute("name").unwrap();
+                if name.is_some_and(|a| a.value.starts_with(b"profrj.harness.DeepStack.recurse")) {
+                    deepest = deepest.max(recurse + 1);
+                }
+            }
+            Event::End(_) => {
+                depth -= 1;
+                recurse -= usize::from(open.pop().unwrap());
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    assert_eq!(depth, 0);
+    assert_eq!(deepest, 50_001, "recurse(50000) down to recurse(0)");
+    let report = profrj_ok(&["report", "--section", "profile", s(&snap)]);
+    assert!(report.contains("DeepStack.recurse"), "{report}");
+}
+
+/// Issue 29, item 8: a class defined with a null name (`defineClass(null,
+/// bytes, …)`, NamelessDefine) reaches the class file hook without one; its
+/// name comes from its bytes, so the scope selects it and every
+/// instrumenting mode shows it by that name: 3 calls of `work` (profile,
+/// coverage, trace) and its 3 `long[8]` kept (memory and its sites).
+#[test]
+fn a_class_defined_without_a_name_is_instrumented_by_its_own() {
+    const CLASS: &str = "profrj.harness.NamelessTarget";
+    let dir = temp_dir("nameless");
+    let trace = dir.join("t.xml");
+    let opts = format!(
+        "profile,coverage,memory,trace={},include={CLASS}",
+        trace.display()
+    );
+    let (run, text) = run_verified("nameless", &opts, "profrj.harness.NamelessDefine", &[]);
+    assert!(
+        run.stdout
+            .contains("defined profrj.harness.NamelessTarget, sum 4"),
+        "{}",
+        run.stdout
+    );
+    let doc = roxmltree::Document::parse(&text).unwrap();
+    let main = threads(&doc, "profile", "main");
+    assert_eq!(main.len(), 1, "main in <profile>");
+    assert_eq!(calls_named(main[0], &format!("{CLASS}.work(int)")), 3);
+    let class = doc
+        .descendants()
+        .find(|n| n.has_tag_name("class") && n.attribute("name") == Some(CLASS))
+        .expect("the class in <coverage>");
+    let work = class
+        .children()
+        .find(|m| m.attribute("name") == Some("work"))
+        .expect("work in <coverage>");
+    assert_eq!(attr_u64(work, "count"), 3);
+    let kept: Vec<_> = threads(&doc, "memory", "main")
+        .iter()
+        .flat_map(|t| t.children())
+        .filter(|m| m.attribute("class") == Some("long[]"))
+        .collect();
+    assert_eq!(sum_attr(&kept, "count"), 3, "memory: the long[8] kept");
+    let site = format!("{CLASS}.work():");
+    let sites: Vec<_> = threads(&doc, "sites", "main")
+        .iter()
+        .flat_map(|t| t.children())
+        .filter(|n| n.attribute("name").is_some_and(|s| s.starts_with(&site)))
+        .collect();
+    assert_eq!(sum_attr(&sites, "cumulatedAllocated"), 3, "<sites>: {site}");
+    let t = std::fs::read_to_string(&trace).expect("the trace");
+    let t = roxmltree::Document::parse(&t).unwrap();
+    let class_id = t
+        .descendants()
+        .find(|n| n.has_tag_name("classDef") && n.attribute("name") == Some(CLASS))
+        .and_then(|n| n.attribute("classId"))
+        .expect("classDef in the trace");
+    let method_id = t
+        .descendants()
+        .find(|n| {
+            n.has_tag_name("methodDef")
+                && n.attribute("name") == Some("work")
+                && n.attribute("classIdRef") == Some(class_id)
+        })
+        .and_then(|n| n.attribute("methodId"))
+        .expect("methodDef of work");
+    let entries = t
+        .descendants()
+        .filter(|n| n.has_tag_name("methodEntry") && n.attribute("methodIdRef") == Some(method_id))
+        .count();
+    assert_eq!(entries, 3);
+}

@@ -36,6 +36,25 @@ fn split_snapshot() -> &'static PathBuf {
     })
 }
 
+/// A method's share of a thread's RUNNABLE samples in a sampler snapshot, in
+/// percent: `attr` (`hits` for its own, `cumulated` with its callees)
+/// summed over its nodes, of the thread's `cumulated`. The readers must
+/// show exactly this (the sampler's own accuracy is tested in sampling.rs).
+fn snapshot_share(snap: &std::path::Path, thread: &str, method: &str, attr: &str) -> f64 {
+    let xml = read_snapshot(snap);
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let t = threads(&doc, "sampler", thread)[0];
+    100.0 * sum_attr(&find_nodes(t, method), attr) as f64 / attr_u64(t, "cumulated") as f64
+}
+
+/// The readers print shares with two decimals.
+fn assert_shown(shown: f64, want: f64, what: &str) {
+    assert!(
+        (shown - want).abs() <= 0.005 + 1e-9,
+        "{what}: shown {shown}%, the snapshot says {want:.4}%"
+    );
+}
+
 /// One ProfileTruth run in profile mode.
 fn truth_snapshot() -> &'static PathBuf {
     static SNAP: OnceLock<PathBuf> = OnceLock::new();
@@ -70,16 +89,24 @@ fn report_puts_the_hot_method_on_top_with_its_share() {
         lines[2].split_whitespace().collect::<Vec<_>>(),
         ["rank", "self", "accum", "count", "total", "count", "method"]
     );
-    // unit() is where main's CPU goes (self), under heavy() and light().
+    // unit() is where main's CPU goes (self), under heavy() and light();
+    // each share is the snapshot's.
     let rows = table_rows(&by_self);
-    assert!(rows[0].ends_with(&format!("  {SPLIT}.unit()")), "{by_self}");
-    assert!(percent(rows[0].split_whitespace().nth(1).unwrap()) > 90.0);
-    let heavy = report_row(&by_self, &format!("{SPLIT}.heavy()"));
-    let share = percent(heavy[4]);
-    eprintln!("heavy(): {share}% of main's RUNNABLE samples (expected 75)");
-    assert!((share - 75.0).abs() <= 7.0, "heavy share {share}");
-    let light = report_row(&by_self, &format!("{SPLIT}.light()"));
-    assert!((percent(light[4]) - 25.0).abs() <= 7.0, "{light:?}");
+    let unit = format!("{SPLIT}.unit()");
+    assert!(rows[0].ends_with(&format!("  {unit}")), "{by_self}");
+    let want = snapshot_share(snap, "main", &unit, "hits");
+    assert_shown(
+        percent(rows[0].split_whitespace().nth(1).unwrap()),
+        want,
+        "unit() self",
+    );
+    for method in ["heavy", "light"] {
+        let name = format!("{SPLIT}.{method}()");
+        let row = report_row(&by_self, &name);
+        let want = snapshot_share(snap, "main", &name, "cumulated");
+        eprintln!("{method}(): {} of main's RUNNABLE samples", row[4]);
+        assert_shown(percent(row[4]), want, &format!("{method}() total"));
+    }
 
     // By total: main() on top (100%), then unit(), then heavy().
     let by_total = profrj_ok(&[
@@ -366,9 +393,15 @@ fn diff_names_the_method_that_got_hotter() {
     let before = profrj_ok(&["report", s(&snaps[0]), "--thread", "main", "--top", "3"]);
     let top = table_rows(&before)[0];
     assert!(top.ends_with("profrj.harness.CpuRatio.alpha()"), "{before}");
+    let alpha_name = "profrj.harness.CpuRatio.alpha()";
+    let beta_name = "profrj.harness.CpuRatio.beta()";
     let share = percent(top.split_whitespace().nth(1).unwrap());
-    eprintln!("before: alpha {share}% of main (expected 75)");
-    assert!((share - 75.0).abs() <= 7.0, "{before}");
+    eprintln!("before: alpha {share}% of main (75% by construction)");
+    assert_shown(
+        share,
+        snapshot_share(&snaps[0], "main", alpha_name, "hits"),
+        "alpha",
+    );
 
     let diff = profrj_ok(&["diff", s(&snaps[0]), s(&snaps[1]), "--thread", "main"]);
     eprintln!("{diff}");
@@ -396,9 +429,13 @@ fn diff_names_the_method_that_got_hotter() {
             .unwrap()
             .trim_start_matches('+'),
     );
+    // beta: 25% -> 75% of main by construction; the diff shows the change
+    // the two snapshots hold (each share rounded, so within two roundings).
+    let want = snapshot_share(&snaps[1], "main", beta_name, "hits")
+        - snapshot_share(&snaps[0], "main", beta_name, "hits");
     assert!(
-        (delta - 50.0).abs() <= 12.0,
-        "beta: 25% -> 75% of main, got {delta:+}\n{diff}"
+        (delta - want).abs() <= 0.01 + 1e-9,
+        "beta: the diff shows {delta:+}%, the snapshots {want:+.4}%\n{diff}"
     );
 }
 
@@ -429,7 +466,8 @@ fn flame_page_in_headless_chromium() {
         .unwrap_or_else(|| panic!("no frame for {heavy_path}"));
     let share: f64 = heavy["data-share"].parse().unwrap();
     eprintln!("flame: heavy() share {share}%, width {}%", width(heavy));
-    assert!((share - 75.0).abs() <= 7.0, "share {share}");
+    let want = snapshot_share(snap, "main", &heavy_name, "cumulated");
+    assert_shown(share, want, "heavy() frame");
     assert!((width(heavy) - share).abs() < 0.01);
     assert!(fs.iter().all(|f| !f["class"].contains("match")));
     assert!(dom.contains("<option value=\"main\""), "thread selector");

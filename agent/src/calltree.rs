@@ -130,6 +130,35 @@ impl<W: Weights> WeightTree<W> {
         self.nodes.len() - 1
     }
 
+    /// The tree as the OTLP model's nodes (parents first, as they are
+    /// here), each with its own weights as `own` gives them; and the
+    /// weights on the outermost nodes (the thread's [`WeightTree::totals`]
+    /// less these are its events with an empty stack).
+    pub fn model_nodes(
+        &self,
+        own: impl Fn(&W) -> profrj_otlp::Weights,
+    ) -> (Vec<profrj_otlp::Node>, W) {
+        let mut on_nodes = W::default();
+        let nodes = self.nodes[1..]
+            .iter()
+            .map(|n| {
+                if n.parent == 0 {
+                    on_nodes += n.cumulated;
+                }
+                profrj_otlp::Node {
+                    parent: if n.parent == 0 {
+                        profrj_otlp::ROOT
+                    } else {
+                        n.parent - 1
+                    },
+                    name: n.name,
+                    own: own(&n.own),
+                }
+            })
+            .collect();
+        (nodes, on_nodes)
+    }
+
     /// Visits the tree depth-first, heaviest children first. Every non-leaf
     /// `Enter` is matched by one `Leave`.
     pub fn walk(
@@ -189,6 +218,40 @@ pub enum Visit<'a, W> {
         leaf: bool,
     },
     Leave,
+}
+
+/// A thread's name for the OTLP model, from the thread records.
+pub fn thread_name(
+    threads: &[crate::threads::ThreadRecord],
+    id: crate::threads::ThreadId,
+) -> String {
+    threads
+        .get(id.0 as usize)
+        .map_or_else(|| format!("thread {}", id.0), |t| t.name.clone())
+}
+
+/// A mode's trees as the OTLP model's: each thread's nodes with their own
+/// weights as `own` gives them (a weighted section's: alloc, lock).
+pub fn call_trees<W: Weights>(
+    weights: &'static [profrj_otlp::ValueType],
+    names: Vec<Box<str>>,
+    trees: &HashMap<crate::threads::ThreadId, WeightTree<W>>,
+    threads: &[crate::threads::ThreadRecord],
+    own: impl Fn(&W) -> profrj_otlp::Weights,
+) -> profrj_otlp::CallTrees {
+    profrj_otlp::CallTrees {
+        weights,
+        period: None,
+        names,
+        threads: trees
+            .iter()
+            .map(|(id, tree)| profrj_otlp::ThreadTree {
+                key: id.0 as u64,
+                name: thread_name(threads, *id),
+                nodes: tree.model_nodes(&own).0,
+            })
+            .collect(),
+    }
 }
 
 /// The `<thread>` start tag of a weighted call-tree section (`<alloc>`,

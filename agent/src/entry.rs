@@ -109,7 +109,8 @@ unsafe fn vm_string(p: *const c_char) -> Option<String> {
     } else {
         // SAFETY: non-null (checked above), NUL-terminated and alive for the
         // call (the caller's promise).
-        Some(unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
+        let bytes = unsafe { CStr::from_ptr(p) }.to_bytes();
+        Some(profrj_format::names::decode_modified_utf8(bytes))
     }
 }
 
@@ -143,8 +144,8 @@ fn callbacks() -> JvmtiEventCallbacks {
         SampledObjectAlloc: Some(sampled_object_alloc),
         MonitorContendedEnter: Some(monitor_contended_enter),
         MonitorContendedEntered: Some(monitor_contended_entered),
-        GarbageCollectionStart: Some(trace_gc_start),
-        GarbageCollectionFinish: Some(trace_gc_finish),
+        GarbageCollectionStart: Some(agent_gc_start),
+        GarbageCollectionFinish: Some(agent_gc_finish),
         ClassLoad: Some(class_load),
         ClassPrepare: Some(class_prepare),
         CompiledMethodLoad: Some(compiled_method_load),
@@ -422,18 +423,19 @@ extern "C" fn gc_finish(_jvmti: *mut JvmtiEnv) {
     })
 }
 
-/// A GC starts (the agent's own environment, enabled by `trace`). Runs in
-/// the pause; calls no JNI or JVMTI, reads no pointer.
-extern "C" fn trace_gc_start(_jvmti: *mut JvmtiEnv) {
+/// A GC starts (the agent's own environment, enabled by `trace` and by
+/// `alloc,live`). Runs in the pause; calls no JNI or JVMTI, reads no pointer.
+extern "C" fn agent_gc_start(_jvmti: *mut JvmtiEnv) {
     guard("GarbageCollectionStart", (), || {
         if let Some(a) = agent::get() {
+            a.alloc.gc_started();
             a.trace.gc(true)
         }
     })
 }
 
-/// A GC ends (as [`trace_gc_start`]).
-extern "C" fn trace_gc_finish(_jvmti: *mut JvmtiEnv) {
+/// A GC ends (as [`agent_gc_start`]).
+extern "C" fn agent_gc_finish(_jvmti: *mut JvmtiEnv) {
     guard("GarbageCollectionFinish", (), || {
         if let Some(a) = agent::get() {
             a.trace.gc(false)

@@ -10,7 +10,7 @@ use crate::snapshot::XmlWriter;
 use crate::threads::{ThreadRecord, Threads};
 use crate::vm::sys::{JvmtiEnv, JvmtiExtensionFunction};
 use crate::vm::{AgentThreadEntry, AllocHook, Capabilities, Jni, Jvmti, Native, VmHandle};
-use crate::{alloc, coverage, lock, memory, profile, sampler, trace};
+use crate::{alloc, coverage, jfr, lock, memory, profile, sampler, trace};
 use jni_sys::jlong;
 use std::io;
 
@@ -53,6 +53,8 @@ pub struct Host<'a> {
     pub lock: &'a lock::Slot,
     /// What `trace` keeps for the JVM's lifetime (its rings and writer).
     pub trace: &'a trace::Lifetime,
+    /// What `jfr` keeps for the JVM's lifetime (its tables and writer).
+    pub jfr: &'a jfr::Lifetime,
 }
 
 /// What a mode works with: the host, the calling thread's JNI, and the
@@ -75,8 +77,14 @@ pub trait Mode: Send + Sync {
     /// are read (a forced GC, counts read through JNI); the returned section
     /// writes it.
     fn snapshot(&self, cx: &Cx) -> Result<Box<dyn Section + '_>, String>;
-    /// The VM is dying; its last snapshot follows.
-    fn vm_dying(&self) {}
+    /// The VM is dying; its last snapshot follows (on this thread, `jni`'s).
+    fn vm_dying(&self, _jni: &Jni) {}
+    /// A call-tree mode's data so far as the OTLP model (cumulative: the
+    /// push makes deltas of it), thread names from `threads`; `None` for
+    /// a mode that is not a call tree.
+    fn call_trees(&self, _threads: &[ThreadRecord]) -> Option<profrj_otlp::CallTrees> {
+        None
+    }
     /// What the mode did and cost, for `status` and the exit log.
     fn summary(&self) -> Option<String> {
         None
@@ -107,6 +115,16 @@ pub trait Section {
     }
 }
 
+/// The section of a mode whose output is a file of its own (`trace`,
+/// `jfr`): it writes nothing into the snapshot.
+pub struct NoSection;
+
+impl Section for NoSection {
+    fn write(&self, _: &mut XmlWriter, _: &[ThreadRecord], _: (u64, u64)) -> io::Result<()> {
+        Ok(())
+    }
+}
+
 /// One mode as the agent knows it before any session: its name, whether a
 /// session's options ask for it, how to open it, and what the JVM must
 /// grant or bind for it whether or not a session uses it yet.
@@ -125,8 +143,11 @@ pub struct Registration {
     pub capabilities: fn(&mut Capabilities) -> Result<(), String>,
 }
 
-/// Every mode. Sections appear in a snapshot in this order.
+/// Every mode. Sections appear in a snapshot in this order, and modes start
+/// in it: `jfr` (no section) first, so a recording sees every mode's first
+/// events.
 pub const REGISTRY: &[Registration] = &[
+    jfr::mode::REGISTRATION,
     sampler::mode::REGISTRATION,
     profile::mode::REGISTRATION,
     memory::mode::REGISTRATION,
@@ -214,7 +235,8 @@ mod tests {
     use super::REGISTRY;
     use crate::options::Options;
 
-    /// Each mode's name is the option that asks for it, and asks for it alone.
+    /// Each mode's name is the option that asks for it, and asks for it alone
+    /// (`jfr` records other modes' events: alone, it comes with `sampling`).
     #[test]
     fn each_registered_name_is_its_option() {
         for r in REGISTRY {
@@ -224,7 +246,10 @@ mod tests {
                 .filter(|m| (m.wanted)(&options))
                 .map(|m| m.name)
                 .collect();
-            assert_eq!(asked, [r.name]);
+            match r.name {
+                "jfr" => assert_eq!(asked, ["jfr", "sampling"]),
+                _ => assert_eq!(asked, [r.name]),
+            }
         }
         assert!(REGISTRY.iter().all(|r| !(r.wanted)(&Options::default())));
     }

@@ -19,6 +19,8 @@ pub(crate) struct Session {
     pub(crate) modes: Vec<Opened>,
     pub(crate) started_ns: u64,
     pub(crate) stopped_ns: Option<u64>,
+    /// `otlp`: the push, started by the session's first run.
+    pub(crate) otlp: Option<crate::otlp::Pusher>,
 }
 
 #[derive(Default)]
@@ -43,6 +45,10 @@ impl Agent {
                 }
             },
         };
+        // Every run adds its modes' capabilities: the agent's environment
+        // holds only what the sessions before asked for (a JVM started with
+        // `sampling` lacks `alloc`'s), and adding one held already is harmless.
+        self.add_mode_capabilities(&s.options)?;
         if s.options.rewrites() {
             self.start_instrumenting(jni, &s.options)?;
         }
@@ -51,18 +57,87 @@ impl Agent {
             jni,
             options: &s.options,
         };
+        // The push's configuration is checked before any mode starts: a
+        // bad one refuses the session, as a bad option does.
+        let push = match (&s.options.otlp, &s.otlp) {
+            (Some(_), None) => Some(self.push_config(jni, &s.options)?),
+            _ => None,
+        };
         if s.modes.is_empty() {
             s.modes = modes::open(&cx)?;
         }
         s.modes
             .iter()
-            .try_for_each(|m| m.start(&cx).map_err(|e| modes::named(m.name, e)))
+            .try_for_each(|m| m.start(&cx).map_err(|e| modes::named(m.name, e)))?;
+        if let Some(config) = push {
+            match crate::otlp::Pusher::start(config, |id| Box::new(move || self.push_source(id))) {
+                Ok(p) => s.otlp = Some(p),
+                Err(e) => log::error(&format!("{e}; profiling goes on without it")),
+            }
+        }
+        Ok(())
     }
 
-    /// What every instrumenting mode needs: its capabilities, the class-file
-    /// hook, and the instrumenter started with the probes of the modes asked for.
+    /// The `otlp` push's configuration for `options` (the JVM's system
+    /// properties name the resource).
+    fn push_config(
+        &self,
+        jni: &Jni,
+        options: &Options,
+    ) -> Result<crate::otlp::config::Config, String> {
+        let property = |key: &str| jni.system_property(key).ok().flatten();
+        let process = crate::otlp::config::Process {
+            pid: std::process::id(),
+            command: property("sun.java.command"),
+            runtime_name: property("java.runtime.name"),
+            runtime_version: property("java.runtime.version"),
+            runtime_description: match (
+                property("java.vm.vendor"),
+                property("java.vm.name"),
+                property("java.vm.version"),
+            ) {
+                (Some(a), Some(b), Some(c)) => Some(format!("{a} {b} {c}")),
+                _ => None,
+            },
+        };
+        crate::otlp::config::Config::new(options, &process).map_err(|e| format!("otlp: {e}"))
+    }
+
+    /// What the push with id `id` reads each period: the trees of the
+    /// session's call-tree modes, while the session is still the one that
+    /// started it.
+    fn push_source(&self, id: u64) -> Option<crate::otlp::ModeTrees> {
+        let session = self.session.lock();
+        let s = session.as_ref()?;
+        if s.otlp.as_ref().map(|p| p.id()) != Some(id) {
+            return None;
+        }
+        Some(self.mode_trees(s))
+    }
+
+    /// The session's call-tree modes' trees.
+    pub(crate) fn mode_trees(&self, s: &Session) -> crate::otlp::ModeTrees {
+        let records = self.threads.records();
+        s.modes
+            .iter()
+            .filter_map(|m| Some((m.name, m.call_trees(&records)?)))
+            .collect()
+    }
+
+    /// The last push of a session's `otlp`, at the JVM's exit or when a
+    /// new session replaces it: taken out of the session, sent within
+    /// [`crate::otlp::EXIT_DEADLINE`], its summary logged.
+    pub(crate) fn finish_push(&self, s: &mut Session) {
+        if let Some(p) = s.otlp.take() {
+            let trees = self.mode_trees(s);
+            p.finish(trees, crate::otlp::EXIT_DEADLINE);
+            log::info(&p.summary());
+        }
+    }
+
+    /// What every instrumenting mode needs: the class-file hook, and the
+    /// instrumenter started with the probes of the modes asked for.
     fn start_instrumenting(&'static self, jni: &Jni, options: &Options) -> Result<(), String> {
-        self.add_mode_capabilities(options)?;
         self.jvmti
             .set_event_enabled(JvmtiEvent::CLASS_FILE_LOAD_HOOK, true)
             .map_err(|e| format!("enabling the class-file hook: {}", self.jvmti.error_name(e)))?;
@@ -76,12 +151,17 @@ impl Agent {
         )
     }
 
+    /// Stops the modes in the reverse of their start: `jfr`, which records
+    /// the others' events, last.
     pub(crate) fn stop_session(&self, s: &mut Session) {
-        for m in &s.modes {
+        for m in s.modes.iter().rev() {
             m.stop();
             if let Some(line) = m.summary() {
                 log::info(&line);
             }
+        }
+        if let Some(p) = &s.otlp {
+            p.push_now();
         }
         s.stopped_ns = Some(clock::now_ns());
     }
@@ -104,12 +184,16 @@ impl Agent {
                     ));
                 }
                 check_snapshot_path(&options);
+                if let Some(old) = session.as_mut() {
+                    self.finish_push(old);
+                }
                 let mut s = Session {
                     options,
                     signal_note: String::new(),
                     modes: Vec::new(),
                     started_ns: clock::now_ns(),
                     stopped_ns: None,
+                    otlp: None,
                 };
                 self.run_session(jni, &mut s)?;
                 let msg = format!("started: {}", describe(&s));
@@ -236,6 +320,9 @@ fn describe(s: &Session) -> String {
             i.methods.load(std::sync::atomic::Ordering::Relaxed),
             i.refused.load(std::sync::atomic::Ordering::Relaxed)
         ));
+    }
+    if let Some(p) = &s.otlp {
+        parts.push(p.summary());
     }
     parts.push(format!("file {}", o.file));
     parts.push(s.signal_note.clone());

@@ -9,13 +9,16 @@
 //! device, socket or directory is refused. The renamed snapshot keeps mode
 //! 0600: it may name the application's classes, so only its user reads it.
 
+use crate::indent::CappedIndent;
 use quick_xml::events::{BytesDecl, BytesEnd, BytesStart, Event};
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter, Write};
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
-pub type XmlWriter = quick_xml::Writer<BufWriter<File>>;
+/// The snapshot's writer: indented one space per level, up to
+/// [`MAX_INDENT`](crate::indent::MAX_INDENT) levels.
+pub type XmlWriter = quick_xml::Writer<CappedIndent<BufWriter<File>>>;
 
 /// Expands `%p` (pid), `%t` (local time, yyyy_MM_dd_HH_mm_ss), `%n` (the
 /// snapshot's number, from 1) and `%%`.
@@ -111,13 +114,13 @@ pub fn write_document(
     }
     let (tmp, file) = create_temporary(path)?;
     let result = (|| {
-        let mut w =
-            quick_xml::Writer::new_with_indent(BufWriter::with_capacity(1 << 16, file), b' ', 1);
+        let out = CappedIndent::new(BufWriter::with_capacity(1 << 16, file));
+        let mut w = quick_xml::Writer::new_with_indent(out, b' ', 1);
         w.write_event(Event::Decl(BytesDecl::new("1.0", Some("UTF-8"), None)))?;
         w.write_event(Event::Start(BytesStart::new(profrj_format::DOC)))?;
         body(&mut w)?;
         w.write_event(Event::End(BytesEnd::new(profrj_format::DOC)))?;
-        let mut inner = w.into_inner();
+        let mut inner = w.into_inner().into_inner();
         inner.write_all(b"\n")?;
         inner.into_inner().map_err(|e| e.into_error())?.sync_all()?;
         std::fs::rename(&tmp, path)

@@ -1,35 +1,20 @@
 //! Text the agent writes into a snapshot's attributes. Names come from the
-//! program (a thread may be named "\u{1}" or carry terminal escapes), and
-//! XML 1.0 forbids most control characters outright: one such character
-//! would make the whole snapshot unreadable. So every name goes through
-//! [`name`]: a character XML 1.0 forbids is written `\uXXXX` (four hex
-//! digits), and so are tab, newline and carriage return (a parser reads them
-//! back as spaces in an attribute); a backslash is written `\\`. profrj's
-//! reader turns them all back.
+//! program (a thread may be named "\u{1}" or carry terminal escapes, a class
+//! a lone surrogate), and XML 1.0 forbids most control characters outright:
+//! one such character would make the whole snapshot unreadable. So every
+//! name goes through [`name`], the format's escape
+//! ([`profrj_format::names`]): a character XML 1.0 forbids is written
+//! `\uXXXX` (four hex digits), and so are tab, newline and carriage return
+//! (a parser reads them back as spaces in an attribute) and a lone
+//! surrogate; a backslash is written `\\`. profrj's reader turns them all
+//! back.
 
 use std::borrow::Cow;
 
-/// Is `c` forbidden in an XML 1.0 document, or changed by a parser's
-/// attribute-value normalisation (tab, newline, carriage return)?
-fn forbidden(c: char) -> bool {
-    matches!(c, '\u{0}'..='\u{1F}' | '\u{FFFE}' | '\u{FFFF}')
-}
-
-/// `s` with forbidden characters as `\uXXXX` and backslashes doubled
-/// (borrowed when there is nothing to change, the common case).
+/// `s` escaped for a snapshot (borrowed when there is nothing to change,
+/// the common case).
 pub fn name(s: &str) -> Cow<'_, str> {
-    if !s.chars().any(|c| c == '\\' || forbidden(c)) {
-        return Cow::Borrowed(s);
-    }
-    let mut out = String::with_capacity(s.len() + 8);
-    for c in s.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            c if forbidden(c) => out.push_str(&format!("\\u{:04X}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    Cow::Owned(out)
+    profrj_format::names::escape(s)
 }
 
 /// [`name`], then XML's own escaping of `&<>"'`, for text formatted into an

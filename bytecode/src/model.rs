@@ -24,7 +24,7 @@ pub struct ConstantPool<'a> {
     /// Answers of `add_utf8` so far: an editor asks for the same few names
     /// (`StackMapTable`, probe names) once per method, and each search of
     /// the pool is linear.
-    pub(crate) utf8_memo: Vec<(Box<str>, u16)>,
+    pub(crate) utf8_memo: Vec<(Box<[u8]>, u16)>,
 }
 
 impl<'a> ConstantPool<'a> {
@@ -49,13 +49,25 @@ impl<'a> ConstantPool<'a> {
         self.raw.get(off + 3..off + 3 + len)
     }
 
-    /// A CONSTANT_Utf8 entry as text (lossy for modified-UTF-8 oddities).
+    /// A CONSTANT_Utf8 entry as text, lossy for what modified UTF-8 holds and
+    /// UTF-8 does not (U+0000, characters beyond the Basic Multilingual
+    /// Plane, lone surrogates): for messages. A name to keep: decode
+    /// [`Self::utf8`] exactly (profrj's agent: `profrj_format::names`).
     pub fn text(&self, index: u16) -> Option<String> {
         self.utf8(index)
             .map(|b| String::from_utf8_lossy(b).into_owned())
     }
 
-    /// The internal name of CONSTANT_Class entry `index`.
+    /// The internal name of CONSTANT_Class entry `index`, as bytes (modified UTF-8).
+    pub fn class_utf8(&self, index: u16) -> Option<&'a [u8]> {
+        if self.tag(index)? != CONSTANT_CLASS {
+            return None;
+        }
+        self.class_name_bytes(index)
+    }
+
+    /// The internal name of CONSTANT_Class entry `index`, lossy as
+    /// [`Self::text`] is.
     pub fn class_name(&self, index: u16) -> Option<String> {
         if self.tag(index)? != CONSTANT_CLASS {
             return None;
@@ -68,30 +80,28 @@ impl<'a> ConstantPool<'a> {
     }
 
     /// The CONSTANT_Class entry for internal name `name` (e.g. `java/lang/String`,
-    /// `[I`), appended if the pool has none.
-    pub fn class_index(&mut self, name: &str) -> u16 {
+    /// `[I`), appended if the pool has none. `name` is the class file's bytes
+    /// (modified UTF-8; an ASCII `&str` is the same bytes).
+    pub fn class_index(&mut self, name: impl AsRef<[u8]>) -> u16 {
+        let name = name.as_ref();
         let classes = self.classes.get_or_init(|| {
             (1..self.entries.len() as u16)
                 .filter(|&i| self.tag(i) == Some(CONSTANT_CLASS))
                 .filter_map(|i| Some((self.class_name_bytes(i)?, i)))
                 .collect()
         });
-        if let Some(&i) = classes.get(name.as_bytes()) {
+        if let Some(&i) = classes.get(name) {
             return i;
         }
-        if let Some(&(_, i)) = self
-            .appended_classes
-            .iter()
-            .find(|c| &*c.0 == name.as_bytes())
-        {
+        if let Some(&(_, i)) = self.appended_classes.iter().find(|c| &*c.0 == name) {
             return i;
         }
-        let utf8 = self.add_utf8(name);
+        let utf8 = self.add_utf8_bytes(name);
         let index = self.count();
         self.appended.push(CONSTANT_CLASS);
         self.appended.extend_from_slice(&utf8.to_be_bytes());
         self.appended_slots += 1;
-        self.appended_classes.push((name.as_bytes().into(), index));
+        self.appended_classes.push((name.into(), index));
         index
     }
 
@@ -264,12 +274,19 @@ impl<'a> ConstantPool<'a> {
         index
     }
 
-    /// Appends a CONSTANT_Utf8 entry (or finds an identical one) and returns its index.
+    /// Appends a CONSTANT_Utf8 entry (or finds an identical one) and returns
+    /// its index. `s` is written as its UTF-8 bytes: the same as modified
+    /// UTF-8 for the names this is for (ASCII, without U+0000).
     pub fn add_utf8(&mut self, s: &str) -> u16 {
+        self.add_utf8_bytes(s.as_bytes())
+    }
+
+    /// [`Self::add_utf8`] for an entry's bytes (modified UTF-8) as they are.
+    pub fn add_utf8_bytes(&mut self, s: &[u8]) -> u16 {
         if let Some(&(_, i)) = self.utf8_memo.iter().find(|m| &*m.0 == s) {
             return i;
         }
-        let found = (1..self.entries.len() as u16).find(|&i| self.utf8(i) == Some(s.as_bytes()));
+        let found = (1..self.entries.len() as u16).find(|&i| self.utf8(i) == Some(s));
         if let Some(i) = found {
             self.utf8_memo.push((s.into(), i));
             return i;
@@ -278,7 +295,7 @@ impl<'a> ConstantPool<'a> {
         self.appended.push(CONSTANT_UTF8);
         self.appended
             .extend_from_slice(&(s.len() as u16).to_be_bytes());
-        self.appended.extend_from_slice(s.as_bytes());
+        self.appended.extend_from_slice(s);
         self.appended_slots += 1;
         self.utf8_memo.push((s.into(), index));
         index

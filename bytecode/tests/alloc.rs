@@ -208,7 +208,7 @@ fn probes_after_every_allocation_count_exactly_what_is_allocated() {
             let name = cp.text(class.methods[i].name_index).unwrap();
             let sites = allocation_sites(&class, i).unwrap();
             for s in &sites {
-                let t = s.type_name(cp).unwrap();
+                let t = String::from_utf8(s.type_utf8(cp).unwrap()).unwrap();
                 *totals.entry(format!("{name} {t} {:?}", s.at)).or_default() += 1;
             }
             let edit = probe_allocations(&class, i, &counting_probe(counter), 1)

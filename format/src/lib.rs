@@ -17,6 +17,8 @@
 //! </doc>
 //! ```
 
+pub mod names;
+
 /// The root element.
 pub const DOC: &str = "doc";
 
@@ -149,6 +151,22 @@ pub mod alloc {
     /// only objects still reachable at the snapshot are counted.
     pub const INTERVAL: &str = "interval";
     pub const LIVE: &str = "live";
+    /// With `live`: which objects count as alive ([`live_rule`]).
+    pub const LIVE_RULE: &str = "liveRule";
+
+    /// The values of [`LIVE_RULE`].
+    pub mod live_rule {
+        /// The snapshot ran a GC: the samples whose object it kept (a dump
+        /// while the program runs).
+        pub const GC: &str = "gc";
+        /// At VM exit, when a GC can no longer tell what the program held
+        /// (main's locals are gone): the samples whose object was alive at
+        /// the last GC the program ran; objects made after it are left out.
+        pub const LAST_GC: &str = "lastGc";
+        /// At VM exit, no GC ran during the session: every sample, none
+        /// being known dead.
+        pub const NO_GC: &str = "noGc";
+    }
 
     /// `<thread>`'s attributes (its totals: `bytes`, `objects`, `samples`).
     pub mod thread {

@@ -14,12 +14,14 @@
 //!   `--source-root` given, else `.`.
 //! - `timestamp`: the snapshot file's modification time, ms since the epoch
 //!   (the same snapshot gives the same report); `version`: profrj's.
+//! - Names and paths are escaped as the snapshot escapes them (a control
+//!   character, which XML 1.0 forbids, as `\uXXXX`, a backslash `\\`), then
+//!   as XML wants (`&lt;`…).
 
-use super::coverage::{line_totals, package, source_path, sum_lines};
+use super::coverage::{escaped, line_totals, package, source_path, sum_lines};
 use crate::snapshot::{CoverageClass, CoverageSection};
-use quick_xml::escape::escape;
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
+use std::io::{self, Write};
 
 pub const DOCTYPE: &str =
     r#"<!DOCTYPE coverage SYSTEM "http://cobertura.sourceforge.net/xml/coverage-04.dtd">"#;
@@ -38,101 +40,119 @@ fn add(a: (u64, u64), b: (u64, u64)) -> (u64, u64) {
     (a.0.saturating_add(b.0), a.1.saturating_add(b.1))
 }
 
-fn write_lines(out: &mut String, indent: &str, lines: &BTreeMap<u32, u64>) {
-    if lines.is_empty() {
-        let _ = writeln!(out, "{indent}<lines/>");
-        return;
-    }
-    let _ = writeln!(out, "{indent}<lines>");
-    for (n, hits) in lines {
-        let _ = writeln!(
-            out,
-            r#"{indent}  <line number="{n}" hits="{hits}" branch="false"/>"#
-        );
-    }
-    let _ = writeln!(out, "{indent}</lines>");
+/// A name or path for an attribute: escaped as the snapshot escapes it
+/// (no control character, which XML 1.0 forbids), then XML's `&<>"'`.
+fn attr(s: &str) -> String {
+    quick_xml::escape::escape(escaped(s).as_str()).into_owned()
 }
 
-pub fn cobertura(cov: &CoverageSection, root: Option<&str>, timestamp_ms: u64) -> String {
-    // Package → its classes, by name.
-    let mut packages: BTreeMap<&str, Vec<&CoverageClass>> = BTreeMap::new();
+fn write_lines(out: &mut dyn Write, indent: &str, lines: &BTreeMap<u32, u64>) -> io::Result<()> {
+    if lines.is_empty() {
+        return writeln!(out, "{indent}<lines/>");
+    }
+    writeln!(out, "{indent}<lines>")?;
+    for (n, hits) in lines {
+        writeln!(
+            out,
+            r#"{indent}  <line number="{n}" hits="{hits}" branch="false"/>"#
+        )?;
+    }
+    writeln!(out, "{indent}</lines>")
+}
+
+/// Writes the report: the totals first (the root element carries them),
+/// then each package as it is formatted. What is held: the classes grouped
+/// by package and each package's totals.
+pub fn cobertura(
+    out: &mut dyn Write,
+    cov: &CoverageSection,
+    root: Option<&str>,
+    timestamp_ms: u64,
+) -> io::Result<()> {
+    // Package → its classes, by name; and its totals.
+    let mut packages: BTreeMap<&str, (Vec<&CoverageClass>, (u64, u64))> = BTreeMap::new();
     for c in &cov.classes {
-        packages.entry(package(c)).or_default().push(c);
+        packages.entry(package(c)).or_default().0.push(c);
     }
-    let mut body = String::new();
     let mut all = (0, 0);
-    for (name, mut classes) in packages {
+    for (classes, totals) in packages.values_mut() {
         classes.sort_by(|a, b| a.name.cmp(&b.name));
-        let mut pkg = (0, 0);
-        let mut text = String::new();
-        for c in classes {
-            let lines = sum_lines(&c.methods);
-            let totals = line_totals(&lines);
-            pkg = add(pkg, totals);
-            let _ = writeln!(
-                text,
-                r#"        <class name="{}" filename="{}" line-rate="{}" branch-rate="1.0" complexity="0">"#,
-                escape(c.name.as_str()),
-                escape(source_path(c).as_str()),
-                rate(totals)
-            );
-            if c.methods.is_empty() {
-                let _ = writeln!(text, "          <methods/>");
-            } else {
-                let _ = writeln!(text, "          <methods>");
-                for m in &c.methods {
-                    let own = sum_lines([m]);
-                    let _ = writeln!(
-                        text,
-                        r#"            <method name="{}" signature="{}" line-rate="{}" branch-rate="1.0" complexity="0">"#,
-                        escape(m.name.as_str()),
-                        escape(m.signature.as_str()),
-                        rate(line_totals(&own))
-                    );
-                    write_lines(&mut text, "              ", &own);
-                    let _ = writeln!(text, "            </method>");
-                }
-                let _ = writeln!(text, "          </methods>");
-            }
-            write_lines(&mut text, "          ", &lines);
-            let _ = writeln!(text, "        </class>");
+        for c in classes.iter() {
+            *totals = add(*totals, line_totals(&sum_lines(&c.methods)));
         }
-        all = add(all, pkg);
-        let _ = writeln!(
-            body,
-            r#"    <package name="{}" line-rate="{}" branch-rate="1.0" complexity="0">"#,
-            escape(name),
-            rate(pkg)
-        );
-        let _ = writeln!(body, "      <classes>");
-        body.push_str(&text);
-        let _ = writeln!(body, "      </classes>");
-        let _ = writeln!(body, "    </package>");
+        all = add(all, *totals);
     }
-    let mut out = String::new();
-    let _ = writeln!(out, r#"<?xml version="1.0" encoding="UTF-8"?>"#);
-    let _ = writeln!(out, "{DOCTYPE}");
-    let _ = writeln!(
+    writeln!(out, r#"<?xml version="1.0" encoding="UTF-8"?>"#)?;
+    writeln!(out, "{DOCTYPE}")?;
+    writeln!(
         out,
         r#"<coverage line-rate="{}" branch-rate="1.0" lines-covered="{}" lines-valid="{}" branches-covered="0" branches-valid="0" complexity="0" version="profrj {}" timestamp="{timestamp_ms}">"#,
         rate(all),
         all.1,
         all.0,
         env!("CARGO_PKG_VERSION")
-    );
-    let _ = writeln!(out, "  <sources>");
+    )?;
+    writeln!(out, "  <sources>")?;
     let source = root.filter(|r| !r.is_empty()).unwrap_or(".");
-    let _ = writeln!(out, "    <source>{}</source>", escape(source));
-    let _ = writeln!(out, "  </sources>");
-    if body.is_empty() {
-        let _ = writeln!(out, "  <packages/>");
+    writeln!(out, "    <source>{}</source>", attr(source))?;
+    writeln!(out, "  </sources>")?;
+    if packages.is_empty() {
+        writeln!(out, "  <packages/>")?;
     } else {
-        let _ = writeln!(out, "  <packages>");
-        out.push_str(&body);
-        let _ = writeln!(out, "  </packages>");
+        writeln!(out, "  <packages>")?;
+        for (name, (classes, totals)) in &packages {
+            write_package(out, name, classes, *totals)?;
+        }
+        writeln!(out, "  </packages>")?;
     }
-    let _ = writeln!(out, "</coverage>");
-    out
+    writeln!(out, "</coverage>")
+}
+
+fn write_package(
+    out: &mut dyn Write,
+    name: &str,
+    classes: &[&CoverageClass],
+    totals: (u64, u64),
+) -> io::Result<()> {
+    writeln!(
+        out,
+        r#"    <package name="{}" line-rate="{}" branch-rate="1.0" complexity="0">"#,
+        attr(name),
+        rate(totals)
+    )?;
+    writeln!(out, "      <classes>")?;
+    for c in classes {
+        let lines = sum_lines(&c.methods);
+        writeln!(
+            out,
+            r#"        <class name="{}" filename="{}" line-rate="{}" branch-rate="1.0" complexity="0">"#,
+            attr(&c.name),
+            attr(&source_path(c)),
+            rate(line_totals(&lines))
+        )?;
+        if c.methods.is_empty() {
+            writeln!(out, "          <methods/>")?;
+        } else {
+            writeln!(out, "          <methods>")?;
+            for m in &c.methods {
+                let own = sum_lines([m]);
+                writeln!(
+                    out,
+                    r#"            <method name="{}" signature="{}" line-rate="{}" branch-rate="1.0" complexity="0">"#,
+                    attr(&m.name),
+                    attr(&m.signature),
+                    rate(line_totals(&own))
+                )?;
+                write_lines(out, "              ", &own)?;
+                writeln!(out, "            </method>")?;
+            }
+            writeln!(out, "          </methods>")?;
+        }
+        write_lines(out, "          ", &lines)?;
+        writeln!(out, "        </class>")?;
+    }
+    writeln!(out, "      </classes>")?;
+    writeln!(out, "    </package>")
 }
 
 #[cfg(test)]
@@ -142,7 +162,9 @@ mod tests {
 
     #[test]
     fn classes_lines_and_rates() {
-        let xml = cobertura(&section(), None, 7);
+        let mut out = Vec::new();
+        cobertura(&mut out, &section(), None, 7).unwrap();
+        let xml = String::from_utf8(out).unwrap();
         let doc = roxmltree::Document::parse_with_options(
             &xml,
             roxmltree::ParsingOptions {

@@ -10,13 +10,15 @@
 //!   lines): field initialisers copied into several constructors, a lambda on
 //!   its enclosing method's line, count once with the sum.
 //! - A footprint of -1 (no code) is no line; 0 is a line never run.
+//! - Names and paths are escaped as the snapshot escapes them ([`escaped`]).
 //! - A method without line numbers (`firstline="-1"`) has no lines; LCOV
 //!   cannot place it (`FN` needs a line), so it is left out of `FN`/`FNDA`.
 
 use crate::snapshot::{CoverageClass, CoverageMethod, CoverageSection};
 use std::collections::BTreeMap;
 
-/// A class's source path, relative: `p/q/File.java`.
+/// A class's source path, relative: `p/q/File.java` (as the names are:
+/// each writer escapes it).
 pub fn source_path(class: &CoverageClass) -> String {
     let (package, simple) = match class.name.rsplit_once('.') {
         Some((p, s)) => (Some(p), s),
@@ -26,11 +28,10 @@ pub fn source_path(class: &CoverageClass) -> String {
         Some(s) if !s.is_empty() => s.to_owned(),
         _ => default_source(simple),
     };
-    let path = match package {
+    match package {
         Some(p) => format!("{}/{file}", p.replace('.', "/")),
         None => file,
-    };
-    one_line(&path)
+    }
 }
 
 /// The source file javac gives a class without a `SourceFile` name: its
@@ -40,12 +41,11 @@ pub fn default_source(simple: &str) -> String {
     format!("{}.java", outer.unwrap_or(simple))
 }
 
-/// A name or path as one line of a line-based format: control characters
-/// (a newline would start a record of its own) become `?`.
-pub fn one_line(s: &str) -> String {
-    s.chars()
-        .map(|c| if c.is_control() { '?' } else { c })
-        .collect()
+/// A name or path as every writer escapes it (`profrj_format::escape`): a
+/// control character (a newline would start a record of its own in a
+/// line-based format; XML 1.0 forbids most) as `\uXXXX`, a backslash `\\`.
+pub fn escaped(s: &str) -> String {
+    profrj_format::names::escape(s).into_owned()
 }
 
 /// The package of a class (`""` for the default package).
@@ -175,6 +175,6 @@ pub mod tests {
             source: Some("Y\n.java".into()),
             methods: vec![],
         };
-        assert_eq!(source_path(&odd), "x/Y?.java");
+        assert_eq!(escaped(&source_path(&odd)), "x/Y\\u000A.java");
     }
 }

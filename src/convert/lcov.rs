@@ -15,22 +15,24 @@
 //! A function's name is the class's simple name (with `$Inner`), the method
 //! and its descriptor (`A$Inner.<init>()V`), unique in the file even for
 //! overloads; a comma (allowed in a JVM name, LCOV's separator) becomes `_`.
+//! Names and paths are escaped as the snapshot escapes them (a control
+//! character as `\uXXXX`, so no name can end a line). Written record by
+//! record; what is held is the files' grouping of the section's classes.
 
-use super::coverage::{by_source, line_totals, one_line, sum_lines, under_root};
+use super::coverage::{by_source, escaped, line_totals, sum_lines, under_root};
 use crate::snapshot::CoverageSection;
-use std::fmt::Write as _;
+use std::io::{self, Write};
 
-pub fn lcov(cov: &CoverageSection, root: Option<&str>) -> String {
-    let mut out = String::new();
+pub fn lcov(out: &mut dyn Write, cov: &CoverageSection, root: Option<&str>) -> io::Result<()> {
     for file in by_source(cov) {
-        let _ = writeln!(out, "TN:");
-        let _ = writeln!(out, "SF:{}", one_line(&under_root(root, &file.path)));
+        writeln!(out, "TN:")?;
+        writeln!(out, "SF:{}", escaped(&under_root(root, &file.path)))?;
         let mut functions: Vec<(u32, String, u64)> = Vec::new();
         for c in &file.classes {
             let simple = c.name.rsplit_once('.').map_or(c.name.as_str(), |(_, s)| s);
             for m in &c.methods {
                 let Some(line) = m.first_line else { continue };
-                let name = one_line(&format!("{simple}.{}{}", m.name, m.signature));
+                let name = escaped(&format!("{simple}.{}{}", m.name, m.signature));
                 functions.push((line, name.replace(',', "_"), m.count));
             }
         }
@@ -39,24 +41,24 @@ pub fn lcov(cov: &CoverageSection, root: Option<&str>) -> String {
         // would be one function to LCOV: the first is kept.
         functions.dedup_by(|b, a| a.1 == b.1);
         for (line, name, _) in &functions {
-            let _ = writeln!(out, "FN:{line},{name}");
+            writeln!(out, "FN:{line},{name}")?;
         }
         for (_, name, calls) in &functions {
-            let _ = writeln!(out, "FNDA:{calls},{name}");
+            writeln!(out, "FNDA:{calls},{name}")?;
         }
         let hit = functions.iter().filter(|f| f.2 > 0).count();
-        let _ = writeln!(out, "FNF:{}", functions.len());
-        let _ = writeln!(out, "FNH:{hit}");
+        writeln!(out, "FNF:{}", functions.len())?;
+        writeln!(out, "FNH:{hit}")?;
         let lines = sum_lines(file.classes.iter().flat_map(|c| &c.methods));
         for (line, count) in &lines {
-            let _ = writeln!(out, "DA:{line},{count}");
+            writeln!(out, "DA:{line},{count}")?;
         }
         let (valid, covered) = line_totals(&lines);
-        let _ = writeln!(out, "LF:{valid}");
-        let _ = writeln!(out, "LH:{covered}");
-        let _ = writeln!(out, "end_of_record");
+        writeln!(out, "LF:{valid}")?;
+        writeln!(out, "LH:{covered}")?;
+        writeln!(out, "end_of_record")?;
     }
-    out
+    Ok(())
 }
 
 #[cfg(test)]
@@ -66,7 +68,9 @@ mod tests {
 
     #[test]
     fn records_per_file() {
-        let text = lcov(&section(), Some("/src"));
+        let mut out = Vec::new();
+        lcov(&mut out, &section(), Some("/src")).unwrap();
+        let text = String::from_utf8(out).unwrap();
         let want = "TN:\nSF:/src/Top.kt\nFN:1,Top.f()V\nFNDA:1,Top.f()V\nFNF:1\nFNH:1\n\
                     DA:1,1\nLF:1\nLH:1\nend_of_record\n\
                     TN:\nSF:/src/p/q/A.java\n\

@@ -1,23 +1,31 @@
 //! `profrj convert SNAPSHOT --to FORMAT`: a snapshot in the formats other
 //! tools read. From a call-tree section: `collapsed.rs`, one line per stack
 //! (flamegraph.pl, inferno, speedscope); `pprof.rs`, pprof's gzipped
-//! protobuf, encoded by `proto.rs`. From `<coverage>`: `lcov.rs` and
+//! protobuf, encoded with `profrj_otlp::wire` (as `otlp.rs`, OTLP profiles). From `<coverage>`: `lcov.rs` and
 //! `cobertura.rs`, sharing `coverage.rs`. From every section: `hprof.rs`,
-//! HPROF's java.hprof.txt.
+//! HPROF's java.hprof.txt. `stacks.rs`: what the stack formats share.
+//!
+//! Every converter writes its output as it produces it (`output::stream`):
+//! what it holds is bounded by the snapshot's model (docs/READING.md says
+//! what each holds), and every name is escaped as the snapshot escapes it
+//! (`profrj_format::escape`).
 
 mod cobertura;
 mod collapsed;
 mod coverage;
 mod hprof;
+mod jfr;
 mod lcov;
+mod otlp;
 mod pprof;
-mod proto;
+mod stacks;
 
 pub use cobertura::cobertura;
 pub use collapsed::collapsed;
 pub use lcov::lcov;
-pub use pprof::pprof;
+pub use pprof::Pprof;
 
+use crate::output::stream;
 use crate::selection::Selection;
 use crate::snapshot::{read_file, CallKind, Metric, Snapshot};
 use std::path::{Path, PathBuf};
@@ -35,11 +43,17 @@ pub enum Format {
     /// HPROF's java.hprof.txt: TRACEs, SITES (<memory>, <alloc>), CPU
     /// SAMPLES (<sampler>), CPU TIME (<profile>).
     Hprof,
+    /// OpenTelemetry profiles: one ExportProfilesServiceRequest (protobuf)
+    /// with every call section (docs/OTLP.md).
+    Otlp,
+    /// A JFR recording (JDK Mission Control, IntelliJ): the <sampler>,
+    /// <alloc> and <lock> trees as events; needs `-o FILE`.
+    Jfr,
 }
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Snapshot (XML) written by the agent.
+    /// Snapshot (XML) written by the agent, or a JFR recording (profrj's, the JDK's, async-profiler's).
     snapshot: PathBuf,
     /// Output format.
     #[arg(long, value_enum)]
@@ -67,15 +81,17 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<(), String> {
     let snap = read_file(&args.snapshot)?;
-    let bytes = match args.to {
-        Format::Collapsed | Format::Pprof => calls(&snap, &args)?,
-        Format::Lcov | Format::Cobertura => coverage(&snap, &args)?,
-        Format::Hprof => to_hprof(&snap, &args)?,
-    };
-    crate::output::write(args.output.as_deref(), &bytes)
+    let out = args.output.as_deref();
+    match args.to {
+        Format::Collapsed | Format::Pprof => calls(&snap, &args, out),
+        Format::Lcov | Format::Cobertura => coverage(&snap, &args, out),
+        Format::Hprof => to_hprof(&snap, &args, out),
+        Format::Otlp => to_otlp(&snap, &args, out),
+        Format::Jfr => to_jfr(&snap, &args),
+    }
 }
 
-fn calls(snap: &Snapshot, args: &Args) -> Result<Vec<u8>, String> {
+fn calls(snap: &Snapshot, args: &Args, out: Option<&Path>) -> Result<(), String> {
     if args.source_root.is_some() {
         return Err("--source-root is for --to lcov and cobertura".into());
     }
@@ -85,13 +101,16 @@ fn calls(snap: &Snapshot, args: &Args) -> Result<Vec<u8>, String> {
     let sec = snap.call_section(args.select.section)?;
     let metric = Metric::of(sec.kind, args.select.metric)?;
     let threads = sec.select(args.select.thread())?;
-    Ok(match args.to {
-        Format::Pprof => pprof(&snap.names, sec, &threads, metric, &args.snapshot)?,
-        _ => collapsed(&snap.names, &threads, metric, args.thread_frames).into_bytes(),
+    if args.to == Format::Pprof {
+        let p = Pprof::new(&snap.names, sec, &threads, metric, &args.snapshot)?;
+        return stream(out, |w| p.write(w));
+    }
+    stream(out, |w| {
+        collapsed(w, &snap.names, &threads, metric, args.thread_frames)
     })
 }
 
-fn coverage(snap: &Snapshot, args: &Args) -> Result<Vec<u8>, String> {
+fn coverage(snap: &Snapshot, args: &Args, out: Option<&Path>) -> Result<(), String> {
     let s = &args.select;
     if args.depth.is_some() {
         return Err("--depth is for --to hprof".into());
@@ -110,14 +129,16 @@ fn coverage(snap: &Snapshot, args: &Args) -> Result<Vec<u8>, String> {
         )
     })?;
     let root = args.source_root.as_deref();
-    Ok(match args.to {
-        Format::Lcov => lcov(cov, root),
-        _ => cobertura(cov, root, modified_ms(&args.snapshot)),
+    match args.to {
+        Format::Lcov => stream(out, |w| lcov(w, cov, root)),
+        _ => {
+            let modified = modified_ms(&args.snapshot);
+            stream(out, |w| cobertura(w, cov, root, modified))
+        }
     }
-    .into_bytes())
 }
 
-fn to_hprof(snap: &Snapshot, args: &Args) -> Result<Vec<u8>, String> {
+fn to_hprof(snap: &Snapshot, args: &Args, out: Option<&Path>) -> Result<(), String> {
     let s = &args.select;
     if s.section.is_some() || s.metric.is_some() || args.thread_frames {
         return Err(
@@ -134,7 +155,52 @@ fn to_hprof(snap: &Snapshot, args: &Args) -> Result<Vec<u8>, String> {
         thread: s.thread(),
         created: modified_ms(&args.snapshot) / 1000,
     };
-    Ok(hprof::hprof(snap, &opts)?.into_bytes())
+    let report = hprof::Hprof::new(snap, &opts)?;
+    stream(out, |w| report.write(w))
+}
+
+fn to_otlp(snap: &Snapshot, args: &Args, out: Option<&Path>) -> Result<(), String> {
+    let s = &args.select;
+    if s.section.is_some() || s.thread.is_some() || s.metric.is_some() || args.thread_frames {
+        return Err("--to otlp carries every call section, thread and weight: \
+                    --section, --thread, --metric and --thread-frames do not apply"
+            .into());
+    }
+    if args.source_root.is_some() || args.depth.is_some() {
+        return Err("--source-root and --depth are not for --to otlp".into());
+    }
+    let service = std::env::var("OTEL_SERVICE_NAME")
+        .ok()
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "unknown_service:java".to_owned());
+    let bytes = otlp::otlp(snap, &args.snapshot, &service)?;
+    stream(out, |w| w.write_all(&bytes))
+}
+
+fn to_jfr(snap: &Snapshot, args: &Args) -> Result<(), String> {
+    let s = &args.select;
+    if s.section.is_some() || s.metric.is_some() || s.thread.is_some() || args.thread_frames {
+        return Err(
+            "--to jfr writes every thread of <sampler>, <alloc> and <lock> with all \
+                    their figures: --section, --thread, --metric and --thread-frames do not apply"
+                .into(),
+        );
+    }
+    if args.source_root.is_some() || args.depth.is_some() {
+        return Err("--source-root and --depth do not apply to --to jfr".into());
+    }
+    let Some(out) = args.output.as_deref() else {
+        return Err(
+            "--to jfr needs -o FILE (a JFR chunk's header is written last, \
+                    so it cannot go to a pipe)"
+                .into(),
+        );
+    };
+    jfr::jfr(
+        snap,
+        out,
+        modified_ms(&args.snapshot).saturating_mul(1_000_000),
+    )
 }
 
 /// A file's modification time in ms since the epoch (0 if unknown: a pipe).

@@ -14,14 +14,25 @@
 //! A stack deeper than `MAX_FRAMES` keeps its top frames below a
 //! `[truncated]` function, and samples whose stacks then coincide are
 //! merged, so the output stays bounded on a pathologically deep chain.
+//! Names are escaped as every writer does (`profrj_format::escape`).
+//!
+//! Streamed: a `Profile`'s fields may come in any order and its repeated
+//! fields be spread out, so each sample is written to the gzip stream as
+//! the tree walk reaches its node, then the locations, functions and string
+//! table. What is held: the string table (distinct names, signatures and
+//! thread names), one function per distinct name and signature, one
+//! location per function and line, the walk's stack, and the merged samples of stacks deeper than
+//! `MAX_FRAMES` (at most one per such node) — bounded by the tree, never by
+//! the output.
 
-use super::collapsed::{MAX_FRAMES, TRUNCATED};
-use super::proto::Msg;
+use super::stacks::{Key, TopFrames, MAX_FRAMES, TRUNCATED};
 use crate::snapshot::{CallSection, CallThread, Metric, Names, ValueType, NONE, NO_LINE};
 use flate2::write::GzEncoder;
 use flate2::Compression;
+use profrj_format::names;
+use profrj_otlp::wire::{varint, Msg};
 use std::collections::HashMap;
-use std::io::Write;
+use std::io::{self, Write};
 use std::path::Path;
 
 /// Field numbers of profile.proto.
@@ -93,143 +104,227 @@ fn sample_types(sec: &CallSection) -> Vec<(Metric, ValueType)> {
         .collect()
 }
 
-/// The gzipped profile.
-pub fn pprof(
-    names: &Names,
-    sec: &CallSection,
-    threads: &[&CallThread],
-    metric: Metric,
-    source: &Path,
-) -> Result<Vec<u8>, String> {
-    let types = sample_types(sec);
-    let default = types
-        .iter()
-        .find(|(m, _)| *m == metric)
-        .map(|(_, (ty, _))| *ty)
-        .ok_or_else(|| {
-            let all: Vec<&str> = types.iter().map(|(m, _)| m.name()).collect();
-            format!(
-                "pprof has no value for --metric {}: pick one of {}",
-                metric.name(),
-                all.join(", ")
-            )
-        })?;
-    let mut strings = Strings::new();
-    let mut profile = Msg::default();
-    for (_, (ty, unit)) in &types {
-        let mut vt = Msg::default();
-        vt.int(field::VT_TYPE, strings.id(ty));
-        vt.int(field::VT_UNIT, strings.id(unit));
-        profile.msg(field::SAMPLE_TYPE, &vt);
+/// A profile ready to be written: the checks done.
+pub struct Pprof<'a> {
+    names: &'a Names,
+    threads: &'a [&'a CallThread],
+    types: Vec<(Metric, ValueType)>,
+    default: &'static str,
+    comment: String,
+}
+
+impl<'a> Pprof<'a> {
+    /// Fails when the section has no pprof value for `metric`.
+    pub fn new(
+        names: &'a Names,
+        sec: &'a CallSection,
+        threads: &'a [&'a CallThread],
+        metric: Metric,
+        source: &Path,
+    ) -> Result<Pprof<'a>, String> {
+        let types = sample_types(sec);
+        let default = types
+            .iter()
+            .find(|(m, _)| *m == metric)
+            .map(|(_, (ty, _))| *ty)
+            .ok_or_else(|| {
+                let all: Vec<&str> = types.iter().map(|(m, _)| m.name()).collect();
+                format!(
+                    "pprof has no value for --metric {}: pick one of {}",
+                    metric.name(),
+                    all.join(", ")
+                )
+            })?;
+        let comment = format!(
+            "profrj convert of {} <{}>",
+            names::escape(&source.display().to_string()),
+            sec.kind.tag()
+        );
+        Ok(Pprof {
+            names,
+            threads,
+            types,
+            default,
+            comment,
+        })
     }
-    // One function per distinct name and signature; one location per
-    // function and line (a node's `line`, or none).
-    let mut functions: HashMap<(u32, u32), u64> = HashMap::new();
-    let mut locations: HashMap<(u64, u32), u64> = HashMap::new();
-    let mut function_msgs = Msg::default();
-    let thread_key = strings.id("thread");
-    // (thread, stack leaf first) -> values: one sample each, in first-seen order.
-    let mut samples: Vec<(u64, Vec<u64>, Vec<u64>)> = Vec::new();
-    let mut sample_index: HashMap<(u64, Vec<u64>), usize> = HashMap::new();
-    let mut truncated_id = None;
-    for t in threads {
-        let thread_name = strings.id(&t.name);
-        let mut stack: Vec<u64> = Vec::new();
-        for n in t.tree.nodes.iter().skip(1) {
-            let next_id = functions.len() as u64 + 1;
-            let id = *functions.entry((n.name, n.signature)).or_insert_with(|| {
-                let name = names.get(n.name);
-                let mut f = Msg::default();
-                f.int(field::F_ID, next_id);
-                f.int(field::F_NAME, strings.id(name));
-                let system = if n.signature == NONE {
-                    name.to_owned()
-                } else {
-                    format!("{name} {}", names.get(n.signature))
-                };
-                f.int(field::F_SYSTEM_NAME, strings.id(&system));
-                function_msgs.msg(field::FUNCTION, &f);
-                next_id
-            });
-            let next_location = locations.len() as u64 + 1;
-            let location = *locations.entry((id, n.line)).or_insert(next_location);
-            stack.truncate(n.depth as usize - 1);
-            stack.push(location);
-            let vals: Vec<u64> = types.iter().map(|(m, _)| m.own(&n.v)).collect();
-            if vals.iter().all(|&v| v == 0) {
-                continue;
-            }
-            let mut leaf_first: Vec<u64> = stack.iter().rev().take(MAX_FRAMES).copied().collect();
-            if stack.len() > MAX_FRAMES {
-                let location = *truncated_id.get_or_insert_with(|| {
-                    let id = functions.len() as u64 + 1;
-                    functions.insert((NONE - 1, NONE - 1), id);
-                    let mut f = Msg::default();
-                    f.int(field::F_ID, id);
-                    f.int(field::F_NAME, strings.id(TRUNCATED));
-                    f.int(field::F_SYSTEM_NAME, strings.id(TRUNCATED));
-                    function_msgs.msg(field::FUNCTION, &f);
-                    let location = locations.len() as u64 + 1;
-                    locations.insert((id, NO_LINE), location);
-                    location
-                });
-                leaf_first.push(location);
-            }
-            match sample_index.entry((thread_name, leaf_first)) {
-                std::collections::hash_map::Entry::Occupied(e) => {
-                    let sum = &mut samples[*e.get()].2;
-                    for (a, b) in sum.iter_mut().zip(&vals) {
-                        *a = a.saturating_add(*b);
+
+    /// Writes the gzipped profile to `out`.
+    pub fn write(&self, out: &mut dyn Write) -> io::Result<()> {
+        let mut gz = GzEncoder::new(out, Compression::default());
+        let mut strings = Strings::new();
+        let mut head = Msg::default();
+        for (_, (ty, unit)) in &self.types {
+            let mut vt = Msg::default();
+            vt.int(field::VT_TYPE, strings.id(ty));
+            vt.int(field::VT_UNIT, strings.id(unit));
+            head.msg(field::SAMPLE_TYPE, &vt);
+        }
+        gz.write_all(&head.buf)?;
+        let mut functions = Functions::default();
+        let mut locations = Locations::default();
+        let thread_key = strings.id("thread");
+        // Samples of stacks cut to MAX_FRAMES, by (thread, top frames): the
+        // stack (leaf first, [truncated] last) and the summed values.
+        let mut deep: HashMap<(u64, Key), usize> = HashMap::new();
+        let mut deep_samples: Vec<(u64, Vec<u64>, Vec<u64>)> = Vec::new();
+        let mut sample = Msg::default();
+        let mut leaf_first: Vec<u64> = Vec::new();
+        let mut vals: Vec<u64> = Vec::new();
+        for t in self.threads {
+            let thread_name = strings.id(&names::escape(&t.name));
+            let mut stack: Vec<u64> = Vec::new();
+            let mut top = TopFrames::new(MAX_FRAMES);
+            for n in t.tree.nodes.iter().skip(1) {
+                let function = functions.id(&mut strings, self.names, n.name, n.signature);
+                let id = locations.id(function, n.line);
+                let d = n.depth as usize;
+                stack.truncate(d - 1);
+                stack.push(id);
+                let key = top.push(d, id);
+                vals.clear();
+                vals.extend(self.types.iter().map(|(m, _)| m.own(&n.v)));
+                if vals.iter().all(|&v| v == 0) {
+                    continue;
+                }
+                leaf_first.clear();
+                leaf_first.extend(stack.iter().rev().take(MAX_FRAMES));
+                if d <= MAX_FRAMES {
+                    sample.buf.clear();
+                    encode_sample(&mut sample, &leaf_first, &vals, thread_key, thread_name);
+                    write_field(&mut gz, field::SAMPLE, &sample.buf)?;
+                    continue;
+                }
+                match deep.entry((thread_name, key)) {
+                    std::collections::hash_map::Entry::Occupied(e) => {
+                        let sum = &mut deep_samples[*e.get()].2;
+                        for (a, b) in sum.iter_mut().zip(&vals) {
+                            *a = a.saturating_add(*b);
+                        }
+                    }
+                    std::collections::hash_map::Entry::Vacant(e) => {
+                        let truncated = functions.truncated(&mut strings);
+                        leaf_first.push(locations.id(truncated, NO_LINE));
+                        deep_samples.push((thread_name, leaf_first.clone(), vals.clone()));
+                        e.insert(deep_samples.len() - 1);
                     }
                 }
-                std::collections::hash_map::Entry::Vacant(e) => {
-                    samples.push((thread_name, e.key().1.clone(), vals));
-                    e.insert(samples.len() - 1);
-                }
             }
         }
-    }
-    for (thread_name, leaf_first, vals) in &samples {
-        let mut s = Msg::default();
-        s.packed(field::S_LOCATION_ID, leaf_first);
-        s.packed(field::S_VALUE, vals);
-        let mut label = Msg::default();
-        label.int(field::L_KEY, thread_key);
-        label.int(field::L_STR, *thread_name);
-        s.msg(field::S_LABEL, &label);
-        profile.msg(field::SAMPLE, &s);
-    }
-    // Locations, by id.
-    let mut by_id: Vec<(u64, (u64, u32))> = locations.into_iter().map(|(k, id)| (id, k)).collect();
-    by_id.sort_unstable();
-    for (id, (function, line_number)) in by_id {
-        let mut line = Msg::default();
-        line.int(field::LINE_FUNCTION_ID, function);
-        if line_number != NO_LINE {
-            line.int(field::LINE_LINE, u64::from(line_number));
+        for (thread_name, leaf_first, vals) in &deep_samples {
+            sample.buf.clear();
+            encode_sample(&mut sample, leaf_first, vals, thread_key, *thread_name);
+            write_field(&mut gz, field::SAMPLE, &sample.buf)?;
         }
-        let mut loc = Msg::default();
-        loc.int(field::LOC_ID, id);
-        loc.msg(field::LOC_LINE, &line);
-        profile.msg(field::LOCATION, &loc);
+        let mut tail = Msg::default();
+        // Locations, by id (from 1): a function and its line, if any.
+        for (i, &(function, line_number)) in locations.list.iter().enumerate() {
+            let mut line = Msg::default();
+            line.int(field::LINE_FUNCTION_ID, function);
+            if line_number != NO_LINE {
+                line.int(field::LINE_LINE, u64::from(line_number));
+            }
+            let mut loc = Msg::default();
+            loc.int(field::LOC_ID, i as u64 + 1);
+            loc.msg(field::LOC_LINE, &line);
+            tail.msg(field::LOCATION, &loc);
+        }
+        gz.write_all(&tail.buf)?;
+        gz.write_all(&functions.msgs.buf)?;
+        let comment = strings.id(&self.comment);
+        let default = strings.id(self.default);
+        let mut tail = Msg::default();
+        for s in &strings.table {
+            tail.bytes(field::STRING_TABLE, s.as_bytes());
+            gz.write_all(&tail.buf)?;
+            tail.buf.clear();
+        }
+        tail.int(field::COMMENT, comment);
+        tail.int(field::DEFAULT_SAMPLE_TYPE, default);
+        gz.write_all(&tail.buf)?;
+        gz.finish()?.flush()
     }
-    profile.buf.extend_from_slice(&function_msgs.buf);
-    let comment = strings.id(&format!(
-        "profrj convert of {} <{}>",
-        source.display(),
-        sec.kind.tag()
-    ));
-    let default = strings.id(default);
-    for s in &strings.table {
-        profile.bytes(field::STRING_TABLE, s.as_bytes());
-    }
-    profile.int(field::COMMENT, comment);
-    profile.int(field::DEFAULT_SAMPLE_TYPE, default);
+}
 
-    let mut gz = GzEncoder::new(Vec::new(), Compression::default());
-    gz.write_all(&profile.buf)
-        .and_then(|()| gz.finish())
-        .map_err(|e| format!("gzip: {e}"))
+/// One location per function and line (ids from 1, in the order met).
+#[derive(Default)]
+struct Locations {
+    ids: HashMap<(u64, u32), u64>,
+    list: Vec<(u64, u32)>,
+}
+
+impl Locations {
+    fn id(&mut self, function: u64, line: u32) -> u64 {
+        *self.ids.entry((function, line)).or_insert_with(|| {
+            self.list.push((function, line));
+            self.list.len() as u64
+        })
+    }
+}
+
+/// One function per distinct name and signature, their
+/// `Function` messages written as they are met.
+#[derive(Default)]
+struct Functions {
+    ids: HashMap<(u32, u32), u64>,
+    count: u64,
+    msgs: Msg,
+    truncated: Option<u64>,
+}
+
+impl Functions {
+    fn id(&mut self, strings: &mut Strings, names: &Names, name: u32, signature: u32) -> u64 {
+        if let Some(&id) = self.ids.get(&(name, signature)) {
+            return id;
+        }
+        let text = names::escape(names.get(name));
+        let system = if signature == NONE {
+            text.clone().into_owned()
+        } else {
+            format!("{text} {}", names::escape(names.get(signature)))
+        };
+        let id = self.add(strings, &text, &system);
+        self.ids.insert((name, signature), id);
+        id
+    }
+
+    /// The function that stands for the frames cut off a deep stack.
+    fn truncated(&mut self, strings: &mut Strings) -> u64 {
+        if let Some(id) = self.truncated {
+            return id;
+        }
+        let id = self.add(strings, TRUNCATED, TRUNCATED);
+        self.truncated = Some(id);
+        id
+    }
+
+    fn add(&mut self, strings: &mut Strings, name: &str, system: &str) -> u64 {
+        self.count += 1;
+        let mut f = Msg::default();
+        f.int(field::F_ID, self.count);
+        f.int(field::F_NAME, strings.id(name));
+        f.int(field::F_SYSTEM_NAME, strings.id(system));
+        self.msgs.msg(field::FUNCTION, &f);
+        self.count
+    }
+}
+
+fn encode_sample(s: &mut Msg, leaf_first: &[u64], vals: &[u64], key: u64, thread: u64) {
+    s.packed(field::S_LOCATION_ID, leaf_first);
+    s.packed(field::S_VALUE, vals);
+    let mut label = Msg::default();
+    label.int(field::L_KEY, key);
+    label.int(field::L_STR, thread);
+    s.msg(field::S_LABEL, &label);
+}
+
+/// A length-delimited field of the profile, written straight to `out`.
+fn write_field(out: &mut impl Write, field: u64, body: &[u8]) -> io::Result<()> {
+    let mut head = Vec::with_capacity(12);
+    varint(&mut head, field << 3 | 2);
+    varint(&mut head, body.len() as u64);
+    out.write_all(&head)?;
+    out.write_all(body)
 }
 
 #[cfg(test)]
@@ -257,8 +352,11 @@ mod tests {
         let s = alloc();
         let sec = s.calls(CallKind::Alloc).unwrap();
         let threads: Vec<_> = sec.threads.iter().collect();
-        let e = pprof(&s.names, sec, &threads, metric("samples"), Path::new("x")).unwrap_err();
+        let e = Pprof::new(&s.names, sec, &threads, metric("samples"), Path::new("x"))
+            .err()
+            .unwrap();
         assert!(e.contains("no value for --metric samples"), "{e}");
-        assert!(pprof(&s.names, sec, &threads, metric("bytes"), Path::new("x")).is_ok());
+        let p = Pprof::new(&s.names, sec, &threads, metric("bytes"), Path::new("x")).unwrap();
+        p.write(&mut Vec::new()).unwrap();
     }
 }

@@ -194,7 +194,7 @@ fn methods_diff(
             c.total.1 - c.total.0,
             c.total.0,
             c.total.1,
-            c.name,
+            crate::report::shown(&c.name),
             if c.total.1 > c.total.0 {
                 "  hotter"
             } else {

@@ -4,6 +4,7 @@
 //! largest change of the weight first.
 
 use super::stable_name;
+use crate::report::shown;
 use crate::snapshot::{site_table, CallSection, Metric, MetricName, Snapshot};
 use std::collections::{BTreeSet, HashMap};
 use std::fmt::Write as _;
@@ -124,7 +125,8 @@ pub fn diff(
             let _ = write!(out, "{change:>w1$} {shares:>w2$} ");
         }
         let mark = if y[0] > x[0] { "hotter" } else { "colder" };
-        let _ = writeln!(out, " {}  {}  {mark}", site.0, site.1);
+        let (class, method) = (shown(&site.0), shown(&site.1));
+        let _ = writeln!(out, " {class}  {method}  {mark}");
     }
     Ok(out)
 }

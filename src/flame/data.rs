@@ -30,6 +30,13 @@ pub fn json_str(out: &mut String, s: &str) {
     out.push('"');
 }
 
+/// A name from the snapshot as a JSON string literal: escaped first as every
+/// writer escapes names (`profrj_format::escape`: a control character as
+/// `\uXXXX`, never raw on the page), then as JSON wants.
+pub fn json_name(out: &mut String, s: &str) {
+    json_str(out, &profrj_format::names::escape(s));
+}
+
 /// A frame: a name, and whether it is a class frame.
 type Frame = (u32, bool);
 
@@ -134,9 +141,9 @@ pub fn page_json(input: &PageInput) -> String {
                 out.push(',');
             }
             out.push_str("{\"name\":");
-            json_str(&mut out, &c.name);
+            json_name(&mut out, &c.name);
             out.push_str(",\"source\":");
-            json_str(&mut out, c.source.as_deref().unwrap_or(""));
+            json_name(&mut out, c.source.as_deref().unwrap_or(""));
             let _ = write!(
                 out,
                 ",\"lines\":{},\"covered\":{},\"methods\":{},\"run\":{}}}",
@@ -169,7 +176,7 @@ fn calls_json(out: &mut String, names: &Names, sec: &CallSection, metric: Metric
             trees.push(',');
         }
         trees.push_str("{\"name\":");
-        json_str(&mut trees, tname);
+        json_name(&mut trees, tname);
         let _ = write!(trees, ",\"total\":{},\"nodes\":[", total[0]);
         // Preorder, skipping empty subtrees: [name, own, number of children].
         let mut stack: Vec<u32> = m.children[0].iter().rev().copied().collect();
@@ -202,7 +209,7 @@ fn calls_json(out: &mut String, names: &Names, sec: &CallSection, metric: Metric
         if i > 0 {
             out.push(',');
         }
-        json_str(out, names.get(n));
+        json_name(out, names.get(n));
     }
     out.push_str("],\"classes\":[");
     let classes = table.iter().enumerate().filter(|(_, f)| f.1);
@@ -234,7 +241,7 @@ fn memory_json(out: &mut String, mem: &MemorySection) {
             out.push(',');
         }
         out.push_str("{\"class\":");
-        json_str(out, class);
+        json_name(out, class);
         let _ = write!(out, ",\"count\":{count},\"max\":{max}}}");
     }
     out.push(']');

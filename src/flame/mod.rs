@@ -10,6 +10,7 @@ mod data;
 use crate::selection::Selection;
 use crate::snapshot::{read_file, CallKind, Metric};
 use data::{page_json, PageInput};
+use std::io::{self, Write};
 use std::path::PathBuf;
 
 /// The page: HTML, CSS and JS, with `/*PROFRJ_DATA*/` where the data goes.
@@ -17,7 +18,7 @@ const TEMPLATE: &str = include_str!("page.html");
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Snapshot (XML) written by the agent.
+    /// Snapshot (XML) written by the agent, or a JFR recording (profrj's, the JDK's, async-profiler's).
     snapshot: PathBuf,
     /// Output file [default: the snapshot's name with .html].
     #[arg(short, long)]
@@ -59,17 +60,17 @@ pub fn run(args: Args) -> Result<(), String> {
         memory: snap.memory.as_ref(),
         coverage: snap.coverage.as_ref().map(|c| c.classes.as_slice()),
     });
-    let html = render(&title, &json);
     let out = args
         .output
         .unwrap_or_else(|| args.snapshot.with_extension("html"));
-    crate::output::write(Some(&out), html.as_bytes())?;
+    crate::output::stream(Some(&out), |w| render(w, &title, &json))?;
     eprintln!("profrj: wrote {}", out.display());
     Ok(())
 }
 
-/// The page with its data and title in place.
-pub fn render(title: &str, json: &str) -> String {
+/// Writes the page with its data and title in place (the template's parts
+/// around them, then each, as they come: no copy of the page is made).
+pub fn render(out: &mut dyn Write, title: &str, json: &str) -> io::Result<()> {
     let mut escaped = String::new();
     for c in title.chars() {
         match c {
@@ -80,7 +81,15 @@ pub fn render(title: &str, json: &str) -> String {
             c => escaped.push(c),
         }
     }
-    TEMPLATE
-        .replacen("<!--PROFRJ_TITLE-->", &escaped, 1)
-        .replacen("/*PROFRJ_DATA*/", json, 1)
+    let (before_title, rest) = TEMPLATE
+        .split_once("<!--PROFRJ_TITLE-->")
+        .expect("the template has a title");
+    let (before_data, after) = rest
+        .split_once("/*PROFRJ_DATA*/")
+        .expect("the template has a data slot");
+    out.write_all(before_title.as_bytes())?;
+    out.write_all(escaped.as_bytes())?;
+    out.write_all(before_data.as_bytes())?;
+    out.write_all(json.as_bytes())?;
+    out.write_all(after.as_bytes())
 }

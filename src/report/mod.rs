@@ -74,7 +74,7 @@ pub enum SortBy {
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Snapshot (XML) written by the agent.
+    /// Snapshot (XML) written by the agent, or a JFR recording (profrj's, the JDK's, async-profiler's).
     snapshot: PathBuf,
     #[command(flatten)]
     select: Selection<Section>,
@@ -431,23 +431,12 @@ pub fn coverage_report(classes: &[CoverageClass], top: usize) -> String {
     out
 }
 
-/// `s` for a terminal: control characters (a snapshot may carry ANSI escape
-/// sequences in a name) shown as `\uXXXX`, never sent raw.
+/// `s` for a terminal: escaped as every writer escapes names
+/// (`profrj_format::names::escape`: a control character, such as an ANSI escape
+/// sequence a snapshot may carry in a name, as `\uXXXX`, never sent raw; a
+/// backslash `\\`).
 pub(crate) fn shown(s: &str) -> std::borrow::Cow<'_, str> {
-    if !s.chars().any(char::is_control) {
-        return std::borrow::Cow::Borrowed(s);
-    }
-    std::borrow::Cow::Owned(
-        s.chars()
-            .map(|c| {
-                if c.is_control() {
-                    format!("\\u{:04X}", c as u32)
-                } else {
-                    c.to_string()
-                }
-            })
-            .collect(),
-    )
+    profrj_format::names::escape(s)
 }
 
 #[cfg(test)]

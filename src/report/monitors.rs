@@ -29,7 +29,7 @@ pub fn monitor_dump_report(dump: &MonitorDump) -> String {
         }
         out.push('\n');
         for f in t.frames.iter().take(FRAMES) {
-            let _ = writeln!(out, "\tat {f}");
+            let _ = writeln!(out, "\tat {}", super::shown(f));
         }
         if t.frames.len() > FRAMES {
             let _ = writeln!(out, "\t... {} more", t.frames.len() - FRAMES);
@@ -77,7 +77,7 @@ pub fn monitor_dump_report(dump: &MonitorDump) -> String {
 /// `class@hash`, as `Object.toString` prints it.
 fn monitor_name(m: &crate::snapshot::DumpMonitor) -> String {
     match &m.hash {
-        Some(h) => format!("{}@{h}", m.class),
-        None => format!("{} (monitor {})", m.class, m.id),
+        Some(h) => format!("{}@{h}", super::shown(&m.class)),
+        None => format!("{} (monitor {})", super::shown(&m.class), m.id),
     }
 }

@@ -7,6 +7,7 @@
 //! callees and a backward pass sums callees into callers — no recursion, so a
 //! 3,000-deep recursion in the profiled program costs nothing special here.
 
+mod jfr;
 mod parse;
 mod sections;
 #[cfg(test)]

@@ -77,7 +77,15 @@ pub fn read_file(path: &Path) -> Result<Snapshot, String> {
             path.display()
         ));
     }
-    parse(BufReader::with_capacity(1 << 16, file)).map_err(|e| {
+    let mut input = BufReader::with_capacity(1 << 16, file);
+    // A JFR recording (its magic first) is read as one.
+    let head = input
+        .fill_buf()
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    if profrj_jfr::is_jfr(head) {
+        return super::jfr::read_file(path);
+    }
+    parse(input).map_err(|e| {
         // A regular file is read again to turn the offset into a line and
         // column; a pipe cannot be, so its error gives the byte offset.
         let regular = std::fs::metadata(path).is_ok_and(|m| m.is_file());
@@ -484,41 +492,9 @@ impl Parser {
 }
 
 /// A name as the agent wrote it, decoded: the agent writes a character XML
-/// 1.0 forbids as `\uXXXX` and a backslash as `\\` (agent/src/xml.rs).
-pub fn unescape_name(s: &str) -> std::borrow::Cow<'_, str> {
-    if !s.contains('\\') {
-        return std::borrow::Cow::Borrowed(s);
-    }
-    let mut out = String::with_capacity(s.len());
-    let mut rest = s;
-    while let Some(i) = rest.find('\\') {
-        out.push_str(&rest[..i]);
-        let after = &rest[i + 1..];
-        if let Some(tail) = after.strip_prefix('\\') {
-            out.push('\\');
-            rest = tail;
-            continue;
-        }
-        let code = after
-            .strip_prefix('u')
-            .and_then(|h| h.get(..4))
-            .filter(|h| h.bytes().all(|b| b.is_ascii_hexdigit()))
-            .and_then(|h| u32::from_str_radix(h, 16).ok())
-            .and_then(char::from_u32);
-        match code {
-            Some(c) => {
-                out.push(c);
-                rest = &after[5..];
-            }
-            None => {
-                out.push('\\');
-                rest = after;
-            }
-        }
-    }
-    out.push_str(rest);
-    std::borrow::Cow::Owned(out)
-}
+/// 1.0 forbids and a lone surrogate as `\uXXXX` and a backslash as `\\`
+/// (agent/src/xml.rs); one scheme for both sides, in the format crate.
+pub use profrj_format::names::unescape as unescape_name;
 
 /// The attributes of one element, by key.
 struct Attrs {

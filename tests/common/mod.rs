@@ -7,10 +7,17 @@ use std::process::{Command, Output};
 use std::sync::OnceLock;
 
 mod harness;
+pub mod json;
+mod measured;
 mod readers;
+mod shares;
 pub use harness::harness_classes;
+#[allow(unused_imports)] // only the tests that bound a run's cost use them
+pub use measured::*;
 #[allow(unused_imports)] // only the reader tests use them
 pub use readers::*;
+#[allow(unused_imports)] // only the sampler tests use them
+pub use shares::*;
 
 /// `target/<profile>` of this test run (the test binary sits in its `deps/`).
 pub fn profile_dir() -> PathBuf {
@@ -223,11 +230,9 @@ pub fn sum_attr(nodes: &[roxmltree::Node], attr: &str) -> u64 {
     nodes.iter().map(|n| attr_u64(*n, attr)).sum()
 }
 
-/// Runs `profrj ARGS` (with this build's agent): exit code, stdout and
-/// stderr together, and how long it took.
-#[allow(dead_code)]
-pub fn profrj_timed(args: &[&str]) -> (i32, String, std::time::Duration) {
-    let t = std::time::Instant::now();
+/// Runs `profrj ARGS` (with this build's agent): exit code, and stdout and
+/// stderr together.
+pub fn profrj_run(args: &[&str]) -> (i32, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_profrj"))
         .args(args)
         .env("PROFRJ_AGENT", agent())
@@ -238,5 +243,5 @@ pub fn profrj_timed(args: &[&str]) -> (i32, String, std::time::Duration) {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    (out.status.code().unwrap_or(-1), text, t.elapsed())
+    (out.status.code().unwrap_or(-1), text)
 }

@@ -15,11 +15,18 @@
 //!
 //! `live`: each sampled object is also followed with a JNI weak reference;
 //! a snapshot runs a GC and keeps only the samples whose object survived.
+//! Not at VM exit: main has returned by then, so its locals' objects are
+//! garbage, and a GC would report nothing the program held to its end.
+//! There each sample carries the number of GCs that had started when it
+//! was taken (its epoch), and the snapshot keeps what was alive at the last
+//! GC the program ran: the samples taken before it started and not
+//! cleared. What was made after it is left out (no GC saw it alive, and
+//! none can tell any more), unless no GC ran at all: then every sample.
 
 pub mod mode;
 mod recent;
 mod section;
-mod stack_keys;
+pub(crate) mod stack_keys;
 
 use crate::calltree::{NodeId, WeightTree, Weights};
 use crate::instrument::registry::{java_type, java_type_name};
@@ -34,7 +41,7 @@ use stack_keys::{Stacks, STACK_WORDS};
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::ops::AddAssign;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 
 /// Estimated bytes and objects, and the samples they come from.
@@ -81,6 +88,9 @@ pub struct Slot {
     /// Recorders made so far: each one's id, so that per-thread caches of
     /// one session's names are never read in the next.
     made: AtomicU64,
+    /// GCs started since the first `alloc,live` or `trace` session enabled
+    /// the agent's GC events (they stay enabled): `live`'s epochs.
+    gcs: AtomicU32,
 }
 
 impl Slot {
@@ -95,6 +105,40 @@ impl Slot {
     fn next_id(&self) -> u64 {
         self.made.fetch_add(1, Relaxed) + 1
     }
+
+    /// GarbageCollectionStart, in the pause: no JNI, no lock.
+    pub fn gc_started(&self) {
+        self.gcs.fetch_add(1, Relaxed);
+    }
+
+    /// GCs started so far (see [`Slot::gcs`]).
+    pub(super) fn gcs(&self) -> u32 {
+        self.gcs.load(Relaxed)
+    }
+}
+
+/// Which samples a `live` snapshot keeps.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum LiveRule {
+    /// The snapshot ran a GC: those whose object it kept.
+    Gc,
+    /// At VM exit: those alive at GC number `.0`, the last the program
+    /// ran: taken before it started, and not cleared by VM death.
+    LastGc(u32),
+    /// At VM exit, no GC having run in the session: every sample.
+    NoGc,
+}
+
+impl LiveRule {
+    /// The value of `<alloc liveRule>`.
+    fn name(self) -> &'static str {
+        use profrj_format::alloc::live_rule::*;
+        match self {
+            LiveRule::Gc => GC,
+            LiveRule::LastGc(_) => LAST_GC,
+            LiveRule::NoGc => NO_GC,
+        }
+    }
 }
 
 /// A sampled object followed for `live`.
@@ -103,6 +147,9 @@ struct Tracked {
     thread: ThreadId,
     leaf: NodeId,
     w: Alloc,
+    /// GCs started when it was sampled ([`Slot::gcs`]): GC number
+    /// `epoch + 1` and later ones saw the object.
+    epoch: u32,
 }
 
 /// One session's samples.
@@ -284,7 +331,22 @@ impl Recorder {
                 leaf
             }
         };
+        if crate::jfr::on() {
+            let frames = &mine.frames[..mine.stack.len()];
+            let class = d.names.get(class_name);
+            let depth = self.depth as u32;
+            crate::jfr::allocation(
+                (jvmti, jni),
+                id,
+                frames,
+                depth,
+                class,
+                (size, w.bytes as u64),
+            );
+        }
         if self.live {
+            // Read after the allocation: a GC that starts later sees the object.
+            let epoch = host.alloc.gcs();
             let weak = jni.new_weak_global_ref(object);
             if !weak.is_null() {
                 d.tracked.push(Tracked {
@@ -292,6 +354,7 @@ impl Recorder {
                     thread: id,
                     leaf,
                     w,
+                    epoch,
                 });
                 if d.tracked.len() >= 2 * d.kept.max(4096) {
                     prune(jni, &mut d.tracked);
@@ -320,16 +383,32 @@ impl Recorder {
         true
     }
 
+    /// Drops the samples whose object a GC collected (their references
+    /// cleared) from those followed for `live`.
+    fn prune(&self, jni: &Jni) {
+        let mut data = self.data.lock();
+        prune(jni, &mut data.tracked);
+        data.kept = data.tracked.len();
+    }
+
     /// The trees a snapshot writes: every sample, or for `live` the samples
-    /// whose object is still reachable (the caller ran a GC just before).
-    fn capture(&self, jni: &Jni) -> Captured {
+    /// `rule` keeps. [`LiveRule::Gc`]: the caller ran a GC just before, and
+    /// the samples it cleared go; at exit, the followed samples as last
+    /// pruned ([`Recorder::prune`] at VM death, before any exit GC).
+    fn capture(&self, jni: &Jni, rule: Option<LiveRule>) -> Captured {
         let mut data = self.data.lock();
         let d = &mut *data;
-        let trees = if self.live {
-            prune(jni, &mut d.tracked);
-            d.kept = d.tracked.len();
+        let trees = if let Some(rule) = rule {
+            if rule == LiveRule::Gc {
+                prune(jni, &mut d.tracked);
+                d.kept = d.tracked.len();
+            }
             let mut live: HashMap<ThreadId, WeightTree<Alloc>> = HashMap::new();
-            for t in &d.tracked {
+            let kept = d.tracked.iter().filter(|t| match rule {
+                LiveRule::LastGc(last) => t.epoch < last,
+                LiveRule::Gc | LiveRule::NoGc => true,
+            });
+            for t in kept {
                 if let Some(from) = d.trees.get(&t.thread) {
                     live.entry(t.thread)
                         .or_default()
@@ -345,8 +424,23 @@ impl Recorder {
             names: d.names.snapshot(),
             classes: d.classes.clone(),
             interval: self.interval,
-            live: self.live,
+            live_rule: rule,
         }
+    }
+
+    /// Every sample so far (all allocations, also with `live`) as the
+    /// OTLP model: objects and bytes, rounded per node as a snapshot's.
+    fn call_trees(&self, threads: &[crate::threads::ThreadRecord]) -> profrj_otlp::CallTrees {
+        use profrj_otlp::types;
+        let d = self.data.lock();
+        let round = |x: f64| x.max(0.0).round() as u64;
+        crate::calltree::call_trees(
+            &[types::ALLOC_OBJECTS, types::ALLOC_SPACE],
+            d.names.snapshot(),
+            &d.trees,
+            threads,
+            |w| [round(w.objects), round(w.bytes), 0],
+        )
     }
 
     fn samples(&self) -> u64 {
@@ -385,7 +479,8 @@ pub struct Captured {
     names: Vec<Box<str>>,
     classes: HashSet<NameId>,
     interval: u32,
-    live: bool,
+    /// `live`'s rule; `None` without `live`.
+    live_rule: Option<LiveRule>,
 }
 
 /// The ThreadEnd of an OS thread: its remembered references go.

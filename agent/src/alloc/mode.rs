@@ -1,15 +1,16 @@
 //! `alloc` as a [`Mode`]: a recorder per session, reached by the
 //! SampledObjectAlloc event through the agent's [`super::Slot`].
 
-use super::{Captured, Recorder};
+use super::{Captured, LiveRule, Recorder};
 use crate::log;
 use crate::modes::{Cx, Mode, Registration, Section};
 use crate::snapshot::XmlWriter;
 use crate::threads::ThreadRecord;
 use crate::vm::sys::Capability;
-use crate::vm::{Capabilities, JvmtiEvent};
+use crate::vm::{Capabilities, Jni, JvmtiEvent};
+use parking_lot::Mutex;
 use std::io;
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
 /// `alloc`: sampled allocations by call path and class.
@@ -25,30 +26,33 @@ fn capabilities(caps: &mut Capabilities) -> Result<(), String> {
     caps.need(
         Capability::GenerateSampledObjectAllocEvents,
         "alloc (JDK 11 or newer)",
-    )
+    )?;
+    // `live` at VM exit: which GC each sample lived through.
+    caps.need(Capability::GenerateGarbageCollectionEvents, "alloc")
+}
+
+/// What `live` knows of the session's GCs.
+#[derive(Default)]
+struct Gcs {
+    /// GCs started before the session's first start ([`super::Slot::gcs`]).
+    at_start: Option<u32>,
+    /// Set at VM death: GCs started by then (the samples they cleared
+    /// dropped). The snapshot at exit runs no GC of its own; the same
+    /// count as at the start means no GC ran in the session.
+    at_exit: Option<u32>,
 }
 
 struct AllocMode {
     recorder: Arc<Recorder>,
     jvmti: crate::vm::Jvmti,
-    /// `live` needs a GC at every snapshot; at exit only a pause collector
-    /// can still run one (a concurrent one would wait for stopped threads).
-    gc_at_exit: bool,
-    dying: AtomicBool,
+    slot: &'static super::Slot,
+    gcs: Mutex<Gcs>,
 }
 
 fn open(cx: &Cx) -> Result<Box<dyn Mode>, String> {
     let o = cx.options;
     let interval = o.alloc.unwrap_or_default();
     let host = cx.host;
-    let gc_at_exit = o.live && {
-        // The collectors' names come from the runtime class.
-        let natives = crate::modes::all_natives();
-        host.instrumenter
-            .define_runtime(host.jvmti, cx.jni, &natives)
-            .is_ok()
-            && crate::memory::pause_collectors_only(cx.jni)
-    };
     Ok(Box::new(AllocMode {
         recorder: Arc::new(Recorder::new(
             host.alloc.next_id(),
@@ -57,9 +61,24 @@ fn open(cx: &Cx) -> Result<Box<dyn Mode>, String> {
             o.depth,
         )),
         jvmti: host.jvmti,
-        gc_at_exit,
-        dying: AtomicBool::new(false),
+        slot: host.alloc,
+        gcs: Mutex::default(),
     }))
+}
+
+impl AllocMode {
+    /// Which samples a `live` snapshot keeps now; `None` without `live`.
+    fn live_rule(&self) -> Option<LiveRule> {
+        if !self.recorder.live {
+            return None;
+        }
+        let gcs = self.gcs.lock();
+        Some(match gcs.at_exit {
+            None => LiveRule::Gc,
+            Some(last) if Some(last) == gcs.at_start => LiveRule::NoGc,
+            Some(last) => LiveRule::LastGc(last),
+        })
+    }
 }
 
 impl Mode for AllocMode {
@@ -68,6 +87,13 @@ impl Mode for AllocMode {
         jvmti
             .set_heap_sampling_interval(self.recorder.interval)
             .map_err(|e| format!("SetHeapSamplingInterval: {}", jvmti.error_name(e)))?;
+        if self.recorder.live {
+            // Enabled for good (a stopped session's GCs still age its samples).
+            jvmti
+                .set_event_enabled(JvmtiEvent::GARBAGE_COLLECTION_START, true)
+                .map_err(|e| format!("GarbageCollectionStart: {}", jvmti.error_name(e)))?;
+            self.gcs.lock().at_start.get_or_insert(self.slot.gcs());
+        }
         cx.host.alloc.set(Some(self.recorder.clone()));
         self.recorder.active.store(true, Relaxed);
         jvmti
@@ -83,20 +109,32 @@ impl Mode for AllocMode {
     }
 
     fn snapshot(&self, cx: &Cx) -> Result<Box<dyn Section + '_>, String> {
-        if self.recorder.live {
-            if self.dying.load(Relaxed) && !self.gc_at_exit {
-                log::warn("alloc: no GC can run while this JVM exits (its collector works concurrently), so live counts include objects that died since the last GC");
-            } else {
-                self.jvmti
-                    .force_garbage_collection()
-                    .map_err(|e| format!("ForceGarbageCollection: {}", self.jvmti.error_name(e)))?;
-            }
+        let rule = self.live_rule();
+        match rule {
+            Some(LiveRule::Gc) => self
+                .jvmti
+                .force_garbage_collection()
+                .map_err(|e| format!("ForceGarbageCollection: {}", self.jvmti.error_name(e)))?,
+            Some(LiveRule::NoGc) => log::info("alloc: no GC ran during the session, so no sampled object is known dead: live counts every sample (liveRule=\"noGc\")"),
+            Some(LiveRule::LastGc(_)) | None => {}
         }
-        Ok(Box::new(self.recorder.capture(cx.jni)))
+        Ok(Box::new(self.recorder.capture(cx.jni, rule)))
     }
 
-    fn vm_dying(&self) {
-        self.dying.store(true, Relaxed);
+    /// `live`: main has returned, its locals' objects are garbage, and a GC
+    /// now (the snapshot's, or `memory`'s) would clear what the program held
+    /// to its end. So the samples the program's GCs cleared are dropped
+    /// here, the GCs counted, and the exit snapshot, running no GC, keeps
+    /// those alive at the last ([`LiveRule::LastGc`]).
+    fn vm_dying(&self, jni: &Jni) {
+        if self.recorder.live {
+            self.recorder.prune(jni);
+            self.gcs.lock().at_exit = Some(self.slot.gcs());
+        }
+    }
+
+    fn call_trees(&self, threads: &[ThreadRecord]) -> Option<profrj_otlp::CallTrees> {
+        Some(self.recorder.call_trees(threads))
     }
 
     fn summary(&self) -> Option<String> {

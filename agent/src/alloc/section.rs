@@ -20,7 +20,10 @@ pub fn write_section(
 ) -> io::Result<()> {
     let mut el = BytesStart::new(f::SECTION);
     el.push_attribute((f::INTERVAL, data.interval.to_string().as_str()));
-    el.push_attribute((f::LIVE, profrj_format::boolean(data.live)));
+    el.push_attribute((f::LIVE, profrj_format::boolean(data.live_rule.is_some())));
+    if let Some(rule) = data.live_rule {
+        el.push_attribute((f::LIVE_RULE, rule.name()));
+    }
     w.write_event(Event::Start(el))?;
     let mut escaped = crate::xml::EscapedNames::default();
     for (i, t) in threads.iter().enumerate() {

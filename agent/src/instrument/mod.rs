@@ -167,6 +167,8 @@ impl Instrumenter {
 
     /// The ClassFileLoadHook: new class-file bytes, or `None` to leave the
     /// class as it is. `first_load`: being defined, not retransformed.
+    /// `name` is `None` for a class defined without one
+    /// (`defineClass(null, …)`): its name is then read from its bytes.
     pub fn transform(
         &self,
         jni: &Jni,
@@ -178,7 +180,14 @@ impl Instrumenter {
         if !self.ready.load(Acquire) {
             return None;
         }
-        let name = name?;
+        let named;
+        let name = match name {
+            Some(name) => name,
+            None => {
+                named = name_in(bytes)?;
+                &named
+            }
+        };
         let java_name = name.replace('/', ".");
         let jdk = self.is_jdk_loader(jni, loader);
         let mut modes = *self.modes.lock();
@@ -272,4 +281,12 @@ impl Instrumenter {
             jni.delete_local_ref(c);
         }
     }
+}
+
+/// The internal name a class file gives itself (`this_class`); `None` if
+/// the bytes do not parse (the VM will refuse them too).
+fn name_in(bytes: &[u8]) -> Option<String> {
+    let class = profrj_bytecode::parse_class(bytes).ok()?;
+    let name = class.constant_pool.class_utf8(class.this_class)?;
+    Some(profrj_format::names::decode_modified_utf8(name))
 }

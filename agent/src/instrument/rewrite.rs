@@ -11,6 +11,7 @@ use profrj_bytecode::edit::{
 };
 use profrj_bytecode::opcodes::*;
 use profrj_bytecode::{parse_class, write_class, ClassFile, ConstantPool};
+use profrj_format::names::decode_modified_utf8;
 
 /// Which probes go in.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -189,8 +190,8 @@ pub fn rewrite(
         let cp = &class.constant_pool;
         let info = MethodInfo {
             class: name.to_owned(),
-            name: cp.text(m.name_index).unwrap_or_default(),
-            descriptor: cp.text(m.descriptor_index).unwrap_or_default(),
+            name: text(cp, m.name_index),
+            descriptor: text(cp, m.descriptor_index),
         };
         let label = format!("{}{}", info.name, info.descriptor);
         let mut edit = Edit::default();
@@ -441,9 +442,10 @@ fn add_memory(
             AllocWhere::Local(n) => Insn::local(ALOAD, n),
             AllocWhere::Stack(_) | AllocWhere::Gone => continue,
         };
-        let Some(name) = site.type_name(cp) else {
+        let Some(name) = site.type_utf8(cp) else {
             continue;
         };
+        let name = decode_modified_utf8(&name);
         let id = ids.alloc_site(place(site.new_at), &registry::java_type_name(&name));
         let seq = edit.after.entry(site.after).or_default();
         seq.push(load);
@@ -484,8 +486,8 @@ fn add_hidden_makers(
         let Some((name, desc)) = cp.member_name_and_descriptor(member) else {
             continue;
         };
-        let owner = cp.member_class(member).and_then(|c| cp.class_name(c));
-        let maker = owner.is_some_and(|o| makers::is_maker(o.as_bytes(), name, desc));
+        let owner = cp.member_class(member).and_then(|c| cp.class_utf8(c));
+        let maker = owner.is_some_and(|o| makers::is_maker(o, name, desc));
         let i = i as u32;
         if maker {
             let place = Insn::push_int(cp, place_id(i) as i32);
@@ -534,5 +536,11 @@ fn source_file(class: &ClassFile<'_>) -> Option<String> {
         .iter()
         .find(|a| cp.utf8(a.name_index) == Some(b"SourceFile"))?;
     let index = u16::from_be_bytes([*a.data.first()?, *a.data.get(1)?]);
-    cp.text(index)
+    Some(decode_modified_utf8(cp.utf8(index)?))
+}
+
+/// A CONSTANT_Utf8 entry (a name, a descriptor) exactly, as every name the
+/// agent reads ([`profrj_format::names`]); empty if there is none.
+fn text(cp: &ConstantPool<'_>, index: u16) -> String {
+    decode_modified_utf8(cp.utf8(index).unwrap_or_default())
 }

@@ -180,6 +180,8 @@ impl Recorder {
             let mut data = self.data.lock();
             let d = &mut *data;
             let mut path: Vec<NameId> = Vec::with_capacity(frames.len() + 1);
+            // Frames of the parking machinery left off the top.
+            let mut machinery = 0;
             for f in frames {
                 let name = d.names.frame_name(jvmti, jni, f.method, f.location == -1);
                 if parked && path.is_empty() && is_lock_machinery(d.names.get(name)) {
@@ -188,6 +190,7 @@ impl Recorder {
                         self.rewaits.fetch_add(1, Relaxed);
                         return;
                     }
+                    machinery += 1;
                     continue;
                 }
                 path.push(name);
@@ -206,6 +209,13 @@ impl Recorder {
             }
             let class_name = d.names.intern(&class_name(&signature));
             d.classes.insert(class_name);
+            if crate::jfr::on() {
+                let hash = jvmti.object_hash_code(object).unwrap_or(0);
+                let class = d.names.get(class_name);
+                let kept = &frames[machinery..];
+                let depth = self.depth as u32;
+                crate::jfr::wait((jvmti, jni), id, kept, depth, class, waited, parked, hash);
+            }
             path.push(class_name);
             d.trees.entry(id).or_default().add(
                 path,
@@ -227,6 +237,19 @@ impl Recorder {
             threshold: self.threshold,
             dump: None,
         }
+    }
+
+    /// Every wait so far as the OTLP model: contentions and nanoseconds.
+    fn call_trees(&self, threads: &[crate::threads::ThreadRecord]) -> profrj_otlp::CallTrees {
+        use profrj_otlp::types;
+        let d = self.data.lock();
+        crate::calltree::call_trees(
+            &[types::CONTENTIONS, types::DELAY],
+            d.names.snapshot(),
+            &d.trees,
+            threads,
+            |w| [w.count, w.time, 0],
+        )
     }
 
     fn totals(&self) -> Wait {

@@ -80,6 +80,10 @@ impl Mode for LockMode {
         Ok(Box::new(captured))
     }
 
+    fn call_trees(&self, threads: &[ThreadRecord]) -> Option<profrj_otlp::CallTrees> {
+        Some(self.recorder.call_trees(threads))
+    }
+
     fn summary(&self) -> Option<String> {
         let r = &self.recorder;
         let w = r.totals();

@@ -120,12 +120,6 @@ fn all_pause_collectors(names: &[String]) -> bool {
     !names.is_empty() && names.iter().all(|n| PAUSE_CLEARING.contains(&n.as_str()))
 }
 
-/// Do all of this JVM's collectors work in pauses (serial, parallel, G1)?
-/// Only those can still run a GC while the VM dies. Needs the probe class.
-pub fn pause_collectors_only(jni: &Jni) -> bool {
-    collector_names(jni).is_ok_and(|n| all_pause_collectors(&n))
-}
-
 /// The names of the JVM's garbage collectors (`GarbageCollectorMXBean`s).
 fn collector_names(jni: &Jni) -> Result<Vec<String>, String> {
     let names = jni

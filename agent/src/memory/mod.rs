@@ -36,7 +36,7 @@ mod sites_section;
 mod vm_alloc;
 mod weak_refs;
 
-pub use mechanism::{pause_collectors_only, Mechanism};
+pub use mechanism::Mechanism;
 pub use section::write_section;
 pub use sites_section::write_sites;
 pub use vm_alloc::{jni_allocated, vm_allocated};

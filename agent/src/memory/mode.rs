@@ -83,7 +83,7 @@ impl Mode for Memory {
     }
 
     /// A concurrent collector can no longer run a GC for the last snapshot.
-    fn vm_dying(&self) {
+    fn vm_dying(&self, _jni: &crate::vm::Jni) {
         self.0.tracking.vm_dying();
     }
 

@@ -116,6 +116,12 @@ const OPTIONS: &[Opt] = &[
         meaning: "every call, return, throw and catch of the classes in scope as it happens, written as a TPTP trace-event XML document to PATH (placeholders as for file=; each dump ends the current file and the next events start the next, %n numbering them, else .2, .3... appended)",
     },
     Opt {
+        syntax: "jfr[=PATH]",
+        default: "profrj-%p.jfr",
+        takes: Takes::Start,
+        meaning: "also write the running modes' events as they happen to a JDK Flight Recorder file at PATH (samples as jdk.ExecutionSample, alloc's as jdk.ObjectAllocationSample, lock's as jdk.JavaMonitorEnter/jdk.ThreadPark), for JDK Mission Control and IntelliJ; placeholders as for file=; each dump ends the file, the next events start the next (%n numbers them, else .2, .3... before .jfr); sampling is on if no mode is named",
+    },
+    Opt {
         syntax: "overflow=wait|drop",
         default: "wait",
         takes: Takes::Start,
@@ -206,6 +212,30 @@ const OPTIONS: &[Opt] = &[
         meaning: "memory: how object deaths are seen; weak: a JNI weak reference per object, checked after each GC (serial, parallel and G1 collectors, which clear them in their pauses; the cheapest); tags: JVMTI tags and ObjectFree (any collector); auto: weak where it works",
     },
     Opt {
+        syntax: "otlp[=URL]",
+        default: "http://127.0.0.1:4318, or OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT / OTEL_EXPORTER_OTLP_ENDPOINT",
+        takes: Takes::Start,
+        meaning: "push every period's profile to an OpenTelemetry Collector (OTLP profiles, protobuf over HTTP(S) to URL/v1development/profiles, gzipped); headers from OTEL_EXPORTER_OTLP_HEADERS; snapshots go on as before (docs/OTLP.md)",
+    },
+    Opt {
+        syntax: "period=DURATION",
+        default: "60s",
+        takes: Takes::Start,
+        meaning: "otlp: how often a profile is pushed (ms or s; at least 1s)",
+    },
+    Opt {
+        syntax: "service=NAME",
+        default: "OTEL_SERVICE_NAME, else the main class or jar",
+        takes: Takes::Start,
+        meaning: "otlp: the resource's service.name",
+    },
+    Opt {
+        syntax: "cafile=PATH",
+        default: "OTEL_EXPORTER_OTLP_CERTIFICATE, else the system's roots",
+        takes: Takes::Start,
+        meaning: "otlp: the PEM file of the CA(s) an https collector's certificate must chain to",
+    },
+    Opt {
         syntax: "signal=NAME",
         default: "USR1",
         takes: Takes::Start,
@@ -246,7 +276,11 @@ const MAX_DEPTH: u32 = 65_535;
 const MAX_THRESHOLD: Duration = Duration::from_secs(3600);
 const DEFAULT_FILE: &str = "profrj-%p.xml";
 const DEFAULT_TRACE: &str = "profrj-%p-trace.xml";
+const DEFAULT_JFR: &str = "profrj-%p.jfr";
 const DEFAULT_ALLOC: u32 = 512 * 1024;
+const DEFAULT_PERIOD: Duration = Duration::from_secs(60);
+const MIN_PERIOD: Duration = Duration::from_secs(1);
+const MAX_PERIOD: Duration = Duration::from_secs(24 * 3600);
 /// JVMTI takes the sampling interval as a jint.
 const MAX_ALLOC: u64 = i32::MAX as u64;
 
@@ -365,6 +399,8 @@ pub struct Options {
     pub lock: Option<Duration>,
     /// `trace`: the trace files' path template.
     pub trace: Option<String>,
+    /// `jfr`: the recording files' path template.
+    pub jfr: Option<String>,
     /// `overflow=drop`.
     pub overflow_drop: bool,
     /// Which classes the instrumenting modes rewrite.
@@ -393,6 +429,15 @@ pub struct Options {
     pub lines: bool,
     /// Memory: how deaths of tracked objects are seen.
     pub tracker: Tracker,
+    /// `otlp`: push to a collector; `Some(None)`: the URL from the
+    /// environment or the default.
+    pub otlp: Option<Option<String>>,
+    /// `otlp`: how often.
+    pub period: Duration,
+    /// `otlp`: `service.name`.
+    pub service: Option<String>,
+    /// `otlp`: the CA file for https.
+    pub cafile: Option<String>,
     pub reply: Option<String>,
     pub help: bool,
 }
@@ -409,6 +454,7 @@ impl Default for Options {
             live: false,
             lock: None,
             trace: None,
+            jfr: None,
             overflow_drop: false,
             scope: Scope::default(),
             file: DEFAULT_FILE.to_owned(),
@@ -424,6 +470,10 @@ impl Default for Options {
             stacks: Stacks::Async,
             lines: false,
             tracker: Tracker::Auto,
+            otlp: None,
+            period: DEFAULT_PERIOD,
+            service: None,
+            cafile: None,
             reply: None,
             help: false,
         }
@@ -498,6 +548,12 @@ impl Options {
                         None => DEFAULT_TRACE.to_owned(),
                     })
                 }
+                "jfr" => {
+                    o.jfr = Some(match value {
+                        Some(v) => parse_file(key, v)?,
+                        None => DEFAULT_JFR.to_owned(),
+                    })
+                }
                 "overflow" => {
                     o.overflow_drop = match required(key, value)? {
                         "wait" => false,
@@ -544,6 +600,15 @@ impl Options {
                 "event" => o.event = parse_event(required(key, value)?)?,
                 "stacks" => o.stacks = parse_stacks(required(key, value)?)?,
                 "tracker" => o.tracker = parse_tracker(required(key, value)?)?,
+                "otlp" => {
+                    o.otlp = Some(match value {
+                        Some(v) => Some(parse_url(v)?),
+                        None => None,
+                    })
+                }
+                "period" => o.period = parse_period(required(key, value)?)?,
+                "service" => o.service = Some(required(key, value)?.to_owned()),
+                "cafile" => o.cafile = Some(required(key, value)?.to_owned()),
                 "reply" => o.reply = Some(required(key, value)?.to_owned()),
                 // In the table but not parsed here: a bug the unit tests catch.
                 _ => return Err(bad(format!("option '{key}' is not handled"))),
@@ -562,6 +627,13 @@ impl Options {
             return Err(bad(
                 "option 'live' belongs to alloc: give alloc,live".to_owned()
             ));
+        }
+        for key in ["period", "service", "cafile"] {
+            if seen.contains(&key) && o.otlp.is_none() {
+                return Err(bad(format!(
+                    "option '{key}' belongs to otlp: give otlp,{key}=..."
+                )));
+            }
         }
         if seen.contains(&"overflow") && o.trace.is_none() {
             return Err(bad(
@@ -721,6 +793,24 @@ fn parse_duration(key: &str, v: &str, example: &str) -> Result<Duration, OptionE
     })
 }
 
+/// `period=`: 1s to a day.
+fn parse_period(v: &str) -> Result<Duration, OptionError> {
+    let d = parse_duration("period", v, "60s")?;
+    if d < MIN_PERIOD || d > MAX_PERIOD {
+        return Err(bad(format!(
+            "bad value for period: '{v}' (between 1s and 86400s, e.g. 60s)"
+        )));
+    }
+    Ok(d)
+}
+
+/// `otlp=URL`: http:// or https://, a host, an optional port and path.
+fn parse_url(v: &str) -> Result<String, OptionError> {
+    crate::otlp::config::Endpoint::parse(v, true)
+        .map(|_| v.to_owned())
+        .map_err(|why| bad(format!("bad value for otlp: '{v}' ({why})")))
+}
+
 fn parse_interval(v: &str) -> Result<Duration, OptionError> {
     let d = parse_duration("interval", v, "10ms")?;
     if d < MIN_INTERVAL || d > MAX_INTERVAL {
@@ -802,6 +892,17 @@ mod tests {
         assert_eq!(o.interval, Duration::from_millis(10));
         assert_eq!(o.depth, 2048);
         assert_eq!(parse("").unwrap(), o);
+    }
+
+    #[test]
+    fn jfr_records_beside_the_modes() {
+        let o = parse("jfr").unwrap();
+        assert_eq!(o.jfr.as_deref(), Some("profrj-%p.jfr"));
+        assert!(o.sampling, "jfr alone samples");
+        let o = parse("alloc,jfr=/tmp/r-%n.jfr").unwrap();
+        assert_eq!(o.jfr.as_deref(), Some("/tmp/r-%n.jfr"));
+        assert!(!o.sampling);
+        assert!(parse("jfr=/tmp/%q.jfr").is_err());
     }
 
     #[test]
@@ -1019,6 +1120,10 @@ mod tests {
             "lock" => Some("1ms"),
             "trace" => Some("/tmp/t-%n.xml"),
             "overflow" => return "trace,overflow=drop".to_owned(),
+            "otlp" => Some("https://collector.example:4318"),
+            "period" => return "otlp,period=10s".to_owned(),
+            "service" => return "otlp,service=shop".to_owned(),
+            "cafile" => return "otlp,cafile=/etc/ca.pem".to_owned(),
             _ => None,
         };
         match value {
@@ -1182,6 +1287,32 @@ mod tests {
                 parse(bad).unwrap_err().0.contains("bad value for signal"),
                 "{bad}"
             );
+        }
+    }
+
+    #[test]
+    fn otlp_takes_a_url_a_period_and_a_service() {
+        let o = parse("otlp").unwrap();
+        assert_eq!(o.otlp, Some(None));
+        assert!(o.sampling, "otlp alone pushes the default mode");
+        assert_eq!(o.period, Duration::from_secs(60));
+        let o = parse("alloc,otlp=http://10.0.0.1:4318/base,period=5s,service=shop").unwrap();
+        assert_eq!(o.otlp, Some(Some("http://10.0.0.1:4318/base".into())));
+        assert_eq!(o.period, Duration::from_secs(5));
+        assert_eq!(o.service.as_deref(), Some("shop"));
+        assert!(!o.sampling);
+        for bad in [
+            "otlp=ftp://x",
+            "otlp=http://",
+            "otlp=http://h:99999",
+            "otlp,period=500ms",
+            "otlp,period=2d",
+            "otlp,period=",
+            "period=10s",
+            "service=x",
+        ] {
+            let e = parse(bad).unwrap_err().0;
+            assert!(e.contains("otlp") || e.contains("period"), "{bad}: {e}");
         }
     }
 

@@ -34,6 +34,17 @@ impl Mode for Profile {
         self.0.stop();
     }
 
+    fn call_trees(&self, threads: &[ThreadRecord]) -> Option<profrj_otlp::CallTrees> {
+        let methods = crate::agent::host()?.instrumenter.registry.snapshot();
+        let sampled = super::timing_sampled();
+        Some(super::section::call_trees(
+            &self.0.threads(),
+            &methods,
+            threads,
+            sampled,
+        ))
+    }
+
     fn snapshot(&self, cx: &Cx) -> Result<Box<dyn Section + '_>, String> {
         Ok(Box::new(Captured {
             methods: cx.host.instrumenter.registry.snapshot(),

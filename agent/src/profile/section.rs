@@ -88,6 +88,67 @@ pub fn write_section(
     Ok(())
 }
 
+/// Every thread's calls so far as the OTLP model: calls, and wall and CPU
+/// time without callees in ns (a snapshot's figures before they are
+/// written in µs). Frames are the methods' names, by method id.
+pub fn call_trees(
+    profiles: &[Arc<ThreadProfile>],
+    methods: &[MethodInfo],
+    threads: &[ThreadRecord],
+    sampled: bool,
+) -> profrj_otlp::CallTrees {
+    use profrj_otlp::types;
+    let threads = profiles
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let name = p.thread.map_or_else(
+                || "(unknown)".to_owned(),
+                |id| crate::calltree::thread_name(threads, id),
+            );
+            let mut nodes = Vec::new();
+            // Parents first: depth-first with an explicit stack of
+            // (node, its model parent).
+            let mut stack: Vec<(u32, u32)> = p
+                .tree
+                .children(Tree::ROOT)
+                .into_iter()
+                .map(|c| (c, profrj_otlp::ROOT))
+                .collect();
+            while let Some((index, parent)) = stack.pop() {
+                let n = p.tree.node(index);
+                let children = p.tree.children(index);
+                let t = match sampled {
+                    false => Times::of(n),
+                    true => Times::scaled(&p.tree, n, &children),
+                };
+                let me = nodes.len() as u32;
+                nodes.push(profrj_otlp::Node {
+                    parent,
+                    name: n.method.load(Relaxed),
+                    own: [
+                        n.count.load(Relaxed),
+                        ticks_to_ns(t.0[0]),
+                        ticks_to_ns(t.0[1]),
+                    ],
+                });
+                stack.extend(children.into_iter().map(|c| (c, me)));
+            }
+            profrj_otlp::ThreadTree {
+                key: p.thread.map_or(1 << 32 | i as u64, |id| id.0 as u64),
+                name,
+                nodes,
+            }
+        })
+        .collect();
+    profrj_otlp::CallTrees {
+        weights: &[types::CALLS, types::WALL, types::CPU],
+        period: None,
+        names: methods.iter().map(|m| m.java_name().into()).collect(),
+        threads,
+    }
+}
+
 /// Children, the most expensive first.
 fn sorted_children(tree: &Tree, index: u32) -> Vec<u32> {
     let mut c = tree.children(index);

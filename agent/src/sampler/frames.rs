@@ -21,8 +21,9 @@ const UNKNOWN_STUB: &str = "[unknown_stub]";
 pub trait Frame {
     fn method(&self) -> jmethodID;
     fn is_native(&self) -> bool;
-    /// The bytecode index, where known.
-    fn bci(&self) -> Option<i64>;
+    /// The bytecode index (-1: none; also for a synthetic frame: a stub,
+    /// native code, a failed walk).
+    fn bci(&self) -> i32;
     /// A synthetic frame's failure code (AsyncGetCallTrace frames only).
     fn failure(&self) -> Option<i32> {
         None
@@ -45,21 +46,30 @@ impl Frame for JvmtiFrameInfo {
     fn is_native(&self) -> bool {
         self.location == -1
     }
-    fn bci(&self) -> Option<i64> {
-        (self.location >= 0).then_some(self.location)
+    fn bci(&self) -> i32 {
+        self.location as i32
     }
 }
 
 impl Frame for CallFrame {
     fn method(&self) -> jmethodID {
-        self.method
+        // A stub's or native code's frame keeps a name number or a pc there.
+        if self.stub().is_some() || self.native_code().is_some() {
+            std::ptr::null_mut()
+        } else {
+            self.method
+        }
     }
     fn is_native(&self) -> bool {
         self.bci == NATIVE_FRAME_BCI
     }
-    fn bci(&self) -> Option<i64> {
+    fn bci(&self) -> i32 {
         // Synthetic frames (stubs, native code, failures) have negative codes.
-        (self.bci >= 0 && !self.method.is_null()).then_some(self.bci as i64)
+        if self.method.is_null() || self.bci < 0 {
+            -1
+        } else {
+            self.bci
+        }
     }
     fn failure(&self) -> Option<i32> {
         (self.method.is_null() && self.bci < 0 && self.bci != NATIVE_FRAME_BCI).then_some(self.bci)
@@ -144,19 +154,30 @@ pub struct Namer<'a> {
     pub libraries: &'a mut HashMap<usize, NameId>,
 }
 
+/// The name of a frame in machine code that is no Java method: a stub as
+/// HotSpot names it, or `[library]` for code outside the code cache; None
+/// for any other frame. Shared by the tree and the JFR recorder.
+pub fn machine_code_name<F: Frame>(f: &F) -> Option<String> {
+    if let Some(pc) = f.native_code() {
+        let library = code_map::library_name(pc);
+        return Some(format!("[{}]", library.as_deref().unwrap_or("native")));
+    }
+    let stub = f.stub()?;
+    Some(code_map::stub_name(stub).unwrap_or_else(|| UNKNOWN_STUB.to_owned()))
+}
+
 impl Namer<'_> {
     fn name<F: Frame>(&mut self, f: &F) -> NameId {
         if let Some(pc) = f.native_code() {
             return *self.libraries.entry(pc).or_insert_with(|| {
-                let library = code_map::library_name(pc);
-                let name = format!("[{}]", library.as_deref().unwrap_or("native"));
+                let name = machine_code_name(f).unwrap_or_default();
                 self.names.intern(&name)
             });
         }
         if let Some(stub) = f.stub() {
             return *self.stubs.entry(stub).or_insert_with(|| {
-                let name = code_map::stub_name(stub);
-                self.names.intern(name.as_deref().unwrap_or(UNKNOWN_STUB))
+                let name = machine_code_name(f).unwrap_or_default();
+                self.names.intern(&name)
             });
         }
         if f.method().is_null() {
@@ -172,8 +193,8 @@ impl Namer<'_> {
     }
 
     fn key<F: Frame>(&mut self, f: &F, name: NameId) -> FrameKey {
-        let line = match (self.lines.as_deref_mut(), f.bci()) {
-            (Some(lines), Some(bci)) => lines.line(self.jvmti, f.method(), bci),
+        let line = match self.lines.as_deref_mut() {
+            Some(lines) if f.bci() >= 0 => lines.line(self.jvmti, f.method(), f.bci() as i64),
             _ => NO_LINE,
         };
         self.keys.key(name, line)

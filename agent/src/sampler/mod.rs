@@ -15,7 +15,7 @@ mod stacks;
 pub mod tree;
 
 pub use crate::options::Event;
-pub use frames::{FrameKeys, NO_LINE};
+pub use frames::{machine_code_name, Frame, FrameKeys, NO_LINE};
 pub use section::write_section;
 pub use stacks::StackSource;
 
@@ -62,6 +62,13 @@ pub struct Counters {
     pub ticks: u64,
     /// Intervals a late wake-up made up for (counted with its samples).
     pub caught_up: u64,
+    /// The most intervals one late wake-up made up for: with `caught_up`,
+    /// it bounds how much fewer than their count the independent samples
+    /// are (one sample counted 50 times is one observation).
+    pub largest_catch_up: u64,
+    /// Intervals in gaps too long to be a late wake-up (a stopped JVM, or a
+    /// machine so loaded the sampler did not run for a second): not counted.
+    pub paused: u64,
     /// Thread samples counted again without a new stack (the thread had not run).
     pub repeated: u64,
     /// Stacks taken with JVMTI (a handshake).
@@ -103,6 +110,8 @@ struct Schedule {
     interval: Duration,
     slot: Instant,
     rng: u64,
+    /// Intervals in gaps taken for pauses, not made up.
+    paused: u64,
 }
 
 impl Schedule {
@@ -111,6 +120,7 @@ impl Schedule {
             interval,
             slot: Instant::now(),
             rng: seed | 1,
+            paused: 0,
         }
     }
 
@@ -130,6 +140,7 @@ impl Schedule {
                 weight += missed;
                 self.slot += self.interval * missed as u32;
             } else {
+                self.paused += missed;
                 self.slot = now;
             }
         }
@@ -245,7 +256,9 @@ impl Sampler {
             // One local reference per thread, plus a few per newly seen thread or method.
             let refs = threads.count() as i32 + 64;
             jni.with_local_frame(refs, || {
-                walker.tick(jvmti, jni, threads, &mut self.data.lock(), weight)
+                let mut data = self.data.lock();
+                data.counters.paused = schedule.paused;
+                walker.tick(jvmti, jni, threads, &mut data, weight)
             });
         }
         walker.set_active(false);
@@ -284,12 +297,14 @@ impl Sampler {
         let now = signal::recover::recovered_counts();
         let base = self.recovered_base;
         let mut s = format!(
-            "sampling: {} ticks every {:?} ({} missed intervals made up; {}, stacks from {}): {} stacks from signals ({} asked; walked from the caller of a stub {}, of a compiled method's entry or exit {}, of unknown code {}; from the last Java frame of a thread in the VM {}), \
+            "sampling: {} ticks every {:?} ({} missed intervals made up, at most {} at once, {} in pauses not counted; {}, stacks from {}): {} stacks from signals ({} asked; walked from the caller of a stub {}, of a compiled method's entry or exit {}, of unknown code {}; from the last Java frame of a thread in the VM {}), \
              {} walked with JVMTI ({} samples of threads a signal found busy in the VM among them), {} repeated unchanged; per tick {} us taking stacks, {} us folding; \
              sampler CPU {} ms = {:.2}% of one core",
             k.ticks,
             self.config.interval,
             k.caught_up,
+            k.largest_catch_up,
+            k.paused,
             self.config.event.name(),
             self.source.describe(),
             k.arrived,
@@ -344,6 +359,43 @@ impl Sampler {
     pub fn with_data<R>(&self, f: impl FnOnce(&SamplerData) -> R) -> R {
         f(&self.data.lock())
     }
+
+    /// Every thread's samples so far as the OTLP model: all samples and
+    /// the RUNNABLE ones, each standing for an interval of the event.
+    pub fn call_trees(&self, threads: &[crate::threads::ThreadRecord]) -> profrj_otlp::CallTrees {
+        use profrj_otlp::types;
+        let period = match self.config.event {
+            Event::Cpu => types::CPU_PERIOD,
+            Event::Wall => types::WALL_PERIOD,
+        };
+        let d = self.data.lock();
+        profrj_otlp::CallTrees {
+            weights: &[types::SAMPLES, types::RUNNABLE_SAMPLES],
+            period: Some((period, self.config.interval.as_nanos() as i64)),
+            names: d.names.snapshot(),
+            threads: d
+                .trees
+                .iter()
+                .map(|(id, tree)| profrj_otlp::ThreadTree {
+                    key: id.0 as u64,
+                    name: crate::calltree::thread_name(threads, *id),
+                    nodes: model_names(tree.model_nodes(), &d.keys),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// The model's nodes named by their frames' names: the tree's nodes are
+/// keyed by frame (name and, with `lines`, line), the model by name (the
+/// lines of one method are nodes of one name).
+fn model_names(mut nodes: Vec<profrj_otlp::Node>, keys: &FrameKeys) -> Vec<profrj_otlp::Node> {
+    for n in &mut nodes {
+        if n.name != profrj_otlp::NO_JAVA_FRAME_ID {
+            n.name = keys.get(n.name).0;
+        }
+    }
+    nodes
 }
 
 #[cfg(test)]
@@ -380,7 +432,9 @@ mod tests {
         s.slot -= interval * 4; // woke 4 slots late
         assert_eq!(s.next_sample().1, 5);
         assert_eq!(s.next_sample().1, 1);
+        assert_eq!(s.paused, 0);
         s.slot -= interval * 500; // stopped for 5 s
         assert_eq!(s.next_sample().1, 1);
+        assert!((490..=501).contains(&s.paused), "{}", s.paused);
     }
 }

@@ -85,6 +85,10 @@ impl Mode for Sampling {
     fn summary(&self) -> Option<String> {
         Some(self.sampler.cost_summary())
     }
+
+    fn call_trees(&self, threads: &[ThreadRecord]) -> Option<profrj_otlp::CallTrees> {
+        Some(self.sampler.call_trees(threads))
+    }
 }
 
 impl Section for &Sampling {

@@ -84,8 +84,9 @@ struct Pending {
     seq: u32,
     asked_tick: u64,
     asked_cpu: Option<u64>,
-    /// The thread's state when asked ([`state_key`]).
+    /// The thread's state when asked ([`state_key`]), and whole (JVMTI's).
     state: i32,
+    full_state: i32,
     /// Samples that will count on the stack when it arrives, and how many are hits.
     owed: u64,
     hits: u64,
@@ -99,6 +100,8 @@ struct Deferred {
     owed: u64,
     hits: u64,
     failure: &'static str,
+    /// The thread's JVMTI state when the first of them was taken.
+    state: i32,
 }
 
 /// AsyncGetCallTrace's codes for a thread busy inside the VM: GC active,
@@ -198,6 +201,7 @@ impl<'a> Walker<'a> {
         let fold0 = data.counters.fold_ns;
         data.counters.ticks += 1;
         data.counters.caught_up += weight - 1;
+        data.counters.largest_catch_up = data.counters.largest_catch_up.max(weight - 1);
         if let StackSource::Signal(_) = self.source {
             // Code compiled or generated since the last tick, for the handler.
             code_map::publish();
@@ -341,6 +345,7 @@ impl<'a> Walker<'a> {
                 st.tid = Tid::Unavailable;
                 st.leaf = None;
                 let tree = trees.entry(id).or_default();
+                crate::jfr::synthetic(id, NO_SIGNAL, state, p.owed, p.hits);
                 fold_synthetic(tree, names, keys, counters, NO_SIGNAL, p.owed, p.hits);
             }
             return;
@@ -356,6 +361,7 @@ impl<'a> Walker<'a> {
         let repeat = deferred.is_none() && !st.walk_failed && same_state;
         if let (true, Some(leaf), true) = (idle, st.leaf, repeat) {
             tree.repeat_samples(leaf, weight, 0);
+            crate::jfr::repeat(id, state, weight, 0);
             counters.repeated += 1;
             return;
         }
@@ -382,6 +388,7 @@ impl<'a> Walker<'a> {
                             asked_tick: tick,
                             asked_cpu: cpu,
                             state: key,
+                            full_state: state,
                             owed: weight,
                             hits: hit,
                         });
@@ -395,6 +402,7 @@ impl<'a> Walker<'a> {
         }
         let Some(frames) = self.jvmti_frames.stack(jvmti, thread, mounted) else {
             if let Some(d) = deferred {
+                crate::jfr::synthetic(id, d.failure, d.state, d.owed, d.hits);
                 fold_synthetic(tree, names, keys, counters, d.failure, d.owed, d.hits);
             }
             return;
@@ -418,6 +426,8 @@ impl<'a> Walker<'a> {
             None => (weight, hit),
         };
         st.leaf = Some(tree.add_samples(&self.path, weight, hit));
+        let depth = self.config.depth;
+        crate::jfr::sample((jvmti, jni), id, frames, depth, state, weight, hit);
         st.leaf_state = key;
         st.walk_failed = false;
         counters.walked += 1;
@@ -489,8 +499,11 @@ impl<'a> Walker<'a> {
             let Some((id, seq)) = signal::from_token(s.token) else {
                 return;
             };
-            let (owed, hits, state) = match event {
-                Event::Cpu => (s.weight as u64, s.weight as u64, 0),
+            let (owed, hits, state, full_state) = match event {
+                Event::Cpu => {
+                    let w = s.weight as u64;
+                    (w, w, 0, JVMTI_JAVA_LANG_THREAD_STATE_RUNNABLE)
+                }
                 Event::Wall => {
                     // The awaited answer, from the thread it was asked of.
                     let st = states.get_mut(&id).filter(|st| match st.tid {
@@ -498,7 +511,7 @@ impl<'a> Walker<'a> {
                         _ => true,
                     });
                     match st.and_then(|st| st.pending.take_if(|p| p.seq == seq)) {
-                        Some(p) => (p.owed, p.hits, p.state),
+                        Some(p) => (p.owed, p.hits, p.state, p.full_state),
                         None => {
                             counters.late += 1;
                             return;
@@ -513,6 +526,7 @@ impl<'a> Walker<'a> {
                         owed: 0,
                         hits: 0,
                         failure: failure_name(s.code),
+                        state: full_state,
                     });
                     d.owed += owed;
                     d.hits += hits;
@@ -533,17 +547,12 @@ impl<'a> Walker<'a> {
                     libraries,
                 };
                 to_path(&mut namer, s.frames, depth, path);
+                crate::jfr::sample((jvmti, jni), id, s.frames, depth, full_state, owed, hits);
                 tree.add_samples(path, owed, hits)
             } else {
-                fold_synthetic(
-                    tree,
-                    names,
-                    keys,
-                    counters,
-                    failure_name(s.code),
-                    owed,
-                    hits,
-                )
+                let name = failure_name(s.code);
+                crate::jfr::synthetic(id, name, full_state, owed, hits);
+                fold_synthetic(tree, names, keys, counters, name, owed, hits)
             };
             if let Some(st) = states.get_mut(&id) {
                 st.leaf = Some(leaf);
@@ -582,9 +591,11 @@ impl<'a> Walker<'a> {
             }
             let tree = trees.entry(*id).or_default();
             if let Some(p) = st.pending.take() {
+                let ended = crate::vm::sys::JVMTI_THREAD_STATE_TERMINATED;
+                crate::jfr::synthetic(*id, THREAD_EXIT, ended, p.owed, p.hits);
                 fold_synthetic(tree, names, keys, counters, THREAD_EXIT, p.owed, p.hits);
             }
-            fold_deferred(st, tree, names, keys, counters);
+            fold_deferred(*id, st, tree, names, keys, counters);
             false
         });
     }
@@ -619,7 +630,14 @@ impl<'a> Walker<'a> {
             }
             // No tick left to take their stack.
             if st.deferred.is_some() {
-                fold_deferred(st, trees.entry(*id).or_default(), names, keys, counters);
+                fold_deferred(
+                    *id,
+                    st,
+                    trees.entry(*id).or_default(),
+                    names,
+                    keys,
+                    counters,
+                );
             }
             st.timer_failed = false;
         }
@@ -691,6 +709,7 @@ fn fold_synthetic(
 /// Counts a thread's deferred samples (if any) under the failure they came
 /// with: no stack could be taken for them (the thread ended, sampling stopped).
 fn fold_deferred(
+    id: ThreadId,
     st: &mut ThreadState,
     tree: &mut super::tree::CallTree,
     names: &mut crate::methods::MethodNames,
@@ -698,6 +717,7 @@ fn fold_deferred(
     counters: &mut Counters,
 ) {
     if let Some(d) = st.deferred.take() {
+        crate::jfr::synthetic(id, d.failure, d.state, d.owed, d.hits);
         fold_synthetic(tree, names, keys, counters, d.failure, d.owed, d.hits);
     }
 }

@@ -88,6 +88,27 @@ impl CallTree {
         self.0.add_at(leaf, w)
     }
 
+    /// The tree as the OTLP model's nodes, weights (all samples, RUNNABLE
+    /// ones); the samples with an empty stack on a node of their own,
+    /// [`profrj_otlp::NO_JAVA_FRAME_ID`], as a snapshot reader shows them.
+    pub fn model_nodes(&self) -> Vec<profrj_otlp::Node> {
+        let (mut nodes, on_nodes) = self.0.model_nodes(|w| [w.all, w.running, 0]);
+        let t = self.0.totals();
+        let frameless = [
+            t.all.saturating_sub(on_nodes.all),
+            t.running.saturating_sub(on_nodes.running),
+            0,
+        ];
+        if frameless != [0; 3] {
+            nodes.push(profrj_otlp::Node {
+                parent: profrj_otlp::ROOT,
+                name: profrj_otlp::NO_JAVA_FRAME_ID,
+                own: frameless,
+            });
+        }
+        nodes
+    }
+
     /// The thread's totals.
     pub fn totals(&self) -> Counts {
         counts(&Samples::default(), &self.0.totals())

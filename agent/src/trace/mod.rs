@@ -67,7 +67,7 @@ pub struct Lifetime {
     lost: AtomicU64,
     /// Times a thread found its ring full.
     waits: AtomicU64,
-    writer: OnceLock<writer::Handle>,
+    writer: OnceLock<crate::writer_stats::Handle>,
     /// The trace files' path template: the latest session's.
     template: Mutex<String>,
     /// A dump's or the VM's end's request to the writer, and its answer.
@@ -129,8 +129,13 @@ impl Lifetime {
         Ok(())
     }
 
+    /// Stops recording and ends the current file with every event recorded
+    /// so far: a stopped trace leaves no document open (the snapshot that
+    /// follows a stop may fail before it reaches the trace, and the VM may
+    /// end while stopped).
     pub fn stop(&self) {
         self.active.store(false, Release);
+        self.finish_file(false);
     }
 
     /// A garbage collection starts or ends (JVMTI, in the pause: no JNI, no
@@ -197,7 +202,9 @@ impl Lifetime {
 }
 
 /// The calling thread ended (JVMTI ThreadEnd, on that thread): its last
-/// event, and its ring closed for the writer to drain and forget.
+/// event while recording, and its ring closed for the writer to drain and
+/// forget. (Not recording, no event: a stopped trace's file is finished,
+/// and nothing may start another.)
 pub fn thread_ended() {
     let p = CURRENT.with(|c| c.replace(std::ptr::null()));
     // SAFETY: set by `first_event` from an Arc that stays in the lifetime's
@@ -205,7 +212,7 @@ pub fn thread_ended() {
     let Some(tr) = (unsafe { p.as_ref() }) else {
         return;
     };
-    if let Some(life) = life() {
+    if let Some(life) = recording() {
         // SAFETY: this is the ring's own thread.
         let own = unsafe { &mut *tr.own.get() };
         record(

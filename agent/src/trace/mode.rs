@@ -2,12 +2,9 @@
 //! the other instrumenting modes'; its output is its own file, not a
 //! snapshot section: a snapshot (a dump) ends the current trace file.
 
-use crate::modes::{Cx, Mode, Registration, Section};
-use crate::snapshot::XmlWriter;
-use crate::threads::ThreadRecord;
+use crate::modes::{Cx, Mode, NoSection, Registration, Section};
 use crate::vm::sys::Capability;
 use crate::vm::{Capabilities, Jvmti, JvmtiEvent};
-use std::io;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 /// `trace`: every call, return, throw and catch in scope, as TPTP events.
@@ -66,11 +63,10 @@ impl Mode for Trace {
         Ok(())
     }
 
+    /// The GC events stay enabled: `alloc,live` counts GCs through them
+    /// too, and a stopped trace records none (`Lifetime::gc`).
     fn stop(&self) {
         self.life.stop();
-        for ev in EVENTS {
-            let _ = self.jvmti.set_event_enabled(ev, false);
-        }
     }
 
     fn snapshot(&self, _cx: &Cx) -> Result<Box<dyn Section + '_>, String> {
@@ -78,20 +74,11 @@ impl Mode for Trace {
         Ok(Box::new(NoSection))
     }
 
-    fn vm_dying(&self) {
+    fn vm_dying(&self, _jni: &crate::vm::Jni) {
         self.dying.store(true, Relaxed);
     }
 
     fn summary(&self) -> Option<String> {
         Some(self.life.summary())
-    }
-}
-
-/// The trace writes no snapshot section.
-struct NoSection;
-
-impl Section for NoSection {
-    fn write(&self, _: &mut XmlWriter, _: &[ThreadRecord], _: (u64, u64)) -> io::Result<()> {
-        Ok(())
     }
 }

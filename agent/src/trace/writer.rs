@@ -17,10 +17,11 @@ use super::{Lifetime, ThreadRing};
 use crate::instrument::registry::Registry;
 use crate::threads::{ThreadId, Threads};
 use crate::tsc;
+use crate::writer_stats::{Handle, Stats};
 use std::collections::HashMap;
 use std::io;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering::*};
+use std::sync::atomic::Ordering::*;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -44,33 +45,6 @@ pub struct Sources {
     pub threads: &'static Threads,
     pub registry: &'static Registry,
     pub memory: &'static crate::memory::Lifetime,
-}
-
-#[derive(Default)]
-struct Stats {
-    events: AtomicU64,
-    files: AtomicU64,
-    bytes: AtomicU64,
-}
-
-pub struct Handle {
-    thread: std::thread::Thread,
-    stats: Arc<Stats>,
-}
-
-impl Handle {
-    pub fn wake(&self) {
-        self.thread.unpark();
-    }
-    pub fn events(&self) -> u64 {
-        self.stats.events.load(Relaxed)
-    }
-    pub fn files(&self) -> u64 {
-        self.stats.files.load(Relaxed)
-    }
-    pub fn bytes(&self) -> u64 {
-        self.stats.bytes.load(Relaxed)
-    }
 }
 
 /// File `number` (from 1) of a trace named by `template`: the snapshot's
@@ -177,8 +151,32 @@ pub(super) struct Staged {
 /// gets when complete.
 struct Open {
     doc: Doc,
-    tmp: PathBuf,
+    tmp: Temporary,
     path: PathBuf,
+}
+
+/// A document's temporary file, removed when dropped unless renamed into
+/// place: whatever ends a document early (a write error, a panic in the
+/// writer) leaves no temporary file behind.
+struct Temporary(Option<PathBuf>);
+
+impl Temporary {
+    /// Renames the file to `path`; from then on it is not the writer's to remove.
+    fn rename_to(&mut self, path: &std::path::Path) -> io::Result<()> {
+        if let Some(tmp) = &self.0 {
+            std::fs::rename(tmp, path)?;
+        }
+        self.0 = None;
+        Ok(())
+    }
+}
+
+impl Drop for Temporary {
+    fn drop(&mut self) {
+        if let Some(tmp) = self.0.take() {
+            let _ = std::fs::remove_file(tmp);
+        }
+    }
 }
 
 pub(super) struct Writer {
@@ -328,6 +326,7 @@ impl Writer {
         let template = self.life.template.lock().clone();
         let path = file_path(&template, self.number);
         let (tmp, file) = crate::snapshot::create_temporary(&path)?;
+        let tmp = Temporary(Some(tmp));
         self.envelope.trace = tptp::uuid();
         // Kept before the header is written: a failure removes the file.
         let doc = Doc::new(file);
@@ -351,23 +350,18 @@ impl Writer {
             let count = self.counts.get(m as usize).copied().unwrap_or(0);
             self.doc().method_count(id, count)?;
         }
-        let Some(open) = self.file.take() else {
+        let Some(Open { doc, mut tmp, path }) = self.file.take() else {
             return Ok(());
         };
-        let (bytes, elements) = (open.doc.bytes, open.doc.elements);
-        let result = open
-            .doc
-            .trailer(&self.envelope, now)
-            .and_then(|_| std::fs::rename(&open.tmp, &open.path));
-        if result.is_err() {
-            let _ = std::fs::remove_file(&open.tmp);
-        }
-        result?;
+        let (bytes, elements) = (doc.bytes, doc.elements);
+        // On an error `tmp`, dropped, removes the file.
+        doc.trailer(&self.envelope, now)?;
+        tmp.rename_to(&path)?;
         self.stats.files.fetch_add(1, Relaxed);
         self.stats.bytes.fetch_add(bytes, Relaxed);
         crate::log::info(&format!(
             "trace written to {}: {elements} elements, {} MB",
-            open.path.display(),
+            path.display(),
             bytes / 1_000_000
         ));
         Ok(())
@@ -385,8 +379,7 @@ impl Writer {
         self.life.failed.store(true, Release);
         self.life.active.store(false, Release);
         self.staging.clear();
-        if let Some(open) = self.file.take() {
-            let _ = std::fs::remove_file(&open.tmp);
-        }
+        // Dropped: its temporary file goes.
+        self.file = None;
     }
 }

@@ -205,11 +205,10 @@ impl Jni {
             self.check_exception("reading a string")?;
             return Ok(None);
         }
-        // SAFETY: GetStringUTFChars returned a NUL-terminated string, valid
-        // until the release below.
-        let text = unsafe { std::ffi::CStr::from_ptr(chars) }
-            .to_string_lossy()
-            .into_owned();
+        // SAFETY: GetStringUTFChars returned a NUL-terminated string
+        // (modified UTF-8), valid until the release below.
+        let utf = unsafe { std::ffi::CStr::from_ptr(chars) };
+        let text = profrj_format::names::decode_modified_utf8(utf.to_bytes());
         // SAFETY: releases the chars got above from the same string, once.
         unsafe { (jni_fn!(self, ReleaseStringUTFChars))(self.env, value, chars) };
         Ok(Some(text))

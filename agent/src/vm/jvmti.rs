@@ -7,6 +7,7 @@
 use super::handles::VmHandle;
 use super::sys::*;
 use jni_sys::{jclass, jint, jlong, jmethodID, jobject, JNIEnv};
+use profrj_format::names::decode_modified_utf8;
 use std::ffi::{c_char, c_void, CStr};
 use std::fmt;
 
@@ -115,7 +116,8 @@ impl Jvmti {
         })
     }
 
-    /// Copies a VM-allocated C string and deallocates it.
+    /// Copies a VM-allocated C string (modified UTF-8, decoded by the
+    /// format's one decoder) and deallocates it.
     ///
     /// # Safety
     /// `p` must be null or a NUL-terminated string a JVMTI function of this
@@ -126,7 +128,8 @@ impl Jvmti {
         }
         // SAFETY: a NUL-terminated string the VM allocated (the caller's
         // promise), alive until the deallocation below.
-        let s = unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned();
+        let utf = unsafe { CStr::from_ptr(p) };
+        let s = decode_modified_utf8(utf.to_bytes());
         // SAFETY: VM-allocated and not freed yet (the caller's promise).
         unsafe { self.deallocate(p.cast()) };
         s
@@ -511,28 +514,43 @@ impl Jvmti {
         Ok(unsafe { (self.take_string(name), self.take_string(sig)) })
     }
 
-    /// A method's line number table: (first bytecode index, line) pairs, in
-    /// the order the class file gives them. ABSENT_INFORMATION for a method
-    /// compiled without line numbers, NATIVE_METHOD for a native one.
+    /// A method's access flags (`ACC_STATIC`, …).
+    pub fn method_modifiers(&self, method: jmethodID) -> Result<jint> {
+        let mut m = 0;
+        // SAFETY: a jmethodID the VM gave (the `vm` convention); a live out-pointer.
+        check(unsafe { jvmti_call!(self, GetMethodModifiers, method, &mut m) })?;
+        Ok(m)
+    }
+
+    /// A method's line number table as (first bytecode index, line), in the
+    /// class file's order; an error for a native method or a class compiled
+    /// without line numbers (or without the GetLineNumbers capability).
     pub fn line_number_table(&self, method: jmethodID) -> Result<Vec<(i64, i32)>> {
+        let mut ptr = std::ptr::null_mut();
         let mut count = 0;
-        let mut table = std::ptr::null_mut();
         // SAFETY: a jmethodID the VM gave (the `vm` convention); out-pointers
         // to two live locals.
-        check(unsafe { jvmti_call!(self, GetLineNumberTable, method, &mut count, &mut table) })?;
-        let entries = if table.is_null() || count <= 0 {
-            Vec::new()
-        } else {
-            // SAFETY: the VM wrote `count` entries at `table` (GetLineNumberTable's
-            // success), alive until the deallocation below.
-            unsafe { std::slice::from_raw_parts(table, count as usize) }
-                .iter()
-                .map(|e| (e.start_location, e.line_number))
-                .collect()
+        check(unsafe { jvmti_call!(self, GetLineNumberTable, method, &mut count, &mut ptr) })?;
+        let buf = JvmtiBuf {
+            jvmti: *self,
+            ptr,
+            len: count.max(0) as usize,
         };
-        // SAFETY: GetLineNumberTable allocated the table for us; not used after.
-        unsafe { self.deallocate(table.cast()) };
-        Ok(entries)
+        Ok(buf
+            .as_slice()
+            .iter()
+            .map(|e| (e.start_location, e.line_number))
+            .collect())
+    }
+
+    /// A system property of the VM (`java.vm.name`, …), as set at start-up.
+    pub fn system_property(&self, key: &str) -> Result<String> {
+        let key = std::ffi::CString::new(key).map_err(|_| JvmtiError::ILLEGAL_ARGUMENT)?;
+        let mut value = std::ptr::null_mut();
+        // SAFETY: a NUL-terminated key that outlives the call; a live out-pointer.
+        check(unsafe { jvmti_call!(self, GetSystemProperty, key.as_ptr(), &mut value) })?;
+        // SAFETY: GetSystemProperty allocated the value for us.
+        Ok(unsafe { self.take_string(value) })
     }
 
     /// Makes the VM send `event` for what already happened: every compiled

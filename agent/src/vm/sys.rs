@@ -90,6 +90,10 @@ pub const JVMTI_THREAD_STATE_BLOCKED_ON_MONITOR_ENTER: jint = 0x0400;
 pub const JVMTI_THREAD_STATE_IN_NATIVE: jint = 0x0040_0000;
 pub const JVMTI_THREAD_STATE_SUSPENDED: jint = 0x0010_0000;
 pub const JVMTI_THREAD_STATE_PARKED: jint = 0x0200;
+pub const JVMTI_THREAD_STATE_WAITING_INDEFINITELY: jint = 0x0010;
+pub const JVMTI_THREAD_STATE_WAITING_WITH_TIMEOUT: jint = 0x0020;
+pub const JVMTI_THREAD_STATE_SLEEPING: jint = 0x0040;
+pub const JVMTI_THREAD_STATE_IN_OBJECT_WAIT: jint = 0x0100;
 pub const JVMTI_JAVA_LANG_THREAD_STATE_MASK: jint =
     0x0001 | 0x0002 | 0x0004 | 0x0400 | 0x0080 | 0x0010 | 0x0020;
 pub const JVMTI_JAVA_LANG_THREAD_STATE_RUNNABLE: jint =
@@ -188,6 +192,15 @@ pub struct JvmtiFrameInfo {
     pub location: jlong,
 }
 
+/// One entry of a method's line number table.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct JvmtiLineNumberEntry {
+    /// The first bytecode index of the line.
+    pub start_location: jlong,
+    pub line_number: jint,
+}
+
 #[repr(C)]
 pub struct JvmtiStackInfo {
     pub thread: jthread,
@@ -282,14 +295,6 @@ pub type EventCompiledMethodUnload = unsafe extern "C" fn(*mut JvmtiEnv, jmethod
 /// (env, name, address, length)
 pub type EventDynamicCodeGenerated =
     unsafe extern "C" fn(*mut JvmtiEnv, *const c_char, *const c_void, jint);
-
-/// `jvmtiLineNumberEntry`: the line that starts at a bytecode index.
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct JvmtiLineNumberEntry {
-    pub start_location: jlong,
-    pub line_number: jint,
-}
 
 /// `jvmtiEventCallbacks`, events 50 to 86. Callbacks the agent does not install
 /// are plain pointers (always null).
@@ -466,7 +471,9 @@ pub struct JvmtiInterface {
     /*  65 */
     pub GetMethodDeclaringClass:
         Option<unsafe extern "C" fn(*mut JvmtiEnv, jmethodID, *mut jclass) -> JvmtiError>,
-    /*  66 */ pub GetMethodModifiers: *const c_void,
+    /*  66 */
+    pub GetMethodModifiers:
+        Option<unsafe extern "C" fn(*mut JvmtiEnv, jmethodID, *mut jint) -> JvmtiError>,
     /*  67 */ pub reserved67: *const c_void,
     /*  68 */ pub GetMaxLocals: *const c_void,
     /*  69 */ pub GetArgumentsSize: *const c_void,
@@ -587,7 +594,9 @@ pub struct JvmtiInterface {
         Option<unsafe extern "C" fn(*mut JvmtiEnv, JvmtiError, *mut *mut c_char) -> JvmtiError>,
     /* 129 */ pub GetJLocationFormat: *const c_void,
     /* 130 */ pub GetSystemProperties: *const c_void,
-    /* 131 */ pub GetSystemProperty: *const c_void,
+    /* 131 */
+    pub GetSystemProperty:
+        Option<unsafe extern "C" fn(*mut JvmtiEnv, *const c_char, *mut *mut c_char) -> JvmtiError>,
     /* 132 */ pub SetSystemProperty: *const c_void,
     /* 133 */
     pub GetPhase: Option<unsafe extern "C" fn(*mut JvmtiEnv, *mut jint) -> JvmtiError>,

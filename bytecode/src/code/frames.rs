@@ -59,12 +59,14 @@ pub struct Frame {
 
 /// The implicit frame at method entry, from the descriptor (§4.10.1.6).
 /// `class_of` gives the CONSTANT_Class index of an internal name (this
-/// class's for `this`), appending one to the pool when needed.
+/// class's for `this`), appending one to the pool when needed. Names are the
+/// class file's bytes (modified UTF-8), never decoded: a class named with
+/// U+0000 or beyond the Basic Multilingual Plane keeps its name.
 pub fn initial_locals(
-    descriptor: &str,
-    this_class: Option<&str>,
+    descriptor: &[u8],
+    this_class: Option<&[u8]>,
     is_init: bool,
-    class_of: &mut dyn FnMut(&str) -> u16,
+    class_of: &mut dyn FnMut(&[u8]) -> u16,
 ) -> Option<Vec<VType>> {
     let mut locals = Vec::with_capacity(8);
     if let Some(this) = this_class {
@@ -75,10 +77,8 @@ pub fn initial_locals(
         });
     }
     // Bytes, not chars: a malformed descriptor may hold any bytes at all.
-    let d = descriptor.as_bytes();
-    let params = d.strip_prefix(b"(")?;
+    let params = descriptor.strip_prefix(b"(")?;
     let params = &params[..params.iter().position(|&c| c == b')')?];
-    let name = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
     let mut rest = params;
     while let Some(&c) = rest.first() {
         let (t, len) = match c {
@@ -88,7 +88,7 @@ pub fn initial_locals(
             b'D' => (VType::Double, 1),
             b'L' => {
                 let end = rest.iter().position(|&c| c == b';')?;
-                (VType::Object(class_of(&name(&rest[1..end]))), end + 1)
+                (VType::Object(class_of(&rest[1..end])), end + 1)
             }
             b'[' => {
                 let dims = rest.iter().position(|&c| c != b'[')?;
@@ -97,7 +97,7 @@ pub fn initial_locals(
                 } else {
                     dims + 1
                 };
-                (VType::Object(class_of(&name(&rest[..end]))), end)
+                (VType::Object(class_of(&rest[..end])), end)
             }
             _ => return None,
         };

@@ -392,7 +392,7 @@ impl State {
                     [b"[L", element, b";"].concat()
                 };
                 self.pop(1)?;
-                let c = cp.class_index(std::str::from_utf8(&name).ok()?);
+                let c = cp.class_index(&name);
                 self.push(Object(c));
             }
             CHECKCAST => {
@@ -431,5 +431,5 @@ fn class_of_descriptor(d: &[u8], cp: &mut ConstantPool<'_>) -> Option<u16> {
         b'[' => d,
         _ => return None,
     };
-    Some(cp.class_index(std::str::from_utf8(name).ok()?))
+    Some(cp.class_index(name))
 }

@@ -72,20 +72,21 @@ pub struct AllocSite {
 }
 
 impl AllocSite {
-    /// The allocated type's internal name: `java/lang/String`, `[I`,
-    /// `[Ljava/lang/String;`, `[[J`. `None` if the pool entry is not a class.
-    pub fn type_name(&self, cp: &ConstantPool<'_>) -> Option<String> {
+    /// The allocated type's internal name, as the class file's bytes
+    /// (modified UTF-8): `java/lang/String`, `[I`, `[Ljava/lang/String;`,
+    /// `[[J`. `None` if the pool entry is not a class.
+    pub fn type_utf8(&self, cp: &ConstantPool<'_>) -> Option<Vec<u8>> {
         Some(match self.kind {
             AllocKind::Object { class } | AllocKind::MultiArray { class, .. } => {
-                cp.class_name(class)?
+                cp.class_utf8(class)?.to_vec()
             }
-            AllocKind::PrimitiveArray { atype } => array_type::descriptor(atype)?.to_owned(),
+            AllocKind::PrimitiveArray { atype } => array_type::descriptor(atype)?.into(),
             AllocKind::ObjectArray { element } => {
-                let e = cp.class_name(element)?;
-                if e.starts_with('[') {
-                    format!("[{e}")
+                let e = cp.class_utf8(element)?;
+                if e.starts_with(b"[") {
+                    [b"[", e].concat()
                 } else {
-                    format!("[L{e};")
+                    [b"[L", e, b";"].concat()
                 }
             }
         })

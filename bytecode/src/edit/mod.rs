@@ -108,6 +108,10 @@ fn malformed(why: impl std::fmt::Display) -> EditError {
     EditError::Malformed(why.to_string())
 }
 
+fn bad_descriptor(desc: &[u8]) -> EditError {
+    malformed(format!("bad descriptor {}", String::from_utf8_lossy(desc)))
+}
+
 /// Applies `edit` to method `index` of `class`. On error the class is unchanged.
 pub fn edit_method(class: &mut ClassFile<'_>, index: usize, edit: &Edit) -> Result<(), EditError> {
     let method = class
@@ -116,9 +120,9 @@ pub fn edit_method(class: &mut ClassFile<'_>, index: usize, edit: &Edit) -> Resu
         .ok_or(EditError::NoSuchMethod)?
         .clone();
     let cp = &mut class.constant_pool;
-    // Borrowed from the pool when valid UTF-8 (always, in practice).
-    let text = |i| String::from_utf8_lossy(cp.utf8(i).unwrap_or_default());
-    let (name, desc) = (text(method.name_index), text(method.descriptor_index));
+    // The pool's bytes, never decoded (names may hold what UTF-8 cannot).
+    let bytes = |i| cp.utf8(i).unwrap_or_default();
+    let (name, desc) = (bytes(method.name_index), bytes(method.descriptor_index));
     let Some(slot) = method
         .attributes
         .iter()
@@ -136,8 +140,8 @@ pub fn edit_method(class: &mut ClassFile<'_>, index: usize, edit: &Edit) -> Resu
 
     // In a constructor the catch-all needs where the super()/this() call is
     // (computed first: the loop below moves the instructions out).
-    let this_name = cp.class_name(class.this_class).unwrap_or_default();
-    let uninit_this = name == "<init>" && this_name != "java/lang/Object";
+    let this_name = cp.class_utf8(class.this_class).unwrap_or_default();
+    let uninit_this = name == b"<init>" && this_name != b"java/lang/Object";
     let parts = match &edit.catch_all {
         Some(_) if uninit_this => Some(ctor::parts(&code, cp)?),
         _ => None,
@@ -254,15 +258,14 @@ pub fn edit_method(class: &mut ClassFile<'_>, index: usize, edit: &Edit) -> Resu
         // Matched as bytes: no string per attribute.
         let data: Vec<u8> = match cp.utf8(a.name_index).unwrap_or_default() {
             b"StackMapTable" => {
-                let this = &this_name;
                 let is_static = method.access_flags & 0x0008 != 0;
                 let initial = initial_locals(
-                    &desc,
-                    (!is_static).then_some(this.as_str()),
+                    desc,
+                    (!is_static).then_some(this_name),
                     uninit_this,
                     &mut |c| cp.class_index(c),
                 )
-                .ok_or_else(|| malformed(format!("bad descriptor {desc}")))?;
+                .ok_or_else(|| bad_descriptor(desc))?;
                 let mut frames = decode_frames(&a.data, &initial, &old_index).map_err(malformed)?;
                 for f in &mut frames {
                     for l in &edit.new_locals {
@@ -334,15 +337,14 @@ pub fn edit_method(class: &mut ClassFile<'_>, index: usize, edit: &Edit) -> Resu
     // Class files of version 50+ need a frame at the new handler even when the
     // method had no StackMapTable.
     if let (Some(h), false, true) = (handler_at, has_frames, class.major_version >= 50) {
-        let this = &this_name;
         let is_static = method.access_flags & 0x0008 != 0;
         let initial = initial_locals(
-            &desc,
-            (!is_static).then_some(this.as_str()),
+            desc,
+            (!is_static).then_some(this_name),
             uninit_this,
             &mut |c| cp.class_index(c),
         )
-        .ok_or_else(|| malformed(format!("bad descriptor {desc}")))?;
+        .ok_or_else(|| bad_descriptor(desc))?;
         let frames = handler_frames(Some(h), pre_handler_at, cp, edit)?;
         attributes.push(Attribute {
             name_index: cp.add_utf8("StackMapTable"),

@@ -274,15 +274,25 @@ fn recursion_counts_once_in_totals() {
     assert_eq!((fib.own, fib.calls), (7, 7));
 }
 
+/// Thread and frame names as the agent escapes them come back as the Java
+/// strings they were (the scheme itself is tested in `profrj_format::names`).
 #[test]
 fn names_escaped_by_the_agent_come_back() {
-    use super::unescape_name;
-    assert_eq!(unescape_name("plain"), "plain");
-    assert_eq!(unescape_name("odd\\u0001one"), "odd\u{1}one");
-    assert_eq!(unescape_name("\\u001B[31m"), "\u{1b}[31m");
-    assert_eq!(unescape_name("back\\\\slash"), "back\\slash");
-    // Not an escape the agent writes: kept as it is.
-    assert_eq!(unescape_name("a\\x\\u12"), "a\\x\\u12");
+    let xml = r#"<doc><sampler>
+  <thread name="odd-😀\u0000\uD83D-\u001B[31m-back\\slash" cumulated="1" cumulatedElapsed="1">
+   <profile name="p.A\uD83D.run()" hits="1" elapsed="1" cumulated="1" cumulatedElapsed="1"/>
+  </thread></sampler></doc>"#;
+    let s = parse_bytes(xml.as_bytes()).unwrap();
+    let t = &s.calls(CallKind::Sampler).unwrap().threads[0];
+    let java = |units: &[u16]| profrj_format::names::from_java_units(units.iter().copied());
+    let mut name: Vec<u16> = "odd-".encode_utf16().collect();
+    name.extend([0xD83D, 0xDE00, 0, 0xD83D]);
+    name.extend("-\u{1b}[31m-back\\slash".encode_utf16());
+    assert_eq!(t.name, java(&name));
+    let mut frame: Vec<u16> = "p.A".encode_utf16().collect();
+    frame.push(0xD83D);
+    frame.extend(".run()".encode_utf16());
+    assert_eq!(s.names.get(t.tree.nodes[1].name), java(&frame));
 }
 
 const LOCK: &str = r#"<?xml version="1.0" encoding="UTF-8"?>

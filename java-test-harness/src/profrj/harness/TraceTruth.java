@@ -7,7 +7,8 @@ import java.io.File;
  * construction. {@code truth}: the workload on two threads ("trace-1", "trace-2"), then a GC.
  * {@code many N}: N calls of {@code leaf} on the main thread (2 N events). {@code rotate FILE}:
  * phase one, then waits until FILE exists (the test's dump ends the first trace file), then
- * phase two.
+ * phase two; {@code rotate FILE STOP}: then prints "phase two done" and waits until STOP exists
+ * before it ends (the test stops the trace meanwhile).
  */
 public class TraceTruth {
     static final int LEAVES = 100, CAUGHT = 5, DIVIDES = 3, ESCAPES = 2;
@@ -149,12 +150,22 @@ public class TraceTruth {
             work();
             System.out.println("phase one done");
             System.out.flush();
+            // The waits are in main itself: a dump finds main's call open, and no other.
             File f = new File(args[1]);
             long deadline = System.currentTimeMillis() + 60_000;
             while (!f.exists() && System.currentTimeMillis() < deadline) {
                 Thread.sleep(20);
             }
             phaseTwo();
+            if (args.length > 2) {
+                System.out.println("phase two done");
+                System.out.flush();
+                File g = new File(args[2]);
+                deadline = System.currentTimeMillis() + 60_000;
+                while (!g.exists() && System.currentTimeMillis() < deadline) {
+                    Thread.sleep(20);
+                }
+            }
         } else {
             Thread a = new Thread(TraceTruth::work, "trace-1");
             Thread b = new Thread(TraceTruth::work, "trace-2");

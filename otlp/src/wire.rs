@@ -1,13 +1,16 @@
-//! Just enough protocol-buffers encoding for pprof: varints, tags, nested
-//! messages and packed repeated integers (proto3's wire format).
+//! Just enough protocol-buffers encoding: varints, fixed64, tags, nested
+//! messages and packed repeated integers (proto3's wire format). Each
+//! message is written into its own buffer and copied into its parent with
+//! its length: the messages here are small, or written once.
 
 /// A message being written.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub struct Msg {
     pub buf: Vec<u8>,
 }
 
 const VARINT: u64 = 0;
+const FIXED64: u64 = 1;
 const LEN: u64 = 2;
 
 pub fn varint(buf: &mut Vec<u8>, mut v: u64) {
@@ -23,8 +26,9 @@ impl Msg {
         varint(&mut self.buf, field << 3 | wire);
     }
 
-    /// An integer field (int64 or uint64; values here are never negative).
-    /// Zero is proto3's default and is not written.
+    /// An integer field (int32, int64, uint64; negative values as their
+    /// two's complement, as protobuf writes int64). Zero is proto3's
+    /// default and is not written.
     pub fn int(&mut self, field: u64, v: u64) {
         if v != 0 {
             self.tag(field, VARINT);
@@ -32,6 +36,16 @@ impl Msg {
         }
     }
 
+    /// A fixed64 field (zero not written).
+    pub fn fixed64(&mut self, field: u64, v: u64) {
+        if v != 0 {
+            self.tag(field, FIXED64);
+            self.buf.extend_from_slice(&v.to_le_bytes());
+        }
+    }
+
+    /// A bytes or string field, or an embedded message's bytes; written
+    /// even when empty (a repeated message's zero value must be there).
     pub fn bytes(&mut self, field: u64, b: &[u8]) {
         self.tag(field, LEN);
         varint(&mut self.buf, b.len() as u64);
@@ -42,7 +56,7 @@ impl Msg {
         self.bytes(field, &m.buf);
     }
 
-    /// A packed repeated integer field.
+    /// A packed repeated integer field (nothing when empty).
     pub fn packed(&mut self, field: u64, vs: &[u64]) {
         if vs.is_empty() {
             return;
@@ -69,11 +83,12 @@ mod tests {
         m.int(2, 0);
         m.bytes(2, b"testing");
         m.packed(4, &[3, 270, 86942]);
+        m.fixed64(3, 1);
         assert_eq!(
             m.buf,
             [
                 0x08, 0x96, 0x01, 0x12, 0x07, b't', b'e', b's', b't', b'i', b'n', b'g', 0x22, 0x06,
-                0x03, 0x8e, 0x02, 0x9e, 0xa7, 0x05
+                0x03, 0x8e, 0x02, 0x9e, 0xa7, 0x05, 0x19, 1, 0, 0, 0, 0, 0, 0, 0
             ]
         );
     }

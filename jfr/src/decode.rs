@@ -1,0 +1,234 @@
+//! Reading JFR's values from bytes in memory (an event, the metadata, a
+//! checkpoint), trusting nothing: every length is checked against the bytes
+//! left before anything is allocated for it, so a hostile count costs an
+//! error, not memory.
+
+use crate::encode::string;
+use std::fmt;
+
+/// A reading error and where it happened (a byte offset in the file, when
+/// the cursor knows its base).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Error {
+    pub offset: u64,
+    pub message: String,
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "byte {}: {}", self.offset, self.message)
+    }
+}
+
+impl std::error::Error for Error {}
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// A string value: written out, null, or a key into the string pool.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum JString {
+    Null,
+    Text(String),
+    Pool(u64),
+}
+
+/// Bytes being read, with the file offset of their first byte.
+pub struct Cursor<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+    base: u64,
+}
+
+impl<'a> Cursor<'a> {
+    pub fn new(bytes: &'a [u8]) -> Self {
+        Self::at(bytes, 0)
+    }
+
+    /// `bytes` that start at file offset `base` (for error messages).
+    pub fn at(bytes: &'a [u8], base: u64) -> Self {
+        Cursor {
+            bytes,
+            pos: 0,
+            base,
+        }
+    }
+
+    pub fn error(&self, message: impl Into<String>) -> Error {
+        Error {
+            offset: self.base + self.pos as u64,
+            message: message.into(),
+        }
+    }
+
+    pub fn position(&self) -> usize {
+        self.pos
+    }
+
+    pub fn remaining(&self) -> usize {
+        self.bytes.len() - self.pos
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.remaining() == 0
+    }
+
+    pub fn skip(&mut self, n: usize) -> Result<()> {
+        if n > self.remaining() {
+            return Err(self.error("value runs past the end of its event"));
+        }
+        self.pos += n;
+        Ok(())
+    }
+
+    pub fn u8(&mut self) -> Result<u8> {
+        let b = *self
+            .bytes
+            .get(self.pos)
+            .ok_or_else(|| self.error("value runs past the end of its event"))?;
+        self.pos += 1;
+        Ok(b)
+    }
+
+    pub fn take(&mut self, n: usize) -> Result<&'a [u8]> {
+        if n > self.remaining() {
+            return Err(self.error(format!(
+                "a length of {n} bytes runs past the end of its event ({} left)",
+                self.remaining()
+            )));
+        }
+        let s = &self.bytes[self.pos..self.pos + n];
+        self.pos += n;
+        Ok(s)
+    }
+
+    /// A JFR varint (see `encode`).
+    pub fn varint(&mut self) -> Result<u64> {
+        let mut v = 0u64;
+        for i in 0..8 {
+            let b = self.u8()?;
+            v |= ((b & 0x7f) as u64) << (7 * i);
+            if b & 0x80 == 0 {
+                return Ok(v);
+            }
+        }
+        Ok(v | (self.u8()? as u64) << 56)
+    }
+
+    /// A varint that counts things each at least one byte long: never
+    /// more than the bytes left (so nothing is sized from a hostile count).
+    pub fn count(&mut self) -> Result<usize> {
+        let n = self.varint()?;
+        if n > self.remaining() as u64 {
+            return Err(self.error(format!(
+                "a count of {n} with only {} bytes left",
+                self.remaining()
+            )));
+        }
+        Ok(n as usize)
+    }
+
+    /// A varint as an `int` (`(int) readLong()`, as the JDK reads it).
+    pub fn int(&mut self) -> Result<i32> {
+        Ok(self.varint()? as i32)
+    }
+
+    pub fn f32(&mut self) -> Result<f32> {
+        let b = self.take(4)?;
+        Ok(f32::from_be_bytes(b.try_into().expect("4 bytes")))
+    }
+
+    pub fn f64(&mut self) -> Result<f64> {
+        let b = self.take(8)?;
+        Ok(f64::from_be_bytes(b.try_into().expect("8 bytes")))
+    }
+
+    pub fn raw_u64(&mut self) -> Result<u64> {
+        let b = self.take(8)?;
+        Ok(u64::from_be_bytes(b.try_into().expect("8 bytes")))
+    }
+
+    /// A string in any of JFR's encodings.
+    pub fn jstring(&mut self) -> Result<JString> {
+        let encoding = self.u8()?;
+        Ok(match encoding {
+            string::NULL => JString::Null,
+            string::EMPTY => JString::Text(String::new()),
+            string::POOL => JString::Pool(self.varint()?),
+            string::UTF8 => {
+                let n = self.count()?;
+                JString::Text(String::from_utf8_lossy(self.take(n)?).into_owned())
+            }
+            string::LATIN1 => {
+                let n = self.count()?;
+                JString::Text(self.take(n)?.iter().map(|&b| b as char).collect())
+            }
+            string::CHARS => {
+                let n = self.count()?;
+                let mut units = Vec::with_capacity(n);
+                for _ in 0..n {
+                    units.push(self.varint()? as u16);
+                }
+                JString::Text(String::from_utf16_lossy(&units))
+            }
+            e => return Err(self.error(format!("unknown string encoding {e}"))),
+        })
+    }
+
+    /// A string that may not refer to a pool (the metadata's).
+    pub fn string(&mut self) -> Result<Option<String>> {
+        match self.jstring()? {
+            JString::Null => Ok(None),
+            JString::Text(s) => Ok(Some(s)),
+            JString::Pool(_) => Err(self.error("a string pool reference where none may be")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hostile_counts_fail_before_allocating() {
+        // A UTF-8 string claiming 2^62 bytes.
+        let mut b = vec![string::UTF8];
+        crate::encode::put_varint(&mut b, 1 << 62);
+        let e = Cursor::new(&b).jstring().unwrap_err();
+        assert!(
+            e.message.contains("runs past") || e.message.contains("count"),
+            "{e}"
+        );
+        // A char array claiming more units than bytes.
+        let b = [string::CHARS, 100, 65];
+        assert!(Cursor::new(&b).jstring().is_err());
+    }
+
+    #[test]
+    fn other_encodings() {
+        let b = [
+            string::LATIN1,
+            2,
+            0xe9,
+            b'a',
+            string::CHARS,
+            2,
+            0x68,
+            0xe9,
+            0x01,
+        ];
+        let mut c = Cursor::new(&b);
+        assert_eq!(c.jstring().unwrap(), JString::Text("éa".into()));
+        assert_eq!(c.jstring().unwrap(), JString::Text("hé".into()));
+        assert!(c.is_empty());
+        let b = [string::POOL, 7];
+        assert_eq!(Cursor::new(&b).jstring().unwrap(), JString::Pool(7));
+        assert!(Cursor::new(&b).string().is_err());
+    }
+
+    #[test]
+    fn errors_carry_the_file_offset() {
+        let b = [0x80u8, 0x80];
+        let e = Cursor::at(&b, 1000).varint().unwrap_err();
+        assert_eq!(e.offset, 1002);
+    }
+}

@@ -1,0 +1,367 @@
+//! One `ExportProfilesServiceRequest` (`opentelemetry.proto.collector.profiles.v1development`):
+//! a resource, one scope, one `Profile` per (mode, weight) with samples,
+//! and the dictionary they all index (strings, functions, locations,
+//! stacks, attributes; each table's entry 0 the zero value, as the proto
+//! requires). A frame is a function named by the frame's name, with one
+//! location of one line; a stack lists locations leaf first; a sample's
+//! one attribute is its thread's `thread.name`.
+
+use crate::delta::Samples;
+use crate::model::{ValueType, NO_JAVA_FRAME, NO_JAVA_FRAME_ID};
+use crate::wire::Msg;
+use std::collections::HashMap;
+
+/// Field numbers of the proto messages written here.
+mod field {
+    pub const REQUEST_RESOURCE_PROFILES: u64 = 1;
+    pub const REQUEST_DICTIONARY: u64 = 2;
+    pub const RESOURCE_PROFILES_RESOURCE: u64 = 1;
+    pub const RESOURCE_PROFILES_SCOPE_PROFILES: u64 = 2;
+    pub const RESOURCE_ATTRIBUTES: u64 = 1;
+    pub const SCOPE_PROFILES_SCOPE: u64 = 1;
+    pub const SCOPE_PROFILES_PROFILES: u64 = 2;
+    pub const SCOPE_NAME: u64 = 1;
+    pub const SCOPE_VERSION: u64 = 2;
+    pub const KEY_VALUE_KEY: u64 = 1;
+    pub const KEY_VALUE_VALUE: u64 = 2;
+    pub const ANY_VALUE_STRING: u64 = 1;
+    pub const ANY_VALUE_INT: u64 = 3;
+    pub const PROFILE_SAMPLE_TYPE: u64 = 1;
+    pub const PROFILE_SAMPLES: u64 = 2;
+    pub const PROFILE_TIME_UNIX_NANO: u64 = 3;
+    pub const PROFILE_DURATION_NANO: u64 = 4;
+    pub const PROFILE_PERIOD_TYPE: u64 = 5;
+    pub const PROFILE_PERIOD: u64 = 6;
+    pub const VALUE_TYPE_TYPE: u64 = 1;
+    pub const VALUE_TYPE_UNIT: u64 = 2;
+    pub const SAMPLE_STACK_INDEX: u64 = 1;
+    pub const SAMPLE_ATTRIBUTE_INDICES: u64 = 2;
+    pub const SAMPLE_VALUES: u64 = 4;
+    pub const DICT_MAPPING_TABLE: u64 = 1;
+    pub const DICT_LOCATION_TABLE: u64 = 2;
+    pub const DICT_FUNCTION_TABLE: u64 = 3;
+    pub const DICT_LINK_TABLE: u64 = 4;
+    pub const DICT_STRING_TABLE: u64 = 5;
+    pub const DICT_ATTRIBUTE_TABLE: u64 = 6;
+    pub const DICT_STACK_TABLE: u64 = 7;
+    pub const LOCATION_LINES: u64 = 3;
+    pub const LINE_FUNCTION_INDEX: u64 = 1;
+    pub const FUNCTION_NAME: u64 = 1;
+    pub const STACK_LOCATION_INDICES: u64 = 1;
+    pub const KEY_VALUE_AND_UNIT_KEY: u64 = 1;
+    pub const KEY_VALUE_AND_UNIT_VALUE: u64 = 2;
+}
+
+/// A sample's thread, as the semantic conventions name it.
+pub const THREAD_NAME: &str = "thread.name";
+
+/// A resource attribute's value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Value {
+    Str(String),
+    Int(i64),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Attribute {
+    pub key: String,
+    pub value: Value,
+}
+
+impl Attribute {
+    pub fn str(key: &str, value: &str) -> Self {
+        Attribute {
+            key: key.to_owned(),
+            value: Value::Str(value.to_owned()),
+        }
+    }
+}
+
+/// A request being built: profiles added one mode at a time, then
+/// [`Request::finish`]ed with the resource.
+pub struct Request {
+    strings: Vec<Box<str>>,
+    string_index: HashMap<Box<str>, u32>,
+    /// String index of a function's name -> its index (= its location's).
+    functions: HashMap<u32, u32>,
+    function_table: Msg,
+    stacks: HashMap<Vec<u64>, u32>,
+    stack_table: Msg,
+    /// String index of a thread name -> its attribute's index.
+    attributes: HashMap<u32, u32>,
+    attribute_table: Msg,
+    profiles: Msg,
+    /// Profiles and samples added.
+    pub profile_count: usize,
+    pub sample_count: usize,
+}
+
+impl Default for Request {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Request {
+    pub fn new() -> Self {
+        let mut r = Request {
+            strings: Vec::new(),
+            string_index: HashMap::new(),
+            functions: HashMap::new(),
+            function_table: Msg::default(),
+            stacks: HashMap::new(),
+            stack_table: Msg::default(),
+            attributes: HashMap::new(),
+            attribute_table: Msg::default(),
+            profiles: Msg::default(),
+            profile_count: 0,
+            sample_count: 0,
+        };
+        // Entry 0 of each table is its zero value.
+        r.string("");
+        let zero = Msg::default();
+        r.function_table.msg(field::DICT_FUNCTION_TABLE, &zero);
+        r.stack_table.msg(field::DICT_STACK_TABLE, &zero);
+        r.attribute_table.msg(field::DICT_ATTRIBUTE_TABLE, &zero);
+        r
+    }
+
+    /// Nothing added yet (or only samples of zero).
+    pub fn is_empty(&self) -> bool {
+        self.profile_count == 0
+    }
+
+    fn string(&mut self, s: &str) -> u32 {
+        if let Some(&i) = self.string_index.get(s) {
+            return i;
+        }
+        let i = self.strings.len() as u32;
+        self.strings.push(s.into());
+        self.string_index.insert(s.into(), i);
+        i
+    }
+
+    /// The location (= function) index of a frame name.
+    fn location(&mut self, name: &str) -> u32 {
+        let s = self.string(name);
+        let next = self.functions.len() as u32 + 1;
+        *self.functions.entry(s).or_insert_with(|| {
+            let mut f = Msg::default();
+            f.int(field::FUNCTION_NAME, s as u64);
+            self.function_table.msg(field::DICT_FUNCTION_TABLE, &f);
+            next
+        })
+    }
+
+    fn stack(&mut self, locations: Vec<u64>) -> u32 {
+        let next = self.stacks.len() as u32 + 1;
+        let table = &mut self.stack_table;
+        *self
+            .stacks
+            .entry(locations)
+            .or_insert_with_key(|locations| {
+                let mut s = Msg::default();
+                s.packed(field::STACK_LOCATION_INDICES, locations);
+                table.msg(field::DICT_STACK_TABLE, &s);
+                next
+            })
+    }
+
+    fn thread_attribute(&mut self, name: &str) -> u32 {
+        let key = self.string(THREAD_NAME);
+        let value = self.string(name);
+        let next = self.attributes.len() as u32 + 1;
+        let table = &mut self.attribute_table;
+        let strings = &self.strings;
+        *self.attributes.entry(value).or_insert_with(|| {
+            let mut v = Msg::default();
+            v.bytes(field::ANY_VALUE_STRING, strings[value as usize].as_bytes());
+            let mut a = Msg::default();
+            a.int(field::KEY_VALUE_AND_UNIT_KEY, key as u64);
+            a.msg(field::KEY_VALUE_AND_UNIT_VALUE, &v);
+            table.msg(field::DICT_ATTRIBUTE_TABLE, &a);
+            next
+        })
+    }
+
+    fn value_type(&mut self, (ty, unit): ValueType) -> Msg {
+        let mut m = Msg::default();
+        m.int(field::VALUE_TYPE_TYPE, self.string(ty) as u64);
+        m.int(field::VALUE_TYPE_UNIT, self.string(unit) as u64);
+        m
+    }
+
+    /// Adds one mode's samples: a profile per weight that has a sample,
+    /// covering `duration_ns` from `start_unix_ns`. Samples with the same
+    /// stack and thread (threads of one name) are summed.
+    pub fn add(&mut self, samples: &Samples, start_unix_ns: u64, duration_ns: u64) {
+        if samples.is_empty() {
+            return;
+        }
+        // Each sample's (stack, attribute), once for all weights.
+        let mut keys = Vec::with_capacity(samples.samples.len());
+        let mut thread_attrs: Vec<Option<u32>> = vec![None; samples.threads.len()];
+        for s in &samples.samples {
+            let locations: Vec<u64> = s
+                .frames
+                .iter()
+                .map(|&f| {
+                    let name = match f {
+                        NO_JAVA_FRAME_ID => NO_JAVA_FRAME,
+                        f => samples.names.get(f as usize).map_or("", |n| &**n),
+                    };
+                    self.location(name) as u64
+                })
+                .collect();
+            let stack = self.stack(locations);
+            let t = s.thread as usize;
+            let attr = match thread_attrs.get(t).copied().flatten() {
+                Some(a) => a,
+                None => {
+                    let name = samples.threads.get(t).map_or("", String::as_str);
+                    let a = self.thread_attribute(name);
+                    if let Some(slot) = thread_attrs.get_mut(t) {
+                        *slot = Some(a);
+                    }
+                    a
+                }
+            };
+            keys.push((stack, attr));
+        }
+        for (w, &ty) in samples.weights.iter().enumerate() {
+            let mut sums: Vec<((u32, u32), u64)> = Vec::new();
+            let mut at: HashMap<(u32, u32), usize> = HashMap::new();
+            for (s, &key) in samples.samples.iter().zip(&keys) {
+                let v = s.values[w];
+                if v == 0 {
+                    continue;
+                }
+                match at.get(&key) {
+                    Some(&i) => sums[i].1 = sums[i].1.saturating_add(v),
+                    None => {
+                        at.insert(key, sums.len());
+                        sums.push((key, v));
+                    }
+                }
+            }
+            if sums.is_empty() {
+                continue;
+            }
+            let mut p = Msg::default();
+            let vt = self.value_type(ty);
+            p.msg(field::PROFILE_SAMPLE_TYPE, &vt);
+            for ((stack, attr), v) in &sums {
+                let mut s = Msg::default();
+                s.int(field::SAMPLE_STACK_INDEX, *stack as u64);
+                s.packed(field::SAMPLE_ATTRIBUTE_INDICES, &[*attr as u64]);
+                s.packed(field::SAMPLE_VALUES, &[(*v).min(i64::MAX as u64)]);
+                p.msg(field::PROFILE_SAMPLES, &s);
+            }
+            p.fixed64(field::PROFILE_TIME_UNIX_NANO, start_unix_ns);
+            p.int(field::PROFILE_DURATION_NANO, duration_ns);
+            if let Some((period_type, period)) = samples.period {
+                let pt = self.value_type(period_type);
+                p.msg(field::PROFILE_PERIOD_TYPE, &pt);
+                p.int(field::PROFILE_PERIOD, period.max(0) as u64);
+            }
+            self.profiles.msg(field::SCOPE_PROFILES_PROFILES, &p);
+            self.profile_count += 1;
+            self.sample_count += sums.len();
+        }
+    }
+
+    /// The request's bytes (not compressed): `resource` its attributes,
+    /// `scope` the instrumentation scope's (name, version).
+    pub fn finish(
+        self,
+        resource: &[Attribute],
+        (scope_name, scope_version): (&str, &str),
+    ) -> Vec<u8> {
+        let mut attrs = Msg::default();
+        for a in resource {
+            let mut v = Msg::default();
+            match &a.value {
+                Value::Str(s) => v.bytes(field::ANY_VALUE_STRING, s.as_bytes()),
+                Value::Int(i) => v.int(field::ANY_VALUE_INT, *i as u64),
+            }
+            let mut kv = Msg::default();
+            kv.bytes(field::KEY_VALUE_KEY, a.key.as_bytes());
+            kv.msg(field::KEY_VALUE_VALUE, &v);
+            attrs.msg(field::RESOURCE_ATTRIBUTES, &kv);
+        }
+        let mut scope = Msg::default();
+        scope.bytes(field::SCOPE_NAME, scope_name.as_bytes());
+        scope.bytes(field::SCOPE_VERSION, scope_version.as_bytes());
+        let mut scope_profiles = Msg::default();
+        scope_profiles.msg(field::SCOPE_PROFILES_SCOPE, &scope);
+        scope_profiles.buf.extend_from_slice(&self.profiles.buf);
+        let mut resource_profiles = Msg::default();
+        resource_profiles.msg(field::RESOURCE_PROFILES_RESOURCE, &attrs);
+        resource_profiles.msg(field::RESOURCE_PROFILES_SCOPE_PROFILES, &scope_profiles);
+
+        let mut dict = Msg::default();
+        let zero = Msg::default();
+        dict.msg(field::DICT_MAPPING_TABLE, &zero);
+        // Locations: entry 0 empty, then one per function, of the same index.
+        dict.msg(field::DICT_LOCATION_TABLE, &zero);
+        for f in 1..=self.functions.len() as u64 {
+            let mut line = Msg::default();
+            line.int(field::LINE_FUNCTION_INDEX, f);
+            let mut loc = Msg::default();
+            loc.msg(field::LOCATION_LINES, &line);
+            dict.msg(field::DICT_LOCATION_TABLE, &loc);
+        }
+        dict.buf.extend_from_slice(&self.function_table.buf);
+        dict.msg(field::DICT_LINK_TABLE, &zero);
+        for s in &self.strings {
+            dict.bytes(field::DICT_STRING_TABLE, s.as_bytes());
+        }
+        dict.buf.extend_from_slice(&self.attribute_table.buf);
+        dict.buf.extend_from_slice(&self.stack_table.buf);
+
+        let mut request = Msg::default();
+        request.msg(field::REQUEST_RESOURCE_PROFILES, &resource_profiles);
+        request.msg(field::REQUEST_DICTIONARY, &dict);
+        request.buf
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::delta::Sample;
+    use crate::model::types;
+
+    /// Tables start with their zero value; a repeated frame, stack and
+    /// thread are written once; a weight without samples has no profile.
+    #[test]
+    fn dictionary_is_shared_and_deduplicated() {
+        let samples = Samples {
+            weights: &[types::CONTENTIONS, types::DELAY],
+            period: None,
+            names: vec!["a".into(), "b".into()],
+            threads: vec!["t1".into(), "t1".into()],
+            samples: vec![
+                Sample {
+                    thread: 0,
+                    frames: vec![1, 0],
+                    values: [1, 0, 0],
+                },
+                Sample {
+                    thread: 1,
+                    frames: vec![1, 0],
+                    values: [2, 0, 0],
+                },
+            ],
+        };
+        let mut r = Request::new();
+        r.add(&samples, 1, 2);
+        assert_eq!((r.profile_count, r.sample_count), (1, 1));
+        assert_eq!(r.functions.len(), 2);
+        assert_eq!(r.stacks.len(), 1);
+        assert_eq!(r.attributes.len(), 1);
+        assert_eq!(&*r.strings[0], "");
+        let bytes = r.finish(&[Attribute::str("service.name", "x")], ("profrj", "0"));
+        assert!(bytes.len() > 40);
+    }
+}

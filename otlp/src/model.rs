@@ -1,0 +1,83 @@
+//! The format-neutral model a mode hands out: call trees with named weights.
+
+/// A weight's (type, unit), as pprof and OTLP's `ValueType` name them.
+pub type ValueType = (&'static str, &'static str);
+
+/// The most weights one mode has (profile's calls, wall and CPU time).
+pub const MAX_WEIGHTS: usize = 3;
+
+/// A node's own weights, in the order of [`CallTrees::weights`] (the
+/// unused ones 0).
+pub type Weights = [u64; MAX_WEIGHTS];
+
+/// The parent of a thread's outermost frames.
+pub const ROOT: u32 = u32::MAX;
+
+/// The frame of events without a Java frame (a thread in native code or
+/// the VM only), as snapshot readers name it; a mode may use
+/// [`NO_JAVA_FRAME_ID`] for it without having the name among its own.
+pub const NO_JAVA_FRAME: &str = "[no Java frame]";
+pub const NO_JAVA_FRAME_ID: u32 = u32::MAX - 2;
+
+/// The sample types profrj sends, named as pprof names them (Go's runtime
+/// profiles where one exists: what backends such as Pyroscope recognise).
+pub mod types {
+    use super::ValueType;
+    /// Sampling: every sample, whatever the thread's state (`elapsed`).
+    pub const SAMPLES: ValueType = ("samples", "count");
+    /// Sampling: samples that found the thread RUNNABLE (`hits`).
+    pub const RUNNABLE_SAMPLES: ValueType = ("runnable_samples", "count");
+    /// What one sample of `event=cpu` stands for (the period type).
+    pub const CPU_PERIOD: ValueType = ("cpu", "nanoseconds");
+    /// What one sample of `event=wall` stands for (the period type).
+    pub const WALL_PERIOD: ValueType = ("wall", "nanoseconds");
+    /// Profile: calls, and their time without callees.
+    pub const CALLS: ValueType = ("calls", "count");
+    pub const WALL: ValueType = ("wall", "nanoseconds");
+    pub const CPU: ValueType = ("cpu", "nanoseconds");
+    /// Alloc: estimated objects and bytes allocated (Go's heap profile).
+    pub const ALLOC_OBJECTS: ValueType = ("alloc_objects", "count");
+    pub const ALLOC_SPACE: ValueType = ("alloc_space", "bytes");
+    /// Alloc with `live`, in a snapshot: the sampled objects still reachable.
+    pub const INUSE_OBJECTS: ValueType = ("inuse_objects", "count");
+    pub const INUSE_SPACE: ValueType = ("inuse_space", "bytes");
+    /// Lock: contended acquisitions and nanoseconds waited (Go's mutex profile).
+    pub const CONTENTIONS: ValueType = ("contentions", "count");
+    pub const DELAY: ValueType = ("delay", "nanoseconds");
+}
+
+/// One mode's data: per thread, a call tree of frame names, each node with
+/// its own weights (events that ended on it, callees not included).
+/// Figures are cumulative since the mode started; a [`crate::Keeper`]
+/// makes deltas of them.
+#[derive(Clone, Debug, Default)]
+pub struct CallTrees {
+    /// What each weight is, in order (at most [`MAX_WEIGHTS`]).
+    pub weights: &'static [ValueType],
+    /// What one event stands for, and how much: a sampler's
+    /// `("cpu", "nanoseconds")` and its interval.
+    pub period: Option<(ValueType, i64)>,
+    /// Frame names by id. Between two calls of one keeper, ids keep their
+    /// names (the list only grows): a mode's interned names are.
+    pub names: Vec<Box<str>>,
+    pub threads: Vec<ThreadTree>,
+}
+
+/// One thread's tree.
+#[derive(Clone, Debug, Default)]
+pub struct ThreadTree {
+    /// Tells threads apart across calls (the agent's thread id).
+    pub key: u64,
+    pub name: String,
+    /// Every node after its parent.
+    pub nodes: Vec<Node>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Node {
+    /// Index of the parent in [`ThreadTree::nodes`], or [`ROOT`].
+    pub parent: u32,
+    /// Index into [`CallTrees::names`].
+    pub name: u32,
+    pub own: Weights,
+}
