@@ -67,16 +67,19 @@ const WORKLOADS: &[(&str, &str, f64, Option<&str>)] = &[
         80.0,
         Some("updateBytesCRC32"),
     ),
+    // The loops' floor leaves room for main()'s set-up before the loop
+    // (interpreted warm-up, class loading: 6.5% of the program's samples at
+    // load ~17); the stub named on top is what tells a recovered walk.
     (
         "lambdas",
         "profrj.harness.StubWorkloads.lambdaLoop()",
-        95.0,
+        85.0,
         Some("itable stub"),
     ),
     (
         "megamorphic",
         "profrj.harness.StubWorkloads.megamorphicLoop()",
-        95.0,
+        85.0,
         Some("vtable stub"),
     ),
     ("indexof", "java.lang.String.indexOf()", 80.0, None),

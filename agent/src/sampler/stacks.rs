@@ -407,6 +407,21 @@ impl<'a> Walker<'a> {
             }
             return;
         };
+        if frames.is_empty() {
+            // No Java frame at all (the Signal Dispatcher, busy in the VM):
+            // deferred samples keep the failure they came with, and this
+            // tick's count as a walk that found no Java frame, as a signal's.
+            if let Some(d) = deferred {
+                crate::jfr::synthetic(id, d.failure, d.state, d.owed, d.hits);
+                fold_synthetic(tree, names, keys, counters, d.failure, d.owed, d.hits);
+            }
+            let name = failure_name(0);
+            crate::jfr::synthetic(id, name, state, weight, hit);
+            fold_synthetic(tree, names, keys, counters, name, weight, hit);
+            st.leaf = None;
+            st.walk_failed = true;
+            return;
+        }
         let t1 = clock::now_ns();
         let mut namer = Namer {
             jvmti,
