@@ -9,6 +9,7 @@
 //! allocation probe's class on the class path); the report says how many
 //! methods were edited and why any were refused.
 
+use crate::error::CliError;
 use profrj_bytecode::code::{decode_code, Insn, VType};
 use profrj_bytecode::edit::{
     add_counting, edit_method, line_probes, plan_counters, probe_allocations, probe_everywhere,
@@ -57,7 +58,7 @@ struct Probes {
     counters: bool,
 }
 
-fn parse_probes(s: &str) -> Result<Probes, String> {
+fn parse_probes(s: &str) -> Result<Probes, CliError> {
     let mut p = Probes::default();
     for k in s.split(',') {
         match k.trim() {
@@ -68,9 +69,9 @@ fn parse_probes(s: &str) -> Result<Probes, String> {
             "allocations" => p.allocations = true,
             "counters" => p.counters = true,
             other => {
-                return Err(format!(
+                return Err(CliError::Input(format!(
                 "unknown probe kind {other:?} (entry, exit, catch, lines, allocations, counters)"
-            ))
+            )))
             }
         }
     }
@@ -93,10 +94,10 @@ struct Report {
     counters: usize,
 }
 
-pub fn run(args: Args) -> Result<(), String> {
+pub fn run(args: Args) -> Result<(), CliError> {
     let t = std::time::Instant::now();
     let out = std::fs::File::create(&args.output)
-        .map_err(|e| format!("{}: {e}", args.output.display()))?;
+        .map_err(|e| CliError::Input(format!("{}: {e}", args.output.display())))?;
     let mut zout = zip::ZipWriter::new(out);
     // A directory (e.g. a `jimage extract` of the JDK, 120 MB) is written
     // uncompressed: the output is for tools, and deflate would dominate.
@@ -107,10 +108,10 @@ pub fn run(args: Args) -> Result<(), String> {
     };
     let opts = zip::write::SimpleFileOptions::default().compression_method(method);
     let (owner, method) = args.alloc_call.rsplit_once('.').ok_or_else(|| {
-        format!(
+        CliError::Input(format!(
             "--alloc-call {}: expected pkg/Class.method",
             args.alloc_call
-        )
+        ))
     })?;
     let kinds = Kinds {
         probes: args.probes,
@@ -121,16 +122,20 @@ pub fn run(args: Args) -> Result<(), String> {
     let mut report = Report::default();
     for_each_input(&args.input, &mut |name, data| {
         let Some(mut data) = data else {
-            return zout.add_directory(name, opts).map_err(|e| e.to_string());
+            return zout
+                .add_directory(name, opts)
+                .map_err(|e| CliError::Output(e.to_string()));
         };
         if name.ends_with(".class") {
             report.bytes += data.len();
             data = rewrite(data, &kinds, &mut report);
         }
-        zout.start_file(name, opts).map_err(|e| e.to_string())?;
-        zout.write_all(&data).map_err(|e| e.to_string())
+        zout.start_file(name, opts)
+            .map_err(|e| CliError::Output(e.to_string()))?;
+        zout.write_all(&data)
+            .map_err(|e| CliError::Output(e.to_string()))
     })?;
-    zout.finish().map_err(|e| e.to_string())?;
+    zout.finish().map_err(|e| CliError::Output(e.to_string()))?;
     let secs = t.elapsed().as_secs_f64();
     println!(
         "{} classes ({:.1} MB), {} methods with code: {} edited, {} refused; {} classes unreadable (copied as they were); {secs:.2} s",
@@ -163,13 +168,13 @@ pub fn run(args: Args) -> Result<(), String> {
 }
 
 /// What `for_each_input` calls per entry: its name, its bytes (`None` for a directory).
-type Visit<'a> = dyn FnMut(&str, Option<Vec<u8>>) -> Result<(), String> + 'a;
+type Visit<'a> = dyn FnMut(&str, Option<Vec<u8>>) -> Result<(), CliError> + 'a;
 
 /// Calls `f` with each entry of a jar, or each file under a directory (named
 /// by its relative path, `/`-separated, in sorted order); `None` data for a
 /// directory entry of a jar.
-fn for_each_input(input: &Path, f: &mut Visit<'_>) -> Result<(), String> {
-    let at = |e: &dyn std::fmt::Display| format!("{}: {e}", input.display());
+fn for_each_input(input: &Path, f: &mut Visit<'_>) -> Result<(), CliError> {
+    let at = |e: &dyn std::fmt::Display| CliError::Input(format!("{}: {e}", input.display()));
     if input.is_dir() {
         let mut files = Vec::new();
         let mut dirs = vec![input.to_path_buf()];
@@ -187,7 +192,8 @@ fn for_each_input(input: &Path, f: &mut Visit<'_>) -> Result<(), String> {
         for p in files {
             let rel = p.strip_prefix(input).map_err(|e| at(&e))?;
             let name: Vec<_> = rel.iter().map(|c| c.to_string_lossy()).collect();
-            let data = std::fs::read(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+            let data =
+                std::fs::read(&p).map_err(|e| CliError::Input(format!("{}: {e}", p.display())))?;
             f(&name.join("/"), Some(data))?;
         }
         return Ok(());
@@ -195,7 +201,9 @@ fn for_each_input(input: &Path, f: &mut Visit<'_>) -> Result<(), String> {
     let file = std::fs::File::open(input).map_err(|e| at(&e))?;
     let mut zin = zip::ZipArchive::new(file).map_err(|e| at(&e))?;
     for i in 0..zin.len() {
-        let mut entry = zin.by_index(i).map_err(|e| e.to_string())?;
+        let mut entry = zin
+            .by_index(i)
+            .map_err(|e| CliError::Input(e.to_string()))?;
         let name = entry.name().to_owned();
         if entry.is_dir() {
             f(&name, None)?;
@@ -204,7 +212,7 @@ fn for_each_input(input: &Path, f: &mut Visit<'_>) -> Result<(), String> {
         let mut data = Vec::new();
         entry
             .read_to_end(&mut data)
-            .map_err(|e| format!("{name}: {e}"))?;
+            .map_err(|e| CliError::Input(format!("{name}: {e}")))?;
         f(&name, Some(data))?;
     }
     Ok(())

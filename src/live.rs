@@ -10,6 +10,7 @@
 //! most 1 MiB of it, and printed with its control characters escaped.
 
 use crate::attach::{as_target_user, Dir, Target};
+use crate::error::CliError;
 use crate::printable::printable;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -31,20 +32,22 @@ pub struct PidArgs {
 }
 
 /// `10s`, `500ms`, `2m`.
-fn parse_duration(s: &str) -> Result<Duration, String> {
+fn parse_duration(s: &str) -> Result<Duration, CliError> {
     let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
     let (n, unit) = s.split_at(split);
-    let n: u64 = n
-        .parse()
-        .map_err(|_| format!("'{s}': a whole number with a unit, e.g. 10s or 500ms"))?;
+    let n: u64 = n.parse().map_err(|_| {
+        CliError::Attach(format!(
+            "'{s}': a whole number with a unit, e.g. 10s or 500ms"
+        ))
+    })?;
     let d = match unit {
         "ms" => Duration::from_millis(n),
         "s" | "" => Duration::from_secs(n),
         "m" => Duration::from_secs(n * 60),
-        _ => return Err(format!("'{s}': unit ms, s or m")),
+        _ => return Err(CliError::Attach(format!("'{s}': unit ms, s or m"))),
     };
     if d.is_zero() {
-        return Err("the timeout must be more than 0".into());
+        return Err(CliError::Attach("the timeout must be more than 0".into()));
     }
     Ok(d)
 }
@@ -68,10 +71,12 @@ pub struct DumpArgs {
 }
 
 /// Sends `options` (a command and its options) to the agent in `args.pid`.
-pub fn send(args: &PidArgs, options: &str) -> Result<(), String> {
+pub fn send(args: &PidArgs, options: &str) -> Result<(), CliError> {
     let target = Target::find(args.pid, args.timeout)?;
     let library = agent_library(args.agent.as_ref())?;
-    let tmp = target.tmp().map_err(|e| format!("cannot reach {e}"))?;
+    let tmp = target
+        .tmp()
+        .map_err(|e| CliError::Attach(format!("cannot reach {e}")))?;
     let library = if target.foreign_root() {
         copy_into(&target, &tmp, &library)?
     } else {
@@ -79,8 +84,11 @@ pub fn send(args: &PidArgs, options: &str) -> Result<(), String> {
     };
     let (uid, gid) = target.owner();
     // The directory is dropped (removed with the reply) on every path below.
-    let reply_dir = as_target_user(uid, gid, || tmp.private_dir())
-        .map_err(|e| format!("cannot make a reply directory in the JVM's /tmp: {e}"))?;
+    let reply_dir = as_target_user(uid, gid, || tmp.private_dir()).map_err(|e| {
+        CliError::Attach(format!(
+            "cannot make a reply directory in the JVM's /tmp: {e}"
+        ))
+    })?;
     let full = format!(
         "{options}{}reply={}",
         if options.is_empty() { "" } else { "," },
@@ -90,7 +98,7 @@ pub fn send(args: &PidArgs, options: &str) -> Result<(), String> {
     let text = as_target_user(uid, gid, || {
         Ok(reply_dir.dir.read_owned("reply", uid, MAX_REPLY))
     })
-    .map_err(|e| e.to_string())
+    .map_err(|e| CliError::Attach(e.to_string()))
     .and_then(|r| r);
     match text {
         Ok(bytes) => {
@@ -101,35 +109,35 @@ pub fn send(args: &PidArgs, options: &str) -> Result<(), String> {
                 println!("{message}");
                 Ok(())
             } else {
-                Err(message.to_owned())
+                Err(CliError::Agent(message.to_owned()))
             }
         }
         Err(_) if code == 0 => {
             println!("agent loaded (return code 0)");
             Ok(())
         }
-        Err(_) => Err(format!(
+        Err(_) => Err(CliError::Attach(format!(
             "the agent failed with return code {code}; its message is on the JVM's stderr"
-        )),
+        ))),
     }
 }
 
 /// libprofrj.so: `--agent`, else $PROFRJ_AGENT, else next to this executable.
-fn agent_library(explicit: Option<&PathBuf>) -> Result<PathBuf, String> {
+fn agent_library(explicit: Option<&PathBuf>) -> Result<PathBuf, CliError> {
     let path = match explicit {
         Some(p) => p.clone(),
         None => match std::env::var_os("PROFRJ_AGENT") {
             Some(p) => PathBuf::from(p),
             None => std::env::current_exe()
-                .map_err(|e| format!("cannot locate this program: {e}"))?
+                .map_err(|e| CliError::Attach(format!("cannot locate this program: {e}")))?
                 .with_file_name("libprofrj.so"),
         },
     };
     let path = path.canonicalize().map_err(|e| {
-        format!(
+        CliError::Attach(format!(
             "agent library {}: {e} (build it with `cargo build --release`, or pass --agent PATH)",
             path.display()
-        )
+        ))
     })?;
     Ok(path)
 }
@@ -141,10 +149,11 @@ fn agent_library(explicit: Option<&PathBuf>) -> Result<PathBuf, String> {
 /// JVM's root); the directory and the file are used only if they are the
 /// JVM's user's and not links, and a new copy is written to a fresh name and
 /// renamed into place.
-fn copy_into(target: &Target, tmp: &Dir, library: &Path) -> Result<String, String> {
+fn copy_into(target: &Target, tmp: &Dir, library: &Path) -> Result<String, CliError> {
     let (uid, gid) = target.owner();
     let dir_name = format!(".profrj-lib-{uid}");
-    let ours = std::fs::read(library).map_err(|e| format!("{}: {e}", library.display()))?;
+    let ours = std::fs::read(library)
+        .map_err(|e| CliError::Attach(format!("{}: {e}", library.display())))?;
     let shown = tmp.jvm_path(&dir_name);
     let dir = as_target_user(uid, gid, || {
         match tmp.make_dir(&dir_name, 0o700) {
@@ -153,7 +162,11 @@ fn copy_into(target: &Target, tmp: &Dir, library: &Path) -> Result<String, Strin
         }
         tmp.sub_dir(&dir_name)
     })
-    .map_err(|e| format!("cannot make the JVM's {shown} (a directory, not a link): {e}"))?;
+    .map_err(|e| {
+        CliError::Attach(format!(
+            "cannot make the JVM's {shown} (a directory, not a link): {e}"
+        ))
+    })?;
     check_private_dir(&dir, &shown, uid)?;
     let inside = dir.jvm_path("libprofrj.so");
     let current = as_target_user(uid, gid, || {
@@ -163,20 +176,22 @@ fn copy_into(target: &Target, tmp: &Dir, library: &Path) -> Result<String, Strin
         return Ok(inside);
     }
     as_target_user(uid, gid, || Ok(dir.write_atomically("libprofrj.so", &ours)))
-        .map_err(|e| e.to_string())
+        .map_err(|e| CliError::Attach(e.to_string()))
         .and_then(|r| r)
-        .map_err(|e| format!("copying the agent into the JVM's /tmp: {e}"))?;
+        .map_err(|e| CliError::Attach(format!("copying the agent into the JVM's /tmp: {e}")))?;
     Ok(inside)
 }
 
 /// `dir` must be a directory owned by `uid`, closed to others.
-fn check_private_dir(dir: &Dir, shown: &str, uid: u32) -> Result<(), String> {
+fn check_private_dir(dir: &Dir, shown: &str, uid: u32) -> Result<(), CliError> {
     use std::os::unix::fs::MetadataExt;
-    let meta = dir.metadata().map_err(|e| format!("{shown}: {e}"))?;
+    let meta = dir
+        .metadata()
+        .map_err(|e| CliError::Attach(format!("{shown}: {e}")))?;
     if !meta.file_type().is_dir() || meta.uid() != uid || meta.mode() & 0o077 != 0 {
-        return Err(format!(
+        return Err(CliError::Attach(format!(
             "the JVM's {shown} is not a directory of uid {uid} closed to others; refusing to put the agent there"
-        ));
+        )));
     }
     Ok(())
 }
@@ -187,9 +202,12 @@ mod tests {
 
     #[test]
     fn durations() {
-        assert_eq!(parse_duration("10s"), Ok(Duration::from_secs(10)));
-        assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
-        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("10s").ok(), Some(Duration::from_secs(10)));
+        assert_eq!(
+            parse_duration("250ms").ok(),
+            Some(Duration::from_millis(250))
+        );
+        assert_eq!(parse_duration("2m").ok(), Some(Duration::from_secs(120)));
         assert!(parse_duration("0s").is_err());
         assert!(parse_duration("fast").is_err());
         assert!(parse_duration("3h").is_err());

@@ -1,4 +1,10 @@
 //! `profrj`: the command-line side of the profiler.
+#![deny(missing_docs)]
+#![warn(
+    unsafe_op_in_unsafe_fn,
+    clippy::undocumented_unsafe_blocks,
+    clippy::missing_safety_doc
+)]
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -6,6 +12,7 @@ use std::process::ExitCode;
 mod attach;
 mod convert;
 mod diff;
+mod error;
 mod flame;
 mod instrument;
 mod live;

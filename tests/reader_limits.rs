@@ -337,10 +337,11 @@ fn capped(args: &[&str], limit: u64) -> (bool, u64) {
 
 /// Issue 29, item 6: converters stream. 20 threads, each a 1,600-deep chain
 /// of its own methods with a sample at every level (a 2 MB snapshot, a
-/// 32,000-node model), spell out 240 MB of collapsed stacks and 120 MB of
-/// HPROF traces; each converter runs in 64 MiB of address space, whatever
-/// its output. The old ones held their output, and pprof every stack twice:
-/// 540, 490 and 115 MB of resident memory here.
+/// 32,000-node model), spell out 240 MB of collapsed stacks, 120 MB of
+/// HPROF traces, 62 MB of OTLP stacks and 550 MB of JFR stack traces; each
+/// converter runs in 64 MiB of address space, whatever its output. The old
+/// ones held their output, and pprof every stack twice: 540, 490, 115 and
+/// (OTLP) 560 MB of resident memory here.
 #[test]
 fn converters_stream_their_output_in_bounded_memory() {
     let dir = temp_dir("streaming");
@@ -362,6 +363,8 @@ fn converters_stream_their_output_in_bounded_memory() {
     let path = dir.join("wide-deep.xml");
     std::fs::write(&path, xml).unwrap();
     let p = path.display().to_string();
+    let jfr = dir.join("wide-deep.jfr");
+    let j = jfr.display().to_string();
     // The new converters run in 24 MiB of address space here; the old ones
     // aborted under 64 MiB.
     const LIMIT: u64 = 64 << 20;
@@ -375,9 +378,18 @@ fn converters_stream_their_output_in_bounded_memory() {
             vec!["convert", "--to", "hprof", "--depth", "100", &p],
             100 << 20,
         ),
+        // Its stack table spells out every path (62 MB).
+        (vec!["convert", "--to", "otlp", &p], 50 << 20),
+        // Its stack-trace pool spells out every path (2,048 frames at most
+        // each: 550 MB), written to the file, not to stdout.
+        (vec!["convert", "--to", "jfr", "-o", &j, &p], 100 << 20),
     ] {
-        let (ok, bytes) = capped(&args, LIMIT);
+        let (ok, mut bytes) = capped(&args, LIMIT);
         assert!(ok, "{args:?} failed in {} MiB", LIMIT >> 20);
+        if args.contains(&"-o") {
+            bytes = std::fs::metadata(&jfr).map_or(0, |m| m.len());
+            std::fs::remove_file(&jfr).unwrap();
+        }
         assert!(bytes >= least_output, "{args:?}: only {bytes} bytes out");
     }
 }

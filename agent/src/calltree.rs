@@ -6,7 +6,8 @@
 //! recursion: stacks may be thousands of frames deep.
 
 use crate::methods::NameId;
-use std::collections::HashMap;
+use crate::threads::{ThreadId, ThreadRecord};
+use std::collections::{HashMap, HashSet};
 use std::ops::AddAssign;
 
 const NONE: u32 = u32::MAX;
@@ -130,35 +131,6 @@ impl<W: Weights> WeightTree<W> {
         self.nodes.len() - 1
     }
 
-    /// The tree as the OTLP model's nodes (parents first, as they are
-    /// here), each with its own weights as `own` gives them; and the
-    /// weights on the outermost nodes (the thread's [`WeightTree::totals`]
-    /// less these are its events with an empty stack).
-    pub fn model_nodes(
-        &self,
-        own: impl Fn(&W) -> profrj_otlp::Weights,
-    ) -> (Vec<profrj_otlp::Node>, W) {
-        let mut on_nodes = W::default();
-        let nodes = self.nodes[1..]
-            .iter()
-            .map(|n| {
-                if n.parent == 0 {
-                    on_nodes += n.cumulated;
-                }
-                profrj_otlp::Node {
-                    parent: if n.parent == 0 {
-                        profrj_otlp::ROOT
-                    } else {
-                        n.parent - 1
-                    },
-                    name: n.name,
-                    own: own(&n.own),
-                }
-            })
-            .collect();
-        (nodes, on_nodes)
-    }
-
     /// Visits the tree depth-first, heaviest children first. Every non-leaf
     /// `Enter` is matched by one `Leave`.
     pub fn walk(
@@ -220,97 +192,78 @@ pub enum Visit<'a, W> {
     Leave,
 }
 
-/// A thread's name for the OTLP model, from the thread records.
-pub fn thread_name(
-    threads: &[crate::threads::ThreadRecord],
-    id: crate::threads::ThreadId,
-) -> String {
-    threads
-        .get(id.0 as usize)
-        .map_or_else(|| format!("thread {}", id.0), |t| t.name.clone())
+/// Frames named `names` (by [`NameId`]), `classes` the class frames (the
+/// allocated class, the monitor's), for the model.
+pub fn frames(names: &[Box<str>], classes: &HashSet<NameId>) -> Vec<crate::model::Frame> {
+    names
+        .iter()
+        .enumerate()
+        .map(|(id, name)| crate::model::Frame {
+            name: name.clone(),
+            class: classes.contains(&(id as NameId)),
+            descriptor: None,
+            line: None,
+        })
+        .collect()
 }
 
-/// A mode's trees as the OTLP model's: each thread's nodes with their own
-/// weights as `own` gives them (a weighted section's: alloc, lock).
-pub fn call_trees<W: Weights>(
-    weights: &'static [profrj_otlp::ValueType],
-    names: Vec<Box<str>>,
-    trees: &HashMap<crate::threads::ThreadId, WeightTree<W>>,
-    threads: &[crate::threads::ThreadRecord],
-    own: impl Fn(&W) -> profrj_otlp::Weights,
-) -> profrj_otlp::CallTrees {
-    profrj_otlp::CallTrees {
-        weights,
-        period: None,
-        names,
-        threads: trees
-            .iter()
-            .map(|(id, tree)| profrj_otlp::ThreadTree {
-                key: id.0 as u64,
-                name: thread_name(threads, *id),
-                nodes: tree.model_nodes(&own).0,
-            })
-            .collect(),
-    }
-}
-
-/// The `<thread>` start tag of a weighted call-tree section (`<alloc>`,
-/// `<lock>`): the thread's name, CPU time, life in `window` and whether it
-/// is alive, as `<sampler>` writes them; the section adds its totals.
-pub fn thread_start(
-    t: &crate::threads::ThreadRecord,
+/// The model's trees of the threads in `threads` (by id) that lived in
+/// `window` and have a non-empty tree in `trees`, in thread order; each
+/// node's values from `figures` (see [`WeightTree::to_model`]).
+pub fn threads_in_window<W: Weights>(
+    trees: &HashMap<ThreadId, WeightTree<W>>,
+    threads: &[ThreadRecord],
     window: (u64, u64),
-) -> quick_xml::events::BytesStart<'static> {
-    use profrj_format::calls::{CPU_TIME, IS_ALIVE, NAME, THREAD};
-    use profrj_format::sampler::thread::ELAPSED_TIME;
-    let mut el = quick_xml::events::BytesStart::new(THREAD);
-    el.push_attribute((NAME, crate::xml::name(&t.name).as_ref()));
-    el.push_attribute((CPU_TIME, t.cpu_ns.to_string().as_str()));
-    el.push_attribute((ELAPSED_TIME, t.elapsed_ns(window).to_string().as_str()));
-    el.push_attribute((IS_ALIVE, profrj_format::boolean(t.is_alive())));
-    el
+    figures: impl Fn(&mut Vec<u64>, &W, &W) + Copy,
+) -> Vec<crate::model::ThreadTree> {
+    let mut out = Vec::new();
+    for (i, t) in threads.iter().enumerate() {
+        let id = ThreadId(i as u32);
+        let Some(tree) = trees.get(&id) else {
+            continue;
+        };
+        if t.lived_in(window) && !tree.is_empty() {
+            out.push(tree.to_model(Some(id), figures));
+        }
+    }
+    out
 }
 
-/// Writes a tree's nodes as `<profile name=… [class="true"] …>` elements,
-/// nested as the tree is (the `<alloc>` and `<lock>` sections' shape):
-/// `names` by [`NameId`], `classes` the names that are class frames, and
-/// `figures` appending a node's own and cumulated attributes to its tag.
-pub fn write_nodes<W: Weights>(
-    w: &mut crate::snapshot::XmlWriter,
-    tree: &WeightTree<W>,
-    (names, classes): (&[Box<str>], &std::collections::HashSet<NameId>),
-    escaped: &mut crate::xml::EscapedNames,
-    figures: impl Fn(&mut String, &W, &W),
-) -> std::io::Result<()> {
-    use profrj_format::alloc::node::{CLASS, NAME};
-    use profrj_format::calls::NODE;
-    use quick_xml::events::{BytesEnd, BytesStart, Event};
-    let mut buf = String::with_capacity(256);
-    tree.walk(|v| match v {
-        Visit::Enter {
-            name,
-            own,
-            cumulated,
-            leaf,
-        } => {
-            let text = names.get(name as usize).map_or("", |s| &**s);
-            let esc = escaped.get(name, text);
-            buf.clear();
-            buf.push_str(NODE);
-            crate::xml::push_attribute(&mut buf, NAME, esc);
-            if classes.contains(&name) {
-                crate::xml::push_attribute(&mut buf, CLASS, profrj_format::TRUE);
+impl<W: Weights> WeightTree<W> {
+    /// The tree in the model's form ([`crate::model::ThreadTree`]): nodes
+    /// depth first, heaviest children first; `figures` appends a node's
+    /// values given its own and cumulated weights (the root's too, from
+    /// zero own weights and the thread's totals).
+    pub fn to_model(
+        &self,
+        thread: Option<crate::threads::ThreadId>,
+        figures: impl Fn(&mut Vec<u64>, &W, &W),
+    ) -> crate::model::ThreadTree {
+        let mut values = Vec::new();
+        figures(&mut values, &W::default(), &self.nodes[0].cumulated);
+        let mut tree = crate::model::ThreadTree::new(thread, values.clone());
+        let mut depth = 0u32;
+        let _ = self.walk(|v| {
+            match v {
+                Visit::Enter {
+                    name,
+                    own,
+                    cumulated,
+                    leaf,
+                } => {
+                    values.clear();
+                    figures(&mut values, own, cumulated);
+                    tree.push(name, depth + 1, &values);
+                    if !leaf {
+                        depth += 1;
+                    }
+                }
+                Visit::Leave => depth -= 1,
             }
-            figures(&mut buf, own, cumulated);
-            let el = BytesStart::from_content(buf.as_str(), NODE.len());
-            w.write_event(if leaf {
-                Event::Empty(el)
-            } else {
-                Event::Start(el)
-            })
-        }
-        Visit::Leave => w.write_event(Event::End(BytesEnd::new(NODE))),
-    })
+            Ok(())
+        });
+        tree
+    }
 }
 
 #[cfg(test)]

@@ -5,15 +5,14 @@
 //! whose `# Safety` says which call of the VM it is written for; what the
 //! VM guarantees for that call is what makes its handles sound.
 
-use crate::agent::{self, Edge};
-use crate::modes::EntryPoints;
-use crate::sampler::signal::code_map;
-use crate::sampler::Sampler;
+use crate::agent;
+use crate::code_map;
+use crate::events::Allocation;
+use crate::host::{self, Edge, ThreadBody};
 use crate::vm::sys::{JvmtiEnv, JvmtiEventCallbacks};
 use crate::vm::{guard, install_panic_hook, jthread, Jni, VmHandle};
 use jni_sys::{jclass, jint, jlong, jobject, JNIEnv, JavaVM, JNI_ERR, JNI_OK};
 use std::ffi::{c_char, c_void, CStr};
-use std::sync::Arc;
 
 /// # Safety
 /// Called by the JVM with a valid `vm` and a NUL-terminated (or null) option string.
@@ -37,8 +36,8 @@ pub unsafe extern "C" fn Agent_OnLoad(
     guard("Agent_OnLoad", JNI_ERR, || {
         match agent::on_load(vm, opts.as_deref(), &EDGE) {
             Ok(()) => JNI_OK,
-            Err(msg) => {
-                crate::log::error(&msg);
+            Err(e) => {
+                crate::log::error(&e.to_string());
                 JNI_ERR
             }
         }
@@ -121,15 +120,8 @@ pub extern "C" fn Agent_OnUnload(_vm: *mut JavaVM) {}
 /// What the agent hands to the VM: these functions, each a thin shell.
 const EDGE: Edge = Edge {
     callbacks,
-    control_thread,
-    modes: EntryPoints {
-        sampler_thread,
-        memory_thread,
-        gc_start,
-        gc_finish,
-        object_free,
-        jni_alloc,
-    },
+    agent_thread,
+    jni_alloc,
 };
 
 fn callbacks() -> JvmtiEventCallbacks {
@@ -144,8 +136,9 @@ fn callbacks() -> JvmtiEventCallbacks {
         SampledObjectAlloc: Some(sampled_object_alloc),
         MonitorContendedEnter: Some(monitor_contended_enter),
         MonitorContendedEntered: Some(monitor_contended_entered),
-        GarbageCollectionStart: Some(agent_gc_start),
-        GarbageCollectionFinish: Some(agent_gc_finish),
+        GarbageCollectionStart: Some(gc_start),
+        GarbageCollectionFinish: Some(gc_finish),
+        ObjectFree: Some(object_free),
         ClassLoad: Some(class_load),
         ClassPrepare: Some(class_prepare),
         CompiledMethodLoad: Some(compiled_method_load),
@@ -321,8 +314,14 @@ unsafe extern "C" fn vm_object_alloc(
     // SAFETY: the JNIEnv the VM passed to this callback, on this thread.
     let jni = unsafe { Jni::from_raw(jni) };
     guard("VMObjectAlloc", (), || {
-        if let Some(a) = agent::get() {
-            crate::memory::vm_allocated(&a.host(), &jni, thread, object, class)
+        if let Some(h) = host::get() {
+            let a = Allocation {
+                thread,
+                object,
+                class,
+                size: 0,
+            };
+            h.events.vm_object_alloc(&jni, &a)
         }
     })
 }
@@ -344,8 +343,14 @@ unsafe extern "C" fn sampled_object_alloc(
     // SAFETY: the JNIEnv the VM passed to this callback, on this thread.
     let jni = unsafe { Jni::from_raw(jni) };
     guard("SampledObjectAlloc", (), || {
-        if let Some(a) = agent::get() {
-            crate::alloc::sampled_object_alloc(&a.host(), &jni, thread, object, class, size)
+        if let Some(h) = host::get() {
+            let a = Allocation {
+                thread,
+                object,
+                class,
+                size: size.max(0) as u64,
+            };
+            h.events.sampled_object_alloc(&jni, &a)
         }
     })
 }
@@ -360,14 +365,14 @@ unsafe extern "C" fn sampled_object_alloc(
 unsafe extern "C" fn monitor_contended_enter(
     _jvmti: *mut JvmtiEnv,
     jni: *mut JNIEnv,
-    _thread: jthread,
+    thread: jthread,
     object: jobject,
 ) {
     // SAFETY: the JNIEnv the VM passed to this callback, on this thread.
     let jni = unsafe { Jni::from_raw(jni) };
     guard("MonitorContendedEnter", (), || {
-        if let Some(a) = agent::get() {
-            crate::lock::contended_enter(&a.host(), &jni, object)
+        if let Some(h) = host::get() {
+            h.events.monitor_contended_enter(&jni, thread, object)
         }
     })
 }
@@ -387,82 +392,45 @@ unsafe extern "C" fn monitor_contended_entered(
     // SAFETY: the JNIEnv the VM passed to this callback, on this thread.
     let jni = unsafe { Jni::from_raw(jni) };
     guard("MonitorContendedEntered", (), || {
-        if let Some(a) = agent::get() {
-            crate::lock::contended_entered(&a.host(), &jni, thread, object)
+        if let Some(h) = host::get() {
+            h.events.monitor_contended_entered(&jni, thread, object)
         }
     })
 }
 
-/// An object the memory mode tagged was collected (its own environment's
-/// event). Runs on a VM thread; calls nothing back, reads no pointer.
+/// A tagged object was collected (the ObjectFree of an environment a mode
+/// made for its tags). Runs on a VM thread; calls nothing back, reads no
+/// pointer.
 extern "C" fn object_free(_jvmti: *mut JvmtiEnv, tag: jlong) {
     guard("ObjectFree", (), || {
-        if let Some(a) = agent::get() {
-            a.memory.object_freed(tag)
+        if let Some(h) = host::get() {
+            h.events.object_free(tag)
         }
     })
 }
 
-/// A GC starts (the memory mode's own environment, weak references). Runs
-/// in the pause; calls no JNI or JVMTI, reads no pointer.
+/// A GC starts. Runs in the pause; reads no pointer.
 extern "C" fn gc_start(_jvmti: *mut JvmtiEnv) {
     guard("GarbageCollectionStart", (), || {
-        if let Some(a) = agent::get() {
-            a.memory.gc_started()
+        if let Some(h) = host::get() {
+            h.events.gc_start()
         }
     })
 }
 
-/// A GC finishes, still in the pause: the memory mode wakes its agent
-/// thread to count what it freed. Reads no pointer.
+/// A GC finishes, still in the pause. Reads no pointer.
 extern "C" fn gc_finish(_jvmti: *mut JvmtiEnv) {
     guard("GarbageCollectionFinish", (), || {
-        if let Some(a) = agent::get() {
-            a.memory.gc_finished()
-        }
-    })
-}
-
-/// A GC starts (the agent's own environment, enabled by `trace` and by
-/// `alloc,live`). Runs in the pause; calls no JNI or JVMTI, reads no pointer.
-extern "C" fn agent_gc_start(_jvmti: *mut JvmtiEnv) {
-    guard("GarbageCollectionStart", (), || {
-        if let Some(a) = agent::get() {
-            a.alloc.gc_started();
-            a.trace.gc(true)
-        }
-    })
-}
-
-/// A GC ends (as [`agent_gc_start`]).
-extern "C" fn agent_gc_finish(_jvmti: *mut JvmtiEnv) {
-    guard("GarbageCollectionFinish", (), || {
-        if let Some(a) = agent::get() {
-            a.trace.gc(false)
-        }
-    })
-}
-
-/// Body of the `profrj memory` agent thread (counts each GC's frees and
-/// deletes dead objects' weak references).
-///
-/// # Safety
-/// Only the VM calls this, as the start function of an agent thread:
-/// `jni` is that thread's JNIEnv. `_arg` is not read.
-unsafe extern "C" fn memory_thread(_jvmti: *mut JvmtiEnv, jni: *mut JNIEnv, _arg: *mut c_void) {
-    // SAFETY: the JNIEnv the VM passed to this thread's start function.
-    let jni = unsafe { Jni::from_raw(jni) };
-    guard("memory thread", (), || {
-        if let Some(a) = agent::get() {
-            a.memory.run_agent_thread(&jni)
+        if let Some(h) = host::get() {
+            h.events.gc_finish()
         }
     })
 }
 
 /// The JNI interception hook (runs inside the VM's guard, see vm::jni_table).
 fn jni_alloc(jni: &Jni, object: jobject) {
-    if let Some(a) = agent::get() {
-        crate::memory::jni_allocated(&a.host(), jni, object)
+    if let Some(h) = host::get() {
+        h.events.jni_object_alloc(jni, object)
     }
 }
 
@@ -497,14 +465,14 @@ unsafe extern "C" fn class_file_load_hook(
         // SAFETY: null or a NUL-terminated name alive for this call (the
         // caller's promise).
         let name = unsafe { vm_string(name) };
-        if let Some(out) = a.instrumenter.transform(
+        if let Some(out) = a.host.instrumenter.transform(
             &jni,
             loader,
             name.as_deref(),
             bytes,
             class_being_redefined.is_null(),
         ) {
-            if let Ok(p) = a.jvmti.allocate_copy(&out) {
+            if let Ok(p) = a.host.jvmti.allocate_copy(&out) {
                 // SAFETY: the out-parameters the VM gave for this call (the
                 // caller's promise); the VM takes `p`, JVMTI memory, and frees it.
                 unsafe {
@@ -516,36 +484,19 @@ unsafe extern "C" fn class_file_load_hook(
     })
 }
 
-/// Body of a `profrj sampler` agent thread.
+/// Body of every agent thread: runs the body it was given.
 ///
 /// # Safety
 /// Only the VM calls this, as the start function of an agent thread: `jni`
-/// is that thread's JNIEnv, and `arg` one reference to an `Arc<Sampler>`
-/// from `Arc::into_raw` ([`Sampler::start`]), which this thread now owns.
-unsafe extern "C" fn sampler_thread(_jvmti: *mut JvmtiEnv, jni: *mut JNIEnv, arg: *mut c_void) {
-    // SAFETY: `arg` is one reference of an Arc<Sampler>, from into_raw, given
-    // to this thread alone (the caller's promise); dropped when it ends.
-    let sampler = unsafe { Arc::from_raw(arg as *const Sampler) };
+/// is that thread's JNIEnv, and `arg` one [`ThreadBody`] from
+/// `Box::into_raw` ([`crate::host::Host::start_thread`]), which this thread
+/// now owns.
+unsafe extern "C" fn agent_thread(_jvmti: *mut JvmtiEnv, jni: *mut JNIEnv, arg: *mut c_void) {
+    // SAFETY: `arg` is one ThreadBody from Box::into_raw, given to this
+    // thread alone (the caller's promise); dropped when it ends.
+    let body = unsafe { Box::from_raw(arg.cast::<ThreadBody>()) };
     // SAFETY: the JNIEnv the VM passed to this thread's start function.
     let jni = unsafe { Jni::from_raw(jni) };
-    guard("sampler thread", (), || {
-        if let Some(a) = agent::get() {
-            a.run_sampler(&jni, &sampler)
-        }
-    })
-}
-
-/// Body of the `profrj control` agent thread.
-///
-/// # Safety
-/// Only the VM calls this, as the start function of an agent thread: `jni`
-/// is that thread's JNIEnv. `_arg` is not read.
-unsafe extern "C" fn control_thread(_jvmti: *mut JvmtiEnv, jni: *mut JNIEnv, _arg: *mut c_void) {
-    // SAFETY: the JNIEnv the VM passed to this thread's start function.
-    let jni = unsafe { Jni::from_raw(jni) };
-    guard("control thread", (), || {
-        if let Some(a) = agent::get() {
-            a.run_control(&jni)
-        }
-    })
+    let ThreadBody { what, run } = *body;
+    guard(what, (), || run(&jni))
 }

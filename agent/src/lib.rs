@@ -1,14 +1,19 @@
 //! libprofrj.so, the profrj JVMTI agent.
 //!
-//! Layout: `entry` holds every function the VM calls (thin, each behind the
-//! panic guard); `agent` the lifecycle; `vm` every raw JVMTI/JNI call; one
-//! module per profiling mode (`sampler`, `profile`, `coverage`, `memory`), `instrument` rewrites classes for
-//! the instrumenting modes; `snapshot` writes the XML.
+//! Layout (docs/ARCHITECTURE.md): `entry` holds every function the VM
+//! calls (thin, each behind the panic guard); `agent` the lifecycle;
+//! `session` the commands; `registry` the list of modes; one folder per
+//! mode (`sampler`, `profile`, `memory`, `coverage`, `alloc`, `lock`,
+//! `trace`), each importing only the core: `mode` (what a mode is), `host`
+//! (what it sees of the agent), `events`, `per_thread`, `states`, `model`
+//! (a snapshot in no format, which `xml` writes), `instrument` (the class
+//! rewriter), `vm` (every raw JVMTI/JNI call) and the rest.
 //!
 //! Unsafe code: every `unsafe` block says why it holds (`// SAFETY:`), and
 //! every `unsafe fn` what its caller must uphold (`# Safety`, private ones
 //! too: `clippy.toml`). The lints below make CI (clippy `-D warnings`)
 //! enforce both; `vm` says where the unsafety lives.
+#![deny(missing_docs)]
 #![warn(
     unsafe_op_in_unsafe_fn,
     clippy::undocumented_unsafe_blocks,
@@ -21,24 +26,36 @@ mod agent;
 mod alloc;
 mod calltree;
 mod clock;
+mod code_map;
 mod control;
 mod coverage;
 mod entry;
-mod indent;
+mod error;
+mod escape;
+mod events;
+mod host;
 mod instrument;
 mod jfr;
 mod lock;
 mod log;
 mod memory;
 mod methods;
-mod modes;
+mod mode;
+mod model;
 mod options;
 mod otlp;
+mod per_thread;
 mod profile;
+mod registry;
 mod sampler;
 mod session;
+mod sites;
 mod snapshot;
+mod stack;
+mod states;
 mod threads;
+#[cfg(test)]
+mod toy_mode;
 mod trace;
 mod tsc;
 mod vm;

@@ -28,6 +28,19 @@ pub struct ThreadRecord {
 }
 
 impl ThreadRecord {
+    /// A thread named `name`, alive, seen from the start, 7 ns of CPU (the
+    /// writers' tests).
+    #[cfg(test)]
+    pub fn named(name: &str) -> Self {
+        ThreadRecord {
+            name: name.into(),
+            start_ns: 0,
+            end_ns: None,
+            cpu_ns: 7,
+            tid: 0,
+        }
+    }
+
     pub fn is_alive(&self) -> bool {
         self.end_ns.is_none()
     }

@@ -16,6 +16,8 @@
 //!              <monitorDump> (threads and monitors at the snapshot)
 //! </doc>
 //! ```
+#![deny(missing_docs)]
+#![warn(clippy::undocumented_unsafe_blocks)]
 
 pub mod names;
 
@@ -24,6 +26,7 @@ pub const DOC: &str = "doc";
 
 /// The values of a boolean attribute (`isAlive`).
 pub const TRUE: &str = "true";
+/// [`TRUE`]'s opposite.
 pub const FALSE: &str = "false";
 
 /// [`TRUE`] or [`FALSE`].
@@ -39,32 +42,41 @@ pub fn boolean(b: bool) -> &'static str {
 /// `<profile>` nodes, and the attribute names both use. [`sampler`] and
 /// [`profile`] re-export what each has.
 pub mod calls {
+    /// A thread's element: its call tree (or its rows) inside.
     pub const THREAD: &str = "thread";
     /// A call-tree node (the same name as the `<profile>` section's).
     pub const NODE: &str = "profile";
     /// A thread's name, or a node's method.
     pub const NAME: &str = "name";
+    /// A thread's CPU time, ns.
     pub const CPU_TIME: &str = "cpuTime";
+    /// Whether the thread was alive at the snapshot (`true`/`false`).
     pub const IS_ALIVE: &str = "isAlive";
+    /// Samples (or time) with the node anywhere on the stack, the thread running.
     pub const CUMULATED: &str = "cumulated";
+    /// Samples with the node anywhere on the stack, whatever the thread's state.
     pub const CUMULATED_ELAPSED: &str = "cumulatedElapsed";
 }
 
 /// `<sampler>`: per thread, the call tree of stack samples.
 pub mod sampler {
+    /// The section's element.
     pub const SECTION: &str = "sampler";
     pub use crate::calls::{NODE, THREAD};
 
     /// `<thread>`'s attributes.
     pub mod thread {
         pub use crate::calls::{CPU_TIME, CUMULATED, CUMULATED_ELAPSED, IS_ALIVE, NAME};
+        /// How long the thread lived within the session's window, ns.
         pub const ELAPSED_TIME: &str = "elapsedTime";
     }
 
     /// A node's (`<profile>`'s) attributes.
     pub mod node {
         pub use crate::calls::{CUMULATED, CUMULATED_ELAPSED, NAME};
+        /// Samples with this node on top, the thread running.
         pub const HITS: &str = "hits";
+        /// Samples with this node on top, whatever the thread's state.
         pub const ELAPSED: &str = "elapsed";
         /// With the agent's `lines` option: the frame's source line (absent
         /// when unknown; then the node stands for the method's other samples).
@@ -74,6 +86,7 @@ pub mod sampler {
 
 /// `<profile>`: per thread, the call tree of instrumented calls.
 pub mod profile {
+    /// The section's element (the same name as its nodes').
     pub const SECTION: &str = "profile";
     pub use crate::calls::{NODE, THREAD};
 
@@ -85,55 +98,77 @@ pub mod profile {
     /// A node's (`<profile>`'s) attributes.
     pub mod node {
         pub use crate::calls::{CUMULATED, CUMULATED_ELAPSED, NAME};
+        /// The method's descriptor (`(I)V`).
         pub const SIGNATURE: &str = "signature";
+        /// Calls of the method on this path.
         pub const COUNT: &str = "count";
+        /// Wall time in the method itself, callees excluded, µs.
         pub const METHOD_ELAPSED: &str = "methodElapsed";
+        /// CPU time in the method itself, callees excluded, µs.
         pub const METHOD: &str = "method";
+        /// Time in the agent's probes of this method and its callees, µs.
         pub const OVERHEAD_CUMULATED: &str = "overheadCumulated";
+        /// Time in the agent's probes of this method alone, µs.
         pub const OVERHEAD_METHOD: &str = "overheadMethod";
+        /// Calls left by an exception.
         pub const EXCEPTIONS: &str = "exceptions";
     }
 }
 
 /// `<memory>`: per allocating thread, one row per type.
 pub mod memory {
+    /// The section's element (the same name as its rows').
     pub const SECTION: &str = "memory";
+    /// An allocating thread's element, its rows inside.
     pub const THREAD: &str = "thread";
     /// A row (the same name as the section's).
     pub const ROW: &str = "memory";
 
     /// `<thread>`'s attributes.
     pub mod thread {
+        /// The thread's name.
         pub const NAME: &str = "name";
     }
 
     /// A row's attributes.
     pub mod row {
+        /// The class as Java writes it (`java.lang.String[]`).
         pub const CLASS: &str = "class";
+        /// Objects of the class alive at the snapshot (after a full GC).
         pub const COUNT: &str = "count";
+        /// The most objects of the class ever alive at once.
         pub const MAX: &str = "max";
     }
 }
 
 /// `<coverage>`: per class, per method, a count per source line.
 pub mod coverage {
+    /// The section's element.
     pub const SECTION: &str = "coverage";
+    /// A class's element (its methods inside).
     pub const CLASS: &str = "class";
+    /// A method's element (its footprints inside).
     pub const METHOD: &str = "method";
     /// A method's counts as text, one per line: -1 no code, 0 never ran, n runs.
     pub const FOOTPRINTS: &str = "footprints";
 
     /// `<class>`'s attributes.
     pub mod class {
+        /// The class as Java writes it (`pkg.Outer$Inner`).
         pub const NAME: &str = "name";
+        /// The class's source file, when the class file says.
         pub const SOURCE: &str = "source";
     }
 
     /// `<method>`'s attributes.
     pub mod method {
+        /// The method's name (`<init>` for a constructor).
         pub const NAME: &str = "name";
+        /// The method's descriptor (`(I)V`).
         pub const SIGNATURE: &str = "signature";
+        /// The first line with code, where the footprints start.
         pub const FIRST_LINE: &str = "firstline";
+        /// Calls of the method.
         pub const COUNT: &str = "count";
         /// `firstline` of a method without line numbers (no footprints).
         pub const NO_LINES: i64 = -1;
@@ -145,11 +180,13 @@ pub mod coverage {
 /// frame the allocated class (`class="true"`). Figures estimate all bytes and
 /// objects from the samples.
 pub mod alloc {
+    /// The section's element.
     pub const SECTION: &str = "alloc";
     pub use crate::calls::{NODE, THREAD};
     /// The section's attributes: mean bytes between samples, and whether
     /// only objects still reachable at the snapshot are counted.
     pub const INTERVAL: &str = "interval";
+    /// `true`: only objects still reachable at the snapshot.
     pub const LIVE: &str = "live";
     /// With `live`: which objects count as alive ([`live_rule`]).
     pub const LIVE_RULE: &str = "liveRule";
@@ -181,11 +218,17 @@ pub mod alloc {
         pub use crate::calls::NAME;
         /// Set to `true` on a frame that is the allocated class.
         pub const CLASS: &str = "class";
+        /// Bytes allocated (estimated) by events whose top frame this is.
         pub const BYTES: &str = "bytes";
+        /// Objects allocated (estimated) by events whose top frame this is.
         pub const OBJECTS: &str = "objects";
+        /// Samples whose top frame this is.
         pub const SAMPLES: &str = "samples";
+        /// Bytes allocated (estimated) anywhere at or below this node.
         pub const CUMULATED_BYTES: &str = "cumulatedBytes";
+        /// Objects allocated (estimated) anywhere at or below this node.
         pub const CUMULATED_OBJECTS: &str = "cumulatedObjects";
+        /// Samples anywhere at or below this node.
         pub const CUMULATED_SAMPLES: &str = "cumulatedSamples";
     }
 }
@@ -196,6 +239,7 @@ pub mod alloc {
 /// (`class="true"`) with the exact objects alive (`count`), the most ever
 /// alive at once (`max`) and the objects ever made there (`allocated`).
 pub mod sites {
+    /// The section's element.
     pub const SECTION: &str = "sites";
     pub use crate::calls::{NODE, THREAD};
 
@@ -209,11 +253,15 @@ pub mod sites {
     pub mod node {
         pub use crate::alloc::node::CLASS;
         pub use crate::calls::NAME;
+        /// Objects of the site alive at the snapshot (a class frame's own).
         pub const COUNT: &str = "count";
+        /// The most objects of the site ever alive at once.
         pub const MAX: &str = "max";
         /// Objects ever made at the site (while the memory mode tracked).
         pub const ALLOCATED: &str = "allocated";
+        /// Objects alive of every site at or below this node.
         pub const CUMULATED_COUNT: &str = "cumulatedCount";
+        /// Objects ever made at every site at or below this node.
         pub const CUMULATED_ALLOCATED: &str = "cumulatedAllocated";
         /// The sum of the sites' `max` (each site's peak may fall at another
         /// time, so this bounds the most alive at once from above).
@@ -227,6 +275,7 @@ pub mod sites {
 /// (`class="true"`), with the waits counted and their nanoseconds summed;
 /// then a `<monitorDump>` of the threads and monitors at the snapshot.
 pub mod lock {
+    /// The section's element.
     pub const SECTION: &str = "lock";
     pub use crate::calls::{NODE, THREAD};
     /// The section's attribute: the shortest wait recorded, in ns.
@@ -249,7 +298,9 @@ pub mod lock {
         pub const COUNT: &str = "count";
         /// Nanoseconds waited.
         pub const TIME: &str = "time";
+        /// Contended acquisitions anywhere at or below this node.
         pub const CUMULATED_COUNT: &str = "cumulatedCount";
+        /// Nanoseconds waited anywhere at or below this node.
         pub const CUMULATED_TIME: &str = "cumulatedTime";
     }
 
@@ -260,18 +311,31 @@ pub mod lock {
     /// in `Object.wait`) and a `<deadlock>` per cycle of threads waiting
     /// for each other (`<waiting thread=…/>` in cycle order).
     pub mod dump {
+        /// The dump's element, inside `<lock>`.
         pub const DUMP: &str = "monitorDump";
+        /// A thread's element: its state and stack.
         pub const THREAD: &str = "thread";
+        /// One frame of a thread's stack, top first.
         pub const FRAME: &str = "frame";
+        /// A monitor's (or lock's) element: its owner and waiters.
         pub const MONITOR: &str = "monitor";
+        /// A thread waiting to enter the monitor (or, in a deadlock, the next in the cycle).
         pub const WAITING: &str = "waiting";
+        /// A thread waiting in `Object.wait` to be notified.
         pub const NOTIFY: &str = "notify";
+        /// A cycle of threads waiting for each other.
         pub const DEADLOCK: &str = "deadlock";
+        /// A thread's or monitor's number in the dump.
         pub const ID: &str = "id";
+        /// A thread's name, or a frame's.
         pub const NAME: &str = "name";
+        /// A thread's state: R, S, CW or MW.
         pub const STATE: &str = "state";
+        /// A monitor's class.
         pub const CLASS: &str = "class";
+        /// The `id` of the thread that owns the monitor.
         pub const OWNER: &str = "owner";
+        /// How many times the owner entered the monitor.
         pub const ENTRY_COUNT: &str = "entryCount";
         /// On `<monitor>`: the object's identity hash, in hex (as
         /// `Object.toString` prints it).

@@ -3,6 +3,8 @@
 //! samples added since (the first call: everything). Paths are kept as a
 //! tree of (parent, frame name) like the modes' own, so memory grows with
 //! the distinct paths, not with periods; at most [`MAX_PATHS`] are followed.
+//! The samples name their paths in a tree too ([`Samples::paths`]), never
+//! spelt out: a deep tree's paths add up to the square of its depth.
 
 use crate::model::{CallTrees, ValueType, Weights, MAX_WEIGHTS, ROOT};
 use std::collections::HashMap;
@@ -39,7 +41,12 @@ struct PathNode {
     /// This call's figures (valid when `epoch` is the keeper's).
     now: Weights,
     epoch: u32,
+    /// The node's index in this call's [`Samples::paths`] (NOT_COPIED
+    /// until a sample needs it; valid when `epoch` is the keeper's).
+    copied: u32,
 }
+
+const NOT_COPIED: u32 = u32::MAX;
 
 /// One call's samples of one mode.
 #[derive(Clone, Debug, Default)]
@@ -50,15 +57,27 @@ pub struct Samples {
     pub names: Vec<Box<str>>,
     /// Names of the threads the samples name, by [`Sample::thread`].
     pub threads: Vec<String>,
+    /// The samples' call paths and their prefixes, a step a frame: every
+    /// step after its parent.
+    pub paths: Vec<Step>,
     pub samples: Vec<Sample>,
+}
+
+/// A frame of a call path, under the path of its callers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Step {
+    /// Index of the callers' step in [`Samples::paths`], or [`ROOT`].
+    pub parent: u32,
+    /// Frame name id.
+    pub name: u32,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Sample {
     /// Index into [`Samples::threads`].
     pub thread: u32,
-    /// Frame name ids, the leaf (top frame) first.
-    pub frames: Vec<u32>,
+    /// Index into [`Samples::paths`] of its top frame.
+    pub path: u32,
     /// What was added on this path since the last call.
     pub values: Weights,
 }
@@ -66,6 +85,27 @@ pub struct Sample {
 impl Samples {
     pub fn is_empty(&self) -> bool {
         self.samples.is_empty()
+    }
+
+    /// The frame name ids of the path ending at step `path`, the leaf (top
+    /// frame) first.
+    pub fn frames(&self, path: u32) -> impl Iterator<Item = u32> + '_ {
+        let mut at = path;
+        std::iter::from_fn(move || {
+            let step = self.paths.get(at as usize)?;
+            at = step.parent;
+            Some(step.name)
+        })
+    }
+
+    /// Adds the path of frame name ids `root_first` (tests: samples by hand).
+    pub fn push_path(&mut self, root_first: &[u32]) -> u32 {
+        let mut parent = ROOT;
+        for &name in root_first {
+            self.paths.push(Step { parent, name });
+            parent = self.paths.len() as u32 - 1;
+        }
+        parent
     }
 }
 
@@ -81,11 +121,13 @@ impl Keeper {
             weights: trees.weights,
             period: trees.period,
             threads: Vec::new(),
+            paths: Vec::new(),
             samples: Vec::new(),
             names: Vec::new(),
         };
         let mut map: Vec<u32> = Vec::new();
         let mut touched: Vec<u32> = Vec::new();
+        let mut climb: Vec<u32> = Vec::new();
         for t in &trees.threads {
             let paths = self.threads.entry(t.key).or_default();
             map.clear();
@@ -107,6 +149,7 @@ impl Keeper {
                                 sent: [0; MAX_WEIGHTS],
                                 now: [0; MAX_WEIGHTS],
                                 epoch: epoch.wrapping_sub(1),
+                                copied: NOT_COPIED,
                             });
                             paths.index.insert((parent, n.name), id);
                             self.paths += 1;
@@ -127,6 +170,7 @@ impl Keeper {
                 if p.epoch != epoch {
                     p.epoch = epoch;
                     p.now = [0; MAX_WEIGHTS];
+                    p.copied = NOT_COPIED;
                     touched.push(id);
                 }
                 for (a, b) in p.now.iter_mut().zip(n.own) {
@@ -150,16 +194,10 @@ impl Keeper {
                     out.threads.push(t.name.clone());
                     out.threads.len() as u32 - 1
                 });
-                let mut frames = Vec::new();
-                let mut n = id;
-                while n != ROOT {
-                    let node = &paths.nodes[n as usize];
-                    frames.push(node.name);
-                    n = node.parent;
-                }
+                let path = copy_path(&mut paths.nodes, id, &mut out.paths, &mut climb);
                 out.samples.push(Sample {
                     thread,
-                    frames,
+                    path,
                     values,
                 });
             }
@@ -167,6 +205,31 @@ impl Keeper {
         out.names = trees.names;
         out
     }
+}
+
+/// Node `id`'s path in `out`, its steps not copied yet added (its callers
+/// first): each node of this call is copied once. `climb`: scratch.
+fn copy_path(nodes: &mut [PathNode], id: u32, out: &mut Vec<Step>, climb: &mut Vec<u32>) -> u32 {
+    climb.clear();
+    let mut n = id;
+    while n != ROOT && nodes[n as usize].copied == NOT_COPIED {
+        climb.push(n);
+        n = nodes[n as usize].parent;
+    }
+    let mut parent = match n {
+        ROOT => ROOT,
+        n => nodes[n as usize].copied,
+    };
+    for &c in climb.iter().rev() {
+        let node = &mut nodes[c as usize];
+        out.push(Step {
+            parent,
+            name: node.name,
+        });
+        parent = out.len() as u32 - 1;
+        node.copied = parent;
+    }
+    parent
 }
 
 #[cfg(test)]
@@ -203,7 +266,7 @@ mod tests {
         let got: Vec<_> = s
             .samples
             .iter()
-            .map(|s| (s.frames.clone(), s.values[0]))
+            .map(|x| (s.frames(x.path).collect::<Vec<_>>(), x.values[0]))
             .collect();
         assert_eq!(got, [(vec![0], 1), (vec![1, 0], 5)]);
         assert_eq!(s.threads, ["main"]);
@@ -211,7 +274,7 @@ mod tests {
         let got: Vec<_> = s
             .samples
             .iter()
-            .map(|s| (s.frames.clone(), s.values[0]))
+            .map(|x| (s.frames(x.path).collect::<Vec<_>>(), x.values[0]))
             .collect();
         assert_eq!(got, [(vec![1, 0], 2), (vec![2, 0], 4)]);
         assert!(k.delta(trees(&[(ROOT, 0, 1), (0, 1, 7)])).is_empty());

@@ -1,7 +1,10 @@
 //! Just enough protocol-buffers encoding: varints, fixed64, tags, nested
-//! messages and packed repeated integers (proto3's wire format). Each
-//! message is written into its own buffer and copied into its parent with
-//! its length: the messages here are small, or written once.
+//! messages and packed repeated integers (proto3's wire format). A small
+//! message is written into its own buffer ([`Msg`]) and copied into its
+//! parent with its length; a big one is streamed by [`nested`], which
+//! writes its body twice, first to a [`Counter`] for its length.
+
+use std::io::{self, Write};
 
 /// A message being written.
 #[derive(Default, Clone)]
@@ -19,6 +22,61 @@ pub fn varint(buf: &mut Vec<u8>, mut v: u64) {
         v >>= 7;
     }
     buf.push(v as u8);
+}
+
+/// Bytes `v` takes as a varint.
+pub fn varint_len(v: u64) -> u64 {
+    u64::from((64 - (v | 1).leading_zeros()).div_ceil(7))
+}
+
+/// A length-delimited field's tag and length, to go before its `len` bytes.
+pub fn len_prefix(buf: &mut Vec<u8>, field: u64, len: u64) {
+    varint(buf, field << 3 | LEN);
+    varint(buf, len);
+}
+
+/// [`len_prefix`] written out.
+pub fn len_header(out: &mut dyn Write, field: u64, len: u64) -> io::Result<()> {
+    let mut b = Vec::with_capacity(20);
+    len_prefix(&mut b, field, len);
+    out.write_all(&b)
+}
+
+/// A length-delimited field (bytes, a string, a message's bytes) written out.
+pub fn put_bytes(out: &mut dyn Write, field: u64, b: &[u8]) -> io::Result<()> {
+    len_header(out, field, b.len() as u64)?;
+    out.write_all(b)
+}
+
+/// An embedded message that is not held: `body` writes it, once to count its
+/// bytes, then after its tag and length to `out`. What it holds is `body`'s
+/// (a nested call inside `body` runs twice per run of `body`: keep those small).
+pub fn nested(
+    out: &mut dyn Write,
+    field: u64,
+    body: impl Fn(&mut dyn Write) -> io::Result<()>,
+) -> io::Result<()> {
+    let mut counter = Counter::default();
+    body(&mut counter)?;
+    len_header(out, field, counter.bytes)?;
+    body(out)
+}
+
+/// A writer that only counts what it is given.
+#[derive(Default)]
+pub struct Counter {
+    pub bytes: u64,
+}
+
+impl Write for Counter {
+    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+        self.bytes += b.len() as u64;
+        Ok(b.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
 }
 
 impl Msg {
@@ -47,8 +105,7 @@ impl Msg {
     /// A bytes or string field, or an embedded message's bytes; written
     /// even when empty (a repeated message's zero value must be there).
     pub fn bytes(&mut self, field: u64, b: &[u8]) {
-        self.tag(field, LEN);
-        varint(&mut self.buf, b.len() as u64);
+        len_prefix(&mut self.buf, field, b.len() as u64);
         self.buf.extend_from_slice(b);
     }
 
@@ -91,5 +148,31 @@ mod tests {
                 0x03, 0x8e, 0x02, 0x9e, 0xa7, 0x05, 0x19, 1, 0, 0, 0, 0, 0, 0, 0
             ]
         );
+    }
+
+    #[test]
+    fn varint_lengths() {
+        for v in [0, 1, 127, 128, 16_383, 16_384, u32::MAX as u64, u64::MAX] {
+            let mut b = Vec::new();
+            varint(&mut b, v);
+            assert_eq!(varint_len(v), b.len() as u64, "{v}");
+        }
+    }
+
+    /// A streamed message is the bytes of the same message held.
+    #[test]
+    fn nested_equals_held() {
+        let mut inner = Msg::default();
+        inner.bytes(1, &[7; 200]);
+        inner.int(2, 5);
+        let mut held = Msg::default();
+        held.msg(3, &inner);
+        let mut streamed = Vec::new();
+        nested(&mut streamed, 3, |w| {
+            put_bytes(w, 1, &[7; 200])?;
+            w.write_all(&[0x10, 5])
+        })
+        .unwrap();
+        assert_eq!(streamed, held.buf);
     }
 }

@@ -12,6 +12,7 @@
 //! and never lets `..` climb above it. Then every file is made, read or
 //! removed relative to the directory found (`*at` calls, `O_NOFOLLOW`).
 
+use crate::error::CliError;
 use std::ffi::CString;
 use std::fs::{File, Metadata};
 use std::io::{self, Write};
@@ -44,14 +45,14 @@ struct OpenHow {
 }
 
 impl JvmRoot {
-    pub fn open(pid: i32) -> Result<Self, String> {
+    pub fn open(pid: i32) -> Result<Self, CliError> {
         // The magic link is followed here, once, on purpose: it is the JVM's root.
         Self::at(&format!("/proc/{pid}/root"))
     }
 
-    fn at(path: &str) -> Result<Self, String> {
+    fn at(path: &str) -> Result<Self, CliError> {
         let fd = open_at(None, path, libc::O_PATH | libc::O_DIRECTORY)
-            .map_err(|e| format!("cannot open the JVM's root {path}: {e}"))?;
+            .map_err(|e| CliError::Attach(format!("cannot open the JVM's root {path}: {e}")))?;
         Ok(Self {
             fd,
             shown: path.to_owned(),
@@ -66,7 +67,7 @@ impl JvmRoot {
     /// The directory `jvm_path` (absolute, as the JVM names it), resolved
     /// inside the JVM's root. The error says which component failed and
     /// through which links.
-    pub fn dir(&self, jvm_path: &str) -> Result<Dir, String> {
+    pub fn dir(&self, jvm_path: &str) -> Result<Dir, CliError> {
         let resolved = match open_in_root(self.fd.as_fd(), jvm_path) {
             Err(e) if kernel_lacks_openat2(&e) => walk(self.fd.as_fd(), jvm_path),
             Err(e) => Err(walk(self.fd.as_fd(), jvm_path).err().unwrap_or(Failure {
@@ -81,7 +82,7 @@ impl JvmRoot {
                 fd,
                 jvm_path: jvm_path.to_owned(),
             })
-            .map_err(|f| f.describe(jvm_path, &self.shown))
+            .map_err(|f| CliError::Attach(f.describe(jvm_path, &self.shown)))
     }
 }
 
@@ -145,18 +146,18 @@ impl Dir {
     /// At most `limit` bytes of `name`, only if it is a regular file of
     /// `owner` (opened without following a link, and without blocking on a
     /// FIFO).
-    pub fn read_owned(&self, name: &str, owner: u32, limit: u64) -> Result<Vec<u8>, String> {
+    pub fn read_owned(&self, name: &str, owner: u32, limit: u64) -> Result<Vec<u8>, CliError> {
         let shown = self.jvm_path(name);
         let flags = libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK;
         let file = open_at(Some(self.fd.as_fd()), name, flags)
             .map(File::from)
-            .map_err(|e| format!("{shown}: {e}"))?;
+            .map_err(|e| CliError::Attach(format!("{shown}: {e}")))?;
         crate::safe_fs::read_checked(file, Path::new(&shown), owner, limit)
     }
 
     /// Writes `bytes` to `name` through a fresh, exclusively created file
     /// renamed into place (a link at `name` is replaced, not followed).
-    pub fn write_atomically(&self, name: &str, bytes: &[u8]) -> Result<(), String> {
+    pub fn write_atomically(&self, name: &str, bytes: &[u8]) -> Result<(), CliError> {
         let tmp = format!(".profrj-{:016x}.tmp", crate::safe_fs::random_u64());
         let result = (|| {
             let mut f = self.create_new(&tmp, 0o644)?;
@@ -170,7 +171,7 @@ impl Dir {
         if result.is_err() {
             let _ = self.remove(&tmp);
         }
-        result.map_err(|e| format!("{}: {e}", self.jvm_path(name)))
+        result.map_err(|e| CliError::Attach(format!("{}: {e}", self.jvm_path(name))))
     }
 
     /// Removes the file (or link) `name`.

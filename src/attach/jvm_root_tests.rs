@@ -98,15 +98,15 @@ fn a_failure_says_where_and_through_which_links() {
     let tree = Tree::new("explain");
     let root = tree.open();
     let host = tree.host.display().to_string();
-    let e = root.dir("/to-host/x").err().unwrap();
+    let e = root.dir("/to-host/x").err().unwrap().to_string();
     assert!(
         e.contains(&format!("/to-host -> {host}")) && e.contains("No such file"),
         "{e}"
     );
     assert!(e.contains("never on this host"), "{e}");
-    let e = root.dir("/loop").err().unwrap();
+    let e = root.dir("/loop").err().unwrap().to_string();
     assert!(e.contains("symbolic links"), "{e}");
-    let e = root.dir("/not-a-dir").err().unwrap();
+    let e = root.dir("/not-a-dir").err().unwrap().to_string();
     assert!(e.contains("Not a directory"), "{e}");
 }
 

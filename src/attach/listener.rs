@@ -4,6 +4,7 @@
 //! is no socket yet, the `.attach_pid<pid>` trigger and SIGQUIT that start it.
 
 use super::{as_target_user, jvm_root, Dir, Target};
+use crate::error::CliError;
 use std::fs;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -20,7 +21,7 @@ impl Target {
 
     /// Connects to the attach listener, starting it if needed. The socket and
     /// the process answering on it must both be the JVM's user's.
-    pub(super) fn connect(&self) -> Result<UnixStream, String> {
+    pub(super) fn connect(&self) -> Result<UnixStream, CliError> {
         let tmp = self.tmp()?;
         let name = self.socket_name();
         let shown = tmp.jvm_path(&name);
@@ -29,7 +30,7 @@ impl Target {
         }
         let socket = tmp
             .entry_fd(&name)
-            .map_err(|e| format!("the JVM's {shown}: {e}"))?;
+            .map_err(|e| CliError::Attach(format!("the JVM's {shown}: {e}")))?;
         self.check_socket_owner(&socket, &shown)?;
         let stream = self.connect_as_target(&socket, &shown)?;
         self.check_peer(&stream, &shown)?;
@@ -38,25 +39,31 @@ impl Target {
 
     /// The socket file must be a socket owned by the JVM's user: another user
     /// who bound it first would otherwise answer in the JVM's name.
-    fn check_socket_owner(&self, socket: &OwnedFd, shown: &str) -> Result<(), String> {
-        let meta = fs::File::from(socket.try_clone().map_err(|e| e.to_string())?)
-            .metadata()
-            .map_err(|e| format!("{shown}: {e}"))?;
+    fn check_socket_owner(&self, socket: &OwnedFd, shown: &str) -> Result<(), CliError> {
+        let meta = fs::File::from(
+            socket
+                .try_clone()
+                .map_err(|e| CliError::Attach(e.to_string()))?,
+        )
+        .metadata()
+        .map_err(|e| CliError::Attach(format!("{shown}: {e}")))?;
         if !meta.file_type().is_socket() {
-            return Err(format!("{shown} is not a socket; refusing it"));
+            return Err(CliError::Attach(format!(
+                "{shown} is not a socket; refusing it"
+            )));
         }
         if meta.uid() != self.uid {
-            return Err(format!(
+            return Err(CliError::Attach(format!(
                 "{shown} belongs to uid {}, not to the JVM's uid {}: refusing it (another user's socket could answer in the JVM's name)",
                 meta.uid(),
                 self.uid
-            ));
+            )));
         }
         Ok(())
     }
 
     /// The process on the other end must run as the JVM's user.
-    fn check_peer(&self, stream: &UnixStream, shown: &str) -> Result<(), String> {
+    fn check_peer(&self, stream: &UnixStream, shown: &str) -> Result<(), CliError> {
         // SAFETY: all-zero ucred is a valid out-parameter.
         let mut cred: libc::ucred = unsafe { std::mem::zeroed() };
         let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
@@ -71,16 +78,16 @@ impl Target {
             )
         };
         if rc != 0 {
-            return Err(format!(
+            return Err(CliError::Attach(format!(
                 "cannot check who answers on {shown}: {}",
                 io::Error::last_os_error()
-            ));
+            )));
         }
         if cred.uid != self.uid {
-            return Err(format!(
+            return Err(CliError::Attach(format!(
                 "the process answering on {shown} runs as uid {}, not as the JVM's uid {}: refusing it",
                 cred.uid, self.uid
-            ));
+            )));
         }
         Ok(())
     }
@@ -88,7 +95,7 @@ impl Target {
     /// Connects, as the JVM's user, to the socket `socket` is open on
     /// (through `/proc/self/fd/N`: connect() would follow a link put in its
     /// place since), waiting no longer than the time left.
-    fn connect_as_target(&self, socket: &OwnedFd, shown: &str) -> Result<UnixStream, String> {
+    fn connect_as_target(&self, socket: &OwnedFd, shown: &str) -> Result<UnixStream, CliError> {
         let left = self
             .time_left()
             .ok_or_else(|| self.timed_out(&format!("connecting to {shown}")))?;
@@ -96,15 +103,15 @@ impl Target {
         as_target_user(self.uid, self.gid, || connect_within(&path, left)).map_err(|e| {
             match e.kind() {
                 io::ErrorKind::PermissionDenied => {
-                    format!("permission denied connecting to {shown}")
+                    CliError::Attach(format!("permission denied connecting to {shown}"))
                 }
-                io::ErrorKind::ConnectionRefused => format!(
+                io::ErrorKind::ConnectionRefused => CliError::Attach(format!(
                     "{shown} refuses connections (a stale socket? is the JVM still running?)"
-                ),
+                )),
                 io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => {
                     self.timed_out(&format!("connecting to {shown}"))
                 }
-                _ => format!("cannot connect to {shown}: {e}"),
+                _ => CliError::Attach(format!("cannot connect to {shown}: {e}")),
             }
         })
     }
@@ -114,7 +121,7 @@ impl Target {
     /// through a link, in the JVM's working directory or its /tmp (both
     /// where HotSpot looks); one already there is used only if it is a
     /// regular file of the JVM's user (HotSpot checks that too).
-    fn start_listener(&self, tmp: &Dir) -> Result<(), String> {
+    fn start_listener(&self, tmp: &Dir) -> Result<(), CliError> {
         let cwd = PathBuf::from(format!("/proc/{}/cwd", self.pid));
         let cwd = Dir::open_host(&cwd, "the working directory").ok();
         let name = format!(".attach_pid{}", self.ns_pid);
@@ -136,10 +143,10 @@ impl Target {
             }
         }
         if !usable {
-            return Err(format!(
+            return Err(CliError::Attach(format!(
                 "cannot create the {name} trigger file as uid {} in the JVM's working directory or /tmp",
                 self.uid
-            ));
+            )));
         }
         // SAFETY: kill has no memory preconditions; the target was checked to be a JVM.
         let sent = unsafe { libc::kill(self.pid, libc::SIGQUIT) } == 0;
@@ -154,11 +161,11 @@ impl Target {
             let _ = as_target_user(self.uid, self.gid, || dir.remove(&name));
         }
         if !sent {
-            return Err(format!(
+            return Err(CliError::Attach(format!(
                 "cannot signal process {}: {}",
                 self.pid,
                 io::Error::last_os_error()
-            ));
+            )));
         }
         if !present() {
             return Err(self.why_no_socket());
@@ -167,7 +174,11 @@ impl Target {
     }
 
     /// Why the attach socket did not appear: the likeliest cause first.
-    fn why_no_socket(&self) -> String {
+    fn why_no_socket(&self) -> CliError {
+        CliError::Attach(self.why_no_socket_text())
+    }
+
+    fn why_no_socket_text(&self) -> String {
         let waited = format!(
             "the JVM did not open its attach socket within {:?}",
             self.timeout

@@ -13,6 +13,7 @@
 //! (`--timeout`), and what it says is printed with its control characters
 //! escaped. Paths in the JVM's root are resolved inside it (`jvm_root`).
 
+use crate::error::CliError;
 mod jvm_root;
 mod listener;
 
@@ -53,11 +54,11 @@ pub struct Target {
 impl Target {
     /// Finds the JVM `pid`; `timeout` starts now and covers everything after
     /// (the attach socket, the connection, the request and the answer).
-    pub fn find(pid: i32, timeout: Duration) -> Result<Self, String> {
+    pub fn find(pid: i32, timeout: Duration) -> Result<Self, CliError> {
         let deadline = Instant::now() + timeout;
         let proc_dir = format!("/proc/{pid}");
         let status = fs::read_to_string(format!("{proc_dir}/status"))
-            .map_err(|_| format!("no such process: {pid}"))?;
+            .map_err(|_| CliError::Attach(format!("no such process: {pid}")))?;
         let field = |name: &str| -> Option<Vec<i64>> {
             let line = status.lines().find(|l| l.starts_with(name))?;
             Some(
@@ -73,19 +74,29 @@ impl Target {
         // Effective ids: the JVM accepts attach connections only from its own euid/egid.
         let uid = field("Uid:")
             .and_then(|v| v.get(1).copied())
-            .ok_or("cannot read the process's uid")? as u32;
+            .ok_or_else(|| CliError::Attach("cannot read the process's uid".into()))?
+            as u32;
         let gid = field("Gid:")
             .and_then(|v| v.get(1).copied())
-            .ok_or("cannot read the process's gid")? as u32;
+            .ok_or_else(|| CliError::Attach("cannot read the process's gid".into()))?
+            as u32;
         // SAFETY: geteuid has no preconditions.
         let me = unsafe { libc::geteuid() };
         if me != 0 && me != uid {
-            return Err(format!("permission denied: process {pid} runs as uid {uid}, you are uid {me} (run as that user or as root)"));
+            return Err(CliError::Attach(format!("permission denied: process {pid} runs as uid {uid}, you are uid {me} (run as that user or as root)")));
         }
         match fs::read_to_string(format!("{proc_dir}/maps")) {
             Ok(maps) if maps.contains("/libjvm.so") => {}
-            Ok(_) => return Err(format!("process {pid} is not a JVM (no libjvm.so mapped)")),
-            Err(e) => return Err(format!("cannot inspect process {pid}: {e}")),
+            Ok(_) => {
+                return Err(CliError::Attach(format!(
+                    "process {pid} is not a JVM (no libjvm.so mapped)"
+                )))
+            }
+            Err(e) => {
+                return Err(CliError::Attach(format!(
+                    "cannot inspect process {pid}: {e}"
+                )))
+            }
         }
         Ok(Self {
             pid,
@@ -107,7 +118,7 @@ impl Target {
     }
 
     /// The JVM's `/tmp`, resolved inside its root.
-    pub fn tmp(&self) -> Result<Dir, String> {
+    pub fn tmp(&self) -> Result<Dir, CliError> {
         self.root.dir("/tmp")
     }
 
@@ -125,16 +136,16 @@ impl Target {
 
     /// `load <library> true <options>`: runs Agent_OnAttach with `options`.
     /// Returns the agent's return code.
-    pub fn load_agent(&self, library: &str, options: &str) -> Result<i32, String> {
+    pub fn load_agent(&self, library: &str, options: &str) -> Result<i32, CliError> {
         for (what, arg) in [
             ("the agent library's path", library),
             ("the agent options", options),
         ] {
             if arg.len() > MAX_ARGUMENT {
-                return Err(format!(
+                return Err(CliError::Attach(format!(
                     "{what} is {} bytes; HotSpot's attach protocol takes at most {MAX_ARGUMENT} bytes per argument",
                     arg.len()
-                ));
+                )));
             }
         }
         let mut stream = self.connect()?;
@@ -155,10 +166,10 @@ impl Target {
         let status = lines.next().unwrap_or("").trim();
         let rest: Vec<&str> = lines.collect();
         if status != "0" {
-            return Err(format!(
+            return Err(CliError::Attach(format!(
                 "the JVM refused to load the agent: {}",
                 printable(rest.join(" ").trim())
-            ));
+            )));
         }
         // JDK 9+: "return code: N"; older: "N".
         let code = rest
@@ -170,17 +181,17 @@ impl Target {
                     .and_then(|n| n.trim().parse().ok())
             })
             .ok_or_else(|| {
-                format!(
+                CliError::Attach(format!(
                     "unexpected answer from the JVM: \"{}\"",
                     printable(&answer).replace('\n', "\\n")
-                )
+                ))
             })?;
         Ok(code)
     }
 
     /// Reads the answer until the peer closes, at most [`MAX_ANSWER`] bytes
     /// and never past the deadline (each read waits only for what is left).
-    fn read_answer(&self, stream: &mut UnixStream) -> Result<String, String> {
+    fn read_answer(&self, stream: &mut UnixStream) -> Result<String, CliError> {
         let what = "reading the attach answer";
         let mut answer = Vec::new();
         let mut chunk = [0u8; 1024];
@@ -190,10 +201,10 @@ impl Target {
             match stream.read(&mut chunk) {
                 Ok(0) => break,
                 Ok(n) if answer.len() + n > MAX_ANSWER => {
-                    return Err(format!(
+                    return Err(CliError::Attach(format!(
                         "{what}: the answer is longer than {MAX_ANSWER} bytes, which no JVM sends; refusing it (is process {} a JVM?)",
                         self.pid
-                    ))
+                    )))
                 }
                 Ok(n) => answer.extend_from_slice(&chunk[..n]),
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
@@ -204,26 +215,26 @@ impl Target {
     }
 
     /// A failed read or write, with the likely cause of a time-out.
-    fn io_failure(&self, what: &str, e: &std::io::Error) -> String {
+    fn io_failure(&self, what: &str, e: &std::io::Error) -> CliError {
         use std::io::ErrorKind::{TimedOut, WouldBlock};
         if matches!(e.kind(), WouldBlock | TimedOut) {
             self.timed_out(what)
         } else {
-            format!("{what}: {e}")
+            CliError::Attach(format!("{what}: {e}"))
         }
     }
 
     /// `--timeout` ran out during `what`: say so, with the likely cause.
-    fn timed_out(&self, what: &str) -> String {
+    fn timed_out(&self, what: &str) -> CliError {
         let cause = if process_state(self.pid) == Some('T') {
             "the JVM is stopped (SIGSTOP or a debugger)"
         } else {
             "the JVM is too busy, or stuck at a safepoint"
         };
-        format!(
+        CliError::Attach(format!(
             "{what}: no complete answer within {:?} (--timeout): {cause}",
             self.timeout
-        )
+        ))
     }
 }
 

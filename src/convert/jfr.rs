@@ -26,6 +26,7 @@
 //! `[truncated]` sets the stack's `truncated`, `[no Java frame]` is an event
 //! without a stack. A stack keeps its top [`MAX_FRAMES`] frames.
 
+use crate::error::CliError;
 use crate::snapshot::{CallKind, CallSection, CallThread, Names, Snapshot};
 use profrj_format::{alloc, lock, sampler};
 use profrj_jfr::encode::Buf;
@@ -56,16 +57,16 @@ enum Marker {
     NoFrame,
 }
 
-pub fn jfr(snap: &Snapshot, out: &Path, modified_ns: u64) -> Result<(), String> {
+pub fn jfr(snap: &Snapshot, out: &Path, modified_ns: u64) -> Result<(), CliError> {
     let sections: Vec<&CallSection> = [CallKind::Sampler, CallKind::Alloc, CallKind::Lock]
         .into_iter()
         .filter_map(|k| snap.calls(k))
         .collect();
     if sections.is_empty() {
-        return Err(
+        return Err(CliError::Input(
             "--to jfr writes the <sampler>, <alloc> and <lock> sections; the snapshot has none"
                 .into(),
-        );
+        ));
     }
     for k in snap.call_kinds() {
         if !matches!(k, CallKind::Sampler | CallKind::Alloc | CallKind::Lock) {
@@ -77,9 +78,9 @@ pub fn jfr(snap: &Snapshot, out: &Path, modified_ns: u64) -> Result<(), String> 
     }
     let total = sections.iter().map(|s| events_of(s)).sum::<u64>();
     if total > MAX_EVENTS {
-        return Err(format!(
+        return Err(CliError::Input(format!(
             "the snapshot's counts make {total} events (more than {MAX_EVENTS}): refused"
-        ));
+        )));
     }
     let span_ns = sections
         .iter()

@@ -10,6 +10,7 @@
 //! what each holds), and every name is escaped as the snapshot escapes it
 //! (`profrj_format::escape`).
 
+use crate::error::CliError;
 mod cobertura;
 mod collapsed;
 mod coverage;
@@ -79,7 +80,7 @@ pub struct Args {
     depth: Option<usize>,
 }
 
-pub fn run(args: Args) -> Result<(), String> {
+pub fn run(args: Args) -> Result<(), CliError> {
     let snap = read_file(&args.snapshot)?;
     let out = args.output.as_deref();
     match args.to {
@@ -91,12 +92,14 @@ pub fn run(args: Args) -> Result<(), String> {
     }
 }
 
-fn calls(snap: &Snapshot, args: &Args, out: Option<&Path>) -> Result<(), String> {
+fn calls(snap: &Snapshot, args: &Args, out: Option<&Path>) -> Result<(), CliError> {
     if args.source_root.is_some() {
-        return Err("--source-root is for --to lcov and cobertura".into());
+        return Err(CliError::Usage(
+            "--source-root is for --to lcov and cobertura".into(),
+        ));
     }
     if args.depth.is_some() {
-        return Err("--depth is for --to hprof".into());
+        return Err(CliError::Usage("--depth is for --to hprof".into()));
     }
     let sec = snap.call_section(args.select.section)?;
     let metric = Metric::of(sec.kind, args.select.metric)?;
@@ -110,23 +113,23 @@ fn calls(snap: &Snapshot, args: &Args, out: Option<&Path>) -> Result<(), String>
     })
 }
 
-fn coverage(snap: &Snapshot, args: &Args, out: Option<&Path>) -> Result<(), String> {
+fn coverage(snap: &Snapshot, args: &Args, out: Option<&Path>) -> Result<(), CliError> {
     let s = &args.select;
     if args.depth.is_some() {
-        return Err("--depth is for --to hprof".into());
+        return Err(CliError::Usage("--depth is for --to hprof".into()));
     }
     if s.section.is_some() || s.thread.is_some() || s.metric.is_some() || args.thread_frames {
-        return Err(
+        return Err(CliError::Usage(
             "--section, --thread, --metric and --thread-frames are for call sections, \
              not --to lcov or cobertura (<coverage> has no threads)"
                 .into(),
-        );
+        ));
     }
     let cov = snap.coverage.as_ref().ok_or_else(|| {
-        format!(
+        CliError::Usage(format!(
             "the snapshot has no <{}> section (run the agent with `coverage`)",
             profrj_format::coverage::SECTION
-        )
+        ))
     })?;
     let root = args.source_root.as_deref();
     match args.to {
@@ -138,17 +141,19 @@ fn coverage(snap: &Snapshot, args: &Args, out: Option<&Path>) -> Result<(), Stri
     }
 }
 
-fn to_hprof(snap: &Snapshot, args: &Args, out: Option<&Path>) -> Result<(), String> {
+fn to_hprof(snap: &Snapshot, args: &Args, out: Option<&Path>) -> Result<(), CliError> {
     let s = &args.select;
     if s.section.is_some() || s.metric.is_some() || args.thread_frames {
-        return Err(
+        return Err(CliError::Usage(
             "--to hprof writes a block per section the snapshot has, each with \
                     HPROF's own figures: --section, --metric and --thread-frames do not apply"
                 .into(),
-        );
+        ));
     }
     if args.source_root.is_some() {
-        return Err("--source-root is for --to lcov and cobertura".into());
+        return Err(CliError::Usage(
+            "--source-root is for --to lcov and cobertura".into(),
+        ));
     }
     let opts = hprof::Options {
         depth: args.depth.unwrap_or(hprof::DEFAULT_DEPTH),
@@ -159,42 +164,48 @@ fn to_hprof(snap: &Snapshot, args: &Args, out: Option<&Path>) -> Result<(), Stri
     stream(out, |w| report.write(w))
 }
 
-fn to_otlp(snap: &Snapshot, args: &Args, out: Option<&Path>) -> Result<(), String> {
+fn to_otlp(snap: &Snapshot, args: &Args, out: Option<&Path>) -> Result<(), CliError> {
     let s = &args.select;
     if s.section.is_some() || s.thread.is_some() || s.metric.is_some() || args.thread_frames {
-        return Err("--to otlp carries every call section, thread and weight: \
+        return Err(CliError::Usage(
+            "--to otlp carries every call section, thread and weight: \
                     --section, --thread, --metric and --thread-frames do not apply"
-            .into());
+                .into(),
+        ));
     }
     if args.source_root.is_some() || args.depth.is_some() {
-        return Err("--source-root and --depth are not for --to otlp".into());
+        return Err(CliError::Usage(
+            "--source-root and --depth are not for --to otlp".into(),
+        ));
     }
     let service = std::env::var("OTEL_SERVICE_NAME")
         .ok()
         .filter(|s| !s.is_empty())
         .unwrap_or_else(|| "unknown_service:java".to_owned());
-    let bytes = otlp::otlp(snap, &args.snapshot, &service)?;
-    stream(out, |w| w.write_all(&bytes))
+    let request = otlp::Otlp::new(snap, &args.snapshot, &service)?;
+    stream(out, |w| request.write(w))
 }
 
-fn to_jfr(snap: &Snapshot, args: &Args) -> Result<(), String> {
+fn to_jfr(snap: &Snapshot, args: &Args) -> Result<(), CliError> {
     let s = &args.select;
     if s.section.is_some() || s.metric.is_some() || s.thread.is_some() || args.thread_frames {
-        return Err(
+        return Err(CliError::Usage(
             "--to jfr writes every thread of <sampler>, <alloc> and <lock> with all \
                     their figures: --section, --thread, --metric and --thread-frames do not apply"
                 .into(),
-        );
+        ));
     }
     if args.source_root.is_some() || args.depth.is_some() {
-        return Err("--source-root and --depth do not apply to --to jfr".into());
+        return Err(CliError::Usage(
+            "--source-root and --depth do not apply to --to jfr".into(),
+        ));
     }
     let Some(out) = args.output.as_deref() else {
-        return Err(
+        return Err(CliError::Usage(
             "--to jfr needs -o FILE (a JFR chunk's header is written last, \
                     so it cannot go to a pipe)"
                 .into(),
-        );
+        ));
     };
     jfr::jfr(
         snap,

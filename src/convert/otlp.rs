@@ -7,12 +7,17 @@
 //! types are the push's ([`profrj_otlp::types`]); `<profile>`'s
 //! microseconds are sent as nanoseconds (×1000), as the push sends them;
 //! a sampler's period (its interval) is not in a snapshot and is left out.
+//! Streamed: what is held is bounded by the trees (`profrj_otlp`'s
+//! `Request`); the stack table, which spells out every path, is written as
+//! it is walked.
 
+use crate::error::CliError;
 use crate::snapshot::{CallKind, CallSection, Snapshot};
 use profrj_otlp::{
     types, Attribute, CallTrees, Keeper, Node, Request, ThreadTree, Value, ValueType,
 };
 use profrj_otlp::{MAX_WEIGHTS, ROOT};
+use std::io::{self, Write};
 use std::path::Path;
 
 /// The weights of a section, and for each the node attribute it comes
@@ -91,33 +96,47 @@ fn call_trees(snap: &Snapshot, sec: &CallSection) -> CallTrees {
     }
 }
 
-/// The request's bytes. `service` names the resource (`service.name`).
-pub fn otlp(snap: &Snapshot, source: &Path, service: &str) -> Result<Vec<u8>, String> {
-    let created_ns = std::fs::metadata(source)
-        .and_then(|m| m.modified())
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map_or(0, |d| d.as_nanos() as u64);
-    let mut request = Request::new();
-    for kind in snap.call_kinds() {
-        let Some(sec) = snap.calls(kind).filter(|_| kind != CallKind::Sites) else {
-            continue;
-        };
-        let samples = Keeper::default().delta(call_trees(snap, sec));
-        request.add(&samples, created_ns, 0);
+/// The request, ready to be written: every section's samples added.
+pub struct Otlp {
+    request: Request,
+    resource: [Attribute; 2],
+}
+
+impl Otlp {
+    /// `service` names the resource (`service.name`).
+    pub fn new(snap: &Snapshot, source: &Path, service: &str) -> Result<Otlp, CliError> {
+        let created_ns = std::fs::metadata(source)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_nanos() as u64);
+        let mut request = Request::new();
+        for kind in snap.call_kinds() {
+            let Some(sec) = snap.calls(kind).filter(|_| kind != CallKind::Sites) else {
+                continue;
+            };
+            let samples = Keeper::default().delta(call_trees(snap, sec));
+            request.add(&samples, created_ns, 0);
+        }
+        if request.is_empty() {
+            return Err(CliError::Usage(format!(
+                "the snapshot has no samples in <sampler>, <profile>, <alloc> or <lock> for OTLP ({})",
+                source.display()
+            )));
+        }
+        let resource = [
+            Attribute::str("service.name", service),
+            Attribute {
+                key: "profrj.snapshot".into(),
+                value: Value::Str(source.display().to_string()),
+            },
+        ];
+        Ok(Otlp { request, resource })
     }
-    if request.is_empty() {
-        return Err(format!(
-            "the snapshot has no samples in <sampler>, <profile>, <alloc> or <lock> for OTLP ({})",
-            source.display()
-        ));
+
+    /// Writes the request's bytes as they are made.
+    pub fn write(&self, out: &mut dyn Write) -> io::Result<()> {
+        let scope = ("profrj", env!("CARGO_PKG_VERSION"));
+        self.request.write(&self.resource, scope, out)
     }
-    let resource = [
-        Attribute::str("service.name", service),
-        Attribute {
-            key: "profrj.snapshot".into(),
-            value: Value::Str(source.display().to_string()),
-        },
-    ];
-    Ok(request.finish(&resource, ("profrj", env!("CARGO_PKG_VERSION"))))
 }

@@ -26,6 +26,7 @@
 //! the output.
 
 use super::stacks::{Key, TopFrames, MAX_FRAMES, TRUNCATED};
+use crate::error::CliError;
 use crate::snapshot::{CallSection, CallThread, Metric, Names, ValueType, NONE, NO_LINE};
 use flate2::write::GzEncoder;
 use flate2::Compression;
@@ -121,7 +122,7 @@ impl<'a> Pprof<'a> {
         threads: &'a [&'a CallThread],
         metric: Metric,
         source: &Path,
-    ) -> Result<Pprof<'a>, String> {
+    ) -> Result<Pprof<'a>, CliError> {
         let types = sample_types(sec);
         let default = types
             .iter()
@@ -129,11 +130,11 @@ impl<'a> Pprof<'a> {
             .map(|(_, (ty, _))| *ty)
             .ok_or_else(|| {
                 let all: Vec<&str> = types.iter().map(|(m, _)| m.name()).collect();
-                format!(
+                CliError::Usage(format!(
                     "pprof has no value for --metric {}: pick one of {}",
                     metric.name(),
                     all.join(", ")
-                )
+                ))
             })?;
         let comment = format!(
             "profrj convert of {} <{}>",
@@ -354,7 +355,8 @@ mod tests {
         let threads: Vec<_> = sec.threads.iter().collect();
         let e = Pprof::new(&s.names, sec, &threads, metric("samples"), Path::new("x"))
             .err()
-            .unwrap();
+            .unwrap()
+            .to_string();
         assert!(e.contains("no value for --metric samples"), "{e}");
         let p = Pprof::new(&s.names, sec, &threads, metric("bytes"), Path::new("x")).unwrap();
         p.write(&mut Vec::new()).unwrap();

@@ -3,6 +3,7 @@
 //! largest change first; for a section of class frames (alloc), per site
 //! (`sites.rs`). Shares, not raw counts, so runs of different lengths compare.
 
+use crate::error::CliError;
 mod sites;
 
 use crate::selection::Selection;
@@ -77,7 +78,7 @@ impl Change {
 /// Per method name: (self share, total share), in %.
 type Shares = HashMap<String, (f64, f64)>;
 
-fn shares(snap: &Snapshot, sec: &CallSection, args: &Args) -> Result<(Shares, u64), String> {
+fn shares(snap: &Snapshot, sec: &CallSection, args: &Args) -> Result<(Shares, u64), CliError> {
     let metric = Metric::of(sec.kind, args.select.metric)?;
     let threads = sec.select(args.select.thread())?;
     let trees: Vec<_> = threads.iter().map(|t| &t.tree).collect();
@@ -125,7 +126,7 @@ pub fn changes(before: &Shares, after: &Shares) -> Vec<Change> {
     out
 }
 
-pub fn run(args: Args) -> Result<(), String> {
+pub fn run(args: Args) -> Result<(), CliError> {
     let before = read_file(&args.before)?;
     let after = read_file(&args.after)?;
     // The section both have, unless named.
@@ -136,13 +137,15 @@ pub fn run(args: Args) -> Result<(), String> {
             .iter()
             .find(|&&k| after.calls(k).is_some())
             .ok_or_else(|| {
-                format!(
+                CliError::Usage(format!(
                     "the snapshots have no call section in common ({})",
                     crate::snapshot::call_tags("or")
-                )
+                ))
             })?,
     };
-    let missing = |p: &std::path::Path| format!("{}: no <{}> section", p.display(), kind.tag());
+    let missing = |p: &std::path::Path| {
+        CliError::Input(format!("{}: no <{}> section", p.display(), kind.tag()))
+    };
     let b_sec = before.calls(kind).ok_or_else(|| missing(&args.before))?;
     let a_sec = after.calls(kind).ok_or_else(|| missing(&args.after))?;
     let metric = Metric::of(kind, args.select.metric)?;
@@ -164,7 +167,7 @@ fn methods_diff(
     args: &Args,
     metric: Metric,
     top: usize,
-) -> Result<String, String> {
+) -> Result<String, CliError> {
     let (b, b_total) = shares(before, b_sec, args)?;
     let (a, a_total) = shares(after, a_sec, args)?;
     let unit = metric.unit();

@@ -4,6 +4,7 @@
 //! largest change of the weight first.
 
 use super::stable_name;
+use crate::error::CliError;
 use crate::report::shown;
 use crate::snapshot::{site_table, CallSection, Metric, MetricName, Snapshot};
 use std::collections::{BTreeSet, HashMap};
@@ -21,7 +22,7 @@ fn shares(
     sec: &CallSection,
     thread: Option<&str>,
     metrics: &[Metric],
-) -> Result<(Shares, Vec<u64>), String> {
+) -> Result<(Shares, Vec<u64>), CliError> {
     let threads = sec.select(thread)?;
     let trees: Vec<_> = threads.iter().map(|t| &t.tree).collect();
     let (rows, grand) = site_table(&snap.names, &trees, metrics[0]);
@@ -51,7 +52,7 @@ pub fn diff(
     thread: Option<&str>,
     metric: Metric,
     top: usize,
-) -> Result<String, String> {
+) -> Result<String, CliError> {
     let desc = metric.kind.desc();
     // The weight first, then the section's other compared metrics.
     let mut metrics = vec![metric];

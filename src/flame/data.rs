@@ -7,6 +7,7 @@ use crate::report::coverage_table;
 use crate::snapshot::{CallSection, CoverageClass, MemorySection, Metric, Names, Weighted};
 use std::collections::HashMap;
 use std::fmt::Write as _;
+use std::io::{self, Write};
 
 /// A JSON string literal. `<` is escaped so the data can sit in a `<script>`.
 pub fn json_str(out: &mut String, s: &str) {
@@ -109,7 +110,9 @@ pub struct PageInput<'a> {
     pub coverage: Option<&'a [CoverageClass]>,
 }
 
-pub fn page_json(input: &PageInput) -> String {
+/// The page's JSON written to `w` as it is made: what is held is the merged
+/// trees, the names they use, and up to [`SPILL`] bytes of JSON.
+pub fn write_page_json(w: &mut dyn Write, input: &PageInput) -> io::Result<()> {
     let mut out = String::from("{");
     out.push_str("\"title\":");
     json_str(&mut out, input.title);
@@ -128,7 +131,7 @@ pub fn page_json(input: &PageInput) -> String {
         json_str(&mut out, desc.scope(sec.live));
         out.push_str(",\"classFrames\":");
         json_str(&mut out, desc.class_frames);
-        calls_json(&mut out, input.names, sec, metric);
+        calls_json(w, &mut out, input.names, sec, metric)?;
     }
     if let Some(mem) = input.memory {
         out.push_str(",\"memory\":");
@@ -153,15 +156,36 @@ pub fn page_json(input: &PageInput) -> String {
         out.push(']');
     }
     out.push('}');
-    out
+    w.write_all(out.as_bytes())
 }
 
-fn calls_json(out: &mut String, names: &Names, sec: &CallSection, metric: Metric) {
+/// JSON held before it is written out.
+const SPILL: usize = 1 << 16;
+
+/// Writes `buf` out once it holds [`SPILL`] bytes (`all`: whatever it holds).
+fn spill(w: &mut dyn Write, buf: &mut String, all: bool) -> io::Result<()> {
+    if all || buf.len() >= SPILL {
+        w.write_all(buf.as_bytes())?;
+        buf.clear();
+    }
+    Ok(())
+}
+
+/// The trees, then the names they use (which the walk numbers: an object's
+/// keys may come in any order).
+fn calls_json(
+    w: &mut dyn Write,
+    out: &mut String,
+    names: &Names,
+    sec: &CallSection,
+    metric: Metric,
+) -> io::Result<()> {
     let threads = merged_threads(sec, metric);
     // Only names the trees use, renumbered; a class frame's apart.
     let mut used: HashMap<Frame, u32> = HashMap::new();
     let mut table: Vec<Frame> = Vec::new();
-    let mut trees = String::new();
+    out.push_str(",\"threads\":[");
+    let trees = out;
     let mut ordered: Vec<(String, Merged, Vec<u64>)> = threads
         .into_iter()
         .map(|(n, m)| {
@@ -176,7 +200,7 @@ fn calls_json(out: &mut String, names: &Names, sec: &CallSection, metric: Metric
             trees.push(',');
         }
         trees.push_str("{\"name\":");
-        json_name(&mut trees, tname);
+        json_name(trees, tname);
         let _ = write!(trees, ",\"total\":{},\"nodes\":[", total[0]);
         // Preorder, skipping empty subtrees: [name, own, number of children].
         let mut stack: Vec<u32> = m.children[0].iter().rev().copied().collect();
@@ -201,10 +225,12 @@ fn calls_json(out: &mut String, names: &Names, sec: &CallSection, metric: Metric
                 .count();
             let _ = write!(trees, ",{id},{},{kids}", m.own[i]);
             stack.extend(m.children[i].iter().rev().copied());
+            spill(w, trees, false)?;
         }
         trees.push_str("]}");
     }
-    out.push_str(",\"names\":[");
+    let out = trees;
+    out.push_str("],\"names\":[");
     for (i, &(n, _)) in table.iter().enumerate() {
         if i > 0 {
             out.push(',');
@@ -219,9 +245,8 @@ fn calls_json(out: &mut String, names: &Names, sec: &CallSection, metric: Metric
         }
         let _ = write!(out, "{i}");
     }
-    out.push_str("],\"threads\":[");
-    out.push_str(&trees);
     out.push(']');
+    spill(w, out, true)
 }
 
 fn memory_json(out: &mut String, mem: &MemorySection) {
@@ -251,6 +276,12 @@ fn memory_json(out: &mut String, mem: &MemorySection) {
 mod tests {
     use super::*;
     use crate::snapshot::{parse_bytes, CallKind};
+
+    fn page_json(input: &PageInput) -> String {
+        let mut out = Vec::new();
+        write_page_json(&mut out, input).unwrap();
+        String::from_utf8(out).unwrap()
+    }
 
     #[test]
     fn threads_of_one_name_merge_and_json_is_safe() {

@@ -5,11 +5,12 @@
 //! tables when the snapshot has them. The page keeps its state in the URL
 //! fragment: `#thread=NAME&search=TEXT&zoom=FRAME;FRAME;…`.
 
+use crate::error::CliError;
 mod data;
 
 use crate::selection::Selection;
 use crate::snapshot::{read_file, CallKind, Metric};
-use data::{page_json, PageInput};
+use data::{write_page_json, PageInput};
 use std::io::{self, Write};
 use std::path::PathBuf;
 
@@ -31,7 +32,7 @@ pub struct Args {
     title: Option<String>,
 }
 
-pub fn run(args: Args) -> Result<(), String> {
+pub fn run(args: Args) -> Result<(), CliError> {
     let snap = read_file(&args.snapshot)?;
     // `--thread`: the section with that thread's name only.
     let kept;
@@ -53,24 +54,31 @@ pub fn run(args: Args) -> Result<(), String> {
             .file_name()
             .map_or("snapshot".into(), |f| f.to_string_lossy().into_owned())
     });
-    let json = page_json(&PageInput {
+    let input = PageInput {
         title: &title,
         names: &snap.names,
         calls,
         memory: snap.memory.as_ref(),
         coverage: snap.coverage.as_ref().map(|c| c.classes.as_slice()),
-    });
+    };
     let out = args
         .output
         .unwrap_or_else(|| args.snapshot.with_extension("html"));
-    crate::output::stream(Some(&out), |w| render(w, &title, &json))?;
+    crate::output::stream(Some(&out), |w| {
+        render(w, &title, |w| write_page_json(w, &input))
+    })?;
     eprintln!("profrj: wrote {}", out.display());
     Ok(())
 }
 
-/// Writes the page with its data and title in place (the template's parts
-/// around them, then each, as they come: no copy of the page is made).
-pub fn render(out: &mut dyn Write, title: &str, json: &str) -> io::Result<()> {
+/// Writes the page with its title and data (`data` writes the JSON) in
+/// place: the template's parts around them, then each, as they come; no
+/// copy of the page or of its data is made.
+pub fn render(
+    out: &mut dyn Write,
+    title: &str,
+    data: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> io::Result<()> {
     let mut escaped = String::new();
     for c in title.chars() {
         match c {
@@ -90,6 +98,6 @@ pub fn render(out: &mut dyn Write, title: &str, json: &str) -> io::Result<()> {
     out.write_all(before_title.as_bytes())?;
     out.write_all(escaped.as_bytes())?;
     out.write_all(before_data.as_bytes())?;
-    out.write_all(json.as_bytes())?;
+    data(out)?;
     out.write_all(after.as_bytes())
 }

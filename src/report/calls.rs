@@ -4,6 +4,7 @@
 //! its metrics, units and titles.
 
 use super::{pct, shown, SortBy};
+use crate::error::CliError;
 use crate::snapshot::{
     method_table, site_table, CallSection, CallThread, Metric, Snapshot, Weighted,
 };
@@ -25,7 +26,7 @@ pub fn calls_report(
     metric: Metric,
     sort: SortBy,
     top: usize,
-) -> Result<String, String> {
+) -> Result<String, CliError> {
     let threads = sec.select(thread)?;
     let trees: Vec<_> = threads.iter().map(|t| &t.tree).collect();
     let (mut rows, grand) = method_table(&snap.names, &trees, metric);
@@ -96,7 +97,7 @@ pub fn sites_report(
     thread: Option<&str>,
     metric: Metric,
     top: usize,
-) -> Result<String, String> {
+) -> Result<String, CliError> {
     let desc = sec.desc();
     let threads = sec.select(thread)?;
     let trees: Vec<_> = threads.iter().map(|t| &t.tree).collect();

@@ -4,6 +4,7 @@
 //! sections of class frames (alloc) its "SITES" table first (`calls.rs`);
 //! memory prints live objects by class; coverage the least-covered classes.
 
+use crate::error::CliError;
 mod calls;
 mod monitors;
 
@@ -86,7 +87,7 @@ pub struct Args {
     sort: SortBy,
 }
 
-pub fn run(args: Args) -> Result<(), String> {
+pub fn run(args: Args) -> Result<(), CliError> {
     let snap = read_file(&args.snapshot)?;
     let section = match args.select.section {
         Some(s) => s,
@@ -150,13 +151,13 @@ fn section_tag(s: Section) -> &'static str {
     }
 }
 
-fn no_section(s: Section) -> String {
-    format!("the snapshot has no <{}> section", section_tag(s))
+fn no_section(s: Section) -> CliError {
+    CliError::Usage(format!("the snapshot has no <{}> section", section_tag(s)))
 }
 
 /// The first section present in the documented order; when there are
 /// others, says so on stderr (stdout keeps the report alone).
-fn default_section(snap: &Snapshot) -> Result<Section, String> {
+fn default_section(snap: &Snapshot) -> Result<Section, CliError> {
     let present = sections_present(snap);
     let Some(&first) = present.first() else {
         let tags: Vec<String> = Section::all()
@@ -164,10 +165,10 @@ fn default_section(snap: &Snapshot) -> Result<Section, String> {
             .map(|&s| format!("<{}>", section_tag(s)))
             .collect();
         let (last, rest) = tags.split_last().expect("sections");
-        return Err(format!(
+        return Err(CliError::Usage(format!(
             "the snapshot has no {} or {last} section to report",
             rest.join(", ")
-        ));
+        )));
     };
     if present.len() > 1 {
         let others: Vec<String> = present[1..]
@@ -196,7 +197,7 @@ pub fn memory_report(
     mem: &MemorySection,
     thread: Option<&str>,
     top: usize,
-) -> Result<String, String> {
+) -> Result<String, CliError> {
     let threads: Vec<_> = mem
         .threads
         .iter()
@@ -207,10 +208,10 @@ pub fn memory_report(
         .collect();
     if threads.is_empty() {
         if let Some(n) = thread {
-            return Err(format!(
+            return Err(CliError::Usage(format!(
                 "no thread named {n:?} in <{}>",
                 section_tag(Section::Memory)
-            ));
+            )));
         }
     }
     let mut by_class: HashMap<&str, (u64, u64)> = HashMap::new();

@@ -7,6 +7,7 @@
 //! callees and a backward pass sums callees into callers — no recursion, so a
 //! 3,000-deep recursion in the profiled program costs nothing special here.
 
+use crate::error::CliError;
 mod jfr;
 mod parse;
 mod sections;
@@ -147,7 +148,7 @@ impl CallSection {
     }
 
     /// Threads named `name`, or all of them for `None`. Errors list the names.
-    pub fn select(&self, name: Option<&str>) -> Result<Vec<&CallThread>, String> {
+    pub fn select(&self, name: Option<&str>) -> Result<Vec<&CallThread>, CliError> {
         match name {
             None => Ok(self.threads.iter().collect()),
             Some(n) => {
@@ -156,11 +157,11 @@ impl CallSection {
                     let mut names: Vec<_> = self.threads.iter().map(|t| t.name.as_str()).collect();
                     names.sort();
                     names.dedup();
-                    Err(format!(
+                    Err(CliError::Usage(format!(
                         "no thread named {n:?} in <{}>; threads: {}",
                         self.kind.tag(),
                         names.join(", ")
-                    ))
+                    )))
                 } else {
                     Ok(found)
                 }
@@ -275,16 +276,18 @@ impl Snapshot {
 
     /// The section asked for, or the first call section present (in
     /// [`CallKind::ALL`]'s order: sampler, profile, alloc).
-    pub fn call_section(&self, kind: Option<CallKind>) -> Result<&CallSection, String> {
+    pub fn call_section(&self, kind: Option<CallKind>) -> Result<&CallSection, CliError> {
         match kind {
-            Some(k) => self
-                .calls(k)
-                .ok_or_else(|| format!("the snapshot has no <{}> section", k.tag())),
+            Some(k) => self.calls(k).ok_or_else(|| {
+                CliError::Usage(format!("the snapshot has no <{}> section", k.tag()))
+            }),
             None => self
                 .call_kinds()
                 .first()
                 .and_then(|&k| self.calls(k))
-                .ok_or_else(|| format!("the snapshot has no {} section", call_tags("or"))),
+                .ok_or_else(|| {
+                    CliError::Usage(format!("the snapshot has no {} section", call_tags("or")))
+                }),
         }
     }
 }

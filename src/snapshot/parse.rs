@@ -7,6 +7,7 @@ use super::{
     CallKind, CoverageClass, CoverageMethod, CoverageSection, MemoryRow, MemorySection,
     MemoryThread, Snapshot,
 };
+use crate::error::CliError;
 use call_sections::{add_frameless_samples, call_kind};
 use monitor_dump::DumpParent;
 use profrj_format::lock::dump;
@@ -62,47 +63,51 @@ impl RawError {
 }
 
 /// Reads a snapshot file. The error names the file, line and column.
-pub fn read_file(path: &Path) -> Result<Snapshot, String> {
+pub fn read_file(path: &Path) -> Result<Snapshot, CliError> {
     use std::os::unix::fs::FileTypeExt;
-    let open = || std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()));
+    let open = || {
+        std::fs::File::open(path).map_err(|e| CliError::Input(format!("{}: {e}", path.display())))
+    };
     let file = open()?;
     // A regular file or a pipe; a device (/dev/zero, a disk) is no snapshot.
     let t = file
         .metadata()
-        .map_err(|e| format!("{}: {e}", path.display()))?
+        .map_err(|e| CliError::Input(format!("{}: {e}", path.display())))?
         .file_type();
     if t.is_char_device() || t.is_block_device() || t.is_dir() || t.is_socket() {
-        return Err(format!(
+        return Err(CliError::Input(format!(
             "{}: not a snapshot file (a device, directory or socket)",
             path.display()
-        ));
+        )));
     }
     let mut input = BufReader::with_capacity(1 << 16, file);
     // A JFR recording (its magic first) is read as one.
     let head = input
         .fill_buf()
-        .map_err(|e| format!("{}: {e}", path.display()))?;
+        .map_err(|e| CliError::Input(format!("{}: {e}", path.display())))?;
     if profrj_jfr::is_jfr(head) {
-        return super::jfr::read_file(path);
+        return super::jfr::read_file(path).map_err(CliError::Input);
     }
-    parse(input).map_err(|e| {
-        // A regular file is read again to turn the offset into a line and
-        // column; a pipe cannot be, so its error gives the byte offset.
-        let regular = std::fs::metadata(path).is_ok_and(|m| m.is_file());
-        if !regular {
-            let offset = e.offset;
-            let (_, _, message) = e.render(|_| (0, 0));
-            return format!("{}: byte {offset}: {message}", path.display());
-        }
-        let (line, column, message) = e.render(|offset| match open() {
-            Ok(f) => line_col(BufReader::new(f), offset),
-            Err(_) => (0, 0),
-        });
-        format!(
-            "{}: line {line}, column {column}: {message}",
-            path.display()
-        )
-    })
+    parse(input)
+        .map_err(|e| {
+            // A regular file is read again to turn the offset into a line and
+            // column; a pipe cannot be, so its error gives the byte offset.
+            let regular = std::fs::metadata(path).is_ok_and(|m| m.is_file());
+            if !regular {
+                let offset = e.offset;
+                let (_, _, message) = e.render(|_| (0, 0));
+                return format!("{}: byte {offset}: {message}", path.display());
+            }
+            let (line, column, message) = e.render(|offset| match open() {
+                Ok(f) => line_col(BufReader::new(f), offset),
+                Err(_) => (0, 0),
+            });
+            format!(
+                "{}: line {line}, column {column}: {message}",
+                path.display()
+            )
+        })
+        .map_err(CliError::Input)
 }
 
 /// Reads a snapshot held in memory.

@@ -130,7 +130,9 @@ fn alloc_attribute_errors() {
 #[test]
 fn metrics_of_the_alloc_section() {
     assert_eq!(Metric::of(CallKind::Alloc, None).unwrap().name(), "bytes");
-    let e = Metric::of(CallKind::Alloc, Some(MetricName("cpu"))).unwrap_err();
+    let e = Metric::of(CallKind::Alloc, Some(MetricName("cpu")))
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("<alloc> section has no metric cpu"), "{e}");
     assert!(e.contains("objects") && e.contains("bytes"), "{e}");
     assert_eq!(metric("objects").unit(), "objects");

@@ -4,6 +4,7 @@
 
 use super::parse::NO_JAVA_FRAME;
 use super::{CallKind, MetricDesc, MetricName, Names, Tree, Values, NONE};
+use crate::error::CliError;
 use std::collections::HashMap;
 
 /// What a node weighs (`--metric`): one of its section's metrics
@@ -18,15 +19,15 @@ pub struct Metric {
 impl Metric {
     /// The metric `name` of section `kind`, or its default; refuses one the
     /// section does not have, naming those it has.
-    pub fn of(kind: CallKind, name: Option<MetricName>) -> Result<Metric, String> {
+    pub fn of(kind: CallKind, name: Option<MetricName>) -> Result<Metric, CliError> {
         let d = kind.desc();
         let wanted = name.map_or(d.default_metric, |n| n.0);
         let desc = d.metric_desc(wanted).ok_or_else(|| {
-            format!(
+            CliError::Usage(format!(
                 "the <{}> section has no metric {wanted}: use --metric {}",
                 d.tag,
                 d.metric_list()
-            )
+            ))
         })?;
         Ok(Metric::from_desc(kind, desc))
     }

@@ -24,14 +24,16 @@
 //! none can tell any more), unless no GC ran at all: then every sample.
 
 pub mod mode;
+mod model;
 mod recent;
-mod section;
-pub(crate) mod stack_keys;
+mod stack_keys;
 
 use crate::calltree::{NodeId, WeightTree, Weights};
-use crate::instrument::registry::{java_type, java_type_name};
-use crate::methods::{java_class_name, MethodNames, NameId};
-use crate::modes::Host;
+use crate::events::{Allocation, Kind, Listener, ObjectSampled};
+use crate::host::Host;
+use crate::methods::{class_name, MethodNames, NameId};
+use crate::per_thread::{self, Held, ThreadValue};
+use crate::stack::Frames;
 use crate::threads::{Identity, ThreadId};
 use crate::vm::sys::JvmtiFrameInfo;
 use crate::vm::{jthread, Jni, Jvmti};
@@ -81,9 +83,11 @@ pub fn weigh(size: u64, interval: u32) -> Alloc {
     }
 }
 
-/// Where the event finds the running session's recorder. Owned by the agent.
+/// What `alloc` keeps for the JVM's lifetime (the host's state of this
+/// type): where SampledObjectAlloc, which it listens to, finds the running
+/// session's recorder.
 #[derive(Default)]
-pub struct Slot {
+pub struct Lifetime {
     current: RwLock<Option<Arc<Recorder>>>,
     /// Recorders made so far: each one's id, so that per-thread caches of
     /// one session's names are never read in the next.
@@ -93,7 +97,7 @@ pub struct Slot {
     gcs: AtomicU32,
 }
 
-impl Slot {
+impl Lifetime {
     fn current(&self) -> Option<Arc<Recorder>> {
         self.current.read().clone()
     }
@@ -111,7 +115,7 @@ impl Slot {
         self.gcs.fetch_add(1, Relaxed);
     }
 
-    /// GCs started so far (see [`Slot::gcs`]).
+    /// GCs started so far (see [`Lifetime::gcs`]).
     pub(super) fn gcs(&self) -> u32 {
         self.gcs.load(Relaxed)
     }
@@ -131,7 +135,7 @@ pub enum LiveRule {
 
 impl LiveRule {
     /// The value of `<alloc liveRule>`.
-    fn name(self) -> &'static str {
+    pub(super) fn name(self) -> &'static str {
         use profrj_format::alloc::live_rule::*;
         match self {
             LiveRule::Gc => GC,
@@ -147,14 +151,14 @@ struct Tracked {
     thread: ThreadId,
     leaf: NodeId,
     w: Alloc,
-    /// GCs started when it was sampled ([`Slot::gcs`]): GC number
+    /// GCs started when it was sampled ([`Lifetime::gcs`]): GC number
     /// `epoch + 1` and later ones saw the object.
     epoch: u32,
 }
 
 /// One session's samples.
 pub struct Recorder {
-    /// Unique in this JVM ([`Slot::next_id`]).
+    /// Unique in this JVM ([`Lifetime::next_id`]).
     id: u64,
     interval: u32,
     live: bool,
@@ -189,7 +193,7 @@ struct Data {
     kept: usize,
 }
 
-/// What the allocating thread keeps between events.
+/// What the allocating thread keeps between events (in its record).
 #[derive(Default)]
 struct PerThread {
     /// Its frame buffer (stacks can be thousands deep).
@@ -217,8 +221,13 @@ impl PerThread {
     }
 }
 
-thread_local! {
-    static PER_THREAD: RefCell<PerThread> = RefCell::new(PerThread::default());
+/// The thread ends: its remembered references go.
+impl ThreadValue for RefCell<PerThread> {
+    fn thread_ended(&self, jni: Option<&Jni>) {
+        if let (Some(jni), Ok(mut mine)) = (jni, self.try_borrow_mut()) {
+            mine.recent.forget(jni);
+        }
+    }
 }
 
 impl Recorder {
@@ -247,12 +256,15 @@ impl Recorder {
         if !self.active.load(Relaxed) {
             return;
         }
-        PER_THREAD.with(|mine| {
-            let Ok(mut mine) = mine.try_borrow_mut() else {
-                return; // an event inside an event: not expected, never twice borrowed
-            };
-            self.sampled_on(host, jni, (thread, object, class, size), &mut mine)
-        })
+        per_thread::with(
+            || Some(Held::Own(Box::default())),
+            |mine: &RefCell<PerThread>| {
+                let Ok(mut mine) = mine.try_borrow_mut() else {
+                    return; // an event inside an event: not expected, never twice borrowed
+                };
+                self.sampled_on(host, jni, (thread, object, class, size), &mut mine)
+            },
+        );
     }
 
     fn sampled_on(
@@ -331,22 +343,20 @@ impl Recorder {
                 leaf
             }
         };
-        if crate::jfr::on() {
-            let frames = &mine.frames[..mine.stack.len()];
-            let class = d.names.get(class_name);
-            let depth = self.depth as u32;
-            crate::jfr::allocation(
-                (jvmti, jni),
-                id,
-                frames,
-                depth,
-                class,
-                (size, w.bytes as u64),
-            );
+        if host.events.heard(Kind::ObjectSampled) {
+            let sampled = ObjectSampled {
+                thread: id,
+                frames: Frames::Jvmti(&mine.frames[..mine.stack.len()]),
+                depth: self.depth as u32,
+                class: d.names.get(class_name),
+                size,
+                weight: w.bytes as u64,
+            };
+            host.events.object_sampled(jni, &sampled);
         }
         if self.live {
             // Read after the allocation: a GC that starts later sees the object.
-            let epoch = host.alloc.gcs();
+            let epoch = host.state::<Lifetime>().gcs();
             let weak = jni.new_weak_global_ref(object);
             if !weak.is_null() {
                 d.tracked.push(Tracked {
@@ -385,7 +395,7 @@ impl Recorder {
 
     /// Drops the samples whose object a GC collected (their references
     /// cleared) from those followed for `live`.
-    fn prune(&self, jni: &Jni) {
+    pub(super) fn prune(&self, jni: &Jni) {
         let mut data = self.data.lock();
         prune(jni, &mut data.tracked);
         data.kept = data.tracked.len();
@@ -428,19 +438,17 @@ impl Recorder {
         }
     }
 
-    /// Every sample so far (all allocations, also with `live`) as the
-    /// OTLP model: objects and bytes, rounded per node as a snapshot's.
-    fn call_trees(&self, threads: &[crate::threads::ThreadRecord]) -> profrj_otlp::CallTrees {
-        use profrj_otlp::types;
+    /// Every sample so far (with `live` too: no GC, nothing pruned).
+    fn all(&self) -> Captured {
         let d = self.data.lock();
-        let round = |x: f64| x.max(0.0).round() as u64;
-        crate::calltree::call_trees(
-            &[types::ALLOC_OBJECTS, types::ALLOC_SPACE],
-            d.names.snapshot(),
-            &d.trees,
-            threads,
-            |w| [round(w.objects), round(w.bytes), 0],
-        )
+        Captured {
+            trees: d.trees.clone(),
+            names: d.names.snapshot(),
+            classes: d.classes.clone(),
+            interval: self.interval,
+            // Not a section: no rule to write.
+            live_rule: None,
+        }
     }
 
     fn samples(&self) -> u64 {
@@ -450,15 +458,6 @@ impl Recorder {
             .values()
             .map(|t| t.totals().samples)
             .sum()
-    }
-}
-
-/// A class as Java writes it: `java.lang.String`, `byte[]`, `int[][]`.
-fn class_name(signature: &str) -> String {
-    if signature.starts_with('[') {
-        java_type_name(signature)
-    } else {
-        java_class_name(signature)
     }
 }
 
@@ -483,32 +482,19 @@ pub struct Captured {
     live_rule: Option<LiveRule>,
 }
 
-/// The ThreadEnd of an OS thread: its remembered references go.
-pub fn thread_ended(jni: &Jni) {
-    let _ = PER_THREAD.try_with(|mine| {
-        if let Ok(mut mine) = mine.try_borrow_mut() {
-            mine.recent.forget(jni);
-        }
-    });
-}
+/// SampledObjectAlloc, on the allocating thread; GarbageCollectionStart,
+/// in the pause (`live`'s epochs: on for good once a `live` session starts,
+/// as a stopped session's GCs still age its samples).
+impl Listener for Lifetime {
+    fn gc_start(&self) {
+        self.gc_started()
+    }
 
-/// The SampledObjectAlloc event (called by `entry`).
-pub fn sampled_object_alloc(
-    host: &Host,
-    jni: &Jni,
-    thread: jthread,
-    object: jobject,
-    class: jclass,
-    size: i64,
-) {
-    if let Some(r) = host.alloc.current() {
-        r.sampled(host, jni, thread, object, class, size.max(0) as u64);
-        if crate::trace::on() {
-            if let Ok(sig) = host.jvmti.class_signature(class) {
-                let ty = host.memory.type_id(&java_type(&sig).0);
-                crate::trace::object_sampled(jni, ty, size.max(0) as u64);
-            }
-        }
+    fn sampled_object_alloc(&self, jni: &Jni, a: &Allocation) {
+        let (Some(r), Some(host)) = (self.current(), crate::host::get()) else {
+            return;
+        };
+        r.sampled(host, jni, a.thread, a.object, a.class, a.size);
     }
 }
 

@@ -1,40 +1,91 @@
 //! `alloc` as a [`Mode`]: a recorder per session, reached by the
-//! SampledObjectAlloc event through the agent's [`super::Slot`].
+//! SampledObjectAlloc event through the mode's [`Lifetime`].
 
-use super::{Captured, LiveRule, Recorder};
+use super::{Captured, Lifetime, LiveRule, Recorder};
+use crate::error::AgentError;
+use crate::events::Kind;
+use crate::host::Host;
 use crate::log;
-use crate::modes::{Cx, Mode, Registration, Section};
-use crate::snapshot::XmlWriter;
+use crate::mode::{Capture, Cx, Mode, Registration};
+use crate::model::Section;
+use crate::options::{self, ModeOptions, Opt, OptionError, Options, Takes, Value};
 use crate::threads::ThreadRecord;
 use crate::vm::sys::Capability;
-use crate::vm::{Capabilities, Jni, JvmtiEvent};
+use crate::vm::{Capabilities, Jni, Jvmti};
 use parking_lot::Mutex;
-use std::io;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
 /// `alloc`: sampled allocations by call path and class.
 pub const REGISTRATION: Registration = Registration {
     name: "alloc",
-    wanted: |o| o.alloc.is_some(),
+    options: ModeOptions {
+        options: &[
+            Opt {
+                syntax: "alloc[=SIZE]",
+                default: "512k",
+                takes: Takes::Start,
+                meaning: "allocation sites by call path: JVMTI samples an object about every SIZE bytes a thread allocates (k, m suffixes; 0 samples every object), each weighted to estimate all bytes and objects (the <alloc> section)",
+                read: Some(read_interval),
+            },
+            Opt {
+                syntax: "live",
+                default: "",
+                takes: Takes::Start,
+                meaning: "alloc: only the sampled objects still reachable at the snapshot (a snapshot runs a GC): who allocated what is alive",
+                read: Some(options::read_flag_value),
+            },
+        ],
+        default_mode: false,
+        records_others: false,
+        check: check_options,
+    },
     open,
     natives: Vec::new,
     capabilities,
+    probes: Registration::no_probes,
 };
 
-fn capabilities(caps: &mut Capabilities) -> Result<(), String> {
+/// Bytes between samples when `alloc` gives none.
+const DEFAULT_INTERVAL: u32 = 512 * 1024;
+
+/// JVMTI takes the sampling interval as a jint.
+const MAX_INTERVAL: u64 = i32::MAX as u64;
+
+/// `alloc[=SIZE]`.
+fn read_interval(key: &str, value: Option<&str>) -> Result<Value, OptionError> {
+    let Some(v) = value else {
+        return Ok(Value::Bytes(DEFAULT_INTERVAL));
+    };
+    options::parse_size(v, MAX_INTERVAL)
+        .map(Value::Bytes)
+        .ok_or_else(|| {
+            options::bad_value(
+                key,
+                v,
+                "bytes between samples, e.g. 512k, 64k, 1m; 0 for every object; at most 2g-1",
+            )
+        })
+}
+
+/// `live` belongs to `alloc`.
+fn check_options(o: &Options) -> Result<(), OptionError> {
+    options::belongs_to(o, "live", "alloc", "alloc,live")
+}
+
+fn capabilities(caps: &mut Capabilities) -> Result<(), AgentError> {
     caps.need(
         Capability::GenerateSampledObjectAllocEvents,
         "alloc (JDK 11 or newer)",
     )?;
     // `live` at VM exit: which GC each sample lived through.
-    caps.need(Capability::GenerateGarbageCollectionEvents, "alloc")
+    Ok(caps.need(Capability::GenerateGarbageCollectionEvents, "alloc")?)
 }
 
 /// What `live` knows of the session's GCs.
 #[derive(Default)]
 struct Gcs {
-    /// GCs started before the session's first start ([`super::Slot::gcs`]).
+    /// GCs started before the session's first start ([`Lifetime::gcs`]).
     at_start: Option<u32>,
     /// Set at VM death: GCs started by then (the samples they cleared
     /// dropped). The snapshot at exit runs no GC of its own; the same
@@ -43,25 +94,26 @@ struct Gcs {
 }
 
 struct AllocMode {
+    host: &'static Host,
+    life: &'static Lifetime,
     recorder: Arc<Recorder>,
-    jvmti: crate::vm::Jvmti,
-    slot: &'static super::Slot,
+    jvmti: Jvmti,
     gcs: Mutex<Gcs>,
 }
 
-fn open(cx: &Cx) -> Result<Box<dyn Mode>, String> {
+fn open(cx: &Cx) -> Result<Box<dyn Mode>, AgentError> {
     let o = cx.options;
-    let interval = o.alloc.unwrap_or_default();
+    let interval = o.bytes("alloc").unwrap_or(DEFAULT_INTERVAL);
+    let live = o.given("live");
     let host = cx.host;
+    let life = host.state::<Lifetime>();
+    host.events
+        .subscribe(life, &[Kind::SampledObjectAlloc, Kind::GcStart]);
     Ok(Box::new(AllocMode {
-        recorder: Arc::new(Recorder::new(
-            host.alloc.next_id(),
-            interval,
-            o.live,
-            o.depth,
-        )),
+        host,
+        life,
+        recorder: Arc::new(Recorder::new(life.next_id(), interval, live, o.depth)),
         jvmti: host.jvmti,
-        slot: host.alloc,
         gcs: Mutex::default(),
     }))
 }
@@ -81,44 +133,58 @@ impl AllocMode {
     }
 }
 
+/// [`Host::want`]'s error named after the event.
+fn named(call: &str) -> impl FnOnce(AgentError) -> AgentError + '_ {
+    move |e| match e {
+        AgentError::Jvmti { error, .. } => AgentError::Jvmti {
+            call: call.into(),
+            error,
+        },
+        e => e,
+    }
+}
+
 impl Mode for AllocMode {
-    fn start(&self, cx: &Cx) -> Result<(), String> {
+    fn start(&self, _cx: &Cx) -> Result<(), AgentError> {
         let jvmti = self.jvmti;
         jvmti
             .set_heap_sampling_interval(self.recorder.interval)
-            .map_err(|e| format!("SetHeapSamplingInterval: {}", jvmti.error_name(e)))?;
+            .map_err(|e| AgentError::jvmti(jvmti, "SetHeapSamplingInterval", e))?;
         if self.recorder.live {
-            // Enabled for good (a stopped session's GCs still age its samples).
-            jvmti
-                .set_event_enabled(JvmtiEvent::GARBAGE_COLLECTION_START, true)
-                .map_err(|e| format!("GarbageCollectionStart: {}", jvmti.error_name(e)))?;
-            self.gcs.lock().at_start.get_or_insert(self.slot.gcs());
+            // On for good (a stopped session's GCs still age its samples).
+            self.host
+                .want(self.life, Kind::GcStart, true)
+                .map_err(named("GarbageCollectionStart"))?;
+            self.gcs.lock().at_start.get_or_insert(self.life.gcs());
         }
-        cx.host.alloc.set(Some(self.recorder.clone()));
+        self.life.set(Some(self.recorder.clone()));
         self.recorder.active.store(true, Relaxed);
-        jvmti
-            .set_event_enabled(JvmtiEvent::SAMPLED_OBJECT_ALLOC, true)
-            .map_err(|e| format!("SampledObjectAlloc: {}", jvmti.error_name(e)))
+        self.host
+            .want(self.life, Kind::SampledObjectAlloc, true)
+            .map_err(named("SampledObjectAlloc"))
     }
 
     fn stop(&self) {
         self.recorder.active.store(false, Relaxed);
-        let _ = self
-            .jvmti
-            .set_event_enabled(JvmtiEvent::SAMPLED_OBJECT_ALLOC, false);
+        let _ = self.host.want(self.life, Kind::SampledObjectAlloc, false);
     }
 
-    fn snapshot(&self, cx: &Cx) -> Result<Box<dyn Section + '_>, String> {
+    fn snapshot(&self, cx: &Cx) -> Result<Box<dyn Capture + '_>, AgentError> {
         let rule = self.live_rule();
         match rule {
             Some(LiveRule::Gc) => self
                 .jvmti
                 .force_garbage_collection()
-                .map_err(|e| format!("ForceGarbageCollection: {}", self.jvmti.error_name(e)))?,
+                .map_err(|e| AgentError::jvmti(self.jvmti, "ForceGarbageCollection", e))?,
             Some(LiveRule::NoGc) => log::info("alloc: no GC ran during the session, so no sampled object is known dead: live counts every sample (liveRule=\"noGc\")"),
             Some(LiveRule::LastGc(_)) | None => {}
         }
         Ok(Box::new(self.recorder.capture(cx.jni, rule)))
+    }
+
+    fn call_trees(&self, threads: &[ThreadRecord]) -> Option<crate::model::CallTrees> {
+        let every = (0, u64::MAX);
+        Some(super::model::trees(&self.recorder.all(), threads, every))
     }
 
     /// `live`: main has returned, its locals' objects are garbage, and a GC
@@ -129,12 +195,8 @@ impl Mode for AllocMode {
     fn vm_dying(&self, jni: &Jni) {
         if self.recorder.live {
             self.recorder.prune(jni);
-            self.gcs.lock().at_exit = Some(self.slot.gcs());
+            self.gcs.lock().at_exit = Some(self.life.gcs());
         }
-    }
-
-    fn call_trees(&self, threads: &[ThreadRecord]) -> Option<profrj_otlp::CallTrees> {
-        Some(self.recorder.call_trees(threads))
     }
 
     fn summary(&self) -> Option<String> {
@@ -149,13 +211,8 @@ impl Mode for AllocMode {
     }
 }
 
-impl Section for Captured {
-    fn write(
-        &self,
-        w: &mut XmlWriter,
-        threads: &[ThreadRecord],
-        window: (u64, u64),
-    ) -> io::Result<()> {
-        super::section::write_section(w, self, threads, window)
+impl Capture for Captured {
+    fn sections(self: Box<Self>, threads: &[ThreadRecord], window: (u64, u64)) -> Vec<Section> {
+        vec![super::model::section(&self, threads, window)]
     }
 }

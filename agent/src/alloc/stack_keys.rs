@@ -3,8 +3,9 @@
 //! and a walk down the tree.
 
 use crate::calltree::NodeId;
+pub use crate::stack::WordHasher;
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::BuildHasherDefault;
 
 /// The most words the stacks' keys may hold (8 MiB): past it, new stacks
 /// take the slow path (their frames named one by one) every time.
@@ -13,33 +14,6 @@ pub const STACK_WORDS: usize = 1 << 20;
 /// Stacks already in a tree: key `[thread, class name, frame…]` (a frame's
 /// jmethodID, its low bit set for a native frame), value the node.
 pub type Stacks = HashMap<Box<[usize]>, NodeId, BuildHasherDefault<WordHasher>>;
-
-/// A hasher for keys of machine words (jmethodIDs, small ids): SipHash's
-/// resistance to chosen keys buys nothing here and costs per word.
-#[derive(Default)]
-pub struct WordHasher(u64);
-
-impl Hasher for WordHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    /// A slice of words arrives here as its bytes: a word at a time.
-    fn write(&mut self, bytes: &[u8]) {
-        let mut words = bytes.chunks_exact(8);
-        for w in words.by_ref() {
-            self.write_u64(u64::from_ne_bytes(w.try_into().expect("8 bytes")));
-        }
-        for &b in words.remainder() {
-            self.write_u64(b as u64);
-        }
-    }
-    fn write_u64(&mut self, w: u64) {
-        self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-    fn write_usize(&mut self, w: usize) {
-        self.write_u64(w as u64);
-    }
-}
 
 #[cfg(test)]
 mod tests {

@@ -39,12 +39,10 @@
 //! instruction per count.
 
 pub mod mode;
-mod section;
+mod model;
 
-pub use section::write_section;
-
-use crate::instrument::probe_class;
 pub use crate::instrument::MethodLines;
+use crate::instrument::{probe_class, stride, CoverageLayouts};
 use crate::vm::{GlobalRef, JavaException, Jni};
 use jni_sys::{jclass, jint, jobject, JNIEnv};
 use parking_lot::Mutex;
@@ -56,17 +54,6 @@ use std::sync::OnceLock;
 pub fn default_stripes() -> u32 {
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
     cpus.next_power_of_two().min(16)
-}
-
-/// Longs between two copies of a method's `slots` counters: `slots` with
-/// one copy; else the slots and 7 more rounded up to a multiple of 8, so
-/// two copies' counters are at least 64 bytes apart.
-pub fn stride(slots: usize, stripes: u32) -> usize {
-    if stripes <= 1 {
-        slots
-    } else {
-        (slots + 7).next_multiple_of(8)
-    }
 }
 
 /// The natives of the probe class this mode needs, for RegisterNatives.
@@ -109,7 +96,8 @@ pub struct Counts {
 
 /// What `coverage` keeps for the JVM's lifetime: the counter layouts of
 /// every instrumented method and their arrays, which the code keeps using
-/// whatever sessions come and go. Owned by the agent.
+/// whatever sessions come and go (the host's state of this type; the
+/// rewriter gets its layouts' ids from it, [`CoverageLayouts`]).
 #[derive(Default)]
 pub struct Lifetime(Mutex<State>, OnceLock<u32>);
 
@@ -127,16 +115,19 @@ impl Lifetime {
         }
         n
     }
+}
 
-    /// The stripes fixed so far (1 before any coverage session).
-    pub fn stripes(&self) -> u32 {
+/// The rewriter's ids of counter layouts.
+impl CoverageLayouts for Lifetime {
+    /// The stripes fixed so far.
+    fn stripes(&self) -> u32 {
         self.fix_stripes(None)
     }
 
     /// The id of a method's counter layout, which its code passes to
     /// `Probe.cov`: the same layout (a class retransformed, or loaded again by
     /// another loader) gets the same id and so the same counters.
-    pub fn method_id(&self, m: MethodLines) -> u32 {
+    fn method_id(&self, m: MethodLines) -> u32 {
         let mut st = self.0.lock();
         if let Some(&id) = st.ids.get(&m) {
             return id;
@@ -149,7 +140,7 @@ impl Lifetime {
 
     /// Lists a class (internal name) with the ids of its instrumented methods,
     /// so it appears in the snapshot even if it never runs.
-    pub fn add_class(&self, class: &str, source: Option<String>, ids: &[u32]) {
+    fn add_class(&self, class: &str, source: Option<String>, ids: &[u32]) {
         let mut st = self.0.lock();
         let entry = st.classes.entry(class.to_owned()).or_default();
         if entry.source.is_none() {
@@ -161,7 +152,9 @@ impl Lifetime {
             }
         }
     }
+}
 
+impl Lifetime {
     /// Reads every counter array (on the dumping thread).
     pub fn counts(&self, jni: &Jni) -> Counts {
         let st = self.0.lock();
@@ -218,9 +211,9 @@ unsafe extern "system" fn counters_slow(env: *mut JNIEnv, probe: jclass, id: jin
     crate::vm::guard(
         "coverage counters",
         std::ptr::null_mut(),
-        || match crate::agent::host()
+        || match crate::host::get()
             .ok_or_else(|| JavaException("no agent".into()))
-            .and_then(|h| array_for(h.coverage, &jni, probe, id as u32))
+            .and_then(|h| array_for(h.state::<Lifetime>(), &jni, probe, id as u32))
         {
             Ok(a) => jni.new_local_ref(a.as_raw()),
             Err(e) => {

@@ -1,34 +1,30 @@
-//! What the rewriter asks of the modes whose probes it inserts: the ids
-//! their probes pass. The session hands an implementation to the
-//! instrumenter, so the rewriter names no mode.
+//! What the rewriter asks of the mode whose counters it inserts: the ids
+//! of the counter layouts its code passes, and the layout of the arrays
+//! that code counts in. The coverage mode hands its implementation to the
+//! instrumenter when it opens, so the rewriter names no mode.
 
 use profrj_bytecode::edit::Count;
 
-/// Ids for probes, given out by the modes that read what the probes record.
-pub trait ProbeIds: Send + Sync {
-    /// Coverage: the id of a method's counter layout (one layout, one id).
-    fn coverage_method(&self, layout: MethodLines) -> u32;
-    /// Coverage: the copies of each method's counters (1: one, unpadded).
-    fn coverage_stripes(&self) -> u32;
-    /// Coverage: a class in scope, its source file and its methods' ids.
-    fn coverage_class(&self, class: &str, source: Option<String>, methods: &[u32]);
-    /// Memory: the id of an allocation site, a place and the type it
-    /// allocates (named as Java writes it: `int[]`): what its probe passes.
-    fn alloc_site(&self, place: AllocPlace, java_type: &str) -> u32;
-    /// Memory: the id of a place whose calls make objects of types known
-    /// only when they run (reflection, clone): what their probes pass.
-    fn alloc_place(&self, place: AllocPlace) -> u32;
+/// Counter layouts by id, given out by the mode that reads the counters.
+pub trait CoverageLayouts: Send + Sync {
+    /// The id of a method's counter layout (one layout, one id).
+    fn method_id(&self, layout: MethodLines) -> u32;
+    /// The copies of each method's counters (1: one, unpadded).
+    fn stripes(&self) -> u32;
+    /// A class in scope, its source file and its methods' ids.
+    fn add_class(&self, class: &str, source: Option<String>, methods: &[u32]);
 }
 
-/// Where code allocates: a method and the source line of the instruction.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct AllocPlace {
-    /// Internal class name.
-    pub class: String,
-    pub method: String,
-    pub descriptor: String,
-    /// `None`: the class has no line numbers.
-    pub line: Option<u16>,
+/// Longs between two copies of a method's `slots` counters: `slots` with
+/// one copy; else the slots and 7 more rounded up to a multiple of 8, so
+/// two copies' counters are at least 64 bytes apart whatever the array's
+/// alignment (each copy counts on cache lines of its own).
+pub fn stride(slots: usize, stripes: u32) -> usize {
+    if stripes <= 1 {
+        slots
+    } else {
+        (slots + 7).next_multiple_of(8)
+    }
 }
 
 /// One instrumented method as the snapshot shows it.

@@ -10,12 +10,14 @@ pub mod probe_class;
 pub mod registry;
 mod rewrite;
 
-pub use ids::{AllocPlace, MethodLines, ProbeIds};
-pub use rewrite::{Modes, LOCK_SUPPORT};
+pub use crate::sites::AllocPlace;
+pub use ids::{stride, CoverageLayouts, MethodLines};
+pub use rewrite::{Probes, LOCK_SUPPORT};
 
+use crate::error::AgentError;
 use crate::log;
 use crate::options::scope::Scope;
-use crate::options::Options;
+use crate::sites::Sites;
 use crate::vm::sys::Capability;
 use crate::vm::{GlobalRef, Jni, Jvmti, Native, MAX_LOCAL_FRAME};
 use jni_sys::{jclass, jobject};
@@ -24,24 +26,10 @@ use registry::Registry;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::*};
 use std::sync::OnceLock;
 
-impl Modes {
-    /// The probes a session's options ask for.
-    pub fn of(options: &Options) -> Self {
-        Modes {
-            profile: options.profile,
-            coverage: options.coverage,
-            memory: options.memory,
-            derive_lines: options.derive,
-            park: options.lock.is_some(),
-            trace: options.trace.is_some(),
-        }
-    }
-}
-
 /// What rewriting classes needs, for every instrumenting mode: the class-file
 /// hook for every class, and retransforming the ones loaded before
 /// profiling started.
-pub fn capabilities(caps: &mut crate::vm::Capabilities) -> Result<(), String> {
+pub fn capabilities(caps: &mut crate::vm::Capabilities) -> Result<(), crate::vm::VmError> {
     caps.need(Capability::GenerateAllClassHookEvents, "instrumenting")?;
     caps.need(Capability::RetransformClasses, "instrumenting")
 }
@@ -49,15 +37,17 @@ pub fn capabilities(caps: &mut crate::vm::Capabilities) -> Result<(), String> {
 #[derive(Default)]
 pub struct Instrumenter {
     scope: Mutex<Scope>,
-    modes: Mutex<Modes>,
+    modes: Mutex<Probes>,
     pub registry: Registry,
     /// Set once the probe class is defined: only then may code call it.
     ready: AtomicBool,
     /// The platform class loader (JDK classes).
     platform_loader: OnceLock<GlobalRef>,
-    prepared: OnceLock<Result<(), String>>,
-    /// The modes' ids for probes (the same for every session).
-    ids: OnceLock<Box<dyn ProbeIds>>,
+    prepared: OnceLock<Result<(), AgentError>>,
+    /// Allocation sites' ids (the host's table).
+    sites: OnceLock<&'static Sites>,
+    /// Counter layouts' ids, once the coverage mode gave them.
+    coverage: OnceLock<&'static dyn CoverageLayouts>,
     pub classes: AtomicUsize,
     pub methods: AtomicUsize,
     pub refused: AtomicUsize,
@@ -71,17 +61,22 @@ impl Instrumenter {
         jvmti: Jvmti,
         jni: &Jni,
         scope: Scope,
-        modes: Modes,
+        modes: Probes,
         natives: &[Native],
-        ids: Box<dyn ProbeIds>,
-    ) -> Result<(), String> {
-        let _ = self.ids.set(ids);
+        sites: &'static Sites,
+    ) -> Result<(), AgentError> {
+        let _ = self.sites.set(sites);
         *self.scope.lock() = scope;
         *self.modes.lock() = modes;
         self.define_runtime(jvmti, jni, natives)?;
         self.ready.store(true, Release);
         jni.with_local_frame(MAX_LOCAL_FRAME, || self.retransform_loaded(jvmti, jni));
         Ok(())
+    }
+
+    /// Where counter layouts' ids come from (the coverage mode, when it opens).
+    pub fn set_coverage_layouts(&self, layouts: &'static dyn CoverageLayouts) {
+        let _ = self.coverage.set(layouts);
     }
 
     /// Defines the runtime classes (once per JVM) and binds every mode's
@@ -91,7 +86,7 @@ impl Instrumenter {
         jvmti: Jvmti,
         jni: &Jni,
         natives: &[Native],
-    ) -> Result<(), String> {
+    ) -> Result<(), AgentError> {
         self.prepared
             .get_or_init(|| {
                 jni.with_local_frame(MAX_LOCAL_FRAME, || self.prepare(jvmti, jni, natives))
@@ -99,12 +94,27 @@ impl Instrumenter {
             .clone()
     }
 
-    fn prepare(&self, jvmti: Jvmti, jni: &Jni, natives: &[Native]) -> Result<(), String> {
+    /// Binds `natives` to the probe class again, in place of the functions
+    /// of the same names (the probe class must be defined).
+    ///
+    /// # Safety
+    /// Each of `natives` pairs a native method of the probe class with an
+    /// `extern "system"` function of the parameters its descriptor gives
+    /// (JNIEnv, the class, the arguments), callable on any thread.
+    pub unsafe fn rebind_natives(&self, jni: &Jni, natives: &[Native]) -> Result<(), AgentError> {
+        let class = jni.find_class(probe_class::CLASS)?;
+        // SAFETY: the caller's promise.
+        let bound = unsafe { jni.register_natives(class, natives) };
+        jni.delete_local_ref(class);
+        Ok(bound?)
+    }
+
+    fn prepare(&self, jvmti: Jvmti, jni: &Jni, natives: &[Native]) -> Result<(), AgentError> {
         let mut class = std::ptr::null_mut();
         for (name, bytes) in probe_class::CLASSES {
-            let c = jni
-                .define_boot_class(name, bytes)
-                .map_err(|e| format!("cannot define the runtime class {name}: {}", e.0))?;
+            let c = jni.define_boot_class(name, bytes).map_err(|e| {
+                AgentError::Unsupported(format!("cannot define the runtime class {name}: {}", e.0))
+            })?;
             if *name == probe_class::CLASS {
                 class = c;
             }
@@ -112,8 +122,9 @@ impl Instrumenter {
         // SAFETY: the registry's natives() pair each probe method of the
         // probe class with an extern "system" function of the parameters its
         // descriptor gives (JNIEnv, the class, the arguments).
-        unsafe { jni.register_natives(class, natives) }
-            .map_err(|e| format!("cannot bind the probe natives: {}", e.0))?;
+        unsafe { jni.register_natives(class, natives) }.map_err(|e| {
+            AgentError::Unsupported(format!("cannot bind the probe natives: {}", e.0))
+        })?;
         // Classes of named modules (the JDK's, with include=) must read the
         // boot loader's unnamed module, where the probe class lives.
         if let Ok(module) = jni.call_object(
@@ -198,9 +209,9 @@ impl Instrumenter {
             return None;
         }
         if !in_scope {
-            modes = Modes {
+            modes = Probes {
                 park: true,
-                ..Modes::default()
+                ..Probes::NONE
             };
         }
         // Dynamic constants bootstrap through java.lang.invoke: never in the
@@ -223,10 +234,15 @@ impl Instrumenter {
         &self,
         name: &str,
         bytes: &[u8],
-        modes: Modes,
+        modes: Probes,
         dynamic_constants: bool,
-    ) -> Result<Option<Vec<u8>>, String> {
-        let ids = &**self.ids.get().ok_or("no probe ids yet")?;
+    ) -> Result<Option<Vec<u8>>, AgentError> {
+        let sites = self.sites.get();
+        let sites = sites.ok_or(AgentError::Internal("no allocation sites yet".into()))?;
+        let ids = rewrite::Ids {
+            sites,
+            coverage: self.coverage.get().copied(),
+        };
         let out = rewrite::rewrite(name, bytes, modes, &self.registry, ids, dynamic_constants)?;
         self.methods.fetch_add(out.edited, Relaxed);
         if !out.refused.is_empty() {

@@ -64,6 +64,30 @@ pub const TRACE_CATCH_METHOD: (&str, &str) = ("traceCatch", "(Ljava/lang/Throwab
 pub const PARK_ENTER_METHOD: (&str, &str) = ("parkEnter", "(Ljava/lang/Object;)V");
 pub const PARK_EXIT_METHOD: (&str, &str) = ("parkExit", "(Ljava/lang/Object;)V");
 
+/// The names of the JVM's garbage collectors (`GarbageCollectorMXBean`s),
+/// from the runtime class (which must be defined).
+pub fn collector_names(jni: &crate::vm::Jni) -> Result<Vec<String>, crate::error::AgentError> {
+    let names = jni
+        .call_static_object(CLASS, "collectors", "()Ljava/lang/String;")
+        .and_then(|s| {
+            let text = jni.string_utf(s);
+            jni.delete_local_ref(s);
+            text
+        })
+        .map_err(|e| {
+            crate::error::AgentError::Unsupported(format!(
+                "the garbage collector is unknown ({})",
+                e.0
+            ))
+        })?;
+    Ok(names
+        .unwrap_or_default()
+        .split(',')
+        .filter(|n| !n.is_empty())
+        .map(str::to_owned)
+        .collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,6 +2,7 @@
 //! one (class, method, descriptor). Assigned as classes are rewritten (from
 //! any thread), read when a snapshot is written.
 
+pub use crate::methods::{java_type, java_type_name};
 use parking_lot::Mutex;
 use std::collections::HashMap;
 
@@ -85,45 +86,6 @@ pub fn java_params(descriptor: &str) -> String {
         rest = &rest[len..];
     }
     out.join(",")
-}
-
-/// One field type from the start of `d`: its Java form and its length.
-/// A type as Java writes it, from an internal name (`java/lang/String`) or
-/// an array descriptor (`[I`, `[Ljava/lang/String;`).
-pub fn java_type_name(internal: &str) -> String {
-    if internal.starts_with('[') {
-        java_type(internal).0
-    } else {
-        internal.replace('/', ".")
-    }
-}
-
-pub fn java_type(d: &str) -> (String, usize) {
-    let dims = d.bytes().take_while(|&b| b == b'[').count();
-    let (base, len) = match d.as_bytes().get(dims) {
-        Some(b'L') => match d[dims..].find(';') {
-            Some(end) => (d[dims + 1..dims + end].replace('/', "."), end + 1),
-            None => return (d.to_owned(), d.len()),
-        },
-        Some(&c) => (
-            match c {
-                b'Z' => "boolean",
-                b'B' => "byte",
-                b'C' => "char",
-                b'S' => "short",
-                b'I' => "int",
-                b'J' => "long",
-                b'F' => "float",
-                b'D' => "double",
-                b'V' => "void",
-                _ => "?",
-            }
-            .to_owned(),
-            1,
-        ),
-        None => return (String::new(), 0),
-    };
-    (format!("{base}{}", "[]".repeat(dims)), dims + len)
 }
 
 #[cfg(test)]

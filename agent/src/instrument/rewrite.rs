@@ -3,7 +3,9 @@
 //! refuses stays as it was; the caller reports it.
 
 use super::registry::{self, MethodInfo, Registry};
-use super::{makers, probe_class, AllocPlace, MethodLines, ProbeIds};
+use super::{makers, probe_class, stride, AllocPlace, CoverageLayouts, MethodLines};
+use crate::error::AgentError;
+use crate::sites::Sites;
 use profrj_bytecode::code::{decode_code, Code, Insn, VType};
 use profrj_bytecode::edit::{
     add_counting, edit_method, increment_at, line_at, line_probes_in, line_table, plan_counters,
@@ -13,9 +15,10 @@ use profrj_bytecode::opcodes::*;
 use profrj_bytecode::{parse_class, write_class, ClassFile, ConstantPool};
 use profrj_format::names::decode_modified_utf8;
 
-/// Which probes go in.
+/// Which probes go in (each mode's registration says which of these it
+/// asks for; a session puts in their union).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Modes {
+pub struct Probes {
     pub profile: bool,
     pub coverage: bool,
     pub memory: bool,
@@ -26,11 +29,46 @@ pub struct Modes {
     pub trace: bool,
 }
 
-impl Modes {
+impl Probes {
+    /// No probes.
+    pub const NONE: Probes = Probes {
+        profile: false,
+        coverage: false,
+        memory: false,
+        derive_lines: false,
+        park: false,
+        trace: false,
+    };
+
+    /// Both sets' probes.
+    pub fn union(self, o: Probes) -> Probes {
+        Probes {
+            profile: self.profile || o.profile,
+            coverage: self.coverage || o.coverage,
+            memory: self.memory || o.memory,
+            derive_lines: self.derive_lines || o.derive_lines,
+            park: self.park || o.park,
+            trace: self.trace || o.trace,
+        }
+    }
+
     /// Does a mode probe the classes of the scope (not just `LockSupport`)?
     pub fn any_scoped(&self) -> bool {
         self.profile || self.coverage || self.memory || self.trace
     }
+
+    /// Are any classes rewritten?
+    pub fn any(&self) -> bool {
+        self.any_scoped() || self.park
+    }
+}
+
+/// Where the rewriter gets the ids its probes pass: allocation sites from
+/// the host's table, counter layouts from the coverage mode (when it runs).
+#[derive(Clone, Copy)]
+pub struct Ids<'a> {
+    pub sites: &'a Sites,
+    pub coverage: Option<&'a dyn CoverageLayouts>,
 }
 
 /// The class whose parking methods `lock` probes.
@@ -75,7 +113,12 @@ struct Refs {
 }
 
 impl Refs {
-    fn add(class: &mut ClassFile<'_>, modes: Modes, dynamic_constants: bool, stripes: u32) -> Self {
+    fn add(
+        class: &mut ClassFile<'_>,
+        modes: Probes,
+        dynamic_constants: bool,
+        stripes: u32,
+    ) -> Self {
         let dynamic_ok = dynamic_constants && class.major_version >= 55;
         let bootstrap = (modes.coverage && dynamic_ok).then(|| {
             let (name, desc) = probe_class::COUNTERS_BOOTSTRAP;
@@ -158,21 +201,26 @@ impl Refs {
 pub fn rewrite(
     name: &str,
     bytes: &[u8],
-    modes: Modes,
+    modes: Probes,
     registry: &Registry,
-    ids: &dyn ProbeIds,
+    ids: Ids<'_>,
     dynamic_constants: bool,
-) -> Result<Rewritten, String> {
-    let mut class = parse_class(bytes).map_err(|e| e.to_string())?;
+) -> Result<Rewritten, AgentError> {
+    let coverage = match (modes.coverage, ids.coverage) {
+        (true, Some(c)) => Some(c),
+        (true, None) => {
+            return Err(AgentError::Internal(
+                "no coverage counter layouts yet".into(),
+            ))
+        }
+        (false, _) => None,
+    };
+    let mut class = parse_class(bytes).map_err(|e| AgentError::Class(e.to_string()))?;
     // Each probe needs a few constants; stay clear of the 65,535 limit.
     if class.constant_pool.count() > 65_000 {
-        return Err("its constant pool is nearly full".into());
+        return Err(AgentError::Class("its constant pool is nearly full".into()));
     }
-    let stripes = if modes.coverage {
-        ids.coverage_stripes()
-    } else {
-        1
-    };
+    let stripes = coverage.map_or(1, |c| c.stripes());
     let refs = Refs::add(&mut class, modes, dynamic_constants, stripes);
     let mut out = Rewritten {
         bytes: None,
@@ -220,7 +268,7 @@ pub fn rewrite(
             add_trace(&mut edit, &code, &mut class.constant_pool, &refs, id);
         }
         let mut coverage_id = None;
-        if modes.coverage {
+        if let Some(layouts) = coverage {
             let lines = line_probes_in(&code, &class.constant_pool);
             let points: Vec<u32> = lines.points.iter().map(|p| p.0).collect();
             let calls_counted = !lines.first_counts_calls;
@@ -241,7 +289,7 @@ pub fn rewrite(
                 slots: plan.slots as usize,
                 calls_in_first_line: lines.first_counts_calls,
             };
-            let id = ids.coverage_method(layout);
+            let id = layouts.method_id(layout);
             let cp = &mut class.constant_pool;
             let slot = lines.max_locals;
             // What Probe.thread() calls counts in stripe 0 (no recursion).
@@ -250,7 +298,7 @@ pub fn rewrite(
                     && info.descriptor == "()J");
             let stripe = own_stripe.then(|| Stripe {
                 mask: stripes as i32 - 1,
-                stride: crate::coverage::stride(plan.slots as usize, stripes) as i32,
+                stride: stride(plan.slots as usize, stripes) as i32,
             });
             let at = (id, slot, stripe);
             add_coverage(&mut edit, cp, &refs, at, &plan, calls_counted);
@@ -264,7 +312,7 @@ pub fn rewrite(
                 (&code, method),
                 &mut class.constant_pool,
                 major,
-                (&refs, ids),
+                (&refs, ids.sites),
             ) {
                 out.refused.push(format!("{label}: {e}"));
                 continue;
@@ -278,8 +326,8 @@ pub fn rewrite(
             Err(e) => out.refused.push(format!("{label}: {e}")),
         }
     }
-    if modes.coverage {
-        ids.coverage_class(name, source_file(&class), &covered);
+    if let Some(layouts) = coverage {
+        layouts.add_class(name, source_file(&class), &covered);
     }
     if out.edited > 0 {
         out.bytes = Some(write_class(&class));
@@ -426,9 +474,9 @@ fn add_memory(
     (code, (class, method, descriptor)): (&Code<'_>, (&String, &String, &String)),
     cp: &mut ConstantPool<'_>,
     major_version: u16,
-    (refs, ids): (&Refs, &dyn ProbeIds),
-) -> Result<(), String> {
-    let sites = sites_in(code, cp).map_err(|e| e.to_string())?;
+    (refs, numbers): (&Refs, &Sites),
+) -> Result<(), AgentError> {
+    let sites = sites_in(code, cp).map_err(|e| AgentError::Class(e.to_string()))?;
     let lines = line_table(code, cp);
     let place = |ix: u32| AllocPlace {
         class: class.clone(),
@@ -446,13 +494,13 @@ fn add_memory(
             continue;
         };
         let name = decode_modified_utf8(&name);
-        let id = ids.alloc_site(place(site.new_at), &registry::java_type_name(&name));
+        let id = numbers.alloc_site(place(site.new_at), &registry::java_type_name(&name));
         let seq = edit.after.entry(site.after).or_default();
         seq.push(load);
         seq.push(Insn::push_int(cp, id as i32));
         seq.push(Insn::plain(INVOKESTATIC, &refs.alloc.to_be_bytes())); // alloc
     }
-    let place_id = |ix: u32| ids.alloc_place(place(ix));
+    let place_id = |ix: u32| numbers.place_id(place(ix));
     add_hidden_makers(edit, code, cp, major_version >= 49, refs, &place_id);
     // Two copies of a clone, its receiver and the place id.
     edit.extra_stack = edit.extra_stack.max(3);

@@ -1,99 +1,137 @@
-//! What the modes hand to a running recording, each where it folds an event
-//! into its own tree: `sampling` its samples (a stack, a synthetic frame, or
-//! the thread's last stack again), `alloc` its sampled objects, `lock` its
-//! waits. Each returns at once when no recording runs (one load).
+//! What a running recording hears of the modes' events, each published
+//! where the mode folds it into its own tree: `sampling`'s samples (a
+//! stack, a synthetic frame, or the thread's last stack again), `alloc`'s
+//! sampled objects, `lock`'s waits. Each returns at once when no recording
+//! runs (two loads).
 
-use super::{recording, Event, Kind};
-use crate::sampler::Frame;
+use super::{Event, Kind, Lifetime, Shared};
+use crate::events::{Listener, LockWaited, ObjectSampled, SampledStack, Samples};
+use crate::stack::Frames;
 use crate::threads::ThreadId;
 use crate::vm::{Jni, Jvmti};
 use profrj_jfr::schema::thread_state as st;
 
-/// Is a recording running? (For callers that must do work to call a hook.)
-pub fn on() -> bool {
-    recording().is_some()
-}
+/// The kinds of events a recording hears.
+pub const KINDS: [crate::events::Kind; 3] = {
+    use crate::events::Kind::*;
+    [Sampled, ObjectSampled, LockWaited]
+};
 
-/// `count` samples of `thread`, `hits` of them with the thread running, on
-/// the stack `frames` (top first, deeper than `depth`: truncated);
-/// `state`: the thread's JVMTI state.
-#[allow(clippy::too_many_arguments)]
-pub fn sample<F: Frame>(
-    (jvmti, jni): (Jvmti, &Jni),
-    thread: ThreadId,
-    frames: &[F],
-    depth: u32,
-    state: i32,
-    count: u64,
-    hits: u64,
-) {
-    let Some(life) = recording() else {
-        return;
-    };
-    let started = life.hand_over();
-    let mut shared = life.shared.lock();
-    let stack = shared.tables.stack(jvmti, jni, frames, depth);
-    shared.last_stack.insert(thread.0, stack);
-    samples(life, &mut shared, thread, stack, state, (count, hits));
-    drop(shared);
-    life.handed_over(started);
-}
-
-/// Samples on a one-frame synthetic stack (`[GC_active]`, …: a walk that
-/// failed).
-pub fn synthetic(thread: ThreadId, name: &'static str, state: i32, count: u64, hits: u64) {
-    let Some(life) = recording() else {
-        return;
-    };
-    let started = life.hand_over();
-    let mut shared = life.shared.lock();
-    let stack = shared.tables.synthetic_stack(name);
-    shared.last_stack.insert(thread.0, stack);
-    samples(life, &mut shared, thread, stack, state, (count, hits));
-    drop(shared);
-    life.handed_over(started);
-}
-
-/// Samples on the thread's last stack (it has not run since).
-pub fn repeat(thread: ThreadId, state: i32, count: u64, hits: u64) {
-    let Some(life) = recording() else {
-        return;
-    };
-    let started = life.hand_over();
-    let mut shared = life.shared.lock();
-    let stack = shared.last_stack.get(&thread.0).copied().unwrap_or(0);
-    samples(life, &mut shared, thread, stack, state, (count, hits));
-    drop(shared);
-    life.handed_over(started);
-}
-
-fn samples(
-    life: &super::Lifetime,
-    shared: &mut super::Shared,
-    thread: ThreadId,
-    stack: u32,
-    state: i32,
-    (count, hits): (u64, u64),
-) {
-    let time = crate::clock::now_ns();
-    let mut e = Event {
-        kind: Kind::Execution,
-        state: st::RUNNABLE as u8,
-        thread: thread.0 + 1,
-        time,
-        stack,
-        class: 0,
-        a: hits,
-        b: 0,
-    };
-    if hits > 0 {
-        life.push(shared, e);
+impl Listener for Lifetime {
+    fn sampled(&self, s: &Samples<'_>) {
+        let Some(host) = self.recording() else {
+            return;
+        };
+        let started = self.hand_over();
+        let mut shared = self.shared.lock();
+        let stack = match s.stack {
+            SampledStack::Walked { jni, frames, depth } => {
+                let stack = intern(&mut shared, host.jvmti, jni, frames, depth);
+                shared.last_stack.insert(s.thread.0, stack);
+                stack
+            }
+            SampledStack::Synthetic(name) => {
+                let stack = shared.tables.synthetic_stack(name);
+                shared.last_stack.insert(s.thread.0, stack);
+                stack
+            }
+            SampledStack::Again => shared.last_stack.get(&s.thread.0).copied().unwrap_or(0),
+        };
+        self.samples(&mut shared, s.thread, stack, s.state, (s.count, s.hits));
+        drop(shared);
+        self.handed_over(started);
     }
-    if count > hits {
-        e.kind = Kind::Wall;
-        e.state = state_key(state) as u8;
-        e.a = count - hits;
-        life.push(shared, e);
+
+    fn object_sampled(&self, jni: &Jni, o: &ObjectSampled<'_>) {
+        let Some(host) = self.recording() else {
+            return;
+        };
+        let started = self.hand_over();
+        let time = crate::clock::now_ns();
+        let mut shared = self.shared.lock();
+        let stack = intern(&mut shared, host.jvmti, jni, o.frames, o.depth);
+        let class = shared.tables.class(o.class);
+        let e = Event {
+            kind: Kind::Allocation,
+            state: 0,
+            thread: o.thread.0 + 1,
+            time,
+            stack,
+            class,
+            a: o.weight,
+            b: o.size,
+        };
+        self.push(&mut shared, e);
+        drop(shared);
+        self.handed_over(started);
+    }
+
+    fn lock_waited(&self, jni: &Jni, w: &LockWaited<'_>) {
+        let Some(host) = self.recording() else {
+            return;
+        };
+        let started = self.hand_over();
+        let hash = host.jvmti.object_hash_code(w.object).unwrap_or(0);
+        let now = crate::clock::now_ns();
+        let mut shared = self.shared.lock();
+        let stack = intern(&mut shared, host.jvmti, jni, w.frames, w.depth);
+        let class = shared.tables.class(w.class);
+        let e = Event {
+            kind: if w.parked { Kind::Park } else { Kind::Monitor },
+            state: 0,
+            thread: w.thread.0 + 1,
+            time: now.saturating_sub(w.waited),
+            stack,
+            class,
+            a: w.waited,
+            b: hash as u32 as u64,
+        };
+        self.push(&mut shared, e);
+        drop(shared);
+        self.handed_over(started);
+    }
+}
+
+/// The recording's id of the stack `frames` (see [`super::tables::Tables::stack`]).
+fn intern(shared: &mut Shared, jvmti: Jvmti, jni: &Jni, frames: Frames<'_>, depth: u32) -> u32 {
+    match frames {
+        Frames::Jvmti(f) => shared.tables.stack(jvmti, jni, f, depth),
+        Frames::Async(f) => shared.tables.stack(jvmti, jni, f, depth),
+    }
+}
+
+impl Lifetime {
+    /// Queues `count` samples of `thread` on `stack`, `hits` of them with
+    /// the thread running (`jdk.ExecutionSample`), the others as wall-clock
+    /// samples in the thread's state.
+    fn samples(
+        &self,
+        shared: &mut Shared,
+        thread: ThreadId,
+        stack: u32,
+        state: i32,
+        (count, hits): (u64, u64),
+    ) {
+        let time = crate::clock::now_ns();
+        let mut e = Event {
+            kind: Kind::Execution,
+            state: st::RUNNABLE as u8,
+            thread: thread.0 + 1,
+            time,
+            stack,
+            class: 0,
+            a: hits,
+            b: 0,
+        };
+        if hits > 0 {
+            self.push(shared, e);
+        }
+        if count > hits {
+            e.kind = Kind::Wall;
+            e.state = state_key(state) as u8;
+            e.a = count - hits;
+            self.push(shared, e);
+        }
     }
 }
 
@@ -130,75 +168,6 @@ fn state_key(state: i32) -> u64 {
         // VM's own.
         st::SLEEPING
     }
-}
-
-/// `alloc` sampled an object of `size` bytes of class `class` (as Java
-/// writes it), standing for `weight` bytes, on the allocating thread.
-pub fn allocation<F: Frame>(
-    (jvmti, jni): (Jvmti, &Jni),
-    thread: ThreadId,
-    frames: &[F],
-    depth: u32,
-    class: &str,
-    (size, weight): (u64, u64),
-) {
-    let Some(life) = recording() else {
-        return;
-    };
-    let started = life.hand_over();
-    let time = crate::clock::now_ns();
-    let mut shared = life.shared.lock();
-    let stack = shared.tables.stack(jvmti, jni, frames, depth);
-    let class = shared.tables.class(class);
-    let e = Event {
-        kind: Kind::Allocation,
-        state: 0,
-        thread: thread.0 + 1,
-        time,
-        stack,
-        class,
-        a: weight,
-        b: size,
-    };
-    life.push(&mut shared, e);
-    drop(shared);
-    life.handed_over(started);
-}
-
-/// `lock`: `thread` waited `waited` ns for the lock of an object of class
-/// `class` (identity hash `hash`); `parked`: a `java.util.concurrent` lock.
-#[allow(clippy::too_many_arguments)]
-pub fn wait<F: Frame>(
-    (jvmti, jni): (Jvmti, &Jni),
-    thread: ThreadId,
-    frames: &[F],
-    depth: u32,
-    class: &str,
-    waited: u64,
-    parked: bool,
-    hash: i32,
-) {
-    let Some(life) = recording() else {
-        return;
-    };
-    let started = life.hand_over();
-    let now = crate::clock::now_ns();
-    let mut shared = life.shared.lock();
-    let stack = shared.tables.stack(jvmti, jni, frames, depth);
-    let class = shared.tables.class(class);
-    let e = Event {
-        kind: if parked { Kind::Park } else { Kind::Monitor },
-        state: 0,
-        thread: thread.0 + 1,
-        time: now.saturating_sub(waited),
-        stack,
-        class,
-        a: waited,
-        b: hash as u32 as u64,
-    };
-    life.push(&mut shared, e);
-    drop(shared);
-    life.handed_over(started);
 }
 
 #[cfg(test)]

@@ -6,8 +6,10 @@
 //! `jdk.JVMInformation`, `jdk.OSInformation`, `jdk.CPUInformation` and
 //! `jdk.ActiveRecording` in every file.
 //!
-//! Each mode hands its events over where it folds them into its own trees
-//! (`hooks`): the stack is interned in the recording's tables ([`tables`])
+//! The recording is a listener of the events the modes publish where they
+//! fold them into their own trees (`Kind::Sampled`, `ObjectSampled`,
+//! `LockWaited`; [`hooks`]): it names no mode, and no mode names it. The
+//! stack is interned in the recording's tables ([`tables`])
 //! and a fixed-size event queued, under one lock, the mode's own lock
 //! already being taken per event. The writer thread ([`writer`]) drains the
 //! queue every 10 ms into the current file's chunk. A dump ends the file
@@ -21,10 +23,10 @@ pub mod mode;
 mod tables;
 mod writer;
 
-pub use hooks::{allocation, on, repeat, sample, synthetic, wait};
-
+use crate::error::AgentError;
+use crate::host::Host;
 use parking_lot::{Condvar, Mutex};
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering::*};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::*};
 use std::sync::OnceLock;
 use tables::Tables;
 
@@ -88,9 +90,12 @@ struct Shared {
 }
 
 /// What a recording keeps for the JVM's lifetime: its tables, the queue
-/// and the writer. Owned by the agent.
+/// and the writer (the host's state of this type), subscribed to the
+/// modes' events when `jfr` first opens.
 #[derive(Default)]
 pub struct Lifetime {
+    /// The host, from the first start (its JVMTI names the frames).
+    host: OnceLock<&'static Host>,
     active: AtomicBool,
     /// Writing failed, or the writer is gone: nothing more is queued.
     failed: AtomicBool,
@@ -111,37 +116,29 @@ pub struct Lifetime {
     info: OnceLock<info::Info>,
 }
 
-/// The lifetime, for the hooks (set at the first start).
-static LIFE: AtomicPtr<Lifetime> = AtomicPtr::new(std::ptr::null_mut());
-
-fn life() -> Option<&'static Lifetime> {
-    // SAFETY: set from the agent's `&'static Lifetime` (never dropped).
-    unsafe { LIFE.load(Relaxed).as_ref() }
-}
-
-/// The lifetime while it records.
-fn recording() -> Option<&'static Lifetime> {
-    life().filter(|l| l.active.load(Relaxed) && !l.failed.load(Relaxed))
-}
-
 impl Lifetime {
     /// Starts (or resumes) recording into files named by `path` (see
     /// [`writer::file_path`]); the writer starts with the first session.
-    pub fn start(
-        &'static self,
-        host: &crate::modes::Host<'static>,
-        path: &str,
-    ) -> Result<(), String> {
+    pub fn start(&'static self, host: &'static Host, path: &str) -> Result<(), AgentError> {
         *self.template.lock() = path.to_owned();
         crate::tsc::init();
         let _ = self.info.set(info::Info::read(host.jvmti));
+        let _ = self.host.set(host);
         if self.writer.get().is_none() {
-            let handle = writer::spawn(self, host.threads, path)?;
+            let handle = writer::spawn(self, &host.threads, path)?;
             let _ = self.writer.set(handle);
         }
-        LIFE.store(self as *const Lifetime as *mut Lifetime, Release);
         self.active.store(true, Release);
         Ok(())
+    }
+
+    /// The host while a recording runs (`None`: the events are not recorded).
+    #[inline(always)]
+    fn recording(&self) -> Option<&'static Host> {
+        if !self.active.load(Relaxed) || self.failed.load(Relaxed) {
+            return None;
+        }
+        self.host.get().copied()
     }
 
     pub fn stop(&self) {

@@ -5,8 +5,8 @@
 //! costs one look-up). The writer takes what a file used from here when it
 //! ends the file.
 
-use crate::alloc::stack_keys::WordHasher;
-use crate::sampler::{machine_code_name, Frame};
+use crate::code_map::machine_code_name;
+use crate::stack::{Frame, WordHasher};
 use crate::vm::async_trace::failure_name;
 use crate::vm::{Jni, Jvmti};
 use std::collections::HashMap;

@@ -8,6 +8,7 @@
 //! with the next event.
 
 use super::{Event, Kind, Lifetime, Request};
+use crate::error::AgentError;
 use crate::threads::Threads;
 use crate::writer_stats::{Handle, Stats};
 use profrj_jfr::encode::Buf;
@@ -41,9 +42,11 @@ pub fn spawn(
     life: &'static Lifetime,
     threads: &'static Threads,
     template: &str,
-) -> Result<Handle, String> {
+) -> Result<Handle, AgentError> {
     if let Some(why) = crate::snapshot::check_writable(&file_path(template, 1)) {
-        return Err(format!("jfr: cannot write the recording: {why}"));
+        return Err(AgentError::Refused(format!(
+            "jfr: cannot write the recording: {why}"
+        )));
     }
     let stats = Arc::new(Stats::default());
     let w = Writer {
@@ -75,7 +78,7 @@ pub fn spawn(
                 life.answered.notify_all();
             }
         })
-        .map_err(|e| format!("jfr: cannot start the writer thread: {e}"))?;
+        .map_err(|e| crate::error::io("jfr: cannot start the writer thread", e))?;
     Ok(Handle {
         thread: thread.thread().clone(),
         stats,
@@ -161,7 +164,7 @@ impl Writer {
         self.number += 1;
         let template = self.life.template.lock().clone();
         let path = file_path(&template, self.number);
-        let (tmp, file) = crate::snapshot::create_temporary(&path)?;
+        let (tmp, file) = crate::snapshot::create_temporary(&path, 0o600)?;
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos() as u64);

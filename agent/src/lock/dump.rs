@@ -13,51 +13,19 @@
 //! The threads are not stopped while the dump is taken, so a thread that
 //! moves on meanwhile may be seen in two places; a deadlock does not move.
 
+use crate::host::Host;
 use crate::methods::MethodNames;
-use crate::modes::Host;
+use crate::model::{DumpMonitor, DumpThread, MonitorDump};
 use crate::threads::Identity;
 use crate::vm::sys::{
     JvmtiFrameInfo, JVMTI_THREAD_STATE_ALIVE, JVMTI_THREAD_STATE_BLOCKED_ON_MONITOR_ENTER,
     JVMTI_THREAD_STATE_PARKED, JVMTI_THREAD_STATE_SUSPENDED, JVMTI_THREAD_STATE_WAITING,
 };
 use crate::vm::{jthread, Jni, MAX_LOCAL_FRAME};
-use crate::xml::attribute;
 use jni_sys::jobject;
-use profrj_format::lock::dump as f;
-use quick_xml::events::{BytesEnd, BytesStart, Event};
-use std::io;
 
 /// The most frames kept of a thread's stack in the dump.
 const DUMP_DEPTH: usize = 64;
-
-#[derive(Default)]
-pub struct MonitorDump {
-    threads: Vec<DumpThread>,
-    monitors: Vec<DumpMonitor>,
-    /// Thread ids, each cycle in the order of who waits for whom.
-    deadlocks: Vec<Vec<u32>>,
-}
-
-struct DumpThread {
-    /// The thread's id in the agent's table, from 1.
-    id: u32,
-    name: String,
-    state: &'static str,
-    frames: Vec<String>,
-    /// Index of the monitor it waits to enter (or re-enter).
-    waits_for: Option<usize>,
-}
-
-struct DumpMonitor {
-    /// A `java.util.concurrent` lock's synchronizer, not a monitor.
-    lock: bool,
-    class: String,
-    hash: Option<i32>,
-    owner: Option<u32>,
-    entry_count: i32,
-    waiting: Vec<u32>,
-    notify: Vec<u32>,
-}
 
 /// Takes the dump (on an agent thread, with its JNI environment).
 pub fn take(host: &Host, jni: &Jni, depth: usize) -> MonitorDump {
@@ -268,71 +236,6 @@ fn waits_for_cycles(
         }
     }
     found
-}
-
-/// Writes `<monitorDump>`.
-pub fn write(w: &mut crate::snapshot::XmlWriter, dump: &MonitorDump) -> io::Result<()> {
-    w.write_event(Event::Start(BytesStart::new(f::DUMP)))?;
-    for t in &dump.threads {
-        let mut el = BytesStart::new(f::THREAD);
-        el.push_attribute((f::ID, t.id.to_string().as_str()));
-        el.push_attribute((f::NAME, crate::xml::name(&t.name).as_ref()));
-        el.push_attribute((f::STATE, t.state));
-        if let Some(m) = t.waits_for {
-            el.push_attribute((f::WAITS_FOR, (m + 1).to_string().as_str()));
-        }
-        if t.frames.is_empty() {
-            w.write_event(Event::Empty(el))?;
-            continue;
-        }
-        w.write_event(Event::Start(el))?;
-        for frame in &t.frames {
-            let el = format!("{} {}=\"{}\"", f::FRAME, f::NAME, attribute(frame));
-            w.write_event(Event::Empty(BytesStart::from_content(el, f::FRAME.len())))?;
-        }
-        w.write_event(Event::End(BytesEnd::new(f::THREAD)))?;
-    }
-    for (i, m) in dump.monitors.iter().enumerate() {
-        let mut el = BytesStart::new(f::MONITOR);
-        el.push_attribute((f::ID, (i + 1).to_string().as_str()));
-        el.push_attribute((f::CLASS, crate::xml::name(&m.class).as_ref()));
-        if let Some(h) = m.hash {
-            el.push_attribute((f::HASH, format!("{:x}", h as u32).as_str()));
-        }
-        if m.lock {
-            el.push_attribute((f::LOCK, profrj_format::TRUE));
-        }
-        if let Some(o) = m.owner {
-            el.push_attribute((f::OWNER, o.to_string().as_str()));
-        }
-        if !m.lock {
-            el.push_attribute((f::ENTRY_COUNT, m.entry_count.to_string().as_str()));
-        }
-        if m.waiting.is_empty() && m.notify.is_empty() {
-            w.write_event(Event::Empty(el))?;
-            continue;
-        }
-        w.write_event(Event::Start(el))?;
-        for (tag, ids) in [(f::WAITING, &m.waiting), (f::NOTIFY, &m.notify)] {
-            for id in ids {
-                let mut el = BytesStart::new(tag);
-                el.push_attribute((f::THREAD_ID, id.to_string().as_str()));
-                w.write_event(Event::Empty(el))?;
-            }
-        }
-        w.write_event(Event::End(BytesEnd::new(f::MONITOR)))?;
-    }
-    for cycle in &dump.deadlocks {
-        w.write_event(Event::Start(BytesStart::new(f::DEADLOCK)))?;
-        for id in cycle {
-            let mut el = BytesStart::new(f::WAITING);
-            el.push_attribute((f::THREAD_ID, id.to_string().as_str()));
-            w.write_event(Event::Empty(el))?;
-        }
-        w.write_event(Event::End(BytesEnd::new(f::DEADLOCK)))?;
-    }
-    w.write_event(Event::End(BytesEnd::new(f::DUMP)))?;
-    Ok(())
 }
 
 #[cfg(test)]

@@ -18,14 +18,16 @@
 
 mod dump;
 pub mod mode;
+mod model;
 mod park;
-mod section;
 
 use crate::calltree::{WeightTree, Weights};
-use crate::instrument::registry::java_type_name;
-use crate::methods::{java_class_name, MethodNames, NameId};
-use crate::modes::Host;
-use crate::threads::{Identity, ThreadId};
+use crate::events::{Kind, Listener, LockWait, LockWaited};
+use crate::host::Host;
+use crate::methods::{class_name, MethodNames, NameId};
+use crate::per_thread::{self, Held, ThreadValue};
+use crate::stack::Frames;
+use crate::threads::ThreadId;
 use crate::vm::sys::JvmtiFrameInfo;
 use crate::vm::{jthread, Jni};
 use jni_sys::jobject;
@@ -56,12 +58,13 @@ impl Weights for Wait {
     }
 }
 
-/// Where the monitor events find the running session's recorder. Owned by
-/// the agent.
+/// What `lock` keeps for the JVM's lifetime (the host's state of this
+/// type): where the monitor events, which it listens to, and its park
+/// probes find the running session's recorder.
 #[derive(Default)]
-pub struct Slot(RwLock<Option<Arc<Recorder>>>);
+pub struct Lifetime(RwLock<Option<Arc<Recorder>>>);
 
-impl Slot {
+impl Lifetime {
     fn current(&self) -> Option<Arc<Recorder>> {
         self.0.read().clone()
     }
@@ -99,11 +102,22 @@ struct Data {
     trees: HashMap<ThreadId, WeightTree<Wait>>,
 }
 
-thread_local! {
+/// What a thread keeps for the lock mode (in its record).
+#[derive(Default)]
+struct PerThread {
     /// When this thread began to wait for a contended monitor (0: it is not).
-    static ENTER_NS: Cell<u64> = const { Cell::new(0) };
+    enter_ns: Cell<u64>,
+    /// When this thread began to park for a lock (0: it is not parked).
+    park_ns: Cell<u64>,
     /// The waiting thread's frame buffer (stacks can be thousands deep).
-    static FRAMES: RefCell<Vec<JvmtiFrameInfo>> = const { RefCell::new(Vec::new()) };
+    frames: RefCell<Vec<JvmtiFrameInfo>>,
+}
+
+impl ThreadValue for PerThread {}
+
+/// Runs `f` with the calling thread's lock state, made on first use.
+fn on_thread<R>(f: impl FnOnce(&PerThread) -> R) -> Option<R> {
+    per_thread::with(|| Some(Held::Own(Box::default())), f)
 }
 
 impl Recorder {
@@ -151,7 +165,7 @@ impl Recorder {
         parked: bool,
     ) {
         let jvmti = host.jvmti;
-        let Some(Identity::Java(id)) = host.threads.identify(jvmti, jni, thread, 0) else {
+        let Some(id) = host.thread_id(jni, thread) else {
             return; // the agent's own threads
         };
         let class = jni.object_class(object);
@@ -166,8 +180,10 @@ impl Recorder {
             self.rewaits.fetch_add(1, Relaxed);
             return;
         }
-        FRAMES.with(|buf| {
-            let mut buf = buf.borrow_mut();
+        on_thread(|mine| {
+            let Ok(mut buf) = mine.frames.try_borrow_mut() else {
+                return;
+            };
             let empty = JvmtiFrameInfo {
                 method: std::ptr::null_mut(),
                 location: 0,
@@ -209,12 +225,17 @@ impl Recorder {
             }
             let class_name = d.names.intern(&class_name(&signature));
             d.classes.insert(class_name);
-            if crate::jfr::on() {
-                let hash = jvmti.object_hash_code(object).unwrap_or(0);
-                let class = d.names.get(class_name);
-                let kept = &frames[machinery..];
-                let depth = self.depth as u32;
-                crate::jfr::wait((jvmti, jni), id, kept, depth, class, waited, parked, hash);
+            if host.events.heard(Kind::LockWaited) {
+                let wait = LockWaited {
+                    thread: id,
+                    frames: Frames::Jvmti(&frames[machinery..]),
+                    depth: self.depth as u32,
+                    class: d.names.get(class_name),
+                    object,
+                    waited,
+                    parked,
+                };
+                host.events.lock_waited(jni, &wait);
             }
             path.push(class_name);
             d.trees.entry(id).or_default().add(
@@ -239,19 +260,6 @@ impl Recorder {
         }
     }
 
-    /// Every wait so far as the OTLP model: contentions and nanoseconds.
-    fn call_trees(&self, threads: &[crate::threads::ThreadRecord]) -> profrj_otlp::CallTrees {
-        use profrj_otlp::types;
-        let d = self.data.lock();
-        crate::calltree::call_trees(
-            &[types::CONTENTIONS, types::DELAY],
-            d.names.snapshot(),
-            &d.trees,
-            threads,
-            |w| [w.count, w.time, 0],
-        )
-    }
-
     fn totals(&self) -> Wait {
         let mut w = Wait::default();
         for t in self.data.lock().trees.values() {
@@ -272,38 +280,57 @@ fn is_lock_machinery(frame: &str) -> bool {
     frame.starts_with("profrj.runtime.") || frame.starts_with("java.util.concurrent.locks.")
 }
 
-/// A class as Java writes it: `java.lang.Object`, `int[]`.
-fn class_name(signature: &str) -> String {
-    if signature.starts_with('[') {
-        java_type_name(signature)
-    } else {
-        java_class_name(signature)
-    }
-}
-
 /// What a snapshot of the `lock` mode holds.
 pub struct Captured {
     trees: HashMap<ThreadId, WeightTree<Wait>>,
     names: Vec<Box<str>>,
     classes: HashSet<NameId>,
     threshold: u64,
-    dump: Option<dump::MonitorDump>,
+    dump: Option<crate::model::MonitorDump>,
 }
 
-/// MonitorContendedEnter (called by `entry`), on the thread about to block.
-pub fn contended_enter(host: &Host, jni: &Jni, object: jobject) {
-    if host.lock.current().is_some_and(|r| r.active.load(Relaxed)) {
-        ENTER_NS.with(|t| t.set(crate::clock::now_ns().max(1)));
-        trace_monitor(host, jni, object, false);
+impl Listener for Lifetime {
+    /// MonitorContendedEnter, on the thread about to block.
+    fn monitor_contended_enter(&self, jni: &Jni, _thread: jthread, object: jobject) {
+        let Some(host) = crate::host::get() else {
+            return;
+        };
+        if self.current().is_some_and(|r| r.active.load(Relaxed)) {
+            on_thread(|mine| mine.enter_ns.set(crate::clock::now_ns().max(1)));
+            publish_wait(host, jni, object, false);
+        }
+    }
+
+    /// MonitorContendedEntered, on the thread that waited and now owns
+    /// `object`'s monitor.
+    fn monitor_contended_entered(&self, jni: &Jni, thread: jthread, object: jobject) {
+        let since = on_thread(|mine| mine.enter_ns.replace(0)).unwrap_or(0);
+        if since == 0 {
+            return; // the wait began before the session did
+        }
+        let waited = crate::clock::now_ns().saturating_sub(since);
+        let Some(host) = crate::host::get() else {
+            return;
+        };
+        if let Some(r) = self.current() {
+            if r.active.load(Relaxed) {
+                publish_wait(host, jni, object, true);
+                r.waited(host, jni, (thread, object), waited, false);
+            }
+        }
     }
 }
 
-/// A running trace's `monitorContendedEnter` (`entered`: `…Entered`) for
-/// the lock of `object`, every wait whatever the threshold; not for a
-/// CountDownLatch (a condition, not a lock). The thread is about to block,
-/// or has just waited: a class name and a hash code cost little beside it.
-fn trace_monitor(host: &Host, jni: &Jni, object: jobject, entered: bool) {
-    if !crate::trace::on() || object.is_null() {
+/// The kinds of events the lock mode listens to.
+const KINDS: [Kind; 2] = [Kind::MonitorContendedEnter, Kind::MonitorContendedEntered];
+
+/// Tells whoever listens ([`Kind::LockWait`]) that the thread is about to
+/// wait for the lock of `object` (`entered`: it has it now), every wait
+/// whatever the threshold; not for a CountDownLatch (a condition, not a
+/// lock). The thread is about to block, or has just waited: a class name
+/// costs little beside it.
+fn publish_wait(host: &Host, jni: &Jni, object: jobject, entered: bool) {
+    if !host.events.heard(Kind::LockWait) || object.is_null() {
         return;
     }
     let class = jni.object_class(object);
@@ -315,25 +342,10 @@ fn trace_monitor(host: &Host, jni: &Jni, object: jobject, entered: bool) {
     if signature == COUNT_DOWN_LATCH {
         return;
     }
-    let ty = host
-        .memory
-        .type_id(&crate::instrument::registry::java_type(&signature).0);
-    let hash = host.jvmti.object_hash_code(object).unwrap_or(0);
-    crate::trace::monitor(jni, entered, ty, hash);
-}
-
-/// MonitorContendedEntered (called by `entry`), on the thread that waited
-/// and now owns `object`'s monitor.
-pub fn contended_entered(host: &Host, jni: &Jni, thread: jthread, object: jobject) {
-    let since = ENTER_NS.with(|t| t.replace(0));
-    if since == 0 {
-        return; // the wait began before the session did
-    }
-    let waited = crate::clock::now_ns().saturating_sub(since);
-    if let Some(r) = host.lock.current() {
-        if r.active.load(Relaxed) {
-            trace_monitor(host, jni, object, true);
-            r.waited(host, jni, (thread, object), waited, false);
-        }
-    }
+    let wait = LockWait {
+        object,
+        signature: &signature,
+        entered,
+    };
+    host.events.lock_wait(jni, &wait);
 }

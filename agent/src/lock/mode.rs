@@ -1,27 +1,64 @@
 //! `lock` as a [`Mode`]: a recorder per session, reached by the monitor
-//! events through the agent's [`super::Slot`], and a monitor dump at every
-//! snapshot.
+//! events and the park probes through the mode's [`Lifetime`], and a
+//! monitor dump at every snapshot.
 
-use super::{Captured, Recorder};
-use crate::modes::{Cx, Mode, Registration, Section};
-use crate::snapshot::XmlWriter;
+use super::{Captured, Lifetime, Recorder};
+use crate::error::AgentError;
+use crate::host::Host;
+use crate::instrument::Probes;
+use crate::mode::{Capture, Cx, Mode, Registration};
+use crate::model::Section;
+use crate::options::{self, ModeOptions, Opt, OptionError, Takes, Value};
 use crate::threads::ThreadRecord;
 use crate::vm::sys::Capability;
-use crate::vm::{Capabilities, JvmtiEvent};
-use std::io;
+use crate::vm::Capabilities;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// `lock`: contended monitors by call path and class, and a monitor dump.
 pub const REGISTRATION: Registration = Registration {
     name: "lock",
-    wanted: |o| o.lock.is_some(),
+    options: ModeOptions {
+        options: &[
+            Opt {
+                syntax: "lock[=DURATION]",
+                default: "0",
+                takes: Takes::Start,
+                meaning: "where threads wait for each other: contended synchronized entries by call path and monitor class, with counts and nanoseconds waited, waits shorter than DURATION (ns, us, ms or s; 0 records every one) left out, and a monitor dump at every snapshot (the <lock> section)",
+                read: Some(read_threshold),
+            },
+        ],
+        default_mode: false,
+        records_others: false,
+        check: ModeOptions::no_check,
+    },
     open,
     natives: || super::park::natives().to_vec(),
     capabilities,
+    probes: |_| Probes {
+        park: true,
+        ..Probes::NONE
+    },
 };
 
-fn capabilities(caps: &mut Capabilities) -> Result<(), String> {
+/// `lock[=DURATION]`: the shortest wait recorded, at most an hour.
+fn read_threshold(key: &str, value: Option<&str>) -> Result<Value, OptionError> {
+    let Some(v) = value else {
+        return Ok(Value::Duration(Duration::ZERO));
+    };
+    let d = options::parse_duration(key, v, "1ms")?;
+    if d > Duration::from_secs(3600) {
+        return Err(options::bad_value(
+            key,
+            v,
+            "the shortest wait recorded, at most 3600s",
+        ));
+    }
+    Ok(Value::Duration(d))
+}
+
+fn capabilities(caps: &mut Capabilities) -> Result<(), AgentError> {
     caps.need(Capability::GenerateMonitorEvents, "lock")?;
     // java.util.concurrent: probes in LockSupport (retransformed).
     crate::instrument::capabilities(caps)?;
@@ -36,52 +73,60 @@ fn capabilities(caps: &mut Capabilities) -> Result<(), String> {
 }
 
 struct LockMode {
+    host: &'static Host,
+    life: &'static Lifetime,
     recorder: Arc<Recorder>,
-    jvmti: crate::vm::Jvmti,
 }
 
-const EVENTS: [JvmtiEvent; 2] = [
-    JvmtiEvent::MONITOR_CONTENDED_ENTER,
-    JvmtiEvent::MONITOR_CONTENDED_ENTERED,
-];
-
-fn open(cx: &Cx) -> Result<Box<dyn Mode>, String> {
+fn open(cx: &Cx) -> Result<Box<dyn Mode>, AgentError> {
     let o = cx.options;
-    let threshold = o.lock.unwrap_or_default().as_nanos().min(u64::MAX as u128) as u64;
+    let threshold = o.duration("lock").unwrap_or_default();
+    let threshold = threshold.as_nanos().min(u64::MAX as u128) as u64;
+    let life = cx.host.state::<Lifetime>();
+    cx.host.events.subscribe(life, &super::KINDS);
     Ok(Box::new(LockMode {
+        host: cx.host,
+        life,
         recorder: Arc::new(Recorder::new(threshold, o.depth)),
-        jvmti: cx.host.jvmti,
     }))
 }
 
 impl Mode for LockMode {
-    fn start(&self, cx: &Cx) -> Result<(), String> {
-        let jvmti = self.jvmti;
-        cx.host.lock.set(Some(self.recorder.clone()));
+    fn start(&self, _cx: &Cx) -> Result<(), AgentError> {
+        self.life.set(Some(self.recorder.clone()));
         self.recorder.active.store(true, Relaxed);
-        for ev in EVENTS {
-            jvmti
-                .set_event_enabled(ev, true)
-                .map_err(|e| format!("monitor events: {}", jvmti.error_name(e)))?;
+        for kind in super::KINDS {
+            self.host.want(self.life, kind, true).map_err(|e| match e {
+                AgentError::Jvmti { error, .. } => AgentError::Jvmti {
+                    call: "monitor events".into(),
+                    error,
+                },
+                e => e,
+            })?;
         }
         Ok(())
     }
 
     fn stop(&self) {
         self.recorder.active.store(false, Relaxed);
-        for ev in EVENTS {
-            let _ = self.jvmti.set_event_enabled(ev, false);
+        for kind in super::KINDS {
+            let _ = self.host.want(self.life, kind, false);
         }
     }
 
-    fn snapshot(&self, cx: &Cx) -> Result<Box<dyn Section + '_>, String> {
+    fn snapshot(&self, cx: &Cx) -> Result<Box<dyn Capture + '_>, AgentError> {
         let mut captured = self.recorder.capture();
-        captured.dump = Some(super::dump::take(&cx.host, cx.jni, self.recorder.depth));
+        captured.dump = Some(super::dump::take(cx.host, cx.jni, self.recorder.depth));
         Ok(Box::new(captured))
     }
 
-    fn call_trees(&self, threads: &[ThreadRecord]) -> Option<profrj_otlp::CallTrees> {
-        Some(self.recorder.call_trees(threads))
+    fn call_trees(&self, threads: &[ThreadRecord]) -> Option<crate::model::CallTrees> {
+        let every = (0, u64::MAX);
+        Some(super::model::trees(
+            &self.recorder.capture(),
+            threads,
+            every,
+        ))
     }
 
     fn summary(&self) -> Option<String> {
@@ -100,13 +145,8 @@ impl Mode for LockMode {
     }
 }
 
-impl Section for Captured {
-    fn write(
-        &self,
-        w: &mut XmlWriter,
-        threads: &[ThreadRecord],
-        window: (u64, u64),
-    ) -> io::Result<()> {
-        super::section::write_section(w, self, threads, window)
+impl Capture for Captured {
+    fn sections(self: Box<Self>, threads: &[ThreadRecord], window: (u64, u64)) -> Vec<Section> {
+        vec![super::model::section(*self, threads, window)]
     }
 }

@@ -12,16 +12,10 @@
 //! beaten to the lock by a thread that barged in) counts twice, its time
 //! once in all.
 
-use crate::threads::Identity;
+use super::Lifetime;
 use crate::vm::{Jni, Native};
 use jni_sys::{jclass, jobject, JNIEnv};
-use std::cell::Cell;
 use std::sync::atomic::Ordering::Relaxed;
-
-thread_local! {
-    /// When this thread began to park for a lock (0: it is not parked).
-    static PARK_NS: Cell<u64> = const { Cell::new(0) };
-}
 
 /// The probe natives: (name, descriptor, function) for RegisterNatives.
 pub fn natives() -> [Native; 2] {
@@ -34,14 +28,15 @@ pub fn natives() -> [Native; 2] {
 /// A thread is about to park for a lock.
 extern "system" fn parking(env: *mut JNIEnv, _class: jclass, blocker: jobject) {
     crate::vm::guard("lock park probe", (), || {
-        let Some(host) = crate::agent::host() else {
+        let Some(host) = crate::host::get() else {
             return;
         };
-        if host.lock.current().is_some_and(|r| r.active.load(Relaxed)) {
-            PARK_NS.with(|t| t.set(crate::clock::now_ns().max(1)));
+        let life = host.state::<Lifetime>();
+        if life.current().is_some_and(|r| r.active.load(Relaxed)) {
+            super::on_thread(|mine| mine.park_ns.set(crate::clock::now_ns().max(1)));
             // SAFETY: the JNIEnv the VM passed to this native method, on this thread.
             let jni = unsafe { Jni::from_raw(env) };
-            super::trace_monitor(&host, &jni, blocker, false);
+            super::publish_wait(host, &jni, blocker, false);
         }
     })
 }
@@ -49,26 +44,27 @@ extern "system" fn parking(env: *mut JNIEnv, _class: jclass, blocker: jobject) {
 /// The thread is back from parking for the lock whose synchronizer is
 /// `blocker`.
 extern "system" fn parked(env: *mut JNIEnv, _class: jclass, blocker: jobject) {
-    let since = PARK_NS.with(|t| t.replace(0));
-    if since == 0 {
-        return; // parked before the session started
-    }
-    let waited = crate::clock::now_ns().saturating_sub(since);
     // SAFETY: the JNIEnv the VM passed to this native method, on this thread.
     let jni = unsafe { Jni::from_raw(env) };
     crate::vm::guard("lock park probe", (), || {
-        let Some(host) = crate::agent::host() else {
+        let since = super::on_thread(|mine| mine.park_ns.replace(0)).unwrap_or(0);
+        if since == 0 {
+            return; // parked before the session started
+        }
+        let waited = crate::clock::now_ns().saturating_sub(since);
+        let Some(host) = crate::host::get() else {
             return;
         };
-        let Some(r) = host.lock.current().filter(|r| r.active.load(Relaxed)) else {
+        let life = host.state::<Lifetime>();
+        let Some(r) = life.current().filter(|r| r.active.load(Relaxed)) else {
             return;
         };
         let Ok(thread) = host.jvmti.current_thread() else {
             return;
         };
-        if let Some(Identity::Java(_)) = host.threads.identify(host.jvmti, &jni, thread, 0) {
-            super::trace_monitor(&host, &jni, blocker, true);
-            r.waited(&host, &jni, (thread, blocker), waited, true);
+        if host.thread_id(&jni, thread).is_some() {
+            super::publish_wait(host, &jni, blocker, true);
+            r.waited(host, &jni, (thread, blocker), waited, true);
         }
         jni.delete_local_ref(thread);
     })

@@ -17,7 +17,8 @@
 //! site → counters cache, so the allocation path takes no lock either once
 //! a thread has met a site.
 
-use crate::modes::Host;
+use crate::host::Host;
+use crate::sites::Sites;
 use crate::vm::Jni;
 use parking_lot::Mutex;
 use std::collections::HashMap;
@@ -109,7 +110,7 @@ impl Counter {
 }
 
 /// Every counter made in this JVM, by index (part of the memory mode's
-/// lifetime state, which the agent owns).
+/// lasting state).
 pub struct Counters {
     table: Box<[OnceLock<Box<[Counter]>>]>,
     /// (thread, what) of each counter made so far, by index.
@@ -173,7 +174,7 @@ pub struct SiteCounters {
 }
 
 /// A thread's agent id and its counters by site and by type (kept in the
-/// memory mode's per-thread state, `super::PerThread`).
+/// memory mode's per-thread value, `super::PerThread`).
 #[derive(Default)]
 pub struct ThreadCounters {
     thread: Option<i64>,
@@ -194,13 +195,18 @@ impl ThreadCounters {
     }
 
     /// The calling thread's counters for site `site`, made on first use.
-    pub fn get(&mut self, a: &Host<'static>, jni: &Jni, site: u32) -> Option<SiteCounters> {
+    pub fn get(
+        &mut self,
+        host: &Host,
+        counters: &'static Counters,
+        jni: &Jni,
+        site: u32,
+    ) -> Option<SiteCounters> {
         if let Some(&Some(c)) = self.by_site.get(site as usize) {
             return Some(c);
         }
-        let thread = self.thread(a, jni)?;
-        let ty = a.memory.sites.type_of(site)?;
-        let counters = &a.memory.counters;
+        let thread = self.thread(host, jni)?;
+        let ty = host.sites.type_of(site)?;
         let group = match self.by_type.get(ty as usize) {
             Some(&Some(g)) => g,
             _ => {
@@ -219,24 +225,18 @@ impl ThreadCounters {
 
     /// The id of the site (place, type), for probes that know the type only
     /// when they run; cached per thread.
-    pub fn site_of(&mut self, a: &Host<'static>, place: u32, ty: u32) -> u32 {
+    pub fn site_of(&mut self, sites: &Sites, place: u32, ty: u32) -> u32 {
         let found = self.found.get_or_insert_with(HashMap::new);
         *found
             .entry((place, ty))
-            .or_insert_with(|| a.memory.sites.site_id(place, ty))
+            .or_insert_with(|| sites.site_id(place, ty))
     }
 
-    fn thread(&mut self, a: &Host<'static>, jni: &Jni) -> Option<i64> {
+    fn thread(&mut self, host: &Host, jni: &Jni) -> Option<i64> {
         if let Some(t) = self.thread {
             return Some(t);
         }
-        let t = a.jvmti.current_thread().ok()?;
-        let id = a.threads.identify(a.jvmti, jni, t, 0);
-        jni.delete_local_ref(t);
-        let id = match id? {
-            crate::threads::Identity::Java(id) => id.0 as i64,
-            crate::threads::Identity::Agent => return None,
-        };
+        let id = host.current_thread(jni)?.0 as i64;
         self.thread = Some(id);
         Some(id)
     }

@@ -1,15 +1,41 @@
 //! How the memory mode follows tracked objects to their death in this JVM:
 //! weak references checked after each GC where the collector clears them
-//! in its pauses (serial, parallel, G1), JVMTI tags elsewhere. Chosen once per JVM, when a memory
-//! session first starts, with the JVMTI environment that mechanism needs.
+//! in its pauses (serial, parallel, G1), JVMTI tags elsewhere. Chosen once
+//! per JVM, when a memory session first starts, with what that mechanism
+//! needs: the GC events and an agent thread (weak references), or a JVMTI
+//! environment of the mode's own, whose tags are apart from the agent's
+//! thread tags, with ObjectFree (tags).
 
+use crate::error::AgentError;
+use crate::events::Kind;
+use crate::host::{all_pause_collectors, Host};
 use crate::instrument::probe_class;
-use crate::modes::EntryPoints;
-use crate::options::Tracker;
-use crate::vm::sys::{Capability, JvmtiCapabilities, JvmtiEventCallbacks};
-use crate::vm::{Jni, Jvmti, JvmtiEvent, VmHandle};
+use crate::vm::sys::{Capability, JvmtiCapabilities};
+use crate::vm::{Jni, Jvmti};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::OnceLock;
+
+/// How the memory mode learns that a tracked object died (`tracker=`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tracker {
+    /// Weak references where the collector allows, else tags.
+    Auto,
+    /// JNI weak global references, checked after each GC.
+    Weak,
+    /// JVMTI tags and the ObjectFree event.
+    Tags,
+}
+
+impl Tracker {
+    /// `tracker=` of `o` (`auto` when not given).
+    pub fn of(o: &crate::options::Options) -> Self {
+        match o.text("tracker") {
+            Some("weak") => Tracker::Weak,
+            Some("tags") => Tracker::Tags,
+            _ => Tracker::Auto,
+        }
+    }
+}
 
 /// How this JVM's tracked objects are followed, chosen once (`choose`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -18,22 +44,9 @@ pub enum Mechanism {
     Tags,
 }
 
-/// The collectors whose GC clears JNI weak references inside a pause
-/// (their `GarbageCollectorMXBean` names, JDK 11–25).
-const PAUSE_CLEARING: [&str; 7] = [
-    "Copy",
-    "MarkSweepCompact",
-    "PS Scavenge",
-    "PS MarkSweep",
-    "G1 Young Generation",
-    "G1 Old Generation",
-    "G1 Concurrent GC",
-];
-
 /// How this JVM's tracked objects are followed, for its lifetime (part of
-/// the memory mode's state, which the agent owns): the mechanism, chosen
-/// once, its own JVMTI environment (its tags are its own, apart from the
-/// agent's thread tags) and its agent thread.
+/// the memory mode's lasting state): the mechanism, chosen once, the JVMTI
+/// environment of its tags and its agent thread.
 #[derive(Default)]
 pub struct Tracking {
     mechanism: OnceLock<Mechanism>,
@@ -43,25 +56,32 @@ pub struct Tracking {
     /// Set when the VM is dying: concurrent collectors' threads have
     /// stopped by then, so only the pause collectors can still run a GC.
     dying: AtomicBool,
-    env: OnceLock<Result<Jvmti, String>>,
-    thread: OnceLock<Result<(), String>>,
+    env: OnceLock<Result<Jvmti, AgentError>>,
+    thread: OnceLock<Result<(), AgentError>>,
 }
 
 impl Tracking {
     /// Picks the mechanism for this JVM (once; later sessions keep it): weak
     /// references when `tracker` allows, the collector clears them in pauses,
     /// and the VM's references look like HotSpot's.
-    pub fn choose(&self, jni: &Jni, tracker: Tracker) -> Result<Mechanism, String> {
+    pub fn choose(
+        &self,
+        host: &Host,
+        jni: &Jni,
+        tracker: Tracker,
+    ) -> Result<Mechanism, AgentError> {
         if let Some(&m) = self.mechanism.get() {
             return match (tracker, m) {
-            (Tracker::Weak, Mechanism::Tags) | (Tracker::Tags, Mechanism::WeakRefs) => Err(format!(
-                "this JVM already follows objects with {} (chosen when memory first ran); start with tracker=auto",
-                if m == Mechanism::Tags { "tags" } else { "weak references" }
-            )),
-            _ => Ok(m),
-        };
+                (Tracker::Weak, Mechanism::Tags) | (Tracker::Tags, Mechanism::WeakRefs) => {
+                    Err(AgentError::Refused(format!(
+                        "this JVM already follows objects with {} (chosen when memory first ran); start with tracker=auto",
+                        if m == Mechanism::Tags { "tags" } else { "weak references" }
+                    )))
+                }
+                _ => Ok(m),
+            };
         }
-        let collectors = collector_names(jni);
+        let collectors = host.collectors(jni).map_err(|e| e.to_string());
         let pauses = collectors.as_ref().is_ok_and(|n| all_pause_collectors(n));
         self.pause_collectors.get_or_init(|| pauses);
         let unsupported = match &collectors {
@@ -71,7 +91,7 @@ impl Tracking {
                 names.join(", ")
             )),
             Ok(_) => {
-                let probe = jni.find_class(probe_class::CLASS).map_err(|e| e.0)?;
+                let probe = jni.find_class(probe_class::CLASS)?;
                 // SAFETY: every collector has a HotSpot collector's name
                 // (PAUSE_CLEARING, checked above), so this VM is HotSpot.
                 let works = unsafe { crate::vm::weak_handles_work(jni, probe) };
@@ -88,9 +108,9 @@ impl Tracking {
                 Mechanism::WeakRefs
             }
             (Tracker::Weak, Some(why)) => {
-                return Err(format!(
+                return Err(AgentError::Unsupported(format!(
                     "tracker=weak cannot be used: {why}; use tracker=tags"
-                ))
+                )))
             }
             (Tracker::Auto, Some(why)) => {
                 crate::log::info(&format!(
@@ -116,106 +136,47 @@ impl Tracking {
     }
 }
 
-fn all_pause_collectors(names: &[String]) -> bool {
-    !names.is_empty() && names.iter().all(|n| PAUSE_CLEARING.contains(&n.as_str()))
-}
-
-/// The names of the JVM's garbage collectors (`GarbageCollectorMXBean`s).
-fn collector_names(jni: &Jni) -> Result<Vec<String>, String> {
-    let names = jni
-        .call_static_object(probe_class::CLASS, "collectors", "()Ljava/lang/String;")
-        .and_then(|s| {
-            let text = jni.string_utf(s);
-            jni.delete_local_ref(s);
-            text
-        })
-        .map_err(|e| format!("the garbage collector is unknown ({})", e.0))?;
-    Ok(names
-        .unwrap_or_default()
-        .split(',')
-        .filter(|n| !n.is_empty())
-        .map(str::to_owned)
-        .collect())
-}
-
-/// A JVMTI environment of the memory mode's own, with the events its
-/// mechanism needs: the GC's start and finish for weak references;
-/// ObjectFree (and tags, which never meet the agent's thread tags) for tags.
-fn new_env(vm: VmHandle, edge: &EntryPoints, mechanism: Mechanism) -> Result<Jvmti, String> {
-    let env = Jvmti::from_vm(vm).map_err(|rc| format!("no JVMTI environment for memory ({rc})"))?;
-    let (needs, caps, callbacks, events) = match mechanism {
-        Mechanism::WeakRefs => (
-            "GC events",
-            JvmtiCapabilities::default().with(Capability::GenerateGarbageCollectionEvents),
-            JvmtiEventCallbacks {
-                GarbageCollectionStart: Some(edge.gc_start),
-                GarbageCollectionFinish: Some(edge.gc_finish),
-                ..Default::default()
-            },
-            &[
-                JvmtiEvent::GARBAGE_COLLECTION_START,
-                JvmtiEvent::GARBAGE_COLLECTION_FINISH,
-            ][..],
-        ),
-        Mechanism::Tags => (
-            "tags and ObjectFree",
-            JvmtiCapabilities::default()
-                .with(Capability::TagObjects)
-                .with(Capability::GenerateObjectFreeEvents),
-            JvmtiEventCallbacks {
-                ObjectFree: Some(edge.object_free),
-                ..Default::default()
-            },
-            &[JvmtiEvent::OBJECT_FREE][..],
-        ),
-    };
-    env.add_capabilities(&caps)
-        .map_err(|e| format!("memory needs {needs}: {}", env.error_name(e)))?;
-    // SAFETY: `callbacks` holds entry's GC or ObjectFree functions only, each
-    // written for its event's call, and leaves the untyped slots null.
-    unsafe { env.set_event_callbacks(&callbacks) }
-        .map_err(|e| format!("SetEventCallbacks: {}", env.error_name(e)))?;
-    for &event in events {
-        env.set_event_enabled(event, true)
-            .map_err(|e| format!("enabling event {}: {}", event.0, env.error_name(e)))?;
-    }
-    Ok(env)
-}
-
 impl Tracking {
-    /// The memory mode's JVMTI environment, made on first use (after `choose`).
-    pub fn env(&self, vm: VmHandle, edge: &EntryPoints) -> Result<Jvmti, String> {
+    /// The environment of the memory mode's tags (tags only), made on
+    /// first use (after `choose`), with ObjectFree on.
+    pub fn env(&self, host: &Host) -> Result<Jvmti, AgentError> {
         self.env
-            .get_or_init(|| new_env(vm, edge, self.mechanism()))
+            .get_or_init(|| {
+                let caps = JvmtiCapabilities::default()
+                    .with(Capability::TagObjects)
+                    .with(Capability::GenerateObjectFreeEvents);
+                host.new_environment(&caps, &[Kind::ObjectFree])
+                    .map_err(|e| {
+                        AgentError::Unsupported(format!("memory needs tags and ObjectFree: {e}"))
+                    })
+            })
             .clone()
     }
 
     /// The environment if it was made.
-    pub fn made_env(&self) -> Result<Jvmti, String> {
-        self.env
-            .get()
-            .cloned()
-            .unwrap_or_else(|| Err("memory: no JVMTI environment yet".into()))
+    pub fn made_env(&self) -> Result<Jvmti, AgentError> {
+        match self.env.get() {
+            Some(env) => env.clone(),
+            None => Err(AgentError::Internal(
+                "memory: no JVMTI environment yet".into(),
+            )),
+        }
     }
 
     /// Starts the `profrj memory` agent thread, which counts each GC's frees
     /// and deletes dead objects' weak references (once: later sessions reuse it).
-    pub fn start_thread(&self, jvmti: Jvmti, jni: &Jni, edge: &EntryPoints) -> Result<(), String> {
+    pub fn start_thread(
+        &self,
+        host: &'static Host,
+        jni: &Jni,
+        life: &'static super::Lifetime,
+    ) -> Result<(), AgentError> {
         self.thread
             .get_or_init(|| {
-                // SAFETY: the FFI edge's memory_thread reads no argument
-                // (EntryPoints' promise).
-                unsafe {
-                    crate::vm::start_agent_thread(
-                        jvmti,
-                        jni,
-                        "profrj memory",
-                        edge.memory_thread,
-                        std::ptr::null(),
-                    )
-                }
+                host.start_thread(jni, "profrj memory", "memory thread", move |jni| {
+                    life.run_agent_thread(jni, &host.events)
+                })
             })
             .clone()
-            .map_err(|e| format!("memory: cannot start its agent thread: {e}"))
     }
 }

@@ -30,26 +30,23 @@
 mod counters;
 mod mechanism;
 pub mod mode;
-mod section;
-mod sites;
-mod sites_section;
+mod model;
 mod vm_alloc;
 mod weak_refs;
 
 pub use mechanism::Mechanism;
-pub use section::write_section;
-pub use sites_section::write_sites;
-pub use vm_alloc::{jni_allocated, vm_allocated};
 
-use crate::instrument::{probe_class, AllocPlace};
-use crate::modes::Host;
-use crate::vm::{Jni, Jvmti, JvmtiEvent, WeakHandle};
+use crate::events::{Events, Kind, Listener};
+use crate::host::Host;
+use crate::instrument::probe_class;
+use crate::per_thread::{self, Held, ThreadValue};
+use crate::vm::{Jni, Jvmti, JvmtiEvent, Native, WeakHandle};
 use jni_sys::{jclass, jint, jobject, JNIEnv};
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 /// The natives of `profrj.runtime.Probe` this mode binds.
-pub fn natives() -> [(&'static str, &'static str, *mut std::ffi::c_void); 3] {
+pub fn natives() -> [Native; 2] {
     [
         (
             probe_class::ALLOC_METHOD.0,
@@ -61,20 +58,18 @@ pub fn natives() -> [(&'static str, &'static str, *mut std::ffi::c_void); 3] {
             probe_class::ALLOC_AT_METHOD.1,
             alloc_at as *mut _,
         ),
-        ("typeId", "(Ljava/lang/Class;)I", type_of as *mut _),
     ]
 }
 
 /// What `memory` keeps for the JVM's lifetime: its probes stay in the code
-/// and its objects stay tracked whatever sessions come and go. Owned by the
-/// agent; the probes, the GC events and the agent thread reach it through
-/// the FFI edge.
+/// and its objects stay tracked whatever sessions come and go (the host's
+/// state of this type). The probes reach it through their thread's
+/// [`PerThread`]; the GC events and VM allocations as its [`Listener`].
 #[derive(Default)]
 pub struct Lifetime {
     /// Does a running session want allocations tracked? (A stopped
     /// session's probes stay in the code; they count nothing until `resume`.)
     active: AtomicBool,
-    sites: sites::Sites,
     /// How objects are followed to their death.
     pub tracking: mechanism::Tracking,
     counters: counters::Counters,
@@ -82,33 +77,6 @@ pub struct Lifetime {
 }
 
 impl Lifetime {
-    /// The id of a type named as Java writes it (`java.util.HashMap$Node`,
-    /// `int[]`, `java.lang.String[][]`).
-    pub fn type_id(&self, java_name: &str) -> u32 {
-        self.sites.type_id(java_name)
-    }
-
-    /// An allocation site: its type's name and its place.
-    pub fn site(&self, site: u32) -> Option<(String, Option<AllocPlace>)> {
-        self.sites.site(site)
-    }
-
-    /// The name of a type by its id (`java.lang.String[]`).
-    pub fn type_name(&self, ty: u32) -> String {
-        self.sites.type_name(ty)
-    }
-
-    /// The id of an allocation site: what its probe passes.
-    pub fn site_id(&self, place: AllocPlace, java_type: &str) -> u32 {
-        let place = self.sites.place_id(place);
-        self.sites.site_id(place, self.sites.type_id(java_type))
-    }
-
-    /// The id of a place whose objects' types are known when they are made.
-    pub fn place_id(&self, place: AllocPlace) -> u32 {
-        self.sites.place_id(place)
-    }
-
     pub fn set_active(&self, on: bool) {
         self.active.store(on, Relaxed);
     }
@@ -117,24 +85,9 @@ impl Lifetime {
         self.active.load(Relaxed)
     }
 
-    /// The ObjectFree event of a tagged object.
-    pub fn object_freed(&self, tag: i64) {
-        self.counters.object_freed(tag)
-    }
-
-    /// GarbageCollectionStart (weak references).
-    pub fn gc_started(&self) {
-        self.weak.gc_started(&self.counters)
-    }
-
-    /// GarbageCollectionFinish (weak references).
-    pub fn gc_finished(&self) {
-        self.weak.gc_finished(&self.counters)
-    }
-
     /// Body of the `profrj memory` agent thread.
-    pub fn run_agent_thread(&self, jni: &Jni) {
-        self.weak.run_agent_thread(jni, &self.counters)
+    pub fn run_agent_thread(&self, jni: &Jni, events: &Events) {
+        self.weak.run_agent_thread(jni, &self.counters, events)
     }
 
     pub fn cost_summary(&self) -> Option<String> {
@@ -142,54 +95,120 @@ impl Lifetime {
     }
 }
 
-/// What the memory mode keeps per thread, behind one thread-local (each
-/// access to one costs a call in a shared library).
+/// What the VM tells the memory mode: each GC's start and finish (weak
+/// references), the frees of tagged objects (tags), and objects the VM or
+/// native code made.
+impl Listener for Lifetime {
+    fn gc_start(&self) {
+        if self.tracking.mechanism() == Mechanism::WeakRefs {
+            self.weak.gc_started(&self.counters)
+        }
+    }
+
+    fn gc_finish(&self) {
+        if self.tracking.mechanism() == Mechanism::WeakRefs {
+            self.weak.gc_finished(&self.counters)
+        }
+    }
+
+    fn object_free(&self, tag: i64) {
+        self.counters.object_freed(tag)
+    }
+
+    fn vm_object_alloc(&self, jni: &Jni, a: &crate::events::Allocation) {
+        if let Some(host) = crate::host::get() {
+            vm_alloc::vm_allocated(host, self, jni, a.thread, a.object, a.class)
+        }
+    }
+
+    fn jni_object_alloc(&self, jni: &Jni, object: jobject) {
+        if let Some(host) = crate::host::get() {
+            vm_alloc::jni_allocated(host, self, jni, object)
+        }
+    }
+}
+
+/// The kinds of events the memory mode listens to.
+const KINDS: [Kind; 5] = [
+    Kind::GcStart,
+    Kind::GcFinish,
+    Kind::ObjectFree,
+    Kind::VmObjectAlloc,
+    Kind::JniObjectAlloc,
+];
+
+/// What the memory mode keeps per thread (in the thread's record).
 struct PerThread {
+    host: &'static Host,
+    life: &'static Lifetime,
     counters: RefCell<counters::ThreadCounters>,
     log: weak_refs::ThreadLogSlot,
 }
 
-thread_local! {
-    static PER_THREAD: PerThread = const {
-        PerThread {
-            counters: RefCell::new(counters::ThreadCounters::new()),
-            log: weak_refs::ThreadLogSlot::new(),
-        }
-    };
+/// Its log hands its last segment over as it is dropped.
+impl ThreadValue for PerThread {}
+
+/// Runs `f` with the calling thread's memory state while memory records.
+#[inline(always)]
+fn on_thread(f: impl FnOnce(&PerThread)) {
+    per_thread::with(
+        || {
+            let host = crate::host::get()?;
+            let life = host.state::<Lifetime>();
+            life.is_active().then(|| {
+                Held::Own(Box::new(PerThread {
+                    host,
+                    life,
+                    counters: RefCell::new(counters::ThreadCounters::new()),
+                    log: weak_refs::ThreadLogSlot::new(),
+                }))
+            })
+        },
+        |mine: &PerThread| {
+            if mine.life.is_active() {
+                f(mine)
+            }
+        },
+    );
 }
 
 /// Tracks `object` (a live reference) as one made at site `site` by the
 /// calling thread.
-pub fn track(a: &Host<'static>, jni: &Jni, object: jobject, site: u32) {
-    PER_THREAD.with(|mine| {
-        let Some(counters) = mine.counters.borrow_mut().get(a, jni, site) else {
-            return;
-        };
-        track_on(a, jni, (object, site), counters, &mine.log)
-    })
+fn track(mine: &PerThread, jni: &Jni, object: jobject, site: u32) {
+    let Ok(mut counters) = mine.counters.try_borrow_mut() else {
+        return; // an allocation inside the tracking of another: not expected
+    };
+    let Some(c) = counters.get(mine.host, &mine.life.counters, jni, site) else {
+        return;
+    };
+    drop(counters);
+    track_on(mine, jni, (object, site), c)
 }
 
 /// Tracks `object` as one of type `ty` made at place `place` (a site found
 /// only now: reflection, clone, the VM, JNI).
-fn track_at(a: &Host<'static>, jni: &Jni, object: jobject, place: u32, ty: u32) {
-    let site = PER_THREAD.with(|mine| mine.counters.borrow_mut().site_of(a, place, ty));
-    track(a, jni, object, site)
+fn track_at(mine: &PerThread, jni: &Jni, object: jobject, place: u32, ty: u32) {
+    let site = match mine.counters.try_borrow_mut() {
+        Ok(mut c) => c.site_of(&mine.host.sites, place, ty),
+        Err(_) => return,
+    };
+    track(mine, jni, object, site)
 }
 
 fn track_on(
-    a: &Host<'static>,
+    mine: &PerThread,
     jni: &Jni,
     (object, site): (jobject, u32),
     counters: counters::SiteCounters,
-    log: &weak_refs::ThreadLogSlot,
 ) {
-    let life = a.memory;
+    let life = mine.life;
+    let events = &mine.host.events;
     match life.tracking.mechanism() {
         Mechanism::WeakRefs => {
             if let Some(h) = WeakHandle::new(jni, object) {
-                life.weak.record(log, h, counters.site.index());
+                life.weak.record(&mine.log, h, counters.site.index());
                 counters.site.made_one(); // the group sums its sites
-                crate::trace::object_allocated(jni, site, h.to_bits() as u64);
+                events.object_tracked(jni, site, h.to_bits() as u64);
             }
         }
         Mechanism::Tags => {
@@ -199,18 +218,18 @@ fn track_on(
             if env.set_tag(object, counters.site.tag()).is_ok() {
                 counters.site.made_one_with_peak();
                 counters.group.made_one_with_peak();
-                crate::trace::object_allocated(jni, site, 0);
+                events.object_tracked(jni, site, 0);
             }
         }
     }
 }
 
 /// Tracks an object the VM or native code made, of class signature `sig`.
-pub fn track_vm_object(a: &Host<'static>, jni: &Jni, object: jobject, sig: &str) {
-    let ty = a
-        .memory
-        .type_id(&crate::instrument::registry::java_type(sig).0);
-    track_at(a, jni, object, sites::NO_PLACE, ty);
+fn track_vm_object(jni: &Jni, object: jobject, sig: &str) {
+    on_thread(|mine| {
+        let ty = mine.host.sites.type_of_signature(sig);
+        track_at(mine, jni, object, crate::sites::NO_PLACE, ty);
+    })
 }
 
 /// One row of the `<memory>` section.
@@ -247,14 +266,18 @@ pub struct Counts {
 /// references: its scan; tags: every ObjectFree posted), then every
 /// counter. Runs on the dumping thread.
 impl Lifetime {
-    pub fn live_counts(&self, jvmti: Jvmti) -> Result<Counts, String> {
+    pub fn live_counts(
+        &self,
+        jvmti: Jvmti,
+        sites: &crate::sites::Sites,
+    ) -> Result<Counts, crate::error::AgentError> {
         if self.tracking.gc_impossible_now() {
             // ZGC or Shenandoah would wait forever for their stopped threads.
             crate::log::warn("memory: no GC can run while this JVM exits (its collector works concurrently), so the last snapshot's counts include objects that died since the last GC");
         } else {
             jvmti
                 .force_garbage_collection()
-                .map_err(|e| format!("ForceGarbageCollection: {}", jvmti.error_name(e)))?;
+                .map_err(|e| crate::error::AgentError::jvmti(jvmti, "ForceGarbageCollection", e))?;
         }
         if self.tracking.mechanism() == Mechanism::WeakRefs {
             self.weak.count_frees(false, &self.counters);
@@ -263,9 +286,9 @@ impl Lifetime {
             // objects the GC found dead before it returns (JvmtiTagMap's flush).
             jvmti
                 .set_event_enabled(JvmtiEvent::OBJECT_FREE, true)
-                .map_err(|e| format!("ObjectFree: {}", jvmti.error_name(e)))?;
+                .map_err(|e| crate::error::AgentError::jvmti(jvmti, "ObjectFree", e))?;
         }
-        let tables = self.sites.tables();
+        let tables = sites.tables();
         let mut counts = Counts {
             rows: Vec::new(),
             sites: Vec::new(),
@@ -301,16 +324,14 @@ impl Lifetime {
 
 /// `Probe.alloc(Object, int)`.
 extern "system" fn alloc(env: *mut JNIEnv, _class: jclass, object: jobject, site: jint) {
-    let Some(a) = crate::agent::host() else {
-        return;
-    };
-    if !a.memory.is_active() || object.is_null() {
+    if object.is_null() {
         return;
     }
     crate::vm::guard("memory probe", (), || {
         // SAFETY: the VM calls this native (only RegisterNatives knows it)
         // with the calling thread's JNIEnv.
-        track(&a, &unsafe { Jni::from_raw(env) }, object, site as u32)
+        let jni = unsafe { Jni::from_raw(env) };
+        on_thread(|mine| track(mine, &jni, object, site as u32))
     })
 }
 
@@ -323,28 +344,13 @@ extern "system" fn alloc_at(
     place: jint,
     ty: jint,
 ) {
-    let Some(a) = crate::agent::host() else {
-        return;
-    };
-    if !a.memory.is_active() || object.is_null() {
+    if object.is_null() {
         return;
     }
     crate::vm::guard("memory probe", (), || {
         // SAFETY: the VM calls this native (only RegisterNatives knows it)
         // with the calling thread's JNIEnv.
         let jni = unsafe { Jni::from_raw(env) };
-        track_at(&a, &jni, object, place as u32, ty as u32)
-    })
-}
-
-/// `Probe.typeId(Class)`: the type id of a class (asked once per class).
-extern "system" fn type_of(_env: *mut JNIEnv, _class: jclass, of: jclass) -> jint {
-    crate::vm::guard("memory type id", 0, || {
-        let Some(a) = crate::agent::host() else {
-            return 0;
-        };
-        let sig = a.jvmti.class_signature(of).unwrap_or_default();
-        a.memory
-            .type_id(&crate::instrument::registry::java_type(&sig).0) as jint
+        on_thread(|mine| track_at(mine, &jni, object, place as u32, ty as u32))
     })
 }

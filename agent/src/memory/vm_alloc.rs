@@ -6,52 +6,60 @@
 //! the event, are counted at their call sites; their events here have a JDK
 //! method on top and are left out.
 
-use crate::modes::Host;
-use crate::threads::Identity;
+use super::Lifetime;
+use crate::host::Host;
 use crate::vm::sys::JvmtiFrameInfo;
 use crate::vm::{jthread, Jni};
 use jni_sys::{jclass, jobject};
 
-pub fn vm_allocated(a: &Host<'static>, jni: &Jni, thread: jthread, object: jobject, class: jclass) {
-    if !a.memory.is_active() {
+/// VMObjectAlloc (and JNI's, through [`jni_allocated`]).
+pub fn vm_allocated(
+    host: &Host,
+    life: &Lifetime,
+    jni: &Jni,
+    thread: jthread,
+    object: jobject,
+    class: jclass,
+) {
+    if !life.is_active() {
         return;
     }
-    match a.threads.identify(a.jvmti, jni, thread, 0) {
-        Some(Identity::Java(_)) => {}
-        _ => return, // the agent's own allocations
+    if host.thread_id(jni, thread).is_none() {
+        return; // the agent's own allocations
     }
     let mut buf = [JvmtiFrameInfo {
         method: std::ptr::null_mut(),
         location: 0,
     }];
-    let Ok([top]) = a.jvmti.stack_trace(thread, &mut buf) else {
+    let Ok([top]) = host.jvmti.stack_trace(thread, &mut buf) else {
         return;
     };
-    let Ok(c) = a.jvmti.method_declaring_class(top.method) else {
+    let Ok(c) = host.jvmti.method_declaring_class(top.method) else {
         return;
     };
-    let entry_point = a
+    let entry_point = host
         .jvmti
         .class_signature(c)
         .is_ok_and(|sig| crate::instrument::makers::is_entry_point(&sig));
-    let in_scope = !entry_point && a.instrumenter.class_in_scope(a.jvmti, jni, c);
+    let in_scope = !entry_point && host.instrumenter.class_in_scope(host.jvmti, jni, c);
     jni.delete_local_ref(c);
     if in_scope {
-        if let Ok(sig) = a.jvmti.class_signature(class) {
-            super::track_vm_object(a, jni, object, &sig);
+        if let Ok(sig) = host.jvmti.class_signature(class) {
+            super::track_vm_object(jni, object, &sig);
         }
     }
 }
 
-pub fn jni_allocated(a: &Host<'static>, jni: &Jni, object: jobject) {
-    if !a.memory.is_active() {
+/// An object native code made with JNI.
+pub fn jni_allocated(host: &Host, life: &Lifetime, jni: &Jni, object: jobject) {
+    if !life.is_active() {
         return;
     }
-    let Ok(thread) = a.jvmti.current_thread() else {
+    let Ok(thread) = host.jvmti.current_thread() else {
         return;
     };
     let class = jni.object_class(object);
-    vm_allocated(a, jni, thread, object, class);
+    vm_allocated(host, life, jni, thread, object, class);
     jni.delete_local_ref(class);
     jni.delete_local_ref(thread);
 }

@@ -9,17 +9,17 @@ pub struct Glob(String);
 
 impl Glob {
     /// Checks the pattern's characters; the error says what is wrong.
-    pub fn new(pattern: &str) -> Result<Self, String> {
+    pub fn new(pattern: &str) -> Result<Self, super::OptionError> {
         if pattern.is_empty() {
-            return Err("an empty pattern".into());
+            return Err(super::OptionError("an empty pattern".into()));
         }
         if let Some(c) = pattern
             .chars()
             .find(|&c| !(c.is_alphanumeric() || matches!(c, '.' | '$' | '_' | '*' | '?' | '-')))
         {
-            return Err(format!(
+            return Err(super::OptionError(format!(
                 "'{c}' cannot occur in a class name pattern (use * and ? as wildcards, e.g. com.acme.*)"
-            ));
+            )));
         }
         Ok(Self(pattern.to_owned()))
     }

@@ -4,8 +4,8 @@
 //!
 //! Two threads of the agent's own (plain OS threads: the JVM neither sees
 //! nor waits for them): the period timer asks the session's modes for
-//! their call trees ([`crate::modes::Mode::call_trees`]), turns them into
-//! deltas (a [`Keeper`] per mode, keyed by call path), encodes and gzips
+//! their call trees ([`crate::mode::Mode::call_trees`], the agent's model,
+//! which [`model`] turns into the push's), turns them into deltas (a [`Keeper`] per mode, keyed by call path), encodes and gzips
 //! the request and queues it; the sender ([`sender`]) posts what is queued
 //! ([`http`]). The queue is bounded; the sender's every wait has a
 //! deadline; the JVM's exit makes one last push within [`EXIT_DEADLINE`].
@@ -13,6 +13,7 @@
 
 pub mod config;
 mod http;
+pub mod model;
 mod sender;
 
 use crate::log;

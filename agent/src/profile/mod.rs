@@ -16,22 +16,23 @@
 
 use crate::tsc as clock;
 pub mod mode;
-mod section;
+mod model;
 mod tree;
 
-pub use section::write_section;
-
+use crate::per_thread::{self, Held, ThreadValue};
 use crate::threads::ThreadId;
-use crate::vm::Jni;
+use crate::vm::{Jni, Native};
 use jni_sys::{jclass, jint, JNIEnv};
 use parking_lot::Mutex;
-use std::cell::{Cell, UnsafeCell};
-use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering::Relaxed};
+use std::cell::UnsafeCell;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::{Arc, OnceLock};
 use tree::{bump, Tree};
 
-/// The probe natives: (name, descriptor, function) for RegisterNatives.
-pub fn natives() -> [(&'static str, &'static str, *mut std::ffi::c_void); 3] {
+/// The probe natives: (name, descriptor, function) for RegisterNatives,
+/// timing every call. `timing=sampled` binds [`natives_sampled`] instead
+/// (the JVM then calls those: no flag on the probes' path).
+pub fn natives() -> [Native; 3] {
     [
         ("enter", "(I)V", enter as *mut _),
         ("exit", "(I)V", exit as *mut _),
@@ -39,54 +40,62 @@ pub fn natives() -> [(&'static str, &'static str, *mut std::ffi::c_void); 3] {
     ]
 }
 
+/// The probe natives of `timing=sampled`.
+pub fn natives_sampled() -> [Native; 3] {
+    [
+        ("enter", "(I)V", enter_sampled as *mut _),
+        ("exit", "(I)V", exit_sampled as *mut _),
+        ("unwind", "(I)V", unwind_sampled as *mut _),
+    ]
+}
+
 /// What `profile` keeps for the JVM's lifetime (its probes stay in the
-/// code when a session stops; a resume goes on with the same trees). Owned
-/// by the agent; the probes reach it through `agent::host()`.
+/// code when a session stops; a resume goes on with the same trees): the
+/// host's state of this type. The probes reach it through their thread's
+/// [`ThreadProfile`].
 #[derive(Default)]
 pub struct Lifetime {
     /// Recording on/off (a stopped session leaves its data as it was).
     active: AtomicBool,
     /// Every thread that ran a probe, ended ones included.
     threads: Mutex<Vec<Arc<ThreadProfile>>>,
-    started: OnceLock<()>,
+    /// `timing=sampled`, fixed by the first start.
+    sampled: OnceLock<bool>,
 }
-
-/// The agent's profile lifetime, for the probes (set at the first start):
-/// reaching it through `agent::host()` cost a little more per probe.
-static LIFE: AtomicPtr<Lifetime> = AtomicPtr::new(std::ptr::null_mut());
 
 /// One call in this many (per thread, on average: see `next_countdown`)
 /// measures its probes' cost; with `timing=sampled`, the only calls timed.
 pub const SAMPLE_EVERY: u32 = 32;
 
-/// `timing=sampled`, fixed by the first start.
-static SAMPLED: OnceLock<bool> = OnceLock::new();
-
-/// Are times taken on one call in [`SAMPLE_EVERY`] only?
-pub fn timing_sampled() -> bool {
-    SAMPLED.get().copied().unwrap_or(false)
-}
-
-/// The same as a plain static for the probes.
-static SAMPLED_FAST: AtomicBool = AtomicBool::new(false);
-
 impl Lifetime {
-    pub fn start(&'static self, sampled: bool) {
-        let fixed = *SAMPLED.get_or_init(|| sampled);
+    /// Starts recording; the first start fixes `timing` (`sampled`) for
+    /// the JVM. `rebind` binds the sampled probes when that one is chosen.
+    pub fn start(&'static self, sampled: bool, rebind: impl FnOnce()) {
+        let mut chosen = false;
+        let fixed = *self.sampled.get_or_init(|| {
+            chosen = true;
+            clock::init();
+            sampled
+        });
+        if chosen && fixed {
+            rebind();
+        }
         if fixed != sampled {
             crate::log::error_once(
                 "profile timing",
                 "profile: timing= kept as the first profile session set it",
             );
         }
-        SAMPLED_FAST.store(fixed, Relaxed);
-        self.started.get_or_init(clock::init);
-        LIFE.store(self as *const Lifetime as *mut Lifetime, Relaxed);
         self.active.store(true, Relaxed);
     }
 
     pub fn stop(&self) {
         self.active.store(false, Relaxed);
+    }
+
+    /// Are times taken on one call in [`SAMPLE_EVERY`] only?
+    pub fn timing_sampled(&self) -> bool {
+        self.sampled.get().copied().unwrap_or(false)
     }
 
     /// A copy of the list of thread profiles, for a dump.
@@ -95,23 +104,25 @@ impl Lifetime {
     }
 }
 
-thread_local! {
-    static CURRENT: Cell<*const ThreadProfile> = const { Cell::new(std::ptr::null()) };
-}
-
+/// One thread's profile: its tree, read by dumps, and what only the thread
+/// touches. Its thread's record ([`per_thread`]) holds it for the probes.
 pub struct ThreadProfile {
     pub thread: Option<ThreadId>,
     pub tree: Tree,
+    life: &'static Lifetime,
     /// Touched only by the thread itself.
     own: UnsafeCell<Own>,
 }
 
 // SAFETY: `own` is only ever accessed by the thread the profile belongs to
-// (through the CURRENT thread-local); other threads read only `tree`, which
+// (through its per-thread record); other threads read only `tree`, which
 // is built for concurrent reading.
 unsafe impl Sync for ThreadProfile {}
 // SAFETY: as above; the profile is created on its thread and only shared.
 unsafe impl Send for ThreadProfile {}
+
+/// The profile stays in the lifetime's list when its thread ends.
+impl ThreadValue for ThreadProfile {}
 
 struct Own {
     stack: Vec<Frame>,
@@ -182,29 +193,38 @@ struct Frame {
     child_overhead: u64,
 }
 
-/// The calling thread's profile, created on its first probe.
+/// Runs `f` with the calling thread's profile while profile records; the
+/// profile is made on the thread's first probe.
 #[inline(always)]
-fn current(life: &Lifetime, env: *mut JNIEnv) -> &'static ThreadProfile {
-    let p = CURRENT.with(Cell::get);
-    if !p.is_null() {
-        // SAFETY: set in `first_probe` from an Arc kept alive in the agent's
-        // `threads` (the agent is never dropped) forever.
-        return unsafe { &*p };
-    }
-    first_probe(life, env)
+fn on_thread(env: *mut JNIEnv, f: impl FnOnce(&ThreadProfile, &mut Own)) {
+    per_thread::with(
+        || first_probe(env),
+        // Inlined into the probe, as all of its work is: a call here cost
+        // ~3 ns per probe (thread CPU time, scripts/profile-bench).
+        #[inline(always)]
+        |tp: &ThreadProfile| {
+            if tp.life.active.load(Relaxed) {
+                // SAFETY: only this thread touches its `own` (see ThreadProfile).
+                f(tp, unsafe { &mut *tp.own.get() })
+            }
+        },
+    );
 }
 
-/// [`current`] on the thread's first probe: makes its profile.
-#[cold]
-#[inline(never)]
-fn first_probe(life: &Lifetime, env: *mut JNIEnv) -> &'static ThreadProfile {
+/// The thread's profile, made on its first probe while profile records.
+fn first_probe(env: *mut JNIEnv) -> Option<Held<ThreadProfile>> {
+    let host = crate::host::get()?;
+    let life = host.state::<Lifetime>();
+    if !life.active.load(Relaxed) {
+        return None;
+    }
     // SAFETY: `env` is what the VM passed to the probe native that called
     // this (enter, exit, unwind), on this thread: its JNIEnv.
     let jni = unsafe { Jni::from_raw(env) };
-    let thread = crate::agent::host().and_then(|a| a.threads.current(a.jvmti, &jni));
     let profile = Arc::new(ThreadProfile {
-        thread,
+        thread: host.current_thread(&jni),
         tree: Tree::new(),
+        life,
         own: UnsafeCell::new(Own {
             stack: Vec::with_capacity(64),
             cpu: clock::CpuClock::new(clock::ticks()),
@@ -214,12 +234,8 @@ fn first_probe(life: &Lifetime, env: *mut JNIEnv) -> &'static ThreadProfile {
             cost: [Mean::new(), Mean::new()],
         }),
     });
-    let p = Arc::as_ptr(&profile);
-    life.threads.lock().push(profile);
-    CURRENT.with(|c| c.set(p));
-    // SAFETY: the Arc now lives in `threads`, which never drops entries,
-    // in the agent, which is never dropped.
-    unsafe { &*p }
+    life.threads.lock().push(profile.clone());
+    Some(Held::Shared(profile))
 }
 
 /// Calls until the next sampled one: 1 to 2 × [`SAMPLE_EVERY`] - 1, mean
@@ -235,117 +251,125 @@ fn next_countdown(rng: &mut u32) -> u32 {
     1 + x % (2 * SAMPLE_EVERY - 1)
 }
 
-/// The profile lifetime while recording.
-#[inline(always)]
-fn recording() -> Option<&'static Lifetime> {
-    let life = LIFE.load(Relaxed);
-    // SAFETY: set from the agent's `&'static Lifetime` (never dropped).
-    let life = unsafe { life.as_ref() }?;
-    life.active.load(Relaxed).then_some(life)
+extern "system" fn enter(env: *mut JNIEnv, _class: jclass, method: jint) {
+    enter_with::<false>(env, method)
 }
 
-extern "system" fn enter(env: *mut JNIEnv, _class: jclass, method: jint) {
-    // Two copies of the probe, so that timing every call tests nothing of
-    // `timing=sampled` but this.
-    match SAMPLED_FAST.load(Relaxed) {
-        false => enter_with::<false>(env, method),
-        true => enter_with::<true>(env, method),
-    }
+/// `enter` of `timing=sampled`: a second copy of the probe, so that timing
+/// every call tests nothing of `timing=sampled` but this.
+extern "system" fn enter_sampled(env: *mut JNIEnv, _class: jclass, method: jint) {
+    enter_with::<true>(env, method)
 }
 
 #[inline(always)]
 fn enter_with<const SAMPLED_TIMING: bool>(env: *mut JNIEnv, method: jint) {
     let sampled_timing = SAMPLED_TIMING;
     let mut t1 = if sampled_timing { 0 } else { clock::ticks() };
-    let Some(life) = recording() else {
-        return;
-    };
     crate::vm::guard_hot("profile probe", (), || {
-        let tp = current(life, env);
-        // SAFETY: only this thread touches its `own` (see ThreadProfile).
-        let own = unsafe { &mut *tp.own.get() };
-        let parent = match own.stack.last() {
-            // SAFETY: a frame's node lives as long as the tree (`Frame::node`).
-            Some(f) => unsafe { &*f.node },
-            None => tp.tree.node(Tree::ROOT),
-        };
-        let nodes = tp.tree.nodes();
-        let Some((_, node)) = tp.tree.child_of(parent, method as u32) else {
-            return; // tree full: the call goes unrecorded (its exit finds no frame)
-        };
-        bump(&node.count, 1);
-        own.countdown -= 1;
-        if sampled_timing {
-            own.calls += 1;
-        }
-        let sampled = own.countdown == 0;
-        let timed = !sampled_timing || sampled;
-        if sampled_timing && sampled {
-            t1 = clock::ticks();
-        }
-        let cpu = if timed { own.cpu.now(t1) } else { 0 };
-        own.stack.push(Frame {
-            node: node as *const tree::Node,
-            method: method as u32,
-            start: t1,
-            start_cpu: cpu,
-            sampled,
-            child_ticks: if sampled_timing { own.calls } else { 0 },
-            child_cpu: 0,
-            child_overhead: 0,
-        });
-        if sampled {
-            own.countdown = next_countdown(&mut own.rng);
-            let t = clock::ticks();
-            if tp.tree.nodes() == nodes {
-                own.cost[0].add(t.saturating_sub(t1));
-            }
-        }
+        on_thread(
+            env,
+            #[inline(always)]
+            |tp, own| enter_on(tp, own, method, sampled_timing, &mut t1),
+        )
     })
 }
 
-extern "system" fn exit(env: *mut JNIEnv, _class: jclass, method: jint) {
-    match SAMPLED_FAST.load(Relaxed) {
-        false => leave::<false>(env, method as u32, false),
-        true => leave::<true>(env, method as u32, false),
+#[inline(always)]
+fn enter_on(tp: &ThreadProfile, own: &mut Own, method: jint, sampled_timing: bool, t1: &mut u64) {
+    let parent = match own.stack.last() {
+        // SAFETY: a frame's node lives as long as the tree (`Frame::node`).
+        Some(f) => unsafe { &*f.node },
+        None => tp.tree.node(Tree::ROOT),
+    };
+    let nodes = tp.tree.nodes();
+    let Some((_, node)) = tp.tree.child_of(parent, method as u32) else {
+        return; // tree full: the call goes unrecorded (its exit finds no frame)
+    };
+    bump(&node.count, 1);
+    own.countdown -= 1;
+    if sampled_timing {
+        own.calls += 1;
+    }
+    let sampled = own.countdown == 0;
+    let timed = !sampled_timing || sampled;
+    if sampled_timing && sampled {
+        *t1 = clock::ticks();
+    }
+    let t1 = *t1;
+    let cpu = if timed { own.cpu.now(t1) } else { 0 };
+    own.stack.push(Frame {
+        node: node as *const tree::Node,
+        method: method as u32,
+        start: t1,
+        start_cpu: cpu,
+        sampled,
+        child_ticks: if sampled_timing { own.calls } else { 0 },
+        child_cpu: 0,
+        child_overhead: 0,
+    });
+    if sampled {
+        own.countdown = next_countdown(&mut own.rng);
+        let t = clock::ticks();
+        if tp.tree.nodes() == nodes {
+            own.cost[0].add(t.saturating_sub(t1));
+        }
     }
 }
 
+extern "system" fn exit(env: *mut JNIEnv, _class: jclass, method: jint) {
+    leave::<false>(env, method as u32, false)
+}
+
 extern "system" fn unwind(env: *mut JNIEnv, _class: jclass, method: jint) {
-    match SAMPLED_FAST.load(Relaxed) {
-        false => leave::<false>(env, method as u32, true),
-        true => leave::<true>(env, method as u32, true),
-    }
+    leave::<false>(env, method as u32, true)
+}
+
+extern "system" fn exit_sampled(env: *mut JNIEnv, _class: jclass, method: jint) {
+    leave::<true>(env, method as u32, false)
+}
+
+extern "system" fn unwind_sampled(env: *mut JNIEnv, _class: jclass, method: jint) {
+    leave::<true>(env, method as u32, true)
 }
 
 #[inline(always)]
 fn leave<const SAMPLED_TIMING: bool>(env: *mut JNIEnv, method: u32, exceptional: bool) {
     let sampled_timing = SAMPLED_TIMING;
     let mut t2 = if sampled_timing { 0 } else { clock::ticks() };
-    let Some(life) = recording() else {
+    crate::vm::guard_hot("profile probe", (), || {
+        on_thread(
+            env,
+            #[inline(always)]
+            |_, own| leave_on::<SAMPLED_TIMING>(own, method, exceptional, &mut t2),
+        )
+    })
+}
+
+#[inline(always)]
+fn leave_on<const SAMPLED_TIMING: bool>(
+    own: &mut Own,
+    method: u32,
+    exceptional: bool,
+    t2: &mut u64,
+) {
+    let sampled_timing = SAMPLED_TIMING;
+    // Frames above the one being left missed their exit: an exception from
+    // a super() call (no handler may cover it) or a call entered before a
+    // `resume`. They close here, as exceptional exits. An exit with no
+    // frame of its own (entered while stopped) is ignored.
+    let Some(depth) = own.stack.iter().rposition(|f| f.method == method) else {
         return;
     };
-    crate::vm::guard_hot("profile probe", (), || {
-        let tp = current(life, env);
-        // SAFETY: only this thread touches its `own`.
-        let own = unsafe { &mut *tp.own.get() };
-        // Frames above the one being left missed their exit: an exception from
-        // a super() call (no handler may cover it) or a call entered before a
-        // `resume`. They close here, as exceptional exits. An exit with no
-        // frame of its own (entered while stopped) is ignored.
-        let Some(depth) = own.stack.iter().rposition(|f| f.method == method) else {
-            return;
-        };
-        if sampled_timing && own.stack[depth..].iter().any(|f| f.sampled) {
-            t2 = clock::ticks();
-        }
-        while own.stack.len() > depth + 1 {
-            close::<SAMPLED_TIMING>(own, t2, true);
-        }
-        if close::<SAMPLED_TIMING>(own, t2, exceptional) {
-            own.cost[1].add(clock::ticks().saturating_sub(t2));
-        }
-    })
+    if sampled_timing && own.stack[depth..].iter().any(|f| f.sampled) {
+        *t2 = clock::ticks();
+    }
+    let t2 = *t2;
+    while own.stack.len() > depth + 1 {
+        close::<SAMPLED_TIMING>(own, t2, true);
+    }
+    if close::<SAMPLED_TIMING>(own, t2, exceptional) {
+        own.cost[1].add(clock::ticks().saturating_sub(t2));
+    }
 }
 
 /// Pops the top frame at `t2` (ticks when the exit probe began) and adds the

@@ -2,85 +2,17 @@
 //! into the tree's path (root first) of frame keys: a frame's interned name
 //! and, with `lines`, its source line.
 
-use super::signal::code_map;
-use super::signal::recover::{NATIVE_CODE_BCI, STUB_FRAME_BCI};
 use super::TRUNCATED;
+use crate::code_map::machine_code_name;
 use crate::methods::{MethodNames, NameId};
-use crate::vm::async_trace::{failure_name, CallFrame, NATIVE_FRAME_BCI};
-use crate::vm::sys::JvmtiFrameInfo;
+pub use crate::stack::Frame;
+use crate::vm::async_trace::failure_name;
 use crate::vm::{Jni, Jvmti};
 use jni_sys::jmethodID;
 use std::collections::HashMap;
 
 /// Frame name of a method id AsyncGetCallTrace could not name.
 const UNKNOWN_METHOD: &str = "[unknown_method]";
-/// Name of a stub the code map has no name for (never expected).
-const UNKNOWN_STUB: &str = "[unknown_stub]";
-
-/// One frame, whichever walker produced it.
-pub trait Frame {
-    fn method(&self) -> jmethodID;
-    fn is_native(&self) -> bool;
-    /// The bytecode index (-1: none; also for a synthetic frame: a stub,
-    /// native code, a failed walk).
-    fn bci(&self) -> i32;
-    /// A synthetic frame's failure code (AsyncGetCallTrace frames only).
-    fn failure(&self) -> Option<i32> {
-        None
-    }
-    /// The code map's name number of a stub frame (signal frames only).
-    fn stub(&self) -> Option<u32> {
-        None
-    }
-    /// The pc of a frame in machine code outside the code cache (signal
-    /// frames only).
-    fn native_code(&self) -> Option<usize> {
-        None
-    }
-}
-
-impl Frame for JvmtiFrameInfo {
-    fn method(&self) -> jmethodID {
-        self.method
-    }
-    fn is_native(&self) -> bool {
-        self.location == -1
-    }
-    fn bci(&self) -> i32 {
-        self.location as i32
-    }
-}
-
-impl Frame for CallFrame {
-    fn method(&self) -> jmethodID {
-        // A stub's or native code's frame keeps a name number or a pc there.
-        if self.stub().is_some() || self.native_code().is_some() {
-            std::ptr::null_mut()
-        } else {
-            self.method
-        }
-    }
-    fn is_native(&self) -> bool {
-        self.bci == NATIVE_FRAME_BCI
-    }
-    fn bci(&self) -> i32 {
-        // Synthetic frames (stubs, native code, failures) have negative codes.
-        if self.method.is_null() || self.bci < 0 {
-            -1
-        } else {
-            self.bci
-        }
-    }
-    fn failure(&self) -> Option<i32> {
-        (self.method.is_null() && self.bci < 0 && self.bci != NATIVE_FRAME_BCI).then_some(self.bci)
-    }
-    fn stub(&self) -> Option<u32> {
-        (self.bci == STUB_FRAME_BCI).then_some(self.method as usize as u32)
-    }
-    fn native_code(&self) -> Option<usize> {
-        (self.bci == NATIVE_CODE_BCI).then_some(self.method as usize)
-    }
-}
 
 /// A tree node's key: a frame's name and line.
 pub type FrameKey = u32;
@@ -103,8 +35,14 @@ impl FrameKeys {
     }
 
     /// The (name, line) of `key`.
+    #[cfg(test)]
     pub fn get(&self, key: FrameKey) -> (NameId, u32) {
         self.keys[key as usize]
+    }
+
+    /// Every key's (name, line), in key order.
+    pub fn iter(&self) -> impl Iterator<Item = (NameId, u32)> + '_ {
+        self.keys.iter().copied()
     }
 }
 
@@ -152,18 +90,6 @@ pub struct Namer<'a> {
     pub stubs: &'a mut HashMap<u32, NameId>,
     /// pc outside the code cache -> `[library]` name, interned.
     pub libraries: &'a mut HashMap<usize, NameId>,
-}
-
-/// The name of a frame in machine code that is no Java method: a stub as
-/// HotSpot names it, or `[library]` for code outside the code cache; None
-/// for any other frame. Shared by the tree and the JFR recorder.
-pub fn machine_code_name<F: Frame>(f: &F) -> Option<String> {
-    if let Some(pc) = f.native_code() {
-        let library = code_map::library_name(pc);
-        return Some(format!("[{}]", library.as_deref().unwrap_or("native")));
-    }
-    let stub = f.stub()?;
-    Some(code_map::stub_name(stub).unwrap_or_else(|| UNKNOWN_STUB.to_owned()))
 }
 
 impl Namer<'_> {

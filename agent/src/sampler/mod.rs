@@ -9,16 +9,17 @@
 
 mod frames;
 pub mod mode;
-mod section;
+mod model;
 pub mod signal;
 mod stacks;
 pub mod tree;
 
-pub use crate::options::Event;
-pub use frames::{machine_code_name, Frame, FrameKeys, NO_LINE};
-pub use section::write_section;
+pub use frames::{Frame, FrameKeys, NO_LINE};
 pub use stacks::StackSource;
 
+use crate::error::AgentError;
+use crate::events::Events;
+use crate::host::Host;
 use crate::methods::MethodNames;
 use crate::threads::{ThreadId, Threads};
 use crate::vm::sys::JvmtiExtensionFunction;
@@ -31,6 +32,24 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tree::CallTree;
+
+/// What a sample measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// Every live thread, once per interval, whatever it does.
+    Wall,
+    /// Each thread once per `interval` of CPU time it uses.
+    Cpu,
+}
+
+impl Event {
+    pub fn name(self) -> &'static str {
+        match self {
+            Event::Wall => "event=wall",
+            Event::Cpu => "event=cpu",
+        }
+    }
+}
 
 /// Name of the synthetic node that holds stacks deeper than `depth`.
 pub const TRUNCATED: &str = "[truncated]";
@@ -203,44 +222,30 @@ impl Sampler {
     }
 
     /// Starts (or, after [`Sampler::stop`], restarts) the `profrj sampler`
-    /// thread, `entry`, which gets `me` and calls [`Sampler::run`].
-    ///
-    /// # Safety
-    /// `entry` must be an agent thread's start function that takes its
-    /// argument as one reference of an `Arc<Sampler>` from `Arc::into_raw`
-    /// (the FFI edge's `sampler_thread`, [`crate::modes::EntryPoints`]).
-    pub unsafe fn start(
+    /// thread, which runs [`Sampler::run`] on `me`.
+    pub fn start(
         &self,
-        jvmti: Jvmti,
+        host: &'static Host,
         jni: &Jni,
         me: Arc<Sampler>,
-        entry: crate::vm::AgentThreadEntry,
-    ) -> Result<(), String> {
+    ) -> Result<(), AgentError> {
         {
             let mut c = self.control.lock();
             c.stop = false;
             c.running = true;
         }
-        let arg = Arc::into_raw(me);
-        // SAFETY: `entry` takes its argument as one reference of an
-        // Arc<Sampler> from into_raw (the caller's promise), and `arg` is one,
-        // given to that thread alone.
-        unsafe { crate::vm::start_agent_thread(jvmti, jni, "profrj sampler", entry, arg.cast()) }
-            .map_err(|e| {
-                // SAFETY: `arg` came from into_raw above, and the thread did
-                // not start (start_agent_thread's Err), so this reference is
-                // still ours; it is dropped once, here.
-                drop(unsafe { Arc::from_raw(arg) });
-                self.control.lock().running = false;
-                format!("cannot start the sampler thread: {e}")
-            })
+        host.start_thread(jni, "profrj sampler", "sampler thread", move |jni| {
+            me.run(host.jvmti, jni, &host.threads, &host.events)
+        })
+        .inspect_err(|_| self.control.lock().running = false)
     }
 
     /// The sampler thread's body: sample at a fixed rate until [`Sampler::stop`].
-    pub fn run(&self, jvmti: Jvmti, jni: &Jni, threads: &Threads) {
+    /// Each sample folded is published on `events` (`Kind::Sampled`).
+    pub fn run(&self, jvmti: Jvmti, jni: &Jni, threads: &Threads, events: &Events) {
         let started = clock::now_ns();
         let mut schedule = Schedule::new(self.config.interval, started);
-        let mut walker = stacks::Walker::new(&self.config, &self.source);
+        let mut walker = stacks::Walker::new(&self.config, &self.source, events);
         walker.set_active(true);
         loop {
             let (next, weight) = schedule.next_sample();
@@ -355,47 +360,15 @@ impl Sampler {
         s
     }
 
+    /// How it samples.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
     /// Runs `f` on the collected data; sampling waits meanwhile.
     pub fn with_data<R>(&self, f: impl FnOnce(&SamplerData) -> R) -> R {
         f(&self.data.lock())
     }
-
-    /// Every thread's samples so far as the OTLP model: all samples and
-    /// the RUNNABLE ones, each standing for an interval of the event.
-    pub fn call_trees(&self, threads: &[crate::threads::ThreadRecord]) -> profrj_otlp::CallTrees {
-        use profrj_otlp::types;
-        let period = match self.config.event {
-            Event::Cpu => types::CPU_PERIOD,
-            Event::Wall => types::WALL_PERIOD,
-        };
-        let d = self.data.lock();
-        profrj_otlp::CallTrees {
-            weights: &[types::SAMPLES, types::RUNNABLE_SAMPLES],
-            period: Some((period, self.config.interval.as_nanos() as i64)),
-            names: d.names.snapshot(),
-            threads: d
-                .trees
-                .iter()
-                .map(|(id, tree)| profrj_otlp::ThreadTree {
-                    key: id.0 as u64,
-                    name: crate::calltree::thread_name(threads, *id),
-                    nodes: model_names(tree.model_nodes(), &d.keys),
-                })
-                .collect(),
-        }
-    }
-}
-
-/// The model's nodes named by their frames' names: the tree's nodes are
-/// keyed by frame (name and, with `lines`, line), the model by name (the
-/// lines of one method are nodes of one name).
-fn model_names(mut nodes: Vec<profrj_otlp::Node>, keys: &FrameKeys) -> Vec<profrj_otlp::Node> {
-    for n in &mut nodes {
-        if n.name != profrj_otlp::NO_JAVA_FRAME_ID {
-            n.name = keys.get(n.name).0;
-        }
-    }
-    nodes
 }
 
 #[cfg(test)]

@@ -1,104 +1,201 @@
 //! `sampling` as a [`Mode`]: the session's sampler and its thread.
 
 use super::{signal, Config, Event, Sampler, StackSource};
+use crate::error::AgentError;
 use crate::log;
-use crate::modes::{Cx, Mode, Registration, Section};
-use crate::options::Stacks;
-use crate::snapshot::XmlWriter;
+use crate::mode::{Capture, Cx, Mode, Registration};
+use crate::model::Section;
+use crate::options::{self, ModeOptions, Opt, OptionError, Options, Takes, Value};
 use crate::threads::ThreadRecord;
-use std::io;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// `sampling`: every thread's stack once per interval. Its JVMTI needs
 /// (CompiledMethodLoad, thread CPU time) are the agent's own, asked for at
 /// start-up, where every JVM grants them.
 pub const REGISTRATION: Registration = Registration {
     name: "sampling",
-    wanted: |o| o.sampling,
+    options: ModeOptions {
+        options: &[
+        Opt {
+            syntax: "sampling",
+            default: "on if no mode is named",
+            takes: Takes::Start,
+            meaning: "stack sampling (the <sampler> section)",
+            read: Some(options::read_flag_value),
+        },
+        Opt {
+            syntax: "interval=DURATION",
+            default: "10ms",
+            takes: Takes::Start,
+            meaning: "sampling interval, with unit us, ms or s (100us to 10s)",
+            read: Some(read_interval),
+        },
+        Opt {
+            syntax: "event=wall|cpu",
+            default: "wall",
+            takes: Takes::Start,
+            meaning: "sampling: wall counts every live thread once per interval; cpu samples each thread once per interval of CPU time it uses",
+            read: Some(|k, v| options::choice(k, v, &["wall", "cpu"], "valid: wall, cpu")),
+        },
+        Opt {
+            syntax: "stacks=async|jvmti",
+            default: "async",
+            takes: Takes::Start,
+            meaning: "sampling: async takes each stack in its thread from a signal (AsyncGetCallTrace, no safepoint bias); jvmti uses JVMTI handshakes",
+            read: Some(|k, v| options::choice(k, v, &["async", "jvmti"], "valid: async, jvmti")),
+        },
+        Opt {
+            syntax: "lines",
+            default: "",
+            takes: Takes::Start,
+            meaning: "sampling: each frame with its source line (a node per method and line, the line in a line attribute), as async-profiler's lines option",
+            read: Some(options::read_flag_value),
+        },
+        ],
+        default_mode: true,
+        records_others: false,
+        check: check_options,
+    },
     open,
     natives: Vec::new,
     capabilities: |_| Ok(()),
+    probes: Registration::no_probes,
 };
 
 struct Sampling {
     sampler: Arc<Sampler>,
+    /// What `describe` says.
+    settings: String,
 }
 
 /// A sampler for the session's options, its stacks taken from signals unless
 /// `stacks=jvmti` or the JVM cannot (then JVMTI, and the reason is said).
-pub fn open(cx: &Cx) -> Result<Box<dyn Mode>, String> {
+/// `lines` belongs to sampling: alone it samples (the default mode), beside
+/// another mode only with `sampling` named.
+fn check_options(o: &Options) -> Result<(), OptionError> {
+    if o.given("lines") && o.any_mode() {
+        return options::belongs_to(o, "lines", "sampling", "sampling,lines");
+    }
+    Ok(())
+}
+
+/// `interval=`: 100us to 10s.
+fn read_interval(key: &str, value: Option<&str>) -> Result<Value, OptionError> {
+    let v = options::required(key, value)?;
+    let d = options::parse_duration(key, v, "10ms")?;
+    if d < Duration::from_micros(100) || d > Duration::from_secs(10) {
+        return Err(options::bad_value(key, v, "must be between 100us and 10s"));
+    }
+    Ok(Value::Duration(d))
+}
+
+/// The sampling interval (`interval=`, 10 ms by default).
+pub fn interval(o: &Options) -> Duration {
+    o.duration("interval").unwrap_or(Duration::from_millis(10))
+}
+
+/// What a sample measures (`event=`).
+pub fn event(o: &Options) -> Event {
+    match o.text("event") {
+        Some("cpu") => Event::Cpu,
+        _ => Event::Wall,
+    }
+}
+
+fn open(cx: &Cx) -> Result<Box<dyn Mode>, AgentError> {
     let options = cx.options;
     let host = cx.host;
-    let source = match options.stacks {
-        Stacks::Jvmti => StackSource::Jvmti { why: None },
-        Stacks::Async => match signal::setup(host.vm, host.jvmti, cx.jni, options.depth) {
+    let event = event(options);
+    let source = match options.text("stacks") {
+        Some("jvmti") => StackSource::Jvmti { why: None },
+        _ => match signal::setup(host.vm, host.jvmti, cx.jni, options.depth) {
             Ok(setup) => StackSource::Signal(setup),
-            Err(why) if options.event == Event::Wall => {
+            Err(why) if event == Event::Wall => {
                 log::warn(&format!(
                     "sampling: stacks from JVMTI handshakes (safepoint-biased), because {why}"
                 ));
-                StackSource::Jvmti { why: Some(why) }
+                StackSource::Jvmti {
+                    why: Some(why.to_string()),
+                }
             }
             Err(why) => {
-                return Err(format!(
+                return Err(AgentError::Unsupported(format!(
                     "sampling: event=cpu needs signal sampling, and {why}"
-                ))
+                )))
             }
         },
     };
-    if options.event == Event::Cpu && matches!(source, StackSource::Jvmti { .. }) {
-        return Err(
+    if event == Event::Cpu && matches!(source, StackSource::Jvmti { .. }) {
+        return Err(AgentError::Refused(
             "sampling: event=cpu needs stacks from signals; it cannot run with stacks=jvmti".into(),
-        );
+        ));
     }
     let config = Config {
-        interval: options.interval,
+        interval: interval(options),
         depth: options.depth,
-        event: options.event,
-        lines: options.lines,
+        event,
+        lines: options.given("lines"),
         get_virtual_thread: host.get_virtual_thread,
     };
+    let settings = format!(
+        "sampling every {:?} ({}), depth {}",
+        config.interval,
+        config.event.name(),
+        config.depth
+    );
     Ok(Box::new(Sampling {
         sampler: Arc::new(Sampler::new(config, source)),
+        settings,
     }))
 }
 
 impl Mode for Sampling {
-    fn start(&self, cx: &Cx) -> Result<(), String> {
-        let entry = cx.host.entry_points.sampler_thread;
-        // SAFETY: the FFI edge's sampler_thread takes one Arc<Sampler>
-        // reference as its argument (EntryPoints' promise).
-        unsafe {
-            self.sampler
-                .start(cx.host.jvmti, cx.jni, self.sampler.clone(), entry)
-        }
+    fn start(&self, cx: &Cx) -> Result<(), AgentError> {
+        self.sampler.start(cx.host, cx.jni, self.sampler.clone())
     }
 
     fn stop(&self) {
         self.sampler.stop();
     }
 
-    fn snapshot(&self, _cx: &Cx) -> Result<Box<dyn Section + '_>, String> {
+    fn snapshot(&self, _cx: &Cx) -> Result<Box<dyn Capture + '_>, AgentError> {
         Ok(Box::new(self))
+    }
+
+    fn call_trees(&self, threads: &[ThreadRecord]) -> Option<crate::model::CallTrees> {
+        let config = self.sampler.config();
+        let period = crate::model::Period {
+            name: match config.event {
+                Event::Cpu => "cpu",
+                Event::Wall => "wall",
+            },
+            unit: crate::model::Unit::Nanoseconds,
+            value: config.interval.as_nanos() as u64,
+        };
+        let every = (0, u64::MAX);
+        Some(
+            self.sampler
+                .with_data(|d| super::model::trees(d, threads, every, Some(period))),
+        )
+    }
+
+    fn describe(&self) -> Option<String> {
+        Some(self.settings.clone())
     }
 
     fn summary(&self) -> Option<String> {
         Some(self.sampler.cost_summary())
     }
-
-    fn call_trees(&self, threads: &[ThreadRecord]) -> Option<profrj_otlp::CallTrees> {
-        Some(self.sampler.call_trees(threads))
-    }
 }
 
-impl Section for &Sampling {
-    fn write(
-        &self,
-        w: &mut XmlWriter,
-        threads: &[ThreadRecord],
-        window: (u64, u64),
-    ) -> io::Result<()> {
-        self.sampler
-            .with_data(|d| super::write_section(w, d, threads, window))
+/// The trees are copied into the model under the sampler's lock (sampling
+/// waits meanwhile), not written under it.
+impl Capture for &Sampling {
+    fn sections(self: Box<Self>, threads: &[ThreadRecord], window: (u64, u64)) -> Vec<Section> {
+        let section = self
+            .sampler
+            .with_data(|d| super::model::section(d, threads, window));
+        vec![section]
     }
 }

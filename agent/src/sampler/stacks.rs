@@ -14,12 +14,14 @@
 //! every `interval` of CPU it uses; each such sample is a hit.
 
 use super::frames::{to_path, FrameKey, Namer};
-use super::signal::code_map;
 use super::signal::handler::{self, CpuTimer};
 use super::signal::{self, ring::Sample, Setup};
 use super::tree::NodeId;
+use super::Event;
 use super::{Config, Counters, SamplerData};
-use crate::options::Event;
+use crate::code_map;
+use crate::events::{Events, SampledStack, Samples};
+use crate::stack::Frames;
 use crate::threads::{Identity, ThreadId, Threads};
 use crate::vm::async_trace::failure_name;
 use crate::vm::sys::{
@@ -145,6 +147,8 @@ struct Vm<'a> {
 /// Reused buffers, so a tick allocates nothing per thread.
 pub(super) struct Walker<'a> {
     config: &'a Config,
+    /// Where each sample folded is published (`jfr` records them).
+    events: &'a Events,
     source: &'a StackSource,
     /// Someone replaced the signal handler: no more signals, JVMTI walks only.
     signals_lost: bool,
@@ -161,7 +165,7 @@ struct JvmtiFrames {
 }
 
 impl<'a> Walker<'a> {
-    pub fn new(config: &'a Config, source: &'a StackSource) -> Self {
+    pub fn new(config: &'a Config, source: &'a StackSource, events: &'a Events) -> Self {
         let empty = JvmtiFrameInfo {
             method: std::ptr::null_mut(),
             location: 0,
@@ -170,6 +174,7 @@ impl<'a> Walker<'a> {
         let n = config.depth as usize + 1;
         Self {
             config,
+            events,
             source,
             signals_lost: false,
             jvmti_frames: JvmtiFrames {
@@ -345,7 +350,8 @@ impl<'a> Walker<'a> {
                 st.tid = Tid::Unavailable;
                 st.leaf = None;
                 let tree = trees.entry(id).or_default();
-                crate::jfr::synthetic(id, NO_SIGNAL, state, p.owed, p.hits);
+                let stack = SampledStack::Synthetic(NO_SIGNAL);
+                publish(self.events, id, stack, state, (p.owed, p.hits));
                 fold_synthetic(tree, names, keys, counters, NO_SIGNAL, p.owed, p.hits);
             }
             return;
@@ -361,7 +367,7 @@ impl<'a> Walker<'a> {
         let repeat = deferred.is_none() && !st.walk_failed && same_state;
         if let (true, Some(leaf), true) = (idle, st.leaf, repeat) {
             tree.repeat_samples(leaf, weight, 0);
-            crate::jfr::repeat(id, state, weight, 0);
+            publish(self.events, id, SampledStack::Again, state, (weight, 0));
             counters.repeated += 1;
             return;
         }
@@ -402,7 +408,8 @@ impl<'a> Walker<'a> {
         }
         let Some(frames) = self.jvmti_frames.stack(jvmti, thread, mounted) else {
             if let Some(d) = deferred {
-                crate::jfr::synthetic(id, d.failure, d.state, d.owed, d.hits);
+                let stack = SampledStack::Synthetic(d.failure);
+                publish(self.events, id, stack, d.state, (d.owed, d.hits));
                 fold_synthetic(tree, names, keys, counters, d.failure, d.owed, d.hits);
             }
             return;
@@ -412,11 +419,18 @@ impl<'a> Walker<'a> {
             // deferred samples keep the failure they came with, and this
             // tick's count as a walk that found no Java frame, as a signal's.
             if let Some(d) = deferred {
-                crate::jfr::synthetic(id, d.failure, d.state, d.owed, d.hits);
+                let stack = SampledStack::Synthetic(d.failure);
+                publish(self.events, id, stack, d.state, (d.owed, d.hits));
                 fold_synthetic(tree, names, keys, counters, d.failure, d.owed, d.hits);
             }
             let name = failure_name(0);
-            crate::jfr::synthetic(id, name, state, weight, hit);
+            publish(
+                self.events,
+                id,
+                SampledStack::Synthetic(name),
+                state,
+                (weight, hit),
+            );
             fold_synthetic(tree, names, keys, counters, name, weight, hit);
             st.leaf = None;
             st.walk_failed = true;
@@ -441,8 +455,12 @@ impl<'a> Walker<'a> {
             None => (weight, hit),
         };
         st.leaf = Some(tree.add_samples(&self.path, weight, hit));
-        let depth = self.config.depth;
-        crate::jfr::sample((jvmti, jni), id, frames, depth, state, weight, hit);
+        let stack = SampledStack::Walked {
+            jni,
+            frames: Frames::Jvmti(frames),
+            depth: self.config.depth,
+        };
+        publish(self.events, id, stack, state, (weight, hit));
         st.leaf_state = key;
         st.walk_failed = false;
         counters.walked += 1;
@@ -499,6 +517,7 @@ impl<'a> Walker<'a> {
         let depth = self.config.depth;
         let path = &mut self.path;
         let with_lines = self.config.lines;
+        let events = self.events;
         let SamplerData {
             trees,
             states,
@@ -562,11 +581,17 @@ impl<'a> Walker<'a> {
                     libraries,
                 };
                 to_path(&mut namer, s.frames, depth, path);
-                crate::jfr::sample((jvmti, jni), id, s.frames, depth, full_state, owed, hits);
+                let stack = SampledStack::Walked {
+                    jni,
+                    frames: Frames::Async(s.frames),
+                    depth,
+                };
+                publish(events, id, stack, full_state, (owed, hits));
                 tree.add_samples(path, owed, hits)
             } else {
                 let name = failure_name(s.code);
-                crate::jfr::synthetic(id, name, full_state, owed, hits);
+                let stack = SampledStack::Synthetic(name);
+                publish(events, id, stack, full_state, (owed, hits));
                 fold_synthetic(tree, names, keys, counters, name, owed, hits)
             };
             if let Some(st) = states.get_mut(&id) {
@@ -587,6 +612,7 @@ impl<'a> Walker<'a> {
     /// still owed is counted under [`THREAD_EXIT`].
     fn forget_vanished(&mut self, data: &mut SamplerData) {
         let tick = data.counters.ticks;
+        let events = self.events;
         let SamplerData {
             trees,
             states,
@@ -607,10 +633,11 @@ impl<'a> Walker<'a> {
             let tree = trees.entry(*id).or_default();
             if let Some(p) = st.pending.take() {
                 let ended = crate::vm::sys::JVMTI_THREAD_STATE_TERMINATED;
-                crate::jfr::synthetic(*id, THREAD_EXIT, ended, p.owed, p.hits);
+                let stack = SampledStack::Synthetic(THREAD_EXIT);
+                publish(events, *id, stack, ended, (p.owed, p.hits));
                 fold_synthetic(tree, names, keys, counters, THREAD_EXIT, p.owed, p.hits);
             }
-            fold_deferred(*id, st, tree, names, keys, counters);
+            fold_deferred(events, *id, st, tree, names, keys, counters);
             false
         });
     }
@@ -646,6 +673,7 @@ impl<'a> Walker<'a> {
             // No tick left to take their stack.
             if st.deferred.is_some() {
                 fold_deferred(
+                    self.events,
                     *id,
                     st,
                     trees.entry(*id).or_default(),
@@ -724,6 +752,7 @@ fn fold_synthetic(
 /// Counts a thread's deferred samples (if any) under the failure they came
 /// with: no stack could be taken for them (the thread ended, sampling stopped).
 fn fold_deferred(
+    events: &Events,
     id: ThreadId,
     st: &mut ThreadState,
     tree: &mut super::tree::CallTree,
@@ -732,7 +761,8 @@ fn fold_deferred(
     counters: &mut Counters,
 ) {
     if let Some(d) = st.deferred.take() {
-        crate::jfr::synthetic(id, d.failure, d.state, d.owed, d.hits);
+        let stack = SampledStack::Synthetic(d.failure);
+        publish(events, id, stack, d.state, (d.owed, d.hits));
         fold_synthetic(tree, names, keys, counters, d.failure, d.owed, d.hits);
     }
 }
@@ -741,4 +771,23 @@ fn fold_deferred(
 /// holds: its java.lang.Thread.State and whether it is in native code.
 fn state_key(state: i32) -> i32 {
     state & (JVMTI_JAVA_LANG_THREAD_STATE_MASK | JVMTI_THREAD_STATE_IN_NATIVE)
+}
+
+/// Tells the listeners of `Kind::Sampled` (a recording) of samples as they
+/// are folded: one load when nobody listens.
+#[inline(always)]
+fn publish(
+    events: &Events,
+    thread: ThreadId,
+    stack: SampledStack<'_>,
+    state: i32,
+    (count, hits): (u64, u64),
+) {
+    events.sampled(&Samples {
+        thread,
+        stack,
+        state,
+        count,
+        hits,
+    });
 }

@@ -1,25 +1,12 @@
 //! One thread's sampled call tree: a node per distinct call path, with the
-//! sampler's four counters. A [`WeightTree`] of sample counts: `hits` and
-//! `elapsed` are a node's own, `cumulated` and `cumulatedElapsed` its
-//! cumulated ones.
+//! samples that ended on it and passed through it, all and those that found
+//! the thread running. A [`WeightTree`] of sample counts.
 
-use crate::calltree::{self, WeightTree, Weights};
+use crate::calltree::{WeightTree, Weights};
 use crate::methods::NameId;
 use std::ops::AddAssign;
 
 pub use crate::calltree::NodeId;
-
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Counts {
-    /// Samples with this node on top, thread RUNNABLE.
-    pub hits: u64,
-    /// Samples with this node on top, any state.
-    pub elapsed: u64,
-    /// Samples with this node anywhere on the stack, thread RUNNABLE.
-    pub cumulated: u64,
-    /// Samples with this node anywhere on the stack, any state.
-    pub cumulated_elapsed: u64,
-}
 
 /// Samples, and how many found the thread running.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -38,15 +25,6 @@ impl AddAssign for Samples {
 impl Weights for Samples {
     fn heaviness(&self) -> u64 {
         self.all
-    }
-}
-
-fn counts(own: &Samples, cumulated: &Samples) -> Counts {
-    Counts {
-        hits: own.running,
-        elapsed: own.all,
-        cumulated: cumulated.running,
-        cumulated_elapsed: cumulated.all,
     }
 }
 
@@ -88,94 +66,50 @@ impl CallTree {
         self.0.add_at(leaf, w)
     }
 
-    /// The tree as the OTLP model's nodes, weights (all samples, RUNNABLE
-    /// ones); the samples with an empty stack on a node of their own,
-    /// [`profrj_otlp::NO_JAVA_FRAME_ID`], as a snapshot reader shows them.
-    pub fn model_nodes(&self) -> Vec<profrj_otlp::Node> {
-        let (mut nodes, on_nodes) = self.0.model_nodes(|w| [w.all, w.running, 0]);
-        let t = self.0.totals();
-        let frameless = [
-            t.all.saturating_sub(on_nodes.all),
-            t.running.saturating_sub(on_nodes.running),
-            0,
-        ];
-        if frameless != [0; 3] {
-            nodes.push(profrj_otlp::Node {
-                parent: profrj_otlp::ROOT,
-                name: profrj_otlp::NO_JAVA_FRAME_ID,
-                own: frameless,
-            });
-        }
-        nodes
-    }
-
-    /// The thread's totals.
-    pub fn totals(&self) -> Counts {
-        counts(&Samples::default(), &self.0.totals())
+    /// The tree in the model's form: per node its own and total samples,
+    /// running and all (`hits`, `elapsed`, `cumulated`, `cumulatedElapsed`).
+    pub fn to_model(&self, thread: Option<crate::threads::ThreadId>) -> crate::model::ThreadTree {
+        self.0.to_model(thread, |v, own, cumulated| {
+            v.extend([own.running, own.all, cumulated.running, cumulated.all])
+        })
     }
 
     #[cfg(test)]
     pub fn node_count(&self) -> usize {
         self.0.len()
     }
-
-    /// Visits the tree depth-first without recursion (stacks may be thousands
-    /// deep). Children come heaviest first (`cumulated_elapsed`, then name id).
-    /// Every non-leaf `Enter` is matched by one `Leave`.
-    pub fn walk(&self, mut visit: impl FnMut(Visit) -> std::io::Result<()>) -> std::io::Result<()> {
-        self.0.walk(|v| match v {
-            calltree::Visit::Enter {
-                name,
-                own,
-                cumulated,
-                leaf,
-            } => visit(Visit::Enter {
-                name,
-                counts: counts(own, cumulated),
-                leaf,
-            }),
-            calltree::Visit::Leave => visit(Visit::Leave),
-        })
-    }
-}
-
-/// A step of [`CallTree::walk`]. A leaf gets no `Leave`.
-pub enum Visit {
-    Enter {
-        name: NameId,
-        counts: Counts,
-        leaf: bool,
-    },
-    Leave,
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// Each node as the model has it: indented by depth, its frame, then
+    /// hits, elapsed, cumulated, cumulatedElapsed.
     fn collect(t: &CallTree) -> Vec<String> {
-        let mut out = Vec::new();
-        let mut depth = 0;
-        t.walk(|v| {
-            match v {
-                Visit::Enter { name, counts, leaf } => {
-                    out.push(format!(
-                        "{}{} h{} e{} c{} ce{}",
-                        " ".repeat(depth),
-                        name,
-                        counts.hits,
-                        counts.elapsed,
-                        counts.cumulated,
-                        counts.cumulated_elapsed
-                    ));
-                    depth += !leaf as usize;
-                }
-                Visit::Leave => depth -= 1,
-            }
-            Ok(())
-        })
-        .unwrap();
-        out
+        let m = t.to_model(None);
+        m.nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| {
+                let v = m.values_of(i, 4);
+                format!(
+                    "{}{} h{} e{} c{} ce{}",
+                    " ".repeat(n.depth as usize - 1),
+                    n.frame,
+                    v[0],
+                    v[1],
+                    v[2],
+                    v[3]
+                )
+            })
+            .collect()
+    }
+
+    /// The thread's totals: (running, all).
+    fn totals(t: &CallTree) -> (u64, u64) {
+        let root = t.to_model(None).root;
+        (root[2], root[3])
     }
 
     #[test]
@@ -185,15 +119,7 @@ mod tests {
         t.add_sample(&[1, 2, 3], false);
         t.add_sample(&[1, 2], true);
         t.add_sample(&[1, 4], true);
-        assert_eq!(
-            t.totals(),
-            Counts {
-                hits: 0,
-                elapsed: 0,
-                cumulated: 3,
-                cumulated_elapsed: 4
-            }
-        );
+        assert_eq!(t.to_model(None).root, [0, 0, 3, 4]);
         assert_eq!(
             collect(&t),
             vec![
@@ -221,7 +147,7 @@ mod tests {
         b.add_sample(&[], true);
         b.add_sample(&[], false);
         assert_eq!(collect(&a), collect(&b));
-        assert_eq!(a.totals(), b.totals());
+        assert_eq!(totals(&a), totals(&b));
     }
 
     #[test]
@@ -236,7 +162,7 @@ mod tests {
     fn empty_stack_counts_at_thread_level_only() {
         let mut t = CallTree::default();
         t.add_sample(&[], false);
-        assert_eq!(t.totals().cumulated_elapsed, 1);
+        assert_eq!(totals(&t).1, 1);
         assert_eq!(t.node_count(), 0);
     }
 
@@ -245,16 +171,8 @@ mod tests {
         let mut t = CallTree::default();
         let path: Vec<NameId> = (0..100_000).collect();
         t.add_sample(&path, true);
-        let mut enters = 0;
-        let mut leaves = 0;
-        t.walk(|v| {
-            match v {
-                Visit::Enter { .. } => enters += 1,
-                Visit::Leave => leaves += 1,
-            }
-            Ok(())
-        })
-        .unwrap();
-        assert_eq!((enters, leaves), (100_000, 99_999));
+        let m = t.to_model(None);
+        assert_eq!(m.nodes.len(), 100_000);
+        assert_eq!(m.nodes.last().map(|n| n.depth), Some(100_000));
     }
 }

@@ -5,15 +5,8 @@
 
 use super::event::Kind;
 use super::tptp::{self, Call};
-use super::writer::{Staged, Writer};
+use super::writer::{Site, Staged, Writer};
 use std::io;
-
-/// A `memory` allocation site: its type, its method (registry id) and line.
-pub(super) struct Site {
-    ty: String,
-    method: Option<u32>,
-    line: Option<u16>,
-}
 
 impl Writer {
     /// The next id: one sequence for every kind. Past 2³² - 1 it starts
@@ -87,7 +80,7 @@ impl Writer {
     /// is this document; answers the document that now defines it.
     fn object(&mut self, (id, defined_in): (u32, u32), ty: u32, unix_ns: u64) -> io::Result<u32> {
         if defined_in != self.number {
-            let name = self.sources.memory.type_name(ty);
+            let name = self.sources.sites.type_name(ty);
             let class = self.class(&name, unix_ns)?;
             self.doc().obj_def(id, class)?;
         }
@@ -184,7 +177,7 @@ impl Writer {
     pub(super) fn allocation(&mut self, s: &Staged, thread: u32, unix_ns: u64) -> io::Result<()> {
         let e = &s.e;
         let (ty, method, line, size) = if e.kind == Kind::ObjSample {
-            let ty = self.sources.memory.type_name(e.extra);
+            let ty = self.sources.sites.type_name(e.extra);
             (ty, None, None, Some(e.depth as u64))
         } else {
             let site = self.site(e.method);
@@ -217,12 +210,12 @@ impl Writer {
         self.doc().obj_alloc(thread, obj, unix_ns)
     }
 
-    /// `memory`'s site `site`, looked up once.
+    /// Allocation site `site`, looked up once.
     pub(super) fn site(&mut self, site: u32) -> &Site {
         let (sources, sites) = (self.sources, &mut self.sites);
         sites.entry(site).or_insert_with(|| {
             let (ty, place) = sources
-                .memory
+                .sites
                 .site(site)
                 .unwrap_or_else(|| (format!("(site {site})"), None));
             let method = place.as_ref().map(|p| {

@@ -1,66 +1,116 @@
-//! What other modes hand to a running trace: `memory`'s tracked objects
-//! (`objAlloc`, and `objFree` with weak references), `alloc`'s samples
-//! (`objAlloc` of the sampled objects, when `memory` is not on) and
-//! `lock`'s contended monitors (`monitorContendedEnter`/`Entered`). Each
-//! returns at once when no trace is recording (one load).
+//! What a running trace hears besides its probes: garbage collections
+//! (`gcStart`/`gcFinish`), objects another mode tracked (`objAlloc`, and
+//! `objFree` when their deaths are told), sampled allocations (`objAlloc`
+//! of the sampled objects, when no mode tracks every object), and waits for
+//! contended monitors and locks (`monitorContendedEnter`/`Entered`). Each
+//! returns at once when no trace records (one load).
 
-use super::event::{Event, Kind};
-use super::{on_thread, record, recording};
+use super::event::{Event, Kind as TraceKind};
+use super::{on_thread, record, Lifetime};
+use crate::events::{Allocation, Kind, Listener, LockWait};
 use crate::tsc;
 use crate::vm::Jni;
 
-/// `memory` tracked an object made at `site`; `key`: its weak reference
-/// (its identity until it dies), 0 when it has none (tags).
-pub fn object_allocated(jni: &Jni, site: u32, key: u64) {
-    // Checked before `on_thread` reads the clock: `memory`'s every
-    // allocation comes here, and without a trace it must cost one load.
-    if recording().is_none() {
-        return;
+/// The kinds of events the trace listens to.
+pub const KINDS: [Kind; 7] = [
+    Kind::GcStart,
+    Kind::GcFinish,
+    Kind::ObjectTracked,
+    Kind::ObjectsFreed,
+    Kind::SampledObjectAlloc,
+    Kind::LockWait,
+    Kind::VmDeath,
+];
+
+impl Listener for Lifetime {
+    /// Whatever the session's state, the writer ends here and finishes any
+    /// document still open (a no-op if it already has).
+    fn vm_death(&self) {
+        self.finish_file(true)
     }
-    on_thread(jni.as_raw(), |life, tr, own, t| {
-        record(life, tr, own, Event::new(Kind::ObjAlloc, site, t, key, 0))
-    })
-}
 
-/// `memory`'s agent thread found these objects dead (their weak references,
-/// as given to [`object_allocated`]), after a GC.
-pub fn objects_freed(keys: impl Iterator<Item = u64>) {
-    let Some(life) = recording() else {
-        return;
-    };
-    let t = tsc::ticks();
-    let mut q = life.vm_events.lock();
-    q.extend(keys.map(|k| Event::new(Kind::ObjFree, 0, t, k, 0)));
-}
-
-/// `alloc` sampled an object of class `ty` (a type id) and `size` bytes.
-/// Left out when `memory` traces every object already.
-pub fn object_sampled(jni: &Jni, ty: u32, size: u64) {
-    if crate::agent::host().is_some_and(|h| h.memory.is_active()) {
-        return;
+    fn gc_start(&self) {
+        self.gc(true)
     }
-    on_thread(jni.as_raw(), |life, tr, own, t| {
-        let mut e = Event::new(Kind::ObjSample, ty, t, 0, size.min(u32::MAX as u64) as u32);
-        e.extra = ty;
-        record(life, tr, own, e)
-    })
-}
 
-/// `lock`: the thread is about to wait for the monitor of an object of
-/// type `ty` with identity hash `hash` (`entered`: it has it now).
-pub fn monitor(jni: &Jni, entered: bool, ty: u32, hash: i32) {
-    let kind = match entered {
-        true => Kind::MonitorEntered,
-        false => Kind::MonitorEnter,
-    };
-    on_thread(jni.as_raw(), |life, tr, own, t| {
-        let mut e = Event::new(kind, 0, t, hash as u32 as u64, 0);
-        e.extra = ty;
-        record(life, tr, own, e)
-    })
-}
+    fn gc_finish(&self) {
+        self.gc(false)
+    }
 
-/// Is a trace recording? (For callers that must do work to call a hook.)
-pub fn on() -> bool {
-    recording().is_some()
+    /// A mode tracked an object made at `site`; `key`: its weak reference
+    /// (its identity until it dies), 0 when it has none (tags).
+    fn object_tracked(&self, jni: &Jni, site: u32, key: u64) {
+        // Checked before `on_thread` reads the clock: every tracked
+        // allocation comes here, and without a trace it must cost one load.
+        if !self.recording() {
+            return;
+        }
+        on_thread(jni.as_raw(), |life, tr, own, t| {
+            record(
+                life,
+                tr,
+                own,
+                Event::new(TraceKind::ObjAlloc, site, t, key, 0),
+            )
+        })
+    }
+
+    /// Objects tracked earlier died (their keys as given to
+    /// [`Listener::object_tracked`]), after a GC.
+    fn objects_freed(&self, keys: &[u64]) {
+        if !self.recording() {
+            return;
+        }
+        let t = tsc::ticks();
+        let mut q = self.vm_events.lock();
+        q.extend(
+            keys.iter()
+                .map(|&k| Event::new(TraceKind::ObjFree, 0, t, k, 0)),
+        );
+    }
+
+    /// A sampled allocation: left out when a mode traces every object already.
+    fn sampled_object_alloc(&self, jni: &Jni, a: &Allocation) {
+        if !self.recording() {
+            return;
+        }
+        let Some(host) = crate::host::get() else {
+            return;
+        };
+        if host.events.every_object_tracked() {
+            return;
+        }
+        let Ok(sig) = host.jvmti.class_signature(a.class) else {
+            return;
+        };
+        let ty = host.sites.type_of_signature(&sig);
+        let size = a.size;
+        on_thread(jni.as_raw(), |life, tr, own, t| {
+            let depth = size.min(u32::MAX as u64) as u32;
+            let mut e = Event::new(TraceKind::ObjSample, ty, t, 0, depth);
+            e.extra = ty;
+            record(life, tr, own, e)
+        })
+    }
+
+    /// A wait for a contended monitor or lock, about to begin or just over.
+    fn lock_wait(&self, jni: &Jni, wait: &LockWait<'_>) {
+        if !self.recording() {
+            return;
+        }
+        let Some(host) = crate::host::get() else {
+            return;
+        };
+        let ty = host.sites.type_of_signature(wait.signature);
+        let hash = host.jvmti.object_hash_code(wait.object).unwrap_or(0);
+        let kind = match wait.entered {
+            true => TraceKind::MonitorEntered,
+            false => TraceKind::MonitorEnter,
+        };
+        on_thread(jni.as_raw(), |life, tr, own, t| {
+            let mut e = Event::new(kind, 0, t, hash as u32 as u64, 0);
+            e.extra = ty;
+            record(life, tr, own, e)
+        })
+    }
 }

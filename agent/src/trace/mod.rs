@@ -25,21 +25,20 @@ mod ring;
 mod tptp;
 mod writer;
 
+use crate::per_thread::{self, Held, ThreadValue};
 use crate::threads::ThreadId;
 use crate::tsc;
-use crate::vm::Jni;
+use crate::vm::{Jni, Native};
 use event::{Event, Kind};
 use jni_sys::{jclass, jint, JNIEnv};
 use parking_lot::{Condvar, Mutex};
 use ring::Ring;
-use std::cell::{Cell, UnsafeCell};
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering::*};
+use std::cell::UnsafeCell;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::*};
 use std::sync::{Arc, OnceLock};
 
-pub use hooks::{monitor, object_allocated, object_sampled, objects_freed, on};
-
 /// The probe natives: (name, descriptor, function) for RegisterNatives.
-pub fn natives() -> [(&'static str, &'static str, *mut std::ffi::c_void); 5] {
+pub fn natives() -> [Native; 5] {
     [
         ("traceEnter", "(I)V", enter as *mut _),
         ("traceExit", "(I)V", exit as *mut _),
@@ -50,7 +49,9 @@ pub fn natives() -> [(&'static str, &'static str, *mut std::ffi::c_void); 5] {
 }
 
 /// What `trace` keeps for the JVM's lifetime (its probes stay in the code
-/// when a session stops). Owned by the agent.
+/// when a session stops): the host's state of this type. The probes reach
+/// it through their thread's [`ThreadRing`]; what other modes publish, as
+/// its listener (`hooks`).
 #[derive(Default)]
 pub struct Lifetime {
     /// Recording on/off.
@@ -75,17 +76,16 @@ pub struct Lifetime {
     answered: Condvar,
 }
 
-/// The trace lifetime, for the probes (set at the first start).
-static LIFE: AtomicPtr<Lifetime> = AtomicPtr::new(std::ptr::null_mut());
-
-/// One thread's ring and what only the thread itself touches.
+/// One thread's ring and what only the thread itself touches (held by the
+/// thread's record, and by the lifetime's list until the writer drained it).
 pub struct ThreadRing {
     pub thread: Option<ThreadId>,
     pub ring: Ring,
+    life: &'static Lifetime,
     own: UnsafeCell<Own>,
 }
 
-// SAFETY: `own` is only accessed by the ring's thread (through CURRENT);
+// SAFETY: `own` is only accessed by the ring's thread (through its record);
 // the writer reads only `thread` and `ring`, built for that.
 unsafe impl Sync for ThreadRing {}
 // SAFETY: as above.
@@ -102,10 +102,6 @@ struct Own {
     dropped: u64,
 }
 
-thread_local! {
-    static CURRENT: Cell<*const ThreadRing> = const { Cell::new(std::ptr::null()) };
-}
-
 impl Lifetime {
     /// Starts (or resumes) recording; the writer thread starts with the
     /// first session and writes to files named by `path` (see
@@ -116,7 +112,7 @@ impl Lifetime {
         path: &str,
         drop_when_full: bool,
         agent_args: &str,
-    ) -> Result<(), String> {
+    ) -> Result<(), crate::error::AgentError> {
         tsc::init();
         *self.template.lock() = path.to_owned();
         if self.writer.get().is_none() {
@@ -124,7 +120,6 @@ impl Lifetime {
             let _ = self.writer.set(handle);
         }
         self.drop_when_full.store(drop_when_full, Relaxed);
-        LIFE.store(self as *const Lifetime as *mut Lifetime, Release);
         self.active.store(true, Release);
         Ok(())
     }
@@ -138,9 +133,15 @@ impl Lifetime {
         self.finish_file(false);
     }
 
+    /// Does a trace record now?
+    #[inline(always)]
+    fn recording(&self) -> bool {
+        self.active.load(Relaxed)
+    }
+
     /// A garbage collection starts or ends (JVMTI, in the pause: no JNI, no
     /// JVMTI; a short lock the writer holds only to swap the queue).
-    pub fn gc(&self, started: bool) {
+    fn gc(&self, started: bool) {
         if !self.active.load(Relaxed) {
             return;
         }
@@ -201,63 +202,36 @@ impl Lifetime {
     }
 }
 
-/// The calling thread ended (JVMTI ThreadEnd, on that thread): its last
+/// The ring's thread ended (JVMTI ThreadEnd, on that thread): its last
 /// event while recording, and its ring closed for the writer to drain and
 /// forget. (Not recording, no event: a stopped trace's file is finished,
 /// and nothing may start another.)
-pub fn thread_ended() {
-    let p = CURRENT.with(|c| c.replace(std::ptr::null()));
-    // SAFETY: set by `first_event` from an Arc that stays in the lifetime's
-    // `rings` until the writer sees the ring closed (below) and drained.
-    let Some(tr) = (unsafe { p.as_ref() }) else {
-        return;
-    };
-    if let Some(life) = recording() {
-        // SAFETY: this is the ring's own thread.
-        let own = unsafe { &mut *tr.own.get() };
-        record(
-            life,
-            tr,
-            own,
-            Event::new(Kind::ThreadEnd, 0, tsc::ticks(), 0, 0),
-        );
+impl ThreadValue for ThreadRing {
+    fn thread_ended(&self, _jni: Option<&Jni>) {
+        if self.life.recording() {
+            // SAFETY: this is the ring's own thread (its record is ending).
+            let own = unsafe { &mut *self.own.get() };
+            let e = Event::new(Kind::ThreadEnd, 0, tsc::ticks(), 0, 0);
+            record(self.life, self, own, e);
+        }
+        self.ring.close();
     }
-    tr.ring.close();
 }
 
-#[inline(always)]
-fn life() -> Option<&'static Lifetime> {
-    // SAFETY: set from the agent's `&'static Lifetime` (never dropped).
-    unsafe { LIFE.load(Relaxed).as_ref() }
-}
-
-/// The trace lifetime while recording.
-#[inline(always)]
-fn recording() -> Option<&'static Lifetime> {
-    life().filter(|l| l.active.load(Relaxed))
-}
-
-/// The calling thread's ring, made on its first event.
-#[inline(always)]
-fn current(life: &'static Lifetime, env: *mut JNIEnv) -> &'static ThreadRing {
-    let p = CURRENT.with(Cell::get);
-    if !p.is_null() {
-        // SAFETY: see `thread_ended`: the Arc outlives the thread's use.
-        return unsafe { &*p };
+/// The calling thread's ring, made on its first event while a trace records.
+fn first_event(env: *mut JNIEnv) -> Option<Held<ThreadRing>> {
+    let host = crate::host::get()?;
+    let life = host.state::<Lifetime>();
+    if !life.active.load(Relaxed) {
+        return None;
     }
-    first_event(life, env)
-}
-
-#[cold]
-#[inline(never)]
-fn first_event(life: &'static Lifetime, env: *mut JNIEnv) -> &'static ThreadRing {
     // SAFETY: `env` is what the VM passed to the probe native (or callback)
     // that called this, on this thread: its JNIEnv.
     let jni = unsafe { Jni::from_raw(env) };
-    let thread = crate::agent::host().and_then(|a| a.threads.current(a.jvmti, &jni));
     let tr = Arc::new(ThreadRing {
-        thread,
+        thread: host.current_thread(&jni),
         ring: Ring::new(),
+        life,
         own: UnsafeCell::new(Own {
             stack: Vec::with_capacity(64),
             ticket: 0,
@@ -265,12 +239,8 @@ fn first_event(life: &'static Lifetime, env: *mut JNIEnv) -> &'static ThreadRing
             dropped: 0,
         }),
     });
-    let p = Arc::as_ptr(&tr);
-    life.rings.lock().push(tr);
-    CURRENT.with(|c| c.set(p));
-    // SAFETY: the Arc lives in `rings` until the ring is closed and drained,
-    // which only this thread's end does.
-    unsafe { &*p }
+    life.rings.lock().push(tr.clone());
+    Some(Held::Shared(tr))
 }
 
 /// Puts `e` into the thread's ring; a full ring waits or drops (see the
@@ -329,14 +299,17 @@ fn full(life: &Lifetime, tr: &ThreadRing, own: &mut Own, e: Event) {
 #[inline(always)]
 fn on_thread(env: *mut JNIEnv, work: impl FnOnce(&Lifetime, &ThreadRing, &mut Own, u64)) {
     let t = tsc::ticks();
-    let Some(life) = recording() else {
-        return;
-    };
     crate::vm::guard_hot("trace probe", (), || {
-        let tr = current(life, env);
-        // SAFETY: only this thread touches its `own`.
-        let own = unsafe { &mut *tr.own.get() };
-        work(life, tr, own, t)
+        per_thread::with(
+            || first_event(env),
+            |tr: &ThreadRing| {
+                if tr.life.active.load(Relaxed) {
+                    // SAFETY: only this thread touches its `own`.
+                    let own = unsafe { &mut *tr.own.get() };
+                    work(tr.life, tr, own, t)
+                }
+            },
+        );
     })
 }
 

@@ -2,79 +2,132 @@
 //! the other instrumenting modes'; its output is its own file, not a
 //! snapshot section: a snapshot (a dump) ends the current trace file.
 
-use crate::modes::{Cx, Mode, NoSection, Registration, Section};
+use super::Lifetime;
+use crate::error::AgentError;
+use crate::events::Kind;
+use crate::host::Host;
+use crate::instrument::Probes;
+use crate::mode::{Capture, Cx, Mode, Nothing, Registration};
+use crate::options::{self, ModeOptions, Opt, OptionError, Options, Takes, Value};
 use crate::vm::sys::Capability;
-use crate::vm::{Capabilities, Jvmti, JvmtiEvent};
+use crate::vm::{Capabilities, Jni};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 /// `trace`: every call, return, throw and catch in scope, as TPTP events.
 pub const REGISTRATION: Registration = Registration {
     name: "trace",
-    wanted: |o| o.trace.is_some(),
+    options: ModeOptions {
+        options: &[
+            Opt {
+                syntax: "trace[=PATH]",
+                default: "profrj-%p-trace.xml",
+                takes: Takes::Start,
+                meaning: "every call, return, throw and catch of the classes in scope as it happens, written as a TPTP trace-event XML document to PATH (placeholders as for file=; each dump ends the current file and the next events start the next, %n numbering them, else .2, .3... appended)",
+                read: Some(read_path),
+            },
+            Opt {
+                syntax: "overflow=wait|drop",
+                default: "wait",
+                takes: Takes::Start,
+                meaning: "trace: when a thread's event buffer is full because the disk cannot keep up, wait for the writer (a complete trace, a slower program) or drop the events and count them (the trace marks each gap)",
+                read: Some(|k, v| options::choice(k, v, &["wait", "drop"], "wait or drop")),
+            },
+        ],
+        default_mode: false,
+        records_others: false,
+        check: check_options,
+    },
     open,
     natives: || super::natives().to_vec(),
     capabilities,
+    probes: |_| Probes {
+        trace: true,
+        ..Probes::NONE
+    },
 };
 
-fn capabilities(caps: &mut Capabilities) -> Result<(), String> {
-    crate::instrument::capabilities(caps)?;
-    caps.need(Capability::GenerateGarbageCollectionEvents, "trace")
+/// `trace[=PATH]`.
+fn read_path(key: &str, value: Option<&str>) -> Result<Value, OptionError> {
+    let path = match value {
+        Some(v) => options::parse_file(key, v)?,
+        None => "profrj-%p-trace.xml".to_owned(),
+    };
+    Ok(Value::Text(path))
 }
 
-const EVENTS: [JvmtiEvent; 2] = [
-    JvmtiEvent::GARBAGE_COLLECTION_START,
-    JvmtiEvent::GARBAGE_COLLECTION_FINISH,
-];
+/// `overflow` belongs to `trace`.
+fn check_options(o: &Options) -> Result<(), OptionError> {
+    options::belongs_to(o, "overflow", "trace", "trace,overflow=drop")
+}
+
+fn capabilities(caps: &mut Capabilities) -> Result<(), AgentError> {
+    crate::instrument::capabilities(caps)?;
+    Ok(caps.need(Capability::GenerateGarbageCollectionEvents, "trace")?)
+}
+
+/// The GC events a running trace turns on (it only listens to the others).
+const GC: [Kind; 2] = [Kind::GcStart, Kind::GcFinish];
 
 struct Trace {
-    life: &'static super::Lifetime,
-    jvmti: Jvmti,
+    host: &'static Host,
+    life: &'static Lifetime,
     /// The VM is ending: the next snapshot closes the trace for good.
     dying: AtomicBool,
 }
 
-fn open(cx: &Cx) -> Result<Box<dyn Mode>, String> {
+fn open(cx: &Cx) -> Result<Box<dyn Mode>, AgentError> {
+    let life = cx.host.state::<Lifetime>();
+    cx.host.events.subscribe(life, &super::hooks::KINDS);
     Ok(Box::new(Trace {
-        life: cx.host.trace,
-        jvmti: cx.host.jvmti,
+        host: cx.host,
+        life,
         dying: AtomicBool::new(false),
     }))
 }
 
 impl Mode for Trace {
-    fn start(&self, cx: &Cx) -> Result<(), String> {
+    fn start(&self, cx: &Cx) -> Result<(), AgentError> {
         let o = cx.options;
-        let path = o.trace.as_deref().unwrap_or_default();
+        let path = o.text("trace").unwrap_or_default();
+        let drop_when_full = o.text("overflow") == Some("drop");
+        let host = self.host;
         let sources = super::writer::Sources {
-            threads: cx.host.threads,
-            registry: &cx.host.instrumenter.registry,
-            memory: cx.host.memory,
+            threads: &host.threads,
+            registry: &host.instrumenter.registry,
+            sites: &host.sites,
         };
-        let args = match o.overflow_drop {
+        let args = match drop_when_full {
             true => format!("trace={path},overflow=drop"),
             false => format!("trace={path}"),
         };
-        self.life.start(sources, path, o.overflow_drop, &args)?;
-        for ev in EVENTS {
-            self.jvmti
-                .set_event_enabled(ev, true)
-                .map_err(|e| format!("GC events: {}", self.jvmti.error_name(e)))?;
+        self.life.start(sources, path, drop_when_full, &args)?;
+        for kind in GC {
+            host.want(self.life, kind, true).map_err(|e| match e {
+                AgentError::Jvmti { error, .. } => AgentError::Jvmti {
+                    call: "GC events".into(),
+                    error,
+                },
+                e => e,
+            })?;
         }
         Ok(())
     }
 
-    /// The GC events stay enabled: `alloc,live` counts GCs through them
-    /// too, and a stopped trace records none (`Lifetime::gc`).
+    /// Ends the current file; the GC events stay on while another mode
+    /// wants them (`alloc,live` counts GCs).
     fn stop(&self) {
         self.life.stop();
+        for kind in GC {
+            let _ = self.host.want(self.life, kind, false);
+        }
     }
 
-    fn snapshot(&self, _cx: &Cx) -> Result<Box<dyn Section + '_>, String> {
+    fn snapshot(&self, _cx: &Cx) -> Result<Box<dyn Capture + '_>, AgentError> {
         self.life.finish_file(self.dying.load(Relaxed));
-        Ok(Box::new(NoSection))
+        Ok(Box::new(Nothing))
     }
 
-    fn vm_dying(&self, _jni: &crate::vm::Jni) {
+    fn vm_dying(&self, _jni: &Jni) {
         self.dying.store(true, Relaxed);
     }
 

@@ -3,7 +3,7 @@
 //! buffer: the writer formats millions of them, and `write!` per attribute
 //! cost several times more.
 //!
-//! Choices where the format leaves room (README, "trace"):
+//! Choices where the format leaves room (docs/SNAPSHOT.md, "What a `trace` file holds"):
 //! - ids are small integers from one sequence shared by every kind (thread,
 //!   class, method, object), so no two ids of a document are ever equal;
 //!   node, process, agent and trace ids are random UUIDs;
@@ -55,7 +55,7 @@ pub fn push_time(buf: &mut Vec<u8>, unix_ns: u64) {
 
 pub fn push_u64(buf: &mut Vec<u8>, n: u64) {
     let mut digits = [0u8; 20];
-    buf.extend_from_slice(crate::xml::decimal(n, &mut digits).as_bytes());
+    buf.extend_from_slice(crate::escape::decimal(n, &mut digits).as_bytes());
 }
 
 /// A number the format caps at 32 bits per part: "low[,high]", low first.
@@ -127,7 +127,7 @@ impl Doc {
     fn text(&mut self, key: &str, value: &str) -> &mut Self {
         self.key(key);
         self.buf
-            .extend_from_slice(crate::xml::attribute(value).as_bytes());
+            .extend_from_slice(crate::escape::attribute(value).as_bytes());
         self.buf.push(b'"');
         self
     }

@@ -10,10 +10,10 @@
 //! preempted between its clock read and its publish) still go in their
 //! place. Each thread's own events are always in order.
 
-use super::elements::Site;
 use super::event::Event;
 use super::tptp::{self, Doc, Envelope};
 use super::{Lifetime, ThreadRing};
+use crate::error::AgentError;
 use crate::instrument::registry::Registry;
 use crate::threads::{ThreadId, Threads};
 use crate::tsc;
@@ -44,7 +44,8 @@ pub enum Request {
 pub struct Sources {
     pub threads: &'static Threads,
     pub registry: &'static Registry,
-    pub memory: &'static crate::memory::Lifetime,
+    /// Types and allocation sites (objects' and exceptions' types).
+    pub sites: &'static crate::sites::Sites,
 }
 
 /// File `number` (from 1) of a trace named by `template`: the snapshot's
@@ -66,9 +67,11 @@ pub fn spawn(
     sources: Sources,
     template: &str,
     agent_args: &str,
-) -> Result<Handle, String> {
+) -> Result<Handle, AgentError> {
     if let Some(why) = crate::snapshot::check_writable(&file_path(template, 1)) {
-        return Err(format!("trace: cannot write the trace file: {why}"));
+        return Err(AgentError::Refused(format!(
+            "trace: cannot write the trace file: {why}"
+        )));
     }
     let stats = Arc::new(Stats::default());
     let unix_ns = std::time::SystemTime::now()
@@ -119,11 +122,18 @@ pub fn spawn(
                 life.answered.notify_all();
             }
         })
-        .map_err(|e| format!("trace: cannot start the writer thread: {e}"))?;
+        .map_err(|e| crate::error::io("trace: cannot start the writer thread", e))?;
     Ok(Handle {
         thread: thread.thread().clone(),
         stats,
     })
+}
+
+/// An allocation site: its type, its method (registry id) and line.
+pub(super) struct Site {
+    pub(super) ty: String,
+    pub(super) method: Option<u32>,
+    pub(super) line: Option<u16>,
 }
 
 /// A ring the writer drains, and its thread's id in the trace.
@@ -205,7 +215,7 @@ pub(super) struct Writer {
     pub(super) classes: HashMap<String, (u32, u32)>,
     /// methodEntry per registry method id, since the trace began.
     pub(super) counts: Vec<u64>,
-    /// `memory`'s sites as `objAlloc` needs them.
+    /// Allocation sites as `objAlloc` needs them.
     pub(super) sites: HashMap<u32, Site>,
     /// Objects alive by their weak reference: their ids and documents.
     pub(super) live: HashMap<u64, (u32, u32)>,
@@ -325,7 +335,7 @@ impl Writer {
         self.number += 1;
         let template = self.life.template.lock().clone();
         let path = file_path(&template, self.number);
-        let (tmp, file) = crate::snapshot::create_temporary(&path)?;
+        let (tmp, file) = crate::snapshot::create_temporary(&path, 0o600)?;
         let tmp = Temporary(Some(tmp));
         self.envelope.trace = tptp::uuid();
         // Kept before the header is written: a failure removes the file.

@@ -21,6 +21,14 @@ pub struct CallFrame {
 /// `lineno` of a native method's frame.
 pub const NATIVE_FRAME_BCI: jint = -3;
 
+/// `bci` of a frame that names a stub (or other generated code that is no
+/// Java method); its `method` is the name's number in the code map.
+pub const STUB_FRAME_BCI: jint = -0x5354;
+
+/// `bci` of a frame in machine code outside the code cache (the VM's own,
+/// a library's); its `method` is the pc.
+pub const NATIVE_CODE_BCI: jint = -0x4e43;
+
 /// `ASGCT_CallTrace`.
 #[repr(C)]
 struct CallTrace {
@@ -69,11 +77,13 @@ pub fn init(vm: VmHandle) -> bool {
 /// one), and CompiledMethodLoad enabled, so the JIT keeps debug information
 /// between safepoints (inlined frames everywhere). CompiledMethodUnload and
 /// DynamicCodeGenerated are enabled too, and all three replayed once for
-/// the code generated before (GenerateEvents): the signal handler's map of
-/// generated code (`sampler::signal::code_map`) is built from them.
-pub fn prepare(vm: VmHandle, jvmti: Jvmti, jni: &Jni) -> Result<(), String> {
+/// the code generated before (GenerateEvents): the agent's map of
+/// generated code (`crate::code_map`) is built from them.
+pub fn prepare(vm: VmHandle, jvmti: Jvmti, jni: &Jni) -> Result<(), super::VmError> {
     if !init(vm) {
-        return Err("this JVM does not export AsyncGetCallTrace".into());
+        return Err(super::VmError::Missing(
+            "this JVM does not export AsyncGetCallTrace".into(),
+        ));
     }
     for ev in [
         JvmtiEvent::CLASS_LOAD,
@@ -84,7 +94,7 @@ pub fn prepare(vm: VmHandle, jvmti: Jvmti, jni: &Jni) -> Result<(), String> {
     ] {
         jvmti
             .set_event_enabled(ev, true)
-            .map_err(|e| format!("enabling event {}: {}", ev.0, jvmti.error_name(e)))?;
+            .map_err(|e| super::VmError::jvmti(jvmti, format!("enabling event {}", ev.0), e))?;
     }
     static REPLAYED: std::sync::Once = std::sync::Once::new();
     REPLAYED.call_once(|| {

@@ -28,13 +28,13 @@ impl Capabilities {
     }
 
     /// Asks for `cap`, which `mode` cannot run without.
-    pub fn need(&mut self, cap: Capability, mode: &str) -> Result<(), String> {
+    pub fn need(&mut self, cap: Capability, mode: &str) -> Result<(), super::VmError> {
         if self.want(cap) {
             Ok(())
         } else {
-            Err(format!(
+            Err(super::VmError::Missing(format!(
                 "this JVM does not offer the JVMTI capability {cap:?}, which {mode} needs"
-            ))
+            )))
         }
     }
 

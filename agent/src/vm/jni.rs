@@ -25,8 +25,16 @@ pub struct Jni {
 }
 
 /// A pending Java exception, already cleared; the text says what failed.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct JavaException(pub String);
+
+impl std::fmt::Display for JavaException {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for JavaException {}
 
 impl Jni {
     /// The JNIEnv of the current thread, which must be a Java thread (the

@@ -38,14 +38,14 @@ thread_local! {
 }
 
 /// Replaces the JNI allocation functions of every thread (once per VM).
-pub fn intercept_allocations(jvmti: Jvmti, hook: AllocHook) -> Result<(), String> {
+pub fn intercept_allocations(jvmti: Jvmti, hook: AllocHook) -> Result<(), super::VmError> {
     if STATE.get().is_some() {
         return Ok(());
     }
     let mut table: *mut JNINativeInterface_ = std::ptr::null_mut();
     let rc = jvmti.call_get_jni_function_table(&mut table);
     if rc != JvmtiError::NONE || table.is_null() {
-        return Err(format!("GetJNIFunctionTable: {}", jvmti.error_name(rc)));
+        return Err(super::VmError::jvmti(jvmti, "GetJNIFunctionTable", rc));
     }
     // SAFETY: the VM allocated and filled this copy of its table for us: a
     // live, initialised JNINativeInterface_ (a struct of plain pointers, so
@@ -74,7 +74,7 @@ pub fn intercept_allocations(jvmti: Jvmti, hook: AllocHook) -> Result<(), String
     // (from STATE, set above) and return what it returned.
     let rc = unsafe { jvmti.call_set_jni_function_table(&ours) };
     if rc != JvmtiError::NONE {
-        return Err(format!("SetJNIFunctionTable: {}", jvmti.error_name(rc)));
+        return Err(super::VmError::jvmti(jvmti, "SetJNIFunctionTable", rc));
     }
     Ok(())
 }

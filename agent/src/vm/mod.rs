@@ -40,7 +40,30 @@ pub use jvmti::Jvmti;
 pub use sys::{jthread, JvmtiEvent};
 pub use weak_handle::{self_test as weak_handles_work, WeakHandle};
 
-/// The entry point of an agent thread.
+/// What the VM refused, or lacks.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum VmError {
+    /// A JVMTI function failed: what it was for, and the error's name.
+    #[error("{call}: {error}")]
+    Jvmti { call: String, error: String },
+    /// A JNI call threw.
+    #[error(transparent)]
+    Java(#[from] JavaException),
+    /// This JVM lacks what is asked (a capability, an exported function).
+    #[error("{0}")]
+    Missing(String),
+}
+
+impl VmError {
+    /// A JVMTI function's failure, with its error's name.
+    pub fn jvmti(jvmti: Jvmti, call: impl Into<String>, e: sys::JvmtiError) -> Self {
+        VmError::Jvmti {
+            call: call.into(),
+            error: jvmti.error_name(e),
+        }
+    }
+}
+
 /// The JVMTI tag of the agent's own threads (Java threads are tagged with
 /// their ids from 1 up).
 pub const AGENT_THREAD_TAG: i64 = -1;
@@ -62,13 +85,13 @@ pub unsafe fn start_agent_thread(
     name: &str,
     entry: AgentThreadEntry,
     arg: *const std::ffi::c_void,
-) -> Result<(), String> {
-    let thread = jni.new_thread_object(name).map_err(|e| e.0)?;
+) -> Result<(), VmError> {
+    let thread = jni.new_thread_object(name)?;
     let r = jvmti.set_tag(thread, AGENT_THREAD_TAG).and_then(|()| {
         // SAFETY: `thread` is a new, unstarted Thread; `entry` may be
         // called with `arg` on it (the caller's promise).
         unsafe { jvmti.run_agent_thread(thread, entry, arg, sys::JVMTI_THREAD_MAX_PRIORITY) }
     });
     jni.delete_local_ref(thread);
-    r.map_err(|e| jvmti.error_name(e))
+    r.map_err(|e| VmError::jvmti(jvmti, "RunAgentThread", e))
 }

@@ -5,7 +5,7 @@
 //! `<memory>`) and from `<alloc>`, CPU SAMPLES from `<sampler>`, CPU TIME
 //! (ms) from `<profile>`, MONITOR TIME from `<lock>`.
 //!
-//! What is mapped to what (README, "convert --to hprof", says it too):
+//! What is mapped to what (docs/READING.md, "convert --to hprof", says it too):
 //! - A TRACE is a stack's top `depth` frames (HPROF's `depth`, 4 unless
 //!   `--depth`), innermost first; nodes whose top frames agree share one, and
 //!   their figures add up, as HPROF's own traces merge deeper stacks. Threads
@@ -43,6 +43,7 @@
 //! numbers and a node standing for each trace, at most one row per node);
 //! [`Hprof::write`] writes the report from them as it goes.
 
+use crate::error::CliError;
 mod blocks;
 
 use super::coverage::{default_source, escaped};
@@ -119,17 +120,17 @@ pub struct Hprof<'a> {
 impl<'a> Hprof<'a> {
     /// Fails on a snapshot without the sections HPROF's blocks come from,
     /// or without the `--thread` asked for.
-    pub fn new(snap: &'a Snapshot, opts: &'a Options<'a>) -> Result<Hprof<'a>, String> {
+    pub fn new(snap: &'a Snapshot, opts: &'a Options<'a>) -> Result<Hprof<'a>, CliError> {
         if snap.call_sections.is_empty() && snap.memory.is_none() {
             let tags: Vec<String> = CallKind::ALL
                 .iter()
                 .map(|k| format!("<{}>", k.tag()))
                 .collect();
-            return Err(format!(
+            return Err(CliError::Output(format!(
                 "the snapshot has no {} or <{}> section: nothing for HPROF's blocks",
                 tags.join(", "),
                 profrj_format::memory::SECTION
-            ));
+            )));
         }
         let mut classes = HashSet::new();
         for name in snap.names.all() {
@@ -226,7 +227,7 @@ fn wanted(ctx: &Ctx, name: &str) -> bool {
 
 /// Every thread of every section, with whether it ended; the n-th thread
 /// of a name is the same in every section.
-fn threads<'a>(ctx: &Ctx<'a>) -> Result<Vec<(&'a str, bool)>, String> {
+fn threads<'a>(ctx: &Ctx<'a>) -> Result<Vec<(&'a str, bool)>, CliError> {
     // Per section, its wanted threads: (name, isAlive).
     let mut sections: Vec<Vec<(&str, Option<bool>)>> = Vec::new();
     for sec in &ctx.snap.call_sections {
@@ -256,7 +257,9 @@ fn threads<'a>(ctx: &Ctx<'a>) -> Result<Vec<(&'a str, bool)>, String> {
         }
     }
     if let (Some(n), true) = (ctx.opts.thread, list.is_empty()) {
-        return Err(format!("no thread named {n:?} in the snapshot"));
+        return Err(CliError::Output(format!(
+            "no thread named {n:?} in the snapshot"
+        )));
     }
     Ok(list)
 }
@@ -417,7 +420,7 @@ mod tests {
         }
     }
 
-    fn hprof(snap: &Snapshot, opts: &Options) -> Result<String, String> {
+    fn hprof(snap: &Snapshot, opts: &Options) -> Result<String, CliError> {
         let report = Hprof::new(snap, opts)?;
         let mut out = Vec::new();
         report.write(&mut out).unwrap();
@@ -470,7 +473,7 @@ mod tests {
     #[test]
     fn a_snapshot_without_its_sections_is_refused() {
         let s = parse_bytes(b"<doc><coverage/></doc>").unwrap();
-        let err = hprof(&s, &opts(4)).unwrap_err();
+        let err = hprof(&s, &opts(4)).unwrap_err().to_string();
         assert!(err.contains("<memory>"), "{err}");
     }
 

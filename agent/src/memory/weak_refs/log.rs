@@ -74,7 +74,7 @@ impl Logs {
 }
 
 /// A thread's log, made on its first record (kept in the memory mode's
-/// per-thread state, `memory::PerThread`). Dropped when the thread ends,
+/// per-thread value, `memory::PerThread`). Dropped when the thread ends,
 /// handing its last segment over.
 pub struct ThreadLogSlot(Cell<Option<&'static ThreadLog>>);
 

@@ -28,13 +28,14 @@ mod scan;
 pub use log::ThreadLogSlot;
 
 use super::counters::Counters;
+use crate::events::{Events, Kind};
 use crate::vm::{Jni, WeakHandle};
 use log::Logs;
 use parking_lot::{Condvar, Mutex};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::*};
 
 /// The weak-reference tracker's state for the JVM's lifetime (part of the
-/// memory mode's, which the agent owns).
+/// memory mode's lasting state).
 #[derive(Default)]
 pub struct WeakRefs {
     /// Every thread's log and the segments they filled.
@@ -112,7 +113,7 @@ impl WeakRefs {
 
     /// Body of the `profrj memory` agent thread: after each GC, counts its
     /// frees and deletes the dead objects' weak references. Never returns.
-    pub fn run_agent_thread(&self, jni: &Jni, counters: &Counters) {
+    pub fn run_agent_thread(&self, jni: &Jni, counters: &Counters, events: &Events) {
         /// If the thread stops (a caught panic), the GC events scan themselves.
         struct Running<'a>(&'a AtomicBool);
         impl Drop for Running<'_> {
@@ -133,7 +134,10 @@ impl WeakRefs {
             self.count_frees(false, counters);
             let dead = std::mem::take(&mut *self.dead.lock());
             // Said before the references go: a new object may get one again.
-            crate::trace::objects_freed(dead.iter().map(|h| h.to_bits() as u64));
+            if events.heard(Kind::ObjectsFreed) && !dead.is_empty() {
+                let keys: Vec<u64> = dead.iter().map(|h| h.to_bits() as u64).collect();
+                events.objects_freed(&keys);
+            }
             for h in dead {
                 // SAFETY: `track_on` made it with `new`; the scan moved it from
                 // its record (dropped) to `dead`, once, and took it out of

@@ -5,6 +5,7 @@
 
 use super::recover;
 use super::ring::Ring;
+use crate::error::AgentError;
 use crate::vm::{async_trace, hotspot};
 use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
@@ -66,7 +67,7 @@ pub fn not_java_count() -> u64 {
 /// Installs the handler for `signo`, unless someone else (the application,
 /// another agent) handles it already: then that handler stays and the error
 /// says so.
-pub fn install(signo: c_int, name: &str) -> Result<(), String> {
+pub fn install(signo: c_int, name: &str) -> Result<(), AgentError> {
     if INSTALLED.load(Ordering::Acquire) {
         return Ok(());
     }
@@ -75,15 +76,15 @@ pub fn install(signo: c_int, name: &str) -> Result<(), String> {
     let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
     // SAFETY: a null new action only reads the current one into `old`, a live local.
     if unsafe { libc::sigaction(signo, std::ptr::null(), &mut old) } != 0 {
-        return Err(format!(
+        return Err(AgentError::Unsupported(format!(
             "cannot read the {name} handler: {}",
             std::io::Error::last_os_error()
-        ));
+        )));
     }
     if old.sa_sigaction != libc::SIG_DFL && old.sa_sigaction != libc::SIG_IGN {
-        return Err(format!(
+        return Err(AgentError::Refused(format!(
             "{name} is already handled in this JVM (by the application or another agent); profrj leaves it alone"
-        ));
+        )));
     }
     // SAFETY: all-zero is a valid sigaction (above).
     let mut action: libc::sigaction = unsafe { std::mem::zeroed() };
@@ -95,10 +96,10 @@ pub fn install(signo: c_int, name: &str) -> Result<(), String> {
     // SAFETY: the action's handler has the SA_SIGINFO signature and is
     // async-signal-safe (on_signal); the signal was unhandled (checked above).
     if unsafe { libc::sigaction(signo, &action, std::ptr::null_mut()) } != 0 {
-        return Err(format!(
+        return Err(AgentError::Unsupported(format!(
             "cannot install the {name} handler: {}",
             std::io::Error::last_os_error()
-        ));
+        )));
     }
     INSTALLED.store(true, Ordering::Release);
     Ok(())

@@ -10,12 +10,12 @@
 //! - CompiledMethodLoad enabled, which makes the JIT keep debug information
 //!   at every instruction, not only at safepoints (as `-XX:+DebugNonSafepoints`).
 
-pub mod code_map;
 pub mod handler;
 pub mod recover;
 pub mod ring;
 mod unwind;
 
+use crate::error::AgentError;
 use crate::log;
 use crate::threads::ThreadId;
 use crate::vm::{async_trace, hotspot, Jni, Jvmti, VmHandle};
@@ -39,7 +39,7 @@ pub struct Setup {
 
 /// Makes signal sampling ready for stacks of up to `depth` frames (one more
 /// frame is taken, to tell a stack of exactly `depth` from a deeper one).
-pub fn setup(vm: VmHandle, jvmti: Jvmti, jni: &Jni, depth: u32) -> Result<Setup, String> {
+pub fn setup(vm: VmHandle, jvmti: Jvmti, jni: &Jni, depth: u32) -> Result<Setup, AgentError> {
     async_trace::prepare(vm, jvmti, jni)?;
     let bounds = jvmti
         .current_thread()
@@ -70,7 +70,7 @@ pub fn setup(vm: VmHandle, jvmti: Jvmti, jni: &Jni, depth: u32) -> Result<Setup,
 }
 
 /// The ring in use, or a new one if stacks must be deeper than it holds.
-fn ring_for(stride: usize) -> Result<&'static Ring, String> {
+fn ring_for(stride: usize) -> Result<&'static Ring, AgentError> {
     static CURRENT: parking_lot::Mutex<Option<&'static Ring>> = parking_lot::Mutex::new(None);
     let mut current = CURRENT.lock();
     if let Some(r) = *current {

@@ -15,23 +15,16 @@
 //! before walking it (`safe_for_sender`), and a candidate caller is given
 //! only if its pc lies in known code and its sp above the interrupted one.
 
-use super::code_map::{self, Blob, Code};
 use super::unwind::{self, AdapterRegs, Memory, Regs, Retry};
+use crate::code_map::{self, Blob, Code};
 use crate::vm::async_trace::{
     self, CallFrame, NOT_WALKABLE_JAVA, NOT_WALKABLE_NOT_JAVA, UNKNOWN_JAVA, UNKNOWN_NOT_JAVA,
 };
+use crate::vm::async_trace::{NATIVE_CODE_BCI, STUB_FRAME_BCI};
 use crate::vm::hotspot;
 use jni_sys::{jint, JNIEnv};
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicU64, Ordering};
-
-/// `bci` of a frame that names a stub (or other generated code that is no
-/// Java method); its `method` is the name's number in the code map.
-pub const STUB_FRAME_BCI: jint = -0x5354;
-
-/// `bci` of a frame in machine code outside the code cache (the VM's own,
-/// a library's); its `method` is the pc.
-pub const NATIVE_CODE_BCI: jint = -0x4e43;
 
 /// `bci` of a compiled method's frame recovered at its entry or exit: no
 /// bytecode index is known there.

@@ -3,6 +3,7 @@
 //! so the handler takes no lock and allocates nothing; a full ring drops the
 //! sample and counts it.
 
+use crate::error::AgentError;
 use crate::vm::async_trace::CallFrame;
 use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
@@ -64,12 +65,12 @@ unsafe impl Send for Ring {}
 impl Ring {
     /// A ring of `slots` (rounded up to a power of two) of `stride` frames
     /// each; never freed, since a late signal may still write into it.
-    pub fn leak(slots: usize, stride: usize) -> Result<&'static Ring, String> {
+    pub fn leak(slots: usize, stride: usize) -> Result<&'static Ring, AgentError> {
         let n = slots.max(2).next_power_of_two();
         let bytes = n
             .checked_mul(stride)
             .and_then(|f| f.checked_mul(std::mem::size_of::<CallFrame>()))
-            .ok_or("sample ring too large")?;
+            .ok_or(AgentError::Unsupported("sample ring too large".into()))?;
         // SAFETY: a new anonymous private mapping, at an address the kernel
         // picks (no existing memory is touched). The kernel commits pages only
         // when touched, so deep `depth` settings cost address space, not memory.
@@ -84,9 +85,9 @@ impl Ring {
             )
         };
         if p == libc::MAP_FAILED {
-            return Err(format!(
-                "cannot map {bytes} bytes for samples: {}",
-                std::io::Error::last_os_error()
+            return Err(crate::error::io(
+                format!("cannot map {bytes} bytes for samples"),
+                std::io::Error::last_os_error(),
             ));
         }
         let slots = (0..n).map(|_| Slot::default()).collect();

@@ -10,7 +10,7 @@
 //! `enter`/`leave`, the compilers' prologue and epilogue, the return poll,
 //! the nmethod entry barrier); other architectures get no candidates.
 
-use super::code_map::{Blob, Code, StubLayout};
+use crate::code_map::{Blob, Code, StubLayout};
 
 /// A frame's registers: where it executes, its stack and frame pointers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

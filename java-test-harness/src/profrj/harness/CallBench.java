@@ -3,8 +3,10 @@ package profrj.harness;
 /**
  * Call-heavy benchmark for the profile mode's per-call cost
  * (scripts/profile-bench): naive recursive Fibonacci, whose call count is
- * known in closed form. Arguments: n, repetitions. Prints "calls=N" and
- * "bench-ms=N" (the timed repetitions only, after a warm-up).
+ * known in closed form. Arguments: n, repetitions. Prints "calls=N",
+ * "bench-ms=N" and "bench-cpu-us=N", the thread's CPU time (the timed
+ * repetitions only, after a warm-up; CPU time is what a loaded machine
+ * disturbs least).
  */
 public class CallBench {
     static volatile long sink;
@@ -30,12 +32,17 @@ public class CallBench {
         for (int i = 0; i < 3; i++) {
             sink += fib(n);
         }
+        java.lang.management.ThreadMXBean mx =
+                java.lang.management.ManagementFactory.getThreadMXBean();
+        long cpu = mx.getCurrentThreadCpuTime();
         long t = System.nanoTime();
         for (int i = 0; i < reps; i++) {
             sink += fib(n);
         }
         long ms = (System.nanoTime() - t) / 1_000_000;
+        long cpuUs = (mx.getCurrentThreadCpuTime() - cpu) / 1_000;
         System.out.println("calls=" + calls(n) * reps);
         System.out.println("bench-ms=" + ms);
+        System.out.println("bench-cpu-us=" + cpuUs);
     }
 }

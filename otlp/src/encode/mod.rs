@@ -5,11 +5,23 @@
 //! requires). A frame is a function named by the frame's name, with one
 //! location of one line; a stack lists locations leaf first; a sample's
 //! one attribute is its thread's `thread.name`.
+//!
+//! Streamed ([`Request::write`]): what is held is bounded by the call trees
+//! (the strings, functions and thread attributes, the encoded samples, the
+//! stacks as a tree in `stacks.rs`); the nested messages' lengths are
+//! counted in a first pass over that model (`wire::nested`), and the stack
+//! table, which spells out every path, is written as it is walked.
+
+mod stacks;
+#[cfg(test)]
+mod tests;
 
 use crate::delta::Samples;
-use crate::model::{ValueType, NO_JAVA_FRAME, NO_JAVA_FRAME_ID};
-use crate::wire::Msg;
+use crate::model::{ValueType, NO_JAVA_FRAME, NO_JAVA_FRAME_ID, ROOT};
+use crate::wire::{nested, put_bytes, Msg};
+use stacks::{Stacks, TOP};
 use std::collections::HashMap;
+use std::io::{self, Write};
 
 /// Field numbers of the proto messages written here.
 mod field {
@@ -77,16 +89,16 @@ impl Attribute {
     }
 }
 
-/// A request being built: profiles added one mode at a time, then
-/// [`Request::finish`]ed with the resource.
+/// A request being built: profiles added one mode at a time, then written
+/// out with the resource ([`Request::write`]; [`Request::finish`] makes the
+/// bytes of the push's small requests).
 pub struct Request {
     strings: Vec<Box<str>>,
     string_index: HashMap<Box<str>, u32>,
     /// String index of a function's name -> its index (= its location's).
     functions: HashMap<u32, u32>,
     function_table: Msg,
-    stacks: HashMap<Vec<u64>, u32>,
-    stack_table: Msg,
+    stacks: Stacks,
     /// String index of a thread name -> its attribute's index.
     attributes: HashMap<u32, u32>,
     attribute_table: Msg,
@@ -109,8 +121,7 @@ impl Request {
             string_index: HashMap::new(),
             functions: HashMap::new(),
             function_table: Msg::default(),
-            stacks: HashMap::new(),
-            stack_table: Msg::default(),
+            stacks: Stacks::default(),
             attributes: HashMap::new(),
             attribute_table: Msg::default(),
             profiles: Msg::default(),
@@ -121,7 +132,6 @@ impl Request {
         r.string("");
         let zero = Msg::default();
         r.function_table.msg(field::DICT_FUNCTION_TABLE, &zero);
-        r.stack_table.msg(field::DICT_STACK_TABLE, &zero);
         r.attribute_table.msg(field::DICT_ATTRIBUTE_TABLE, &zero);
         r
     }
@@ -151,20 +161,6 @@ impl Request {
             self.function_table.msg(field::DICT_FUNCTION_TABLE, &f);
             next
         })
-    }
-
-    fn stack(&mut self, locations: Vec<u64>) -> u32 {
-        let next = self.stacks.len() as u32 + 1;
-        let table = &mut self.stack_table;
-        *self
-            .stacks
-            .entry(locations)
-            .or_insert_with_key(|locations| {
-                let mut s = Msg::default();
-                s.packed(field::STACK_LOCATION_INDICES, locations);
-                table.msg(field::DICT_STACK_TABLE, &s);
-                next
-            })
     }
 
     fn thread_attribute(&mut self, name: &str) -> u32 {
@@ -198,22 +194,42 @@ impl Request {
         if samples.is_empty() {
             return;
         }
-        // Each sample's (stack, attribute), once for all weights.
+        // Each sample's (stack, attribute), once for all weights. Names are
+        // met as the old encoder met them, leaf first sample after sample
+        // (what numbers the strings and functions), but each step once:
+        // above a step already met, every name is known.
         let mut keys = Vec::with_capacity(samples.samples.len());
         let mut thread_attrs: Vec<Option<u32>> = vec![None; samples.threads.len()];
+        // Per step of `samples.paths`: its node in the stack tree, once met.
+        let mut nodes = vec![TOP; samples.paths.len()];
+        let mut climb: Vec<(u32, u32)> = Vec::new();
         for s in &samples.samples {
-            let locations: Vec<u64> = s
-                .frames
-                .iter()
-                .map(|&f| {
-                    let name = match f {
-                        NO_JAVA_FRAME_ID => NO_JAVA_FRAME,
-                        f => samples.names.get(f as usize).map_or("", |n| &**n),
-                    };
-                    self.location(name) as u64
-                })
-                .collect();
-            let stack = self.stack(locations);
+            climb.clear();
+            let mut at = s.path;
+            while let Some(step) = samples.paths.get(at as usize) {
+                if nodes[at as usize] != TOP {
+                    break;
+                }
+                let name = match step.name {
+                    NO_JAVA_FRAME_ID => NO_JAVA_FRAME,
+                    f => samples.names.get(f as usize).map_or("", |n| &**n),
+                };
+                climb.push((at, self.location(name)));
+                // A parent comes first; any other ends the path (no loop).
+                at = if step.parent < at { step.parent } else { ROOT };
+            }
+            let mut node = match at {
+                ROOT => TOP,
+                at => nodes.get(at as usize).copied().unwrap_or(TOP),
+            };
+            for &(step, location) in climb.iter().rev() {
+                node = self.stacks.child(node, location);
+                nodes[step as usize] = node;
+            }
+            let stack = match nodes.get(s.path as usize) {
+                Some(&n) if n != TOP => self.stacks.index(n),
+                _ => 0,
+            };
             let t = s.thread as usize;
             let attr = match thread_attrs.get(t).copied().flatten() {
                 Some(a) => a,
@@ -272,11 +288,20 @@ impl Request {
 
     /// The request's bytes (not compressed): `resource` its attributes,
     /// `scope` the instrumentation scope's (name, version).
-    pub fn finish(
-        self,
+    pub fn finish(self, resource: &[Attribute], scope: (&str, &str)) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.write(resource, scope, &mut out)
+            .expect("a Vec takes every write");
+        out
+    }
+
+    /// [`Request::finish`]'s bytes, written to `out` as they are made.
+    pub fn write(
+        &self,
         resource: &[Attribute],
         (scope_name, scope_version): (&str, &str),
-    ) -> Vec<u8> {
+        out: &mut dyn Write,
+    ) -> io::Result<()> {
         let mut attrs = Msg::default();
         for a in resource {
             let mut v = Msg::default();
@@ -292,76 +317,36 @@ impl Request {
         let mut scope = Msg::default();
         scope.bytes(field::SCOPE_NAME, scope_name.as_bytes());
         scope.bytes(field::SCOPE_VERSION, scope_version.as_bytes());
-        let mut scope_profiles = Msg::default();
-        scope_profiles.msg(field::SCOPE_PROFILES_SCOPE, &scope);
-        scope_profiles.buf.extend_from_slice(&self.profiles.buf);
-        let mut resource_profiles = Msg::default();
-        resource_profiles.msg(field::RESOURCE_PROFILES_RESOURCE, &attrs);
-        resource_profiles.msg(field::RESOURCE_PROFILES_SCOPE_PROFILES, &scope_profiles);
-
-        let mut dict = Msg::default();
-        let zero = Msg::default();
-        dict.msg(field::DICT_MAPPING_TABLE, &zero);
-        // Locations: entry 0 empty, then one per function, of the same index.
-        dict.msg(field::DICT_LOCATION_TABLE, &zero);
-        for f in 1..=self.functions.len() as u64 {
-            let mut line = Msg::default();
-            line.int(field::LINE_FUNCTION_INDEX, f);
-            let mut loc = Msg::default();
-            loc.msg(field::LOCATION_LINES, &line);
-            dict.msg(field::DICT_LOCATION_TABLE, &loc);
-        }
-        dict.buf.extend_from_slice(&self.function_table.buf);
-        dict.msg(field::DICT_LINK_TABLE, &zero);
-        for s in &self.strings {
-            dict.bytes(field::DICT_STRING_TABLE, s.as_bytes());
-        }
-        dict.buf.extend_from_slice(&self.attribute_table.buf);
-        dict.buf.extend_from_slice(&self.stack_table.buf);
-
-        let mut request = Msg::default();
-        request.msg(field::REQUEST_RESOURCE_PROFILES, &resource_profiles);
-        request.msg(field::REQUEST_DICTIONARY, &dict);
-        request.buf
+        nested(out, field::REQUEST_RESOURCE_PROFILES, |w| {
+            put_bytes(w, field::RESOURCE_PROFILES_RESOURCE, &attrs.buf)?;
+            nested(w, field::RESOURCE_PROFILES_SCOPE_PROFILES, |w| {
+                put_bytes(w, field::SCOPE_PROFILES_SCOPE, &scope.buf)?;
+                w.write_all(&self.profiles.buf)
+            })
+        })?;
+        nested(out, field::REQUEST_DICTIONARY, |w| self.write_dictionary(w))
     }
-}
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::delta::Sample;
-    use crate::model::types;
-
-    /// Tables start with their zero value; a repeated frame, stack and
-    /// thread are written once; a weight without samples has no profile.
-    #[test]
-    fn dictionary_is_shared_and_deduplicated() {
-        let samples = Samples {
-            weights: &[types::CONTENTIONS, types::DELAY],
-            period: None,
-            names: vec!["a".into(), "b".into()],
-            threads: vec!["t1".into(), "t1".into()],
-            samples: vec![
-                Sample {
-                    thread: 0,
-                    frames: vec![1, 0],
-                    values: [1, 0, 0],
-                },
-                Sample {
-                    thread: 1,
-                    frames: vec![1, 0],
-                    values: [2, 0, 0],
-                },
-            ],
-        };
-        let mut r = Request::new();
-        r.add(&samples, 1, 2);
-        assert_eq!((r.profile_count, r.sample_count), (1, 1));
-        assert_eq!(r.functions.len(), 2);
-        assert_eq!(r.stacks.len(), 1);
-        assert_eq!(r.attributes.len(), 1);
-        assert_eq!(&*r.strings[0], "");
-        let bytes = r.finish(&[Attribute::str("service.name", "x")], ("profrj", "0"));
-        assert!(bytes.len() > 40);
+    /// The dictionary's fields (twice per request: counted, then written).
+    fn write_dictionary(&self, w: &mut dyn Write) -> io::Result<()> {
+        put_bytes(w, field::DICT_MAPPING_TABLE, &[])?;
+        // Locations: entry 0 empty, then one per function, of the same index.
+        put_bytes(w, field::DICT_LOCATION_TABLE, &[])?;
+        let mut line = Msg::default();
+        let mut location = Msg::default();
+        for f in 1..=self.functions.len() as u64 {
+            line.buf.clear();
+            line.int(field::LINE_FUNCTION_INDEX, f);
+            location.buf.clear();
+            location.msg(field::LOCATION_LINES, &line);
+            put_bytes(w, field::DICT_LOCATION_TABLE, &location.buf)?;
+        }
+        w.write_all(&self.function_table.buf)?;
+        put_bytes(w, field::DICT_LINK_TABLE, &[])?;
+        for s in &self.strings {
+            put_bytes(w, field::DICT_STRING_TABLE, s.as_bytes())?;
+        }
+        w.write_all(&self.attribute_table.buf)?;
+        self.stacks.write(w)
     }
 }

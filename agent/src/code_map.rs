@@ -1,4 +1,5 @@
-//! Where the JVM's generated code lies, for the signal handler: which stub,
+//! Where the JVM's generated code lies, for the signal handler and whoever
+//! names a sampled frame (sampling's tree, the JFR recording): which stub,
 //! compiled method or other piece of generated code holds an address. Built
 //! from JVMTI's own reports (DynamicCodeGenerated for stubs, the interpreter
 //! and adapters; CompiledMethodLoad/Unload for compiled methods; both replayed
@@ -299,6 +300,21 @@ fn flatten(ranges: impl Iterator<Item = Blob>) -> Box<[Blob]> {
         cursor = cursor.max(top.end);
     }
     out.into_boxed_slice()
+}
+
+/// Name of a stub the code map has no name for (never expected).
+const UNKNOWN_STUB: &str = "[unknown_stub]";
+
+/// The name of a frame in machine code that is no Java method: a stub as
+/// HotSpot names it, or `[library]` for code outside the code cache; None
+/// for any other frame. Shared by sampling's tree and the JFR recorder.
+pub fn machine_code_name<F: crate::stack::Frame>(f: &F) -> Option<String> {
+    if let Some(pc) = f.native_code() {
+        let library = library_name(pc);
+        return Some(format!("[{}]", library.as_deref().unwrap_or("native")));
+    }
+    let stub = f.stub()?;
+    Some(stub_name(stub).unwrap_or_else(|| UNKNOWN_STUB.to_owned()))
 }
 
 #[cfg(test)]

@@ -1,81 +1,76 @@
-//! The `<sampler>` section of a snapshot.
+//! What sampling hands a snapshot: per thread that lived during the
+//! session, the call tree of its samples, each node with the samples that
+//! ended on it and those that passed through it, all and those that found
+//! the thread running.
 
-use super::tree::{CallTree, Visit};
 use super::{SamplerData, NO_LINE};
-use crate::snapshot::XmlWriter;
+use crate::model::{CallTrees, Frame, Part, Section, ThreadTree, Unit, Weight};
 use crate::threads::{ThreadId, ThreadRecord};
-use crate::xml::{push_attribute, push_number};
-use profrj_format::sampler::{self as f, node, thread};
-use quick_xml::events::{BytesEnd, BytesStart, Event};
-use std::io;
 
-/// One `<thread>` per thread that lived during `window` (start, end ns), each
-/// holding its call tree.
-pub fn write_section(
-    w: &mut XmlWriter,
+const WEIGHTS: [Weight; 4] = [
+    Weight::own("runnable_samples", Unit::Count),
+    Weight::own("samples", Unit::Count),
+    Weight::total("runnable_samples", Unit::Count),
+    Weight::total("samples", Unit::Count),
+];
+
+/// One tree per thread that lived during `window` (start, end ns), empty
+/// for one never sampled, in thread order.
+pub fn section(data: &SamplerData, threads: &[ThreadRecord], window: (u64, u64)) -> Section {
+    Section {
+        name: profrj_format::sampler::SECTION,
+        extra: false,
+        attributes: Vec::new(),
+        parts: vec![Part::Trees(trees(data, threads, window, None))],
+    }
+}
+
+/// [`section`]'s trees; `period`: what one sample stands for.
+pub fn trees(
     data: &SamplerData,
     threads: &[ThreadRecord],
     window: (u64, u64),
-) -> io::Result<()> {
-    w.write_event(Event::Start(BytesStart::new(f::SECTION)))?;
-    let empty = CallTree::default();
-    // Names repeat across nodes: escape each once.
-    let mut escaped = crate::xml::EscapedNames::default();
-    let mut buf = String::with_capacity(256);
+    period: Option<crate::model::Period>,
+) -> CallTrees {
+    let mut trees = CallTrees {
+        weights: WEIGHTS.to_vec(),
+        period: None,
+        frames: frames(data),
+        threads: Vec::new(),
+    };
     for (i, t) in threads.iter().enumerate() {
         if !t.lived_in(window) {
             continue;
         }
-        let tree = data.trees.get(&ThreadId(i as u32)).unwrap_or(&empty);
-        let totals = tree.totals();
-        let mut el = BytesStart::new(f::THREAD);
-        el.push_attribute((thread::NAME, crate::xml::name(&t.name).as_ref()));
-        el.push_attribute((thread::CUMULATED, totals.cumulated.to_string().as_str()));
-        el.push_attribute((thread::CPU_TIME, t.cpu_ns.to_string().as_str()));
-        el.push_attribute((
-            thread::CUMULATED_ELAPSED,
-            totals.cumulated_elapsed.to_string().as_str(),
-        ));
-        el.push_attribute((
-            thread::ELAPSED_TIME,
-            t.elapsed_ns(window).to_string().as_str(),
-        ));
-        el.push_attribute((thread::IS_ALIVE, profrj_format::boolean(t.is_alive())));
-        w.write_event(Event::Start(el))?;
-        tree.walk(|v| match v {
-            Visit::Enter { name, counts, leaf } => {
-                let (name_id, line) = data.keys.get(name);
-                let esc = escaped.get(name_id, data.names.get(name_id));
-                // The element is formatted into one reused buffer; numbers need no escaping.
-                buf.clear();
-                buf.push_str(f::NODE);
-                push_attribute(&mut buf, node::NAME, esc);
-                if line != NO_LINE {
-                    push_number(&mut buf, node::LINE, line as u64);
-                }
-                push_number(&mut buf, node::HITS, counts.hits);
-                push_number(&mut buf, node::ELAPSED, counts.elapsed);
-                push_number(&mut buf, node::CUMULATED, counts.cumulated);
-                push_number(&mut buf, node::CUMULATED_ELAPSED, counts.cumulated_elapsed);
-                let el = BytesStart::from_content(buf.as_str(), f::NODE.len());
-                w.write_event(if leaf {
-                    Event::Empty(el)
-                } else {
-                    Event::Start(el)
-                })
-            }
-            Visit::Leave => w.write_event(Event::End(BytesEnd::new(f::NODE))),
-        })?;
-        w.write_event(Event::End(BytesEnd::new(f::THREAD)))?;
+        let id = ThreadId(i as u32);
+        trees.threads.push(match data.trees.get(&id) {
+            Some(tree) => tree.to_model(Some(id)),
+            None => ThreadTree::new(Some(id), vec![0; WEIGHTS.len()]),
+        });
     }
-    w.write_event(Event::End(BytesEnd::new(f::SECTION)))?;
-    Ok(())
+    trees.period = period;
+    trees
+}
+
+/// The model's frames, one per tree key: the key's method name and, with
+/// `lines`, its line.
+fn frames(data: &SamplerData) -> Vec<Frame> {
+    let names = data.names.snapshot();
+    data.keys
+        .iter()
+        .map(|(name, line)| Frame {
+            line: (line != NO_LINE).then_some(line),
+            ..Frame::method(names[name as usize].clone())
+        })
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::methods::MethodNames;
+    use crate::model::Snapshot;
+    use crate::sampler::tree::CallTree;
     use crate::sampler::FrameKeys;
     use crate::snapshot::write_document;
     use std::collections::HashMap;
@@ -111,7 +106,12 @@ mod tests {
         // Only the writing is timed (docs/BENCHMARKS.md quotes it).
         let path = std::env::temp_dir().join(format!("profrj-million-{}.xml", std::process::id()));
         let t = std::time::Instant::now();
-        write_document(&path, |w| write_section(w, &data, &threads, (0, 10))).unwrap();
+        let snapshot = Snapshot {
+            threads: &threads,
+            window: (0, 10),
+            sections: vec![section(&data, &threads, (0, 10))],
+        };
+        write_document(&path, |w| crate::xml::write(&snapshot, w).map(|_| ())).unwrap();
         let secs = t.elapsed().as_secs_f64();
         let text = std::fs::read_to_string(&path).unwrap();
         std::fs::remove_file(&path).unwrap();
@@ -148,17 +148,10 @@ mod tests {
         );
     }
 
-    /// The section of one live thread `name` (started at `start_ns`, `cpu_ns`
-    /// of CPU) holding `tree`, written for a window of 0 to 10 ns.
-    fn one_thread(
-        file: &str,
-        tree: CallTree,
-        names: MethodNames,
-        keys: FrameKeys,
-        name: &str,
-        start_ns: u64,
-        cpu_ns: u64,
-    ) -> String {
+    /// The text of a snapshot whose sampler section has one live thread
+    /// `name` (started at 2 ns, 7 ns of CPU) holding `tree`, for a window of
+    /// 0 to 10 ns.
+    fn one_thread(tree: CallTree, names: MethodNames, keys: FrameKeys, name: &str) -> String {
         let mut trees = HashMap::new();
         trees.insert(ThreadId(0), tree);
         let data = SamplerData {
@@ -169,12 +162,12 @@ mod tests {
         };
         let threads = vec![ThreadRecord {
             name: name.into(),
-            start_ns,
+            start_ns: 2,
             end_ns: None,
-            cpu_ns,
+            cpu_ns: 7,
             tid: 0,
         }];
-        crate::snapshot::written(file, |w| write_section(w, &data, &threads, (0, 10)))
+        crate::xml::to_text(&threads, (0, 10), vec![section(&data, &threads, (0, 10))])
     }
 
     /// The bytes of a small section, pinned (the names are `profrj_format`'s,
@@ -188,7 +181,7 @@ mod tests {
         let mut tree = CallTree::default();
         tree.add_sample(&[a, b], true);
         tree.add_sample(&[a], false);
-        let text = one_thread("sampler-bytes", tree, names, keys, "main\u{1}", 2, 7);
+        let text = one_thread(tree, names, keys, "main\u{1}");
         assert_eq!(
             text,
             r#"<?xml version="1.0" encoding="UTF-8"?>
@@ -216,7 +209,7 @@ mod tests {
         tree.add_sample(&[keys.key(run, 7), keys.key(f, 12)], true);
         tree.add_sample(&[keys.key(run, 7), keys.key(f, 13)], true);
         tree.add_sample(&[keys.key(run, NO_LINE)], true);
-        let text = one_thread("sampler-lines", tree, names, keys, "main", 0, 1);
+        let text = one_thread(tree, names, keys, "main");
         assert!(
             text.contains(r#"<profile name="p.A.run()" line="7" hits="0" elapsed="0" cumulated="2" cumulatedElapsed="2">"#),
             "{text}"

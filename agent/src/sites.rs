@@ -1,19 +1,30 @@
-//! The numbers the memory probes pass: types (as Java writes them), places
-//! (a method and a source line) and allocation sites (a place and a type).
-//! The rewriter numbers a `new`'s site when it instruments the class; calls
+//! Java types (as Java writes them), places (a method and a source line)
+//! and allocation sites (a place and a type), numbered once per JVM: the
+//! numbers allocation probes pass, and that events name objects by (an
+//! object tracked at a site, an exception's or a monitor's type). The
+//! rewriter numbers a `new`'s site when it instruments the class; calls
 //! whose objects' types are known only when they run (reflection, clone)
 //! pass their place, and the site is found then; objects the VM or native
 //! code makes have no place ([`NO_PLACE`]).
 
-use crate::instrument::AllocPlace;
 use parking_lot::Mutex;
 use std::collections::HashMap;
+
+/// Where code allocates: a method and the source line of the instruction.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct AllocPlace {
+    /// Internal class name.
+    pub class: String,
+    pub method: String,
+    pub descriptor: String,
+    /// `None`: the class has no line numbers.
+    pub line: Option<u16>,
+}
 
 /// The place of objects the VM or native code made (VMObjectAlloc, JNI).
 pub const NO_PLACE: u32 = 0;
 
-/// Every type, place and site numbered so far (part of the memory mode's
-/// lifetime state; ids are never reused).
+/// Every type, place and site numbered so far (ids are never reused).
 pub struct Sites(Mutex<Tables>);
 
 #[derive(Default, Clone)]
@@ -76,6 +87,18 @@ impl Sites {
             t.sites.push((place, ty));
             t.sites.len() - 1
         })
+    }
+
+    /// The id of the type of class signature `signature` (`Ljava/lang/String;`, `[I`).
+    pub fn type_of_signature(&self, signature: &str) -> u32 {
+        self.type_id(&crate::methods::java_type(signature).0)
+    }
+
+    /// The id of an allocation site, a place and the type it allocates
+    /// (named as Java writes it): what its probe passes.
+    pub fn alloc_site(&self, place: AllocPlace, java_type: &str) -> u32 {
+        let place = self.place_id(place);
+        self.site_id(place, self.type_id(java_type))
     }
 
     /// The type id of site `site`.

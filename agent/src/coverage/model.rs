@@ -1,0 +1,140 @@
+//! What `coverage` hands a snapshot: per class (by name), per method, the
+//! calls and each source line's count from the method's first line to its
+//! last: -1 no code on that line, 0 code never reached, n times it ran.
+
+use super::{Counts, MethodLines};
+use crate::model::{Coverage, CoveredClass, CoveredMethod, Part, Section};
+
+/// The `coverage` section of `c`.
+pub fn section(c: &Counts) -> Section {
+    let classes = c
+        .classes
+        .iter()
+        .map(|(name, class)| CoveredClass {
+            name: name.replace('/', "."),
+            source: class.source.clone(),
+            methods: class
+                .methods
+                .iter()
+                .map(|&id| {
+                    let m = &c.methods[id as usize];
+                    let counts = c.counts.get(id as usize).and_then(Option::as_ref);
+                    CoveredMethod {
+                        name: m.name.clone(),
+                        descriptor: m.descriptor.clone(),
+                        calls: counts.map_or(0, |c| m.calls(c)),
+                        lines: lines(m, counts.map(Vec::as_slice)),
+                    }
+                })
+                .collect(),
+        })
+        .collect();
+    Section {
+        name: profrj_format::coverage::SECTION,
+        extra: false,
+        attributes: Vec::new(),
+        parts: vec![Part::Coverage(Coverage { classes })],
+    }
+}
+
+/// The first line and each line's count from it (`None` for a method
+/// without line numbers). `counts`: the method's counter array; `None`
+/// when the method never ran.
+pub fn lines(m: &MethodLines, counts: Option<&[i64]>) -> Option<(i64, Vec<i64>)> {
+    let (Some(&first), Some(&last)) = (m.lines.iter().min(), m.lines.iter().max()) else {
+        return None;
+    };
+    let mut per_line: Vec<i64> = vec![-1; (last - first) as usize + 1];
+    for (k, &line) in m.lines.iter().enumerate() {
+        let n = counts.map_or(0, |c| m.point_count(k, c));
+        let cell = &mut per_line[(line - first) as usize];
+        *cell = (*cell).max(0) + n;
+    }
+    Some((first as i64, per_line))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn m(lines: &[u16]) -> MethodLines {
+        MethodLines {
+            class: "A".into(),
+            name: "f".into(),
+            descriptor: "()V".into(),
+            lines: lines.to_vec(),
+            counts: (1..=lines.len() as u32).map(|k| vec![(k, 1)]).collect(),
+            slots: lines.len() + 1,
+            calls_in_first_line: false,
+        }
+    }
+
+    #[test]
+    fn lines_sum_their_entry_points_and_gaps_are_minus_one() {
+        // A loop header at line 10 entered twice (init, increment), body at 11.
+        let lines = m(&[10, 11, 10, 13]);
+        assert_eq!(
+            super::lines(&lines, Some(&[5, 5, 5000, 5000, 5])),
+            Some((10, vec![5005, 5000, -1, 5]))
+        );
+        assert_eq!(super::lines(&lines, None), Some((10, vec![0, 0, -1, 0])));
+        assert_eq!(super::lines(&m(&[]), Some(&[3])), None);
+    }
+
+    #[test]
+    fn derived_points_are_sums_and_differences_of_counters() {
+        // for (init 10; cond 10; step 10) body 11; after 13: the header's
+        // condition = init + step, the exit = condition - body.
+        let mut lines = m(&[10, 10, 11, 10, 13]);
+        lines.counts = vec![
+            vec![(1, 1)],
+            vec![(1, 1), (3, 1)],
+            vec![(2, 1)],
+            vec![(3, 1)],
+            vec![(1, 1), (3, 1), (2, -1)],
+        ];
+        lines.slots = 4;
+        // 5 calls, 5000 iterations.
+        assert_eq!(
+            super::lines(&lines, Some(&[5, 5, 5000, 5000])),
+            Some((10, vec![10010, 5000, -1, 5]))
+        );
+    }
+
+    /// The bytes of a small section, pinned (the names are `profrj_format`'s,
+    /// the layout the contract's; a change here changes the format).
+    #[test]
+    fn bytes_of_a_small_section() {
+        let mut none = m(&[]);
+        none.name = "<init>".into();
+        let counts = Counts {
+            classes: vec![(
+                "p/A".into(),
+                super::super::ClassLines {
+                    source: Some("A.java".into()),
+                    methods: vec![0, 1],
+                },
+            )],
+            methods: vec![m(&[10, 12]), none],
+            counts: vec![Some(vec![4, 4, 3]), None],
+        };
+        let text = crate::xml::to_text(&[], (0, 0), vec![section(&counts)]);
+        assert_eq!(
+            text,
+            r#"<?xml version="1.0" encoding="UTF-8"?>
+<doc>
+ <coverage>
+  <class name="p.A" source="A.java">
+   <method name="f" signature="()V" firstline="10" count="4">
+    <footprints>4 -1 3 </footprints>
+   </method>
+   <method name="&lt;init&gt;" signature="()V" firstline="-1" count="0">
+    <footprints></footprints>
+   </method>
+  </class>
+ </coverage>
+</doc>
+"#
+        );
+    }
+}
