@@ -196,6 +196,10 @@ fn read(text: &str) -> Hprof {
 /// else by a capital; the converter's rule, which the harness's names
 /// (lowercase methods, uppercase classes) also meet.
 fn method_column(name: &str, classes: &HashSet<String>) -> String {
+    if !name.contains('(') {
+        // No Java method (a pseudo-frame, a stub): one frame, spaces as `_`.
+        return name.replace(' ', "_");
+    }
     let before = name.split('(').next().unwrap();
     let (prefix, last) = before.rsplit_once('.').unwrap_or(("", before));
     let upper = last.starts_with(|c: char| c.is_uppercase());

@@ -296,9 +296,11 @@ fn write_frames(ctx: &Ctx, rep: Rep, out: &mut dyn Write) -> io::Result<()> {
     Ok(())
 }
 
-/// A frame's (class, method), or `None` for a pseudo-frame (`[…]`).
+/// A frame's (class, method), or `None` for a frame that is no Java
+/// method: a pseudo-frame (`[…]`) or a stub the sampler named as HotSpot
+/// does (`I2C/C2I adapters`, `vtable stub`): every method's name has a `(`.
 fn split<'a>(ctx: &Ctx, name: &'a str) -> Option<(&'a str, &'a str)> {
-    if name.starts_with('[') {
+    if name.starts_with('[') || !name.contains('(') {
         return None;
     }
     let before = name.split('(').next().unwrap_or(name);
@@ -468,6 +470,32 @@ mod tests {
             "\tp.A.<init>(A.java:Unknown line)\n\tp.A.f(A.java:Unknown line)\n\tp.A.main(A.java:Unknown line)\n"
         ));
         assert!(text.contains("\tp.A.f(A.java:Unknown line)\n\tq.B.run(B.java:Unknown line)\n"));
+    }
+
+    /// A stub frame (a name without `(`, as the sampler names HotSpot's
+    /// generated code) is one frame of no class, spaces written `_`: not a
+    /// constructor of a class `I2C/C2I adapters`.
+    #[test]
+    fn stub_frames_are_frames_of_no_class() {
+        let xml = r#"<doc><sampler>
+          <thread name="a"><profile name="p.A.main()" hits="0" elapsed="0">
+            <profile name="I2C/C2I adapters" hits="3" elapsed="3"/>
+            <profile name="p.A.f()" hits="1" elapsed="1"><profile name="vtable stub" hits="2" elapsed="2"/></profile>
+          </profile></thread>
+        </sampler></doc>"#;
+        let s = parse_bytes(xml.as_bytes()).unwrap();
+        let text = hprof(&s, &opts(2)).unwrap();
+        let block = text.split("CPU SAMPLES BEGIN").nth(1).unwrap();
+        assert!(block.contains(" I2C/C2I_adapters\n"), "{block}");
+        assert!(block.contains(" vtable_stub\n"), "{block}");
+        assert!(!text.contains("<init>"), "{text}");
+        assert!(text.contains("\tI2C/C2I_adapters(<Unknown Source>:Unknown line)\n\tp.A.main(A.java:Unknown line)\n"), "{text}");
+        assert!(
+            text.contains(
+                "\tvtable_stub(<Unknown Source>:Unknown line)\n\tp.A.f(A.java:Unknown line)\n"
+            ),
+            "{text}"
+        );
     }
 
     #[test]
