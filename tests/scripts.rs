@@ -13,8 +13,6 @@ const NOT_YET_ON_THE_LIBRARY: &[&str] = &[
     "memory-bench",
     "memory-many-core",
     "profile-bench",
-    "sampling-bench",
-    "sampling-stress",
 ];
 
 /// What a Python benchmark must not define again: it is in `benchlib.py`.
