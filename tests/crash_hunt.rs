@@ -29,15 +29,7 @@ fn programs() -> Vec<(&'static str, Vec<String>, &'static str)> {
     vec![
         (
             "h2",
-            args(&[
-                "-cp",
-                "/usr/share/java/h2.jar",
-                "org.h2.tools.Shell",
-                "-url",
-                "jdbc:h2:mem:t",
-                "-sql",
-                "create table t(i int); insert into t select x from system_range(1,100000); select count(*), sum(i) from t",
-            ]),
+            args(&H2_SHELL),
             // 1 + … + 100000
             "5000050000",
         ),
@@ -46,7 +38,11 @@ fn programs() -> Vec<(&'static str, Vec<String>, &'static str)> {
             [
                 args(&["-cp"]),
                 vec![groovy_cp],
-                args(&["groovy.ui.GroovyMain", "-e", "def f(n){ n<2?n:f(n-1)+f(n-2) }; println f(22)"]),
+                args(&[
+                    "groovy.ui.GroovyMain",
+                    "-e",
+                    "def f(n){ n<2?n:f(n-1)+f(n-2) }; println f(22)",
+                ]),
             ]
             .concat(),
             // Fibonacci 22
@@ -54,13 +50,24 @@ fn programs() -> Vec<(&'static str, Vec<String>, &'static str)> {
         ),
         (
             "jython",
-            args(&["-jar", "/usr/share/java/jython.jar", "-c", "print(sum(i*i for i in range(200000)))"]),
+            args(&[
+                "-jar",
+                "/usr/share/java/jython.jar",
+                "-c",
+                "print(sum(i*i for i in range(200000)))",
+            ]),
             // sum of i² for i < n = (n-1)n(2n-1)/6
             "2666646666700000",
         ),
         (
             "jruby",
-            args(&["-cp", "/usr/share/jruby/lib/jruby.jar", "org.jruby.Main", "-e", "puts (1..200000).map{|i| i*i}.sum"]),
+            args(&[
+                "-cp",
+                "/usr/share/jruby/lib/jruby.jar",
+                "org.jruby.Main",
+                "-e",
+                "puts (1..200000).map{|i| i*i}.sum",
+            ]),
             "2666686666700000",
         ),
         (
