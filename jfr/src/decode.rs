@@ -6,29 +6,123 @@
 use crate::encode::string;
 use std::fmt;
 
-/// A reading error and where it happened (a byte offset in the file, when
-/// the cursor knows its base).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Error {
-    pub offset: u64,
-    pub message: String,
+/// Why a recording was refused, and where: every kind carries the byte
+/// offset in the file (when the cursor knows its base) and the message the
+/// CLI prints after it, `byte OFFSET: MESSAGE`.
+#[derive(Debug)]
+pub enum Error {
+    /// The bytes end before what they announce: a value, an event, a chunk
+    /// header or a chunk claims more bytes than are there.
+    Truncated {
+        /// Where the cut was noticed.
+        offset: u64,
+        /// What was cut.
+        message: String,
+    },
+    /// Bytes that are not JFR as the format defines it: a bad magic, an
+    /// undeclared type, an offset outside its chunk, a chain that loops.
+    Malformed {
+        /// Where the bad bytes are.
+        offset: u64,
+        /// What is wrong with them.
+        message: String,
+    },
+    /// A JFR file profrj does not read: another format version, or a
+    /// chunk still being written.
+    Unsupported {
+        /// Where the header says so.
+        offset: u64,
+        /// What is not supported.
+        message: String,
+    },
+    /// A size or a nesting over the reader's bounds (which keep its memory
+    /// and stack bounded on any input).
+    OverLimit {
+        /// Where the oversized value starts.
+        offset: u64,
+        /// What went over, and by how much.
+        message: String,
+    },
+    /// Reading the file failed.
+    Io {
+        /// Where the read started.
+        offset: u64,
+        /// The operating system's error.
+        source: std::io::Error,
+    },
+    /// The caller's sink refused an event (its own bound, say).
+    Refused {
+        /// Where the event starts.
+        offset: u64,
+        /// The sink's reason.
+        message: String,
+    },
+}
+
+impl Error {
+    /// The byte offset in the file where reading stopped.
+    pub fn offset(&self) -> u64 {
+        match self {
+            Error::Truncated { offset, .. }
+            | Error::Malformed { offset, .. }
+            | Error::Unsupported { offset, .. }
+            | Error::OverLimit { offset, .. }
+            | Error::Io { offset, .. }
+            | Error::Refused { offset, .. } => *offset,
+        }
+    }
+
+    /// [`Error::Truncated`] as an [`ErrorKind`].
+    pub(crate) fn truncated(offset: u64, message: String) -> Error {
+        Error::Truncated { offset, message }
+    }
+    /// [`Error::Malformed`] as an [`ErrorKind`].
+    pub(crate) fn malformed(offset: u64, message: String) -> Error {
+        Error::Malformed { offset, message }
+    }
+    /// [`Error::Unsupported`] as an [`ErrorKind`].
+    pub(crate) fn unsupported(offset: u64, message: String) -> Error {
+        Error::Unsupported { offset, message }
+    }
+    /// [`Error::OverLimit`] as an [`ErrorKind`].
+    pub(crate) fn over_limit(offset: u64, message: String) -> Error {
+        Error::OverLimit { offset, message }
+    }
 }
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "byte {}: {}", self.offset, self.message)
+        write!(f, "byte {}: ", self.offset())?;
+        match self {
+            Error::Truncated { message, .. }
+            | Error::Malformed { message, .. }
+            | Error::Unsupported { message, .. }
+            | Error::OverLimit { message, .. }
+            | Error::Refused { message, .. } => f.write_str(message),
+            Error::Io { source, .. } => write!(f, "{source}"),
+        }
     }
 }
 
+// No `source()`: the message already ends with the I/O error's text (what
+// the CLI has always printed), and a chain would print it twice.
 impl std::error::Error for Error {}
 
+/// How an [`Error`] is made from an offset and a message, so a reader
+/// names the kind where it finds the fault.
+pub(crate) type ErrorKind = fn(u64, String) -> Error;
+
+/// A reading step's result.
 pub type Result<T> = std::result::Result<T, Error>;
 
 /// A string value: written out, null, or a key into the string pool.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum JString {
+    /// Java's `null`.
     Null,
+    /// The string itself (UTF-8, Latin-1 and UTF-16 all decoded to this).
     Text(String),
+    /// A key into the chunk's `java.lang.String` pool.
     Pool(u64),
 }
 
@@ -40,6 +134,8 @@ pub struct Cursor<'a> {
 }
 
 impl<'a> Cursor<'a> {
+    /// `bytes` at file offset 0.
+    #[cfg(test)]
     pub fn new(bytes: &'a [u8]) -> Self {
         Self::at(bytes, 0)
     }
@@ -53,48 +149,47 @@ impl<'a> Cursor<'a> {
         }
     }
 
-    pub fn error(&self, message: impl Into<String>) -> Error {
-        Error {
-            offset: self.base + self.pos as u64,
-            message: message.into(),
-        }
+    /// An error of `kind` at the cursor's file offset.
+    pub fn error(&self, kind: ErrorKind, message: impl Into<String>) -> Error {
+        kind(self.base + self.pos as u64, message.into())
     }
 
+    /// How far into its bytes the cursor is.
     pub fn position(&self) -> usize {
         self.pos
     }
 
+    /// Bytes not yet read: the most any count read next may claim.
     pub fn remaining(&self) -> usize {
         self.bytes.len() - self.pos
     }
 
+    /// Every byte read.
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.remaining() == 0
     }
 
-    pub fn skip(&mut self, n: usize) -> Result<()> {
-        if n > self.remaining() {
-            return Err(self.error("value runs past the end of its event"));
-        }
-        self.pos += n;
-        Ok(())
-    }
-
+    /// One byte (`boolean`, `byte`, a string's encoding).
     pub fn u8(&mut self) -> Result<u8> {
         let b = *self
             .bytes
             .get(self.pos)
-            .ok_or_else(|| self.error("value runs past the end of its event"))?;
+            .ok_or_else(|| self.error(Error::truncated, "value runs past the end of its event"))?;
         self.pos += 1;
         Ok(b)
     }
 
+    /// The next `n` bytes, borrowed, if there are that many.
     pub fn take(&mut self, n: usize) -> Result<&'a [u8]> {
         if n > self.remaining() {
-            return Err(self.error(format!(
-                "a length of {n} bytes runs past the end of its event ({} left)",
-                self.remaining()
-            )));
+            return Err(self.error(
+                Error::truncated,
+                format!(
+                    "a length of {n} bytes runs past the end of its event ({} left)",
+                    self.remaining()
+                ),
+            ));
         }
         let s = &self.bytes[self.pos..self.pos + n];
         self.pos += n;
@@ -119,32 +214,24 @@ impl<'a> Cursor<'a> {
     pub fn count(&mut self) -> Result<usize> {
         let n = self.varint()?;
         if n > self.remaining() as u64 {
-            return Err(self.error(format!(
-                "a count of {n} with only {} bytes left",
-                self.remaining()
-            )));
+            return Err(self.error(
+                Error::truncated,
+                format!("a count of {n} with only {} bytes left", self.remaining()),
+            ));
         }
         Ok(n as usize)
     }
 
-    /// A varint as an `int` (`(int) readLong()`, as the JDK reads it).
-    pub fn int(&mut self) -> Result<i32> {
-        Ok(self.varint()? as i32)
-    }
-
+    /// A big-endian `float`.
     pub fn f32(&mut self) -> Result<f32> {
         let b = self.take(4)?;
         Ok(f32::from_be_bytes(b.try_into().expect("4 bytes")))
     }
 
+    /// A big-endian `double`.
     pub fn f64(&mut self) -> Result<f64> {
         let b = self.take(8)?;
         Ok(f64::from_be_bytes(b.try_into().expect("8 bytes")))
-    }
-
-    pub fn raw_u64(&mut self) -> Result<u64> {
-        let b = self.take(8)?;
-        Ok(u64::from_be_bytes(b.try_into().expect("8 bytes")))
     }
 
     /// A string in any of JFR's encodings.
@@ -170,7 +257,7 @@ impl<'a> Cursor<'a> {
                 }
                 JString::Text(String::from_utf16_lossy(&units))
             }
-            e => return Err(self.error(format!("unknown string encoding {e}"))),
+            e => return Err(self.error(Error::malformed, format!("unknown string encoding {e}"))),
         })
     }
 
@@ -179,7 +266,10 @@ impl<'a> Cursor<'a> {
         match self.jstring()? {
             JString::Null => Ok(None),
             JString::Text(s) => Ok(Some(s)),
-            JString::Pool(_) => Err(self.error("a string pool reference where none may be")),
+            JString::Pool(_) => Err(self.error(
+                Error::malformed,
+                "a string pool reference where none may be",
+            )),
         }
     }
 }
@@ -194,10 +284,7 @@ mod tests {
         let mut b = vec![string::UTF8];
         crate::encode::put_varint(&mut b, 1 << 62);
         let e = Cursor::new(&b).jstring().unwrap_err();
-        assert!(
-            e.message.contains("runs past") || e.message.contains("count"),
-            "{e}"
-        );
+        assert!(matches!(e, Error::Truncated { .. }), "{e}");
         // A char array claiming more units than bytes.
         let b = [string::CHARS, 100, 65];
         assert!(Cursor::new(&b).jstring().is_err());
@@ -229,6 +316,10 @@ mod tests {
     fn errors_carry_the_file_offset() {
         let b = [0x80u8, 0x80];
         let e = Cursor::at(&b, 1000).varint().unwrap_err();
-        assert_eq!(e.offset, 1002);
+        assert_eq!(e.offset(), 1002);
+        assert_eq!(
+            e.to_string(),
+            "byte 1002: value runs past the end of its event"
+        );
     }
 }

@@ -6,36 +6,45 @@
 //! their 64-bit two's complement (nine bytes).
 
 /// String encodings (the byte before a string's bytes).
-pub mod string {
+pub(crate) mod string {
+    /// Java's `null`.
     pub const NULL: u8 = 0;
+    /// `""`, with no length.
     pub const EMPTY: u8 = 1;
     /// A key into the `java.lang.String` constant pool.
     pub const POOL: u8 = 2;
+    /// A length, then that many bytes of UTF-8.
     pub const UTF8: u8 = 3;
     /// UTF-16 code units, each as a varint.
     pub const CHARS: u8 = 4;
+    /// A length, then that many bytes of ISO-8859-1.
     pub const LATIN1: u8 = 5;
 }
 
 /// Bytes of an event (or of a header) being built.
 #[derive(Default, Debug, Clone)]
 pub struct Buf {
+    /// What has been written, ready for [`crate::ChunkWriter::raw`].
     pub bytes: Vec<u8>,
 }
 
 impl Buf {
+    /// An empty buffer.
     pub fn new() -> Self {
         Self::default()
     }
 
+    /// Empties the buffer and keeps its capacity, for the next event.
     pub fn clear(&mut self) {
         self.bytes.clear();
     }
 
+    /// Bytes written.
     pub fn len(&self) -> usize {
         self.bytes.len()
     }
 
+    /// Nothing written yet.
     pub fn is_empty(&self) -> bool {
         self.bytes.is_empty()
     }
@@ -51,18 +60,15 @@ impl Buf {
         self.varint(v as u64)
     }
 
-    pub fn boolean(&mut self, v: bool) -> &mut Self {
+    /// A `boolean`: one byte, 0 or 1.
+    pub(crate) fn boolean(&mut self, v: bool) -> &mut Self {
         self.bytes.push(v as u8);
         self
     }
 
-    pub fn byte(&mut self, v: u8) -> &mut Self {
+    /// A `byte`, or an encoding byte.
+    pub(crate) fn byte(&mut self, v: u8) -> &mut Self {
         self.bytes.push(v);
-        self
-    }
-
-    pub fn float(&mut self, v: f32) -> &mut Self {
-        self.bytes.extend_from_slice(&v.to_be_bytes());
         self
     }
 
@@ -85,29 +91,32 @@ impl Buf {
     }
 
     /// Raw big-endian integers (the chunk header).
-    pub fn raw_u64(&mut self, v: u64) -> &mut Self {
+    pub(crate) fn raw_u64(&mut self, v: u64) -> &mut Self {
         self.bytes.extend_from_slice(&v.to_be_bytes());
         self
     }
 
-    pub fn raw_u32(&mut self, v: u32) -> &mut Self {
+    /// Raw big-endian `u32` (the header's features).
+    pub(crate) fn raw_u32(&mut self, v: u32) -> &mut Self {
         self.bytes.extend_from_slice(&v.to_be_bytes());
         self
     }
 
-    pub fn raw_u16(&mut self, v: u16) -> &mut Self {
+    /// Raw big-endian `u16` (the header's version).
+    pub(crate) fn raw_u16(&mut self, v: u16) -> &mut Self {
         self.bytes.extend_from_slice(&v.to_be_bytes());
         self
     }
 
-    pub fn raw(&mut self, b: &[u8]) -> &mut Self {
+    /// Bytes as they are (a padded varint, an encoded pool entry).
+    pub(crate) fn raw(&mut self, b: &[u8]) -> &mut Self {
         self.bytes.extend_from_slice(b);
         self
     }
 }
 
 /// Appends `v` as a JFR varint (1 to 9 bytes).
-pub fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+pub(crate) fn put_varint(out: &mut Vec<u8>, mut v: u64) {
     for _ in 0..8 {
         if v < 0x80 {
             out.push(v as u8);
@@ -123,7 +132,7 @@ pub fn put_varint(out: &mut Vec<u8>, mut v: u64) {
 /// but the last), so a size can be written before it is known and patched:
 /// readers take the redundant groups as zeros. `v` must fit in `7 * width`
 /// bits.
-pub fn padded_varint(v: u64, width: usize) -> Vec<u8> {
+pub(crate) fn padded_varint(v: u64, width: usize) -> Vec<u8> {
     debug_assert!((1..=8).contains(&width) && v < 1u64 << (7 * width));
     (0..width)
         .map(|i| {

@@ -11,21 +11,25 @@
 //! the constant pools (threads, classes, methods, stack traces, symbols)
 //! that other events refer to by key.
 //!
-//! - [`encode`] / [`decode`]: varints and strings.
-//! - [`metadata`]: the metadata event, written and read.
+//! - [`encode`] / `decode`: varints and strings, written and read (a read
+//!   fails with an [`Error`] of its kind and byte offset).
+//! - `metadata`: the metadata event, written and read.
 //! - [`names`]: type names as the JVM and as Java write them.
 //! - [`schema`]: the types profrj writes and their events.
 //! - [`writer`]: a chunk written as it goes, its header patched at the end.
 //! - [`reader`]: a streaming reader that trusts no size or count.
+#![deny(missing_docs)]
+#![warn(clippy::undocumented_unsafe_blocks)]
 
-pub mod decode;
+mod decode;
 pub mod encode;
-pub mod metadata;
+mod metadata;
 pub mod names;
 pub mod reader;
 pub mod schema;
 pub mod writer;
 
+pub use decode::{Error, JString};
 pub use writer::{ChunkWriter, Start, MAGIC};
 
 /// Does `head` (a file's first bytes) start a JFR file?

@@ -195,14 +195,16 @@ pub fn read_root(c: &mut Cursor) -> Result<Element> {
 
 fn read_element(c: &mut Cursor, strings: &[String], depth: usize) -> Result<Element> {
     if depth > MAX_NESTING {
-        return Err(c.error("metadata elements nested too deep"));
+        return Err(c.error(Error::over_limit, "metadata elements nested too deep"));
     }
     let s = |c: &mut Cursor| -> Result<String> {
         let i = c.varint()?;
-        strings
-            .get(i as usize)
-            .cloned()
-            .ok_or_else(|| c.error(format!("string index {i} of {}", strings.len())))
+        strings.get(i as usize).cloned().ok_or_else(|| {
+            c.error(
+                Error::malformed,
+                format!("string index {i} of {}", strings.len()),
+            )
+        })
     };
     let mut e = Element::new(&s(c)?);
     for _ in 0..c.count()? {
@@ -232,7 +234,6 @@ pub struct Field {
 pub struct Type {
     pub name: String,
     pub fields: Vec<Field>,
-    pub event: bool,
 }
 
 impl Type {
@@ -246,7 +247,7 @@ pub type Types = HashMap<u64, Type>;
 
 /// The type table of a metadata tree.
 pub fn types(root: &Element, at: u64) -> Result<Types> {
-    let err = |m: String| Error {
+    let err = |m: String| Error::Malformed {
         offset: at,
         message: m,
     };
@@ -289,7 +290,6 @@ pub fn types(root: &Element, at: u64) -> Result<Types> {
             Type {
                 name: c.attribute("name").unwrap_or("").to_owned(),
                 fields,
-                event: c.attribute("superType") == Some(EVENT_SUPER_TYPE),
             },
         );
     }

@@ -10,7 +10,7 @@
 //! constant pools of one chunk (as compact records, each made from the
 //! bytes that describe it) plus one event.
 
-use crate::decode::{Cursor, Error, JString, Result};
+use crate::decode::{Cursor, Error, ErrorKind, JString, Result};
 use crate::metadata::{self, Type, Types, CHECKPOINT_TYPE, METADATA_TYPE};
 pub use crate::names::java_type_name;
 use crate::schema::name;
@@ -31,21 +31,41 @@ const MAX_VALUE_NESTING: usize = 16;
 pub enum Kind {
     /// `count` execution samples; `running`: the thread was on the CPU
     /// (`jdk.ExecutionSample`, or a wall-clock sample in `STATE_RUNNABLE`).
-    Sample { count: u64, running: bool },
+    Sample {
+        /// How many samples the event stands for (async-profiler batches
+        /// wall-clock samples).
+        count: u64,
+        /// The thread was running Java code on the CPU.
+        running: bool,
+    },
     /// A sampled allocation standing for `weight` bytes; `size`: the
     /// sampled object's own size, when the event says.
-    Allocation { weight: u64, size: Option<u64> },
+    Allocation {
+        /// The bytes the sample stands for.
+        weight: u64,
+        /// The sampled object's size in bytes, when known.
+        size: Option<u64>,
+    },
     /// A wait for a lock of `duration_ns`; `park`: a `java.util.concurrent`
     /// lock (`jdk.ThreadPark`), else a monitor.
-    Lock { duration_ns: u64, park: bool },
+    Lock {
+        /// How long the thread waited, in nanoseconds.
+        duration_ns: u64,
+        /// A `java.util.concurrent` lock, not a monitor.
+        park: bool,
+    },
 }
 
 /// One event profrj knows: its kind and constant pool keys (0: none).
 #[derive(Clone, Copy, Debug)]
 pub struct Record {
+    /// What happened.
     pub kind: Kind,
+    /// When, on the chunk's clock ([`Chunk::ticks_to_epoch_nanos`]).
     pub ticks: u64,
+    /// The thread's key ([`Chunk::thread`]).
     pub thread: u64,
+    /// The stack trace's key ([`Chunk::stack`]).
     pub stack: u64,
     /// The allocated object's or the lock's class.
     pub class: u64,
@@ -54,23 +74,33 @@ pub struct Record {
 /// A thread of the `java.lang.Thread` pool.
 #[derive(Clone, Debug, Default)]
 pub struct Thread {
+    /// Its Java name, if it has one.
     pub java_name: Option<JString>,
+    /// Its operating system name.
     pub os_name: Option<JString>,
+    /// `Thread.getId()` (0: not a Java thread).
     pub java_thread_id: u64,
+    /// The kernel's thread id.
     pub os_thread_id: u64,
 }
 
 /// A frame of a stack trace: pool keys of its method and frame type.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Frame {
+    /// The method's key ([`Chunk::method`]).
     pub method: u64,
+    /// The source line as recorded (-1: the frame type has no line field).
     pub line: i32,
+    /// The bytecode index as recorded (-1: no such field).
     pub bci: i32,
+    /// The frame type's key ([`Chunk::frame_type`]).
     pub kind: u64,
 }
 
 #[derive(Clone, Debug, Default)]
+/// A stack trace of the `jdk.types.StackTrace` pool.
 pub struct Stack {
+    /// The recorder cut it at its depth limit: the bottom frames are missing.
     pub truncated: bool,
     /// Top frame first.
     pub frames: Vec<Frame>,
@@ -80,8 +110,11 @@ pub struct Stack {
 /// its name and descriptor.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Method {
+    /// The declaring class, as Java writes it.
     pub class: String,
+    /// The method's name (`<init>` for a constructor).
     pub name: String,
+    /// Its JVM descriptor (`(I)V`).
     pub descriptor: String,
 }
 
@@ -90,9 +123,13 @@ pub struct Method {
 pub struct Chunk {
     /// Its number in the file, from 0.
     pub index: usize,
+    /// When the chunk started, in nanoseconds since the Unix epoch.
     pub start_nanos: u64,
+    /// When it started on the events' clock.
     pub start_ticks: u64,
+    /// The events' clock rate.
     pub ticks_per_second: u64,
+    /// How long it covers, in nanoseconds.
     pub duration_nanos: u64,
     strings: HashMap<u64, JString>,
     symbols: HashMap<u64, JString>,
@@ -124,6 +161,7 @@ impl Chunk {
         self.text(self.symbols.get(&key)?)
     }
 
+    /// A thread of the `java.lang.Thread` pool by key.
     pub fn thread(&self, key: u64) -> Option<&Thread> {
         self.threads.get(&key)
     }
@@ -136,6 +174,7 @@ impl Chunk {
             .or_else(|| t.os_name.as_ref().and_then(|n| self.text(n)))
     }
 
+    /// A stack trace by key.
     pub fn stack(&self, key: u64) -> Option<&Stack> {
         self.stacks.get(&key)
     }
@@ -146,6 +185,8 @@ impl Chunk {
         Some(java_type_name(&self.symbol(*self.classes.get(&key)?)?))
     }
 
+    /// A method by key, its names resolved through the symbol and class
+    /// pools (empty where a pool lacks one).
     pub fn method(&self, key: u64) -> Option<Method> {
         let &(class, name, descriptor) = self.methods.get(&key)?;
         Some(Method {
@@ -155,10 +196,13 @@ impl Chunk {
         })
     }
 
+    /// A frame type's name (`Interpreted`, `JIT compiled`, `Inlined`,
+    /// `Native`, profrj's `Java`).
     pub fn frame_type(&self, key: u64) -> Option<String> {
         self.text(self.frame_types.get(&key)?)
     }
 
+    /// A thread state's name (`STATE_RUNNABLE`).
     pub fn state(&self, key: u64) -> Option<String> {
         self.text(self.states.get(&key)?)
     }
@@ -182,7 +226,9 @@ fn scale(ticks: u64, per_second: u64) -> u64 {
 /// What a whole file held.
 #[derive(Default, Debug, Clone, Copy)]
 pub struct Summary {
+    /// Chunks read.
     pub chunks: usize,
+    /// Events of every type, known or not.
     pub events: u64,
     /// Events profrj knows and handed on.
     pub known: u64,
@@ -235,26 +281,19 @@ pub fn read<R: Read + Seek>(
         at = end;
     }
     if summary.chunks == 0 {
-        return Err(Error {
-            offset: 0,
-            message: "an empty file, not a JFR recording".into(),
-        });
+        return fail(Error::malformed, 0, "an empty file, not a JFR recording");
     }
     Ok(summary)
 }
 
+/// An I/O error of a read that started at `offset`.
 fn io(offset: u64) -> impl Fn(std::io::Error) -> Error {
-    move |e| Error {
-        offset,
-        message: e.to_string(),
-    }
+    move |source| Error::Io { offset, source }
 }
 
-fn fail<T>(offset: u64, message: impl Into<String>) -> Result<T> {
-    Err(Error {
-        offset,
-        message: message.into(),
-    })
+/// An error of `kind` at `offset`.
+fn fail<T>(kind: ErrorKind, offset: u64, message: impl Into<String>) -> Result<T> {
+    Err(kind(offset, message.into()))
 }
 
 /// The header of the chunk at `at`, its pools into `chunk`, then its
@@ -268,18 +307,23 @@ fn read_chunk<R: Read + Seek>(
     sink: &mut impl FnMut(&Chunk, &Record) -> std::result::Result<(), String>,
 ) -> Result<u64> {
     if len - at < HEADER_SIZE {
-        return fail(at, "a chunk header cut short: the file ends inside it");
+        return fail(
+            Error::truncated,
+            at,
+            "a chunk header cut short: the file ends inside it",
+        );
     }
     let mut h = [0u8; HEADER_SIZE as usize];
     input.seek(SeekFrom::Start(at)).map_err(io(at))?;
     input.read_exact(&mut h).map_err(io(at))?;
     if &h[..4] != MAGIC {
-        return fail(at, "no FLR magic: not a JFR chunk");
+        return fail(Error::malformed, at, "no FLR magic: not a JFR chunk");
     }
     let major = u16::from_be_bytes([h[4], h[5]]);
     let minor = u16::from_be_bytes([h[6], h[7]]);
     if major != 2 {
         return fail(
+            Error::unsupported,
             at + 4,
             format!(
                 "JFR format {major}.{minor}: only 2.x (JDK 11 and later, async-profiler) is read"
@@ -294,12 +338,14 @@ fn read_chunk<R: Read + Seek>(
     chunk.ticks_per_second = field(6);
     if meta == 0 || h[64] != 0 {
         return fail(
+            Error::unsupported,
             at,
             "an unfinished chunk (its recording was still being written, or was cut by a crash)",
         );
     }
     if size < HEADER_SIZE || size > len - at {
         return fail(
+            Error::truncated,
             at + 8,
             format!(
                 "the chunk claims {size} bytes, the file has {} from here: truncated",
@@ -310,6 +356,7 @@ fn read_chunk<R: Read + Seek>(
     for (what, off) in [("metadata", meta), ("constant pool", cp)] {
         if off < HEADER_SIZE || off >= size {
             return fail(
+                Error::malformed,
                 at + 16,
                 format!("{what} offset {off} outside the chunk's {size} bytes"),
             );
@@ -340,18 +387,21 @@ fn read_special<R: Read + Seek>(
     let ty = c.varint()?;
     if ty != want {
         return fail(
+            Error::malformed,
             at,
             format!("expected an event of type {want} here, found type {ty}"),
         );
     }
     if size > end - at || (size as usize) < c.position() {
         return fail(
+            Error::malformed,
             at,
             format!("an event of {size} bytes does not fit its chunk"),
         );
     }
     if size > MAX_SPECIAL_EVENT {
         return fail(
+            Error::over_limit,
             at,
             format!("a metadata or checkpoint event of {size} bytes"),
         );
@@ -381,7 +431,7 @@ fn read_pools<R: Read + Seek>(
     let mut seen = HashSet::new();
     loop {
         if !seen.insert(at) {
-            return fail(at, "the checkpoint chain loops");
+            return fail(Error::malformed, at, "the checkpoint chain loops");
         }
         let (body, body_at) = read_special(input, at, end, CHECKPOINT_TYPE)?;
         let mut c = Cursor::at(&body, body_at);
@@ -399,6 +449,7 @@ fn read_pools<R: Read + Seek>(
         let next = at as i64 + delta;
         if next < (base + HEADER_SIZE) as i64 || next as u64 >= end {
             return fail(
+                Error::malformed,
                 at,
                 format!("a checkpoint delta of {delta} leaves the chunk"),
             );
@@ -410,7 +461,10 @@ fn read_pools<R: Read + Seek>(
 fn read_pool(c: &mut Cursor, types: &Types, layout: FrameLayout, chunk: &mut Chunk) -> Result<()> {
     let ty = c.varint()?;
     let Some(t) = types.get(&ty) else {
-        return Err(c.error(format!("a constant pool of undeclared type {ty}")));
+        return Err(c.error(
+            Error::malformed,
+            format!("a constant pool of undeclared type {ty}"),
+        ));
     };
     let count = c.count()?;
     for _ in 0..count {
@@ -418,7 +472,7 @@ fn read_pool(c: &mut Cursor, types: &Types, layout: FrameLayout, chunk: &mut Chu
         let before = c.position();
         let v = value(c, types, ty, false, 0)?;
         if c.position() == before {
-            return Err(c.error("a constant of no size"));
+            return Err(c.error(Error::malformed, "a constant of no size"));
         }
         keep(chunk, t, layout, key, v);
     }
@@ -539,7 +593,7 @@ fn value(c: &mut Cursor, types: &Types, ty: u64, cpool: bool, depth: usize) -> R
         return Ok(Value::Ref(c.varint()?));
     }
     let Some(t) = types.get(&ty) else {
-        return Err(c.error(format!("a value of undeclared type {ty}")));
+        return Err(c.error(Error::malformed, format!("a value of undeclared type {ty}")));
     };
     Ok(match t.name.as_str() {
         "boolean" | "byte" => Value::Int(c.u8()? as i8 as i64),
@@ -555,7 +609,7 @@ fn value(c: &mut Cursor, types: &Types, ty: u64, cpool: bool, depth: usize) -> R
         "java.lang.String" => Value::Str(c.jstring()?),
         _ => {
             if depth >= MAX_VALUE_NESTING {
-                return Err(c.error("values nested too deep"));
+                return Err(c.error(Error::over_limit, "values nested too deep"));
             }
             let mut fields = Vec::with_capacity(t.fields.len());
             for f in &t.fields {
@@ -566,7 +620,7 @@ fn value(c: &mut Cursor, types: &Types, ty: u64, cpool: bool, depth: usize) -> R
                         let before = c.position();
                         items.push(value(c, types, f.ty, f.cpool, depth + 1)?);
                         if c.position() == before {
-                            return Err(c.error("an array element of no size"));
+                            return Err(c.error(Error::malformed, "an array element of no size"));
                         }
                     }
                     Value::Arr(items)
@@ -690,6 +744,7 @@ fn read_events<R: Read + Seek>(
         let ty = c.varint()?;
         if size == 0 || (size as usize) < c.position() || size > end - at {
             return fail(
+                Error::malformed,
                 at,
                 format!("an event of {size} bytes does not fit its chunk"),
             );
@@ -698,7 +753,7 @@ fn read_events<R: Read + Seek>(
         let next = at + size;
         if let Some(l) = layouts.get(&ty) {
             if size > MAX_EVENT {
-                return fail(at, format!("an event of {size} bytes"));
+                return fail(Error::over_limit, at, format!("an event of {size} bytes"));
             }
             let body_at = at + c.position() as u64;
             body.resize((size - c.position() as u64) as usize, 0);
@@ -720,9 +775,9 @@ fn read_events<R: Read + Seek>(
             }
             if let Some(rec) = record(l, &fields, chunk) {
                 summary.known += 1;
-                sink(chunk, &rec).map_err(|m| Error {
+                sink(chunk, &rec).map_err(|message| Error::Refused {
                     offset: at,
-                    message: m,
+                    message,
                 })?;
             }
         }

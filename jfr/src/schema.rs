@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::io::{self, Seek, Write};
 
 /// Type ids (0 and 1 are the metadata and checkpoint events).
-pub mod id {
+pub(crate) mod id {
     pub const BOOLEAN: u64 = 4;
     pub const INT: u64 = 8;
     pub const LONG: u64 = 9;
@@ -45,7 +45,7 @@ pub mod id {
 }
 
 /// Event type names, as the readers match them.
-pub mod name {
+pub(crate) mod name {
     pub const EXECUTION_SAMPLE: &str = "jdk.ExecutionSample";
     /// async-profiler's event for wall-clock samples (`samples` of them).
     pub const WALL_CLOCK_SAMPLE: &str = "profiler.WallClockSample";
@@ -64,25 +64,37 @@ pub mod name {
 /// interpreted frame from a compiled or inlined one (AsyncGetCallTrace and
 /// JVMTI do not say), so a Java frame is just `Java`.
 pub mod frame_type {
+    /// A Java method's frame (interpreted, compiled or inlined).
     pub const JAVA: u64 = 1;
+    /// A native method's frame.
     pub const NATIVE: u64 = 2;
-    pub const NAMES: [(u64, &str); 2] = [(JAVA, "Java"), (NATIVE, "Native")];
+    /// The pool's entries: each key with the name `jfr` prints.
+    pub(crate) const NAMES: [(u64, &str); 2] = [(JAVA, "Java"), (NATIVE, "Native")];
 }
 
 /// Thread states (the JDK's names); keys are profrj's own.
 pub mod thread_state {
+    /// On the CPU, or ready to be.
     pub const RUNNABLE: u64 = 1;
     /// Sleeping, or (as async-profiler says of a thread off the CPU)
     /// RUNNABLE but not running: blocked in a system call.
     pub const SLEEPING: u64 = 2;
+    /// In `Object.wait()` without a timeout.
     pub const IN_OBJECT_WAIT: u64 = 3;
+    /// In `Object.wait(millis)`.
     pub const IN_OBJECT_WAIT_TIMED: u64 = 4;
+    /// In `LockSupport.park()` without a timeout.
     pub const PARKED: u64 = 5;
+    /// In `LockSupport.parkNanos()` or `parkUntil()`.
     pub const PARKED_TIMED: u64 = 6;
+    /// Waiting to enter a `synchronized` block or method.
     pub const BLOCKED_ON_MONITOR_ENTER: u64 = 7;
+    /// Created, not yet started.
     pub const NEW: u64 = 8;
+    /// Finished.
     pub const TERMINATED: u64 = 9;
-    pub const NAMES: [(u64, &str); 9] = [
+    /// The pool's entries: each key with the JDK's name for it.
+    pub(crate) const NAMES: [(u64, &str); 9] = [
         (RUNNABLE, "STATE_RUNNABLE"),
         (SLEEPING, "STATE_SLEEPING"),
         (IN_OBJECT_WAIT, "STATE_IN_OBJECT_WAIT"),
@@ -93,7 +105,9 @@ pub mod thread_state {
         (NEW, "STATE_NEW"),
         (TERMINATED, "STATE_TERMINATED"),
     ];
-    pub const RUNNABLE_NAME: &str = "STATE_RUNNABLE";
+    /// [`RUNNABLE`]'s name, which the reader matches (the JDK's and
+    /// async-profiler's recordings use it too).
+    pub(crate) const RUNNABLE_NAME: &str = "STATE_RUNNABLE";
 }
 
 fn ann(ty: u64, value: Option<&str>) -> Annotation {
@@ -521,8 +535,11 @@ pub fn metadata_event(start_ticks: u64) -> Vec<u8> {
 /// A thread as the `java.lang.Thread` pool holds it.
 #[derive(Clone, Debug, Default)]
 pub struct ThreadEntry {
+    /// The name `jfr` and JMC show for the thread.
     pub name: String,
+    /// The kernel's thread id (0: unknown).
     pub os_thread_id: u64,
+    /// The Java thread id (the writer's key for the thread).
     pub java_thread_id: u64,
 }
 
@@ -530,9 +547,13 @@ pub struct ThreadEntry {
 /// bytecode index and frame type ([`frame_type`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Frame {
+    /// The method's [`Pools::method`] key.
     pub method: u64,
+    /// The source line (-1: no line table).
     pub line: i32,
+    /// The bytecode index (-1: none, a native frame).
     pub bci: i32,
+    /// A [`frame_type`] key.
     pub kind: u64,
 }
 
@@ -568,6 +589,7 @@ pub struct Pools {
 }
 
 impl Pools {
+    /// A symbol's key, interned: the same text always gets the same key.
     pub fn symbol(&mut self, s: &str) -> u64 {
         if let Some(&k) = self.symbol_keys.get(s) {
             return k;
@@ -821,14 +843,22 @@ pub mod events {
     /// What `jdk.JVMInformation` holds.
     #[derive(Clone, Debug, Default)]
     pub struct JvmInfo {
+        /// The JVM's name (`OpenJDK 64-Bit Server VM`).
         pub name: String,
+        /// Its version line (`java.vm.info`'s).
         pub version: String,
+        /// The JVM's options, space-separated.
         pub jvm_arguments: String,
+        /// The main class or jar and its arguments.
         pub java_arguments: String,
+        /// When the JVM started, in milliseconds since the Unix epoch.
         pub start_millis: u64,
+        /// The JVM's process id.
         pub pid: u64,
     }
 
+    /// `jdk.JVMInformation`: which JVM recorded, with which arguments
+    /// (what `jfr summary` and JMC show first).
     pub fn jvm_information(b: &mut Buf, ticks: u64, i: &JvmInfo) {
         b.varint(id::JVM_INFORMATION)
             .varint(ticks)
@@ -841,6 +871,7 @@ pub mod events {
             .varint(i.pid);
     }
 
+    /// `jdk.OSInformation`: the operating system's version line.
     pub fn os_information(b: &mut Buf, ticks: u64, version: &str) {
         b.varint(id::OS_INFORMATION).varint(ticks).string(version);
     }
@@ -848,13 +879,19 @@ pub mod events {
     /// What `jdk.CPUInformation` holds.
     #[derive(Clone, Debug, Default)]
     pub struct CpuInfo {
+        /// The CPU's model name.
         pub cpu: String,
+        /// A longer description of the CPU.
         pub description: String,
+        /// Physical packages.
         pub sockets: u32,
+        /// Cores over all sockets.
         pub cores: u32,
+        /// Hardware threads (what the scheduler can run at once).
         pub hw_threads: u32,
     }
 
+    /// `jdk.CPUInformation`: the machine the samples were taken on.
     pub fn cpu_information(b: &mut Buf, ticks: u64, c: &CpuInfo) {
         b.varint(id::CPU_INFORMATION)
             .varint(ticks)
@@ -868,13 +905,20 @@ pub mod events {
     /// What `jdk.ActiveRecording` holds.
     #[derive(Clone, Debug, Default)]
     pub struct RecordingInfo {
+        /// The recording's id (unique within its JVM).
         pub id: u64,
+        /// Its name, as `jfr summary` lists it.
         pub name: String,
+        /// The file it is written to.
         pub destination: String,
+        /// When it started, in milliseconds since the Unix epoch.
         pub start_millis: u64,
+        /// How long it ran, in milliseconds.
         pub duration_millis: u64,
     }
 
+    /// `jdk.ActiveRecording`: the recording itself, so the JDK's tools
+    /// name it.
     pub fn active_recording(b: &mut Buf, ticks: u64, r: &RecordingInfo) {
         b.varint(id::ACTIVE_RECORDING)
             .varint(ticks)

@@ -8,10 +8,13 @@ use crate::encode::{padded_varint, put_varint, Buf};
 use crate::metadata::CHECKPOINT_TYPE;
 use std::io::{self, Seek, SeekFrom, Write};
 
-pub const HEADER_SIZE: u64 = 68;
+/// The chunk header's size: magic, version, seven 64-bit fields and the
+/// 32-bit features.
+pub(crate) const HEADER_SIZE: u64 = 68;
+/// The bytes every chunk starts with.
 pub const MAGIC: &[u8; 4] = b"FLR\0";
 /// The format version written: 2.0, as async-profiler writes it.
-pub const VERSION: (u16, u16) = (2, 0);
+pub(crate) const VERSION: (u16, u16) = (2, 0);
 /// The header's last four bytes: file state 0 (finished), and a flag byte
 /// whose bit 0 says integers are compressed (what the JDK and
 /// async-profiler write).
@@ -21,7 +24,7 @@ const SIZE_WIDTH: usize = 5;
 
 /// `body` (an event's type id and fields) with its size in front: the
 /// size counts itself.
-pub fn sized(body: &[u8]) -> Vec<u8> {
+pub(crate) fn sized(body: &[u8]) -> Vec<u8> {
     let mut total = body.len() + 1;
     loop {
         let mut probe = Vec::new();
@@ -41,9 +44,12 @@ pub struct Start {
     pub nanos: u64,
     /// The events' clock.
     pub ticks: u64,
+    /// The ticks' rate, which converts them to nanoseconds.
     pub ticks_per_second: u64,
 }
 
+/// One chunk being written to `out` (see the module's text for the order
+/// of calls).
 pub struct ChunkWriter<W: Write + Seek> {
     out: W,
     /// Offset of the chunk in `out`.
@@ -102,6 +108,7 @@ impl<W: Write + Seek> ChunkWriter<W> {
         self.len
     }
 
+    /// No event written yet: only the header.
     pub fn is_empty(&self) -> bool {
         self.len <= HEADER_SIZE
     }
@@ -117,7 +124,7 @@ impl<W: Write + Seek> ChunkWriter<W> {
         self.write(&e)
     }
 
-    /// Appends the metadata event (as [`crate::metadata::metadata_event`]
+    /// Appends the metadata event (as [`crate::schema::metadata_event`]
     /// makes it).
     pub fn metadata(&mut self, event: &[u8]) -> io::Result<()> {
         self.metadata_at = self.len;
@@ -146,6 +153,8 @@ impl<W: Write + Seek> ChunkWriter<W> {
         self.write(&b.bytes)
     }
 
+    /// Appends bytes as they are: a pool's entries, or events the caller
+    /// sized itself.
     pub fn raw(&mut self, bytes: &[u8]) -> io::Result<()> {
         self.write(bytes)
     }

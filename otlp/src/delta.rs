@@ -51,7 +51,9 @@ const NOT_COPIED: u32 = u32::MAX;
 /// One call's samples of one mode.
 #[derive(Clone, Debug, Default)]
 pub struct Samples {
+    /// What each of a sample's values is ([`CallTrees::weights`]).
     pub weights: &'static [ValueType],
+    /// What one event stands for ([`CallTrees::period`]).
     pub period: Option<(ValueType, i64)>,
     /// Frame names by id (the mode's).
     pub names: Vec<Box<str>>,
@@ -60,6 +62,7 @@ pub struct Samples {
     /// The samples' call paths and their prefixes, a step a frame: every
     /// step after its parent.
     pub paths: Vec<Step>,
+    /// What each (thread, path) added since the last call; none of zero.
     pub samples: Vec<Sample>,
 }
 
@@ -72,6 +75,7 @@ pub struct Step {
     pub name: u32,
 }
 
+/// What one thread added on one call path since the last call.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Sample {
     /// Index into [`Samples::threads`].
@@ -83,6 +87,7 @@ pub struct Sample {
 }
 
 impl Samples {
+    /// No sample: nothing was added since the last call.
     pub fn is_empty(&self) -> bool {
         self.samples.is_empty()
     }
@@ -99,7 +104,8 @@ impl Samples {
     }
 
     /// Adds the path of frame name ids `root_first` (tests: samples by hand).
-    pub fn push_path(&mut self, root_first: &[u32]) -> u32 {
+    #[cfg(test)]
+    pub(crate) fn push_path(&mut self, root_first: &[u32]) -> u32 {
         let mut parent = ROOT;
         for &name in root_first {
             self.paths.push(Step { parent, name });

@@ -15,6 +15,8 @@
 //! agent stays free of code generation. Field numbers are the proto's
 //! (opentelemetry-proto as compiled into the Collector's pdata v1.71.0);
 //! `tests/otlp.rs` checks every field against the real Collector.
+#![deny(missing_docs)]
+#![warn(clippy::undocumented_unsafe_blocks)]
 
 mod delta;
 mod encode;

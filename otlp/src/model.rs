@@ -17,6 +17,7 @@ pub const ROOT: u32 = u32::MAX;
 /// the VM only), as snapshot readers name it; a mode may use
 /// [`NO_JAVA_FRAME_ID`] for it without having the name among its own.
 pub const NO_JAVA_FRAME: &str = "[no Java frame]";
+/// [`NO_JAVA_FRAME`]'s name id, outside any mode's name list.
 pub const NO_JAVA_FRAME_ID: u32 = u32::MAX - 2;
 
 /// The sample types profrj sends, named as pprof names them (Go's runtime
@@ -31,18 +32,24 @@ pub mod types {
     pub const CPU_PERIOD: ValueType = ("cpu", "nanoseconds");
     /// What one sample of `event=wall` stands for (the period type).
     pub const WALL_PERIOD: ValueType = ("wall", "nanoseconds");
-    /// Profile: calls, and their time without callees.
+    /// Profile: calls of the method.
     pub const CALLS: ValueType = ("calls", "count");
+    /// Profile: wall-clock nanoseconds in the method, callees excluded.
     pub const WALL: ValueType = ("wall", "nanoseconds");
+    /// Profile: the thread's CPU nanoseconds in the method, callees excluded.
     pub const CPU: ValueType = ("cpu", "nanoseconds");
-    /// Alloc: estimated objects and bytes allocated (Go's heap profile).
+    /// Alloc: estimated objects allocated (Go's heap profile).
     pub const ALLOC_OBJECTS: ValueType = ("alloc_objects", "count");
+    /// Alloc: the bytes those objects stand for.
     pub const ALLOC_SPACE: ValueType = ("alloc_space", "bytes");
-    /// Alloc with `live`, in a snapshot: the sampled objects still reachable.
+    /// Alloc with `live`, in a snapshot: the sampled objects still
+    /// reachable.
     pub const INUSE_OBJECTS: ValueType = ("inuse_objects", "count");
+    /// Alloc with `live`: the bytes those objects stand for.
     pub const INUSE_SPACE: ValueType = ("inuse_space", "bytes");
-    /// Lock: contended acquisitions and nanoseconds waited (Go's mutex profile).
+    /// Lock: contended acquisitions (Go's mutex profile).
     pub const CONTENTIONS: ValueType = ("contentions", "count");
+    /// Lock: the nanoseconds threads waited.
     pub const DELAY: ValueType = ("delay", "nanoseconds");
 }
 
@@ -60,6 +67,7 @@ pub struct CallTrees {
     /// Frame names by id. Between two calls of one keeper, ids keep their
     /// names (the list only grows): a mode's interned names are.
     pub names: Vec<Box<str>>,
+    /// One tree per thread that has figures.
     pub threads: Vec<ThreadTree>,
 }
 
@@ -68,16 +76,20 @@ pub struct CallTrees {
 pub struct ThreadTree {
     /// Tells threads apart across calls (the agent's thread id).
     pub key: u64,
+    /// The thread's name, as the samples' `thread.name` attribute.
     pub name: String,
     /// Every node after its parent.
     pub nodes: Vec<Node>,
 }
 
+/// A frame in a thread's tree, under its caller's node.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Node {
     /// Index of the parent in [`ThreadTree::nodes`], or [`ROOT`].
     pub parent: u32,
     /// Index into [`CallTrees::names`].
     pub name: u32,
+    /// Its own figures: events that ended on this frame, callees not
+    /// included.
     pub own: Weights,
 }

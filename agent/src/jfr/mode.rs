@@ -23,7 +23,7 @@ pub const REGISTRATION: Registration = Registration {
             syntax: "jfr[=PATH]",
             default: DEFAULT_PATH,
             takes: Takes::Start,
-            meaning: "also write the running modes' events as they happen to a JDK Flight Recorder file at PATH (samples as jdk.ExecutionSample, alloc's as jdk.ObjectAllocationSample, lock's as jdk.JavaMonitorEnter/jdk.ThreadPark), for JDK Mission Control and IntelliJ; placeholders as for file=; each dump ends the file, the next events start the next (%n numbers them, else .2, .3... before .jfr); sampling is on if no mode is named",
+            meaning: "also write the running modes' events as they happen to a JDK Flight Recorder file at PATH (samples as jdk.ExecutionSample when the thread ran, else profiler.WallClockSample, alloc's as jdk.ObjectAllocationSample, lock's as jdk.JavaMonitorEnter/jdk.ThreadPark, with the JVM, OS and CPU information events), for JDK Mission Control and IntelliJ; placeholders as for file=; each dump ends the file, the next events start the next (%n numbers them, else .2, .3... before .jfr); sampling is on if no mode is named (docs/JFR.md)",
             read: Some(read_path),
         }],
         default_mode: false,

@@ -25,7 +25,7 @@ pub const REGISTRATION: Registration = Registration {
                 syntax: "lock[=DURATION]",
                 default: "0",
                 takes: Takes::Start,
-                meaning: "where threads wait for each other: contended synchronized entries by call path and monitor class, with counts and nanoseconds waited, waits shorter than DURATION (ns, us, ms or s; 0 records every one) left out, and a monitor dump at every snapshot (the <lock> section)",
+                meaning: "where threads wait for each other: contended synchronized entries and java.util.concurrent locks parked for, by call path and lock class, with counts and nanoseconds waited, waits shorter than DURATION (ns, us, ms or s: lock=1ms, lock=100us; 0 records every one) left out, and HPROF's MONITOR DUMP at every snapshot (the <lock> section)",
                 read: Some(read_threshold),
             },
         ],

@@ -31,7 +31,7 @@ pub const REGISTRATION: Registration = Registration {
                 syntax: "tracker=auto|weak|tags",
                 default: "auto",
                 takes: Takes::Start,
-                meaning: "memory: how object deaths are seen; weak: a JNI weak reference per object, checked after each GC (serial, parallel and G1 collectors, which clear them in their pauses; the cheapest); tags: JVMTI tags and ObjectFree (any collector); auto: weak where it works",
+                meaning: "memory: how object deaths are seen; weak: a JNI weak reference per object, checked after each GC (serial, parallel and G1 collectors, which clear them in their pauses; the cheapest, and the most ever alive exact at every GC); tags: JVMTI tags and ObjectFree (any collector); auto: weak where the collector allows, else tags. Fixed for the JVM's life by the first memory session",
                 read: Some(|k, v| options::choice(k, v, &["auto", "weak", "tags"], "valid: auto, weak, tags")),
             },
         ],

@@ -12,6 +12,8 @@
 //! of the agent starts profiling; each later load of the same library in the
 //! same JVM is a command to the running agent.
 
+#[cfg(test)]
+mod doc;
 pub mod scope;
 
 use scope::{Glob, Scope};
@@ -134,9 +136,9 @@ const OPTIONS: &[Opt] = &[
     },
     Opt {
         syntax: "include=GLOB",
-        default: "all but the JDK's classes",
+        default: "every class not loaded by the boot or platform loader",
         takes: Takes::Start,
-        meaning: "classes to instrument (repeatable; * and ? wildcards, e.g. com.acme.*; include=* takes the JDK too)",
+        meaning: "classes to instrument for profile, memory, coverage and trace (repeatable; * any run of characters, dots too, ? one; e.g. com.acme.*); with any include, exactly the matching classes are instrumented, the JDK's too (include=* is everything)",
         read: None,
     },
     Opt {
@@ -148,7 +150,7 @@ const OPTIONS: &[Opt] = &[
     },
     Opt {
         syntax: "file=PATH",
-        default: "profrj-%p.xml",
+        default: "profrj-%p.xml (working directory)",
         takes: Takes::StartOrDump,
         meaning: "snapshot path; %p pid, %t time (yyyy_MM_dd_HH_mm_ss), %n dump number, %% a %",
         read: None,
@@ -157,7 +159,7 @@ const OPTIONS: &[Opt] = &[
         syntax: "depth=N",
         default: "2048",
         takes: Takes::Start,
-        meaning: "deepest stack recorded; deeper stacks keep their top N frames under [truncated]",
+        meaning: "deepest stack recorded (1 to 65535); deeper stacks keep their top N frames under [truncated]",
         read: None,
     },
     Opt {
@@ -171,14 +173,14 @@ const OPTIONS: &[Opt] = &[
         syntax: "otlp[=URL]",
         default: "http://127.0.0.1:4318, or OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT / OTEL_EXPORTER_OTLP_ENDPOINT",
         takes: Takes::Start,
-        meaning: "push every period's profile to an OpenTelemetry Collector (OTLP profiles, protobuf over HTTP(S) to URL/v1development/profiles, gzipped); headers from OTEL_EXPORTER_OTLP_HEADERS; snapshots go on as before (docs/OTLP.md)",
+        meaning: "push every period what each call-tree mode (sampling, profile, alloc, lock) gathered since the last push to an OpenTelemetry Collector (OTLP profiles, protobuf over HTTP(S) to URL/v1development/profiles, gzipped); headers from OTEL_EXPORTER_OTLP_HEADERS; snapshots go on as before; a collector that is down, slow or refusing costs the program nothing (docs/OTLP.md)",
         read: None,
     },
     Opt {
         syntax: "period=DURATION",
         default: "60s",
         takes: Takes::Start,
-        meaning: "otlp: how often a profile is pushed (ms or s; at least 1s)",
+        meaning: "otlp: how often a profile is pushed (ms or s; 1s to a day)",
         read: None,
     },
     Opt {
@@ -192,14 +194,14 @@ const OPTIONS: &[Opt] = &[
         syntax: "cafile=PATH",
         default: "OTEL_EXPORTER_OTLP_CERTIFICATE, else the system's roots",
         takes: Takes::Start,
-        meaning: "otlp: the PEM file of the CA(s) an https collector's certificate must chain to",
+        meaning: "otlp: the PEM file of the CA(s) an https collector's certificate must chain to (rustls, no OpenSSL)",
         read: None,
     },
     Opt {
         syntax: "signal=NAME",
         default: "USR1",
         takes: Takes::Start,
-        meaning: "signal that writes a snapshot: USR1, RTMIN+N (0-8) or off",
+        meaning: "signal that writes a snapshot: USR1, RTMIN+N (0-8) or off; USR2, QUIT, HUP, INT and TERM are refused (docs/OPTIONS.md says why)",
         read: None,
     },
     Opt {
@@ -213,7 +215,7 @@ const OPTIONS: &[Opt] = &[
         syntax: "help",
         default: "",
         takes: Takes::Any,
-        meaning: "print this table to stderr and continue",
+        meaning: "print this table to stderr and continue (alone, it profiles nothing)",
         read: None,
     },
 ];

@@ -22,7 +22,7 @@ pub const REGISTRATION: Registration = Registration {
                 syntax: "trace[=PATH]",
                 default: "profrj-%p-trace.xml",
                 takes: Takes::Start,
-                meaning: "every call, return, throw and catch of the classes in scope as it happens, written as a TPTP trace-event XML document to PATH (placeholders as for file=; each dump ends the current file and the next events start the next, %n numbering them, else .2, .3... appended)",
+                meaning: "every call, return, throw and catch of the classes in scope as it happens, written as a TPTP trace-event XML document to PATH (placeholders as for file=; each dump ends the current file and the next events start the next, %n numbering them in the JVM, across sessions, else .2, .3... appended). Not a snapshot section",
                 read: Some(read_path),
             },
             Opt {

@@ -70,17 +70,24 @@ pub const THREAD_NAME: &str = "thread.name";
 /// A resource attribute's value.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Value {
+    /// A string (`service.name`, `host.name`).
     Str(String),
+    /// An integer (`process.pid`).
     Int(i64),
 }
 
+/// A resource attribute: what the Collector and backends group and
+/// filter profiles by.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Attribute {
+    /// Its name, as the semantic conventions spell it (`service.name`).
     pub key: String,
+    /// Its value.
     pub value: Value,
 }
 
 impl Attribute {
+    /// A string attribute.
     pub fn str(key: &str, value: &str) -> Self {
         Attribute {
             key: key.to_owned(),
@@ -103,9 +110,10 @@ pub struct Request {
     attributes: HashMap<u32, u32>,
     attribute_table: Msg,
     profiles: Msg,
-    /// Profiles and samples added.
-    pub profile_count: usize,
-    pub sample_count: usize,
+    /// Profiles added (one per weight that had a sample).
+    pub(crate) profile_count: usize,
+    /// Samples added, over all profiles.
+    pub(crate) sample_count: usize,
 }
 
 impl Default for Request {
@@ -115,6 +123,7 @@ impl Default for Request {
 }
 
 impl Request {
+    /// An empty request.
     pub fn new() -> Self {
         let mut r = Request {
             strings: Vec::new(),
