@@ -142,6 +142,9 @@ fn create(vm: VmHandle, options: &Options, edge: &Edge) -> Result<&'static Agent
     // debug information between safepoints; asked for here, where every JVM
     // grants it, so a later session can sample.
     caps.want(Capability::GenerateCompiledMethodLoadEvents);
+    // `lines` (a later session may ask for it): GetLineNumberTable. HotSpot
+    // always grants it, at no cost.
+    caps.want(Capability::GetLineNumbers);
     // The modes of the first session: some capabilities only start-up grants.
     registry::capabilities(options, &mut caps)?;
     jvmti

@@ -26,6 +26,7 @@ mod agent;
 mod alloc;
 mod calltree;
 mod clock;
+mod code_map;
 mod control;
 mod coverage;
 mod entry;

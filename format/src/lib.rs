@@ -81,6 +81,9 @@ pub mod sampler {
         pub const HITS: &str = "hits";
         /// Samples with this node on top, whatever the thread's state.
         pub const ELAPSED: &str = "elapsed";
+        /// With the agent's `lines` option: the frame's source line (absent
+        /// when unknown; then the node stands for the method's other samples).
+        pub const LINE: &str = "line";
     }
 }
 

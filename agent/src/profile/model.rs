@@ -44,6 +44,7 @@ pub fn trees(profiles: &[Arc<ThreadProfile>], methods: &[MethodInfo], sampled: b
             name: m.java_name().into(),
             class: false,
             descriptor: Some(m.descriptor.as_str().into()),
+            line: None,
         })
         .collect::<Vec<_>>();
     let mut trees = CallTrees {
@@ -70,11 +71,13 @@ pub fn trees(profiles: &[Arc<ThreadProfile>], methods: &[MethodInfo], sampled: b
             name: "".into(),
             class: false,
             descriptor: Some("".into()),
+            line: None,
         });
         trees.frames[m as usize] = Frame {
             name: format!("(method {m})").into(),
             class: false,
             descriptor: Some("".into()),
+            line: None,
         };
     }
     trees

@@ -649,6 +649,14 @@ impl Jvmti {
         Ok(unsafe { self.take_string(value) })
     }
 
+    /// Makes the VM send `event` for what already happened: every compiled
+    /// method (COMPILED_METHOD_LOAD) or every piece of generated code
+    /// (DYNAMIC_CODE_GENERATED), to this environment's callbacks.
+    pub fn generate_events(&self, event: JvmtiEvent) -> Result<()> {
+        // SAFETY: an event number the VM checks.
+        check(unsafe { jvmti_call!(self, GenerateEvents, event) })
+    }
+
     /// The declaring class, as a JNI local reference.
     pub fn method_declaring_class(&self, method: jmethodID) -> Result<jclass> {
         let mut class = std::ptr::null_mut();

@@ -55,6 +55,8 @@ impl JvmtiEvent {
     pub const CLASS_PREPARE: Self = Self(56);
     pub const VM_START: Self = Self(57);
     pub const COMPILED_METHOD_LOAD: Self = Self(68);
+    pub const COMPILED_METHOD_UNLOAD: Self = Self(69);
+    pub const DYNAMIC_CODE_GENERATED: Self = Self(70);
     pub const DATA_DUMP_REQUEST: Self = Self(71);
     pub const GARBAGE_COLLECTION_START: Self = Self(81);
     pub const GARBAGE_COLLECTION_FINISH: Self = Self(82);
@@ -308,6 +310,11 @@ pub type EventCompiledMethodLoad = unsafe extern "C" fn(
     *const c_void,
     *const c_void,
 );
+/// (env, method, code address)
+pub type EventCompiledMethodUnload = unsafe extern "C" fn(*mut JvmtiEnv, jmethodID, *const c_void);
+/// (env, name, address, length)
+pub type EventDynamicCodeGenerated =
+    unsafe extern "C" fn(*mut JvmtiEnv, *const c_char, *const c_void, jint);
 
 /// `jvmtiEventCallbacks`, events 50 to 88 (JVMTI 21; an older VM copies
 /// the part it knows). Callbacks the agent does not install
@@ -333,8 +340,8 @@ pub struct JvmtiEventCallbacks {
     /* 66 */ pub MethodExit: *const c_void,
     /* 67 */ pub NativeMethodBind: *const c_void,
     /* 68 */ pub CompiledMethodLoad: Option<EventCompiledMethodLoad>,
-    /* 69 */ pub CompiledMethodUnload: *const c_void,
-    /* 70 */ pub DynamicCodeGenerated: *const c_void,
+    /* 69 */ pub CompiledMethodUnload: Option<EventCompiledMethodUnload>,
+    /* 70 */ pub DynamicCodeGenerated: Option<EventDynamicCodeGenerated>,
     /* 71 */ pub DataDumpRequest: Option<EventDataDumpRequest>,
     /* 72 */ pub reserved72: *const c_void,
     /* 73 */ pub MonitorWait: *const c_void,
@@ -595,7 +602,8 @@ pub struct JvmtiInterface {
     /* 122 */
     pub SetEventCallbacks:
         Option<unsafe extern "C" fn(*mut JvmtiEnv, *const JvmtiEventCallbacks, jint) -> JvmtiError>,
-    /* 123 */ pub GenerateEvents: *const c_void,
+    /* 123 */
+    pub GenerateEvents: Option<unsafe extern "C" fn(*mut JvmtiEnv, JvmtiEvent) -> JvmtiError>,
     /* 124 */
     pub GetExtensionFunctions: Option<
         unsafe extern "C" fn(

@@ -330,6 +330,9 @@ fn write_nodes<W: Write>(
         if frame.is_some_and(|f| f.class) {
             push_attribute(buf, profrj_format::alloc::node::CLASS, profrj_format::TRUE);
         }
+        if let Some(line) = frame.and_then(|f| f.line) {
+            push_number(buf, profrj_format::sampler::node::LINE, line as u64);
+        }
         if signature {
             let descriptor = frame.and_then(|f| f.descriptor.as_deref()).unwrap_or("");
             let escaped = descriptors.get(node.frame, descriptor);
