@@ -196,6 +196,10 @@ fn read(text: &str) -> Hprof {
 /// else by a capital; the converter's rule, which the harness's names
 /// (lowercase methods, uppercase classes) also meet.
 fn method_column(name: &str, classes: &HashSet<String>) -> String {
+    if !name.contains('(') {
+        // No Java method (a pseudo-frame, a stub): one frame, spaces as `_`.
+        return name.replace(' ', "_");
+    }
     let before = name.split('(').next().unwrap();
     let (prefix, last) = before.rsplit_once('.').unwrap_or(("", before));
     let upper = last.starts_with(|c: char| c.is_uppercase());
@@ -318,7 +322,9 @@ fn cpu_time_counts_are_the_known_calls_and_samples_the_sections_shares() {
     for (m, (count, share)) in &by_method {
         let want = match *m {
             // HPROF's columns hold no space: the pseudo-frame is spelt with `_`.
-            "[no_Java_frame]" => frameless,
+            // Samples on no frame, and those under the sampler's own
+            // `[no_Java_frame]` (a walk that found none) share the row.
+            "[no_Java_frame]" => frameless + hits.get("[no_Java_frame]").copied().unwrap_or(0),
             m => *hits
                 .get(m)
                 .unwrap_or_else(|| panic!("{m} not in the sampler section: {hits:?}")),

@@ -215,21 +215,7 @@ fn clojure() {
 
 #[test]
 fn h2() {
-    let sql = "create table t(i int); insert into t select x from system_range(1,100000); select count(*), sum(i) from t";
-    check(
-        "h2",
-        &java().to_string_lossy(),
-        &[
-            "-cp",
-            "/usr/share/java/h2.jar",
-            "org.h2.tools.Shell",
-            "-url",
-            "jdbc:h2:mem:t",
-            "-sql",
-            sql,
-        ],
-        "org.h2",
-    );
+    check("h2", &java().to_string_lossy(), &H2_SHELL, "org.h2");
 }
 
 /// 300 generated source files (classes calling each other, generics,

@@ -9,10 +9,9 @@ use std::process::Command;
 
 /// Benchmarks not on `scripts/lib/`: `memory-many-core` stays self-contained
 /// on purpose (it runs on a bare many-core machine from the kit that
-/// `many-core-kit.sh` carries there, without the repository or cargo); the
-/// others are not yet moved (other branches change them now; they move
-/// next). Every other benchmark must use the library.
-const NOT_YET_ON_THE_LIBRARY: &[&str] = &["memory-many-core", "sampling-bench", "sampling-stress"];
+/// `many-core-kit.sh` carries there, without the repository or cargo).
+/// Every other benchmark must use the library.
+const NOT_YET_ON_THE_LIBRARY: &[&str] = &["memory-many-core"];
 
 /// What a Python benchmark must not define again: it is in `benchlib.py`.
 const PYTHON_COPIES: &[&str] = &[

@@ -142,6 +142,9 @@ fn create(vm: VmHandle, options: &Options, edge: &Edge) -> Result<&'static Agent
     // debug information between safepoints; asked for here, where every JVM
     // grants it, so a later session can sample.
     caps.want(Capability::GenerateCompiledMethodLoadEvents);
+    // `lines` (a later session may ask for it): GetLineNumberTable. HotSpot
+    // always grants it, at no cost.
+    caps.want(Capability::GetLineNumbers);
     // The modes of the first session: some capabilities only start-up grants.
     registry::capabilities(options, &mut caps)?;
     jvmti
@@ -152,10 +155,14 @@ fn create(vm: VmHandle, options: &Options, edge: &Edge) -> Result<&'static Agent
     let get_virtual_thread = virtual_threads
         .then(|| jvmti.extension_function("com.sun.hotspot.functions.GetVirtualThread"))
         .flatten();
+    let vthread_events = virtual_threads
+        .then(|| crate::vthreads::Support::find(jvmti))
+        .flatten();
     let host = Host::install(
         jvmti,
         vm,
         get_virtual_thread,
+        vthread_events,
         registry::all_natives(),
         *edge,
     )?;
@@ -298,7 +305,16 @@ impl Agent {
         crate::per_thread::thread_ended(jni);
     }
 
+    /// VirtualThreadEnd (while virtual threads are followed), on its
+    /// carrier after its last unmount: what each mode kept for it, then
+    /// its group's count of the living.
+    pub fn on_vthread_end(&self, jni: &Jni, thread: jthread) {
+        crate::per_thread::virtual_ended(self.host.jvmti, jni);
+        self.host.threads.virtual_ended(self.host.jvmti, thread);
+    }
+
     pub fn on_vm_death(&self, jni: &Jni) {
+        self.host.threads.end_groups();
         self.sessions.vm_death(jni);
     }
 }

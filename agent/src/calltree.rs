@@ -202,6 +202,7 @@ pub fn frames(names: &[Box<str>], classes: &HashSet<NameId>) -> Vec<crate::model
             name: name.clone(),
             class: classes.contains(&(id as NameId)),
             descriptor: None,
+            line: None,
         })
         .collect()
 }

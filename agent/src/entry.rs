@@ -6,6 +6,7 @@
 //! VM guarantees for that call is what makes its handles sound.
 
 use crate::agent;
+use crate::code_map;
 use crate::events::Allocation;
 use crate::host::{self, Edge, ThreadBody};
 use crate::vm::sys::{JvmtiEnv, JvmtiEventCallbacks};
@@ -97,11 +98,11 @@ unsafe fn option_string(p: *const c_char) -> Result<Option<String>, (String, Str
     }
 }
 
-/// A class name from the VM (modified UTF-8).
+/// A name from the VM: a class, a stub (modified UTF-8, as good as UTF-8 for names).
 ///
 /// # Safety
 /// `p` is null or a NUL-terminated string that outlives this call.
-unsafe fn class_name(p: *const c_char) -> Option<String> {
+unsafe fn vm_string(p: *const c_char) -> Option<String> {
     if p.is_null() {
         None
     } else {
@@ -121,6 +122,10 @@ const EDGE: Edge = Edge {
     callbacks,
     agent_thread,
     jni_alloc,
+    vthreads: crate::vthreads::Callbacks {
+        mount: vthread_mount,
+        unmount: vthread_unmount,
+    },
 };
 
 fn callbacks() -> JvmtiEventCallbacks {
@@ -141,6 +146,9 @@ fn callbacks() -> JvmtiEventCallbacks {
         ClassLoad: Some(class_load),
         ClassPrepare: Some(class_prepare),
         CompiledMethodLoad: Some(compiled_method_load),
+        VirtualThreadEnd: Some(vthread_end),
+        CompiledMethodUnload: Some(compiled_method_unload),
+        DynamicCodeGenerated: Some(dynamic_code_generated),
         ..Default::default()
     }
 }
@@ -205,6 +213,38 @@ unsafe extern "C" fn thread_end(_jvmti: *mut JvmtiEnv, jni: *mut JNIEnv, thread:
     })
 }
 
+/// HotSpot's VirtualThreadMount extension event, on the carrier with the
+/// virtual thread mounted. Reads none of its arguments (the virtual
+/// thread's record is found through its JVMTI thread-local storage).
+extern "C" fn vthread_mount(_jvmti: *mut JvmtiEnv, _jni: *mut JNIEnv, _thread: jthread) {
+    crate::vm::guard_hot("VirtualThreadMount", (), || {
+        if let Some(a) = agent::get() {
+            crate::per_thread::mounted(a.host.jvmti)
+        }
+    })
+}
+
+/// HotSpot's VirtualThreadUnmount extension event, on the carrier, the
+/// virtual thread still mounted. Reads none of its arguments.
+extern "C" fn vthread_unmount(_jvmti: *mut JvmtiEnv, _jni: *mut JNIEnv, _thread: jthread) {
+    crate::vm::guard_hot("VirtualThreadUnmount", (), crate::per_thread::unmounting)
+}
+
+/// The VirtualThreadEnd event (JVMTI 21).
+///
+/// # Safety
+/// Only the VM calls this, as VirtualThreadEnd's callback, on the carrier
+/// of the ending virtual thread: `thread` is a local reference to it.
+unsafe extern "C" fn vthread_end(_jvmti: *mut JvmtiEnv, jni: *mut JNIEnv, thread: jthread) {
+    // SAFETY: the JNIEnv the VM passed to this callback, on this thread.
+    let jni = unsafe { Jni::from_raw(jni) };
+    guard("VirtualThreadEnd", (), || {
+        if let Some(a) = agent::get() {
+            a.on_vthread_end(&jni, thread)
+        }
+    })
+}
+
 /// Enabled only because AsyncGetCallTrace refuses to walk without it.
 /// Reads none of its arguments.
 extern "C" fn class_load(
@@ -233,18 +273,56 @@ unsafe extern "C" fn class_prepare(
     })
 }
 
-/// Enabled only so that HotSpot's compilers keep debug information between
-/// safepoints (what signal sampling needs to name inlined frames). Reads
-/// none of its arguments.
+/// A method was compiled. Enabled so that HotSpot's compilers keep debug
+/// information between safepoints (what signal sampling needs to name
+/// inlined frames), and for the signal handler's map of generated code.
+/// Reads only its scalar arguments.
 extern "C" fn compiled_method_load(
     _jvmti: *mut JvmtiEnv,
-    _method: jni_sys::jmethodID,
-    _code_size: jint,
-    _code_addr: *const c_void,
+    method: jni_sys::jmethodID,
+    code_size: jint,
+    code_addr: *const c_void,
     _map_length: jint,
     _map: *const c_void,
     _compile_info: *const c_void,
 ) {
+    guard("CompiledMethodLoad", (), || {
+        code_map::compiled(
+            method as usize,
+            code_addr as usize,
+            code_size.max(0) as usize,
+        )
+    })
+}
+
+/// A compiled method's code was freed (the signal handler's code map).
+extern "C" fn compiled_method_unload(
+    _jvmti: *mut JvmtiEnv,
+    method: jni_sys::jmethodID,
+    code_addr: *const c_void,
+) {
+    guard("CompiledMethodUnload", (), || {
+        code_map::unloaded(method as usize, code_addr as usize)
+    })
+}
+
+/// The VM generated a stub, the interpreter or an adapter (the signal
+/// handler's code map).
+///
+/// # Safety
+/// Only the VM calls this, as DynamicCodeGenerated's callback: `name` is a
+/// NUL-terminated string alive for the call.
+unsafe extern "C" fn dynamic_code_generated(
+    _jvmti: *mut JvmtiEnv,
+    name: *const c_char,
+    address: *const c_void,
+    length: jint,
+) {
+    // SAFETY: null or a NUL-terminated string alive for the call (the caller's promise).
+    let name = unsafe { vm_string(name) }.unwrap_or_default();
+    guard("DynamicCodeGenerated", (), || {
+        code_map::generated(&name, address as usize, length.max(0) as usize)
+    })
 }
 
 /// The DataDumpRequest event (`kill -3`). Reads none of its arguments.
@@ -423,7 +501,7 @@ unsafe extern "C" fn class_file_load_hook(
         let bytes = unsafe { std::slice::from_raw_parts(data, len.max(0) as usize) };
         // SAFETY: null or a NUL-terminated name alive for this call (the
         // caller's promise).
-        let name = unsafe { class_name(name) };
+        let name = unsafe { vm_string(name) };
         if let Some(out) = a.host.instrumenter.transform(
             a.host.jvmti,
             &jni,

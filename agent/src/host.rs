@@ -30,6 +30,8 @@ pub struct Edge {
     pub callbacks: fn() -> JvmtiEventCallbacks,
     pub agent_thread: AgentThreadEntry,
     pub jni_alloc: AllocHook,
+    /// HotSpot's VirtualThreadMount and VirtualThreadUnmount callbacks.
+    pub vthreads: crate::vthreads::Callbacks,
 }
 
 /// The probe natives: names, descriptors and function addresses.
@@ -69,6 +71,9 @@ pub struct Host {
     pub states: States,
     /// HotSpot's GetVirtualThread extension (JDK 21+, `vthreads=on`).
     pub get_virtual_thread: Option<JvmtiExtensionFunction>,
+    /// HotSpot's mount and unmount events (JDK 21+, `vthreads=on`), to
+    /// follow virtual threads across carriers.
+    virtual_threads: Option<crate::vthreads::Support>,
     /// Every probe native, bound when the runtime classes are defined.
     pub natives: Natives,
     edge: Edge,
@@ -89,6 +94,7 @@ impl Host {
         jvmti: Jvmti,
         vm: VmHandle,
         get_virtual_thread: Option<JvmtiExtensionFunction>,
+        virtual_threads: Option<crate::vthreads::Support>,
         natives: Vec<Native>,
         edge: Edge,
     ) -> Result<&'static Host, AgentError> {
@@ -101,6 +107,7 @@ impl Host {
             sites: Sites::default(),
             states: States::default(),
             get_virtual_thread,
+            virtual_threads,
             natives: Natives(natives),
             edge,
         };
@@ -132,6 +139,19 @@ impl Host {
         }
     }
 
+    /// From now on, a virtual thread's per-thread record follows it across
+    /// carriers (`per_thread`): called by each mode that keeps something
+    /// per thread as it starts. Once per JVM; where the JVM has no such
+    /// events (before JDK 21, `vthreads=off`) virtual threads share their
+    /// carriers' records, and where turning them on fails, a warning says so.
+    pub fn follow_virtual_threads(&self) {
+        if let Some(v) = &self.virtual_threads {
+            if let Err(e) = v.follow(self.jvmti, self.edge.vthreads) {
+                crate::log::warn_once("virtual threads", &e);
+            }
+        }
+    }
+
     /// Says whether `listener` wants `kind`'s event delivered (see
     /// [`Events::want`]); objects made with JNI are seen once asked for
     /// (the JNI table is replaced for good).
@@ -142,7 +162,12 @@ impl Host {
         on: bool,
     ) -> Result<(), AgentError> {
         if kind == Kind::JniObjectAlloc && on {
-            crate::vm::intercept_allocations(self.jvmti, self.edge.jni_alloc)?;
+            // The caller is a Java thread (a session's command): its JNI
+            // tells the VM's JNI version.
+            let jni = Jni::from_vm(self.vm).map_err(|rc| {
+                AgentError::Unsupported(format!("no JNI environment on this thread ({rc})"))
+            })?;
+            crate::vm::intercept_allocations(self.jvmti, &jni, self.edge.jni_alloc)?;
         }
         self.events.want(self.jvmti, listener, kind, on)
     }

@@ -96,6 +96,9 @@ pub struct Frame {
     pub class: bool,
     /// The method's descriptor, where the mode knows it.
     pub descriptor: Option<Box<str>>,
+    /// The source line, for a mode that keys frames by line (`sampling`'s
+    /// `lines`): one method on two lines is two frames.
+    pub line: Option<u32>,
 }
 
 impl Frame {
@@ -104,6 +107,7 @@ impl Frame {
             name: name.into(),
             class: false,
             descriptor: None,
+            line: None,
         }
     }
 }

@@ -323,6 +323,19 @@ mod option_tests {
     }
 
     #[test]
+    fn lines_belong_to_sampling() {
+        let o = parse("lines").unwrap();
+        assert!(
+            o.given("lines") && o.given("sampling"),
+            "alone, it samples with lines"
+        );
+        assert!(parse("sampling,lines,alloc").unwrap().given("sampling"));
+        let e = parse("profile,lines").unwrap_err().0;
+        assert!(e.contains("sampling,lines"), "{e}");
+        assert!(parse("lines=on").unwrap_err().0.contains("takes no value"));
+    }
+
+    #[test]
     fn flags_take_no_value_and_values_are_required() {
         assert!(parse("sampling=yes")
             .unwrap_err()

@@ -4,7 +4,7 @@
 //! `lock`'s waits, heard by `jfr`), and the hasher of stack keys made of
 //! machine words.
 
-use crate::vm::async_trace::{CallFrame, NATIVE_FRAME_BCI};
+use crate::vm::async_trace::{CallFrame, NATIVE_CODE_BCI, NATIVE_FRAME_BCI, STUB_FRAME_BCI};
 use crate::vm::sys::JvmtiFrameInfo;
 use jni_sys::jmethodID;
 use std::hash::Hasher;
@@ -15,10 +15,20 @@ pub trait Frame {
     fn method(&self) -> jmethodID;
     /// A native method's frame.
     fn is_native(&self) -> bool;
-    /// The bytecode index (-1: none).
+    /// The bytecode index (-1: none; also for a synthetic frame: a stub,
+    /// native code, a failed walk).
     fn bci(&self) -> i32;
     /// A synthetic frame's failure code (AsyncGetCallTrace frames only).
     fn failure(&self) -> Option<i32> {
+        None
+    }
+    /// The code map's name number of a stub frame (signal frames only).
+    fn stub(&self) -> Option<u32> {
+        None
+    }
+    /// The pc of a frame in machine code outside the code cache (signal
+    /// frames only).
+    fn native_code(&self) -> Option<usize> {
         None
     }
 }
@@ -37,16 +47,32 @@ impl Frame for JvmtiFrameInfo {
 
 impl Frame for CallFrame {
     fn method(&self) -> jmethodID {
-        self.method
+        // A stub's or native code's frame keeps a name number or a pc there.
+        if self.stub().is_some() || self.native_code().is_some() {
+            std::ptr::null_mut()
+        } else {
+            self.method
+        }
     }
     fn is_native(&self) -> bool {
         self.bci == NATIVE_FRAME_BCI
     }
     fn bci(&self) -> i32 {
-        self.bci.max(-1)
+        // Synthetic frames (stubs, native code, failures) have negative codes.
+        if self.method.is_null() || self.bci < 0 {
+            -1
+        } else {
+            self.bci
+        }
     }
     fn failure(&self) -> Option<i32> {
         (self.method.is_null() && self.bci < 0 && self.bci != NATIVE_FRAME_BCI).then_some(self.bci)
+    }
+    fn stub(&self) -> Option<u32> {
+        (self.bci == STUB_FRAME_BCI).then_some(self.method as usize as u32)
+    }
+    fn native_code(&self) -> Option<usize> {
+        (self.bci == NATIVE_CODE_BCI).then_some(self.method as usize)
     }
 }
 

@@ -2,10 +2,17 @@
 //! object carries a JVMTI tag holding its registry index + 1, so two threads
 //! with the same name stay two entries, and a thread that already ended can
 //! still be recognised from a stack trace taken while it was alive.
+//!
+//! Virtual threads (JDK 21+) are grouped instead, since there can be
+//! millions: a virtual thread's object carries its group's tag, and the
+//! group is one record named by [`group_name`] (unnamed ones together as
+//! `[virtual threads]`), counting the virtual threads that joined it. Every
+//! mode writes a group as the one `<thread>` it is (docs/VIRTUAL_THREADS.md).
 
 use crate::clock;
 use crate::vm::{jthread, Jni, Jvmti};
 use parking_lot::Mutex;
+use std::collections::HashMap;
 
 /// Tag of the agent's own threads: never registered, never sampled.
 pub use crate::vm::AGENT_THREAD_TAG;
@@ -25,9 +32,31 @@ pub struct ThreadRecord {
     pub cpu_ns: u64,
     /// The OS thread id, when the thread told it (ThreadStart, VMInit); 0 if not.
     pub tid: i32,
+    /// A group of virtual threads: how many joined it (0: a platform thread).
+    pub virtual_threads: u64,
+    /// Of those, how many were seen to end (while virtual threads are followed).
+    pub virtual_ended: u64,
 }
 
 impl ThreadRecord {
+    /// A platform thread's record, as the registry makes it.
+    pub fn platform(name: String, start_ns: u64) -> Self {
+        ThreadRecord {
+            name,
+            start_ns,
+            end_ns: None,
+            cpu_ns: 0,
+            tid: 0,
+            virtual_threads: 0,
+            virtual_ended: 0,
+        }
+    }
+
+    /// Is this a group of virtual threads?
+    pub fn is_group(&self) -> bool {
+        self.virtual_threads > 0
+    }
+
     /// A thread named `name`, alive, seen from the start, 7 ns of CPU (the
     /// writers' tests).
     #[cfg(test)]
@@ -38,6 +67,8 @@ impl ThreadRecord {
             end_ns: None,
             cpu_ns: 7,
             tid: 0,
+            virtual_threads: 0,
+            virtual_ended: 0,
         }
     }
 
@@ -64,6 +95,38 @@ pub enum Identity {
 #[derive(Default)]
 pub struct Threads {
     records: Mutex<Vec<ThreadRecord>>,
+    /// Groups of virtual threads by name ([`group_name`]).
+    groups: Mutex<HashMap<String, ThreadId>>,
+}
+
+/// The most groups of named virtual threads; the names of more join
+/// [`VIRTUAL_GROUP`].
+pub const MAX_GROUPS: usize = 256;
+
+/// The group of unnamed virtual threads (and of names past [`MAX_GROUPS`]).
+pub const VIRTUAL_GROUP: &str = "[virtual threads]";
+
+/// The group a virtual thread named `name` joins: its name with each run of
+/// ASCII digits written `#` (`handler-17` and `handler-4` are `handler-#`,
+/// as a thread factory numbers them), or [`VIRTUAL_GROUP`] when unnamed.
+pub fn group_name(name: &str) -> String {
+    if name.is_empty() {
+        return VIRTUAL_GROUP.to_owned();
+    }
+    let mut out = String::with_capacity(name.len());
+    let mut in_digits = false;
+    for c in name.chars() {
+        if c.is_ascii_digit() {
+            if !in_digits {
+                out.push('#');
+            }
+            in_digits = true;
+        } else {
+            out.push(c);
+            in_digits = false;
+        }
+    }
+    out
 }
 
 impl Threads {
@@ -87,6 +150,9 @@ impl Threads {
             .thread_info(jni, thread)
             .map(|i| i.name)
             .unwrap_or_default();
+        if jni.is_virtual_thread(thread) {
+            return self.join_group(jvmti, thread, &name);
+        }
         let mut records = self.records.lock();
         let tag = jvmti.tag(thread).ok()?;
         if tag != 0 {
@@ -94,14 +160,56 @@ impl Threads {
         }
         let id = ThreadId(records.len() as u32);
         jvmti.set_tag(thread, id.0 as i64 + 1).ok()?;
-        records.push(ThreadRecord {
-            name,
-            start_ns,
-            end_ns: None,
-            cpu_ns: 0,
-            tid: 0,
-        });
+        records.push(ThreadRecord::platform(name, start_ns));
         Some(Identity::Java(id))
+    }
+
+    /// A virtual thread named `name`, not tagged yet: it joins its group
+    /// (made now if new) and carries the group's tag from then on.
+    fn join_group(&self, jvmti: Jvmti, thread: jthread, name: &str) -> Option<Identity> {
+        let mut groups = self.groups.lock();
+        let mut records = self.records.lock();
+        let tag = jvmti.tag(thread).ok()?;
+        if tag != 0 {
+            return Some(Self::from_tag(tag));
+        }
+        let mut key = group_name(name);
+        if !groups.contains_key(&key) && groups.len() >= MAX_GROUPS {
+            key = VIRTUAL_GROUP.to_owned();
+        }
+        let id = match groups.get(&key) {
+            Some(&id) => id,
+            None => {
+                let id = ThreadId(records.len() as u32);
+                records.push(ThreadRecord::platform(key.clone(), clock::now_ns()));
+                groups.insert(key, id);
+                id
+            }
+        };
+        jvmti.set_tag(thread, id.0 as i64 + 1).ok()?;
+        let r = &mut records[id.0 as usize];
+        r.virtual_threads += 1;
+        r.end_ns = None;
+        Some(Identity::Java(id))
+    }
+
+    /// A virtual thread ended (VirtualThreadEnd, while virtual threads are
+    /// followed): its group counts one fewer alive, and ends with its last.
+    pub fn virtual_ended(&self, jvmti: Jvmti, thread: jthread) {
+        let tag = jvmti.tag(thread).unwrap_or(0);
+        if tag == 0 {
+            return; // never seen by a mode
+        }
+        let Identity::Java(id) = Self::from_tag(tag) else {
+            return;
+        };
+        let mut records = self.records.lock();
+        if let Some(r) = records.get_mut(id.0 as usize).filter(|r| r.is_group()) {
+            r.virtual_ended += 1;
+            if r.virtual_ended >= r.virtual_threads {
+                r.end_ns = Some(clock::now_ns());
+            }
+        }
     }
 
     fn from_tag(tag: i64) -> Identity {
@@ -168,9 +276,19 @@ impl Threads {
         }
         let now = clock::now_ns();
         for (i, r) in self.records.lock().iter_mut().enumerate() {
-            if r.end_ns.is_none() && !seen.contains(&ThreadId(i as u32)) {
+            // Virtual threads are not among the live threads JVMTI lists.
+            if r.end_ns.is_none() && !r.is_group() && !seen.contains(&ThreadId(i as u32)) {
                 r.end_ns = Some(now);
             }
+        }
+    }
+
+    /// The VM is dying: every group of virtual threads has ended, whether or
+    /// not its threads' ends were seen.
+    pub fn end_groups(&self) {
+        let now = clock::now_ns();
+        for r in self.records.lock().iter_mut().filter(|r| r.is_group()) {
+            r.end_ns.get_or_insert(now);
         }
     }
 

@@ -56,6 +56,9 @@ pub mod calls {
     pub const CUMULATED: &str = "cumulated";
     /// Samples with the node anywhere on the stack, whatever the thread's state.
     pub const CUMULATED_ELAPSED: &str = "cumulatedElapsed";
+    /// profrj's own, on a `<thread>` that is a group of virtual threads
+    /// (JDK 21+): how many joined it. Absent on a platform thread.
+    pub const VIRTUAL_THREADS: &str = "virtualThreads";
 }
 
 /// `<sampler>`: per thread, the call tree of stack samples.
@@ -78,6 +81,9 @@ pub mod sampler {
         pub const HITS: &str = "hits";
         /// Samples with this node on top, whatever the thread's state.
         pub const ELAPSED: &str = "elapsed";
+        /// With the agent's `lines` option: the frame's source line (absent
+        /// when unknown; then the node stands for the method's other samples).
+        pub const LINE: &str = "line";
     }
 }
 

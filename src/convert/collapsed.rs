@@ -14,7 +14,7 @@
 //! after the others.
 
 use super::stacks::{Key, TopFrames, MAX_FRAMES, TRUNCATED};
-use crate::snapshot::{CallThread, Metric, Names, Weighted};
+use crate::snapshot::{CallThread, Metric, Names, Weighted, NO_LINE};
 use profrj_format::names;
 use std::collections::HashMap;
 use std::io::{self, Write};
@@ -84,11 +84,21 @@ impl Merged {
             // Where each node of the thread's tree went.
             let mut at = vec![root; t.tree.nodes.len()];
             for (i, n) in t.tree.nodes.iter().enumerate().skip(1) {
-                let slot = &mut of_name[n.name as usize];
-                if *slot == u32::MAX {
-                    *slot = intern(&mut m.frames, frame(names.get(n.name)));
-                }
-                let node = child(&mut m, at[n.parent as usize], *slot, n.depth);
+                let f = match n.line {
+                    NO_LINE => {
+                        let slot = &mut of_name[n.name as usize];
+                        if *slot == u32::MAX {
+                            *slot = intern(&mut m.frames, frame(names.get(n.name)));
+                        }
+                        *slot
+                    }
+                    // async-profiler's `lines`: `method:line`.
+                    line => intern(
+                        &mut m.frames,
+                        frame(&format!("{}:{line}", names.get(n.name))),
+                    ),
+                };
+                let node = child(&mut m, at[n.parent as usize], f, n.depth);
                 m.own[node as usize] = m.own[node as usize].saturating_add(w.own[i]);
                 at[i] = node;
             }

@@ -1,6 +1,7 @@
 //! pprof's profile format (`tests/data/profile.proto`), gzipped. One sample
 //! per call-tree node with a non-zero value, its stack leaf first, labelled
-//! with its thread. Value types, named for what they count (each section's
+//! with its thread; a node's `line` (the agent's `lines`) is its location's
+//! `Line.line`. Value types, named for what they count (each section's
 //! metrics' [`pprof`](crate::snapshot::MetricDesc::pprof) names):
 //! - sampler: `samples/count` (every sample, any thread state: `elapsed`) and
 //!   `runnable_samples/count` (samples with the thread RUNNABLE: `hits`);
@@ -19,14 +20,14 @@
 //! fields be spread out, so each sample is written to the gzip stream as
 //! the tree walk reaches its node, then the locations, functions and string
 //! table. What is held: the string table (distinct names, signatures and
-//! thread names), one function (and location) per distinct name and
-//! signature, the walk's stack, and the merged samples of stacks deeper than
+//! thread names), one function per distinct name and signature, one
+//! location per function and line, the walk's stack, and the merged samples of stacks deeper than
 //! `MAX_FRAMES` (at most one per such node) — bounded by the tree, never by
 //! the output.
 
 use super::stacks::{Key, TopFrames, MAX_FRAMES, TRUNCATED};
 use crate::error::CliError;
-use crate::snapshot::{CallSection, CallThread, Metric, Names, ValueType, NONE};
+use crate::snapshot::{CallSection, CallThread, Metric, Names, ValueType, NONE, NO_LINE};
 use flate2::write::GzEncoder;
 use flate2::Compression;
 use profrj_format::names;
@@ -59,6 +60,7 @@ mod field {
     pub const LOC_LINE: u64 = 4;
     // Line
     pub const LINE_FUNCTION_ID: u64 = 1;
+    pub const LINE_LINE: u64 = 2;
     // Function
     pub const F_ID: u64 = 1;
     pub const F_NAME: u64 = 2;
@@ -161,6 +163,7 @@ impl<'a> Pprof<'a> {
         }
         gz.write_all(&head.buf)?;
         let mut functions = Functions::default();
+        let mut locations = Locations::default();
         let thread_key = strings.id("thread");
         // Samples of stacks cut to MAX_FRAMES, by (thread, top frames): the
         // stack (leaf first, [truncated] last) and the summed values.
@@ -174,7 +177,8 @@ impl<'a> Pprof<'a> {
             let mut stack: Vec<u64> = Vec::new();
             let mut top = TopFrames::new(MAX_FRAMES);
             for n in t.tree.nodes.iter().skip(1) {
-                let id = functions.id(&mut strings, self.names, n.name, n.signature);
+                let function = functions.id(&mut strings, self.names, n.name, n.signature);
+                let id = locations.id(function, n.line);
                 let d = n.depth as usize;
                 stack.truncate(d - 1);
                 stack.push(id);
@@ -200,7 +204,8 @@ impl<'a> Pprof<'a> {
                         }
                     }
                     std::collections::hash_map::Entry::Vacant(e) => {
-                        leaf_first.push(functions.truncated(&mut strings));
+                        let truncated = functions.truncated(&mut strings);
+                        leaf_first.push(locations.id(truncated, NO_LINE));
                         deep_samples.push((thread_name, leaf_first.clone(), vals.clone()));
                         e.insert(deep_samples.len() - 1);
                     }
@@ -213,12 +218,15 @@ impl<'a> Pprof<'a> {
             write_field(&mut gz, field::SAMPLE, &sample.buf)?;
         }
         let mut tail = Msg::default();
-        // Locations: one per function, with the same id.
-        for id in 1..=functions.count {
+        // Locations, by id (from 1): a function and its line, if any.
+        for (i, &(function, line_number)) in locations.list.iter().enumerate() {
             let mut line = Msg::default();
-            line.int(field::LINE_FUNCTION_ID, id);
+            line.int(field::LINE_FUNCTION_ID, function);
+            if line_number != NO_LINE {
+                line.int(field::LINE_LINE, u64::from(line_number));
+            }
             let mut loc = Msg::default();
-            loc.int(field::LOC_ID, id);
+            loc.int(field::LOC_ID, i as u64 + 1);
             loc.msg(field::LOC_LINE, &line);
             tail.msg(field::LOCATION, &loc);
         }
@@ -239,7 +247,23 @@ impl<'a> Pprof<'a> {
     }
 }
 
-/// One function (and one location) per distinct name and signature, their
+/// One location per function and line (ids from 1, in the order met).
+#[derive(Default)]
+struct Locations {
+    ids: HashMap<(u64, u32), u64>,
+    list: Vec<(u64, u32)>,
+}
+
+impl Locations {
+    fn id(&mut self, function: u64, line: u32) -> u64 {
+        *self.ids.entry((function, line)).or_insert_with(|| {
+            self.list.push((function, line));
+            self.list.len() as u64
+        })
+    }
+}
+
+/// One function per distinct name and signature, their
 /// `Function` messages written as they are met.
 #[derive(Default)]
 struct Functions {

@@ -46,6 +46,8 @@ struct Merged {
     name: Vec<Frame>,
     own: Vec<u64>,
     children: Vec<Vec<u32>>,
+    /// A group of virtual threads: how many joined it.
+    virtual_threads: Option<u64>,
 }
 
 impl Merged {
@@ -54,6 +56,7 @@ impl Merged {
             name: vec![(u32::MAX, false)],
             own: vec![0],
             children: vec![Vec::new()],
+            virtual_threads: None,
         }
     }
 }
@@ -70,6 +73,9 @@ fn merged_threads(sec: &CallSection, metric: Metric) -> Vec<(String, Merged)> {
             order.len() - 1
         });
         let (m, idx) = (&mut order[k].1, &mut index[k]);
+        if let Some(n) = t.virtual_threads {
+            m.virtual_threads = Some(m.virtual_threads.unwrap_or(0).saturating_add(n));
+        }
         let w = Weighted::new(&t.tree, metric);
         // Where each source node went in the merged tree.
         let mut map = vec![0u32; t.tree.nodes.len()];
@@ -201,6 +207,9 @@ fn calls_json(
         }
         trees.push_str("{\"name\":");
         json_name(trees, tname);
+        if let Some(n) = m.virtual_threads {
+            let _ = write!(trees, ",\"virtualThreads\":{n}");
+        }
         let _ = write!(trees, ",\"total\":{},\"nodes\":[", total[0]);
         // Preorder, skipping empty subtrees: [name, own, number of children].
         let mut stack: Vec<u32> = m.children[0].iter().rev().copied().collect();

@@ -182,6 +182,9 @@ pub fn sites_report(
 /// What the snapshot says of a thread besides its tree.
 fn thread_facts(sec: &CallSection, t: &CallThread) -> String {
     let mut facts = Vec::new();
+    if let Some(n) = t.virtual_threads {
+        facts.push(format!("a group of {n} virtual threads"));
+    }
     if let Some(ns) = t.cpu_time {
         facts.push(format!("CPU {:.3} s", ns as f64 / 1e9));
     }

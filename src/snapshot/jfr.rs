@@ -27,7 +27,9 @@
 //! nodes for the file's size, so a small hostile file cannot claim a huge
 //! tree.
 
-use super::{CallKind, CallSection, CallThread, Names, Node, Snapshot, Tree, Values, NONE};
+use super::{
+    CallKind, CallSection, CallThread, Names, Node, Snapshot, Tree, Values, NONE, NO_LINE,
+};
 use profrj_jfr::reader::{self, Chunk, Kind, Record};
 use std::collections::HashMap;
 use std::path::Path;
@@ -216,6 +218,8 @@ impl Builder {
                         parent: node,
                         depth,
                         class: class && i == last,
+                        // A frame's line, if the recording has one, is in its name (`…():12`).
+                        line: NO_LINE,
                         v: Values::default(),
                     });
                     trees.children.insert((t, node, name), id);

@@ -71,8 +71,14 @@ pub struct Node {
     /// A class frame (the allocated class), not a method: see
     /// [`SectionDesc::class_marker`].
     pub class: bool,
+    /// The frame's source line (`line`, the agent's `lines` option), or
+    /// [`NO_LINE`].
+    pub line: u32,
     pub v: Values,
 }
+
+/// A node's line when the snapshot gives none.
+pub const NO_LINE: u32 = 0;
 
 /// One thread's call tree. `nodes[0]` is the thread itself (no figures); every
 /// other node follows its parent.
@@ -90,6 +96,7 @@ impl Tree {
                 parent: NONE,
                 depth: 0,
                 class: false,
+                line: NO_LINE,
                 v: Values::default(),
             }],
         }
@@ -108,6 +115,8 @@ pub struct CallThread {
     pub cpu_time: Option<u64>,
     pub elapsed_time: Option<u64>,
     pub is_alive: Option<bool>,
+    /// A group of virtual threads (JDK 21+): how many joined it.
+    pub virtual_threads: Option<u64>,
     /// The section's [`SectionDesc::thread_totals`], in that order.
     pub totals: [Option<u64>; MAX_THREAD_TOTALS],
     pub tree: Tree,

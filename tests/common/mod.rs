@@ -245,3 +245,16 @@ pub fn profrj_run(args: &[&str]) -> (i32, String) {
     );
     (out.status.code().unwrap_or(-1), text)
 }
+
+/// Debian's H2 shell (after `java`) filling a table of 1..=100000 in memory
+/// and summing it: its output holds 5000050000. The real-program and
+/// crash-hunt tests run it.
+pub const H2_SHELL: [&str; 7] = [
+    "-cp",
+    "/usr/share/java/h2.jar",
+    "org.h2.tools.Shell",
+    "-url",
+    "jdbc:h2:mem:t",
+    "-sql",
+    "create table t(i int); insert into t select x from system_range(1,100000); select count(*), sum(i) from t",
+];

@@ -256,7 +256,10 @@ impl Recorder {
         if !self.active.load(Relaxed) {
             return;
         }
-        per_thread::with(
+        // Per OS thread (a carrier's own, not a mounted virtual thread's):
+        // a cache of recent classes, which a million virtual threads need
+        // not each keep.
+        per_thread::with_carrier(
             || Some(Held::Own(Box::default())),
             |mine: &RefCell<PerThread>| {
                 let Ok(mut mine) = mine.try_borrow_mut() else {

@@ -5,6 +5,7 @@
 //! costs one look-up). The writer takes what a file used from here when it
 //! ends the file.
 
+use crate::code_map::machine_code_name;
 use crate::stack::{Frame, WordHasher};
 use crate::vm::async_trace::failure_name;
 use crate::vm::{Jni, Jvmti};
@@ -57,8 +58,9 @@ pub struct FrameRec {
 pub struct Tables {
     /// jmethodID -> method index (HotSpot never reuses a jmethodID).
     by_id: HashMap<usize, u32, BuildHasherDefault<WordHasher>>,
-    /// Synthetic frames (`[GC_active]`, …) by name -> method index.
-    synthetic: HashMap<&'static str, u32>,
+    /// Synthetic frames (`[GC_active]`, …) and frames of stubs and native
+    /// code (`vtable stub`, `[libjvm.so]`) by name -> method index.
+    synthetic: HashMap<String, u32>,
     pub methods: Vec<MethodInfo>,
     /// Class name as Java writes it -> class index (no conversion per event).
     by_java_name: HashMap<String, u32>,
@@ -89,8 +91,16 @@ impl Tables {
         key.push(truncated as u64);
         for f in kept {
             let code = f.failure().map_or(0, |c| c as u32 as u64);
-            key.push(f.method() as u64);
-            key.push((f.bci() as u32 as u64) | (f.is_native() as u64) << 32 | code << 33);
+            // A stub's frame is told by its name number, native code's by its pc.
+            let (word, kind) = match (f.stub(), f.native_code()) {
+                (Some(stub), _) => (stub as u64, 1),
+                (_, Some(pc)) => (pc as u64, 2),
+                _ => (f.method() as u64, 0),
+            };
+            key.push(word);
+            key.push(
+                (f.bci() as u32 as u64) | (f.is_native() as u64) << 32 | kind << 33 | code << 35,
+            );
         }
         let id = match self.stack_index.get(key.as_slice()) {
             Some(&id) => id,
@@ -136,7 +146,7 @@ impl Tables {
     }
 
     /// A one-frame stack of a synthetic frame (a walk that failed).
-    pub fn synthetic_stack(&mut self, name: &'static str) -> u32 {
+    pub fn synthetic_stack(&mut self, name: &str) -> u32 {
         let method = self.synthetic_method(name);
         let key: Box<[u64]> = Box::new([u64::MAX, method as u64]);
         if let Some(&id) = self.stack_index.get(&key) {
@@ -154,7 +164,7 @@ impl Tables {
         id
     }
 
-    fn synthetic_method(&mut self, name: &'static str) -> u32 {
+    fn synthetic_method(&mut self, name: &str) -> u32 {
         if let Some(&m) = self.synthetic.get(name) {
             return m;
         }
@@ -167,13 +177,16 @@ impl Tables {
             lines: Vec::new(),
         });
         let m = self.methods.len() as u32 - 1;
-        self.synthetic.insert(name, m);
+        self.synthetic.insert(name.to_owned(), m);
         m
     }
 
     fn method<F: Frame>(&mut self, jvmti: Jvmti, jni: &Jni, f: &F) -> u32 {
         let id = f.method();
         if id.is_null() {
+            if let Some(name) = machine_code_name(f) {
+                return self.synthetic_method(&name);
+            }
             return match f.failure() {
                 Some(code) => self.synthetic_method(failure_name(code)),
                 None => self.synthetic_method(UNKNOWN_METHOD),

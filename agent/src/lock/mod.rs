@@ -102,18 +102,26 @@ struct Data {
     trees: HashMap<ThreadId, WeightTree<Wait>>,
 }
 
-/// What a thread keeps for the lock mode (in its record).
+/// What a Java thread keeps for the lock mode (in its record, which a
+/// virtual thread takes along: one that blocks unmounts, and its wait
+/// ends on whichever carrier it resumes on).
 #[derive(Default)]
 struct PerThread {
     /// When this thread began to wait for a contended monitor (0: it is not).
     enter_ns: Cell<u64>,
     /// When this thread began to park for a lock (0: it is not parked).
     park_ns: Cell<u64>,
-    /// The waiting thread's frame buffer (stacks can be thousands deep).
-    frames: RefCell<Vec<JvmtiFrameInfo>>,
 }
 
 impl ThreadValue for PerThread {}
+
+/// An OS thread's frame buffer for the stacks of waits (stacks can be
+/// thousands deep): in its own record, so that a million virtual threads
+/// do not each keep one.
+#[derive(Default)]
+struct FrameBuffer(RefCell<Vec<JvmtiFrameInfo>>);
+
+impl ThreadValue for FrameBuffer {}
 
 /// Runs `f` with the calling thread's lock state, made on first use.
 fn on_thread<R>(f: impl FnOnce(&PerThread) -> R) -> Option<R> {
@@ -180,72 +188,75 @@ impl Recorder {
             self.rewaits.fetch_add(1, Relaxed);
             return;
         }
-        on_thread(|mine| {
-            let Ok(mut buf) = mine.frames.try_borrow_mut() else {
-                return;
-            };
-            let empty = JvmtiFrameInfo {
-                method: std::ptr::null_mut(),
-                location: 0,
-            };
-            buf.resize(self.depth, empty);
-            let Ok(frames) = jvmti.stack_trace(thread, &mut buf) else {
-                self.failed.fetch_add(1, Relaxed);
-                return;
-            };
-            let mut data = self.data.lock();
-            let d = &mut *data;
-            let mut path: Vec<NameId> = Vec::with_capacity(frames.len() + 1);
-            // Frames of the parking machinery left off the top.
-            let mut machinery = 0;
-            for f in frames {
-                let name = d.names.frame_name(jvmti, jni, f.method, f.location == -1);
-                if parked && path.is_empty() && is_lock_machinery(d.names.get(name)) {
-                    if d.names.get(name).contains("$ConditionObject.await") {
-                        // Getting the lock back after Condition.await.
+        per_thread::with_carrier(
+            || Some(Held::Own(Box::default())),
+            |mine: &FrameBuffer| {
+                let Ok(mut buf) = mine.0.try_borrow_mut() else {
+                    return;
+                };
+                let empty = JvmtiFrameInfo {
+                    method: std::ptr::null_mut(),
+                    location: 0,
+                };
+                buf.resize(self.depth, empty);
+                let Ok(frames) = jvmti.stack_trace(thread, &mut buf) else {
+                    self.failed.fetch_add(1, Relaxed);
+                    return;
+                };
+                let mut data = self.data.lock();
+                let d = &mut *data;
+                let mut path: Vec<NameId> = Vec::with_capacity(frames.len() + 1);
+                // Frames of the parking machinery left off the top.
+                let mut machinery = 0;
+                for f in frames {
+                    let name = d.names.frame_name(jvmti, jni, f.method, f.location == -1);
+                    if parked && path.is_empty() && is_lock_machinery(d.names.get(name)) {
+                        if d.names.get(name).contains("$ConditionObject.await") {
+                            // Getting the lock back after Condition.await.
+                            self.rewaits.fetch_add(1, Relaxed);
+                            return;
+                        }
+                        machinery += 1;
+                        continue;
+                    }
+                    path.push(name);
+                }
+                path.reverse();
+                if let Some(&top) = path.last().filter(|_| !parked) {
+                    let names = &d.names;
+                    let is_wait = *d
+                        .wait_frames
+                        .entry(top)
+                        .or_insert_with(|| names.get(top).starts_with("java.lang.Object.wait"));
+                    if is_wait {
                         self.rewaits.fetch_add(1, Relaxed);
                         return;
                     }
-                    machinery += 1;
-                    continue;
                 }
-                path.push(name);
-            }
-            path.reverse();
-            if let Some(&top) = path.last().filter(|_| !parked) {
-                let names = &d.names;
-                let is_wait = *d
-                    .wait_frames
-                    .entry(top)
-                    .or_insert_with(|| names.get(top).starts_with("java.lang.Object.wait"));
-                if is_wait {
-                    self.rewaits.fetch_add(1, Relaxed);
-                    return;
+                let class_name = d.names.intern(&class_name(&signature));
+                d.classes.insert(class_name);
+                if host.events.heard(Kind::LockWaited) {
+                    let wait = LockWaited {
+                        thread: id,
+                        frames: Frames::Jvmti(&frames[machinery..]),
+                        depth: self.depth as u32,
+                        class: d.names.get(class_name),
+                        object,
+                        waited,
+                        parked,
+                    };
+                    host.events.lock_waited(jni, &wait);
                 }
-            }
-            let class_name = d.names.intern(&class_name(&signature));
-            d.classes.insert(class_name);
-            if host.events.heard(Kind::LockWaited) {
-                let wait = LockWaited {
-                    thread: id,
-                    frames: Frames::Jvmti(&frames[machinery..]),
-                    depth: self.depth as u32,
-                    class: d.names.get(class_name),
-                    object,
-                    waited,
-                    parked,
-                };
-                host.events.lock_waited(jni, &wait);
-            }
-            path.push(class_name);
-            d.trees.entry(id).or_default().add(
-                path,
-                Wait {
-                    count: 1,
-                    time: waited,
-                },
-            );
-        });
+                path.push(class_name);
+                d.trees.entry(id).or_default().add(
+                    path,
+                    Wait {
+                        count: 1,
+                        time: waited,
+                    },
+                );
+            },
+        );
     }
 
     /// The trees a snapshot writes.

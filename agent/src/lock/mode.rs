@@ -92,7 +92,9 @@ fn open(cx: &Cx) -> Result<Box<dyn Mode>, AgentError> {
 }
 
 impl Mode for LockMode {
-    fn start(&self, _cx: &Cx) -> Result<(), AgentError> {
+    fn start(&self, cx: &Cx) -> Result<(), AgentError> {
+        // A wait's start follows its virtual thread across carriers.
+        cx.host.follow_virtual_threads();
         self.life.set(Some(self.recorder.clone()));
         self.recorder.active.store(true, Relaxed);
         for kind in super::KINDS {

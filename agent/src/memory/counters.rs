@@ -32,6 +32,7 @@ pub use peaks::Tally;
 
 use crate::host::Host;
 use crate::sites::Sites;
+use crate::threads::ThreadId;
 use crate::vm::Jni;
 use parking_lot::Mutex;
 use std::collections::HashMap;
@@ -138,9 +139,10 @@ impl Counter {
     }
 
     /// One more object, and `max` follows at once: for tags, whose frees
-    /// arrive on their own (ObjectFree).
+    /// arrive on their own (ObjectFree). An atomic add: a type's counter of
+    /// a group of virtual threads is shared by the carriers that ran them.
     pub fn made_one_with_peak(&self) {
-        let n = self.made_one();
+        let n = self.made.fetch_add(1, Relaxed) + 1;
         self.max.fetch_max(n - self.freed.load(Relaxed), Relaxed);
     }
 
@@ -283,9 +285,13 @@ pub struct SiteCounters {
 }
 
 /// A thread's agent id and its counters by site (kept in the memory mode's
-/// per-thread value, `super::PerThread`), for the weak references and tags.
+/// per-thread value, `super::PerThread`), for the weak references and tags:
+/// the OS thread's own, or a group of virtual threads' on one carrier (its
+/// site counters that carrier's alone, its groups shared by the carriers).
 #[derive(Default)]
 pub struct ThreadCounters {
+    /// The group of virtual threads counted (`None`: the OS thread itself).
+    group: Option<ThreadId>,
     thread: Option<i64>,
     by_site: Vec<Option<SiteCounters>>,
     /// Sites found when the probe ran: (place, type) → site id.
@@ -293,12 +299,19 @@ pub struct ThreadCounters {
 }
 
 impl ThreadCounters {
-    pub const fn new() -> Self {
+    /// The counters of `group`'s virtual threads, or of the OS thread.
+    pub fn new(group: Option<ThreadId>) -> Self {
         Self {
-            thread: None,
+            group,
+            thread: group.map(|g| g.0 as i64),
             by_site: Vec::new(),
             found: None,
         }
+    }
+
+    /// The group of virtual threads counted (`None`: the OS thread itself).
+    pub fn group(&self) -> Option<ThreadId> {
+        self.group
     }
 
     /// The calling thread's counters for site `site`, of kind `kind` (weak

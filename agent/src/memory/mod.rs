@@ -48,6 +48,7 @@ pub use probes::natives;
 use crate::events::{Events, Kind, Listener};
 use crate::host::Host;
 use crate::per_thread::{self, Held, ThreadValue};
+use crate::threads::ThreadId;
 use crate::vm::{Jni, Jvmti, JvmtiEvent, WeakHandle};
 use jni_sys::jobject;
 use std::cell::RefCell;
@@ -146,21 +147,58 @@ const KINDS: [Kind; 5] = [
     Kind::JniObjectAlloc,
 ];
 
-/// What the memory mode keeps per thread (in the thread's record).
+/// What the memory mode keeps per OS thread (in its own record: a
+/// carrier's, not a mounted virtual thread's).
 struct PerThread {
     host: &'static Host,
     life: &'static Lifetime,
-    counters: RefCell<counters::ThreadCounters>,
+    /// The counters of each thread it counts for: the OS thread itself,
+    /// and on a carrier each group of virtual threads it ran (an object
+    /// counts for the virtual thread's group, on counters the carrier alone
+    /// writes).
+    counters: RefCell<Vec<counters::ThreadCounters>>,
     log: weak_refs::ThreadLogSlot,
+}
+
+/// A virtual thread's group, in its record (asked of the thread table once).
+struct GroupOf(Option<ThreadId>);
+
+impl ThreadValue for GroupOf {}
+
+/// Runs `f` with the counters of the thread running now on this OS thread:
+/// the mounted virtual thread's group's, or the OS thread's own. `None`
+/// inside the tracking of another allocation (not expected).
+fn with_counters<R>(
+    mine: &PerThread,
+    jni: &Jni,
+    f: impl FnOnce(&mut counters::ThreadCounters) -> R,
+) -> Option<R> {
+    let group = match per_thread::on_virtual_thread() {
+        true => per_thread::with(
+            || Some(Held::Own(Box::new(GroupOf(mine.host.current_thread(jni))))),
+            |g: &GroupOf| g.0,
+        )
+        .flatten(),
+        false => None,
+    };
+    let mut all = mine.counters.try_borrow_mut().ok()?;
+    let i = match all.iter().position(|c| c.group() == group) {
+        Some(i) => i,
+        None => {
+            all.push(counters::ThreadCounters::new(group));
+            all.len() - 1
+        }
+    };
+    Some(f(&mut all[i]))
 }
 
 /// Its log hands its last segment over as it is dropped.
 impl ThreadValue for PerThread {}
 
-/// Runs `f` with the calling thread's memory state while memory records.
+/// Runs `f` with the calling OS thread's memory state while memory records.
 #[inline(always)]
 fn on_thread(f: impl FnOnce(&PerThread)) {
-    per_thread::with(
+    per_thread::with_carrier(
         || {
             let host = crate::host::get()?;
             let life = host.state::<Lifetime>();
@@ -168,7 +206,7 @@ fn on_thread(f: impl FnOnce(&PerThread)) {
                 Held::Own(Box::new(PerThread {
                     host,
                     life,
-                    counters: RefCell::new(counters::ThreadCounters::new()),
+                    counters: RefCell::new(Vec::new()),
                     log: weak_refs::ThreadLogSlot::new(),
                 }))
             })
@@ -188,13 +226,12 @@ fn track(mine: &PerThread, jni: &Jni, object: jobject, site: u32) {
         Mechanism::WeakRefs => counters::Kind::Weak,
         Mechanism::Tags => counters::Kind::Tag,
     };
-    let Ok(mut counters) = mine.counters.try_borrow_mut() else {
-        return; // an allocation inside the tracking of another: not expected
-    };
-    let Some(c) = counters.get(mine.host, &mine.life.counters, jni, (site, kind)) else {
+    let found = with_counters(mine, jni, |c| {
+        c.get(mine.host, &mine.life.counters, jni, (site, kind))
+    });
+    let Some(c) = found.flatten() else {
         return;
     };
-    drop(counters);
     track_on(mine, jni, (object, site), c)
 }
 
@@ -203,8 +240,12 @@ fn track(mine: &PerThread, jni: &Jni, object: jobject, site: u32) {
 fn site_at(host: &Host, place: u32, ty: u32) -> u32 {
     let mut site = None;
     on_thread(|mine| {
-        if let Ok(mut c) = mine.counters.try_borrow_mut() {
-            site = Some(c.site_of(&mine.host.sites, place, ty));
+        // Sites are the same whichever thread asks: any counters' cache.
+        if let Ok(mut all) = mine.counters.try_borrow_mut() {
+            if all.is_empty() {
+                all.push(counters::ThreadCounters::new(None));
+            }
+            site = Some(all[0].site_of(&mine.host.sites, place, ty));
         }
     });
     site.unwrap_or_else(|| host.sites.site_id(place, ty))
@@ -213,9 +254,8 @@ fn site_at(host: &Host, place: u32, ty: u32) -> u32 {
 /// Tracks `object` as one of type `ty` made at place `place` (a site found
 /// only now: reflection, clone, the VM, JNI).
 fn track_at(mine: &PerThread, jni: &Jni, object: jobject, place: u32, ty: u32) {
-    let site = match mine.counters.try_borrow_mut() {
-        Ok(mut c) => c.site_of(&mine.host.sites, place, ty),
-        Err(_) => return,
+    let Some(site) = with_counters(mine, jni, |c| c.site_of(&mine.host.sites, place, ty)) else {
+        return;
     };
     track(mine, jni, object, site)
 }

@@ -146,6 +146,9 @@ fn open(cx: &Cx) -> Result<Box<dyn Mode>, AgentError> {
 
 impl Mode for Memory {
     fn start(&self, cx: &Cx) -> Result<(), AgentError> {
+        // An object counts for the thread (a virtual thread's group) that
+        // made it, whichever carrier ran it.
+        cx.host.follow_virtual_threads();
         let life = self.life;
         life.set_active(true);
         self.host.events.set_every_object_tracked(true);

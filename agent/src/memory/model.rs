@@ -100,6 +100,7 @@ pub fn sites(rows: &[SiteRow]) -> Section {
                     name: r.class.as_str().into(),
                     class: true,
                     descriptor: None,
+                    line: None,
                 });
                 tree.push(frame, 2, &values(figures(r), figures(r)));
             }

@@ -116,6 +116,12 @@ extern "system" fn stamp_counter(env: *mut JNIEnv, _class: jclass, site: jint) -
     // SAFETY: the VM calls this native with the calling thread's JNIEnv.
     let jni = &unsafe { jni(env) };
     with("memory stamp counter", -1, |a| {
+        // A virtual thread never stamps (`Stamps` gives it none; its objects
+        // go to the tracker): a counter here would be its carrier's record's
+        // or its group's, written by several carriers at once.
+        if crate::per_thread::on_virtual_thread() {
+            return -1;
+        }
         let Some(thread) = a.current_thread(jni) else {
             return -1;
         };

@@ -166,7 +166,7 @@ const OPTIONS: &[Opt] = &[
         syntax: "vthreads=on|off",
         default: "on",
         takes: Takes::Start,
-        meaning: "JDK 21+: a carrier thread's samples show the virtual thread mounted on it (fixed when the agent loads)",
+        meaning: "JDK 21+: a carrier thread's samples show the virtual thread mounted on it, and profile, trace, lock and memory follow virtual threads across carriers (fixed when the agent loads)",
         read: None,
     },
     Opt {

@@ -13,6 +13,15 @@
 //! never below the sum of its callees' totals (a mean that overstates a
 //! call's probe cost shrinks it to that sum, its self time to 0), so the
 //! tree stays consistent however the estimate errs.
+//!
+//! Virtual threads (JDK 21+): a Java thread's open calls ([`Caller`]) are a
+//! slot of its record, which follows a virtual thread from carrier to
+//! carrier (`per_thread`); the trees stay per OS thread, a carrier keeping
+//! one per group of virtual threads it ran ([`CarrierTrees`], in its own
+//! record), so the probes never share a tree between threads. At a mount
+//! the virtual thread's open calls move onto this carrier's tree (the same
+//! paths: a call counts where it began, its times where it ends) and its
+//! CPU clock goes on from where it stopped; a dump adds a group's trees up.
 
 use crate::tsc as clock;
 pub mod mode;
@@ -24,7 +33,7 @@ use crate::threads::ThreadId;
 use crate::vm::{Jni, Native};
 use jni_sys::{jclass, jint, JNIEnv};
 use parking_lot::Mutex;
-use std::cell::UnsafeCell;
+use std::cell::{Cell, RefCell, UnsafeCell};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::{Arc, OnceLock};
 use tree::{bump, Tree};
@@ -104,37 +113,168 @@ impl Lifetime {
     }
 }
 
-/// One thread's profile: its tree, read by dumps, and what only the thread
-/// touches. Its thread's record ([`per_thread`]) holds it for the probes.
+/// One tree of calls, read by dumps: a platform thread's, or one carrier's
+/// share of a group of virtual threads (a dump adds a group's shares up).
+/// Written only by the OS thread that made it.
 pub struct ThreadProfile {
     pub thread: Option<ThreadId>,
     pub tree: Tree,
-    life: &'static Lifetime,
-    /// Touched only by the thread itself.
-    own: UnsafeCell<Own>,
+    /// Touched only by the OS thread that made it.
+    stats: UnsafeCell<Stats>,
 }
 
-// SAFETY: `own` is only ever accessed by the thread the profile belongs to
-// (through its per-thread record); other threads read only `tree`, which
-// is built for concurrent reading.
+// SAFETY: `stats` is only ever accessed by the OS thread that made the
+// profile (through the callers whose home it is); other threads read only
+// `tree`, which is built for concurrent reading.
 unsafe impl Sync for ThreadProfile {}
 // SAFETY: as above; the profile is created on its thread and only shared.
 unsafe impl Send for ThreadProfile {}
 
-/// The profile stays in the lifetime's list when its thread ends.
-impl ThreadValue for ThreadProfile {}
-
-struct Own {
-    stack: Vec<Frame>,
+/// What the probes of one OS thread keep per tree: its CPU clock and the
+/// sampling of the probes' own cost.
+struct Stats {
+    /// The OS thread's CPU clock.
     cpu: clock::CpuClock,
     /// Calls until the next one whose probes are measured.
     countdown: u32,
     /// xorshift32 state for the next countdown.
     rng: u32,
-    /// Calls entered so far.
-    calls: u64,
     /// The probes' cost after their clock read, in ticks: entry, exit.
     cost: [Mean; 2],
+}
+
+/// One Java thread's open calls, in its record: a platform thread's, or a
+/// virtual thread's, which go with it from carrier to carrier.
+struct Caller {
+    /// The tree its calls count in: its own thread's, or for a virtual
+    /// thread the carrier's tree for its group, moved at each mount.
+    home: Cell<*const ThreadProfile>,
+    /// The thread (a virtual thread's group) the calls count for.
+    thread: Option<ThreadId>,
+    life: &'static Lifetime,
+    /// Touched only by the thread whose record holds the caller.
+    own: UnsafeCell<Own>,
+}
+
+/// The caller's state goes with its thread (calls still open are never
+/// closed: a dump leaves out calls that are running); its home tree stays
+/// in the lifetime's list.
+impl ThreadValue for Caller {
+    /// The virtual thread was mounted on this carrier: its open calls move
+    /// onto this carrier's tree for its group (the same paths, made there
+    /// if new), and its CPU clock goes on from where it stopped.
+    fn mounted(&self) {
+        let home = carrier_profile(self.life, self.thread);
+        // SAFETY: only the thread whose record holds the caller touches
+        // `own`, and it runs this (its mount, on its new carrier).
+        let own = unsafe { &mut *self.own.get() };
+        if home != self.home.get() {
+            // SAFETY: a profile of the lifetime's list (never dropped).
+            let tree = unsafe { &(*home).tree };
+            let mut parent = tree.node(Tree::ROOT);
+            for (i, f) in own.stack.iter_mut().enumerate() {
+                match tree.child_of(parent, f.method) {
+                    Some((_, n)) => {
+                        f.node = n as *const tree::Node;
+                        parent = n;
+                    }
+                    None => {
+                        // Tree full: the calls from here up go unrecorded.
+                        own.stack.truncate(i);
+                        break;
+                    }
+                }
+            }
+            self.home.set(home);
+        }
+        let now = stats_of(home).cpu.now(clock::ticks());
+        own.cpu_offset = own.cpu_unmounted.wrapping_sub(now);
+    }
+
+    /// The virtual thread unmounts: its CPU clock stops.
+    fn unmounting(&self) {
+        // SAFETY: as in `mounted`.
+        let own = unsafe { &mut *self.own.get() };
+        let now = stats_of(self.home.get()).cpu.now(clock::ticks());
+        own.cpu_unmounted = now.wrapping_add(own.cpu_offset);
+    }
+}
+
+impl Caller {
+    /// The tree its calls count in now.
+    #[inline(always)]
+    fn home(&self) -> &'static ThreadProfile {
+        // SAFETY: a profile kept alive in the lifetime's `threads` (never
+        // emptied), in the host's state, which is never dropped.
+        unsafe { &*self.home.get() }
+    }
+}
+
+struct Own {
+    stack: Vec<Frame>,
+    /// Calls entered so far.
+    calls: u64,
+    /// Added to the home's CPU clock to make this thread's: 0 for a platform
+    /// thread; for a virtual thread, its CPU time so far less the carrier's
+    /// clock at the mount, so that time unmounted never counts.
+    cpu_offset: u64,
+    /// A virtual thread's CPU clock when it last unmounted.
+    cpu_unmounted: u64,
+}
+
+/// A carrier's trees for the groups of virtual threads it ran, in its own
+/// record (not the mounted virtual thread's).
+#[derive(Default)]
+struct CarrierTrees(RefCell<Vec<(Option<ThreadId>, *const ThreadProfile)>>);
+
+/// The trees stay in the lifetime's list when the carrier ends.
+impl ThreadValue for CarrierTrees {}
+
+/// The calling carrier's tree for `group`, made the first time.
+fn carrier_profile(life: &'static Lifetime, group: Option<ThreadId>) -> *const ThreadProfile {
+    per_thread::with_carrier(
+        || Some(Held::Own(Box::default())),
+        |trees: &CarrierTrees| {
+            let mut trees = trees.0.borrow_mut();
+            match trees.iter().find(|t| t.0 == group) {
+                Some(&(_, p)) => p,
+                None => {
+                    let p = new_profile(life, group);
+                    trees.push((group, p));
+                    p
+                }
+            }
+        },
+    )
+    .unwrap_or_else(|| new_profile(life, group))
+}
+
+/// A new tree of the calling OS thread, for `thread`'s calls, kept in the
+/// lifetime's list for dumps (for good: the returned pointer stays valid).
+fn new_profile(life: &Lifetime, thread: Option<ThreadId>) -> *const ThreadProfile {
+    let profile = Arc::new(ThreadProfile {
+        thread,
+        tree: Tree::new(),
+        stats: UnsafeCell::new(Stats {
+            cpu: clock::CpuClock::new(clock::ticks()),
+            countdown: SAMPLE_EVERY,
+            rng: (clock::ticks() as u32) | 1,
+            cost: [Mean::new(), Mean::new()],
+        }),
+    });
+    let p = Arc::as_ptr(&profile);
+    life.threads.lock().push(profile);
+    p
+}
+
+/// The stats of a profile made by the calling OS thread.
+#[allow(clippy::mut_from_ref)]
+fn stats_of(p: *const ThreadProfile) -> &'static mut Stats {
+    // SAFETY: `p` lives in the lifetime's list for good; its stats are
+    // touched only by the OS thread that made it, which the callers of this
+    // function are (a caller's home is always its current OS thread's),
+    // one use at a time.
+    unsafe { &mut *(*p).stats.get() }
 }
 
 /// A running mean of probe costs in ticks. A sample is at most four times
@@ -193,26 +333,33 @@ struct Frame {
     child_overhead: u64,
 }
 
-/// Runs `f` with the calling thread's profile while profile records; the
-/// profile is made on the thread's first probe.
+/// Runs `f` with the calling thread's tree, open calls and its OS thread's
+/// stats while profile records; the caller is made on the thread's first
+/// probe.
 #[inline(always)]
-fn on_thread(env: *mut JNIEnv, f: impl FnOnce(&ThreadProfile, &mut Own)) {
+fn on_thread(env: *mut JNIEnv, f: impl FnOnce(&ThreadProfile, &mut Own, &mut Stats)) {
     per_thread::with(
         || first_probe(env),
         // Inlined into the probe, as all of its work is: a call here cost
         // ~3 ns per probe (thread CPU time, scripts/profile-bench).
         #[inline(always)]
-        |tp: &ThreadProfile| {
-            if tp.life.active.load(Relaxed) {
-                // SAFETY: only this thread touches its `own` (see ThreadProfile).
-                f(tp, unsafe { &mut *tp.own.get() })
+        |caller: &Caller| {
+            if caller.life.active.load(Relaxed) {
+                let tp = caller.home();
+                // SAFETY: only the thread whose record holds the caller
+                // touches its `own`; the home's stats only the OS thread
+                // that made the home, which runs this probe (a virtual
+                // thread's home follows it).
+                let (own, stats) = unsafe { (&mut *caller.own.get(), &mut *tp.stats.get()) };
+                f(tp, own, stats)
             }
         },
     );
 }
 
-/// The thread's profile, made on its first probe while profile records.
-fn first_probe(env: *mut JNIEnv) -> Option<Held<ThreadProfile>> {
+/// The thread's caller state, made on its first probe while profile
+/// records, with a platform thread's tree.
+fn first_probe(env: *mut JNIEnv) -> Option<Held<Caller>> {
     let host = crate::host::get()?;
     let life = host.state::<Lifetime>();
     if !life.active.load(Relaxed) {
@@ -221,21 +368,28 @@ fn first_probe(env: *mut JNIEnv) -> Option<Held<ThreadProfile>> {
     // SAFETY: `env` is what the VM passed to the probe native that called
     // this (enter, exit, unwind), on this thread: its JNIEnv.
     let jni = unsafe { Jni::from_raw(env) };
-    let profile = Arc::new(ThreadProfile {
-        thread: host.current_thread(&jni),
-        tree: Tree::new(),
+    let thread = host.current_thread(&jni);
+    let is_virtual = per_thread::on_virtual_thread();
+    let home = match is_virtual {
+        true => carrier_profile(life, thread),
+        false => new_profile(life, thread),
+    };
+    // A virtual thread's CPU clock starts at 0 now.
+    let cpu_offset = match is_virtual {
+        true => 0u64.wrapping_sub(stats_of(home).cpu.now(clock::ticks())),
+        false => 0,
+    };
+    Some(Held::Own(Box::new(Caller {
+        home: Cell::new(home),
+        thread,
         life,
         own: UnsafeCell::new(Own {
             stack: Vec::with_capacity(64),
-            cpu: clock::CpuClock::new(clock::ticks()),
-            countdown: SAMPLE_EVERY,
-            rng: (clock::ticks() as u32) | 1,
             calls: 0,
-            cost: [Mean::new(), Mean::new()],
+            cpu_offset,
+            cpu_unmounted: 0,
         }),
-    });
-    life.threads.lock().push(profile.clone());
-    Some(Held::Shared(profile))
+    })))
 }
 
 /// Calls until the next sampled one: 1 to 2 × [`SAMPLE_EVERY`] - 1, mean
@@ -269,13 +423,19 @@ fn enter_with<const SAMPLED_TIMING: bool>(env: *mut JNIEnv, method: jint) {
         on_thread(
             env,
             #[inline(always)]
-            |tp, own| enter_on(tp, own, method, sampled_timing, &mut t1),
+            |tp, own, stats| enter_on(tp, (own, stats), method, sampled_timing, &mut t1),
         )
     })
 }
 
 #[inline(always)]
-fn enter_on(tp: &ThreadProfile, own: &mut Own, method: jint, sampled_timing: bool, t1: &mut u64) {
+fn enter_on(
+    tp: &ThreadProfile,
+    (own, stats): (&mut Own, &mut Stats),
+    method: jint,
+    sampled_timing: bool,
+    t1: &mut u64,
+) {
     let parent = match own.stack.last() {
         // SAFETY: a frame's node lives as long as the tree (`Frame::node`).
         Some(f) => unsafe { &*f.node },
@@ -286,17 +446,20 @@ fn enter_on(tp: &ThreadProfile, own: &mut Own, method: jint, sampled_timing: boo
         return; // tree full: the call goes unrecorded (its exit finds no frame)
     };
     bump(&node.count, 1);
-    own.countdown -= 1;
+    stats.countdown -= 1;
     if sampled_timing {
         own.calls += 1;
     }
-    let sampled = own.countdown == 0;
+    let sampled = stats.countdown == 0;
     let timed = !sampled_timing || sampled;
     if sampled_timing && sampled {
         *t1 = clock::ticks();
     }
     let t1 = *t1;
-    let cpu = if timed { own.cpu.now(t1) } else { 0 };
+    let cpu = match timed {
+        true => stats.cpu.now(t1).wrapping_add(own.cpu_offset),
+        false => 0,
+    };
     own.stack.push(Frame {
         node: node as *const tree::Node,
         method: method as u32,
@@ -308,10 +471,10 @@ fn enter_on(tp: &ThreadProfile, own: &mut Own, method: jint, sampled_timing: boo
         child_overhead: 0,
     });
     if sampled {
-        own.countdown = next_countdown(&mut own.rng);
+        stats.countdown = next_countdown(&mut stats.rng);
         let t = clock::ticks();
         if tp.tree.nodes() == nodes {
-            own.cost[0].add(t.saturating_sub(t1));
+            stats.cost[0].add(t.saturating_sub(t1));
         }
     }
 }
@@ -340,7 +503,7 @@ fn leave<const SAMPLED_TIMING: bool>(env: *mut JNIEnv, method: u32, exceptional:
         on_thread(
             env,
             #[inline(always)]
-            |_, own| leave_on::<SAMPLED_TIMING>(own, method, exceptional, &mut t2),
+            |_, own, stats| leave_on::<SAMPLED_TIMING>(own, stats, method, exceptional, &mut t2),
         )
     })
 }
@@ -348,6 +511,7 @@ fn leave<const SAMPLED_TIMING: bool>(env: *mut JNIEnv, method: u32, exceptional:
 #[inline(always)]
 fn leave_on<const SAMPLED_TIMING: bool>(
     own: &mut Own,
+    stats: &mut Stats,
     method: u32,
     exceptional: bool,
     t2: &mut u64,
@@ -365,10 +529,10 @@ fn leave_on<const SAMPLED_TIMING: bool>(
     }
     let t2 = *t2;
     while own.stack.len() > depth + 1 {
-        close::<SAMPLED_TIMING>(own, t2, true);
+        close::<SAMPLED_TIMING>(own, stats, t2, true);
     }
-    if close::<SAMPLED_TIMING>(own, t2, exceptional) {
-        own.cost[1].add(clock::ticks().saturating_sub(t2));
+    if close::<SAMPLED_TIMING>(own, stats, t2, exceptional) {
+        stats.cost[1].add(clock::ticks().saturating_sub(t2));
     }
 }
 
@@ -376,17 +540,22 @@ fn leave_on<const SAMPLED_TIMING: bool>(
 /// call to its node and to its caller's frame. CPU figures are in ticks too.
 /// True if the call's probes are measured (the caller then measures the
 /// exit probe's cost).
-fn close<const SAMPLED_TIMING: bool>(own: &mut Own, t2: u64, exceptional: bool) -> bool {
+fn close<const SAMPLED_TIMING: bool>(
+    own: &mut Own,
+    stats: &mut Stats,
+    t2: u64,
+    exceptional: bool,
+) -> bool {
     let Some(f) = own.stack.pop() else {
         return false;
     };
     if SAMPLED_TIMING {
-        return close_sampled(own, f, t2, exceptional);
+        return close_sampled(own, stats, f, t2, exceptional);
     }
-    let cpu = own.cpu.now(t2);
+    let cpu = stats.cpu.now(t2).wrapping_add(own.cpu_offset);
     // The entry probe after its clock read lies inside the call's interval;
     // the exit probe reads the clock first. Never below the callees' sum.
-    let [enter_cost, exit_cost] = [own.cost[0].mean, own.cost[1].mean];
+    let [enter_cost, exit_cost] = [stats.cost[0].mean, stats.cost[1].mean];
     let inside = enter_cost + f.child_overhead;
     let cum = t2
         .saturating_sub(f.start)
@@ -423,13 +592,13 @@ fn close<const SAMPLED_TIMING: bool>(own: &mut Own, t2: u64, exceptional: bool) 
 /// the estimated cost of its own probe and of its callees' (each callee
 /// charged the mean cost of a probe pair), to the node's timed calls. Self
 /// times are made at the dump (`section`).
-fn close_sampled(own: &mut Own, f: Frame, t2: u64, exceptional: bool) -> bool {
+fn close_sampled(own: &mut Own, stats: &mut Stats, f: Frame, t2: u64, exceptional: bool) -> bool {
     // SAFETY: a frame's node lives as long as the tree (`Frame::node`).
     let n = unsafe { &*f.node };
     if exceptional {
         bump(&n.exceptions, 1);
     }
-    let [enter_cost, exit_cost] = [own.cost[0].mean, own.cost[1].mean];
+    let [enter_cost, exit_cost] = [stats.cost[0].mean, stats.cost[1].mean];
     let own_overhead = enter_cost + exit_cost;
     bump(&n.overhead_self, own_overhead);
     bump(&n.overhead_cum, own_overhead + f.child_overhead);
@@ -437,7 +606,7 @@ fn close_sampled(own: &mut Own, f: Frame, t2: u64, exceptional: bool) -> bool {
         parent.child_overhead += own_overhead + f.child_overhead;
     }
     if f.sampled {
-        let cpu = own.cpu.now(t2);
+        let cpu = stats.cpu.now(t2).wrapping_add(own.cpu_offset);
         let callees = own.calls - f.child_ticks;
         let inside = enter_cost + callees * own_overhead;
         bump(&n.timed, 1);

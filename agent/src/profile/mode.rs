@@ -53,6 +53,8 @@ fn open(cx: &Cx) -> Result<Box<dyn Mode>, AgentError> {
 
 impl Mode for Profile {
     fn start(&self, cx: &Cx) -> Result<(), AgentError> {
+        // A call's open frames follow its virtual thread across carriers.
+        cx.host.follow_virtual_threads();
         let mut rebound = Ok(());
         let sampled = cx.options.text("timing") == Some("sampled");
         self.0.start(sampled, || {

@@ -7,7 +7,9 @@ use super::tree::{Node, Tree};
 use super::ThreadProfile;
 use crate::instrument::registry::MethodInfo;
 use crate::model::{CallTrees, Frame, Part, Section, ThreadTree, Unit, Weight};
+use crate::threads::ThreadId;
 use crate::tsc::ticks_to_ns;
+use std::collections::HashMap;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
@@ -42,6 +44,7 @@ pub fn trees(profiles: &[Arc<ThreadProfile>], methods: &[MethodInfo], sampled: b
             name: m.java_name().into(),
             class: false,
             descriptor: Some(m.descriptor.as_str().into()),
+            line: None,
         })
         .collect::<Vec<_>>();
     let mut trees = CallTrees {
@@ -51,10 +54,14 @@ pub fn trees(profiles: &[Arc<ThreadProfile>], methods: &[MethodInfo], sampled: b
         threads: Vec::with_capacity(profiles.len()),
     };
     let mut unknown = Vec::new();
-    for p in profiles {
-        trees
-            .threads
-            .push(thread_tree(p, methods.len(), sampled, &mut unknown));
+    for (thread, tree) in per_thread(profiles) {
+        trees.threads.push(thread_tree(
+            thread,
+            &tree,
+            methods.len(),
+            sampled,
+            &mut unknown,
+        ));
     }
     // Methods the registry did not have when it was read (a probe of a class
     // rewritten since): named by their id.
@@ -64,11 +71,13 @@ pub fn trees(profiles: &[Arc<ThreadProfile>], methods: &[MethodInfo], sampled: b
             name: "".into(),
             class: false,
             descriptor: Some("".into()),
+            line: None,
         });
         trees.frames[m as usize] = Frame {
             name: format!("(method {m})").into(),
             class: false,
             descriptor: Some("".into()),
+            line: None,
         };
     }
     trees
@@ -77,30 +86,79 @@ pub fn trees(profiles: &[Arc<ThreadProfile>], methods: &[MethodInfo], sampled: b
 /// One thread's tree, depth first with an explicit stack (recursion 3,000
 /// calls deep must not need 3,000 native frames here).
 fn thread_tree(
-    p: &ThreadProfile,
+    thread: Option<ThreadId>,
+    tree: &Tree,
     known: usize,
     sampled: bool,
     unknown: &mut Vec<u32>,
 ) -> ThreadTree {
-    let mut out = ThreadTree::new(p.thread, vec![0; WEIGHTS.len()]);
-    let mut stack: Vec<(u32, u32)> = sorted_children(&p.tree, Tree::ROOT)
+    let mut out = ThreadTree::new(thread, vec![0; WEIGHTS.len()]);
+    let mut stack: Vec<(u32, u32)> = sorted_children(tree, Tree::ROOT)
         .into_iter()
         .rev()
         .map(|c| (c, 1))
         .collect();
     while let Some((index, depth)) = stack.pop() {
-        let n = p.tree.node(index);
+        let n = tree.node(index);
         let m = n.method.load(Relaxed);
         if m as usize >= known && !unknown.contains(&m) {
             unknown.push(m);
         }
-        let children = sorted_children(&p.tree, index);
+        let children = sorted_children(tree, index);
         let times = match sampled {
             false => Times::of(n),
-            true => Times::scaled(&p.tree, n, &children),
+            true => Times::scaled(tree, n, &children),
         };
         out.push(m, depth, &values(n, times));
         stack.extend(children.into_iter().rev().map(|c| (c, depth + 1)));
+    }
+    out
+}
+
+/// A thread's tree: one profile's, or a group's, added up.
+enum Merged<'a> {
+    One(&'a Tree),
+    Sum(Tree),
+}
+
+impl std::ops::Deref for Merged<'_> {
+    type Target = Tree;
+
+    fn deref(&self) -> &Tree {
+        match self {
+            Merged::One(t) => t,
+            Merged::Sum(t) => t,
+        }
+    }
+}
+
+/// The profiles by thread, in the order each thread first appears, the
+/// trees of one thread added up: a group of virtual threads has one per
+/// carrier that ran it.
+fn per_thread(profiles: &[Arc<ThreadProfile>]) -> Vec<(Option<ThreadId>, Merged<'_>)> {
+    let mut out: Vec<(Option<ThreadId>, Merged)> = Vec::new();
+    let mut at: HashMap<ThreadId, usize> = HashMap::new();
+    for p in profiles {
+        let Some(&i) = p.thread.as_ref().and_then(|id| at.get(id)) else {
+            if let Some(id) = p.thread {
+                at.insert(id, out.len());
+            }
+            out.push((p.thread, Merged::One(&p.tree)));
+            continue;
+        };
+        if let Merged::One(first) = out[i].1 {
+            let sum = Tree::new();
+            sum.add_tree(first);
+            out[i].1 = Merged::Sum(sum);
+        }
+        if let Merged::Sum(sum) = &out[i].1 {
+            if !sum.add_tree(&p.tree) {
+                crate::log::error_once(
+                    "profile group tree",
+                    "profile: a group's call tree is too large to add up; calls are left out",
+                );
+            }
+        }
     }
     out
 }

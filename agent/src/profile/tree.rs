@@ -33,6 +33,23 @@ pub struct Node {
     pub overhead_cum: AtomicU64,
 }
 
+impl Node {
+    /// Every figure, in one order (for adding trees up).
+    fn figures(&self) -> [&AtomicU64; 9] {
+        [
+            &self.count,
+            &self.timed,
+            &self.exceptions,
+            &self.cum_ticks,
+            &self.self_ticks,
+            &self.cum_cpu,
+            &self.self_cpu,
+            &self.overhead_self,
+            &self.overhead_cum,
+        ]
+    }
+}
+
 /// Adds without a read-modify-write: only the owning thread writes.
 #[inline(always)]
 pub fn bump(a: &AtomicU64, d: u64) {
@@ -131,6 +148,27 @@ impl Tree {
         Some((new, n))
     }
 
+    /// Adds every call of `other` (read as a dump reads it, while its owner
+    /// may write) to the same paths of this tree, made where new (owner
+    /// only): a group's trees, one per carrier, become one. `false` when
+    /// this tree is full (the calls beyond are left out).
+    pub fn add_tree(&self, other: &Tree) -> bool {
+        let mut stack = vec![(Tree::ROOT, Tree::ROOT)];
+        while let Some((from, to)) = stack.pop() {
+            for c in other.children(from) {
+                let n = other.node(c);
+                let Some((mine, m)) = self.child_of(self.node(to), n.method.load(Relaxed)) else {
+                    return false;
+                };
+                for (a, b) in m.figures().into_iter().zip(n.figures()) {
+                    bump(a, b.load(Relaxed));
+                }
+                stack.push((c, mine));
+            }
+        }
+        true
+    }
+
     /// Children of `index` as a reader sees them now.
     pub fn children(&self, index: u32) -> Vec<u32> {
         let mut out = Vec::new();
@@ -181,5 +219,37 @@ mod tests {
         assert_eq!(t.node(last).method.load(Relaxed), 4999);
         let b = t.child(Tree::ROOT, 8).unwrap();
         assert_eq!(t.children(Tree::ROOT), vec![b, a]);
+    }
+
+    /// Two carriers' trees of one group add up path by path.
+    #[test]
+    fn trees_add_up_by_path() {
+        let (one, two) = (Tree::new(), Tree::new());
+        let put = |t: &Tree, path: &[u32], count: u64, cpu: u64| {
+            let mut n = Tree::ROOT;
+            for &m in path {
+                n = t.child(n, m).unwrap();
+            }
+            bump(&t.node(n).count, count);
+            bump(&t.node(n).cum_cpu, cpu);
+        };
+        put(&one, &[1], 2, 10);
+        put(&one, &[1, 2], 20, 5);
+        put(&two, &[1, 2], 1, 7);
+        put(&two, &[3], 4, 1);
+        let sum = Tree::new();
+        assert!(sum.add_tree(&one) && sum.add_tree(&two));
+        let at = |path: &[u32]| {
+            let mut n = Tree::ROOT;
+            for &m in path {
+                n = sum.child(n, m).unwrap();
+            }
+            let n = sum.node(n);
+            (n.count.load(Relaxed), n.cum_cpu.load(Relaxed))
+        };
+        assert_eq!(at(&[1]), (2, 10));
+        assert_eq!(at(&[1, 2]), (21, 12));
+        assert_eq!(at(&[3]), (4, 1));
+        assert_eq!(sum.children(Tree::ROOT).len(), 2);
     }
 }

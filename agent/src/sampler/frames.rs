@@ -1,14 +1,131 @@
 //! A stack, as JVMTI or AsyncGetCallTrace gives it (top frame first), turned
-//! into the tree's path (root first) of interned frame names.
+//! into the tree's path (root first) of frame keys: a frame's interned name
+//! and, with `lines`, its source line.
 
 use super::TRUNCATED;
+use crate::code_map::machine_code_name;
 use crate::methods::{MethodNames, NameId};
 pub use crate::stack::Frame;
 use crate::vm::async_trace::failure_name;
 use crate::vm::{Jni, Jvmti};
+use jni_sys::jmethodID;
+use std::collections::HashMap;
 
 /// Frame name of a method id AsyncGetCallTrace could not name.
 const UNKNOWN_METHOD: &str = "[unknown_method]";
+
+/// A tree node's key: a frame's name and line.
+pub type FrameKey = u32;
+/// The line of a frame whose line is not known or not asked for.
+pub const NO_LINE: u32 = 0;
+
+/// Frame keys: (name, line) pairs, interned.
+#[derive(Default)]
+pub struct FrameKeys {
+    keys: Vec<(NameId, u32)>,
+    ids: HashMap<(NameId, u32), FrameKey>,
+}
+
+impl FrameKeys {
+    pub fn key(&mut self, name: NameId, line: u32) -> FrameKey {
+        *self.ids.entry((name, line)).or_insert_with(|| {
+            self.keys.push((name, line));
+            (self.keys.len() - 1) as FrameKey
+        })
+    }
+
+    /// The (name, line) of `key`.
+    #[cfg(test)]
+    pub fn get(&self, key: FrameKey) -> (NameId, u32) {
+        self.keys[key as usize]
+    }
+
+    /// Every key's (name, line), in key order.
+    pub fn iter(&self) -> impl Iterator<Item = (NameId, u32)> + '_ {
+        self.keys.iter().copied()
+    }
+}
+
+/// Each method's line number table, read once (JVMTI GetLineNumberTable).
+#[derive(Default)]
+pub struct LineTables {
+    /// jmethodID -> (first bytecode index, line), sorted by index.
+    tables: HashMap<usize, Box<[(i64, u32)]>>,
+}
+
+impl LineTables {
+    /// The line of bytecode `bci` of `method`, or [`NO_LINE`].
+    fn line(&mut self, jvmti: Jvmti, method: jmethodID, bci: i64) -> u32 {
+        let table = self.tables.entry(method as usize).or_insert_with(|| {
+            let mut t: Vec<(i64, u32)> = jvmti
+                .line_number_table(method)
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|&(_, line)| line > 0)
+                .map(|(start, line)| (start, line as u32))
+                .collect();
+            t.sort_unstable();
+            t.into_boxed_slice()
+        });
+        line_at(table, bci)
+    }
+}
+
+/// The line in effect at `bci`: that of the last entry starting at or before it.
+fn line_at(table: &[(i64, u32)], bci: i64) -> u32 {
+    let i = table.partition_point(|&(start, _)| start <= bci);
+    i.checked_sub(1).map_or(NO_LINE, |i| table[i].1)
+}
+
+/// What turning frames into keys needs: the VM to name methods, and the
+/// tables names, keys, lines and stub names are kept in.
+pub struct Namer<'a> {
+    pub jvmti: Jvmti,
+    pub jni: &'a Jni,
+    pub names: &'a mut MethodNames,
+    pub keys: &'a mut FrameKeys,
+    /// Some with `lines`: each frame keyed with its line.
+    pub lines: Option<&'a mut LineTables>,
+    /// Code map name number -> interned name.
+    pub stubs: &'a mut HashMap<u32, NameId>,
+    /// pc outside the code cache -> `[library]` name, interned.
+    pub libraries: &'a mut HashMap<usize, NameId>,
+}
+
+impl Namer<'_> {
+    fn name<F: Frame>(&mut self, f: &F) -> NameId {
+        if let Some(pc) = f.native_code() {
+            return *self.libraries.entry(pc).or_insert_with(|| {
+                let name = machine_code_name(f).unwrap_or_default();
+                self.names.intern(&name)
+            });
+        }
+        if let Some(stub) = f.stub() {
+            return *self.stubs.entry(stub).or_insert_with(|| {
+                let name = machine_code_name(f).unwrap_or_default();
+                self.names.intern(&name)
+            });
+        }
+        if f.method().is_null() {
+            // A synthetic top frame over a stack recovered from the caller
+            // carries its failure code; otherwise a method with no jmethodID.
+            return match f.failure() {
+                Some(code) => self.names.intern(failure_name(code)),
+                None => self.names.intern(UNKNOWN_METHOD),
+            };
+        }
+        self.names
+            .frame_name(self.jvmti, self.jni, f.method(), f.is_native())
+    }
+
+    fn key<F: Frame>(&mut self, f: &F, name: NameId) -> FrameKey {
+        let line = match self.lines.as_deref_mut() {
+            Some(lines) if f.bci() >= 0 => lines.line(self.jvmti, f.method(), f.bci() as i64),
+            _ => NO_LINE,
+        };
+        self.keys.key(name, line)
+    }
+}
 
 /// Classes of the agent's own runtime (the probes instrumented code calls).
 const AGENT_RUNTIME: &str = "profrj.runtime.";
@@ -19,42 +136,57 @@ const AGENT_RUNTIME: &str = "profrj.runtime.";
 /// method that called the probe (as async-profiler hides its own frames;
 /// the `<profile>` section's `overhead*` attributes give the probes' time).
 pub fn to_path<F: Frame>(
-    names: &mut MethodNames,
-    jvmti: Jvmti,
-    jni: &Jni,
+    namer: &mut Namer<'_>,
     frames: &[F],
     depth: u32,
-    path: &mut Vec<NameId>,
+    path: &mut Vec<FrameKey>,
 ) {
     path.clear();
     let kept = if frames.len() > depth as usize {
-        path.push(names.intern(TRUNCATED));
+        let truncated = namer.names.intern(TRUNCATED);
+        path.push(namer.keys.key(truncated, NO_LINE));
         &frames[..depth as usize]
     } else {
         frames
     };
-    let name = |names: &mut MethodNames, f: &F| {
-        if f.method().is_null() {
-            // A synthetic top frame over a stack recovered from the caller
-            // carries its failure code; otherwise a method with no jmethodID.
-            match f.failure() {
-                Some(code) => names.intern(failure_name(code)),
-                None => names.intern(UNKNOWN_METHOD),
-            }
-        } else {
-            names.frame_name(jvmti, jni, f.method(), f.is_native())
-        }
-    };
     let mut own = 0;
     while own < kept.len() {
-        let id = name(names, &kept[own]);
-        if !names.get(id).starts_with(AGENT_RUNTIME) {
+        let id = namer.name(&kept[own]);
+        if !namer.names.get(id).starts_with(AGENT_RUNTIME) {
             break;
         }
         own += 1;
     }
     for f in kept[own..].iter().rev() {
-        let id = name(names, f);
-        path.push(id);
+        let name = namer.name(f);
+        path.push(namer.key(f, name));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_line_is_the_last_entry_at_or_before_the_bci() {
+        let t = [(0, 10), (4, 11), (9, 13)];
+        assert_eq!(line_at(&t, 0), 10);
+        assert_eq!(line_at(&t, 3), 10);
+        assert_eq!(line_at(&t, 4), 11);
+        assert_eq!(line_at(&t, 100), 13);
+        assert_eq!(line_at(&[], 5), NO_LINE);
+        assert_eq!(line_at(&[(2, 7)], 1), NO_LINE);
+    }
+
+    #[test]
+    fn keys_tell_lines_of_one_method_apart() {
+        let mut k = FrameKeys::default();
+        let a = k.key(3, 10);
+        assert_eq!(k.key(3, 10), a);
+        let b = k.key(3, 11);
+        assert_ne!(a, b);
+        assert_eq!(k.get(b), (3, 11));
+        let c = k.key(4, NO_LINE);
+        assert_eq!(k.get(c), (4, NO_LINE));
     }
 }

@@ -14,6 +14,7 @@ pub mod signal;
 mod stacks;
 pub mod tree;
 
+pub use frames::{Frame, FrameKeys, NO_LINE};
 pub use stacks::StackSource;
 
 use crate::error::AgentError;
@@ -24,6 +25,7 @@ use crate::threads::{ThreadId, Threads};
 use crate::vm::sys::JvmtiExtensionFunction;
 use crate::vm::{Jni, Jvmti};
 use crate::{clock, log};
+use frames::LineTables;
 use parking_lot::{Condvar, Mutex};
 use stacks::ThreadState;
 use std::collections::{BTreeMap, HashMap};
@@ -59,6 +61,14 @@ pub struct SamplerData {
     /// Per thread: what the sampler remembers between samples.
     states: HashMap<ThreadId, ThreadState>,
     pub names: MethodNames,
+    /// What the trees' nodes are keyed by: (name, line).
+    pub keys: FrameKeys,
+    /// Line number tables, with `lines`.
+    lines: LineTables,
+    /// Stub names from the code map, interned.
+    stubs: HashMap<u32, crate::methods::NameId>,
+    /// Library names of pcs outside the code cache, interned.
+    libraries: HashMap<usize, crate::methods::NameId>,
     pub counters: Counters,
     /// Number of the last signal request (tells a late answer from the awaited one).
     seq: u32,
@@ -82,13 +92,13 @@ pub struct Counters {
     pub repeated: u64,
     /// Stacks taken with JVMTI (a handshake).
     pub walked: u64,
+    /// `event=wall`: samples whose signal found the thread busy inside the
+    /// VM, counted on the thread's stack from JVMTI at the next tick.
+    pub deferred: u64,
     /// Signals sent asking a thread for its stack.
     pub asked: u64,
     /// Stacks that came back from a signal handler.
     pub arrived: u64,
-    /// Of those, walks that failed at the top frame and were taken again
-    /// from its caller (under a synthetic top frame).
-    pub recovered: u64,
     /// Samples whose stack could not be walked, by synthetic frame.
     pub failures: BTreeMap<&'static str, u64>,
     /// Answers to requests already given up on.
@@ -179,6 +189,8 @@ pub struct Config {
     pub interval: Duration,
     pub depth: u32,
     pub event: Event,
+    /// Key frames by method and source line (`lines`).
+    pub lines: bool,
     /// JDK 21+: finds the virtual thread mounted on a carrier. Only ever
     /// HotSpot's GetVirtualThread extension (`Agent::get_virtual_thread`).
     pub get_virtual_thread: Option<JvmtiExtensionFunction>,
@@ -186,6 +198,10 @@ pub struct Config {
 
 pub struct Sampler {
     config: Config,
+    /// The handler's counts of walks recovered from the caller, by the
+    /// interrupted code (stub, compiled method, unknown), when this sampler
+    /// was made: the counts are the process's.
+    recovered_base: signal::recover::Recovered,
     /// Where stacks come from, decided when the session starts.
     source: StackSource,
     control: Mutex<Control>,
@@ -197,6 +213,7 @@ impl Sampler {
     pub fn new(config: Config, source: StackSource) -> Self {
         Self {
             config,
+            recovered_base: signal::recover::recovered_counts(),
             source,
             control: Mutex::new(Control::default()),
             wake: Condvar::new(),
@@ -282,9 +299,11 @@ impl Sampler {
         let d = self.data.lock();
         let k = &d.counters;
         let n = k.ticks.max(1);
+        let now = signal::recover::recovered_counts();
+        let base = self.recovered_base;
         let mut s = format!(
-            "sampling: {} ticks every {:?} ({} missed intervals made up, at most {} at once, {} in pauses not counted; {}, stacks from {}): {} stacks from signals ({} asked, {} of them from the caller of an unknown top), \
-             {} walked with JVMTI, {} repeated unchanged; per tick {} us taking stacks, {} us folding; \
+            "sampling: {} ticks every {:?} ({} missed intervals made up, at most {} at once, {} in pauses not counted; {}, stacks from {}): {} stacks from signals ({} asked; walked from the caller of a stub {}, of a compiled method's entry or exit {}, of unknown code {}; from the last Java frame of a thread in the VM {}), \
+             {} walked with JVMTI ({} samples of threads a signal found busy in the VM among them), {} repeated unchanged; per tick {} us taking stacks, {} us folding; \
              sampler CPU {} ms = {:.2}% of one core",
             k.ticks,
             self.config.interval,
@@ -295,8 +314,12 @@ impl Sampler {
             self.source.describe(),
             k.arrived,
             k.asked,
-            k.recovered,
+            now.stub - base.stub,
+            now.compiled - base.compiled,
+            now.unknown - base.unknown,
+            now.vm - base.vm,
             k.walked,
+            k.deferred,
             k.repeated,
             k.vm_ns / n / 1000,
             k.fold_ns / n / 1000,

@@ -45,10 +45,17 @@ pub const REGISTRATION: Registration = Registration {
             meaning: "sampling: async takes each stack in its thread from a signal (SIGPROF, AsyncGetCallTrace: no safepoint bias, the sampler never waits); jvmti uses JVMTI handshakes",
             read: Some(|k, v| options::choice(k, v, &["async", "jvmti"], "valid: async, jvmti")),
         },
+        Opt {
+            syntax: "lines",
+            default: "",
+            takes: Takes::Start,
+            meaning: "sampling: each frame with its source line (a node per method and line, the line in a line attribute; collapsed, pprof and HPROF conversions carry it), as async-profiler's lines option; alone it samples, beside another mode give sampling,lines",
+            read: Some(options::read_flag_value),
+        },
         ],
         default_mode: true,
         records_others: false,
-        check: ModeOptions::no_check,
+        check: check_options,
     },
     open,
     natives: Vec::new,
@@ -64,6 +71,15 @@ struct Sampling {
 
 /// A sampler for the session's options, its stacks taken from signals unless
 /// `stacks=jvmti` or the JVM cannot (then JVMTI, and the reason is said).
+/// `lines` belongs to sampling: alone it samples (the default mode), beside
+/// another mode only with `sampling` named.
+fn check_options(o: &Options) -> Result<(), OptionError> {
+    if o.given("lines") && o.any_mode() {
+        return options::belongs_to(o, "lines", "sampling", "sampling,lines");
+    }
+    Ok(())
+}
+
 /// `interval=`: 100us to 10s.
 fn read_interval(key: &str, value: Option<&str>) -> Result<Value, OptionError> {
     let v = options::required(key, value)?;
@@ -119,6 +135,7 @@ fn open(cx: &Cx) -> Result<Box<dyn Mode>, AgentError> {
         interval: interval(options),
         depth: options.depth,
         event,
+        lines: options.given("lines"),
         get_virtual_thread: host.get_virtual_thread,
     };
     let settings = format!(

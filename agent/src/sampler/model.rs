@@ -3,7 +3,7 @@
 //! ended on it and those that passed through it, all and those that found
 //! the thread running.
 
-use super::SamplerData;
+use super::{SamplerData, NO_LINE};
 use crate::model::{CallTrees, Frame, Part, Section, ThreadTree, Unit, Weight};
 use crate::threads::{ThreadId, ThreadRecord};
 
@@ -35,12 +35,7 @@ pub fn trees(
     let mut trees = CallTrees {
         weights: WEIGHTS.to_vec(),
         period: None,
-        frames: data
-            .names
-            .snapshot()
-            .into_iter()
-            .map(Frame::method)
-            .collect(),
+        frames: frames(data),
         threads: Vec::new(),
     };
     for (i, t) in threads.iter().enumerate() {
@@ -57,12 +52,26 @@ pub fn trees(
     trees
 }
 
+/// The model's frames, one per tree key: the key's method name and, with
+/// `lines`, its line.
+fn frames(data: &SamplerData) -> Vec<Frame> {
+    let names = data.names.snapshot();
+    data.keys
+        .iter()
+        .map(|(name, line)| Frame {
+            line: (line != NO_LINE).then_some(line),
+            ..Frame::method(names[name as usize].clone())
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::methods::MethodNames;
     use crate::model::Snapshot;
     use crate::sampler::tree::CallTree;
+    use crate::sampler::FrameKeys;
     use crate::snapshot::write_document;
     use std::collections::HashMap;
 
@@ -71,8 +80,9 @@ mod tests {
     #[test]
     fn million_node_tree_writes_well_formed() {
         let mut names = MethodNames::default();
+        let mut keys = FrameKeys::default();
         let ids: Vec<_> = (0..2000)
-            .map(|i| names.intern(&format!("pkg.Cls{i}.m<&\"{i}\">()")))
+            .map(|i| keys.key(names.intern(&format!("pkg.Cls{i}.m<&\"{i}\">()")), NO_LINE))
             .collect();
         let mut tree = CallTree::default();
         for i in 0..1_000_000usize {
@@ -83,6 +93,7 @@ mod tests {
         let data = SamplerData {
             trees,
             names,
+            keys,
             ..Default::default()
         };
         let threads = vec![ThreadRecord {
@@ -91,6 +102,8 @@ mod tests {
             end_ns: Some(5),
             cpu_ns: 7,
             tid: 0,
+            virtual_threads: 0,
+            virtual_ended: 0,
         }];
         // Only the writing is timed (docs/BENCHMARKS.md quotes it).
         let path = std::env::temp_dir().join(format!("profrj-million-{}.xml", std::process::id()));
@@ -137,30 +150,42 @@ mod tests {
         );
     }
 
-    /// The bytes of a small section, pinned (the names are `profrj_format`'s,
-    /// the layout the contract's; a change here changes the format).
-    #[test]
-    fn bytes_of_a_small_section() {
-        let mut names = MethodNames::default();
-        let (a, b) = (names.intern("p.A.run()"), names.intern("p.B(\"<&\\x\")"));
-        let mut tree = CallTree::default();
-        tree.add_sample(&[a, b], true);
-        tree.add_sample(&[a], false);
+    /// The text of a snapshot whose sampler section has one live thread
+    /// `name` (started at 2 ns, 7 ns of CPU) holding `tree`, for a window of
+    /// 0 to 10 ns.
+    fn one_thread(tree: CallTree, names: MethodNames, keys: FrameKeys, name: &str) -> String {
         let mut trees = HashMap::new();
         trees.insert(ThreadId(0), tree);
         let data = SamplerData {
             trees,
             names,
+            keys,
             ..Default::default()
         };
         let threads = vec![ThreadRecord {
-            name: "main\u{1}".into(),
+            name: name.into(),
             start_ns: 2,
             end_ns: None,
             cpu_ns: 7,
             tid: 0,
+            virtual_threads: 0,
+            virtual_ended: 0,
         }];
-        let text = crate::xml::to_text(&threads, (0, 10), vec![section(&data, &threads, (0, 10))]);
+        crate::xml::to_text(&threads, (0, 10), vec![section(&data, &threads, (0, 10))])
+    }
+
+    /// The bytes of a small section, pinned (the names are `profrj_format`'s,
+    /// the layout the contract's; a change here changes the format).
+    #[test]
+    fn bytes_of_a_small_section() {
+        let mut names = MethodNames::default();
+        let mut keys = FrameKeys::default();
+        let (a, b) = (names.intern("p.A.run()"), names.intern("p.B(\"<&\\x\")"));
+        let (a, b) = (keys.key(a, NO_LINE), keys.key(b, NO_LINE));
+        let mut tree = CallTree::default();
+        tree.add_sample(&[a, b], true);
+        tree.add_sample(&[a], false);
+        let text = one_thread(tree, names, keys, "main\u{1}");
         assert_eq!(
             text,
             r#"<?xml version="1.0" encoding="UTF-8"?>
@@ -175,5 +200,26 @@ mod tests {
 </doc>
 "#
         );
+    }
+
+    /// With `lines`, one method on two lines is two nodes, each with its
+    /// `line` after the name; a frame with no line has no attribute.
+    #[test]
+    fn lines_are_an_attribute_beside_the_name() {
+        let mut names = MethodNames::default();
+        let mut keys = FrameKeys::default();
+        let (run, f) = (names.intern("p.A.run()"), names.intern("p.A.f()"));
+        let mut tree = CallTree::default();
+        tree.add_sample(&[keys.key(run, 7), keys.key(f, 12)], true);
+        tree.add_sample(&[keys.key(run, 7), keys.key(f, 13)], true);
+        tree.add_sample(&[keys.key(run, NO_LINE)], true);
+        let text = one_thread(tree, names, keys, "main");
+        assert!(
+            text.contains(r#"<profile name="p.A.run()" line="7" hits="0" elapsed="0" cumulated="2" cumulatedElapsed="2">"#),
+            "{text}"
+        );
+        assert!(text.contains(r#"<profile name="p.A.f()" line="12" hits="1""#));
+        assert!(text.contains(r#"<profile name="p.A.f()" line="13" hits="1""#));
+        assert!(text.contains(r#"<profile name="p.A.run()" hits="1""#));
     }
 }

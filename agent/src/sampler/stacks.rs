@@ -13,14 +13,14 @@
 //! `event=cpu`: each thread has a timer on its own CPU clock that signals it
 //! every `interval` of CPU it uses; each such sample is a hit.
 
-use super::frames::to_path;
+use super::frames::{to_path, FrameKey, Namer};
 use super::signal::handler::{self, CpuTimer};
 use super::signal::{self, ring::Sample, Setup};
 use super::tree::NodeId;
 use super::Event;
 use super::{Config, Counters, SamplerData};
+use crate::code_map;
 use crate::events::{Events, SampledStack, Samples};
-use crate::methods::NameId;
 use crate::stack::Frames;
 use crate::threads::{Identity, ThreadId, Threads};
 use crate::vm::async_trace::failure_name;
@@ -94,6 +94,26 @@ struct Pending {
     hits: u64,
 }
 
+/// Samples a signal walk could not place because the thread was inside the
+/// VM (a GC, a safepoint, a call into the VM, deoptimisation), with the
+/// failure they stand under if no stack can be had for them.
+#[derive(Clone, Copy)]
+struct Deferred {
+    owed: u64,
+    hits: u64,
+    failure: &'static str,
+    /// The thread's JVMTI state when the first of them was taken.
+    state: i32,
+}
+
+/// AsyncGetCallTrace's codes for a thread busy inside the VM: GC active,
+/// in the VM or native code without a walkable last Java frame, being
+/// deoptimised, at a safepoint. Such a thread is not running Java code, so
+/// in `event=wall` its stack is taken with JVMTI at the next tick (the
+/// handshake does not wait for a blocked thread) and the samples counted
+/// there, rather than under a synthetic frame.
+const BUSY_IN_VM: [i32; 5] = [-2, -3, -4, -9, -10];
+
 /// What the sampler remembers of a thread between ticks.
 #[derive(Default)]
 pub(super) struct ThreadState {
@@ -106,6 +126,9 @@ pub(super) struct ThreadState {
     leaf_state: i32,
     /// The last signal walk failed (`leaf` is a synthetic frame).
     walk_failed: bool,
+    /// `event=wall`: samples whose signal found the thread busy inside the
+    /// VM, to count on its stack from JVMTI at the next tick.
+    deferred: Option<Deferred>,
     tid: Tid,
     pending: Option<Pending>,
     timer: Option<CpuTimer>,
@@ -130,15 +153,12 @@ pub(super) struct Walker<'a> {
     /// Someone replaced the signal handler: no more signals, JVMTI walks only.
     signals_lost: bool,
     jvmti_frames: JvmtiFrames,
-    path: Vec<NameId>,
+    path: Vec<FrameKey>,
 }
 
 /// Buffers for stacks taken with JVMTI.
 struct JvmtiFrames {
     frames: Vec<JvmtiFrameInfo>,
-    /// A mounted virtual thread's frames, and those spliced onto its carrier's.
-    virtual_frames: Vec<JvmtiFrameInfo>,
-    spliced: Vec<JvmtiFrameInfo>,
 }
 
 impl<'a> Walker<'a> {
@@ -156,8 +176,6 @@ impl<'a> Walker<'a> {
             signals_lost: false,
             jvmti_frames: JvmtiFrames {
                 frames: vec![empty; n],
-                virtual_frames: vec![empty; n],
-                spliced: Vec::with_capacity(2 * n),
             },
             path: Vec::with_capacity(n),
         }
@@ -184,6 +202,10 @@ impl<'a> Walker<'a> {
         data.counters.ticks += 1;
         data.counters.caught_up += weight - 1;
         data.counters.largest_catch_up = data.counters.largest_catch_up.max(weight - 1);
+        if let StackSource::Signal(_) = self.source {
+            // Code compiled or generated since the last tick, for the handler.
+            code_map::publish();
+        }
         self.drain(jvmti, jni, data);
         self.check_handler(data);
         let live = match jvmti.all_threads() {
@@ -276,6 +298,10 @@ impl<'a> Walker<'a> {
             trees,
             states,
             names,
+            keys,
+            lines,
+            stubs,
+            libraries,
             counters,
             seq,
         } = data;
@@ -321,8 +347,47 @@ impl<'a> Walker<'a> {
                 let tree = trees.entry(id).or_default();
                 let stack = SampledStack::Synthetic(NO_SIGNAL);
                 publish(self.events, id, stack, state, (p.owed, p.hits));
-                fold_synthetic(tree, names, counters, NO_SIGNAL, p.owed, p.hits);
+                fold_synthetic(tree, names, keys, counters, NO_SIGNAL, p.owed, p.hits);
             }
+            return;
+        }
+        if let Some(v) = mounted {
+            // The virtual thread's sample: in its group's tree, its own
+            // stack from its entry (JVMTI splices nothing of the carrier's:
+            // no frames of the pool below it). Walked each time: the
+            // carrier's next sample may be another thread's.
+            st.leaf = None;
+            let group = match threads.identify(jvmti, jni, v, 0) {
+                Some(Identity::Java(g)) => g,
+                _ => id,
+            };
+            let Some(frames) = self.jvmti_frames.stack(jvmti, v) else {
+                return;
+            };
+            let t1 = clock::now_ns();
+            let mut namer = Namer {
+                jvmti,
+                jni,
+                names,
+                keys,
+                lines: self.config.lines.then_some(lines),
+                stubs,
+                libraries,
+            };
+            to_path(&mut namer, frames, self.config.depth, &mut self.path);
+            trees
+                .entry(group)
+                .or_default()
+                .add_samples(&self.path, weight, hit);
+            // The recording follows the snapshot: the group's sample.
+            let stack = SampledStack::Walked {
+                jni,
+                frames: Frames::Jvmti(frames),
+                depth: self.config.depth,
+            };
+            publish(self.events, group, stack, state, (weight, hit));
+            counters.walked += 1;
+            counters.add_fold(clock::now_ns() - t1);
             return;
         }
         let tree = trees.entry(id).or_default();
@@ -332,7 +397,9 @@ impl<'a> Walker<'a> {
         // tail between, say, a class initialiser and the sleep it went into.
         let key = state_key(state);
         let same_state = st.leaf_state == key;
-        if let (true, Some(leaf), false, true) = (idle, st.leaf, st.walk_failed, same_state) {
+        let deferred = st.deferred.take();
+        let repeat = deferred.is_none() && !st.walk_failed && same_state;
+        if let (true, Some(leaf), true) = (idle, st.leaf, repeat) {
             tree.repeat_samples(leaf, weight, 0);
             publish(self.events, id, SampledStack::Again, state, (weight, 0));
             counters.repeated += 1;
@@ -348,9 +415,9 @@ impl<'a> Walker<'a> {
         // signal could break a blocking call (JDK 11's accept() turns EINTR
         // into a SocketTimeoutException).
         let in_java = runnable && state & JVMTI_THREAD_STATE_IN_NATIVE == 0;
-        let use_signal = in_java && !(idle && st.walk_failed);
+        let use_signal = in_java && !(idle && st.walk_failed) && deferred.is_none();
         let use_signal = use_signal && !self.signals_lost;
-        if let (StackSource::Signal(setup), None, true) = (self.source, mounted, use_signal) {
+        if let (StackSource::Signal(setup), true) = (self.source, use_signal) {
             if let Some(tid) = resolve_tid(jni, threads, thread, id, &mut st.tid) {
                 *seq = seq.wrapping_add(1);
                 match handler::ask(tid, setup.signo, signal::token(id, *seq)) {
@@ -373,11 +440,54 @@ impl<'a> Walker<'a> {
                 }
             }
         }
-        let Some(frames) = self.jvmti_frames.stack(jvmti, thread, mounted) else {
+        let Some(frames) = self.jvmti_frames.stack(jvmti, thread) else {
+            if let Some(d) = deferred {
+                let stack = SampledStack::Synthetic(d.failure);
+                publish(self.events, id, stack, d.state, (d.owed, d.hits));
+                fold_synthetic(tree, names, keys, counters, d.failure, d.owed, d.hits);
+            }
             return;
         };
+        if frames.is_empty() {
+            // No Java frame at all (the Signal Dispatcher, busy in the VM):
+            // deferred samples keep the failure they came with, and this
+            // tick's count as a walk that found no Java frame, as a signal's.
+            if let Some(d) = deferred {
+                let stack = SampledStack::Synthetic(d.failure);
+                publish(self.events, id, stack, d.state, (d.owed, d.hits));
+                fold_synthetic(tree, names, keys, counters, d.failure, d.owed, d.hits);
+            }
+            let name = failure_name(0);
+            publish(
+                self.events,
+                id,
+                SampledStack::Synthetic(name),
+                state,
+                (weight, hit),
+            );
+            fold_synthetic(tree, names, keys, counters, name, weight, hit);
+            st.leaf = None;
+            st.walk_failed = true;
+            return;
+        }
         let t1 = clock::now_ns();
-        to_path(names, jvmti, jni, frames, self.config.depth, &mut self.path);
+        let mut namer = Namer {
+            jvmti,
+            jni,
+            names,
+            keys,
+            lines: self.config.lines.then_some(lines),
+            stubs,
+            libraries,
+        };
+        to_path(&mut namer, frames, self.config.depth, &mut self.path);
+        let (weight, hit) = match deferred {
+            Some(d) => {
+                counters.deferred += d.owed;
+                (weight + d.owed, hit + d.hits)
+            }
+            None => (weight, hit),
+        };
         st.leaf = Some(tree.add_samples(&self.path, weight, hit));
         let stack = SampledStack::Walked {
             jni,
@@ -440,11 +550,16 @@ impl<'a> Walker<'a> {
         let event = self.config.event;
         let depth = self.config.depth;
         let path = &mut self.path;
+        let with_lines = self.config.lines;
         let events = self.events;
         let SamplerData {
             trees,
             states,
             names,
+            keys,
+            lines,
+            stubs,
+            libraries,
             counters,
             ..
         } = data;
@@ -473,15 +588,33 @@ impl<'a> Walker<'a> {
                 }
             };
             counters.arrived += 1;
+            if event == Event::Wall && BUSY_IN_VM.contains(&s.code) {
+                if let Some(st) = states.get_mut(&id) {
+                    let d = st.deferred.get_or_insert(Deferred {
+                        owed: 0,
+                        hits: 0,
+                        failure: failure_name(s.code),
+                        state: full_state,
+                    });
+                    d.owed += owed;
+                    d.hits += hits;
+                    st.leaf = None;
+                    st.walk_failed = true;
+                    return;
+                }
+            }
             let tree = trees.entry(id).or_default();
             let leaf = if s.code > 0 {
-                if s.frames
-                    .first()
-                    .is_some_and(|f| f.method.is_null() && f.bci < 0)
-                {
-                    counters.recovered += 1;
-                }
-                to_path(names, jvmti, jni, s.frames, depth, path);
+                let mut namer = Namer {
+                    jvmti,
+                    jni,
+                    names,
+                    keys,
+                    lines: with_lines.then_some(&mut *lines),
+                    stubs,
+                    libraries,
+                };
+                to_path(&mut namer, s.frames, depth, path);
                 let stack = SampledStack::Walked {
                     jni,
                     frames: Frames::Async(s.frames),
@@ -493,7 +626,7 @@ impl<'a> Walker<'a> {
                 let name = failure_name(s.code);
                 let stack = SampledStack::Synthetic(name);
                 publish(events, id, stack, full_state, (owed, hits));
-                fold_synthetic(tree, names, counters, name, owed, hits)
+                fold_synthetic(tree, names, keys, counters, name, owed, hits)
             };
             if let Some(st) = states.get_mut(&id) {
                 st.leaf = Some(leaf);
@@ -518,6 +651,7 @@ impl<'a> Walker<'a> {
             trees,
             states,
             names,
+            keys,
             counters,
             ..
         } = data;
@@ -530,13 +664,14 @@ impl<'a> Walker<'a> {
             if st.missing < 2 {
                 return true;
             }
+            let tree = trees.entry(*id).or_default();
             if let Some(p) = st.pending.take() {
-                let tree = trees.entry(*id).or_default();
                 let ended = crate::vm::sys::JVMTI_THREAD_STATE_TERMINATED;
                 let stack = SampledStack::Synthetic(THREAD_EXIT);
                 publish(events, *id, stack, ended, (p.owed, p.hits));
-                fold_synthetic(tree, names, counters, THREAD_EXIT, p.owed, p.hits);
+                fold_synthetic(tree, names, keys, counters, THREAD_EXIT, p.owed, p.hits);
             }
+            fold_deferred(events, *id, st, tree, names, keys, counters);
             false
         });
     }
@@ -557,9 +692,29 @@ impl<'a> Walker<'a> {
             }
             self.drain(jvmti, jni, data);
         }
-        for st in data.states.values_mut() {
+        let SamplerData {
+            trees,
+            states,
+            names,
+            keys,
+            counters,
+            ..
+        } = data;
+        for (id, st) in states.iter_mut() {
             if let Some(p) = st.pending.take() {
-                data.counters.unanswered_at_stop += p.owed;
+                counters.unanswered_at_stop += p.owed;
+            }
+            // No tick left to take their stack.
+            if st.deferred.is_some() {
+                fold_deferred(
+                    self.events,
+                    *id,
+                    st,
+                    trees.entry(*id).or_default(),
+                    names,
+                    keys,
+                    counters,
+                );
             }
             st.timer_failed = false;
         }
@@ -567,25 +722,11 @@ impl<'a> Walker<'a> {
 }
 
 impl JvmtiFrames {
-    /// `thread`'s stack through JVMTI (a handshake with that thread alone),
-    /// with a mounted virtual thread's frames on top of its carrier's.
-    fn stack(
-        &mut self,
-        jvmti: Jvmti,
-        thread: jthread,
-        mounted: Option<jthread>,
-    ) -> Option<&[JvmtiFrameInfo]> {
-        let carrier = jvmti.stack_trace(thread, &mut self.frames).ok()?;
-        match mounted {
-            None => Some(carrier),
-            Some(v) => {
-                let top = jvmti.stack_trace(v, &mut self.virtual_frames).ok()?;
-                self.spliced.clear();
-                self.spliced.extend_from_slice(top);
-                self.spliced.extend_from_slice(carrier);
-                Some(&self.spliced[..])
-            }
-        }
+    /// `thread`'s stack through JVMTI (a handshake with that thread alone).
+    /// A mounted virtual thread is asked for itself: its stack from its
+    /// entry, counted in its group (see `sample`).
+    fn stack(&mut self, jvmti: Jvmti, thread: jthread) -> Option<&[JvmtiFrameInfo]> {
+        jvmti.stack_trace(thread, &mut self.frames).ok()
     }
 }
 
@@ -617,13 +758,33 @@ fn resolve_tid(
 fn fold_synthetic(
     tree: &mut super::tree::CallTree,
     names: &mut crate::methods::MethodNames,
+    keys: &mut super::FrameKeys,
     counters: &mut Counters,
     name: &'static str,
     owed: u64,
     hits: u64,
 ) -> NodeId {
     *counters.failures.entry(name).or_default() += owed;
-    tree.add_samples(&[names.intern(name)], owed, hits)
+    let key = keys.key(names.intern(name), super::NO_LINE);
+    tree.add_samples(&[key], owed, hits)
+}
+
+/// Counts a thread's deferred samples (if any) under the failure they came
+/// with: no stack could be taken for them (the thread ended, sampling stopped).
+fn fold_deferred(
+    events: &Events,
+    id: ThreadId,
+    st: &mut ThreadState,
+    tree: &mut super::tree::CallTree,
+    names: &mut crate::methods::MethodNames,
+    keys: &mut super::FrameKeys,
+    counters: &mut Counters,
+) {
+    if let Some(d) = st.deferred.take() {
+        let stack = SampledStack::Synthetic(d.failure);
+        publish(events, id, stack, d.state, (d.owed, d.hits));
+        fold_synthetic(tree, names, keys, counters, d.failure, d.owed, d.hits);
+    }
 }
 
 /// What of a thread's JVMTI state decides whether its last stack still

@@ -5,7 +5,7 @@
 
 use super::event::Kind;
 use super::tptp::{self, Call};
-use super::writer::{Site, Staged, Writer};
+use super::writer::{Site, Source, Staged, Writer};
 use std::io;
 
 impl Writer {
@@ -18,19 +18,36 @@ impl Writer {
         id
     }
 
-    /// The trace id of source `i`'s thread, defined (threadStart) at its
+    /// The Java thread `key` (met at a ring's switch to it; one never met
+    /// is nameless).
+    pub(super) fn source(&mut self, key: u64) -> &mut Source {
+        self.threads.entry(key).or_insert_with(|| Source {
+            thread: None,
+            name: None,
+            id: 0,
+            defined_in: 0,
+            exception: (0, 0),
+            stack: Vec::new(),
+        })
+    }
+
+    /// The trace id of Java thread `key`, defined (threadStart) at its
     /// first use in the document.
-    pub(super) fn thread(&mut self, i: u32, unix_ns: u64) -> io::Result<u32> {
-        if self.rings[i as usize].id == 0 {
-            self.rings[i as usize].id = self.new_id();
+    pub(super) fn thread(&mut self, key: u64, unix_ns: u64) -> io::Result<u32> {
+        if self.source(key).id == 0 {
+            let id = self.new_id();
+            self.source(key).id = id;
         }
         let number = self.number;
-        let s = &mut self.rings[i as usize];
+        let s = self.source(key);
         let (id, thread) = (s.id, s.thread);
         if std::mem::replace(&mut s.defined_in, number) != number {
-            let name = thread
-                .and_then(|t| self.sources.threads.name(t))
-                .unwrap_or_else(|| "(unknown)".into());
+            let name = match s.name.clone() {
+                Some(name) => name,
+                None => thread
+                    .and_then(|t| self.sources.threads.name(t))
+                    .unwrap_or_else(|| "(unknown)".into()),
+            };
             self.doc().thread_start(id, unix_ns, &name)?;
         }
         Ok(id)
@@ -104,14 +121,17 @@ impl Writer {
                 };
             }
             Kind::ThreadEnd => {
+                // The thread's last event: it is forgotten once written.
                 let number = self.number;
-                let s = &mut self.rings[s.source as usize];
-                if s.id != 0 && std::mem::replace(&mut s.defined_in, 0) == number {
-                    let id = s.id;
-                    self.doc().thread_end(id, unix_ns)?;
+                let Some(s) = self.threads.remove(&s.source) else {
+                    return Ok(());
+                };
+                if s.id != 0 && s.defined_in == number {
+                    self.doc().thread_end(s.id, unix_ns)?;
                 }
                 return Ok(());
             }
+            Kind::Switch => return Ok(()),
             _ => {}
         }
         let thread = self.thread(s.source, unix_ns)?;
@@ -137,7 +157,7 @@ impl Writer {
             ticket: e.ticket(),
             depth: e.depth,
         };
-        let stack = &mut self.rings[s.source as usize].stack;
+        let stack = &mut self.source(s.source).stack;
         match e.kind {
             Kind::Entry => stack.push((e.method, e.ticket())),
             Kind::Exit => {
@@ -158,13 +178,13 @@ impl Writer {
             }
             Kind::Exit => self.doc().method_event(false, call, unix_ns),
             Kind::Throw | Kind::ThrowNew | Kind::Catch => {
-                let source = s.source as usize;
-                let mut exception = self.rings[source].exception;
+                let source = s.source;
+                let mut exception = self.source(source).exception;
                 if e.kind == Kind::ThrowNew || exception.0 == 0 {
                     exception = (self.new_id(), 0);
                 }
                 let defined_in = self.object(exception, e.extra, unix_ns)?;
-                self.rings[source].exception = (exception.0, defined_in);
+                self.source(source).exception = (exception.0, defined_in);
                 let throw = e.kind != Kind::Catch;
                 self.doc().exception(throw, call, exception.0, unix_ns)
             }
@@ -184,7 +204,7 @@ impl Writer {
             (site.ty.clone(), site.method, site.line, None)
         };
         // The allocating call: the thread's innermost call of that method.
-        let top = self.rings[s.source as usize].stack.last().copied();
+        let top = self.source(s.source).stack.last().copied();
         let (method, ticket) = match (method, top) {
             (Some(m), Some((top_m, ticket))) if top_m == m => (Some(m), ticket),
             (m, _) => (m, 0),

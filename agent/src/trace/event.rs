@@ -38,6 +38,9 @@ pub enum Kind {
     /// an object of type `extra` whose identity hash is `b`.
     MonitorEnter,
     MonitorEntered,
+    /// The ring's next events are the Java thread's with key `b` (a
+    /// carrier's ring holds the events of every virtual thread it ran).
+    Switch,
 }
 
 #[derive(Clone, Copy, Debug)]

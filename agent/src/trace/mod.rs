@@ -16,6 +16,15 @@
 //! asked for knowing it slows the program); with `overflow=drop` the events
 //! are dropped and counted, and the trace says how many (an XML comment at
 //! the point of the gap, and the exit summary).
+//!
+//! Rings are per OS thread ([`CarrierRing`], in its own record); a Java
+//! thread's open calls, tickets and last exception ([`Caller`]) are a slot of
+//! its record, which follows a virtual thread from carrier to carrier
+//! (`per_thread`). A ring may so hold the events of several Java threads (a
+//! carrier's, of the virtual threads it ran): each run of them follows a
+//! [`Kind::Switch`] naming whose they are, and each virtual thread is a
+//! thread of its own in the trace (named after its group and its
+//! `Thread.threadId()`), its entries and exits balanced.
 
 mod elements;
 mod event;
@@ -33,7 +42,8 @@ use event::{Event, Kind};
 use jni_sys::{jclass, jint, JNIEnv};
 use parking_lot::{Condvar, Mutex};
 use ring::Ring;
-use std::cell::UnsafeCell;
+use std::cell::{Cell, UnsafeCell};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::*};
 use std::sync::{Arc, OnceLock};
 
@@ -60,8 +70,14 @@ pub struct Lifetime {
     drop_when_full: AtomicBool,
     /// The writer failed (it cannot write): threads drop instead of waiting.
     failed: AtomicBool,
-    /// Every thread's ring, until the writer has drained a closed one.
+    /// Rings made since the writer last took them (it keeps them until a
+    /// closed one is drained).
     rings: Mutex<Vec<Arc<ThreadRing>>>,
+    /// Each Java thread with events, by its key ([`Caller::key`]): what the
+    /// writer names it; dropped once its end is written.
+    callers: Mutex<HashMap<u64, Named>>,
+    /// The last key handed out.
+    keys: AtomicU64,
     /// Events of no Java thread (garbage collections).
     vm_events: Mutex<Vec<Event>>,
     /// Events dropped (`overflow=drop`, or after a write failure).
@@ -76,20 +92,82 @@ pub struct Lifetime {
     answered: Condvar,
 }
 
-/// One thread's ring and what only the thread itself touches (held by the
-/// thread's record, and by the lifetime's list until the writer drained it).
+/// One OS thread's ring: the events of the Java threads that ran on it (a
+/// carrier's holds those of the virtual threads it ran, each run of them
+/// after a [`Kind::Switch`] naming whose they are).
 pub struct ThreadRing {
-    pub thread: Option<ThreadId>,
     pub ring: Ring,
-    life: &'static Lifetime,
-    own: UnsafeCell<Own>,
+    /// The key of the Java thread whose events the ring holds last.
+    last: Cell<u64>,
 }
 
-// SAFETY: `own` is only accessed by the ring's thread (through its record);
-// the writer reads only `thread` and `ring`, built for that.
+// SAFETY: `last` is only accessed by the ring's OS thread (the producer);
+// the writer reads only `ring`, built for that.
 unsafe impl Sync for ThreadRing {}
 // SAFETY: as above.
 unsafe impl Send for ThreadRing {}
+
+/// An OS thread's ring, in its own record (a carrier's, not a mounted
+/// virtual thread's).
+struct CarrierRing(Arc<ThreadRing>);
+
+/// The OS thread ended: its ring closes, for the writer to drain and
+/// forget (its Java thread's last event is in: a record's values end in
+/// the reverse of their making, and its [`Caller`] came after).
+impl ThreadValue for CarrierRing {
+    fn thread_ended(&self, _jni: Option<&Jni>) {
+        self.0.ring.close();
+    }
+}
+
+/// One Java thread's trace state, in its record: a platform thread's, or
+/// a virtual thread's, which goes with it.
+struct Caller {
+    /// Its key in the rings and in [`Lifetime::callers`].
+    key: u64,
+    life: &'static Lifetime,
+    /// The ring of the OS thread it runs on (a virtual thread's is set at
+    /// each mount). Touched only by the thread whose record holds it.
+    ring: UnsafeCell<Arc<ThreadRing>>,
+    /// Touched only by the thread whose record holds it.
+    own: UnsafeCell<Own>,
+}
+
+/// What the writer names a Java thread by.
+pub(super) struct Named {
+    /// Its id (a virtual thread's group's): a platform thread's name is
+    /// read from the thread registry when defined.
+    pub(super) thread: Option<ThreadId>,
+    /// A virtual thread's own name in the trace: its group's and its
+    /// `Thread.threadId()`.
+    pub(super) name: Option<String>,
+}
+
+impl ThreadValue for Caller {
+    /// The thread ends: its last event while recording (not recording, no
+    /// event: a stopped trace's file is finished, and nothing may start
+    /// another); the writer forgets it once that is written.
+    fn thread_ended(&self, _jni: Option<&Jni>) {
+        if self.life.recording() {
+            // SAFETY: this is the caller's own thread (its record is
+            // ending), on the OS thread whose ring it holds.
+            let (own, tr) = unsafe { (&mut *self.own.get(), &**self.ring.get()) };
+            let e = Event::new(Kind::ThreadEnd, 0, tsc::ticks(), 0, 0);
+            record(self.life, tr, own, e);
+        } else {
+            self.life.callers.lock().remove(&self.key);
+        }
+    }
+
+    /// A virtual thread was mounted: its events go to this carrier's ring.
+    fn mounted(&self) {
+        if let Some(ring) = this_ring(self.life) {
+            // SAFETY: only the caller's own thread touches `ring`, and it
+            // runs this (its mount), holding no reference to it now.
+            unsafe { *self.ring.get() = ring };
+        }
+    }
+}
 
 struct Own {
     /// Open traced calls: (method, ticket).
@@ -100,6 +178,8 @@ struct Own {
     exception: Option<i32>,
     /// Events dropped since the last one recorded.
     dropped: u64,
+    /// The caller's key (as [`Caller::key`], for `record`).
+    key: u64,
 }
 
 impl Lifetime {
@@ -202,24 +282,9 @@ impl Lifetime {
     }
 }
 
-/// The ring's thread ended (JVMTI ThreadEnd, on that thread): its last
-/// event while recording, and its ring closed for the writer to drain and
-/// forget. (Not recording, no event: a stopped trace's file is finished,
-/// and nothing may start another.)
-impl ThreadValue for ThreadRing {
-    fn thread_ended(&self, _jni: Option<&Jni>) {
-        if self.life.recording() {
-            // SAFETY: this is the ring's own thread (its record is ending).
-            let own = unsafe { &mut *self.own.get() };
-            let e = Event::new(Kind::ThreadEnd, 0, tsc::ticks(), 0, 0);
-            record(self.life, self, own, e);
-        }
-        self.ring.close();
-    }
-}
-
-/// The calling thread's ring, made on its first event while a trace records.
-fn first_event(env: *mut JNIEnv) -> Option<Held<ThreadRing>> {
+/// The calling thread's trace state, made on its first event while a
+/// trace records.
+fn first_event(env: *mut JNIEnv) -> Option<Held<Caller>> {
     let host = crate::host::get()?;
     let life = host.state::<Lifetime>();
     if !life.active.load(Relaxed) {
@@ -228,25 +293,67 @@ fn first_event(env: *mut JNIEnv) -> Option<Held<ThreadRing>> {
     // SAFETY: `env` is what the VM passed to the probe native (or callback)
     // that called this, on this thread: its JNIEnv.
     let jni = unsafe { Jni::from_raw(env) };
-    let tr = Arc::new(ThreadRing {
-        thread: host.current_thread(&jni),
-        ring: Ring::new(),
+    let thread = host.current_thread(&jni);
+    let name = per_thread::on_virtual_thread().then(|| virtual_name(host, &jni, thread));
+    let ring = this_ring(life)?;
+    let key = life.keys.fetch_add(1, Relaxed) + 1;
+    life.callers.lock().insert(key, Named { thread, name });
+    Some(Held::Own(Box::new(Caller {
+        key,
         life,
+        ring: UnsafeCell::new(ring),
         own: UnsafeCell::new(Own {
             stack: Vec::with_capacity(64),
             ticket: 0,
             exception: None,
             dropped: 0,
+            key,
         }),
+    })))
+}
+
+/// A virtual thread's name in the trace: its group's and its
+/// `Thread.threadId()` (`[virtual threads] 31`), each virtual thread its
+/// own thread there.
+fn virtual_name(host: &crate::host::Host, jni: &Jni, group: Option<ThreadId>) -> String {
+    let group = group
+        .and_then(|g| host.threads.name(g))
+        .unwrap_or_else(|| crate::threads::VIRTUAL_GROUP.to_owned());
+    let id = host.jvmti.current_thread().ok().and_then(|t| {
+        let id = jni.java_thread_id(t);
+        jni.delete_local_ref(t);
+        id
     });
-    life.rings.lock().push(tr.clone());
-    Some(Held::Shared(tr))
+    match id {
+        Some(id) => format!("{group} {id}"),
+        None => group,
+    }
+}
+
+/// The calling OS thread's ring, made on its first use.
+fn this_ring(life: &'static Lifetime) -> Option<Arc<ThreadRing>> {
+    per_thread::with_carrier(
+        || {
+            let tr = Arc::new(ThreadRing {
+                ring: Ring::new(),
+                last: Cell::new(0),
+            });
+            life.rings.lock().push(tr.clone());
+            Some(Held::Own(Box::new(CarrierRing(tr))))
+        },
+        |c: &CarrierRing| c.0.clone(),
+    )
 }
 
 /// Puts `e` into the thread's ring; a full ring waits or drops (see the
 /// module's comment).
 #[inline(always)]
 fn record(life: &Lifetime, tr: &ThreadRing, own: &mut Own, e: Event) {
+    if tr.last.get() != own.key && !switch(life, tr, own.key, e.time) {
+        own.dropped += 1;
+        life.lost.fetch_add(1, Relaxed);
+        return;
+    }
     if own.dropped > 0
         && tr
             .ring
@@ -266,20 +373,43 @@ fn record(life: &Lifetime, tr: &ThreadRing, own: &mut Own, e: Event) {
                 life.wake_writer();
             }
         }
-        Err(e) => full(life, tr, own, e),
+        Err(e) => {
+            if !full(life, tr, e) {
+                own.dropped += 1;
+                life.lost.fetch_add(1, Relaxed);
+            }
+        }
     }
 }
 
+/// The ring's next events are those of the Java thread `key`: a
+/// [`Kind::Switch`] says so (a thread's first event, and a virtual
+/// thread's after another thread ran on the carrier). False if it was
+/// dropped (the ring full, `overflow=drop`): so is the event, and the next
+/// one tries again.
 #[cold]
 #[inline(never)]
-fn full(life: &Lifetime, tr: &ThreadRing, own: &mut Own, e: Event) {
+fn switch(life: &Lifetime, tr: &ThreadRing, key: u64, time: u64) -> bool {
+    let e = Event::new(Kind::Switch, 0, time, key, 0);
+    let pushed = tr.ring.push(e).is_ok() || full(life, tr, e);
+    if pushed {
+        tr.last.set(key);
+    }
+    pushed
+}
+
+/// `e` met a full ring: waits for the writer (`overflow=wait`), unless the
+/// trace drops (`overflow=drop`, or it cannot write). True once pushed.
+#[cold]
+#[inline(never)]
+fn full(life: &Lifetime, tr: &ThreadRing, e: Event) -> bool {
     life.waits.fetch_add(1, Relaxed);
     life.wake_writer();
     let mut e = e;
     let mut spins = 0u32;
     while !life.drop_when_full.load(Relaxed) && !life.failed.load(Relaxed) {
         match tr.ring.push(e) {
-            Ok(()) => return,
+            Ok(()) => return true,
             Err(back) => e = back,
         }
         spins += 1;
@@ -290,8 +420,7 @@ fn full(life: &Lifetime, tr: &ThreadRing, own: &mut Own, e: Event) {
             std::thread::sleep(std::time::Duration::from_micros(50));
         }
     }
-    own.dropped += 1;
-    life.lost.fetch_add(1, Relaxed);
+    false
 }
 
 /// A probe's work on the calling thread's ring, given the time read first;
@@ -302,11 +431,14 @@ fn on_thread(env: *mut JNIEnv, work: impl FnOnce(&Lifetime, &ThreadRing, &mut Ow
     crate::vm::guard_hot("trace probe", (), || {
         per_thread::with(
             || first_event(env),
-            |tr: &ThreadRing| {
-                if tr.life.active.load(Relaxed) {
-                    // SAFETY: only this thread touches its `own`.
-                    let own = unsafe { &mut *tr.own.get() };
-                    work(tr.life, tr, own, t)
+            |caller: &Caller| {
+                if caller.life.active.load(Relaxed) {
+                    // SAFETY: only the thread whose record holds the caller
+                    // touches its `own` and `ring`; the ring is the OS
+                    // thread's it runs on (set at its first event and at
+                    // each mount), kept alive by the caller's Arc.
+                    let (own, tr) = unsafe { (&mut *caller.own.get(), &**caller.ring.get()) };
+                    work(caller.life, tr, own, t)
                 }
             },
         );

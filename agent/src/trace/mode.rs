@@ -87,6 +87,8 @@ fn open(cx: &Cx) -> Result<Box<dyn Mode>, AgentError> {
 
 impl Mode for Trace {
     fn start(&self, cx: &Cx) -> Result<(), AgentError> {
+        // A call's open entries follow its virtual thread across carriers.
+        cx.host.follow_virtual_threads();
         let o = cx.options;
         let path = o.text("trace").unwrap_or_default();
         let drop_when_full = o.text("overflow") == Some("drop");

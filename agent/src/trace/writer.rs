@@ -8,9 +8,14 @@
 //! Time order across threads: an event is written once it is older than
 //! [`MARGIN_NS`], so events another thread published a little late (it was
 //! preempted between its clock read and its publish) still go in their
-//! place. Each thread's own events are always in order.
+//! place. Each OS thread's events are always in order in its ring; a
+//! virtual thread's are in the rings of the carriers it ran on, so the
+//! margin counts from the moment the writer began to drain the rings (not
+//! from the end: the writer itself may be preempted between two rings, and
+//! a virtual thread's later events in the second must not overtake its
+//! earlier ones in the first).
 
-use super::event::Event;
+use super::event::{Event, Kind};
 use super::tptp::{self, Doc, Envelope};
 use super::{Lifetime, ThreadRing};
 use crate::error::AgentError;
@@ -93,6 +98,7 @@ pub fn spawn(
         number: 0,
         file: None,
         rings: Vec::new(),
+        threads: HashMap::new(),
         staging: Vec::new(),
         next_id: 1,
         methods: Vec::new(),
@@ -136,10 +142,18 @@ pub(super) struct Site {
     pub(super) line: Option<u16>,
 }
 
-/// A ring the writer drains, and its thread's id in the trace.
+/// A ring the writer drains, and whose events it holds now (the key of
+/// the Java thread of its last [`Kind::Switch`]).
+struct RingSource {
+    ring: Arc<ThreadRing>,
+    key: u64,
+}
+
+/// A Java thread whose events the writer met, and its id in the trace.
 pub(super) struct Source {
-    pub(super) ring: Option<Arc<ThreadRing>>,
     pub(super) thread: Option<ThreadId>,
+    /// A virtual thread's name (a platform thread's is the registry's).
+    pub(super) name: Option<String>,
     pub(super) id: u32,
     /// The document (its number) that defined the thread; 0: none yet.
     pub(super) defined_in: u32,
@@ -150,12 +164,15 @@ pub(super) struct Source {
     pub(super) stack: Vec<(u32, u64)>,
 }
 
-/// An event waiting for its turn, with the index of its source (`u32::MAX`:
-/// the VM's own events).
+/// An event waiting for its turn, with the key of its source ([`VM`]: the
+/// VM's own events).
 pub(super) struct Staged {
     pub(super) e: Event,
-    pub(super) source: u32,
+    pub(super) source: u64,
 }
+
+/// The source of events of no Java thread (garbage collections, frees).
+pub(super) const VM: u64 = u64::MAX;
 
 /// The open document: its file under its temporary name, and the name it
 /// gets when complete.
@@ -203,7 +220,9 @@ pub(super) struct Writer {
     /// document and no per-id table grows with the objects.
     pub(super) number: u32,
     file: Option<Open>,
-    pub(super) rings: Vec<Source>,
+    rings: Vec<RingSource>,
+    /// The Java threads met, by key, until their end is written.
+    pub(super) threads: HashMap<u64, Source>,
     pub(super) staging: Vec<Staged>,
     /// The next trace id (one sequence for every kind of id).
     pub(super) next_id: u32,
@@ -228,11 +247,21 @@ impl Writer {
         loop {
             let request = *self.life.request.lock();
             let flush_all = request != Request::None;
+            let drained_from = tsc::ticks();
             self.collect();
-            if let Err(e) = self.emit(flush_all).and_then(|()| match request {
-                Request::None => Ok(()),
-                _ => self.finish(),
-            }) {
+            if flush_all {
+                // Everything goes out now: a virtual thread's events pushed
+                // to a ring already drained while this round drained later
+                // ones come in before the rest is written.
+                self.collect();
+            }
+            if let Err(e) = self
+                .emit(flush_all, drained_from)
+                .and_then(|()| match request {
+                    Request::None => Ok(()),
+                    _ => self.finish(),
+                })
+            {
                 self.fail(e);
             }
             if request != Request::None {
@@ -258,42 +287,43 @@ impl Writer {
     /// Takes the new rings, and every ring's and the VM's events.
     fn collect(&mut self) {
         let new = std::mem::take(&mut *self.life.rings.lock());
-        for r in new {
-            self.rings.push(Source {
-                thread: r.thread,
-                ring: Some(r),
-                id: 0,
-                defined_in: 0,
-                exception: (0, 0),
-                stack: Vec::new(),
-            });
-        }
-        let staging = &mut self.staging;
-        for (i, s) in self.rings.iter_mut().enumerate() {
-            let Some(r) = &s.ring else {
-                continue;
-            };
+        self.rings
+            .extend(new.into_iter().map(|ring| RingSource { ring, key: 0 }));
+        let (staging, threads, life) = (&mut self.staging, &mut self.threads, self.life);
+        self.rings.retain_mut(|r| {
             // Read before draining: a ring closed then has nothing more to come.
-            let closed = r.ring.is_closed();
-            r.ring.drain(|e| {
-                staging.push(Staged {
-                    e: *e,
-                    source: i as u32,
-                })
+            let closed = r.ring.ring.is_closed();
+            let key = &mut r.key;
+            r.ring.ring.drain(|e| {
+                if e.kind != Kind::Switch {
+                    staging.push(Staged {
+                        e: *e,
+                        source: *key,
+                    });
+                    return;
+                }
+                *key = e.b;
+                threads.entry(e.b).or_insert_with(|| {
+                    let named = life.callers.lock().remove(&e.b);
+                    Source {
+                        thread: named.as_ref().and_then(|n| n.thread),
+                        name: named.and_then(|n| n.name),
+                        id: 0,
+                        defined_in: 0,
+                        exception: (0, 0),
+                        stack: Vec::new(),
+                    }
+                });
             });
-            if closed && r.ring.pending() == 0 {
-                s.ring = None;
-            }
-        }
+            !(closed && r.ring.ring.pending() == 0)
+        });
         let vm = std::mem::take(&mut *self.life.vm_events.lock());
-        staging.extend(vm.into_iter().map(|e| Staged {
-            e,
-            source: u32::MAX,
-        }));
+        staging.extend(vm.into_iter().map(|e| Staged { e, source: VM }));
     }
 
-    /// Writes the staged events old enough (all with `all`), in time order.
-    fn emit(&mut self, all: bool) -> io::Result<()> {
+    /// Writes the staged events old enough (all with `all`), in time order:
+    /// older than the margin before `drained_from`, when `collect` began.
+    fn emit(&mut self, all: bool, drained_from: u64) -> io::Result<()> {
         if self.life.failed.load(Acquire) {
             // Writing failed once: the trace has stopped for good.
             self.staging.clear();
@@ -306,7 +336,7 @@ impl Writer {
         self.staging.sort_by_key(|s| s.e.time);
         let cutoff = match all {
             true => u64::MAX,
-            false => tsc::ticks().saturating_sub(self.margin_ticks),
+            false => drained_from.saturating_sub(self.margin_ticks),
         };
         let n = self.staging.partition_point(|s| s.e.time <= cutoff);
         if n == 0 {

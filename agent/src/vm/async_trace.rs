@@ -21,6 +21,14 @@ pub struct CallFrame {
 /// `lineno` of a native method's frame.
 pub const NATIVE_FRAME_BCI: jint = -3;
 
+/// `bci` of a frame that names a stub (or other generated code that is no
+/// Java method); its `method` is the name's number in the code map.
+pub const STUB_FRAME_BCI: jint = -0x5354;
+
+/// `bci` of a frame in machine code outside the code cache (the VM's own,
+/// a library's); its `method` is the pc.
+pub const NATIVE_CODE_BCI: jint = -0x4e43;
+
 /// `ASGCT_CallTrace`.
 #[repr(C)]
 struct CallTrace {
@@ -67,7 +75,10 @@ pub fn init(vm: VmHandle) -> bool {
 /// every method of the classes loaded so far and, from ClassPrepare on
 /// ([`class_prepared`]), of every later one (it names only methods that have
 /// one), and CompiledMethodLoad enabled, so the JIT keeps debug information
-/// between safepoints (inlined frames everywhere).
+/// between safepoints (inlined frames everywhere). CompiledMethodUnload and
+/// DynamicCodeGenerated are enabled too, and all three replayed once for
+/// the code generated before (GenerateEvents): the agent's map of
+/// generated code (`crate::code_map`) is built from them.
 pub fn prepare(vm: VmHandle, jvmti: Jvmti, jni: &Jni) -> Result<(), super::VmError> {
     if !init(vm) {
         return Err(super::VmError::Missing(
@@ -78,11 +89,33 @@ pub fn prepare(vm: VmHandle, jvmti: Jvmti, jni: &Jni) -> Result<(), super::VmErr
         JvmtiEvent::CLASS_LOAD,
         JvmtiEvent::CLASS_PREPARE,
         JvmtiEvent::COMPILED_METHOD_LOAD,
+        JvmtiEvent::COMPILED_METHOD_UNLOAD,
+        JvmtiEvent::DYNAMIC_CODE_GENERATED,
     ] {
         jvmti
             .set_event_enabled(ev, true)
             .map_err(|e| super::VmError::jvmti(jvmti, format!("enabling event {}", ev.0), e))?;
     }
+    static REPLAYED: std::sync::Once = std::sync::Once::new();
+    REPLAYED.call_once(|| {
+        // Without the replay, stubs and methods compiled before go unnamed
+        // (their samples are still walked when AsyncGetCallTrace can).
+        for ev in [
+            JvmtiEvent::DYNAMIC_CODE_GENERATED,
+            JvmtiEvent::COMPILED_METHOD_LOAD,
+        ] {
+            if let Err(e) = jvmti.generate_events(ev) {
+                crate::log::warn_once(
+                    "generate-events",
+                    &format!(
+                        "sampling: the JVM did not replay event {} ({}); code generated before sampling started is not named",
+                        ev.0,
+                        jvmti.error_name(e)
+                    ),
+                );
+            }
+        }
+    });
     jni.with_local_frame(MAX_LOCAL_FRAME, || {
         let Ok(classes) = jvmti.loaded_classes() else {
             return;
@@ -152,133 +185,10 @@ pub unsafe fn walk(
 /// (a method's entry or exit, a stub), and whose stack it cannot walk.
 pub const UNKNOWN_JAVA: jint = -5;
 pub const NOT_WALKABLE_JAVA: jint = -6;
-
-/// [`walk`], and when it fails on a thread in Java code (the top frame is a
-/// stub or a method's prologue or epilogue, with no frame set up), once more
-/// from the caller: the return address on top of the stack, if it lies in
-/// the code cache and the stack pointer in the thread's stack (as
-/// async-profiler did before its own walker). The caller's stack then gets
-/// a synthetic top frame (`bci` = the failure code, no method), so the
-/// sample keeps its context but does not pretend to know the top.
-///
-/// # Safety
-/// As [`walk`]; `ucontext` is modified during the retry and restored.
-/// Arithmetic here wraps instead of checking, so no path can panic.
-pub unsafe fn walk_recovering(
-    env: *mut JNIEnv,
-    frames: *mut CallFrame,
-    max: jint,
-    ucontext: *mut c_void,
-) -> jint {
-    // SAFETY: the caller's promise is `walk`'s.
-    let code = unsafe { walk(env, frames, max, ucontext) };
-    if (code != UNKNOWN_JAVA && code != NOT_WALKABLE_JAVA) || max < 2 || ucontext.is_null() {
-        return code;
-    }
-    // SAFETY: the caller's promise, and `max >= 2`, `ucontext` non-null
-    // (checked above).
-    unsafe { retry_from_caller(env, frames, max, ucontext, code) }.unwrap_or(code)
-}
-
-/// The retry of [`walk_recovering`]: `walk` again from the caller's frame,
-/// with the context's registers moved there and then restored.
-///
-/// # Safety
-/// As [`walk`], with `max >= 2` and `ucontext` the handler's non-null
-/// `ucontext_t`.
-#[cfg(target_arch = "x86_64")]
-unsafe fn retry_from_caller(
-    env: *mut JNIEnv,
-    frames: *mut CallFrame,
-    max: jint,
-    ucontext: *mut c_void,
-    code: jint,
-) -> Option<jint> {
-    use libc::{REG_RBP, REG_RIP, REG_RSP};
-    // SAFETY: `env` is the calling thread's own JNIEnv (the caller's promise).
-    let (low, high) = unsafe { super::hotspot::stack_bounds(env) }?;
-    let uc = ucontext as *mut libc::ucontext_t;
-    // The registers stay behind a raw pointer, not a `&mut`: AsyncGetCallTrace
-    // reads them through `ucontext` between our writes.
-    // SAFETY: the kernel's ucontext_t for this signal (non-null, the caller's
-    // promise), this handler's alone until it returns; no reference is made.
-    let gregs = unsafe { std::ptr::addr_of_mut!((*uc).uc_mcontext.gregs) };
-    let set = |pc: i64, sp: i64, fp: i64| {
-        // SAFETY: `gregs` points into the live ucontext_t (above); the indices
-        // are registers of x86-64's gregs array.
-        unsafe {
-            (*gregs)[REG_RIP as usize] = pc;
-            (*gregs)[REG_RSP as usize] = sp;
-            (*gregs)[REG_RBP as usize] = fp;
-        }
-    };
-    // SAFETY: as for `set`.
-    let saved = unsafe {
-        (
-            (*gregs)[REG_RIP as usize],
-            (*gregs)[REG_RSP as usize],
-            (*gregs)[REG_RBP as usize],
-        )
-    };
-    // A word of this thread's stack, if `at` is an aligned address in it.
-    let word = |at: usize| -> Option<usize> {
-        let in_stack = at >= low && at.checked_add(8)? <= high && at.is_multiple_of(8);
-        // SAFETY: an aligned word inside this thread's own stack, between its
-        // bounds as HotSpot has them: mapped, and only this thread writes it.
-        // Volatile: memory of other frames, read as the machine has it.
-        in_stack.then(|| unsafe { std::ptr::read_volatile(at as *const usize) })
-    };
-    let (sp, fp) = (saved.1 as usize, saved.2 as usize);
-    // Two guesses at the caller, as (pc, sp, fp): no frame set up yet (or
-    // already torn down), so the return address is on top of the stack; or a
-    // frame-pointer frame (stubs, the interpreter): return address above fp.
-    let guesses = [
-        word(sp).map(|ret| (ret, sp.wrapping_add(8), fp)),
-        (fp > sp)
-            .then(|| Some((word(fp.checked_add(8)?)?, fp.wrapping_add(16), word(fp)?)))
-            .flatten(),
-    ];
-    let mut result = None;
-    for (ret, new_sp, new_fp) in guesses.into_iter().flatten() {
-        if !super::hotspot::in_code_cache(ret) {
-            continue;
-        }
-        set(ret as i64, new_sp as i64, new_fp as i64);
-        // SAFETY: `walk`'s promise holds as for the first walk; `frames + 1`
-        // is writable for `max - 1` entries (`max >= 2`).
-        let n = unsafe { walk(env, frames.add(1), max - 1, ucontext) };
-        if n > 0 {
-            result = Some(n + 1);
-            break;
-        }
-    }
-    set(saved.0, saved.1, saved.2);
-    if result.is_some() {
-        // SAFETY: `frames` is writable for `max >= 2` entries.
-        unsafe {
-            *frames = CallFrame {
-                bci: code,
-                method: std::ptr::null_mut(),
-            }
-        };
-    }
-    result
-}
-
-/// No retry on other architectures.
-///
-/// # Safety
-/// None needed; `unsafe` only to match the x86-64 version.
-#[cfg(not(target_arch = "x86_64"))]
-unsafe fn retry_from_caller(
-    _env: *mut JNIEnv,
-    _frames: *mut CallFrame,
-    _max: jint,
-    _ucontext: *mut c_void,
-    _code: jint,
-) -> Option<jint> {
-    None
-}
+/// The same for a thread in the VM or native code: no usable last Java
+/// frame, or one it cannot walk from.
+pub const UNKNOWN_NOT_JAVA: jint = -3;
+pub const NOT_WALKABLE_NOT_JAVA: jint = -4;
 
 /// Not one of HotSpot's codes: the function is missing or the thread has no JNIEnv.
 pub const NO_FUNCTION: jint = -100;

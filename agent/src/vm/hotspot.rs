@@ -277,3 +277,113 @@ pub fn current_tid() -> i32 {
     // SAFETY: gettid takes no arguments and cannot fail.
     unsafe { libc::syscall(libc::SYS_gettid) as i32 }
 }
+
+/// Where a thread's state and last-Java-frame anchor lie in its JavaThread
+/// (`JavaThread::_thread_state`, `JavaThread::_anchor` and
+/// `JavaFrameAnchor::_last_Java_sp/_pc/_fp` from VMStructs); 0 = unknown.
+static STATE_AT: AtomicUsize = AtomicUsize::new(0);
+static ANCHOR_SP_AT: AtomicUsize = AtomicUsize::new(0);
+static ANCHOR_PC_AT: AtomicUsize = AtomicUsize::new(0);
+static ANCHOR_FP_AT: AtomicUsize = AtomicUsize::new(0);
+
+/// `JavaThreadState::_thread_in_vm`: running the VM's own code, which
+/// blocks safepoints and handshakes, so no other thread walks its frames.
+pub const THREAD_IN_VM: i32 = 6;
+
+/// Learns where a thread's state and anchor lie (after
+/// [`learn_stack_bounds`], which finds the JavaThread from a JNIEnv);
+/// false if the VM's structures do not tell.
+pub fn learn_thread_layout() -> bool {
+    let found = (|| {
+        let anchor = struct_offset(&["JavaThread"], "_anchor")?;
+        Some((
+            struct_offset(&["JavaThread"], "_thread_state")?,
+            anchor.checked_add(struct_offset(&["JavaFrameAnchor"], "_last_Java_sp")?)?,
+            anchor.checked_add(struct_offset(&["JavaFrameAnchor"], "_last_Java_pc")?)?,
+            anchor.checked_add(struct_offset(&["JavaFrameAnchor"], "_last_Java_fp")?)?,
+        ))
+    })();
+    let Some((state, sp, pc, fp)) = found else {
+        return false;
+    };
+    // Each is a field of a JavaThread: a few KiB in at most.
+    if [state, sp, pc, fp].iter().any(|&o| o == 0 || o >= 1 << 16) {
+        return false;
+    }
+    ANCHOR_SP_AT.store(sp as usize, Ordering::Relaxed);
+    ANCHOR_PC_AT.store(pc as usize, Ordering::Relaxed);
+    ANCHOR_FP_AT.store(fp as usize, Ordering::Relaxed);
+    STATE_AT.store(state as usize, Ordering::Release);
+    true
+}
+
+/// The calling thread's own JavaThread, as the signal handler sees it.
+pub struct OwnThread {
+    java_thread: usize,
+}
+
+/// A thread's last Java frame as its anchor records it (0: none / not set).
+#[derive(Clone, Copy, Debug)]
+pub struct Anchor {
+    pub sp: usize,
+    pub pc: usize,
+    pub fp: usize,
+}
+
+impl OwnThread {
+    /// The JavaThread whose JNIEnv is `env`, if its layout is known.
+    /// Async-signal-safe.
+    ///
+    /// # Safety
+    /// `env` must be null or the calling thread's JNIEnv.
+    pub unsafe fn of(env: *mut jni_sys::JNIEnv) -> Option<OwnThread> {
+        let offset = STACK_ENV_OFFSET.load(Ordering::Acquire);
+        if offset == 0 || env.is_null() || STATE_AT.load(Ordering::Acquire) == 0 {
+            return None;
+        }
+        Some(OwnThread {
+            java_thread: (env as usize).checked_sub(offset)?,
+        })
+    }
+
+    fn field(&self, at: &AtomicUsize) -> usize {
+        self.java_thread + at.load(Ordering::Relaxed)
+    }
+
+    /// `JavaThread::_thread_state`.
+    pub fn state(&self) -> i32 {
+        // SAFETY: a field of the calling thread's own JavaThread (`of`),
+        // alive while it runs; the offset is VMStructs' (checked in
+        // `learn_thread_layout`). Volatile: the VM writes it.
+        unsafe { std::ptr::read_volatile(self.field(&STATE_AT) as *const i32) }
+    }
+
+    pub fn anchor(&self) -> Anchor {
+        // SAFETY: as in `state`: fields of this thread's own anchor.
+        unsafe {
+            Anchor {
+                sp: std::ptr::read_volatile(self.field(&ANCHOR_SP_AT) as *const usize),
+                pc: std::ptr::read_volatile(self.field(&ANCHOR_PC_AT) as *const usize),
+                fp: std::ptr::read_volatile(self.field(&ANCHOR_FP_AT) as *const usize),
+            }
+        }
+    }
+
+    /// Sets the anchor's frame, for a walk, to be set back before the
+    /// handler returns.
+    ///
+    /// # Safety
+    /// Only from the signal handler, with the thread in the VM
+    /// ([`THREAD_IN_VM`]): then no other thread reads this thread's anchor
+    /// (safepoints and handshakes wait for it), and the interrupted VM code
+    /// does not run until the handler has put the old values back.
+    pub unsafe fn set_anchor(&self, a: Anchor) {
+        // SAFETY: fields of this thread's own anchor (as in `state`), which
+        // only this thread uses now (the caller's promise).
+        unsafe {
+            std::ptr::write_volatile(self.field(&ANCHOR_SP_AT) as *mut usize, a.sp);
+            std::ptr::write_volatile(self.field(&ANCHOR_FP_AT) as *mut usize, a.fp);
+            std::ptr::write_volatile(self.field(&ANCHOR_PC_AT) as *mut usize, a.pc);
+        }
+    }
+}

@@ -391,6 +391,47 @@ impl Jni {
         unsafe { (jni_fn!(self, IsSameObject))(self.env, a, b) != 0 }
     }
 
+    /// `Thread.threadId()` of `thread` (a live `Thread` reference), read
+    /// from its `tid` field without running Java code.
+    pub fn java_thread_id(&self, thread: jobject) -> Option<i64> {
+        let class = self.find_class("java/lang/Thread").ok()?;
+        let field = self.field_id(class, "tid", "J");
+        let ok = !thread.is_null() && self.is_instance_of(thread, class);
+        self.delete_local_ref(class);
+        let field = field.ok()?;
+        // SAFETY: `thread` is a live, non-null Thread (checked above) and
+        // `field` a `long` field of Thread.
+        ok.then(|| unsafe { self.long_field(thread, field) })
+    }
+
+    /// The VM's JNI version (`JNI_VERSION_*`).
+    pub fn version(&self) -> jint {
+        // SAFETY: this thread's env; no other argument.
+        unsafe { (jni_fn!(self, GetVersion))(self.env) }
+    }
+
+    /// Is `thread` (a live `Thread` reference) a virtual thread? Always
+    /// false before JNI 21 (JDK 21), which has none.
+    pub fn is_virtual_thread(&self, thread: jobject) -> bool {
+        const JNI_VERSION_21: jint = 0x0015_0000;
+        /// `IsVirtualThread`'s slot in the JNI 21 function table (jni.h:
+        /// after `GetModule`, 233).
+        const IS_VIRTUAL_THREAD: usize = 234;
+        if self.version() < JNI_VERSION_21 {
+            return false;
+        }
+        type IsVirtual = unsafe extern "system" fn(*mut JNIEnv, jobject) -> jni_sys::jboolean;
+        // SAFETY: `env` points to the VM's function table (the invariant of
+        // `Jni`), an array of pointers; a JNI 21 VM (checked above) has
+        // `IsVirtualThread` at slot 234, a function of that signature.
+        let f = unsafe {
+            let table = *self.env as *const Option<IsVirtual>;
+            *table.add(IS_VIRTUAL_THREAD)
+        };
+        // SAFETY: this thread's env and a live thread reference.
+        f.is_some_and(|f| unsafe { f(self.env, thread) } != 0)
+    }
+
     /// Is `obj` (not null) an instance of `class`?
     fn is_instance_of(&self, obj: jobject, class: jclass) -> bool {
         // SAFETY: this thread's env; live references to an object and a class.

@@ -7,7 +7,7 @@
 use super::sys::JvmtiError;
 use super::{Jni, Jvmti};
 use jni_sys::{
-    jarray, jclass, jmethodID, jobject, jobjectArray, jsize, jvalue, va_list, JNIEnv,
+    jarray, jclass, jint, jmethodID, jobject, jobjectArray, jsize, jvalue, va_list, JNIEnv,
     JNINativeInterface_,
 };
 use std::cell::Cell;
@@ -17,9 +17,31 @@ use std::sync::OnceLock;
 /// thread that made it (whose `Jni` it gets), with no exception pending.
 pub type AllocHook = fn(jni: &Jni, object: jobject);
 
+/// JNI's function table as far as the agent knows it: jni-sys's (to
+/// `GetModule`, JNI 9) and JNI 21's `IsVirtualThread`. SetJNIFunctionTable
+/// copies as many slots as the VM's own table has from the one it is
+/// given: JDK 21's is one longer than jni-sys's.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct Table {
+    base: JNINativeInterface_,
+    /// JNI 21's `IsVirtualThread` (null before JNI 21).
+    is_virtual_thread: *mut std::ffi::c_void,
+}
+
+// jni.h: `IsVirtualThread` is slot 234, the table's last.
+const _: () = assert!(std::mem::offset_of!(Table, is_virtual_thread) == 234 * 8);
+const _: () = assert!(std::mem::size_of::<Table>() == 235 * 8);
+
+/// JNI 21 (JDK 21): the table gains `IsVirtualThread`.
+const JNI_VERSION_21: jint = 0x0015_0000;
+/// The newest JNI version whose table is [`Table`] (JDK 24 and 25 report
+/// JNI 24, which added no function).
+const JNI_NEWEST_KNOWN: jint = 0x0018_0000;
+
 struct Intercepted {
     /// The VM's own table, as it was before.
-    original: JNINativeInterface_,
+    original: Table,
     hook: AllocHook,
 }
 
@@ -38,9 +60,21 @@ thread_local! {
 }
 
 /// Replaces the JNI allocation functions of every thread (once per VM).
-pub fn intercept_allocations(jvmti: Jvmti, hook: AllocHook) -> Result<(), super::VmError> {
+/// `jni` (the calling thread's) tells the VM's JNI version, hence its
+/// table's length.
+pub fn intercept_allocations(
+    jvmti: Jvmti,
+    jni: &Jni,
+    hook: AllocHook,
+) -> Result<(), super::VmError> {
     if STATE.get().is_some() {
         return Ok(());
+    }
+    let version = jni.version();
+    if version > JNI_NEWEST_KNOWN {
+        return Err(super::VmError::Missing(format!(
+            "JNI version {version:#x} is newer than profrj knows: its function table may be longer"
+        )));
     }
     let mut table: *mut JNINativeInterface_ = std::ptr::null_mut();
     let rc = jvmti.call_get_jni_function_table(&mut table);
@@ -49,11 +83,21 @@ pub fn intercept_allocations(jvmti: Jvmti, hook: AllocHook) -> Result<(), super:
     }
     // SAFETY: the VM allocated and filled this copy of its table for us: a
     // live, initialised JNINativeInterface_ (a struct of plain pointers, so
-    // the copy owns nothing).
-    let original = unsafe { std::ptr::read(table) };
+    // the copy owns nothing), followed on JNI 21+ (checked) by
+    // IsVirtualThread, in the same allocation.
+    let original = unsafe {
+        Table {
+            base: std::ptr::read(table),
+            is_virtual_thread: match version >= JNI_VERSION_21 {
+                true => std::ptr::read(table.add(1).cast()),
+                false => std::ptr::null_mut(),
+            },
+        }
+    };
     // SAFETY: GetJNIFunctionTable allocated it; freed once, not used after.
     unsafe { jvmti.deallocate(table.cast()) };
-    let mut ours = original;
+    let mut whole = original;
+    let ours = &mut whole.base;
     ours.AllocObject = Some(alloc_object);
     ours.NewObjectV = Some(new_object_v);
     ours.NewObjectA = Some(new_object_a);
@@ -69,10 +113,11 @@ pub fn intercept_allocations(jvmti: Jvmti, hook: AllocHook) -> Result<(), super:
     if STATE.set(Intercepted { original, hook }).is_err() {
         return Ok(());
     }
-    // SAFETY: `ours` is the VM's table with the allocation functions
-    // replaced by wrappers of the same signatures that call the VM's own
-    // (from STATE, set above) and return what it returned.
-    let rc = unsafe { jvmti.call_set_jni_function_table(&ours) };
+    // SAFETY: `whole` is the VM's table, as long as the VM's own (its JNI
+    // version, checked above), with the allocation functions replaced by
+    // wrappers of the same signatures that call the VM's own (from STATE,
+    // set above) and return what it returned.
+    let rc = unsafe { jvmti.call_set_jni_function_table(&whole.base) };
     if rc != JvmtiError::NONE {
         return Err(super::VmError::jvmti(jvmti, "SetJNIFunctionTable", rc));
     }
@@ -108,6 +153,7 @@ macro_rules! original {
     ($name:ident) => {
         state()
             .original
+            .base
             .$name
             .expect(concat!("the VM's JNI ", stringify!($name)))
     };

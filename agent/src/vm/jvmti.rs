@@ -283,6 +283,102 @@ impl Jvmti {
         found
     }
 
+    /// The index of the JVM-specific event named `id`, if this JVM has it
+    /// (HotSpot's `com.sun.hotspot.events.VirtualThreadMount`, JDK 21+).
+    pub fn extension_event(&self, id: &str) -> Option<jint> {
+        let mut count = 0;
+        let mut infos = std::ptr::null_mut();
+        // SAFETY: out-pointers to two live locals.
+        if unsafe { jvmti_call!(self, GetExtensionEvents, &mut count, &mut infos) }
+            != JvmtiError::NONE
+        {
+            return None;
+        }
+        let buf = JvmtiBuf {
+            jvmti: *self,
+            ptr: infos,
+            len: count.max(0) as usize,
+        };
+        let mut found = None;
+        for info in buf.as_slice() {
+            // SAFETY: each id is a NUL-terminated string the VM allocated,
+            // freed only below.
+            if !info.id.is_null() && unsafe { CStr::from_ptr(info.id) }.to_bytes() == id.as_bytes()
+            {
+                found = Some(info.extension_event_index);
+            }
+            let params = JvmtiBuf {
+                jvmti: *self,
+                ptr: info.params,
+                len: info.param_count.max(0) as usize,
+            };
+            // SAFETY: separate allocations of GetExtensionEvents for us (or
+            // null), each freed once here; the table goes with `buf`.
+            unsafe {
+                for p in params.as_slice() {
+                    self.deallocate(p.name.cast());
+                }
+                self.deallocate(info.id.cast());
+                self.deallocate(info.short_description.cast());
+            }
+        }
+        found
+    }
+
+    /// Sets the callback of the extension event `index` (from
+    /// [`Jvmti::extension_event`]); `None` removes it.
+    ///
+    /// # Safety
+    /// The event at `index` must be one the VM posts with (env, JNIEnv,
+    /// thread), as HotSpot's VirtualThreadMount/Unmount are, and `callback`
+    /// sound to call so from any thread.
+    pub unsafe fn set_extension_event_callback(
+        &self,
+        index: jint,
+        callback: Option<EventVirtualThread>,
+    ) -> Result<()> {
+        // SAFETY: an index the VM checks; the callback's contract is the
+        // caller's promise.
+        check(unsafe { jvmti_call!(self, SetExtensionEventCallback, index, callback) })
+    }
+
+    /// The value the agent stored for the calling thread (JVMTI thread-local
+    /// storage, null if none). On a carrier running a virtual thread this
+    /// is the virtual thread's: HotSpot binds a mounted virtual thread's
+    /// JVMTI state to its carrier, and reads it without a VM transition.
+    pub fn current_thread_local(&self) -> *mut c_void {
+        let mut p = std::ptr::null_mut();
+        // SAFETY: a null thread means the calling one; a live out-pointer.
+        let err = unsafe {
+            jvmti_call!(
+                self,
+                GetThreadLocalStorage,
+                std::ptr::null_mut::<jni_sys::_jobject>(),
+                &mut p
+            )
+        };
+        if err == JvmtiError::NONE {
+            p
+        } else {
+            std::ptr::null_mut()
+        }
+    }
+
+    /// Stores `value` for the calling thread (a mounted virtual thread's
+    /// own, on a carrier); the VM only keeps the pointer.
+    pub fn set_current_thread_local(&self, value: *const c_void) -> Result<()> {
+        // SAFETY: a null thread means the calling one; the VM never reads
+        // through `value`.
+        check(unsafe {
+            jvmti_call!(
+                self,
+                SetThreadLocalStorage,
+                std::ptr::null_mut::<jni_sys::_jobject>(),
+                value
+            )
+        })
+    }
+
     /// HotSpot's `GetVirtualThread` extension: the virtual thread mounted on
     /// `carrier` (a local reference), or `None`.
     ///
@@ -551,6 +647,14 @@ impl Jvmti {
         check(unsafe { jvmti_call!(self, GetSystemProperty, key.as_ptr(), &mut value) })?;
         // SAFETY: GetSystemProperty allocated the value for us.
         Ok(unsafe { self.take_string(value) })
+    }
+
+    /// Makes the VM send `event` for what already happened: every compiled
+    /// method (COMPILED_METHOD_LOAD) or every piece of generated code
+    /// (DYNAMIC_CODE_GENERATED), to this environment's callbacks.
+    pub fn generate_events(&self, event: JvmtiEvent) -> Result<()> {
+        // SAFETY: an event number the VM checks.
+        check(unsafe { jvmti_call!(self, GenerateEvents, event) })
     }
 
     /// The declaring class, as a JNI local reference.

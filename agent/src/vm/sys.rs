@@ -55,6 +55,8 @@ impl JvmtiEvent {
     pub const CLASS_PREPARE: Self = Self(56);
     pub const VM_START: Self = Self(57);
     pub const COMPILED_METHOD_LOAD: Self = Self(68);
+    pub const COMPILED_METHOD_UNLOAD: Self = Self(69);
+    pub const DYNAMIC_CODE_GENERATED: Self = Self(70);
     pub const DATA_DUMP_REQUEST: Self = Self(71);
     pub const GARBAGE_COLLECTION_START: Self = Self(81);
     pub const GARBAGE_COLLECTION_FINISH: Self = Self(82);
@@ -63,6 +65,9 @@ impl JvmtiEvent {
     pub const SAMPLED_OBJECT_ALLOC: Self = Self(86);
     pub const MONITOR_CONTENDED_ENTER: Self = Self(75);
     pub const MONITOR_CONTENDED_ENTERED: Self = Self(76);
+    /// JVMTI 21+: a virtual thread ends (on the virtual thread, after its
+    /// last VirtualThreadUnmount).
+    pub const VIRTUAL_THREAD_END: Self = Self(88);
 }
 
 #[repr(transparent)]
@@ -229,6 +234,23 @@ pub struct JvmtiExtensionFunctionInfo {
     pub errors: *mut JvmtiError,
 }
 
+/// `jvmtiExtensionEventInfo`: one JVM-specific event, enabled through
+/// SetEventNotificationMode with its index.
+#[repr(C)]
+pub struct JvmtiExtensionEventInfo {
+    pub extension_event_index: jint,
+    pub id: *mut c_char,
+    pub short_description: *mut c_char,
+    pub param_count: jint,
+    pub params: *mut JvmtiParamInfo,
+}
+
+/// HotSpot's VirtualThreadMount and VirtualThreadUnmount extension events:
+/// (env, jni, virtual thread), as jvmtiExport.cpp calls them through the
+/// variadic `jvmtiExtensionEvent` type (the same registers on x86-64 and
+/// aarch64 Linux as this fixed signature).
+pub type EventVirtualThread = unsafe extern "C" fn(*mut JvmtiEnv, *mut JNIEnv, jthread);
+
 pub type JvmtiStartFunction = Option<unsafe extern "C" fn(*mut JvmtiEnv, *mut JNIEnv, *mut c_void)>;
 
 pub type EventVmInit = unsafe extern "C" fn(*mut JvmtiEnv, *mut JNIEnv, jthread);
@@ -288,8 +310,14 @@ pub type EventCompiledMethodLoad = unsafe extern "C" fn(
     *const c_void,
     *const c_void,
 );
+/// (env, method, code address)
+pub type EventCompiledMethodUnload = unsafe extern "C" fn(*mut JvmtiEnv, jmethodID, *const c_void);
+/// (env, name, address, length)
+pub type EventDynamicCodeGenerated =
+    unsafe extern "C" fn(*mut JvmtiEnv, *const c_char, *const c_void, jint);
 
-/// `jvmtiEventCallbacks`, events 50 to 86. Callbacks the agent does not install
+/// `jvmtiEventCallbacks`, events 50 to 88 (JVMTI 21; an older VM copies
+/// the part it knows). Callbacks the agent does not install
 /// are plain pointers (always null).
 #[repr(C)]
 pub struct JvmtiEventCallbacks {
@@ -312,8 +340,8 @@ pub struct JvmtiEventCallbacks {
     /* 66 */ pub MethodExit: *const c_void,
     /* 67 */ pub NativeMethodBind: *const c_void,
     /* 68 */ pub CompiledMethodLoad: Option<EventCompiledMethodLoad>,
-    /* 69 */ pub CompiledMethodUnload: *const c_void,
-    /* 70 */ pub DynamicCodeGenerated: *const c_void,
+    /* 69 */ pub CompiledMethodUnload: Option<EventCompiledMethodUnload>,
+    /* 70 */ pub DynamicCodeGenerated: Option<EventDynamicCodeGenerated>,
     /* 71 */ pub DataDumpRequest: Option<EventDataDumpRequest>,
     /* 72 */ pub reserved72: *const c_void,
     /* 73 */ pub MonitorWait: *const c_void,
@@ -330,6 +358,8 @@ pub struct JvmtiEventCallbacks {
     /* 84 */ pub VMObjectAlloc: Option<EventVMObjectAlloc>,
     /* 85 */ pub reserved85: *const c_void,
     /* 86 */ pub SampledObjectAlloc: Option<EventVMObjectAlloc>,
+    /* 87 */ pub VirtualThreadStart: *const c_void,
+    /* 88 */ pub VirtualThreadEnd: Option<EventVirtualThread>,
 }
 
 impl Default for JvmtiEventCallbacks {
@@ -546,8 +576,12 @@ pub struct JvmtiInterface {
         ) -> JvmtiError,
     >,
     /* 101 */ pub GetThreadListStackTraces: *const c_void,
-    /* 102 */ pub GetThreadLocalStorage: *const c_void,
-    /* 103 */ pub SetThreadLocalStorage: *const c_void,
+    /* 102 */
+    pub GetThreadLocalStorage:
+        Option<unsafe extern "C" fn(*mut JvmtiEnv, jthread, *mut *mut c_void) -> JvmtiError>,
+    /* 103 */
+    pub SetThreadLocalStorage:
+        Option<unsafe extern "C" fn(*mut JvmtiEnv, jthread, *const c_void) -> JvmtiError>,
     /* 104 */
     pub GetStackTrace: Option<
         unsafe extern "C" fn(
@@ -597,7 +631,8 @@ pub struct JvmtiInterface {
     /* 122 */
     pub SetEventCallbacks:
         Option<unsafe extern "C" fn(*mut JvmtiEnv, *const JvmtiEventCallbacks, jint) -> JvmtiError>,
-    /* 123 */ pub GenerateEvents: *const c_void,
+    /* 123 */
+    pub GenerateEvents: Option<unsafe extern "C" fn(*mut JvmtiEnv, JvmtiEvent) -> JvmtiError>,
     /* 124 */
     pub GetExtensionFunctions: Option<
         unsafe extern "C" fn(
@@ -606,8 +641,17 @@ pub struct JvmtiInterface {
             *mut *mut JvmtiExtensionFunctionInfo,
         ) -> JvmtiError,
     >,
-    /* 125 */ pub GetExtensionEvents: *const c_void,
-    /* 126 */ pub SetExtensionEventCallback: *const c_void,
+    /* 125 */
+    pub GetExtensionEvents: Option<
+        unsafe extern "C" fn(
+            *mut JvmtiEnv,
+            *mut jint,
+            *mut *mut JvmtiExtensionEventInfo,
+        ) -> JvmtiError,
+    >,
+    /* 126 */
+    pub SetExtensionEventCallback:
+        Option<unsafe extern "C" fn(*mut JvmtiEnv, jint, Option<EventVirtualThread>) -> JvmtiError>,
     /* 127 */
     pub DisposeEnvironment: Option<unsafe extern "C" fn(*mut JvmtiEnv) -> JvmtiError>,
     /* 128 */
@@ -758,7 +802,13 @@ const _: () = assert!(offset_of!(JvmtiHeapCallbacks, primitive_field_callback) =
 const _: () = assert!(size_of::<JvmtiMonitorUsage>() == 40);
 const _: () = assert!(size_of::<JvmtiMonitorStackDepthInfo>() == 16);
 const _: () = assert!(size_of::<JvmtiCapabilities>() == 16);
-const _: () = assert!(size_of::<JvmtiEventCallbacks>() == 37 * PTR);
+const _: () = assert!(size_of::<JvmtiEventCallbacks>() == 39 * PTR);
+const _: () = assert!(offset_of!(JvmtiEventCallbacks, VirtualThreadEnd) == (88 - 50) * PTR);
+const _: () = assert!(offset_of!(JvmtiInterface, GetThreadLocalStorage) == slot(102));
+const _: () = assert!(offset_of!(JvmtiInterface, SetThreadLocalStorage) == slot(103));
+const _: () = assert!(offset_of!(JvmtiInterface, GetExtensionEvents) == slot(125));
+const _: () = assert!(offset_of!(JvmtiInterface, SetExtensionEventCallback) == slot(126));
+const _: () = assert!(size_of::<JvmtiExtensionEventInfo>() == 40);
 const _: () = assert!(offset_of!(JvmtiEventCallbacks, DataDumpRequest) == (71 - 50) * PTR);
 const _: () = assert!(offset_of!(JvmtiEventCallbacks, SampledObjectAlloc) == (86 - 50) * PTR);
 const _: () = assert!(size_of::<JvmtiFrameInfo>() == 16);

@@ -78,6 +78,23 @@ fn thread_name<'a>(snapshot: &Snapshot<'a>, id: Option<crate::threads::ThreadId>
         .map_or("(unknown)", |r| r.name.as_str())
 }
 
+/// Marks a `<thread>` that is a group of virtual threads with how many
+/// joined it (`virtualThreads`, profrj's own attribute); nothing on a
+/// platform thread.
+fn push_virtual_threads(
+    el: &mut quick_xml::events::BytesStart,
+    snapshot: &Snapshot,
+    id: Option<crate::threads::ThreadId>,
+) {
+    let record = id.and_then(|t| snapshot.threads.get(t.0 as usize));
+    if let Some(t) = record.filter(|t| t.is_group()) {
+        el.push_attribute((
+            profrj_format::calls::VIRTUAL_THREADS,
+            t.virtual_threads.to_string().as_str(),
+        ));
+    }
+}
+
 /// The document of `sections` (with `threads` and `window`), as text: for
 /// the tests that pin a section's bytes.
 #[cfg(test)]

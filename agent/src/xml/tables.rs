@@ -26,6 +26,7 @@ pub fn write_rows<W: Write>(
         let mut el = BytesStart::new(profrj_format::memory::THREAD);
         let name = super::thread_name(snapshot, *id);
         el.push_attribute((thread::NAME, super::name(name).as_ref()));
+        super::push_virtual_threads(&mut el, snapshot, *id);
         w.write_event(Event::Start(el))?;
         for r in list {
             let mut el = BytesStart::new(section);

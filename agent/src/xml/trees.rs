@@ -267,7 +267,12 @@ fn thread_start(
                 el.push_attribute((NAME, super::name(name).as_ref()));
             }
             ThreadAttr::CpuTime => {
-                let cpu = record.map_or(0, |r| r.cpu_ns);
+                let cpu = match record {
+                    // A group of virtual threads has no CPU clock of its
+                    // own: its CPU time is its calls' (their totals' sum).
+                    Some(r) if r.is_group() => group_cpu(tree, weights),
+                    r => r.map_or(0, |r| r.cpu_ns),
+                };
                 el.push_attribute((CPU_TIME, cpu.to_string().as_str()));
             }
             ThreadAttr::Elapsed => {
@@ -284,7 +289,20 @@ fn thread_start(
             }
         }
     }
+    super::push_virtual_threads(&mut el, snapshot, tree.thread);
     el
+}
+
+/// The CPU time of a group's tree: its outermost calls' total CPU (0
+/// where the section weighs no CPU).
+fn group_cpu(tree: &ThreadTree, weights: &[Weight]) -> u64 {
+    let Some(i) = find(weights, "cpu", true) else {
+        return 0;
+    };
+    (0..tree.nodes.len())
+        .filter(|&n| tree.nodes[n].depth == 1)
+        .map(|n| tree.values_of(n, weights.len())[i])
+        .sum()
 }
 
 /// The nodes, nested as the tree is: a node with children is a start tag
@@ -311,6 +329,9 @@ fn write_nodes<W: Write>(
         push_attribute(buf, NAME, names.get(node.frame, text));
         if frame.is_some_and(|f| f.class) {
             push_attribute(buf, profrj_format::alloc::node::CLASS, profrj_format::TRUE);
+        }
+        if let Some(line) = frame.and_then(|f| f.line) {
+            push_number(buf, profrj_format::sampler::node::LINE, line as u64);
         }
         if signature {
             let descriptor = frame.and_then(|f| f.descriptor.as_deref()).unwrap_or("");

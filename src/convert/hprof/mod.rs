@@ -13,7 +13,7 @@
 //!   with no stack (HPROF's own readers skip it; no CPU row names it).
 //! - Every frame has HPROF's form, `class.method(File.java:LINE)`, which
 //!   HPROF's readers parse: the line where the snapshot's frame carries one
-//!   (`…():12`), else `Unknown line`; the file is the class's `source` in
+//!   (`…():12`, or a node's `line` with the agent's `lines`), else `Unknown line`; the file is the class's `source` in
 //!   `<coverage>` when the snapshot has it, else the outer class's name +
 //!   `.java`. A constructor (`p.C(...)` in the snapshot) is `p.C.<init>`. A
 //!   frame without a class (the agent's pseudo-frames: `[unknown_Java]`,
@@ -48,7 +48,7 @@ mod blocks;
 
 use super::coverage::{default_source, escaped};
 use super::stacks::{Key, TopFrames, EMPTY, MAX_FRAMES};
-use crate::snapshot::{CallKind, Snapshot, Tree, NONE};
+use crate::snapshot::{CallKind, Snapshot, Tree, NONE, NO_LINE};
 use blocks::Block;
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
@@ -269,7 +269,13 @@ fn threads<'a>(ctx: &Ctx<'a>) -> Result<Vec<(&'a str, bool)>, CliError> {
 fn walk(ctx: &Ctx, tree: &Tree, mut f: impl FnMut(usize, Key)) {
     let mut top = TopFrames::new(ctx.depth);
     for (i, n) in tree.nodes.iter().enumerate().skip(1) {
-        f(i, top.push(n.depth as usize, u64::from(n.name)));
+        // A frame is its name and line (the agent's `lines`); the value stays
+        // below the hash's modulus (2^61 - 1).
+        let line = u64::from(n.line.min(1 << 28));
+        f(
+            i,
+            top.push(n.depth as usize, u64::from(n.name) | line << 32),
+        );
     }
 }
 
@@ -283,16 +289,18 @@ fn write_frames(ctx: &Ctx, rep: Rep, out: &mut dyn Write) -> io::Result<()> {
     let mut written = 0;
     while i != 0 && i != NONE && written < ctx.depth {
         let n = &tree.nodes[i as usize];
-        writeln!(out, "\t{}", frame(ctx, ctx.snap.names.get(n.name)))?;
+        writeln!(out, "\t{}", frame(ctx, ctx.snap.names.get(n.name), n.line))?;
         written += 1;
         i = n.parent;
     }
     Ok(())
 }
 
-/// A frame's (class, method), or `None` for a pseudo-frame (`[…]`).
+/// A frame's (class, method), or `None` for a frame that is no Java
+/// method: a pseudo-frame (`[…]`) or a stub the sampler named as HotSpot
+/// does (`I2C/C2I adapters`, `vtable stub`): every method's name has a `(`.
 fn split<'a>(ctx: &Ctx, name: &'a str) -> Option<(&'a str, &'a str)> {
-    if name.starts_with('[') {
+    if name.starts_with('[') || !name.contains('(') {
         return None;
     }
     let before = name.split('(').next().unwrap_or(name);
@@ -327,14 +335,15 @@ fn column(name: &str) -> Cow<'_, str> {
 }
 
 /// `class.method(File.java:LINE)`: the line a frame named `…():12` gives,
-/// else `Unknown line`; a pseudo-frame or a method of no class is
-/// `name(<Unknown Source>:Unknown line)`.
-fn frame(ctx: &Ctx, name: &str) -> String {
+/// or the node's `line` (the agent's `lines`), else `Unknown line`; a
+/// pseudo-frame or a method of no class is `name(<Unknown Source>:Unknown line)`.
+fn frame(ctx: &Ctx, name: &str, node_line: u32) -> String {
     let (name, line) = match name.rsplit_once("):") {
         Some((head, l)) if !l.is_empty() && l.bytes().all(|b| b.is_ascii_digit()) => {
-            (&name[..head.len() + 1], l)
+            (&name[..head.len() + 1], l.to_owned())
         }
-        _ => (name, "Unknown line"),
+        _ if node_line != NO_LINE => (name, node_line.to_string()),
+        _ => (name, "Unknown line".to_owned()),
     };
     let (head, file) = match split(ctx, name) {
         None => (name.to_owned(), UNKNOWN_SOURCE.to_owned()),
@@ -461,6 +470,32 @@ mod tests {
             "\tp.A.<init>(A.java:Unknown line)\n\tp.A.f(A.java:Unknown line)\n\tp.A.main(A.java:Unknown line)\n"
         ));
         assert!(text.contains("\tp.A.f(A.java:Unknown line)\n\tq.B.run(B.java:Unknown line)\n"));
+    }
+
+    /// A stub frame (a name without `(`, as the sampler names HotSpot's
+    /// generated code) is one frame of no class, spaces written `_`: not a
+    /// constructor of a class `I2C/C2I adapters`.
+    #[test]
+    fn stub_frames_are_frames_of_no_class() {
+        let xml = r#"<doc><sampler>
+          <thread name="a"><profile name="p.A.main()" hits="0" elapsed="0">
+            <profile name="I2C/C2I adapters" hits="3" elapsed="3"/>
+            <profile name="p.A.f()" hits="1" elapsed="1"><profile name="vtable stub" hits="2" elapsed="2"/></profile>
+          </profile></thread>
+        </sampler></doc>"#;
+        let s = parse_bytes(xml.as_bytes()).unwrap();
+        let text = hprof(&s, &opts(2)).unwrap();
+        let block = text.split("CPU SAMPLES BEGIN").nth(1).unwrap();
+        assert!(block.contains(" I2C/C2I_adapters\n"), "{block}");
+        assert!(block.contains(" vtable_stub\n"), "{block}");
+        assert!(!text.contains("<init>"), "{text}");
+        assert!(text.contains("\tI2C/C2I_adapters(<Unknown Source>:Unknown line)\n\tp.A.main(A.java:Unknown line)\n"), "{text}");
+        assert!(
+            text.contains(
+                "\tvtable_stub(<Unknown Source>:Unknown line)\n\tp.A.f(A.java:Unknown line)\n"
+            ),
+            "{text}"
+        );
     }
 
     #[test]

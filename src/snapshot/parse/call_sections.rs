@@ -4,7 +4,7 @@
 use super::{unescape_name, Attrs, Open, Parser, RawError, NO_JAVA_FRAME};
 use crate::snapshot::{
     CallKind, CallSection, CallThread, Names, Node, SectionDesc, Tree, Values, MAX_THREAD_TOTALS,
-    NONE,
+    NONE, NO_LINE,
 };
 use profrj_format::{calls, sampler};
 use quick_xml::events::BytesStart;
@@ -44,6 +44,7 @@ pub(super) fn add_frameless_samples(names: &mut Names, sec: &mut CallSection) {
         parent: 0,
         depth: 1,
         class: false,
+        line: NO_LINE,
         v,
     });
 }
@@ -96,6 +97,7 @@ impl Parser {
             cpu_time: self.number(&a, calls::CPU_TIME)?,
             elapsed_time: self.number(&a, sampler::thread::ELAPSED_TIME)?,
             is_alive: self.boolean(&a, calls::IS_ALIVE)?,
+            virtual_threads: self.number(&a, calls::VIRTUAL_THREADS)?,
             totals,
             tree: Tree::new(),
         })
@@ -119,6 +121,7 @@ impl Parser {
         let desc = self.kind.desc();
         // One pass over the attributes: this is the element a large snapshot is made of.
         let (mut name, mut signature, mut class, mut v) = (None, None, false, Values::default());
+        let mut line = NO_LINE;
         // No duplicate check by quick-xml (quadratic in the attributes);
         // a known key given twice is caught here instead.
         let mut seen = 0u32;
@@ -134,6 +137,20 @@ impl Parser {
                 return Err(self.err(format!("<{}> has the attribute {key} twice", calls::NODE)));
             }
             seen |= 1 << bit;
+            if bit == LINE_BIT {
+                line = std::str::from_utf8(&a.value)
+                    .ok()
+                    .and_then(|s| s.trim().parse().ok())
+                    .filter(|&l| l != NO_LINE)
+                    .ok_or_else(|| {
+                        self.err(format!(
+                            "<{}> attribute {key}={:?} is not a line number",
+                            calls::NODE,
+                            String::from_utf8_lossy(&a.value)
+                        ))
+                    })?;
+                continue;
+            }
             if bit < FIRST_VALUE {
                 let s = a
                     .unescape_value()
@@ -195,6 +212,7 @@ impl Parser {
             parent,
             depth,
             class,
+            line,
             v,
         });
         Ok(id)
@@ -211,7 +229,8 @@ pub(super) fn call_kind(tag: &str) -> Option<CallKind> {
 const NAME_BIT: u32 = 0;
 const SIGNATURE_BIT: u32 = 1;
 const CLASS_BIT: u32 = 2;
-const FIRST_VALUE: u32 = 3;
+const LINE_BIT: u32 = 3;
+const FIRST_VALUE: u32 = 4;
 
 /// Which of the section's node attributes `key` is, as its bit.
 fn node_key(desc: &SectionDesc, key: &str) -> Option<u32> {
@@ -221,6 +240,8 @@ fn node_key(desc: &SectionDesc, key: &str) -> Option<u32> {
         Some(SIGNATURE_BIT)
     } else if desc.class_marker == Some(key) {
         Some(CLASS_BIT)
+    } else if key == sampler::node::LINE {
+        Some(LINE_BIT)
     } else {
         desc.slot(key).map(|i| FIRST_VALUE + i as u32)
     }

@@ -12,6 +12,7 @@
 //! census preceded, and never above the true peak in between.
 
 use super::{Counter, Counters, Key, Kind};
+use std::collections::HashMap;
 use std::sync::atomic::Ordering::*;
 
 /// One counter's figures.
@@ -152,25 +153,37 @@ impl Counters {
                 sum.1 += c.made();
             }
         }
-        owners
-            .into_iter()
-            .enumerate()
-            .filter_map(|(i, (thread, key))| {
-                let c = self.counter(i)?;
-                let (alive, made) = match c.kind() {
-                    Kind::Group => (c.alive() + sums[i].0, c.made() + sums[i].1),
-                    _ => (site_alive(c, census), c.made()),
-                };
-                let max = c.max.load(Relaxed).max(alive);
-                Some(Tally {
-                    thread,
-                    key,
-                    alive,
-                    max,
-                    made,
-                })
-            })
-            .collect()
+        // A group of virtual threads has a site's counter on each carrier
+        // that ran it: one tally, whose `max` bounds the peak from above.
+        let mut tallies: Vec<Tally> = Vec::with_capacity(owners.len());
+        let mut at: HashMap<(i64, Key), usize> = HashMap::new();
+        for (i, (thread, key)) in owners.into_iter().enumerate() {
+            let Some(c) = self.counter(i) else { continue };
+            let (alive, made) = match c.kind() {
+                Kind::Group => (c.alive() + sums[i].0, c.made() + sums[i].1),
+                _ => (site_alive(c, census), c.made()),
+            };
+            let max = c.max.load(Relaxed).max(alive);
+            match at.get(&(thread, key)) {
+                Some(&t) => {
+                    let t = &mut tallies[t];
+                    t.alive += alive;
+                    t.max += max;
+                    t.made += made;
+                }
+                None => {
+                    at.insert((thread, key), tallies.len());
+                    tallies.push(Tally {
+                        thread,
+                        key,
+                        alive,
+                        max,
+                        made,
+                    });
+                }
+            }
+        }
+        tallies
     }
 }
 

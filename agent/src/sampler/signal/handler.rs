@@ -3,6 +3,7 @@
 //! handler runs on the interrupted Java thread and only walks its stack into
 //! the ring: no allocation, no lock, no JNI call beyond GetEnv, no panic path.
 
+use super::recover;
 use super::ring::Ring;
 use crate::error::AgentError;
 use crate::vm::{async_trace, hotspot};
@@ -173,7 +174,7 @@ unsafe fn record(info: *const SigInfo, ucontext: *mut c_void) {
         // SAFETY: in the signal handler, on the interrupted thread, with its
         // env and the handler's context (the caller's promise); the ring's
         // slot is writable for `max` frames (`Ring::record`).
-        let code = unsafe { async_trace::walk_recovering(env, frames, max, ucontext) };
+        let code = unsafe { recover::walk(env, frames, max, ucontext) };
         (code, own_cpu_ns())
     });
 }

@@ -11,7 +11,9 @@
 //!   at every instruction, not only at safepoints (as `-XX:+DebugNonSafepoints`).
 
 pub mod handler;
+pub mod recover;
 pub mod ring;
+mod unwind;
 
 use crate::error::AgentError;
 use crate::log;
@@ -51,6 +53,11 @@ pub fn setup(vm: VmHandle, jvmti: Jvmti, jni: &Jni, depth: u32) -> Result<Setup,
         log::warn_once(
             "stack-bounds",
             "sampling: thread stack or code cache bounds unknown in this JVM; walks are not guarded near a stack's end nor retried from the caller",
+        );
+    } else if !hotspot::learn_thread_layout() {
+        log::warn_once(
+            "thread-layout",
+            "sampling: a thread's state and last Java frame are not found in this JVM's structures; walks of threads in the VM are not retried",
         );
     }
     handler::install(SIGNAL.0, SIGNAL.1)?;

@@ -1,0 +1,690 @@
+//! Where the caller of a frame AsyncGetCallTrace could not walk is, on
+//! x86-64: from the code the signal interrupted (a stub, a compiled method's
+//! entry or exit, the interpreter) and what that code is known to leave on
+//! the stack, the caller's pc, sp and fp. Pure rules over two readers (the
+//! thread's stack words and the interrupted code's bytes), so they are
+//! tested without a JVM; the handler (`recover.rs`) gives AsyncGetCallTrace
+//! each candidate in turn, and it checks the frame before walking it.
+//!
+//! The shapes are HotSpot's x86-64 code generators' (MacroAssembler's
+//! `enter`/`leave`, the compilers' prologue and epilogue, the return poll,
+//! the nmethod entry barrier); other architectures get no candidates.
+
+use crate::code_map::{Blob, Code, StubLayout};
+
+/// A frame's registers: where it executes, its stack and frame pointers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Regs {
+    pub pc: usize,
+    pub sp: usize,
+    pub fp: usize,
+}
+
+/// What adapters keep their caller in besides the stack: the return
+/// address once popped (rax) and the caller's sp (r13, HotSpot's "sender
+/// SP"), as the adapters between interpreted and compiled code use them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AdapterRegs {
+    pub ret: usize,
+    pub sender_sp: usize,
+}
+
+/// What the rules may read.
+pub trait Memory {
+    /// The aligned word at `at` of the thread's own stack; None outside it.
+    fn word(&self, at: usize) -> Option<usize>;
+    /// The code byte at `at`; None outside the interrupted code's blob.
+    fn byte(&self, at: usize) -> Option<u8>;
+}
+
+/// A context to walk again from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Retry {
+    /// The interrupted frame's caller: the interrupted code becomes a
+    /// frame of its own on top.
+    Caller(Regs),
+    /// The interrupted frame itself, with the stack pointer its frame had
+    /// before the code pushed onto the stack or realigned it (an intrinsic
+    /// inside a compiled method): AsyncGetCallTrace then walks it in full.
+    Unshifted(Regs),
+}
+
+/// How far above the interrupted sp a compiled frame's own sp is tried:
+/// intrinsics push a few registers and realign the stack by up to 15
+/// bytes (C2's `string_indexof` keeps the old sp on the stack).
+const MAX_SHIFT_WORDS: usize = 12;
+
+/// The retries, the likeliest first.
+#[derive(Default, Debug, PartialEq, Eq)]
+pub struct Callers {
+    list: [Option<Retry>; 3 + MAX_SHIFT_WORDS],
+}
+
+impl Callers {
+    fn of(guesses: [Option<Regs>; 3]) -> Self {
+        let mut c = Self::default();
+        for (slot, g) in c.list.iter_mut().zip(guesses) {
+            *slot = g.map(Retry::Caller);
+        }
+        c
+    }
+
+    /// Every retry, in order.
+    pub fn retries(&self) -> impl Iterator<Item = Retry> + '_ {
+        self.list.iter().flatten().copied()
+    }
+
+    /// The callers only, in order.
+    #[cfg(test)]
+    pub fn iter(&self) -> impl Iterator<Item = Regs> + '_ {
+        self.retries().filter_map(|r| match r {
+            Retry::Caller(c) => Some(c),
+            Retry::Unshifted(_) => None,
+        })
+    }
+}
+
+/// `ret` (also the end of `leave; ret`).
+const RET: u8 = 0xc3;
+const PUSH_RBP: u8 = 0x55;
+const POP_RBP: u8 = 0x5d;
+/// `push rbp; mov rbp, rsp`: MacroAssembler::enter, how most stubs begin.
+const ENTER: [u8; 4] = [0x55, 0x48, 0x89, 0xe5];
+
+/// The caller of `top`, which executes in `blob` (None: code the map does
+/// not know).
+pub fn callers(top: Regs, adapter: AdapterRegs, blob: Option<&Blob>, mem: &impl Memory) -> Callers {
+    if !cfg!(target_arch = "x86_64") {
+        return Callers::default();
+    }
+    let Some(blob) = blob else {
+        return Callers::of([ret_at(top, 0, mem), via_fp(top, mem), None]);
+    };
+    match blob.code {
+        Code::Stub {
+            layout: StubLayout::Frameless,
+            ..
+        } => Callers::of([ret_at(top, 0, mem), None, None]),
+        Code::Stub {
+            layout: StubLayout::Interpreter,
+            ..
+        } => Callers::of([via_fp(top, mem), ret_at(top, 0, mem), None]),
+        // The i2c and c2i adapters: the return address on top of the stack
+        // at entry and once pushed back, in rax while they move arguments.
+        Code::Stub {
+            layout: StubLayout::Adapter,
+            ..
+        } => Callers::of([
+            ret_at(top, 0, mem),
+            Some(Regs {
+                pc: adapter.ret,
+                sp: adapter.sender_sp,
+                fp: top.fp,
+            }),
+            None,
+        ]),
+        Code::Stub {
+            layout: StubLayout::EntryBarrier,
+            ..
+        } => Callers::of([
+            via_fp_over_cookie(top, mem),
+            via_fp(top, mem),
+            ret_at(top, 0, mem),
+        ]),
+        Code::Stub { .. } => stub(top, blob, mem),
+        Code::Compiled { .. } => compiled(top, blob, mem),
+    }
+}
+
+/// The caller of a runtime stub stopped in the VM (its frame complete, sp
+/// the anchor's): a frame-pointer frame if it begins with `enter` (C1's
+/// runtime stubs), else the frame its first instructions build, `[push
+/// rbp;] sub rsp, N` (C2's runtime stubs, which then store rbp at the top of
+/// their frame).
+pub fn stub_caller(anchor: Regs, blob: &Blob, mem: &impl Memory) -> Option<Regs> {
+    let at = |k: usize| mem.byte(blob.start + k);
+    if (0..4).all(|k| at(k) == Some(ENTER[k])) {
+        return via_fp(anchor, mem);
+    }
+    let pushed = at(0) == Some(PUSH_RBP);
+    let sub = pushed as usize;
+    let n = match (at(sub)?, at(sub + 1)?, at(sub + 2)?) {
+        (0x48, 0x83, 0xec) => at(sub + 3)? as usize,
+        (0x48, 0x81, 0xec) => {
+            u32::from_le_bytes([at(sub + 3)?, at(sub + 4)?, at(sub + 5)?, at(sub + 6)?]) as usize
+        }
+        _ => return None,
+    };
+    ret_at(anchor, n.checked_add(if pushed { 8 } else { 0 })?, mem)
+}
+
+/// A stub: frameless at its first instruction and its `ret`; past `enter`,
+/// a frame-pointer frame.
+fn stub(top: Regs, blob: &Blob, mem: &impl Memory) -> Callers {
+    let at = |k: usize| mem.byte(top.pc.wrapping_add(k));
+    if top.pc == blob.start || at(0) == Some(RET) {
+        return Callers::of([ret_at(top, 0, mem), None, None]);
+    }
+    let enters = (0..4).all(|k| mem.byte(blob.start + k) == Some(ENTER[k]));
+    if enters && top.pc == blob.start + 1 {
+        // `push rbp` done, `mov rbp, rsp` not yet.
+        return Callers::of([ret_at(top, 8, mem), None, None]);
+    }
+    if enters {
+        return Callers::of([via_fp(top, mem), ret_at(top, 0, mem), None]);
+    }
+    Callers::of([ret_at(top, 0, mem), via_fp(top, mem), None])
+}
+
+/// A compiled method whose frame is not complete: its prologue (`push rbp;
+/// sub rsp, N`, a stack bang before or the entry barrier after), or its
+/// epilogue (`add rsp, N; pop rbp`, the return poll, `ret`).
+fn compiled(top: Regs, blob: &Blob, mem: &impl Memory) -> Callers {
+    let at = |k: isize| mem.byte(top.pc.wrapping_add_signed(k));
+    let here = at(0);
+    // Nothing pushed yet (before `push rbp`: the inline-cache check, the
+    // stack bang), or everything popped (`ret`, after `pop rbp`).
+    let bare = ret_at(top, 0, mem);
+    // `push rbp` done: the caller's rbp on top, the return address above.
+    let pushed = ret_at(top, 8, mem);
+    if top.pc == blob.start || here == Some(RET) || here == Some(PUSH_RBP) || is_stack_bang(&at) {
+        return Callers::of([bare, None, None]);
+    }
+    if at(-1) == Some(PUSH_RBP) || here == Some(POP_RBP) {
+        return Callers::of([pushed, None, None]);
+    }
+    if at(-1) == Some(POP_RBP) {
+        return Callers::of([bare, None, None]);
+    }
+    if let Some(rest) = epilogue_rest(&at) {
+        return Callers::of([rest.caller(top, mem), None, None]);
+    }
+    if let Some(n) = rbp_store_offset(&at) {
+        // C2 without a stack bang: `sub rsp, N; mov [rsp + N], rbp`, at the mov.
+        return Callers::of([
+            ret_at(top, n + 8, mem).map(|r| Regs { fp: top.fp, ..r }),
+            None,
+            None,
+        ]);
+    }
+    // Past `push rbp; sub rsp, N` (the nmethod entry barrier of JDK 21+
+    // comes there): the whole frame is built.
+    let built = frame_built(&at).and_then(|n| ret_at(top, n.checked_add(8)?, mem));
+    if is_entry_barrier(&at) {
+        return Callers::of([built, None, None]);
+    }
+    // In the body: the frame is whole, but code inside it (an intrinsic)
+    // may have moved sp; then the prologue's shapes, in case it is there.
+    let mut c = Callers::default();
+    for (k, slot) in c.list.iter_mut().take(MAX_SHIFT_WORDS).enumerate() {
+        let sp = top.sp.wrapping_add(8 * (k + 1));
+        *slot = mem.word(sp).map(|_| Retry::Unshifted(Regs { sp, ..top }));
+    }
+    let tail = &mut c.list[MAX_SHIFT_WORDS..];
+    for (slot, g) in tail.iter_mut().zip([bare, pushed, built]) {
+        *slot = g.map(Retry::Caller);
+    }
+    c
+}
+
+/// `mov [rsp + disp8 / disp32], rbp`: its displacement.
+fn rbp_store_offset(at: &impl Fn(isize) -> Option<u8>) -> Option<usize> {
+    match (at(0)?, at(1)?, at(2)?, at(3)?) {
+        (0x48, 0x89, 0x6c, 0x24) => Some(at(4)? as usize),
+        (0x48, 0x89, 0xac, 0x24) => {
+            Some(u32::from_le_bytes([at(4)?, at(5)?, at(6)?, at(7)?]) as usize)
+        }
+        _ => None,
+    }
+}
+
+/// `cmp dword [r15 + disp8], imm32` (the nmethod entry barrier), or the
+/// `jne` right after it.
+fn is_entry_barrier(at: &impl Fn(isize) -> Option<u8>) -> bool {
+    let cmp_at =
+        |k: isize| at(k) == Some(0x41) && at(k + 1) == Some(0x81) && at(k + 2) == Some(0x7f);
+    cmp_at(0) || (cmp_at(-8) && matches!(at(0), Some(0x0f | 0x75)))
+}
+
+/// The `N` of a `push rbp; sub rsp, N` that ends at most 24 bytes before
+/// the interrupted instruction (alignment padding and the entry barrier's
+/// compare may come between).
+fn frame_built(at: &impl Fn(isize) -> Option<u8>) -> Option<usize> {
+    for end in 0..=24isize {
+        let imm8 = (at(-end - 5), at(-end - 4), at(-end - 3), at(-end - 2));
+        if imm8 == (Some(PUSH_RBP), Some(0x48), Some(0x83), Some(0xec)) {
+            return Some(at(-end - 1)? as usize);
+        }
+        let imm32 = (at(-end - 8), at(-end - 7), at(-end - 6), at(-end - 5));
+        if imm32 == (Some(PUSH_RBP), Some(0x48), Some(0x81), Some(0xec)) {
+            let n = [at(-end - 4)?, at(-end - 3)?, at(-end - 2)?, at(-end - 1)?];
+            return Some(u32::from_le_bytes(n) as usize);
+        }
+    }
+    None
+}
+
+/// `mov [rsp + disp32], eax`: the stack bang, before anything is pushed.
+fn is_stack_bang(at: &impl Fn(isize) -> Option<u8>) -> bool {
+    at(0) == Some(0x89) && at(1) == Some(0x84) && at(2) == Some(0x24)
+}
+
+/// What is left of an epilogue from the interrupted instruction on.
+#[derive(Debug, PartialEq, Eq)]
+enum EpilogueRest {
+    /// `add rsp, N` still to run, then `pop rbp`.
+    AddThenPop(usize),
+    /// Only the return poll and `ret`: the frame is gone.
+    Gone,
+}
+
+impl EpilogueRest {
+    fn caller(&self, top: Regs, mem: &impl Memory) -> Option<Regs> {
+        match *self {
+            EpilogueRest::AddThenPop(n) => ret_at(top, n.checked_add(8)?, mem),
+            EpilogueRest::Gone => ret_at(top, 0, mem),
+        }
+    }
+}
+
+/// Reads forward from the interrupted instruction through the instructions
+/// an epilogue is made of, to its `ret`. None if anything else comes first.
+fn epilogue_rest(at: &impl Fn(isize) -> Option<u8>) -> Option<EpilogueRest> {
+    let mut k = 0isize;
+    let mut add = None;
+    for _ in 0..8 {
+        let b = |i: isize| at(k + i);
+        match (b(0)?, b(1)?, b(2)?) {
+            (RET, _, _) => return Some(EpilogueRest::Gone),
+            // add rsp, imm8 / imm32
+            (0x48, 0x83, 0xc4) if add.is_none() => {
+                add = Some(b(3)? as usize);
+                k += 4;
+            }
+            (0x48, 0x81, 0xc4) if add.is_none() => {
+                add = Some(u32::from_le_bytes([b(3)?, b(4)?, b(5)?, b(6)?]) as usize);
+                k += 7;
+            }
+            // At `pop rbp` itself (no `add` before it here) the caller's
+            // rbp is still on top: the caller of this function handles it.
+            (POP_RBP, _, _) => return add.map(EpilogueRest::AddThenPop),
+            // cmp rsp, [r15 + disp8 / disp32]: the return poll (JDK 16+)
+            (0x49, 0x3b, 0x67) if add.is_none() => k += 4,
+            (0x49, 0x3b, 0xa7) if add.is_none() => k += 7,
+            // mov r10, [r15 + disp8 / disp32]; test [r10], eax: JDK 11's poll
+            (0x4d, 0x8b, 0x57) if add.is_none() => k += 4,
+            (0x4d, 0x8b, 0x97) if add.is_none() => k += 7,
+            (0x41, 0x85, 0x02) if add.is_none() => k += 3,
+            // ja rel32 / rel8 to the poll's slow path
+            (0x0f, 0x87, _) if add.is_none() => k += 6,
+            (0x77, _, _) if add.is_none() => k += 2,
+            // vzeroupper
+            (0xc5, 0xf8, 0x77) => k += 3,
+            _ => return None,
+        }
+    }
+    None
+}
+
+/// The caller when its return address is `off` bytes above sp (and, for
+/// `off >= 8`, the caller's rbp just below it).
+fn ret_at(top: Regs, off: usize, mem: &impl Memory) -> Option<Regs> {
+    let slot = top.sp.checked_add(off)?;
+    let pc = mem.word(slot)?;
+    let fp = if off >= 8 {
+        mem.word(slot - 8)?
+    } else {
+        top.fp
+    };
+    Some(Regs {
+        pc,
+        sp: slot.checked_add(8)?,
+        fp,
+    })
+}
+
+/// The caller of a frame-pointer frame: saved rbp at fp, return address above.
+fn via_fp(top: Regs, mem: &impl Memory) -> Option<Regs> {
+    via_fp_returning_at(top, 8, mem)
+}
+
+/// The entry barrier stub's frame: `push -1` (a word HotSpot may set when it
+/// deoptimises), then `enter`: the return address two words above fp.
+fn via_fp_over_cookie(top: Regs, mem: &impl Memory) -> Option<Regs> {
+    via_fp_returning_at(top, 16, mem)
+}
+
+/// A frame-pointer frame whose return address is `ret` bytes above fp.
+fn via_fp_returning_at(top: Regs, ret: usize, mem: &impl Memory) -> Option<Regs> {
+    if top.fp < top.sp {
+        return None;
+    }
+    let slot = top.fp.checked_add(ret)?;
+    Some(Regs {
+        pc: mem.word(slot)?,
+        sp: slot.checked_add(8)?,
+        fp: mem.word(top.fp)?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    struct Fake {
+        stack: HashMap<usize, usize>,
+        code_at: usize,
+        code: Vec<u8>,
+    }
+
+    impl Memory for Fake {
+        fn word(&self, at: usize) -> Option<usize> {
+            self.stack.get(&at).copied()
+        }
+        fn byte(&self, at: usize) -> Option<u8> {
+            self.code.get(at.checked_sub(self.code_at)?).copied()
+        }
+    }
+
+    const SP: usize = 0x7000_0000_1000;
+    const CODE: usize = 0x7f00_0000_0000;
+    const RET_ADDR: usize = 0x7f00_0010_0042;
+    const CALLER_FP: usize = 0x7000_0000_2000;
+
+    fn blob(code: Code, len: usize) -> Blob {
+        Blob {
+            start: CODE,
+            end: CODE + len,
+            code,
+        }
+    }
+
+    fn stub_blob(layout: StubLayout, len: usize) -> Blob {
+        blob(Code::Stub { name: 0, layout }, len)
+    }
+
+    fn first(c: &Callers) -> Option<Regs> {
+        c.iter().next()
+    }
+
+    /// The stack as a frame that pushed nothing, or rbp, or a frame of `n` bytes left it.
+    fn fake(code: &[u8], stack: &[(usize, usize)]) -> Fake {
+        Fake {
+            stack: stack.iter().copied().collect(),
+            code_at: CODE,
+            code: code.to_vec(),
+        }
+    }
+
+    #[test]
+    fn a_vtable_stub_returns_from_the_top_of_the_stack() {
+        let m = fake(&[0x48, 0x8b, 0x06, 0xc3], &[(SP, RET_ADDR)]);
+        let top = Regs {
+            pc: CODE + 1,
+            sp: SP,
+            fp: 1,
+        };
+        let b = stub_blob(StubLayout::Frameless, 4);
+        assert_eq!(
+            first(&callers(top, AdapterRegs::default(), Some(&b), &m)),
+            Some(Regs {
+                pc: RET_ADDR,
+                sp: SP + 8,
+                fp: 1
+            })
+        );
+    }
+
+    #[test]
+    fn a_stub_past_enter_unwinds_through_its_frame_pointer() {
+        // push rbp; mov rbp, rsp; <body>...; leave; ret
+        let code = [0x55, 0x48, 0x89, 0xe5, 0x90, 0x90, 0xc9, 0xc3];
+        let fp = SP + 0x20;
+        let m = fake(&code, &[(fp, CALLER_FP), (fp + 8, RET_ADDR), (SP, 0xffff)]);
+        let b = stub_blob(StubLayout::Other, code.len());
+        let in_body = Regs {
+            pc: CODE + 4,
+            sp: SP,
+            fp,
+        };
+        assert_eq!(
+            first(&callers(in_body, AdapterRegs::default(), Some(&b), &m)),
+            Some(Regs {
+                pc: RET_ADDR,
+                sp: fp + 16,
+                fp: CALLER_FP
+            })
+        );
+        // fp == sp right after `enter`: still the frame pointer's frame.
+        let at_enter_end = Regs {
+            pc: CODE + 4,
+            sp: fp,
+            fp,
+        };
+        assert_eq!(
+            first(&callers(at_enter_end, AdapterRegs::default(), Some(&b), &m)).map(|r| r.pc),
+            Some(RET_ADDR)
+        );
+        // Between `push rbp` and `mov rbp, rsp`.
+        let m2 = fake(&code, &[(SP, CALLER_FP), (SP + 8, RET_ADDR)]);
+        let pushed = Regs {
+            pc: CODE + 1,
+            sp: SP,
+            fp: CALLER_FP,
+        };
+        assert_eq!(
+            first(&callers(pushed, AdapterRegs::default(), Some(&b), &m2)),
+            Some(Regs {
+                pc: RET_ADDR,
+                sp: SP + 16,
+                fp: CALLER_FP
+            })
+        );
+        // At the final `ret`, after `leave`.
+        let m3 = fake(&code, &[(SP, RET_ADDR)]);
+        let at_ret = Regs {
+            pc: CODE + 7,
+            sp: SP,
+            fp: CALLER_FP,
+        };
+        assert_eq!(
+            first(&callers(at_ret, AdapterRegs::default(), Some(&b), &m3)).map(|r| r.sp),
+            Some(SP + 8)
+        );
+    }
+
+    /// A compiled method: [stack bang] push rbp; sub rsp, 0x30; body;
+    /// add rsp, 0x30; pop rbp; cmp rsp, [r15+0x448]; ja slow; ret.
+    fn compiled_code() -> Vec<u8> {
+        let mut c = vec![0x89, 0x84, 0x24, 0x00, 0xc0, 0xfe, 0xff]; // 0: stack bang
+        c.push(0x55); // 7: push rbp
+        c.extend([0x48, 0x83, 0xec, 0x30]); // 8: sub rsp, 0x30
+        c.extend([0x90, 0x90]); // 12: body
+        c.extend([0x48, 0x83, 0xc4, 0x30]); // 14: add rsp, 0x30
+        c.push(0x5d); // 18: pop rbp
+        c.extend([0x49, 0x3b, 0xa7, 0x48, 0x04, 0x00, 0x00]); // 19: cmp rsp, [r15+0x448]
+        c.extend([0x0f, 0x87, 0x01, 0x00, 0x00, 0x00]); // 26: ja
+        c.push(0xc3); // 32: ret
+        c
+    }
+
+    #[test]
+    fn a_compiled_methods_entry_and_exit_unwind_by_their_shape() {
+        let code = compiled_code();
+        let b = blob(Code::Compiled { method: 1 }, code.len());
+        let unbuilt = fake(&code, &[(SP, RET_ADDR)]);
+        let pushed = fake(&code, &[(SP, CALLER_FP), (SP + 8, RET_ADDR)]);
+        let built = fake(&code, &[(SP + 0x30, CALLER_FP), (SP + 0x38, RET_ADDR)]);
+        let at = |off: usize, m: &Fake| {
+            let top = Regs {
+                pc: CODE + off,
+                sp: SP,
+                fp: 3,
+            };
+            first(&callers(top, AdapterRegs::default(), Some(&b), m))
+        };
+        let want = |sp: usize, fp: usize| {
+            Some(Regs {
+                pc: RET_ADDR,
+                sp,
+                fp,
+            })
+        };
+        assert_eq!(at(0, &unbuilt), want(SP + 8, 3), "stack bang");
+        assert_eq!(at(7, &unbuilt), want(SP + 8, 3), "push rbp");
+        assert_eq!(at(8, &pushed), want(SP + 16, CALLER_FP), "after push rbp");
+        assert_eq!(at(14, &built), want(SP + 0x40, CALLER_FP), "add rsp");
+        assert_eq!(at(18, &pushed), want(SP + 16, CALLER_FP), "pop rbp");
+        assert_eq!(at(19, &unbuilt), want(SP + 8, 3), "return poll");
+        assert_eq!(at(26, &unbuilt), want(SP + 8, 3), "ja of the poll");
+        assert_eq!(at(32, &unbuilt), want(SP + 8, 3), "ret");
+    }
+
+    #[test]
+    fn at_the_entry_barrier_the_frame_is_built() {
+        // push rbp; sub rsp, 0x40; nop; cmp dword [r15+0x20], 0; jne slow
+        let mut code = vec![0x55, 0x48, 0x81, 0xec, 0x40, 0, 0, 0, 0x90];
+        code.extend([0x41, 0x81, 0x7f, 0x20, 0, 0, 0, 0]);
+        code.extend([0x0f, 0x85, 0, 0, 0, 0]);
+        let b = blob(Code::Compiled { method: 1 }, code.len());
+        let m = fake(&code, &[(SP + 0x40, CALLER_FP), (SP + 0x48, RET_ADDR)]);
+        let want = Some(Regs {
+            pc: RET_ADDR,
+            sp: SP + 0x50,
+            fp: CALLER_FP,
+        });
+        for pc in [9, 17] {
+            let top = Regs {
+                pc: CODE + pc,
+                sp: SP,
+                fp: 3,
+            };
+            assert_eq!(
+                first(&callers(top, AdapterRegs::default(), Some(&b), &m)),
+                want,
+                "at {pc}"
+            );
+        }
+    }
+
+    #[test]
+    fn in_a_compiled_body_the_frame_is_tried_with_sp_moved_up_first() {
+        let code = [0x90; 64];
+        let b = blob(Code::Compiled { method: 1 }, code.len());
+        let stack: Vec<(usize, usize)> = (0..40).map(|k| (SP + 8 * k, 0)).collect();
+        let m = fake(&code, &stack);
+        let top = Regs {
+            pc: CODE + 30,
+            sp: SP,
+            fp: 0,
+        };
+        let all: Vec<Retry> = callers(top, AdapterRegs::default(), Some(&b), &m)
+            .retries()
+            .collect();
+        assert_eq!(all[0], Retry::Unshifted(Regs { sp: SP + 8, ..top }));
+        assert_eq!(
+            all[MAX_SHIFT_WORDS - 1],
+            Retry::Unshifted(Regs {
+                sp: SP + 8 * MAX_SHIFT_WORDS,
+                ..top
+            })
+        );
+        assert!(matches!(all[MAX_SHIFT_WORDS], Retry::Caller(_)));
+    }
+
+    #[test]
+    fn a_runtime_stub_in_the_vm_returns_by_its_frame() {
+        // C2's: sub rsp, 8; mov [rsp], rbp; … call
+        let c2 = [0x48, 0x81, 0xec, 0x08, 0, 0, 0, 0x48, 0x89, 0x2c, 0x24];
+        let m = fake(&c2, &[(SP, CALLER_FP), (SP + 8, RET_ADDR)]);
+        let anchor = Regs {
+            pc: CODE + 9,
+            sp: SP,
+            fp: 0,
+        };
+        let b = stub_blob(StubLayout::Other, 64);
+        let want = Some(Regs {
+            pc: RET_ADDR,
+            sp: SP + 16,
+            fp: CALLER_FP,
+        });
+        assert_eq!(stub_caller(anchor, &b, &m), want);
+        // C1's: enter; … (rbp the frame pointer)
+        let c1 = [0x55, 0x48, 0x89, 0xe5, 0x90];
+        let fp = SP + 0x30;
+        let m = fake(&c1, &[(fp, CALLER_FP), (fp + 8, RET_ADDR)]);
+        let anchor = Regs {
+            pc: CODE + 4,
+            sp: SP,
+            fp,
+        };
+        assert_eq!(
+            stub_caller(anchor, &b, &m),
+            Some(Regs {
+                pc: RET_ADDR,
+                sp: fp + 16,
+                fp: CALLER_FP
+            })
+        );
+        // Anything else: no guess.
+        let m = fake(&[0x90; 8], &[]);
+        assert_eq!(stub_caller(anchor, &b, &m), None);
+    }
+
+    #[test]
+    fn an_adapter_returns_from_the_stack_or_from_rax_and_r13() {
+        let b = stub_blob(StubLayout::Adapter, 16);
+        let m = fake(&[0x90; 16], &[(SP, 7)]);
+        let top = Regs {
+            pc: CODE + 4,
+            sp: SP,
+            fp: CALLER_FP,
+        };
+        let regs = AdapterRegs {
+            ret: RET_ADDR,
+            sender_sp: SP + 0x40,
+        };
+        let all: Vec<Regs> = callers(top, regs, Some(&b), &m).iter().collect();
+        assert_eq!(
+            all,
+            [
+                Regs {
+                    pc: 7,
+                    sp: SP + 8,
+                    fp: CALLER_FP
+                },
+                Regs {
+                    pc: RET_ADDR,
+                    sp: SP + 0x40,
+                    fp: CALLER_FP
+                }
+            ]
+        );
+    }
+
+    #[test]
+    fn unknown_code_tries_the_top_of_the_stack_then_the_frame_pointer() {
+        let fp = SP + 0x40;
+        let m = fake(&[], &[(SP, 5), (fp, CALLER_FP), (fp + 8, RET_ADDR)]);
+        let top = Regs { pc: 9, sp: SP, fp };
+        let all: Vec<Regs> = callers(top, AdapterRegs::default(), None, &m)
+            .iter()
+            .collect();
+        assert_eq!(all.len(), 2);
+        assert_eq!(all[0].pc, 5);
+        assert_eq!(all[1].pc, RET_ADDR);
+        // A frame pointer below sp is no frame pointer.
+        let bad = Regs {
+            pc: 9,
+            sp: SP,
+            fp: SP - 8,
+        };
+        assert_eq!(
+            callers(bad, AdapterRegs::default(), None, &m)
+                .iter()
+                .count(),
+            1
+        );
+    }
+}
