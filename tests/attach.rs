@@ -607,6 +607,50 @@ fn late_attach_instruments_loaded_classes() {
     assert!(!stderr.contains("uninstrumented"), "{stderr}");
 }
 
+/// `memory` attached to a running JVM: a class loaded before cannot get a
+/// stamp field (a weak reference per object), one loaded after does, and so
+/// does a later subclass of an earlier class (it declares its own). Exact
+/// counts either way. A later session retransforms the stamped classes
+/// (another mode's probes): they keep their field, or the VM would refuse.
+#[test]
+fn attached_memory_stamps_classes_loaded_after_it() {
+    let mut t = Target::start_main("late-stamps", &[], "profrj.harness.LateClasses");
+    let pid = t.pid.to_string();
+    let snap = t.path("m.xml");
+    let opts = format!("memory,file={}", snap.display());
+    let (code, out) = profrj(&["attach", &pid, &opts]);
+    assert_eq!(code, 0, "{out}");
+    std::fs::write(t.path("go"), b"").unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !t.path("made").exists() {
+        assert!(Instant::now() < deadline, "the objects were not made");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let (code, out) = profrj(&["stop", &pid]);
+    assert_eq!(code, 0, "{out}");
+    let xml = wait_snapshot_any(&snap);
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let row = |class: &str| {
+        let main = threads(&doc, "memory", "main");
+        let r = main[0]
+            .children()
+            .find(|r| r.attribute("class") == Some(class))
+            .unwrap_or_else(|| panic!("no {class} row: {xml}"));
+        (attr_u64(r, "count"), attr_u64(r, "max"))
+    };
+    let k = "profrj.harness.LateClasses$";
+    assert_eq!(row(&format!("{k}Before")), (70, 70));
+    assert_eq!(row(&format!("{k}After")), (30, 30));
+    assert_eq!(row(&format!("{k}AfterChild")), (20, 20));
+    let opts = format!("profile,file={}", t.path("p.xml").display());
+    let (code, out) = profrj(&["attach", &pid, &opts]);
+    assert_eq!(code, 0, "{out}");
+    let stderr = t.finish();
+    assert!(stderr.contains("2 classes given a stamp field"), "{stderr}");
+    assert!(!stderr.contains("cannot retransform"), "{stderr}");
+    assert!(!stderr.contains("uninstrumented"), "{stderr}");
+}
+
 /// `trace` started in a running JVM: the loaded classes are retransformed
 /// with its probes, and a dump ends the first trace file, a whole document
 /// with the calls made since (a call entered before the attach leaves no

@@ -256,7 +256,8 @@ fn check_harness_classes(rows: &Rows) {
     assert!((1..=6_000_000).contains(&max), "Churn max {max}");
 }
 
-/// Weak references see each GC's frees in its own pause, so a wave freed by
+/// Weak references see each GC's frees in its own pause, and stamps count
+/// at each GC start what was made since the last one, so a wave freed by
 /// one GC is gone before the next wave is made: max 400, not 800 or 1200;
 /// and the churn the GCs collected while it ran never counts whole. (With
 /// tags, frees arrive after the GC, when the VM posts them.)
@@ -267,17 +268,77 @@ fn check_waves(rows: &Rows) {
     assert!(churn_max < 6_000_000, "no GC freed any Churn while it ran");
 }
 
+/// The program's classes stamped (the default), then every object with a
+/// weak reference (`stamps=off`): the same counts.
 #[test]
 fn live_and_peak_counts_match_the_program() {
-    let (rows, sites) = run_both("truth", "memory");
-    check_truth(&rows);
-    check_waves(&rows);
-    check_sites(&rows, &sites, true);
+    for (name, options) in [("truth", "memory"), ("truth-weak", "memory,stamps=off")] {
+        let (rows, sites) = run_both(name, options);
+        check_truth(&rows);
+        check_waves(&rows);
+        check_sites(&rows, &sites, true);
+    }
+}
+
+/// Stamps on classes of every shape (StampTruth): an interface with
+/// constants and subclasses inheriting the field (whose number in the census
+/// depends on both), a JDK superclass, many int fields holding numbers a
+/// stamp could be, clones, an enum, serialization (the same
+/// serialVersionUID and fields as without the agent; deserialized copies
+/// not counted), an excluded maker (not counted), two threads. Exact.
+#[test]
+fn stamped_classes_of_every_shape_count_exactly() {
+    let main = "profrj.harness.StampTruth";
+    let plain = std::process::Command::new(java())
+        .args(["-cp", harness_classes(), main])
+        .output()
+        .unwrap();
+    let plain = String::from_utf8_lossy(&plain.stdout).into_owned();
+    let options = "memory,exclude=profrj.harness.StampTruth$Maker";
+    let (run, text) = run_verified("stamps", options, main, &[]);
+    let line = |out: &str, key: &str| {
+        out.lines()
+            .find(|l| l.starts_with(key))
+            .unwrap_or_else(|| panic!("no {key}: {out}"))
+            .to_owned()
+    };
+    for key in ["suid ", "fields ", "kept "] {
+        assert_eq!(line(&run.stdout, key), line(&plain, key), "{key}");
+    }
+    assert_eq!(line(&plain, "synthetic "), "synthetic ");
+    assert_eq!(
+        line(&run.stdout, "synthetic "),
+        "synthetic private transient $profrj$stamp;"
+    );
+    assert!(
+        run.stderr.contains("classes given a stamp field"),
+        "{}",
+        run.stderr
+    );
+    let rows = rows(&text);
+    let k = "profrj.harness.StampTruth$";
+    let main = |c: &str| get(&rows, "main", &format!("{k}{c}"));
+    assert_eq!(main("Animal"), (50, 50), "40 new, 10 by reflection");
+    assert_eq!(main("Dog"), (25, 325), "25 kept, waves of 300");
+    assert_eq!(main("Puppy"), (12, 12));
+    assert_eq!(main("Counted"), (9, 9));
+    assert_eq!(main("Wide"), (17, 17));
+    assert_eq!(main("Sheep"), (61, 61), "dolly and 60 clones");
+    assert_eq!(main("Color"), (3, 3));
+    assert_eq!(main("Point"), (5, 5), "deserialized copies not counted");
+    assert_eq!(get(&rows, "pups-a", &format!("{k}Puppy")), (30, 30));
+    assert_eq!(get(&rows, "pups-b", &format!("{k}Puppy")), (20, 20));
+    assert!(
+        rows.values()
+            .all(|c| !c.contains_key(&format!("{k}Elsewhere"))),
+        "made out of scope: {rows:?}"
+    );
 }
 
 /// The serial and parallel collectors clear weak references in their
-/// pauses as G1 does; ZGC does not, so there the mode follows objects with
-/// JVMTI tags (and `tracker=weak` is refused with a reason).
+/// pauses as G1 does; ZGC does not, so there the mode follows objects
+/// without a stamp with JVMTI tags (and `tracker=weak` is refused with a
+/// reason). Stamps work on every collector: the waves are exact on ZGC too.
 #[test]
 fn every_collector_gives_the_program_counts() {
     for gc in ["-XX:+UseSerialGC", "-XX:+UseParallelGC"] {
@@ -287,7 +348,9 @@ fn every_collector_gives_the_program_counts() {
     }
     // (ZGC is experimental on JDK 11.)
     let zgc = ["-XX:+UnlockExperimentalVMOptions", "-XX:+UseZGC"];
-    check_truth(&run_with("gc-zgc", "memory", &zgc));
+    let rows = run_with("gc-zgc", "memory", &zgc);
+    check_truth(&rows);
+    check_waves(&rows);
     let dir = temp_dir("gc-zgc-weak");
     let refused = run_java_with(
         &dir,
@@ -304,10 +367,11 @@ fn every_collector_gives_the_program_counts() {
     );
 }
 
-/// JVMTI tags, on G1 too when asked: the same counts.
+/// JVMTI tags for every object (no stamps), on G1 too when asked: the
+/// same counts.
 #[test]
 fn tags_give_the_program_counts() {
-    let (rows, sites) = run_both("tags", "memory,tracker=tags");
+    let (rows, sites) = run_both("tags", "memory,tracker=tags,stamps=off");
     check_truth(&rows);
     check_sites(&rows, &sites, false);
 }
@@ -443,4 +507,62 @@ fn jni_checks_find_nothing_wrong() {
         assert!(!out.contains("FATAL ERROR in native method"), "{out}");
     }
     check_truth(&rows(&read_snapshot(&dir.join("s.xml"))));
+}
+
+/// A class in a named module that opens nothing: the agent opens its package
+/// to its own runtime, so its objects are stamped (not sent to the weak
+/// references) and counted exactly.
+#[test]
+fn a_named_modules_classes_are_stamped() {
+    let dir = temp_dir("module");
+    let src = dir.join("src");
+    std::fs::create_dir_all(src.join("app")).unwrap();
+    std::fs::write(src.join("module-info.java"), "module modapp { }\n").unwrap();
+    std::fs::write(
+        src.join("app/Main.java"),
+        "package app;\n\
+         public class Main {\n\
+             static final class Thing { int v; }\n\
+             static final java.util.List<Object> KEEP = new java.util.ArrayList<>();\n\
+             public static void main(String[] a) {\n\
+                 for (int i = 0; i < 33; i++) KEEP.add(new Thing());\n\
+                 System.out.println(\"kept \" + KEEP.size());\n\
+             }\n\
+         }\n",
+    )
+    .unwrap();
+    let classes = dir.join("mods/modapp");
+    let out = std::process::Command::new(jdk_tool("javac"))
+        .args(["--release", "11", "-d"])
+        .arg(&classes)
+        .arg(src.join("module-info.java"))
+        .arg(src.join("app/Main.java"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let snap = dir.join("s.xml");
+    let out = std::process::Command::new(java())
+        .current_dir(&dir)
+        .arg(format!(
+            "-agentpath:{}=memory,file={}",
+            agent().display(),
+            snap.display()
+        ))
+        .arg("--module-path")
+        .arg(dir.join("mods"))
+        .args(["-m", "modapp/app.Main"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("2 classes given a stamp field, 1 of them stamping objects"),
+        "{stderr}"
+    );
+    let rows = rows(&read_snapshot(&snap));
+    assert_eq!(get(&rows, "main", "app.Main$Thing"), (33, 33));
 }

@@ -538,3 +538,35 @@ fn sampling_and_jfr_show_whole_virtual_stacks() {
         assert!(s.contains("java.lang.VirtualThread.run("), "cut: {s}");
     }
 }
+
+/// `memory` with virtual threads: their objects take weak references (they
+/// do not stamp), the platform thread's take stamps; the totals are exact
+/// whichever thread rows hold them.
+#[test]
+fn memory_counts_what_virtual_threads_make() {
+    let dir = temp_dir("vt-memory");
+    let out = Command::new(vt_java())
+        .current_dir(&dir)
+        .arg(format!(
+            "-agentpath:{}=memory,file=m.xml",
+            agent().display()
+        ))
+        .args(["-cp", harness_classes(), "profrj.harness.VirtualAlloc"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let xml = read_snapshot(&dir.join("m.xml"));
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let cell = "profrj.harness.VirtualAlloc$Cell";
+    let sites = doc.descendants().find(|n| n.has_tag_name("sites")).unwrap();
+    let (mut count, mut made) = (0, 0);
+    for n in sites.descendants() {
+        if n.has_tag_name("profile") && n.attribute("name") == Some(cell) {
+            count += attr_u64(n, "count");
+            made += attr_u64(n, "allocated");
+        }
+    }
+    assert_eq!((count, made), (2_100, 92_350), "{xml}");
+    assert!(stderr.contains("classes given a stamp field"), "{stderr}");
+}

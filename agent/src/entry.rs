@@ -503,11 +503,11 @@ unsafe extern "C" fn class_file_load_hook(
         // caller's promise).
         let name = unsafe { vm_string(name) };
         if let Some(out) = a.host.instrumenter.transform(
+            a.host.jvmti,
             &jni,
-            loader,
+            (loader, class_being_redefined),
             name.as_deref(),
             bytes,
-            class_being_redefined.is_null(),
         ) {
             if let Ok(p) = a.host.jvmti.allocate_copy(&out) {
                 // SAFETY: the out-parameters the VM gave for this call (the

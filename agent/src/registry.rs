@@ -388,6 +388,8 @@ mod option_tests {
             "event" => Some("cpu"),
             "stacks" => Some("jvmti"),
             "tracker" => Some("tags"),
+            "stamps" => return "memory,stamps=off".to_owned(),
+            "census" => return "memory,census=20%".to_owned(),
             "vthreads" | "derive" => Some("off"),
             "alloc" => Some("64k"),
             "live" => return "alloc,live".to_owned(),
@@ -549,6 +551,33 @@ mod option_tests {
         );
         let e = parse("memory,tracker=soft").unwrap_err().to_string();
         assert!(e.contains("bad value for tracker: 'soft'") && e.contains("auto, weak, tags"));
+    }
+
+    #[test]
+    fn stamps_and_census_shares() {
+        assert_eq!(parse("memory").unwrap().switch("stamps"), None);
+        assert_eq!(
+            parse("memory,stamps=off").unwrap().switch("stamps"),
+            Some(false)
+        );
+        assert_eq!(parse("memory").unwrap().number("census"), None);
+        assert_eq!(
+            parse("memory,census=100%").unwrap().number("census"),
+            Some(100)
+        );
+        assert_eq!(parse("memory,census=2").unwrap().number("census"), Some(2));
+        for bad in ["0%", "101%", "x", "-5%"] {
+            let e = parse(&format!("memory,census={bad}"))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains("bad value for census") && e.contains("1% to 100%"),
+                "{e}"
+            );
+        }
+        let e = parse("census=20%").unwrap_err().to_string();
+        assert!(e.contains("belongs to memory"), "{e}");
+        assert!(parse("memory,stamps=maybe").is_err());
     }
 
     #[test]

@@ -380,6 +380,31 @@ impl<'a> ClassFile<'a> {
         Some(count)
     }
 
+    /// Appends a field without attributes (`access`: its `ACC_*` flags;
+    /// `descriptor` as `I`, `Ljava/lang/String;`) after the fields declared,
+    /// and returns its index among them. `None` if the class already has a
+    /// field of that name, or no room for one more (65,535).
+    pub fn add_field(&mut self, access: u16, name: &str, descriptor: &str) -> Option<usize> {
+        let cp = &self.constant_pool;
+        if self.fields.len() >= u16::MAX as usize
+            || self
+                .fields
+                .iter()
+                .any(|f| cp.utf8_any(f.name_index) == Some(name.as_bytes()))
+        {
+            return None;
+        }
+        let name_index = self.constant_pool.add_utf8(name);
+        let descriptor_index = self.constant_pool.add_utf8(descriptor);
+        self.fields.push(Member {
+            access_flags: access,
+            name_index,
+            descriptor_index,
+            attributes: Vec::new(),
+        });
+        Some(self.fields.len() - 1)
+    }
+
     /// The `Code` attribute of method `index` (`None`: no such method, or
     /// abstract or native).
     pub fn method_code(&self, index: usize) -> Option<&Attribute<'a>> {

@@ -96,3 +96,26 @@ fn jdk_runtime_image_round_trips_byte_identical() {
     );
     assert!(n > 20_000);
 }
+
+/// A field added to real classes reads back after every declared one, and
+/// the rest of the class is unchanged; a second field of the same name is
+/// refused.
+#[test]
+fn an_added_field_follows_the_declared_ones() {
+    for (name, data) in classes_of("/usr/share/java/asm.jar").iter().take(200) {
+        let mut class = parse_class(data).unwrap();
+        let declared = class.fields.len();
+        let at = class.add_field(0x1082, "$added", "I");
+        assert_eq!(at, Some(declared), "{name}");
+        assert_eq!(class.add_field(0x0002, "$added", "J"), None, "{name}");
+        let bytes = write_class(&class);
+        let back = parse_class(&bytes).unwrap();
+        let cp = &back.constant_pool;
+        let last = back.fields.last().unwrap();
+        assert_eq!(cp.utf8(last.name_index), Some(&b"$added"[..]), "{name}");
+        assert_eq!(cp.utf8(last.descriptor_index), Some(&b"I"[..]));
+        assert_eq!(last.access_flags, 0x1082);
+        assert_eq!(back.fields.len(), declared + 1);
+        assert_eq!(back.methods.len(), class.methods.len());
+    }
+}

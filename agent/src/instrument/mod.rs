@@ -9,6 +9,7 @@ pub mod makers;
 pub mod probe_class;
 pub mod registry;
 mod rewrite;
+pub mod stamp;
 
 pub use crate::sites::AllocPlace;
 pub use ids::{stride, CoverageLayouts, MethodLines};
@@ -51,6 +52,13 @@ pub struct Instrumenter {
     pub classes: AtomicUsize,
     pub methods: AtomicUsize,
     pub refused: AtomicUsize,
+    /// Do classes defined from now on get the memory mode's stamp field?
+    stamping: AtomicBool,
+    /// Classes defined while stamping (and loaded before it began): with
+    /// the field or without.
+    seen: stamp::Seen,
+    /// Classes given the field.
+    pub stamped: AtomicUsize,
 }
 
 impl Instrumenter {
@@ -112,9 +120,18 @@ impl Instrumenter {
     fn prepare(&self, jvmti: Jvmti, jni: &Jni, natives: &[Native]) -> Result<(), AgentError> {
         let mut class = std::ptr::null_mut();
         for (name, bytes) in probe_class::CLASSES {
-            let c = jni.define_boot_class(name, bytes).map_err(|e| {
-                AgentError::Unsupported(format!("cannot define the runtime class {name}: {}", e.0))
-            })?;
+            // The census check's class gets the field as an application's would.
+            let stamped = (*name == probe_class::STAMP_CHECK_BASE)
+                .then(|| stamped_copy(bytes))
+                .transpose()?;
+            let c = jni
+                .define_boot_class(name, stamped.as_deref().unwrap_or(bytes))
+                .map_err(|e| {
+                    AgentError::Unsupported(format!(
+                        "cannot define the runtime class {name}: {}",
+                        e.0
+                    ))
+                })?;
             if *name == probe_class::CLASS {
                 class = c;
             }
@@ -150,6 +167,30 @@ impl Instrumenter {
         Ok(())
     }
 
+    /// From now on, classes being defined get the memory mode's stamp field
+    /// (`stamp`). Those loaded before never will (none has one: stamping
+    /// starts once per JVM): their names are noted, so that a subclass
+    /// defined later declares the field itself.
+    pub fn start_stamping(&self, jvmti: Jvmti, jni: &Jni) {
+        if self.stamping.load(Acquire) {
+            return;
+        }
+        jni.with_local_frame(MAX_LOCAL_FRAME, || {
+            let Ok(classes) = jvmti.loaded_classes() else {
+                return;
+            };
+            for c in classes {
+                if let Ok(sig) = jvmti.class_signature(c) {
+                    if let Some(name) = sig.strip_prefix('L').and_then(|s| s.strip_suffix(';')) {
+                        self.seen.record(name, false);
+                    }
+                }
+                jni.delete_local_ref(c);
+            }
+        });
+        self.stamping.store(true, Release);
+    }
+
     fn is_jdk_loader(&self, jni: &Jni, loader: jobject) -> bool {
         loader.is_null()
             || self
@@ -177,16 +218,17 @@ impl Instrumenter {
     }
 
     /// The ClassFileLoadHook: new class-file bytes, or `None` to leave the
-    /// class as it is. `first_load`: being defined, not retransformed.
-    /// `name` is `None` for a class defined without one
-    /// (`defineClass(null, …)`): its name is then read from its bytes.
+    /// class as it is. `redefined`: the class being retransformed or
+    /// redefined (null while it is first defined). `name` is `None` for a
+    /// class defined without one (`defineClass(null, …)`): its name is then
+    /// read from its bytes.
     pub fn transform(
         &self,
+        jvmti: Jvmti,
         jni: &Jni,
-        loader: jobject,
+        (loader, redefined): (jobject, jclass),
         name: Option<&str>,
         bytes: &[u8],
-        first_load: bool,
     ) -> Option<Vec<u8>> {
         if !self.ready.load(Acquire) {
             return None;
@@ -199,26 +241,31 @@ impl Instrumenter {
                 &named
             }
         };
+        let first_load = redefined.is_null();
         let java_name = name.replace('/', ".");
         let jdk = self.is_jdk_loader(jni, loader);
+        let stamp = self.stamp_plan(jvmti, name, jdk, redefined);
         let mut modes = *self.modes.lock();
         let in_scope = modes.any_scoped() && self.scope.lock().contains(&java_name, jdk);
         // `lock` probes the boot loader's LockSupport, in scope or not.
         modes.park &= loader.is_null() && name == LOCK_SUPPORT;
-        if !in_scope && !modes.park {
+        if !in_scope && !modes.park && stamp == stamp::Plan::No {
             return None;
         }
         if !in_scope {
             modes = Probes {
-                park: true,
+                park: modes.park,
                 ..Probes::NONE
             };
         }
         // Dynamic constants bootstrap through java.lang.invoke: never in the
         // JDK's own classes (which that machinery uses), nor on retransform.
-        match self.rewrite(name, bytes, modes, first_load && !jdk) {
+        match self.rewrite(name, bytes, modes, first_load && !jdk, stamp) {
             Ok(out) => out,
             Err(why) => {
+                if stamp == stamp::Plan::Decide {
+                    self.seen.record(name, false);
+                }
                 log::error_once(
                     &format!("class {name}"),
                     &format!("cannot instrument {java_name}: {why}; it runs uninstrumented"),
@@ -226,6 +273,29 @@ impl Instrumenter {
                 None
             }
         }
+    }
+
+    /// What becomes of the stamp field of class `name` (of a JDK loader:
+    /// `jdk`): a class that has one keeps it through every redefinition,
+    /// whether or not the memory mode still runs; while it runs, a class
+    /// being defined may get one.
+    fn stamp_plan(&self, jvmti: Jvmti, name: &str, jdk: bool, redefined: jclass) -> stamp::Plan {
+        // Before stamping starts no class has the field, and the JDK's never do.
+        if !self.stamping.load(Acquire) || (!redefined.is_null() && jdk) {
+            return stamp::Plan::No;
+        }
+        if !redefined.is_null() {
+            return if has_stamp_field(jvmti, redefined) {
+                stamp::Plan::Keep
+            } else {
+                stamp::Plan::No
+            };
+        }
+        if jdk || stamp::never_stamped(name) {
+            self.seen.record(name, false);
+            return stamp::Plan::No;
+        }
+        stamp::Plan::Decide
     }
 
     /// Rewrites a class for the modes on; a method the editor refuses stays
@@ -236,6 +306,7 @@ impl Instrumenter {
         bytes: &[u8],
         modes: Probes,
         dynamic_constants: bool,
+        stamp: stamp::Plan,
     ) -> Result<Option<Vec<u8>>, AgentError> {
         let sites = self.sites.get();
         let sites = sites.ok_or(AgentError::Internal("no allocation sites yet".into()))?;
@@ -243,8 +314,16 @@ impl Instrumenter {
             sites,
             coverage: self.coverage.get().copied(),
         };
-        let out = rewrite::rewrite(name, bytes, modes, &self.registry, ids, dynamic_constants)?;
+        let how = rewrite::How {
+            modes,
+            dynamic_constants,
+            stamp: (stamp, &self.seen),
+        };
+        let out = rewrite::rewrite(name, bytes, how, &self.registry, ids)?;
         self.methods.fetch_add(out.edited, Relaxed);
+        if out.stamped {
+            self.stamped.fetch_add(1, Relaxed);
+        }
         if !out.refused.is_empty() {
             self.refused.fetch_add(out.refused.len(), Relaxed);
             log::warn(&format!(
@@ -254,7 +333,7 @@ impl Instrumenter {
                 out.refused.join("; ")
             ));
         }
-        if out.bytes.is_some() {
+        if out.edited > 0 {
             self.classes.fetch_add(1, Relaxed);
         }
         Ok(out.bytes)
@@ -297,6 +376,29 @@ impl Instrumenter {
             jni.delete_local_ref(c);
         }
     }
+}
+
+/// Does `class` declare the memory mode's stamp field?
+fn has_stamp_field(jvmti: Jvmti, class: jclass) -> bool {
+    jvmti.class_fields(class).is_ok_and(|fields| {
+        fields.iter().any(|&f| {
+            jvmti
+                .field_name(class, f)
+                .is_ok_and(|(n, d)| n == stamp::FIELD && d == stamp::DESCRIPTOR)
+        })
+    })
+}
+
+/// A runtime class's bytes with the stamp field added.
+fn stamped_copy(bytes: &[u8]) -> Result<Vec<u8>, AgentError> {
+    let mut class =
+        profrj_bytecode::parse_class(bytes).map_err(|e| AgentError::Class(e.to_string()))?;
+    if !stamp::add(&mut class) {
+        return Err(AgentError::Internal(
+            "the census check's class has a stamp field already".into(),
+        ));
+    }
+    Ok(profrj_bytecode::write_class(&class))
 }
 
 /// The internal name a class file gives itself (`this_class`); `None` if

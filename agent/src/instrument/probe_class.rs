@@ -18,6 +18,34 @@ pub const CLASSES: &[(&str, &[u8])] = &[
         include_bytes!("../../java/classes/profrj/runtime/TypeIds.class"),
     ),
     (
+        "profrj/runtime/StampSetter",
+        include_bytes!("../../java/classes/profrj/runtime/StampSetter.class"),
+    ),
+    (
+        "profrj/runtime/Stamps$StampsLocal",
+        include_bytes!("../../java/classes/profrj/runtime/Stamps$StampsLocal.class"),
+    ),
+    (
+        "profrj/runtime/Stamps",
+        include_bytes!("../../java/classes/profrj/runtime/Stamps.class"),
+    ),
+    (
+        "profrj/runtime/StampCheck$Consts",
+        include_bytes!("../../java/classes/profrj/runtime/StampCheck$Consts.class"),
+    ),
+    (
+        STAMP_CHECK_BASE,
+        include_bytes!("../../java/classes/profrj/runtime/StampCheck$Base.class"),
+    ),
+    (
+        "profrj/runtime/StampCheck$Sub",
+        include_bytes!("../../java/classes/profrj/runtime/StampCheck$Sub.class"),
+    ),
+    (
+        STAMP_CHECK,
+        include_bytes!("../../java/classes/profrj/runtime/StampCheck.class"),
+    ),
+    (
         "profrj/runtime/Probe",
         include_bytes!("../../java/classes/profrj/runtime/Probe.class"),
     ),
@@ -25,6 +53,12 @@ pub const CLASSES: &[(&str, &[u8])] = &[
 
 /// Internal name of the class instrumented code calls.
 pub const CLASS: &str = "profrj/runtime/Probe";
+/// The memory mode's per-thread stamping (its `control` buffer).
+pub const STAMPS: &str = "profrj/runtime/Stamps";
+/// The check of the census, and the class of it that gets a stamp field
+/// when it is defined, as an application's class would.
+pub const STAMP_CHECK: &str = "profrj/runtime/StampCheck";
+pub const STAMP_CHECK_BASE: &str = "profrj/runtime/StampCheck$Base";
 /// The static field holding the coverage counter arrays, by id.
 pub const COUNTERS_FIELD: (&str, &str) = ("COV", "[[J");
 /// The method instrumented code calls at entry for its counter array.
@@ -38,8 +72,13 @@ pub const COUNTERS_BOOTSTRAP: (&str, &str) = (
 pub const THREAD_METHOD: (&str, &str) = ("thread", "()I");
 /// The native behind it when the array is not published yet.
 pub const COUNTERS_SLOW: &str = "covSlow";
-/// What instrumented code calls with each new object or array and its site id.
+/// What instrumented code calls with each new object of a class the
+/// application names, and its site id (the Java probe: a stamp, or as
+/// `ALLOC_WEAK_METHOD`).
 pub const ALLOC_METHOD: (&str, &str) = ("alloc", "(Ljava/lang/Object;I)V");
+/// The same for an array or an object of a JDK class (never stamped): the
+/// agent's weak references or tags.
+pub const ALLOC_WEAK_METHOD: (&str, &str) = ("allocWeak", "(Ljava/lang/Object;I)V");
 /// After a JDK call that always returns a new object (reflection): the object
 /// and the id of the calling place.
 pub const ALLOC_ANY_METHOD: (&str, &str) = ("allocAny", "(Ljava/lang/Object;I)V");
@@ -136,6 +175,7 @@ mod tests {
         ));
         for (n, d) in [
             ALLOC_METHOD,
+            ALLOC_WEAK_METHOD,
             ALLOC_ANY_METHOD,
             ALLOC_AT_METHOD,
             CLONED_METHOD,
@@ -154,6 +194,18 @@ mod tests {
             assert!(has(CLASS, &format!("{n}{d}")), "{n}{d}");
         }
         assert!(has(CLASS, "typeId(Ljava/lang/Class;)I"));
+        for m in [
+            "stampCounter(I)I",
+            "stampChunk(I)Ljava/nio/ByteBuffer;",
+            "stampHolder(Ljava/lang/Class;)Ljava/lang/Class;",
+            "stampCensus(Ljava/lang/Class;Ljava/lang/Class;)V",
+            "stampSite(II)I",
+            "stampCheck(Ljava/lang/Object;Ljava/lang/Object;II)Ljava/lang/String;",
+        ] {
+            assert!(has(CLASS, m), "{m}");
+        }
+        assert!(has(STAMPS, "controlLjava/nio/ByteBuffer;"));
+        assert!(has(STAMP_CHECK, "run()Ljava/lang/String;"));
         assert!(has(CLASS, "parking(Ljava/lang/Object;)V"));
         assert!(has(CLASS, "parked(Ljava/lang/Object;)V"));
     }

@@ -3,7 +3,7 @@
 //! refuses stays as it was; the caller reports it.
 
 use super::registry::{self, MethodInfo, Registry};
-use super::{makers, probe_class, stride, AllocPlace, CoverageLayouts, MethodLines};
+use super::{makers, probe_class, stamp, stride, AllocPlace, CoverageLayouts, MethodLines};
 use crate::error::AgentError;
 use crate::sites::Sites;
 use profrj_bytecode::code::{decode_code, Code, Insn, VType};
@@ -81,11 +81,25 @@ const PARKING: [(&str, &str); 2] = [
     ("parkNanos", "(Ljava/lang/Object;J)V"),
 ];
 
+/// How to rewrite a class.
+pub struct How<'a> {
+    /// The probes that go in.
+    pub modes: Probes,
+    /// May the coverage counters be dynamic constants (class files 55+)?
+    /// Only while the class is being defined, and not the JDK's (its
+    /// bootstrap runs through java.lang.invoke).
+    pub dynamic_constants: bool,
+    /// The memory mode's stamp field, and the classes seen so far.
+    pub stamp: (stamp::Plan, &'a stamp::Seen),
+}
+
 /// What became of one class.
 pub struct Rewritten {
-    /// New bytes, or `None` when no method was changed.
+    /// New bytes, or `None` when nothing was changed.
     pub bytes: Option<Vec<u8>>,
     pub edited: usize,
+    /// Did it get the stamp field?
+    pub stamped: bool,
     /// `name(descriptor): reason` for each method left as it was.
     pub refused: Vec<String>,
 }
@@ -103,6 +117,7 @@ struct Refs {
     counters_bootstrap: Option<u16>,
     long_array: u16,
     alloc: u16,
+    alloc_weak: u16,
     alloc_any: u16,
     cloned: u16,
     cloned_from: u16,
@@ -138,6 +153,7 @@ impl Refs {
             counters_bootstrap: None,
             long_array: 0,
             alloc: 0,
+            alloc_weak: 0,
             alloc_any: 0,
             cloned: 0,
             cloned_from: 0,
@@ -183,6 +199,8 @@ impl Refs {
             let class = probe_class::CLASS;
             let (name, desc) = probe_class::ALLOC_METHOD;
             r.alloc = cp.add_method_ref(class, name, desc);
+            let (name, desc) = probe_class::ALLOC_WEAK_METHOD;
+            r.alloc_weak = cp.add_method_ref(class, name, desc);
             let (name, desc) = probe_class::ALLOC_ANY_METHOD;
             r.alloc_any = cp.add_method_ref(class, name, desc);
             let (name, desc) = probe_class::CLONED_METHOD;
@@ -194,18 +212,19 @@ impl Refs {
     }
 }
 
-/// Rewrites class `name` (internal form) for `modes`.
-/// `dynamic_constants`: the coverage counters may be dynamic constants
-/// (for class files 55+): the class is being defined, not retransformed,
-/// and is not the JDK's (its bootstrap runs through java.lang.invoke).
+/// Rewrites class `name` (internal form) as `how` says.
 pub fn rewrite(
     name: &str,
     bytes: &[u8],
-    modes: Probes,
+    how: How<'_>,
     registry: &Registry,
     ids: Ids<'_>,
-    dynamic_constants: bool,
 ) -> Result<Rewritten, AgentError> {
+    let How {
+        modes,
+        dynamic_constants,
+        stamp: (plan, seen),
+    } = how;
     let coverage = match (modes.coverage, ids.coverage) {
         (true, Some(c)) => Some(c),
         (true, None) => {
@@ -220,11 +239,13 @@ pub fn rewrite(
     if class.constant_pool.count() > 65_000 {
         return Err(AgentError::Class("its constant pool is nearly full".into()));
     }
+    let stamped = stamp::apply(&mut class, name, plan, seen);
     let stripes = coverage.map_or(1, |c| c.stripes());
     let refs = Refs::add(&mut class, modes, dynamic_constants, stripes);
     let mut out = Rewritten {
         bytes: None,
         edited: 0,
+        stamped,
         refused: Vec::new(),
     };
     let mut covered = Vec::new();
@@ -329,7 +350,7 @@ pub fn rewrite(
     if let Some(layouts) = coverage {
         layouts.add_class(name, source_file(&class), &covered);
     }
-    if out.edited > 0 {
+    if out.edited > 0 || stamped {
         out.bytes = Some(write_class(&class));
     }
     Ok(out)
@@ -464,7 +485,8 @@ fn add_coverage(
 }
 
 /// `Probe.alloc(object, site)` after each allocation site: the constructor
-/// call of each `new`, and each array instruction. A site whose object is
+/// call of each `new`, and each array instruction (`Probe.allocWeak` for
+/// arrays and the JDK's classes, which are never stamped). A site whose object is
 /// on top of the stack gets `dup`, one kept only in a local `aload`; the
 /// rare object found nowhere (a `new` without `dup`, unused) is not tracked.
 /// A site is the method, the source line of its `new` (or array
@@ -495,10 +517,15 @@ fn add_memory(
         };
         let name = decode_modified_utf8(&name);
         let id = numbers.alloc_site(place(site.new_at), &registry::java_type_name(&name));
+        let probe = if stamp::may_be_stamped(&name) {
+            refs.alloc
+        } else {
+            refs.alloc_weak
+        };
         let seq = edit.after.entry(site.after).or_default();
         seq.push(load);
         seq.push(Insn::push_int(cp, id as i32));
-        seq.push(Insn::plain(INVOKESTATIC, &refs.alloc.to_be_bytes())); // alloc
+        seq.push(Insn::plain(INVOKESTATIC, &probe.to_be_bytes()));
     }
     let place_id = |ix: u32| numbers.place_id(place(ix));
     add_hidden_makers(edit, code, cp, major_version >= 49, refs, &place_id);

@@ -3,19 +3,32 @@
 //! objects seen dead, and the most ever alive at once. A counter is found by
 //! index without a lock: a weak-reference record holds the site counter's
 //! index, a JVMTI tag holds `MEMORY_TAG | index` (the agent's other tags, on
-//! threads, are small or negative numbers, never with that bit).
+//! threads, are small or negative numbers, never with that bit), a stamp
+//! holds index + 1.
 //!
-//! Groups. With weak references an allocation adds to its site's counter
-//! alone (the cost per allocation stays one counter), and a group's figures
-//! are its sites' sums: its `max` is taken from that sum at each GC start,
-//! where weak references take every peak. With tags, whose frees arrive
-//! on their own, an allocation and its free count on both, and the group's
-//! `max` follows at once. Either way a group's `max` is the peak of the sum,
-//! not the sum of its sites' peaks, as the `<memory>` rows always were.
+//! Three kinds of site counter, by how their objects' deaths are known:
+//! - weak references: frees counted by the scan after each GC;
+//! - tags: frees counted by ObjectFree, one by one;
+//! - stamps: no frees at all; what is alive comes from the last heap census
+//!   plus what was made since (`peaks`).
 //!
-//! Counters live in chunks that never move; each thread keeps its own
-//! site → counters cache, so the allocation path takes no lock either once
-//! a thread has met a site.
+//! Groups. An allocation adds to its site's counter alone (the cost per
+//! allocation stays one counter), and a group's figures are its sites' sums,
+//! its `max` taken from that sum at each GC start and census. Tags' sites
+//! are the exception: their frees arrive on their own, so an allocation and
+//! its free count on the group too (its "direct" counts), and that part of
+//! the group's `max` follows at once. Either way a group's `max` is the peak
+//! of the sum, not the sum of its sites' peaks, as the `<memory>` rows
+//! always were.
+//!
+//! Counters live in chunks that never move (the Java side of stamps writes
+//! `made` through a direct buffer over each chunk); each thread keeps its
+//! own site → counters cache, so the allocation path takes no lock once a
+//! thread has met a site.
+
+mod peaks;
+
+pub use peaks::Tally;
 
 use crate::host::Host;
 use crate::sites::Sites;
@@ -23,16 +36,15 @@ use crate::threads::ThreadId;
 use crate::vm::Jni;
 use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::sync::atomic::{
-    AtomicI64, AtomicUsize, Ordering::Acquire, Ordering::Relaxed, Ordering::Release,
-};
+use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering::*};
 use std::sync::OnceLock;
 
 const MEMORY_TAG: i64 = 1 << 62;
-const CHUNK: usize = 4096;
+/// Counters per chunk, and the chunks there can be (4M counters).
+pub const CHUNK: usize = 4096;
 const CHUNKS: usize = 1024;
 /// A counter without a group (a group itself).
-const NO_GROUP: usize = usize::MAX;
+const NO_GROUP: u32 = u32::MAX;
 
 /// What a counter counts, besides its thread.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -43,40 +55,79 @@ pub enum Key {
     Site(u32),
 }
 
+/// How a counter's objects are followed to their death.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Kind {
+    /// A group: the sum of its sites (and of its tags' objects).
+    Group = 0,
+    Weak = 1,
+    Tag = 2,
+    Stamp = 3,
+}
+
+impl Kind {
+    fn from_u8(k: u8) -> Self {
+        match k {
+            1 => Kind::Weak,
+            2 => Kind::Tag,
+            3 => Kind::Stamp,
+            _ => Kind::Group,
+        }
+    }
+}
+
 /// One per cache line: each is written by its own thread at every allocation,
-/// and two threads' counters sharing a line would slow both.
-#[repr(align(64))]
+/// and two threads' counters sharing a line would slow both. `made` first:
+/// `profrj.runtime.Stamps` writes it at the counter's start (64 bytes each).
+#[repr(C, align(64))]
 pub struct Counter {
-    /// Objects tracked; written only by the allocating thread.
+    /// Objects tracked; written only by the allocating thread (for stamps,
+    /// from Java through a direct buffer).
     made: AtomicI64,
     /// Objects seen dead (ObjectFree, or the weak-reference scan).
     freed: AtomicI64,
     /// The most alive at once, as far as brought up to date.
     max: AtomicI64,
-    index: usize,
+    /// Stamps: alive at the last census, made by then, and made by the end
+    /// of the last GC (`peaks`).
+    census_alive: AtomicI64,
+    census_made: AtomicI64,
+    gc_end_made: AtomicI64,
     /// Index of the group counter (thread × type) a site counter adds to.
-    group: AtomicUsize,
+    group: AtomicU32,
+    index: u32,
+    kind: AtomicU8,
 }
 
-impl Default for Counter {
-    fn default() -> Self {
+const _: () = assert!(std::mem::size_of::<Counter>() == 64);
+const _: () = assert!(std::mem::offset_of!(Counter, made) == 0);
+
+impl Counter {
+    fn new(index: usize) -> Self {
         Counter {
             made: AtomicI64::new(0),
             freed: AtomicI64::new(0),
             max: AtomicI64::new(0),
-            index: 0,
-            group: AtomicUsize::new(NO_GROUP),
+            census_alive: AtomicI64::new(0),
+            census_made: AtomicI64::new(0),
+            gc_end_made: AtomicI64::new(0),
+            group: AtomicU32::new(NO_GROUP),
+            index: index as u32,
+            kind: AtomicU8::new(Kind::Group as u8),
         }
     }
-}
 
-impl Counter {
     pub fn index(&self) -> usize {
-        self.index
+        self.index as usize
     }
 
     pub fn tag(&self) -> i64 {
         MEMORY_TAG | self.index as i64
+    }
+
+    pub fn kind(&self) -> Kind {
+        Kind::from_u8(self.kind.load(Acquire))
     }
 
     /// One more object, on its allocating thread (the only one that adds
@@ -99,28 +150,39 @@ impl Counter {
         self.freed.fetch_add(n, Relaxed);
     }
 
-    /// Alive now: made and not seen dead.
+    /// Made and not seen dead: a weak or tag counter's objects alive, or a
+    /// group's objects counted on it directly (its tags' sites).
     pub fn alive(&self) -> i64 {
         let freed = self.freed.load(Relaxed);
         self.made.load(Relaxed) - freed
     }
 
-    /// `max` catches up with what is alive now (before a GC can free any).
-    pub fn note_peak(&self) {
-        self.max.fetch_max(self.alive(), Relaxed);
+    fn made(&self) -> i64 {
+        self.made.load(Relaxed)
     }
 }
 
 /// Every counter made in this JVM, by index (part of the memory mode's
-/// lasting state).
+/// Every counter made in this JVM, by index (part of the memory mode's
+/// lasting state), and where the stamps' last census stands against the GCs.
 pub struct Counters {
     table: Box<[OnceLock<Box<[Counter]>>]>,
     /// (thread, what) of each counter made so far, by index.
     owners: Mutex<Vec<(i64, Key)>>,
-    /// Each (thread, type)'s counter, by index: one per thread even where
-    /// several OS threads count for it (the carriers of a group of virtual
-    /// threads), so that its `max` is the peak of its sites' sum.
-    types: Mutex<HashMap<(i64, u32), usize>>,
+    /// Counters made: those below are ready to read without the lock.
+    len: AtomicUsize,
+    /// Each (thread, type)'s group counter.
+    groups: Mutex<HashMap<(i64, u32), u32>>,
+    /// GCs started and finished, and the number that had started at the
+    /// last census (`u64::MAX` while one is being recorded, or when it ran
+    /// inside a concurrent collector's cycle).
+    gc_starts: AtomicU64,
+    gc_finishes: AtomicU64,
+    census_at: AtomicU64,
+    /// Has a census been recorded (the snapshot's figures come from it)?
+    census_recorded: std::sync::atomic::AtomicBool,
+    /// Held while a census is recorded and while a GC start reads one.
+    census_lock: Mutex<()>,
 }
 
 impl Default for Counters {
@@ -128,7 +190,13 @@ impl Default for Counters {
         Self {
             table: (0..CHUNKS).map(|_| OnceLock::new()).collect(),
             owners: Mutex::new(Vec::new()),
-            types: Mutex::new(HashMap::new()),
+            len: AtomicUsize::new(0),
+            groups: Mutex::new(HashMap::new()),
+            gc_starts: AtomicU64::new(0),
+            gc_finishes: AtomicU64::new(0),
+            census_at: AtomicU64::new(u64::MAX),
+            census_recorded: std::sync::atomic::AtomicBool::new(false),
+            census_lock: Mutex::new(()),
         }
     }
 }
@@ -139,48 +207,73 @@ impl Counters {
         chunk.get(index % CHUNK)
     }
 
+    /// The counters of chunk `n` as bytes (for a direct buffer the Java side
+    /// writes `made` through), if the chunk exists.
+    pub fn chunk_bytes(&self, n: usize) -> Option<(*mut u8, usize)> {
+        let chunk = self.table.get(n)?.get()?;
+        Some((
+            chunk.as_ptr() as *mut u8,
+            std::mem::size_of_val::<[Counter]>(chunk),
+        ))
+    }
+
     /// A new counter of `thread` for `key`, adding to `group`'s if any.
     pub(super) fn new_counter(
         &self,
         thread: i64,
         key: Key,
+        kind: Kind,
         group: Option<&Counter>,
     ) -> Option<&Counter> {
         let mut owners = self.owners.lock();
         let index = owners.len();
         let chunk = self.table.get(index / CHUNK)?.get_or_init(|| {
             (0..CHUNK)
-                .map(|i| Counter {
-                    index: index / CHUNK * CHUNK + i,
-                    ..Counter::default()
-                })
+                .map(|i| Counter::new(index / CHUNK * CHUNK + i))
                 .collect()
         });
-        owners.push((thread, key));
         let counter = chunk.get(index % CHUNK)?;
+        counter.kind.store(kind as u8, Release);
         if let Some(g) = group {
             counter.group.store(g.index, Release);
         }
+        owners.push((thread, key));
+        self.len.store(owners.len(), Release);
         Some(counter)
     }
 
-    /// The counter of `thread`'s objects of type `ty`, made the first time.
-    fn type_counter(&self, thread: i64, ty: u32) -> Option<&Counter> {
-        let mut types = self.types.lock();
-        if let Some(&i) = types.get(&(thread, ty)) {
-            return self.counter(i);
+    /// The group counter of (thread, type), made on first use.
+    pub(super) fn group(&self, thread: i64, ty: u32) -> Option<&Counter> {
+        let mut groups = self.groups.lock();
+        if let Some(&g) = groups.get(&(thread, ty)) {
+            return self.counter(g as usize);
         }
-        let c = self.new_counter(thread, Key::Type(ty), None)?;
-        types.insert((thread, ty), c.index);
-        Some(c)
+        let g = self.new_counter(thread, Key::Type(ty), Kind::Group, None)?;
+        groups.insert((thread, ty), g.index);
+        Some(g)
     }
 
     /// A counter's group, if it has one.
     fn group_of(&self, c: &Counter) -> Option<&Counter> {
         match c.group.load(Acquire) {
             NO_GROUP => None,
-            g => self.counter(g),
+            g => self.counter(g as usize),
         }
+    }
+
+    /// How many counters there are.
+    pub fn len(&self) -> usize {
+        self.len.load(Acquire)
+    }
+
+    /// GCs started so far.
+    pub fn gcs_started(&self) -> u64 {
+        self.gc_starts.load(Acquire)
+    }
+
+    /// Counters made so far, readable without a lock.
+    fn made_so_far(&self) -> impl Iterator<Item = &Counter> {
+        (0..self.len.load(Acquire)).filter_map(|i| self.counter(i))
     }
 }
 
@@ -191,16 +284,16 @@ pub struct SiteCounters {
     pub group: &'static Counter,
 }
 
-/// A thread's agent id and its counters by site and by type (kept in the
-/// memory mode's per-thread value, `super::PerThread`): the OS thread's
-/// own, or a group of virtual threads' on one carrier.
+/// A thread's agent id and its counters by site (kept in the memory mode's
+/// per-thread value, `super::PerThread`), for the weak references and tags:
+/// the OS thread's own, or a group of virtual threads' on one carrier (its
+/// site counters that carrier's alone, its groups shared by the carriers).
 #[derive(Default)]
 pub struct ThreadCounters {
     /// The group of virtual threads counted (`None`: the OS thread itself).
     group: Option<ThreadId>,
     thread: Option<i64>,
     by_site: Vec<Option<SiteCounters>>,
-    by_type: Vec<Option<&'static Counter>>,
     /// Sites found when the probe ran: (place, type) → site id.
     found: Option<HashMap<(u32, u32), u32>>,
 }
@@ -212,7 +305,6 @@ impl ThreadCounters {
             group,
             thread: group.map(|g| g.0 as i64),
             by_site: Vec::new(),
-            by_type: Vec::new(),
             found: None,
         }
     }
@@ -222,32 +314,24 @@ impl ThreadCounters {
         self.group
     }
 
-    /// The calling thread's counters for site `site`, made on first use.
+    /// The calling thread's counters for site `site`, of kind `kind` (weak
+    /// references or tags), made on first use.
     pub fn get(
         &mut self,
         host: &Host,
         counters: &'static Counters,
         jni: &Jni,
-        site: u32,
+        (site, kind): (u32, Kind),
     ) -> Option<SiteCounters> {
         if let Some(&Some(c)) = self.by_site.get(site as usize) {
             return Some(c);
         }
         let thread = self.thread(host, jni)?;
-        let ty = host.sites.type_of(site)?;
-        let group = match self.by_type.get(ty as usize) {
-            Some(&Some(g)) => g,
-            _ => {
-                let g = counters.type_counter(thread, ty)?;
-                put(&mut self.by_type, ty, g);
-                g
-            }
-        };
-        let c = SiteCounters {
-            site: counters.new_counter(thread, Key::Site(site), Some(group))?,
-            group,
-        };
-        put(&mut self.by_site, site, c);
+        let c = site_counter(&host.sites, counters, thread, site, kind)?;
+        if self.by_site.len() <= site as usize {
+            self.by_site.resize(site as usize + 1, None);
+        }
+        self.by_site[site as usize] = Some(c);
         Some(c)
     }
 
@@ -270,12 +354,18 @@ impl ThreadCounters {
     }
 }
 
-/// `v[i] = Some(x)`, growing `v` as needed.
-fn put<T: Copy>(v: &mut Vec<Option<T>>, i: u32, x: T) {
-    if v.len() <= i as usize {
-        v.resize(i as usize + 1, None);
-    }
-    v[i as usize] = Some(x);
+/// A new counter of kind `kind` for `site` on `thread`, in its group.
+pub fn site_counter(
+    sites: &Sites,
+    counters: &'static Counters,
+    thread: i64,
+    site: u32,
+    kind: Kind,
+) -> Option<SiteCounters> {
+    let ty = sites.type_of(site)?;
+    let group = counters.group(thread, ty)?;
+    let site = counters.new_counter(thread, Key::Site(site), kind, Some(group))?;
+    Some(SiteCounters { site, group })
 }
 
 pub fn is_memory_tag(tag: i64) -> bool {
@@ -302,196 +392,5 @@ impl Counters {
         if let Some(c) = self.counter(index) {
             c.freed(n);
         }
-    }
-
-    /// Every counter's `max` catches up with what is alive now, and each
-    /// group's with its sites' sum (weak references). Runs at the start of
-    /// each GC (a safepoint: no lock is held across a VM call, so the one
-    /// taken here is always released soon).
-    pub fn note_peaks(&self) {
-        let made = self.owners.lock().len();
-        // Indexed by counter (a group's index is below `made`): one flat
-        // allocation in the pause, no hashing per counter.
-        let mut sums: Vec<Option<i64>> = vec![None; made];
-        for c in (0..made).filter_map(|i| self.counter(i)) {
-            c.note_peak();
-            if let Some(sum) = self.group_of(c).and_then(|g| sums.get_mut(g.index)) {
-                *sum.get_or_insert(0) += c.alive();
-            }
-        }
-        for (g, alive) in sums.into_iter().enumerate() {
-            if let (Some(alive), Some(g)) = (alive, self.counter(g)) {
-                g.max.fetch_max(alive, Relaxed);
-            }
-        }
-    }
-
-    /// Every counter's figures. `sum_groups`: a group's are its sites' sums
-    /// (weak references), not its own counts (tags).
-    pub fn all(&self, sum_groups: bool) -> Vec<Tally> {
-        let owners = self.owners.lock().clone();
-        // Per group: its sites' (alive, made).
-        let mut sums: HashMap<usize, (i64, i64)> = HashMap::new();
-        if sum_groups {
-            for c in (0..owners.len()).filter_map(|i| self.counter(i)) {
-                if let Some(g) = self.group_of(c) {
-                    let e = sums.entry(g.index).or_default();
-                    e.0 += c.alive();
-                    e.1 += c.made.load(Relaxed);
-                }
-            }
-        }
-        // A group of virtual threads has a site's counter on each carrier
-        // that ran it: one tally, whose `max` bounds the peak from above.
-        let mut tallies: Vec<Tally> = Vec::with_capacity(owners.len());
-        let mut at: HashMap<(i64, Key), usize> = HashMap::new();
-        for (i, (thread, key)) in owners.into_iter().enumerate() {
-            let Some(c) = self.counter(i) else { continue };
-            let (alive, made) = match key {
-                Key::Type(_) if sum_groups => sums.get(&i).copied().unwrap_or((0, 0)),
-                _ => (c.alive(), c.made.load(Relaxed)),
-            };
-            let max = c.max.load(Relaxed).max(alive);
-            match at.get(&(thread, key)) {
-                Some(&t) => {
-                    let t = &mut tallies[t];
-                    t.alive += alive;
-                    t.max += max;
-                    t.made += made;
-                }
-                None => {
-                    at.insert((thread, key), tallies.len());
-                    tallies.push(Tally {
-                        thread,
-                        key,
-                        alive,
-                        max,
-                        made,
-                    });
-                }
-            }
-        }
-        tallies
-    }
-}
-
-/// One counter's figures.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Tally {
-    pub thread: i64,
-    pub key: Key,
-    /// Objects alive (not seen dead).
-    pub alive: i64,
-    /// The most alive at once.
-    pub max: i64,
-    /// Objects ever tracked.
-    pub made: i64,
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn tags_name_their_counters_and_frees_come_back() {
-        let counters = Counters::default();
-        let a = counters.new_counter(7, Key::Type(3), None).unwrap();
-        let b = counters.new_counter(7, Key::Type(4), None).unwrap();
-        assert!(is_memory_tag(a.tag()) && is_memory_tag(b.tag()));
-        assert!(
-            !is_memory_tag(5) && !is_memory_tag(-1),
-            "thread tags are not ours"
-        );
-        for _ in 0..3 {
-            a.made_one_with_peak();
-        }
-        counters.object_freed(a.tag());
-        a.made_one_with_peak();
-        counters.object_freed(5); // a thread's tag: ignored
-        let rows = counters.all(false);
-        let row = rows
-            .iter()
-            .find(|r| r.thread == 7 && r.key == Key::Type(3))
-            .unwrap();
-        assert_eq!((row.alive, row.max, row.made), (3, 3, 4));
-        assert_eq!(counters.counter(b.index).unwrap().alive(), 0);
-    }
-
-    /// Weak references: `max` moves only when a GC starts (and at a
-    /// snapshot), from what was alive before that GC's frees.
-    #[test]
-    fn peaks_are_taken_before_each_gc_frees() {
-        let counters = Counters::default();
-        let c = counters.new_counter(9, Key::Type(1), None).unwrap();
-        for _ in 0..5 {
-            c.made_one();
-        }
-        counters.note_peaks(); // GC 1 starts: 5 alive
-        counters.freed_by_index(c.index(), 5); // GC 1 found all 5 dead
-        for _ in 0..3 {
-            c.made_one();
-        }
-        counters.note_peaks(); // GC 2 starts: 3 alive
-        counters.freed_by_index(c.index(), 1);
-        let rows = counters.all(false);
-        let row = rows
-            .iter()
-            .find(|r| r.thread == 9 && r.key == Key::Type(1))
-            .unwrap();
-        assert_eq!((row.alive, row.max), (2, 5));
-    }
-
-    /// Two sites of one type, weak references: each object counts on its
-    /// site; the group is their sum, its `max` the peak of the sum at each
-    /// GC start, not the sum of the sites' peaks.
-    #[test]
-    fn groups_sum_their_sites() {
-        let counters = Counters::default();
-        let group = counters.new_counter(3, Key::Type(0), None).unwrap();
-        let a = counters.new_counter(3, Key::Site(10), Some(group)).unwrap();
-        let b = counters.new_counter(3, Key::Site(11), Some(group)).unwrap();
-        let make = |c: &Counter, n| {
-            for _ in 0..n {
-                c.made_one();
-            }
-        };
-        make(a, 4);
-        counters.note_peaks(); // a 4, group 4
-        counters.freed_by_index(a.index(), 4);
-        make(b, 3);
-        counters.note_peaks(); // b 3, group 3
-        counters.freed_by_index(b.index(), 1);
-        let rows = counters.all(true);
-        let get = |k| {
-            rows.iter()
-                .find(|r| r.key == k)
-                .map(|r| (r.alive, r.max, r.made))
-                .unwrap()
-        };
-        assert_eq!(get(Key::Site(10)), (0, 4, 4));
-        assert_eq!(get(Key::Site(11)), (2, 3, 3));
-        assert_eq!(get(Key::Type(0)), (2, 4, 7), "max: not 4 + 3");
-    }
-
-    /// Tags: an object counts on its site and its group, and its free
-    /// (by the site's tag) reaches both.
-    #[test]
-    fn a_tags_free_reaches_the_group() {
-        let counters = Counters::default();
-        let group = counters.new_counter(3, Key::Type(0), None).unwrap();
-        let a = counters.new_counter(3, Key::Site(10), Some(group)).unwrap();
-        for _ in 0..2 {
-            a.made_one_with_peak();
-            group.made_one_with_peak();
-        }
-        counters.object_freed(a.tag());
-        let rows = counters.all(false);
-        let get = |k| {
-            rows.iter()
-                .find(|r| r.key == k)
-                .map(|r| (r.alive, r.max))
-                .unwrap()
-        };
-        assert_eq!((get(Key::Site(10)), get(Key::Type(0))), ((1, 2), (1, 2)));
     }
 }

@@ -1,18 +1,24 @@
 //! `memory` mode: objects alive per allocating thread and type, and the most
 //! that were ever alive at once (ProfilerJ's memory view, HPROF's heap=sites).
 //!
-//! Instrumented code calls `Probe.alloc(object, type)` after each object's
-//! constructor call, each array allocation and each reflective or cloning
-//! call; objects native code makes come through the VMObjectAlloc event and
-//! the agent's JNI interception (`vm_alloc`). Each tracked object counts on
-//! its counter (thread × type, `counters`), and its death is seen one of
-//! two ways (`tracker=`):
+//! Instrumented code calls `Probe.alloc(object, site)` after each object's
+//! constructor call, `Probe.allocWeak` after each array allocation and
+//! each object of a JDK class, and `Probe.allocAny` after each reflective or
+//! cloning call; objects native code makes come through the VMObjectAlloc
+//! event and the agent's JNI interception (`vm_alloc`). Each tracked object
+//! counts on its counter (thread × site, `counters`).
+//!
+//! Objects of the classes the application defines once the mode has started
+//! carry a stamp (`stamps`): the counter's number in a field of their own,
+//! counted by a heap census, with nothing shared on the allocating path.
+//! Every other object's death is seen one of two ways (`tracker=`):
 //!
 //! - `weak_refs` (serial, parallel and G1 collectors): a JNI weak global
 //!   reference per object, appended to a per-thread log; an agent thread
 //!   scans the logs after each GC, and the next GC's start makes sure it
-//!   did. Cheapest on the allocating thread (no lock, no JVMTI call), and
-//!   `max` is exact at every GC.
+//!   did. Cheaper than tags on the allocating thread (no lock of the
+//!   agent's, no JVMTI call; but each reference comes from the JVM's one
+//!   store behind one lock), and `max` is exact at every GC.
 //! - JVMTI tags (any collector): a tag naming the counter, and the
 //!   ObjectFree event. The tag map is one hash table behind one lock, so
 //!   each allocation costs 2–4× more, and the frees arrive after the GC
@@ -31,36 +37,23 @@ mod counters;
 mod mechanism;
 pub mod mode;
 mod model;
+mod probes;
+mod stamps;
 mod vm_alloc;
 mod weak_refs;
 
 pub use mechanism::Mechanism;
+pub use probes::natives;
 
 use crate::events::{Events, Kind, Listener};
 use crate::host::Host;
-use crate::instrument::probe_class;
 use crate::per_thread::{self, Held, ThreadValue};
 use crate::threads::ThreadId;
-use crate::vm::{Jni, Jvmti, JvmtiEvent, Native, WeakHandle};
-use jni_sys::{jclass, jint, jobject, JNIEnv};
+use crate::vm::{Jni, Jvmti, JvmtiEvent, WeakHandle};
+use jni_sys::jobject;
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
-
-/// The natives of `profrj.runtime.Probe` this mode binds.
-pub fn natives() -> [Native; 2] {
-    [
-        (
-            probe_class::ALLOC_METHOD.0,
-            probe_class::ALLOC_METHOD.1,
-            alloc as *mut _,
-        ),
-        (
-            probe_class::ALLOC_AT_METHOD.0,
-            probe_class::ALLOC_AT_METHOD.1,
-            alloc_at as *mut _,
-        ),
-    ]
-}
 
 /// What `memory` keeps for the JVM's lifetime: its probes stay in the code
 /// and its objects stay tracked whatever sessions come and go (the host's
@@ -71,10 +64,11 @@ pub struct Lifetime {
     /// Does a running session want allocations tracked? (A stopped
     /// session's probes stay in the code; they count nothing until `resume`.)
     active: AtomicBool,
-    /// How objects are followed to their death.
+    /// How objects without a stamp are followed to their death.
     pub tracking: mechanism::Tracking,
     counters: counters::Counters,
     weak: weak_refs::WeakRefs,
+    stamps: stamps::Stamps,
 }
 
 impl Lifetime {
@@ -86,13 +80,23 @@ impl Lifetime {
         self.active.load(Relaxed)
     }
 
-    /// Body of the `profrj memory` agent thread.
+    /// Body of the `profrj memory` agent thread: each GC's frees (weak
+    /// references), then the stamps' census if one is due.
     pub fn run_agent_thread(&self, jni: &Jni, events: &Events) {
-        self.weak.run_agent_thread(jni, &self.counters, events)
+        self.weak.run_agent_thread(jni, &self.counters, events, || {
+            self.stamps.after_gc(&self.counters)
+        })
     }
 
-    pub fn cost_summary(&self) -> Option<String> {
-        self.weak.cost_summary()
+    pub fn cost_summary(&self, stamped_classes: usize) -> Option<String> {
+        let lines: Vec<String> = [
+            self.stamps.cost_summary(stamped_classes),
+            self.weak.cost_summary(),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        (!lines.is_empty()).then(|| lines.join("; "))
     }
 }
 
@@ -100,16 +104,21 @@ impl Lifetime {
 /// references), the frees of tagged objects (tags), and objects the VM or
 /// native code made.
 impl Listener for Lifetime {
+    /// Every peak is taken (weak references: once the frees of every
+    /// earlier GC are counted).
     fn gc_start(&self) {
         if self.tracking.mechanism() == Mechanism::WeakRefs {
             self.weak.gc_started(&self.counters)
+        } else {
+            self.counters.note_peaks()
         }
     }
 
+    /// The agent thread counts its frees (weak references) and takes a
+    /// census of the stamps if one is due.
     fn gc_finish(&self) {
-        if self.tracking.mechanism() == Mechanism::WeakRefs {
-            self.weak.gc_finished(&self.counters)
-        }
+        self.counters.gc_ended();
+        self.weak.gc_finished(&self.counters)
     }
 
     fn object_free(&self, tag: i64) {
@@ -211,15 +220,35 @@ fn on_thread(f: impl FnOnce(&PerThread)) {
 }
 
 /// Tracks `object` (a live reference) as one made at site `site` by the
-/// calling thread.
+/// calling thread, with a weak reference or a tag.
 fn track(mine: &PerThread, jni: &Jni, object: jobject, site: u32) {
+    let kind = match mine.life.tracking.mechanism() {
+        Mechanism::WeakRefs => counters::Kind::Weak,
+        Mechanism::Tags => counters::Kind::Tag,
+    };
     let found = with_counters(mine, jni, |c| {
-        c.get(mine.host, &mine.life.counters, jni, site)
+        c.get(mine.host, &mine.life.counters, jni, (site, kind))
     });
     let Some(c) = found.flatten() else {
         return;
     };
     track_on(mine, jni, (object, site), c)
+}
+
+/// The site (place, type), found when a probe ran (reflection, clone);
+/// cached in the thread's record while memory records.
+fn site_at(host: &Host, place: u32, ty: u32) -> u32 {
+    let mut site = None;
+    on_thread(|mine| {
+        // Sites are the same whichever thread asks: any counters' cache.
+        if let Ok(mut all) = mine.counters.try_borrow_mut() {
+            if all.is_empty() {
+                all.push(counters::ThreadCounters::new(None));
+            }
+            site = Some(all[0].site_of(&mine.host.sites, place, ty));
+        }
+    });
+    site.unwrap_or_else(|| host.sites.site_id(place, ty))
 }
 
 /// Tracks `object` as one of type `ty` made at place `place` (a site found
@@ -324,13 +353,15 @@ impl Lifetime {
                 .set_event_enabled(JvmtiEvent::OBJECT_FREE, true)
                 .map_err(|e| crate::error::AgentError::jvmti(jvmti, "ObjectFree", e))?;
         }
+        self.stamps
+            .census_now(&self.counters)
+            .map_err(|e| crate::error::AgentError::Internal(format!("memory: {e}")))?;
         let tables = sites.tables();
         let mut counts = Counts {
             rows: Vec::new(),
             sites: Vec::new(),
         };
-        let sum_groups = self.tracking.mechanism() == Mechanism::WeakRefs;
-        for t in self.counters.all(sum_groups) {
+        for t in merged(self.counters.all()) {
             let (thread, count, max) = (t.thread, t.alive, t.max);
             match t.key {
                 counters::Key::Type(ty) => counts.rows.push(Row {
@@ -358,35 +389,26 @@ impl Lifetime {
     }
 }
 
-/// `Probe.alloc(Object, int)`.
-extern "system" fn alloc(env: *mut JNIEnv, _class: jclass, object: jobject, site: jint) {
-    if object.is_null() {
-        return;
+/// The counters' figures, one per (thread, what): a thread may have two
+/// counters for one site (a stamp counter per Java thread-local, one per
+/// tracker), summed here; their `max` is the larger one or the sum of
+/// their counts, a peak never above the true one.
+fn merged(all: Vec<counters::Tally>) -> Vec<counters::Tally> {
+    let mut at: HashMap<(i64, counters::Key), usize> = HashMap::new();
+    let mut out: Vec<counters::Tally> = Vec::with_capacity(all.len());
+    for t in all {
+        match at.get(&(t.thread, t.key)) {
+            Some(&i) => {
+                let m = &mut out[i];
+                m.alive += t.alive;
+                m.made += t.made;
+                m.max = m.max.max(t.max).max(m.alive);
+            }
+            None => {
+                at.insert((t.thread, t.key), out.len());
+                out.push(t);
+            }
+        }
     }
-    crate::vm::guard("memory probe", (), || {
-        // SAFETY: the VM calls this native (only RegisterNatives knows it)
-        // with the calling thread's JNIEnv.
-        let jni = unsafe { Jni::from_raw(env) };
-        on_thread(|mine| track(mine, &jni, object, site as u32))
-    })
-}
-
-/// `Probe.allocAt(Object, int, int)`: an object whose type its place learnt
-/// only when it ran (reflection, clone).
-extern "system" fn alloc_at(
-    env: *mut JNIEnv,
-    _class: jclass,
-    object: jobject,
-    place: jint,
-    ty: jint,
-) {
-    if object.is_null() {
-        return;
-    }
-    crate::vm::guard("memory probe", (), || {
-        // SAFETY: the VM calls this native (only RegisterNatives knows it)
-        // with the calling thread's JNIEnv.
-        let jni = unsafe { Jni::from_raw(env) };
-        on_thread(|mine| track_at(mine, &jni, object, place as u32, ty as u32))
-    })
+    out
 }

@@ -1,6 +1,7 @@
 //! `memory` as a [`Mode`]: how deaths are seen (weak references or tags) is
-//! chosen when the first memory session opens; objects the VM or native code
-//! makes are reported through VMObjectAlloc and the intercepted JNI table.
+//! chosen when the first memory session opens, and so is stamping
+//! (`stamps=`); objects the VM or native code makes are reported through
+//! VMObjectAlloc and the intercepted JNI table.
 
 use super::{Counts, Lifetime, Mechanism};
 use crate::error::AgentError;
@@ -14,6 +15,7 @@ use crate::options::{self, ModeOptions, Opt, Takes};
 use crate::threads::ThreadRecord;
 use crate::vm::sys::Capability;
 use crate::vm::Capabilities;
+use std::sync::atomic::Ordering::Relaxed;
 
 /// `memory`: live and peak object counts per thread and class.
 pub const REGISTRATION: Registration = Registration {
@@ -31,22 +33,56 @@ pub const REGISTRATION: Registration = Registration {
                 syntax: "tracker=auto|weak|tags",
                 default: "auto",
                 takes: Takes::Start,
-                meaning: "memory: how object deaths are seen; weak: a JNI weak reference per object, checked after each GC (serial, parallel and G1 collectors, which clear them in their pauses; the cheapest, and the most ever alive exact at every GC); tags: JVMTI tags and ObjectFree (any collector); auto: weak where the collector allows, else tags. Fixed for the JVM's life by the first memory session",
+                meaning: "memory: how the death of an object without a stamp (stamps=) is seen; weak: a JNI weak reference per object, checked after each GC (serial, parallel and G1 collectors, which clear them in their pauses; the cheapest, and the most ever alive exact at every GC); tags: JVMTI tags and ObjectFree (any collector); auto: weak where the collector allows, else tags. Fixed for the JVM's life by the first memory session",
                 read: Some(|k, v| options::choice(k, v, &["auto", "weak", "tags"], "valid: auto, weak, tags")),
+            },
+            Opt {
+                syntax: "stamps=on|off",
+                default: "on",
+                takes: Takes::Start,
+                meaning: "memory: on: objects of the application's classes defined once memory has started carry a stamp (a 4-byte field the agent adds to their class) and are counted by a heap census, with no per-object handle, so the cost per allocation does not grow with the threads allocating; arrays, the JDK's objects, classes loaded before the mode started and objects made on virtual threads use the tracker (tracker=). off: the tracker for every object of the session (classes given the field keep it). Stamping starts with the first session that asks for it; a running trace turns it off (docs/MEMORY.md)",
+                read: Some(options::read_on_off),
+            },
+            Opt {
+                syntax: "census=PERCENT",
+                default: "5%",
+                takes: Takes::Start,
+                meaning: "memory with stamps: the most of the time the heap censuses after GCs may take (each stops every thread for one pass over the heap), 1% to 100% (100%: one after every GC, the most ever alive exact at every GC); otherwise it is exact at each GC a census preceded and never above the true peak between. A snapshot always takes one",
+                read: Some(read_percent),
             },
         ],
         default_mode: false,
         records_others: false,
-        check: ModeOptions::no_check,
+        check: |o| {
+            options::belongs_to(o, "stamps", "memory", "memory,stamps=off")?;
+            options::belongs_to(o, "census", "memory", "memory,census=20%")
+        },
     },
     open,
-    natives: || super::natives().to_vec(),
+    natives: super::natives,
     capabilities,
     probes: |_| Probes {
         memory: true,
         ..Probes::NONE
     },
 };
+
+/// `census=`'s share when not given, in %.
+const DEFAULT_CENSUS_PERCENT: u8 = 5;
+
+/// `census=`'s share, if given.
+fn census_percent(o: &options::Options) -> Option<u8> {
+    o.number("census").map(|n| n as u8)
+}
+
+/// `census=PERCENT`: 1% to 100% (the `%` may be left out).
+fn read_percent(key: &str, value: Option<&str>) -> Result<options::Value, options::OptionError> {
+    let v = options::required(key, value)?;
+    match v.strip_suffix('%').unwrap_or(v).parse::<u8>() {
+        Ok(n) if (1..=100).contains(&n) => Ok(options::Value::Number(u32::from(n))),
+        _ => Err(options::bad_value(key, v, "a percentage from 1% to 100%")),
+    }
+}
 
 /// The rewriter's, GC events (weak references), and VMObjectAlloc for
 /// objects the VM makes for Java code (reflection, clone); without it those
@@ -73,15 +109,27 @@ fn open(cx: &Cx) -> Result<Box<dyn Mode>, AgentError> {
     let tracker = super::mechanism::Tracker::of(cx.options);
     let mechanism = tracking.choose(host, cx.jni, tracker)?;
     host.events.subscribe(life, &super::KINDS);
-    match mechanism {
-        Mechanism::WeakRefs => {
-            host.want(life, Kind::GcStart, true)?;
-            host.want(life, Kind::GcFinish, true)?;
-            tracking.start_thread(host, cx.jni, life)?;
+    if mechanism == Mechanism::Tags {
+        tracking.env(host)?;
+    }
+    let stamps = &life.stamps;
+    stamps.publish(cx.jni).map_err(AgentError::Unsupported)?;
+    if cx.options.switch("stamps") != Some(false) {
+        if let Err(e) = stamps.start(host, cx.jni) {
+            log::warn(&format!(
+                "memory: {e}; every object is followed with {}",
+                match mechanism {
+                    Mechanism::WeakRefs => "a weak reference",
+                    Mechanism::Tags => "a tag",
+                }
+            ));
         }
-        Mechanism::Tags => {
-            tracking.env(host)?;
-        }
+    }
+    // Every peak is taken at a GC's start; the census follows its finish.
+    host.want(life, Kind::GcStart, true)?;
+    host.want(life, Kind::GcFinish, true)?;
+    if mechanism == Mechanism::WeakRefs || stamps.on() {
+        tracking.start_thread(host, cx.jni, life)?;
     }
     if let Err(e) = host.want(life, Kind::JniObjectAlloc, true) {
         log::warn(&format!(
@@ -101,12 +149,25 @@ impl Mode for Memory {
         // An object counts for the thread (a virtual thread's group) that
         // made it, whichever carrier ran it.
         cx.host.follow_virtual_threads();
-        self.life.set_active(true);
+        let life = self.life;
+        life.set_active(true);
         self.host.events.set_every_object_tracked(true);
+        life.stamps
+            .set_budget(census_percent(cx.options).unwrap_or(DEFAULT_CENSUS_PERCENT));
+        // A trace wants each object's free: no stamps while one runs.
+        let stamp = cx.options.switch("stamps") != Some(false)
+            && !cx.options.given("trace")
+            && life.stamps.on();
+        life.stamps.set_mode(if stamp {
+            super::stamps::STAMP
+        } else {
+            super::stamps::WEAK
+        });
         Ok(())
     }
 
     fn stop(&self) {
+        self.life.stamps.set_mode(super::stamps::OFF);
         self.life.set_active(false);
         self.host.events.set_every_object_tracked(false);
     }
@@ -130,7 +191,8 @@ impl Mode for Memory {
     }
 
     fn summary(&self) -> Option<String> {
-        self.life.cost_summary()
+        let stamped = self.host.instrumenter.stamped.load(Relaxed);
+        self.life.cost_summary(stamped)
     }
 }
 

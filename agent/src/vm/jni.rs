@@ -672,3 +672,5 @@ fn check_no_args_object_result(name: &str, sig: &str) -> Result<(), JavaExceptio
         ))),
     }
 }
+
+mod stamps;

@@ -786,3 +786,5 @@ impl Jvmti {
         check(unsafe { jvmti_call!(self, RunAgentThread, thread, Some(proc), arg, priority) })
     }
 }
+
+mod heap;

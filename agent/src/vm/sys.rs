@@ -7,7 +7,7 @@
 //! so the table's layout is exact; `const` asserts below pin sizes and offsets.
 #![allow(non_snake_case, non_camel_case_types, dead_code)]
 
-use jni_sys::{jclass, jint, jlong, jmethodID, jobject, JNIEnv};
+use jni_sys::{jclass, jfieldID, jint, jlong, jmethodID, jobject, jvalue, JNIEnv};
 use std::ffi::{c_char, c_void};
 use std::mem::{offset_of, size_of};
 
@@ -464,8 +464,14 @@ pub struct JvmtiInterface {
     pub GetClassMethods: Option<
         unsafe extern "C" fn(*mut JvmtiEnv, jclass, *mut jint, *mut *mut jmethodID) -> JvmtiError,
     >,
-    /*  53 */ pub GetClassFields: *const c_void,
-    /*  54 */ pub GetImplementedInterfaces: *const c_void,
+    /*  53 */
+    pub GetClassFields: Option<
+        unsafe extern "C" fn(*mut JvmtiEnv, jclass, *mut jint, *mut *mut jfieldID) -> JvmtiError,
+    >,
+    /*  54 */
+    pub GetImplementedInterfaces: Option<
+        unsafe extern "C" fn(*mut JvmtiEnv, jclass, *mut jint, *mut *mut jclass) -> JvmtiError,
+    >,
     /*  55 */ pub IsInterface: *const c_void,
     /*  56 */ pub IsArrayClass: *const c_void,
     /*  57 */
@@ -477,9 +483,21 @@ pub struct JvmtiInterface {
     /*  59 */
     pub GetObjectMonitorUsage:
         Option<unsafe extern "C" fn(*mut JvmtiEnv, jobject, *mut JvmtiMonitorUsage) -> JvmtiError>,
-    /*  60 */ pub GetFieldName: *const c_void,
+    /*  60 */
+    pub GetFieldName: Option<
+        unsafe extern "C" fn(
+            *mut JvmtiEnv,
+            jclass,
+            jfieldID,
+            *mut *mut c_char,
+            *mut *mut c_char,
+            *mut *mut c_char,
+        ) -> JvmtiError,
+    >,
     /*  61 */ pub GetFieldDeclaringClass: *const c_void,
-    /*  62 */ pub GetFieldModifiers: *const c_void,
+    /*  62 */
+    pub GetFieldModifiers:
+        Option<unsafe extern "C" fn(*mut JvmtiEnv, jclass, jfieldID, *mut jint) -> JvmtiError>,
     /*  63 */ pub IsFieldSynthetic: *const c_void,
     /*  64 */
     pub GetMethodName: Option<
@@ -542,7 +560,9 @@ pub struct JvmtiInterface {
     /*  94 */
     pub AddModuleReads: Option<unsafe extern "C" fn(*mut JvmtiEnv, jobject, jobject) -> JvmtiError>,
     /*  95 */ pub AddModuleExports: *const c_void,
-    /*  96 */ pub AddModuleOpens: *const c_void,
+    /*  96 */
+    pub AddModuleOpens:
+        Option<unsafe extern "C" fn(*mut JvmtiEnv, jobject, *const c_char, jobject) -> JvmtiError>,
     /*  97 */ pub AddModuleUses: *const c_void,
     /*  98 */ pub AddModuleProvides: *const c_void,
     /*  99 */ pub IsModifiableModule: *const c_void,
@@ -587,7 +607,16 @@ pub struct JvmtiInterface {
     /* 113 */ pub reserved113: *const c_void,
     /* 114 */ pub GetObjectsWithTags: *const c_void,
     /* 115 */ pub FollowReferences: *const c_void,
-    /* 116 */ pub IterateThroughHeap: *const c_void,
+    /* 116 */
+    pub IterateThroughHeap: Option<
+        unsafe extern "C" fn(
+            *mut JvmtiEnv,
+            jint,
+            jclass,
+            *const JvmtiHeapCallbacks,
+            *const c_void,
+        ) -> JvmtiError,
+    >,
     /* 117 */ pub reserved117: *const c_void,
     /* 118 */ pub reserved118: *const c_void,
     /* 119 */ pub reserved119: *const c_void,
@@ -680,6 +709,44 @@ pub struct JvmtiInterface {
     pub SetHeapSamplingInterval: Option<unsafe extern "C" fn(*mut JvmtiEnv, jint) -> JvmtiError>,
 }
 
+/// `jvmtiPrimitiveFieldCallback`: one primitive field of an object the
+/// heap iteration visits (kind, the field's index, the class's tag, the
+/// object's tag, the value, its type, the caller's data). Runs in the VM
+/// operation, on the VM thread.
+pub type PrimitiveFieldCallback =
+    unsafe extern "C" fn(jint, *const jint, jlong, *mut jlong, jvalue, jint, *mut c_void) -> jint;
+
+/// `jvmtiHeapCallbacks`: one slot per kind of heap callback, the first five
+/// named, then eleven reserved (all null here but the primitive fields').
+#[repr(C)]
+pub struct JvmtiHeapCallbacks {
+    pub heap_iteration_callback: *const c_void,
+    pub heap_reference_callback: *const c_void,
+    pub primitive_field_callback: Option<PrimitiveFieldCallback>,
+    pub array_primitive_value_callback: *const c_void,
+    pub string_primitive_value_callback: *const c_void,
+    pub reserved: [*const c_void; 11],
+}
+
+impl JvmtiHeapCallbacks {
+    /// No callback at all (fill in the ones wanted).
+    pub const fn none() -> Self {
+        Self {
+            heap_iteration_callback: std::ptr::null(),
+            heap_reference_callback: std::ptr::null(),
+            primitive_field_callback: None,
+            array_primitive_value_callback: std::ptr::null(),
+            string_primitive_value_callback: std::ptr::null(),
+            reserved: [std::ptr::null(); 11],
+        }
+    }
+}
+
+/// Heap filter: visit only objects whose class is tagged.
+pub const JVMTI_HEAP_FILTER_CLASS_UNTAGGED: jint = 0x20;
+/// `jvmtiPrimitiveType` of an `int`.
+pub const JVMTI_PRIMITIVE_TYPE_INT: jint = 73;
+
 // Layout checks: a wrong slot would call the wrong function.
 const PTR: usize = size_of::<*const c_void>();
 const fn slot(n: usize) -> usize {
@@ -697,6 +764,7 @@ const _: () = assert!(offset_of!(JvmtiInterface, GetClassLoader) == slot(57));
 const _: () = assert!(offset_of!(JvmtiInterface, GetLoadedClasses) == slot(78));
 const _: () = assert!(offset_of!(JvmtiInterface, GetClassMethods) == slot(52));
 const _: () = assert!(offset_of!(JvmtiInterface, AddModuleReads) == slot(94));
+const _: () = assert!(offset_of!(JvmtiInterface, AddModuleOpens) == slot(96));
 const _: () = assert!(offset_of!(JvmtiInterface, RetransformClasses) == slot(152));
 const _: () = assert!(offset_of!(JvmtiInterface, Deallocate) == slot(47));
 const _: () = assert!(offset_of!(JvmtiInterface, GetClassSignature) == slot(48));
@@ -724,6 +792,13 @@ const _: () = assert!(offset_of!(JvmtiInterface, GetObjectMonitorUsage) == slot(
 const _: () = assert!(offset_of!(JvmtiInterface, GetObjectHashCode) == slot(58));
 const _: () = assert!(offset_of!(JvmtiInterface, GetOwnedMonitorStackDepthInfo) == slot(153));
 const _: () = assert!(offset_of!(JvmtiEventCallbacks, MonitorContendedEnter) == (75 - 50) * PTR);
+const _: () = assert!(offset_of!(JvmtiInterface, GetClassFields) == slot(53));
+const _: () = assert!(offset_of!(JvmtiInterface, GetImplementedInterfaces) == slot(54));
+const _: () = assert!(offset_of!(JvmtiInterface, GetFieldName) == slot(60));
+const _: () = assert!(offset_of!(JvmtiInterface, GetFieldModifiers) == slot(62));
+const _: () = assert!(offset_of!(JvmtiInterface, IterateThroughHeap) == slot(116));
+const _: () = assert!(size_of::<JvmtiHeapCallbacks>() == 16 * PTR);
+const _: () = assert!(offset_of!(JvmtiHeapCallbacks, primitive_field_callback) == 2 * PTR);
 const _: () = assert!(size_of::<JvmtiMonitorUsage>() == 40);
 const _: () = assert!(size_of::<JvmtiMonitorStackDepthInfo>() == 16);
 const _: () = assert!(size_of::<JvmtiCapabilities>() == 16);

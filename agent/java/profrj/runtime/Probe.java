@@ -91,11 +91,35 @@ public final class Probe {
         return cov(Integer.parseInt(name.substring(1)));
     }
 
-    // memory mode: a new object or array made at the allocation site the agent numbered `site`
-    // (a method, a line and a type). The agent counts it on its thread's counter for that site,
-    // and follows it to its death (a JNI weak reference read in GC pauses, or a JVMTI tag and the
-    // ObjectFree event).
-    public static native void alloc(Object o, int site);
+    // memory mode: a new object of a class the application names, made at the allocation site
+    // the agent numbered `site` (a method, a line and a type): stamped with its thread's counter
+    // for that site where the agent gave its class a stamp field, else as allocWeak (Stamps).
+    public static void alloc(Object o, int site) {
+        if (o != null) {
+            Stamps.made(o, site);
+        }
+    }
+
+    // memory mode: a new array or JDK object made at site `site`. The agent counts it on its
+    // thread's counter for that site, and follows it to its death (a JNI weak reference read in
+    // GC pauses, or a JVMTI tag and the ObjectFree event).
+    public static native void allocWeak(Object o, int site);
+
+    // memory mode, stamps (Stamps, StampSetter, StampCheck): the calling thread's new counter for
+    // `site` (-1: none); the direct buffer over chunk `chunk` of the counters; the class that
+    // declares the stamp field `type` has, if any; `type`'s objects counted in the census from
+    // now on; the site of (place, type); and the check of the census on StampCheck's objects.
+    static native int stampCounter(int site);
+
+    static native java.nio.ByteBuffer stampChunk(int chunk);
+
+    static native Class<?> stampHolder(Class<?> type);
+
+    static native void stampCensus(Class<?> type, Class<?> holder);
+
+    static native int stampSite(int place, int type);
+
+    static native String stampCheck(Object base, Object sub, int baseStamp, int subStamp);
 
     // memory mode: a new object of type `type` made by the call at place `place` (a method and a
     // line), whose type is known only now (reflection, clone).
@@ -121,7 +145,7 @@ public final class Probe {
     // place `place`.
     public static void allocAny(Object o, int place) {
         if (o != null) {
-            allocAt(o, place, TypeIds.TYPE.get(o.getClass()).intValue());
+            Stamps.madeAt(o, place);
         }
     }
 

@@ -112,8 +112,15 @@ impl WeakRefs {
     }
 
     /// Body of the `profrj memory` agent thread: after each GC, counts its
-    /// frees and deletes the dead objects' weak references. Never returns.
-    pub fn run_agent_thread(&self, jni: &Jni, counters: &Counters, events: &Events) {
+    /// frees, deletes the dead objects' weak references, then runs `also`
+    /// (the stamps' census). Never returns.
+    pub fn run_agent_thread(
+        &self,
+        jni: &Jni,
+        counters: &Counters,
+        events: &Events,
+        also: impl Fn(),
+    ) {
         /// If the thread stops (a caught panic), the GC events scan themselves.
         struct Running<'a>(&'a AtomicBool);
         impl Drop for Running<'_> {
@@ -144,6 +151,7 @@ impl WeakRefs {
                 // `dead` just now: this is its only copy, deleted once.
                 unsafe { h.delete(jni) };
             }
+            also();
         }
     }
 
@@ -151,10 +159,10 @@ impl WeakRefs {
     pub fn cost_summary(&self) -> Option<String> {
         let cost = &self.cost;
         let scans = cost.scans.load(Relaxed);
-        if scans == 0 {
-            return None;
-        }
         let (records, ns) = (cost.records.load(Relaxed), cost.ns.load(Relaxed));
+        if scans == 0 || records == 0 {
+            return None; // nothing tracked this way (stamps, or tags)
+        }
         let ms = |ns: u64| ns as f64 / 1e6;
         Some(format!(
             "memory: {scans} scans after {} GCs looked at {records} weak references in {:.1} ms \
@@ -226,8 +234,10 @@ mod tests {
             |i: usize| WeakHandle::from_bits(&slots[i] as *const AtomicUsize as usize + 1).unwrap();
         let w: &'static WeakRefs = Box::leak(Box::default());
         let counters = Counters::default();
+        use crate::memory::counters::{Key, Kind};
+        let group = counters.group(-42, 3).unwrap();
         let c = counters
-            .new_counter(-42, crate::memory::counters::Key::Site(7), None)
+            .new_counter(-42, Key::Site(7), Kind::Weak, Some(group))
             .unwrap();
         let mine = ThreadLogSlot::new();
         // Past the first segments, so full and current ones are both scanned.
@@ -267,8 +277,8 @@ mod tests {
         w.gc_finished(&counters);
         w.count_frees(false, &counters); // the agent thread's turn: nothing died
         w.scanner.store(false, Release);
-        let rows = counters.all(true);
-        let row = rows.iter().find(|r| r.thread == -42).unwrap();
+        let rows = counters.all();
+        let row = rows.iter().find(|r| r.key == Key::Site(7)).unwrap();
         assert_eq!((row.alive, row.max), (200, 1000));
         assert_eq!(w.dead.lock().len(), 666);
     }

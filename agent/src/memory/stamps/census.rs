@@ -1,0 +1,241 @@
+//! The census: one JVMTI IterateThroughHeap over the objects of the classes
+//! the stamps' environment tagged, reading each one's stamp (the field the
+//! class's tag names) and counting it on the counter it names. A VM
+//! operation: every Java thread stops while it walks the whole heap, so it
+//! costs about 30 ns per object in the heap and 60 for a stamped one
+//! (docs/BENCHMARKS.md). A snapshot always takes one; after GCs, the agent
+//! thread takes one while censuses cost at most `census=` of the time.
+
+use super::classes::stamp_index;
+use crate::memory::counters::Counters;
+use crate::vm::sys::{JvmtiHeapCallbacks, JVMTI_PRIMITIVE_TYPE_INT};
+use crate::vm::Jvmti;
+use jni_sys::{jint, jlong, jvalue};
+use parking_lot::Mutex;
+use std::ffi::c_void;
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering::Relaxed};
+
+/// The census's state for the JVM's lifetime.
+#[derive(Default)]
+pub struct Census {
+    /// One census at a time (the agent thread's and a snapshot's).
+    run: Mutex<()>,
+    /// When the last census started and how long it took (ns), for the budget.
+    last_start: AtomicU64,
+    last_took: AtomicU64,
+    /// The share of the time censuses after GCs may take, in % (`census=`):
+    /// after one that walked for t, the next waits until t / share has
+    /// passed since its start.
+    percent: AtomicU8,
+    pub cost: Cost,
+}
+
+/// What the censuses cost.
+#[derive(Default)]
+pub struct Cost {
+    pub censuses: AtomicU64,
+    pub after_gcs: AtomicU64,
+    /// GCs after which the budget left no census.
+    pub skipped: AtomicU64,
+    pub stamped: AtomicU64,
+    pub ns: AtomicU64,
+    pub longest_ns: AtomicU64,
+    /// Stamps naming no counter (none should).
+    pub odd: AtomicU64,
+}
+
+/// What one pass collects, on the VM thread (the callback's data).
+struct Pass<'a> {
+    counters: &'a Counters,
+    /// Stamped objects found, by counter.
+    alive: Vec<u32>,
+    /// Each counter's `made` at the census's moment, and the GCs started
+    /// then (`None` inside a collector's cycle): read at the first callback,
+    /// when every Java thread has stopped.
+    made: Vec<i64>,
+    moment: Option<Option<u64>>,
+    /// When the walk began (the first callback): the time before it was
+    /// spent waiting for the VM thread and the safepoint, not walking.
+    walk_start: u64,
+    stamped: u64,
+    odd: u64,
+}
+
+/// The value of a field a primitive-field callback reports, if it is the
+/// stamp of its object's class (the index that class's tag names).
+///
+/// # Safety
+/// `info` is null or the callback's live `jvmtiHeapReferenceInfo`, whose
+/// first member, for a field, is the field's index.
+unsafe fn stamp_in(
+    info: *const jint,
+    class_tag: jlong,
+    value: jvalue,
+    value_type: jint,
+) -> Option<i32> {
+    if value_type != JVMTI_PRIMITIVE_TYPE_INT || info.is_null() {
+        return None;
+    }
+    // SAFETY: non-null, live, its first member the index (the caller's promise).
+    let index = unsafe { *info };
+    if stamp_index(class_tag) != Some(index) {
+        return None;
+    }
+    // SAFETY: the field is an int (`value_type`), so `i` holds it.
+    Some(unsafe { value.i })
+}
+
+/// The primitive-field callback: runs on the VM thread inside the
+/// operation; reads `data` (a `Pass`) and the counters' atomics, takes no
+/// lock, calls nothing back, and cannot panic (no indexing, no unwrap).
+///
+/// # Safety
+/// Only IterateThroughHeap calls it, with `data` the `Pass` that `take`
+/// passed and `info` a live `jvmtiHeapReferenceInfo` whose first member is
+/// the field's index.
+unsafe extern "C" fn on_field(
+    _kind: jint,
+    info: *const jint,
+    class_tag: jlong,
+    _tag: *mut jlong,
+    value: jvalue,
+    value_type: jint,
+    data: *mut c_void,
+) -> jint {
+    // SAFETY: `data` is the `Pass` `take` passed, borrowed by no one else
+    // while the operation runs (the caller's promise).
+    let pass = unsafe { &mut *(data as *mut Pass<'_>) };
+    if pass.moment.is_none() {
+        pass.walk_start = crate::clock::now_ns();
+        pass.moment = Some(pass.counters.census_moment(&mut pass.made));
+        pass.alive.resize(pass.made.len(), 0);
+    }
+    // SAFETY: the callback's own `info` (the caller's promise).
+    let Some(stamp) = (unsafe { stamp_in(info, class_tag, value, value_type) }) else {
+        return 0;
+    };
+    if stamp <= 0 {
+        return 0; // made before stamping, or while the mode was off
+    }
+    match pass.alive.get_mut(stamp as usize - 1) {
+        Some(n) => {
+            *n += 1;
+            pass.stamped += 1;
+        }
+        None => pass.odd += 1,
+    }
+    0
+}
+
+impl Census {
+    /// The share of the time censuses after GCs may take, in % (1 to 100).
+    pub fn set_budget(&self, percent: u8) {
+        self.percent.store(percent.clamp(1, 100), Relaxed);
+    }
+
+    /// Is a census after this GC within the budget? Counts a refusal.
+    pub fn due(&self) -> bool {
+        let (start, took) = (self.last_start.load(Relaxed), self.last_took.load(Relaxed));
+        let share = f64::from(self.percent.load(Relaxed).max(1)) / 100.0;
+        let due = crate::clock::now_ns().saturating_sub(start) as f64 * share >= took as f64;
+        if !due {
+            self.cost.skipped.fetch_add(1, Relaxed);
+        }
+        due
+    }
+
+    /// Takes a census with `env` (the environment that tagged the stamped
+    /// classes) and records it in `counters`. `after_gc`: the agent
+    /// thread's, not a snapshot's.
+    pub fn take(&self, env: Jvmti, counters: &Counters, after_gc: bool) -> Result<(), String> {
+        let _one = self.run.lock();
+        let before = counters.gcs_started();
+        let mut pass = Pass {
+            counters,
+            alive: Vec::new(),
+            made: Vec::new(),
+            moment: None,
+            walk_start: 0,
+            stamped: 0,
+            odd: 0,
+        };
+        // Room for the counters made by then, so the first callback does not
+        // allocate in the common case.
+        pass.made.reserve(counters.len() + 1024);
+        pass.alive.reserve(counters.len() + 1024);
+        let callbacks = JvmtiHeapCallbacks {
+            primitive_field_callback: Some(on_field),
+            ..JvmtiHeapCallbacks::none()
+        };
+        let start = crate::clock::now_ns();
+        // SAFETY: `on_field` is written for the primitive-field slot, with a
+        // `Pass` as its data; `pass` outlives the call and nothing else
+        // touches it meanwhile.
+        let r = unsafe {
+            env.iterate_classes_tagged(&callbacks, None, &mut pass as *mut Pass as *const c_void)
+        };
+        // What the program lost: the walk, while its threads stood still
+        // (the whole call where no object was visited).
+        let took = crate::clock::now_ns().saturating_sub(pass.walk_start.max(start));
+        r.map_err(|e| format!("the heap census failed: {}", env.error_name(e)))?;
+        // No callback: no stamped object at all. Their `made` now (what was
+        // made after the walk counts as made before it, dead: a lower bound),
+        // and the GC count from before (a GC in between makes it stale).
+        let at = match pass.moment {
+            Some(at) => at,
+            None => counters.census_moment(&mut pass.made).map(|_| before),
+        };
+        counters.census_taken(&pass.alive, &pass.made, at);
+        self.last_start.store(start, Relaxed);
+        self.last_took.store(took, Relaxed);
+        let c = &self.cost;
+        c.censuses.fetch_add(1, Relaxed);
+        c.after_gcs.fetch_add(u64::from(after_gc), Relaxed);
+        c.stamped.fetch_add(pass.stamped, Relaxed);
+        c.odd.fetch_add(pass.odd, Relaxed);
+        c.ns.fetch_add(took, Relaxed);
+        c.longest_ns.fetch_max(took, Relaxed);
+        Ok(())
+    }
+}
+
+/// The census check (`profrj.runtime.StampCheck`): a pass over the
+/// instances of `class` alone, answering the stamp values found where the
+/// class's tag says the stamp is.
+pub fn stamps_of(env: Jvmti, class: jni_sys::jclass) -> Result<Vec<i32>, String> {
+    /// # Safety
+    /// As `on_field`, with a `Vec<i32>` as `data`.
+    unsafe extern "C" fn collect(
+        _kind: jint,
+        info: *const jint,
+        class_tag: jlong,
+        _tag: *mut jlong,
+        value: jvalue,
+        value_type: jint,
+        data: *mut c_void,
+    ) -> jint {
+        // SAFETY: the callback's own `info` (the caller's promise).
+        if let Some(stamp) = unsafe { stamp_in(info, class_tag, value, value_type) } {
+            // SAFETY: `data` is the Vec `stamps_of` passed.
+            unsafe { (*(data as *mut Vec<i32>)).push(stamp) };
+        }
+        0
+    }
+    let mut found: Vec<i32> = Vec::with_capacity(16);
+    let callbacks = JvmtiHeapCallbacks {
+        primitive_field_callback: Some(collect),
+        ..JvmtiHeapCallbacks::none()
+    };
+    // SAFETY: `collect` is written for the primitive-field slot with a
+    // `Vec<i32>` as its data (capacity for the check's few objects: pushing
+    // past it allocates, which the VM thread may); `found` outlives the call.
+    unsafe {
+        env.iterate_classes_tagged(
+            &callbacks,
+            Some(class),
+            &mut found as *mut Vec<i32> as *const c_void,
+        )
+    }
+    .map_err(|e| format!("the heap census failed: {}", env.error_name(e)))?;
+    Ok(found)
+}
