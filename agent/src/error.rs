@@ -54,6 +54,10 @@ pub enum AgentError {
         /// What went wrong in it.
         source: Box<AgentError>,
     },
+    /// The OTLP push's settings (its endpoint, headers, resource
+    /// attributes, CA file) or its threads: the push is not started.
+    #[error("{0}")]
+    Push(String),
     /// A class the rewriter cannot rewrite, and why.
     #[error("{0}")]
     Class(String),

@@ -147,7 +147,7 @@ impl Host {
     pub fn follow_virtual_threads(&self) {
         if let Some(v) = &self.virtual_threads {
             if let Err(e) = v.follow(self.jvmti, self.edge.vthreads) {
-                crate::log::warn_once("virtual threads", &e);
+                crate::log::warn_once("virtual threads", &e.to_string());
             }
         }
     }

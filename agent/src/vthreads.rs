@@ -23,6 +23,7 @@
 //!
 //! Virtual threads are counted in groups, not one by one (`threads`).
 
+use crate::error::AgentError;
 use crate::vm::sys::EventVirtualThread;
 use crate::vm::{Jvmti, JvmtiEvent};
 use jni_sys::jint;
@@ -33,7 +34,7 @@ pub struct Support {
     mount: jint,
     unmount: jint,
     /// Set once the events are on (the first session that needs them).
-    following: OnceLock<Result<(), String>>,
+    following: OnceLock<Result<(), AgentError>>,
 }
 
 /// The functions of the FFI edge the events call.
@@ -56,7 +57,7 @@ impl Support {
 
     /// Follows virtual threads from now on (once per JVM; later calls
     /// answer the first one's outcome).
-    pub fn follow(&self, jvmti: Jvmti, callbacks: Callbacks) -> Result<(), String> {
+    pub fn follow(&self, jvmti: Jvmti, callbacks: Callbacks) -> Result<(), AgentError> {
         self.following
             .get_or_init(|| {
                 let events = [
@@ -68,7 +69,7 @@ impl Support {
                     // VirtualThreadUnmount, posted with (env, JNIEnv, thread);
                     // the callbacks are the FFI edge's, written for them.
                     unsafe { jvmti.set_extension_event_callback(index, callback) }
-                        .map_err(|e| jvmti.error_name(e))?;
+                        .map_err(|e| AgentError::jvmti(jvmti, "SetExtensionEventCallback", e))?;
                 }
                 for event in [
                     JvmtiEvent(self.mount as u32),
@@ -77,11 +78,15 @@ impl Support {
                 ] {
                     jvmti
                         .set_event_enabled(event, true)
-                        .map_err(|e| jvmti.error_name(e))?;
+                        .map_err(|e| AgentError::jvmti(jvmti, "SetEventNotificationMode", e))?;
                 }
                 Ok(())
             })
             .clone()
-            .map_err(|e| format!("virtual threads cannot be followed across carriers: {e}"))
+            .map_err(|e| {
+                AgentError::Unsupported(format!(
+                    "virtual threads cannot be followed across carriers: {e}"
+                ))
+            })
     }
 }

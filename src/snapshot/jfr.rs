@@ -30,6 +30,7 @@
 use super::{
     CallKind, CallSection, CallThread, Names, Node, Snapshot, Tree, Values, NONE, NO_LINE,
 };
+use crate::error::CliError;
 use profrj_jfr::reader::{self, Chunk, Kind, Record};
 use std::collections::HashMap;
 use std::path::Path;
@@ -45,17 +46,19 @@ fn node_limit(bytes: u64) -> usize {
 
 /// Reads the JFR file at `path` (a regular file: a chunk's pools are at
 /// its end).
-pub fn read_file(path: &Path) -> Result<Snapshot, String> {
-    let mut file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+pub fn read_file(path: &Path) -> Result<Snapshot, CliError> {
+    let mut file = std::fs::File::open(path)
+        .map_err(|e| CliError::Input(format!("{}: {e}", path.display())))?;
     let len = file.metadata().map(|m| m.len()).unwrap_or(0);
     if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
-        return Err(format!(
+        return Err(CliError::Input(format!(
             "{}: a JFR recording is read from a regular file, not a pipe",
             path.display()
-        ));
+        )));
     }
     let mut b = Builder::new(node_limit(len));
-    reader::read(&mut file, |c, r| b.add(c, r)).map_err(|e| format!("{}: {e}", path.display()))?;
+    reader::read(&mut file, |c, r| b.add(c, r))
+        .map_err(|e| CliError::Input(format!("{}: {e}", path.display())))?;
     Ok(b.finish())
 }
 

@@ -86,7 +86,7 @@ pub fn read_file(path: &Path) -> Result<Snapshot, CliError> {
         .fill_buf()
         .map_err(|e| CliError::Input(format!("{}: {e}", path.display())))?;
     if profrj_jfr::is_jfr(head) {
-        return super::jfr::read_file(path).map_err(CliError::Input);
+        return super::jfr::read_file(path);
     }
     parse(input)
         .map_err(|e| {

@@ -113,7 +113,7 @@ fn open(cx: &Cx) -> Result<Box<dyn Mode>, AgentError> {
         tracking.env(host)?;
     }
     let stamps = &life.stamps;
-    stamps.publish(cx.jni).map_err(AgentError::Unsupported)?;
+    stamps.publish(cx.jni)?;
     if cx.options.switch("stamps") != Some(false) {
         if let Err(e) = stamps.start(host, cx.jni) {
             log::warn(&format!(

@@ -6,6 +6,7 @@
 //! environment or a file is checked and bounded; a bad one is refused with
 //! a message naming it, as a bad option is.
 
+use crate::error::AgentError;
 use profrj_otlp::{Attribute, Value};
 use std::sync::Arc;
 use std::time::Duration;
@@ -35,26 +36,30 @@ pub struct Endpoint {
 impl Endpoint {
     /// Parses `url`; `base`: a base URL, to which [`PROFILES_PATH`] is
     /// appended (an `OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT` is taken as is).
-    pub fn parse(url: &str, base: bool) -> Result<Endpoint, String> {
+    pub fn parse(url: &str, base: bool) -> Result<Endpoint, AgentError> {
         let (https, rest) = if let Some(r) = url.strip_prefix("http://") {
             (false, r)
         } else if let Some(r) = url.strip_prefix("https://") {
             (true, r)
         } else {
-            return Err("the URL must start with http:// or https://".into());
+            return Err(bad!("the URL must start with http:// or https://"));
         };
         if url.chars().any(|c| c.is_control() || c == ' ') {
-            return Err("spaces and control characters are not allowed in the URL".into());
+            return Err(bad!(
+                "spaces and control characters are not allowed in the URL"
+            ));
         }
         let (authority, path) = match rest.find(['/', '?', '#']) {
             Some(i) => rest.split_at(i),
             None => (rest, ""),
         };
         if authority.contains('@') {
-            return Err("user information in the URL is not supported; give credentials in OTEL_EXPORTER_OTLP_HEADERS".into());
+            return Err(bad!("user information in the URL is not supported; give credentials in OTEL_EXPORTER_OTLP_HEADERS"));
         }
         let (host, port) = if let Some(v6) = authority.strip_prefix('[') {
-            let (h, after) = v6.split_once(']').ok_or("an IPv6 address lacks its ']'")?;
+            let (h, after) = v6
+                .split_once(']')
+                .ok_or_else(|| bad!("an IPv6 address lacks its ']'"))?;
             (h, after.strip_prefix(':'))
         } else {
             match authority.rsplit_once(':') {
@@ -63,7 +68,7 @@ impl Endpoint {
             }
         };
         if host.is_empty() {
-            return Err("the URL has no host".into());
+            return Err(bad!("the URL has no host"));
         }
         let port = match port {
             None => {
@@ -77,10 +82,10 @@ impl Endpoint {
                 .parse::<u16>()
                 .ok()
                 .filter(|&p| p != 0)
-                .ok_or_else(|| format!("bad port '{p}'"))?,
+                .ok_or_else(|| bad!("bad port '{p}'"))?,
         };
         if path.contains(['?', '#']) {
-            return Err("a query or fragment is not supported in the URL".into());
+            return Err(bad!("a query or fragment is not supported in the URL"));
         }
         let mut path = path.trim_end_matches('/').to_owned();
         if base {
@@ -153,22 +158,22 @@ fn env_either(suffix: &str) -> Option<(String, String)> {
 impl Config {
     /// The push's configuration for `options`, from the options and the
     /// environment.
-    pub fn new(options: &crate::options::Options, process: &Process) -> Result<Config, String> {
+    pub fn new(options: &crate::options::Options, process: &Process) -> Result<Config, AgentError> {
         let endpoint = match options.otlp.as_ref().and_then(Option::as_deref) {
-            Some(url) => Endpoint::parse(url, true).map_err(|e| format!("otlp={url}: {e}"))?,
+            Some(url) => Endpoint::parse(url, true).map_err(|e| bad!("otlp={url}: {e}"))?,
             None => match (
                 env("OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT"),
                 env("OTEL_EXPORTER_OTLP_ENDPOINT"),
             ) {
                 (Some(url), _) => Endpoint::parse(url.trim(), false)
-                    .map_err(|e| format!("OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT={url}: {e}"))?,
+                    .map_err(|e| bad!("OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT={url}: {e}"))?,
                 (None, Some(url)) => Endpoint::parse(url.trim(), true)
-                    .map_err(|e| format!("OTEL_EXPORTER_OTLP_ENDPOINT={url}: {e}"))?,
+                    .map_err(|e| bad!("OTEL_EXPORTER_OTLP_ENDPOINT={url}: {e}"))?,
                 (None, None) => Endpoint::parse(DEFAULT_ENDPOINT, true)?,
             },
         };
         let headers = match env_either("HEADERS") {
-            Some((name, v)) => parse_headers(&v).map_err(|e| format!("{name}: {e}"))?,
+            Some((name, v)) => parse_headers(&v).map_err(|e| bad!("{name}: {e}"))?,
             None => Vec::new(),
         };
         let timeout = match env_either("TIMEOUT") {
@@ -179,7 +184,7 @@ impl Config {
                 .filter(|&ms| (1..=600_000).contains(&ms))
                 .map(Duration::from_millis)
                 .ok_or_else(|| {
-                    format!("{name}={v}: a whole number of milliseconds from 1 to 600000")
+                    bad!("{name}={v}: a whole number of milliseconds from 1 to 600000")
                 })?,
             None => DEFAULT_TIMEOUT,
         };
@@ -201,22 +206,22 @@ impl Config {
 
 /// `key=value,key=value` with percent-encoded values (the W3C Baggage
 /// form the OpenTelemetry variables use).
-fn parse_pairs(v: &str, what: &str) -> Result<Vec<(String, String)>, String> {
+fn parse_pairs(v: &str, what: &str) -> Result<Vec<(String, String)>, AgentError> {
     let mut out = Vec::new();
     for item in v.split(',').map(str::trim).filter(|i| !i.is_empty()) {
         let (k, val) = item
             .split_once('=')
-            .ok_or_else(|| format!("'{item}' is not {what}=value"))?;
+            .ok_or_else(|| bad!("'{item}' is not {what}=value"))?;
         let key = percent_decode(k.trim())?;
         if key.is_empty() {
-            return Err(format!("'{item}' has an empty {what}"));
+            return Err(bad!("'{item}' has an empty {what}"));
         }
         out.push((key, percent_decode(val.trim())?));
     }
     Ok(out)
 }
 
-fn percent_decode(s: &str) -> Result<String, String> {
+fn percent_decode(s: &str) -> Result<String, AgentError> {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
@@ -225,7 +230,7 @@ fn percent_decode(s: &str) -> Result<String, String> {
             let hex = s
                 .get(i + 1..i + 3)
                 .and_then(|h| u8::from_str_radix(h, 16).ok())
-                .ok_or_else(|| format!("bad percent-encoding in '{s}'"))?;
+                .ok_or_else(|| bad!("bad percent-encoding in '{s}'"))?;
             out.push(hex);
             i += 3;
         } else {
@@ -233,22 +238,22 @@ fn percent_decode(s: &str) -> Result<String, String> {
             i += 1;
         }
     }
-    String::from_utf8(out).map_err(|_| format!("'{s}' is not UTF-8 once decoded"))
+    String::from_utf8(out).map_err(|_| bad!("'{s}' is not UTF-8 once decoded"))
 }
 
 /// Headers: names are HTTP tokens, values hold no line break.
-fn parse_headers(v: &str) -> Result<Vec<(String, String)>, String> {
+fn parse_headers(v: &str) -> Result<Vec<(String, String)>, AgentError> {
     if v.len() > MAX_HEADERS {
-        return Err(format!("longer than {MAX_HEADERS} bytes"));
+        return Err(bad!("longer than {MAX_HEADERS} bytes"));
     }
     let pairs = parse_pairs(v, "header")?;
     for (k, val) in &pairs {
         let token = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
         if !k.chars().all(token) {
-            return Err(format!("'{k}' is not a header name"));
+            return Err(bad!("'{k}' is not a header name"));
         }
         if val.chars().any(|c| c.is_control() && c != '\t') {
-            return Err(format!("the value of '{k}' holds a control character"));
+            return Err(bad!("the value of '{k}' holds a control character"));
         }
     }
     Ok(pairs)
@@ -258,10 +263,10 @@ fn parse_headers(v: &str) -> Result<Vec<(String, String)>, String> {
 /// `OTEL_RESOURCE_ATTRIBUTES` (which may override all but `service.name`,
 /// whose order is `service=`, `OTEL_SERVICE_NAME`, the variable's, the main
 /// class or jar).
-fn resource(service: Option<&str>, p: &Process) -> Result<Vec<Attribute>, String> {
+fn resource(service: Option<&str>, p: &Process) -> Result<Vec<Attribute>, AgentError> {
     let from_env = match env("OTEL_RESOURCE_ATTRIBUTES") {
         Some(v) => {
-            parse_pairs(&v, "attribute").map_err(|e| format!("OTEL_RESOURCE_ATTRIBUTES: {e}"))?
+            parse_pairs(&v, "attribute").map_err(|e| bad!("OTEL_RESOURCE_ATTRIBUTES: {e}"))?
         }
         None => Vec::new(),
     };
@@ -336,7 +341,7 @@ fn host_name() -> Option<String> {
 
 /// rustls with the CA file's roots (`cafile=`, else the certificate
 /// variables), else the system's.
-fn tls_config(cafile: Option<&str>) -> Result<Arc<rustls::ClientConfig>, String> {
+fn tls_config(cafile: Option<&str>) -> Result<Arc<rustls::ClientConfig>, AgentError> {
     use rustls::pki_types::{pem::PemObject, CertificateDer};
     let mut roots = rustls::RootCertStore::empty();
     let file = match cafile {
@@ -345,15 +350,15 @@ fn tls_config(cafile: Option<&str>) -> Result<Arc<rustls::ClientConfig>, String>
     };
     match file {
         Some((from, path)) => {
-            let pem = read_bounded(&path).map_err(|e| format!("{from}={path}: {e}"))?;
+            let pem = read_bounded(&path).map_err(|e| bad!("{from}={path}: {e}"))?;
             let mut n = 0;
             for cert in CertificateDer::pem_slice_iter(&pem) {
-                let cert = cert.map_err(|e| format!("{from}={path}: {e}"))?;
-                roots.add(cert).map_err(|e| format!("{from}={path}: {e}"))?;
+                let cert = cert.map_err(|e| bad!("{from}={path}: {e}"))?;
+                roots.add(cert).map_err(|e| bad!("{from}={path}: {e}"))?;
                 n += 1;
             }
             if n == 0 {
-                return Err(format!("{from}={path}: no PEM certificate in it"));
+                return Err(bad!("{from}={path}: no PEM certificate in it"));
             }
         }
         None => {
@@ -362,31 +367,31 @@ fn tls_config(cafile: Option<&str>) -> Result<Arc<rustls::ClientConfig>, String>
                 let _ = roots.add(cert);
             }
             if roots.is_empty() {
-                return Err(
-                    "https: no CA certificates found on this system (give cafile=PATH)".into(),
-                );
+                return Err(bad!(
+                    "https: no CA certificates found on this system (give cafile=PATH)"
+                ));
             }
         }
     }
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let config = rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
-        .map_err(|e| format!("TLS: {e}"))?
+        .map_err(|e| bad!("TLS: {e}"))?
         .with_root_certificates(roots)
         .with_no_client_auth();
     Ok(Arc::new(config))
 }
 
 /// A file's bytes, at most [`MAX_CA_FILE`].
-fn read_bounded(path: &str) -> Result<Vec<u8>, String> {
+fn read_bounded(path: &str) -> Result<Vec<u8>, AgentError> {
     use std::io::Read;
-    let f = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let f = std::fs::File::open(path).map_err(|e| bad!("{e}"))?;
     let mut buf = Vec::new();
     f.take(MAX_CA_FILE + 1)
         .read_to_end(&mut buf)
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| bad!("{e}"))?;
     if buf.len() as u64 > MAX_CA_FILE {
-        return Err(format!("larger than {MAX_CA_FILE} bytes"));
+        return Err(bad!("larger than {MAX_CA_FILE} bytes"));
     }
     Ok(buf)
 }

@@ -11,11 +11,19 @@
 //! deadline; the JVM's exit makes one last push within [`EXIT_DEADLINE`].
 //! Where the push sends and with what: [`config`].
 
+/// An [`AgentError::Push`] whose message is `format!`'s.
+macro_rules! bad {
+    ($($message:tt)*) => {
+        $crate::error::AgentError::Push(format!($($message)*))
+    };
+}
+
 pub mod config;
 mod http;
 pub mod model;
 mod sender;
 
+use crate::error::AgentError;
 use crate::log;
 use config::Config;
 use parking_lot::{Condvar, Mutex};
@@ -74,7 +82,7 @@ struct Collect {
 impl Pusher {
     /// Starts the timer and the sender for `config`, reading trees from `source`
     /// (given this pusher's id).
-    pub fn start(config: Config, source: impl FnOnce(u64) -> Source) -> Result<Pusher, String> {
+    pub fn start(config: Config, source: impl FnOnce(u64) -> Source) -> Result<Pusher, AgentError> {
         let id = MADE.fetch_add(1, Relaxed) + 1;
         let shared = Arc::new(Shared {
             config,
@@ -93,14 +101,14 @@ impl Pusher {
         std::thread::Builder::new()
             .name("profrj otlp send".into())
             .spawn(move || sender::run(&s.config, &s.queue, &s.stats))
-            .map_err(|e| format!("otlp: cannot start the sending thread: {e}"))?;
+            .map_err(|e| bad!("otlp: cannot start the sending thread: {e}"))?;
         let s = shared.clone();
         let started = std::thread::Builder::new()
             .name("profrj otlp".into())
             .spawn(move || s.run_timer(source));
         if let Err(e) = started {
             shared.queue.close(Instant::now());
-            return Err(format!("otlp: cannot start the period thread: {e}"));
+            return Err(bad!("otlp: cannot start the period thread: {e}"));
         }
         Ok(Pusher { id, shared })
     }

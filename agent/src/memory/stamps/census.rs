@@ -7,6 +7,7 @@
 //! thread takes one while censuses cost at most `census=` of the time.
 
 use super::classes::stamp_index;
+use crate::error::AgentError;
 use crate::memory::counters::Counters;
 use crate::vm::sys::{JvmtiHeapCallbacks, JVMTI_PRIMITIVE_TYPE_INT};
 use crate::vm::Jvmti;
@@ -147,7 +148,7 @@ impl Census {
     /// Takes a census with `env` (the environment that tagged the stamped
     /// classes) and records it in `counters`. `after_gc`: the agent
     /// thread's, not a snapshot's.
-    pub fn take(&self, env: Jvmti, counters: &Counters, after_gc: bool) -> Result<(), String> {
+    pub fn take(&self, env: Jvmti, counters: &Counters, after_gc: bool) -> Result<(), AgentError> {
         let _one = self.run.lock();
         let before = counters.gcs_started();
         let mut pass = Pass {
@@ -177,7 +178,9 @@ impl Census {
         // What the program lost: the walk, while its threads stood still
         // (the whole call where no object was visited).
         let took = crate::clock::now_ns().saturating_sub(pass.walk_start.max(start));
-        r.map_err(|e| format!("the heap census failed: {}", env.error_name(e)))?;
+        r.map_err(|e| {
+            AgentError::Unsupported(format!("the heap census failed: {}", env.error_name(e)))
+        })?;
         // No callback: no stamped object at all. Their `made` now (what was
         // made after the walk counts as made before it, dead: a lower bound),
         // and the GC count from before (a GC in between makes it stale).
@@ -202,7 +205,7 @@ impl Census {
 /// The census check (`profrj.runtime.StampCheck`): a pass over the
 /// instances of `class` alone, answering the stamp values found where the
 /// class's tag says the stamp is.
-pub fn stamps_of(env: Jvmti, class: jni_sys::jclass) -> Result<Vec<i32>, String> {
+pub fn stamps_of(env: Jvmti, class: jni_sys::jclass) -> Result<Vec<i32>, AgentError> {
     /// # Safety
     /// As `on_field`, with a `Vec<i32>` as `data`.
     unsafe extern "C" fn collect(
@@ -236,6 +239,8 @@ pub fn stamps_of(env: Jvmti, class: jni_sys::jclass) -> Result<Vec<i32>, String>
             &mut found as *mut Vec<i32> as *const c_void,
         )
     }
-    .map_err(|e| format!("the heap census failed: {}", env.error_name(e)))?;
+    .map_err(|e| {
+        AgentError::Unsupported(format!("the heap census failed: {}", env.error_name(e)))
+    })?;
     Ok(found)
 }

@@ -25,6 +25,7 @@ mod census;
 mod classes;
 
 use super::counters::Counters;
+use crate::error::AgentError;
 use crate::host::Host;
 use crate::instrument::probe_class;
 use crate::vm::sys::{Capability, JvmtiCapabilities};
@@ -44,14 +45,14 @@ pub const WEAK: u8 = 2;
 pub struct Stamps {
     /// The mode byte, seen by Java as a direct buffer (`Stamps.control`).
     control: [AtomicU8; 8],
-    published: OnceLock<Result<(), String>>,
+    published: OnceLock<Result<(), AgentError>>,
     /// The census's JVMTI environment: its tags are the stamped classes'.
     env: OnceLock<Jvmti>,
     /// The module of the agent's runtime (the boot loader's unnamed one),
     /// which the packages of stamped classes are opened to.
     runtime_module: OnceLock<GlobalRef>,
     /// Did the census check pass (and stamping begin)?
-    on: OnceLock<Result<(), String>>,
+    on: OnceLock<Result<(), AgentError>>,
     /// Classes the census counts.
     classes: AtomicU64,
     /// The GC (by number) the agent thread last decided a census for.
@@ -61,7 +62,7 @@ pub struct Stamps {
 
 impl Stamps {
     /// Shows the mode byte to the Java probes (once per JVM).
-    pub fn publish(&'static self, jni: &Jni) -> Result<(), String> {
+    pub fn publish(&'static self, jni: &Jni) -> Result<(), AgentError> {
         self.published
             .get_or_init(|| {
                 let at = self.control.as_ptr() as *mut u8;
@@ -70,19 +71,25 @@ impl Stamps {
                 // atomically.
                 let buffer = unsafe { jni.direct_buffer(at, self.control.len()) };
                 if buffer.is_null() {
-                    return Err("memory: no direct buffer for the probes".into());
+                    return Err(AgentError::Unsupported(
+                        "memory: no direct buffer for the probes".into(),
+                    ));
                 }
-                let stamps = jni.find_class(probe_class::STAMPS).map_err(|e| e.0);
+                let stamps = jni
+                    .find_class(probe_class::STAMPS)
+                    .map_err(|e| AgentError::Unsupported(e.0));
                 let set = stamps.and_then(|c| {
                     // SAFETY: a java.nio.ByteBuffer into a field of that type.
                     let r = unsafe {
                         jni.set_static_object_field(c, "control", "Ljava/nio/ByteBuffer;", buffer)
                     };
                     jni.delete_local_ref(c);
-                    r.map_err(|e| e.0)
+                    r.map_err(|e| AgentError::Unsupported(e.0))
                 });
                 jni.delete_local_ref(buffer);
-                set.map_err(|e| format!("memory: cannot reach the probes ({e})"))
+                set.map_err(|e| {
+                    AgentError::Unsupported(format!("memory: cannot reach the probes ({e})"))
+                })
             })
             .clone()
     }
@@ -103,13 +110,15 @@ impl Stamps {
 
     /// Starts stamping (once per JVM): the census's environment, the check,
     /// then classes defined from now on get the field.
-    pub fn start(&self, host: &Host, jni: &Jni) -> Result<(), String> {
+    pub fn start(&self, host: &Host, jni: &Jni) -> Result<(), AgentError> {
         self.on
             .get_or_init(|| {
                 let caps = JvmtiCapabilities::default().with(Capability::TagObjects);
-                let env = host
-                    .new_environment(&caps, &[])
-                    .map_err(|e| format!("the census needs a JVMTI environment with tags: {e}"))?;
+                let env = host.new_environment(&caps, &[]).map_err(|e| {
+                    AgentError::Unsupported(format!(
+                        "the census needs a JVMTI environment with tags: {e}"
+                    ))
+                })?;
                 let _ = self.env.set(env);
                 if let Some(m) = runtime_module(jni) {
                     let _ = self.runtime_module.set(m);
@@ -139,7 +148,7 @@ impl Stamps {
 
     /// A snapshot's census, after its GC (none while no class is counted:
     /// no object can carry a stamp yet).
-    pub fn census_now(&self, counters: &Counters) -> Result<(), String> {
+    pub fn census_now(&self, counters: &Counters) -> Result<(), AgentError> {
         match self.env.get() {
             Some(&env) if self.on() && self.classes.load(Relaxed) > 0 => {
                 self.census.take(env, counters, false)
@@ -191,7 +200,7 @@ impl Stamps {
             let found = census::stamps_of(env, class);
             let _ = env.set_tag(class, 0); // never counted again
             jni.delete_local_ref(class);
-            if found.as_deref() != Ok(&[stamp][..]) && wrong.is_none() {
+            if found.as_deref().ok() != Some(&[stamp][..]) && wrong.is_none() {
                 wrong = Some(format!(
                     "expected stamp {stamp}, the census found {found:?}"
                 ));
@@ -253,14 +262,16 @@ fn runtime_module(jni: &Jni) -> Option<GlobalRef> {
 }
 
 /// Runs `StampCheck.run()`: `Ok` if the census found its stamps.
-fn check(jni: &Jni) -> Result<(), String> {
+fn check(jni: &Jni) -> Result<(), AgentError> {
     let answer = jni
         .call_static_object(probe_class::STAMP_CHECK, "run", "()Ljava/lang/String;")
-        .map_err(|e| format!("the census check failed: {}", e.0))?;
+        .map_err(|e| AgentError::Unsupported(format!("the census check failed: {}", e.0)))?;
     if answer.is_null() {
         return Ok(());
     }
     let why = jni.string_utf(answer).ok().flatten().unwrap_or_default();
     jni.delete_local_ref(answer);
-    Err(format!("the census check failed: {why}"))
+    Err(AgentError::Unsupported(format!(
+        "the census check failed: {why}"
+    )))
 }
