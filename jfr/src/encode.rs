@@ -146,6 +146,21 @@ pub(crate) fn padded_varint(v: u64, width: usize) -> Vec<u8> {
         .collect()
 }
 
+/// `body` (an event's type id and fields) with its size in front: the
+/// size counts itself.
+pub(crate) fn sized(body: &[u8]) -> Vec<u8> {
+    let mut total = body.len() + 1;
+    loop {
+        let mut probe = Vec::new();
+        put_varint(&mut probe, total as u64);
+        if probe.len() + body.len() == total {
+            probe.extend_from_slice(body);
+            return probe;
+        }
+        total = probe.len() + body.len();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

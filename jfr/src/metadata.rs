@@ -146,7 +146,7 @@ pub fn metadata_event(classes: &[ClassDesc], start_ticks: u64, id: u64) -> Vec<u
         body.string(s);
     }
     body.raw(&tree.bytes);
-    crate::writer::sized(&body.bytes)
+    crate::encode::sized(&body.bytes)
 }
 
 fn write_element(

@@ -4,7 +4,7 @@
 //! rewritten with the chunk's size, both offsets and its duration. A reader
 //! takes a chunk whose header was never rewritten (a crash) as unfinished.
 
-use crate::encode::{padded_varint, put_varint, Buf};
+use crate::encode::{padded_varint, sized, Buf};
 use crate::metadata::CHECKPOINT_TYPE;
 use std::io::{self, Seek, SeekFrom, Write};
 
@@ -21,21 +21,6 @@ pub(crate) const VERSION: (u16, u16) = (2, 0);
 const FEATURES: u32 = 1;
 /// Width of a patched size (a checkpoint's): up to 2^35 bytes.
 const SIZE_WIDTH: usize = 5;
-
-/// `body` (an event's type id and fields) with its size in front: the
-/// size counts itself.
-pub(crate) fn sized(body: &[u8]) -> Vec<u8> {
-    let mut total = body.len() + 1;
-    loop {
-        let mut probe = Vec::new();
-        put_varint(&mut probe, total as u64);
-        if probe.len() + body.len() == total {
-            probe.extend_from_slice(body);
-            return probe;
-        }
-        total = probe.len() + body.len();
-    }
-}
 
 /// When the chunk starts, on both clocks.
 #[derive(Clone, Copy, Debug)]

@@ -742,7 +742,7 @@ fn parse_period(v: &str) -> Result<Duration, OptionError> {
 
 /// `otlp=URL`: http:// or https://, a host, an optional port and path.
 fn parse_url(v: &str) -> Result<String, OptionError> {
-    crate::otlp::config::Endpoint::parse(v, true)
+    crate::otlp::endpoint::Endpoint::parse(v, true)
         .map(|_| v.to_owned())
         .map_err(|why| bad(format!("bad value for otlp: '{v}' ({why})")))
 }

@@ -6,112 +6,18 @@
 //! environment or a file is checked and bounded; a bad one is refused with
 //! a message naming it, as a bad option is.
 
+pub use super::endpoint::{Endpoint, DEFAULT_ENDPOINT};
 use crate::error::AgentError;
 use profrj_otlp::{Attribute, Value};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// The default collector (the OTLP/HTTP port on this host).
-pub const DEFAULT_ENDPOINT: &str = "http://127.0.0.1:4318";
-/// Where a base URL's profiles go.
-pub const PROFILES_PATH: &str = "/v1development/profiles";
 /// One request's whole time, unless `OTEL_EXPORTER_OTLP_TIMEOUT` says.
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 /// The largest CA file read.
 const MAX_CA_FILE: u64 = 1 << 20;
 /// Headers from the environment: at most this many bytes in all.
 const MAX_HEADERS: usize = 8 << 10;
-
-/// A parsed `http://` or `https://` URL.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Endpoint {
-    pub https: bool,
-    /// As written (an IPv6 address without its brackets).
-    pub host: String,
-    pub port: u16,
-    /// Starts with `/`.
-    pub path: String,
-}
-
-impl Endpoint {
-    /// Parses `url`; `base`: a base URL, to which [`PROFILES_PATH`] is
-    /// appended (an `OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT` is taken as is).
-    pub fn parse(url: &str, base: bool) -> Result<Endpoint, AgentError> {
-        let (https, rest) = if let Some(r) = url.strip_prefix("http://") {
-            (false, r)
-        } else if let Some(r) = url.strip_prefix("https://") {
-            (true, r)
-        } else {
-            return Err(bad!("the URL must start with http:// or https://"));
-        };
-        if url.chars().any(|c| c.is_control() || c == ' ') {
-            return Err(bad!(
-                "spaces and control characters are not allowed in the URL"
-            ));
-        }
-        let (authority, path) = match rest.find(['/', '?', '#']) {
-            Some(i) => rest.split_at(i),
-            None => (rest, ""),
-        };
-        if authority.contains('@') {
-            return Err(bad!("user information in the URL is not supported; give credentials in OTEL_EXPORTER_OTLP_HEADERS"));
-        }
-        let (host, port) = if let Some(v6) = authority.strip_prefix('[') {
-            let (h, after) = v6
-                .split_once(']')
-                .ok_or_else(|| bad!("an IPv6 address lacks its ']'"))?;
-            (h, after.strip_prefix(':'))
-        } else {
-            match authority.rsplit_once(':') {
-                Some((h, p)) => (h, Some(p)),
-                None => (authority, None),
-            }
-        };
-        if host.is_empty() {
-            return Err(bad!("the URL has no host"));
-        }
-        let port = match port {
-            None => {
-                if https {
-                    443
-                } else {
-                    80
-                }
-            }
-            Some(p) => p
-                .parse::<u16>()
-                .ok()
-                .filter(|&p| p != 0)
-                .ok_or_else(|| bad!("bad port '{p}'"))?,
-        };
-        if path.contains(['?', '#']) {
-            return Err(bad!("a query or fragment is not supported in the URL"));
-        }
-        let mut path = path.trim_end_matches('/').to_owned();
-        if base {
-            path.push_str(PROFILES_PATH);
-        } else if path.is_empty() {
-            path.push('/');
-        }
-        Ok(Endpoint {
-            https,
-            host: host.to_owned(),
-            port,
-            path,
-        })
-    }
-
-    /// `scheme://host:port/path`, for messages.
-    pub fn url(&self) -> String {
-        let scheme = if self.https { "https" } else { "http" };
-        let host = if self.host.contains(':') {
-            format!("[{}]", self.host)
-        } else {
-            self.host.clone()
-        };
-        format!("{scheme}://{host}:{}{}", self.port, self.path)
-    }
-}
 
 /// Everything the push needs to send.
 pub struct Config {
@@ -169,7 +75,7 @@ impl Config {
                     .map_err(|e| bad!("OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT={url}: {e}"))?,
                 (None, Some(url)) => Endpoint::parse(url.trim(), true)
                     .map_err(|e| bad!("OTEL_EXPORTER_OTLP_ENDPOINT={url}: {e}"))?,
-                (None, None) => Endpoint::parse(DEFAULT_ENDPOINT, true)?,
+                (None, None) => Endpoint::parse(DEFAULT_ENDPOINT, true).map_err(|e| bad!("{e}"))?,
             },
         };
         let headers = match env_either("HEADERS") {

@@ -19,6 +19,7 @@ macro_rules! bad {
 }
 
 pub mod config;
+pub mod endpoint;
 mod http;
 pub mod model;
 mod sender;
