@@ -7,11 +7,11 @@
 //! profile's times and overheads), the sampler's counts and its call trees
 //! (which stacks a sample meets), identity hash codes in the monitor dump,
 //! lambda classes' addresses, the `max` of objects whose peak a GC's timing
-//! decides (MemoryTruth's churn), and `alloc`'s samples on the main thread
-//! (HotSpot draws a thread's first sample point when the thread starts, at
-//! the interval then in force: a random point of the main thread's first
-//! 512 KiB). Siblings in `<profile>` are
-//! ordered by time, and the threads of `<sampler>`, `<memory>` and
+//! decides (MemoryTruth's churn, and the `cumulatedMax` of the frame that
+//! allocates it), and `alloc`'s samples on the main thread (HotSpot draws
+//! a thread's first sample point when the thread starts, at the interval
+//! then in force: a random point of the main thread's first 512 KiB).
+//! Siblings in `<profile>` are ordered by time, and the threads of `<sampler>`, `<memory>` and
 //! `<sites>` by when the agent met them, so those are compared as sets. Every other byte of
 //! every line is compared, escaping and attribute order included.
 //!
@@ -197,6 +197,20 @@ fn blocks(lines: &[String]) -> Vec<Block> {
     out
 }
 
+/// The `cumulatedMax` of the frame that allocates MemoryTruth's churn: it
+/// adds the churn's peak, which a GC's timing decides (the frame's other
+/// children are its own and exact, so only this total moves).
+fn blank_churn_parents(mut lines: Vec<String>) -> Vec<String> {
+    for i in 1..lines.len() {
+        let parent_opens =
+            lines[i - 1].trim_start().starts_with("<profile ") && !lines[i - 1].ends_with("/>");
+        if parent_opens && lines[i].contains("MemoryTruth$Churn\"") {
+            lines[i - 1] = blank(&lines[i - 1], &["cumulatedMax"]);
+        }
+    }
+    lines
+}
+
 /// `<alloc>` without the main thread's tree (see the file's comment).
 fn drop_main_allocations(lines: Vec<String>) -> Vec<String> {
     let mut out = Vec::with_capacity(lines.len());
@@ -329,6 +343,7 @@ fn normalise(text: &str) -> String {
         }
         lines.push(blank_lambda_addresses(&line));
     }
+    let lines = blank_churn_parents(lines);
     let lines = drop_main_allocations(lines);
     let mut out = sort_threads(sort_profile_siblings(lines)).join("\n");
     out.push('\n');
@@ -460,6 +475,20 @@ fn normalising_blanks_only_what_a_run_decides() {
     assert_eq!(
         blank_lambda_addresses(r#"<frame name="p.D$$Lambda$1.0x00007f76b8000400.run()"/>"#),
         r#"<frame name="p.D$$Lambda$1.0x#.run()"/>"#
+    );
+    let churn = vec![
+        r#"   <profile name="M.main():134" cumulatedMax="1702012">"#.to_owned(),
+        r##"    <profile name="p.MemoryTruth$Churn" max="#" cumulatedMax="#"/>"##.to_owned(),
+        r#"   <profile name="M.main():68" cumulatedMax="500">"#.to_owned(),
+    ];
+    let churn = blank_churn_parents(churn);
+    assert_eq!(
+        churn[0],
+        r##"   <profile name="M.main():134" cumulatedMax="#">"##
+    );
+    assert_eq!(
+        churn[2],
+        r#"   <profile name="M.main():68" cumulatedMax="500">"#
     );
     let text = " <profile>\n  <thread name=\"t\">\n   <profile name=\"b\"/>\n   <profile name=\"a\">\n    <profile name=\"z\"/>\n    <profile name=\"y\"/>\n   </profile>\n  </thread>\n </profile>";
     let lines = sort_profile_siblings(text.lines().map(str::to_owned).collect());
