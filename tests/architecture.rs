@@ -151,6 +151,41 @@ fn modes_keep_no_statics_but_for_signal_handlers() {
     assert!(broken.is_empty(), "{}", broken.join("\n"));
 }
 
+/// Every type a mode keeps per thread takes a slot of the thread's record,
+/// and all of them can be on one thread (all modes running, a platform
+/// thread touching each): a slot too few, and a mode records nothing there.
+#[test]
+fn a_thread_record_has_a_slot_for_every_value_type() {
+    let mut files = Vec::new();
+    rust_files(&src(), &mut files);
+    let mut types = Vec::new();
+    for f in &files {
+        if f.ends_with("per_thread.rs") {
+            continue; // its own tests' types
+        }
+        let text = std::fs::read_to_string(f).unwrap();
+        for line in text.lines() {
+            let line = line.trim_start();
+            if line.starts_with("impl") && line.contains("ThreadValue for ") {
+                types.push(format!("{}: {line}", f.display()));
+            }
+        }
+    }
+    let per_thread = std::fs::read_to_string(src().join("per_thread.rs")).unwrap();
+    let slots: usize = per_thread
+        .lines()
+        .find_map(|l| l.strip_prefix("pub const SLOTS: usize = "))
+        .and_then(|v| v.trim_end_matches(';').parse().ok())
+        .expect("per_thread.rs declares `pub const SLOTS: usize = N;`");
+    assert!(types.len() >= 9, "the scan found too few: {types:#?}");
+    assert!(
+        types.len() <= slots,
+        "{} value types, {slots} slots (per_thread::SLOTS):\n{}",
+        types.len(),
+        types.join("\n")
+    );
+}
+
 #[test]
 fn imports_are_read_in_every_form() {
     let text = "use crate::{alloc, host::Host, vm::{Jni, Jvmti}};\nlet x = crate::trace::on(); // crate::lock\n";
