@@ -224,7 +224,8 @@ fn marked_line(marker: &str) -> u32 {
 /// `lines`: spin()'s samples on its loop's line and main()'s on the line of
 /// the call, in the snapshot (a `line` attribute), in collapsed stacks
 /// (`method():LINE`, as async-profiler's `lines` writes), in pprof
-/// (`Line.line`, decoded by protoc), in HPROF (`File.java:LINE`), in OTLP
+/// (`Line.line`, decoded by protoc), in HPROF (`File.java:LINE`), on the
+/// flame page (`method():LINE` boxes, in Chromium), in OTLP
 /// (`Line.line`, the push and `convert --to otlp` as a real Collector reads
 /// them) and in JFR (`lineNumber`, the agent's `jfr=` recording and
 /// `convert --to jfr` as the JDK's `jfr print` reads them). One JVM run.
@@ -305,6 +306,22 @@ fn lines_give_each_frame_its_source_line() {
         hprof.contains(&format!("\t{frame}\n\t{caller_frame}\n")),
         "no trace {frame} <- {caller_frame} in\n{hprof}"
     );
+
+    // The flame page (in headless Chromium): main():LINE-CALL under which
+    // spin():LINE-SPIN, with most of main's samples (one box per line).
+    let page = dir.join("l.html");
+    profrj_ok(&["flame", s(&snap), "-o", s(&page)]);
+    let url = format!("file://{}#thread=main", page.display());
+    let fs = frames(&chromium(&["--dump-dom", &url]));
+    let path = format!(
+        "profrj.harness.LineTruth.main():{call_line};profrj.harness.LineTruth.spin():{spin_line}"
+    );
+    let box_ = fs.iter().find(|f| f["path"].ends_with(&path));
+    let share: f64 = box_.unwrap_or_else(|| panic!("no frame {path} in the flame page"))
+        ["data-share"]
+        .parse()
+        .unwrap();
+    assert!(share >= 50.0, "{path}: {share}% of main's samples");
 
     // OTLP: what the push sent, summed, is the snapshot path by path with
     // each frame's line (`name:line` from Line.line); so is convert's.
