@@ -395,6 +395,24 @@ fn lines_give_each_frame_its_source_line() {
         hits,
         "recorded: spin() on line {spin_line}"
     );
+    // profrj reading the recording: lines with --lines, one frame per
+    // method without (as a snapshot without `lines`).
+    let stack_count = |extra: &[&str], stack: &str| -> u64 {
+        let mut args = vec!["convert", s(&rec), "--to", "collapsed"];
+        args.extend_from_slice(extra);
+        let text = profrj_ok(&args);
+        let line = text
+            .lines()
+            .find(|l| l.rsplit_once(' ').unwrap().0 == stack);
+        line.map_or(0, count)
+    };
+    let (main, spin) = (
+        "profrj.harness.LineTruth.main()",
+        "profrj.harness.LineTruth.spin()",
+    );
+    let with_lines = format!("{main}:{call_line};{spin}:{spin_line}");
+    assert_eq!(stack_count(&["--lines"], &with_lines), hits, "{with_lines}");
+    assert!(stack_count(&[], &format!("{main};{spin}")) >= hits);
 }
 
 /// `jfr print --json --events jdk.ExecutionSample` (the JDK's tool).
