@@ -303,21 +303,9 @@ fn a_recording_holds_the_snapshots_samples_for_the_jdk_and_jmc() {
         .any(|a| a.contains("javaArguments profrj.harness.CpuSplit 2000")));
 }
 
-/// The 1-based line of CpuSplit.java that holds `text` (once).
+/// The line of CpuSplit.java that holds `text`.
 fn cpu_split_line(text: &str) -> i64 {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/java-test-harness/src/profrj/harness/CpuSplit.java"
-    );
-    let src = std::fs::read_to_string(path).unwrap();
-    let at: Vec<usize> = src
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| l.contains(text))
-        .map(|(i, _)| i)
-        .collect();
-    assert_eq!(at.len(), 1, "{text:?} in {path}");
-    at[0] as i64 + 1
+    harness_line("CpuSplit", text).into()
 }
 
 /// CpuSplit's ground truth, as the JDK reads the recording: main spends its

@@ -207,18 +207,9 @@ fn samples_in_stubs_keep_their_java_callers() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// The 1-based number of the line of LineTruth.java marked `marker`.
+/// The line of LineTruth.java marked `marker`.
 fn marked_line(marker: &str) -> u32 {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/java-test-harness/src/profrj/harness/LineTruth.java"
-    );
-    let src = std::fs::read_to_string(path).unwrap();
-    let at = src
-        .lines()
-        .position(|l| l.contains(&format!("// {marker}")))
-        .unwrap_or_else(|| panic!("no {marker} in {path}"));
-    at as u32 + 1
+    harness_line("LineTruth", &format!("// {marker}"))
 }
 
 /// `lines`: spin()'s samples on its loop's line and main()'s on the line of
@@ -340,18 +331,7 @@ fn lines_give_each_frame_its_source_line() {
     assert_eq!(otlp_model::figures(&pushed), want, "pushed vs snapshot");
     let pb = dir.join("l.otlp.pb");
     profrj_ok(&["convert", s(&snap), "--to", "otlp", "-o", s(&pb)]);
-    let curl = Command::new("curl")
-        .args(["-sS", "-o", "/dev/null", "-w", "%{http_code}", "-X", "POST"])
-        .args([
-            "-H",
-            "Content-Type: application/x-protobuf",
-            "--data-binary",
-        ])
-        .arg(format!("@{}", pb.display()))
-        .arg(format!("http://127.0.0.1:{port}/v1development/profiles"))
-        .output()
-        .expect("curl (scripts/test-all installs it)");
-    assert_eq!(String::from_utf8_lossy(&curl.stdout), "200", "{curl:?}");
+    collector::post(&pb, port);
     let all = c.requests(pushed.len() + 1);
     assert_eq!(all.len(), pushed.len() + 1, "{}", c.log());
     let converted = otlp_model::request(all.last().unwrap());
