@@ -314,13 +314,26 @@ fn lines_give_each_frame_its_source_line() {
         .unwrap();
     assert!(share >= 50.0, "{path}: {share}% of main's samples");
 
+    // spin()'s node on its loop's line: its own samples (`elapsed`) and
+    // those that found it running (`hits`).
+    let spin_node = spin
+        .iter()
+        .find(|n| n.attribute("line") == Some(&spin_line.to_string()))
+        .copied()
+        .unwrap();
+    let spin_hits = attr_u64(spin_node, "hits");
+
     // OTLP: what the push sent, summed, is the snapshot path by path with
     // each frame's line (`name:line` from Line.line); so is convert's.
     let want = otlp_model::snapshot_figures(&xml);
     let main = format!("profrj.harness.LineTruth.main():{call_line}");
     let spin = format!("profrj.harness.LineTruth.spin():{spin_line}");
     let key = ("sampler".to_owned(), "main".to_owned(), vec![main, spin]);
-    assert_eq!(want[&key][0] as u64, on_line, "{key:?} in the snapshot");
+    assert_eq!(
+        want[&key][..2],
+        [attr_u64(spin_node, "elapsed") as i64, spin_hits as i64],
+        "{key:?} in the snapshot"
+    );
     let (sent, ..) = otlp_model::summary(&run.stderr);
     let pushed: Vec<_> = c
         .requests(sent as usize)
@@ -358,21 +371,14 @@ fn lines_give_each_frame_its_source_line() {
     };
     let converted = dir.join("l.converted.jfr");
     profrj_ok(&["convert", s(&snap), "--to", "jfr", "-o", s(&converted)]);
-    let hits = attr_u64(
-        find_nodes(main_thread, "profrj.harness.LineTruth.spin()")
-            .into_iter()
-            .find(|n| n.attribute("line") == Some(&spin_line.to_string()))
-            .unwrap(),
-        "hits",
-    );
     assert_eq!(
         spin_samples(&converted),
-        hits,
+        spin_hits,
         "converted: spin() on line {spin_line}"
     );
     assert_eq!(
         spin_samples(&rec),
-        hits,
+        spin_hits,
         "recorded: spin() on line {spin_line}"
     );
     // profrj reading the recording: lines with --lines, one frame per
@@ -391,8 +397,12 @@ fn lines_give_each_frame_its_source_line() {
         "profrj.harness.LineTruth.spin()",
     );
     let with_lines = format!("{main}:{call_line};{spin}:{spin_line}");
-    assert_eq!(stack_count(&["--lines"], &with_lines), hits, "{with_lines}");
-    assert!(stack_count(&[], &format!("{main};{spin}")) >= hits);
+    assert_eq!(
+        stack_count(&["--lines"], &with_lines),
+        spin_hits,
+        "{with_lines}"
+    );
+    assert!(stack_count(&[], &format!("{main};{spin}")) >= spin_hits);
 }
 
 /// `jfr print --json --events jdk.ExecutionSample` (the JDK's tool).
