@@ -303,9 +303,16 @@ fn a_recording_holds_the_snapshots_samples_for_the_jdk_and_jmc() {
         .any(|a| a.contains("javaArguments profrj.harness.CpuSplit 2000")));
 }
 
+/// The line of CpuSplit.java that holds `text`.
+fn cpu_split_line(text: &str) -> i64 {
+    harness_line("CpuSplit", text).into()
+}
+
 /// CpuSplit's ground truth, as the JDK reads the recording: main spends its
 /// CPU in heavy() and light() 3:1, and the recording's samples under each
-/// are the snapshot's, exactly.
+/// are the snapshot's, exactly. Without `lines`, the recording's frames
+/// carry their source lines as the JDK's do: heavy() and light() on the
+/// lines of their calls of unit(), unit() on one of its own.
 #[test]
 fn cpu_samples_split_three_to_one_as_the_jdk_reads_them() {
     let (xml, rec) = record(
@@ -319,12 +326,34 @@ fn cpu_samples_split_three_to_one_as_the_jdk_reads_them() {
     let events = jfr_events(&rec, "jdk.ExecutionSample");
     assert_eq!(events.len() as u64, hits);
     let (mut heavy, mut light) = (0u64, 0u64);
+    let calls = [
+        ("heavy", cpu_split_line("sink += unit(sink + i);")),
+        ("light", cpu_split_line("sink += unit(sink + 7);")),
+    ];
+    // unit()'s lines: from its first statement to its return (the loop
+    // is most samples, its entry and exit a few).
+    let unit_body = cpu_split_line("long x = seed | 1;")..=cpu_split_line("return x;");
+    let mut lines_seen = 0;
     for e in &events {
         let frames = e.get("values").get("stackTrace").get("frames").items();
         let on = |m: &str| frames.iter().any(|f| frame_method(f) == m) as u64;
         heavy += on("profrj.harness.CpuSplit.heavy");
         light += on("profrj.harness.CpuSplit.light");
+        let line = |f: &Json| f.get("lineNumber").num() as i64;
+        if let [top, caller, ..] = frames {
+            if frame_method(top) != "profrj.harness.CpuSplit.unit" {
+                continue;
+            }
+            assert!(unit_body.contains(&line(top)), "unit() at {}", line(top));
+            for (method, call) in calls {
+                if frame_method(caller) == format!("profrj.harness.CpuSplit.{method}") {
+                    assert_eq!(line(caller), call, "{method}() calling unit()");
+                    lines_seen += 1;
+                }
+            }
+        }
     }
+    assert!(lines_seen >= 100, "{lines_seen} samples in unit()");
     // The recording holds the snapshot's samples: the same counts under
     // heavy() and light() (no method recurses, so a node's `cumulated` is
     // the samples with it on the stack).

@@ -103,19 +103,7 @@ fn sites(text: &str) -> Sites {
 /// The line of MemoryTruth.java holding `text` (once), so the expected
 /// sites follow the source.
 fn line_of(text: &str) -> usize {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/java-test-harness/src/profrj/harness/MemoryTruth.java"
-    );
-    let source = std::fs::read_to_string(path).unwrap();
-    let found: Vec<usize> = source
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| l.contains(text))
-        .map(|(i, _)| i + 1)
-        .collect();
-    assert_eq!(found.len(), 1, "{text:?} in MemoryTruth.java: {found:?}");
-    found[0]
+    harness_line("MemoryTruth", text) as usize
 }
 
 /// Each allocation site's live count and peak, exact: the method and line

@@ -251,18 +251,7 @@ fn pushes_equal_the_snapshot_per_period_and_in_sum_and_so_does_convert() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let curl = Command::new("curl")
-        .args(["-sS", "-o", "/dev/null", "-w", "%{http_code}", "-X", "POST"])
-        .args([
-            "-H",
-            "Content-Type: application/x-protobuf",
-            "--data-binary",
-        ])
-        .arg(format!("@{}", pb.display()))
-        .arg(format!("http://127.0.0.1:{port}/v1development/profiles"))
-        .output()
-        .expect("curl (scripts/test-all installs it)");
-    assert_eq!(String::from_utf8_lossy(&curl.stdout), "200", "{curl:?}");
+    collector::post(&pb, port);
     let all = c.requests(got.len() + 1);
     assert_eq!(all.len(), got.len() + 1, "{}", c.log());
     let converted = request(all.last().unwrap());

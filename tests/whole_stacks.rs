@@ -6,9 +6,17 @@
 //! (each mode's time is under one known Java method) and LineTruth (its
 //! hot loop and call on marked lines of its source).
 
+#[path = "otlp/collector.rs"]
+mod collector;
 mod common;
+#[allow(dead_code)] // the summary's parts the otlp tests read
+#[path = "otlp/model.rs"]
+mod otlp_model;
 
+use common::json::{parse_json, Json};
 use common::*;
+use std::path::Path;
+use std::process::Command;
 
 /// One JVM at a time: two busy JVMs on a 2-core machine starve each other's samplers.
 fn exclusive() -> std::sync::MutexGuard<'static, ()> {
@@ -199,41 +207,43 @@ fn samples_in_stubs_keep_their_java_callers() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// The 1-based number of the line of LineTruth.java marked `marker`.
+/// The line of LineTruth.java marked `marker`.
 fn marked_line(marker: &str) -> u32 {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/java-test-harness/src/profrj/harness/LineTruth.java"
-    );
-    let src = std::fs::read_to_string(path).unwrap();
-    let at = src
-        .lines()
-        .position(|l| l.contains(&format!("// {marker}")))
-        .unwrap_or_else(|| panic!("no {marker} in {path}"));
-    at as u32 + 1
+    harness_line("LineTruth", &format!("// {marker}"))
 }
 
 /// `lines`: spin()'s samples on its loop's line and main()'s on the line of
 /// the call, in the snapshot (a `line` attribute), in collapsed stacks
 /// (`method():LINE`, as async-profiler's `lines` writes), in pprof
-/// (`Line.line`, decoded by protoc) and in HPROF (`File.java:LINE`).
+/// (`Line.line`, decoded by protoc), in HPROF (`File.java:LINE`), on the
+/// flame page (`method():LINE` boxes, in Chromium), in OTLP
+/// (`Line.line`, the push and `convert --to otlp` as a real Collector reads
+/// them) and in JFR (`lineNumber`, the agent's `jfr=` recording and
+/// `convert --to jfr` as the JDK's `jfr print` reads them). One JVM run.
 #[test]
 fn lines_give_each_frame_its_source_line() {
     let _one_at_a_time = exclusive();
     let (spin_line, call_line) = (marked_line("LINE-SPIN"), marked_line("LINE-CALL"));
     let dir = temp_dir("lines");
     let snap = dir.join("l.xml");
+    let rec = dir.join("l.jfr");
+    let port = collector::free_port();
+    let c = collector::Collector::start(&dir, "collector", port, None);
     let run = run_java(
         &dir,
-        &format!("sampling,lines,interval=1ms,file={}", snap.display()),
+        &format!(
+            "sampling,lines,interval=1ms,otlp=http://127.0.0.1:{port},period=1s,jfr={},file={}",
+            rec.display(),
+            snap.display()
+        ),
         "profrj.harness.LineTruth",
         &["1500"],
     );
     run.assert_success();
     let xml = read_snapshot(&snap);
     let doc = roxmltree::Document::parse(&xml).unwrap();
-    let main = threads(&doc, "sampler", "main")[0];
-    let nodes = |name: &str| find_nodes(main, name);
+    let main_thread = threads(&doc, "sampler", "main")[0];
+    let nodes = |name: &str| find_nodes(main_thread, name);
     let spin = nodes("profrj.harness.LineTruth.spin()");
     let all = sum_attr(&spin, "cumulatedElapsed");
     let on_line: u64 = spin
@@ -287,6 +297,124 @@ fn lines_give_each_frame_its_source_line() {
         hprof.contains(&format!("\t{frame}\n\t{caller_frame}\n")),
         "no trace {frame} <- {caller_frame} in\n{hprof}"
     );
+
+    // The flame page (in headless Chromium): main():LINE-CALL under which
+    // spin():LINE-SPIN, with most of main's samples (one box per line).
+    let page = dir.join("l.html");
+    profrj_ok(&["flame", s(&snap), "-o", s(&page)]);
+    let url = format!("file://{}#thread=main", page.display());
+    let fs = frames(&chromium(&["--dump-dom", &url]));
+    let path = format!(
+        "profrj.harness.LineTruth.main():{call_line};profrj.harness.LineTruth.spin():{spin_line}"
+    );
+    let box_ = fs.iter().find(|f| f["path"].ends_with(&path));
+    let share: f64 = box_.unwrap_or_else(|| panic!("no frame {path} in the flame page"))
+        ["data-share"]
+        .parse()
+        .unwrap();
+    assert!(share >= 50.0, "{path}: {share}% of main's samples");
+
+    // spin()'s node on its loop's line: its own samples (`elapsed`) and
+    // those that found it running (`hits`).
+    let spin_node = spin
+        .iter()
+        .find(|n| n.attribute("line") == Some(&spin_line.to_string()))
+        .copied()
+        .unwrap();
+    let spin_hits = attr_u64(spin_node, "hits");
+
+    // OTLP: what the push sent, summed, is the snapshot path by path with
+    // each frame's line (`name:line` from Line.line); so is convert's.
+    let want = otlp_model::snapshot_figures(&xml);
+    let main = format!("profrj.harness.LineTruth.main():{call_line}");
+    let spin = format!("profrj.harness.LineTruth.spin():{spin_line}");
+    let key = ("sampler".to_owned(), "main".to_owned(), vec![main, spin]);
+    assert_eq!(
+        want[&key][..2],
+        [attr_u64(spin_node, "elapsed") as i64, spin_hits as i64],
+        "{key:?} in the snapshot"
+    );
+    let (sent, ..) = otlp_model::summary(&run.stderr);
+    let pushed: Vec<_> = c
+        .requests(sent as usize)
+        .iter()
+        .map(otlp_model::request)
+        .collect();
+    assert_eq!(pushed.len() as u64, sent, "{}", c.log());
+    assert_eq!(otlp_model::figures(&pushed), want, "pushed vs snapshot");
+    let pb = dir.join("l.otlp.pb");
+    profrj_ok(&["convert", s(&snap), "--to", "otlp", "-o", s(&pb)]);
+    collector::post(&pb, port);
+    let all = c.requests(pushed.len() + 1);
+    assert_eq!(all.len(), pushed.len() + 1, "{}", c.log());
+    let converted = otlp_model::request(all.last().unwrap());
+    assert_eq!(
+        otlp_model::figures(&[converted]),
+        want,
+        "converted vs snapshot"
+    );
+
+    // JFR: the agent's recording (lines always, as the JDK's) and the
+    // converted snapshot each hold spin()'s samples on its loop's line,
+    // called from main() on the line of the call, as many as the snapshot.
+    let spin_samples = |rec: &Path| {
+        let mut on = 0u64;
+        for e in jfr_samples(rec) {
+            let frames = e.get("values").get("stackTrace").get("frames").items();
+            let line = |i: usize| frames.get(i).map(|f| f.get("lineNumber").num() as u32);
+            let method = frames.first().map(|f| f.get("method").get("name").str());
+            if method == Some("spin") && line(0) == Some(spin_line) && line(1) == Some(call_line) {
+                on += 1;
+            }
+        }
+        on
+    };
+    let converted = dir.join("l.converted.jfr");
+    profrj_ok(&["convert", s(&snap), "--to", "jfr", "-o", s(&converted)]);
+    assert_eq!(
+        spin_samples(&converted),
+        spin_hits,
+        "converted: spin() on line {spin_line}"
+    );
+    assert_eq!(
+        spin_samples(&rec),
+        spin_hits,
+        "recorded: spin() on line {spin_line}"
+    );
+    // profrj reading the recording: lines with --lines, one frame per
+    // method without (as a snapshot without `lines`).
+    let stack_count = |extra: &[&str], stack: &str| -> u64 {
+        let mut args = vec!["convert", s(&rec), "--to", "collapsed"];
+        args.extend_from_slice(extra);
+        let text = profrj_ok(&args);
+        let line = text
+            .lines()
+            .find(|l| l.rsplit_once(' ').unwrap().0 == stack);
+        line.map_or(0, count)
+    };
+    let (main, spin) = (
+        "profrj.harness.LineTruth.main()",
+        "profrj.harness.LineTruth.spin()",
+    );
+    let with_lines = format!("{main}:{call_line};{spin}:{spin_line}");
+    assert_eq!(
+        stack_count(&["--lines"], &with_lines),
+        spin_hits,
+        "{with_lines}"
+    );
+    assert!(stack_count(&[], &format!("{main};{spin}")) >= spin_hits);
+}
+
+/// `jfr print --json --events jdk.ExecutionSample` (the JDK's tool).
+fn jfr_samples(rec: &Path) -> Vec<Json> {
+    let out = Command::new(jdk_tool("jfr"))
+        .args(["print", "--json", "--events", "jdk.ExecutionSample"])
+        .arg(rec)
+        .output()
+        .expect("the JDK's jfr");
+    assert!(out.status.success(), "jfr print: {out:?}");
+    let doc = parse_json(&String::from_utf8_lossy(&out.stdout));
+    doc.get("recording").get("events").items().to_vec()
 }
 
 /// The id of the function named `name` in protoc's text form.

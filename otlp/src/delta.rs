@@ -57,6 +57,8 @@ pub struct Samples {
     pub period: Option<(ValueType, i64)>,
     /// Frame names by id (the mode's).
     pub names: Vec<Box<str>>,
+    /// Frame lines by id ([`CallTrees::lines`]).
+    pub lines: Vec<u32>,
     /// Names of the threads the samples name, by [`Sample::thread`].
     pub threads: Vec<String>,
     /// The samples' call paths and their prefixes, a step a frame: every
@@ -130,6 +132,7 @@ impl Keeper {
             paths: Vec::new(),
             samples: Vec::new(),
             names: Vec::new(),
+            lines: Vec::new(),
         };
         let mut map: Vec<u32> = Vec::new();
         let mut touched: Vec<u32> = Vec::new();
@@ -209,6 +212,7 @@ impl Keeper {
             }
         }
         out.names = trees.names;
+        out.lines = trees.lines;
         out
     }
 }
@@ -248,6 +252,7 @@ mod tests {
             weights: &[types::SAMPLES],
             period: None,
             names: ["a", "b", "c"].iter().map(|s| (*s).into()).collect(),
+            lines: Vec::new(),
             threads: vec![ThreadTree {
                 key: 7,
                 name: "main".into(),

@@ -10,6 +10,9 @@ pub const MAX_WEIGHTS: usize = 3;
 /// unused ones 0).
 pub type Weights = [u64; MAX_WEIGHTS];
 
+/// A frame's line when it has none (lines start at 1).
+pub const NO_LINE: u32 = 0;
+
 /// The parent of a thread's outermost frames.
 pub const ROOT: u32 = u32::MAX;
 
@@ -67,6 +70,12 @@ pub struct CallTrees {
     /// Frame names by id. Between two calls of one keeper, ids keep their
     /// names (the list only grows): a mode's interned names are.
     pub names: Vec<Box<str>>,
+    /// Frame source lines by id, beside [`CallTrees::names`] ([`NO_LINE`]
+    /// for a frame without one; shorter than `names`, even empty, when the
+    /// frames past its end have none). A mode that keys frames by line
+    /// (sampling's `lines`) gives one method on two lines two ids of one
+    /// name: two locations of one function in OTLP.
+    pub lines: Vec<u32>,
     /// One tree per thread that has figures.
     pub threads: Vec<ThreadTree>,
 }

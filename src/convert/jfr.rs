@@ -21,13 +21,14 @@
 //! taken apart (`pkg.Cls.m()`: class `pkg/Cls`, method `m`; `pkg.Cls()`, a
 //! name whose last part starts with a capital, a constructor; `(native)` a
 //! native frame; a name without a class, `[GC_active]`, a method of no
-//! class), descriptor `()V`, no line or bytecode index (the trees have
-//! none);
+//! class), descriptor `()V`, no bytecode index (the trees have none), the
+//! node's `line` as the frame's `lineNumber` when the snapshot has lines
+//! (the agent's `lines`), else -1;
 //! `[truncated]` sets the stack's `truncated`, `[no Java frame]` is an event
 //! without a stack. A stack keeps its top [`MAX_FRAMES`] frames.
 
 use crate::error::CliError;
-use crate::snapshot::{CallKind, CallSection, CallThread, Names, Snapshot};
+use crate::snapshot::{CallKind, CallSection, CallThread, Names, Snapshot, NO_LINE};
 use profrj_format::{alloc, lock, sampler};
 use profrj_jfr::encode::Buf;
 use profrj_jfr::schema::{self, events, frame_type, thread_state, Frame, Pools, ThreadEntry};
@@ -357,7 +358,10 @@ impl<'a> Converter<'a> {
                         Marker::NoFrame => {}
                         Marker::None => frames.push(Frame {
                             method: fm.method,
-                            line: -1,
+                            line: match nodes[n as usize].line {
+                                NO_LINE => -1,
+                                line => i32::try_from(line).unwrap_or(-1),
+                            },
                             bci: -1,
                             kind: if fm.native {
                                 frame_type::NATIVE

@@ -28,7 +28,7 @@ pub use pprof::Pprof;
 
 use crate::output::stream;
 use crate::selection::Selection;
-use crate::snapshot::{read_file, CallKind, Metric, Snapshot};
+use crate::snapshot::{read_file_with_lines, CallKind, Metric, Snapshot};
 use std::path::{Path, PathBuf};
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug, clap::ValueEnum)]
@@ -78,10 +78,15 @@ pub struct Args {
     /// hprof: frames per TRACE (HPROF's `depth`; at most 2048) [default: 4].
     #[arg(long, value_name = "N")]
     depth: Option<usize>,
+    /// A JFR recording: keep each frame's source line (one method on two
+    /// lines is two frames, `method():LINE`), as async-profiler's converter's
+    /// `--lines`. A snapshot has lines when the agent ran with `lines`.
+    #[arg(long)]
+    lines: bool,
 }
 
 pub fn run(args: Args) -> Result<(), CliError> {
-    let snap = read_file(&args.snapshot)?;
+    let snap = read_file_with_lines(&args.snapshot, args.lines)?;
     let out = args.output.as_deref();
     match args.to {
         Format::Collapsed | Format::Pprof => calls(&snap, &args, out),

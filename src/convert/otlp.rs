@@ -7,16 +7,19 @@
 //! types are the push's ([`profrj_otlp::types`]); `<profile>`'s
 //! microseconds are sent as nanoseconds (×1000), as the push sends them;
 //! a sampler's period (its interval) is not in a snapshot and is left out.
+//! A node's `line` (the agent's `lines`) is its location's `Line.line`, each
+//! line of a method a location of its own (as `--to pprof` writes them).
 //! Streamed: what is held is bounded by the trees (`profrj_otlp`'s
 //! `Request`); the stack table, which spells out every path, is written as
 //! it is walked.
 
 use crate::error::CliError;
-use crate::snapshot::{CallKind, CallSection, Snapshot};
+use crate::snapshot::{CallKind, CallSection, Snapshot, NO_LINE};
 use profrj_otlp::{
     types, Attribute, CallTrees, Keeper, Node, Request, ThreadTree, Value, ValueType,
 };
 use profrj_otlp::{MAX_WEIGHTS, ROOT};
+use std::collections::HashMap;
 use std::io::{self, Write};
 use std::path::Path;
 
@@ -55,6 +58,42 @@ fn weights(sec: &CallSection) -> Weights {
     }
 }
 
+/// The model's frames: the snapshot's names as they are (a frame without
+/// a line is its name's id), and a frame id past them for each (name,
+/// line) a node has (`lines`), so one method on two lines is two frames,
+/// two locations of one function.
+#[derive(Default)]
+struct Frames {
+    names: Vec<Box<str>>,
+    lines: Vec<u32>,
+    with_line: HashMap<(u32, u32), u32>,
+}
+
+impl Frames {
+    fn new(snap: &Snapshot) -> Frames {
+        Frames {
+            names: snap.names.all().iter().map(|s| s.as_str().into()).collect(),
+            ..Frames::default()
+        }
+    }
+
+    /// The frame id of name `name` on `line`.
+    fn id(&mut self, name: u32, line: u32) -> u32 {
+        if line == NO_LINE {
+            return name;
+        }
+        let next = self.names.len() as u32;
+        let (names, lines) = (&mut self.names, &mut self.lines);
+        *self.with_line.entry((name, line)).or_insert_with(|| {
+            let text = names.get(name as usize).cloned().unwrap_or_default();
+            names.push(text);
+            lines.resize(next as usize, NO_LINE);
+            lines.push(line);
+            next
+        })
+    }
+}
+
 /// A section as the model the encoder reads.
 fn call_trees(snap: &Snapshot, sec: &CallSection) -> CallTrees {
     let (types, attrs) = weights(sec);
@@ -63,36 +102,39 @@ fn call_trees(snap: &Snapshot, sec: &CallSection) -> CallTrees {
         .iter()
         .map(|&(attr, scale)| (desc.slot(attr).expect("a node value"), scale))
         .collect();
+    let mut frames = Frames::new(snap);
+    let threads = sec
+        .threads
+        .iter()
+        .enumerate()
+        .map(|(i, t)| ThreadTree {
+            key: i as u64,
+            name: t.name.clone(),
+            nodes: t
+                .tree
+                .nodes
+                .iter()
+                .skip(1)
+                .map(|n| {
+                    let mut own = [0; MAX_WEIGHTS];
+                    for (o, &(slot, scale)) in own.iter_mut().zip(&slots) {
+                        *o = n.v.0[slot].saturating_mul(scale);
+                    }
+                    Node {
+                        parent: if n.parent == 0 { ROOT } else { n.parent - 1 },
+                        name: frames.id(n.name, n.line),
+                        own,
+                    }
+                })
+                .collect(),
+        })
+        .collect();
     CallTrees {
         weights: types,
         period: None,
-        names: snap.names.all().iter().map(|s| s.as_str().into()).collect(),
-        threads: sec
-            .threads
-            .iter()
-            .enumerate()
-            .map(|(i, t)| ThreadTree {
-                key: i as u64,
-                name: t.name.clone(),
-                nodes: t
-                    .tree
-                    .nodes
-                    .iter()
-                    .skip(1)
-                    .map(|n| {
-                        let mut own = [0; MAX_WEIGHTS];
-                        for (o, &(slot, scale)) in own.iter_mut().zip(&slots) {
-                            *o = n.v.0[slot].saturating_mul(scale);
-                        }
-                        Node {
-                            parent: if n.parent == 0 { ROOT } else { n.parent - 1 },
-                            name: n.name,
-                            own,
-                        }
-                    })
-                    .collect(),
-            })
-            .collect(),
+        names: frames.names,
+        lines: frames.lines,
+        threads,
     }
 }
 

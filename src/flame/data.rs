@@ -1,10 +1,13 @@
 //! The data the flame page draws, as JSON: threads of one name merged into one
-//! tree (children merged by method name), each tree in preorder as flat
+//! tree (children merged by method name, and line with the agent's `lines`:
+//! `name:line`, as collapsed stacks write it), each tree in preorder as flat
 //! triples `[name, own, children]`; `classes`, the names that are class
 //! frames (an allocated class); the coverage and memory tables beside it.
 
 use crate::report::coverage_table;
-use crate::snapshot::{CallSection, CoverageClass, MemorySection, Metric, Names, Weighted};
+use crate::snapshot::{
+    CallSection, CoverageClass, MemorySection, Metric, Names, Weighted, NO_LINE,
+};
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::io::{self, Write};
@@ -38,8 +41,10 @@ pub fn json_name(out: &mut String, s: &str) {
     json_str(out, &profrj_format::names::escape(s));
 }
 
-/// A frame: a name, and whether it is a class frame.
-type Frame = (u32, bool);
+/// A frame: a name, whether it is a class frame, and its source line (the
+/// agent's `lines`; [`NO_LINE`] for none): one method on two lines is two
+/// frames, drawn `name:line` as collapsed stacks write them.
+type Frame = (u32, bool, u32);
 
 /// A merged tree: node 0 is the thread.
 struct Merged {
@@ -53,7 +58,7 @@ struct Merged {
 impl Merged {
     fn new() -> Merged {
         Merged {
-            name: vec![(u32::MAX, false)],
+            name: vec![(u32::MAX, false, NO_LINE)],
             own: vec![0],
             children: vec![Vec::new()],
             virtual_threads: None,
@@ -81,7 +86,7 @@ fn merged_threads(sec: &CallSection, metric: Metric) -> Vec<(String, Merged)> {
         let mut map = vec![0u32; t.tree.nodes.len()];
         for (i, n) in t.tree.nodes.iter().enumerate().skip(1) {
             let parent = map[n.parent as usize];
-            let frame = (n.name, n.class);
+            let frame = (n.name, n.class, n.line);
             let id = *idx.entry((parent, frame)).or_insert_with(|| {
                 m.name.push(frame);
                 m.own.push(0);
@@ -240,11 +245,14 @@ fn calls_json(
     }
     let out = trees;
     out.push_str("],\"names\":[");
-    for (i, &(n, _)) in table.iter().enumerate() {
+    for (i, &(n, _, line)) in table.iter().enumerate() {
         if i > 0 {
             out.push(',');
         }
-        json_name(out, names.get(n));
+        match line {
+            NO_LINE => json_name(out, names.get(n)),
+            line => json_name(out, &format!("{}:{line}", names.get(n))),
+        }
     }
     out.push_str("],\"classes\":[");
     let classes = table.iter().enumerate().filter(|(_, f)| f.1);

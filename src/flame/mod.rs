@@ -9,7 +9,7 @@ use crate::error::CliError;
 mod data;
 
 use crate::selection::Selection;
-use crate::snapshot::{read_file, CallKind, Metric};
+use crate::snapshot::{read_file_with_lines, CallKind, Metric};
 use data::{write_page_json, PageInput};
 use std::io::{self, Write};
 use std::path::PathBuf;
@@ -30,10 +30,15 @@ pub struct Args {
     /// Page title [default: the snapshot's file name].
     #[arg(long)]
     title: Option<String>,
+    /// A JFR recording: keep each frame's source line (one method on two
+    /// lines is two frames, `method():LINE`), as async-profiler's converter's
+    /// `--lines`. A snapshot has lines when the agent ran with `lines`.
+    #[arg(long)]
+    lines: bool,
 }
 
 pub fn run(args: Args) -> Result<(), CliError> {
-    let snap = read_file(&args.snapshot)?;
+    let snap = read_file_with_lines(&args.snapshot, args.lines)?;
     // `--thread`: the section with that thread's name only.
     let kept;
     let calls = if snap.call_sections.is_empty() {

@@ -19,7 +19,11 @@
 //! [`MAX_FRAMES`], keeps its top frames under `[truncated]`; a sample
 //! without a stack counts on `[no Java frame]` (an allocation or a wait
 //! without one has its class frame at the root). Threads are told apart by
-//! their ids and name, across chunks.
+//! their ids and name, across chunks. A frame's `lineNumber` (the JDK's
+//! recordings and profrj's always have one) is kept only when asked
+//! (`--lines`, as async-profiler's converter's): then one method on two
+//! lines is two nodes, each with its `line`, as the agent's `lines` makes
+//! them; else a method is one node, as in a snapshot without `lines`.
 //!
 //! Bounds: each (chunk, thread, stack, class) is walked into the tree once,
 //! later events add to its leaf; cumulated figures are summed in one
@@ -45,8 +49,8 @@ fn node_limit(bytes: u64) -> usize {
 }
 
 /// Reads the JFR file at `path` (a regular file: a chunk's pools are at
-/// its end).
-pub fn read_file(path: &Path) -> Result<Snapshot, CliError> {
+/// its end); `lines`: each frame keyed by its line too.
+pub fn read_file(path: &Path, lines: bool) -> Result<Snapshot, CliError> {
     let mut file = std::fs::File::open(path)
         .map_err(|e| CliError::Input(format!("{}: {e}", path.display())))?;
     let len = file.metadata().map(|m| m.len()).unwrap_or(0);
@@ -56,7 +60,7 @@ pub fn read_file(path: &Path) -> Result<Snapshot, CliError> {
             path.display()
         )));
     }
-    let mut b = Builder::new(node_limit(len));
+    let mut b = Builder::new(node_limit(len), lines);
     reader::read(&mut file, |c, r| b.add(c, r))
         .map_err(|e| CliError::Input(format!("{}: {e}", path.display())))?;
     Ok(b.finish())
@@ -74,8 +78,8 @@ struct Add {
 struct SectionTrees {
     threads: Vec<CallThread>,
     by_thread: HashMap<(u64, u64, String), usize>,
-    /// (thread, parent node, name) -> child node.
-    children: HashMap<(usize, u32, u32), u32>,
+    /// (thread, parent node, name, line) -> child node.
+    children: HashMap<(usize, u32, u32, u32), u32>,
 }
 
 struct Builder {
@@ -87,11 +91,14 @@ struct Builder {
     leaves: HashMap<(CallKind, usize, usize, u64, u64), u32>,
     nodes: usize,
     limit: usize,
-    path: Vec<u32>,
+    /// Keep each frame's line.
+    lines: bool,
+    /// The stack being walked: (name, line) per frame, root first.
+    path: Vec<(u32, u32)>,
 }
 
 impl Builder {
-    fn new(limit: usize) -> Self {
+    fn new(limit: usize, lines: bool) -> Self {
         Builder {
             names: Names::default(),
             sections: Vec::new(),
@@ -99,6 +106,7 @@ impl Builder {
             leaves: HashMap::new(),
             nodes: 0,
             limit,
+            lines,
             path: Vec::new(),
         }
     }
@@ -174,23 +182,28 @@ impl Builder {
             Some(st) => {
                 let cut = st.truncated || st.frames.len() > MAX_FRAMES;
                 if cut {
-                    self.path.push(self.names.intern(TRUNCATED));
+                    self.path.push((self.names.intern(TRUNCATED), NO_LINE));
                 }
                 let kept = &st.frames[..st.frames.len().min(MAX_FRAMES)];
                 for f in kept.iter().rev() {
                     let name = frame_name(c, f);
-                    self.path.push(self.names.intern(&name));
+                    let line = match f.line {
+                        line if self.lines && line > 0 => line as u32,
+                        _ => NO_LINE,
+                    };
+                    self.path.push((self.names.intern(&name), line));
                 }
             }
         }
         // A sample without a Java frame counts on a node of its own, as the
         // snapshot reader gives it; a class frame stands at the root.
         if self.path.is_empty() && class.is_none() {
-            self.path.push(self.names.intern(super::NO_JAVA_FRAME));
+            self.path
+                .push((self.names.intern(super::NO_JAVA_FRAME), NO_LINE));
         }
         if let Some(k) = class {
             let name = c.class_name(k).unwrap_or_else(|| "[unknown class]".into());
-            self.path.push(self.names.intern(&name));
+            self.path.push((self.names.intern(&name), NO_LINE));
         }
     }
 
@@ -201,8 +214,8 @@ impl Builder {
         let tree = &mut trees.threads[t].tree;
         let mut node = 0u32;
         let last = self.path.len().saturating_sub(1);
-        for (i, &name) in self.path.iter().enumerate() {
-            node = match trees.children.get(&(t, node, name)) {
+        for (i, &(name, line)) in self.path.iter().enumerate() {
+            node = match trees.children.get(&(t, node, name, line)) {
                 Some(&n) => n,
                 None => {
                     if self.nodes >= self.limit {
@@ -221,11 +234,10 @@ impl Builder {
                         parent: node,
                         depth,
                         class: class && i == last,
-                        // A frame's line, if the recording has one, is in its name (`…():12`).
-                        line: NO_LINE,
+                        line,
                         v: Values::default(),
                     });
-                    trees.children.insert((t, node, name), id);
+                    trees.children.insert((t, node, name, line), id);
                     id
                 }
             };

@@ -17,7 +17,7 @@ mod weights;
 
 #[cfg(any(test, fuzzing))]
 pub use parse::parse_bytes;
-pub use parse::{read_file, NO_JAVA_FRAME};
+pub use parse::{read_file, read_file_with_lines, NO_JAVA_FRAME};
 pub use sections::{
     CallKind, MetricDesc, MetricName, SectionDesc, ValueType, MAX_THREAD_TOTALS, MAX_VALUES,
 };

@@ -64,6 +64,12 @@ impl RawError {
 
 /// Reads a snapshot file. The error names the file, line and column.
 pub fn read_file(path: &Path) -> Result<Snapshot, CliError> {
+    read_file_with_lines(path, false)
+}
+
+/// As [`read_file`]; `lines`: a JFR recording's frames keyed by their line
+/// too (`--lines`; a snapshot has lines when the agent ran with `lines`).
+pub fn read_file_with_lines(path: &Path, lines: bool) -> Result<Snapshot, CliError> {
     use std::os::unix::fs::FileTypeExt;
     let open = || {
         std::fs::File::open(path).map_err(|e| CliError::Input(format!("{}: {e}", path.display())))
@@ -86,7 +92,7 @@ pub fn read_file(path: &Path) -> Result<Snapshot, CliError> {
         .fill_buf()
         .map_err(|e| CliError::Input(format!("{}: {e}", path.display())))?;
     if profrj_jfr::is_jfr(head) {
-        return super::jfr::read_file(path);
+        return super::jfr::read_file(path, lines);
     }
     parse(input)
         .map_err(|e| {

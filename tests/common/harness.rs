@@ -103,3 +103,21 @@ fn find_javac() -> Option<PathBuf> {
         .map(|d| d.join("javac"))
         .find(|p| p.is_file())
 }
+
+/// The 1-based number of the line of harness program `class`'s source
+/// (`java-test-harness/src/profrj/harness/CLASS.java`) that holds `text`,
+/// which must be on one line only: expected lines follow the source.
+pub fn harness_line(class: &str, text: &str) -> u32 {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("java-test-harness/src/profrj/harness")
+        .join(format!("{class}.java"));
+    let source = std::fs::read_to_string(&path).unwrap();
+    let found: Vec<usize> = source
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| l.contains(text))
+        .map(|(i, _)| i + 1)
+        .collect();
+    assert_eq!(found.len(), 1, "{text:?} in {}: {found:?}", path.display());
+    found[0] as u32
+}

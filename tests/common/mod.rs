@@ -12,6 +12,8 @@ mod measured;
 mod readers;
 mod shares;
 pub use harness::harness_classes;
+#[allow(unused_imports)] // only the tests that expect source lines use it
+pub use harness::harness_line;
 #[allow(unused_imports)] // only the tests that bound a run's cost use them
 pub use measured::*;
 #[allow(unused_imports)] // only the reader tests use them

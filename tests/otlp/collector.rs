@@ -138,6 +138,23 @@ impl Drop for Collector {
     }
 }
 
+/// POSTs the request in file `pb` (`convert --to otlp`'s) to the collector
+/// on `port` with curl, as a user would; its HTTP status must be 200.
+pub fn post(pb: &Path, port: u16) {
+    let curl = Command::new("curl")
+        .args(["-sS", "-o", "/dev/null", "-w", "%{http_code}", "-X", "POST"])
+        .args([
+            "-H",
+            "Content-Type: application/x-protobuf",
+            "--data-binary",
+        ])
+        .arg(format!("@{}", pb.display()))
+        .arg(format!("http://127.0.0.1:{port}/v1development/profiles"))
+        .output()
+        .expect("curl (scripts/test-all installs it)");
+    assert_eq!(String::from_utf8_lossy(&curl.stdout), "200", "{curl:?}");
+}
+
 /// Every complete JSON line of a file exporter's output.
 pub fn read_requests(file: &Path) -> Vec<serde_json::Value> {
     std::fs::read_to_string(file)

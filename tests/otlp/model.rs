@@ -1,9 +1,10 @@
 //! What the tests compare: a request's profiles as the collector wrote them
 //! (JSON with the dictionary's indices resolved), and a snapshot's call
-//! sections, both as own figures per (section, thread, call path).
+//! sections, both as own figures per (section, thread, call path). A frame
+//! with a source line (the agent's `lines`) is `name:line` in both.
 
 use serde_json::Value;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// One sample, its stack root first.
 #[derive(Debug, Clone)]
@@ -63,13 +64,33 @@ pub fn request(json: &Value) -> Request {
         .iter()
         .map(|f| s(idx(f, "nameStrindex")))
         .collect();
-    let locations: Vec<String> = list(dict, "locationTable")
+    let names: HashSet<&String> = functions.iter().collect();
+    assert_eq!(names.len(), functions.len(), "one function per name");
+    // (function, line) of each location: a function on two lines is two.
+    let lines: Vec<(usize, i64)> = list(dict, "locationTable")
         .iter()
         .map(|l| {
             let lines = list(l, "lines");
-            lines.first().map_or(String::new(), |line| {
-                functions[idx(line, "functionIndex")].clone()
+            assert!(lines.len() <= 1, "a location of one line: {l}");
+            lines.first().map_or((0, 0), |line| {
+                (
+                    idx(line, "functionIndex"),
+                    int(line.get("line").unwrap_or(&Value::Null)),
+                )
             })
+        })
+        .collect();
+    let distinct: HashSet<&(usize, i64)> = lines.iter().collect();
+    assert_eq!(
+        distinct.len(),
+        lines.len(),
+        "one location per function and line"
+    );
+    let locations: Vec<String> = lines
+        .iter()
+        .map(|&(function, line)| match line {
+            0 => functions[function].clone(),
+            line => format!("{}:{line}", functions[function]),
         })
         .collect();
     let stacks: Vec<Vec<String>> = list(dict, "stackTable")
@@ -226,7 +247,13 @@ pub fn snapshot_figures(text: &str) -> Figures {
                 let mut path: Vec<String> = node
                     .ancestors()
                     .take_while(|a| a.has_tag_name("profile"))
-                    .map(|a| a.attribute("name").unwrap().to_owned())
+                    .map(|a| {
+                        let name = a.attribute("name").unwrap();
+                        match a.attribute("line") {
+                            Some(line) => format!("{name}:{line}"),
+                            None => name.to_owned(),
+                        }
+                    })
                     .collect();
                 path.reverse();
                 if name == "sampler" && path.len() == 1 {

@@ -4,6 +4,8 @@
 //! node keeps its own figures (events that ended on it); a thread's events
 //! with an empty stack go on a node of their own
 //! ([`profrj_otlp::NO_JAVA_FRAME_ID`]), as a snapshot's reader shows them.
+//! A frame's line (sampling's `lines`) goes with it: each line of a method
+//! its own location.
 
 use crate::model::{CallTrees, Weight};
 use crate::threads::ThreadRecord;
@@ -132,6 +134,15 @@ pub fn call_trees(
         weights: value_types(mode)?,
         period,
         names: trees.frames.iter().map(|f| f.name.clone()).collect(),
+        // Sampling's `lines` keys frames by line: each location its line.
+        lines: match trees.frames.iter().any(|f| f.line.is_some()) {
+            true => trees
+                .frames
+                .iter()
+                .map(|f| f.line.unwrap_or(profrj_otlp::NO_LINE))
+                .collect(),
+            false => Vec::new(),
+        },
         threads: out_threads,
     })
 }

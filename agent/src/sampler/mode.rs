@@ -49,7 +49,7 @@ pub const REGISTRATION: Registration = Registration {
             syntax: "lines",
             default: "",
             takes: Takes::Start,
-            meaning: "sampling: each frame with its source line (a node per method and line, the line in a line attribute; collapsed, pprof and HPROF conversions carry it), as async-profiler's lines option; alone it samples, beside another mode give sampling,lines",
+            meaning: "sampling: each frame with its source line (a node per method and line, the line in a line attribute; every output with a line field carries it: collapsed `m():N`, pprof and OTLP `Line.line` (the otlp= push and convert), HPROF `File.java:N`, JFR `lineNumber` (convert --to jfr), the flame page), as async-profiler's lines option; alone it samples, beside another mode give sampling,lines",
             read: Some(options::read_flag_value),
         },
         ],

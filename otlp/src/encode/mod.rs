@@ -2,9 +2,11 @@
 //! a resource, one scope, one `Profile` per (mode, weight) with samples,
 //! and the dictionary they all index (strings, functions, locations,
 //! stacks, attributes; each table's entry 0 the zero value, as the proto
-//! requires). A frame is a function named by the frame's name, with one
-//! location of one line; a stack lists locations leaf first; a sample's
-//! one attribute is its thread's `thread.name`.
+//! requires). A frame is a location of one line: the function named by
+//! the frame's name and, where the frame has one, its source line
+//! (`Line.line`; one method on two lines is two locations of one
+//! function, as pprof writes them); a stack lists locations leaf first; a
+//! sample's one attribute is its thread's `thread.name`.
 //!
 //! Streamed ([`Request::write`]): what is held is bounded by the call trees
 //! (the strings, functions and thread attributes, the encoded samples, the
@@ -17,7 +19,7 @@ mod stacks;
 mod tests;
 
 use crate::delta::Samples;
-use crate::model::{ValueType, NO_JAVA_FRAME, NO_JAVA_FRAME_ID, ROOT};
+use crate::model::{ValueType, NO_JAVA_FRAME, NO_JAVA_FRAME_ID, NO_LINE, ROOT};
 use crate::wire::{nested, put_bytes, Msg};
 use stacks::{Stacks, TOP};
 use std::collections::HashMap;
@@ -58,6 +60,7 @@ mod field {
     pub const DICT_STACK_TABLE: u64 = 7;
     pub const LOCATION_LINES: u64 = 3;
     pub const LINE_FUNCTION_INDEX: u64 = 1;
+    pub const LINE_LINE: u64 = 2;
     pub const FUNCTION_NAME: u64 = 1;
     pub const STACK_LOCATION_INDICES: u64 = 1;
     pub const KEY_VALUE_AND_UNIT_KEY: u64 = 1;
@@ -102,9 +105,13 @@ impl Attribute {
 pub struct Request {
     strings: Vec<Box<str>>,
     string_index: HashMap<Box<str>, u32>,
-    /// String index of a function's name -> its index (= its location's).
+    /// String index of a function's name -> its index.
     functions: HashMap<u32, u32>,
     function_table: Msg,
+    /// (function index, line) -> location index.
+    locations: HashMap<(u32, u32), u32>,
+    /// Per location index from 1: its (function index, line).
+    location_list: Vec<(u32, u32)>,
     stacks: Stacks,
     /// String index of a thread name -> its attribute's index.
     attributes: HashMap<u32, u32>,
@@ -130,6 +137,8 @@ impl Request {
             string_index: HashMap::new(),
             functions: HashMap::new(),
             function_table: Msg::default(),
+            locations: HashMap::new(),
+            location_list: Vec::new(),
             stacks: Stacks::default(),
             attributes: HashMap::new(),
             attribute_table: Msg::default(),
@@ -160,14 +169,22 @@ impl Request {
         i
     }
 
-    /// The location (= function) index of a frame name.
-    fn location(&mut self, name: &str) -> u32 {
+    /// The location index of a frame: its name's function on `line`
+    /// ([`NO_LINE`]: none). Without lines a location's index is its
+    /// function's (both numbered as met).
+    fn location(&mut self, name: &str, line: u32) -> u32 {
         let s = self.string(name);
         let next = self.functions.len() as u32 + 1;
-        *self.functions.entry(s).or_insert_with(|| {
+        let function = *self.functions.entry(s).or_insert_with(|| {
             let mut f = Msg::default();
             f.int(field::FUNCTION_NAME, s as u64);
             self.function_table.msg(field::DICT_FUNCTION_TABLE, &f);
+            next
+        });
+        let next = self.location_list.len() as u32 + 1;
+        let list = &mut self.location_list;
+        *self.locations.entry((function, line)).or_insert_with(|| {
+            list.push((function, line));
             next
         })
     }
@@ -223,7 +240,8 @@ impl Request {
                     NO_JAVA_FRAME_ID => NO_JAVA_FRAME,
                     f => samples.names.get(f as usize).map_or("", |n| &**n),
                 };
-                climb.push((at, self.location(name)));
+                let line = samples.lines.get(step.name as usize).copied();
+                climb.push((at, self.location(name, line.unwrap_or(NO_LINE))));
                 // A parent comes first; any other ends the path (no loop).
                 at = if step.parent < at { step.parent } else { ROOT };
             }
@@ -339,13 +357,16 @@ impl Request {
     /// The dictionary's fields (twice per request: counted, then written).
     fn write_dictionary(&self, w: &mut dyn Write) -> io::Result<()> {
         put_bytes(w, field::DICT_MAPPING_TABLE, &[])?;
-        // Locations: entry 0 empty, then one per function, of the same index.
+        // Locations: entry 0 empty, then each (function, line) in index order.
         put_bytes(w, field::DICT_LOCATION_TABLE, &[])?;
         let mut line = Msg::default();
         let mut location = Msg::default();
-        for f in 1..=self.functions.len() as u64 {
+        for &(function, line_number) in &self.location_list {
             line.buf.clear();
-            line.int(field::LINE_FUNCTION_INDEX, f);
+            line.int(field::LINE_FUNCTION_INDEX, u64::from(function));
+            if line_number != NO_LINE {
+                line.int(field::LINE_LINE, u64::from(line_number));
+            }
             location.buf.clear();
             location.msg(field::LOCATION_LINES, &line);
             put_bytes(w, field::DICT_LOCATION_TABLE, &location.buf)?;

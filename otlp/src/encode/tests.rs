@@ -32,10 +32,50 @@ fn dictionary_is_shared_and_deduplicated() {
     assert_eq!(bytes, reference(&[(&samples, 1, 2)]));
 }
 
+/// With lines, one method on two lines is two locations of its one
+/// function, each Line with its line; a frame without one has no line
+/// field; frames of one name and line share a location.
+#[test]
+fn lines_make_locations_of_one_function() {
+    let mut samples = Samples {
+        weights: &[types::SAMPLES],
+        names: vec!["p.A.f()".into(), "p.A.f()".into(), "p.A.main()".into()],
+        lines: vec![12, 13],
+        threads: vec!["main".into()],
+        ..Samples::default()
+    };
+    for leaf in [0, 1, 0] {
+        let path = samples.push_path(&[2, leaf]);
+        samples.samples.push(Sample {
+            thread: 0,
+            path,
+            values: [1, 0, 0],
+        });
+    }
+    let mut r = Request::new();
+    r.add(&samples, 1, 2);
+    assert_eq!(r.functions.len(), 2);
+    // Met leaf first: f():12 (function 1), main() without a line
+    // (function 2), then f():13.
+    assert_eq!(r.location_list, [(1, 12), (2, 0), (1, 13)]);
+    assert_eq!(r.stacks.len(), 2);
+    let bytes = r.finish(&[Attribute::str("service.name", "x")], ("profrj", "0"));
+    assert_eq!(bytes, reference(&[(&samples, 1, 2)]));
+    // A location with a line: Line { function_index: 1, line: 12 }.
+    let mut line = Msg::default();
+    line.int(field::LINE_FUNCTION_INDEX, 1);
+    line.int(field::LINE_LINE, 12);
+    let mut loc = Msg::default();
+    loc.msg(field::LOCATION_LINES, &line);
+    let mut entry = Msg::default();
+    entry.msg(field::DICT_LOCATION_TABLE, &loc);
+    assert!(bytes.windows(entry.buf.len()).any(|w| w == entry.buf));
+}
+
 /// The streamed request is, byte for byte, what the encoder that held it
 /// whole wrote (kept below as `Held`), for models with what makes the
-/// tables share: threads of one name, names of one text under two ids,
-/// `[no Java frame]`, several modes, periods, a deep chain, and a second
+/// tables share: threads of one name, names of one text under two ids
+/// (with lines: one function on two lines), `[no Java frame]`, several modes, periods, a deep chain, and a second
 /// period's deltas.
 #[test]
 fn streamed_bytes_equal_the_held_encoders() {
@@ -65,6 +105,12 @@ fn streamed_bytes_equal_the_held_encoders() {
                     .iter()
                     .map(|s| (*s).into())
                     .collect(),
+                // Odd rounds with lines: a.A.run() on two lines (ids 0 and
+                // 2), a table shorter than the names.
+                lines: match round % 2 {
+                    0 => Vec::new(),
+                    _ => vec![12, 7, 13, 7],
+                },
                 threads: Vec::new(),
             })
             .collect();
@@ -170,6 +216,7 @@ struct Held {
     string_index: HashMap<Box<str>, u32>,
     functions: HashMap<u32, u32>,
     function_table: Msg,
+    locations: Vec<(u32, u32)>,
     stacks: HashMap<Vec<u64>, u32>,
     stack_table: Msg,
     attributes: HashMap<u32, u32>,
@@ -188,15 +235,22 @@ impl Held {
         i
     }
 
-    fn location(&mut self, name: &str) -> u32 {
+    fn location(&mut self, name: &str, line: u32) -> u32 {
         let s = self.string(name);
         let next = self.functions.len() as u32 + 1;
-        *self.functions.entry(s).or_insert_with(|| {
+        let function = *self.functions.entry(s).or_insert_with(|| {
             let mut f = Msg::default();
             f.int(field::FUNCTION_NAME, s as u64);
             self.function_table.msg(field::DICT_FUNCTION_TABLE, &f);
             next
-        })
+        });
+        match self.locations.iter().position(|&l| l == (function, line)) {
+            Some(i) => i as u32 + 1,
+            None => {
+                self.locations.push((function, line));
+                self.locations.len() as u32
+            }
+        }
     }
 
     fn stack(&mut self, locations: Vec<u64>) -> u32 {
@@ -244,7 +298,8 @@ impl Held {
                         NO_JAVA_FRAME_ID => NO_JAVA_FRAME,
                         f => samples.names.get(f as usize).map_or("", |n| &**n),
                     };
-                    self.location(name) as u64
+                    let line = samples.lines.get(f as usize).copied().unwrap_or(0);
+                    self.location(name, line) as u64
                 })
                 .collect();
             let stack = self.stack(locations);
@@ -311,9 +366,10 @@ impl Held {
         let zero = Msg::default();
         dict.msg(field::DICT_MAPPING_TABLE, &zero);
         dict.msg(field::DICT_LOCATION_TABLE, &zero);
-        for f in 1..=self.functions.len() as u64 {
+        for &(f, l) in &self.locations {
             let mut line = Msg::default();
-            line.int(field::LINE_FUNCTION_INDEX, f);
+            line.int(field::LINE_FUNCTION_INDEX, u64::from(f));
+            line.int(field::LINE_LINE, u64::from(l));
             let mut loc = Msg::default();
             loc.msg(field::LOCATION_LINES, &line);
             dict.msg(field::DICT_LOCATION_TABLE, &loc);
