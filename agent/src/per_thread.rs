@@ -208,11 +208,16 @@ pub fn mounts_seen() -> u64 {
         .sum()
 }
 
+/// Is `generation` one of following (odd)?
+fn following(generation: u32) -> bool {
+    generation & 1 == 1
+}
+
 /// A mode starts following virtual threads (`vthreads`, before it turns
 /// the mount events on): the next generation, odd.
 pub fn start_following() {
     let _ = GENERATION.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |g| {
-        Some(if g % 2 == 0 { g + 1 } else { g })
+        Some(if following(g) { g } else { g + 1 })
     });
 }
 
@@ -222,7 +227,7 @@ pub fn start_following() {
 /// and a mount posted late redirects nothing.
 pub fn stop_following() {
     let _ = GENERATION.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |g| {
-        Some(if g % 2 == 1 { g + 1 } else { g })
+        Some(if following(g) { g + 1 } else { g })
     });
 }
 
@@ -450,7 +455,7 @@ pub fn mounted(jvmti: Jvmti) {
     let generation = GENERATION.load(Ordering::Acquire);
     let Ok(Some(p)) = THREAD.try_with(|t| {
         t.count_mount();
-        if generation % 2 == 0 {
+        if !following(generation) {
             return None; // posted as following stopped: no redirect
         }
         let p: *const Record = jvmti.current_thread_local().cast_const().cast();
@@ -509,7 +514,7 @@ pub fn virtual_ended(jvmti: Jvmti, jni: &Jni) {
     // it holds it from an earlier generation, which it never reads.
     let record = unsafe { &*p };
     let generation = GENERATION.load(Ordering::Acquire);
-    if generation % 2 == 1 && record.generation.get() != generation {
+    if following(generation) && record.generation.get() != generation {
         // Its last mounts were not seen (nothing followed then): its values
         // still belong to a carrier it ran on before. They move here first,
         // so that what they do at the end (trace's last event into a
