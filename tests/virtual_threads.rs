@@ -593,7 +593,7 @@ fn mounts_seen(pid: u32) -> (u64, bool) {
 #[test]
 fn following_stops_with_the_last_mode_that_needs_it() {
     // VirtualPhases runs N tasks in each of three phases while 4 spanners
-    // switch throughout: profile and lock follow virtual threads in phase A,
+    // switch throughout: profile, lock and trace follow virtual threads in phase A,
     // nothing does in B (the session stopped), a new session does in C.
     const N: u64 = 40;
     let dir = temp_dir("vt-phases");
@@ -601,7 +601,7 @@ fn following_stops_with_the_last_mode_that_needs_it() {
     let mut child = Command::new(vt_java())
         .current_dir(&dir)
         .arg(format!(
-            "-agentpath:{}=profile,lock,include={VT},file={}",
+            "-agentpath:{}=profile,lock,trace,include={VT},file={}",
             agent().display(),
             first.display()
         ))
@@ -643,7 +643,7 @@ fn following_stops_with_the_last_mode_that_needs_it() {
         "mounts reached the agent with no mode running"
     );
     let second = dir.join("vt-2.xml");
-    let opts = format!("profile,lock,include={VT},file={}", second.display());
+    let opts = format!("profile,lock,trace,include={VT},file={}", second.display());
     let (code, out) = profrj_run(&["attach", &pid.to_string(), &opts]);
     assert_eq!(code, 0, "{out}");
     let (_, followed) = mounts_seen(pid);
@@ -670,5 +670,15 @@ fn following_stops_with_the_last_mode_that_needs_it() {
         assert_eq!(attr_u64(main["work"], "count"), phases, "main");
         assert_eq!(attr_u64(main["work/compute"], "count"), phases, "main");
         assert!(threads.contains_key("spanner-#"), "{}", snap.display());
+    }
+    // trace follows virtual threads too: each session's trace is whole.
+    let traces: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().contains("-trace"))
+        .collect();
+    assert!(traces.len() >= 2, "{traces:?}");
+    for t in traces {
+        read_snapshot(&t);
     }
 }
