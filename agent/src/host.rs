@@ -140,16 +140,44 @@ impl Host {
     }
 
     /// From now on, a virtual thread's per-thread record follows it across
-    /// carriers (`per_thread`): called by each mode that keeps something
-    /// per thread as it starts. Once per JVM; where the JVM has no such
-    /// events (before JDK 21, `vthreads=off`) virtual threads share their
-    /// carriers' records, and where turning them on fails, a warning says so.
-    pub fn follow_virtual_threads(&self) {
+    /// carriers (`per_thread`): called by each mode (`mode`, its name) that
+    /// keeps something per thread as it starts; the first turns HotSpot's
+    /// mount and unmount events on. Where the JVM has no such events (before
+    /// JDK 21, `vthreads=off`) virtual threads share their carriers'
+    /// records, and where turning them on fails, a warning says so.
+    pub fn follow_virtual_threads(&self, mode: &'static str) {
         if let Some(v) = &self.virtual_threads {
-            if let Err(e) = v.follow(self.jvmti, self.edge.vthreads) {
+            if let Err(e) = v.follow(self.jvmti, self.edge.vthreads, mode) {
                 crate::log::warn_once("virtual threads", &e.to_string());
             }
         }
+    }
+
+    /// `mode` (which called [`Host::follow_virtual_threads`]) stopped: the
+    /// last to stop turns the events off, so that a switch costs nothing
+    /// of the agent's while no mode needs it.
+    pub fn unfollow_virtual_threads(&self, mode: &'static str) {
+        if let Some(v) = &self.virtual_threads {
+            if let Err(e) = v.unfollow(self.jvmti, mode) {
+                crate::log::warn_once("virtual threads off", &e.to_string());
+            }
+        }
+    }
+
+    /// Whether virtual threads are followed now, and the mounts seen so
+    /// far, for `status`; `None` where they cannot be (`vthreads=off`, a
+    /// JVM without the events).
+    pub fn virtual_thread_status(&self) -> Option<String> {
+        let v = self.virtual_threads.as_ref()?;
+        Some(format!(
+            "virtual threads {}, {} mounts seen",
+            if v.following() {
+                "followed"
+            } else {
+                "not followed"
+            },
+            crate::per_thread::mounts_seen()
+        ))
     }
 
     /// Says whether `listener` wants `kind`'s event delivered (see

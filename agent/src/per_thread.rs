@@ -11,11 +11,21 @@
 //! thread's is its OS thread's; a virtual thread's (JDK 21+) is kept in
 //! the JVMTI thread-local storage HotSpot keeps per virtual thread, and
 //! HotSpot's mount and unmount events (`vthreads`) point the carrier's
-//! [`CURRENT`] at it and back ([`mounted`], [`unmounting`]), so no probe
+//! record pointer ([`THREAD`]) at it and back ([`mounted`], [`unmounting`]), so no probe
 //! knows about carriers. A value hears those moments
 //! ([`ThreadValue::mounted`], [`ThreadValue::unmounting`]); what a mode
 //! keeps per OS thread whatever runs on it (profile's tree of a carrier)
 //! is a slot of the carrier's own record ([`with_carrier`]).
+//!
+//! Following stops when the last mode that needs it stops (`vthreads`):
+//! a carrier may then still point at the record of the virtual thread it
+//! ran last, whose unmount is no longer posted. Every redirect is stamped
+//! with the generation of following it was made in ([`GENERATION`]: odd
+//! while following, bumped when it starts and when it stops), and every
+//! lookup checks the stamp: a stale one sends the carrier back to its own
+//! record without reading the other ([`ThreadState::check`]). A virtual
+//! thread mounted while nothing followed is found again at its first mount
+//! once following starts again; until then it uses its carrier's record.
 //!
 //! A slot is found by its value's type, among the few a thread has (no
 //! lock, no hashing). A record lives from the first probe or event that
@@ -27,8 +37,10 @@
 //! then).
 
 use crate::vm::{Jni, Jvmti};
+use parking_lot::Mutex;
 use std::any::TypeId;
 use std::cell::Cell;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// The most slots a thread's record holds: one per type of value the
@@ -93,47 +105,140 @@ impl Slot {
 /// One thread's record.
 pub struct Record {
     slots: [Slot; SLOTS],
+    /// A virtual thread's: the generation of following its last mount was
+    /// seen in (its values belong to that mount's carrier).
+    generation: Cell<u32>,
 }
+
+/// The generation of following virtual threads: odd while a mode follows
+/// them (the mount and unmount events on), even while none does; bumped
+/// by [`start_following`] and [`stop_following`]. A carrier's redirect to a
+/// virtual thread's record holds only within the generation it was made in.
+static GENERATION: AtomicU32 = AtomicU32::new(0);
 
 thread_local! {
-    /// The calling thread's record (null before its first slot). Constant
+    /// The calling thread's record and, on a carrier, its redirect. Constant
     /// initialiser, no destructor: reading it is one call and a load.
-    static CURRENT: Cell<*const Record> = const { Cell::new(std::ptr::null()) };
-    /// Frees the record when the OS thread exits without a ThreadEnd.
-    static EXIT: ExitGuard = const { ExitGuard };
-    /// What a carrier keeps while a virtual thread is mounted on it (set
-    /// only by the mount and unmount events).
-    static CARRIER: Carrier = const {
-        Carrier {
+    static THREAD: ThreadState = const {
+        ThreadState {
+            current: Cell::new(std::ptr::null()),
             own: Cell::new(std::ptr::null()),
-            mounted: Cell::new(false),
+            stamp: Cell::new(0),
+            mounts: Cell::new(None),
         }
     };
+    /// Frees the record when the OS thread exits without a ThreadEnd.
+    static EXIT: ExitGuard = const { ExitGuard };
 }
 
-/// A carrier's side of a mount.
-struct Carrier {
-    /// While a virtual thread is mounted: the OS thread's own record
-    /// (null: none made yet).
+/// An OS thread's way to its record.
+struct ThreadState {
+    /// The record the probes use (null before its first slot): the OS
+    /// thread's own, or, while a followed virtual thread is mounted on it
+    /// (`stamp` not 0), the virtual thread's.
+    current: Cell<*const Record>,
+    /// While `current` is redirected: the OS thread's own record (null:
+    /// none made yet).
     own: Cell<*const Record>,
-    /// A virtual thread is mounted (seen by its mount event): [`CURRENT`]
-    /// is its record.
-    mounted: Cell<bool>,
+    /// The generation the mount that redirected `current` was seen in; 0:
+    /// not redirected (set only by the mount and unmount events).
+    stamp: Cell<u32>,
+    /// The mounts this carrier saw (made at its first).
+    mounts: Cell<Option<&'static AtomicU64>>,
+}
+
+impl ThreadState {
+    /// Sends a redirect made in an earlier generation back to the OS
+    /// thread's own record, without reading the record it pointed at.
+    ///
+    /// Why a redirect of the running generation is safe to follow: the
+    /// generation changes (`stop_following`) before the events go off, so
+    /// while it holds, every unmount on this carrier was posted and undid
+    /// its redirect: the virtual thread is still mounted here, running this
+    /// code, and cannot end (its record is freed only at its end). Once it
+    /// changed, the thread may have gone without a word, and its record
+    /// with it: the pointer is dropped unread. (The stamp is loaded with
+    /// Acquire and the generation stored before the VM is asked to stop
+    /// posting: a carrier that no longer sees the unmount sees the new
+    /// generation.)
+    #[inline(always)]
+    fn check(&self) {
+        let stamp = self.stamp.get();
+        if stamp != 0 && stamp != GENERATION.load(Ordering::Acquire) {
+            self.unredirect();
+        }
+    }
+
+    /// The OS thread's own record is current again.
+    #[cold]
+    #[inline(never)]
+    fn unredirect(&self) {
+        self.current.set(self.own.replace(std::ptr::null()));
+        self.stamp.set(0);
+    }
+
+    /// Is a followed virtual thread mounted here (its record current)?
+    fn on_virtual(&self) -> bool {
+        self.check();
+        self.stamp.get() != 0
+    }
+
+    /// Counts a mount event that reached the agent on this carrier: its own counter, which only it
+    /// writes (no shared cache line per mount), summed by [`mounts_seen`].
+    fn count_mount(&self) {
+        let counter = match self.mounts.get() {
+            Some(c) => c,
+            None => {
+                let c: &'static AtomicU64 = Box::leak(Box::new(AtomicU64::new(0)));
+                MOUNT_COUNTERS.lock().push(c);
+                self.mounts.set(Some(c));
+                c
+            }
+        };
+        counter.store(counter.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+    }
+}
+
+/// Every carrier's count of the mounts it saw (one small leak per carrier
+/// the JVM ever had: carriers are few and pooled).
+static MOUNT_COUNTERS: Mutex<Vec<&'static AtomicU64>> = Mutex::new(Vec::new());
+
+/// How many virtual-thread mounts reached the agent so far (all carriers).
+pub fn mounts_seen() -> u64 {
+    MOUNT_COUNTERS
+        .lock()
+        .iter()
+        .map(|c| c.load(Ordering::Relaxed))
+        .sum()
+}
+
+/// Is `generation` one of following (odd)?
+fn following(generation: u32) -> bool {
+    generation & 1 == 1
+}
+
+/// A mode starts following virtual threads (`vthreads`, before it turns
+/// the mount events on): the next generation, odd.
+pub fn start_following() {
+    let _ = GENERATION.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |g| {
+        Some(if following(g) { g } else { g + 1 })
+    });
+}
+
+/// The last mode that followed virtual threads stopped (`vthreads`, before
+/// it turns the mount events off): the next generation, even. From now on
+/// no carrier reads a record a mount pointed it at ([`ThreadState::check`]),
+/// and a mount posted late redirects nothing.
+pub fn stop_following() {
+    let _ = GENERATION.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |g| {
+        Some(if following(g) { g + 1 } else { g })
+    });
 }
 
 struct ExitGuard;
 
 impl Drop for ExitGuard {
     fn drop(&mut self) {
-        // A virtual thread still mounted keeps its record (its end frees it).
-        let own = CARRIER.try_with(|c| {
-            c.mounted
-                .replace(false)
-                .then(|| c.own.replace(std::ptr::null()))
-        });
-        if let Ok(Some(own)) = own {
-            let _ = CURRENT.try_with(|c| c.set(own));
-        }
         end_record(None);
     }
 }
@@ -141,32 +246,41 @@ impl Drop for ExitGuard {
 /// The record of the calling thread, made on first use.
 #[inline(always)]
 fn current() -> &'static Record {
-    let p = CURRENT.with(Cell::get);
+    let p = THREAD.with(|t| {
+        t.check();
+        t.current.get()
+    });
     if p.is_null() {
         return new_record();
     }
     // SAFETY: made by `new_record` (a leaked Box) and freed only by
-    // `end_record` or `virtual_ended`, which first take it out of CURRENT
-    // (a virtual thread's is out of every carrier's CURRENT once it has
-    // unmounted for the last time): a non-null CURRENT is live.
+    // `end_record` or `virtual_ended`, which first take it out of the
+    // thread's `current` (a virtual thread's is out of every carrier's
+    // `current` of this generation once it has unmounted for the last time,
+    // and `check` just dropped one of an earlier generation): a non-null
+    // `current` is live.
     unsafe { &*p }
 }
 
 #[cold]
 #[inline(never)]
 fn new_record() -> &'static Record {
-    let is_virtual = CARRIER.try_with(|c| c.mounted.get()).unwrap_or(false);
+    let stamp = THREAD
+        .try_with(|t| t.on_virtual().then(|| t.stamp.get()))
+        .ok()
+        .flatten();
     let record = make_record();
-    if is_virtual {
+    if let Some(generation) = stamp {
         // A virtual thread's record goes with it, in its JVMTI storage. If
         // the VM refuses, it lasts until the unmount, and leaks.
+        record.generation.set(generation);
         if let Some(host) = crate::host::get() {
             let _ = host
                 .jvmti
                 .set_current_thread_local((record as *const Record).cast());
         }
     }
-    CURRENT.with(|c| c.set(record));
+    THREAD.with(|t| t.current.set(record));
     record
 }
 
@@ -177,18 +291,19 @@ fn make_record() -> &'static Record {
     let _ = EXIT.try_with(|_| ());
     Box::leak(Box::new(Record {
         slots: std::array::from_fn(|_| Slot::empty()),
+        generation: Cell::new(0),
     }))
 }
 
 /// The OS thread's own record (not a mounted virtual thread's), made on
 /// first use.
 fn carrier_record() -> &'static Record {
-    let own = CARRIER
-        .try_with(|c| match c.mounted.get() {
-            true => Some(match c.own.get() {
+    let own = THREAD
+        .try_with(|t| match t.on_virtual() {
+            true => Some(match t.own.get() {
                 p if p.is_null() => {
                     let r = make_record();
-                    c.own.set(r);
+                    t.own.set(r);
                     r as *const Record
                 }
                 p => p,
@@ -321,7 +436,7 @@ pub fn with_carrier<T: ThreadValue, R>(
 /// Is the calling thread a virtual thread (one is mounted on this carrier
 /// and followed)?
 pub fn on_virtual_thread() -> bool {
-    CARRIER.try_with(|c| c.mounted.get()).unwrap_or(false)
+    THREAD.try_with(ThreadState::on_virtual).unwrap_or(false)
 }
 
 /// Tells each value of `record` of a mount (`true`) or an unmount.
@@ -341,18 +456,26 @@ fn tell_moved(record: &Record, mounted: bool) {
 /// probes use the virtual thread's record from now on (none yet: one is
 /// made when a mode wants a slot), and its values hear of it.
 pub fn mounted(jvmti: Jvmti) {
-    let p: *const Record = jvmti.current_thread_local().cast_const().cast();
-    let Ok(()) = CARRIER.try_with(|c| {
-        let current = CURRENT.with(|cur| cur.replace(p));
-        if !c.mounted.replace(true) {
-            c.own.set(current);
+    let generation = GENERATION.load(Ordering::Acquire);
+    let Ok(Some(p)) = THREAD.try_with(|t| {
+        t.count_mount();
+        if !following(generation) {
+            return None; // posted as following stopped: no redirect
         }
+        let p: *const Record = jvmti.current_thread_local().cast_const().cast();
+        t.check();
+        let previous = t.current.replace(p);
+        if t.stamp.replace(generation) == 0 {
+            t.own.set(previous);
+        }
+        Some(p)
     }) else {
         return;
     };
     // SAFETY: a record `new_record` stored for the virtual thread, alive
     // until its VirtualThreadEnd.
     if let Some(r) = unsafe { p.as_ref() } {
+        r.generation.set(generation);
         tell_moved(r, true);
     }
 }
@@ -360,37 +483,49 @@ pub fn mounted(jvmti: Jvmti) {
 /// VirtualThreadUnmount, on the carrier, the virtual thread still mounted:
 /// its values hear of it, and the OS thread's own record is current again.
 pub fn unmounting() {
-    let _ = CARRIER.try_with(|c| {
-        if !c.mounted.get() {
-            return; // mounted before the events were on: it used the carrier's
+    let _ = THREAD.try_with(|t| {
+        let stamp = t.stamp.get();
+        if stamp == 0 {
+            return; // mounted while nothing followed: it used the carrier's
         }
-        let p = CURRENT.with(Cell::get);
-        // SAFETY: as in `current`.
-        if let Some(r) = unsafe { p.as_ref() } {
-            tell_moved(r, false);
+        if stamp == GENERATION.load(Ordering::Acquire) {
+            // SAFETY: as in `current` (a redirect of this generation).
+            if let Some(r) = unsafe { t.current.get().as_ref() } {
+                tell_moved(r, false);
+            }
         }
-        c.mounted.set(false);
-        CURRENT.with(|cur| cur.set(c.own.replace(std::ptr::null())));
+        t.unredirect();
     });
 }
 
 /// VirtualThreadEnd, on its carrier after its last unmount: every value
-/// of its record hears it, then the record goes.
+/// of its record hears it, then the record goes. (On whether or not a mode
+/// follows virtual threads now: a record made while one did is freed.)
 pub fn virtual_ended(jvmti: Jvmti, jni: &Jni) {
     let p: *const Record = jvmti.current_thread_local().cast_const().cast();
     if p.is_null() {
         return;
     }
-    let _ = CARRIER.try_with(|c| {
-        if CURRENT.with(Cell::get) == p {
+    let _ = THREAD.try_with(|t| {
+        if t.current.get() == p {
             // Its unmount was not seen: the carrier's own record again.
-            CURRENT.with(|cur| cur.set(c.own.replace(std::ptr::null())));
-            c.mounted.set(false);
+            t.unredirect();
         }
     });
     let _ = jvmti.set_current_thread_local(std::ptr::null());
-    // SAFETY: the virtual thread's record (made by `new_record`), out of
-    // every carrier's CURRENT now; nothing reaches it any more.
+    // SAFETY: the virtual thread's record (made by `new_record`); it is out
+    // of this carrier's `current`, and any other carrier's that still holds
+    // it holds it from an earlier generation, which it never reads.
+    let record = unsafe { &*p };
+    let generation = GENERATION.load(Ordering::Acquire);
+    if following(generation) && record.generation.get() != generation {
+        // Its last mounts were not seen (nothing followed then): its values
+        // still belong to a carrier it ran on before. They move here first,
+        // so that what they do at the end (trace's last event into a
+        // carrier's ring) is done on the carrier they belong to.
+        tell_moved(record, true);
+    }
+    // SAFETY: as above; nothing reaches it any more.
     unsafe { free_record(p, Some(jni)) };
 }
 
@@ -401,7 +536,14 @@ pub fn thread_ended(jni: &Jni) {
 }
 
 fn end_record(jni: Option<&Jni>) {
-    let Ok(p) = CURRENT.try_with(|c| c.replace(std::ptr::null())) else {
+    // A virtual thread's record, current or left from an earlier generation,
+    // is not the OS thread's: its own end frees it.
+    let Ok(p) = THREAD.try_with(|t| {
+        if t.stamp.get() != 0 {
+            t.unredirect();
+        }
+        t.current.replace(std::ptr::null())
+    }) else {
         return;
     };
     if p.is_null() {

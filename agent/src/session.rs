@@ -278,8 +278,13 @@ impl Sessions {
                 } else {
                     "running"
                 };
+                let vthreads = self
+                    .host
+                    .virtual_thread_status()
+                    .map(|v| format!("; {v}"))
+                    .unwrap_or_default();
                 Ok(format!(
-                    "{state}: {}; {} threads seen; {} snapshots written",
+                    "{state}: {}; {} threads seen; {} snapshots written{vthreads}",
                     self.describe(s),
                     self.host.threads.count(),
                     written

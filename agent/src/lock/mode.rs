@@ -94,7 +94,7 @@ fn open(cx: &Cx) -> Result<Box<dyn Mode>, AgentError> {
 impl Mode for LockMode {
     fn start(&self, cx: &Cx) -> Result<(), AgentError> {
         // A wait's start follows its virtual thread across carriers.
-        cx.host.follow_virtual_threads();
+        cx.host.follow_virtual_threads("lock");
         self.life.set(Some(self.recorder.clone()));
         self.recorder.active.store(true, Relaxed);
         for kind in super::KINDS {
@@ -114,6 +114,7 @@ impl Mode for LockMode {
         for kind in super::KINDS {
             let _ = self.host.want(self.life, kind, false);
         }
+        self.host.unfollow_virtual_threads("lock");
     }
 
     fn snapshot(&self, cx: &Cx) -> Result<Box<dyn Capture + '_>, AgentError> {

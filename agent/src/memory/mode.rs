@@ -148,7 +148,7 @@ impl Mode for Memory {
     fn start(&self, cx: &Cx) -> Result<(), AgentError> {
         // An object counts for the thread (a virtual thread's group) that
         // made it, whichever carrier ran it.
-        cx.host.follow_virtual_threads();
+        cx.host.follow_virtual_threads("memory");
         let life = self.life;
         life.set_active(true);
         self.host.events.set_every_object_tracked(true);
@@ -170,6 +170,7 @@ impl Mode for Memory {
         self.life.stamps.set_mode(super::stamps::OFF);
         self.life.set_active(false);
         self.host.events.set_every_object_tracked(false);
+        self.host.unfollow_virtual_threads("memory");
     }
 
     /// Forces a GC first, so `count` holds only objects still reachable.

@@ -54,7 +54,7 @@ fn open(cx: &Cx) -> Result<Box<dyn Mode>, AgentError> {
 impl Mode for Profile {
     fn start(&self, cx: &Cx) -> Result<(), AgentError> {
         // A call's open frames follow its virtual thread across carriers.
-        cx.host.follow_virtual_threads();
+        cx.host.follow_virtual_threads("profile");
         let mut rebound = Ok(());
         let sampled = cx.options.text("timing") == Some("sampled");
         self.0.start(sampled, || {
@@ -72,6 +72,7 @@ impl Mode for Profile {
 
     fn stop(&self) {
         self.0.stop();
+        self.1.unfollow_virtual_threads("profile");
     }
 
     fn call_trees(&self, _threads: &[ThreadRecord]) -> Option<crate::model::CallTrees> {

@@ -88,7 +88,7 @@ fn open(cx: &Cx) -> Result<Box<dyn Mode>, AgentError> {
 impl Mode for Trace {
     fn start(&self, cx: &Cx) -> Result<(), AgentError> {
         // A call's open entries follow its virtual thread across carriers.
-        cx.host.follow_virtual_threads();
+        cx.host.follow_virtual_threads("trace");
         let o = cx.options;
         let path = o.text("trace").unwrap_or_default();
         let drop_when_full = o.text("overflow") == Some("drop");
@@ -122,6 +122,7 @@ impl Mode for Trace {
         for kind in GC {
             let _ = self.host.want(self.life, kind, false);
         }
+        self.host.unfollow_virtual_threads("trace");
     }
 
     fn snapshot(&self, _cx: &Cx) -> Result<Box<dyn Capture + '_>, AgentError> {
