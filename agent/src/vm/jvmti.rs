@@ -86,6 +86,47 @@ impl<T> Drop for JvmtiBuf<T> {
     }
 }
 
+/// An entry of GetExtensionFunctions' or GetExtensionEvents' table: its
+/// id, its parameters, and its other allocations (null where an entry
+/// has fewer; each freed by the caller of those functions).
+trait ExtensionInfo {
+    fn id(&self) -> *mut c_char;
+    fn params(&self) -> (*mut JvmtiParamInfo, jint);
+    fn allocations(&self) -> [*mut u8; 3];
+}
+
+impl ExtensionInfo for JvmtiExtensionFunctionInfo {
+    fn id(&self) -> *mut c_char {
+        self.id
+    }
+    fn params(&self) -> (*mut JvmtiParamInfo, jint) {
+        (self.params, self.param_count)
+    }
+    fn allocations(&self) -> [*mut u8; 3] {
+        [
+            self.id.cast(),
+            self.short_description.cast(),
+            self.errors.cast(),
+        ]
+    }
+}
+
+impl ExtensionInfo for JvmtiExtensionEventInfo {
+    fn id(&self) -> *mut c_char {
+        self.id
+    }
+    fn params(&self) -> (*mut JvmtiParamInfo, jint) {
+        (self.params, self.param_count)
+    }
+    fn allocations(&self) -> [*mut u8; 3] {
+        [
+            self.id.cast(),
+            self.short_description.cast(),
+            std::ptr::null_mut(),
+        ]
+    }
+}
+
 pub struct ThreadInfo {
     pub name: String,
 }
@@ -244,43 +285,10 @@ impl Jvmti {
         let mut count = 0;
         let mut infos = std::ptr::null_mut();
         // SAFETY: out-pointers to two live locals.
-        if unsafe { jvmti_call!(self, GetExtensionFunctions, &mut count, &mut infos) }
-            != JvmtiError::NONE
-        {
-            return None;
-        }
-        let buf = JvmtiBuf {
-            jvmti: *self,
-            ptr: infos,
-            len: count.max(0) as usize,
-        };
-        let mut found = None;
-        for info in buf.as_slice() {
-            // SAFETY: each id is a NUL-terminated string the VM allocated,
-            // freed only below.
-            if !info.id.is_null() && unsafe { CStr::from_ptr(info.id) }.to_bytes() == id.as_bytes()
-            {
-                found = info.func;
-            }
-            // Every string and array inside the table is a separate allocation.
-            let params = JvmtiBuf {
-                jvmti: *self,
-                ptr: info.params,
-                len: info.param_count.max(0) as usize,
-            };
-            // SAFETY: each is a separate allocation of GetExtensionFunctions
-            // for us (or null), freed once here; the table itself is freed
-            // with `buf`, after the loop.
-            unsafe {
-                for p in params.as_slice() {
-                    self.deallocate(p.name.cast());
-                }
-                self.deallocate(info.id.cast());
-                self.deallocate(info.short_description.cast());
-                self.deallocate(info.errors.cast());
-            }
-        }
-        found
+        let err = unsafe { jvmti_call!(self, GetExtensionFunctions, &mut count, &mut infos) };
+        self.find_extension(err, infos, count, id, |f: &JvmtiExtensionFunctionInfo| {
+            f.func
+        })
     }
 
     /// The index of the JVM-specific event named `id`, if this JVM has it
@@ -289,9 +297,24 @@ impl Jvmti {
         let mut count = 0;
         let mut infos = std::ptr::null_mut();
         // SAFETY: out-pointers to two live locals.
-        if unsafe { jvmti_call!(self, GetExtensionEvents, &mut count, &mut infos) }
-            != JvmtiError::NONE
-        {
+        let err = unsafe { jvmti_call!(self, GetExtensionEvents, &mut count, &mut infos) };
+        self.find_extension(err, infos, count, id, |e: &JvmtiExtensionEventInfo| {
+            Some(e.extension_event_index)
+        })
+    }
+
+    /// What `pick` takes from the entry named `id` of a table
+    /// GetExtensionFunctions or GetExtensionEvents answered (`err`, `infos`,
+    /// `count`), freeing the table and every allocation inside it.
+    fn find_extension<I: ExtensionInfo, R>(
+        &self,
+        err: JvmtiError,
+        infos: *mut I,
+        count: jint,
+        id: &str,
+        pick: impl Fn(&I) -> Option<R>,
+    ) -> Option<R> {
+        if err != JvmtiError::NONE {
             return None;
         }
         let buf = JvmtiBuf {
@@ -301,25 +324,28 @@ impl Jvmti {
         };
         let mut found = None;
         for info in buf.as_slice() {
+            let name = info.id();
             // SAFETY: each id is a NUL-terminated string the VM allocated,
             // freed only below.
-            if !info.id.is_null() && unsafe { CStr::from_ptr(info.id) }.to_bytes() == id.as_bytes()
-            {
-                found = Some(info.extension_event_index);
+            if !name.is_null() && unsafe { CStr::from_ptr(name) }.to_bytes() == id.as_bytes() {
+                found = pick(info);
             }
+            let (params, param_count) = info.params();
             let params = JvmtiBuf {
                 jvmti: *self,
-                ptr: info.params,
-                len: info.param_count.max(0) as usize,
+                ptr: params,
+                len: param_count.max(0) as usize,
             };
-            // SAFETY: separate allocations of GetExtensionEvents for us (or
-            // null), each freed once here; the table goes with `buf`.
+            // SAFETY: every string and array inside an entry is a separate
+            // allocation of the call for us (or null), freed once here; the
+            // table itself goes with `buf`, after the loop.
             unsafe {
                 for p in params.as_slice() {
                     self.deallocate(p.name.cast());
                 }
-                self.deallocate(info.id.cast());
-                self.deallocate(info.short_description.cast());
+                for allocation in info.allocations() {
+                    self.deallocate(allocation);
+                }
             }
         }
         found
