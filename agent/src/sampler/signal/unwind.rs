@@ -89,7 +89,17 @@ const RET: u8 = 0xc3;
 const PUSH_RBP: u8 = 0x55;
 const POP_RBP: u8 = 0x5d;
 /// `push rbp; mov rbp, rsp`: MacroAssembler::enter, how most stubs begin.
-const ENTER: [u8; 4] = [0x55, 0x48, 0x89, 0xe5];
+/// HotSpot's assembler encodes the move as `mov r64, r/m64` (`48 8b ec`:
+/// every C1 runtime stub, `counter_overflow` among them, begins so); a C
+/// compiler's `48 89 e5` is the same instruction, accepted too.
+const ENTERS: [[u8; 4]; 2] = [[0x55, 0x48, 0x8b, 0xec], [0x55, 0x48, 0x89, 0xe5]];
+
+/// Does the code read by `at` (offsets from the blob's start) begin with `enter`?
+fn begins_with_enter(at: impl Fn(usize) -> Option<u8>) -> bool {
+    ENTERS
+        .iter()
+        .any(|enter| enter.iter().enumerate().all(|(k, &b)| at(k) == Some(b)))
+}
 
 /// The caller of `top`, which executes in `blob` (None: code the map does
 /// not know).
@@ -143,7 +153,7 @@ pub fn callers(top: Regs, adapter: AdapterRegs, blob: Option<&Blob>, mem: &impl 
 /// their frame).
 pub fn stub_caller(anchor: Regs, blob: &Blob, mem: &impl Memory) -> Option<Regs> {
     let at = |k: usize| mem.byte(blob.start + k);
-    if (0..4).all(|k| at(k) == Some(ENTER[k])) {
+    if begins_with_enter(at) {
         return via_fp(anchor, mem);
     }
     let pushed = at(0) == Some(PUSH_RBP);
@@ -165,7 +175,7 @@ fn stub(top: Regs, blob: &Blob, mem: &impl Memory) -> Callers {
     if top.pc == blob.start || at(0) == Some(RET) {
         return Callers::of([ret_at(top, 0, mem), None, None]);
     }
-    let enters = (0..4).all(|k| mem.byte(blob.start + k) == Some(ENTER[k]));
+    let enters = begins_with_enter(|k| mem.byte(blob.start + k));
     if enters && top.pc == blob.start + 1 {
         // `push rbp` done, `mov rbp, rsp` not yet.
         return Callers::of([ret_at(top, 8, mem), None, None]);
@@ -610,23 +620,29 @@ mod tests {
             fp: CALLER_FP,
         });
         assert_eq!(stub_caller(anchor, &b, &m), want);
-        // C1's: enter; … (rbp the frame pointer)
-        let c1 = [0x55, 0x48, 0x89, 0xe5, 0x90];
+        // C1's: enter; … (rbp the frame pointer). HotSpot's bytes (JDK 21's
+        // counter_overflow stub: push rbp; mov rbp, rsp; sub rsp, 0x80), and
+        // a C compiler's encoding of the same `mov`.
         let fp = SP + 0x30;
-        let m = fake(&c1, &[(fp, CALLER_FP), (fp + 8, RET_ADDR)]);
         let anchor = Regs {
             pc: CODE + 4,
             sp: SP,
             fp,
         };
-        assert_eq!(
-            stub_caller(anchor, &b, &m),
-            Some(Regs {
-                pc: RET_ADDR,
-                sp: fp + 16,
-                fp: CALLER_FP
-            })
-        );
+        for c1 in [
+            &[0x55, 0x48, 0x8b, 0xec, 0x48, 0x81, 0xec, 0x80, 0, 0, 0][..],
+            &[0x55, 0x48, 0x89, 0xe5, 0x90][..],
+        ] {
+            let m = fake(c1, &[(fp, CALLER_FP), (fp + 8, RET_ADDR)]);
+            assert_eq!(
+                stub_caller(anchor, &b, &m),
+                Some(Regs {
+                    pc: RET_ADDR,
+                    sp: fp + 16,
+                    fp: CALLER_FP
+                })
+            );
+        }
         // Anything else: no guess.
         let m = fake(&[0x90; 8], &[]);
         assert_eq!(stub_caller(anchor, &b, &m), None);
