@@ -118,7 +118,7 @@ fn place(pc: usize) -> String {
     match code_map::find(pc) {
         Some(b) => match b.code {
             Code::Stub { name, .. } => format!(
-                "stub:{}+{:#x}",
+                "stub:{}+{:#x}(@{pc:#x})",
                 code_map::stub_name(name).unwrap_or_default(),
                 pc - b.start
             ),
@@ -182,6 +182,26 @@ pub fn report() {
     sorted.sort_by(|a, b| b.1.cmp(&a.1));
     for (key, n) in sorted {
         crate::log::info(&format!("walk-debug: {n} {key}"));
+    }
+    // The code around each distinct interrupted pc in a stub (for a
+    // disassembler: `xxd -r -p | objdump -D -b binary -m i386:x86-64`).
+    let mut seen = std::collections::BTreeSet::new();
+    for f in &all {
+        if let Some(b) = crate::code_map::find(f.pc) {
+            if seen.insert(f.pc) && matches!(b.code, crate::code_map::Code::Stub { .. }) {
+                let from = f.pc.saturating_sub(0x80).max(b.start);
+                let to = (f.pc + 0x20).min(b.end);
+                let hex: String = (from..to)
+                    // SAFETY: bytes of a live stub the VM reported (code cache memory).
+                    .map(|a| format!("{:02x}", unsafe { std::ptr::read_volatile(a as *const u8) }))
+                    .collect();
+                crate::log::info(&format!(
+                    "walk-debug: code {} at pc-{:#x}: {hex}",
+                    place(f.pc),
+                    f.pc - from
+                ));
+            }
+        }
     }
 }
 

@@ -61,7 +61,7 @@ pub struct Callers {
 }
 
 impl Callers {
-    fn of(guesses: [Option<Regs>; 3]) -> Self {
+    fn of<const N: usize>(guesses: [Option<Regs>; N]) -> Self {
         let mut c = Self::default();
         for (slot, g) in c.list.iter_mut().zip(guesses) {
             *slot = g.map(Retry::Caller);
@@ -115,24 +115,27 @@ pub fn callers(top: Regs, adapter: AdapterRegs, blob: Option<&Blob>, mem: &impl 
             layout: StubLayout::Frameless,
             ..
         } => Callers::of([ret_at(top, 0, mem), None, None]),
+        // The interpreter: a frame-pointer frame once `enter` is done, its
+        // caller's sp saved just below (see `interpreted_frame_caller`); at a
+        // method's entry (before the frame, zeroing the locals) the return
+        // address is on top of the stack or, once popped to make room for
+        // the locals, in rax, with the caller's sp in r13 (the entry's
+        // "sender SP"), as in the adapters.
         Code::Stub {
             layout: StubLayout::Interpreter,
             ..
-        } => Callers::of([via_fp(top, mem), ret_at(top, 0, mem), None]),
+        } => Callers::of([
+            interpreted_frame_caller(top, mem),
+            via_fp(top, mem),
+            ret_at(top, 0, mem),
+            in_registers(top, adapter),
+        ]),
         // The i2c and c2i adapters: the return address on top of the stack
         // at entry and once pushed back, in rax while they move arguments.
         Code::Stub {
             layout: StubLayout::Adapter,
             ..
-        } => Callers::of([
-            ret_at(top, 0, mem),
-            Some(Regs {
-                pc: adapter.ret,
-                sp: adapter.sender_sp,
-                fp: top.fp,
-            }),
-            None,
-        ]),
+        } => Callers::of([ret_at(top, 0, mem), in_registers(top, adapter), None]),
         Code::Stub {
             layout: StubLayout::EntryBarrier,
             ..
@@ -350,6 +353,32 @@ fn ret_at(top: Regs, off: usize, mem: &impl Memory) -> Option<Regs> {
         pc,
         sp: slot.checked_add(8)?,
         fp,
+    })
+}
+
+/// The caller of an interpreter frame being built (the method entry's
+/// `generate_fixed_frame`, past `push rax; enter; push r13`): the return
+/// address above fp, the caller's own sp (HotSpot's "sender SP", which the
+/// entry got in r13) in the word below fp. A compiled caller that reached the
+/// interpreter through a c2i adapter has its frame at that sp, above the
+/// arguments the adapter laid out, so `fp + 16` would not do for it.
+fn interpreted_frame_caller(top: Regs, mem: &impl Memory) -> Option<Regs> {
+    let caller = via_fp(top, mem)?;
+    let sender_sp = mem.word(top.fp.checked_sub(8)?)?;
+    (sender_sp >= caller.sp).then_some(Regs {
+        sp: sender_sp,
+        ..caller
+    })
+}
+
+/// The caller as code between frames keeps it in registers: the return
+/// address in rax, the caller's sp in r13, its fp not yet saved (None when
+/// the registers are not known).
+fn in_registers(top: Regs, adapter: AdapterRegs) -> Option<Regs> {
+    (adapter != AdapterRegs::default()).then_some(Regs {
+        pc: adapter.ret,
+        sp: adapter.sender_sp,
+        fp: top.fp,
     })
 }
 
@@ -676,6 +705,87 @@ mod tests {
                     fp: CALLER_FP
                 }
             ]
+        );
+    }
+
+    #[test]
+    fn the_interpreter_at_a_method_entry_returns_through_rax_and_r13() {
+        // JDK 17's zerolocals entry after `pop rax`, pushing zeroed locals:
+        // the top of the stack is a local, rbp still the caller's.
+        let b = stub_blob(StubLayout::Interpreter, 16);
+        let m = fake(&[0x90; 16], &[(SP, 0)]);
+        let top = Regs {
+            pc: CODE + 4,
+            sp: SP,
+            fp: CALLER_FP,
+        };
+        let regs = AdapterRegs {
+            ret: RET_ADDR,
+            sender_sp: SP + 0x40,
+        };
+        let all: Vec<Regs> = callers(top, regs, Some(&b), &m).iter().collect();
+        assert_eq!(
+            all.last(),
+            Some(&Regs {
+                pc: RET_ADDR,
+                sp: SP + 0x40,
+                fp: CALLER_FP
+            })
+        );
+        // Unknown registers (a frame stepped through, not interrupted): no guess from them.
+        let all: Vec<Regs> = callers(top, AdapterRegs::default(), Some(&b), &m)
+            .iter()
+            .collect();
+        assert!(all.iter().all(|r| r.pc != RET_ADDR));
+    }
+
+    #[test]
+    fn an_interpreter_frame_being_built_returns_to_its_callers_saved_sp() {
+        // push rax; push rbp; mov rbp, rsp; push r13; push 0; push rbx; …
+        // (JDK 17, loading the mirror): the caller's sp below fp.
+        let b = stub_blob(StubLayout::Interpreter, 16);
+        let fp = SP + 0x18;
+        let sender_sp = fp + 0x40;
+        let m = fake(
+            &[0x90; 16],
+            &[(fp - 8, sender_sp), (fp, CALLER_FP), (fp + 8, RET_ADDR)],
+        );
+        let top = Regs {
+            pc: CODE + 4,
+            sp: SP,
+            fp,
+        };
+        let all: Vec<Regs> = callers(top, AdapterRegs::default(), Some(&b), &m)
+            .iter()
+            .collect();
+        let caller = Regs {
+            pc: RET_ADDR,
+            sp: sender_sp,
+            fp: CALLER_FP,
+        };
+        assert_eq!(all.first(), Some(&caller));
+        // Then the plain frame-pointer frame.
+        assert_eq!(
+            all.get(1),
+            Some(&Regs {
+                sp: fp + 16,
+                ..caller
+            })
+        );
+        // A word below fp that cannot be the caller's sp: no such guess.
+        let m = fake(
+            &[0x90; 16],
+            &[(fp - 8, SP), (fp, CALLER_FP), (fp + 8, RET_ADDR)],
+        );
+        let all: Vec<Regs> = callers(top, AdapterRegs::default(), Some(&b), &m)
+            .iter()
+            .collect();
+        assert_eq!(
+            all.first(),
+            Some(&Regs {
+                sp: fp + 16,
+                ..caller
+            })
         );
     }
 
