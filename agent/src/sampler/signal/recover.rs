@@ -266,6 +266,10 @@ impl Memory for ThreadMemory {
         inside.then(|| unsafe { std::ptr::read_volatile(at as *const usize) })
     }
 
+    fn is_code(&self, pc: usize) -> bool {
+        hotspot::in_code_cache(pc)
+    }
+
     fn byte(&self, at: usize) -> Option<u8> {
         let (start, end) = self.code?;
         // SAFETY: a byte of a blob of generated code the VM reported and has

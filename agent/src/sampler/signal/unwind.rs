@@ -35,6 +35,8 @@ pub trait Memory {
     fn word(&self, at: usize) -> Option<usize>;
     /// The code byte at `at`; None outside the interrupted code's blob.
     fn byte(&self, at: usize) -> Option<u8>;
+    /// Is `pc` in the VM's generated code (the code cache)?
+    fn is_code(&self, pc: usize) -> bool;
 }
 
 /// A context to walk again from.
@@ -108,7 +110,7 @@ pub fn callers(top: Regs, adapter: AdapterRegs, blob: Option<&Blob>, mem: &impl 
         return Callers::default();
     }
     let Some(blob) = blob else {
-        return Callers::of([ret_at(top, 0, mem), via_fp(top, mem), None]);
+        return Callers::of([ret_at(top, 0, mem), through_native_frames(top, mem)]);
     };
     match blob.code {
         Code::Stub {
@@ -393,6 +395,40 @@ fn via_fp_over_cookie(top: Regs, mem: &impl Memory) -> Option<Regs> {
     via_fp_returning_at(top, 16, mem)
 }
 
+/// The most frames of the VM's own C++ code (or a library's) followed by
+/// their frame pointers to reach generated code.
+const MAX_NATIVE_FRAMES: usize = 32;
+
+/// The first frame of generated code under native code that keeps frame
+/// pointers (HotSpot is built so): rbp's chain followed up the stack until
+/// a return address lies in the code cache, whose frame is then the
+/// caller's. A thread in the VM's code without a last Java frame set (a
+/// compiled method's call of a leaf runtime function, G1's write barrier
+/// refining cards, an allocation's slow path after its last Java frame was
+/// cleared) has its Java frames there. Each fp must lie above the last, in
+/// the stack, so the chain ends.
+fn through_native_frames(top: Regs, mem: &impl Memory) -> Option<Regs> {
+    let mut fp = top.fp;
+    let mut above = top.sp;
+    for _ in 0..MAX_NATIVE_FRAMES {
+        if fp < above || !fp.is_multiple_of(8) {
+            return None;
+        }
+        let ret = mem.word(fp.checked_add(8)?)?;
+        let caller_fp = mem.word(fp)?;
+        if mem.is_code(ret) {
+            return Some(Regs {
+                pc: ret,
+                sp: fp.checked_add(16)?,
+                fp: caller_fp,
+            });
+        }
+        above = fp.checked_add(16)?;
+        fp = caller_fp;
+    }
+    None
+}
+
 /// A frame-pointer frame whose return address is `ret` bytes above fp.
 fn via_fp_returning_at(top: Regs, ret: usize, mem: &impl Memory) -> Option<Regs> {
     if top.fp < top.sp {
@@ -420,6 +456,9 @@ mod tests {
     impl Memory for Fake {
         fn word(&self, at: usize) -> Option<usize> {
             self.stack.get(&at).copied()
+        }
+        fn is_code(&self, pc: usize) -> bool {
+            (CODE..CODE + 0x100_0000).contains(&pc)
         }
         fn byte(&self, at: usize) -> Option<u8> {
             self.code.get(at.checked_sub(self.code_at)?).copied()
@@ -787,6 +826,47 @@ mod tests {
                 ..caller
             })
         );
+    }
+
+    #[test]
+    fn native_code_is_left_through_its_frame_pointers_to_generated_code() {
+        // Three C++ frames (rbp chain) over a compiled method's call.
+        let (f1, f2, f3) = (SP + 0x20, SP + 0x80, SP + 0x100);
+        let native = 0x5555_0000_1234;
+        let m = fake(
+            &[],
+            &[
+                (SP, 1),
+                (f1, f2),
+                (f1 + 8, native),
+                (f2, f3),
+                (f2 + 8, native + 8),
+                (f3, CALLER_FP),
+                (f3 + 8, RET_ADDR),
+            ],
+        );
+        let top = Regs {
+            pc: native + 16,
+            sp: SP,
+            fp: f1,
+        };
+        let all: Vec<Regs> = callers(top, AdapterRegs::default(), None, &m)
+            .iter()
+            .collect();
+        assert_eq!(
+            all.last(),
+            Some(&Regs {
+                pc: RET_ADDR,
+                sp: f3 + 16,
+                fp: CALLER_FP
+            })
+        );
+        // A chain that turns down the stack, or never reaches generated code: none.
+        let m = fake(&[], &[(f1, SP), (f1 + 8, native)]);
+        let all: Vec<Regs> = callers(top, AdapterRegs::default(), None, &m)
+            .iter()
+            .collect();
+        assert!(all.iter().all(|r| r.pc != RET_ADDR && r.sp != SP + 16));
     }
 
     #[test]
