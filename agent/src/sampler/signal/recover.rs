@@ -343,7 +343,7 @@ unsafe fn from_caller(
     ucontext: *mut c_void,
     code: jint,
 ) -> Option<jint> {
-    use libc::{REG_R13, REG_RAX, REG_RBP, REG_RIP, REG_RSP};
+    use libc::{REG_R13, REG_RAX, REG_RBP, REG_RBX, REG_RIP, REG_RSP};
     // SAFETY: `env` is the calling thread's own JNIEnv (the caller's promise).
     let (low, high) = unsafe { hotspot::stack_bounds(env) }?;
     let uc = ucontext as *mut libc::ucontext_t;
@@ -372,8 +372,9 @@ unsafe fn from_caller(
     // SAFETY: as for `set`.
     let adapter = unsafe {
         AdapterRegs {
-            ret: (*gregs)[REG_RAX as usize] as usize,
-            sender_sp: (*gregs)[REG_R13 as usize] as usize,
+            rax: (*gregs)[REG_RAX as usize] as usize,
+            r13: (*gregs)[REG_R13 as usize] as usize,
+            rbx: (*gregs)[REG_RBX as usize] as usize,
         }
     };
     let first = code_map::find(saved.pc);

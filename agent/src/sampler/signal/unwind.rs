@@ -20,13 +20,16 @@ pub struct Regs {
     pub fp: usize,
 }
 
-/// What adapters keep their caller in besides the stack: the return
-/// address once popped (rax) and the caller's sp (r13, HotSpot's "sender
-/// SP"), as the adapters between interpreted and compiled code use them.
+/// The registers that code between frames keeps its caller in, besides the
+/// stack: the adapters between interpreted and compiled code and the
+/// interpreter's method entry have the return address once popped in rax
+/// and the caller's sp (HotSpot's "sender SP") in r13; the interpreter's
+/// return has the return address in r13 and the caller's sp in rbx.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct AdapterRegs {
-    pub ret: usize,
-    pub sender_sp: usize,
+    pub rax: usize,
+    pub r13: usize,
+    pub rbx: usize,
 }
 
 /// What the rules may read.
@@ -127,6 +130,7 @@ pub fn callers(top: Regs, adapter: AdapterRegs, blob: Option<&Blob>, mem: &impl 
             layout: StubLayout::Interpreter,
             ..
         } => Callers::of([
+            interpreter_return(top, adapter, mem),
             interpreted_frame_caller(top, mem),
             via_fp(top, mem),
             ret_at(top, 0, mem),
@@ -373,13 +377,72 @@ fn interpreted_frame_caller(top: Regs, mem: &impl Memory) -> Option<Regs> {
     })
 }
 
+/// `leave; pop r13; mov rsp, rbx`: the interpreter removing a frame as its
+/// method returns (`InterpreterMacroAssembler::remove_activation`, then a
+/// jump to r13), the same bytes on JDK 11 to 25.
+const INTERPRETER_RETURN: [u8; 6] = [0xc9, 0x41, 0x5d, 0x48, 0x8b, 0xe3];
+/// `jmp r13`, where the return ends (JDK 21 checks the stack watermark
+/// between the two).
+const JMP_R13: [u8; 3] = [0x41, 0xff, 0xe5];
+/// How far from the pc the return's instructions are looked for.
+const RETURN_REACH: usize = 32;
+
+/// The caller of the interpreter caught returning from a method, its frame
+/// gone (past `leave`): the return address on top of the stack, then in
+/// r13; the caller's sp in rbx, then in rsp, until the jump.
+fn interpreter_return(top: Regs, regs: AdapterRegs, mem: &impl Memory) -> Option<Regs> {
+    if regs == AdapterRegs::default() {
+        return None;
+    }
+    let at = |k: usize| mem.byte(top.pc.checked_sub(RETURN_REACH)?.checked_add(k)?);
+    // Where the sequence begins, as an offset back from the pc.
+    let back = (0..=RETURN_REACH).find(|&b| {
+        INTERPRETER_RETURN
+            .iter()
+            .enumerate()
+            .all(|(k, &byte)| at(RETURN_REACH - b + k) == Some(byte))
+    })?;
+    match back {
+        // At `leave`: the frame is whole.
+        0 => None,
+        // At `pop r13`: the return address on top.
+        1 => Some(Regs {
+            pc: mem.word(top.sp)?,
+            sp: regs.rbx,
+            fp: top.fp,
+        }),
+        // At `mov rsp, rbx`.
+        3 => Some(Regs {
+            pc: regs.r13,
+            sp: regs.rbx,
+            fp: top.fp,
+        }),
+        // Inside `pop r13` or `mov rsp, rbx`: not an instruction boundary.
+        2 | 4 | 5 => None,
+        // Past it, up to the `jmp r13`.
+        _ => {
+            let jmp_ahead = (0..RETURN_REACH).find(|&k| {
+                JMP_R13
+                    .iter()
+                    .enumerate()
+                    .all(|(i, &byte)| mem.byte(top.pc + k + i) == Some(byte))
+            });
+            jmp_ahead.is_some().then_some(Regs {
+                pc: regs.r13,
+                sp: top.sp,
+                fp: top.fp,
+            })
+        }
+    }
+}
+
 /// The caller as code between frames keeps it in registers: the return
 /// address in rax, the caller's sp in r13, its fp not yet saved (None when
 /// the registers are not known).
 fn in_registers(top: Regs, adapter: AdapterRegs) -> Option<Regs> {
     (adapter != AdapterRegs::default()).then_some(Regs {
-        pc: adapter.ret,
-        sp: adapter.sender_sp,
+        pc: adapter.rax,
+        sp: adapter.r13,
         fp: top.fp,
     })
 }
@@ -726,8 +789,9 @@ mod tests {
             fp: CALLER_FP,
         };
         let regs = AdapterRegs {
-            ret: RET_ADDR,
-            sender_sp: SP + 0x40,
+            rax: RET_ADDR,
+            r13: SP + 0x40,
+            rbx: 0,
         };
         let all: Vec<Regs> = callers(top, regs, Some(&b), &m).iter().collect();
         assert_eq!(
@@ -759,8 +823,9 @@ mod tests {
             fp: CALLER_FP,
         };
         let regs = AdapterRegs {
-            ret: RET_ADDR,
-            sender_sp: SP + 0x40,
+            rax: RET_ADDR,
+            r13: SP + 0x40,
+            rbx: 0,
         };
         let all: Vec<Regs> = callers(top, regs, Some(&b), &m).iter().collect();
         assert_eq!(
@@ -867,6 +932,44 @@ mod tests {
             .iter()
             .collect();
         assert!(all.iter().all(|r| r.pc != RET_ADDR && r.sp != SP + 16));
+    }
+
+    #[test]
+    fn the_interpreter_returning_has_its_caller_in_r13_and_rbx() {
+        // JDK 21: leave; pop r13; mov rsp, rbx; cmp rsp, [r15+0x538]; jb +11;
+        // movq [r15+0x538], 0; jmp r13
+        let code = [
+            0xc9, 0x41, 0x5d, 0x48, 0x8b, 0xe3, 0x49, 0x3b, 0xa7, 0x38, 0x05, 0, 0, 0x72, 0x0b,
+            0x49, 0xc7, 0x87, 0x38, 0x05, 0, 0, 0, 0, 0, 0, 0x41, 0xff, 0xe5,
+        ];
+        let b = stub_blob(StubLayout::Interpreter, code.len());
+        let sender_sp = SP + 0x80;
+        let regs = AdapterRegs {
+            rax: 0,
+            r13: RET_ADDR,
+            rbx: sender_sp,
+        };
+        let m = fake(&code, &[(SP, RET_ADDR)]);
+        let first_at = |pc: usize, sp: usize| {
+            let top = Regs {
+                pc,
+                sp,
+                fp: CALLER_FP,
+            };
+            first(&callers(top, regs, Some(&b), &m))
+        };
+        let want = |sp| {
+            Some(Regs {
+                pc: RET_ADDR,
+                sp,
+                fp: CALLER_FP,
+            })
+        };
+        // At `pop r13`, at `mov rsp, rbx`, at the watermark check, at the jump.
+        assert_eq!(first_at(CODE + 1, SP), want(sender_sp));
+        assert_eq!(first_at(CODE + 3, SP + 8), want(sender_sp));
+        assert_eq!(first_at(CODE + 6, sender_sp), want(sender_sp));
+        assert_eq!(first_at(CODE + 26, sender_sp), want(sender_sp));
     }
 
     #[test]
