@@ -179,7 +179,7 @@ pub fn report() {
         *groups.entry(key).or_default() += 1;
     }
     let mut sorted: Vec<_> = groups.into_iter().collect();
-    sorted.sort_by(|a, b| b.1.cmp(&a.1));
+    sorted.sort_by_key(|e| std::cmp::Reverse(e.1));
     for (key, n) in sorted {
         crate::log::info(&format!("walk-debug: {n} {key}"));
     }
