@@ -780,8 +780,9 @@ mod tests {
     }
 
     #[test]
-    fn an_adapter_returns_from_the_stack_or_from_rax_and_r13() {
-        let b = stub_blob(StubLayout::Adapter, 16);
+    fn adapters_and_the_interpreter_entry_return_through_rax_and_r13() {
+        // An adapter moving arguments, and JDK 17's zerolocals entry after
+        // `pop rax` pushing zeroed locals (rbp still the caller's).
         let m = fake(&[0x90; 16], &[(SP, 7)]);
         let top = Regs {
             pc: CODE + 4,
@@ -793,54 +794,30 @@ mod tests {
             r13: SP + 0x40,
             rbx: 0,
         };
-        let all: Vec<Regs> = callers(top, regs, Some(&b), &m).iter().collect();
-        assert_eq!(
-            all,
-            [
-                Regs {
-                    pc: 7,
-                    sp: SP + 8,
-                    fp: CALLER_FP
-                },
-                Regs {
-                    pc: RET_ADDR,
-                    sp: SP + 0x40,
-                    fp: CALLER_FP
-                }
-            ]
-        );
-    }
-
-    #[test]
-    fn the_interpreter_at_a_method_entry_returns_through_rax_and_r13() {
-        // JDK 17's zerolocals entry after `pop rax`, pushing zeroed locals:
-        // the top of the stack is a local, rbp still the caller's.
-        let b = stub_blob(StubLayout::Interpreter, 16);
-        let m = fake(&[0x90; 16], &[(SP, 0)]);
-        let top = Regs {
-            pc: CODE + 4,
-            sp: SP,
+        let in_registers = Regs {
+            pc: RET_ADDR,
+            sp: SP + 0x40,
             fp: CALLER_FP,
         };
-        let regs = AdapterRegs {
-            rax: RET_ADDR,
-            r13: SP + 0x40,
-            rbx: 0,
+        let all = |layout, regs| -> Vec<Regs> {
+            callers(top, regs, Some(&stub_blob(layout, 16)), &m)
+                .iter()
+                .collect()
         };
-        let all: Vec<Regs> = callers(top, regs, Some(&b), &m).iter().collect();
+        let on_top = Regs {
+            pc: 7,
+            sp: SP + 8,
+            fp: CALLER_FP,
+        };
+        assert_eq!(all(StubLayout::Adapter, regs), [on_top, in_registers]);
         assert_eq!(
-            all.last(),
-            Some(&Regs {
-                pc: RET_ADDR,
-                sp: SP + 0x40,
-                fp: CALLER_FP
-            })
+            all(StubLayout::Interpreter, regs).last(),
+            Some(&in_registers)
         );
         // Unknown registers (a frame stepped through, not interrupted): no guess from them.
-        let all: Vec<Regs> = callers(top, AdapterRegs::default(), Some(&b), &m)
+        assert!(all(StubLayout::Interpreter, AdapterRegs::default())
             .iter()
-            .collect();
-        assert!(all.iter().all(|r| r.pc != RET_ADDR));
+            .all(|r| r.pc != RET_ADDR));
     }
 
     #[test]
