@@ -195,6 +195,7 @@ static READERS: AtomicUsize = AtomicUsize::new(0);
 /// the slice's address through it (freeing that box at the swap let a
 /// handler read the address from freed memory: a JVM crashed so, in
 /// `find`, with a garbage slice address, JDK 21, H2 at 1 ms).
+#[allow(clippy::vec_box)] // the box's address is what a handler holds: it must not move
 static RETIRED: Mutex<Vec<Box<Published>>> = Mutex::new(Vec::new());
 
 /// Publishes the map for the handler if it changed since the last call,
