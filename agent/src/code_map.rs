@@ -190,8 +190,13 @@ struct Published {
 static PUBLISHED: AtomicPtr<Published> = AtomicPtr::new(std::ptr::null_mut());
 /// Handlers inside [`find`] now.
 static READERS: AtomicUsize = AtomicUsize::new(0);
-/// Copies replaced, freed once no handler reads.
-static RETIRED: Mutex<Vec<Published>> = Mutex::new(Vec::new());
+/// Copies replaced, freed once no handler reads. Kept whole, the box
+/// PUBLISHED pointed to included: a handler that loaded the pointer reads
+/// the slice's address through it (freeing that box at the swap let a
+/// handler read the address from freed memory: a JVM crashed so, in
+/// `find`, with a garbage slice address, JDK 21, H2 at 1 ms).
+#[allow(clippy::vec_box)] // the box's address is what a handler holds: it must not move
+static RETIRED: Mutex<Vec<Box<Published>>> = Mutex::new(Vec::new());
 
 /// Publishes the map for the handler if it changed since the last call,
 /// and frees replaced copies no handler can still be reading. Called by the
@@ -215,8 +220,9 @@ pub fn publish() {
     let old = PUBLISHED.swap(new, Ordering::SeqCst);
     if !old.is_null() {
         // SAFETY: every pointer in PUBLISHED came from Box::into_raw above,
-        // and the swap took this one out: no later `find` can load it.
-        RETIRED.lock().push(*unsafe { Box::from_raw(old) });
+        // and the swap took this one out: no later `find` can load it. The
+        // box itself is kept until `reclaim` (a `find` may hold the pointer).
+        RETIRED.lock().push(unsafe { Box::from_raw(old) });
     }
     reclaim();
 }

@@ -327,6 +327,7 @@ impl Sampler {
             cpu as f64 * 100.0 / wall as f64
         );
         s.push_str(&self.failure_summary(k));
+        signal::diag::report();
         s
     }
 

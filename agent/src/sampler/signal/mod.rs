@@ -10,6 +10,7 @@
 //! - CompiledMethodLoad enabled, which makes the JIT keep debug information
 //!   at every instruction, not only at safepoints (as `-XX:+DebugNonSafepoints`).
 
+pub mod diag;
 pub mod handler;
 pub mod recover;
 pub mod ring;
@@ -60,6 +61,7 @@ pub fn setup(vm: VmHandle, jvmti: Jvmti, jni: &Jni, depth: u32) -> Result<Setup,
             "sampling: a thread's state and last Java frame are not found in this JVM's structures; walks of threads in the VM are not retried",
         );
     }
+    diag::configure();
     handler::install(SIGNAL.0, SIGNAL.1)?;
     let ring = ring_for(depth as usize + 1)?;
     handler::set_ring(ring);

@@ -15,6 +15,7 @@
 //! before walking it (`safe_for_sender`), and a candidate caller is given
 //! only if its pc lies in known code and its sp above the interrupted one.
 
+use super::diag;
 use super::unwind::{self, AdapterRegs, Memory, Regs, Retry};
 use crate::code_map::{self, Blob, Code};
 use crate::vm::async_trace::{
@@ -65,6 +66,25 @@ pub fn recovered_counts() -> Recovered {
 /// writable for `max` entries. `ucontext` is modified during a retry and
 /// restored before returning.
 pub unsafe fn walk(
+    env: *mut JNIEnv,
+    frames: *mut CallFrame,
+    max: jint,
+    ucontext: *mut c_void,
+) -> jint {
+    // SAFETY: the caller's promise.
+    let n = unsafe { walk_and_recover(env, frames, max, ucontext) };
+    if n <= 0 && diag::on() {
+        // SAFETY: the caller's promise.
+        unsafe { note_failure(env, n, ucontext) };
+    }
+    n
+}
+
+/// [`walk`] without the debugging record.
+///
+/// # Safety
+/// As [`walk`].
+unsafe fn walk_and_recover(
     env: *mut JNIEnv,
     frames: *mut CallFrame,
     max: jint,
@@ -246,6 +266,10 @@ impl Memory for ThreadMemory {
         inside.then(|| unsafe { std::ptr::read_volatile(at as *const usize) })
     }
 
+    fn is_code(&self, pc: usize) -> bool {
+        hotspot::in_code_cache(pc)
+    }
+
     fn byte(&self, at: usize) -> Option<u8> {
         let (start, end) = self.code?;
         // SAFETY: a byte of a blob of generated code the VM reported and has
@@ -319,7 +343,7 @@ unsafe fn from_caller(
     ucontext: *mut c_void,
     code: jint,
 ) -> Option<jint> {
-    use libc::{REG_R13, REG_RAX, REG_RBP, REG_RIP, REG_RSP};
+    use libc::{REG_R13, REG_RAX, REG_RBP, REG_RBX, REG_RIP, REG_RSP};
     // SAFETY: `env` is the calling thread's own JNIEnv (the caller's promise).
     let (low, high) = unsafe { hotspot::stack_bounds(env) }?;
     let uc = ucontext as *mut libc::ucontext_t;
@@ -348,8 +372,9 @@ unsafe fn from_caller(
     // SAFETY: as for `set`.
     let adapter = unsafe {
         AdapterRegs {
-            ret: (*gregs)[REG_RAX as usize] as usize,
-            sender_sp: (*gregs)[REG_R13 as usize] as usize,
+            rax: (*gregs)[REG_RAX as usize] as usize,
+            r13: (*gregs)[REG_R13 as usize] as usize,
+            rbx: (*gregs)[REG_RBX as usize] as usize,
         }
     };
     let first = code_map::find(saved.pc);
@@ -444,4 +469,71 @@ unsafe fn from_caller(
     _code: jint,
 ) -> Option<jint> {
     None
+}
+
+/// Keeps a failed walk's registers, thread state and anchor for
+/// `PROFRJ_WALK_DEBUG` ([`diag`]); reads only this thread's stack (bounded)
+/// and its own JavaThread's fields.
+///
+/// # Safety
+/// As [`walk`].
+unsafe fn note_failure(env: *mut JNIEnv, code: jint, ucontext: *mut c_void) {
+    let mut f = diag::Failure {
+        code: code as i64,
+        state: -1,
+        ..Default::default()
+    };
+    // SAFETY: `env` is the calling thread's (the caller's promise).
+    let bounds = unsafe { hotspot::stack_bounds(env) };
+    let stack = bounds.map(|(low, high)| ThreadMemory {
+        low,
+        high,
+        code: None,
+    });
+    #[cfg(target_arch = "x86_64")]
+    if !ucontext.is_null() {
+        use libc::{REG_RBP, REG_RIP, REG_RSP};
+        // SAFETY: the kernel's ucontext_t for this signal (the caller's
+        // promise), read only.
+        let gregs = unsafe { &(*(ucontext as *const libc::ucontext_t)).uc_mcontext.gregs };
+        f.pc = gregs[REG_RIP as usize] as usize;
+        f.sp = gregs[REG_RSP as usize] as usize;
+        f.fp = gregs[REG_RBP as usize] as usize;
+        f.top_word = stack.as_ref().and_then(|m| m.word(f.sp)).unwrap_or(0);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = ucontext;
+    // SAFETY: as above.
+    if let Some(thread) = unsafe { hotspot::OwnThread::of(env) } {
+        f.state = thread.state() as i64;
+        let a = thread.anchor();
+        f.anchor_sp = a.sp;
+        f.anchor_pc = a.pc;
+        f.anchor_fp = a.fp;
+        f.below_anchor = stack
+            .as_ref()
+            .and_then(|m| m.word(a.sp.wrapping_sub(8)))
+            .unwrap_or(0);
+        let stub = (a.pc != 0)
+            .then(|| code_map::find(a.pc))
+            .flatten()
+            .filter(|b| matches!(b.code, Code::Stub { .. }));
+        if let (Some(stub), Some((low, high))) = (stub, bounds) {
+            let mem = ThreadMemory {
+                low,
+                high,
+                code: Some((stub.start, stub.end)),
+            };
+            let regs = Regs {
+                pc: a.pc,
+                sp: a.sp,
+                fp: a.fp,
+            };
+            if let Some(c) = unwind::stub_caller(regs, &stub, &mem) {
+                f.stub_caller_pc = c.pc;
+                f.stub_caller_sp = c.sp;
+            }
+        }
+    }
+    diag::keep(f);
 }

@@ -20,13 +20,16 @@ pub struct Regs {
     pub fp: usize,
 }
 
-/// What adapters keep their caller in besides the stack: the return
-/// address once popped (rax) and the caller's sp (r13, HotSpot's "sender
-/// SP"), as the adapters between interpreted and compiled code use them.
+/// The registers that code between frames keeps its caller in, besides the
+/// stack: the adapters between interpreted and compiled code and the
+/// interpreter's method entry have the return address once popped in rax
+/// and the caller's sp (HotSpot's "sender SP") in r13; the interpreter's
+/// return has the return address in r13 and the caller's sp in rbx.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct AdapterRegs {
-    pub ret: usize,
-    pub sender_sp: usize,
+    pub rax: usize,
+    pub r13: usize,
+    pub rbx: usize,
 }
 
 /// What the rules may read.
@@ -35,6 +38,8 @@ pub trait Memory {
     fn word(&self, at: usize) -> Option<usize>;
     /// The code byte at `at`; None outside the interrupted code's blob.
     fn byte(&self, at: usize) -> Option<u8>;
+    /// Is `pc` in the VM's generated code (the code cache)?
+    fn is_code(&self, pc: usize) -> bool;
 }
 
 /// A context to walk again from.
@@ -61,7 +66,7 @@ pub struct Callers {
 }
 
 impl Callers {
-    fn of(guesses: [Option<Regs>; 3]) -> Self {
+    fn of<const N: usize>(guesses: [Option<Regs>; N]) -> Self {
         let mut c = Self::default();
         for (slot, g) in c.list.iter_mut().zip(guesses) {
             *slot = g.map(Retry::Caller);
@@ -89,7 +94,17 @@ const RET: u8 = 0xc3;
 const PUSH_RBP: u8 = 0x55;
 const POP_RBP: u8 = 0x5d;
 /// `push rbp; mov rbp, rsp`: MacroAssembler::enter, how most stubs begin.
-const ENTER: [u8; 4] = [0x55, 0x48, 0x89, 0xe5];
+/// HotSpot's assembler encodes the move as `mov r64, r/m64` (`48 8b ec`:
+/// every C1 runtime stub, `counter_overflow` among them, begins so); a C
+/// compiler's `48 89 e5` is the same instruction, accepted too.
+const ENTERS: [[u8; 4]; 2] = [[0x55, 0x48, 0x8b, 0xec], [0x55, 0x48, 0x89, 0xe5]];
+
+/// Does the code read by `at` (offsets from the blob's start) begin with `enter`?
+fn begins_with_enter(at: impl Fn(usize) -> Option<u8>) -> bool {
+    ENTERS
+        .iter()
+        .any(|enter| enter.iter().enumerate().all(|(k, &b)| at(k) == Some(b)))
+}
 
 /// The caller of `top`, which executes in `blob` (None: code the map does
 /// not know).
@@ -98,31 +113,35 @@ pub fn callers(top: Regs, adapter: AdapterRegs, blob: Option<&Blob>, mem: &impl 
         return Callers::default();
     }
     let Some(blob) = blob else {
-        return Callers::of([ret_at(top, 0, mem), via_fp(top, mem), None]);
+        return Callers::of([ret_at(top, 0, mem), through_native_frames(top, mem)]);
     };
     match blob.code {
         Code::Stub {
             layout: StubLayout::Frameless,
             ..
         } => Callers::of([ret_at(top, 0, mem), None, None]),
+        // The interpreter: a frame-pointer frame once `enter` is done, its
+        // caller's sp saved just below (see `interpreted_frame_caller`); at a
+        // method's entry (before the frame, zeroing the locals) the return
+        // address is on top of the stack or, once popped to make room for
+        // the locals, in rax, with the caller's sp in r13 (the entry's
+        // "sender SP"), as in the adapters.
         Code::Stub {
             layout: StubLayout::Interpreter,
             ..
-        } => Callers::of([via_fp(top, mem), ret_at(top, 0, mem), None]),
+        } => Callers::of([
+            interpreter_return(top, adapter, mem),
+            interpreted_frame_caller(top, mem),
+            via_fp(top, mem),
+            ret_at(top, 0, mem),
+            in_registers(top, adapter),
+        ]),
         // The i2c and c2i adapters: the return address on top of the stack
         // at entry and once pushed back, in rax while they move arguments.
         Code::Stub {
             layout: StubLayout::Adapter,
             ..
-        } => Callers::of([
-            ret_at(top, 0, mem),
-            Some(Regs {
-                pc: adapter.ret,
-                sp: adapter.sender_sp,
-                fp: top.fp,
-            }),
-            None,
-        ]),
+        } => Callers::of([ret_at(top, 0, mem), in_registers(top, adapter), None]),
         Code::Stub {
             layout: StubLayout::EntryBarrier,
             ..
@@ -143,7 +162,7 @@ pub fn callers(top: Regs, adapter: AdapterRegs, blob: Option<&Blob>, mem: &impl 
 /// their frame).
 pub fn stub_caller(anchor: Regs, blob: &Blob, mem: &impl Memory) -> Option<Regs> {
     let at = |k: usize| mem.byte(blob.start + k);
-    if (0..4).all(|k| at(k) == Some(ENTER[k])) {
+    if begins_with_enter(at) {
         return via_fp(anchor, mem);
     }
     let pushed = at(0) == Some(PUSH_RBP);
@@ -165,7 +184,7 @@ fn stub(top: Regs, blob: &Blob, mem: &impl Memory) -> Callers {
     if top.pc == blob.start || at(0) == Some(RET) {
         return Callers::of([ret_at(top, 0, mem), None, None]);
     }
-    let enters = (0..4).all(|k| mem.byte(blob.start + k) == Some(ENTER[k]));
+    let enters = begins_with_enter(|k| mem.byte(blob.start + k));
     if enters && top.pc == blob.start + 1 {
         // `push rbp` done, `mov rbp, rsp` not yet.
         return Callers::of([ret_at(top, 8, mem), None, None]);
@@ -343,6 +362,91 @@ fn ret_at(top: Regs, off: usize, mem: &impl Memory) -> Option<Regs> {
     })
 }
 
+/// The caller of an interpreter frame being built (the method entry's
+/// `generate_fixed_frame`, past `push rax; enter; push r13`): the return
+/// address above fp, the caller's own sp (HotSpot's "sender SP", which the
+/// entry got in r13) in the word below fp. A compiled caller that reached the
+/// interpreter through a c2i adapter has its frame at that sp, above the
+/// arguments the adapter laid out, so `fp + 16` would not do for it.
+fn interpreted_frame_caller(top: Regs, mem: &impl Memory) -> Option<Regs> {
+    let caller = via_fp(top, mem)?;
+    let sender_sp = mem.word(top.fp.checked_sub(8)?)?;
+    (sender_sp >= caller.sp).then_some(Regs {
+        sp: sender_sp,
+        ..caller
+    })
+}
+
+/// `leave; pop r13; mov rsp, rbx`: the interpreter removing a frame as its
+/// method returns (`InterpreterMacroAssembler::remove_activation`, then a
+/// jump to r13), the same bytes on JDK 11 to 25.
+const INTERPRETER_RETURN: [u8; 6] = [0xc9, 0x41, 0x5d, 0x48, 0x8b, 0xe3];
+/// `jmp r13`, where the return ends (JDK 21 checks the stack watermark
+/// between the two).
+const JMP_R13: [u8; 3] = [0x41, 0xff, 0xe5];
+/// How far from the pc the return's instructions are looked for.
+const RETURN_REACH: usize = 32;
+
+/// The caller of the interpreter caught returning from a method, its frame
+/// gone (past `leave`): the return address on top of the stack, then in
+/// r13; the caller's sp in rbx, then in rsp, until the jump.
+fn interpreter_return(top: Regs, regs: AdapterRegs, mem: &impl Memory) -> Option<Regs> {
+    if regs == AdapterRegs::default() {
+        return None;
+    }
+    let at = |k: usize| mem.byte(top.pc.checked_sub(RETURN_REACH)?.checked_add(k)?);
+    // Where the sequence begins, as an offset back from the pc.
+    let back = (0..=RETURN_REACH).find(|&b| {
+        INTERPRETER_RETURN
+            .iter()
+            .enumerate()
+            .all(|(k, &byte)| at(RETURN_REACH - b + k) == Some(byte))
+    })?;
+    match back {
+        // At `leave`: the frame is whole.
+        0 => None,
+        // At `pop r13`: the return address on top.
+        1 => Some(Regs {
+            pc: mem.word(top.sp)?,
+            sp: regs.rbx,
+            fp: top.fp,
+        }),
+        // At `mov rsp, rbx`.
+        3 => Some(Regs {
+            pc: regs.r13,
+            sp: regs.rbx,
+            fp: top.fp,
+        }),
+        // Inside `pop r13` or `mov rsp, rbx`: not an instruction boundary.
+        2 | 4 | 5 => None,
+        // Past it, up to the `jmp r13`.
+        _ => {
+            let jmp_ahead = (0..RETURN_REACH).find(|&k| {
+                JMP_R13
+                    .iter()
+                    .enumerate()
+                    .all(|(i, &byte)| mem.byte(top.pc + k + i) == Some(byte))
+            });
+            jmp_ahead.is_some().then_some(Regs {
+                pc: regs.r13,
+                sp: top.sp,
+                fp: top.fp,
+            })
+        }
+    }
+}
+
+/// The caller as code between frames keeps it in registers: the return
+/// address in rax, the caller's sp in r13, its fp not yet saved (None when
+/// the registers are not known).
+fn in_registers(top: Regs, adapter: AdapterRegs) -> Option<Regs> {
+    (adapter != AdapterRegs::default()).then_some(Regs {
+        pc: adapter.rax,
+        sp: adapter.r13,
+        fp: top.fp,
+    })
+}
+
 /// The caller of a frame-pointer frame: saved rbp at fp, return address above.
 fn via_fp(top: Regs, mem: &impl Memory) -> Option<Regs> {
     via_fp_returning_at(top, 8, mem)
@@ -352,6 +456,40 @@ fn via_fp(top: Regs, mem: &impl Memory) -> Option<Regs> {
 /// deoptimises), then `enter`: the return address two words above fp.
 fn via_fp_over_cookie(top: Regs, mem: &impl Memory) -> Option<Regs> {
     via_fp_returning_at(top, 16, mem)
+}
+
+/// The most frames of the VM's own C++ code (or a library's) followed by
+/// their frame pointers to reach generated code.
+const MAX_NATIVE_FRAMES: usize = 32;
+
+/// The first frame of generated code under native code that keeps frame
+/// pointers (HotSpot is built so): rbp's chain followed up the stack until
+/// a return address lies in the code cache, whose frame is then the
+/// caller's. A thread in the VM's code without a last Java frame set (a
+/// compiled method's call of a leaf runtime function, G1's write barrier
+/// refining cards, an allocation's slow path after its last Java frame was
+/// cleared) has its Java frames there. Each fp must lie above the last, in
+/// the stack, so the chain ends.
+fn through_native_frames(top: Regs, mem: &impl Memory) -> Option<Regs> {
+    let mut fp = top.fp;
+    let mut above = top.sp;
+    for _ in 0..MAX_NATIVE_FRAMES {
+        if fp < above || !fp.is_multiple_of(8) {
+            return None;
+        }
+        let ret = mem.word(fp.checked_add(8)?)?;
+        let caller_fp = mem.word(fp)?;
+        if mem.is_code(ret) {
+            return Some(Regs {
+                pc: ret,
+                sp: fp.checked_add(16)?,
+                fp: caller_fp,
+            });
+        }
+        above = fp.checked_add(16)?;
+        fp = caller_fp;
+    }
+    None
 }
 
 /// A frame-pointer frame whose return address is `ret` bytes above fp.
@@ -368,323 +506,4 @@ fn via_fp_returning_at(top: Regs, ret: usize, mem: &impl Memory) -> Option<Regs>
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::collections::HashMap;
-
-    struct Fake {
-        stack: HashMap<usize, usize>,
-        code_at: usize,
-        code: Vec<u8>,
-    }
-
-    impl Memory for Fake {
-        fn word(&self, at: usize) -> Option<usize> {
-            self.stack.get(&at).copied()
-        }
-        fn byte(&self, at: usize) -> Option<u8> {
-            self.code.get(at.checked_sub(self.code_at)?).copied()
-        }
-    }
-
-    const SP: usize = 0x7000_0000_1000;
-    const CODE: usize = 0x7f00_0000_0000;
-    const RET_ADDR: usize = 0x7f00_0010_0042;
-    const CALLER_FP: usize = 0x7000_0000_2000;
-
-    fn blob(code: Code, len: usize) -> Blob {
-        Blob {
-            start: CODE,
-            end: CODE + len,
-            code,
-        }
-    }
-
-    fn stub_blob(layout: StubLayout, len: usize) -> Blob {
-        blob(Code::Stub { name: 0, layout }, len)
-    }
-
-    fn first(c: &Callers) -> Option<Regs> {
-        c.iter().next()
-    }
-
-    /// The stack as a frame that pushed nothing, or rbp, or a frame of `n` bytes left it.
-    fn fake(code: &[u8], stack: &[(usize, usize)]) -> Fake {
-        Fake {
-            stack: stack.iter().copied().collect(),
-            code_at: CODE,
-            code: code.to_vec(),
-        }
-    }
-
-    #[test]
-    fn a_vtable_stub_returns_from_the_top_of_the_stack() {
-        let m = fake(&[0x48, 0x8b, 0x06, 0xc3], &[(SP, RET_ADDR)]);
-        let top = Regs {
-            pc: CODE + 1,
-            sp: SP,
-            fp: 1,
-        };
-        let b = stub_blob(StubLayout::Frameless, 4);
-        assert_eq!(
-            first(&callers(top, AdapterRegs::default(), Some(&b), &m)),
-            Some(Regs {
-                pc: RET_ADDR,
-                sp: SP + 8,
-                fp: 1
-            })
-        );
-    }
-
-    #[test]
-    fn a_stub_past_enter_unwinds_through_its_frame_pointer() {
-        // push rbp; mov rbp, rsp; <body>...; leave; ret
-        let code = [0x55, 0x48, 0x89, 0xe5, 0x90, 0x90, 0xc9, 0xc3];
-        let fp = SP + 0x20;
-        let m = fake(&code, &[(fp, CALLER_FP), (fp + 8, RET_ADDR), (SP, 0xffff)]);
-        let b = stub_blob(StubLayout::Other, code.len());
-        let in_body = Regs {
-            pc: CODE + 4,
-            sp: SP,
-            fp,
-        };
-        assert_eq!(
-            first(&callers(in_body, AdapterRegs::default(), Some(&b), &m)),
-            Some(Regs {
-                pc: RET_ADDR,
-                sp: fp + 16,
-                fp: CALLER_FP
-            })
-        );
-        // fp == sp right after `enter`: still the frame pointer's frame.
-        let at_enter_end = Regs {
-            pc: CODE + 4,
-            sp: fp,
-            fp,
-        };
-        assert_eq!(
-            first(&callers(at_enter_end, AdapterRegs::default(), Some(&b), &m)).map(|r| r.pc),
-            Some(RET_ADDR)
-        );
-        // Between `push rbp` and `mov rbp, rsp`.
-        let m2 = fake(&code, &[(SP, CALLER_FP), (SP + 8, RET_ADDR)]);
-        let pushed = Regs {
-            pc: CODE + 1,
-            sp: SP,
-            fp: CALLER_FP,
-        };
-        assert_eq!(
-            first(&callers(pushed, AdapterRegs::default(), Some(&b), &m2)),
-            Some(Regs {
-                pc: RET_ADDR,
-                sp: SP + 16,
-                fp: CALLER_FP
-            })
-        );
-        // At the final `ret`, after `leave`.
-        let m3 = fake(&code, &[(SP, RET_ADDR)]);
-        let at_ret = Regs {
-            pc: CODE + 7,
-            sp: SP,
-            fp: CALLER_FP,
-        };
-        assert_eq!(
-            first(&callers(at_ret, AdapterRegs::default(), Some(&b), &m3)).map(|r| r.sp),
-            Some(SP + 8)
-        );
-    }
-
-    /// A compiled method: [stack bang] push rbp; sub rsp, 0x30; body;
-    /// add rsp, 0x30; pop rbp; cmp rsp, [r15+0x448]; ja slow; ret.
-    fn compiled_code() -> Vec<u8> {
-        let mut c = vec![0x89, 0x84, 0x24, 0x00, 0xc0, 0xfe, 0xff]; // 0: stack bang
-        c.push(0x55); // 7: push rbp
-        c.extend([0x48, 0x83, 0xec, 0x30]); // 8: sub rsp, 0x30
-        c.extend([0x90, 0x90]); // 12: body
-        c.extend([0x48, 0x83, 0xc4, 0x30]); // 14: add rsp, 0x30
-        c.push(0x5d); // 18: pop rbp
-        c.extend([0x49, 0x3b, 0xa7, 0x48, 0x04, 0x00, 0x00]); // 19: cmp rsp, [r15+0x448]
-        c.extend([0x0f, 0x87, 0x01, 0x00, 0x00, 0x00]); // 26: ja
-        c.push(0xc3); // 32: ret
-        c
-    }
-
-    #[test]
-    fn a_compiled_methods_entry_and_exit_unwind_by_their_shape() {
-        let code = compiled_code();
-        let b = blob(Code::Compiled { method: 1 }, code.len());
-        let unbuilt = fake(&code, &[(SP, RET_ADDR)]);
-        let pushed = fake(&code, &[(SP, CALLER_FP), (SP + 8, RET_ADDR)]);
-        let built = fake(&code, &[(SP + 0x30, CALLER_FP), (SP + 0x38, RET_ADDR)]);
-        let at = |off: usize, m: &Fake| {
-            let top = Regs {
-                pc: CODE + off,
-                sp: SP,
-                fp: 3,
-            };
-            first(&callers(top, AdapterRegs::default(), Some(&b), m))
-        };
-        let want = |sp: usize, fp: usize| {
-            Some(Regs {
-                pc: RET_ADDR,
-                sp,
-                fp,
-            })
-        };
-        assert_eq!(at(0, &unbuilt), want(SP + 8, 3), "stack bang");
-        assert_eq!(at(7, &unbuilt), want(SP + 8, 3), "push rbp");
-        assert_eq!(at(8, &pushed), want(SP + 16, CALLER_FP), "after push rbp");
-        assert_eq!(at(14, &built), want(SP + 0x40, CALLER_FP), "add rsp");
-        assert_eq!(at(18, &pushed), want(SP + 16, CALLER_FP), "pop rbp");
-        assert_eq!(at(19, &unbuilt), want(SP + 8, 3), "return poll");
-        assert_eq!(at(26, &unbuilt), want(SP + 8, 3), "ja of the poll");
-        assert_eq!(at(32, &unbuilt), want(SP + 8, 3), "ret");
-    }
-
-    #[test]
-    fn at_the_entry_barrier_the_frame_is_built() {
-        // push rbp; sub rsp, 0x40; nop; cmp dword [r15+0x20], 0; jne slow
-        let mut code = vec![0x55, 0x48, 0x81, 0xec, 0x40, 0, 0, 0, 0x90];
-        code.extend([0x41, 0x81, 0x7f, 0x20, 0, 0, 0, 0]);
-        code.extend([0x0f, 0x85, 0, 0, 0, 0]);
-        let b = blob(Code::Compiled { method: 1 }, code.len());
-        let m = fake(&code, &[(SP + 0x40, CALLER_FP), (SP + 0x48, RET_ADDR)]);
-        let want = Some(Regs {
-            pc: RET_ADDR,
-            sp: SP + 0x50,
-            fp: CALLER_FP,
-        });
-        for pc in [9, 17] {
-            let top = Regs {
-                pc: CODE + pc,
-                sp: SP,
-                fp: 3,
-            };
-            assert_eq!(
-                first(&callers(top, AdapterRegs::default(), Some(&b), &m)),
-                want,
-                "at {pc}"
-            );
-        }
-    }
-
-    #[test]
-    fn in_a_compiled_body_the_frame_is_tried_with_sp_moved_up_first() {
-        let code = [0x90; 64];
-        let b = blob(Code::Compiled { method: 1 }, code.len());
-        let stack: Vec<(usize, usize)> = (0..40).map(|k| (SP + 8 * k, 0)).collect();
-        let m = fake(&code, &stack);
-        let top = Regs {
-            pc: CODE + 30,
-            sp: SP,
-            fp: 0,
-        };
-        let all: Vec<Retry> = callers(top, AdapterRegs::default(), Some(&b), &m)
-            .retries()
-            .collect();
-        assert_eq!(all[0], Retry::Unshifted(Regs { sp: SP + 8, ..top }));
-        assert_eq!(
-            all[MAX_SHIFT_WORDS - 1],
-            Retry::Unshifted(Regs {
-                sp: SP + 8 * MAX_SHIFT_WORDS,
-                ..top
-            })
-        );
-        assert!(matches!(all[MAX_SHIFT_WORDS], Retry::Caller(_)));
-    }
-
-    #[test]
-    fn a_runtime_stub_in_the_vm_returns_by_its_frame() {
-        // C2's: sub rsp, 8; mov [rsp], rbp; … call
-        let c2 = [0x48, 0x81, 0xec, 0x08, 0, 0, 0, 0x48, 0x89, 0x2c, 0x24];
-        let m = fake(&c2, &[(SP, CALLER_FP), (SP + 8, RET_ADDR)]);
-        let anchor = Regs {
-            pc: CODE + 9,
-            sp: SP,
-            fp: 0,
-        };
-        let b = stub_blob(StubLayout::Other, 64);
-        let want = Some(Regs {
-            pc: RET_ADDR,
-            sp: SP + 16,
-            fp: CALLER_FP,
-        });
-        assert_eq!(stub_caller(anchor, &b, &m), want);
-        // C1's: enter; … (rbp the frame pointer)
-        let c1 = [0x55, 0x48, 0x89, 0xe5, 0x90];
-        let fp = SP + 0x30;
-        let m = fake(&c1, &[(fp, CALLER_FP), (fp + 8, RET_ADDR)]);
-        let anchor = Regs {
-            pc: CODE + 4,
-            sp: SP,
-            fp,
-        };
-        assert_eq!(
-            stub_caller(anchor, &b, &m),
-            Some(Regs {
-                pc: RET_ADDR,
-                sp: fp + 16,
-                fp: CALLER_FP
-            })
-        );
-        // Anything else: no guess.
-        let m = fake(&[0x90; 8], &[]);
-        assert_eq!(stub_caller(anchor, &b, &m), None);
-    }
-
-    #[test]
-    fn an_adapter_returns_from_the_stack_or_from_rax_and_r13() {
-        let b = stub_blob(StubLayout::Adapter, 16);
-        let m = fake(&[0x90; 16], &[(SP, 7)]);
-        let top = Regs {
-            pc: CODE + 4,
-            sp: SP,
-            fp: CALLER_FP,
-        };
-        let regs = AdapterRegs {
-            ret: RET_ADDR,
-            sender_sp: SP + 0x40,
-        };
-        let all: Vec<Regs> = callers(top, regs, Some(&b), &m).iter().collect();
-        assert_eq!(
-            all,
-            [
-                Regs {
-                    pc: 7,
-                    sp: SP + 8,
-                    fp: CALLER_FP
-                },
-                Regs {
-                    pc: RET_ADDR,
-                    sp: SP + 0x40,
-                    fp: CALLER_FP
-                }
-            ]
-        );
-    }
-
-    #[test]
-    fn unknown_code_tries_the_top_of_the_stack_then_the_frame_pointer() {
-        let fp = SP + 0x40;
-        let m = fake(&[], &[(SP, 5), (fp, CALLER_FP), (fp + 8, RET_ADDR)]);
-        let top = Regs { pc: 9, sp: SP, fp };
-        let all: Vec<Regs> = callers(top, AdapterRegs::default(), None, &m)
-            .iter()
-            .collect();
-        assert_eq!(all.len(), 2);
-        assert_eq!(all[0].pc, 5);
-        assert_eq!(all[1].pc, RET_ADDR);
-        // A frame pointer below sp is no frame pointer.
-        let bad = Regs {
-            pc: 9,
-            sp: SP,
-            fp: SP - 8,
-        };
-        assert_eq!(
-            callers(bad, AdapterRegs::default(), None, &m)
-                .iter()
-                .count(),
-            1
-        );
-    }
-}
+mod tests;

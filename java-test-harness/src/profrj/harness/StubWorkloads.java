@@ -30,6 +30,10 @@ import javax.crypto.spec.SecretKeySpec;
  *   aes          AES/CBC encryption of 16 KiB (the AES intrinsic stubs): aesLoop
  *   nanotime     System.nanoTime (compiled code calls the VM's C++ code, which
  *                calls the C library, with no Java frame set up): nanoTimeLoop
+ *   entries      calls to a method kept interpreted (run with
+ *                -XX:CompileCommand=exclude,profrj.harness.StubWorkloads::manyLocals),
+ *                whose time is the interpreter's method entry zeroing its
+ *                200 local slots and building its frame: entryLoop
  */
 public class StubWorkloads {
     static volatile long sink;
@@ -51,9 +55,10 @@ public class StubWorkloads {
             case "fill": sink = fillLoop(end); break;
             case "aes": sink = aesLoop(end); break;
             case "nanotime": sink = nanoTimeLoop(end); break;
+            case "entries": sink = entryLoop(end); break;
             default:
                 System.err.println("unknown mode " + mode
-                    + " (delete, lambdas, megamorphic, crc32, indexof, fill, aes, nanotime)");
+                    + " (delete, lambdas, megamorphic, crc32, indexof, fill, aes, nanotime, entries)");
                 System.exit(2);
         }
         System.out.println("units=" + units + " cpu-ns=" + (threads.getCurrentThreadCpuTime() - cpu0));
@@ -177,5 +182,34 @@ public class StubWorkloads {
             for (int i = 0; i < 1000; i++) n += System.nanoTime() & 1;
         }
         return n;
+    }
+
+    /** Calls from compiled code (through the c2i adapter) into a method kept interpreted. */
+    static long entryLoop(long end) {
+        long n = 0;
+        while (System.nanoTime() < end) {
+            units++;
+            for (int i = 0; i < 1000; i++) n += manyLocals(i);
+        }
+        return n;
+    }
+
+    /**
+     * 100 long locals declared and never used: javac gives each its two
+     * slots, and the interpreter's entry zeroes all 200 on every call.
+     */
+    @SuppressWarnings("unused")
+    static long manyLocals(long x) {
+        long a00, a01, a02, a03, a04, a05, a06, a07, a08, a09,
+            a10, a11, a12, a13, a14, a15, a16, a17, a18, a19,
+            a20, a21, a22, a23, a24, a25, a26, a27, a28, a29,
+            a30, a31, a32, a33, a34, a35, a36, a37, a38, a39,
+            a40, a41, a42, a43, a44, a45, a46, a47, a48, a49,
+            a50, a51, a52, a53, a54, a55, a56, a57, a58, a59,
+            a60, a61, a62, a63, a64, a65, a66, a67, a68, a69,
+            a70, a71, a72, a73, a74, a75, a76, a77, a78, a79,
+            a80, a81, a82, a83, a84, a85, a86, a87, a88, a89,
+            a90, a91, a92, a93, a94, a95, a96, a97, a98, a99;
+        return x + 1;
     }
 }
