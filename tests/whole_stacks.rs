@@ -154,12 +154,17 @@ fn jvm_flags(mode: &str) -> &'static [&'static str] {
 /// 17), so that the share within the loop is of most of the program.
 const LOOP_FLOOR: f64 = 50.0;
 
-/// Each workload, 2 s at 1 ms: at most 1% of the main thread's samples
-/// without a Java frame (before this issue: 98% for `delete`), at most 1%
-/// with a failure marker on top (76% for `lambdas`), the share of the
-/// loop's samples under the calling Java method at least the table's
-/// (WORKLOADS says why of the loop's), the loop at least [`LOOP_FLOOR`] of
-/// the program's samples, and the stub named on top.
+/// Each workload runs 3 s, sampled every 1 ms of the main thread's CPU
+/// time (`event=cpu`, the issue's event: a loaded machine gives the thread
+/// less CPU, hence fewer samples, but never a sample it could not answer,
+/// as a wall tick of a thread waiting for a core can be (`[no_signal]`),
+/// and the program's set-up takes the same CPU at any load; at load 8-14 a
+/// run took 346-395 samples, unloaded ~3,000): at least 200 samples, at
+/// most 1% of them without a Java frame (before this issue: 98% for
+/// `delete`), at most 1% with a failure marker on top (76% for `lambdas`),
+/// the share of the loop's samples under the calling Java method at least
+/// the table's (WORKLOADS says why of the loop's), the loop at least
+/// [`LOOP_FLOOR`] of the program's samples, and the stub named on top.
 #[test]
 fn samples_in_stubs_keep_their_java_callers() {
     let _one_at_a_time = exclusive();
@@ -170,9 +175,9 @@ fn samples_in_stubs_keep_their_java_callers() {
         let run = run_java_with(
             &dir,
             jvm_flags(mode),
-            &format!("sampling,interval=1ms,file={}", snap.display()),
+            &format!("sampling,event=cpu,interval=1ms,file={}", snap.display()),
             "profrj.harness.StubWorkloads",
-            &[mode, "2000"],
+            &[mode, "3000"],
         );
         run.assert_success();
         let xml = read_snapshot(&snap);
@@ -211,7 +216,7 @@ fn samples_in_stubs_keep_their_java_callers() {
         eprintln!(
             "{mode}: {total} samples, no Java frame {no_java:.2}%, marker on top {marker_on_top:.2}%, under {caller} {under:.1}% of {around}'s samples ({loop_share:.1}% of the program's), top {top:?} {named_top:?}"
         );
-        let ok = total >= 500
+        let ok = total >= 200
             && no_java <= 1.0
             && marker_on_top <= 1.0
             && under >= least
@@ -224,7 +229,7 @@ fn samples_in_stubs_keep_their_java_callers() {
                 .map(|(p, n)| format!("{n} {}", p.join(";")))
                 .collect();
             failures.push(format!(
-                "{mode}: {total} samples (>= 500), no Java frame {no_java:.2}% (<= 1), marker on top {marker_on_top:.2}% (<= 1), under {caller} {under:.1}% of {around}'s (>= {least}), {around} {loop_share:.1}% of the program's (>= {LOOP_FLOOR}), {top:?} on top {named_top:?}% (>= 10)\n{}\nwithout a Java frame: {without:?}",
+                "{mode}: {total} samples (>= 200), no Java frame {no_java:.2}% (<= 1), marker on top {marker_on_top:.2}% (<= 1), under {caller} {under:.1}% of {around}'s (>= {least}), {around} {loop_share:.1}% of the program's (>= {LOOP_FLOOR}), {top:?} on top {named_top:?}% (>= 10)\n{}\nwithout a Java frame: {without:?}",
                 run.stderr
             ));
         }
