@@ -139,19 +139,38 @@ pub fn run_java_with(
     } else {
         format!("-agentpath:{}={options}", agent().display())
     };
-    let output = Command::new(java())
+    let mut command = Command::new(java());
+    command
         .current_dir(cwd)
         .arg(agent_arg)
         .arg("-Xmx256m") // jvm_args may override it
         .args(jvm_args)
         .args(["-cp", harness_classes(), main])
-        .args(args)
-        .output()
-        .expect("cannot start java");
+        .args(args);
+    default_shutdown_signals(&mut command);
+    let output = command.output().expect("cannot start java");
     Run {
         stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
         output,
+    }
+}
+
+/// Gives the JVM SIGHUP and SIGINT at their defaults, whatever the test
+/// runner was started with: under `nohup` or from a background job they
+/// are ignored, the JVM then leaves them so, and `-Xcheck:jni` prints a
+/// "Warning: SIGHUP handler expected" block on stdout, which the tests
+/// that read the application's stdout exactly would take for the agent's.
+pub fn default_shutdown_signals(command: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: between fork and exec, only signal(2), which is
+    // async-signal-safe, on the child's own dispositions.
+    unsafe {
+        command.pre_exec(|| {
+            libc::signal(libc::SIGHUP, libc::SIG_DFL);
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            Ok(())
+        });
     }
 }
 
