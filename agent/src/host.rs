@@ -168,16 +168,7 @@ impl Host {
     /// far, for `status`; `None` where they cannot be (`vthreads=off`, a
     /// JVM without the events).
     pub fn virtual_thread_status(&self) -> Option<String> {
-        let v = self.virtual_threads.as_ref()?;
-        Some(format!(
-            "virtual threads {}, {} mounts seen",
-            if v.following() {
-                "followed"
-            } else {
-                "not followed"
-            },
-            crate::per_thread::mounts_seen()
-        ))
+        Some(self.virtual_threads.as_ref()?.status())
     }
 
     /// Says whether `listener` wants `kind`'s event delivered (see

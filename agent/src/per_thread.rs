@@ -41,7 +41,7 @@ use parking_lot::Mutex;
 use std::any::TypeId;
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// The most slots a thread's record holds: one per type of value the
 /// modes keep per thread, all modes running at once (a platform thread can
@@ -217,9 +217,16 @@ fn following(generation: u32) -> bool {
     generation & 1 == 1
 }
 
+/// The JVMTI environment that keeps virtual threads' records in its
+/// thread-local storage (set by the first [`start_following`]: a record is
+/// a virtual thread's only while following).
+static FOLLOWING_WITH: OnceLock<Jvmti> = OnceLock::new();
+
 /// A mode starts following virtual threads (`vthreads`, before it turns
-/// the mount events on): the next generation, odd.
-pub fn start_following() {
+/// the mount events on, with `jvmti`, whose thread-local storage keeps
+/// their records): the next generation, odd.
+pub fn start_following(jvmti: Jvmti) {
+    let _ = FOLLOWING_WITH.set(jvmti);
     let _ = GENERATION.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |g| {
         Some(if following(g) { g } else { g + 1 })
     });
@@ -274,10 +281,8 @@ fn new_record() -> &'static Record {
         // A virtual thread's record goes with it, in its JVMTI storage. If
         // the VM refuses, it lasts until the unmount, and leaks.
         record.generation.set(generation);
-        if let Some(host) = crate::host::get() {
-            let _ = host
-                .jvmti
-                .set_current_thread_local((record as *const Record).cast());
+        if let Some(jvmti) = FOLLOWING_WITH.get() {
+            let _ = jvmti.set_current_thread_local((record as *const Record).cast());
         }
     }
     THREAD.with(|t| t.current.set(record));

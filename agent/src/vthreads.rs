@@ -98,7 +98,7 @@ impl Support {
             return Ok(());
         }
         // The generation first: a mount posted from now on may redirect.
-        crate::per_thread::start_following();
+        crate::per_thread::start_following(jvmti);
         if let Err(e) = self.switch(jvmti, Some(callbacks)) {
             crate::per_thread::stop_following();
             let _ = self.switch(jvmti, None);
@@ -124,6 +124,20 @@ impl Support {
     /// Are the events on (some mode follows virtual threads)?
     pub fn following(&self) -> bool {
         !self.state.lock().modes.is_empty()
+    }
+
+    /// Whether virtual threads are followed now, and the mounts seen so
+    /// far, for `status`.
+    pub fn status(&self) -> String {
+        format!(
+            "virtual threads {}, {} mounts seen",
+            if self.following() {
+                "followed"
+            } else {
+                "not followed"
+            },
+            crate::per_thread::mounts_seen()
+        )
     }
 
     /// Turns the mount and unmount events on (with `callbacks`) or off.
