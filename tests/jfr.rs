@@ -93,16 +93,6 @@ fn host_java() -> PathBuf {
 }
 
 /// A reader's standard output; it must succeed.
-fn stdout_of(cmd: &mut Command) -> String {
-    let out = cmd.output().unwrap();
-    assert!(
-        out.status.success(),
-        "{cmd:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
 fn jmc(file: &Path) -> Jmc {
     let cp = format!("{}:{}", jmc_dir().display(), jmc_class_path());
     let text = stdout_of(

@@ -520,17 +520,12 @@ fn a_named_modules_classes_are_stamped() {
     )
     .unwrap();
     let classes = dir.join("mods/modapp");
-    let out = std::process::Command::new(jdk_tool("javac"))
-        .args(["--release", "11", "-d"])
-        .arg(&classes)
-        .arg(src.join("module-info.java"))
-        .arg(src.join("app/Main.java"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    stdout_of(
+        std::process::Command::new(jdk_tool("javac"))
+            .args(["--release", "11", "-d"])
+            .arg(&classes)
+            .arg(src.join("module-info.java"))
+            .arg(src.join("app/Main.java")),
     );
     let snap = dir.join("s.xml");
     let out = std::process::Command::new(java())

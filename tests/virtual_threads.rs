@@ -488,18 +488,12 @@ fn lock_counts_parked_and_blocked_virtual_threads() {
 /// by the JDK's `jfr print`, each as its printed frames.
 fn jfr_stacks(file: &Path) -> Vec<String> {
     let jfr = vt_java().with_file_name("jfr");
-    let out = Command::new(&jfr)
-        .args(["print", "--stack-depth", "64", "--events"])
-        .arg("jdk.ExecutionSample,profiler.WallClockSample")
-        .arg(file)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let text = stdout_of(
+        Command::new(&jfr)
+            .args(["print", "--stack-depth", "64", "--events"])
+            .arg("jdk.ExecutionSample,profiler.WallClockSample")
+            .arg(file),
     );
-    let text = String::from_utf8_lossy(&out.stdout);
     text.split("stackTrace = [")
         .skip(1)
         .map(|s| s.split_once(']').map_or(s, |(frames, _)| frames).to_owned())

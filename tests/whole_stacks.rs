@@ -437,13 +437,12 @@ fn lines_give_each_frame_its_source_line() {
 
 /// `jfr print --json --events jdk.ExecutionSample` (the JDK's tool).
 fn jfr_samples(rec: &Path) -> Vec<Json> {
-    let out = Command::new(jdk_tool("jfr"))
-        .args(["print", "--json", "--events", "jdk.ExecutionSample"])
-        .arg(rec)
-        .output()
-        .expect("the JDK's jfr");
-    assert!(out.status.success(), "jfr print: {out:?}");
-    let doc = parse_json(&String::from_utf8_lossy(&out.stdout));
+    let text = stdout_of(
+        Command::new(jdk_tool("jfr"))
+            .args(["print", "--json", "--events", "jdk.ExecutionSample"])
+            .arg(rec),
+    );
+    let doc = parse_json(&text);
     doc.get("recording").get("events").items().to_vec()
 }
 

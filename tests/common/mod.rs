@@ -156,6 +156,18 @@ pub fn run_java_with(
     }
 }
 
+/// Runs `cmd` (a JDK tool, a compiler), asserts it succeeded (its stderr
+/// in the message), and answers its stdout.
+pub fn stdout_of(cmd: &mut Command) -> String {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 /// Gives the JVM SIGHUP and SIGINT at their defaults, whatever the test
 /// runner was started with: under `nohup` or from a background job they
 /// are ignored, the JVM then leaves them so, and `-Xcheck:jni` prints a
