@@ -60,9 +60,15 @@ impl StackSource {
 
 /// A request is given up (the thread blocks the signal, say) when the thread
 /// has used this much CPU since it was asked, over at least [`GIVE_UP_TICKS`]
-/// ticks, without answering; it is walked with JVMTI from then on.
+/// ticks, without answering, and the kernel does not have the signal on its
+/// way to it; it is walked with JVMTI from then on.
 const GIVE_UP_CPU_NS: u64 = 20_000_000;
 const GIVE_UP_TICKS: u64 = 50;
+/// A signal the kernel has on its way, or whose handler has not finished,
+/// is waited for until the thread has used this much CPU (on a loaded
+/// 2-core VM, busy threads were seen to wait over 50 ticks with SIGPROF
+/// pending and their CPU clock still: descheduled; see `signal::pending`).
+const GIVE_UP_ON_ITS_WAY_CPU_NS: u64 = 2_000_000_000;
 /// CPU a thread may use after its signal handler read its clock (returning
 /// from the signal, resuming a wait) and still count as not having run: a
 /// signal must not make a sleeping thread look busy.
@@ -240,6 +246,23 @@ impl<'a> Walker<'a> {
         data.counters.vm_ns += (clock::now_ns() - t0).saturating_sub(folded);
     }
 
+    /// An overdue request that will still be answered, with a stack: the
+    /// kernel has the signal on its way to the thread (pending, not
+    /// blocked), or has given it to the thread, whose handler has not
+    /// finished (a thread descheduled in its handler). Not so if the thread
+    /// blocks the signal or is gone.
+    fn still_coming(&self, tid: &Tid, used: u64) -> bool {
+        use signal::pending::{delivery, Delivery};
+        let (StackSource::Signal(setup), Tid::Known(t)) = (self.source, tid) else {
+            return false;
+        };
+        used < GIVE_UP_ON_ITS_WAY_CPU_NS
+            && matches!(
+                delivery(*t, setup.signo),
+                Delivery::OnItsWay | Delivery::NotPending
+            )
+    }
+
     /// Stops signalling if the application took the signal over.
     fn check_handler(&mut self, data: &mut SamplerData) {
         let StackSource::Signal(setup) = self.source else {
@@ -340,7 +363,8 @@ impl<'a> Walker<'a> {
                 (Some(c), Some(a)) => c.saturating_sub(a),
                 _ => 0,
             };
-            if tick - p.asked_tick > GIVE_UP_TICKS && used > GIVE_UP_CPU_NS {
+            let overdue = tick - p.asked_tick > GIVE_UP_TICKS && used > GIVE_UP_CPU_NS;
+            if overdue && !self.still_coming(&st.tid, used) {
                 let p = st.pending.take().expect("just seen");
                 st.tid = Tid::Unavailable;
                 st.leaf = None;
@@ -423,10 +447,14 @@ impl<'a> Walker<'a> {
                 match handler::ask(tid, setup.signo, signal::token(id, *seq)) {
                     Ok(()) => {
                         counters.asked += 1;
+                        // Its CPU from now on: `cpu` was read before, and a
+                        // sampler descheduled between would count the
+                        // thread's CPU from then as spent not answering.
+                        let asked_cpu = jvmti.thread_cpu_time(thread).ok().map(|c| c as u64);
                         st.pending = Some(Pending {
                             seq: *seq,
                             asked_tick: tick,
-                            asked_cpu: cpu,
+                            asked_cpu: asked_cpu.or(cpu),
                             state: key,
                             full_state: state,
                             owed: weight,

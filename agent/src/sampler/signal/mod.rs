@@ -12,6 +12,7 @@
 
 pub mod diag;
 pub mod handler;
+pub mod pending;
 pub mod recover;
 pub mod ring;
 mod unwind;
