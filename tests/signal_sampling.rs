@@ -332,7 +332,57 @@ fn high_rate_sampling_never_hurts_the_jvm() {
         let xml = read_snapshot(&dir.join("r.xml"));
         roxmltree::Document::parse(&xml).unwrap();
         assert!(run.stderr.contains("stacks from signals"), "{}", run.stderr);
+        // HotSpot would warn on stdout that its SIGSEGV handler moved.
+        assert!(
+            run.stderr
+                .contains("faults in a walk not caught under -Xcheck:jni"),
+            "{}",
+            run.stderr
+        );
     }
+}
+
+/// A fault inside a walk ends that walk, never the JVM. Made on purpose:
+/// with `PROFRJ_TEST_WALK_FAULT=4`, every 4th walk reads an unmapped page
+/// just before AsyncGetCallTrace; the agent's fault handler, in front of
+/// HotSpot's, resumes the thread after the walk. The program overflows its
+/// stack again and again, faults HotSpot itself handles (its stack guard
+/// pages): those must still reach HotSpot, or the JVM would die of them.
+/// The run ends normally, a quarter of the walks count under
+/// `[walk_fault]`, the rest keep their stacks.
+#[test]
+fn a_fault_in_a_walk_ends_the_walk_not_the_jvm() {
+    let _one_at_a_time = exclusive();
+    let dir = temp_dir("walk-fault");
+    let run = run_java_env(
+        &dir,
+        &[("PROFRJ_TEST_WALK_FAULT", "4")],
+        &[],
+        "sampling,event=cpu,interval=1ms,file=f.xml",
+        "profrj.harness.StackOverflowLoop",
+        &["1500"],
+    );
+    run.assert_success();
+    assert_eq!(run.stdout.trim(), "overflows=some");
+    assert!(
+        run.stderr.contains("faults in a walk caught"),
+        "{}",
+        run.stderr
+    );
+    let xml = read_snapshot(&dir.join("f.xml"));
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let main = one(&doc, "main");
+    let hits = self_hits(main);
+    let faulted = hits.get("[walk_fault]").copied().unwrap_or(0);
+    // Stacks deeper than the depth limit do not reach main(): count the
+    // thread's samples that are not the faulted ones.
+    let walked = attr_u64(main, "cumulated") - faulted;
+    eprintln!("[walk_fault] {faulted}, walked {walked}");
+    assert!(faulted > 0, "no walk faulted: {}", run.stderr);
+    assert!(
+        walked > faulted,
+        "the other walks keep their stacks: {walked} walked, {faulted} faulted"
+    );
 }
 
 /// With `profile` beside `sampling`, the probes' own frames

@@ -134,6 +134,18 @@ pub fn run_java_with(
     main: &str,
     args: &[&str],
 ) -> Run {
+    run_java_env(cwd, &[], jvm_args, options, main, args)
+}
+
+/// As [`run_java_with`], with variables added to the JVM's environment.
+pub fn run_java_env(
+    cwd: &Path,
+    env: &[(&str, &str)],
+    jvm_args: &[&str],
+    options: &str,
+    main: &str,
+    args: &[&str],
+) -> Run {
     let agent_arg = if options.is_empty() {
         format!("-agentpath:{}", agent().display())
     } else {
@@ -146,7 +158,8 @@ pub fn run_java_with(
         .arg("-Xmx256m") // jvm_args may override it
         .args(jvm_args)
         .args(["-cp", harness_classes(), main])
-        .args(args);
+        .args(args)
+        .envs(env.iter().copied());
     default_shutdown_signals(&mut command);
     let output = command.output().expect("cannot start java");
     Run {

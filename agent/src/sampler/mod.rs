@@ -101,6 +101,9 @@ pub struct Counters {
     pub arrived: u64,
     /// Samples whose stack could not be walked, by synthetic frame.
     pub failures: BTreeMap<&'static str, u64>,
+    /// Stacks that could not be walked, each counted once whatever the
+    /// samples it stands for (a late CPU timer's signal stands for several).
+    pub failed_walks: u64,
     /// Answers to requests already given up on.
     pub late: u64,
     /// Samples owed to a request still unanswered when sampling stopped.
@@ -335,7 +338,11 @@ impl Sampler {
         let mut s = String::new();
         let dropped = self.source.dropped();
         let not_java = signal::handler::not_java_count();
+        // Walks that found the fault guard's table full (more threads in
+        // the handler at once than it has slots).
+        let unguarded = crate::vm::fault_guard::counts().1;
         if !k.failures.is_empty()
+            || unguarded > 0
             || dropped > 0
             || k.late > 0
             || k.unanswered_at_stop > 0
@@ -345,11 +352,17 @@ impl Sampler {
             for (name, n) in &k.failures {
                 s.push_str(&format!(" {name} {n}"));
             }
+            if !k.failures.is_empty() {
+                s.push_str(&format!(" (in {} walks)", k.failed_walks));
+            }
             if dropped > 0 {
                 s.push_str(&format!(" ring-full {dropped}"));
             }
             if not_java > 0 {
                 s.push_str(&format!(" not-a-Java-thread {not_java}"));
+            }
+            if unguarded > 0 {
+                s.push_str(&format!(" walks-run-unguarded {unguarded}"));
             }
             if k.late > 0 {
                 s.push_str(&format!(" late {}", k.late));

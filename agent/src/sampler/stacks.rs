@@ -43,7 +43,16 @@ pub enum StackSource {
 impl StackSource {
     pub fn describe(&self) -> String {
         match self {
-            StackSource::Signal(_) => format!("{} + AsyncGetCallTrace", signal::SIGNAL.1),
+            StackSource::Signal(_) => format!(
+                "{} + AsyncGetCallTrace, {}",
+                signal::SIGNAL.1,
+                match crate::vm::fault_guard::install() {
+                    Ok(()) => "faults in a walk caught",
+                    Err(crate::vm::fault_guard::NotGuarded::CheckedJni) =>
+                        "faults in a walk not caught under -Xcheck:jni",
+                    Err(_) => "faults in a walk not caught",
+                }
+            ),
             StackSource::Jvmti { why: None } => "JVMTI (stacks=jvmti)".into(),
             StackSource::Jvmti { why: Some(w) } => format!("JVMTI, because {w}"),
         }
@@ -793,6 +802,7 @@ fn fold_synthetic(
     hits: u64,
 ) -> NodeId {
     *counters.failures.entry(name).or_default() += owed;
+    counters.failed_walks += 1;
     let key = keys.key(names.intern(name), super::NO_LINE);
     tree.add_samples(&[key], owed, hits)
 }

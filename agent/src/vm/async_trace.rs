@@ -3,11 +3,12 @@
 //! signal handler, between safepoints. Everything here that the handler calls
 //! is async-signal-safe: no allocation, no lock, no JNI call, no panic path.
 
+use super::fault_guard;
 use super::handles::VmHandle;
 use super::{Jni, Jvmti, JvmtiEvent, MAX_LOCAL_FRAME};
 use jni_sys::{jint, jmethodID, JNIEnv, JavaVM};
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 
 /// One frame as AsyncGetCallTrace writes it (`ASGCT_CallFrame`).
 #[repr(C)]
@@ -166,19 +167,76 @@ pub unsafe fn walk(
     if f == 0 || env.is_null() {
         return NO_FUNCTION;
     }
-    let mut trace = CallTrace {
-        env,
-        num_frames: 0,
-        frames,
+    let mut call = Call {
+        agct: f,
+        trace: CallTrace {
+            env,
+            num_frames: 0,
+            frames,
+        },
+        max,
+        ucontext,
     };
-    // SAFETY: `f` is AsyncGetCallTrace's address (`init`: dlsym), whose C
+    // SAFETY: `call` is live for the call and `call_agct`'s promise holds
+    // (the caller's); AsyncGetCallTrace owns nothing a fault would leak (it
+    // is written for signal handlers: no lock, no allocation).
+    match unsafe { fault_guard::call(call_agct, (&mut call as *mut Call).cast()) } {
+        Some(_) => call.trace.num_frames,
+        None => WALK_FAULT,
+    }
+}
+
+/// AsyncGetCallTrace's arguments, for the guarded call.
+struct Call {
+    agct: usize,
+    trace: CallTrace,
+    max: jint,
+    ucontext: *mut c_void,
+}
+
+/// Every `TEST_FAULT_EVERY`th walk faults on purpose (a load from an
+/// unmapped page) before calling AsyncGetCallTrace: the tests' way to show
+/// the fault guard at work. 0 (the default): never. Set only while the guard
+/// is installed.
+static TEST_FAULT_EVERY: AtomicU64 = AtomicU64::new(0);
+static TEST_FAULT_COUNT: AtomicU64 = AtomicU64::new(0);
+
+/// Reads `PROFRJ_TEST_WALK_FAULT` (a period in walks), on the sampler's side,
+/// once the guard is installed.
+pub fn configure_test_fault() {
+    let every = std::env::var("PROFRJ_TEST_WALK_FAULT")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .unwrap_or(0);
+    if fault_guard::installed() {
+        TEST_FAULT_EVERY.store(every, Ordering::Release);
+    }
+}
+
+/// # Safety
+/// `arg` is a live [`Call`] whose `agct` is AsyncGetCallTrace's address and
+/// whose trace, depth and context satisfy [`walk`]'s promise.
+unsafe extern "C" fn call_agct(arg: *mut c_void) -> i64 {
+    let every = TEST_FAULT_EVERY.load(Ordering::Relaxed);
+    if every > 0
+        && TEST_FAULT_COUNT
+            .fetch_add(1, Ordering::Relaxed)
+            .is_multiple_of(every)
+    {
+        // SAFETY: a load from address 16, never mapped: a fault, which the
+        // guard (installed: `configure_test_fault`) turns into WALK_FAULT.
+        unsafe { std::arch::asm!("mov {0}, qword ptr [{0}]", inout(reg) 16usize => _) };
+    }
+    // SAFETY: the caller's promise.
+    let call = unsafe { &mut *(arg as *mut Call) };
+    // SAFETY: `agct` is AsyncGetCallTrace's address (`init`: dlsym), whose C
     // signature this is; `trace` is a live CallTrace naming the caller's env
     // and frames, and the caller guarantees thread, context and room.
     unsafe {
-        let agct: AsyncGetCallTrace = std::mem::transmute(f);
-        agct(&mut trace, max, ucontext);
+        let agct: AsyncGetCallTrace = std::mem::transmute(call.agct);
+        agct(&mut call.trace, call.max, call.ucontext);
     }
-    trace.num_frames
+    0
 }
 
 /// HotSpot's codes for a thread in Java code whose top frame it cannot use
@@ -194,6 +252,8 @@ pub const NOT_WALKABLE_NOT_JAVA: jint = -4;
 pub const NO_FUNCTION: jint = -100;
 /// Not one of HotSpot's codes: too little stack left to walk safely.
 pub const NEAR_STACK_LIMIT: jint = -101;
+/// Not one of HotSpot's codes: the walk faulted and the guard ended it.
+pub const WALK_FAULT: jint = -102;
 
 /// The synthetic frame a failed walk's sample is counted under: HotSpot's own
 /// names for its `ticks_*` codes (as async-profiler prints them).
@@ -212,6 +272,7 @@ pub fn failure_name(code: jint) -> &'static str {
         -10 => "[safepoint]",
         NO_FUNCTION => "[not_Java_thread]",
         NEAR_STACK_LIMIT => "[near_stack_limit]",
+        WALK_FAULT => "[walk_fault]",
         _ => "[unknown_failure]",
     }
 }

@@ -141,6 +141,87 @@ fn struct_entry(types: &[&str], field: &str, want_static: bool) -> Option<u64> {
     None
 }
 
+/// The value of a `bool` flag of the VM (`-XX:` flags and those set by
+/// options such as `-Xcheck:jni`), from the flag table VMStructs exports;
+/// `None` if the table or the flag is not found.
+pub fn bool_flag(name: &str) -> Option<bool> {
+    let type_name = ["JVMFlag", "Flag"]
+        .into_iter()
+        .find(|t| static_address(t, "flags").is_some())?;
+    let table = read_own(static_address(type_name, "flags")?)?;
+    let count = read_own(static_address(type_name, "numFlags")?)?;
+    let name_at = struct_offset(&[type_name], "_name")?;
+    let addr_at = struct_offset(&[type_name], "_addr")?;
+    let size = type_size(type_name)?;
+    if table == 0 || size == 0 || count > 100_000 {
+        return None;
+    }
+    for i in 0..count {
+        let entry = table.checked_add(i.checked_mul(size)?)?;
+        let flag_name = read_own(entry.checked_add(name_at)?)?;
+        if flag_name == 0 || !c_string_is(flag_name, name) {
+            continue;
+        }
+        let value_at = read_own(entry.checked_add(addr_at)?)?;
+        return read_own(value_at).map(|v| v as u8 != 0);
+    }
+    None
+}
+
+/// Whether the NUL-terminated string at `at` (this process's) is `want`.
+fn c_string_is(at: u64, want: &str) -> bool {
+    let want = want.as_bytes();
+    let mut buf = [0u8; 64];
+    if want.len() >= buf.len() {
+        return false;
+    }
+    let local = libc::iovec {
+        iov_base: buf.as_mut_ptr().cast::<c_void>(),
+        iov_len: want.len() + 1,
+    };
+    let remote = libc::iovec {
+        iov_base: at as *mut c_void,
+        iov_len: want.len() + 1,
+    };
+    // SAFETY: the kernel copies into `buf` (ours, long enough) and checks
+    // `at` itself.
+    let n = unsafe { libc::process_vm_readv(libc::getpid(), &local, 1, &remote, 1, 0) };
+    n == want.len() as isize + 1 && &buf[..want.len()] == want && buf[want.len()] == 0
+}
+
+/// The size of a VM type, from the VMTypes table.
+fn type_size(name: &str) -> Option<u64> {
+    // SAFETY: exported by vmStructs.cpp as for `struct_entry`: the table's
+    // address and its entries' stride and field offsets (`uint64_t`).
+    let (entries, stride, name_at, size_at) = unsafe {
+        (
+            symbol::<*const u8>(c"gHotSpotVMTypes")?,
+            symbol::<u64>(c"gHotSpotVMTypeEntryArrayStride")?,
+            symbol::<u64>(c"gHotSpotVMTypeEntryTypeNameOffset")?,
+            symbol::<u64>(c"gHotSpotVMTypeEntrySizeOffset")?,
+        )
+    };
+    if entries.is_null() || stride == 0 {
+        return None;
+    }
+    for i in 0..100_000u64 {
+        // SAFETY: entry `i` of the VM's static table, which ends at the
+        // entry whose type name is null (checked before reading further);
+        // names are NUL-terminated static strings.
+        unsafe {
+            let entry = entries.add((i * stride) as usize);
+            let type_name = *(entry.add(name_at as usize) as *const *const c_char);
+            if type_name.is_null() {
+                return None;
+            }
+            if CStr::from_ptr(type_name).to_bytes() == name.as_bytes() {
+                return Some(*(entry.add(size_at as usize) as *const u64));
+            }
+        }
+    }
+    None
+}
+
 /// Reads 8 bytes at `addr` of this process without risking a fault.
 fn read_own(addr: u64) -> Option<u64> {
     let mut value = 0u64;

@@ -22,6 +22,7 @@
 
 pub mod async_trace;
 mod capabilities;
+pub mod fault_guard;
 mod guard;
 mod handles;
 pub mod hotspot;

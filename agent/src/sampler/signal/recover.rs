@@ -134,7 +134,7 @@ unsafe fn in_vm(
         return code;
     };
     // SAFETY: as above.
-    let Some((low, high)) = (unsafe { hotspot::stack_bounds(env) }) else {
+    let Some((low, high)) = (unsafe { stack_in_use(env, ucontext) }) else {
         return code;
     };
     if thread.state() != hotspot::THREAD_IN_VM || max < 2 {
@@ -248,6 +248,42 @@ unsafe fn walk_from_anchor(
     n + skip as jint
 }
 
+/// The part of this thread's stack that is certainly mapped: from the
+/// handler's own frame (or, on an alternate signal stack, the interrupted
+/// sp) up to the stack's base. Not the whole stack as HotSpot bounds it:
+/// its lowest pages are guard zones (red, yellow, reserved), protected, and
+/// a word read there (from a frame pointer that holds some other number,
+/// say) would fault, and a fault in this handler ends the JVM.
+///
+/// # Safety
+/// In the signal handler: `env` is this thread's JNIEnv; `ucontext` null or
+/// the handler's.
+unsafe fn stack_in_use(env: *mut JNIEnv, ucontext: *mut c_void) -> Option<(usize, usize)> {
+    // SAFETY: the caller's promise.
+    let (low, high) = unsafe { hotspot::stack_bounds(env) }?;
+    let here = std::hint::black_box(&low) as *const usize as usize;
+    let from = if (low..high).contains(&here) {
+        here
+    } else {
+        interrupted_sp(ucontext).filter(|sp| (low..high).contains(sp))?
+    };
+    Some((from, high))
+}
+
+/// The interrupted stack pointer, from the handler's `ucontext` (null: none).
+#[cfg(target_arch = "x86_64")]
+fn interrupted_sp(ucontext: *mut c_void) -> Option<usize> {
+    let uc = ucontext as *const libc::ucontext_t;
+    // SAFETY: null or the kernel's ucontext_t for this signal (the callers'
+    // promise, `stack_in_use`'s); read only.
+    (!uc.is_null()).then(|| unsafe { (*uc).uc_mcontext.gregs[libc::REG_RSP as usize] } as usize)
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn interrupted_sp(_ucontext: *mut c_void) -> Option<usize> {
+    None
+}
+
 /// This thread's stack words and the interrupted blob's bytes.
 struct ThreadMemory {
     low: usize,
@@ -259,10 +295,10 @@ struct ThreadMemory {
 impl Memory for ThreadMemory {
     fn word(&self, at: usize) -> Option<usize> {
         let inside = at >= self.low && at.checked_add(8)? <= self.high && at.is_multiple_of(8);
-        // SAFETY: an aligned word inside this thread's own stack, between its
-        // bounds as HotSpot has them: mapped, and written only by this
-        // thread, which is running this handler. Volatile: memory of other
-        // frames, read as the machine has it.
+        // SAFETY: an aligned word of this thread's own stack between the
+        // handler's frame and the base (`stack_in_use`): mapped, and written
+        // only by this thread, which is running this handler. Volatile:
+        // memory of other frames, read as the machine has it.
         inside.then(|| unsafe { std::ptr::read_volatile(at as *const usize) })
     }
 
@@ -344,8 +380,9 @@ unsafe fn from_caller(
     code: jint,
 ) -> Option<jint> {
     use libc::{REG_R13, REG_RAX, REG_RBP, REG_RBX, REG_RIP, REG_RSP};
-    // SAFETY: `env` is the calling thread's own JNIEnv (the caller's promise).
-    let (low, high) = unsafe { hotspot::stack_bounds(env) }?;
+    // SAFETY: `env` is the calling thread's own JNIEnv and `ucontext` the
+    // handler's (the caller's promise).
+    let (low, high) = unsafe { stack_in_use(env, ucontext) }?;
     let uc = ucontext as *mut libc::ucontext_t;
     // The registers stay behind a raw pointer, not a `&mut`: AsyncGetCallTrace
     // reads them through `ucontext` between our writes.
