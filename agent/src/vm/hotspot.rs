@@ -107,38 +107,60 @@ fn struct_entry(types: &[&str], field: &str, want_static: bool) -> Option<u64> {
             symbol::<u64>(c"gHotSpotVMStructEntryAddressOffset")?,
         )
     };
-    if entries.is_null() || stride == 0 {
-        return None;
-    }
-    // The table ends with an entry whose type name is null; bound the walk anyway.
-    for i in 0..100_000u64 {
-        // SAFETY: entry `i` lies inside the VM's static table, which ends at
-        // the entry whose type name is null (checked before reading further
-        // fields; no entry past it is read). The offsets are the exported
-        // ones, so each read is of the field of that type; names are
-        // NUL-terminated static strings.
+    // SAFETY: the exported table, stride and type-name offset (above).
+    let mut entries = unsafe { table_entries(entries, stride, type_at) };
+    entries.find_map(|(entry, type_name)| {
+        // SAFETY: `entry` is a live entry of the table (`table_entries`); the
+        // offsets are the exported ones, so each read is of the field of
+        // that type; names are NUL-terminated static strings.
         unsafe {
-            let entry = entries.add((i * stride) as usize);
-            let type_name = *(entry.add(type_at as usize) as *const *const c_char);
-            if type_name.is_null() {
-                return None;
-            }
             let field_name = *(entry.add(field_at as usize) as *const *const c_char);
             if field_name.is_null() {
-                continue;
+                return None;
             }
-            let t = CStr::from_ptr(type_name).to_bytes();
             let is_static = *(entry.add(static_at as usize) as *const i32) != 0;
-            if types.iter().any(|w| w.as_bytes() == t)
+            if types.iter().any(|w| w.as_bytes() == type_name)
                 && CStr::from_ptr(field_name).to_bytes() == field.as_bytes()
                 && is_static == want_static
             {
                 let at = if want_static { address_at } else { offset_at };
                 return Some(*(entry.add(at as usize) as *const u64));
             }
+            None
         }
-    }
-    None
+    })
+}
+
+/// The entries of one of the tables vmStructs.cpp exports (`stride` bytes
+/// each), with each entry's type name (at `name_at`), up to the entry whose
+/// type name is null, which ends the table (and at most 100,000).
+///
+/// # Safety
+/// `entries`, `stride` and `name_at` are the VM's exported values for one
+/// table (null or zero: no entries).
+unsafe fn table_entries(
+    entries: *const u8,
+    stride: u64,
+    name_at: u64,
+) -> impl Iterator<Item = (*const u8, &'static [u8])> {
+    let usable = !entries.is_null() && stride != 0;
+    (0..100_000u64)
+        .take_while(move |_| usable)
+        .map(move |i| {
+            // SAFETY: entry `i` lies inside the VM's static table: every entry
+            // before it had a type name (the walk stops at the null one), and
+            // its name field is at the exported offset; names are static,
+            // NUL-terminated.
+            unsafe {
+                let entry = entries.add((i * stride) as usize);
+                let name = *(entry.add(name_at as usize) as *const *const c_char);
+                (
+                    entry,
+                    (!name.is_null()).then(|| CStr::from_ptr(name).to_bytes()),
+                )
+            }
+        })
+        .map_while(|(entry, name)| Some((entry, name?)))
 }
 
 /// The value of a `bool` flag of the VM (`-XX:` flags and those set by
@@ -201,25 +223,13 @@ fn type_size(name: &str) -> Option<u64> {
             symbol::<u64>(c"gHotSpotVMTypeEntrySizeOffset")?,
         )
     };
-    if entries.is_null() || stride == 0 {
-        return None;
-    }
-    for i in 0..100_000u64 {
-        // SAFETY: entry `i` of the VM's static table, which ends at the
-        // entry whose type name is null (checked before reading further);
-        // names are NUL-terminated static strings.
-        unsafe {
-            let entry = entries.add((i * stride) as usize);
-            let type_name = *(entry.add(name_at as usize) as *const *const c_char);
-            if type_name.is_null() {
-                return None;
-            }
-            if CStr::from_ptr(type_name).to_bytes() == name.as_bytes() {
-                return Some(*(entry.add(size_at as usize) as *const u64));
-            }
-        }
-    }
-    None
+    // SAFETY: the exported table, stride and type-name offset (above).
+    let mut entries = unsafe { table_entries(entries, stride, name_at) };
+    entries
+        .find(|&(_, type_name)| type_name == name.as_bytes())
+        // SAFETY: a live entry (`table_entries`); the size field is at the
+        // exported offset.
+        .map(|(entry, _)| unsafe { *(entry.add(size_at as usize) as *const u64) })
 }
 
 /// Reads 8 bytes at `addr` of this process without risking a fault.
