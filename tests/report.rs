@@ -1062,7 +1062,18 @@ fn report_without_section_picks_in_the_documented_order() {
         stderr.trim_end(),
         "profrj: showing <sampler>; the snapshot also has: --section profile, --section coverage"
     );
-    let profile = profrj_ok(&["report", s(&snap), "--section", "profile"]);
+    // By calls: loop(int)'s three calls take tens of microseconds of CPU,
+    // and the probes' CPU clock (wall time between reads of the thread's
+    // clock, never run backwards: tsc.rs) can stand still through them on a
+    // loaded machine; a row of 0 is not listed (seen in CI).
+    let profile = profrj_ok(&[
+        "report",
+        s(&snap),
+        "--section",
+        "profile",
+        "--metric",
+        "calls",
+    ]);
     assert!(profile.contains(&format!("{COV}.loop(int)")), "{profile}");
     let cov = profrj_ok(&["report", s(&snap), "--section", "coverage"]);
     let want = coverage_truth_from_xml(&xml);
