@@ -111,6 +111,7 @@ unsafe fn walk_and_recover(
     // `ucontext` (checked above).
     unsafe { from_caller(env, frames, max, ucontext, code) }.unwrap_or(code)
 }
+
 /// The walk of a compiled frame whose sp an intrinsic moved and saved on
 /// top of the stack ([`unwind::saved_sp`]: C2's `String.indexOf`), made
 /// from the saved sp before AsyncGetCallTrace is given the moved one, which
@@ -127,7 +128,7 @@ unsafe fn from_saved_sp(
     max: jint,
     ucontext: *mut c_void,
 ) -> Option<jint> {
-    use libc::{REG_RBP, REG_RIP, REG_RSP};
+    use libc::REG_RSP;
     if ucontext.is_null() {
         return None;
     }
@@ -138,14 +139,8 @@ unsafe fn from_saved_sp(
     // above), this handler's alone until it returns; no reference is made:
     // AsyncGetCallTrace reads it between our writes.
     let gregs = unsafe { std::ptr::addr_of_mut!((*uc).uc_mcontext.gregs) };
-    // SAFETY: as above; indices of x86-64's gregs array.
-    let top = unsafe {
-        Regs {
-            pc: (*gregs)[REG_RIP as usize] as usize,
-            sp: (*gregs)[REG_RSP as usize] as usize,
-            fp: (*gregs)[REG_RBP as usize] as usize,
-        }
-    };
+    // SAFETY: as above.
+    let top = unsafe { regs_of(gregs) };
     let stack = ThreadMemory {
         low,
         high,
@@ -173,6 +168,24 @@ unsafe fn from_saved_sp(
     }
     RECOVERED_SAVED_SP.fetch_add(1, Ordering::Relaxed);
     Some(n)
+}
+
+/// The pc, sp and fp of a signal's context.
+///
+/// # Safety
+/// `gregs` points into the live ucontext_t of the signal being handled.
+#[cfg(target_arch = "x86_64")]
+unsafe fn regs_of(gregs: *const [libc::greg_t; 23]) -> Regs {
+    use libc::{REG_RBP, REG_RIP, REG_RSP};
+    // SAFETY: the caller's promise; the indices are registers of x86-64's
+    // gregs array.
+    unsafe {
+        Regs {
+            pc: (*gregs)[REG_RIP as usize] as usize,
+            sp: (*gregs)[REG_RSP as usize] as usize,
+            fp: (*gregs)[REG_RBP as usize] as usize,
+        }
+    }
 }
 
 /// Nothing to do on other architectures.
@@ -448,13 +461,7 @@ unsafe fn from_caller(
         }
     };
     // SAFETY: as for `set`.
-    let saved = unsafe {
-        Regs {
-            pc: (*gregs)[REG_RIP as usize] as usize,
-            sp: (*gregs)[REG_RSP as usize] as usize,
-            fp: (*gregs)[REG_RBP as usize] as usize,
-        }
-    };
+    let saved = unsafe { regs_of(gregs) };
     // SAFETY: as for `set`.
     let adapter = unsafe {
         AdapterRegs {
