@@ -154,6 +154,10 @@ fn jvm_flags(mode: &str) -> &'static [&'static str] {
 /// 17), so that the share within the loop is of most of the program.
 const LOOP_FLOOR: f64 = 50.0;
 
+/// The most of a workload's method's samples that may lie outside the loop
+/// that calls it (the JVM's start calls some of them a few times).
+const ASTRAY_MOST: f64 = 2.0;
+
 /// Each workload runs 3 s, sampled every 1 ms of the main thread's CPU
 /// time (`event=cpu`, the event: a loaded machine gives the thread
 /// less CPU, hence fewer samples, but never a sample it could not answer,
@@ -164,7 +168,8 @@ const LOOP_FLOOR: f64 = 50.0;
 /// `delete`), at most 1% with a failure marker on top (76% for `lambdas`),
 /// the share of the loop's samples under the calling Java method at least
 /// the table's (WORKLOADS says why of the loop's), the loop at least
-/// [`LOOP_FLOOR`] of the program's samples, and the stub named on top.
+/// [`LOOP_FLOOR`] of the program's samples, the stub named on top, and the
+/// method's samples under the loop, its only caller, but for [`ASTRAY_MOST`].
 #[test]
 fn samples_in_stubs_keep_their_java_callers() {
     let _one_at_a_time = exclusive();
@@ -212,9 +217,16 @@ fn samples_in_stubs_keep_their_java_callers() {
         let under = share(&in_loop, |p| {
             p.iter().any(|f| f == caller) || p.last().is_some_and(inlined)
         });
+        // The method is called from the loop alone (the JVM's own start may
+        // call it a few times): a sample of it anywhere else is a walk that
+        // went wrong above it. On JDK 21 and 25, before the saved sp of
+        // C2's string_indexof was used, AsyncGetCallTrace's own walk put
+        // String.indexOf under System.nanoTime in ~25% of its samples.
+        let of_caller = within(caller);
+        let astray = share(&of_caller, |p| !p.iter().any(|f| f == around));
         let named_top = top.map(|t| share(&st, |p| p.last().is_some_and(|f| f.contains(t))));
         eprintln!(
-            "{mode}: {total} samples, no Java frame {no_java:.2}%, marker on top {marker_on_top:.2}%, under {caller} {under:.1}% of {around}'s samples ({loop_share:.1}% of the program's), top {top:?} {named_top:?}"
+            "{mode}: {total} samples, no Java frame {no_java:.2}%, marker on top {marker_on_top:.2}%, under {caller} {under:.1}% of {around}'s samples ({loop_share:.1}% of the program's), {caller} outside {around} {astray:.2}%, top {top:?} {named_top:?}"
         );
         // A late CPU timer's signal stands for every interval it missed: on
         // a loaded machine one failed walk can weigh 10 samples (1.29% of
@@ -227,6 +239,7 @@ fn samples_in_stubs_keep_their_java_callers() {
             && (marker_on_top <= 1.0 || few_failed)
             && under >= least
             && loop_share >= LOOP_FLOOR
+            && astray <= ASTRAY_MOST
             && named_top.is_none_or(|s| s >= 10.0);
         if !ok {
             let without: Vec<String> = st
@@ -235,7 +248,7 @@ fn samples_in_stubs_keep_their_java_callers() {
                 .map(|(p, n)| format!("{n} {}", p.join(";")))
                 .collect();
             failures.push(format!(
-                "{mode}: {total} samples (>= 200), no Java frame {no_java:.2}% (<= 1), marker on top {marker_on_top:.2}% (<= 1), under {caller} {under:.1}% of {around}'s (>= {least}), {around} {loop_share:.1}% of the program's (>= {LOOP_FLOOR}), {top:?} on top {named_top:?}% (>= 10)\n{}\nwithout a Java frame: {without:?}",
+                "{mode}: {total} samples (>= 200), no Java frame {no_java:.2}% (<= 1), marker on top {marker_on_top:.2}% (<= 1), under {caller} {under:.1}% of {around}'s (>= {least}), {around} {loop_share:.1}% of the program's (>= {LOOP_FLOOR}), {caller} outside {around} {astray:.2}% (<= {ASTRAY_MOST}), {top:?} on top {named_top:?}% (>= 10)\n{}\nwithout a Java frame: {without:?}",
                 run.stderr
             ));
         }

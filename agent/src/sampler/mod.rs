@@ -305,7 +305,7 @@ impl Sampler {
         let now = signal::recover::recovered_counts();
         let base = self.recovered_base;
         let mut s = format!(
-            "sampling: {} ticks every {:?} ({} missed intervals made up, at most {} at once, {} in pauses not counted; {}, stacks from {}): {} stacks from signals ({} asked; walked from the caller of a stub {}, of a compiled method's entry or exit {}, of unknown code {}; from the last Java frame of a thread in the VM {}), \
+            "sampling: {} ticks every {:?} ({} missed intervals made up, at most {} at once, {} in pauses not counted; {}, stacks from {}): {} stacks from signals ({} asked; walked from the caller of a stub {}, of a compiled method's entry or exit {}, of unknown code {}; from the last Java frame of a thread in the VM {}; from the sp an intrinsic saved {}), \
              {} walked with JVMTI ({} samples of threads a signal found busy in the VM among them), {} repeated unchanged; per tick {} us taking stacks, {} us folding; \
              sampler CPU {} ms = {:.2}% of one core",
             k.ticks,
@@ -321,6 +321,7 @@ impl Sampler {
             now.compiled - base.compiled,
             now.unknown - base.unknown,
             now.vm - base.vm,
+            now.saved_sp - base.saved_sp,
             k.walked,
             k.deferred,
             k.repeated,

@@ -37,6 +37,8 @@ static RECOVERED_COMPILED: AtomicU64 = AtomicU64::new(0);
 static RECOVERED_UNKNOWN: AtomicU64 = AtomicU64::new(0);
 /// Walks of threads in the VM made from their anchor's frame.
 static RECOVERED_VM: AtomicU64 = AtomicU64::new(0);
+/// Walks of compiled frames made from the sp an intrinsic saved.
+static RECOVERED_SAVED_SP: AtomicU64 = AtomicU64::new(0);
 
 /// Walks recovered so far, by what the thread was in.
 #[derive(Clone, Copy, Debug, Default)]
@@ -45,6 +47,7 @@ pub struct Recovered {
     pub compiled: u64,
     pub unknown: u64,
     pub vm: u64,
+    pub saved_sp: u64,
 }
 
 pub fn recovered_counts() -> Recovered {
@@ -53,6 +56,7 @@ pub fn recovered_counts() -> Recovered {
         compiled: RECOVERED_COMPILED.load(Ordering::Relaxed),
         unknown: RECOVERED_UNKNOWN.load(Ordering::Relaxed),
         vm: RECOVERED_VM.load(Ordering::Relaxed),
+        saved_sp: RECOVERED_SAVED_SP.load(Ordering::Relaxed),
     }
 }
 
@@ -90,6 +94,10 @@ unsafe fn walk_and_recover(
     max: jint,
     ucontext: *mut c_void,
 ) -> jint {
+    // SAFETY: the caller's promise.
+    if let Some(n) = unsafe { from_saved_sp(env, frames, max, ucontext) } {
+        return n;
+    }
     // SAFETY: the caller's promise is `async_trace::walk`'s.
     let code = unsafe { async_trace::walk(env, frames, max, ucontext) };
     if code == UNKNOWN_NOT_JAVA || code == NOT_WALKABLE_NOT_JAVA {
@@ -103,6 +111,97 @@ unsafe fn walk_and_recover(
     // `ucontext` (checked above).
     unsafe { from_caller(env, frames, max, ucontext, code) }.unwrap_or(code)
 }
+
+/// The walk of a compiled frame whose sp an intrinsic moved and saved on
+/// top of the stack ([`unwind::saved_sp`]: C2's `String.indexOf`), made
+/// from the saved sp before AsyncGetCallTrace is given the moved one, which
+/// it may walk to a stack the thread does not have rather than fail. None
+/// when the pattern is not there (one stack word read, the code map
+/// searched only when it is) or the walk from the saved sp fails.
+///
+/// # Safety
+/// As [`walk`].
+#[cfg(target_arch = "x86_64")]
+unsafe fn from_saved_sp(
+    env: *mut JNIEnv,
+    frames: *mut CallFrame,
+    max: jint,
+    ucontext: *mut c_void,
+) -> Option<jint> {
+    use libc::REG_RSP;
+    if ucontext.is_null() {
+        return None;
+    }
+    // SAFETY: `env` is the calling thread's own JNIEnv (the caller's promise).
+    let (low, high) = unsafe { hotspot::stack_bounds(env) }?;
+    let uc = ucontext as *mut libc::ucontext_t;
+    // SAFETY: the kernel's ucontext_t for this signal (non-null, checked
+    // above), this handler's alone until it returns; no reference is made:
+    // AsyncGetCallTrace reads it between our writes.
+    let gregs = unsafe { std::ptr::addr_of_mut!((*uc).uc_mcontext.gregs) };
+    // SAFETY: as above.
+    let top = unsafe { regs_of(gregs) };
+    let stack = ThreadMemory {
+        low,
+        high,
+        code: None,
+    };
+    // The cheap test first: a stack address a few words above on top.
+    let saved = stack.word(top.sp)?;
+    if saved <= top.sp || saved - top.sp > 8 * unwind::MAX_SHIFT_WORDS {
+        return None;
+    }
+    let blob = code_map::find(top.pc)?;
+    let mem = ThreadMemory {
+        code: Some((blob.start, blob.end)),
+        ..stack
+    };
+    let frame = unwind::saved_sp(top, &blob, &mem)?;
+    // SAFETY: as above.
+    unsafe { (*gregs)[REG_RSP as usize] = frame.sp as i64 };
+    // SAFETY: `walk`'s promise holds as for the first walk.
+    let n = unsafe { async_trace::walk(env, frames, max, ucontext) };
+    // SAFETY: as above; the context as the kernel gave it.
+    unsafe { (*gregs)[REG_RSP as usize] = top.sp as i64 };
+    if n <= 0 {
+        return None;
+    }
+    RECOVERED_SAVED_SP.fetch_add(1, Ordering::Relaxed);
+    Some(n)
+}
+
+/// The pc, sp and fp of a signal's context.
+///
+/// # Safety
+/// `gregs` points into the live ucontext_t of the signal being handled.
+#[cfg(target_arch = "x86_64")]
+unsafe fn regs_of(gregs: *const [libc::greg_t; 23]) -> Regs {
+    use libc::{REG_RBP, REG_RIP, REG_RSP};
+    // SAFETY: the caller's promise; the indices are registers of x86-64's
+    // gregs array.
+    unsafe {
+        Regs {
+            pc: (*gregs)[REG_RIP as usize] as usize,
+            sp: (*gregs)[REG_RSP as usize] as usize,
+            fp: (*gregs)[REG_RBP as usize] as usize,
+        }
+    }
+}
+
+/// Nothing to do on other architectures.
+///
+/// # Safety
+/// None needed; `unsafe` only to match the x86-64 version.
+#[cfg(not(target_arch = "x86_64"))]
+unsafe fn from_saved_sp(
+    _env: *mut JNIEnv,
+    _frames: *mut CallFrame,
+    _max: jint,
+    _ucontext: *mut c_void,
+) -> Option<jint> {
+    None
+}
+
 /// A thread in the VM's own code whose walk failed: its anchor (the last
 /// Java frame, which AsyncGetCallTrace walks from) is not walkable. Two
 /// cases are mended, the way HotSpot itself would see the frame:
@@ -399,13 +498,7 @@ unsafe fn from_caller(
         }
     };
     // SAFETY: as for `set`.
-    let saved = unsafe {
-        Regs {
-            pc: (*gregs)[REG_RIP as usize] as usize,
-            sp: (*gregs)[REG_RSP as usize] as usize,
-            fp: (*gregs)[REG_RBP as usize] as usize,
-        }
-    };
+    let saved = unsafe { regs_of(gregs) };
     // SAFETY: as for `set`.
     let adapter = unsafe {
         AdapterRegs {

@@ -57,7 +57,7 @@ pub enum Retry {
 /// How far above the interrupted sp a compiled frame's own sp is tried:
 /// intrinsics push a few registers and realign the stack by up to 15
 /// bytes (C2's `string_indexof` keeps the old sp on the stack).
-const MAX_SHIFT_WORDS: usize = 12;
+pub const MAX_SHIFT_WORDS: usize = 12;
 
 /// The retries, the likeliest first.
 #[derive(Default, Debug, PartialEq, Eq)]
@@ -195,10 +195,17 @@ fn stub(top: Regs, blob: &Blob, mem: &impl Memory) -> Callers {
     Callers::of([ret_at(top, 0, mem), via_fp(top, mem), None])
 }
 
+/// A compiled method: at its prologue or epilogue the caller is where
+/// [`compiled_edge`] says; in its body, the frame itself with sp moved up.
+fn compiled(top: Regs, blob: &Blob, mem: &impl Memory) -> Callers {
+    compiled_edge(top, blob, mem).unwrap_or_else(|| compiled_body(top, mem))
+}
+
 /// A compiled method whose frame is not complete: its prologue (`push rbp;
 /// sub rsp, N`, a stack bang before or the entry barrier after), or its
-/// epilogue (`add rsp, N; pop rbp`, the return poll, `ret`).
-fn compiled(top: Regs, blob: &Blob, mem: &impl Memory) -> Callers {
+/// epilogue (`add rsp, N; pop rbp`, the return poll, `ret`). None in the
+/// body.
+fn compiled_edge(top: Regs, blob: &Blob, mem: &impl Memory) -> Option<Callers> {
     let at = |k: isize| mem.byte(top.pc.wrapping_add_signed(k));
     let here = at(0);
     // Nothing pushed yet (before `push rbp`: the inline-cache check, the
@@ -207,33 +214,42 @@ fn compiled(top: Regs, blob: &Blob, mem: &impl Memory) -> Callers {
     // `push rbp` done: the caller's rbp on top, the return address above.
     let pushed = ret_at(top, 8, mem);
     if top.pc == blob.start || here == Some(RET) || here == Some(PUSH_RBP) || is_stack_bang(&at) {
-        return Callers::of([bare, None, None]);
+        return Some(Callers::of([bare, None, None]));
     }
     if at(-1) == Some(PUSH_RBP) || here == Some(POP_RBP) {
-        return Callers::of([pushed, None, None]);
+        return Some(Callers::of([pushed, None, None]));
     }
     if at(-1) == Some(POP_RBP) {
-        return Callers::of([bare, None, None]);
+        return Some(Callers::of([bare, None, None]));
     }
     if let Some(rest) = epilogue_rest(&at) {
-        return Callers::of([rest.caller(top, mem), None, None]);
+        return Some(Callers::of([rest.caller(top, mem), None, None]));
     }
     if let Some(n) = rbp_store_offset(&at) {
         // C2 without a stack bang: `sub rsp, N; mov [rsp + N], rbp`, at the mov.
-        return Callers::of([
+        return Some(Callers::of([
             ret_at(top, n + 8, mem).map(|r| Regs { fp: top.fp, ..r }),
             None,
             None,
-        ]);
+        ]));
     }
     // Past `push rbp; sub rsp, N` (the nmethod entry barrier of JDK 21+
     // comes there): the whole frame is built.
-    let built = frame_built(&at).and_then(|n| ret_at(top, n.checked_add(8)?, mem));
     if is_entry_barrier(&at) {
-        return Callers::of([built, None, None]);
+        let built = frame_built(&at).and_then(|n| ret_at(top, n.checked_add(8)?, mem));
+        return Some(Callers::of([built, None, None]));
     }
-    // In the body: the frame is whole, but code inside it (an intrinsic)
-    // may have moved sp; then the prologue's shapes, in case it is there.
+    None
+}
+
+/// In a compiled method's body the frame is whole, but code inside it (an
+/// intrinsic) may have moved sp: the frame itself with sp moved up, then
+/// the prologue's shapes, in case it is there.
+fn compiled_body(top: Regs, mem: &impl Memory) -> Callers {
+    let at = |k: isize| mem.byte(top.pc.wrapping_add_signed(k));
+    let bare = ret_at(top, 0, mem);
+    let pushed = ret_at(top, 8, mem);
+    let built = frame_built(&at).and_then(|n| ret_at(top, n.checked_add(8)?, mem));
     let mut c = Callers::default();
     for (k, slot) in c.list.iter_mut().take(MAX_SHIFT_WORDS).enumerate() {
         let sp = top.sp.wrapping_add(8 * (k + 1));
@@ -244,6 +260,35 @@ fn compiled(top: Regs, blob: &Blob, mem: &impl Memory) -> Callers {
         *slot = g.map(Retry::Caller);
     }
     c
+}
+
+/// The frame's own registers when the signal found a compiled method's
+/// body inside an intrinsic that moved sp after saving it on top of the
+/// stack: C2's `string_indexof` (`String.indexOf(String)`, and the
+/// Latin-1/UTF-16 variants) begins `mov rcx, rsp`, may move sp down to copy
+/// a short string that ends near a page boundary, pushes its operands and
+/// then rcx, searches, and ends with `pop rsp`. HotSpot's frame code does
+/// not know this: AsyncGetCallTrace takes the caller from the moved sp, and
+/// either fails or reads a stale word below the frame as the return address
+/// and walks a stack the thread does not have (JDK 21 and 25, where the
+/// method is compiled on its own: `String.indexOf` under
+/// `System.nanoTime`, a call the loop made before, in 12% (JDK 21) to 26%
+/// (JDK 25) of its samples). The word on top of the stack is then a stack address
+/// 1 to [`MAX_SHIFT_WORDS`] words above sp and, as a compiled frame's sp
+/// always is on x86-64, 16-byte aligned: that is the frame's sp. None
+/// outside a compiled method's body (in its prologue or epilogue the word
+/// on top may be the caller's frame pointer, a stack address just above).
+pub fn saved_sp(top: Regs, blob: &Blob, mem: &impl Memory) -> Option<Regs> {
+    if !cfg!(target_arch = "x86_64") || !matches!(blob.code, Code::Compiled { .. }) {
+        return None;
+    }
+    let saved = mem.word(top.sp)?;
+    let above = saved.checked_sub(top.sp)?;
+    let plausible = (8..=8 * MAX_SHIFT_WORDS).contains(&above) && saved.is_multiple_of(16);
+    // The frame's own sp lies inside this stack too (checked last: the
+    // prologue's reading is the costliest).
+    (plausible && mem.word(saved).is_some() && compiled_edge(top, blob, mem).is_none())
+        .then_some(Regs { sp: saved, ..top })
 }
 
 /// `mov [rsp + disp8 / disp32], rbp`: its displacement.

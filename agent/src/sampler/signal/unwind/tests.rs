@@ -467,3 +467,68 @@ fn unknown_code_tries_the_top_of_the_stack_then_the_frame_pointer() {
         1
     );
 }
+
+#[test]
+fn an_intrinsic_that_saved_sp_on_the_stack_gives_the_frame_its_sp() {
+    // C2's string_indexof, searching: its operands and then the frame's
+    // own sp pushed (4 words), the frame 16-byte aligned above.
+    let code = [0x90; 64];
+    let b = blob(Code::Compiled { method: 1 }, code.len());
+    let frame_sp = SP + 32;
+    let stack: Vec<(usize, usize)> = (0..40)
+        .map(|k| (SP + 8 * k, if k == 0 { frame_sp } else { 0 }))
+        .collect();
+    let m = fake(&code, &stack);
+    let top = Regs {
+        pc: CODE + 30,
+        sp: SP,
+        fp: 7,
+    };
+    assert_eq!(
+        saved_sp(top, &b, &m),
+        Some(Regs {
+            sp: frame_sp,
+            ..top
+        })
+    );
+    // The same words, but not a compiled method's body: a stub, the
+    // prologue's `push rbp` done (the word on top is the caller's rbp).
+    assert_eq!(
+        saved_sp(top, &stub_blob(StubLayout::Other, code.len()), &m),
+        None
+    );
+    let mut prologue = code;
+    prologue[29] = PUSH_RBP;
+    assert_eq!(saved_sp(top, &b, &fake(&prologue, &stack)), None);
+}
+
+#[test]
+fn a_stack_word_that_cannot_be_a_saved_sp_is_not_taken_for_one() {
+    let code = [0x90; 64];
+    let b = blob(Code::Compiled { method: 1 }, code.len());
+    let top = Regs {
+        pc: CODE + 30,
+        sp: SP,
+        fp: 0,
+    };
+    let on_top = |word: usize| {
+        let stack: Vec<(usize, usize)> = (0..40)
+            .map(|k| (SP + 8 * k, if k == 0 { word } else { 0 }))
+            .collect();
+        saved_sp(top, &b, &fake(&code, &stack))
+    };
+    assert!(on_top(SP + 16).is_some());
+    // Not 16-byte aligned, below sp, sp itself, too far above, outside the
+    // stack, a return address.
+    for word in [
+        SP + 8,
+        SP + 24,
+        SP - 16,
+        SP,
+        SP + 16 * MAX_SHIFT_WORDS,
+        SP + 8 * 40,
+        RET_ADDR,
+    ] {
+        assert_eq!(on_top(word), None, "{word:#x}");
+    }
+}
