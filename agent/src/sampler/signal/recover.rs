@@ -132,8 +132,9 @@ unsafe fn from_saved_sp(
     if ucontext.is_null() {
         return None;
     }
-    // SAFETY: `env` is the calling thread's own JNIEnv (the caller's promise).
-    let (low, high) = unsafe { hotspot::stack_bounds(env) }?;
+    // SAFETY: `env` is the calling thread's own JNIEnv and `ucontext` the
+    // handler's (the caller's promise).
+    let (low, high) = unsafe { stack_in_use(env, ucontext) }?;
     let uc = ucontext as *mut libc::ucontext_t;
     // SAFETY: the kernel's ucontext_t for this signal (non-null, checked
     // above), this handler's alone until it returns; no reference is made:
@@ -613,8 +614,9 @@ unsafe fn note_failure(env: *mut JNIEnv, code: jint, ucontext: *mut c_void) {
         state: -1,
         ..Default::default()
     };
-    // SAFETY: `env` is the calling thread's (the caller's promise).
-    let bounds = unsafe { hotspot::stack_bounds(env) };
+    // SAFETY: `env` is the calling thread's and `ucontext` the handler's
+    // (the caller's promise).
+    let bounds = unsafe { stack_in_use(env, ucontext) };
     let stack = bounds.map(|(low, high)| ThreadMemory {
         low,
         high,
