@@ -46,11 +46,11 @@ impl StackSource {
             StackSource::Signal(_) => format!(
                 "{} + AsyncGetCallTrace, {}",
                 signal::SIGNAL.1,
-                match crate::vm::fault_guard::install() {
-                    Ok(()) => "faults in a walk caught",
-                    Err(crate::vm::fault_guard::NotGuarded::CheckedJni) =>
+                match crate::vm::fault_guard::state() {
+                    Some(Ok(())) => "faults in a walk caught",
+                    Some(Err(crate::vm::fault_guard::NotGuarded::CheckedJni)) =>
                         "faults in a walk not caught under -Xcheck:jni",
-                    Err(_) => "faults in a walk not caught",
+                    _ => "faults in a walk not caught",
                 }
             ),
             StackSource::Jvmti { why: None } => "JVMTI (stacks=jvmti)".into(),

@@ -180,7 +180,7 @@ pub unsafe fn walk(
     // SAFETY: `call` is live for the call and `call_agct`'s promise holds
     // (the caller's); AsyncGetCallTrace owns nothing a fault would leak (it
     // is written for signal handlers: no lock, no allocation).
-    match unsafe { fault_guard::call(call_agct, (&mut call as *mut Call).cast()) } {
+    match unsafe { fault_guard::call(env as usize, call_agct, (&mut call as *mut Call).cast()) } {
         Some(_) => call.trace.num_frames,
         None => WALK_FAULT,
     }
@@ -201,9 +201,16 @@ struct Call {
 static TEST_FAULT_EVERY: AtomicU64 = AtomicU64::new(0);
 static TEST_FAULT_COUNT: AtomicU64 = AtomicU64::new(0);
 
-/// Reads `PROFRJ_TEST_WALK_FAULT` (a period in walks), on the sampler's side,
-/// once the guard is installed.
-pub fn configure_test_fault() {
+/// Puts the fault guard around every walk (not under `-Xcheck:jni`:
+/// [`fault_guard`]), each thread known to it by its JNIEnv; then reads
+/// `PROFRJ_TEST_WALK_FAULT` (a period in walks). On the sampler's side.
+pub fn guard_walks() -> Result<(), fault_guard::NotGuarded> {
+    let state = fault_guard::install(|| current_env() as usize);
+    configure_test_fault();
+    state
+}
+
+fn configure_test_fault() {
     let every = std::env::var("PROFRJ_TEST_WALK_FAULT")
         .ok()
         .and_then(|v| v.parse::<u64>().ok())

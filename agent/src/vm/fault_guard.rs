@@ -11,7 +11,8 @@
 //! So the walk runs inside [`call`]: a small assembly routine that keeps the
 //! callee-saved registers and the stack pointer, then calls it. This module
 //! puts its own SIGSEGV/SIGBUS handler in front of HotSpot's; for a fault on
-//! a thread inside [`call`] (found by its tid in a fixed table) it changes
+//! a thread inside [`call`] (found in a fixed table by a key naming the
+//! thread, its JNIEnv: no system call per walk) it changes
 //! the faulting context so the thread resumes in a second routine that puts
 //! those registers back and returns "faulted" from [`call`], as a longjmp
 //! would, with no Rust frame skipped (only HotSpot's C++ frames of the walk,
@@ -25,7 +26,8 @@
 //! not. Walks run unguarded there, as before.
 
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::OnceLock;
 
 /// Threads that can be inside [`call`] at once (one per thread in a signal
 /// handler); beyond that a walk runs unguarded (counted).
@@ -34,7 +36,10 @@ const SLOTS: usize = 256;
 static INSTALLED: AtomicBool = AtomicBool::new(false);
 /// Threads inside [`call`] now: a fault elsewhere skips the table look-up.
 static INSIDE: AtomicUsize = AtomicUsize::new(0);
-static TIDS: [AtomicI32; SLOTS] = [const { AtomicI32::new(0) }; SLOTS];
+/// Each slot's thread key (0: free), and the function that gives the
+/// calling thread's key in the fault handler.
+static KEYS: [AtomicUsize; SLOTS] = [const { AtomicUsize::new(0) }; SLOTS];
+static KEY_OF: AtomicUsize = AtomicUsize::new(0);
 static FRAMES: [AtomicUsize; SLOTS] = [const { AtomicUsize::new(0) }; SLOTS];
 static FAULTS: AtomicU64 = AtomicU64::new(0);
 static UNGUARDED: AtomicU64 = AtomicU64::new(0);
@@ -52,23 +57,31 @@ pub enum NotGuarded {
     Refused,
 }
 
+static STATE: OnceLock<Result<(), NotGuarded>> = OnceLock::new();
+
 /// Puts the fault handler in front of HotSpot's (once; later calls answer
-/// as the first did).
-pub fn install() -> Result<(), NotGuarded> {
-    static RESULT: std::sync::OnceLock<Result<(), NotGuarded>> = std::sync::OnceLock::new();
-    *RESULT.get_or_init(|| {
+/// as the first did). `key_of` gives the calling thread's key, the one its
+/// [`call`]s pass (non-zero; async-signal-safe: it runs in the handler).
+pub fn install(key_of: fn() -> usize) -> Result<(), NotGuarded> {
+    *STATE.get_or_init(|| {
         if !cfg!(target_arch = "x86_64") {
             return Err(NotGuarded::Architecture);
         }
         if super::hotspot::bool_flag("CheckJNICalls") != Some(false) {
             return Err(NotGuarded::CheckedJni);
         }
-        put_in_front()
+        put_in_front(key_of)
     })
 }
 
+/// What [`install`] answered; `None` before it ran.
+pub fn state() -> Option<Result<(), NotGuarded>> {
+    STATE.get().copied()
+}
+
 /// [`install`]'s work, without the check of the VM's flags.
-fn put_in_front() -> Result<(), NotGuarded> {
+fn put_in_front(key_of: fn() -> usize) -> Result<(), NotGuarded> {
+    KEY_OF.store(key_of as usize, Ordering::Release);
     {
         for (k, sig) in [libc::SIGSEGV, libc::SIGBUS].into_iter().enumerate() {
             // SAFETY: sigaction with a zeroed struct to fill (the current
@@ -107,7 +120,8 @@ pub fn installed() -> bool {
     INSTALLED.load(Ordering::Acquire)
 }
 
-/// Runs `f(arg)`; `None` if it faulted (only once [`install`] succeeded;
+/// Runs `f(arg)` for the thread whose key (as [`install`]'s `key_of` gives
+/// it) is `key`; `None` if it faulted (only once [`install`] succeeded;
 /// before, a fault is HotSpot's, as without this module).
 ///
 /// # Safety
@@ -115,13 +129,16 @@ pub fn installed() -> bool {
 /// of its frames is resumed: it must own nothing that needs dropping or
 /// unlocking (a C function reading memory, as AsyncGetCallTrace).
 /// Async-signal-safe.
-pub unsafe fn call(f: unsafe extern "C" fn(*mut c_void) -> i64, arg: *mut c_void) -> Option<i64> {
-    if !installed() {
+pub unsafe fn call(
+    key: usize,
+    f: unsafe extern "C" fn(*mut c_void) -> i64,
+    arg: *mut c_void,
+) -> Option<i64> {
+    if !installed() || key == 0 {
         // SAFETY: the caller's promise.
         return Some(unsafe { f(arg) });
     }
-    let tid = own_tid();
-    let Some(slot) = claim(tid) else {
+    let Some(slot) = claim(key) else {
         UNGUARDED.fetch_add(1, Ordering::Relaxed);
         // SAFETY: the caller's promise.
         return Some(unsafe { f(arg) });
@@ -134,33 +151,43 @@ pub unsafe fn call(f: unsafe extern "C" fn(*mut c_void) -> i64, arg: *mut c_void
     let r = unsafe { asm::profrj_guarded_call(f, arg, saved.as_mut_ptr()) };
     INSIDE.fetch_sub(1, Ordering::AcqRel);
     FRAMES[slot].store(0, Ordering::Release);
-    TIDS[slot].store(0, Ordering::Release);
+    KEYS[slot].store(0, Ordering::Release);
     (r != asm::FAULTED).then_some(r)
 }
 
-fn own_tid() -> i32 {
-    // SAFETY: gettid takes no arguments and cannot fail.
-    unsafe { libc::syscall(libc::SYS_gettid) as i32 }
+/// The slots in the order a key probes them (keys are pointers: their low
+/// bits carry no information).
+fn probe(key: usize) -> impl Iterator<Item = usize> {
+    let start = (key >> 4) % SLOTS;
+    (0..SLOTS).map(move |k| (start + k) % SLOTS)
 }
 
 /// A free slot of the table, now this thread's.
-fn claim(tid: i32) -> Option<usize> {
-    let start = tid as usize % SLOTS;
-    (0..SLOTS).map(|k| (start + k) % SLOTS).find(|&i| {
-        TIDS[i]
-            .compare_exchange(0, tid, Ordering::AcqRel, Ordering::Relaxed)
+fn claim(key: usize) -> Option<usize> {
+    probe(key).find(|&i| {
+        KEYS[i]
+            .compare_exchange(0, key, Ordering::AcqRel, Ordering::Relaxed)
             .is_ok()
     })
 }
 
 /// The saved registers of this thread's [`call`], if it is inside one.
-fn frame_of(tid: i32) -> Option<usize> {
-    let start = tid as usize % SLOTS;
-    (0..SLOTS)
-        .map(|k| (start + k) % SLOTS)
-        .find(|&i| TIDS[i].load(Ordering::Acquire) == tid)
+fn frame_of(key: usize) -> Option<usize> {
+    probe(key)
+        .find(|&i| KEYS[i].load(Ordering::Acquire) == key)
         .map(|i| FRAMES[i].load(Ordering::Acquire))
         .filter(|&f| f != 0)
+}
+
+/// The calling thread's key, from the function [`install`] was given.
+fn own_key() -> Option<usize> {
+    let f = KEY_OF.load(Ordering::Acquire);
+    if f == 0 {
+        return None;
+    }
+    // SAFETY: a non-zero KEY_OF is a `fn() -> usize` stored by `put_in_front`.
+    let key_of: fn() -> usize = unsafe { std::mem::transmute(f) };
+    Some(key_of()).filter(|&k| k != 0)
 }
 
 /// The handler in front of HotSpot's.
@@ -169,7 +196,7 @@ fn frame_of(tid: i32) -> Option<usize> {
 /// Only the kernel calls this, as an SA_SIGINFO handler for SIGSEGV/SIGBUS.
 unsafe extern "C" fn on_fault(sig: i32, info: *mut libc::siginfo_t, uc: *mut c_void) {
     if INSIDE.load(Ordering::Acquire) > 0 && !uc.is_null() {
-        if let Some(frame) = frame_of(own_tid()) {
+        if let Some(frame) = own_key().and_then(frame_of) {
             // SAFETY: the kernel's siginfo and ucontext for this fault.
             if unsafe { redirect(info, uc, frame) } {
                 FAULTS.fetch_add(1, Ordering::Relaxed);
@@ -371,6 +398,12 @@ mod tests {
         41
     }
 
+    /// The test threads' key: their tid (any per-thread non-zero number).
+    fn test_key() -> usize {
+        // SAFETY: gettid takes no arguments and cannot fail.
+        unsafe { libc::syscall(libc::SYS_gettid) as usize }
+    }
+
     #[test]
     fn a_call_that_does_not_fault_returns_its_value() {
         let mut x = 1u64;
@@ -382,7 +415,7 @@ mod tests {
         assert_eq!((r, x), (41, 2));
         // SAFETY: as above, through `call` (a plain call unless the fault
         // test installed the guard first).
-        let r = unsafe { call(add_one, (&mut x as *mut u64).cast()) };
+        let r = unsafe { call(test_key(), add_one, (&mut x as *mut u64).cast()) };
         assert_eq!(r, Some(41));
         assert_eq!(x, 3);
     }
@@ -401,14 +434,15 @@ mod tests {
     /// thread carries on with its registers and stack as before it.
     #[test]
     fn a_fault_inside_the_call_is_caught() {
-        put_in_front().expect("handler in front");
+        put_in_front(test_key).expect("handler in front");
         let before = counts().0;
         let mut x = 5u64;
         for _ in 0..3 {
             // SAFETY: read_unmapped owns nothing, and the guard is in place.
-            assert_eq!(unsafe { call(read_unmapped, std::ptr::null_mut()) }, None);
+            let r = unsafe { call(test_key(), read_unmapped, std::ptr::null_mut()) };
+            assert_eq!(r, None);
             // SAFETY: add_one gets a live u64.
-            let r = unsafe { call(add_one, (&mut x as *mut u64).cast()) };
+            let r = unsafe { call(test_key(), add_one, (&mut x as *mut u64).cast()) };
             assert_eq!(r, Some(41));
         }
         assert_eq!(x, 8);
@@ -428,12 +462,12 @@ mod tests {
 
     #[test]
     fn slots_are_claimed_found_and_freed() {
-        let tid = 1_000_003;
-        let slot = claim(tid).expect("a free slot");
+        let key = 0x7f00_1234_5670;
+        let slot = claim(key).expect("a free slot");
         FRAMES[slot].store(0x1234, Ordering::Release);
-        assert_eq!(frame_of(tid), Some(0x1234));
+        assert_eq!(frame_of(key), Some(0x1234));
         FRAMES[slot].store(0, Ordering::Release);
-        TIDS[slot].store(0, Ordering::Release);
-        assert_eq!(frame_of(tid), None);
+        KEYS[slot].store(0, Ordering::Release);
+        assert_eq!(frame_of(key), None);
     }
 }

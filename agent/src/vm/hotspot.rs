@@ -167,10 +167,10 @@ unsafe fn table_entries(
 /// options such as `-Xcheck:jni`), from the flag table VMStructs exports;
 /// `None` if the table or the flag is not found.
 pub fn bool_flag(name: &str) -> Option<bool> {
-    let type_name = ["JVMFlag", "Flag"]
+    let (type_name, flags_at) = ["JVMFlag", "Flag"]
         .into_iter()
-        .find(|t| static_address(t, "flags").is_some())?;
-    let table = read_own(static_address(type_name, "flags")?)?;
+        .find_map(|t| Some((t, static_address(t, "flags")?)))?;
+    let table = read_own(flags_at)?;
     let count = read_own(static_address(type_name, "numFlags")?)?;
     let name_at = struct_offset(&[type_name], "_name")?;
     let addr_at = struct_offset(&[type_name], "_addr")?;
@@ -178,37 +178,25 @@ pub fn bool_flag(name: &str) -> Option<bool> {
     if table == 0 || size == 0 || count > 100_000 {
         return None;
     }
-    for i in 0..count {
-        let entry = table.checked_add(i.checked_mul(size)?)?;
-        let flag_name = read_own(entry.checked_add(name_at)?)?;
-        if flag_name == 0 || !c_string_is(flag_name, name) {
-            continue;
+    table.checked_add(count.checked_mul(size)?)?;
+    // The table is libjvm's static data, read in place as `struct_entry`
+    // reads VMStructs (one system call per flag, as before, made this
+    // start-up work cost ~1,200 of them).
+    (0..count).find_map(|i| {
+        let entry = (table + i * size) as *const u8;
+        // SAFETY: entry `i` of the VM's static flag table (`count` entries
+        // of `size` bytes, checked not to wrap above): its name field (a
+        // static NUL-terminated string, or null) and its value's address,
+        // both at VMStructs' offsets; the value a `bool` flag's variable.
+        unsafe {
+            let flag_name = *(entry.add(name_at as usize) as *const *const c_char);
+            if flag_name.is_null() || CStr::from_ptr(flag_name).to_bytes() != name.as_bytes() {
+                return None;
+            }
+            let value = *(entry.add(addr_at as usize) as *const *const u8);
+            (!value.is_null()).then(|| *value != 0)
         }
-        let value_at = read_own(entry.checked_add(addr_at)?)?;
-        return read_own(value_at).map(|v| v as u8 != 0);
-    }
-    None
-}
-
-/// Whether the NUL-terminated string at `at` (this process's) is `want`.
-fn c_string_is(at: u64, want: &str) -> bool {
-    let want = want.as_bytes();
-    let mut buf = [0u8; 64];
-    if want.len() >= buf.len() {
-        return false;
-    }
-    let local = libc::iovec {
-        iov_base: buf.as_mut_ptr().cast::<c_void>(),
-        iov_len: want.len() + 1,
-    };
-    let remote = libc::iovec {
-        iov_base: at as *mut c_void,
-        iov_len: want.len() + 1,
-    };
-    // SAFETY: the kernel copies into `buf` (ours, long enough) and checks
-    // `at` itself.
-    let n = unsafe { libc::process_vm_readv(libc::getpid(), &local, 1, &remote, 1, 0) };
-    n == want.len() as isize + 1 && &buf[..want.len()] == want && buf[want.len()] == 0
+    })
 }
 
 /// The size of a VM type, from the VMTypes table.

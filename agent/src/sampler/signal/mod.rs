@@ -20,7 +20,7 @@ mod unwind;
 use crate::error::AgentError;
 use crate::log;
 use crate::threads::ThreadId;
-use crate::vm::{async_trace, fault_guard, hotspot, Jni, Jvmti, VmHandle};
+use crate::vm::{async_trace, hotspot, Jni, Jvmti, VmHandle};
 use ring::Ring;
 
 /// The signal samples arrive on. HotSpot does not use SIGPROF; if the
@@ -65,8 +65,7 @@ pub fn setup(vm: VmHandle, jvmti: Jvmti, jni: &Jni, depth: u32) -> Result<Setup,
     diag::configure();
     // A fault inside a walk ends the walk, not the JVM (not under
     // -Xcheck:jni, which would warn on stdout that the handler moved).
-    let _ = fault_guard::install();
-    async_trace::configure_test_fault();
+    let _ = async_trace::guard_walks();
     handler::install(SIGNAL.0, SIGNAL.1)?;
     let ring = ring_for(depth as usize + 1)?;
     handler::set_ring(ring);

@@ -147,11 +147,8 @@ unsafe fn from_saved_sp(
         high,
         code: None,
     };
-    // The cheap test first: a stack address a few words above on top.
-    let saved = stack.word(top.sp)?;
-    if saved <= top.sp || saved - top.sp > 8 * unwind::MAX_SHIFT_WORDS {
-        return None;
-    }
+    // The cheap test first, before the code map is searched.
+    unwind::saved_sp_word(top, &stack)?;
     let blob = code_map::find(top.pc)?;
     let mem = ThreadMemory {
         code: Some((blob.start, blob.end)),

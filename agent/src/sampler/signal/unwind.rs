@@ -57,7 +57,7 @@ pub enum Retry {
 /// How far above the interrupted sp a compiled frame's own sp is tried:
 /// intrinsics push a few registers and realign the stack by up to 15
 /// bytes (C2's `string_indexof` keeps the old sp on the stack).
-pub const MAX_SHIFT_WORDS: usize = 12;
+const MAX_SHIFT_WORDS: usize = 12;
 
 /// The retries, the likeliest first.
 #[derive(Default, Debug, PartialEq, Eq)]
@@ -282,13 +282,20 @@ pub fn saved_sp(top: Regs, blob: &Blob, mem: &impl Memory) -> Option<Regs> {
     if !cfg!(target_arch = "x86_64") || !matches!(blob.code, Code::Compiled { .. }) {
         return None;
     }
-    let saved = mem.word(top.sp)?;
-    let above = saved.checked_sub(top.sp)?;
-    let plausible = (8..=8 * MAX_SHIFT_WORDS).contains(&above) && saved.is_multiple_of(16);
+    let saved = saved_sp_word(top, mem)?;
     // The frame's own sp lies inside this stack too (checked last: the
     // prologue's reading is the costliest).
-    (plausible && mem.word(saved).is_some() && compiled_edge(top, blob, mem).is_none())
+    (mem.word(saved).is_some() && compiled_edge(top, blob, mem).is_none())
         .then_some(Regs { sp: saved, ..top })
+}
+
+/// [`saved_sp`]'s first test, with no code looked at (one stack word): the
+/// word on top of the stack, if it is a 16-byte-aligned address 1 to
+/// [`MAX_SHIFT_WORDS`] words above sp.
+pub fn saved_sp_word(top: Regs, mem: &impl Memory) -> Option<usize> {
+    let saved = mem.word(top.sp)?;
+    let above = saved.checked_sub(top.sp)?;
+    ((8..=8 * MAX_SHIFT_WORDS).contains(&above) && saved.is_multiple_of(16)).then_some(saved)
 }
 
 /// `mov [rsp + disp8 / disp32], rbp`: its displacement.
