@@ -13,7 +13,7 @@
 //!
 //! The events need `can_support_virtual_threads` (`vthreads=on`, the
 //! default), which HotSpot 21 and 25 grant at start-up and after a late
-//! attach alike (tests/virtual_threads.rs checks both); where a JVM
+//! attach alike (tests/virtual_threads/ checks both); where a JVM
 //! refuses it, virtual threads share their carriers' records, as before.
 //!
 //! The mount and unmount events cost on every switch, so they are on only

@@ -5,7 +5,7 @@ import java.nio.file.Path;
 import java.nio.file.Paths;
 
 /**
- * A target for the attach rotation test (tests/attach.rs), with something for every mode: prints
+ * A target for the attach rotation test (tests/attach/modes.rs), with something for every mode: prints
  * "ready", then, until the file named by argument 1 exists,
  *
  * <ul>

@@ -6,7 +6,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * A target for attaching {@code memory} (tests/attach.rs): classes loaded before the attach
+ * A target for attaching {@code memory} (tests/attach/modes.rs): classes loaded before the attach
  * cannot get a stamp field, those loaded after do. Loads {@code Before} and prints "ready"; once
  * the file "go" (beside the stop file, argument 1) exists, keeps 70 {@code Before}, 30 {@code
  * After} and 20 {@code AfterChild} (a subclass of {@code Before}, which must declare the field

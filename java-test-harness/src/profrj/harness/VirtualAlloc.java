@@ -7,7 +7,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 
 /**
- * JDK 21+ (tests/virtual_threads.rs): 8 virtual threads each keep 250 {@code Cell}s and make and
+ * JDK 21+ (tests/virtual_threads/memory_and_lock.rs): 8 virtual threads each keep 250 {@code Cell}s and make and
  * drop 10,000 more, and the main (platform) thread does the same once (dropping what it kept)
  * and then keeps 100: 2,100 alive at the end, 92,350
  * made. Virtual threads' objects go to the memory mode's weak references (they do not stamp), the
