@@ -1,6 +1,7 @@
 //! Java code the agent runs: static and instance methods without arguments
 //! that return an object, and `System.getProperty`/`setProperty`. Apart
-//! because a call runs arbitrary Java: its descriptor is checked first.
+//! because each runs Java code, where a wrong descriptor is undefined
+//! behaviour, not an exception: the one a caller names is checked first.
 
 use super::{JavaException, Jni};
 use jni_sys::{jclass, jmethodID, jobject, jvalue};

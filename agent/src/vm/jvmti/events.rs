@@ -1,8 +1,8 @@
 //! What this environment may do and what the VM tells it: capabilities,
 //! event callbacks, which events are on, events replayed for what happened
 //! before, the heap sampling interval, and the JNI function table swapped.
-//! Apart from the queries because these set up, once, how the VM calls the
-//! agent back.
+//! Apart from the other files' queries: these set up how and when the VM
+//! calls the agent back.
 
 use super::{check, Jvmti, Result};
 use crate::vm::sys::{
