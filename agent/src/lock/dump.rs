@@ -114,7 +114,7 @@ fn take_in_frame(host: &Host, jni: &Jni, depth: usize) -> MonitorDump {
         let sig = jvmti.class_signature(class);
         jni.delete_local_ref(class);
         let class = sig.map(|s| super::class_name(&s)).unwrap_or_default();
-        let hash = jvmti.object_hash(o).ok();
+        let hash = jvmti.object_hash_code(o).ok();
         if let Some(&(_, owner)) = locks.iter().find(|l| l.0 == i) {
             let waiting = dump
                 .threads

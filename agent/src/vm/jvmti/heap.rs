@@ -1,72 +1,38 @@
-//! The JVMTI functions of the memory mode's stamps and heap census: what a
-//! class declares and implements, its package opened to the agent's
-//! runtime, and one pass over the heap.
+//! Objects and the heap: tags, identity hashes, a full collection, and one
+//! pass over the heap (the memory mode's census).
 
-use super::{check, Jvmti, JvmtiBuf, Result};
-use crate::vm::sys::{JvmtiError, JvmtiHeapCallbacks, JVMTI_HEAP_FILTER_CLASS_UNTAGGED};
-use jni_sys::{jclass, jfieldID, jint, jobject};
+use super::{check, Jvmti, Result};
+use crate::vm::sys::{JvmtiHeapCallbacks, JVMTI_HEAP_FILTER_CLASS_UNTAGGED};
+use jni_sys::{jclass, jint, jlong, jobject};
 use std::ffi::c_void;
 
 impl Jvmti {
-    /// The fields `class` declares (static ones too, not inherited ones),
-    /// in the order of its class file.
-    pub fn class_fields(&self, class: jclass) -> Result<Vec<jfieldID>> {
-        let mut ptr = std::ptr::null_mut();
-        let mut count = 0;
-        // SAFETY: a class reference (the `vm` convention); out-pointers to two live locals.
-        check(unsafe { jvmti_call!(self, GetClassFields, class, &mut count, &mut ptr) })?;
-        let buf = JvmtiBuf {
-            jvmti: *self,
-            ptr,
-            len: count.max(0) as usize,
-        };
-        Ok(buf.as_slice().to_vec())
+    pub fn tag(&self, object: jobject) -> Result<jlong> {
+        let mut tag = 0;
+        // SAFETY: an object reference (the `vm` convention); a live out-pointer.
+        check(unsafe { jvmti_call!(self, GetTag, object, &mut tag) })?;
+        Ok(tag)
     }
 
-    /// `(name, descriptor)` of a field of `class`.
-    pub fn field_name(&self, class: jclass, field: jfieldID) -> Result<(String, String)> {
-        let mut name = std::ptr::null_mut();
-        let mut sig = std::ptr::null_mut();
-        // SAFETY: a class reference and one of its fields (`class_fields`);
-        // out-pointers to two live locals, null for the generic signature (allowed).
-        check(unsafe {
-            jvmti_call!(
-                self,
-                GetFieldName,
-                class,
-                field,
-                &mut name,
-                &mut sig,
-                std::ptr::null_mut()
-            )
-        })?;
-        // SAFETY: GetFieldName allocated both strings for us.
-        Ok(unsafe { (self.take_string(name), self.take_string(sig)) })
+    pub fn set_tag(&self, object: jobject, tag: jlong) -> Result<()> {
+        // SAFETY: an object reference (the `vm` convention); any tag value.
+        check(unsafe { jvmti_call!(self, SetTag, object, tag) })
     }
 
-    /// The interfaces `class` names in its declaration (an interface: those
-    /// it extends), as local references.
-    pub fn implemented_interfaces(&self, class: jclass) -> Result<Vec<jclass>> {
-        let mut ptr = std::ptr::null_mut();
-        let mut count = 0;
-        // SAFETY: a class reference (the `vm` convention); out-pointers to two live locals.
-        check(unsafe { jvmti_call!(self, GetImplementedInterfaces, class, &mut count, &mut ptr) })?;
-        let buf = JvmtiBuf {
-            jvmti: *self,
-            ptr,
-            len: count.max(0) as usize,
-        };
-        Ok(buf.as_slice().to_vec())
+    /// The object's identity hash code (JVMTI GetObjectHashCode: no
+    /// safepoint, no allocation).
+    pub fn object_hash_code(&self, object: jobject) -> Result<i32> {
+        let mut hash = 0;
+        // SAFETY: an object reference (the `vm` convention) and a live out-pointer.
+        check(unsafe { jvmti_call!(self, GetObjectHashCode, object, &mut hash) })?;
+        Ok(hash)
     }
 
-    /// Opens package `package` (dotted, `com.acme.model`) of `module` to
-    /// module `to` (deep reflection, `setAccessible`), as `--add-opens`
-    /// would. No effect on an unnamed or open module.
-    pub fn add_module_opens(&self, module: jobject, package: &str, to: jobject) -> Result<()> {
-        let package = std::ffi::CString::new(package).map_err(|_| JvmtiError::ILLEGAL_ARGUMENT)?;
-        // SAFETY: two module references (the `vm` convention; the VM checks
-        // that they are modules) and a NUL-terminated name alive for the call.
-        check(unsafe { jvmti_call!(self, AddModuleOpens, module, package.as_ptr(), to) })
+    /// A full garbage collection, now (the memory mode's snapshot: only
+    /// objects still reachable count as live).
+    pub fn force_garbage_collection(&self) -> Result<()> {
+        // SAFETY: no arguments.
+        check(unsafe { jvmti_call!(self, ForceGarbageCollection) })
     }
 
     /// One pass over the heap (a VM operation: every Java thread stops),
