@@ -2,7 +2,7 @@
 //! live Java thread, counts one sample (`event=wall`), or collects the samples
 //! each thread's CPU-time timer asked for (`event=cpu`).
 //!
-//! Where a stack comes from (`stacks.rs`): by default the thread is signalled
+//! Where a stack comes from (`stacks/`): by default the thread is signalled
 //! and walks its own stack with AsyncGetCallTrace (`signal/`); a carrier
 //! running a virtual thread, a thread whose OS id is unknown, and `stacks=jvmti`
 //! use JVMTI GetStackTrace (a handshake with that thread alone).

@@ -321,7 +321,7 @@ impl<'a> Walker<'a> {
 impl JvmtiFrames {
     /// `thread`'s stack through JVMTI (a handshake with that thread alone).
     /// A mounted virtual thread is asked for itself: its stack from its
-    /// entry, counted in its group (see `sample`).
+    /// entry, counted in its group (see `wall.rs`).
     fn stack(&mut self, jvmti: Jvmti, thread: jthread) -> Option<&[JvmtiFrameInfo]> {
         jvmti.stack_trace(thread, &mut self.frames).ok()
     }

@@ -8,10 +8,10 @@
 //! The sample then shows the stub (or the compiled method) as its top frame
 //! over its real callers.
 //!
-//! Memory read by a recovery: words of the thread's own stack (inside its bounds as
-//! HotSpot has them) and bytes of the interrupted code's blob (code cache
-//! memory, committed for the VM's life), each checked before it is read, so
-//! no read can fault. AsyncGetCallTrace checks each frame it is given
+//! Memory read by a recovery: words of the thread's own stack (inside its
+//! bounds as HotSpot has them) and bytes of the interrupted code's blob (code
+//! cache memory, committed for the VM's life), each checked before it is
+//! read, so no read can fault. AsyncGetCallTrace checks each frame it is given
 //! before walking it (`safe_for_sender`), and a candidate caller is given
 //! only if its pc lies in known code and its sp above the interrupted one.
 //!
