@@ -247,14 +247,7 @@ impl<'a> Walker<'a> {
     fn forget_vanished(&mut self, data: &mut SamplerData) {
         let tick = data.counters.ticks;
         let events = self.events;
-        let SamplerData {
-            trees,
-            states,
-            tables,
-            counters,
-            ..
-        } = data;
-        states.retain(|id, st| {
+        data.states.retain(|id, st| {
             if st.seen_tick == tick {
                 return true;
             }
@@ -263,7 +256,8 @@ impl<'a> Walker<'a> {
             if st.missing < 2 {
                 return true;
             }
-            let tree = trees.entry(*id).or_default();
+            let (tables, counters) = (&mut data.tables, &mut data.counters);
+            let tree = data.trees.entry(*id).or_default();
             if let Some(p) = st.pending.take() {
                 let ended = crate::vm::sys::JVMTI_THREAD_STATE_TERMINATED;
                 let stack = SampledStack::Synthetic(THREAD_EXIT);
@@ -291,26 +285,20 @@ impl<'a> Walker<'a> {
             }
             self.drain(jvmti, jni, data);
         }
-        let SamplerData {
-            trees,
-            states,
-            tables,
-            counters,
-            ..
-        } = data;
-        for (id, st) in states.iter_mut() {
+        for (id, st) in data.states.iter_mut() {
             if let Some(p) = st.pending.take() {
-                counters.unanswered_at_stop += p.owed;
+                data.counters.unanswered_at_stop += p.owed;
             }
             // No tick left to take their stack.
             if st.deferred.is_some() {
+                let tree = data.trees.entry(*id).or_default();
                 fold_deferred(
                     self.events,
                     *id,
                     st,
-                    trees.entry(*id).or_default(),
-                    tables,
-                    counters,
+                    tree,
+                    &mut data.tables,
+                    &mut data.counters,
                 );
             }
             st.timer_failed = false;
