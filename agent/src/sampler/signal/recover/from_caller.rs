@@ -2,7 +2,8 @@
 //! compiled method's entry or exit, the interpreter setting up a frame):
 //! walked again from each caller the unwinder finds, the signal's registers
 //! moved and then restored, stepping through up to a few such frames.
-//! Apart: the recovery with the most steps and the only one that retries.
+//! Apart: the longest recovery, up to [`MAX_RETRIES`] walks over up to
+//! [`MAX_STEPS`] frames.
 
 use super::counts::{RECOVERED_COMPILED, RECOVERED_STUB, RECOVERED_UNKNOWN};
 use super::thread_memory::{regs_of, stack_in_use, ThreadMemory};
