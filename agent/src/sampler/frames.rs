@@ -77,53 +77,81 @@ fn line_at(table: &[(i64, u32)], bci: i64) -> u32 {
     i.checked_sub(1).map_or(NO_LINE, |i| table[i].1)
 }
 
+/// The tables a frame's key is made from, kept between samples: the names
+/// and keys the trees refer to, and what naming a frame reads once and
+/// remembers (line tables, stub and library names).
+#[derive(Default)]
+pub struct NameTables {
+    pub names: MethodNames,
+    /// What the trees' nodes are keyed by: (name, line).
+    pub keys: FrameKeys,
+    /// Line number tables, with `lines`.
+    pub lines: LineTables,
+    /// Code map name number -> interned name.
+    pub stubs: HashMap<u32, NameId>,
+    /// pc outside the code cache -> `[library]` name, interned.
+    pub libraries: HashMap<usize, NameId>,
+}
+
 /// What turning frames into keys needs: the VM to name methods, and the
 /// tables names, keys, lines and stub names are kept in.
 pub struct Namer<'a> {
-    pub jvmti: Jvmti,
-    pub jni: &'a Jni,
-    pub names: &'a mut MethodNames,
-    pub keys: &'a mut FrameKeys,
-    /// Some with `lines`: each frame keyed with its line.
-    pub lines: Option<&'a mut LineTables>,
-    /// Code map name number -> interned name.
-    pub stubs: &'a mut HashMap<u32, NameId>,
-    /// pc outside the code cache -> `[library]` name, interned.
-    pub libraries: &'a mut HashMap<usize, NameId>,
+    jvmti: Jvmti,
+    jni: &'a Jni,
+    tables: &'a mut NameTables,
+    /// With `lines`: each frame keyed with its line.
+    lines: bool,
 }
 
-impl Namer<'_> {
+impl<'a> Namer<'a> {
+    pub fn new(jvmti: Jvmti, jni: &'a Jni, tables: &'a mut NameTables, lines: bool) -> Self {
+        Self {
+            jvmti,
+            jni,
+            tables,
+            lines,
+        }
+    }
+
     fn name<F: Frame>(&mut self, f: &F) -> NameId {
+        let NameTables {
+            names,
+            stubs,
+            libraries,
+            ..
+        } = &mut *self.tables;
         if let Some(pc) = f.native_code() {
-            return *self.libraries.entry(pc).or_insert_with(|| {
+            return *libraries.entry(pc).or_insert_with(|| {
                 let name = machine_code_name(f).unwrap_or_default();
-                self.names.intern(&name)
+                names.intern(&name)
             });
         }
         if let Some(stub) = f.stub() {
-            return *self.stubs.entry(stub).or_insert_with(|| {
+            return *stubs.entry(stub).or_insert_with(|| {
                 let name = machine_code_name(f).unwrap_or_default();
-                self.names.intern(&name)
+                names.intern(&name)
             });
         }
         if f.method().is_null() {
             // A synthetic top frame over a stack recovered from the caller
             // carries its failure code; otherwise a method with no jmethodID.
             return match f.failure() {
-                Some(code) => self.names.intern(failure_name(code)),
-                None => self.names.intern(UNKNOWN_METHOD),
+                Some(code) => names.intern(failure_name(code)),
+                None => names.intern(UNKNOWN_METHOD),
             };
         }
-        self.names
-            .frame_name(self.jvmti, self.jni, f.method(), f.is_native())
+        names.frame_name(self.jvmti, self.jni, f.method(), f.is_native())
     }
 
     fn key<F: Frame>(&mut self, f: &F, name: NameId) -> FrameKey {
-        let line = match self.lines.as_deref_mut() {
-            Some(lines) if f.bci() >= 0 => lines.line(self.jvmti, f.method(), f.bci() as i64),
-            _ => NO_LINE,
+        let line = if self.lines && f.bci() >= 0 {
+            self.tables
+                .lines
+                .line(self.jvmti, f.method(), f.bci() as i64)
+        } else {
+            NO_LINE
         };
-        self.keys.key(name, line)
+        self.tables.keys.key(name, line)
     }
 }
 
@@ -143,8 +171,8 @@ pub fn to_path<F: Frame>(
 ) {
     path.clear();
     let kept = if frames.len() > depth as usize {
-        let truncated = namer.names.intern(TRUNCATED);
-        path.push(namer.keys.key(truncated, NO_LINE));
+        let truncated = namer.tables.names.intern(TRUNCATED);
+        path.push(namer.tables.keys.key(truncated, NO_LINE));
         &frames[..depth as usize]
     } else {
         frames
@@ -152,7 +180,7 @@ pub fn to_path<F: Frame>(
     let mut own = 0;
     while own < kept.len() {
         let id = namer.name(&kept[own]);
-        if !namer.names.get(id).starts_with(AGENT_RUNTIME) {
+        if !namer.tables.names.get(id).starts_with(AGENT_RUNTIME) {
             break;
         }
         own += 1;

@@ -2,7 +2,7 @@
 //! live Java thread, counts one sample (`event=wall`), or collects the samples
 //! each thread's CPU-time timer asked for (`event=cpu`).
 //!
-//! Where a stack comes from (`stacks.rs`): by default the thread is signalled
+//! Where a stack comes from (`stacks/`): by default the thread is signalled
 //! and walks its own stack with AsyncGetCallTrace (`signal/`); a carrier
 //! running a virtual thread, a thread whose OS id is unknown, and `stacks=jvmti`
 //! use JVMTI GetStackTrace (a handshake with that thread alone).
@@ -14,18 +14,17 @@ pub mod signal;
 mod stacks;
 pub mod tree;
 
-pub use frames::{Frame, FrameKeys, NO_LINE};
+pub use frames::{Frame, NO_LINE};
 pub use stacks::StackSource;
 
 use crate::error::AgentError;
 use crate::events::Events;
 use crate::host::Host;
-use crate::methods::MethodNames;
 use crate::threads::{ThreadId, Threads};
 use crate::vm::sys::JvmtiExtensionFunction;
 use crate::vm::{Jni, Jvmti};
 use crate::{clock, log};
-use frames::LineTables;
+use frames::NameTables;
 use parking_lot::{Condvar, Mutex};
 use stacks::ThreadState;
 use std::collections::{BTreeMap, HashMap};
@@ -60,15 +59,8 @@ pub struct SamplerData {
     pub trees: HashMap<ThreadId, CallTree>,
     /// Per thread: what the sampler remembers between samples.
     states: HashMap<ThreadId, ThreadState>,
-    pub names: MethodNames,
-    /// What the trees' nodes are keyed by: (name, line).
-    pub keys: FrameKeys,
-    /// Line number tables, with `lines`.
-    lines: LineTables,
-    /// Stub names from the code map, interned.
-    stubs: HashMap<u32, crate::methods::NameId>,
-    /// Library names of pcs outside the code cache, interned.
-    libraries: HashMap<usize, crate::methods::NameId>,
+    /// The names and keys the trees refer to, and what naming frames reads.
+    pub tables: NameTables,
     pub counters: Counters,
     /// Number of the last signal request (tells a late answer from the awaited one).
     seq: u32,

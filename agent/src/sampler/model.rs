@@ -55,8 +55,9 @@ pub fn trees(
 /// The model's frames, one per tree key: the key's method name and, with
 /// `lines`, its line.
 fn frames(data: &SamplerData) -> Vec<Frame> {
-    let names = data.names.snapshot();
-    data.keys
+    let names = data.tables.names.snapshot();
+    data.tables
+        .keys
         .iter()
         .map(|(name, line)| Frame {
             line: (line != NO_LINE).then_some(line),
@@ -70,8 +71,8 @@ mod tests {
     use super::*;
     use crate::methods::MethodNames;
     use crate::model::Snapshot;
+    use crate::sampler::frames::{FrameKeys, NameTables};
     use crate::sampler::tree::CallTree;
-    use crate::sampler::FrameKeys;
     use crate::snapshot::write_document;
     use std::collections::HashMap;
 
@@ -92,8 +93,11 @@ mod tests {
         trees.insert(ThreadId(0), tree);
         let data = SamplerData {
             trees,
-            names,
-            keys,
+            tables: NameTables {
+                names,
+                keys,
+                ..Default::default()
+            },
             ..Default::default()
         };
         let threads = vec![ThreadRecord {
@@ -158,8 +162,11 @@ mod tests {
         trees.insert(ThreadId(0), tree);
         let data = SamplerData {
             trees,
-            names,
-            keys,
+            tables: NameTables {
+                names,
+                keys,
+                ..Default::default()
+            },
             ..Default::default()
         };
         let threads = vec![ThreadRecord {

@@ -1,6 +1,7 @@
 //! The unwinder's rules on byte patterns of HotSpot's code generators and
 //! stacks laid out by hand.
 
+use super::frame::{MAX_SHIFT_WORDS, PUSH_RBP};
 use super::*;
 use std::collections::HashMap;
 

@@ -1,0 +1,116 @@
+//! The stacks signal handlers stored since the last tick, folded into the
+//! trees: each matched to the request it answers (a late answer is only
+//! counted as late), and a walk that found its thread busy inside the VM
+//! kept for JVMTI at the next tick. Apart from `wall.rs`, which asks: this
+//! is the other half of a request, and `event=cpu`'s only half.
+
+use super::fold::{fold_synthetic, publish};
+use super::thread_state::{Deferred, Tid};
+use super::{StackSource, Walker};
+use crate::clock;
+use crate::events::SampledStack;
+use crate::sampler::frames::{to_path, Namer};
+use crate::sampler::signal::{self, ring::Sample};
+use crate::sampler::{Event, SamplerData};
+use crate::stack::Frames;
+use crate::vm::async_trace::failure_name;
+use crate::vm::sys::JVMTI_JAVA_LANG_THREAD_STATE_RUNNABLE;
+use crate::vm::{Jni, Jvmti};
+
+/// AsyncGetCallTrace's codes for a thread busy inside the VM: GC active,
+/// in the VM or native code without a walkable last Java frame, being
+/// deoptimised, at a safepoint. Such a thread is not running Java code, so
+/// in `event=wall` its stack is taken with JVMTI at the next tick (the
+/// handshake does not wait for a blocked thread) and the samples counted
+/// there, rather than under a synthetic frame.
+const BUSY_IN_VM: [i32; 5] = [-2, -3, -4, -9, -10];
+
+impl Walker<'_> {
+    /// Folds every stack the signal handler stored since the last tick.
+    pub(super) fn drain(&mut self, jvmti: Jvmti, jni: &Jni, data: &mut SamplerData) {
+        let StackSource::Signal(setup) = self.source else {
+            return;
+        };
+        let t0 = clock::now_ns();
+        let event = self.config.event;
+        let depth = self.config.depth;
+        let path = &mut self.path;
+        let with_lines = self.config.lines;
+        let events = self.events;
+        let SamplerData {
+            trees,
+            states,
+            tables,
+            counters,
+            ..
+        } = data;
+        setup.ring.drain(|s: Sample<'_>| {
+            let Some((id, seq)) = signal::from_token(s.token) else {
+                return;
+            };
+            let (owed, hits, state, full_state) = match event {
+                Event::Cpu => {
+                    let w = s.weight as u64;
+                    (w, w, 0, JVMTI_JAVA_LANG_THREAD_STATE_RUNNABLE)
+                }
+                Event::Wall => {
+                    // The awaited answer, from the thread it was asked of.
+                    let st = states.get_mut(&id).filter(|st| match st.tid {
+                        Tid::Known(t) => t == s.tid,
+                        _ => true,
+                    });
+                    match st.and_then(|st| st.pending.take_if(|p| p.seq == seq)) {
+                        Some(p) => (p.owed, p.hits, p.state, p.full_state),
+                        None => {
+                            counters.late += 1;
+                            return;
+                        }
+                    }
+                }
+            };
+            counters.arrived += 1;
+            if event == Event::Wall && BUSY_IN_VM.contains(&s.code) {
+                if let Some(st) = states.get_mut(&id) {
+                    let d = st.deferred.get_or_insert(Deferred {
+                        owed: 0,
+                        hits: 0,
+                        failure: failure_name(s.code),
+                        state: full_state,
+                    });
+                    d.owed += owed;
+                    d.hits += hits;
+                    st.leaf = None;
+                    st.walk_failed = true;
+                    return;
+                }
+            }
+            let tree = trees.entry(id).or_default();
+            let leaf = if s.code > 0 {
+                let mut namer = Namer::new(jvmti, jni, tables, with_lines);
+                to_path(&mut namer, s.frames, depth, path);
+                let stack = SampledStack::Walked {
+                    jni,
+                    frames: Frames::Async(s.frames),
+                    depth,
+                };
+                publish(events, id, stack, full_state, (owed, hits));
+                tree.add_samples(path, owed, hits)
+            } else {
+                let name = failure_name(s.code);
+                let stack = SampledStack::Synthetic(name);
+                publish(events, id, stack, full_state, (owed, hits));
+                fold_synthetic(tree, tables, counters, name, owed, hits)
+            };
+            if let Some(st) = states.get_mut(&id) {
+                st.leaf = Some(leaf);
+                st.leaf_state = state;
+                st.walk_failed = s.code <= 0;
+                if s.cpu_ns > 0 && event == Event::Wall {
+                    st.last_cpu = Some(s.cpu_ns);
+                    st.cpu_from_signal = true;
+                }
+            }
+        });
+        counters.add_fold(clock::now_ns() - t0);
+    }
+}

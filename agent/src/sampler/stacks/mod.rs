@@ -1,0 +1,316 @@
+//! One sampler tick: for each live thread, whether a new stack is needed and
+//! where it comes from, and the stacks that signals brought back folded in.
+//!
+//! `event=wall`: every live thread is counted once per tick. A thread whose CPU
+//! time has not moved since its previous sample has not executed anything, so
+//! its last stack counts again, with no signal and no handshake. Otherwise it
+//! is signalled (or walked with JVMTI) and the sample is counted when its
+//! stack arrives; ticks that pass before that are owed to the same stack.
+//! A sample is a hit (`hits`/`cumulated`) when the thread was RUNNABLE and its
+//! CPU time moved since its previous sample; a first sample has no previous
+//! one and is never a hit.
+//!
+//! `event=cpu`: each thread has a timer on its own CPU clock that signals it
+//! every `interval` of CPU it uses; each such sample is a hit.
+//!
+//! Here: where stacks come from (`StackSource`), the tick itself, the CPU
+//! timers of `event=cpu`, and what happens when a thread or the session ends.
+//! Apart: what is remembered of a thread (`thread_state.rs`), `event=wall`'s
+//! choice for each thread (`wall.rs`), the answers signals bring back
+//! (`answers.rs`), and how samples are counted and published (`fold.rs`).
+
+mod answers;
+mod fold;
+mod thread_state;
+mod wall;
+
+pub(super) use thread_state::ThreadState;
+
+use super::frames::FrameKey;
+use super::signal::handler::{self, CpuTimer};
+use super::signal::{self, Setup};
+use super::Event;
+use super::{Config, SamplerData};
+use crate::code_map;
+use crate::events::{Events, SampledStack};
+use crate::threads::{Identity, ThreadId, Threads};
+use crate::vm::sys::JvmtiFrameInfo;
+use crate::vm::{jthread, Jni, Jvmti};
+use crate::{clock, log};
+use fold::{fold_deferred, fold_synthetic, publish};
+use thread_state::resolve_tid;
+
+/// Where stacks come from for a session.
+pub enum StackSource {
+    Signal(Setup),
+    /// JVMTI handshakes; `why` says why not signals (`None`: `stacks=jvmti`).
+    Jvmti {
+        why: Option<String>,
+    },
+}
+
+impl StackSource {
+    pub fn describe(&self) -> String {
+        match self {
+            StackSource::Signal(_) => format!(
+                "{} + AsyncGetCallTrace, {}",
+                signal::SIGNAL.1,
+                match crate::vm::fault_guard::state() {
+                    Some(Ok(())) => "faults in a walk caught",
+                    Some(Err(crate::vm::fault_guard::NotGuarded::CheckedJni)) =>
+                        "faults in a walk not caught under -Xcheck:jni",
+                    _ => "faults in a walk not caught",
+                }
+            ),
+            StackSource::Jvmti { why: None } => "JVMTI (stacks=jvmti)".into(),
+            StackSource::Jvmti { why: Some(w) } => format!("JVMTI, because {w}"),
+        }
+    }
+
+    /// Samples the signal handler could not store (every slot full).
+    pub fn dropped(&self) -> u64 {
+        match self {
+            StackSource::Signal(s) => s.ring.dropped(),
+            StackSource::Jvmti { .. } => 0,
+        }
+    }
+}
+
+/// Synthetic frame of samples owed by a thread that ended before answering.
+const THREAD_EXIT: &str = "[thread_exit]";
+
+/// The VM handles a tick works with.
+struct Vm<'a> {
+    jvmti: Jvmti,
+    jni: &'a Jni,
+    threads: &'a Threads,
+}
+
+/// Reused buffers, so a tick allocates nothing per thread.
+pub(super) struct Walker<'a> {
+    config: &'a Config,
+    /// Where each sample folded is published (`jfr` records them).
+    events: &'a Events,
+    source: &'a StackSource,
+    /// Someone replaced the signal handler: no more signals, JVMTI walks only.
+    signals_lost: bool,
+    jvmti_frames: JvmtiFrames,
+    path: Vec<FrameKey>,
+}
+
+/// Buffers for stacks taken with JVMTI.
+struct JvmtiFrames {
+    frames: Vec<JvmtiFrameInfo>,
+}
+
+impl<'a> Walker<'a> {
+    pub fn new(config: &'a Config, source: &'a StackSource, events: &'a Events) -> Self {
+        let empty = JvmtiFrameInfo {
+            method: std::ptr::null_mut(),
+            location: 0,
+        };
+        // One frame more than `depth`, to tell a stack of exactly `depth` from a deeper one.
+        let n = config.depth as usize + 1;
+        Self {
+            config,
+            events,
+            source,
+            signals_lost: false,
+            jvmti_frames: JvmtiFrames {
+                frames: vec![empty; n],
+            },
+            path: Vec::with_capacity(n),
+        }
+    }
+
+    pub fn set_active(&self, on: bool) {
+        if let StackSource::Signal(_) = self.source {
+            handler::set_active(on);
+        }
+    }
+
+    /// One tick: fold what arrived, then sample (or time) every live thread.
+    /// `weight`: intervals this tick stands for (more than 1 after a late wake-up).
+    pub fn tick(
+        &mut self,
+        jvmti: Jvmti,
+        jni: &Jni,
+        threads: &Threads,
+        data: &mut SamplerData,
+        weight: u64,
+    ) {
+        let t0 = clock::now_ns();
+        let fold0 = data.counters.fold_ns;
+        data.counters.ticks += 1;
+        data.counters.caught_up += weight - 1;
+        data.counters.largest_catch_up = data.counters.largest_catch_up.max(weight - 1);
+        if let StackSource::Signal(_) = self.source {
+            // Code compiled or generated since the last tick, for the handler.
+            code_map::publish();
+        }
+        self.drain(jvmti, jni, data);
+        self.check_handler(data);
+        let live = match jvmti.all_threads() {
+            Ok(t) => t,
+            Err(e) => {
+                log::error_once(
+                    "GetAllThreads",
+                    &format!("sampling failed: {}", jvmti.error_name(e)),
+                );
+                return;
+            }
+        };
+        jni.ensure_local_capacity(live.len() * 3 + 16);
+        for &thread in &live {
+            let Some(Identity::Java(id)) = threads.identify(jvmti, jni, thread, 0) else {
+                continue;
+            };
+            match self.config.event {
+                Event::Wall => {
+                    let vm = Vm {
+                        jvmti,
+                        jni,
+                        threads,
+                    };
+                    self.wall_sample(&vm, data, thread, id, weight)
+                }
+                Event::Cpu => self.keep_timer(jni, threads, data, thread, id),
+            }
+        }
+        self.forget_vanished(data);
+        let folded = data.counters.fold_ns - fold0;
+        data.counters.vm_ns += (clock::now_ns() - t0).saturating_sub(folded);
+    }
+
+    /// Stops signalling if the application took the signal over.
+    fn check_handler(&mut self, data: &mut SamplerData) {
+        let StackSource::Signal(setup) = self.source else {
+            return;
+        };
+        if self.signals_lost || handler::still_ours(setup.signo) {
+            return;
+        }
+        self.signals_lost = true;
+        for st in data.states.values_mut() {
+            st.timer = None;
+        }
+        log::warn(&format!(
+            "sampling: the application replaced profrj's {} handler; no more signals, stacks now come from JVMTI{}",
+            signal::SIGNAL.1,
+            if self.config.event == Event::Cpu { " (event=cpu: no more samples)" } else { "" }
+        ));
+    }
+
+    /// `event=cpu`: makes sure `thread` has its CPU timer.
+    fn keep_timer(
+        &mut self,
+        jni: &Jni,
+        threads: &Threads,
+        data: &mut SamplerData,
+        thread: jthread,
+        id: ThreadId,
+    ) {
+        let tick = data.counters.ticks;
+        let st = data.states.entry(id).or_default();
+        st.seen_tick = tick;
+        st.missing = 0;
+        if st.timer.is_some() || st.timer_failed || self.signals_lost {
+            return;
+        }
+        let StackSource::Signal(setup) = self.source else {
+            return;
+        };
+        let Some(tid) = resolve_tid(jni, threads, thread, id, &mut st.tid) else {
+            st.timer_failed = true;
+            log::warn_once(
+                "cpu-no-tid",
+                "event=cpu: a thread's OS id could not be read; it is not sampled",
+            );
+            return;
+        };
+        let token = signal::token(id, 0);
+        match CpuTimer::start(tid, setup.signo, self.config.interval, token) {
+            Ok(t) => st.timer = Some(t),
+            Err(e) => {
+                st.timer_failed = true;
+                log::warn_once(
+                    "cpu-timer",
+                    &format!("event=cpu: cannot create a thread CPU timer ({e}); that thread is not sampled"),
+                );
+            }
+        }
+    }
+
+    /// Threads that are gone: their timers deleted; after a second tick
+    /// without them (an answer may still have been on its way), what they
+    /// still owed is counted under [`THREAD_EXIT`].
+    fn forget_vanished(&mut self, data: &mut SamplerData) {
+        let tick = data.counters.ticks;
+        let events = self.events;
+        data.states.retain(|id, st| {
+            if st.seen_tick == tick {
+                return true;
+            }
+            st.timer = None;
+            st.missing += 1;
+            if st.missing < 2 {
+                return true;
+            }
+            let (tables, counters) = (&mut data.tables, &mut data.counters);
+            let tree = data.trees.entry(*id).or_default();
+            if let Some(p) = st.pending.take() {
+                let ended = crate::vm::sys::JVMTI_THREAD_STATE_TERMINATED;
+                let stack = SampledStack::Synthetic(THREAD_EXIT);
+                publish(events, *id, stack, ended, (p.owed, p.hits));
+                fold_synthetic(tree, tables, counters, THREAD_EXIT, p.owed, p.hits);
+            }
+            fold_deferred(events, *id, st, tree, tables, counters);
+            false
+        });
+    }
+
+    /// After the last tick: waits briefly for stacks still on their way,
+    /// stops the CPU timers, and counts what never came.
+    pub fn finish(&mut self, jvmti: Jvmti, jni: &Jni, data: &mut SamplerData) {
+        for st in data.states.values_mut() {
+            st.timer = None;
+        }
+        if let StackSource::Signal(_) = self.source {
+            for _ in 0..25 {
+                self.drain(jvmti, jni, data);
+                if data.states.values().all(|s| s.pending.is_none()) {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+            self.drain(jvmti, jni, data);
+        }
+        for (id, st) in data.states.iter_mut() {
+            if let Some(p) = st.pending.take() {
+                data.counters.unanswered_at_stop += p.owed;
+            }
+            // No tick left to take their stack.
+            if st.deferred.is_some() {
+                let tree = data.trees.entry(*id).or_default();
+                fold_deferred(
+                    self.events,
+                    *id,
+                    st,
+                    tree,
+                    &mut data.tables,
+                    &mut data.counters,
+                );
+            }
+            st.timer_failed = false;
+        }
+    }
+}
+
+impl JvmtiFrames {
+    /// `thread`'s stack through JVMTI (a handshake with that thread alone).
+    /// A mounted virtual thread is asked for itself: its stack from its
+    /// entry, counted in its group (see `wall.rs`).
+    fn stack(&mut self, jvmti: Jvmti, thread: jthread) -> Option<&[JvmtiFrameInfo]> {
+        jvmti.stack_trace(thread, &mut self.frames).ok()
+    }
+}
