@@ -54,7 +54,12 @@ fn jfr_stacks(file: &Path) -> Vec<String> {
     );
     text.split("stackTrace = [")
         .skip(1)
-        .map(|s| s.split_once(']').map_or(s, |(frames, _)| frames).to_owned())
+        // The list ends at its own line's `]` (a frame's name can hold one).
+        .map(|s| {
+            s.split_once("\n  ]")
+                .map_or(s, |(frames, _)| frames)
+                .to_owned()
+        })
         .collect()
 }
 
@@ -73,8 +78,27 @@ fn sampling_and_jfr_show_whole_virtual_stacks() {
     }
     let stacks = jfr_stacks(&dir.join("vt.jfr"));
     assert!(!stacks.is_empty(), "no samples in the recording");
+    // A signal's walk that caught a carrier mounting or unmounting sees
+    // only the frames HotSpot has thawed: the rest, still frozen in the
+    // virtual thread's heap chunk, are marked where they are missing (right
+    // above `Continuation.enterSpecial`), never left out silently.
+    for s in &stacks {
+        let lines: Vec<&str> = s.lines().map(str::trim).collect();
+        for (i, l) in lines.iter().enumerate() {
+            if l.contains("[frozen_frames]") {
+                let next = lines.get(i + 1).copied().unwrap_or_default();
+                assert!(
+                    next.starts_with("jdk.internal.vm.Continuation.enterSpecial("),
+                    "[frozen_frames] not right above enterSpecial: {s}"
+                );
+            }
+        }
+    }
     for s in stacks.iter().filter(|s| s.contains("VirtualTruth.task()")) {
-        assert!(s.contains("java.lang.VirtualThread.run("), "cut: {s}");
+        assert!(
+            s.contains("java.lang.VirtualThread.run(") || s.contains("[frozen_frames]"),
+            "cut: {s}"
+        );
     }
     // Two virtual threads that never wait: most samples are theirs, each
     // with its whole stack, down to the virtual thread's run(), not the

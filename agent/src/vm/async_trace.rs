@@ -262,8 +262,15 @@ pub const NEAR_STACK_LIMIT: jint = -101;
 /// Not one of HotSpot's codes: the walk faulted and the guard ended it.
 pub const WALK_FAULT: jint = -102;
 
+/// Not a failure: the frame the sampler puts where a walk skipped a virtual
+/// thread's frames still frozen in its heap stack chunk (JDK 21+: HotSpot
+/// thaws only a mounted continuation's top frames, and AsyncGetCallTrace
+/// goes from the last thawed frame straight to `Continuation.enterSpecial`).
+pub const FROZEN_FRAMES: jint = -103;
+
 /// The synthetic frame a failed walk's sample is counted under: HotSpot's own
-/// names for its `ticks_*` codes (as async-profiler prints them).
+/// names for its `ticks_*` codes (as async-profiler prints them), and the
+/// sampler's own marks.
 pub fn failure_name(code: jint) -> &'static str {
     match code {
         0 => "[no_Java_frame]",
@@ -280,6 +287,7 @@ pub fn failure_name(code: jint) -> &'static str {
         NO_FUNCTION => "[not_Java_thread]",
         NEAR_STACK_LIMIT => "[near_stack_limit]",
         WALK_FAULT => "[walk_fault]",
+        FROZEN_FRAMES => "[frozen_frames]",
         _ => "[unknown_failure]",
     }
 }

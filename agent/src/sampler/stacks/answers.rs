@@ -5,6 +5,7 @@
 //! is the other half of a request, and `event=cpu`'s only half.
 
 use super::fold::{fold_synthetic, publish};
+use super::frozen::Continuations;
 use super::thread_state::{Deferred, Tid};
 use super::{StackSource, Walker};
 use crate::clock;
@@ -32,6 +33,14 @@ impl Walker<'_> {
             return;
         };
         let t0 = clock::now_ns();
+        // Virtual threads' frames are only followed with vthreads on.
+        let continuations = match self.config.get_virtual_thread {
+            Some(_) => *self
+                .continuations
+                .get_or_insert_with(|| Continuations::look_up(jni)),
+            None => None,
+        };
+        let marked = &mut self.marked;
         let event = self.config.event;
         let depth = self.config.depth;
         let path = &mut self.path;
@@ -86,11 +95,15 @@ impl Walker<'_> {
             }
             let tree = trees.entry(id).or_default();
             let leaf = if s.code > 0 {
+                let frames = match continuations {
+                    Some(c) if c.mark(s.frames, marked) => &marked[..],
+                    _ => s.frames,
+                };
                 let mut namer = Namer::new(jvmti, jni, tables, with_lines);
-                to_path(&mut namer, s.frames, depth, path);
+                to_path(&mut namer, frames, depth, path);
                 let stack = SampledStack::Walked {
                     jni,
-                    frames: Frames::Async(s.frames),
+                    frames: Frames::Async(frames),
                     depth,
                 };
                 publish(events, id, stack, full_state, (owed, hits));

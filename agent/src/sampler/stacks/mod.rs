@@ -21,6 +21,7 @@
 
 mod answers;
 mod fold;
+mod frozen;
 mod thread_state;
 mod wall;
 
@@ -34,6 +35,7 @@ use super::{Config, SamplerData};
 use crate::code_map;
 use crate::events::{Events, SampledStack};
 use crate::threads::{Identity, ThreadId, Threads};
+use crate::vm::async_trace::CallFrame;
 use crate::vm::sys::JvmtiFrameInfo;
 use crate::vm::{jthread, Jni, Jvmti};
 use crate::{clock, log};
@@ -96,6 +98,11 @@ pub(super) struct Walker<'a> {
     signals_lost: bool,
     jvmti_frames: JvmtiFrames,
     path: Vec<FrameKey>,
+    /// JDK 21+: the methods at a continuation's bottom, looked up on the
+    /// first stack from a signal (`None` until then; `Some(None)`: none).
+    continuations: Option<Option<frozen::Continuations>>,
+    /// A signal's stack with `[frozen_frames]` put in (`frozen.rs`).
+    marked: Vec<CallFrame>,
 }
 
 /// Buffers for stacks taken with JVMTI.
@@ -120,6 +127,8 @@ impl<'a> Walker<'a> {
                 frames: vec![empty; n],
             },
             path: Vec::with_capacity(n),
+            continuations: None,
+            marked: Vec::with_capacity(n + 1),
         }
     }
 
