@@ -4,7 +4,7 @@
 
 use super::{JavaException, Jni, Native};
 use jni_sys::{jclass, jint, jmethodID, jobject};
-use std::ffi::CString;
+use std::ffi::{c_char, CString};
 
 impl Jni {
     pub fn find_class(&self, name: &str) -> Result<jclass, JavaException> {
@@ -106,23 +106,19 @@ impl Jni {
         unsafe { (jni_fn!(self, IsInstanceOf))(self.env, obj, class) != 0 }
     }
 
+    /// The id of instance method `name` `sig` of `class`.
     pub fn method_id(
         &self,
         class: jclass,
         name: &str,
         sig: &str,
     ) -> Result<jmethodID, JavaException> {
-        let n = CString::new(name).map_err(|_| JavaException(name.into()))?;
-        let s = CString::new(sig).map_err(|_| JavaException(sig.into()))?;
-        // SAFETY: this thread's env; `class` a live class reference (the `vm`
-        // convention); NUL-terminated strings alive for the call. An unknown
-        // method is an error (NoSuchMethodError), handled below.
-        let id = unsafe { (jni_fn!(self, GetMethodID))(self.env, class, n.as_ptr(), s.as_ptr()) };
-        self.check_exception(&format!("looking up {name}{sig}"))?;
-        if id.is_null() {
-            return Err(JavaException(format!("method {name}{sig} not found")));
-        }
-        Ok(id)
+        self.member_id("method", name, sig, |n, s| {
+            // SAFETY: this thread's env; `class` a live class reference (the
+            // `vm` convention); NUL-terminated strings alive for the call. An
+            // unknown method is a NoSuchMethodError, which `member_id` handles.
+            unsafe { (jni_fn!(self, GetMethodID))(self.env, class, n, s) }
+        })
     }
 
     /// The id of static method `name` `sig` of `class`.
@@ -132,20 +128,10 @@ impl Jni {
         name: &str,
         sig: &str,
     ) -> Result<jmethodID, JavaException> {
-        let n = CString::new(name).map_err(|_| JavaException(name.into()))?;
-        let s = CString::new(sig).map_err(|_| JavaException(sig.into()))?;
-        // SAFETY: this thread's env; a live class; NUL-terminated strings
-        // alive for the call. An unknown method is a NoSuchMethodError,
-        // handled below.
-        let id =
-            unsafe { (jni_fn!(self, GetStaticMethodID))(self.env, class, n.as_ptr(), s.as_ptr()) };
-        self.check_exception(&format!("looking up {name}{sig}"))?;
-        if id.is_null() {
-            return Err(JavaException(format!(
-                "static method {name}{sig} not found"
-            )));
-        }
-        Ok(id)
+        self.member_id("static method", name, sig, |n, s| {
+            // SAFETY: as in `method_id`.
+            unsafe { (jni_fn!(self, GetStaticMethodID))(self.env, class, n, s) }
+        })
     }
 
     /// The id of instance field `name` of type `sig` in `class`.
@@ -155,15 +141,27 @@ impl Jni {
         name: &str,
         sig: &str,
     ) -> Result<jni_sys::jfieldID, JavaException> {
+        self.member_id("field", name, sig, |n, s| {
+            // SAFETY: as in `method_id` (an unknown field: NoSuchFieldError).
+            unsafe { (jni_fn!(self, GetFieldID))(self.env, class, n, s) }
+        })
+    }
+
+    /// What the three look-ups share: the strings made C strings, the
+    /// exception cleared into an error, a null id refused.
+    fn member_id<T>(
+        &self,
+        kind: &str,
+        name: &str,
+        sig: &str,
+        get: impl FnOnce(*const c_char, *const c_char) -> *mut T,
+    ) -> Result<*mut T, JavaException> {
         let n = CString::new(name).map_err(|_| JavaException(name.into()))?;
         let s = CString::new(sig).map_err(|_| JavaException(sig.into()))?;
-        // SAFETY: this thread's env; a live class; NUL-terminated strings
-        // alive for the call. An unknown field is a NoSuchFieldError, handled
-        // below.
-        let id = unsafe { (jni_fn!(self, GetFieldID))(self.env, class, n.as_ptr(), s.as_ptr()) };
-        self.check_exception(&format!("looking up field {name}"))?;
+        let id = get(n.as_ptr(), s.as_ptr());
+        self.check_exception(&format!("looking up {kind} {name}{sig}"))?;
         if id.is_null() {
-            return Err(JavaException(format!("field {name} not found")));
+            return Err(JavaException(format!("{kind} {name}{sig} not found")));
         }
         Ok(id)
     }
