@@ -127,6 +127,23 @@ pub(super) struct Named {
     pub(super) name: Option<String>,
 }
 
+/// A Java thread's own trace state, in its [`Caller`](thread_state::Caller)
+/// (here, not in `thread_state.rs`: both the probes and `record` write it,
+/// and `thread_state.rs` calls `record`).
+struct Own {
+    /// Open traced calls: (method, ticket).
+    stack: Vec<(u32, u64)>,
+    /// The last call number handed out.
+    ticket: u64,
+    /// Identity hash of the exception last seen on this thread.
+    exception: Option<i32>,
+    /// Events dropped since the last one recorded.
+    dropped: u64,
+    /// The caller's key (as [`Caller::key`](thread_state::Caller::key),
+    /// for `record`).
+    key: u64,
+}
+
 impl Lifetime {
     /// Starts (or resumes) recording; the writer thread starts with the
     /// first session and writes to files named by `path` (see

@@ -5,8 +5,8 @@
 
 use super::event::{Event, Kind};
 use super::record::record;
-use super::thread_state::{on_thread, Own};
-use super::{Lifetime, ThreadRing};
+use super::thread_state::on_thread;
+use super::{Lifetime, Own, ThreadRing};
 use jni_sys::{jclass, jint, JNIEnv};
 
 pub(super) extern "system" fn enter(env: *mut JNIEnv, _class: jclass, method: jint) {

@@ -4,8 +4,7 @@
 //! comment, `mod.rs`).
 
 use super::event::{Event, Kind};
-use super::thread_state::Own;
-use super::{ring, Lifetime, ThreadRing};
+use super::{ring, Lifetime, Own, ThreadRing};
 use std::sync::atomic::Ordering::*;
 
 /// Puts `e` into the thread's ring; a full ring waits or drops (see the

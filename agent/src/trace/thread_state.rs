@@ -7,7 +7,7 @@
 use super::event::{Event, Kind};
 use super::record::record;
 use super::ring::Ring;
-use super::{Lifetime, Named, ThreadRing};
+use super::{Lifetime, Named, Own, ThreadRing};
 use crate::per_thread::{self, Held, ThreadValue};
 use crate::threads::ThreadId;
 use crate::tsc;
@@ -67,19 +67,6 @@ impl ThreadValue for Caller {
             unsafe { *self.ring.get() = ring };
         }
     }
-}
-
-pub(super) struct Own {
-    /// Open traced calls: (method, ticket).
-    pub(super) stack: Vec<(u32, u64)>,
-    /// The last call number handed out.
-    pub(super) ticket: u64,
-    /// Identity hash of the exception last seen on this thread.
-    pub(super) exception: Option<i32>,
-    /// Events dropped since the last one recorded.
-    pub(super) dropped: u64,
-    /// The caller's key (as [`Caller::key`], for `record`).
-    pub(super) key: u64,
 }
 
 /// The calling thread's trace state, made on its first event while a
