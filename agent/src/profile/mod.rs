@@ -38,34 +38,13 @@ mod thread_state;
 mod tree;
 
 use crate::threads::ThreadId;
-use crate::vm::Native;
 use parking_lot::Mutex;
-use probes::{enter, enter_sampled, exit, exit_sampled, unwind, unwind_sampled};
+pub use probes::{natives, natives_sampled};
 use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::{Arc, OnceLock};
 use thread_state::Stats;
 use tree::Tree;
-
-/// The probe natives: (name, descriptor, function) for RegisterNatives,
-/// timing every call. `timing=sampled` binds [`natives_sampled`] instead
-/// (the JVM then calls those: no flag on the probes' path).
-pub fn natives() -> [Native; 3] {
-    [
-        ("enter", "(I)V", enter as *mut _),
-        ("exit", "(I)V", exit as *mut _),
-        ("unwind", "(I)V", unwind as *mut _),
-    ]
-}
-
-/// The probe natives of `timing=sampled`.
-pub fn natives_sampled() -> [Native; 3] {
-    [
-        ("enter", "(I)V", enter_sampled as *mut _),
-        ("exit", "(I)V", exit_sampled as *mut _),
-        ("unwind", "(I)V", unwind_sampled as *mut _),
-    ]
-}
 
 /// What `profile` keeps for the JVM's lifetime (its probes stay in the
 /// code when a session stops; a resume goes on with the same trees): the

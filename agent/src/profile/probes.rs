@@ -7,15 +7,36 @@ use super::cost::next_countdown;
 use super::thread_state::{on_thread, Frame, Own, Stats};
 use super::tree::{self, bump, Tree};
 use super::{clock, ThreadProfile};
+use crate::vm::Native;
 use jni_sys::{jclass, jint, JNIEnv};
 
-pub(super) extern "system" fn enter(env: *mut JNIEnv, _class: jclass, method: jint) {
+/// The probe natives: (name, descriptor, function) for RegisterNatives,
+/// timing every call. `timing=sampled` binds [`natives_sampled`] instead
+/// (the JVM then calls those: no flag on the probes' path).
+pub fn natives() -> [Native; 3] {
+    [
+        ("enter", "(I)V", enter as *mut _),
+        ("exit", "(I)V", exit as *mut _),
+        ("unwind", "(I)V", unwind as *mut _),
+    ]
+}
+
+/// The probe natives of `timing=sampled`.
+pub fn natives_sampled() -> [Native; 3] {
+    [
+        ("enter", "(I)V", enter_sampled as *mut _),
+        ("exit", "(I)V", exit_sampled as *mut _),
+        ("unwind", "(I)V", unwind_sampled as *mut _),
+    ]
+}
+
+extern "system" fn enter(env: *mut JNIEnv, _class: jclass, method: jint) {
     enter_with::<false>(env, method)
 }
 
 /// `enter` of `timing=sampled`: a second copy of the probe, so that timing
 /// every call tests nothing of `timing=sampled` but this.
-pub(super) extern "system" fn enter_sampled(env: *mut JNIEnv, _class: jclass, method: jint) {
+extern "system" fn enter_sampled(env: *mut JNIEnv, _class: jclass, method: jint) {
     enter_with::<true>(env, method)
 }
 
@@ -83,19 +104,19 @@ fn enter_on(
     }
 }
 
-pub(super) extern "system" fn exit(env: *mut JNIEnv, _class: jclass, method: jint) {
+extern "system" fn exit(env: *mut JNIEnv, _class: jclass, method: jint) {
     leave::<false>(env, method as u32, false)
 }
 
-pub(super) extern "system" fn unwind(env: *mut JNIEnv, _class: jclass, method: jint) {
+extern "system" fn unwind(env: *mut JNIEnv, _class: jclass, method: jint) {
     leave::<false>(env, method as u32, true)
 }
 
-pub(super) extern "system" fn exit_sampled(env: *mut JNIEnv, _class: jclass, method: jint) {
+extern "system" fn exit_sampled(env: *mut JNIEnv, _class: jclass, method: jint) {
     leave::<true>(env, method as u32, false)
 }
 
-pub(super) extern "system" fn unwind_sampled(env: *mut JNIEnv, _class: jclass, method: jint) {
+extern "system" fn unwind_sampled(env: *mut JNIEnv, _class: jclass, method: jint) {
     leave::<true>(env, method as u32, true)
 }
 

@@ -46,26 +46,14 @@ mod writer;
 
 use crate::threads::ThreadId;
 use crate::tsc;
-use crate::vm::Native;
 use event::{Event, Kind};
 use parking_lot::{Condvar, Mutex};
-use probes::{caught, enter, exit, leave, thrown};
+pub use probes::natives;
 use ring::Ring;
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::*};
 use std::sync::{Arc, OnceLock};
-
-/// The probe natives: (name, descriptor, function) for RegisterNatives.
-pub fn natives() -> [Native; 5] {
-    [
-        ("traceEnter", "(I)V", enter as *mut _),
-        ("traceExit", "(I)V", exit as *mut _),
-        ("traceLeave", "(III)V", leave as *mut _),
-        ("traceThrown", "(III)V", thrown as *mut _),
-        ("traceCaught", "(III)V", caught as *mut _),
-    ]
-}
 
 /// What `trace` keeps for the JVM's lifetime (its probes stay in the code
 /// when a session stops): the host's state of this type. The probes reach

@@ -7,9 +7,21 @@ use super::event::{Event, Kind};
 use super::record::record;
 use super::thread_state::on_thread;
 use super::{Lifetime, Own, ThreadRing};
+use crate::vm::Native;
 use jni_sys::{jclass, jint, JNIEnv};
 
-pub(super) extern "system" fn enter(env: *mut JNIEnv, _class: jclass, method: jint) {
+/// The probe natives: (name, descriptor, function) for RegisterNatives.
+pub fn natives() -> [Native; 5] {
+    [
+        ("traceEnter", "(I)V", enter as *mut _),
+        ("traceExit", "(I)V", exit as *mut _),
+        ("traceLeave", "(III)V", leave as *mut _),
+        ("traceThrown", "(III)V", thrown as *mut _),
+        ("traceCaught", "(III)V", caught as *mut _),
+    ]
+}
+
+extern "system" fn enter(env: *mut JNIEnv, _class: jclass, method: jint) {
     on_thread(env, |life, tr, own, t| {
         own.ticket += 1;
         own.stack.push((method as u32, own.ticket));
@@ -19,7 +31,7 @@ pub(super) extern "system" fn enter(env: *mut JNIEnv, _class: jclass, method: ji
     })
 }
 
-pub(super) extern "system" fn exit(env: *mut JNIEnv, _class: jclass, method: jint) {
+extern "system" fn exit(env: *mut JNIEnv, _class: jclass, method: jint) {
     on_thread(env, |life, tr, own, t| {
         close_to(life, tr, own, method as u32, t)
     })
@@ -83,13 +95,7 @@ fn exception(
 }
 
 /// `Probe.traceUnwind`: an exception of type `ty` (hash `hash`) leaves `method`.
-pub(super) extern "system" fn leave(
-    env: *mut JNIEnv,
-    _class: jclass,
-    method: jint,
-    ty: jint,
-    hash: jint,
-) {
+extern "system" fn leave(env: *mut JNIEnv, _class: jclass, method: jint, ty: jint, hash: jint) {
     on_thread(env, |life, tr, own, t| {
         if own.exception != Some(hash) {
             // Raised by the VM or by code out of scope: first seen leaving here.
@@ -100,26 +106,14 @@ pub(super) extern "system" fn leave(
 }
 
 /// `Probe.traceThrow`: `method` throws an exception (`athrow`).
-pub(super) extern "system" fn thrown(
-    env: *mut JNIEnv,
-    _class: jclass,
-    method: jint,
-    ty: jint,
-    hash: jint,
-) {
+extern "system" fn thrown(env: *mut JNIEnv, _class: jclass, method: jint, ty: jint, hash: jint) {
     on_thread(env, |life, tr, own, t| {
         exception(life, tr, own, Kind::Throw, (method as u32, ty, hash), t)
     })
 }
 
 /// `Probe.traceCatch`: a handler of `method` catches an exception.
-pub(super) extern "system" fn caught(
-    env: *mut JNIEnv,
-    _class: jclass,
-    method: jint,
-    ty: jint,
-    hash: jint,
-) {
+extern "system" fn caught(env: *mut JNIEnv, _class: jclass, method: jint, ty: jint, hash: jint) {
     on_thread(env, |life, tr, own, t| {
         // Calls above the catching one were left by the exception (their
         // unwind probes ran, unless out of scope or missed).
