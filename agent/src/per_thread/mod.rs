@@ -22,7 +22,7 @@
 //! a carrier may then still point at the record of the virtual thread it
 //! ran last, whose unmount is no longer posted. Every redirect is stamped
 //! with the generation of following it was made in
-//! ([`GENERATION`](virtual_threads::GENERATION): odd while following,
+//! ([`GENERATION`](thread_state::GENERATION): odd while following,
 //! bumped when it starts and when it stops), and every lookup checks the
 //! stamp: a stale one sends the carrier back to its own record without
 //! reading the other
@@ -40,19 +40,17 @@
 //! then).
 //!
 //! The files: `record.rs` one record and its typed slots; `thread_state.rs`
-//! the thread-local that reaches it, made on first use and freed with the
-//! thread; `virtual_threads.rs` the mount redirects, their generation stamp
-//! and a virtual thread's end; here, what the modes call.
+//! the thread-local that reaches it (made on first use, freed with the
+//! thread) and the generation its redirects are checked against;
+//! `virtual_threads.rs` the mount and unmount events that redirect it and a
+//! virtual thread's end; here, what the modes call.
 
 mod record;
 mod thread_state;
 mod virtual_threads;
 
-pub use thread_state::thread_ended;
-pub use virtual_threads::{
-    mounted, mounts_seen, on_virtual_thread, start_following, stop_following, unmounting,
-    virtual_ended,
-};
+pub use thread_state::{start_following, stop_following, thread_ended};
+pub use virtual_threads::{mounted, mounts_seen, on_virtual_thread, unmounting, virtual_ended};
 
 use crate::vm::Jni;
 use record::Record;

@@ -2,14 +2,17 @@
 //! `current` pointer the probes read, made on first use, freed at the
 //! thread's ThreadEnd or, without one, when the OS thread exits. While a
 //! followed virtual thread is mounted, `current` is redirected to that
-//! thread's record; the redirect and the generation stamp it is checked
-//! against are in `virtual_threads.rs`.
+//! thread's record (by `virtual_threads.rs`, on the mount events); the
+//! redirect is stamped with the generation of following ([`GENERATION`],
+//! bumped here when following starts and stops) and checked against it at
+//! every lookup ([`ThreadState::check`]), so a carrier goes back to its own
+//! record, unread, once following stops.
 
 use super::record::{free_record, Record};
-use super::virtual_threads::FOLLOWING_WITH;
-use crate::vm::Jni;
+use crate::vm::{Jni, Jvmti};
 use std::cell::Cell;
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::OnceLock;
 
 thread_local! {
     /// The calling thread's record and, on a carrier, its redirect. Constant
@@ -26,8 +29,7 @@ thread_local! {
     static EXIT: ExitGuard = const { ExitGuard };
 }
 
-/// An OS thread's way to its record (its redirect's methods, `check` and
-/// `unredirect`, are in `virtual_threads.rs`, beside the generation).
+/// An OS thread's way to its record.
 pub(super) struct ThreadState {
     /// The record the probes use (null before its first slot): the OS
     /// thread's own, or, while a followed virtual thread is mounted on it
@@ -41,6 +43,79 @@ pub(super) struct ThreadState {
     pub(super) stamp: Cell<u32>,
     /// The mounts this carrier saw (made at its first).
     pub(super) mounts: Cell<Option<&'static AtomicU64>>,
+}
+
+/// The generation of following virtual threads: odd while a mode follows
+/// them (the mount and unmount events on), even while none does; bumped
+/// by [`start_following`] and [`stop_following`]. A carrier's redirect to a
+/// virtual thread's record holds only within the generation it was made in.
+pub(super) static GENERATION: AtomicU32 = AtomicU32::new(0);
+
+impl ThreadState {
+    /// Sends a redirect made in an earlier generation back to the OS
+    /// thread's own record, without reading the record it pointed at.
+    ///
+    /// Why a redirect of the running generation is safe to follow: the
+    /// generation changes (`stop_following`) before the events go off, so
+    /// while it holds, every unmount on this carrier was posted and undid
+    /// its redirect: the virtual thread is still mounted here, running this
+    /// code, and cannot end (its record is freed only at its end). Once it
+    /// changed, the thread may have gone without a word, and its record
+    /// with it: the pointer is dropped unread. (The stamp is loaded with
+    /// Acquire and the generation stored before the VM is asked to stop
+    /// posting: a carrier that no longer sees the unmount sees the new
+    /// generation.)
+    #[inline(always)]
+    pub(super) fn check(&self) {
+        let stamp = self.stamp.get();
+        if stamp != 0 && stamp != GENERATION.load(Ordering::Acquire) {
+            self.unredirect();
+        }
+    }
+
+    /// The OS thread's own record is current again.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn unredirect(&self) {
+        self.current.set(self.own.replace(std::ptr::null()));
+        self.stamp.set(0);
+    }
+
+    /// Is a followed virtual thread mounted here (its record current)?
+    pub(super) fn on_virtual(&self) -> bool {
+        self.check();
+        self.stamp.get() != 0
+    }
+}
+
+/// Is `generation` one of following (odd)?
+pub(super) fn following(generation: u32) -> bool {
+    generation & 1 == 1
+}
+
+/// The JVMTI environment that keeps virtual threads' records in its
+/// thread-local storage (set by the first [`start_following`]: a record is
+/// a virtual thread's only while following).
+static FOLLOWING_WITH: OnceLock<Jvmti> = OnceLock::new();
+
+/// A mode starts following virtual threads (`vthreads`, before it turns
+/// the mount events on, with `jvmti`, whose thread-local storage keeps
+/// their records): the next generation, odd.
+pub fn start_following(jvmti: Jvmti) {
+    let _ = FOLLOWING_WITH.set(jvmti);
+    let _ = GENERATION.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |g| {
+        Some(if following(g) { g } else { g + 1 })
+    });
+}
+
+/// The last mode that followed virtual threads stopped (`vthreads`, before
+/// it turns the mount events off): the next generation, even. From now on
+/// no carrier reads a record a mount pointed it at ([`ThreadState::check`]),
+/// and a mount posted late redirects nothing.
+pub fn stop_following() {
+    let _ = GENERATION.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |g| {
+        Some(if following(g) { g + 1 } else { g })
+    });
 }
 
 struct ExitGuard;

@@ -1,60 +1,17 @@
-//! Following virtual threads (JDK 21+): HotSpot's mount and unmount events
-//! point a carrier's record pointer at the mounted virtual thread's record,
-//! kept in the JVMTI thread-local storage of that virtual thread, and back;
-//! its VirtualThreadEnd frees it. Every redirect is stamped with the
-//! generation of following it was made in ([`GENERATION`]), and every
-//! lookup checks the stamp ([`ThreadState::check`]): once following stops,
-//! a carrier goes back to its own record without reading the other.
+//! Following virtual threads (JDK 21+), on HotSpot's events: a mount points
+//! the carrier's record pointer at the mounted virtual thread's record, kept
+//! in the JVMTI thread-local storage of that virtual thread, and stamps the
+//! redirect with the running generation (`thread_state.rs` says why that
+//! makes it safe to follow); an unmount points it back; VirtualThreadEnd
+//! frees the record. Each carrier counts the mounts it saw.
 
 use super::record::{free_record, tell_moved, Record};
-use super::thread_state::{ThreadState, THREAD};
+use super::thread_state::{following, ThreadState, GENERATION, THREAD};
 use crate::vm::{Jni, Jvmti};
 use parking_lot::Mutex;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-use std::sync::OnceLock;
-
-/// The generation of following virtual threads: odd while a mode follows
-/// them (the mount and unmount events on), even while none does; bumped
-/// by [`start_following`] and [`stop_following`]. A carrier's redirect to a
-/// virtual thread's record holds only within the generation it was made in.
-static GENERATION: AtomicU32 = AtomicU32::new(0);
+use std::sync::atomic::{AtomicU64, Ordering};
 
 impl ThreadState {
-    /// Sends a redirect made in an earlier generation back to the OS
-    /// thread's own record, without reading the record it pointed at.
-    ///
-    /// Why a redirect of the running generation is safe to follow: the
-    /// generation changes (`stop_following`) before the events go off, so
-    /// while it holds, every unmount on this carrier was posted and undid
-    /// its redirect: the virtual thread is still mounted here, running this
-    /// code, and cannot end (its record is freed only at its end). Once it
-    /// changed, the thread may have gone without a word, and its record
-    /// with it: the pointer is dropped unread. (The stamp is loaded with
-    /// Acquire and the generation stored before the VM is asked to stop
-    /// posting: a carrier that no longer sees the unmount sees the new
-    /// generation.)
-    #[inline(always)]
-    pub(super) fn check(&self) {
-        let stamp = self.stamp.get();
-        if stamp != 0 && stamp != GENERATION.load(Ordering::Acquire) {
-            self.unredirect();
-        }
-    }
-
-    /// The OS thread's own record is current again.
-    #[cold]
-    #[inline(never)]
-    pub(super) fn unredirect(&self) {
-        self.current.set(self.own.replace(std::ptr::null()));
-        self.stamp.set(0);
-    }
-
-    /// Is a followed virtual thread mounted here (its record current)?
-    pub(super) fn on_virtual(&self) -> bool {
-        self.check();
-        self.stamp.get() != 0
-    }
-
     /// Counts a mount event that reached the agent on this carrier: its own counter, which only it
     /// writes (no shared cache line per mount), summed by [`mounts_seen`].
     fn count_mount(&self) {
@@ -82,36 +39,6 @@ pub fn mounts_seen() -> u64 {
         .iter()
         .map(|c| c.load(Ordering::Relaxed))
         .sum()
-}
-
-/// Is `generation` one of following (odd)?
-fn following(generation: u32) -> bool {
-    generation & 1 == 1
-}
-
-/// The JVMTI environment that keeps virtual threads' records in its
-/// thread-local storage (set by the first [`start_following`]: a record is
-/// a virtual thread's only while following).
-pub(super) static FOLLOWING_WITH: OnceLock<Jvmti> = OnceLock::new();
-
-/// A mode starts following virtual threads (`vthreads`, before it turns
-/// the mount events on, with `jvmti`, whose thread-local storage keeps
-/// their records): the next generation, odd.
-pub fn start_following(jvmti: Jvmti) {
-    let _ = FOLLOWING_WITH.set(jvmti);
-    let _ = GENERATION.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |g| {
-        Some(if following(g) { g } else { g + 1 })
-    });
-}
-
-/// The last mode that followed virtual threads stopped (`vthreads`, before
-/// it turns the mount events off): the next generation, even. From now on
-/// no carrier reads a record a mount pointed it at ([`ThreadState::check`]),
-/// and a mount posted late redirects nothing.
-pub fn stop_following() {
-    let _ = GENERATION.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |g| {
-        Some(if following(g) { g + 1 } else { g })
-    });
 }
 
 /// Is the calling thread a virtual thread (one is mounted on this carrier
