@@ -292,7 +292,7 @@ fn edit_for(
     Ok(Some(edit))
 }
 
-/// The coverage mode's line counters (as `agent/src/instrument/rewrite.rs`
+/// The coverage mode's line counters (as `agent/src/instrument/rewrite/coverage.rs`
 /// inserts them, with a local array instead of the runtime's): at entry
 /// `long[] c = new long[n + 1]` in a new local, and `c[k]++` before each
 /// point [`plan_counters`] gives a counter (the others' counts follow from

@@ -131,7 +131,10 @@ impl Tree {
 
     /// [`Tree::child`] from the parent's node, answering the child's node
     /// too (the probes keep it in their frame: no lookup by index).
-    #[inline]
+    /// Always inlined: on the entry probe's path, which lives in another
+    /// file (`probes.rs`, maybe another codegen unit) and would otherwise
+    /// call it.
+    #[inline(always)]
     pub fn child_of(&self, p: &Node, method: u32) -> Option<(u32, &Node)> {
         let mut c = p.first_child.load(Relaxed);
         while c != NONE {

@@ -6,7 +6,9 @@
 //! returns at once when no trace records (one load).
 
 use super::event::{Event, Kind as TraceKind};
-use super::{on_thread, record, Lifetime};
+use super::record::record;
+use super::thread_state::on_thread;
+use super::Lifetime;
 use crate::events::{Allocation, Kind, Listener, LockWait};
 use crate::tsc;
 use crate::vm::Jni;

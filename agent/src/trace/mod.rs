@@ -17,46 +17,43 @@
 //! are dropped and counted, and the trace says how many (an XML comment at
 //! the point of the gap, and the exit summary).
 //!
-//! Rings are per OS thread ([`CarrierRing`], in its own record); a Java
-//! thread's open calls, tickets and last exception ([`Caller`]) are a slot of
-//! its record, which follows a virtual thread from carrier to carrier
-//! (`per_thread`). A ring may so hold the events of several Java threads (a
-//! carrier's, of the virtual threads it ran): each run of them follows a
-//! [`Kind::Switch`] naming whose they are, and each virtual thread is a
-//! thread of its own in the trace (named after its group and its
-//! `Thread.threadId()`), its entries and exits balanced.
+//! Rings are per OS thread ([`CarrierRing`](thread_state::CarrierRing),
+//! in its own record); a Java thread's open calls, tickets and last
+//! exception ([`Caller`](thread_state::Caller)) are a slot of its record,
+//! which follows a virtual thread from carrier to carrier (`per_thread`). A
+//! ring may so hold the events of several Java threads (a carrier's, of the
+//! virtual threads it ran): each run of them follows a [`Kind::Switch`]
+//! naming whose they are, and each virtual thread is a thread of its own in
+//! the trace (named after its group and its `Thread.threadId()`), its
+//! entries and exits balanced.
+//!
+//! The files: `thread_state.rs` what is kept per thread and how a probe
+//! reaches it, `probes.rs` the natives, `record.rs` how an event goes into
+//! a ring, `ring.rs` the ring, `event.rs` an event, `hooks.rs` what the
+//! other modes publish, `writer.rs` (`elements.rs`, `tptp.rs`) the
+//! document, `mode.rs` the registration.
 
 mod elements;
 mod event;
 mod hooks;
 pub mod mode;
+mod probes;
+mod record;
 mod ring;
+mod thread_state;
 mod tptp;
 mod writer;
 
-use crate::per_thread::{self, Held, ThreadValue};
 use crate::threads::ThreadId;
 use crate::tsc;
-use crate::vm::{Jni, Native};
 use event::{Event, Kind};
-use jni_sys::{jclass, jint, JNIEnv};
 use parking_lot::{Condvar, Mutex};
+pub use probes::natives;
 use ring::Ring;
-use std::cell::{Cell, UnsafeCell};
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::*};
 use std::sync::{Arc, OnceLock};
-
-/// The probe natives: (name, descriptor, function) for RegisterNatives.
-pub fn natives() -> [Native; 5] {
-    [
-        ("traceEnter", "(I)V", enter as *mut _),
-        ("traceExit", "(I)V", exit as *mut _),
-        ("traceLeave", "(III)V", leave as *mut _),
-        ("traceThrown", "(III)V", thrown as *mut _),
-        ("traceCaught", "(III)V", caught as *mut _),
-    ]
-}
 
 /// What `trace` keeps for the JVM's lifetime (its probes stay in the code
 /// when a session stops): the host's state of this type. The probes reach
@@ -73,8 +70,9 @@ pub struct Lifetime {
     /// Rings made since the writer last took them (it keeps them until a
     /// closed one is drained).
     rings: Mutex<Vec<Arc<ThreadRing>>>,
-    /// Each Java thread with events, by its key ([`Caller::key`]): what the
-    /// writer names it; dropped once its end is written.
+    /// Each Java thread with events, by its key
+    /// ([`Caller::key`](thread_state::Caller::key)): what the writer names
+    /// it; dropped once its end is written.
     callers: Mutex<HashMap<u64, Named>>,
     /// The last key handed out.
     keys: AtomicU64,
@@ -107,32 +105,6 @@ unsafe impl Sync for ThreadRing {}
 // SAFETY: as above.
 unsafe impl Send for ThreadRing {}
 
-/// An OS thread's ring, in its own record (a carrier's, not a mounted
-/// virtual thread's).
-struct CarrierRing(Arc<ThreadRing>);
-
-/// The OS thread ended: its ring closes, for the writer to drain and
-/// forget (its Java thread's last event is in: a record's values end in
-/// the reverse of their making, and its [`Caller`] came after).
-impl ThreadValue for CarrierRing {
-    fn thread_ended(&self, _jni: Option<&Jni>) {
-        self.0.ring.close();
-    }
-}
-
-/// One Java thread's trace state, in its record: a platform thread's, or
-/// a virtual thread's, which goes with it.
-struct Caller {
-    /// Its key in the rings and in [`Lifetime::callers`].
-    key: u64,
-    life: &'static Lifetime,
-    /// The ring of the OS thread it runs on (a virtual thread's is set at
-    /// each mount). Touched only by the thread whose record holds it.
-    ring: UnsafeCell<Arc<ThreadRing>>,
-    /// Touched only by the thread whose record holds it.
-    own: UnsafeCell<Own>,
-}
-
 /// What the writer names a Java thread by.
 pub(super) struct Named {
     /// Its id (a virtual thread's group's): a platform thread's name is
@@ -143,32 +115,9 @@ pub(super) struct Named {
     pub(super) name: Option<String>,
 }
 
-impl ThreadValue for Caller {
-    /// The thread ends: its last event while recording (not recording, no
-    /// event: a stopped trace's file is finished, and nothing may start
-    /// another); the writer forgets it once that is written.
-    fn thread_ended(&self, _jni: Option<&Jni>) {
-        if self.life.recording() {
-            // SAFETY: this is the caller's own thread (its record is
-            // ending), on the OS thread whose ring it holds.
-            let (own, tr) = unsafe { (&mut *self.own.get(), &**self.ring.get()) };
-            let e = Event::new(Kind::ThreadEnd, 0, tsc::ticks(), 0, 0);
-            record(self.life, tr, own, e);
-        } else {
-            self.life.callers.lock().remove(&self.key);
-        }
-    }
-
-    /// A virtual thread was mounted: its events go to this carrier's ring.
-    fn mounted(&self) {
-        if let Some(ring) = this_ring(self.life) {
-            // SAFETY: only the caller's own thread touches `ring`, and it
-            // runs this (its mount), holding no reference to it now.
-            unsafe { *self.ring.get() = ring };
-        }
-    }
-}
-
+/// A Java thread's own trace state, in its [`Caller`](thread_state::Caller)
+/// (here, not in `thread_state.rs`: both the probes and `record` write it,
+/// and `thread_state.rs` calls `record`).
 struct Own {
     /// Open traced calls: (method, ticket).
     stack: Vec<(u32, u64)>,
@@ -178,7 +127,8 @@ struct Own {
     exception: Option<i32>,
     /// Events dropped since the last one recorded.
     dropped: u64,
-    /// The caller's key (as [`Caller::key`], for `record`).
+    /// The caller's key (as [`Caller::key`](thread_state::Caller::key),
+    /// for `record`).
     key: u64,
 }
 
@@ -280,270 +230,4 @@ impl Lifetime {
             self.lost.load(Relaxed)
         )
     }
-}
-
-/// The calling thread's trace state, made on its first event while a
-/// trace records.
-fn first_event(env: *mut JNIEnv) -> Option<Held<Caller>> {
-    let host = crate::host::get()?;
-    let life = host.state::<Lifetime>();
-    if !life.active.load(Relaxed) {
-        return None;
-    }
-    // SAFETY: `env` is what the VM passed to the probe native (or callback)
-    // that called this, on this thread: its JNIEnv.
-    let jni = unsafe { Jni::from_raw(env) };
-    let thread = host.current_thread(&jni);
-    let name = per_thread::on_virtual_thread().then(|| virtual_name(host, &jni, thread));
-    let ring = this_ring(life)?;
-    let key = life.keys.fetch_add(1, Relaxed) + 1;
-    life.callers.lock().insert(key, Named { thread, name });
-    Some(Held::Own(Box::new(Caller {
-        key,
-        life,
-        ring: UnsafeCell::new(ring),
-        own: UnsafeCell::new(Own {
-            stack: Vec::with_capacity(64),
-            ticket: 0,
-            exception: None,
-            dropped: 0,
-            key,
-        }),
-    })))
-}
-
-/// A virtual thread's name in the trace: its group's and its
-/// `Thread.threadId()` (`[virtual threads] 31`), each virtual thread its
-/// own thread there.
-fn virtual_name(host: &crate::host::Host, jni: &Jni, group: Option<ThreadId>) -> String {
-    let group = group
-        .and_then(|g| host.threads.name(g))
-        .unwrap_or_else(|| crate::threads::VIRTUAL_GROUP.to_owned());
-    let id = host.jvmti.current_thread().ok().and_then(|t| {
-        let id = jni.java_thread_id(t);
-        jni.delete_local_ref(t);
-        id
-    });
-    match id {
-        Some(id) => format!("{group} {id}"),
-        None => group,
-    }
-}
-
-/// The calling OS thread's ring, made on its first use.
-fn this_ring(life: &'static Lifetime) -> Option<Arc<ThreadRing>> {
-    per_thread::with_carrier(
-        || {
-            let tr = Arc::new(ThreadRing {
-                ring: Ring::new(),
-                last: Cell::new(0),
-            });
-            life.rings.lock().push(tr.clone());
-            Some(Held::Own(Box::new(CarrierRing(tr))))
-        },
-        |c: &CarrierRing| c.0.clone(),
-    )
-}
-
-/// Puts `e` into the thread's ring; a full ring waits or drops (see the
-/// module's comment).
-#[inline(always)]
-fn record(life: &Lifetime, tr: &ThreadRing, own: &mut Own, e: Event) {
-    if tr.last.get() != own.key && !switch(life, tr, own.key, e.time) {
-        own.dropped += 1;
-        life.lost.fetch_add(1, Relaxed);
-        return;
-    }
-    if own.dropped > 0
-        && tr
-            .ring
-            .push(Event::new(Kind::Lost, 0, e.time, own.dropped, 0))
-            .is_ok()
-    {
-        own.dropped = 0;
-    }
-    if own.dropped > 0 {
-        own.dropped += 1;
-        life.lost.fetch_add(1, Relaxed);
-        return;
-    }
-    match tr.ring.push(e) {
-        Ok(()) => {
-            if tr.ring.pending() == ring::SLOTS as u64 / 2 {
-                life.wake_writer();
-            }
-        }
-        Err(e) => {
-            if !full(life, tr, e) {
-                own.dropped += 1;
-                life.lost.fetch_add(1, Relaxed);
-            }
-        }
-    }
-}
-
-/// The ring's next events are those of the Java thread `key`: a
-/// [`Kind::Switch`] says so (a thread's first event, and a virtual
-/// thread's after another thread ran on the carrier). False if it was
-/// dropped (the ring full, `overflow=drop`): so is the event, and the next
-/// one tries again.
-#[cold]
-#[inline(never)]
-fn switch(life: &Lifetime, tr: &ThreadRing, key: u64, time: u64) -> bool {
-    let e = Event::new(Kind::Switch, 0, time, key, 0);
-    let pushed = tr.ring.push(e).is_ok() || full(life, tr, e);
-    if pushed {
-        tr.last.set(key);
-    }
-    pushed
-}
-
-/// `e` met a full ring: waits for the writer (`overflow=wait`), unless the
-/// trace drops (`overflow=drop`, or it cannot write). True once pushed.
-#[cold]
-#[inline(never)]
-fn full(life: &Lifetime, tr: &ThreadRing, e: Event) -> bool {
-    life.waits.fetch_add(1, Relaxed);
-    life.wake_writer();
-    let mut e = e;
-    let mut spins = 0u32;
-    while !life.drop_when_full.load(Relaxed) && !life.failed.load(Relaxed) {
-        match tr.ring.push(e) {
-            Ok(()) => return true,
-            Err(back) => e = back,
-        }
-        spins += 1;
-        if spins < 64 {
-            std::hint::spin_loop();
-        } else {
-            life.wake_writer();
-            std::thread::sleep(std::time::Duration::from_micros(50));
-        }
-    }
-    false
-}
-
-/// A probe's work on the calling thread's ring, given the time read first;
-/// nothing when no trace records.
-#[inline(always)]
-fn on_thread(env: *mut JNIEnv, work: impl FnOnce(&Lifetime, &ThreadRing, &mut Own, u64)) {
-    let t = tsc::ticks();
-    crate::vm::guard_hot("trace probe", (), || {
-        per_thread::with(
-            || first_event(env),
-            |caller: &Caller| {
-                if caller.life.active.load(Relaxed) {
-                    // SAFETY: only the thread whose record holds the caller
-                    // touches its `own` and `ring`; the ring is the OS
-                    // thread's it runs on (set at its first event and at
-                    // each mount), kept alive by the caller's Arc.
-                    let (own, tr) = unsafe { (&mut *caller.own.get(), &**caller.ring.get()) };
-                    work(caller.life, tr, own, t)
-                }
-            },
-        );
-    })
-}
-
-extern "system" fn enter(env: *mut JNIEnv, _class: jclass, method: jint) {
-    on_thread(env, |life, tr, own, t| {
-        own.ticket += 1;
-        own.stack.push((method as u32, own.ticket));
-        let depth = own.stack.len() as u32;
-        let e = Event::new(Kind::Entry, method as u32, t, own.ticket, depth);
-        record(life, tr, own, e);
-    })
-}
-
-extern "system" fn exit(env: *mut JNIEnv, _class: jclass, method: jint) {
-    on_thread(env, |life, tr, own, t| {
-        close_to(life, tr, own, method as u32, t)
-    })
-}
-
-/// Exits `method`'s open call and any above it (calls whose exit was
-/// missed: an exception from a super() call, or entered before a resume). An
-/// exit with no open call of its own (entered while stopped) is ignored.
-fn close_to(life: &Lifetime, tr: &ThreadRing, own: &mut Own, method: u32, t: u64) {
-    if let Some(i) = own.stack.iter().rposition(|f| f.0 == method) {
-        close_above(life, tr, own, i, t);
-    }
-}
-
-/// Exits the open calls above the first `keep`, innermost first.
-fn close_above(life: &Lifetime, tr: &ThreadRing, own: &mut Own, keep: usize, t: u64) {
-    while own.stack.len() > keep {
-        let (m, ticket) = own.stack.pop().unwrap_or_default();
-        let d = own.stack.len() as u32 + 1;
-        record(life, tr, own, Event::new(Kind::Exit, m, t, ticket, d));
-    }
-}
-
-/// The open call of `method` nearest the top: (ticket, depth), or 0/0.
-fn open_call(own: &Own, method: u32) -> (u64, u32) {
-    match own.stack.iter().rposition(|f| f.0 == method) {
-        Some(i) => (own.stack[i].1, i as u32 + 1),
-        None => (0, 0),
-    }
-}
-
-/// An exception event: `new` if the thread has not seen this object (by
-/// identity hash) as its last exception.
-fn exception(
-    life: &Lifetime,
-    tr: &ThreadRing,
-    own: &mut Own,
-    kind: Kind,
-    at: (u32, i32, i32),
-    t: u64,
-) {
-    let (method, ty, hash) = at;
-    let (ticket, depth) = open_call(own, method);
-    let fresh = own.exception != Some(hash);
-    own.exception = Some(hash);
-    let kind = match kind {
-        Kind::Throw if fresh => Kind::ThrowNew,
-        Kind::Catch if fresh => {
-            // Raised by the VM or by code out of scope, and caught here: its
-            // throw is first seen here.
-            let mut e = Event::new(Kind::ThrowNew, method, t, ticket, depth);
-            e.extra = ty as u32;
-            record(life, tr, own, e);
-            Kind::Catch
-        }
-        k => k,
-    };
-    let mut e = Event::new(kind, method, t, ticket, depth);
-    e.extra = ty as u32;
-    record(life, tr, own, e);
-}
-
-/// `Probe.traceUnwind`: an exception of type `ty` (hash `hash`) leaves `method`.
-extern "system" fn leave(env: *mut JNIEnv, _class: jclass, method: jint, ty: jint, hash: jint) {
-    on_thread(env, |life, tr, own, t| {
-        if own.exception != Some(hash) {
-            // Raised by the VM or by code out of scope: first seen leaving here.
-            exception(life, tr, own, Kind::Throw, (method as u32, ty, hash), t);
-        }
-        close_to(life, tr, own, method as u32, t);
-    })
-}
-
-/// `Probe.traceThrow`: `method` throws an exception (`athrow`).
-extern "system" fn thrown(env: *mut JNIEnv, _class: jclass, method: jint, ty: jint, hash: jint) {
-    on_thread(env, |life, tr, own, t| {
-        exception(life, tr, own, Kind::Throw, (method as u32, ty, hash), t)
-    })
-}
-
-/// `Probe.traceCatch`: a handler of `method` catches an exception.
-extern "system" fn caught(env: *mut JNIEnv, _class: jclass, method: jint, ty: jint, hash: jint) {
-    on_thread(env, |life, tr, own, t| {
-        // Calls above the catching one were left by the exception (their
-        // unwind probes ran, unless out of scope or missed).
-        if let Some(i) = own.stack.iter().rposition(|f| f.0 == method as u32) {
-            close_above(life, tr, own, i + 1, t);
-        }
-        exception(life, tr, own, Kind::Catch, (method as u32, ty, hash), t);
-    })
 }

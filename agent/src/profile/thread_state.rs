@@ -1,0 +1,243 @@
+//! What the probes keep per thread: a Java thread's open calls ([`Caller`],
+//! in its record, following a virtual thread from carrier to carrier), the
+//! tree they count in, a carrier's trees per group of virtual threads, and
+//! the per-tree [`Stats`] only the OS thread that made the tree touches.
+//! Kept apart from the probes (`probes.rs`), which only run on this state.
+
+use super::cost::Mean;
+use super::tree::{self, Tree};
+use super::{clock, Lifetime, ThreadProfile, SAMPLE_EVERY};
+use crate::per_thread::{self, Held, ThreadValue};
+use crate::threads::ThreadId;
+use crate::vm::Jni;
+use jni_sys::JNIEnv;
+use std::cell::{Cell, RefCell, UnsafeCell};
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+
+/// What the probes of one OS thread keep per tree: its CPU clock and the
+/// sampling of the probes' own cost.
+pub(super) struct Stats {
+    /// The OS thread's CPU clock.
+    pub(super) cpu: clock::CpuClock,
+    /// Calls until the next one whose probes are measured.
+    pub(super) countdown: u32,
+    /// xorshift32 state for the next countdown.
+    pub(super) rng: u32,
+    /// The probes' cost after their clock read, in ticks: entry, exit.
+    pub(super) cost: [Mean; 2],
+}
+
+/// One Java thread's open calls, in its record: a platform thread's, or a
+/// virtual thread's, which go with it from carrier to carrier.
+struct Caller {
+    /// The tree its calls count in: its own thread's, or for a virtual
+    /// thread the carrier's tree for its group, moved at each mount.
+    home: Cell<*const ThreadProfile>,
+    /// The thread (a virtual thread's group) the calls count for.
+    thread: Option<ThreadId>,
+    life: &'static Lifetime,
+    /// Touched only by the thread whose record holds the caller.
+    own: UnsafeCell<Own>,
+}
+
+/// The caller's state goes with its thread (calls still open are never
+/// closed: a dump leaves out calls that are running); its home tree stays
+/// in the lifetime's list.
+impl ThreadValue for Caller {
+    /// The virtual thread was mounted on this carrier: its open calls move
+    /// onto this carrier's tree for its group (the same paths, made there
+    /// if new), and its CPU clock goes on from where it stopped.
+    fn mounted(&self) {
+        let home = carrier_profile(self.life, self.thread);
+        // SAFETY: only the thread whose record holds the caller touches
+        // `own`, and it runs this (its mount, on its new carrier).
+        let own = unsafe { &mut *self.own.get() };
+        if home != self.home.get() {
+            // SAFETY: a profile of the lifetime's list (never dropped).
+            let tree = unsafe { &(*home).tree };
+            let mut parent = tree.node(Tree::ROOT);
+            for (i, f) in own.stack.iter_mut().enumerate() {
+                match tree.child_of(parent, f.method) {
+                    Some((_, n)) => {
+                        f.node = n as *const tree::Node;
+                        parent = n;
+                    }
+                    None => {
+                        // Tree full: the calls from here up go unrecorded.
+                        own.stack.truncate(i);
+                        break;
+                    }
+                }
+            }
+            self.home.set(home);
+        }
+        let now = stats_of(home).cpu.now(clock::ticks());
+        own.cpu_offset = own.cpu_unmounted.wrapping_sub(now);
+    }
+
+    /// The virtual thread unmounts: its CPU clock stops.
+    fn unmounting(&self) {
+        // SAFETY: as in `mounted`.
+        let own = unsafe { &mut *self.own.get() };
+        let now = stats_of(self.home.get()).cpu.now(clock::ticks());
+        own.cpu_unmounted = now.wrapping_add(own.cpu_offset);
+    }
+}
+
+impl Caller {
+    /// The tree its calls count in now.
+    #[inline(always)]
+    fn home(&self) -> &'static ThreadProfile {
+        // SAFETY: a profile kept alive in the lifetime's `threads` (never
+        // emptied), in the host's state, which is never dropped.
+        unsafe { &*self.home.get() }
+    }
+}
+
+pub(super) struct Own {
+    pub(super) stack: Vec<Frame>,
+    /// Calls entered so far.
+    pub(super) calls: u64,
+    /// Added to the home's CPU clock to make this thread's: 0 for a platform
+    /// thread; for a virtual thread, its CPU time so far less the carrier's
+    /// clock at the mount, so that time unmounted never counts.
+    pub(super) cpu_offset: u64,
+    /// A virtual thread's CPU clock when it last unmounted.
+    cpu_unmounted: u64,
+}
+
+/// A carrier's trees for the groups of virtual threads it ran, in its own
+/// record (not the mounted virtual thread's).
+#[derive(Default)]
+struct CarrierTrees(RefCell<Vec<(Option<ThreadId>, *const ThreadProfile)>>);
+
+/// The trees stay in the lifetime's list when the carrier ends.
+impl ThreadValue for CarrierTrees {}
+
+/// The calling carrier's tree for `group`, made the first time.
+fn carrier_profile(life: &'static Lifetime, group: Option<ThreadId>) -> *const ThreadProfile {
+    per_thread::with_carrier(
+        || Some(Held::Own(Box::default())),
+        |trees: &CarrierTrees| {
+            let mut trees = trees.0.borrow_mut();
+            match trees.iter().find(|t| t.0 == group) {
+                Some(&(_, p)) => p,
+                None => {
+                    let p = new_profile(life, group);
+                    trees.push((group, p));
+                    p
+                }
+            }
+        },
+    )
+    .unwrap_or_else(|| new_profile(life, group))
+}
+
+/// A new tree of the calling OS thread, for `thread`'s calls, kept in the
+/// lifetime's list for dumps (for good: the returned pointer stays valid).
+fn new_profile(life: &Lifetime, thread: Option<ThreadId>) -> *const ThreadProfile {
+    let profile = Arc::new(ThreadProfile {
+        thread,
+        tree: Tree::new(),
+        stats: UnsafeCell::new(Stats {
+            cpu: clock::CpuClock::new(clock::ticks()),
+            countdown: SAMPLE_EVERY,
+            rng: (clock::ticks() as u32) | 1,
+            cost: [Mean::new(), Mean::new()],
+        }),
+    });
+    let p = Arc::as_ptr(&profile);
+    life.threads.lock().push(profile);
+    p
+}
+
+/// The stats of a profile made by the calling OS thread.
+#[allow(clippy::mut_from_ref)]
+fn stats_of(p: *const ThreadProfile) -> &'static mut Stats {
+    // SAFETY: `p` lives in the lifetime's list for good; its stats are
+    // touched only by the OS thread that made it, which the callers of this
+    // function are (a caller's home is always its current OS thread's),
+    // one use at a time.
+    unsafe { &mut *(*p).stats.get() }
+}
+
+/// An open call.
+pub(super) struct Frame {
+    /// Its node in the thread's tree (nodes never move).
+    pub(super) node: *const tree::Node,
+    pub(super) method: u32,
+    /// Ticks at the entry probe's clock read, and the CPU clock then.
+    pub(super) start: u64,
+    pub(super) start_cpu: u64,
+    /// Its probes are measured (a second clock read at each one's end);
+    /// with `timing=sampled`, the call is timed (`start` read).
+    pub(super) sampled: bool,
+    /// Sums over completed callees: wall and CPU ticks (without probe
+    /// time), and probe ticks (theirs and their callees'). With
+    /// `timing=sampled`, `child_ticks` holds the calls entered on this
+    /// thread before this one instead (its callees are the difference at
+    /// exit), and `child_cpu` is unused.
+    pub(super) child_ticks: u64,
+    pub(super) child_cpu: u64,
+    pub(super) child_overhead: u64,
+}
+
+/// Runs `f` with the calling thread's tree, open calls and its OS thread's
+/// stats while profile records; the caller is made on the thread's first
+/// probe.
+#[inline(always)]
+pub(super) fn on_thread(env: *mut JNIEnv, f: impl FnOnce(&ThreadProfile, &mut Own, &mut Stats)) {
+    per_thread::with(
+        || first_probe(env),
+        // Inlined into the probe, as all of its work is: a call here cost
+        // ~3 ns per probe (thread CPU time, scripts/profile-bench).
+        #[inline(always)]
+        |caller: &Caller| {
+            if caller.life.active.load(Relaxed) {
+                let tp = caller.home();
+                // SAFETY: only the thread whose record holds the caller
+                // touches its `own`; the home's stats only the OS thread
+                // that made the home, which runs this probe (a virtual
+                // thread's home follows it).
+                let (own, stats) = unsafe { (&mut *caller.own.get(), &mut *tp.stats.get()) };
+                f(tp, own, stats)
+            }
+        },
+    );
+}
+
+/// The thread's caller state, made on its first probe while profile
+/// records, with a platform thread's tree.
+fn first_probe(env: *mut JNIEnv) -> Option<Held<Caller>> {
+    let host = crate::host::get()?;
+    let life = host.state::<Lifetime>();
+    if !life.active.load(Relaxed) {
+        return None;
+    }
+    // SAFETY: `env` is what the VM passed to the probe native that called
+    // this (enter, exit, unwind), on this thread: its JNIEnv.
+    let jni = unsafe { Jni::from_raw(env) };
+    let thread = host.current_thread(&jni);
+    let is_virtual = per_thread::on_virtual_thread();
+    let home = match is_virtual {
+        true => carrier_profile(life, thread),
+        false => new_profile(life, thread),
+    };
+    // A virtual thread's CPU clock starts at 0 now.
+    let cpu_offset = match is_virtual {
+        true => 0u64.wrapping_sub(stats_of(home).cpu.now(clock::ticks())),
+        false => 0,
+    };
+    Some(Held::Own(Box::new(Caller {
+        home: Cell::new(home),
+        thread,
+        life,
+        own: UnsafeCell::new(Own {
+            stack: Vec::with_capacity(64),
+            calls: 0,
+            cpu_offset,
+            cpu_unmounted: 0,
+        }),
+    })))
+}
