@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::json::{parse_json, Json};
+use common::json::{self, Json};
 use common::*;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -147,12 +147,9 @@ fn jfr25() -> PathBuf {
     p
 }
 
-/// `jfr print --json --events TYPES`: the events.
+/// `jfr print --json --events TYPES` with JDK 17's tool: the events.
 fn jfr_events(file: &Path, types: &str) -> Vec<Json> {
-    let mut cmd = Command::new(jfr17());
-    let text = stdout_of(cmd.args(["print", "--json", "--events", types]).arg(file));
-    let doc = parse_json(&text);
-    doc.get("recording").get("events").items().to_vec()
+    json::jfr_events(&jfr17(), file, types, 5)
 }
 
 /// A JSON frame named as the snapshot names it: `pkg.Cls.m()`,

@@ -13,10 +13,9 @@ mod common;
 #[path = "otlp/model.rs"]
 mod otlp_model;
 
-use common::json::{parse_json, Json};
+use common::json::jfr_events;
 use common::*;
 use std::path::Path;
-use std::process::Command;
 
 /// One JVM at a time: two busy JVMs on a 2-core machine starve each other's samplers.
 fn exclusive() -> std::sync::MutexGuard<'static, ()> {
@@ -431,7 +430,7 @@ fn lines_give_each_frame_its_source_line() {
     // called from main() on the line of the call, as many as the snapshot.
     let spin_samples = |rec: &Path| {
         let mut on = 0u64;
-        for e in jfr_samples(rec) {
+        for e in jfr_events(&jdk_tool("jfr"), rec, "jdk.ExecutionSample", 5) {
             let frames = e.get("values").get("stackTrace").get("frames").items();
             let line = |i: usize| frames.get(i).map(|f| f.get("lineNumber").num() as u32);
             let method = frames.first().map(|f| f.get("method").get("name").str());
@@ -475,17 +474,6 @@ fn lines_give_each_frame_its_source_line() {
         "{with_lines}"
     );
     assert!(stack_count(&[], &format!("{main};{spin}")) >= spin_hits);
-}
-
-/// `jfr print --json --events jdk.ExecutionSample` (the JDK's tool).
-fn jfr_samples(rec: &Path) -> Vec<Json> {
-    let text = stdout_of(
-        Command::new(jdk_tool("jfr"))
-            .args(["print", "--json", "--events", "jdk.ExecutionSample"])
-            .arg(rec),
-    );
-    let doc = parse_json(&text);
-    doc.get("recording").get("events").items().to_vec()
 }
 
 /// The id of the function named `name` in protoc's text form.

@@ -2,6 +2,22 @@
 //! only JSON; no dependency for it).
 
 use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+/// `jfr print --json --stack-depth DEPTH --events TYPES FILE` with the JDK
+/// tool `jfr`: the recording's events of those types, as the JDK reads
+/// them, each stack cut to its top `depth` frames (`jfr print`'s default: 5).
+pub fn jfr_events(jfr: &Path, file: &Path, types: &str, depth: u32) -> Vec<Json> {
+    let text = super::stdout_of(
+        Command::new(jfr)
+            .args(["print", "--json", "--stack-depth", &depth.to_string()])
+            .args(["--events", types])
+            .arg(file),
+    );
+    let doc = parse_json(&text);
+    doc.get("recording").get("events").items().to_vec()
+}
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Json {

@@ -2,10 +2,9 @@
 //! thread it runs (or, with `vthreads=off`, the carrier as the JVM reports
 //! it), and whole virtual stacks in the snapshot and in JFR's recording.
 
-use crate::common::*;
+use crate::common::json::jfr_events;
 use crate::runs::*;
 use std::path::Path;
-use std::process::Command;
 
 #[test]
 fn carriers_show_the_virtual_threads_they_run() {
@@ -43,22 +42,33 @@ fn vthreads_off_leaves_carriers_as_the_jvm_reports_them() {
 }
 
 /// The stacks of a JFR recording's execution and wall-clock samples, read
-/// by the JDK's `jfr print`, each as its printed frames.
+/// by the JDK's `jfr print --json`: each its frames top first, one a line,
+/// as `pkg.Cls.method(descriptor` (a synthetic frame: `.[name]`).
 fn jfr_stacks(file: &Path) -> Vec<String> {
     let jfr = vt_java().with_file_name("jfr");
-    let text = stdout_of(
-        Command::new(&jfr)
-            .args(["print", "--stack-depth", "64", "--events"])
-            .arg("jdk.ExecutionSample,profiler.WallClockSample")
-            .arg(file),
+    let events = jfr_events(
+        &jfr,
+        file,
+        "jdk.ExecutionSample,profiler.WallClockSample",
+        64,
     );
-    text.split("stackTrace = [")
-        .skip(1)
-        // The list ends at its own line's `]` (a frame's name can hold one).
-        .map(|s| {
-            s.split_once("\n  ]")
-                .map_or(s, |(frames, _)| frames)
-                .to_owned()
+    events
+        .iter()
+        .map(|e| {
+            let frames = e.get("values").get("stackTrace").get("frames").items();
+            let names: Vec<String> = frames
+                .iter()
+                .map(|f| {
+                    let m = f.get("method");
+                    let class = m.get("type").get("name").str().replace('/', ".");
+                    format!(
+                        "{class}.{}{}",
+                        m.get("name").str(),
+                        m.get("descriptor").str()
+                    )
+                })
+                .collect();
+            names.join("\n")
         })
         .collect()
 }

@@ -181,8 +181,9 @@ fn probe(key: usize) -> impl Iterator<Item = usize> {
 }
 
 fn home(key: usize) -> usize {
-    const _: () = assert!(SLOTS == 256);
-    (key as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) as usize >> 56
+    const _: () = assert!(SLOTS.is_power_of_two());
+    // The product's top bits, as many as number a slot.
+    ((key as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - SLOTS.trailing_zeros())) as usize
 }
 
 /// A free slot of the table, now this thread's.

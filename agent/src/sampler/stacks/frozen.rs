@@ -52,21 +52,22 @@ impl Continuations {
     /// `enterSpecial` whose callee is not `enter`; false (and `out` left
     /// as it is) when no frame is missing: use `frames` as they are.
     pub fn mark(&self, frames: &[CallFrame], out: &mut Vec<CallFrame>) -> bool {
-        let cut = |i: usize| {
-            i > 0 && frames[i].method == self.enter_special && frames[i - 1].method != self.enter
+        let cut = |pair: &[CallFrame]| {
+            pair[1].method == self.enter_special && pair[0].method != self.enter
         };
-        if !(0..frames.len()).any(cut) {
+        if !frames.windows(2).any(cut) {
             return false;
         }
         out.clear();
-        for (i, f) in frames.iter().enumerate() {
-            if cut(i) {
+        out.extend(frames.first());
+        for pair in frames.windows(2) {
+            if cut(pair) {
                 out.push(CallFrame {
                     bci: FROZEN_FRAMES,
                     method: std::ptr::null_mut(),
                 });
             }
-            out.push(*f);
+            out.push(pair[1]);
         }
         true
     }
