@@ -321,6 +321,7 @@ fn cpu_samples_split_three_to_one_as_the_jdk_reads_them() {
     // is most samples, its entry and exit a few).
     let unit_body = cpu_split_line("long x = seed | 1;")..=cpu_split_line("return x;");
     let mut lines_seen = 0;
+    let mut at_entry = 0;
     for e in &events {
         let frames = e.get("values").get("stackTrace").get("frames").items();
         let on = |m: &str| frames.iter().any(|f| frame_method(f) == m) as u64;
@@ -329,6 +330,12 @@ fn cpu_samples_split_three_to_one_as_the_jdk_reads_them() {
         let line = |f: &Json| f.get("lineNumber").num() as i64;
         if let [top, caller, ..] = frames {
             if frame_method(top) != "profrj.harness.CpuSplit.unit" {
+                continue;
+            }
+            // A compiled method caught at its entry has no bytecode index,
+            // so no line (docs/STACKS.md, "Line numbers"): rare, and only so.
+            if line(top) == -1 && top.get("bytecodeIndex").num() as i64 == -1 {
+                at_entry += 1;
                 continue;
             }
             assert!(unit_body.contains(&line(top)), "unit() at {}", line(top));
@@ -341,6 +348,10 @@ fn cpu_samples_split_three_to_one_as_the_jdk_reads_them() {
         }
     }
     assert!(lines_seen >= 100, "{lines_seen} samples in unit()");
+    assert!(
+        at_entry * 50 <= lines_seen,
+        "{at_entry} samples of unit() at its entry, {lines_seen} on its lines"
+    );
     // The recording holds the snapshot's samples: the same counts under
     // heavy() and light() (no method recurses, so a node's `cumulated` is
     // the samples with it on the stack).
