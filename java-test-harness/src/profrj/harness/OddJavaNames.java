@@ -5,6 +5,7 @@ import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.lang.reflect.Field;
 import java.lang.reflect.Method;
 
 /**
@@ -12,7 +13,8 @@ import java.lang.reflect.Method;
  * surrogate pair), U+0000 and a lone high surrogate. The class {@code profrj.harness.OddName + W},
  * with methods {@code work + W} and {@code hold + W} and source file {@code OddName + W + .java},
  * is {@link OddNameODD} with "ODD" replaced by W in its class file. A thread named {@code "odd-" +
- * W + "-thread"} holds the class's monitor 100 times for 1 ms while a thread "holder" does too,
+ * W + "-thread"} first waits for the class's monitor, which main holds until it does, then holds it
+ * 100 times for 1 ms while a thread "holder" does too,
  * then runs {@code work} for 400 ms: CPU, calls, lines, objects of that class kept, arrays of it
  * made, and waits for its monitor, all under those names. main initialises the class (its
  * monitor object is main's) and keeps it reachable to the end (so do the 64 objects it keeps).
@@ -47,7 +49,18 @@ public class OddJavaNames {
             call(work, 400L);
         }, "odd-" + W + "-thread");
         Thread holder = new Thread(() -> call(hold, 100), "holder");
-        odd.start();
+        // main holds the monitor until the odd thread waits for it: one
+        // contended wait under its name by construction, whatever the load.
+        Field lockField = c.getDeclaredField("LOCK");
+        lockField.setAccessible(true);
+        Object lock = lockField.get(null);
+        synchronized (lock) {
+            odd.start();
+            long deadline = System.nanoTime() + 20_000_000_000L;
+            while (odd.getState() != Thread.State.BLOCKED && System.nanoTime() < deadline) {
+                Thread.sleep(1);
+            }
+        }
         holder.start();
         odd.join();
         holder.join();
