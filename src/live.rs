@@ -70,6 +70,57 @@ pub struct DumpArgs {
     pub file: Option<String>,
 }
 
+#[derive(clap::Args)]
+pub struct HeapDumpArgs {
+    /// Process id of the JVM.
+    pub pid: i32,
+    /// Where the dump goes, as the JVM sees the path (placeholders %p %t %n;
+    /// .gz is added with --gz). Default: profrj-<pid>-<n>.hprof in the JVM's
+    /// working directory.
+    pub file: Option<String>,
+    /// Every object in the heap, garbage too (default: the objects alive
+    /// after a full GC).
+    #[arg(long)]
+    pub all: bool,
+    /// Gzip the dump.
+    #[arg(long)]
+    pub gz: bool,
+    /// libprofrj.so to load (default: $PROFRJ_AGENT, else next to this program).
+    #[arg(long, value_name = "PATH")]
+    pub agent: Option<PathBuf>,
+    /// How long the whole exchange may take: the dump is written before the
+    /// JVM answers (a 4 GB heap takes tens of seconds).
+    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_duration)]
+    pub timeout: Duration,
+}
+
+impl HeapDumpArgs {
+    /// The command's option string and the target.
+    pub fn command(&self) -> Result<(PidArgs, String), CliError> {
+        let mut options = String::from("heapdump");
+        if let Some(f) = &self.file {
+            if f.contains(',') {
+                return Err(CliError::Attach(format!(
+                    "'{f}': the agent's options are separated by commas, so a heap dump path cannot hold one"
+                )));
+            }
+            options.push_str(&format!(",heapfile={f}"));
+        }
+        if self.all {
+            options.push_str(",heapkind=all");
+        }
+        if self.gz {
+            options.push_str(",heapgz=on");
+        }
+        let target = PidArgs {
+            pid: self.pid,
+            agent: self.agent.clone(),
+            timeout: self.timeout,
+        };
+        Ok((target, options))
+    }
+}
+
 /// Sends `options` (a command and its options) to the agent in `args.pid`.
 pub fn send(args: &PidArgs, options: &str) -> Result<(), CliError> {
     let target = Target::find(args.pid, args.timeout)?;

@@ -42,6 +42,8 @@ enum Command {
     Attach(live::AttachArgs),
     /// Write a snapshot now; profiling goes on.
     Dump(live::DumpArgs),
+    /// Write a heap dump now (HPROF binary): objects the memory mode followed name their allocation site and thread.
+    Heapdump(live::HeapDumpArgs),
     /// Stop profiling and write a snapshot (resume continues it).
     Stop(live::PidArgs),
     /// Continue a stopped profile.
@@ -67,6 +69,9 @@ fn main() -> ExitCode {
             Some(f) => live::send(&a.target, &format!("dump,file={f}")),
             None => live::send(&a.target, "dump"),
         },
+        Command::Heapdump(a) => a
+            .command()
+            .and_then(|(target, options)| live::send(&target, &options)),
         Command::Stop(a) => live::send(&a, "stop"),
         Command::Resume(a) => live::send(&a, "resume"),
         Command::Status(a) => live::send(&a, "status"),

@@ -102,6 +102,11 @@ fn attach_command(vm: VmHandle, options: Options, edge: &Edge) -> Reply {
         Some(a) => a,
         None => {
             claim_jvm(&jni, false)?;
+            if options.command == Command::HeapDump {
+                // A heap dump needs no agent: HotSpot's, every object with
+                // its empty trace.
+                return crate::session::write_heap_dump(None, &jni, &options.heap);
+            }
             if options.command != Command::Start {
                 return Err(AgentError::Refused(format!(
                     "profrj is not running in this JVM, so there is nothing to {}; start it first (profrj attach PID sampling)",
@@ -278,6 +283,13 @@ impl Agent {
                 Err(e) => log::error(&e.to_string()),
             }
         }
+    }
+
+    /// ResourceExhausted: the heap dump `heapdumps=oom` asks for, on the
+    /// thread about to throw the OutOfMemoryError (the dump is written
+    /// before the error can end the program, as HotSpot's own is).
+    pub fn on_resource_exhausted(&self, jni: &Jni, flags: i32) {
+        self.sessions.resource_exhausted(jni, flags)
     }
 
     pub fn on_data_dump_request(&self) {

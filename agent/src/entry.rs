@@ -135,6 +135,7 @@ fn callbacks() -> JvmtiEventCallbacks {
         ThreadStart: Some(thread_start),
         ThreadEnd: Some(thread_end),
         DataDumpRequest: Some(data_dump_request),
+        ResourceExhausted: Some(resource_exhausted),
         ClassFileLoadHook: Some(class_file_load_hook),
         VMObjectAlloc: Some(vm_object_alloc),
         SampledObjectAlloc: Some(sampled_object_alloc),
@@ -179,6 +180,28 @@ unsafe extern "C" fn vm_death(_jvmti: *mut JvmtiEnv, jni: *mut JNIEnv) {
     guard("VMDeath", (), || {
         if let Some(a) = agent::get() {
             a.on_vm_death(&jni)
+        }
+    })
+}
+
+/// The ResourceExhausted event: an OutOfMemoryError is about to be thrown
+/// (or a resource ran out) on this thread.
+///
+/// # Safety
+/// Only the VM calls this, as ResourceExhausted's callback: `jni` is the
+/// calling thread's JNIEnv. Reads only `flags`.
+unsafe extern "C" fn resource_exhausted(
+    _jvmti: *mut JvmtiEnv,
+    jni: *mut JNIEnv,
+    flags: jni_sys::jint,
+    _reserved: *const std::ffi::c_void,
+    _description: *const std::ffi::c_char,
+) {
+    // SAFETY: the JNIEnv the VM passed to this callback, on this thread.
+    let jni = unsafe { Jni::from_raw(jni) };
+    guard("ResourceExhausted", (), || {
+        if let Some(a) = agent::get() {
+            a.on_resource_exhausted(&jni, flags)
         }
     })
 }

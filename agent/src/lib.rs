@@ -33,6 +33,7 @@ mod entry;
 mod error;
 mod escape;
 mod events;
+mod heap_dump;
 mod host;
 mod instrument;
 mod jfr;

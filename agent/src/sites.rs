@@ -19,6 +19,8 @@ pub struct AllocPlace {
     pub descriptor: String,
     /// `None`: the class has no line numbers.
     pub line: Option<u16>,
+    /// The class's source file (its SourceFile attribute), when it has one.
+    pub source: Option<String>,
 }
 
 /// The place of objects the VM or native code made (VMObjectAlloc, JNI).
@@ -165,6 +167,7 @@ mod tests {
             method: method.into(),
             descriptor: "()V".into(),
             line,
+            source: None,
         }
     }
 

@@ -394,3 +394,16 @@ impl Counters {
         }
     }
 }
+
+impl Counters {
+    /// Each counter's (thread, site) by index, `None` for a type's group:
+    /// who made the objects whose stamp names it (a heap dump's traces).
+    pub fn origins(&self) -> Vec<Option<(i64, u32)>> {
+        (self.owners.lock().iter())
+            .map(|&(thread, key)| match key {
+                Key::Site(site) => Some((thread, site)),
+                Key::Type(_) => None,
+            })
+            .collect()
+    }
+}

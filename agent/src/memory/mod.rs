@@ -412,3 +412,24 @@ fn merged(all: Vec<counters::Tally>) -> Vec<counters::Tally> {
     }
     out
 }
+
+/// A heap dump names the allocation site and thread of each object whose
+/// stamp names a counter.
+impl crate::heap_dump::Origins for Lifetime {
+    fn counters(&self) -> Vec<Option<(i64, u32)>> {
+        self.counters.origins()
+    }
+
+    fn has_addresses(&self) -> bool {
+        // Only while the mode records do its GC listeners note anything.
+        self.is_active() && self.tracking.mechanism() == Mechanism::WeakRefs
+    }
+
+    fn arm_addresses(&self, file: std::ffi::CString) {
+        self.weak.arm_capture(file)
+    }
+
+    fn take_addresses(&self) -> Vec<(u64, u32)> {
+        self.weak.take_capture().addresses
+    }
+}

@@ -55,6 +55,7 @@ pub fn markdown(modes: &[&ModeOptions]) -> String {
         let takes = match o.takes {
             Takes::Start => "`start`",
             Takes::StartOrDump => "`start`, `dump`",
+            Takes::StartOrHeapDump => "`start`, `heapdump`",
             Takes::Any | Takes::Command => "every command",
         };
         s.push_str(&format!(

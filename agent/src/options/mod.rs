@@ -23,11 +23,13 @@
 #[cfg(test)]
 mod doc;
 mod error;
+mod heap;
 mod parse;
 pub mod scope;
 mod values;
 
 pub use error::{bad_value, belongs_to, OptionError};
+pub use heap::HeapDumps;
 pub use parse::{reply_path, Command, Options};
 pub use values::{
     choice, parse_duration, parse_file, parse_size, read_flag_value, read_on_off, required,
@@ -60,6 +62,8 @@ pub enum Takes {
     Start,
     /// `start` and `dump` (`file=`).
     StartOrDump,
+    /// `start` and `heapdump` (`heapfile=`, `heapkind=`, `heapgz=`).
+    StartOrHeapDump,
     /// Every command (`reply`, `help`).
     Any,
 }
@@ -143,6 +147,13 @@ const OPTIONS: &[Opt] = &[
         read: None,
     },
     Opt {
+        syntax: "heapdump",
+        default: "",
+        takes: Takes::Command,
+        meaning: "command: write a heap dump now (HPROF binary; objects memory follows name their allocating method, line and thread; heapfile=, heapkind=, heapgz= apply; no session needed)",
+        read: None,
+    },
+    Opt {
         syntax: "status",
         default: "",
         takes: Takes::Command,
@@ -220,6 +231,34 @@ const OPTIONS: &[Opt] = &[
         read: None,
     },
     Opt {
+        syntax: "heapdumps=WHEN",
+        default: "none",
+        takes: Takes::Start,
+        meaning: "heap dumps written unasked: exit (at the JVM's exit), snapshot (with each snapshot), oom (at the first OutOfMemoryError, as -XX:+HeapDumpOnOutOfMemoryError); several joined by + (heapdumps=oom+exit)",
+        read: None,
+    },
+    Opt {
+        syntax: "heapfile=PATH",
+        default: "profrj-%p-%n.hprof (working directory)",
+        takes: Takes::StartOrHeapDump,
+        meaning: "heap dump path; %p pid, %t time, %n heap dump number, %% a %; .gz is added with heapgz=on",
+        read: None,
+    },
+    Opt {
+        syntax: "heapkind=live|all",
+        default: "live",
+        takes: Takes::StartOrHeapDump,
+        meaning: "live: the objects alive after a full GC (jcmd GC.heap_dump's default); all: every object in the heap, garbage too (-all)",
+        read: None,
+    },
+    Opt {
+        syntax: "heapgz=on|off",
+        default: "off",
+        takes: Takes::StartOrHeapDump,
+        meaning: "gzip the heap dump (as jcmd GC.heap_dump -gz writes it)",
+        read: None,
+    },
+    Opt {
         syntax: "reply=PATH",
         default: "",
         takes: Takes::Any,
@@ -265,6 +304,7 @@ impl Table<'_> {
             Some(Takes::Any | Takes::Command) => true,
             Some(Takes::Start) => command == Command::Start,
             Some(Takes::StartOrDump) => matches!(command, Command::Start | Command::Dump),
+            Some(Takes::StartOrHeapDump) => matches!(command, Command::Start | Command::HeapDump),
             None => false,
         }
     }

@@ -22,6 +22,7 @@ pub enum Command {
     Stop,
     Resume,
     Dump,
+    HeapDump,
     Status,
 }
 
@@ -32,6 +33,7 @@ impl Command {
             "stop" => Self::Stop,
             "resume" => Self::Resume,
             "dump" => Self::Dump,
+            "heapdump" => Self::HeapDump,
             "status" => Self::Status,
             _ => return None,
         })
@@ -42,6 +44,7 @@ impl Command {
             Self::Stop => "stop",
             Self::Resume => "resume",
             Self::Dump => "dump",
+            Self::HeapDump => "heapdump",
             Self::Status => "status",
         }
     }
@@ -71,6 +74,8 @@ pub struct Options {
     /// `otlp`: the CA file for https.
     pub cafile: Option<String>,
     pub reply: Option<String>,
+    /// Heap dumps: when unasked, where, which objects, gzipped.
+    pub heap: super::HeapDumps,
     pub help: bool,
     /// The modes' options given, by key, in the order given.
     values: Vec<(&'static str, Value)>,
@@ -93,6 +98,7 @@ impl Default for Options {
             service: None,
             cafile: None,
             reply: None,
+            heap: super::HeapDumps::default(),
             help: false,
             values: Vec::new(),
             modes: Vec::new(),
@@ -144,6 +150,9 @@ impl Options {
                     )));
                 }
                 command = Some(c);
+                continue;
+            }
+            if o.heap.read(key, value)? {
                 continue;
             }
             if let Some(read) = spec.read {

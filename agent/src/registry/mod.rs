@@ -122,3 +122,9 @@ mod tests {
 
 #[cfg(test)]
 mod option_tests;
+
+/// Who allocated the objects a heap dump holds: `memory`'s counters, the
+/// only mode that follows objects to the heap (empty when it never ran).
+pub fn heap_origins(host: &crate::host::Host) -> &'static dyn crate::heap_dump::Origins {
+    host.state::<memory::Lifetime>()
+}

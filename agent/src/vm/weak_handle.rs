@@ -68,6 +68,18 @@ impl WeakHandle {
         unsafe { std::ptr::read_volatile(slot) == 0 }
     }
 
+    /// The address of the referent (0 once cleared): the object's id in a
+    /// heap dump HotSpot writes, as long as no GC moves it.
+    ///
+    /// # Safety
+    /// As [`WeakHandle::is_cleared`]; and the address means something only
+    /// while no GC runs: read it in a pause, after the GC's work.
+    pub unsafe fn referent_address(self) -> usize {
+        let slot = (self.0 - WEAK_TAG) as *const usize;
+        // SAFETY: as in `is_cleared` (the caller's promise).
+        unsafe { std::ptr::read_volatile(slot) }
+    }
+
     /// Asks the CPU to fetch the reference's slot soon: the scan reads the
     /// slots of many references in no particular order.
     pub fn prefetch(self) {

@@ -21,7 +21,7 @@ use profrj_format::names::decode_modified_utf8;
 /// instruction) and the type.
 pub(super) fn add_memory(
     edit: &mut Edit,
-    (code, (class, method, descriptor)): (&Code<'_>, (&String, &String, &String)),
+    (code, (class, method, descriptor), source): (&Code<'_>, (&String, &String, &String), Option<&str>),
     cp: &mut ConstantPool<'_>,
     major_version: u16,
     (refs, numbers): (&Refs, &Sites),
@@ -33,6 +33,7 @@ pub(super) fn add_memory(
         method: method.clone(),
         descriptor: descriptor.clone(),
         line: line_at(&lines, ix),
+        source: source.map(str::to_owned),
     };
     for site in sites {
         let load = match site.at {

@@ -230,9 +230,10 @@ pub fn rewrite(
         if modes.memory && !makers::is_reflection_machinery(name) {
             let major = class.major_version;
             let method = (&info.class, &info.name, &info.descriptor);
+            let source = source_file(&class);
             if let Err(e) = add_memory(
                 &mut edit,
-                (&code, method),
+                (&code, method, source.as_deref()),
                 &mut class.constant_pool,
                 major,
                 (&refs, ids.sites),

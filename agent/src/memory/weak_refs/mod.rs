@@ -53,6 +53,23 @@ pub struct WeakRefs {
     /// that thread is gone, they stay: a leak of one slot each, not a crash.)
     dead: Mutex<Vec<WeakHandle>>,
     cost: Cost,
+    /// A heap dump's wish: every GC's end notes where the tracked objects
+    /// are (the dump's own GC is one of them).
+    capture_armed: AtomicBool,
+    captured: Mutex<Captured>,
+}
+
+/// Addresses noted for a heap dump, and the file it writes: a GC's end
+/// notes them again only while that file is still empty (HotSpot writes
+/// the heap after its dump's own GC, in the same pause, so the last GC
+/// that ends before anything is written is the one whose addresses the
+/// file holds; a GC after the dump finds the file written and is ignored).
+#[derive(Default)]
+pub struct Captured {
+    pub file: Option<std::ffi::CString>,
+    pub addresses: Vec<(u64, u32)>,
+    /// GCs whose end noted them again.
+    pub renoted: u64,
 }
 
 impl WeakRefs {
@@ -71,6 +88,13 @@ impl WeakRefs {
     /// one, done here).
     pub fn gc_finished(&self, counters: &Counters) {
         self.gcs.fetch_add(1, Release);
+        if self.capture_armed.load(Acquire) {
+            let mut c = self.captured.lock();
+            if c.file.as_deref().is_some_and(file_is_empty) {
+                c.addresses = scan::addresses(&self.logs);
+                c.renoted += 1;
+            }
+        }
         if self.scanner.load(Acquire) {
             self.wake();
         } else {
@@ -105,6 +129,32 @@ impl WeakRefs {
             self.wake();
         }
     }
+
+    /// Notes where the tracked objects are now, and again at the end of
+    /// each GC while `file` (the heap dump's) is still empty.
+    pub fn arm_capture(&self, file: std::ffi::CString) {
+        *self.captured.lock() = Captured {
+            file: Some(file),
+            addresses: Vec::new(),
+            renoted: 0,
+        };
+        self.capture_armed.store(true, Release);
+        // Read after arming, kept only if no GC's end noted them since (a
+        // GC's own noting is later, so right; the lock is not held while
+        // reading, or a GC's end would wait for it).
+        let now = scan::addresses(&self.logs);
+        let mut c = self.captured.lock();
+        if c.renoted == 0 {
+            c.addresses = now;
+        }
+    }
+
+    /// Stops noting; what the last GC's end noted.
+    pub fn take_capture(&self) -> Captured {
+        self.capture_armed.store(false, Release);
+        std::mem::take(&mut *self.captured.lock())
+    }
+
 
     fn wake(&self) {
         *self.work.lock() = true;
@@ -282,4 +332,13 @@ mod tests {
         assert_eq!((row.alive, row.max), (200, 1000));
         assert_eq!(w.dead.lock().len(), 666);
     }
+}
+
+/// Is `path` absent or empty? (One stat, no allocation: called in a pause.)
+fn file_is_empty(path: &std::ffi::CStr) -> bool {
+    // SAFETY: an all-zero stat is a valid value to fill.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: `path` is NUL-terminated, `st` a live stat written by the call.
+    let r = unsafe { libc::stat(path.as_ptr(), &mut st) };
+    r != 0 || st.st_size == 0
 }

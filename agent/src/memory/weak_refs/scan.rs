@@ -159,3 +159,37 @@ impl Frees<'_> {
         }
     }
 }
+
+/// Where every tracked object still alive is, with its counter, sorted by
+/// address: read in a pause after the GC's work (a heap dump's own GC), so
+/// the addresses are the ids HotSpot's dumper then writes.
+pub(super) fn addresses(logs: &Mutex<Logs>) -> Vec<(u64, u32)> {
+    let logs = logs.lock();
+    let mut out = Vec::new();
+    let mut take = |records: &[Record]| {
+        for (i, r) in records.iter().enumerate() {
+            prefetch(records, i);
+            let Some(h) = WeakHandle::from_bits(r.handle.load(Relaxed)) else {
+                continue;
+            };
+            // SAFETY: as in `Found::is_dead` (records hold handles `new`
+            // made, deleted only after their record is dropped); the caller
+            // reads in a pause, where no GC moves or clears the referent.
+            let at = unsafe { h.referent_address() };
+            if at != 0 {
+                out.push((at as u64, r.counter.load(Relaxed)));
+            }
+        }
+    };
+    for seg in &logs.full {
+        take(seg.live());
+    }
+    for log in &logs.threads {
+        // SAFETY: as in `scan_logs`: a current segment stays valid while the
+        // logs' lock is held (hand-overs take it).
+        take(unsafe { &*log.current.load(Acquire) }.live());
+    }
+    drop(logs);
+    out.sort_unstable_by_key(|&(at, _)| at);
+    out
+}

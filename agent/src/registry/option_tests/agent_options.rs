@@ -111,6 +111,10 @@ fn example(o: &crate::options::Opt) -> String {
         "period" => return "otlp,period=10s".to_owned(),
         "service" => return "otlp,service=shop".to_owned(),
         "cafile" => return "otlp,cafile=/etc/ca.pem".to_owned(),
+        "heapdumps" => Some("oom+exit"),
+        "heapfile" => Some("/tmp/h-%n.hprof"),
+        "heapkind" => Some("all"),
+        "heapgz" => Some("on"),
         _ => None,
     };
     match value {
@@ -129,6 +133,7 @@ fn every_key_the_parser_accepts_is_in_the_table_and_in_help() {
         let input = match o.takes {
             Takes::Command | Takes::Start | Takes::Any => item.clone(),
             Takes::StartOrDump => format!("dump,{item}"),
+            Takes::StartOrHeapDump => format!("heapdump,{item}"),
         };
         if let Err(e) = parse(&input) {
             panic!("'{input}' from the table does not parse: {e}");
@@ -262,4 +267,23 @@ fn signals() {
 fn whitespace_around_items_is_ignored() {
     let o = parse(" sampling , interval = 20ms ").unwrap();
     assert_eq!(interval(&o), Duration::from_millis(20));
+}
+
+#[test]
+fn heap_dumps_say_when_where_which_and_gzip() {
+    let o = parse("memory,heapdumps=oom+exit,heapfile=/tmp/h-%n.hprof,heapgz=on").unwrap();
+    assert!(o.heap.on_oom && o.heap.at_exit && !o.heap.with_snapshot);
+    assert_eq!(o.heap.template(), "/tmp/h-%n.hprof.gz");
+    assert!(!o.heap.all);
+    let d = parse("heapdump,heapkind=all").unwrap();
+    assert_eq!(d.command, Command::HeapDump);
+    assert!(d.heap.all);
+    let e = parse("memory,heapdumps=later").unwrap_err().0;
+    assert!(e.contains("heapdumps") && e.contains("exit, snapshot or oom"), "{e}");
+    let e = parse("heapdump,heapkind=some").unwrap_err().0;
+    assert!(e.contains("live or all"), "{e}");
+    let e = parse("dump,heapkind=all").unwrap_err().0;
+    assert!(e.contains("does not apply to the 'dump' command"), "{e}");
+    let e = parse("heapdump,heapdumps=exit").unwrap_err().0;
+    assert!(e.contains("does not apply"), "{e}");
 }

@@ -92,6 +92,7 @@ macro_rules! jni_fn {
 
 // The methods, by topic (after the macro: they call it).
 mod calls;
+pub mod heap_dump;
 mod classes;
 mod objects;
 mod references;

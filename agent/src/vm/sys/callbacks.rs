@@ -20,6 +20,15 @@ pub type JvmtiStartFunction = Option<unsafe extern "C" fn(*mut JvmtiEnv, *mut JN
 
 pub type EventVmInit = unsafe extern "C" fn(*mut JvmtiEnv, *mut JNIEnv, jthread);
 pub type EventVmDeath = unsafe extern "C" fn(*mut JvmtiEnv, *mut JNIEnv);
+/// ResourceExhausted: flags (JVMTI_RESOURCE_EXHAUSTED_*), reserved, a
+/// description of the resource.
+pub type EventResourceExhausted = unsafe extern "C" fn(
+    *mut JvmtiEnv,
+    *mut JNIEnv,
+    jni_sys::jint,
+    *const c_void,
+    *const std::ffi::c_char,
+);
 pub type EventThreadStart = unsafe extern "C" fn(*mut JvmtiEnv, *mut JNIEnv, jthread);
 pub type EventThreadEnd = unsafe extern "C" fn(*mut JvmtiEnv, *mut JNIEnv, jthread);
 pub type EventDataDumpRequest = unsafe extern "C" fn(*mut JvmtiEnv);
@@ -97,7 +106,7 @@ pub struct JvmtiEventCallbacks {
     /* 77 */ pub reserved77: *const c_void,
     /* 78 */ pub reserved78: *const c_void,
     /* 79 */ pub reserved79: *const c_void,
-    /* 80 */ pub ResourceExhausted: *const c_void,
+    /* 80 */ pub ResourceExhausted: Option<EventResourceExhausted>,
     /* 81 */ pub GarbageCollectionStart: Option<unsafe extern "C" fn(*mut JvmtiEnv)>,
     /* 82 */ pub GarbageCollectionFinish: Option<unsafe extern "C" fn(*mut JvmtiEnv)>,
     /* 83 */ pub ObjectFree: Option<unsafe extern "C" fn(*mut JvmtiEnv, jlong)>,

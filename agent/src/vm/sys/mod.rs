@@ -74,6 +74,7 @@ impl JvmtiEvent {
     pub const GARBAGE_COLLECTION_FINISH: Self = Self(82);
     pub const OBJECT_FREE: Self = Self(83);
     pub const VM_OBJECT_ALLOC: Self = Self(84);
+    pub const RESOURCE_EXHAUSTED: Self = Self(80);
     pub const SAMPLED_OBJECT_ALLOC: Self = Self(86);
     pub const MONITOR_CONTENDED_ENTER: Self = Self(75);
     pub const MONITOR_CONTENDED_ENTERED: Self = Self(76);

@@ -16,6 +16,9 @@ use crate::{clock, control, log, snapshot};
 use parking_lot::Mutex;
 use std::path::PathBuf;
 
+mod heap;
+pub(crate) use heap::write_heap_dump;
+
 /// What a command answers: the text goes to the reply file and to stderr.
 pub type Reply = Result<String, AgentError>;
 
@@ -107,6 +110,7 @@ impl Sessions {
         // holds only what the sessions before asked for (a JVM started with
         // `sampling` lacks `alloc`'s), and adding one held already is harmless.
         add_mode_capabilities(host, &s.options)?;
+        self.want_oom_events(jni, &s.options)?;
         let probes = registry::probes(&s.options);
         if probes.any() {
             host.define_runtime(jni)?;
@@ -266,6 +270,7 @@ impl Sessions {
                 Ok(format!("resumed: {}", self.describe(s)))
             }
             Command::Dump => self.dump(jni, options.file_given.then_some(options.file.as_str())),
+            Command::HeapDump => self.heap_dump(jni, &options.heap),
             Command::Status => {
                 // Dumps lock before sessions (as `dump` does): read it first.
                 let written = self.dumps.lock().written;
@@ -339,7 +344,14 @@ impl Sessions {
         match result {
             Ok(()) => {
                 dumps.written = number;
-                Ok(format!("snapshot written to {}", path.display()))
+                let msg = format!("snapshot written to {}", path.display());
+                if !s.options.heap.with_snapshot {
+                    return Ok(msg);
+                }
+                match heap::write_heap_dump(Some(host), jni, &s.options.heap) {
+                    Ok(heap) => Ok(format!("{msg}; {heap}")),
+                    Err(e) => Ok(format!("{msg}; no heap dump: {e}")),
+                }
             }
             Err(e) => Err(crate::error::io(
                 format!("cannot write snapshot to {}", path.display()),
@@ -351,6 +363,16 @@ impl Sessions {
     /// VMDeath: a running session stops, its modes hear the VM is dying,
     /// and its last snapshot is written; nothing is written after.
     pub fn vm_death(&self, jni: &Jni) {
+        // The heap dump at exit first, while `memory` still follows objects.
+        let heap = (self.session.lock().as_ref())
+            .filter(|s| s.options.heap.at_exit)
+            .map(|s| s.options.heap.clone());
+        if let Some(heap) = heap {
+            match heap::write_heap_dump(Some(self.host), jni, &heap) {
+                Ok(msg) => log::info(&msg),
+                Err(e) => log::error(&format!("no heap dump at exit: {e}")),
+            }
+        }
         let running = {
             let mut session = self.session.lock();
             match session.as_mut() {
