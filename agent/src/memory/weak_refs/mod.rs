@@ -149,10 +149,13 @@ impl WeakRefs {
         }
     }
 
-    /// Stops noting; what the last GC's end noted.
+    /// Stops noting; what the last GC's end noted, sorted by address
+    /// (here, not in the pause).
     pub fn take_capture(&self) -> Captured {
         self.capture_armed.store(false, Release);
-        std::mem::take(&mut *self.captured.lock())
+        let mut c = std::mem::take(&mut *self.captured.lock());
+        c.addresses.sort_unstable_by_key(|&(at, _)| at);
+        c
     }
 
 

@@ -160,9 +160,10 @@ impl Frees<'_> {
     }
 }
 
-/// Where every tracked object still alive is, with its counter, sorted by
-/// address: read in a pause after the GC's work (a heap dump's own GC), so
-/// the addresses are the ids HotSpot's dumper then writes.
+/// Where every tracked object still alive is, with its counter, in no
+/// order (the caller sorts, outside the pause): read in a pause after the
+/// GC's work (a heap dump's own GC), so the addresses are the ids HotSpot's
+/// dumper then writes.
 pub(super) fn addresses(logs: &Mutex<Logs>) -> Vec<(u64, u32)> {
     let logs = logs.lock();
     let mut out = Vec::new();
@@ -190,6 +191,5 @@ pub(super) fn addresses(logs: &Mutex<Logs>) -> Vec<(u64, u32)> {
         take(unsafe { &*log.current.load(Acquire) }.live());
     }
     drop(logs);
-    out.sort_unstable_by_key(|&(at, _)| at);
     out
 }
