@@ -14,6 +14,7 @@ mod convert;
 mod diff;
 mod error;
 mod flame;
+mod heap;
 mod instrument;
 mod live;
 mod output;

@@ -75,8 +75,12 @@ impl Header {
     }
 }
 
-/// Does `head` (a file's first bytes) start a binary HPROF file of a
-/// version this crate may read (`JAVA PROFILE 1.0.`)?
+/// Does `head` (a file's first bytes, at least 19 of them) start a binary
+/// HPROF file of a version this crate may read (`JAVA PROFILE 1.0.`, a
+/// digit, a NUL)? The NUL tells it from HPROF's text form, whose first
+/// line starts with the same words.
 pub fn is_hprof(head: &[u8]) -> bool {
     head.starts_with(b"JAVA PROFILE 1.0.")
+        && head.get(17).is_some_and(u8::is_ascii_digit)
+        && head.get(18) == Some(&0)
 }

@@ -71,7 +71,6 @@ impl Scanner {
         let len = 1 + fixed;
         self.need(buf, len, left, name)?;
         let mut c = Fields::new(&buf[1..len], self.id);
-        let root = |kind| Item::Root(Root { id: 0, kind });
         let (item, body) = match buf[0] {
             sub::INSTANCE_DUMP => {
                 let (oid, trace, class_id, n) = (c.id(), c.u4(), c.id(), c.u4());
@@ -138,11 +137,7 @@ impl Scanner {
                     },
                     _ => RootKind::Unknown,
                 };
-                let mut item = root(kind);
-                if let Item::Root(r) = &mut item {
-                    r.id = oid;
-                }
-                (item, 0)
+                (Item::Root(Root { id: oid, kind }), 0)
             }
         };
         if len as u64 + body > left {

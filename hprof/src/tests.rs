@@ -459,6 +459,10 @@ fn headers_refused() {
     assert!(matches!(e, Error::Unsupported { .. }), "{e}");
     assert!(Header::parse(&[b'J'; 40]).is_err());
     assert!(is_hprof(b"JAVA PROFILE 1.0.2\0"));
+    assert!(!is_hprof(
+        b"JAVA PROFILE 1.0.1, created Sun Dec 06 04:51:46 2026\n"
+    ));
+    assert!(!is_hprof(b"JAVA PROFILE 1.0."));
 }
 
 /// A small xorshift: the fuzz below is the same on every run.

@@ -3,7 +3,8 @@
 //! (flamegraph.pl, inferno, speedscope); `pprof.rs`, pprof's gzipped
 //! protobuf, encoded with `profrj_otlp::wire` (as `otlp.rs`, OTLP profiles). From `<coverage>`: `lcov.rs` and
 //! `cobertura.rs`, sharing `coverage.rs`. From every section: `hprof.rs`,
-//! HPROF's java.hprof.txt. `stacks.rs`: what the stack formats share.
+//! HPROF's java.hprof.txt. `stacks.rs`: what the stack formats share. A
+//! binary HPROF heap dump goes to `crate::heap` (only `--to hprof`).
 //!
 //! Every converter writes its output as it produces it (`output::stream`):
 //! what it holds is bounded by the snapshot's model (docs/READING.md says
@@ -23,8 +24,11 @@ mod stacks;
 
 pub use cobertura::cobertura;
 pub use collapsed::collapsed;
+/// What the heap dump's text shares with the snapshot's HPROF text.
+pub(crate) use hprof::{column, ctime};
 pub use lcov::lcov;
 pub use pprof::Pprof;
+pub(crate) use stacks::MAX_FRAMES;
 
 use crate::output::stream;
 use crate::selection::Selection;
@@ -54,7 +58,9 @@ pub enum Format {
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Snapshot (XML) written by the agent, or a JFR recording (profrj's, the JDK's, async-profiler's).
+    /// Snapshot (XML) written by the agent, a JFR recording (profrj's, the
+    /// JDK's, async-profiler's), or a binary HPROF heap dump, gzipped or not
+    /// (`jcmd PID GC.heap_dump`; only `--to hprof`).
     snapshot: PathBuf,
     /// Output format.
     #[arg(long, value_enum)]
@@ -75,7 +81,8 @@ pub struct Args {
     /// `<source>` is it [default: none, paths relative].
     #[arg(long, value_name = "DIR")]
     source_root: Option<String>,
-    /// hprof: frames per TRACE (HPROF's `depth`; at most 2048) [default: 4].
+    /// hprof: frames per TRACE (HPROF's `depth`; at most 2048) [default: 4; a
+    /// heap dump: all its TRACEs have, up to 2048].
     #[arg(long, value_name = "N")]
     depth: Option<usize>,
     /// A JFR recording: keep each frame's source line (one method on two
@@ -83,9 +90,21 @@ pub struct Args {
     /// `--lines`. A snapshot has lines when the agent ran with `lines`.
     #[arg(long)]
     lines: bool,
+    /// hprof from a binary heap dump: the HEAP DUMP block (`dump`), the
+    /// SITES table (`sites`), or both (`all`) [default: dump].
+    #[arg(long, value_enum, value_name = "BLOCKS")]
+    heap: Option<crate::heap::Heap>,
 }
 
 pub fn run(args: Args) -> Result<(), CliError> {
+    if let Some(gzip) = crate::heap::sniff(&args.snapshot) {
+        return heap_dump(&args, gzip);
+    }
+    if args.heap.is_some() {
+        return Err(CliError::Usage(
+            "--heap is for a binary HPROF heap dump, not a snapshot".into(),
+        ));
+    }
     let snap = read_file_with_lines(&args.snapshot, args.lines)?;
     let out = args.output.as_deref();
     match args.to {
@@ -95,6 +114,37 @@ pub fn run(args: Args) -> Result<(), CliError> {
         Format::Otlp => to_otlp(&snap, &args, out),
         Format::Jfr => to_jfr(&snap, &args),
     }
+}
+
+/// A binary heap dump: only `--to hprof`, and only `--heap`, `--depth`, `-o`.
+fn heap_dump(args: &Args, gzip: bool) -> Result<(), CliError> {
+    if args.to != Format::Hprof {
+        return Err(CliError::Usage(format!(
+            "{} is a binary HPROF heap dump: it converts only --to hprof",
+            args.snapshot.display()
+        )));
+    }
+    let s = &args.select;
+    if s.section.is_some()
+        || s.thread.is_some()
+        || s.metric.is_some()
+        || args.thread_frames
+        || args.source_root.is_some()
+        || args.lines
+    {
+        return Err(CliError::Usage(
+            "a heap dump has no sections, threads or metrics: only --heap, --depth and -o apply"
+                .into(),
+        ));
+    }
+    let heap = args.heap.unwrap_or_default();
+    crate::heap::convert(
+        &args.snapshot,
+        gzip,
+        heap,
+        args.depth,
+        args.output.as_deref(),
+    )
 }
 
 fn calls(snap: &Snapshot, args: &Args, out: Option<&Path>) -> Result<(), CliError> {

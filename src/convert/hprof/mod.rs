@@ -327,7 +327,7 @@ const UNKNOWN_SOURCE: &str = "<Unknown Source>";
 /// it, and a space (a Kotlin test's method name, a pseudo-frame such as
 /// `[no Java frame]`) written `_`, since HPROF's readers split a row at
 /// white space.
-fn column(name: &str) -> Cow<'_, str> {
+pub(crate) fn column(name: &str) -> Cow<'_, str> {
     match profrj_format::names::escape(name) {
         Cow::Borrowed(s) if !s.contains(' ') => Cow::Borrowed(s),
         e => Cow::Owned(e.replace(' ', "_")),
