@@ -82,16 +82,6 @@ struct Jmc {
     attrs: Vec<String>,
 }
 
-/// The JDK's own `java` (JAVA_HOME's, else PATH's), not the runtime under
-/// test: JMC 9 needs Java 17 or later.
-fn host_java() -> PathBuf {
-    std::env::var("JAVA_HOME")
-        .map(|h| Path::new(&h).join("bin/java"))
-        .ok()
-        .filter(|p| p.is_file())
-        .unwrap_or_else(|| PathBuf::from("java"))
-}
-
 /// A reader's standard output; it must succeed.
 fn jmc(file: &Path) -> Jmc {
     let cp = format!("{}:{}", jmc_dir().display(), jmc_class_path());

@@ -7,6 +7,7 @@ use std::process::{Command, Output};
 use std::sync::OnceLock;
 
 mod harness;
+pub mod heap_readers;
 pub mod json;
 mod measured;
 mod readers;
@@ -60,6 +61,17 @@ pub fn java() -> PathBuf {
         }
     }
     PathBuf::from("java")
+}
+
+/// The JDK's own `java` (JAVA_HOME's, else PATH's), not the runtime under
+/// test: the reader libraries (JMC 9, the heap readers) run on it, and
+/// javac beside it compiles their programs.
+pub fn host_java() -> PathBuf {
+    std::env::var("JAVA_HOME")
+        .map(|h| Path::new(&h).join("bin/java"))
+        .ok()
+        .filter(|p| p.is_file())
+        .unwrap_or_else(|| PathBuf::from("java"))
 }
 
 /// A JDK tool (javac, jar) beside the test's `java`, else from JAVA_HOME, else PATH.
