@@ -32,6 +32,9 @@ pub struct ThreadRecord {
     pub cpu_ns: u64,
     /// The OS thread id, when the thread told it (ThreadStart, VMInit); 0 if not.
     pub tid: i32,
+    /// The Java thread id (`Thread.getId()`), when read (a heap dump finds
+    /// the thread's object by it).
+    pub java_id: Option<i64>,
     /// A group of virtual threads: how many joined it (0: a platform thread).
     pub virtual_threads: u64,
     /// Of those, how many were seen to end (while virtual threads are followed).
@@ -47,6 +50,7 @@ impl ThreadRecord {
             end_ns: None,
             cpu_ns: 0,
             tid: 0,
+            java_id: None,
             virtual_threads: 0,
             virtual_ended: 0,
         }
@@ -67,6 +71,7 @@ impl ThreadRecord {
             end_ns: None,
             cpu_ns: 7,
             tid: 0,
+            java_id: None,
             virtual_threads: 0,
             virtual_ended: 0,
         }
@@ -153,6 +158,8 @@ impl Threads {
         if jni.is_virtual_thread(thread) {
             return self.join_group(jvmti, thread, &name);
         }
+        // Read before the lock: JNI may wait for a safepoint.
+        let java_id = jni.java_thread_id(thread);
         let mut records = self.records.lock();
         let tag = jvmti.tag(thread).ok()?;
         if tag != 0 {
@@ -160,7 +167,9 @@ impl Threads {
         }
         let id = ThreadId(records.len() as u32);
         jvmti.set_tag(thread, id.0 as i64 + 1).ok()?;
-        records.push(ThreadRecord::platform(name, start_ns));
+        let mut record = ThreadRecord::platform(name, start_ns);
+        record.java_id = java_id;
+        records.push(record);
         Some(Identity::Java(id))
     }
 

@@ -5,8 +5,7 @@
 //! and that the allocation-trace check can fail and can pass. The agent's
 //! dumps (the `memory` mode's objects each carrying a one-frame TRACE of its
 //! allocating method and line, on its allocating thread's serial) are
-//! checked by the ignored tests of `agent.rs`, run once `heapdump=` and
-//! `profrj heapdump` land.
+//! checked by `agent.rs`.
 //!
 //! One module per topic: `truth.rs` HeapTruth's heap, object by object;
 //! `agree.rs` the readers against each other; `traces.rs` the allocation

@@ -21,12 +21,16 @@
 //!
 //! Files: `file.rs` the private directory, the rename into place and gzip;
 //! `addresses.rs` the weakly followed objects' addresses around the dump;
-//! `patch.rs` the pass over the dump; `traces.rs` the records appended.
+//! `patch.rs` the pass over the dump, `layout.rs` where the stamp and a
+//! thread's id lie in an instance, `writes.rs` the serials written back;
+//! `traces.rs` the records appended.
 
 mod addresses;
 mod file;
+mod layout;
 mod patch;
 mod traces;
+mod writes;
 
 use crate::error::AgentError;
 use crate::sites::Tables;

@@ -1,30 +1,28 @@
 //! The pass over HotSpot's finished dump that names who allocated each
 //! object: for every instance whose class has `memory`'s stamp field, the
 //! stamp (its counter's index + 1) in the instance's own field data says
-//! which allocation counter, so which thread and site, made it; the
-//! instance's 4-byte stack-trace serial is rewritten in place to that
-//! counter's trace (`traces::TRACE_BASE` + index), and the counters met are
-//! given their TRACE, FRAME and START_THREAD records after HEAP_DUMP_END.
+//! which allocation counter, so which thread and site, made it; objects
+//! followed by weak reference (arrays, the JDK's objects) are found by their
+//! address, noted at the dump's own GC (`addresses.rs`). The object's
+//! 4-byte stack-trace serial is rewritten in place to that counter's trace
+//! (`traces::TRACE_BASE` + index), and the counters met are given their
+//! TRACE, FRAME (and where needed START_THREAD) records after
+//! HEAP_DUMP_END. A trace's thread is the dump's own serial of that thread
+//! when it is alive (its thread root, found by its `tid`), so readers name
+//! it as they name HotSpot's threads.
 //!
 //! In place: the file is read through a read-only memory map (the pages
 //! behind the cursor are dropped from it as it goes) and the serials are
-//! written back a stretch at a time (`Writes`: the bytes from a stretch's
-//! first patch to its last, at most 1 MiB, copied, patched and written
-//! with one `pwrite`). No copy of the dump is made, and the agent's memory
-//! stays bounded by the classes and counters, not the heap. (Writing
-//! through a shared writable map instead costs a page fault and a
-//! file-system dirtying per page: measured 2x slower.)
-//! A stamp's offset in an instance comes from the CLASS_DUMPs (HotSpot
-//! writes every class before any instance): the instance's field data is
-//! its class's own fields, then its superclass's, and so on up.
+//! written back a stretch at a time (`writes.rs`). No copy of the dump is
+//! made, and the agent's memory stays bounded by the classes, threads and
+//! counters (and the weakly followed objects' addresses), not the heap.
 
+use super::layout::{Layouts, Words};
 use super::traces::{self, TRACE_BASE};
+use super::writes::Writes;
 use super::Known;
-use crate::instrument::stamp;
-use profrj_hprof::{BasicType, Header, IdSize, Item, Scanner, Step};
-use crate::stack::WordHasher;
+use profrj_hprof::{Header, Item, RootKind, Scanner, Step};
 use std::collections::{HashMap, HashSet};
-use std::hash::BuildHasherDefault;
 use std::fs::OpenOptions;
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
@@ -54,7 +52,7 @@ pub fn add_traces(path: &Path, known: Option<&Known>) -> Result<Counts, PatchErr
     let mut map = map::Shared::new(&file, len)?;
     let mut pass = Pass::new(known);
     let mut writes = Writes::new(&file);
-    let (id_size, end) = pass.run(&mut map, &mut writes)?;
+    let id_size = pass.run(&mut map, &mut writes)?;
     writes.flush(map.bytes())?;
     drop(map);
     let used: Vec<usize> = (pass.used.iter().enumerate())
@@ -63,47 +61,35 @@ pub fn add_traces(path: &Path, known: Option<&Known>) -> Result<Counts, PatchErr
     let (Some(known), false) = (known, used.is_empty()) else {
         return Ok(pass.counts);
     };
-    // The records go after HEAP_DUMP_END; whatever followed it stays after.
+    let dump = traces::DumpFacts {
+        class_serial: &pass.class_serial,
+        thread_serial: &pass.thread_serials(),
+        id_size,
+    };
+    // The records go after HEAP_DUMP_END, the file's last record.
     let mut out = BufWriter::with_capacity(1 << 20, OpenOptions::new().append(true).open(path)?);
-    debug_assert!(end <= len as u64);
-    traces::append(&mut out, known, &used, &pass.class_serial, id_size)?;
+    traces::append(&mut out, known, &used, &dump)?;
     out.flush()?;
     Ok(pass.counts)
-}
-
-/// A class as far as the stamp's offset needs it.
-struct ClassInfo {
-    super_id: u64,
-    /// Bytes of its own instance fields.
-    own_size: u32,
-    /// Where the stamp is among them, if it is one of them.
-    stamp_at: Option<u32>,
 }
 
 struct Pass<'k> {
     known: Option<&'k Known>,
     counts: Counts,
-    /// The UTF8 id of the stamp field's name, once met.
-    stamp_name: Option<u64>,
+    layouts: Layouts,
     /// Class names (internal form) the sites name, and their UTF8 ids met.
     wanted: HashSet<&'k str>,
     name_ids: HashMap<u64, String>,
     /// The dump's LOAD_CLASS serial of each wanted class name.
     class_serial: HashMap<String, u32>,
-    classes: Words<ClassInfo>,
-    /// The stamp's offset in an instance of each class (looked up once),
-    /// and the last class asked about (instances of a class come in runs).
-    stamp_offsets: Words<Option<u32>>,
-    last: Option<(u64, Option<u32>)>,
+    /// Thread objects: their `tid`, and the serial of their thread root.
+    tids: Words<i64>,
+    roots: Words<u32>,
     /// Counters an object in the file points to, by index.
     used: Vec<bool>,
     /// Where the last address looked up was found in `known.addresses`.
     cursor: usize,
 }
-
-/// A map keyed by ids (addresses): a cheap hash, no defence against chosen
-/// keys needed.
-type Words<V> = HashMap<u64, V, BuildHasherDefault<WordHasher>>;
 
 impl<'k> Pass<'k> {
     fn new(known: Option<&'k Known>) -> Self {
@@ -113,48 +99,50 @@ impl<'k> Pass<'k> {
         Pass {
             known,
             counts: Counts::default(),
-            stamp_name: None,
+            layouts: Layouts::default(),
             wanted,
             name_ids: HashMap::new(),
             class_serial: HashMap::new(),
-            classes: Words::default(),
-            stamp_offsets: Words::default(),
-            last: None,
-            cursor: 0,
+            tids: Words::default(),
+            roots: Words::default(),
             used: vec![false; known.map_or(0, |k| k.origins.len())],
+            cursor: 0,
         }
     }
 
-    /// Walks the whole file; returns the id size and where it ended.
-    fn run(&mut self, map: &mut map::Shared, writes: &mut Writes) -> Result<(u32, u64), PatchError> {
+    /// Walks the whole file; returns its id size.
+    fn run(&mut self, map: &mut map::Shared, writes: &mut Writes) -> Result<u32, PatchError> {
         let Some((header, start)) = Header::parse(map.bytes())? else {
             return Err(io::Error::other("the dump ends inside its header").into());
         };
-        let id = header.id_size;
-        let mut scanner = Scanner::new(id, start as u64);
+        let mut scanner = Scanner::new(header.id_size, start as u64);
         scanner.set_file_len(map.bytes().len() as u64);
         let mut at = start;
         loop {
             map.release_before(at);
-            let step = scanner.next(&map.bytes()[at..], at as u64)?;
-            let (item, used) = match step {
+            let (item, used) = match scanner.next(&map.bytes()[at..], at as u64)? {
                 Step::Item { item, len, body } => (item, len + body as usize),
                 Step::End => break,
                 Step::NeedMore { .. } => {
                     return Err(io::Error::other("the dump ends inside a record").into())
                 }
             };
-            let patch = self.item(&item, map.bytes(), id);
+            let patch = self.item(&item, map.bytes(), header.id_size);
             at += used;
             if let Some((offset, serial)) = patch {
                 writes.add(offset, serial, map.bytes())?;
             }
         }
-        Ok((id.bytes() as u32, at as u64))
+        Ok(header.id_size.bytes() as u32)
     }
 
     /// Takes in one item; returns a serial to write and where, if any.
-    fn item(&mut self, item: &Item, file: &[u8], id: IdSize) -> Option<(usize, u32)> {
+    fn item(
+        &mut self,
+        item: &Item,
+        file: &[u8],
+        id_size: profrj_hprof::IdSize,
+    ) -> Option<(usize, u32)> {
         match item {
             Item::Utf8 {
                 id,
@@ -162,9 +150,8 @@ impl<'k> Pass<'k> {
                 text_len,
             } => {
                 let text = file.get(*text_offset as usize..)?.get(..*text_len as usize)?;
-                if text == stamp::FIELD.as_bytes() {
-                    self.stamp_name = Some(*id);
-                } else if let Ok(name) = std::str::from_utf8(text) {
+                self.layouts.utf8(*id, text);
+                if let Ok(name) = std::str::from_utf8(text) {
                     if self.wanted.contains(name) {
                         self.name_ids.insert(*id, name.to_owned());
                     }
@@ -172,39 +159,41 @@ impl<'k> Pass<'k> {
                 None
             }
             Item::LoadClass(c) => {
+                self.layouts.load_class(c.class_id, c.name_id);
                 if let Some(name) = self.name_ids.get(&c.name_id) {
                     self.class_serial.insert(name.clone(), c.serial);
                 }
                 None
             }
             Item::Class(c) => {
-                let mut own_size = 0u32;
-                let mut stamp_at = None;
-                for f in c.fields() {
-                    if Some(f.name) == self.stamp_name && f.ty == BasicType::Int {
-                        stamp_at = Some(own_size);
-                    }
-                    own_size += f.ty.size(id) as u32;
+                self.layouts.class(c, id_size);
+                None
+            }
+            Item::Root(r) => {
+                if let RootKind::ThreadObject { thread, .. } = r.kind {
+                    self.roots.insert(r.id, thread);
                 }
-                self.classes.insert(
-                    c.id,
-                    ClassInfo {
-                        super_id: c.super_id,
-                        own_size,
-                        stamp_at,
-                    },
-                );
                 None
             }
             Item::Instance(i) => {
                 self.counts.objects += 1;
-                let index = match self.stamp_offset(i.class_id) {
-                    Some(at) if at + 4 <= i.data_len => {
-                        let p = (i.data_offset + at as u64) as usize;
-                        let stamp = i32::from_be_bytes(file.get(p..p + 4)?.try_into().ok()?);
+                let at = self.layouts.offsets(i.class_id);
+                let field = |off: u32, n: usize| -> Option<&[u8]> {
+                    if off as usize + n > i.data_len as usize {
+                        return None;
+                    }
+                    let p = (i.data_offset + off as u64) as usize;
+                    file.get(p..p + n)
+                };
+                if let Some(t) = at.tid.and_then(|o| field(o, 8)) {
+                    self.tids.insert(i.id, i64::from_be_bytes(t.try_into().ok()?));
+                }
+                let index = match at.stamp.and_then(|o| field(o, 4)) {
+                    Some(s) => {
+                        let stamp = i32::from_be_bytes(s.try_into().ok()?);
                         usize::try_from(stamp).ok()?.checked_sub(1)?
                     }
-                    _ => self.by_address(i.id)?,
+                    None => self.by_address(i.id)?,
                 };
                 self.traced(index, i.trace_offset)
             }
@@ -222,6 +211,13 @@ impl<'k> Pass<'k> {
         }
     }
 
+    /// The dump's thread serial of each live thread, by Java thread id.
+    fn thread_serials(&self) -> HashMap<i64, u32> {
+        (self.roots.iter())
+            .filter_map(|(object, &serial)| Some((*self.tids.get(object)?, serial)))
+            .collect()
+    }
+
     /// The counter of the object at `address` among those followed by
     /// weak reference, if it is one.
     fn by_address(&mut self, address: u64) -> Option<usize> {
@@ -235,99 +231,9 @@ impl<'k> Pass<'k> {
     /// `index`, if that counter is a site's.
     fn traced(&mut self, index: usize, trace_offset: u64) -> Option<(usize, u32)> {
         self.known?.origins.get(index)?.as_ref()?;
-        self.used[index] = true;
+        *self.used.get_mut(index)? = true;
         self.counts.traced += 1;
         Some((trace_offset as usize, TRACE_BASE + index as u32))
-    }
-
-    /// Where the stamp is in an instance of `class`'s field data, if its
-    /// class or a superclass has it (found once per class).
-    fn stamp_offset(&mut self, class: u64) -> Option<u32> {
-        if let Some((c, at)) = self.last {
-            if c == class {
-                return at;
-            }
-        }
-        let at = self.stamp_offset_of(class);
-        self.last = Some((class, at));
-        at
-    }
-
-    fn stamp_offset_of(&mut self, class: u64) -> Option<u32> {
-        if let Some(&known) = self.stamp_offsets.get(&class) {
-            return known;
-        }
-        let mut offset = 0u32;
-        let mut at = class;
-        let mut found = None;
-        // A chain longer than the classes is a cycle: stop.
-        for _ in 0..=self.classes.len() {
-            let Some(c) = self.classes.get(&at) else {
-                break;
-            };
-            if let Some(s) = c.stamp_at {
-                found = Some(offset + s);
-                break;
-            }
-            offset += c.own_size;
-            if c.super_id == 0 {
-                break;
-            }
-            at = c.super_id;
-        }
-        self.stamp_offsets.insert(class, found);
-        found
-    }
-}
-
-/// The serials to write, a stretch of the file at a time.
-struct Writes<'f> {
-    file: &'f std::fs::File,
-    /// (offset, serial), ascending, all within `STRETCH` of the first.
-    patches: Vec<(usize, u32)>,
-    buf: Vec<u8>,
-}
-
-/// The most bytes one write covers.
-const STRETCH: usize = 1 << 20;
-
-impl<'f> Writes<'f> {
-    fn new(file: &'f std::fs::File) -> Self {
-        Writes {
-            file,
-            patches: Vec::new(),
-            buf: Vec::with_capacity(STRETCH),
-        }
-    }
-
-    /// One serial to write at `offset`; `data` is the file as it is.
-    fn add(&mut self, offset: usize, serial: u32, data: &[u8]) -> io::Result<()> {
-        if let Some(&(first, _)) = self.patches.first() {
-            if offset + 4 - first > STRETCH {
-                self.flush(data)?;
-            }
-        }
-        self.patches.push((offset, serial));
-        Ok(())
-    }
-
-    /// Writes the stretch from the first patch to the last, patched.
-    fn flush(&mut self, data: &[u8]) -> io::Result<()> {
-        use std::os::unix::fs::FileExt;
-        let (Some(&(first, _)), Some(&(last, _))) = (self.patches.first(), self.patches.last())
-        else {
-            return Ok(());
-        };
-        let stretch = data
-            .get(first..last + 4)
-            .ok_or_else(|| io::Error::other("a patch past the dump's end"))?;
-        self.buf.clear();
-        self.buf.extend_from_slice(stretch);
-        for &(at, serial) in &self.patches {
-            self.buf[at - first..at - first + 4].copy_from_slice(&serial.to_be_bytes());
-        }
-        self.patches.clear();
-        self.file.write_all_at(&self.buf, first as u64)
     }
 }
 

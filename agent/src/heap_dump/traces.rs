@@ -1,9 +1,10 @@
 //! The records appended after HotSpot's HEAP_DUMP_END: for each allocation
 //! counter that an object in the file points to, a TRACE (serial
 //! [`TRACE_BASE`] + the counter's index) of one FRAME, its site's method,
-//! source file and line, with the allocating thread's serial
-//! ([`THREAD_BASE`] + the agent's thread id); a START_THREAD per such
-//! thread naming it; and the UTF8 records of every name they use.
+//! source file and line, with the allocating thread's serial: the dump's
+//! own for a thread still alive (its thread root names it), else
+//! [`THREAD_BASE`] + the agent's thread id with a START_THREAD naming it;
+//! and the UTF8 records of every name they use.
 //!
 //! Ids and serials are chosen so they can never be HotSpot's: HotSpot's
 //! string ids are addresses of its symbols (below 2^47 on x86-64 and
@@ -29,20 +30,39 @@ const FRAME: u8 = 0x04;
 const TRACE: u8 = 0x05;
 const START_THREAD: u8 = 0x0A;
 
-/// Writes the records of `used` counters (by index) to `out`. `class_serial`:
-/// the dump's LOAD_CLASS serial of each class name (internal form), 0 where
-/// the dump has none. `id_size`: the dump's identifier size (4 or 8).
+/// What the pass learnt of the dump.
+pub struct DumpFacts<'a> {
+    /// The LOAD_CLASS serial of each class name (internal form) the sites
+    /// name, where the dump has one.
+    pub class_serial: &'a HashMap<String, u32>,
+    /// The thread serial of each live thread, by its Java thread id.
+    pub thread_serial: &'a HashMap<i64, u32>,
+    /// The identifier size (4 or 8).
+    pub id_size: u32,
+}
+
+/// Writes the records of `used` counters (by index) to `out`.
 pub fn append(
     out: &mut impl Write,
     known: &Known,
     used: &[usize],
-    class_serial: &HashMap<String, u32>,
-    id_size: u32,
+    dump: &DumpFacts,
 ) -> io::Result<()> {
     let mut w = Records {
         out,
-        id_size,
+        id_size: dump.id_size,
         strings: HashMap::new(),
+    };
+    let class_serial = dump.class_serial;
+    // The dump's serial of an agent thread alive at the dump, else profrj's.
+    let serial = |t: i64| -> (u32, bool) {
+        let live = (usize::try_from(t).ok())
+            .and_then(|t| known.threads.get(t)?.java_id)
+            .and_then(|j| dump.thread_serial.get(&j).copied());
+        match live {
+            Some(s) => (s, true),
+            None => (thread_serial(t), false),
+        }
     };
     // Frames: one per place the used counters' sites name.
     let mut frames: HashMap<u32, u64> = HashMap::new();
@@ -68,11 +88,15 @@ pub fn append(
         frames.insert(place, id);
     }
     for &t in &threads {
+        let (s, live) = serial(t);
+        if live {
+            continue;
+        }
         let name = known
             .threads
             .get(t as usize)
             .map_or("(unknown)", |r| r.name.as_str());
-        w.start_thread(thread_serial(t), name)?;
+        w.start_thread(s, name)?;
     }
     for &i in used {
         let Some(Some((thread, site))) = known.origins.get(i) else {
@@ -83,7 +107,7 @@ pub fn append(
             .sites
             .get(*site as usize)
             .and_then(|(place, _)| frames.get(place).copied());
-        w.trace(TRACE_BASE + i as u32, thread_serial(*thread), frame)?;
+        w.trace(TRACE_BASE + i as u32, serial(*thread).0, frame)?;
     }
     Ok(())
 }

@@ -106,6 +106,7 @@ mod tests {
             end_ns: Some(5),
             cpu_ns: 7,
             tid: 0,
+            java_id: None,
             virtual_threads: 0,
             virtual_ended: 0,
         }];
@@ -175,6 +176,7 @@ mod tests {
             end_ns: None,
             cpu_ns: 7,
             tid: 0,
+            java_id: None,
             virtual_threads: 0,
             virtual_ended: 0,
         }];
