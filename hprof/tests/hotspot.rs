@@ -1,7 +1,7 @@
 //! Real HotSpot dumps: a small program that keeps 1000 `Keep$Node`s and ten
 //! `int[7]` alive dumps its own heap (`HotSpotDiagnosticMXBean.dumpHeap`)
 //! on the test's JDK ($PROFRJ_TEST_JAVA, $JAVA_HOME, else `java` on PATH)
-//! and on JDK 25 when there is one ($PROFRJ_TEST_JAVA25, else Temurin 25's
+//! and on JDK 25 ($PROFRJ_TEST_JAVA25, else Temurin 25's; missing, it fails
 //! Debian path), where `jcmd GC.heap_dump -parallel=4` also dumps it with
 //! the parallel dumper (segment files merged). Each dump must parse to its
 //! end, the same from the whole file and from a 64 KiB refilled buffer,
@@ -346,7 +346,8 @@ fn hotspot_dumps_parse_to_their_end() {
             check(&d[0], false);
             check(&d[1], true);
         }
-        None => eprintln!("no JDK 25 (PROFRJ_TEST_JAVA25): its dumps were not checked"),
+        // CI has Temurin 25: a missing JDK is a failure, never a skip.
+        None => panic!("no JDK 25 at $PROFRJ_TEST_JAVA25 or Temurin 25's path: its parallel dumps cannot be checked"),
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
