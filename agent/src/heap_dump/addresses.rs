@@ -17,16 +17,19 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 /// Runs `dump` (HotSpot's dumper, writing `file`) and answers the
-/// addresses of the weakly followed objects in it, sorted.
+/// addresses of the weakly followed objects in it, sorted, and the seconds
+/// the dump took.
 pub fn around_dump(
     origins: &dyn Origins,
     file: &Path,
     dump: impl FnOnce() -> Result<(), JavaException>,
-) -> Result<Vec<(u64, u32)>, JavaException> {
+) -> Result<(Vec<(u64, u32)>, f64), JavaException> {
     let c = std::ffi::CString::new(file.as_os_str().as_bytes())
         .map_err(|_| JavaException("a heap dump path with a NUL byte".into()))?;
     origins.arm_addresses(c);
+    let start = std::time::Instant::now();
     let result = dump();
+    let seconds = start.elapsed().as_secs_f64();
     let addresses = origins.take_addresses();
-    result.map(|()| addresses)
+    result.map(|()| (addresses, seconds))
 }

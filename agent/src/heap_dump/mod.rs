@@ -94,22 +94,27 @@ pub struct Written {
     pub objects: u64,
     /// Of those, the ones given their allocation trace.
     pub traced: u64,
-    /// Seconds in HotSpot's dumper (its pause is inside), and in the pass
-    /// that adds the traces (and gzip), the application running.
+    /// Seconds in HotSpot's dumper (its pause is inside), and after it,
+    /// the application running: all of it (`traces_s`), of which sorting
+    /// the noted addresses and the pass over the file.
     pub hotspot_s: f64,
     pub traces_s: f64,
+    pub addresses_s: f64,
+    pub pass_s: f64,
 }
 
 impl std::fmt::Display for Written {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "heap dump written: {} ({} objects, {} with their allocation site; HotSpot's dump {:.2} s, traces {:.2} s)",
+            "heap dump written: {} ({} objects, {} with their allocation site; HotSpot's dump {:.2} s, traces {:.2} s: addresses sorted {:.2} s, pass {:.2} s)",
             self.path.display(),
             self.objects,
             self.traced,
             self.hotspot_s,
-            self.traces_s
+            self.traces_s,
+            self.addresses_s,
+            self.pass_s
         )
     }
 }
@@ -132,24 +137,26 @@ pub fn write(
     let dumper = prepare(jni)?;
     let start = Instant::now();
     let dump = || jni.hotspot_dump_heap(dumper, &raw.to_string_lossy(), !request.all);
-    let addresses = match sources {
+    let (addresses, hotspot_s) = match sources {
         Some(s) if s.origins.has_addresses() => addresses::around_dump(s.origins, &raw, dump)?,
         _ => {
             dump()?;
-            Vec::new()
+            (Vec::new(), start.elapsed().as_secs_f64())
         }
     };
-    let hotspot_s = start.elapsed().as_secs_f64();
+    let addresses_s = start.elapsed().as_secs_f64() - hotspot_s;
     let known = sources.map(|s| Known {
         origins: s.origins.counters(),
         sites: s.host.sites.tables(),
         threads: s.host.threads.records(),
         addresses,
     });
+    let pass_start = Instant::now();
     let counts = patch::add_traces(&raw, known.as_ref()).map_err(|e| match e {
         patch::PatchError::Io(e) => io("traces", e),
         other => AgentError::Internal(format!("heap dump traces: {other}")),
     })?;
+    let pass_s = pass_start.elapsed().as_secs_f64();
     let finished = if request.gz {
         file::gzip(&raw).map_err(|e| io("gzip", e))?
     } else {
@@ -162,6 +169,8 @@ pub fn write(
         objects: counts.objects,
         traced: counts.traced,
         hotspot_s,
+        addresses_s,
+        pass_s,
         traces_s: start.elapsed().as_secs_f64() - hotspot_s,
     })
 }

@@ -19,7 +19,7 @@
 
 use super::layout::{Layouts, Words};
 use super::traces::{self, TRACE_BASE};
-use super::writes::Writes;
+use super::writes::{self, Writes};
 use super::Known;
 use profrj_hprof::{Header, Item, RootKind, Scanner, Step};
 use std::collections::{HashMap, HashSet};
@@ -49,11 +49,9 @@ pub struct Counts {
 pub fn add_traces(path: &Path, known: Option<&Known>) -> Result<Counts, PatchError> {
     let file = OpenOptions::new().read(true).write(true).open(path)?;
     let len = file.metadata()?.len() as usize;
-    let mut map = map::Shared::new(&file, len)?;
+    let map = map::Shared::new(&file, len)?;
     let mut pass = Pass::new(known);
-    let mut writes = Writes::new(&file);
-    let id_size = pass.run(&mut map, &mut writes)?;
-    writes.flush(map.bytes())?;
+    let id_size = writes::with_writer(&file, map.bytes(), |w| pass.run(&map, w))??;
     drop(map);
     let used: Vec<usize> = (pass.used.iter().enumerate())
         .filter_map(|(i, &u)| u.then_some(i))
@@ -94,7 +92,14 @@ struct Pass<'k> {
 impl<'k> Pass<'k> {
     fn new(known: Option<&'k Known>) -> Self {
         let wanted = known
-            .map(|k| k.sites.places.iter().flatten().map(|p| p.class.as_str()).collect())
+            .map(|k| {
+                k.sites
+                    .places
+                    .iter()
+                    .flatten()
+                    .map(|p| p.class.as_str())
+                    .collect()
+            })
             .unwrap_or_default();
         Pass {
             known,
@@ -111,7 +116,7 @@ impl<'k> Pass<'k> {
     }
 
     /// Walks the whole file; returns its id size.
-    fn run(&mut self, map: &mut map::Shared, writes: &mut Writes) -> Result<u32, PatchError> {
+    fn run(&mut self, map: &map::Shared, writes: &mut Writes) -> Result<u32, PatchError> {
         let Some((header, start)) = Header::parse(map.bytes())? else {
             return Err(io::Error::other("the dump ends inside its header").into());
         };
@@ -130,7 +135,7 @@ impl<'k> Pass<'k> {
             let patch = self.item(&item, map.bytes(), header.id_size);
             at += used;
             if let Some((offset, serial)) = patch {
-                writes.add(offset, serial, map.bytes())?;
+                writes.add(offset, serial);
             }
         }
         Ok(header.id_size.bytes() as u32)
@@ -149,7 +154,9 @@ impl<'k> Pass<'k> {
                 text_offset,
                 text_len,
             } => {
-                let text = file.get(*text_offset as usize..)?.get(..*text_len as usize)?;
+                let text = file
+                    .get(*text_offset as usize..)?
+                    .get(..*text_len as usize)?;
                 self.layouts.utf8(*id, text);
                 if let Ok(name) = std::str::from_utf8(text) {
                     if self.wanted.contains(name) {
@@ -186,7 +193,8 @@ impl<'k> Pass<'k> {
                     file.get(p..p + n)
                 };
                 if let Some(t) = at.tid.and_then(|o| field(o, 8)) {
-                    self.tids.insert(i.id, i64::from_be_bytes(t.try_into().ok()?));
+                    self.tids
+                        .insert(i.id, i64::from_be_bytes(t.try_into().ok()?));
                 }
                 let index = match at.stamp.and_then(|o| field(o, 4)) {
                     Some(s) => {
@@ -297,7 +305,7 @@ mod map {
         ptr: *mut u8,
         len: usize,
         /// Everything before this has been dropped from the map.
-        released: usize,
+        released: std::cell::Cell<usize>,
     }
 
     impl Shared {
@@ -326,35 +334,39 @@ mod map {
             Ok(Shared {
                 ptr: ptr.cast(),
                 len,
-                released: 0,
+                released: std::cell::Cell::new(0),
             })
         }
 
         pub fn bytes(&self) -> &[u8] {
             // SAFETY: `len` bytes mapped at `ptr` while `self` lives; pages
-            // dropped by `release_before` read back from the file. The pass
-            // writes (pwrite) only 4-byte serials of items it has read, so
-            // nothing it still reads changes under it.
+            // dropped by `release_before` read back from the file (the
+            // writer thread may read a stretch just behind the window: it
+            // faults back in). The writer's pwrite changes only 4-byte
+            // serials of items the pass has read, each stretch once, and it
+            // copies a stretch before writing it back, so no byte anyone
+            // still reads changes under it.
             unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
         }
 
         /// Drops the pages well behind `at` from the map (they stay in
         /// the file and the page cache, changes included), so the pass's
         /// resident memory does not grow with the dump.
-        pub fn release_before(&mut self, at: usize) {
+        pub fn release_before(&self, at: usize) {
             let page = 4096;
             let upto = at.saturating_sub(KEEP) / page * page;
-            if upto >= self.released + KEEP {
+            let released = self.released.get();
+            if upto >= released + KEEP {
                 // SAFETY: a page-aligned range inside the map; for a shared
                 // file map MADV_DONTNEED keeps the data (it is the file's).
                 unsafe {
                     libc::madvise(
-                        self.ptr.add(self.released).cast(),
-                        upto - self.released,
+                        self.ptr.add(released).cast(),
+                        upto - released,
                         libc::MADV_DONTNEED,
                     )
                 };
-                self.released = upto;
+                self.released.set(upto);
             }
         }
     }

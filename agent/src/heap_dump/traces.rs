@@ -149,7 +149,8 @@ impl<W: Write> Records<'_, W> {
     fn id(&mut self, id: u64) -> io::Result<()> {
         if self.id_size == 4 {
             // A 4-byte dump (a 32-bit JVM): profrj's ids keep their top bit.
-            self.out.write_all(&((id >> 32) as u32 | id as u32).to_be_bytes())
+            self.out
+                .write_all(&((id >> 32) as u32 | id as u32).to_be_bytes())
         } else {
             self.out.write_all(&id.to_be_bytes())
         }

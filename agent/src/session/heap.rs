@@ -6,11 +6,11 @@
 use super::{Reply, Sessions};
 use crate::error::AgentError;
 use crate::heap_dump::{self, Sources};
-use crate::vm::sys::Capability;
-use crate::vm::{Capabilities, JvmtiEvent};
 use crate::host::Host;
 use crate::options::HeapDumps;
+use crate::vm::sys::Capability;
 use crate::vm::Jni;
+use crate::vm::{Capabilities, JvmtiEvent};
 use crate::{registry, snapshot};
 
 impl Sessions {

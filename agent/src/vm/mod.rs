@@ -35,7 +35,10 @@ mod weak_handle;
 pub use capabilities::Capabilities;
 pub use guard::{guard, guard_hot, install_panic_hook};
 pub use handles::{GlobalRef, VmHandle};
-pub use jni::{heap_dump::{HeapDumper, HeapReserve}, JavaException, Jni, Native, MAX_LOCAL_FRAME};
+pub use jni::{
+    heap_dump::{HeapDumper, HeapReserve},
+    JavaException, Jni, Native, MAX_LOCAL_FRAME,
+};
 pub use jni_table::{intercept_allocations, AllocHook};
 pub use jvmti::Jvmti;
 pub use sys::{jthread, JvmtiEvent};

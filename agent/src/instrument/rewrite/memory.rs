@@ -21,7 +21,11 @@ use profrj_format::names::decode_modified_utf8;
 /// instruction) and the type.
 pub(super) fn add_memory(
     edit: &mut Edit,
-    (code, (class, method, descriptor), source): (&Code<'_>, (&String, &String, &String), Option<&str>),
+    (code, (class, method, descriptor), source): (
+        &Code<'_>,
+        (&String, &String, &String),
+        Option<&str>,
+    ),
     cp: &mut ConstantPool<'_>,
     major_version: u16,
     (refs, numbers): (&Refs, &Sites),

@@ -150,14 +150,13 @@ impl WeakRefs {
     }
 
     /// Stops noting; what the last GC's end noted, sorted by address
-    /// (here, not in the pause).
+    /// (here, not in the pause; a radix sort, linear).
     pub fn take_capture(&self) -> Captured {
         self.capture_armed.store(false, Release);
         let mut c = std::mem::take(&mut *self.captured.lock());
-        c.addresses.sort_unstable_by_key(|&(at, _)| at);
+        scan::sort_by_address(&mut c.addresses);
         c
     }
-
 
     fn wake(&self) {
         *self.work.lock() = true;

@@ -279,7 +279,10 @@ fn heap_dumps_say_when_where_which_and_gzip() {
     assert_eq!(d.command, Command::HeapDump);
     assert!(d.heap.all);
     let e = parse("memory,heapdumps=later").unwrap_err().0;
-    assert!(e.contains("heapdumps") && e.contains("exit, snapshot or oom"), "{e}");
+    assert!(
+        e.contains("heapdumps") && e.contains("exit, snapshot or oom"),
+        "{e}"
+    );
     let e = parse("heapdump,heapkind=some").unwrap_err().0;
     assert!(e.contains("live or all"), "{e}");
     let e = parse("dump,heapkind=all").unwrap_err().0;

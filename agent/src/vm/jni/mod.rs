@@ -92,8 +92,8 @@ macro_rules! jni_fn {
 
 // The methods, by topic (after the macro: they call it).
 mod calls;
-pub mod heap_dump;
 mod classes;
+pub mod heap_dump;
 mod objects;
 mod references;
 mod threads;
