@@ -9,7 +9,8 @@
 //!
 //! One module per topic: `truth.rs` HeapTruth's heap, object by object;
 //! `agree.rs` the readers against each other; `traces.rs` the allocation
-//! traces; `agent.rs` the agent's dumps.
+//! traces; `agent.rs` the agent's dumps; `variants.rs` those on every
+//! collector, gzipped, without the agent, at an OutOfMemoryError, cut short.
 
 mod agent;
 mod agree;
@@ -18,6 +19,7 @@ mod agree;
 mod common;
 mod traces;
 mod truth;
+mod variants;
 
 use common::heap_readers::{self, ReaderView};
 use common::*;

@@ -172,12 +172,37 @@ const SITES: [Site; 6] = [
 /// site on its allocating thread's serial, which the dump's thread roots
 /// name, so the sites of two threads never share one.
 pub fn assert_allocation_traces(v: &ReaderView, source: &str) {
+    assert_traces_of(v, source, |_| true)
+}
+
+/// As [`assert_allocation_traces`] for the sites `traced` accepts (by
+/// marker); every object of the other sites must be on an empty trace, as
+/// in HotSpot's own dumps (the agent says it cannot follow them there).
+pub fn assert_traces_of(v: &ReaderView, source: &str, traced: fn(&str) -> bool) {
     let r = v.reader;
     assert!(v.object_traces, "{r} exposes no object's trace");
     let class = format!("profrj.harness.{source}");
     let file = format!("{source}.java");
     let mut thread_serials: BTreeMap<&str, u32> = BTreeMap::new();
     for site in &SITES {
+        if !traced(site.marker) {
+            for o in v
+                .objects_of(site.class)
+                .into_iter()
+                .filter(|o| (site.ours)(o))
+            {
+                let serial = o
+                    .trace
+                    .unwrap_or_else(|| panic!("{r}: {} has no trace", o.id));
+                assert!(
+                    v.trace(serial).frames.is_empty(),
+                    "{r}: {}: object {} has frames, though the agent cannot follow it",
+                    site.marker,
+                    o.id
+                );
+            }
+            continue;
+        }
         let line = harness_line(source, &format!("// SITE {}", site.marker)) as i32;
         let want = Frame {
             class: class.clone(),

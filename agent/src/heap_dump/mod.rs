@@ -28,9 +28,12 @@
 mod addresses;
 mod file;
 mod layout;
+mod noted;
 mod patch;
 mod traces;
 mod writes;
+
+pub use noted::Addresses;
 
 use crate::error::AgentError;
 use crate::sites::Tables;
@@ -64,8 +67,13 @@ pub trait Origins {
     /// Notes where each such object is now, and again at the end of each
     /// GC while `file` (the dump HotSpot is asked to write) is still empty.
     fn arm_addresses(&self, file: std::ffi::CString);
-    /// Stops that; the last addresses noted, sorted: (address, counter).
-    fn take_addresses(&self) -> Vec<(u64, u32)>;
+    /// Stops that; the last addresses noted, sorted, and how many GCs'
+    /// ends noted them since the arming.
+    fn take_addresses(&self) -> (Addresses, u64);
+    /// Does the full GC of a live heap dump post the GC events (G1's does;
+    /// Serial's and Parallel's, run by the dump's own VM operation, post
+    /// none, so the objects' addresses after it cannot be known)?
+    fn dump_gc_is_seen(&self) -> bool;
 }
 
 /// Where a dump's allocation origins come from: the memory mode's state and
@@ -81,9 +89,9 @@ pub struct Known {
     pub origins: Vec<Option<(i64, u32)>>,
     pub sites: Tables,
     pub threads: Vec<ThreadRecord>,
-    /// Objects followed without a stamp: (address = HPROF id, counter),
-    /// sorted; empty when their addresses at the dump are not known.
-    pub addresses: Vec<(u64, u32)>,
+    /// Objects followed without a stamp: their address (their HPROF id)
+    /// and counter; empty when their addresses at the dump are not known.
+    pub addresses: Addresses,
 }
 
 /// What a dump did, for the command's answer and the log.
@@ -136,12 +144,19 @@ pub fn write(
     let raw = dir.path().join("heap.hprof");
     let dumper = prepare(jni)?;
     let start = Instant::now();
-    let dump = || jni.hotspot_dump_heap(dumper, &raw.to_string_lossy(), !request.all);
+    let dump = |live: bool| jni.hotspot_dump_heap(dumper, &raw.to_string_lossy(), live);
     let (addresses, hotspot_s) = match sources {
-        Some(s) if s.origins.has_addresses() => addresses::around_dump(s.origins, &raw, dump)?,
+        Some(s) if s.origins.has_addresses() => {
+            let jvmti = s.host.jvmti;
+            let force_gc = || {
+                (jvmti.force_garbage_collection())
+                    .map_err(|e| AgentError::jvmti(jvmti, "ForceGarbageCollection", e))
+            };
+            addresses::around_dump(s.origins, &raw, !request.all, force_gc, dump)?
+        }
         _ => {
-            dump()?;
-            (Vec::new(), start.elapsed().as_secs_f64())
+            dump(!request.all)?;
+            (Addresses::default(), start.elapsed().as_secs_f64())
         }
     };
     let addresses_s = start.elapsed().as_secs_f64() - hotspot_s;

@@ -229,8 +229,7 @@ impl<'k> Pass<'k> {
     /// The counter of the object at `address` among those followed by
     /// weak reference, if it is one.
     fn by_address(&mut self, address: u64) -> Option<usize> {
-        let all = &self.known?.addresses;
-        let (found, cursor) = find(all, self.cursor, address);
+        let (found, cursor) = self.known?.addresses.find(self.cursor, address);
         self.cursor = cursor;
         found.map(|c| c as usize)
     }
@@ -242,52 +241,6 @@ impl<'k> Pass<'k> {
         *self.used.get_mut(index)? = true;
         self.counts.traced += 1;
         Some((trace_offset as usize, TRACE_BASE + index as u32))
-    }
-}
-
-/// `address`'s counter in `all` (sorted by address), searching from
-/// `cursor` (the last match's place): HotSpot writes the heap mostly in
-/// address order, so the search gallops forward from there, and a lower
-/// address searches the part before it. Returns the new cursor too.
-fn find(all: &[(u64, u32)], cursor: usize, address: u64) -> (Option<u32>, usize) {
-    let from = cursor.min(all.len());
-    let i = match all.get(from) {
-        Some(&(a, _)) if a <= address => {
-            let (mut lo, mut step) = (from, 1);
-            let mut hi = from + 1;
-            while hi < all.len() && all[hi].0 <= address {
-                lo = hi;
-                step *= 2;
-                hi = from + step;
-            }
-            let hi = hi.min(all.len());
-            lo + all[lo..hi].partition_point(|&(a, _)| a < address)
-        }
-        _ => all[..from].partition_point(|&(a, _)| a < address),
-    };
-    match all.get(i) {
-        Some(&(a, counter)) if a == address => (Some(counter), i),
-        _ => (None, i),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::find;
-
-    #[test]
-    fn addresses_are_found_in_any_order_from_any_cursor() {
-        let all: Vec<(u64, u32)> = (0..1000u64).map(|i| (i * 16 + 8, i as u32)).collect();
-        let mut cursor = 0;
-        for i in (0..1000u64).chain((0..1000).rev()).chain([500, 3, 999, 0]) {
-            let (found, c) = find(&all, cursor, i * 16 + 8);
-            assert_eq!(found, Some(i as u32), "address of {i} from {cursor}");
-            cursor = c;
-            assert_eq!(find(&all, cursor, i * 16 + 9).0, None);
-            assert_eq!(find(&all, cursor, i * 16).0, None);
-        }
-        assert_eq!(find(&all, 2000, 1 << 40), (None, 1000));
-        assert_eq!(find(&[], 0, 8), (None, 0));
     }
 }
 

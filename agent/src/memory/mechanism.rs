@@ -53,6 +53,9 @@ pub struct Tracking {
     /// Do all of this JVM's collectors run in pauses the VM thread does
     /// alone (serial, parallel, G1)? Known once `choose` ran.
     pause_collectors: OnceLock<bool>,
+    /// Is the collector G1? Its full GC inside a heap dump posts the GC
+    /// events; Serial's and Parallel's do not (`heap_dump`).
+    g1: OnceLock<bool>,
     /// Set when the VM is dying: concurrent collectors' threads have
     /// stopped by then, so only the pause collectors can still run a GC.
     dying: AtomicBool,
@@ -84,6 +87,8 @@ impl Tracking {
         let collectors = host.collectors(jni).map_err(|e| e.to_string());
         let pauses = collectors.as_ref().is_ok_and(|n| all_pause_collectors(n));
         self.pause_collectors.get_or_init(|| pauses);
+        let g1 = (collectors.as_ref()).is_ok_and(|n| n.iter().any(|c| c.starts_with("G1 ")));
+        self.g1.get_or_init(|| g1);
         let unsupported = match &collectors {
             Err(why) => Some(why.clone()),
             Ok(names) if !pauses => Some(format!(
@@ -129,6 +134,11 @@ impl Tracking {
     /// Would forcing a GC now hang (a concurrent collector at exit)?
     pub fn gc_impossible_now(&self) -> bool {
         self.dying.load(Relaxed) && self.pause_collectors.get() != Some(&true)
+    }
+
+    /// Is the collector G1 (known once `choose` ran)?
+    pub fn is_g1(&self) -> bool {
+        self.g1.get() == Some(&true)
     }
 
     pub fn mechanism(&self) -> Mechanism {

@@ -429,7 +429,12 @@ impl crate::heap_dump::Origins for Lifetime {
         self.weak.arm_capture(file)
     }
 
-    fn take_addresses(&self) -> Vec<(u64, u32)> {
-        self.weak.take_capture().addresses
+    fn take_addresses(&self) -> (crate::heap_dump::Addresses, u64) {
+        let c = self.weak.take_capture();
+        (c.addresses, c.renoted)
+    }
+
+    fn dump_gc_is_seen(&self) -> bool {
+        self.tracking.is_g1()
     }
 }

@@ -60,6 +60,15 @@ impl Sessions {
         }
         heap_dump::prepare(jni)?;
         heap_dump::reserve_for_oom(jni);
+        // JDK 17+ logs each ResourceExhausted it posts at error level, which
+        // the default logging prints on stdout, the application's: that
+        // output no longer shows jvmti's messages (`-Xlog` or `jcmd VM.log`
+        // can show them again).
+        if let Err(e) = jni.diagnostic_command("vmLog", &["output=stdout", "what=jvmti=off"]) {
+            crate::log::warn(&format!(
+                "heapdumps=oom: HotSpot will print a line on stdout at an OutOfMemoryError ({e})"
+            ));
+        }
         let jvmti = self.host.jvmti;
         let potential = jvmti
             .potential_capabilities()

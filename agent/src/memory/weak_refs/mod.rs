@@ -67,7 +67,7 @@ pub struct WeakRefs {
 #[derive(Default)]
 pub struct Captured {
     pub file: Option<std::ffi::CString>,
-    pub addresses: Vec<(u64, u32)>,
+    pub addresses: crate::heap_dump::Addresses,
     /// GCs whose end noted them again.
     pub renoted: u64,
 }
@@ -135,7 +135,7 @@ impl WeakRefs {
     pub fn arm_capture(&self, file: std::ffi::CString) {
         *self.captured.lock() = Captured {
             file: Some(file),
-            addresses: Vec::new(),
+            addresses: Default::default(),
             renoted: 0,
         };
         self.capture_armed.store(true, Release);
@@ -154,7 +154,7 @@ impl WeakRefs {
     pub fn take_capture(&self) -> Captured {
         self.capture_armed.store(false, Release);
         let mut c = std::mem::take(&mut *self.captured.lock());
-        scan::sort_by_address(&mut c.addresses);
+        c.addresses.sort();
         c
     }
 

@@ -3,6 +3,7 @@
 //! frees of their counters, drops those records and packs the rest.
 
 use super::log::{Logs, Record, Segment};
+use crate::heap_dump::Addresses;
 use crate::memory::counters::Counters;
 use crate::vm::WeakHandle;
 use parking_lot::Mutex;
@@ -164,9 +165,9 @@ impl Frees<'_> {
 /// order (the caller sorts, outside the pause): read in a pause after the
 /// GC's work (a heap dump's own GC), so the addresses are the ids HotSpot's
 /// dumper then writes.
-pub(super) fn addresses(logs: &Mutex<Logs>) -> Vec<(u64, u32)> {
+pub(super) fn addresses(logs: &Mutex<Logs>) -> Addresses {
     let logs = logs.lock();
-    let mut out = Vec::new();
+    let mut out = Addresses::default();
     let mut take = |records: &[Record]| {
         for (i, r) in records.iter().enumerate() {
             prefetch(records, i);
@@ -178,7 +179,7 @@ pub(super) fn addresses(logs: &Mutex<Logs>) -> Vec<(u64, u32)> {
             // reads in a pause, where no GC moves or clears the referent.
             let at = unsafe { h.referent_address() };
             if at != 0 {
-                out.push((at as u64, r.counter.load(Relaxed)));
+                out.push(at as u64, r.counter.load(Relaxed));
             }
         }
     };
@@ -192,88 +193,4 @@ pub(super) fn addresses(logs: &Mutex<Logs>) -> Vec<(u64, u32)> {
     }
     drop(logs);
     out
-}
-
-/// Sorts (address, counter) pairs by address: a radix sort on the bits in
-/// which the addresses differ (objects are 8-byte aligned, and one heap
-/// spans a few GB, so 2 to 4 passes of 11 bits), linear where a
-/// comparison sort of millions of pairs took a quarter of a second.
-pub(super) fn sort_by_address(v: &mut Vec<(u64, u32)>) {
-    const BITS: u32 = 11;
-    let (Some(min), Some(max)) = (v.iter().map(|p| p.0).min(), v.iter().map(|p| p.0).max()) else {
-        return;
-    };
-    let span = max - min;
-    let low = (v.iter().fold(0u64, |acc, p| acc | (p.0 - min)))
-        .trailing_zeros()
-        .min(63);
-    let high = 64 - span.leading_zeros();
-    if v.len() < 1024 || high <= low {
-        v.sort_unstable_by_key(|p| p.0);
-        return;
-    }
-    let mut from = std::mem::take(v);
-    let mut to = vec![(0u64, 0u32); from.len()];
-    let mut shift = low;
-    while shift < high {
-        let mut counts = vec![0usize; 1 << BITS];
-        let digit = |a: u64| (((a - min) >> shift) & ((1 << BITS) - 1)) as usize;
-        for p in &from {
-            counts[digit(p.0)] += 1;
-        }
-        let mut at = 0;
-        for c in counts.iter_mut() {
-            let n = *c;
-            *c = at;
-            at += n;
-        }
-        for p in &from {
-            let d = digit(p.0);
-            to[counts[d]] = *p;
-            counts[d] += 1;
-        }
-        std::mem::swap(&mut from, &mut to);
-        shift += BITS;
-    }
-    *v = from;
-}
-
-#[cfg(test)]
-mod tests {
-    use super::sort_by_address;
-
-    #[test]
-    fn the_radix_sort_sorts_what_a_heap_gives() {
-        let mut x: u64 = 88172645463325252;
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
-        for (n, span) in [
-            (10, 1u64 << 30),
-            (5000, 1 << 34),
-            (100_000, 1 << 20),
-            (3000, 8),
-        ] {
-            let mut v: Vec<(u64, u32)> = (0..n)
-                .map(|i| (0x7f00_0000_0000 + (next() % span) / 8 * 8, i as u32))
-                .collect();
-            let mut want = v.clone();
-            want.sort_by_key(|p| p.0);
-            sort_by_address(&mut v);
-            let got: Vec<u64> = v.iter().map(|p| p.0).collect();
-            let want_keys: Vec<u64> = want.iter().map(|p| p.0).collect();
-            assert_eq!(got, want_keys, "{n} pairs over {span}");
-            let mut a = v.clone();
-            let mut b = want.clone();
-            a.sort();
-            b.sort();
-            assert_eq!(a, b, "the same pairs");
-        }
-        let mut empty = Vec::new();
-        sort_by_address(&mut empty);
-        assert!(empty.is_empty());
-    }
 }

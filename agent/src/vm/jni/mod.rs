@@ -93,6 +93,7 @@ macro_rules! jni_fn {
 // The methods, by topic (after the macro: they call it).
 mod calls;
 mod classes;
+mod diagnostic;
 pub mod heap_dump;
 mod objects;
 mod references;
