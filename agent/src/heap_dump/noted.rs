@@ -29,7 +29,7 @@ impl Addresses {
             .get_or_insert_with(|| address.saturating_sub(1 << 44) & !7);
         let offset = address.wrapping_sub(base);
         if address < base
-            || offset % 8 != 0
+            || !offset.is_multiple_of(8)
             || offset / 8 >= OFFSET_LIMIT
             || counter as u64 > COUNTER_MASK
         {
@@ -94,7 +94,7 @@ impl Addresses {
             return (None, cursor);
         };
         let offset = address.wrapping_sub(base);
-        if address < base || offset % 8 != 0 || offset / 8 >= OFFSET_LIMIT {
+        if address < base || !offset.is_multiple_of(8) || offset / 8 >= OFFSET_LIMIT {
             return (None, cursor);
         }
         let word = offset / 8;

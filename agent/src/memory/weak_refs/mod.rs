@@ -257,6 +257,15 @@ impl Cost {
     }
 }
 
+/// Is `path` absent or empty? (One stat, no allocation: called in a pause.)
+fn file_is_empty(path: &std::ffi::CStr) -> bool {
+    // SAFETY: an all-zero stat is a valid value to fill.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: `path` is NUL-terminated, `st` a live stat written by the call.
+    let r = unsafe { libc::stat(path.as_ptr(), &mut st) };
+    r != 0 || st.st_size == 0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -334,13 +343,4 @@ mod tests {
         assert_eq!((row.alive, row.max), (200, 1000));
         assert_eq!(w.dead.lock().len(), 666);
     }
-}
-
-/// Is `path` absent or empty? (One stat, no allocation: called in a pause.)
-fn file_is_empty(path: &std::ffi::CStr) -> bool {
-    // SAFETY: an all-zero stat is a valid value to fill.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    // SAFETY: `path` is NUL-terminated, `st` a live stat written by the call.
-    let r = unsafe { libc::stat(path.as_ptr(), &mut st) };
-    r != 0 || st.st_size == 0
 }
