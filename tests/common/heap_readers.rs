@@ -292,7 +292,7 @@ fn read_java(
     dump: &Path,
     classes: &[&str],
 ) -> ReaderView {
-    let cp = format!("{}:{}", readers_dir().display(), class_path(jars));
+    let cp = format!("{}:{}", readers_dir().display(), super::m2_class_path(jars));
     let text = stdout_of(
         Command::new(host_java())
             .args(["-Xmx512m", "-cp", &cp, main])
@@ -400,26 +400,6 @@ fn value(token: &str) -> Value {
     }
 }
 
-fn m2() -> PathBuf {
-    let home = std::env::var("HOME").unwrap_or_else(|_| "/root".into());
-    Path::new(&home).join(".m2/repository")
-}
-
-fn class_path(jars: &[&str]) -> String {
-    jars.iter()
-        .map(|j| {
-            let p = m2().join(j);
-            assert!(
-                p.is_file(),
-                "{} missing: scripts/test-all --install-only fetches it",
-                p.display()
-            );
-            p.display().to_string()
-        })
-        .collect::<Vec<_>>()
-        .join(":")
-}
-
 /// SharkRead and NetBeansRead compiled against their jars, once per test
 /// binary (one javac for both: each runs with its own jars only).
 fn readers_dir() -> &'static Path {
@@ -432,7 +412,7 @@ fn readers_dir() -> &'static Path {
             Command::new(host_java().with_file_name("javac"))
                 .args(["-nowarn", "-encoding", "UTF-8", "-d"])
                 .arg(&dir)
-                .args(["-cp", &class_path(&all)])
+                .args(["-cp", &super::m2_class_path(&all)])
                 .arg(src.join("SharkRead.java"))
                 .arg(src.join("NetBeansRead.java")),
         );

@@ -316,3 +316,26 @@ pub const H2_SHELL: [&str; 7] = [
     "-sql",
     "create table t(i int); insert into t select x from system_range(1,100000); select count(*), sum(i) from t",
 ];
+
+/// The local Maven repository `scripts/test-all` fetches jars into.
+pub fn m2() -> PathBuf {
+    let home = std::env::var("HOME").unwrap_or_else(|_| "/root".into());
+    Path::new(&home).join(".m2/repository")
+}
+
+/// A class path of `jars` (paths inside the Maven repository), each
+/// asserted present: a missing one fails the test, never skips it.
+pub fn m2_class_path(jars: &[&str]) -> String {
+    jars.iter()
+        .map(|j| {
+            let p = m2().join(j);
+            assert!(
+                p.is_file(),
+                "{} missing: scripts/test-all --install-only fetches it",
+                p.display()
+            );
+            p.display().to_string()
+        })
+        .collect::<Vec<_>>()
+        .join(":")
+}

@@ -256,15 +256,7 @@ fn write_sites(
     total: u64,
     rows: &[SiteRow],
 ) -> io::Result<()> {
-    writeln!(out, "SITES BEGIN (ordered by {order}) {}", ctx.date)?;
-    writeln!(
-        out,
-        "          percent          live          alloc'ed  stack class"
-    )?;
-    writeln!(
-        out,
-        " rank   self  accum     bytes objs     bytes  objs trace name"
-    )?;
+    super::sites_head(out, order, &ctx.date)?;
     let mut accum = 0u64;
     for (rank, r) in rows.iter().enumerate() {
         let v = r.v;

@@ -381,6 +381,24 @@ fn method_column(ctx: &Ctx, rep: Option<Rep>) -> String {
 }
 
 /// `Wed Nov 25 15:40:45 2026` (C's ctime, UTC) for seconds since the epoch.
+/// The head of HPROF's SITES table, its title line and its two lines of
+/// column names, as HPROF wrote them.
+pub(crate) fn sites_head(
+    out: &mut dyn std::io::Write,
+    order: &str,
+    date: &str,
+) -> std::io::Result<()> {
+    writeln!(out, "SITES BEGIN (ordered by {order}) {date}")?;
+    writeln!(
+        out,
+        "          percent          live          alloc'ed  stack class"
+    )?;
+    writeln!(
+        out,
+        " rank   self  accum     bytes objs     bytes  objs trace name"
+    )
+}
+
 pub fn ctime(secs: u64) -> String {
     const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
     const MONTHS: [&str; 12] = [
