@@ -61,7 +61,8 @@ pub fn read_file(path: &Path, lines: bool) -> Result<Snapshot, CliError> {
         )));
     }
     let mut b = Builder::new(node_limit(len), lines);
-    reader::read(&mut file, |c, r| b.add(c, r))
+    // The reader's sink answers a message, which it reports at its offset.
+    reader::read(&mut file, |c, r| b.add(c, r).map_err(|e| e.to_string()))
         .map_err(|e| CliError::Input(format!("{}: {e}", path.display())))?;
     Ok(b.finish())
 }
@@ -121,7 +122,7 @@ impl Builder {
         }
     }
 
-    fn add(&mut self, c: &Chunk, r: &Record) -> Result<(), String> {
+    fn add(&mut self, c: &Chunk, r: &Record) -> Result<(), CliError> {
         let Some(add) = weigh(r) else {
             return Ok(());
         };
@@ -209,7 +210,7 @@ impl Builder {
 
     /// Walks `self.path` down thread `t`'s tree, making the nodes it lacks;
     /// the last is a class frame when `class`.
-    fn walk(&mut self, s: usize, t: usize, class: bool) -> Result<u32, String> {
+    fn walk(&mut self, s: usize, t: usize, class: bool) -> Result<u32, CliError> {
         let trees = &mut self.sections[s].1;
         let tree = &mut trees.threads[t].tree;
         let mut node = 0u32;
@@ -219,11 +220,11 @@ impl Builder {
                 Some(&n) => n,
                 None => {
                     if self.nodes >= self.limit {
-                        return Err(format!(
+                        return Err(CliError::Input(format!(
                             "the recording makes more than {} call-tree nodes for its size: \
                              refused as hostile",
                             self.limit
-                        ));
+                        )));
                     }
                     self.nodes += 1;
                     let id = tree.nodes.len() as u32;

@@ -36,7 +36,8 @@ fn every_collector_names_what_memory_follows_there() {
         ("-XX:+UseShenandoahGC", false),
     ] {
         let name = format!("heap-gc{}", gc.trim_start_matches("-XX:+Use"));
-        let truth = Truth::start(&name, &[gc, &agent]);
+        // ZGC and Shenandoah are experimental on JDK 11.
+        let truth = Truth::start(&name, &["-XX:+UnlockExperimentalVMOptions", gc, &agent]);
         let dump = truth.dir.join("h.hprof");
         let (code, said) = heapdump(&truth, &dump, &[]);
         assert_eq!(code, 0, "{gc}: profrj heapdump: {said}");

@@ -109,6 +109,12 @@ impl Layouts {
         o
     }
 
+    /// Every class's offsets, found now, for the workers to share.
+    pub fn freeze(&mut self) -> Words<Offsets> {
+        let ids: Vec<u64> = self.classes.keys().copied().collect();
+        ids.into_iter().map(|c| (c, self.offsets(c))).collect()
+    }
+
     /// Up the class chain, adding each class's own size.
     fn walk(&self, class: u64) -> Offsets {
         let mut found = Offsets::default();

@@ -28,7 +28,9 @@
 mod addresses;
 mod file;
 mod layout;
+mod map;
 mod noted;
+mod objects;
 mod patch;
 mod traces;
 mod writes;
@@ -74,6 +76,10 @@ pub trait Origins {
     /// Serial's and Parallel's, run by the dump's own VM operation, post
     /// none, so the objects' addresses after it cannot be known)?
     fn dump_gc_is_seen(&self) -> bool;
+    /// Holds the mode's own heap walks after GCs (the stamps' census) while
+    /// a dump is made, or lets them go: the dump's GC would start one, all
+    /// threads stopped again, while the pass runs.
+    fn hold_heap_walks(&self, on: bool);
 }
 
 /// Where a dump's allocation origins come from: the memory mode's state and
@@ -143,6 +149,7 @@ pub fn write(
     let dir = file::PrivateDir::beside(&request.path).map_err(|e| io("directory", e))?;
     let raw = dir.path().join("heap.hprof");
     let dumper = prepare(jni)?;
+    let _held = sources.map(|s| HeldWalks::new(s.origins));
     let start = Instant::now();
     let dump = |live: bool| jni.hotspot_dump_heap(dumper, &raw.to_string_lossy(), live);
     let (addresses, hotspot_s) = match sources {
@@ -188,6 +195,22 @@ pub fn write(
         pass_s,
         traces_s: start.elapsed().as_secs_f64() - hotspot_s,
     })
+}
+
+/// The origins' heap walks held while it lives.
+struct HeldWalks<'a>(&'a dyn Origins);
+
+impl<'a> HeldWalks<'a> {
+    fn new(origins: &'a dyn Origins) -> Self {
+        origins.hold_heap_walks(true);
+        HeldWalks(origins)
+    }
+}
+
+impl Drop for HeldWalks<'_> {
+    fn drop(&mut self) {
+        self.0.hold_heap_walks(false);
+    }
 }
 
 /// HotSpot's dumper, found once (before an OutOfMemoryError needs it).

@@ -437,4 +437,8 @@ impl crate::heap_dump::Origins for Lifetime {
     fn dump_gc_is_seen(&self) -> bool {
         self.tracking.is_g1()
     }
+
+    fn hold_heap_walks(&self, on: bool) {
+        self.stamps.hold(on)
+    }
 }

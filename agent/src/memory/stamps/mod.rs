@@ -57,6 +57,10 @@ pub struct Stamps {
     classes: AtomicU64,
     /// The GC (by number) the agent thread last decided a census for.
     decided: AtomicU64,
+    /// Set while a heap dump is made: no census after its GC (it would walk
+    /// the heap, all threads stopped, while the dump's pass runs); the next
+    /// GC's decides again.
+    held: std::sync::atomic::AtomicBool,
     census: census::Census,
 }
 
@@ -137,6 +141,9 @@ impl Stamps {
         if !self.on() || self.classes.load(Relaxed) == 0 {
             return;
         }
+        if self.held.load(Relaxed) {
+            return;
+        }
         let gc = counters.gcs_started();
         if self.decided.swap(gc, Relaxed) == gc || !self.census.due() {
             return;
@@ -144,6 +151,11 @@ impl Stamps {
         if let Err(e) = self.census.take(env, counters, true) {
             crate::log::error_once("memory census", &format!("memory: {e}"));
         }
+    }
+
+    /// Holds (or lets go) the censuses after GCs, for a heap dump.
+    pub fn hold(&self, on: bool) {
+        self.held.store(on, Relaxed);
     }
 
     /// A snapshot's census, after its GC (none while no class is counted:
