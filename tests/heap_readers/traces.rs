@@ -172,20 +172,43 @@ const SITES: [Site; 6] = [
 /// site on its allocating thread's serial, which the dump's thread roots
 /// name, so the sites of two threads never share one.
 pub fn assert_allocation_traces(v: &ReaderView, source: &str) {
-    assert_traces_of(v, source, |_| true)
+    assert_traces_where(v, source, |_| Check::Traced)
+}
+
+/// What a site's objects must show.
+pub enum Check {
+    /// Their allocation trace ([`assert_allocation_traces`]).
+    Traced,
+    /// The empty trace, as in HotSpot's own dumps (the agent says it
+    /// cannot follow them there).
+    Untraced,
+    /// Nothing checked (a dump of every object holds garbage that looks
+    /// like them).
+    Skip,
 }
 
 /// As [`assert_allocation_traces`] for the sites `traced` accepts (by
-/// marker); every object of the other sites must be on an empty trace, as
-/// in HotSpot's own dumps (the agent says it cannot follow them there).
+/// marker); every object of the other sites must be on an empty trace.
 pub fn assert_traces_of(v: &ReaderView, source: &str, traced: fn(&str) -> bool) {
+    assert_traces_where(v, source, |m| match traced(m) {
+        true => Check::Traced,
+        false => Check::Untraced,
+    })
+}
+
+/// Each site checked as `check` says of its marker.
+pub fn assert_traces_where(v: &ReaderView, source: &str, check: impl Fn(&str) -> Check) {
     let r = v.reader;
     assert!(v.object_traces, "{r} exposes no object's trace");
     let class = format!("profrj.harness.{source}");
     let file = format!("{source}.java");
     let mut thread_serials: BTreeMap<&str, u32> = BTreeMap::new();
     for site in &SITES {
-        if !traced(site.marker) {
+        let how = check(site.marker);
+        if matches!(how, Check::Skip) {
+            continue;
+        }
+        if matches!(how, Check::Untraced) {
             for o in v
                 .objects_of(site.class)
                 .into_iter()

@@ -29,7 +29,8 @@ import java.util.concurrent.CountDownLatch;
  * thread root, with its serial number, for live threads only). With no argument, or {@code wait},
  * main prints {@code ready} once the heap is built and waits for a line (or the end) of stdin,
  * then exits; with {@code exit} it prints {@code ready} and returns at once, for a dump at VM
- * exit.
+ * exit; with {@code late} it first prints {@code waiting} and builds nothing until a line comes
+ * (a profiler attaches meanwhile).
  */
 public class HeapTruth {
     static final int N_A = 1234, N_B = 567, N_INTS = 89, N_BYTES = 61, DEPTH = 25;
@@ -137,6 +138,13 @@ public class HeapTruth {
 
     public static void main(String[] args) throws Exception {
         boolean exit = args.length > 0 && args[0].equals("exit");
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in));
+        if (args.length > 0 && args[0].equals("late")) {
+            // Nothing built until a line comes (a profiler attached meanwhile).
+            System.out.println("waiting");
+            System.out.flush();
+            in.readLine();
+        }
         CountDownLatch built = new CountDownLatch(2);
         builder("heap-a", HeapTruth::buildA, built).start();
         builder("heap-b", HeapTruth::buildB, built).start();
@@ -145,7 +153,7 @@ public class HeapTruth {
         System.out.println("ready");
         System.out.flush();
         if (!exit) {
-            new BufferedReader(new InputStreamReader(System.in)).readLine();
+            in.readLine();
         }
     }
 }
