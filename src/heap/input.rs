@@ -7,7 +7,7 @@
 //! the file holds.
 
 use crate::error::CliError;
-use flate2::read::GzDecoder;
+use flate2::read::MultiGzDecoder;
 use profrj_hprof::{Header, Item, Scanner, Step};
 use std::fs::File;
 use std::io::{self, BufReader, Read};
@@ -31,7 +31,7 @@ pub fn sniff(path: &Path) -> Option<bool> {
         return Some(false);
     }
     if head[..n].starts_with(&GZIP_MAGIC) {
-        let mut gz = GzDecoder::new(File::open(path).ok()?);
+        let mut gz = MultiGzDecoder::new(File::open(path).ok()?);
         let n = read_up_to(&mut gz, &mut head).ok()?;
         if profrj_hprof::is_hprof(&head[..n]) {
             return Some(true);
@@ -74,7 +74,7 @@ impl<'p> Walk<'p> {
         let file = File::open(path).map_err(fail)?;
         let len = file.metadata().map_err(fail)?.len();
         let input: Box<dyn Read> = if gzip {
-            Box::new(GzDecoder::new(BufReader::new(file)))
+            Box::new(MultiGzDecoder::new(BufReader::new(file)))
         } else {
             Box::new(file)
         };

@@ -69,7 +69,7 @@ fn gzipped_dumps_of_every_object_read_whole() {
     assert!(gz.is_file() && !dump.exists(), "{said}");
     let mut plain = Vec::new();
     std::io::Read::read_to_end(
-        &mut flate2::read::GzDecoder::new(std::fs::File::open(&gz).unwrap()),
+        &mut flate2::read::MultiGzDecoder::new(std::fs::File::open(&gz).unwrap()),
         &mut plain,
     )
     .unwrap();

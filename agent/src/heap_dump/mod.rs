@@ -17,12 +17,14 @@
 //! Objects followed by weak reference (arrays, the JDK's objects) carry no
 //! stamp; HotSpot names every object by its address, so the addresses of
 //! those objects are noted at the end of the dump's own GC, in its pause,
-//! when they no longer move (`addresses.rs`).
+//! when they no longer move (`addresses.rs`, kept packed in `noted.rs`).
 //!
 //! Files: `file.rs` the private directory, the rename into place and gzip;
-//! `addresses.rs` the weakly followed objects' addresses around the dump;
-//! `patch.rs` the pass over the dump, `layout.rs` where the stamp and a
-//! thread's id lie in an instance, `writes.rs` the serials written back;
+//! `addresses.rs` the weakly followed objects' addresses around the dump,
+//! `noted.rs` how they are kept, sorted and found; `patch.rs` the pass over
+//! the dump (its phases and threads), `objects.rs` what it does with each
+//! object, `layout.rs` where the stamp and a thread's id lie in an instance,
+//! `map.rs` the file mapped read-only, `writes.rs` the serials written back;
 //! `traces.rs` the records appended.
 
 mod addresses;
