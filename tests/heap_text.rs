@@ -41,6 +41,14 @@ fn dump() -> &'static Path {
             .arg(&file)
             .output()
             .unwrap();
+        // The same heap, gzipped by HotSpot (several gzip members).
+        let gz = Command::new(jdk_tool("jcmd"))
+            .arg(child.id().to_string())
+            .args(["GC.heap_dump", "-gz=1"])
+            .arg(file.with_extension("hprof.gz"))
+            .output()
+            .unwrap();
+        assert!(gz.status.success(), "jcmd GC.heap_dump -gz=1 failed");
         child.stdin.as_mut().unwrap().write_all(b"\n").unwrap();
         assert!(child.wait().unwrap().success());
         assert!(
@@ -217,6 +225,23 @@ fn a_heap_dump_as_hprof_text() {
     assert_eq!(entries.len() as u64, declared);
     assert_eq!(declared, crate_objects(dump()));
     assert!(text.ends_with("HEAP DUMP END\n"));
+}
+
+/// HotSpot's own gzipped dump (`-gz=1`, a gzip member per block) of the
+/// same heap reads whole: the same SITES as the plain dump.
+#[test]
+fn hotspots_gzipped_dump_reads_whole() {
+    let plain = profrj_ok(&["convert", s(dump()), "--to", "hprof", "--heap", "sites"]);
+    let gz = dump().with_extension("hprof.gz");
+    let zipped = profrj_ok(&["convert", s(&gz), "--to", "hprof", "--heap", "sites"]);
+    // Only the dates differ (each dump's own time).
+    let rows = |t: &str| -> Vec<String> {
+        t.lines()
+            .filter(|l| !l.starts_with("SITES BEGIN") && !l.starts_with("JAVA PROFILE"))
+            .map(str::to_owned)
+            .collect()
+    };
+    assert_eq!(rows(&plain), rows(&zipped));
 }
 
 #[test]
