@@ -123,12 +123,8 @@ impl<'k> Names<'k> {
         let mut at = start;
         loop {
             map.release_before(at);
-            let (item, used) = match scanner.next(&data[at..], at as u64)? {
-                Step::Item { item, len, body } => (item, len + body as usize),
-                Step::End => break,
-                Step::NeedMore { .. } => {
-                    return Err(io::Error::other("the dump ends inside a record").into())
-                }
+            let Some((item, used)) = step(&mut scanner, data, at)? else {
+                break;
             };
             let record = at;
             at += used;
@@ -247,14 +243,7 @@ fn one_segment(
     let mut scanner = Scanner::new(id, start as u64);
     scanner.set_file_len(data.len() as u64);
     let mut at = start;
-    loop {
-        let (item, used) = match scanner.next(&data[at..], at as u64)? {
-            Step::Item { item, len, body } => (item, len + body as usize),
-            Step::End => break,
-            Step::NeedMore { .. } => {
-                return Err(io::Error::other("the dump ends inside a record").into())
-            }
-        };
+    while let Some((item, used)) = step(&mut scanner, data, at)? {
         at += used;
         let of = |c: u64| offsets.get(&c).copied().unwrap_or_default();
         if let Some((offset, serial)) = objects.item(&item, data, of) {
@@ -267,4 +256,18 @@ fn one_segment(
     writes.flush(data)?;
     map.release_range(start, at);
     Ok(())
+}
+
+/// The next item at `at` of the whole file `data`, and the bytes it spans
+/// (its body included); `None` at the file's end.
+fn step<'d>(
+    scanner: &mut Scanner,
+    data: &'d [u8],
+    at: usize,
+) -> Result<Option<(Item<'d>, usize)>, PatchError> {
+    match scanner.next(&data[at..], at as u64)? {
+        Step::Item { item, len, body } => Ok(Some((item, len + body as usize))),
+        Step::End => Ok(None),
+        Step::NeedMore { .. } => Err(io::Error::other("the dump ends inside a record").into()),
+    }
 }
