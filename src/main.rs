@@ -15,6 +15,7 @@ mod diff;
 mod error;
 mod flame;
 mod heap;
+mod hprof_text;
 mod instrument;
 mod live;
 mod output;

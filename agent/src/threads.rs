@@ -32,8 +32,8 @@ pub struct ThreadRecord {
     pub cpu_ns: u64,
     /// The OS thread id, when the thread told it (ThreadStart, VMInit); 0 if not.
     pub tid: i32,
-    /// The Java thread id (`Thread.getId()`), when read (a heap dump finds
-    /// the thread's object by it).
+    /// The Java thread id (`Thread.getId()`), read by `refresh_live` (a heap
+    /// dump finds the thread's object by it).
     pub java_id: Option<i64>,
     /// A group of virtual threads: how many joined it (0: a platform thread).
     pub virtual_threads: u64,
@@ -158,8 +158,6 @@ impl Threads {
         if jni.is_virtual_thread(thread) {
             return self.join_group(jvmti, thread, &name);
         }
-        // Read before the lock: JNI may wait for a safepoint.
-        let java_id = jni.java_thread_id(thread);
         let mut records = self.records.lock();
         let tag = jvmti.tag(thread).ok()?;
         if tag != 0 {
@@ -167,9 +165,7 @@ impl Threads {
         }
         let id = ThreadId(records.len() as u32);
         jvmti.set_tag(thread, id.0 as i64 + 1).ok()?;
-        let mut record = ThreadRecord::platform(name, start_ns);
-        record.java_id = java_id;
-        records.push(record);
+        records.push(ThreadRecord::platform(name, start_ns));
         Some(Identity::Java(id))
     }
 
@@ -271,8 +267,16 @@ impl Threads {
             if let Some(Identity::Java(id)) = self.identify(jvmti, jni, thread, 0) {
                 let cpu = jvmti.thread_cpu_time(thread).ok();
                 let name = jvmti.thread_info(jni, thread).ok().map(|i| i.name);
+                // Read once per thread, here rather than at every thread's
+                // start (only a heap dump asks for it); before the lock: JNI
+                // may wait for a safepoint.
+                let known = self.records.lock()[id.0 as usize].java_id.is_some();
+                let java_id = (!known).then(|| jni.java_thread_id(thread)).flatten();
                 let mut records = self.records.lock();
                 let r = &mut records[id.0 as usize];
+                if java_id.is_some() {
+                    r.java_id = java_id;
+                }
                 if let Some(cpu) = cpu {
                     r.cpu_ns = cpu as u64;
                 }

@@ -24,11 +24,8 @@ mod stacks;
 
 pub use cobertura::cobertura;
 pub use collapsed::collapsed;
-/// What the heap dump's text shares with the snapshot's HPROF text.
-pub(crate) use hprof::{column, ctime, sites_head};
 pub use lcov::lcov;
 pub use pprof::Pprof;
-pub(crate) use stacks::MAX_FRAMES;
 
 use crate::output::stream;
 use crate::selection::Selection;

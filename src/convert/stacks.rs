@@ -10,8 +10,9 @@
 //! node of a depth-first walk.
 
 /// The most frames a stack keeps in the converted formats (the agent's
-/// default `depth`); deeper ones keep their top frames.
-pub const MAX_FRAMES: usize = 2048;
+/// default `depth`, as the JFR reader keeps); deeper ones keep their top
+/// frames.
+pub use crate::snapshot::MAX_FRAMES;
 
 /// Name of the root that stands for the frames cut off a deeper stack.
 pub const TRUNCATED: &str = "[truncated]";

@@ -18,7 +18,7 @@
 
 use super::input::Body;
 use super::tables::{element_name, Tables};
-use super::text::Fail;
+use super::Fail;
 use profrj_format::names::escape;
 use profrj_hprof::{ClassDump, Item, RootKind, Value};
 use std::collections::HashMap;

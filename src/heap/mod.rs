@@ -22,9 +22,9 @@ mod sites;
 mod tables;
 mod text;
 
-use crate::convert::MAX_FRAMES;
 use crate::error::CliError;
 use crate::output::stream;
+use crate::snapshot::MAX_FRAMES;
 use input::Walk;
 use std::path::Path;
 
@@ -66,8 +66,8 @@ pub fn convert(
     let mut failed = None;
     let written = stream(out, |w| match text::write(&mut walk, &tables, &opts, w) {
         Ok(()) => Ok(()),
-        Err(text::Fail::Io(e)) => Err(e),
-        Err(text::Fail::Cli(e)) => {
+        Err(Fail::Io(e)) => Err(e),
+        Err(Fail::Cli(e)) => {
             failed = Some(e);
             Err(std::io::Error::other(
                 "the heap dump changed between passes",
@@ -82,3 +82,21 @@ pub fn convert(
 
 #[cfg(test)]
 mod tests;
+
+/// Why the text stopped: the output failed, or the dump did.
+pub enum Fail {
+    Io(std::io::Error),
+    Cli(CliError),
+}
+
+impl From<std::io::Error> for Fail {
+    fn from(e: std::io::Error) -> Fail {
+        Fail::Io(e)
+    }
+}
+
+impl From<CliError> for Fail {
+    fn from(e: CliError) -> Fail {
+        Fail::Cli(e)
+    }
+}

@@ -84,7 +84,7 @@ impl<'t> Sites<'t> {
                 .then(a.0.cmp(&b.0))
                 .then(a.1.cmp(&b.1))
         });
-        crate::convert::sites_head(out, "live bytes", date)?;
+        crate::hprof_text::sites_head(out, "live bytes", date)?;
         let mut accum = 0u64;
         for (rank, (trace, name, bytes, objs)) in rows.iter().enumerate() {
             accum = accum.saturating_add(*bytes);
@@ -99,7 +99,7 @@ impl<'t> Sites<'t> {
                 bytes,
                 objs,
                 trace,
-                crate::convert::column(name)
+                crate::hprof_text::column(name)
             )?;
         }
         writeln!(out, "SITES END")

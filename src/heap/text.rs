@@ -8,28 +8,10 @@ use super::entries::Entries;
 use super::input::Walk;
 use super::sites::Sites;
 use super::tables::{java_name, Tables};
-use crate::convert::{column, ctime};
-use crate::error::CliError;
+use super::Fail;
+use crate::hprof_text::{column, ctime};
 use profrj_format::names::escape;
 use std::io::{self, Write};
-
-/// Why the text stopped: the output failed, or the dump did.
-pub enum Fail {
-    Io(io::Error),
-    Cli(CliError),
-}
-
-impl From<io::Error> for Fail {
-    fn from(e: io::Error) -> Fail {
-        Fail::Io(e)
-    }
-}
-
-impl From<CliError> for Fail {
-    fn from(e: CliError) -> Fail {
-        Fail::Cli(e)
-    }
-}
 
 /// Which blocks, and the `heap=` the header names.
 pub struct Options {

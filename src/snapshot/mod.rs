@@ -9,6 +9,8 @@
 
 use crate::error::CliError;
 mod jfr;
+/// The most frames a reader keeps of a stack (the agent's default `depth`).
+pub use jfr::MAX_FRAMES;
 mod parse;
 mod sections;
 #[cfg(test)]

@@ -169,11 +169,17 @@ pub fn write(
         }
     };
     let addresses_s = start.elapsed().as_secs_f64() - hotspot_s;
-    let known = sources.map(|s| Known {
-        origins: s.origins.counters(),
-        sites: s.host.sites.tables(),
-        threads: s.host.threads.records(),
-        addresses,
+    let known = sources.map(|s| {
+        // The live threads' Java ids, which name their thread roots.
+        let host = s.host;
+        let refs = host.threads.count() as i32 * 3 + 64;
+        jni.with_local_frame(refs, || host.threads.refresh_live(host.jvmti, jni));
+        Known {
+            origins: s.origins.counters(),
+            sites: host.sites.tables(),
+            threads: host.threads.records(),
+            addresses,
+        }
     });
     let pass_start = Instant::now();
     let counts = patch::add_traces(&raw, known.as_ref()).map_err(|e| match e {

@@ -256,7 +256,7 @@ fn write_sites(
     total: u64,
     rows: &[SiteRow],
 ) -> io::Result<()> {
-    super::sites_head(out, order, &ctx.date)?;
+    crate::hprof_text::sites_head(out, order, &ctx.date)?;
     let mut accum = 0u64;
     for (rank, r) in rows.iter().enumerate() {
         let v = r.v;
