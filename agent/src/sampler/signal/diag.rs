@@ -183,16 +183,22 @@ pub fn report() {
     for (key, n) in sorted {
         crate::log::info(&format!("walk-debug: {n} {key}"));
     }
-    // The code around each distinct interrupted pc in a stub (for a
-    // disassembler: `xxd -r -p | objdump -D -b binary -m i386:x86-64`).
+    // The code around each distinct interrupted pc in a stub or a compiled
+    // method, still known to the code map at exit (for a disassembler:
+    // `xxd -r -p | objdump -D -b binary -m i386:x86-64`).
     let mut seen = std::collections::BTreeSet::new();
     for f in &all {
         if let Some(b) = crate::code_map::find(f.pc) {
-            if seen.insert(f.pc) && matches!(b.code, crate::code_map::Code::Stub { .. }) {
+            let generated = matches!(
+                b.code,
+                crate::code_map::Code::Stub { .. } | crate::code_map::Code::Compiled { .. }
+            );
+            if seen.insert(f.pc) && generated {
                 let from = f.pc.saturating_sub(0x80).max(b.start);
                 let to = (f.pc + 0x20).min(b.end);
                 let hex: String = (from..to)
-                    // SAFETY: bytes of a live stub the VM reported (code cache memory).
+                    // SAFETY: bytes of live code the VM reported (code cache
+                    // memory, committed for the VM's life).
                     .map(|a| format!("{:02x}", unsafe { std::ptr::read_volatile(a as *const u8) }))
                     .collect();
                 crate::log::info(&format!(

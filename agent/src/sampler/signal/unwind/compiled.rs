@@ -45,10 +45,11 @@ fn compiled_edge(top: Regs, blob: &Blob, mem: &impl Memory) -> Option<Callers> {
             None,
         ]));
     }
-    // Past `push rbp; sub rsp, N` (the nmethod entry barrier of JDK 21+
-    // comes there): the whole frame is built.
+    // Past `push rbp; sub rsp, N` or C2's `sub rsp, N; mov [rsp + N - 8],
+    // rbp` (the nmethod entry barrier of JDK 21+ comes there): the whole
+    // frame is built.
     if is_entry_barrier(&at) {
-        let built = frame_built(&at).and_then(|n| ret_at(top, n.checked_add(8)?, mem));
+        let built = frame_built(&at).and_then(|n| ret_at(top, n, mem));
         return Some(Callers::of([built, None, None]));
     }
     None
@@ -61,7 +62,7 @@ fn compiled_body(top: Regs, mem: &impl Memory) -> Callers {
     let at = |k: isize| mem.byte(top.pc.wrapping_add_signed(k));
     let bare = ret_at(top, 0, mem);
     let pushed = ret_at(top, 8, mem);
-    let built = frame_built(&at).and_then(|n| ret_at(top, n.checked_add(8)?, mem));
+    let built = frame_built(&at).and_then(|n| ret_at(top, n, mem));
     let mut c = Callers::default();
     for (k, slot) in c.list.iter_mut().take(MAX_SHIFT_WORDS).enumerate() {
         let sp = top.sp.wrapping_add(8 * (k + 1));
@@ -129,22 +130,58 @@ fn is_entry_barrier(at: &impl Fn(isize) -> Option<u8>) -> bool {
     cmp_at(0) || (cmp_at(-8) && matches!(at(0), Some(0x0f | 0x75)))
 }
 
-/// The `N` of a `push rbp; sub rsp, N` that ends at most 24 bytes before
-/// the interrupted instruction (alignment padding and the entry barrier's
-/// compare may come between).
+/// Where the return address lies above sp once a prologue that ends at
+/// most 24 bytes before the interrupted instruction (alignment padding and
+/// the entry barrier's compare may come between) has built the frame:
+/// `push rbp; sub rsp, N` (C1, and C2 with a stack bang) puts it at `N + 8`;
+/// C2's `sub rsp, N; mov [rsp + N - 8], rbp` (no stack bang: a leaf or a
+/// small frame; JDK 21's megamorphic call targets, 2-4% of their samples
+/// lost before this form was known) at `N`. Both leave the caller's rbp
+/// in the word below it.
 fn frame_built(at: &impl Fn(isize) -> Option<u8>) -> Option<usize> {
     for end in 0..=24isize {
         let imm8 = (at(-end - 5), at(-end - 4), at(-end - 3), at(-end - 2));
         if imm8 == (Some(PUSH_RBP), Some(0x48), Some(0x83), Some(0xec)) {
-            return Some(at(-end - 1)? as usize);
+            return (at(-end - 1)? as usize).checked_add(8);
         }
         let imm32 = (at(-end - 8), at(-end - 7), at(-end - 6), at(-end - 5));
         if imm32 == (Some(PUSH_RBP), Some(0x48), Some(0x81), Some(0xec)) {
             let n = [at(-end - 4)?, at(-end - 3)?, at(-end - 2)?, at(-end - 1)?];
-            return Some(u32::from_le_bytes(n) as usize);
+            return (u32::from_le_bytes(n) as usize).checked_add(8);
+        }
+        if let Some(n) = sub_then_store_rbp(&|k| at(k - end)) {
+            return Some(n);
         }
     }
     None
+}
+
+/// C2's prologue without `push rbp` ending just before offset 0: `sub rsp,
+/// N` (imm8 or imm32) then `mov [rsp + N - 8], rbp` (disp8 or disp32): its
+/// `N`, if the store lands in the frame's top word as it must.
+fn sub_then_store_rbp(at: &impl Fn(isize) -> Option<u8>) -> Option<usize> {
+    // The store: 5 bytes with a disp8, 8 with a disp32.
+    let (disp, store_len) = match (at(-5), at(-4), at(-3), at(-2)) {
+        (Some(0x48), Some(0x89), Some(0x6c), Some(0x24)) => (at(-1)? as usize, 5),
+        _ => match (at(-8), at(-7), at(-6), at(-5)) {
+            (Some(0x48), Some(0x89), Some(0xac), Some(0x24)) => {
+                let d = [at(-4)?, at(-3)?, at(-2)?, at(-1)?];
+                (u32::from_le_bytes(d) as usize, 8)
+            }
+            _ => return None,
+        },
+    };
+    let s = -store_len;
+    let n = match (at(s - 4), at(s - 3), at(s - 2)) {
+        (Some(0x48), Some(0x83), Some(0xec)) => at(s - 1)? as usize,
+        _ => match (at(s - 7), at(s - 6), at(s - 5)) {
+            (Some(0x48), Some(0x81), Some(0xec)) => {
+                u32::from_le_bytes([at(s - 4)?, at(s - 3)?, at(s - 2)?, at(s - 1)?]) as usize
+            }
+            _ => return None,
+        },
+    };
+    (disp.checked_add(8)? == n).then_some(n)
 }
 
 /// `mov [rsp + disp32], eax`: the stack bang, before anything is pushed.

@@ -205,6 +205,54 @@ fn at_the_entry_barrier_the_frame_is_built() {
 }
 
 #[test]
+fn at_the_entry_barrier_after_c2s_store_of_rbp_the_frame_is_built() {
+    // JDK 21's C2 without a stack bang: sub rsp, 0x18 (imm32); mov
+    // [rsp+0x10], rbp; cmp dword [r15+0x20], 1; jne slow (the bytes of a
+    // megamorphic call's target, from PROFRJ_WALK_DEBUG).
+    let mut code = vec![0x48, 0x81, 0xec, 0x18, 0, 0, 0];
+    code.extend([0x48, 0x89, 0x6c, 0x24, 0x10]);
+    code.extend([0x41, 0x81, 0x7f, 0x20, 1, 0, 0, 0]);
+    code.extend([0x0f, 0x85, 0x2d, 0, 0, 0]);
+    // The same with imm8 and disp32 encodings.
+    let mut wide = vec![0x48, 0x83, 0xec, 0x18];
+    wide.extend([0x48, 0x89, 0xac, 0x24, 0x10, 0, 0, 0]);
+    wide.extend([0x41, 0x81, 0x7f, 0x20, 1, 0, 0, 0]);
+    let m = |code: &[u8]| fake(code, &[(SP + 0x10, CALLER_FP), (SP + 0x18, RET_ADDR)]);
+    let want = Some(Regs {
+        pc: RET_ADDR,
+        sp: SP + 0x20,
+        fp: CALLER_FP,
+    });
+    for (code, pc) in [(&code, 12), (&code, 20), (&wide, 12)] {
+        let b = blob(Code::Compiled { method: 1 }, code.len());
+        let top = Regs {
+            pc: CODE + pc,
+            sp: SP,
+            fp: 3,
+        };
+        assert_eq!(
+            first(&callers(top, AdapterRegs::default(), Some(&b), &m(code))),
+            want,
+            "at {pc}"
+        );
+    }
+    // A store that is not the frame's top word is no prologue's.
+    let mut odd = vec![0x48, 0x83, 0xec, 0x18];
+    odd.extend([0x48, 0x89, 0x6c, 0x24, 0x08]);
+    odd.extend([0x41, 0x81, 0x7f, 0x20, 1, 0, 0, 0]);
+    let b = blob(Code::Compiled { method: 1 }, odd.len());
+    let top = Regs {
+        pc: CODE + 9,
+        sp: SP,
+        fp: 3,
+    };
+    assert_eq!(
+        first(&callers(top, AdapterRegs::default(), Some(&b), &m(&odd))),
+        None
+    );
+}
+
+#[test]
 fn in_a_compiled_body_the_frame_is_tried_with_sp_moved_up_first() {
     let code = [0x90; 64];
     let b = blob(Code::Compiled { method: 1 }, code.len());
