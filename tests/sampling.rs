@@ -366,7 +366,7 @@ fn hundreds_of_threads_under_checked_jni() {
     let run = run_java_with(
         &dir,
         &["-Xcheck:jni"],
-        "sampling,interval=1ms,file=many.xml",
+        "sampling,interval=1ms,ended=keep,file=many.xml",
         "profrj.harness.ManyThreads",
         &["300"],
     );

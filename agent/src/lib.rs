@@ -33,6 +33,7 @@ mod entry;
 mod error;
 mod escape;
 mod events;
+mod fold_ended;
 mod heap_dump;
 mod host;
 mod instrument;

@@ -87,7 +87,7 @@ impl Weight {
 }
 
 /// A frame's name and what it stands for.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Frame {
     /// As profrj prints frames: `pkg.Cls.m()`, `pkg.Cls()` for a
     /// constructor, `byte[]` for a class.

@@ -39,6 +39,11 @@ pub struct ThreadRecord {
     pub virtual_threads: u64,
     /// Of those, how many were seen to end (while virtual threads are followed).
     pub virtual_ended: u64,
+    /// A group of ended threads a snapshot folded (`fold_ended`): how many
+    /// (0: a thread).
+    pub ended_threads: u64,
+    /// Such a group's threads' lifetimes in the snapshot's window, summed.
+    pub lived_ns: u64,
 }
 
 impl ThreadRecord {
@@ -53,7 +58,14 @@ impl ThreadRecord {
             java_id: None,
             virtual_threads: 0,
             virtual_ended: 0,
+            ended_threads: 0,
+            lived_ns: 0,
         }
+    }
+
+    /// An empty group of ended threads named `name` (`fold_ended` fills it).
+    pub fn ended_group(name: String, start_ns: u64) -> Self {
+        ThreadRecord::platform(name, start_ns)
     }
 
     /// Is this a group of virtual threads?
@@ -74,6 +86,8 @@ impl ThreadRecord {
             java_id: None,
             virtual_threads: 0,
             virtual_ended: 0,
+            ended_threads: 0,
+            lived_ns: 0,
         }
     }
 
@@ -85,8 +99,12 @@ impl ThreadRecord {
         self.start_ns < window.1 && self.end_ns.is_none_or(|e| e > window.0)
     }
 
-    /// Nanoseconds the thread lived within `window`.
+    /// Nanoseconds the thread lived within `window` (a group of ended
+    /// threads: theirs, summed).
     pub fn elapsed_ns(&self, window: (u64, u64)) -> u64 {
+        if self.ended_threads > 0 {
+            return self.lived_ns;
+        }
         let end = self.end_ns.unwrap_or(window.1).min(window.1);
         end.saturating_sub(self.start_ns.max(window.0))
     }

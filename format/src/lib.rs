@@ -59,6 +59,9 @@ pub mod calls {
     /// profrj's own, on a `<thread>` that is a group of virtual threads
     /// (JDK 21+): how many joined it. Absent on a platform thread.
     pub const VIRTUAL_THREADS: &str = "virtualThreads";
+    /// profrj's own, on a `<thread>` that is a group of ended platform
+    /// threads folded by name (`ended=fold`): how many. Absent otherwise.
+    pub const ENDED_THREADS: &str = "endedThreads";
 }
 
 /// `<sampler>`: per thread, the call tree of stack samples.

@@ -53,6 +53,8 @@ struct Merged {
     children: Vec<Vec<u32>>,
     /// A group of virtual threads: how many joined it.
     virtual_threads: Option<u64>,
+    /// A group of ended threads the agent folded: how many.
+    ended_threads: Option<u64>,
 }
 
 impl Merged {
@@ -62,6 +64,7 @@ impl Merged {
             own: vec![0],
             children: vec![Vec::new()],
             virtual_threads: None,
+            ended_threads: None,
         }
     }
 }
@@ -80,6 +83,9 @@ fn merged_threads(sec: &CallSection, metric: Metric) -> Vec<(String, Merged)> {
         let (m, idx) = (&mut order[k].1, &mut index[k]);
         if let Some(n) = t.virtual_threads {
             m.virtual_threads = Some(m.virtual_threads.unwrap_or(0).saturating_add(n));
+        }
+        if let Some(n) = t.ended_threads {
+            m.ended_threads = Some(m.ended_threads.unwrap_or(0).saturating_add(n));
         }
         let w = Weighted::new(&t.tree, metric);
         // Where each source node went in the merged tree.
@@ -214,6 +220,9 @@ fn calls_json(
         json_name(trees, tname);
         if let Some(n) = m.virtual_threads {
             let _ = write!(trees, ",\"virtualThreads\":{n}");
+        }
+        if let Some(n) = m.ended_threads {
+            let _ = write!(trees, ",\"endedThreads\":{n}");
         }
         let _ = write!(trees, ",\"total\":{},\"nodes\":[", total[0]);
         // Preorder, skipping empty subtrees: [name, own, number of children].

@@ -185,6 +185,9 @@ fn thread_facts(sec: &CallSection, t: &CallThread) -> String {
     if let Some(n) = t.virtual_threads {
         facts.push(format!("a group of {n} virtual threads"));
     }
+    if let Some(n) = t.ended_threads {
+        facts.push(format!("a group of {n} ended threads"));
+    }
     if let Some(ns) = t.cpu_time {
         facts.push(format!("CPU {:.3} s", ns as f64 / 1e9));
     }

@@ -119,6 +119,8 @@ pub struct CallThread {
     pub is_alive: Option<bool>,
     /// A group of virtual threads (JDK 21+): how many joined it.
     pub virtual_threads: Option<u64>,
+    /// A group of ended threads the agent folded by name: how many.
+    pub ended_threads: Option<u64>,
     /// The section's [`SectionDesc::thread_totals`], in that order.
     pub totals: [Option<u64>; MAX_THREAD_TOTALS],
     pub tree: Tree,

@@ -196,6 +196,13 @@ const OPTIONS: &[Opt] = &[
         read: None,
     },
     Opt {
+        syntax: "ended=N|fold|keep",
+        default: "16",
+        takes: Takes::Start,
+        meaning: "of the ended threads of each name pattern (the name with its digits as #: pool-3-thread-17 is pool-#-thread-#), a snapshot keeps the first N to start one by one and adds the rest into one group named by the pattern (endedThreads=M), so threads that come and go do not grow it; fold: N = 0; keep: every ended thread its own row (docs/THREADS.md)",
+        read: None,
+    },
+    Opt {
         syntax: "otlp[=URL]",
         default: "http://127.0.0.1:4318, or OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT / OTEL_EXPORTER_OTLP_ENDPOINT",
         takes: Takes::Start,

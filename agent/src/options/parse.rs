@@ -7,11 +7,15 @@
 use super::error::bad;
 use super::scope::{Glob, Scope};
 use super::values::{
-    flag, parse_depth, parse_file, parse_on_off, parse_period, parse_signal, parse_url, read_flag,
-    required,
+    flag, parse_depth, parse_ended, parse_file, parse_on_off, parse_period, parse_signal,
+    parse_url, read_flag, required,
 };
 use super::{ModeOptions, OptionError, Table, Value};
 use std::time::Duration;
+
+/// `ended=`'s default: each name pattern's first 16 ended threads keep
+/// their rows (a program's few workers, seen at its exit), the rest fold.
+pub const DEFAULT_KEPT_ENDED: usize = 16;
 
 const DEFAULT_FILE: &str = "profrj-%p.xml";
 const DEFAULT_PERIOD: Duration = Duration::from_secs(60);
@@ -64,6 +68,9 @@ pub struct Options {
     pub signal: Option<(i32, String)>,
     /// Sample virtual threads on their carriers (JDK 21+).
     pub vthreads: bool,
+    /// `ended=`: how many ended threads of each name pattern a snapshot
+    /// keeps one by one before folding the rest into a group (`None`: all).
+    pub fold_ended: Option<usize>,
     /// `otlp`: push to a collector; `Some(None)`: the URL from the
     /// environment or the default.
     pub otlp: Option<Option<String>>,
@@ -93,6 +100,7 @@ impl Default for Options {
             depth: 2048,
             signal: Some((libc::SIGUSR1, "USR1".to_owned())),
             vthreads: true,
+            fold_ended: Some(DEFAULT_KEPT_ENDED),
             otlp: None,
             period: DEFAULT_PERIOD,
             service: None,
@@ -178,6 +186,7 @@ impl Options {
                 "depth" => o.depth = parse_depth(required(key, value)?)?,
                 "signal" => o.signal = parse_signal(required(key, value)?)?,
                 "vthreads" => o.vthreads = parse_on_off(key, required(key, value)?)?,
+                "ended" => o.fold_ended = parse_ended(key, required(key, value)?)?,
                 "otlp" => {
                     o.otlp = Some(match value {
                         Some(v) => Some(parse_url(v)?),

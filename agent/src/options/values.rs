@@ -93,6 +93,21 @@ pub fn parse_on_off(key: &str, v: &str) -> Result<bool, OptionError> {
     }
 }
 
+/// `ended=N|fold|keep`: how many ended threads of a name pattern keep
+/// their rows (`fold`: none; `keep`: all, `None`).
+pub fn parse_ended(key: &str, v: &str) -> Result<Option<usize>, OptionError> {
+    match v {
+        "fold" => Ok(Some(0)),
+        "keep" => Ok(None),
+        _ => match v.parse::<usize>() {
+            Ok(n) if n <= 1_000_000 => Ok(Some(n)),
+            _ => Err(bad(format!(
+                "bad value for {key}: '{v}' (a number 0 to 1000000, fold or keep)"
+            ))),
+        },
+    }
+}
+
 /// [`Opt::read`] of an `on`/`off` option.
 pub fn read_on_off(key: &str, value: Option<&str>) -> Result<Value, OptionError> {
     parse_on_off(key, required(key, value)?).map(Value::Switch)

@@ -109,6 +109,8 @@ mod tests {
             java_id: None,
             virtual_threads: 0,
             virtual_ended: 0,
+            ended_threads: 0,
+            lived_ns: 0,
         }];
         // Only the writing is timed (docs/BENCHMARKS.md quotes it).
         let path = std::env::temp_dir().join(format!("profrj-million-{}.xml", std::process::id()));
@@ -179,6 +181,8 @@ mod tests {
             java_id: None,
             virtual_threads: 0,
             virtual_ended: 0,
+            ended_threads: 0,
+            lived_ns: 0,
         }];
         crate::xml::to_text(&threads, (0, 10), vec![section(&data, &threads, (0, 10))])
     }

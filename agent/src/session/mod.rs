@@ -331,13 +331,18 @@ impl Sessions {
         let refs = host.threads.count() as i32 * 3 + 64;
         jni.with_local_frame(refs, || host.threads.refresh_live(host.jvmti, jni));
         let records = host.threads.records();
+        let sections = captures
+            .into_iter()
+            .flat_map(|c| c.sections(&records, window))
+            .collect();
+        let (records, sections) = match s.options.fold_ended {
+            Some(keep) => crate::fold_ended::fold_ended(&records, window, keep, sections),
+            None => (records, sections),
+        };
         let model = Snapshot {
             threads: &records,
             window,
-            sections: captures
-                .into_iter()
-                .flat_map(|c| c.sections(&records, window))
-                .collect(),
+            sections,
         };
         let result =
             snapshot::write_document(&path, |out| crate::xml::write(&model, out).map(|_| ()));

@@ -79,18 +79,27 @@ fn thread_name<'a>(snapshot: &Snapshot<'a>, id: Option<crate::threads::ThreadId>
 }
 
 /// Marks a `<thread>` that is a group of virtual threads with how many
-/// joined it (`virtualThreads`, profrj's own attribute); nothing on a
-/// platform thread.
+/// joined it (`virtualThreads`), or a group of ended threads with how many
+/// were folded into it (`endedThreads`), profrj's own attributes; nothing
+/// on a platform thread.
 fn push_virtual_threads(
     el: &mut quick_xml::events::BytesStart,
     snapshot: &Snapshot,
     id: Option<crate::threads::ThreadId>,
 ) {
-    let record = id.and_then(|t| snapshot.threads.get(t.0 as usize));
-    if let Some(t) = record.filter(|t| t.is_group()) {
+    let Some(t) = id.and_then(|t| snapshot.threads.get(t.0 as usize)) else {
+        return;
+    };
+    if t.is_group() {
         el.push_attribute((
             profrj_format::calls::VIRTUAL_THREADS,
             t.virtual_threads.to_string().as_str(),
+        ));
+    }
+    if t.ended_threads > 0 {
+        el.push_attribute((
+            profrj_format::calls::ENDED_THREADS,
+            t.ended_threads.to_string().as_str(),
         ));
     }
 }

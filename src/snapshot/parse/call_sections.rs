@@ -98,6 +98,7 @@ impl Parser {
             elapsed_time: self.number(&a, sampler::thread::ELAPSED_TIME)?,
             is_alive: self.boolean(&a, calls::IS_ALIVE)?,
             virtual_threads: self.number(&a, calls::VIRTUAL_THREADS)?,
+            ended_threads: self.number(&a, calls::ENDED_THREADS)?,
             totals,
             tree: Tree::new(),
         })

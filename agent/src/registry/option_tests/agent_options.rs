@@ -115,6 +115,7 @@ fn example(o: &crate::options::Opt) -> String {
         "heapfile" => Some("/tmp/h-%n.hprof"),
         "heapkind" => Some("all"),
         "heapgz" => Some("on"),
+        "ended" => Some("4"),
         _ => None,
     };
     match value {
@@ -227,6 +228,12 @@ fn reply_path_survives_bad_options() {
 fn vthreads_switch() {
     assert!(parse("").unwrap().vthreads);
     assert!(!parse("vthreads=off").unwrap().vthreads);
+    assert_eq!(parse("").unwrap().fold_ended, Some(16));
+    assert_eq!(parse("ended=fold").unwrap().fold_ended, Some(0));
+    assert_eq!(parse("ended=keep").unwrap().fold_ended, None);
+    assert_eq!(parse("ended=40").unwrap().fold_ended, Some(40));
+    let e = parse("ended=some").unwrap_err().0;
+    assert!(e.contains("ended") && e.contains("fold or keep"), "{e}");
     assert!(parse("vthreads=maybe")
         .unwrap_err()
         .0

@@ -1,0 +1,317 @@
+//! Ended threads folded into groups, so that a service whose threads come
+//! and go (pools that shrink and grow, a thread per request) writes
+//! snapshots whose size follows its distinct stacks and thread names, not
+//! the threads it ever ran.
+//!
+//! The rule (`ended=N`, 16 by default; `ended=fold` is 0, `ended=keep`
+//! lists every thread): a thread's name with each run of ASCII digits
+//! written `#` is its pattern (`pool-3-thread-17`: `pool-#-thread-#`, as
+//! virtual threads are grouped). Of each pattern's ended platform threads,
+//! the first N to have started keep their own rows; the rows of the others
+//! (every section's call tree and rows) are added into the pattern's group,
+//! a `<thread>` named by the pattern and marked `endedThreads="M"`, the
+//! number folded into it. A thread kept once is kept in every later
+//! snapshot (the first N stay the first N). At most [`MAX_GROUPS`] groups;
+//! the patterns past them fold into [`ENDED_GROUP`]. A live thread is
+//! always its own row. A program whose few workers end before its exit
+//! snapshot keeps them one by one.
+//!
+//! The figures of a group are its threads' sums, node by node: samples,
+//! times, bytes, objects, waits — exact. One figure cannot be summed: the
+//! most objects alive at once (`max_live`, `<memory>`'s `max`), since the
+//! threads' peaks need not have come together. A group's is the highest of
+//! its threads' peaks, raised to the group's objects alive now if that is
+//! more: never above the group's true peak, never below what is alive.
+//!
+//! Done on the model, after every mode made its sections and before any
+//! writer sees them: one rule for every mode and every format.
+
+use crate::model::{CallTrees, Node, Part, Rows, Section, ThreadTree, Weight};
+use crate::threads::{group_name, ThreadId, ThreadRecord, MAX_GROUPS};
+use std::collections::{BTreeMap, HashMap};
+
+/// The group of ended threads whose names come past [`MAX_GROUPS`].
+pub const ENDED_GROUP: &str = "[ended threads]";
+
+/// The thread table with the groups appended, and `sections` with the rows
+/// of every platform thread that ended, having lived in `window`, past the
+/// first `keep` of its pattern, added into its group's.
+pub fn fold_ended(
+    threads: &[ThreadRecord],
+    window: (u64, u64),
+    keep: usize,
+    mut sections: Vec<Section>,
+) -> (Vec<ThreadRecord>, Vec<Section>) {
+    let (table, into) = groups(threads, window, keep);
+    if into.is_empty() {
+        return (table, sections);
+    }
+    for section in &mut sections {
+        for part in &mut section.parts {
+            match part {
+                Part::Trees(t) => fold_trees(t, &into),
+                Part::Rows(r) => fold_rows(r, &into),
+                Part::Coverage(_) | Part::Monitors(_) => {}
+            }
+        }
+    }
+    (table, sections)
+}
+
+/// The table with one record per group appended (its threads' span, CPU
+/// and lifetimes summed), and where each ended thread goes.
+fn groups(
+    threads: &[ThreadRecord],
+    window: (u64, u64),
+    keep: usize,
+) -> (Vec<ThreadRecord>, HashMap<ThreadId, ThreadId>) {
+    let mut table = threads.to_vec();
+    let mut by_name: HashMap<String, ThreadId> = HashMap::new();
+    let mut kept: HashMap<String, usize> = HashMap::new();
+    let mut into = HashMap::new();
+    // In id order: the order the agent met the threads, so the first
+    // `keep` of a pattern stay the same in every snapshot.
+    for (i, t) in threads.iter().enumerate() {
+        let thread = !t.is_group() && t.ended_threads == 0;
+        let Some(end) = t.end_ns.filter(|_| thread && t.lived_in(window)) else {
+            continue;
+        };
+        let mut name = group_name(&t.name);
+        let seen = kept.entry(name.clone()).or_default();
+        if *seen < keep {
+            *seen += 1;
+            continue;
+        }
+        if !by_name.contains_key(&name) && by_name.len() >= MAX_GROUPS {
+            name = ENDED_GROUP.to_owned();
+        }
+        let g = *by_name.entry(name.clone()).or_insert_with(|| {
+            table.push(ThreadRecord::ended_group(name, t.start_ns));
+            ThreadId(table.len() as u32 - 1)
+        });
+        let group = &mut table[g.0 as usize];
+        group.start_ns = group.start_ns.min(t.start_ns);
+        group.end_ns = Some(group.end_ns.map_or(end, |e| e.max(end)));
+        group.cpu_ns += t.cpu_ns;
+        group.ended_threads += 1;
+        group.lived_ns += t.elapsed_ns(window);
+        into.insert(ThreadId(i as u32), g);
+    }
+    (table, into)
+}
+
+/// Each column's rule: `Some(live)` for a peak (`max_live`), the index of
+/// the count alive it pairs with (same name less `max_`, same `total`).
+fn peaks(weights: &[Weight]) -> Vec<Option<usize>> {
+    weights
+        .iter()
+        .map(|w| {
+            let live = w.name.strip_prefix("max_")?;
+            weights
+                .iter()
+                .position(|o| o.name == live && o.total == w.total)
+        })
+        .collect()
+}
+
+/// Adds `from` into `to`, each column by its rule (sum, or the higher peak).
+fn add(to: &mut [u64], from: &[u64], peaks: &[Option<usize>]) {
+    for ((t, f), p) in to.iter_mut().zip(from).zip(peaks) {
+        *t = if p.is_some() {
+            (*t).max(*f)
+        } else {
+            t.saturating_add(*f)
+        };
+    }
+}
+
+/// A peak is never below the count alive it pairs with.
+fn raise_peaks(values: &mut [u64], peaks: &[Option<usize>]) {
+    for (i, p) in peaks.iter().enumerate() {
+        if let Some(live) = *p {
+            values[i] = values[i].max(values[live]);
+        }
+    }
+}
+
+/// The threads' trees with every ended thread's merged into its group's
+/// (groups after the threads that stay, in group order).
+fn fold_trees(trees: &mut CallTrees, into: &HashMap<ThreadId, ThreadId>) {
+    let peaks = peaks(&trees.weights);
+    let width = trees.weights.len();
+    let canon = same_frames(&trees.frames);
+    let mut merged: BTreeMap<ThreadId, Trie> = BTreeMap::new();
+    let mut kept = Vec::with_capacity(trees.threads.len());
+    for mut tree in std::mem::take(&mut trees.threads) {
+        match tree.thread.and_then(|t| into.get(&t)) {
+            Some(&g) => {
+                for n in &mut tree.nodes {
+                    n.frame = canon.get(n.frame as usize).copied().unwrap_or(n.frame);
+                }
+                merged
+                    .entry(g)
+                    .or_insert_with(|| Trie::new(width))
+                    .add(&tree, &peaks)
+            }
+            None => kept.push(tree),
+        }
+    }
+    let order = heaviness_column(&trees.weights);
+    kept.extend(
+        merged
+            .into_iter()
+            .map(|(g, trie)| trie.into_tree(g, order, &peaks)),
+    );
+    trees.threads = kept;
+}
+
+/// For each frame id, the first id of an equal frame: a mode may give each
+/// thread frames of its own (`memory`'s sites), and a group's nodes are
+/// merged by what their frames are.
+fn same_frames(frames: &[crate::model::Frame]) -> Vec<u32> {
+    let mut first: HashMap<&crate::model::Frame, u32> = HashMap::new();
+    frames
+        .iter()
+        .enumerate()
+        .map(|(i, f)| *first.entry(f).or_insert(i as u32))
+        .collect()
+}
+
+/// The rows of every ended thread added into its group's, key by key.
+fn fold_rows(rows: &mut Rows, into: &HashMap<ThreadId, ThreadId>) {
+    let peaks = peaks(&rows.columns);
+    let mut merged: BTreeMap<ThreadId, BTreeMap<String, Vec<u64>>> = BTreeMap::new();
+    let mut kept = Vec::with_capacity(rows.threads.len());
+    for (id, list) in std::mem::take(&mut rows.threads) {
+        let Some(&g) = id.and_then(|t| into.get(&t)) else {
+            kept.push((id, list));
+            continue;
+        };
+        let group = merged.entry(g).or_default();
+        for r in list {
+            let values: Vec<u64> = r.values.iter().map(|&v| v.max(0) as u64).collect();
+            match group.get_mut(&r.key) {
+                Some(to) => add(to, &values, &peaks),
+                None => {
+                    group.insert(r.key, values);
+                }
+            }
+        }
+    }
+    for (g, group) in merged {
+        let mut list: Vec<crate::model::Row> = group
+            .into_iter()
+            .map(|(key, mut values)| {
+                raise_peaks(&mut values, &peaks);
+                crate::model::Row {
+                    key,
+                    values: values.into_iter().map(|v| v as i64).collect(),
+                }
+            })
+            .collect();
+        // Most first, as the modes order rows (then by key, for a stable file).
+        list.sort_by(|a, b| b.values.cmp(&a.values).then_with(|| a.key.cmp(&b.key)));
+        kept.push((Some(g), list));
+    }
+    rows.threads = kept;
+}
+
+/// The column siblings are ranked by, heaviest first: the first total.
+fn heaviness_column(weights: &[Weight]) -> usize {
+    weights.iter().position(|w| w.total).unwrap_or(0)
+}
+
+const NO_PARENT: u32 = u32::MAX;
+
+/// Trees merged by frame path: an arena (no recursion, any depth).
+struct Trie {
+    width: usize,
+    root: Vec<u64>,
+    /// (parent, frame) of each node; node values at `values[i * width..]`.
+    nodes: Vec<(u32, u32)>,
+    values: Vec<u64>,
+    index: HashMap<(u32, u32), u32>,
+}
+
+impl Trie {
+    fn new(width: usize) -> Self {
+        Trie {
+            width,
+            root: vec![0; width],
+            nodes: Vec::new(),
+            values: Vec::new(),
+            index: HashMap::new(),
+        }
+    }
+
+    /// Adds a depth-first tree: a node at depth d hangs under the last
+    /// node seen at depth d - 1.
+    fn add(&mut self, tree: &ThreadTree, peaks: &[Option<usize>]) {
+        add(&mut self.root, &tree.root, peaks);
+        let mut path: Vec<u32> = Vec::new();
+        for (i, n) in tree.nodes.iter().enumerate() {
+            let depth = n.depth.max(1) as usize;
+            path.truncate(depth - 1);
+            let parent = path.last().copied().unwrap_or(NO_PARENT);
+            let at = match self.index.get(&(parent, n.frame)) {
+                Some(&at) => at,
+                None => {
+                    let at = self.nodes.len() as u32;
+                    self.nodes.push((parent, n.frame));
+                    self.values.extend(std::iter::repeat_n(0, self.width));
+                    self.index.insert((parent, n.frame), at);
+                    at
+                }
+            };
+            let from = tree.values_of(i, self.width);
+            let w = self.width;
+            add(&mut self.values[at as usize * w..][..w], from, peaks);
+            path.push(at);
+        }
+    }
+
+    /// The merged tree, depth first, siblings heaviest first by `order`.
+    fn into_tree(mut self, thread: ThreadId, order: usize, peaks: &[Option<usize>]) -> ThreadTree {
+        let w = self.width;
+        raise_peaks(&mut self.root, peaks);
+        for v in self.values.chunks_mut(w.max(1)) {
+            if w > 0 {
+                raise_peaks(v, peaks);
+            }
+        }
+        let mut children: HashMap<u32, Vec<u32>> = HashMap::new();
+        for (i, &(parent, _)) in self.nodes.iter().enumerate() {
+            children.entry(parent).or_default().push(i as u32);
+        }
+        let weight = |n: u32| {
+            self.values
+                .get(n as usize * w + order)
+                .copied()
+                .unwrap_or(0)
+        };
+        for kids in children.values_mut() {
+            // Popped from the end: lightest first here.
+            kids.sort_by_key(|&k| (weight(k), std::cmp::Reverse(self.nodes[k as usize].1)));
+        }
+        let mut out = ThreadTree::new(Some(thread), self.root.clone());
+        let mut stack: Vec<(u32, u32)> = children
+            .remove(&NO_PARENT)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|k| (k, 1))
+            .collect();
+        while let Some((n, depth)) = stack.pop() {
+            let frame = self.nodes[n as usize].1;
+            out.nodes.push(Node { frame, depth });
+            out.values
+                .extend_from_slice(&self.values[n as usize * w..][..w]);
+            if let Some(kids) = children.remove(&n) {
+                stack.extend(kids.into_iter().map(|k| (k, depth + 1)));
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests;
