@@ -97,6 +97,23 @@ impl<W: Weights> WeightTree<W> {
         self.add(path.into_iter().rev(), w);
     }
 
+    /// Adds every node of `other` into this tree, each under its parent's
+    /// place here by name (an ended thread's tree into its group's).
+    /// Returns where each of `other`'s nodes went, by its index. A node is
+    /// always made after its parent, so one forward pass places them all.
+    pub fn absorb(&mut self, other: &WeightTree<W>) -> Vec<NodeId> {
+        let mut map = vec![NodeId(0); other.nodes.len()];
+        self.nodes[0].cumulated += other.nodes[0].cumulated;
+        for (i, n) in other.nodes.iter().enumerate().skip(1) {
+            let at = self.child(map[n.parent as usize].0, n.name);
+            let node = &mut self.nodes[at as usize];
+            node.own += n.own;
+            node.cumulated += n.cumulated;
+            map[i] = NodeId(at);
+        }
+        map
+    }
+
     fn child(&mut self, parent: u32, name: NameId) -> u32 {
         if let Some(&c) = self.index.get(&(parent, name)) {
             return c;
@@ -192,6 +209,40 @@ pub enum Visit<'a, W> {
     Leave,
 }
 
+/// Threads folded since a mode last moved its trees: it waits for this
+/// many, so that the look over its trees (and what points into them) is
+/// paid once per batch, not once per ended thread.
+pub const FOLD_BATCH: u64 = 32;
+
+/// Moves the trees of the threads the thread table folded into a group
+/// (docs/THREADS.md) into their groups' trees, once [`FOLD_BATCH`] threads
+/// were folded since `folded_at`; a folded thread has ended, so nothing
+/// more comes for it. Returns each tree moved, its group and where each of
+/// its nodes went (for a mode that points into its trees).
+pub fn fold_ended<W: Weights>(
+    trees: &mut HashMap<ThreadId, WeightTree<W>>,
+    threads: &crate::threads::Threads,
+    folded_at: &mut u64,
+) -> Vec<(ThreadId, ThreadId, Vec<NodeId>)> {
+    let folds = threads.folds();
+    if folds < folded_at.saturating_add(FOLD_BATCH) {
+        return Vec::new();
+    }
+    *folded_at = folds;
+    let gone: Vec<(ThreadId, ThreadId)> = trees
+        .keys()
+        .filter_map(|&id| Some((id, threads.folded_into(id)?)))
+        .collect();
+    let mut moved = Vec::with_capacity(gone.len());
+    for (id, group) in gone {
+        if let Some(tree) = trees.remove(&id) {
+            let map = trees.entry(group).or_default().absorb(&tree);
+            moved.push((id, group, map));
+        }
+    }
+    moved
+}
+
 /// Frames named `names` (by [`NameId`]), `classes` the class frames (the
 /// allocated class, the monitor's), for the model.
 pub fn frames(names: &[Box<str>], classes: &HashSet<NameId>) -> Vec<crate::model::Frame> {
@@ -281,6 +332,42 @@ mod tests {
         fn heaviness(&self) -> u64 {
             self.0
         }
+    }
+
+    #[test]
+    fn a_tree_absorbed_adds_node_by_node_and_says_where_each_went() {
+        let mut group = WeightTree::default();
+        group.add([1, 2], N(4));
+        let mut ended = WeightTree::default();
+        let a = ended.add([1, 3], N(2));
+        let b = ended.add([1, 2, 5], N(1));
+        let map = group.absorb(&ended);
+        assert_eq!(group.totals(), N(7));
+        assert_eq!(group.len(), 4, "1, 2, 3 and 5 under 2");
+        let mut again = WeightTree::default();
+        again.add_like(&group, map[a.0 as usize], N(1));
+        again.add_like(&group, map[b.0 as usize], N(1));
+        let mut paths = Vec::new();
+        let mut path = Vec::new();
+        again
+            .walk(|v| {
+                match v {
+                    Visit::Enter { name, leaf, .. } => {
+                        path.push(name);
+                        if leaf {
+                            paths.push(path.clone());
+                            path.pop();
+                        }
+                    }
+                    Visit::Leave => {
+                        path.pop();
+                    }
+                }
+                Ok(())
+            })
+            .unwrap();
+        paths.sort();
+        assert_eq!(paths, vec![vec![1, 2, 5], vec![1, 3]]);
     }
 
     #[test]

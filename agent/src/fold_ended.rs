@@ -1,20 +1,17 @@
-//! Ended threads folded into groups, so that a service whose threads come
-//! and go (pools that shrink and grow, a thread per request) writes
-//! snapshots whose size follows its distinct stacks and thread names, not
-//! the threads it ever ran.
+//! Ended threads folded into groups in a snapshot, so that a service whose
+//! threads come and go (pools that shrink and grow, a thread per request)
+//! writes snapshots whose size follows its distinct stacks and thread
+//! names, not the threads it ever ran.
 //!
-//! The rule (`ended=N`, 16 by default; `ended=fold` is 0, `ended=keep`
-//! lists every thread): a thread's name with each run of ASCII digits
-//! written `#` is its pattern (`pool-3-thread-17`: `pool-#-thread-#`, as
-//! virtual threads are grouped). Of each pattern's ended platform threads,
-//! the first N to have started keep their own rows; the rows of the others
-//! (every section's call tree and rows) are added into the pattern's group,
-//! a `<thread>` named by the pattern and marked `endedThreads="M"`, the
-//! number folded into it. A thread kept once is kept in every later
-//! snapshot (the first N stay the first N). At most [`MAX_GROUPS`] groups;
-//! the patterns past them fold into [`ENDED_GROUP`]. A live thread is
-//! always its own row. A program whose few workers end before its exit
-//! snapshot keeps them one by one.
+//! The rule is applied when a thread ends ([`crate::threads`]: `ended=N`,
+//! docs/THREADS.md): past the first N ended threads of a name pattern (the
+//! name with its digits as `#`), a thread is folded into its pattern's
+//! group, a thread-table record marked `endedThreads="M"`. The modes that
+//! keep data per thread in a call tree (`sampling`, `alloc`, `lock`) move
+//! a folded thread's tree into its group's themselves, so the agent does
+//! not keep it; here, on the snapshot's model, every section's trees and
+//! rows still under a folded thread's id (the other modes') are added into
+//! the group's, so the file has one row per group, whatever the mode.
 //!
 //! The figures of a group are its threads' sums, node by node: samples,
 //! times, bytes, objects, waits — exact. One figure cannot be summed: the
@@ -22,82 +19,40 @@
 //! threads' peaks need not have come together. A group's is the highest of
 //! its threads' peaks, raised to the group's objects alive now if that is
 //! more: never above the group's true peak, never below what is alive.
-//!
-//! Done on the model, after every mode made its sections and before any
-//! writer sees them: one rule for every mode and every format.
 
 use crate::model::{CallTrees, Node, Part, Rows, Section, ThreadTree, Weight};
-use crate::threads::{group_name, ThreadId, ThreadRecord, MAX_GROUPS};
-use std::collections::{BTreeMap, HashMap};
+use crate::threads::{ThreadId, ThreadRecord};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
-/// The group of ended threads whose names come past [`MAX_GROUPS`].
-pub const ENDED_GROUP: &str = "[ended threads]";
-
-/// The thread table with the groups appended, and `sections` with the rows
-/// of every platform thread that ended, having lived in `window`, past the
-/// first `keep` of its pattern, added into its group's.
-pub fn fold_ended(
-    threads: &[ThreadRecord],
-    window: (u64, u64),
-    keep: usize,
-    mut sections: Vec<Section>,
-) -> (Vec<ThreadRecord>, Vec<Section>) {
-    let (table, into) = groups(threads, window, keep);
+/// `sections` with the trees and rows of every folded thread in `threads`
+/// added into its group's (and a group's own merged with them).
+pub fn fold_ended(threads: &[ThreadRecord], mut sections: Vec<Section>) -> Vec<Section> {
+    let into: HashMap<ThreadId, ThreadId> = threads
+        .iter()
+        .enumerate()
+        .filter_map(|(i, t)| Some((ThreadId(i as u32), t.folded_into?)))
+        .collect();
     if into.is_empty() {
-        return (table, sections);
+        return sections;
     }
+    // A group's own rows (a mode that folded already) merge with its threads'.
+    let groups: HashSet<ThreadId> = into.values().copied().collect();
+    let target = |id: Option<ThreadId>| {
+        let id = id?;
+        into.get(&id)
+            .copied()
+            .or_else(|| groups.contains(&id).then_some(id))
+    };
     for section in &mut sections {
         for part in &mut section.parts {
             match part {
-                Part::Trees(t) => fold_trees(t, &into),
-                Part::Rows(r) => fold_rows(r, &into),
+                Part::Trees(t) => fold_trees(t, &target),
+                Part::Rows(r) => fold_rows(r, &target),
                 Part::Coverage(_) | Part::Monitors(_) => {}
             }
         }
     }
-    (table, sections)
-}
-
-/// The table with one record per group appended (its threads' span, CPU
-/// and lifetimes summed), and where each ended thread goes.
-fn groups(
-    threads: &[ThreadRecord],
-    window: (u64, u64),
-    keep: usize,
-) -> (Vec<ThreadRecord>, HashMap<ThreadId, ThreadId>) {
-    let mut table = threads.to_vec();
-    let mut by_name: HashMap<String, ThreadId> = HashMap::new();
-    let mut kept: HashMap<String, usize> = HashMap::new();
-    let mut into = HashMap::new();
-    // In id order: the order the agent met the threads, so the first
-    // `keep` of a pattern stay the same in every snapshot.
-    for (i, t) in threads.iter().enumerate() {
-        let thread = !t.is_group() && t.ended_threads == 0;
-        let Some(end) = t.end_ns.filter(|_| thread && t.lived_in(window)) else {
-            continue;
-        };
-        let mut name = group_name(&t.name);
-        let seen = kept.entry(name.clone()).or_default();
-        if *seen < keep {
-            *seen += 1;
-            continue;
-        }
-        if !by_name.contains_key(&name) && by_name.len() >= MAX_GROUPS {
-            name = ENDED_GROUP.to_owned();
-        }
-        let g = *by_name.entry(name.clone()).or_insert_with(|| {
-            table.push(ThreadRecord::ended_group(name, t.start_ns));
-            ThreadId(table.len() as u32 - 1)
-        });
-        let group = &mut table[g.0 as usize];
-        group.start_ns = group.start_ns.min(t.start_ns);
-        group.end_ns = Some(group.end_ns.map_or(end, |e| e.max(end)));
-        group.cpu_ns += t.cpu_ns;
-        group.ended_threads += 1;
-        group.lived_ns += t.elapsed_ns(window);
-        into.insert(ThreadId(i as u32), g);
-    }
-    (table, into)
+    sections
 }
 
 /// Each column's rule: `Some(live)` for a peak (`max_live`), the index of
@@ -136,15 +91,15 @@ fn raise_peaks(values: &mut [u64], peaks: &[Option<usize>]) {
 
 /// The threads' trees with every ended thread's merged into its group's
 /// (groups after the threads that stay, in group order).
-fn fold_trees(trees: &mut CallTrees, into: &HashMap<ThreadId, ThreadId>) {
+fn fold_trees(trees: &mut CallTrees, target: &impl Fn(Option<ThreadId>) -> Option<ThreadId>) {
     let peaks = peaks(&trees.weights);
     let width = trees.weights.len();
     let canon = same_frames(&trees.frames);
     let mut merged: BTreeMap<ThreadId, Trie> = BTreeMap::new();
     let mut kept = Vec::with_capacity(trees.threads.len());
     for mut tree in std::mem::take(&mut trees.threads) {
-        match tree.thread.and_then(|t| into.get(&t)) {
-            Some(&g) => {
+        match target(tree.thread) {
+            Some(g) => {
                 for n in &mut tree.nodes {
                     n.frame = canon.get(n.frame as usize).copied().unwrap_or(n.frame);
                 }
@@ -178,12 +133,12 @@ fn same_frames(frames: &[crate::model::Frame]) -> Vec<u32> {
 }
 
 /// The rows of every ended thread added into its group's, key by key.
-fn fold_rows(rows: &mut Rows, into: &HashMap<ThreadId, ThreadId>) {
+fn fold_rows(rows: &mut Rows, target: &impl Fn(Option<ThreadId>) -> Option<ThreadId>) {
     let peaks = peaks(&rows.columns);
     let mut merged: BTreeMap<ThreadId, BTreeMap<String, Vec<u64>>> = BTreeMap::new();
     let mut kept = Vec::with_capacity(rows.threads.len());
     for (id, list) in std::mem::take(&mut rows.threads) {
-        let Some(&g) = id.and_then(|t| into.get(&t)) else {
+        let Some(g) = target(id) else {
             kept.push((id, list));
             continue;
         };

@@ -13,6 +13,7 @@ use crate::clock;
 use crate::vm::{jthread, Jni, Jvmti};
 use parking_lot::Mutex;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Tag of the agent's own threads: never registered, never sampled.
 pub use crate::vm::AGENT_THREAD_TAG;
@@ -39,11 +40,13 @@ pub struct ThreadRecord {
     pub virtual_threads: u64,
     /// Of those, how many were seen to end (while virtual threads are followed).
     pub virtual_ended: u64,
-    /// A group of ended threads a snapshot folded (`fold_ended`): how many
-    /// (0: a thread).
+    /// A group of ended threads folded by name (`ended=N`): how many (0: a
+    /// thread).
     pub ended_threads: u64,
-    /// Such a group's threads' lifetimes in the snapshot's window, summed.
+    /// Such a group's threads' lifetimes, summed.
     pub lived_ns: u64,
+    /// An ended thread folded into a group: the group (its data goes there).
+    pub folded_into: Option<ThreadId>,
 }
 
 impl ThreadRecord {
@@ -60,12 +63,19 @@ impl ThreadRecord {
             virtual_ended: 0,
             ended_threads: 0,
             lived_ns: 0,
+            folded_into: None,
         }
     }
 
-    /// An empty group of ended threads named `name` (`fold_ended` fills it).
+    /// An empty group of ended threads named `name` (filled as threads
+    /// fold into it).
     pub fn ended_group(name: String, start_ns: u64) -> Self {
         ThreadRecord::platform(name, start_ns)
+    }
+
+    /// Is this a group of ended threads?
+    pub fn is_ended_group(&self) -> bool {
+        self.ended_threads > 0
     }
 
     /// Is this a group of virtual threads?
@@ -88,6 +98,7 @@ impl ThreadRecord {
             virtual_ended: 0,
             ended_threads: 0,
             lived_ns: 0,
+            folded_into: None,
         }
     }
 
@@ -100,7 +111,7 @@ impl ThreadRecord {
     }
 
     /// Nanoseconds the thread lived within `window` (a group of ended
-    /// threads: theirs, summed).
+    /// threads: their whole lives, summed).
     pub fn elapsed_ns(&self, window: (u64, u64)) -> u64 {
         if self.ended_threads > 0 {
             return self.lived_ns;
@@ -120,7 +131,34 @@ pub struct Threads {
     records: Mutex<Vec<ThreadRecord>>,
     /// Groups of virtual threads by name ([`group_name`]).
     groups: Mutex<HashMap<String, ThreadId>>,
+    /// Ended threads by name pattern: which are kept, and the groups the
+    /// others fold into (docs/THREADS.md).
+    ended: Mutex<Ended>,
+    /// Bumped each time a thread is folded: a mode that keeps data per
+    /// thread moves the folded threads' into their groups when it changed.
+    folds: AtomicU64,
 }
+
+/// The folding rule and what it decided so far.
+#[derive(Default)]
+struct Ended {
+    /// `ended=N`: how many ended threads of a pattern keep their own rows
+    /// (`None`: all; the agent's default before a session sets it).
+    keep: Option<usize>,
+    /// Per pattern: how many ended threads were kept, and its group.
+    patterns: HashMap<String, (usize, Option<ThreadId>)>,
+    /// Groups made ([`MAX_GROUPS`] at most, then [`ENDED_GROUP`]).
+    groups: usize,
+    /// [`ENDED_GROUP`], once made.
+    overflow: Option<ThreadId>,
+}
+
+/// The most name patterns of ended threads counted one by one; threads of
+/// a pattern past them fold into [`ENDED_GROUP`] at once.
+const MAX_PATTERNS: usize = 4096;
+
+/// The group of ended threads whose patterns come past [`MAX_GROUPS`].
+pub const ENDED_GROUP: &str = "[ended threads]";
 
 /// The most groups of named virtual threads; the names of more join
 /// [`VIRTUAL_GROUP`].
@@ -251,15 +289,98 @@ impl Threads {
         let cpu = jvmti.thread_cpu_time(thread).ok();
         let name = jvmti.thread_info(jni, thread).ok().map(|i| i.name);
         let now = clock::now_ns();
+        let mut ended = self.ended.lock();
         let mut records = self.records.lock();
         let r = &mut records[id.0 as usize];
-        r.end_ns = Some(now);
         if let Some(cpu) = cpu {
             r.cpu_ns = cpu as u64;
         }
         if let Some(name) = name {
             r.name = name;
         }
+        self.end(&mut ended, &mut records, id, now);
+    }
+
+    /// `id` ended at `now`: kept as it is, or folded into its pattern's
+    /// group by the rule (docs/THREADS.md). Under both locks, `ended` first.
+    fn end(&self, ended: &mut Ended, records: &mut Vec<ThreadRecord>, id: ThreadId, now: u64) {
+        let r = &mut records[id.0 as usize];
+        if r.end_ns.is_some() || r.is_group() || r.is_ended_group() {
+            return;
+        }
+        r.end_ns = Some(now);
+        let Some(keep) = ended.keep else {
+            return;
+        };
+        let pattern = group_name(&r.name);
+        let (start, cpu, lived) = (r.start_ns, r.cpu_ns, now.saturating_sub(r.start_ns));
+        let known = ended.patterns.get(&pattern).copied();
+        // Past MAX_PATTERNS names, a new one is not counted: its threads
+        // fold into the overflow group at once (the table stays bounded).
+        let unlisted = known.is_none() && ended.patterns.len() >= MAX_PATTERNS;
+        let (kept, group) = match known {
+            Some(k) => k,
+            None if unlisted => (keep, ended.overflow),
+            None => (0, None),
+        };
+        if kept < keep {
+            ended.patterns.insert(pattern, (kept + 1, None));
+            return;
+        }
+        let g = match group {
+            Some(g) => g,
+            None => {
+                let overflow = ended.groups >= MAX_GROUPS || unlisted;
+                let g = match ended.overflow {
+                    Some(g) if overflow => g,
+                    _ => {
+                        let name = if overflow {
+                            ENDED_GROUP.to_owned()
+                        } else {
+                            pattern.clone()
+                        };
+                        records.push(ThreadRecord::ended_group(name, start));
+                        let g = ThreadId(records.len() as u32 - 1);
+                        if overflow {
+                            ended.overflow = Some(g);
+                        }
+                        ended.groups += 1;
+                        g
+                    }
+                };
+                if !unlisted {
+                    ended.patterns.insert(pattern, (kept, Some(g)));
+                }
+                g
+            }
+        };
+        let group = &mut records[g.0 as usize];
+        group.start_ns = group.start_ns.min(start);
+        group.end_ns = Some(group.end_ns.map_or(now, |e| e.max(now)));
+        group.cpu_ns += cpu;
+        group.lived_ns += lived;
+        group.ended_threads += 1;
+        let r = &mut records[id.0 as usize];
+        r.folded_into = Some(g);
+        r.name.shrink_to_fit();
+        self.folds.fetch_add(1, Ordering::Release);
+    }
+
+    /// Sets the folding rule (a session's `ended=`): threads that end from
+    /// now on follow it.
+    pub fn set_fold_rule(&self, keep: Option<usize>) {
+        self.ended.lock().keep = keep;
+    }
+
+    /// How many threads were folded so far: a mode that keeps data per
+    /// thread compares it with the count it last folded at.
+    pub fn folds(&self) -> u64 {
+        self.folds.load(Ordering::Acquire)
+    }
+
+    /// The group `id` was folded into, if it was.
+    pub fn folded_into(&self, id: ThreadId) -> Option<ThreadId> {
+        self.records.lock().get(id.0 as usize)?.folded_into
     }
 
     /// The calling thread's id, registered if new (a probe's first call on
@@ -306,10 +427,13 @@ impl Threads {
             jni.delete_local_ref(thread);
         }
         let now = clock::now_ns();
-        for (i, r) in self.records.lock().iter_mut().enumerate() {
+        let mut ended = self.ended.lock();
+        let mut records = self.records.lock();
+        for i in 0..records.len() {
+            let r = &records[i];
             // Virtual threads are not among the live threads JVMTI lists.
             if r.end_ns.is_none() && !r.is_group() && !seen.contains(&ThreadId(i as u32)) {
-                r.end_ns = Some(now);
+                self.end(&mut ended, &mut records, ThreadId(i as u32), now);
             }
         }
     }
@@ -358,3 +482,20 @@ impl Threads {
         self.records.lock().clone()
     }
 }
+
+#[cfg(test)]
+impl Threads {
+    /// A platform thread named `name` registered, started at `start` and
+    /// ended at `end` (the rule applied as at ThreadEnd).
+    fn run_and_end(&self, name: &str, start: u64, end: u64) -> ThreadId {
+        let mut ended = self.ended.lock();
+        let mut records = self.records.lock();
+        records.push(ThreadRecord::platform(name.into(), start));
+        let id = ThreadId(records.len() as u32 - 1);
+        self.end(&mut ended, &mut records, id, end);
+        id
+    }
+}
+
+#[cfg(test)]
+mod tests;

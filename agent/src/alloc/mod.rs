@@ -155,6 +155,32 @@ struct Data {
     tracked: Vec<Tracked>,
     /// `tracked.len()` after the last pruning of dead references.
     kept: usize,
+    /// The thread table's fold count when ended threads' trees last moved.
+    folded_at: u64,
+}
+
+impl Data {
+    /// Ended threads' trees into their groups' ([`crate::calltree::fold_ended`]),
+    /// the samples `live` follows pointed at their new nodes, and the stack
+    /// cache, whose keys name threads, dropped (it is a memo).
+    fn fold_ended(&mut self, threads: &crate::threads::Threads) {
+        let moved = crate::calltree::fold_ended(&mut self.trees, threads, &mut self.folded_at);
+        if moved.is_empty() {
+            return;
+        }
+        let by_thread: HashMap<ThreadId, (ThreadId, &[NodeId])> = moved
+            .iter()
+            .map(|(id, group, map)| (*id, (*group, map.as_slice())))
+            .collect();
+        for t in &mut self.tracked {
+            if let Some(&(group, map)) = by_thread.get(&t.thread) {
+                t.thread = group;
+                t.leaf = map[t.leaf.0 as usize];
+            }
+        }
+        self.stacks.clear();
+        self.stack_words = 0;
+    }
 }
 
 /// What the allocating thread keeps between events (in its record).
@@ -287,6 +313,7 @@ impl Recorder {
                 .iter()
                 .map(|&(m, native)| m as usize | usize::from(native)),
         );
+        d.fold_ended(&host.threads);
         let tree = d.trees.entry(id).or_default();
         let leaf = match d.stacks.get(key.as_slice()) {
             Some(&leaf) => {

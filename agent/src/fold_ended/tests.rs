@@ -1,16 +1,28 @@
 //! The fold on hand-made models: sums node by node, peaks by their rule,
-//! live threads untouched, the groups' cap, any depth.
+//! a group's own rows merged with its threads', any depth. (Which threads
+//! fold is the thread table's rule: `threads.rs`' tests.)
 
 use super::*;
 use crate::model::{Row, Unit};
-
-const WINDOW: (u64, u64) = (0, 1_000);
 
 fn thread(name: &str, start: u64, end: Option<u64>, cpu: u64) -> ThreadRecord {
     let mut t = ThreadRecord::platform(name.into(), start);
     t.end_ns = end;
     t.cpu_ns = cpu;
     t
+}
+
+/// Appends a group named `name` and folds `members` into it.
+fn fold_into(table: &mut Vec<ThreadRecord>, name: &str, members: &[usize]) -> u32 {
+    let mut g = ThreadRecord::ended_group(name.into(), 0);
+    g.ended_threads = members.len() as u64;
+    g.end_ns = Some(1);
+    table.push(g);
+    let id = table.len() as u32 - 1;
+    for &m in members {
+        table[m].folded_into = Some(ThreadId(id));
+    }
+    id
 }
 
 /// A tree of `paths` (root frame first), each path's leaf weighing `w`
@@ -72,27 +84,22 @@ fn shape(s: &Section) -> Vec<(Option<u32>, Vec<Shape>)> {
 }
 
 #[test]
-fn ended_threads_of_one_name_sum_into_one_group_and_live_ones_stay() {
-    let table = vec![
+fn folded_threads_sum_into_their_group_and_the_others_stay() {
+    let mut table = vec![
         thread("main", 0, None, 5),
         thread("pool-1-thread-1", 10, Some(110), 30),
         thread("pool-1-thread-2", 20, Some(70), 20),
         thread("pool-2-thread-1", 30, None, 9),
     ];
+    let g = fold_into(&mut table, "pool-#-thread-#", &[1, 2]);
+    assert_eq!(g, 4);
     let section = trees(vec![
         tree(0, &[(&[1, 2], 4)]),
         tree(1, &[(&[1, 2], 3), (&[1, 3], 1)]),
         tree(2, &[(&[1, 3], 5), (&[4], 2)]),
         tree(3, &[(&[1, 2], 1)]),
     ]);
-    let (table, sections) = fold_ended(&table, WINDOW, 0, vec![section]);
-    assert_eq!(table.len(), 5, "one group appended");
-    let g = &table[4];
-    assert_eq!(g.name, "pool-#-thread-#");
-    assert_eq!(g.ended_threads, 2);
-    assert_eq!((g.start_ns, g.end_ns, g.cpu_ns), (10, Some(110), 50));
-    assert_eq!(g.elapsed_ns(WINDOW), 150, "lifetimes summed");
-    assert!(!g.is_alive() && !g.is_group());
+    let sections = fold_ended(&table, vec![section]);
     assert_eq!(
         shape(&sections[0]),
         vec![
@@ -103,7 +110,7 @@ fn ended_threads_of_one_name_sum_into_one_group_and_live_ones_stay() {
                 vec![(1, 1, 0, 9), (3, 2, 6, 6), (2, 2, 3, 3), (4, 1, 2, 2)]
             ),
         ],
-        "the live threads (a live pool thread too) as they were; the group's nodes summed, heaviest first"
+        "the threads not folded as they were; the group's nodes summed, heaviest first"
     );
     let Part::Trees(t) = &sections[0].parts[0] else {
         panic!()
@@ -112,12 +119,30 @@ fn ended_threads_of_one_name_sum_into_one_group_and_live_ones_stay() {
 }
 
 #[test]
+fn a_groups_own_tree_merges_with_its_threads() {
+    let mut table = vec![thread("w-1", 0, Some(5), 1), thread("w-2", 0, Some(5), 1)];
+    fold_into(&mut table, "w-#", &[1]);
+    // A mode that folded w-... earlier already wrote under the group (2).
+    let section = trees(vec![
+        tree(2, &[(&[7], 5)]),
+        tree(1, &[(&[7], 1)]),
+        tree(0, &[(&[7], 2)]),
+    ]);
+    let sections = fold_ended(&table, vec![section]);
+    assert_eq!(
+        shape(&sections[0]),
+        vec![(Some(0), vec![(7, 1, 2, 2)]), (Some(2), vec![(7, 1, 6, 6)])]
+    );
+}
+
+#[test]
 fn a_peak_is_the_highest_of_the_threads_never_below_what_is_alive() {
-    let table = vec![
+    let mut table = vec![
         thread("w-1", 0, Some(10), 0),
         thread("w-2", 0, Some(10), 0),
         thread("main", 0, None, 0),
     ];
+    fold_into(&mut table, "w-#", &[0, 1]);
     let rows = |values: [i64; 2]| Row {
         key: "byte[]".into(),
         values: values.to_vec(),
@@ -140,8 +165,7 @@ fn a_peak_is_the_highest_of_the_threads_never_below_what_is_alive() {
             ],
         })],
     };
-    let (table, sections) = fold_ended(&table, WINDOW, 0, vec![section]);
-    assert_eq!(table[3].name, "w-#");
+    let sections = fold_ended(&table, vec![section]);
     let Part::Rows(r) = &sections[0].parts[0] else {
         panic!()
     };
@@ -162,51 +186,12 @@ fn a_peak_is_the_highest_of_the_threads_never_below_what_is_alive() {
 }
 
 #[test]
-fn names_past_the_cap_go_into_one_group() {
-    let table: Vec<_> = (0..MAX_GROUPS + 3)
-        .map(|i| thread(&format!("t{}x", "a".repeat(i)), 0, Some(5), 1))
-        .collect();
-    let section = trees(
-        (0..table.len() as u32)
-            .map(|i| tree(i, &[(&[7], 1)]))
-            .collect(),
-    );
-    let (table, sections) = fold_ended(&table, WINDOW, 0, vec![section]);
-    let groups = &table[MAX_GROUPS + 3..];
-    assert_eq!(groups.len(), MAX_GROUPS + 1);
-    assert_eq!(groups[MAX_GROUPS].name, ENDED_GROUP);
-    assert_eq!(groups[MAX_GROUPS].ended_threads, 3);
-    assert_eq!(shape(&sections[0]).len(), MAX_GROUPS + 1);
-}
-
-#[test]
-fn a_thread_that_ended_before_the_window_is_no_groups() {
-    let table = vec![
-        thread("old-1", 0, Some(5), 1),
-        thread("new-1", 0, Some(50), 1),
-    ];
-    let (table, _) = fold_ended(&table, (10, 100), 0, vec![trees(Vec::new())]);
-    assert_eq!(table.len(), 3);
-    assert_eq!(
-        (table[2].name.as_str(), table[2].ended_threads),
-        ("new-#", 1)
-    );
-}
-
-#[test]
-fn keep_leaves_a_model_without_ended_threads_as_it_was() {
-    let table = vec![thread("main", 0, None, 1)];
-    let (out, sections) = fold_ended(&table, WINDOW, 0, vec![trees(vec![tree(0, &[(&[1], 1)])])]);
-    assert_eq!(out.len(), 1);
-    assert_eq!(shape(&sections[0]), vec![(Some(0), vec![(1, 1, 1, 1)])]);
-}
-
-#[test]
 fn a_stack_a_hundred_thousand_frames_deep_folds_without_recursion() {
-    let table = vec![thread("d-1", 0, Some(5), 1), thread("d-2", 0, Some(5), 1)];
+    let mut table = vec![thread("d-1", 0, Some(5), 1), thread("d-2", 0, Some(5), 1)];
+    fold_into(&mut table, "d-#", &[0, 1]);
     let path: Vec<u32> = (0..100_000).collect();
     let section = trees(vec![tree(0, &[(&path, 1)]), tree(1, &[(&path, 2)])]);
-    let (_, sections) = fold_ended(&table, WINDOW, 0, vec![section]);
+    let sections = fold_ended(&table, vec![section]);
     let s = shape(&sections[0]);
     assert_eq!(s.len(), 1);
     assert_eq!(s[0].1.len(), 100_000);
@@ -214,37 +199,21 @@ fn a_stack_a_hundred_thousand_frames_deep_folds_without_recursion() {
 }
 
 #[test]
-fn the_first_of_each_pattern_to_start_keep_their_rows() {
-    let table = vec![
-        thread("job-1", 0, Some(5), 1),
-        thread("job-2", 0, Some(5), 1),
-        thread("job-3", 0, Some(5), 1),
-        thread("solo", 0, Some(5), 1),
-        thread("job-4", 0, Some(5), 1),
-    ];
-    let section = trees((0..5).map(|i| tree(i, &[(&[7], 1)])).collect());
-    let (table, sections) = fold_ended(&table, WINDOW, 2, vec![section]);
-    assert_eq!(table.len(), 6);
-    assert_eq!(
-        (table[5].name.as_str(), table[5].ended_threads),
-        ("job-#", 2)
-    );
-    let ids: Vec<_> = shape(&sections[0]).into_iter().map(|s| s.0).collect();
-    assert_eq!(
-        ids,
-        vec![Some(0), Some(1), Some(3), Some(5)],
-        "job-1, job-2, solo, the group"
-    );
-}
-
-#[test]
 fn equal_frames_under_different_ids_merge() {
-    let table = vec![thread("s-1", 0, Some(5), 1), thread("s-2", 0, Some(5), 1)];
+    let mut table = vec![thread("s-1", 0, Some(5), 1), thread("s-2", 0, Some(5), 1)];
+    fold_into(&mut table, "s-#", &[0, 1]);
     let mut section = trees(vec![tree(0, &[(&[0], 1)]), tree(1, &[(&[1], 2)])]);
     let Part::Trees(t) = &mut section.parts[0] else {
         panic!()
     };
     t.frames = vec![crate::model::Frame::method("a.B.c():3"); 2];
-    let (_, sections) = fold_ended(&table, WINDOW, 0, vec![section]);
+    let sections = fold_ended(&table, vec![section]);
     assert_eq!(shape(&sections[0]), vec![(Some(2), vec![(0, 1, 3, 3)])]);
+}
+
+#[test]
+fn nothing_folded_leaves_the_model_as_it_was() {
+    let table = vec![thread("main", 0, None, 1), thread("w-1", 0, Some(4), 1)];
+    let sections = fold_ended(&table, vec![trees(vec![tree(1, &[(&[1], 1)])])]);
+    assert_eq!(shape(&sections[0]), vec![(Some(1), vec![(1, 1, 1, 1)])]);
 }

@@ -100,6 +100,8 @@ struct Data {
     /// Frame names known to be `Object.wait` (true) or not (false).
     wait_frames: HashMap<NameId, bool>,
     trees: HashMap<ThreadId, WeightTree<Wait>>,
+    /// The thread table's fold count when ended threads' trees last moved.
+    folded_at: u64,
 }
 
 /// What a Java thread keeps for the lock mode (in its record, which a
@@ -248,6 +250,7 @@ impl Recorder {
                     host.events.lock_waited(jni, &wait);
                 }
                 path.push(class_name);
+                crate::calltree::fold_ended(&mut d.trees, &host.threads, &mut d.folded_at);
                 d.trees.entry(id).or_default().add(
                     path,
                     Wait {

@@ -64,6 +64,9 @@ pub struct SamplerData {
     pub counters: Counters,
     /// Number of the last signal request (tells a late answer from the awaited one).
     seq: u32,
+    /// The thread table's fold count when ended threads' trees were last
+    /// moved into their groups.
+    folded_at: u64,
 }
 
 /// What sampling did, for the exit summary and `status`.

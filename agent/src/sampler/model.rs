@@ -111,6 +111,7 @@ mod tests {
             virtual_ended: 0,
             ended_threads: 0,
             lived_ns: 0,
+            folded_into: None,
         }];
         // Only the writing is timed (docs/BENCHMARKS.md quotes it).
         let path = std::env::temp_dir().join(format!("profrj-million-{}.xml", std::process::id()));
@@ -183,6 +184,7 @@ mod tests {
             virtual_ended: 0,
             ended_threads: 0,
             lived_ns: 0,
+            folded_into: None,
         }];
         crate::xml::to_text(&threads, (0, 10), vec![section(&data, &threads, (0, 10))])
     }

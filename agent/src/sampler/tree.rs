@@ -66,6 +66,11 @@ impl CallTree {
         self.0.add_at(leaf, w)
     }
 
+    /// Adds `other` (an ended thread's tree) into this one (its group's).
+    pub fn absorb(&mut self, other: &CallTree) {
+        self.0.absorb(&other.0);
+    }
+
     /// The tree in the model's form: per node its own and total samples,
     /// running and all (`hits`, `elapsed`, `cumulated`, `cumulatedElapsed`).
     pub fn to_model(&self, thread: Option<crate::threads::ThreadId>) -> crate::model::ThreadTree {

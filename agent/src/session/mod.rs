@@ -110,6 +110,7 @@ impl Sessions {
         // holds only what the sessions before asked for (a JVM started with
         // `sampling` lacks `alloc`'s), and adding one held already is harmless.
         add_mode_capabilities(host, &s.options)?;
+        host.threads.set_fold_rule(s.options.fold_ended);
         self.want_oom_events(jni, &s.options)?;
         let probes = registry::probes(&s.options);
         if probes.any() {
@@ -335,10 +336,7 @@ impl Sessions {
             .into_iter()
             .flat_map(|c| c.sections(&records, window))
             .collect();
-        let (records, sections) = match s.options.fold_ended {
-            Some(keep) => crate::fold_ended::fold_ended(&records, window, keep, sections),
-            None => (records, sections),
-        };
+        let sections = crate::fold_ended::fold_ended(&records, sections);
         let model = Snapshot {
             threads: &records,
             window,

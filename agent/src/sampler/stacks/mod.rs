@@ -187,6 +187,7 @@ impl<'a> Walker<'a> {
             }
         }
         self.forget_vanished(data);
+        fold_ended_trees(threads, data);
         let folded = data.counters.fold_ns - fold0;
         data.counters.vm_ns += (clock::now_ns() - t0).saturating_sub(folded);
     }
@@ -321,5 +322,30 @@ impl JvmtiFrames {
     /// entry, counted in its group (see `wall.rs`).
     fn stack(&mut self, jvmti: Jvmti, thread: jthread) -> Option<&[JvmtiFrameInfo]> {
         jvmti.stack_trace(thread, &mut self.frames).ok()
+    }
+}
+
+/// The trees of threads the thread table folded into a group
+/// (docs/THREADS.md), once the sampler forgot them (no state: nothing
+/// more will come for them), added into their groups' and dropped: the
+/// agent keeps no tree per ended thread. Only after a thread was folded
+/// since the last look; a tree remade later by a late answer goes at the
+/// next fold, or into the group when a snapshot is written.
+fn fold_ended_trees(threads: &Threads, data: &mut SamplerData) {
+    let folds = threads.folds();
+    if folds == data.folded_at {
+        return;
+    }
+    data.folded_at = folds;
+    let gone: Vec<(ThreadId, ThreadId)> = data
+        .trees
+        .keys()
+        .filter(|id| !data.states.contains_key(id))
+        .filter_map(|&id| Some((id, threads.folded_into(id)?)))
+        .collect();
+    for (id, group) in gone {
+        if let Some(tree) = data.trees.remove(&id) {
+            data.trees.entry(group).or_default().absorb(&tree);
+        }
     }
 }

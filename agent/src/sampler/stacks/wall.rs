@@ -98,6 +98,7 @@ impl Walker<'_> {
             tables,
             counters,
             seq,
+            ..
         } = data;
         let st = states.entry(id).or_default();
         st.seen_tick = tick;

@@ -1,0 +1,70 @@
+//! The folding rule as threads end (docs/THREADS.md).
+
+use super::*;
+
+#[test]
+fn past_the_first_n_of_a_pattern_ended_threads_fold_into_its_group() {
+    let t = Threads::default();
+    t.set_fold_rule(Some(2));
+    let ids: Vec<ThreadId> = ["job-1", "job-2", "solo", "job-3", "job-44"]
+        .iter()
+        .enumerate()
+        .map(|(i, n)| t.run_and_end(n, 10 * i as u64, 10 * i as u64 + 5))
+        .collect();
+    let r = t.records();
+    assert_eq!(r.len(), 6, "one group, made when job-3 ended");
+    let g = &r[4];
+    assert_eq!((g.name.as_str(), g.ended_threads), ("job-#", 2));
+    assert_eq!((g.start_ns, g.end_ns, g.lived_ns), (30, Some(45), 10));
+    assert!(g.is_ended_group() && !g.is_alive() && !g.is_group());
+    let into: Vec<_> = ids.iter().map(|&i| r[i.0 as usize].folded_into).collect();
+    let group = Some(ThreadId(4));
+    assert_eq!(into, vec![None, None, None, group, group]);
+    assert_eq!(t.folds(), 2);
+}
+
+#[test]
+fn keep_folds_nothing_and_fold_folds_all() {
+    let keep = Threads::default();
+    keep.set_fold_rule(None);
+    for i in 0..40 {
+        keep.run_and_end(&format!("w-{i}"), 0, 1);
+    }
+    assert_eq!(keep.records().len(), 40);
+    assert_eq!(keep.folds(), 0);
+    let fold = Threads::default();
+    fold.set_fold_rule(Some(0));
+    fold.run_and_end("w-1", 0, 1);
+    assert_eq!(fold.folded_into(ThreadId(0)), Some(ThreadId(1)));
+}
+
+#[test]
+fn groups_and_patterns_stay_bounded() {
+    let t = Threads::default();
+    t.set_fold_rule(Some(1));
+    // Each pattern twice: the first kept, the second folded.
+    for i in 0..MAX_GROUPS + 2 {
+        let name = format!("t{}x", "a".repeat(i));
+        t.run_and_end(&name, 0, 1);
+        t.run_and_end(&name, 0, 1);
+    }
+    let r = t.records();
+    let groups: Vec<&ThreadRecord> = r.iter().filter(|r| r.is_ended_group()).collect();
+    assert_eq!(groups.len(), MAX_GROUPS + 1);
+    let overflow = groups.iter().find(|g| g.name == ENDED_GROUP).unwrap();
+    assert_eq!(overflow.ended_threads, 2, "the two patterns past the cap");
+    // Past MAX_PATTERNS names, a new name folds at once.
+    let t = Threads::default();
+    t.set_fold_rule(Some(16));
+    for i in 0..MAX_PATTERNS {
+        t.run_and_end(
+            &format!("p{}q", "b".repeat(i % 64) + &"c".repeat(i / 64)),
+            0,
+            1,
+        );
+    }
+    assert_eq!(t.folds(), 0, "every first thread of a pattern kept");
+    let late = t.run_and_end("late", 0, 1);
+    let g = t.folded_into(late).expect("folded at once");
+    assert_eq!(t.records()[g.0 as usize].name, ENDED_GROUP);
+}
