@@ -318,3 +318,23 @@ pub fn summary(stderr: &str) -> (u64, u64, u64, u64) {
         num_before(" retries"),
     )
 }
+
+/// The summary line's pushes (requests the collector accepted) and the
+/// sampling samples it says were dropped.
+pub fn pushes_and_dropped_samples(stderr: &str) -> (u64, u64) {
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with("profrj: otlp to "))
+        .unwrap_or_else(|| panic!("no otlp summary in:\n{stderr}"));
+    let before = |word: &str| -> u64 {
+        line.find(word).map_or(0, |i| {
+            line[..i]
+                .rsplit(['(', ' '])
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap()
+        })
+    };
+    (before(" pushes;"), before(" samples;"))
+}
