@@ -100,6 +100,9 @@ fn an_outage_folds_its_periods_into_the_next_push() {
             .map(|(_, v)| v[0])
             .sum()
     };
+    for l in r.stderr.lines().filter(|l| l.contains("otlp")) {
+        eprintln!("{l}");
+    }
     eprintln!(
         "outage of {down_ms} ms in {run_ms} ms: {} of the snapshot's {} samples reached the \
          collectors, {sent} periods in {pushes} pushes ({first} before the outage), {retries} retries",

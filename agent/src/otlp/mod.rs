@@ -78,7 +78,8 @@ struct Timer {
 
 struct Collect {
     keepers: HashMap<&'static str, Keeper>,
-    /// Start of the current period, ns since the epoch.
+    /// Where the next period's range starts, ns since the epoch: the end
+    /// of the last period that had something to send.
     since_unix_ns: u64,
     /// The last collection was made: later ones are not sent.
     finished: bool,
@@ -238,6 +239,9 @@ impl Shared {
             unsent.add(name, c.keepers.entry(name).or_default().delta(t));
         }
         if unsent.is_empty() {
+            // The next push's range starts where the last one's ended: the
+            // pushes' ranges tile the session, an empty stretch in one.
+            c.since_unix_ns = since;
             self.stats.empty.fetch_add(1, Relaxed);
             return;
         }
