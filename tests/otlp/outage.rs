@@ -4,19 +4,19 @@
 //! pushes' time ranges tile the run without a gap or an overlap.
 
 use super::collector::{free_port, read_requests, Collector};
-use super::common::{read_snapshot, temp_dir};
+use super::common::{agent, read_snapshot, temp_dir};
 use super::model::{
     figures, pushes_and_dropped_samples, request, snapshot_figures, summary, Request,
 };
 use super::{assert_unharmed, diff, run};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-/// How long the program runs, the collector is up before the outage, and
-/// the outage, ms. `PROFRJ_OTLP_OUTAGE=run,up,down` (seconds) replaces
-/// them: the scenario by hand is `60,20,15`.
+/// How long the program runs, the collector stays up after the first push
+/// reached it, and the outage, ms. `PROFRJ_OTLP_OUTAGE=run,up,down`
+/// (seconds) replaces them: the scenario by hand is `60,20,15`.
 fn timeline() -> (u64, u64, u64) {
     let Ok(v) = std::env::var("PROFRJ_OTLP_OUTAGE") else {
-        return (11_000, 3_000, 4_500);
+        return (14_000, 1_500, 4_500);
     };
     let s: Vec<u64> = v
         .split(',')
@@ -41,6 +41,9 @@ fn timeline() -> (u64, u64, u64) {
 #[test]
 fn an_outage_folds_its_periods_into_the_next_push() {
     let (run_ms, up_ms, down_ms) = timeline();
+    // Built first (the first test to ask builds it), so that the timeline
+    // below is the program's.
+    agent();
     let dir = temp_dir("otlp-outage");
     let port = free_port();
     let mut before = Collector::start(&dir, "before", port, None);
@@ -51,6 +54,21 @@ fn an_outage_folds_its_periods_into_the_next_push() {
     );
     let (d, ms) = (dir.clone(), run_ms.to_string());
     let jvm = std::thread::spawn(move || run(&d, &options, &[], &["run", &ms]));
+    // A slow start of the JVM (a loaded machine) must not put the outage
+    // before the first push: it begins after one arrived.
+    let until = Instant::now() + Duration::from_secs(60);
+    while read_requests(&before.file).is_empty() {
+        if jvm.is_finished() {
+            let r = jvm.join().unwrap();
+            panic!(
+                "no push before the program ended:\n{}\n{}",
+                r.stderr,
+                before.log()
+            );
+        }
+        assert!(Instant::now() < until, "no push in 60 s:\n{}", before.log());
+        std::thread::sleep(Duration::from_millis(100));
+    }
     std::thread::sleep(Duration::from_millis(up_ms));
     before.stop();
     std::thread::sleep(Duration::from_millis(down_ms));
