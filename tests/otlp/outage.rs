@@ -48,8 +48,10 @@ fn an_outage_folds_its_periods_into_the_next_push() {
     let port = free_port();
     let mut before = Collector::start(&dir, "before", port, None);
     let snap = dir.join("s.xml");
+    // `ended=keep`: the snapshot keeps each ended contender thread its own
+    // row, as the push names it (grouped rows are the snapshot's own).
     let options = format!(
-        "sampling,alloc=64k,otlp=http://127.0.0.1:{port},period=1s,file={}",
+        "sampling,alloc=64k,ended=keep,otlp=http://127.0.0.1:{port},period=1s,file={}",
         snap.display()
     );
     let (d, ms) = (dir.clone(), run_ms.to_string());
