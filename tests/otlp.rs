@@ -1,7 +1,8 @@
 //! The `otlp` push and `convert --to otlp` against a real OpenTelemetry
 //! Collector (v0.165.0, built from Go modules by tests/otelcol/build.sh):
 //! what reaches its file exporter equals the snapshot, period by period and
-//! in sum; a collector that is absent, killed and restarted, slow, refusing
+//! in sum; a collector that is absent, killed and restarted, stopped for
+//! several periods (`outage`: they fold into the next push), slow, refusing
 //! (400), overloaded (503) or vanishing mid-request costs the program
 //! nothing; https with a CA of the test's own.
 
