@@ -1,7 +1,8 @@
 //! The `otlp` push and `convert --to otlp` against a real OpenTelemetry
 //! Collector (v0.165.0, built from Go modules by tests/otelcol/build.sh):
 //! what reaches its file exporter equals the snapshot, period by period and
-//! in sum; a collector that is absent, killed and restarted, slow, refusing
+//! in sum; a collector that is absent, killed and restarted, stopped for
+//! several periods (`outage`: they fold into the next push), slow, refusing
 //! (400), overloaded (503) or vanishing mid-request costs the program
 //! nothing; https with a CA of the test's own.
 
@@ -10,12 +11,14 @@ mod collector;
 mod common;
 #[path = "otlp/model.rs"]
 mod model;
+#[path = "otlp/outage.rs"]
+mod outage;
 #[path = "otlp/peer.rs"]
 mod peer;
 
 use collector::{free_port, Collector};
 use common::{agent, harness_classes, java, read_snapshot, temp_dir};
-use model::{figures, request, snapshot_figures, summary, Request};
+use model::{figures, pushes_and_dropped_samples, request, snapshot_figures, summary, Request};
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -142,8 +145,11 @@ fn pushes_equal_the_snapshot_per_period_and_in_sum_and_so_does_convert() {
         "{}",
         r.stderr
     );
-    let got: Vec<Request> = c.requests(sent as usize).iter().map(request).collect();
-    assert_eq!(got.len() as u64, sent, "{}", c.log());
+    // One push a period while the collector keeps up (a push behind by a
+    // whole period would fold two).
+    let pushes = pushes_and_dropped_samples(&r.stderr).0;
+    let got: Vec<Request> = c.requests(pushes as usize).iter().map(request).collect();
+    assert_eq!(got.len() as u64, pushes, "{}", c.log());
 
     // The resource and the scope.
     for q in &got {
@@ -350,35 +356,36 @@ fn a_refusing_collector_drops_periods_and_sees_well_formed_requests() {
     }
 }
 
-/// 503 with Retry-After: retried with backoff, then dropped; never sent.
+/// 503 with Retry-After: retried with backoff, the periods meanwhile
+/// folded into the next try; never sent, so dropped at the exit.
 #[test]
 fn an_overloaded_collector_is_retried_then_dropped() {
     let (r, p) = against(peer::Behaviour::Status(503), "4000", &[]);
     let (_, requests, _, retries) = summary(&r.stderr);
     assert!(retries >= 1, "{}", r.stderr);
+    assert!(p.count() >= 2, "retried: {} tries", p.count());
+    let (pushes, dropped_samples) = pushes_and_dropped_samples(&r.stderr);
+    assert_eq!(pushes, 0, "{}", r.stderr);
     assert!(
-        p.count() as u64 > requests,
-        "retried: {} tries for {requests}",
-        p.count()
+        dropped_samples > 0,
+        "the samples dropped are said: {}",
+        r.stderr
     );
+    assert!(requests >= 2, "{}", r.stderr);
 }
 
 /// A collector that reads and never answers: the JVM still exits on
-/// time (the last push gets 2 s, not the 30 s timeout); a full queue drops
-/// its oldest period.
+/// time (the last push gets 2 s, not the 30 s timeout); while the first
+/// request hangs, every later period folds behind it (one connection in
+/// all, nothing piled up), and at the exit all of them are dropped and
+/// counted.
 #[test]
 fn a_silent_collector_costs_the_exit_two_seconds_at_most() {
     let env = [("OTEL_EXPORTER_OTLP_TIMEOUT", "30000")];
-    let (r, _) = against(peer::Behaviour::Silent, "7000", &env);
+    let (r, p) = against(peer::Behaviour::Silent, "7000", &env);
     let text = &r.stderr;
-    assert!(text.contains("queue full "), "{text}");
-    let full: u64 = text
-        .split("queue full ")
-        .nth(1)
-        .and_then(|s| s.split(',').next())
-        .and_then(|n| n.parse().ok())
-        .unwrap();
-    assert!(full >= 1, "the queue holds 4 periods: {text}");
+    assert_eq!(p.count(), 1, "one request, the rest folded: {text}");
+    assert!(text.contains("at exit "), "{text}");
     // The exit: 2 s for the last push and the JVM's own shutdown, on a
     // loaded machine; far from the 30 s a wait for the answer would take.
     assert!(r.exit_time < Duration::from_secs(15), "{:?}", r.exit_time);
@@ -478,7 +485,13 @@ fn https_with_a_ca_of_ones_own() {
     assert_unharmed(&r);
     let (sent, requests, ..) = summary(&r.stderr);
     assert!(sent >= 1 && sent == requests, "{}", r.stderr);
-    assert_eq!(c.requests(sent as usize).len() as u64, sent, "{}", c.log());
+    let pushes = pushes_and_dropped_samples(&r.stderr).0;
+    assert_eq!(
+        c.requests(pushes as usize).len() as u64,
+        pushes,
+        "{}",
+        c.log()
+    );
     // Without the CA: the system's roots do not know it.
     let options = format!(
         "sampling,otlp=https://localhost:{port},period=1s,file={}",

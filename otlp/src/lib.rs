@@ -5,7 +5,8 @@
 //!    per thread, a call tree whose nodes are frame names with named
 //!    weights (format-neutral: nothing here knows JVMTI or XML);
 //! 2. a [`Keeper`] turns cumulative trees into the samples added since its
-//!    last call (the whole tree the first time), keyed by call path;
+//!    last call (the whole tree the first time), keyed by call path; the
+//!    samples of calls not yet sent fold into one ([`Samples::fold`]);
 //! 3. [`Request`] encodes the samples of one or more modes as one
 //!    `ExportProfilesServiceRequest` of `opentelemetry.proto.profiles.v1development`
 //!    (the dictionary layout the Collector v0.148+ accepts), ready to be
@@ -20,6 +21,7 @@
 
 mod delta;
 mod encode;
+mod fold;
 mod model;
 pub mod wire;
 

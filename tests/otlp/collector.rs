@@ -109,6 +109,14 @@ service:
         c
     }
 
+    /// Stops it as an operator does (SIGTERM): it finishes the requests it
+    /// took, flushes its exporters and exits; then it is waited for.
+    pub fn stop(&mut self) {
+        // SAFETY: kill(2) on our own child's pid, not yet waited for.
+        unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM) };
+        let _ = self.child.wait();
+    }
+
     /// Kills it at once (SIGKILL: a collector that vanishes).
     pub fn kill(&mut self) {
         let _ = self.child.kill();

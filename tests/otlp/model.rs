@@ -284,23 +284,32 @@ pub fn snapshot_figures(text: &str) -> Figures {
     f
 }
 
-/// The summary line's counts: (sent, requests, dropped, retries).
-pub fn summary(stderr: &str) -> (u64, u64, u64, u64) {
-    let line = stderr
+/// The agent's `otlp` summary line in `stderr`.
+fn summary_line(stderr: &str) -> &str {
+    stderr
         .lines()
         .find(|l| l.starts_with("profrj: otlp to "))
-        .unwrap_or_else(|| panic!("no otlp summary in:\n{stderr}"));
-    let num_before = |word: &str| -> u64 {
-        line.find(word).map_or(0, |i| {
-            line[..i]
-                .trim_end()
-                .rsplit(' ')
-                .next()
-                .unwrap()
-                .parse()
-                .unwrap()
-        })
-    };
+        .unwrap_or_else(|| panic!("no otlp summary in:\n{stderr}"))
+}
+
+/// The number just before `word` in `line` (after a space or a
+/// parenthesis); 0 without `word`.
+fn number_before(line: &str, word: &str) -> u64 {
+    line.find(word).map_or(0, |i| {
+        line[..i]
+            .trim_end()
+            .rsplit([' ', '('])
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    })
+}
+
+/// The summary line's counts: (sent, requests, dropped, retries), in
+/// periods.
+pub fn summary(stderr: &str) -> (u64, u64, u64, u64) {
+    let line = summary_line(stderr);
     let after = |word: &str| -> u64 {
         line.find(word).map_or(0, |i| {
             line[i + word.len()..]
@@ -312,9 +321,19 @@ pub fn summary(stderr: &str) -> (u64, u64, u64, u64) {
         })
     };
     (
-        num_before(" periods sent"),
+        number_before(line, " periods sent"),
         after("periods sent of "),
-        num_before(" dropped ("),
-        num_before(" retries"),
+        number_before(line, " dropped ("),
+        number_before(line, " retries"),
+    )
+}
+
+/// The summary line's pushes (requests the collector accepted) and the
+/// sampling samples it says were dropped.
+pub fn pushes_and_dropped_samples(stderr: &str) -> (u64, u64) {
+    let line = summary_line(stderr);
+    (
+        number_before(line, " pushes;"),
+        number_before(line, " samples;"),
     )
 }

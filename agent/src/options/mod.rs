@@ -206,7 +206,7 @@ const OPTIONS: &[Opt] = &[
         syntax: "otlp[=URL]",
         default: "http://127.0.0.1:4318, or OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT / OTEL_EXPORTER_OTLP_ENDPOINT",
         takes: Takes::Start,
-        meaning: "push every period what each call-tree mode (sampling, profile, alloc, lock) gathered since the last push to an OpenTelemetry Collector (OTLP profiles, protobuf over HTTP(S) to URL/v1development/profiles, gzipped); headers from OTEL_EXPORTER_OTLP_HEADERS; snapshots go on as before; a collector that is down, slow or refusing costs the program nothing (docs/OTLP.md)",
+        meaning: "push every period what each call-tree mode (sampling, profile, alloc, lock) gathered since the last push to an OpenTelemetry Collector (OTLP profiles, protobuf over HTTP(S) to URL/v1development/profiles, gzipped); headers from OTEL_EXPORTER_OTLP_HEADERS; snapshots go on as before; a collector that is down, slow or refusing costs the program nothing, and the periods it cannot take are folded into the next push (one profile covering the gap, at most 32 MiB waiting; past that the oldest periods are dropped and counted in status and the exit line) (docs/OTLP.md)",
         read: None,
     },
     Opt {

@@ -5,11 +5,14 @@
 //! Two threads of the agent's own (plain OS threads: the JVM neither sees
 //! nor waits for them): the period timer asks the session's modes for
 //! their call trees ([`crate::mode::Mode::call_trees`], the agent's model,
-//! which [`model`] turns into the push's), turns them into deltas (a [`Keeper`] per mode, keyed by call path), encodes and gzips
-//! the request and queues it; the sender ([`sender`]) posts what is queued
-//! ([`http`]). The queue is bounded; the sender's every wait has a
-//! deadline; the JVM's exit makes one last push within [`EXIT_DEADLINE`].
-//! Where the push sends and with what: [`config`].
+//! which [`model`] turns into the push's), turns them into deltas (a
+//! [`Keeper`] per mode, keyed by call path) and hands them to the
+//! [`backlog`], where they fold into what has not been sent yet; the sender
+//! ([`sender`]) encodes, gzips and posts what waits ([`http`]), putting it
+//! back to be retried with the periods that come meanwhile when the
+//! collector cannot take it. The backlog is bounded; the sender's every
+//! wait has a deadline; the JVM's exit makes one last push within
+//! [`EXIT_DEADLINE`]. Where the push sends and with what: [`config`].
 
 /// An [`AgentError::Push`] whose message is `format!`'s.
 macro_rules! bad {
@@ -18,23 +21,24 @@ macro_rules! bad {
     };
 }
 
+mod backlog;
 pub mod config;
 pub mod endpoint;
 mod http;
 pub mod model;
 mod sender;
+mod unsent;
 
 use crate::error::AgentError;
-use crate::log;
+use backlog::{Backlog, Stats};
 use config::Config;
 use parking_lot::{Condvar, Mutex};
-use profrj_otlp::{CallTrees, Keeper, Request};
-use sender::{Queue, Stats};
+use profrj_otlp::{CallTrees, Keeper};
 use std::collections::HashMap;
-use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use unsent::Unsent;
 
 /// The last push at the JVM's exit (or a replaced session's) gets this long.
 pub const EXIT_DEADLINE: Duration = Duration::from_secs(2);
@@ -57,7 +61,7 @@ pub struct Pusher {
 
 struct Shared {
     config: Config,
-    queue: Queue,
+    backlog: Backlog,
     stats: Stats,
     timer: Mutex<Timer>,
     timer_cv: Condvar,
@@ -74,7 +78,8 @@ struct Timer {
 
 struct Collect {
     keepers: HashMap<&'static str, Keeper>,
-    /// Start of the current period, ns since the epoch.
+    /// Where the next period's range starts, ns since the epoch: the end
+    /// of the last period that had something to send.
     since_unix_ns: u64,
     /// The last collection was made: later ones are not sent.
     finished: bool,
@@ -87,7 +92,7 @@ impl Pusher {
         let id = MADE.fetch_add(1, Relaxed) + 1;
         let shared = Arc::new(Shared {
             config,
-            queue: Queue::default(),
+            backlog: Backlog::default(),
             stats: Stats::default(),
             timer: Mutex::new(Timer::default()),
             timer_cv: Condvar::new(),
@@ -101,14 +106,14 @@ impl Pusher {
         let s = shared.clone();
         std::thread::Builder::new()
             .name("profrj otlp send".into())
-            .spawn(move || sender::run(&s.config, &s.queue, &s.stats))
+            .spawn(move || sender::run(&s.config, &s.backlog, &s.stats))
             .map_err(|e| bad!("otlp: cannot start the sending thread: {e}"))?;
         let s = shared.clone();
         let started = std::thread::Builder::new()
             .name("profrj otlp".into())
             .spawn(move || s.run_timer(source));
         if let Err(e) = started {
-            shared.queue.close(Instant::now());
+            shared.backlog.close(Instant::now());
             return Err(bad!("otlp: cannot start the period thread: {e}"));
         }
         Ok(Pusher { id, shared })
@@ -126,7 +131,7 @@ impl Pusher {
     }
 
     /// The last push: `last` (the stopped modes' trees) is collected and
-    /// sent with what is queued, within `deadline`; then both threads end.
+    /// sent with what waits, within `deadline`; then both threads end.
     pub fn finish(&self, last: ModeTrees, deadline: Duration) {
         let until = Instant::now() + deadline;
         {
@@ -135,10 +140,10 @@ impl Pusher {
             self.shared.timer_cv.notify_all();
         }
         self.shared.collect(last, true, thread_cpu_ns());
-        self.shared.queue.close(until);
+        self.shared.backlog.close(until);
         let stats = &self.shared.stats;
         self.shared
-            .queue
+            .backlog
             .wait_done(until + Duration::from_millis(100), stats);
     }
 
@@ -146,28 +151,36 @@ impl Pusher {
     pub fn summary(&self) -> String {
         let s = &self.shared.stats;
         let c = &self.shared.config;
-        let requests = s.requests.load(Relaxed);
-        let per = |v: u64| v / requests.max(1);
+        let pushes = s.pushes.load(Relaxed);
+        let tries = s.tries.load(Relaxed).max(1);
         let mut text = format!(
-            "otlp to {} every {:?}: {} periods sent of {} with profiles ({} empty); per period {} bytes gzipped ({} raw), {} us CPU to build",
+            "otlp to {} every {:?}: {} periods sent of {} with profiles ({} empty) in {pushes} pushes; per push {} bytes gzipped ({} raw), {} us CPU to build",
             c.endpoint.url(),
             c.period,
             s.sent.load(Relaxed),
-            requests,
+            s.periods.load(Relaxed),
             s.empty.load(Relaxed),
-            per(s.sent_bytes.load(Relaxed)),
-            per(s.raw_bytes.load(Relaxed)),
-            per(s.build_ns.load(Relaxed)) / 1000,
+            s.sent_bytes.load(Relaxed) / pushes.max(1),
+            s.raw_bytes.load(Relaxed) / tries,
+            s.build_ns.load(Relaxed) / tries / 1000,
         );
         let dropped = s.dropped();
         if dropped > 0 || s.retries.load(Relaxed) > 0 {
             text.push_str(&format!(
-                "; {dropped} dropped (queue full {}, refused {}, unreachable {}, at exit {}), {} retries",
-                s.dropped_full.load(Relaxed),
+                "; {dropped} dropped ({} samples; over {} MiB {}, refused {}, at exit {}), {} retries",
+                s.dropped_samples.load(Relaxed),
+                backlog::MAX_BYTES >> 20,
+                s.dropped_bound.load(Relaxed),
                 s.dropped_refused.load(Relaxed),
-                s.dropped_unreachable.load(Relaxed),
                 s.dropped_exit.load(Relaxed),
                 s.retries.load(Relaxed)
+            ));
+        }
+        let (periods, bytes) = self.shared.backlog.held();
+        if periods > 0 {
+            text.push_str(&format!(
+                "; {periods} periods not sent yet, folded ({} KiB)",
+                bytes.div_ceil(1024)
             ));
         }
         if let Some(f) = s.last_failure.lock().as_deref() {
@@ -208,10 +221,11 @@ impl Shared {
         }
     }
 
-    /// Makes the period's request from `trees` and queues it; `last`: the
-    /// final one (none is sent after it). Under the collection lock from
-    /// start to queue, so that the last one queues after every other.
-    /// `cpu`: this thread's CPU time when it began to read the trees.
+    /// Makes the period's deltas from `trees` and hands them to the
+    /// backlog; `last`: the final one (none is made after it). Under the
+    /// collection lock from start to hand-over, so that the last one comes
+    /// after every other. `cpu`: this thread's CPU time when it began to
+    /// read the trees.
     fn collect(&self, trees: ModeTrees, last: bool, cpu: u64) {
         let mut c = self.collect.lock();
         if c.finished {
@@ -220,33 +234,22 @@ impl Shared {
         c.finished = last;
         let now = unix_now_ns();
         let since = std::mem::replace(&mut c.since_unix_ns, now);
-        let mut request = Request::new();
+        let mut unsent = Unsent::new(since, now);
         for (name, t) in trees {
-            let samples = c.keepers.entry(name).or_default().delta(t);
-            request.add(&samples, since, now.saturating_sub(since));
+            unsent.add(name, c.keepers.entry(name).or_default().delta(t));
         }
-        if request.is_empty() {
+        if unsent.is_empty() {
+            // The next push's range starts where the last one's ended: the
+            // pushes' ranges tile the session, an empty stretch in one.
+            c.since_unix_ns = since;
             self.stats.empty.fetch_add(1, Relaxed);
             return;
         }
-        let raw = request.finish(&self.config.resource, ("profrj", env!("CARGO_PKG_VERSION")));
-        let mut gz = flate2::write::GzEncoder::new(
-            Vec::with_capacity(raw.len() / 4),
-            flate2::Compression::default(),
-        );
-        let body = match gz.write_all(&raw).and_then(|()| gz.finish()) {
-            Ok(b) => b,
-            Err(e) => {
-                log::error_once("otlp gzip", &format!("otlp: gzip: {e}"));
-                return;
-            }
-        };
-        self.stats.requests.fetch_add(1, Relaxed);
-        self.stats.raw_bytes.fetch_add(raw.len() as u64, Relaxed);
+        self.stats.periods.fetch_add(1, Relaxed);
+        self.backlog.push(unsent, &self.stats);
         self.stats
             .build_ns
             .fetch_add(thread_cpu_ns().saturating_sub(cpu), Relaxed);
-        self.queue.push(body, &self.stats);
     }
 }
 

@@ -1,275 +1,148 @@
-//! The bounded queue between the period timer and the one sending thread,
-//! and that thread: each request is tried, retried with backoff while the
-//! collector's answer (or silence) is retryable, and dropped (counted)
-//! otherwise. The queue holds at most [`MAX_ITEMS`] requests and
-//! [`MAX_BYTES`]; a full queue drops its oldest. Nothing here waits on the
-//! program: a collector that is down, slow or hostile costs it a thread
-//! asleep and a few megabytes at most.
+//! The sending thread: takes what waits ([`Backlog::pop`]: every period
+//! not sent yet, folded into one profile), encodes and gzips it, and posts
+//! it. A retryable failure (no connection, a timeout, 429, 502-504) puts
+//! the profile back, where the periods that come meanwhile fold into it,
+//! and the next try, after a backoff, sends them all: an outage delays
+//! data, it does not drop it. A final answer (400, 401, 404…) drops what
+//! was tried, counted; so does the exit's deadline.
 
+use super::backlog::{Backlog, Stats};
 use super::config::Config;
 use super::http;
+use super::unsent::Unsent;
 use crate::log;
-use parking_lot::{Condvar, Mutex};
-use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::io::Write;
+use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
 
-/// Requests (periods) waiting at most.
-pub const MAX_ITEMS: usize = 4;
-/// Bytes waiting at most (gzipped requests).
-pub const MAX_BYTES: usize = 32 << 20;
-/// Tries of one request after the first.
-const MAX_RETRIES: u32 = 5;
 const FIRST_BACKOFF: Duration = Duration::from_secs(1);
+/// The longest wait between tries (the period, if shorter: then a failing
+/// collector is tried about once a period, as each period used to be).
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
 /// The longest `Retry-After` honoured.
 const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
 
-/// What the push did, for `status` and the exit summary.
-#[derive(Default)]
-pub struct Stats {
-    /// Periods with something to send (requests made).
-    pub requests: AtomicU64,
-    /// Periods with nothing new (no request).
-    pub empty: AtomicU64,
-    /// Requests the collector accepted, and their bytes (gzipped).
-    pub sent: AtomicU64,
-    pub sent_bytes: AtomicU64,
-    /// Bytes before gzip, of every request made.
-    pub raw_bytes: AtomicU64,
-    /// Thread CPU time building requests (deltas, encoding, gzip), ns.
-    pub build_ns: AtomicU64,
-    pub retries: AtomicU64,
-    /// Requests dropped: the queue was full; the collector refused them
-    /// (a final answer); it stayed unreachable through the retries; left
-    /// when the JVM exited.
-    pub dropped_full: AtomicU64,
-    pub dropped_refused: AtomicU64,
-    pub dropped_unreachable: AtomicU64,
-    pub dropped_exit: AtomicU64,
-    pub last_failure: Mutex<Option<String>>,
-}
-
-impl Stats {
-    pub fn dropped(&self) -> u64 {
-        self.dropped_full.load(Relaxed)
-            + self.dropped_refused.load(Relaxed)
-            + self.dropped_unreachable.load(Relaxed)
-            + self.dropped_exit.load(Relaxed)
-    }
-}
-
-#[derive(Default)]
-struct State {
-    items: VecDeque<Vec<u8>>,
-    bytes: usize,
-    /// Set at the end: send what is queued until then, retry nothing.
-    closing: Option<Instant>,
-    /// The sender has finished.
-    done: bool,
-    /// The sender holds a request (popped, not yet sent or dropped).
-    in_flight: bool,
-    /// The exit stopped waiting for the sender and counted what it held.
-    abandoned: bool,
-}
-
-#[derive(Default)]
-pub struct Queue {
-    state: Mutex<State>,
-    cv: Condvar,
-}
-
-impl Queue {
-    /// Queues a request, dropping the oldest while the queue is full.
-    pub fn push(&self, body: Vec<u8>, stats: &Stats) {
-        let mut s = self.state.lock();
-        while !s.items.is_empty()
-            && (s.items.len() >= MAX_ITEMS || s.bytes + body.len() > MAX_BYTES)
-        {
-            if let Some(old) = s.items.pop_front() {
-                s.bytes -= old.len();
-                stats.dropped_full.fetch_add(1, Relaxed);
-            }
-        }
-        if body.len() > MAX_BYTES {
-            stats.dropped_full.fetch_add(1, Relaxed);
-            return;
-        }
-        s.bytes += body.len();
-        s.items.push_back(body);
-        self.cv.notify_all();
-    }
-
-    /// The next request, waiting for one; `None` once closing and empty.
-    fn pop(&self) -> Option<Vec<u8>> {
-        let mut s = self.state.lock();
-        loop {
-            if let Some(b) = s.items.pop_front() {
-                s.bytes -= b.len();
-                s.in_flight = true;
-                return Some(b);
-            }
-            if s.closing.is_some() {
-                return None;
-            }
-            self.cv.wait(&mut s);
-        }
-    }
-
-    fn closing(&self) -> Option<Instant> {
-        self.state.lock().closing
-    }
-
-    /// When a request started now must end: `timeout` from `started`, or
-    /// the closing deadline if sooner.
-    fn deadline(&self, started: Instant, timeout: Duration) -> Instant {
-        let own = started + timeout;
-        self.closing().map_or(own, |c| c.min(own))
-    }
-
-    /// Sleeps `d` unless the queue starts closing first (then false).
-    fn sleep(&self, d: Duration) -> bool {
-        let until = Instant::now() + d;
-        let mut s = self.state.lock();
-        while s.closing.is_none() {
-            if self.cv.wait_until(&mut s, until).timed_out() {
-                return true;
-            }
-        }
-        false
-    }
-
-    /// Asks the sender to send what is queued by `deadline` and stop.
-    pub fn close(&self, deadline: Instant) {
-        let mut s = self.state.lock();
-        s.closing = Some(s.closing.map_or(deadline, |d| d.min(deadline)));
-        self.cv.notify_all();
-    }
-
-    /// Waits until the sender is done or `until`; then what it has not
-    /// sent is dropped and counted (the sender, if still at it, counts
-    /// nothing more).
-    pub fn wait_done(&self, until: Instant, stats: &Stats) {
-        let mut s = self.state.lock();
-        while !s.done {
-            if self.cv.wait_until(&mut s, until).timed_out() {
-                break;
-            }
-        }
-        if !s.done {
-            let left = s.items.len() as u64 + u64::from(s.in_flight);
-            stats.dropped_exit.fetch_add(left, Relaxed);
-            s.items.clear();
-            s.bytes = 0;
-            s.abandoned = true;
-        }
-    }
-
-    /// The sender is through with its request; false if the exit already
-    /// counted it.
-    fn landed(&self) -> bool {
-        let mut s = self.state.lock();
-        s.in_flight = false;
-        !s.abandoned
-    }
-
-    fn set_done(&self, stats: &Stats) {
-        let mut s = self.state.lock();
-        let left = s.items.len() as u64;
-        s.items.clear();
-        s.bytes = 0;
-        stats.dropped_exit.fetch_add(left, Relaxed);
-        s.done = true;
-        self.cv.notify_all();
-    }
-}
-
-/// What became of one request.
-enum Outcome {
-    Sent(usize),
+/// What became of one try.
+enum Tried {
+    Sent,
     /// A final answer.
     Refused,
-    /// Retryable failures through every retry.
-    Unreachable,
-    /// Cut by the exit.
+    /// A retryable failure, with the collector's `Retry-After`.
+    Retry(Option<Duration>),
+    /// Cut by the exit (or failed while closing: no retry then).
     Exit,
 }
 
 /// The sending thread's body.
-pub fn run(config: &Config, queue: &Queue, stats: &Stats) {
+pub fn run(config: &Config, backlog: &Backlog, stats: &Stats) {
     let url = config.endpoint.url();
+    let longest = config.period.clamp(FIRST_BACKOFF, MAX_BACKOFF);
     let mut failing = false;
-    while let Some(body) = queue.pop() {
-        let outcome = send(config, queue, stats, &body, &url, &mut failing);
-        if queue.landed() {
-            match outcome {
-                Outcome::Sent(n) => {
-                    stats.sent.fetch_add(1, Relaxed);
+    let mut backoff = FIRST_BACKOFF;
+    while let Some(unsent) = backlog.pop() {
+        let cpu = super::thread_cpu_ns();
+        let body = encode(config, &unsent, stats);
+        stats
+            .build_ns
+            .fetch_add(super::thread_cpu_ns().saturating_sub(cpu), Relaxed);
+        let tried = match &body {
+            Some(body) => try_once(config, backlog, stats, body, &url, &mut failing),
+            None => Tried::Refused,
+        };
+        let counted = (unsent.periods, unsent.sampled);
+        match tried {
+            Tried::Retry(after) => {
+                stats.retries.fetch_add(1, Relaxed);
+                let wait = backoff.max(after.unwrap_or_default().min(MAX_RETRY_AFTER));
+                backoff = (backoff * 2).min(longest);
+                backlog.put_back(unsent, stats);
+                // Closing cuts the wait short; the next try, of everything
+                // then, is the last.
+                backlog.sleep(wait);
+            }
+            Tried::Sent => {
+                backoff = FIRST_BACKOFF;
+                if backlog.landed() {
+                    stats.sent.fetch_add(unsent.periods, Relaxed);
+                    stats.pushes.fetch_add(1, Relaxed);
+                    let n = body.map_or(0, |b| b.len());
                     stats.sent_bytes.fetch_add(n as u64, Relaxed);
                 }
-                Outcome::Refused => _ = stats.dropped_refused.fetch_add(1, Relaxed),
-                Outcome::Unreachable => _ = stats.dropped_unreachable.fetch_add(1, Relaxed),
-                Outcome::Exit => _ = stats.dropped_exit.fetch_add(1, Relaxed),
+            }
+            Tried::Refused => {
+                if backlog.landed() {
+                    stats.drop(&stats.dropped_refused, counted);
+                }
+            }
+            Tried::Exit => {
+                if backlog.landed() {
+                    stats.drop(&stats.dropped_exit, counted);
+                }
             }
         }
     }
-    queue.set_done(stats);
+    backlog.set_done(stats);
 }
 
-/// One request, tried until sent, refused, given up on, or cut by the exit.
-fn send(
+/// `unsent`'s request, gzipped; `None` (said once) if gzip fails.
+fn encode(config: &Config, unsent: &Unsent, stats: &Stats) -> Option<Vec<u8>> {
+    let raw = unsent.request(&config.resource);
+    stats.tries.fetch_add(1, Relaxed);
+    stats.raw_bytes.fetch_add(raw.len() as u64, Relaxed);
+    let mut gz = flate2::write::GzEncoder::new(
+        Vec::with_capacity(raw.len() / 4),
+        flate2::Compression::default(),
+    );
+    match gz.write_all(&raw).and_then(|()| gz.finish()) {
+        Ok(b) => Some(b),
+        Err(e) => {
+            log::error_once("otlp gzip", &format!("otlp: gzip: {e}"));
+            None
+        }
+    }
+}
+
+/// One try of `body`, within the request's timeout and the exit's deadline.
+fn try_once(
     config: &Config,
-    queue: &Queue,
+    backlog: &Backlog,
     stats: &Stats,
     body: &[u8],
     url: &str,
     failing: &mut bool,
-) -> Outcome {
-    let mut retries = 0;
-    let mut backoff = FIRST_BACKOFF;
-    loop {
-        let started = Instant::now();
-        if queue.closing().is_some_and(|end| end <= started) {
-            return Outcome::Exit;
-        }
-        let deadline = || queue.deadline(started, config.timeout);
-        match http::post(config, body, &deadline) {
-            Ok(_) => {
-                if std::mem::take(failing) {
-                    log::info(&format!("otlp: {url} accepts profiles again"));
-                }
-                return Outcome::Sent(body.len());
+) -> Tried {
+    let started = Instant::now();
+    if backlog.closing().is_some_and(|end| end <= started) {
+        return Tried::Exit;
+    }
+    let deadline = || backlog.deadline(started, config.timeout);
+    match http::post(config, body, &deadline) {
+        Ok(_) => {
+            if std::mem::take(failing) {
+                log::info(&format!("otlp: {url} accepts profiles again"));
             }
-            Err(f) => {
-                *failing = true;
-                *stats.last_failure.lock() = Some(f.to_string());
-                log::warn_once(
-                    &format!("otlp {}", f.kind()),
-                    &format!(
-                        "otlp: {url}: {f}; {} (said once per kind of failure; `status` counts the periods dropped)",
-                        if f.retryable() {
-                            "retrying, keeping at most 4 periods"
-                        } else {
-                            "that period's profile is dropped"
-                        }
-                    ),
-                );
-                if !f.retryable() {
-                    return Outcome::Refused;
-                }
-                if queue.closing().is_some() {
-                    return Outcome::Exit;
-                }
-                if retries >= MAX_RETRIES {
-                    return Outcome::Unreachable;
-                }
-                retries += 1;
-                stats.retries.fetch_add(1, Relaxed);
-                let wait = backoff.max(f.retry_after().unwrap_or_default().min(MAX_RETRY_AFTER));
-                backoff = (backoff * 2).min(MAX_BACKOFF);
-                // Closing cuts the wait short; the loop then makes one
-                // last try within the closing deadline.
-                queue.sleep(wait);
+            Tried::Sent
+        }
+        Err(f) => {
+            *failing = true;
+            *stats.last_failure.lock() = Some(f.to_string());
+            log::warn_once(
+                &format!("otlp {}", f.kind()),
+                &format!(
+                    "otlp: {url}: {f}; {} (said once per kind of failure; `status` counts the periods dropped)",
+                    if f.retryable() {
+                        "retrying, the periods meanwhile folded into the next push"
+                    } else {
+                        "that push's periods are dropped"
+                    }
+                ),
+            );
+            if !f.retryable() {
+                Tried::Refused
+            } else if backlog.closing().is_some() {
+                Tried::Exit
+            } else {
+                Tried::Retry(f.retry_after())
             }
         }
     }
