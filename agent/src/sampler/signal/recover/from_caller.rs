@@ -122,8 +122,14 @@ pub(super) unsafe fn from_caller(
                 }
                 Retry::Unshifted(regs) => (regs, step),
             };
-            // Each frame lies above the one before, in this stack.
-            if regs.sp <= here.sp || regs.sp >= high {
+            // Each frame lies above the one before, in this stack; a caller
+            // at the same sp only where the frame is already gone and the
+            // code is on its way back to it (the interpreter's return past
+            // `mov rsp, rbx`: sp is the caller's, its pc in r13), so a step
+            // always moves the pc or the sp up.
+            let same_sp_caller =
+                matches!(retry, Retry::Caller(_)) && regs.sp == here.sp && regs.pc != here.pc;
+            if (regs.sp <= here.sp && !same_sp_caller) || regs.sp >= high {
                 continue;
             }
             retries += 1;

@@ -21,15 +21,53 @@ pub(super) fn interpreted_frame_caller(top: Regs, mem: &impl Memory) -> Option<R
     })
 }
 
-/// `leave; pop r13; mov rsp, rbx`: the interpreter removing a frame as its
-/// method returns (`InterpreterMacroAssembler::remove_activation`, then a
-/// jump to r13), the same bytes on JDK 11 to 25.
-const INTERPRETER_RETURN: [u8; 6] = [0xc9, 0x41, 0x5d, 0x48, 0x8b, 0xe3];
+/// `pop r13; mov rsp, rbx`: after `leave`, the interpreter removing a frame
+/// as its method returns (`InterpreterMacroAssembler::remove_activation`,
+/// then a jump to r13), the same bytes on JDK 11 to 25.
+const POP_R13_MOV_RSP_RBX: [u8; 5] = [0x41, 0x5d, 0x48, 0x8b, 0xe3];
+/// `leave`.
+const LEAVE: u8 = 0xc9;
+/// JDK 25 clears a byte of the thread between `leave` and `pop r13`:
+/// `movb [r15 + disp32], 0`, 8 bytes, these 3 first and 0 last.
+const CLEAR_BYTE: [u8; 3] = [0x41, 0xc6, 0x87];
+const CLEAR_BYTE_LEN: usize = 8;
 /// `jmp r13`, where the return ends (JDK 21 checks the stack watermark
 /// between the two).
 const JMP_R13: [u8; 3] = [0x41, 0xff, 0xe5];
 /// How far from the pc the return's instructions are looked for.
-const RETURN_REACH: usize = 32;
+const RETURN_REACH: usize = 48;
+
+/// Where a return's instructions lie, as offsets from its `leave`.
+struct ReturnShape {
+    /// `pop r13`.
+    pop: usize,
+    /// `mov rsp, rbx`, and the instruction after it.
+    mov: usize,
+    after: usize,
+}
+
+/// The return whose `leave` is at `at(0)`, if one is there.
+fn return_shape(at: &impl Fn(usize) -> Option<u8>) -> Option<ReturnShape> {
+    if at(0)? != LEAVE {
+        return None;
+    }
+    let is = |from: usize, bytes: &[u8]| {
+        bytes
+            .iter()
+            .enumerate()
+            .all(|(k, &b)| at(from + k) == Some(b))
+    };
+    let pop = if is(1, &CLEAR_BYTE) && at(CLEAR_BYTE_LEN) == Some(0) {
+        1 + CLEAR_BYTE_LEN
+    } else {
+        1
+    };
+    is(pop, &POP_R13_MOV_RSP_RBX).then_some(ReturnShape {
+        pop,
+        mov: pop + 2,
+        after: pop + 5,
+    })
+}
 
 /// The caller of the interpreter caught returning from a method, its frame
 /// gone (past `leave`): the return address on top of the stack, then in
@@ -38,33 +76,29 @@ pub(super) fn interpreter_return(top: Regs, regs: AdapterRegs, mem: &impl Memory
     if regs == AdapterRegs::default() {
         return None;
     }
-    let at = |k: usize| mem.byte(top.pc.checked_sub(RETURN_REACH)?.checked_add(k)?);
-    // Where the sequence begins, as an offset back from the pc.
-    let back = (0..=RETURN_REACH).find(|&b| {
-        INTERPRETER_RETURN
-            .iter()
-            .enumerate()
-            .all(|(k, &byte)| at(RETURN_REACH - b + k) == Some(byte))
+    // The `leave` at most RETURN_REACH bytes back, and its shape.
+    let (back, shape) = (0..=RETURN_REACH).find_map(|b| {
+        let from = top.pc.checked_sub(b)?;
+        let shape = return_shape(&|k: usize| mem.byte(from.checked_add(k)?))?;
+        Some((b, shape))
     })?;
     match back {
         // At `leave`: the frame is whole.
         0 => None,
-        // At `pop r13`: the return address on top.
-        1 => Some(Regs {
+        // Past `leave`, up to `pop r13`: the return address on top.
+        b if b <= shape.pop && (b == 1 || b == shape.pop) => Some(Regs {
             pc: mem.word(top.sp)?,
             sp: regs.rbx,
             fp: top.fp,
         }),
         // At `mov rsp, rbx`.
-        3 => Some(Regs {
+        b if b == shape.mov => Some(Regs {
             pc: regs.r13,
             sp: regs.rbx,
             fp: top.fp,
         }),
-        // Inside `pop r13` or `mov rsp, rbx`: not an instruction boundary.
-        2 | 4 | 5 => None,
         // Past it, up to the `jmp r13`.
-        _ => {
+        b if b >= shape.after => {
             let jmp_ahead = (0..RETURN_REACH).find(|&k| {
                 JMP_R13
                     .iter()
@@ -77,5 +111,7 @@ pub(super) fn interpreter_return(top: Regs, regs: AdapterRegs, mem: &impl Memory
                 fp: top.fp,
             })
         }
+        // Inside an instruction: not a boundary.
+        _ => None,
     }
 }

@@ -493,6 +493,48 @@ fn the_interpreter_returning_has_its_caller_in_r13_and_rbx() {
 }
 
 #[test]
+fn jdk_25s_interpreter_return_clears_a_byte_between_leave_and_pop() {
+    // JDK 25: leave; movb [r15+0x3be], 0; pop r13; mov rsp, rbx;
+    // cmp rsp, [r15+0x620]; jb +11; movq [r15+0x620], 0; jmp r13
+    let mut code = vec![0xc9, 0x41, 0xc6, 0x87, 0xbe, 0x03, 0, 0, 0];
+    code.extend([0x41, 0x5d, 0x48, 0x8b, 0xe3]);
+    code.extend([0x49, 0x3b, 0xa7, 0x20, 0x06, 0, 0, 0x72, 0x0b]);
+    code.extend([0x49, 0xc7, 0x87, 0x20, 0x06, 0, 0, 0, 0, 0, 0]);
+    code.extend([0x41, 0xff, 0xe5]);
+    let b = stub_blob(StubLayout::Interpreter, code.len());
+    let sender_sp = SP + 0x80;
+    let regs = AdapterRegs {
+        rax: 0,
+        r13: RET_ADDR,
+        rbx: sender_sp,
+    };
+    let m = fake(&code, &[(SP, RET_ADDR)]);
+    let first_at = |pc: usize, sp: usize| {
+        let top = Regs {
+            pc: CODE + pc,
+            sp,
+            fp: CALLER_FP,
+        };
+        first(&callers(top, regs, Some(&b), &m))
+    };
+    let want = |sp| {
+        Some(Regs {
+            pc: RET_ADDR,
+            sp,
+            fp: CALLER_FP,
+        })
+    };
+    // At the byte's clearing, at `pop r13`, at `mov rsp, rbx`, at the
+    // watermark check, at its branch, at the jump.
+    assert_eq!(first_at(1, SP), want(sender_sp));
+    assert_eq!(first_at(9, SP), want(sender_sp));
+    assert_eq!(first_at(11, SP + 8), want(sender_sp));
+    assert_eq!(first_at(14, sender_sp), want(sender_sp));
+    assert_eq!(first_at(21, sender_sp), want(sender_sp));
+    assert_eq!(first_at(34, sender_sp), want(sender_sp));
+}
+
+#[test]
 fn unknown_code_tries_the_top_of_the_stack_then_the_frame_pointer() {
     let fp = SP + 0x40;
     let m = fake(&[], &[(SP, 5), (fp, CALLER_FP), (fp + 8, RET_ADDR)]);
