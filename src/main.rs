@@ -15,6 +15,7 @@ mod diff;
 mod error;
 mod flame;
 mod heap;
+mod heapread;
 mod hprof_text;
 mod instrument;
 mod live;

@@ -1,0 +1,112 @@
+//! `profrj report HEAP.hprof[.gz]` and `profrj diff A.hprof B.hprof`: a
+//! heap dump read as a graph, for what retains the heap and what grew.
+//!
+//! 1. `load.rs`: the dump mapped (a gzipped one inflated into a private
+//!    directory first), a first pass keeping classes, symbols, frames,
+//!    traces and roots, and spooling every object's id;
+//! 2. `graph.rs`: the ids sorted on disk (a node is an id's rank), a
+//!    second pass writing each node's type, size, trace and offset and its
+//!    references, laid out as adjacency arrays;
+//! 3. `dominators.rs`: the dominator tree (Lengauer–Tarjan, iterative)
+//!    and retained sizes; `paths.rs`: shortest paths from the GC roots
+//!    (breadth first);
+//! 4. `views.rs`: per class, site and thread; `text.rs`, `diff.rs`: the
+//!    tables.
+//!
+//! Every per-object array is a file of the private directory
+//! (`scratch.rs`), mapped: the process holds the dump's classes, symbols
+//! and traces, never a structure per object.
+
+mod diff;
+mod dominators;
+mod graph;
+mod load;
+mod objects;
+mod paths;
+mod scratch;
+#[cfg(test)]
+mod tests;
+pub mod text;
+mod views;
+
+pub use diff::diff;
+pub use text::report;
+
+use crate::error::CliError;
+use std::path::Path;
+
+/// One dump read whole: its tables, graph, dominator tree and paths.
+pub struct Heap {
+    pub d: load::Dump,
+    pub g: graph::Graph,
+    pub tree: dominators::Tree,
+    pub paths: paths::Paths,
+    pub keys: views::Keys,
+    /// Dropped last: the directory of every mapped array above.
+    _scratch: scratch::Scratch,
+}
+
+impl Heap {
+    /// Reads the dump at `path` (`gzip` as `heap::sniff` said).
+    pub fn read(path: &Path, gzip: bool) -> Result<Heap, CliError> {
+        let mut scratch = scratch::Scratch::new()?;
+        let (d, ids) = load::open(path, gzip, &mut scratch)?;
+        let g = graph::build(&d, ids, &mut scratch, path)?;
+        let tree = dominators::compute(&g, &mut scratch)?;
+        let paths = paths::Paths::search(&g, &mut scratch)?;
+        let keys = views::Keys::new(&d, &g);
+        Ok(Heap {
+            d,
+            g,
+            tree,
+            paths,
+            keys,
+            _scratch: scratch,
+        })
+    }
+
+    /// A path from a GC root to `v` as one line per step: the root's kind,
+    /// then each referrer's field or index and what it refers to.
+    pub fn path_lines(&self, v: u32) -> Vec<String> {
+        let Some(p) = self.paths.path(v) else {
+            return vec!["(no GC root reaches it)".into()];
+        };
+        let (d, g) = (&self.d, &self.g);
+        let mut lines = Vec::new();
+        for (i, pair) in p.nodes.windows(2).enumerate() {
+            if p.skipped > 0 && i + 1 == p.split {
+                lines.push(format!("... {} more steps ...", p.skipped));
+                continue;
+            }
+            let how = objects::step(d, g, pair[0], pair[1]);
+            lines.push(format!("{how} -> {}", g.node_name(d, pair[1])));
+        }
+        lines
+    }
+
+    /// The path's shape without addresses, to match a retainer between two
+    /// dumps: each step's field and the type it reaches.
+    pub fn path_signature(&self, v: u32) -> String {
+        let Some(p) = self.paths.path(v) else {
+            return format!("unreachable {}", self.type_of(v));
+        };
+        let mut s = String::new();
+        for (i, pair) in p.nodes.windows(2).enumerate() {
+            if p.skipped > 0 && i + 1 == p.split {
+                s.push_str(" ...");
+                continue;
+            }
+            let how = objects::step(&self.d, &self.g, pair[0], pair[1]);
+            s.push_str(&format!(" {how} {}", self.type_of(pair[1])));
+        }
+        s.trim_start().to_owned()
+    }
+
+    /// A node's type as a name (`class X` for a class object).
+    fn type_of(&self, v: u32) -> String {
+        match self.g.histogram_type(v) {
+            Some(t) => self.g.type_name(&self.d, t),
+            None => self.g.node_name(&self.d, v),
+        }
+    }
+}
