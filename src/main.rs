@@ -53,13 +53,13 @@ enum Command {
     Resume(live::PidArgs),
     /// Show what the agent in a JVM is doing.
     Status(live::PidArgs),
-    /// Print a snapshot's top methods (HPROF CPU SAMPLES style), live objects or coverage.
+    /// Print a snapshot's top methods (HPROF CPU SAMPLES style), live objects or coverage; or a heap dump's classes, retainers and allocation sites.
     Report(report::Args),
     /// Write a snapshot as one self-contained HTML page: flame graph, tables, coverage.
     Flame(flame::Args),
     /// Write a snapshot for other tools: collapsed stacks, pprof, LCOV, Cobertura, HPROF text.
     Convert(convert::Args),
-    /// Compare two snapshots: which methods got hotter or colder.
+    /// Compare two snapshots (which methods got hotter or colder) or two heap dumps (what grew, by class, site and retaining path).
     Diff(diff::Args),
 }
 

@@ -3,8 +3,8 @@
 //! bytes on both sides. Classes and sites are matched by name; retainers
 //! by the shape of their shortest path from a GC root (each step's field
 //! and the type it reaches: addresses differ between dumps, paths do not).
-//! The dumps are read one after the other, so at most one graph's arrays
-//! are mapped at a time.
+//! Both graphs stay mapped while the paths of one dump's largest
+//! retainers are looked for in the other.
 
 use super::text::{ranked, Options};
 use super::views::{self, Row};
@@ -18,16 +18,20 @@ use std::path::Path;
 /// Retainers compared per dump.
 const RETAINERS: usize = 200;
 
-/// One dump's rows by name: classes, sites, retaining paths.
+/// A path's steps: (field or root kind, type reached).
+type Steps = Vec<(String, String)>;
+
+/// One dump's rows by name: classes, sites, retaining paths (and each
+/// path's steps, to find it in the other dump).
 #[derive(Default)]
 struct Side {
     classes: HashMap<String, Row>,
     sites: HashMap<String, Row>,
     paths: HashMap<String, Row>,
+    steps: Vec<(String, Steps)>,
 }
 
-fn side(path: &Path, gzip: bool, o: &Options) -> Result<Side, CliError> {
-    let h = Heap::read(path, gzip)?;
+fn side(h: &Heap, o: &Options) -> Result<Side, CliError> {
     let mut scratch = super::scratch::Scratch::new()?;
     let v = views::compute(
         &h.d,
@@ -55,16 +59,46 @@ fn side(path: &Path, gzip: bool, o: &Options) -> Result<Side, CliError> {
         )),
         sites: named(ranked(&v.by_site, |i| h.keys.sites[i].clone(), o.sort, all)),
         paths: HashMap::new(),
+        steps: Vec::new(),
     };
     for &x in &v.top {
-        let r = Row {
-            count: 1,
-            shallow: h.g.shallow[x as usize],
-            retained: h.tree.retained[x as usize],
+        let Some(steps) = h.path_steps(x) else {
+            continue;
         };
-        add(s.paths.entry(h.path_signature(x)).or_default(), r);
+        let key = signature(&steps);
+        add(s.paths.entry(key.clone()).or_default(), node_row(h, x));
+        s.steps.push((key, steps));
     }
     Ok(s)
+}
+
+fn node_row(h: &Heap, x: u32) -> Row {
+    Row {
+        count: 1,
+        shallow: h.g.shallow[x as usize],
+        retained: h.tree.retained[x as usize],
+    }
+}
+
+fn signature(steps: &Steps) -> String {
+    let parts: Vec<String> = steps
+        .iter()
+        .map(|(how, ty)| format!("{how} {ty}"))
+        .collect();
+    parts.join(" ")
+}
+
+/// The retainers of `from` that are not among `to`'s largest: looked for
+/// in `to`'s dump by their path, so a retainer that grew into the top
+/// shows what it was before (or 0 where the path leads nowhere).
+fn complete(to: &mut Side, h: &Heap, from: &Side) {
+    for (key, steps) in &from.steps {
+        if to.paths.contains_key(key) {
+            continue;
+        }
+        let row = h.resolve(steps).map(|x| node_row(h, x)).unwrap_or_default();
+        to.paths.insert(key.clone(), row);
+    }
 }
 
 fn add(to: &mut Row, r: Row) {
@@ -144,8 +178,12 @@ fn table(out: &mut String, head: &str, what: &str, rows: &[(String, Row, Row)]) 
 }
 
 pub fn diff(a: (&Path, bool), b: (&Path, bool), o: &Options) -> Result<(), CliError> {
-    let sa = side(a.0, a.1, o)?;
-    let sb = side(b.0, b.1, o)?;
+    let ha = Heap::read(a.0, a.1)?;
+    let hb = Heap::read(b.0, b.1)?;
+    let mut sa = side(&ha, o)?;
+    let mut sb = side(&hb, o)?;
+    complete(&mut sa, &ha, &sb);
+    complete(&mut sb, &hb, &sa);
     let by = match o.sort {
         SortBy::Own => "shallow",
         SortBy::Total => "retained",
@@ -176,7 +214,7 @@ pub fn diff(a: (&Path, bool), b: (&Path, bool), o: &Options) -> Result<(), CliEr
     }
     table(
         &mut out,
-        &format!("RETAINING PATHS (of each dump's {RETAINERS} largest retainers; objects: retainers on that path)"),
+        &format!("RETAINING PATHS (each dump's {RETAINERS} largest retainers, found by path in the other; objects: retainers on that path)"),
         "path from a GC root",
         &grown(&sa.paths, &sb.paths, SortBy::Total, o.top),
     );

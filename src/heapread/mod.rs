@@ -85,21 +85,28 @@ impl Heap {
     }
 
     /// The path's shape without addresses, to match a retainer between two
-    /// dumps: each step's field and the type it reaches.
-    pub fn path_signature(&self, v: u32) -> String {
-        let Some(p) = self.paths.path(v) else {
-            return format!("unreachable {}", self.type_of(v));
-        };
-        let mut s = String::new();
-        for (i, pair) in p.nodes.windows(2).enumerate() {
-            if p.skipped > 0 && i + 1 == p.split {
-                s.push_str(" ...");
-                continue;
-            }
+    /// dumps: each step's field (or root kind) and the type it reaches;
+    /// `None` for a node no root reaches or a path too long to show whole.
+    pub fn path_steps(&self, v: u32) -> Option<Vec<(String, String)>> {
+        let p = self.paths.path(v).filter(|p| p.skipped == 0)?;
+        let steps = p.nodes.windows(2).map(|pair| {
             let how = objects::step(&self.d, &self.g, pair[0], pair[1]);
-            s.push_str(&format!(" {how} {}", self.type_of(pair[1])));
+            (how, self.type_of(pair[1]))
+        });
+        Some(steps.collect())
+    }
+
+    /// The node a path of [`Heap::path_steps`] leads to in this dump: from
+    /// the super root, at each step the first referent of that type
+    /// through that field.
+    pub fn resolve(&self, steps: &[(String, String)]) -> Option<u32> {
+        let mut at = self.g.n as u32;
+        for (how, ty) in steps {
+            at = *self.g.out_of(at).iter().find(|&&w| {
+                self.type_of(w) == *ty && objects::step(&self.d, &self.g, at, w) == *how
+            })?;
         }
-        s.trim_start().to_owned()
+        Some(at)
     }
 
     /// A node's type as a name (`class X` for a class object).
