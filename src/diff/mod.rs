@@ -140,6 +140,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
             thread: args.select.thread(),
             top: if args.top == 0 { usize::MAX } else { args.top },
             sort: args.sort,
+            histogram: false,
         };
         return crate::heapread::diff((&args.before, ga), (&args.after, gb), &opts);
     }

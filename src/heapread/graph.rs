@@ -24,6 +24,12 @@ pub struct Graph {
     pub n: usize,
     /// Sorted object ids (node `i` is `ids[i]`).
     pub ids: Mapped<u64>,
+    /// Where each bucket of ids starts in `ids`: bucket `b` holds the ids
+    /// whose `(id - min) >> shift` is `b`, so a lookup is a binary search
+    /// of a few ids, not of all of them.
+    buckets: Mapped<u32>,
+    min: u64,
+    shift: u32,
     /// The type (see [`Graph::type_name`]).
     pub ty: Mapped<u32>,
     pub shallow: Mapped<u64>,
@@ -59,7 +65,35 @@ pub const PRIMS: [BasicType; 8] = [
 impl Graph {
     /// The node of object `id`, if the dump has it.
     pub fn node(&self, id: u64) -> Option<u32> {
-        self.ids.binary_search(&id).ok().map(|i| i as u32)
+        let b = (id.checked_sub(self.min)? >> self.shift) as usize;
+        let (lo, hi) = (*self.buckets.get(b)?, *self.buckets.get(b + 1)?);
+        let found = self.ids[lo as usize..hi as usize].binary_search(&id).ok()?;
+        Some(lo + found as u32)
+    }
+
+    /// Fills the buckets of [`Graph::node`]: about two ids per bucket.
+    fn index(&mut self, scratch: &mut Scratch) -> Result<(), CliError> {
+        let (Some(&min), Some(&max)) = (self.ids.first(), self.ids.last()) else {
+            return Ok(());
+        };
+        let want = (self.n as u64 / 2).max(1);
+        let mut shift = 0;
+        while (max - min) >> shift >= want {
+            shift += 1;
+        }
+        let count = ((max - min) >> shift) as usize + 1;
+        let mut buckets = scratch.array::<u32>("buckets", count + 1)?;
+        let mut i = 0usize;
+        for (b, slot) in buckets.iter_mut().enumerate() {
+            while i < self.n && (((self.ids[i] - min) >> shift) as usize) < b {
+                i += 1;
+            }
+            *slot = i as u32;
+        }
+        self.buckets = buckets;
+        self.min = min;
+        self.shift = shift;
+        Ok(())
     }
 
     pub fn out_of(&self, v: u32) -> &[u32] {
@@ -167,6 +201,9 @@ pub fn build(
     let mut g = Graph {
         n,
         ids,
+        buckets: scratch.array("buckets", 0)?,
+        min: 0,
+        shift: 0,
         ty: scratch.array("type", n + 1)?,
         shallow: scratch.array("shallow", n + 1)?,
         trace: scratch.array("trace", n + 1)?,
@@ -180,6 +217,7 @@ pub fn build(
         classes,
     };
     g.ty[n] = ROOT_TYPE;
+    g.index(scratch)?;
     let refs = ref_offsets(d);
     let mut edges = scratch.spool::<u64>("edges")?;
     let idn = d.id.bytes();

@@ -5,11 +5,12 @@
 //! first pass keeps what is bounded by the dump's classes, symbols,
 //! frames, traces and roots, and spools every object's id to a file.
 
-use super::scratch::{Mapped, ReadMap, Scratch, Spool};
+use super::scratch::{Mapped, ReadMap, Scratch};
 use crate::error::CliError;
 use flate2::read::MultiGzDecoder;
 use profrj_hprof::{
-    BasicType, Header, IdSize, Instance, Item, ObjArray, PrimArray, RootKind, Scanner, Step,
+    BasicType, ClassDump, Header, IdSize, Instance, Item, ObjArray, PrimArray, RootKind, Scanner,
+    Step,
 };
 use std::collections::HashMap;
 use std::io::BufReader;
@@ -66,13 +67,14 @@ pub struct Dump {
 }
 
 /// Opens `path` (gzipped or not, as `sniff` said), maps it, runs the
-/// first pass; returns it and every id met (instances, arrays, classes),
-/// in file order.
+/// first pass; hands each object (instance, array, class dump) to
+/// `object` as it is met.
 pub fn open(
     path: &Path,
     gzip: bool,
     scratch: &mut Scratch,
-) -> Result<(Dump, Mapped<u64>), CliError> {
+    object: &mut dyn FnMut(&Item) -> Result<(), CliError>,
+) -> Result<Dump, CliError> {
     let fail = |e: std::io::Error| CliError::Input(format!("{}: {e}", path.display()));
     let file = std::fs::File::open(path).map_err(fail)?;
     let map = if gzip {
@@ -107,11 +109,13 @@ pub fn open(
         objects: 0,
         sizes_whole: false,
     };
-    let mut ids = scratch.spool::<u64>("ids")?;
     let mut names: HashMap<u64, u64> = HashMap::new();
     let mut failed = None;
     walk(map.bytes(), start, d.id, path, |item, body| {
-        match d.see(item, body, &mut names, &mut ids, path) {
+        match d
+            .see(item, body, &mut names, path)
+            .and_then(|()| object(item))
+        {
             Ok(()) => true,
             Err(e) => {
                 failed = Some(e);
@@ -126,11 +130,28 @@ pub fn open(
     for c in &mut d.classes {
         c.name = names.get(&c.id).copied().unwrap_or(0);
     }
-    let object = d
+    let java_object = d
         .classes
         .iter()
         .find(|c| d.symbol(c.name) == b"java/lang/Object");
-    d.sizes_whole = object.is_some_and(|c| c.instance_size > 0);
+    d.sizes_whole = java_object.is_some_and(|c| c.instance_size > 0);
+    Ok(d)
+}
+
+/// [`open`], spooling every object's id in file order.
+pub fn open_with_ids(
+    path: &Path,
+    gzip: bool,
+    scratch: &mut Scratch,
+) -> Result<(Dump, Mapped<u64>), CliError> {
+    let mut ids = scratch.spool::<u64>("ids")?;
+    let d = open(path, gzip, scratch, &mut |item| match item {
+        Item::Class(ClassDump { id, .. })
+        | Item::Instance(Instance { id, .. })
+        | Item::ObjArray(ObjArray { id, .. })
+        | Item::PrimArray(PrimArray { id, .. }) => ids.push(*id),
+        _ => Ok(()),
+    })?;
     Ok((d, ids.finish()?))
 }
 
@@ -141,7 +162,6 @@ impl Dump {
         item: &Item,
         body: &[u8],
         names: &mut HashMap<u64, u64>,
-        ids: &mut Spool<u64>,
         path: &Path,
     ) -> Result<(), CliError> {
         match item {
@@ -200,14 +220,8 @@ impl Dump {
                     refs: [c.super_id, c.loader, c.signers, c.protection_domain],
                 });
                 self.objects += 1;
-                ids.push(c.id)?;
             }
-            Item::Instance(Instance { id, .. })
-            | Item::ObjArray(ObjArray { id, .. })
-            | Item::PrimArray(PrimArray { id, .. }) => {
-                self.objects += 1;
-                ids.push(*id)?;
-            }
+            Item::Instance(_) | Item::ObjArray(_) | Item::PrimArray(_) => self.objects += 1,
             _ => {}
         }
         Ok(())
@@ -220,6 +234,9 @@ fn d_symbol<'m>(symbols: &HashMap<u64, (usize, usize)>, map: &'m [u8], id: u64) 
         None => b"",
     }
 }
+
+/// How much of the dump is read before its pages are given back.
+const RELEASE: usize = 64 << 20;
 
 /// Every item of the mapped dump, in order, to `f` with its body (which
 /// the scanner has checked lies inside the file); `f` returns false to
@@ -234,8 +251,15 @@ pub fn walk<'m>(
     let named = |e: profrj_hprof::Error| CliError::Input(format!("{}: {e}", path.display()));
     let mut sc = Scanner::new(id, start as u64);
     sc.set_file_len(map.len() as u64);
+    let mut released = 0usize;
     loop {
         let at = sc.position() as usize;
+        if at - released >= RELEASE {
+            // What is read is not read again in this pass: out of the
+            // process's memory (the page cache keeps it for the next).
+            super::scratch::release(map, released, at);
+            released = at & !(RELEASE - 1);
+        }
         let rest = map.get(at..).unwrap_or(&[]);
         match sc.next(rest, at as u64).map_err(named)? {
             Step::End => return Ok(()),

@@ -20,6 +20,7 @@
 mod diff;
 mod dominators;
 mod graph;
+mod histogram;
 mod load;
 mod objects;
 mod paths;
@@ -49,11 +50,22 @@ pub struct Heap {
 impl Heap {
     /// Reads the dump at `path` (`gzip` as `heap::sniff` said).
     pub fn read(path: &Path, gzip: bool) -> Result<Heap, CliError> {
+        // PROFRJ_HEAP_TIMES=1: each phase's end on stderr, in seconds.
+        let t0 = std::time::Instant::now();
+        let tick = |what: &str| {
+            if std::env::var_os("PROFRJ_HEAP_TIMES").is_some() {
+                eprintln!("{what}: {:.2}", t0.elapsed().as_secs_f64());
+            }
+        };
         let mut scratch = scratch::Scratch::new()?;
-        let (d, ids) = load::open(path, gzip, &mut scratch)?;
+        let (d, ids) = load::open_with_ids(path, gzip, &mut scratch)?;
+        tick("pass 1");
         let g = graph::build(&d, ids, &mut scratch, path)?;
+        tick("graph");
         let tree = dominators::compute(&g, &mut scratch)?;
+        tick("dominators");
         let paths = paths::Paths::search(&g, &mut scratch)?;
+        tick("paths");
         let keys = views::Keys::new(&d, &g);
         Ok(Heap {
             d,

@@ -255,3 +255,24 @@ impl Drop for ReadMap {
         }
     }
 }
+
+/// Gives back the pages of `map[from..to]` (whole pages inside it): a
+/// read-only private map of a file reads them again if they are touched.
+pub fn release(map: &[u8], from: usize, to: usize) {
+    const PAGE: usize = 4096;
+    let start = from.div_ceil(PAGE) * PAGE;
+    let end = to.min(map.len()) / PAGE * PAGE;
+    if end > start {
+        // SAFETY: a range of whole pages inside `map`, a private read-only
+        // file mapping (ReadMap) starting at a page: MADV_DONTNEED only
+        // drops their frames; no reference into them is invalidated, as
+        // the kernel refills them from the file on the next touch.
+        unsafe {
+            libc::madvise(
+                map.as_ptr().add(start).cast_mut().cast(),
+                end - start,
+                libc::MADV_DONTNEED,
+            )
+        };
+    }
+}

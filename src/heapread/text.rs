@@ -15,9 +15,14 @@ pub struct Options<'a> {
     pub top: usize,
     /// `self`: by shallow bytes; `total`: by retained bytes.
     pub sort: SortBy,
+    /// Only the class histogram, in one pass (no retained bytes).
+    pub histogram: bool,
 }
 
 pub fn report(path: &Path, gzip: bool, o: &Options) -> Result<(), CliError> {
+    if o.histogram {
+        return histogram(path, gzip, o);
+    }
     let heap = Heap::read(path, gzip)?;
     let text = render(&heap, path, o)?;
     crate::output::write(None, text.as_bytes())
@@ -160,4 +165,38 @@ fn render(h: &Heap, path: &Path, o: &Options) -> Result<String, CliError> {
         &threads,
     );
     Ok(out)
+}
+
+/// `--histogram`: objects and shallow bytes per class, largest first.
+fn histogram(path: &Path, gzip: bool, o: &Options) -> Result<(), CliError> {
+    if o.thread.is_some() || o.sort == SortBy::Total {
+        return Err(CliError::Usage(
+            "--histogram counts every object by class in one pass: no --thread, no --sort total \
+             (the report without --histogram has both)"
+                .into(),
+        ));
+    }
+    let (d, mut rows) = super::histogram::histogram(path, gzip)?;
+    rows.sort_by(|a, b| b.2.cmp(&a.2).then(b.1.cmp(&a.1)).then(a.0.cmp(&b.0)));
+    let objects: u64 = rows.iter().map(|r| r.1).sum();
+    let bytes: u64 = rows.iter().map(|r| r.2).sum();
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "heap dump {}: {}, {}-byte ids; {objects} objects, {bytes} bytes (sizes as NetBeans' heap library states them); {} classes\n",
+        path.display(),
+        d.header.format,
+        d.id.bytes(),
+        d.classes.len()
+    );
+    let _ = writeln!(out, "CLASSES by shallow bytes");
+    let _ = writeln!(
+        out,
+        "{:>5} {:>12} {:>15}  class",
+        "rank", "objects", "shallow bytes"
+    );
+    for (i, (name, count, shallow)) in rows.iter().take(o.top).enumerate() {
+        let _ = writeln!(out, "{:>5} {count:>12} {shallow:>15}  {name}", i + 1);
+    }
+    crate::output::write(None, out.as_bytes())
 }

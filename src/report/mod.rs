@@ -85,6 +85,9 @@ pub struct Args {
     /// Order of the method table (a heap dump's tables: self = shallow bytes, total = retained bytes).
     #[arg(long, value_enum, default_value_t)]
     sort: SortBy,
+    /// A heap dump: only the class histogram (objects, shallow bytes), in one pass without the dominator tree.
+    #[arg(long)]
+    histogram: bool,
 }
 
 pub fn run(args: Args) -> Result<(), CliError> {
@@ -94,8 +97,14 @@ pub fn run(args: Args) -> Result<(), CliError> {
             thread: args.select.thread(),
             top: if args.top == 0 { usize::MAX } else { args.top },
             sort: args.sort,
+            histogram: args.histogram,
         };
         return crate::heapread::report(&args.snapshot, gzip, &opts);
+    }
+    if args.histogram {
+        return Err(CliError::Usage(
+            "--histogram is for a binary HPROF heap dump, not a snapshot".into(),
+        ));
     }
     let snap = read_file(&args.snapshot)?;
     let section = match args.select.section {

@@ -151,3 +151,44 @@ fn report_counts_and_sizes_agree_with_netbeans_and_hprof_slurp() {
         r.classes.len()
     );
 }
+
+#[test]
+fn report_histogram_counts_what_the_full_report_counts() {
+    let dump = &dumps().0;
+    let full = report(dump, &["--top", "0"]);
+    let (code, text) = profrj_run(&[
+        "report",
+        dump.to_str().unwrap(),
+        "--histogram",
+        "--top",
+        "0",
+    ]);
+    assert_eq!(code, 0, "{text}");
+    let rows: BTreeMap<String, (u64, u64)> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("CLASSES"))
+        .skip(2)
+        .map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            (
+                w[3..].join(" "),
+                (w[1].parse().unwrap(), w[2].parse().unwrap()),
+            )
+        })
+        .collect();
+    let expected: BTreeMap<String, (u64, u64)> = full
+        .classes
+        .iter()
+        .map(|(c, r)| (c.clone(), (r.0, r.1)))
+        .collect();
+    assert_eq!(rows, expected);
+    let (code, text) = profrj_run(&[
+        "report",
+        dump.to_str().unwrap(),
+        "--histogram",
+        "--sort",
+        "total",
+    ]);
+    assert_eq!(code, 1, "{text}");
+    assert!(text.contains("--histogram counts every object"), "{text}");
+}
