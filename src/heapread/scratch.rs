@@ -1,7 +1,7 @@
 //! Where a heap's graph lives while it is read: a private directory (mode
 //! 0700, created exclusively under the temporary directory, removed when
-//! the reading ends, whatever way it ends) holding memory-mapped arrays of
-//! fixed-size numbers, one file each. The kernel pages them in and out as
+//! the reading ends) holding memory-mapped arrays of fixed-size numbers,
+//! one unnamed file each (gone with the process, however it ends). The kernel pages them in and out as
 //! the algorithms touch them, so the process's own memory stays bounded by
 //! the dump's classes and symbols, not its objects: a heap larger than
 //! memory is read as MAT reads it, through index files.
@@ -37,12 +37,25 @@ impl Scratch {
         Ok(Scratch { dir, files: 0 })
     }
 
-    /// A new file of the directory, created exclusively (mode 0600).
+    /// A new file of the directory, mode 0600, readable and writable (a
+    /// shared writable map needs both). It has no name (O_TMPFILE), so a
+    /// reading killed by a signal, which runs no drop, leaves at most the
+    /// empty directory; where the file system has no unnamed files, it is
+    /// created exclusively, never through a link, and its name removed at
+    /// once.
     fn file(&mut self, what: &str) -> Result<(PathBuf, File), CliError> {
         self.files += 1;
         let path = self.dir.join(format!("{}-{what}", self.files));
-        // create_new's flags (exclusive, no link followed), readable too:
-        // a shared writable map needs both.
+        let fail = |e: std::io::Error| CliError::Output(format!("{}: {e}", path.display()));
+        let unnamed = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .mode(0o600)
+            .custom_flags(libc::O_TMPFILE | libc::O_CLOEXEC)
+            .open(&self.dir);
+        if let Ok(f) = unnamed {
+            return Ok((path, f));
+        }
         let f = std::fs::OpenOptions::new()
             .read(true)
             .write(true)
@@ -50,7 +63,8 @@ impl Scratch {
             .mode(0o600)
             .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
             .open(&path)
-            .map_err(|e| CliError::Output(format!("{}: {e}", path.display())))?;
+            .map_err(fail)?;
+        std::fs::remove_file(&path).map_err(fail)?;
         Ok((path, f))
     }
 
