@@ -93,6 +93,9 @@ pub fn compute(g: &Graph, scratch: &mut Scratch) -> Result<Tree, CliError> {
         count: total,
     } = number(g, scratch)?;
     let unreachable = (g.n + 1 - total) as u64;
+    // The numbering was the out edges' last use until the paths.
+    g.out.release();
+    g.out_at.release();
     let mut semi = scratch.array::<u32>("semi", total + 1)?;
     let mut label = scratch.array::<u32>("label", total + 1)?;
     let mut ancestor = scratch.array::<u32>("ancestor", total + 1)?;
@@ -160,6 +163,8 @@ pub fn compute(g: &Graph, scratch: &mut Scratch) -> Result<Tree, CliError> {
         }
     }
     drop((semi, label, ancestor, bucket, bucket_next, parent));
+    g.inn.release();
+    g.in_at.release();
     let mut idom = scratch.array::<u32>("idom", g.n + 1)?;
     let mut retained = scratch.array::<u64>("retained", g.n + 1)?;
     idom.fill(NONE);

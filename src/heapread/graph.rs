@@ -63,6 +63,16 @@ pub const PRIMS: [BasicType; 8] = [
 ];
 
 impl Graph {
+    /// Releases the per-node arrays ([`super::scratch::Mapped::release`]).
+    pub fn release_nodes(&self) {
+        self.ids.release();
+        self.buckets.release();
+        self.ty.release();
+        self.shallow.release();
+        self.trace.release();
+        self.offset.release();
+    }
+
     /// The node of object `id`, if the dump has it.
     pub fn node(&self, id: u64) -> Option<u32> {
         let b = (id.checked_sub(self.min)? >> self.shift) as usize;
@@ -319,10 +329,14 @@ pub fn build(
             None => g.dangling += 1,
         }
     }
+    // The per-node arrays are done with until the dominators' last step.
+    g.release_nodes();
     let edges = edges.finish()?;
     g.out = adjacency(&edges, &mut g.out_at, scratch, "out", |e| {
         (e >> 32, e as u32)
     })?;
+    g.out.release();
+    g.out_at.release();
     g.inn = adjacency(&edges, &mut g.in_at, scratch, "in", |e| {
         (e & 0xffff_ffff, (e >> 32) as u32)
     })?;

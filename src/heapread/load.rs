@@ -262,7 +262,10 @@ pub fn walk<'m>(
         }
         let rest = map.get(at..).unwrap_or(&[]);
         match sc.next(rest, at as u64).map_err(named)? {
-            Step::End => return Ok(()),
+            Step::End => {
+                super::scratch::release(map, released, map.len());
+                return Ok(());
+            }
             Step::NeedMore { .. } => return sc.finish(rest.len()).map_err(named),
             Step::Item { item, len, body } => {
                 let from = at + len;

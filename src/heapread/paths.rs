@@ -40,6 +40,8 @@ impl Paths {
                 }
             }
         }
+        g.out.release();
+        g.out_at.release();
         Ok(Paths { parent, root })
     }
 

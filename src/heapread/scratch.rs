@@ -148,6 +148,21 @@ impl<T: Plain> Mapped<T> {
     }
 }
 
+impl<T: Plain> Mapped<T> {
+    /// Takes the array's pages out of the process's memory until it is
+    /// touched again: between the phases that use it (the file keeps
+    /// every value; the page cache keeps what memory allows).
+    pub fn release(&self) {
+        let bytes = self.len * std::mem::size_of::<T>();
+        if bytes > 0 {
+            // SAFETY: the whole of this shared file mapping: MADV_DONTNEED
+            // drops the frames, and the kernel refills them from the file
+            // (which holds every write) on the next touch.
+            unsafe { libc::madvise(self.ptr.cast(), bytes, libc::MADV_DONTNEED) };
+        }
+    }
+}
+
 impl<T: Plain> std::ops::Deref for Mapped<T> {
     type Target = [T];
     fn deref(&self) -> &[T] {
