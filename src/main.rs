@@ -25,6 +25,8 @@ mod report;
 mod safe_fs;
 mod selection;
 mod snapshot;
+#[cfg(test)]
+mod test_dump;
 
 #[derive(Parser)]
 #[command(

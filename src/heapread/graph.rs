@@ -231,95 +231,82 @@ pub fn build(
     let refs = ref_offsets(d);
     let mut edges = scratch.spool::<u64>("edges")?;
     let idn = d.id.bytes();
-    let mut failed = None;
     walk(d.map.bytes(), d.start, d.id, path, |item, body| {
-        let r = (|| -> Result<(), CliError> {
-            let (id, ty, size, trace, offset) = match item {
-                Item::Instance(i) => {
-                    let c = d.class_index.get(&i.class_id).copied();
-                    let size = match c {
-                        Some(c) => d.instance_size(c),
-                        None => u64::from(i.data_len) + 2 * idn as u64,
-                    };
-                    (i.id, c.unwrap_or(unknown), size, i.trace, i.data_offset)
+        let (id, ty, size, trace, offset) = match item {
+            Item::Instance(i) => {
+                let c = d.class_index.get(&i.class_id).copied();
+                let size = match c {
+                    Some(c) => d.instance_size(c),
+                    None => u64::from(i.data_len) + 2 * idn as u64,
+                };
+                (i.id, c.unwrap_or(unknown), size, i.trace, i.data_offset)
+            }
+            Item::ObjArray(a) => {
+                let c = d.class_index.get(&a.class_id).copied();
+                let size = d.array_size(a.length, idn);
+                (a.id, c.unwrap_or(unknown), size, a.trace, a.elements_offset)
+            }
+            Item::PrimArray(a) => {
+                let size = d.array_size(a.length, a.elem.size(d.id));
+                (
+                    a.id,
+                    prim_type(classes, a.elem),
+                    size,
+                    a.trace,
+                    a.data_offset,
+                )
+            }
+            Item::Class(c) => {
+                let ci = d.class_index[&c.id];
+                (c.id, CLASS_OBJECT | ci, 0, c.trace, c.offset)
+            }
+            _ => return Ok(()),
+        };
+        let v = g.node(id).expect("every id was spooled") as usize;
+        g.ty[v] = ty;
+        g.shallow[v] = size;
+        g.trace[v] = trace;
+        g.offset[v] = offset;
+        let mut edge = |to: u64, g: &mut Graph| -> Result<(), CliError> {
+            if to == 0 {
+                return Ok(());
+            }
+            match g.node(to) {
+                Some(w) => edges.push(((v as u64) << 32) | u64::from(w)),
+                None => {
+                    g.dangling += 1;
+                    Ok(())
                 }
-                Item::ObjArray(a) => {
-                    let c = d.class_index.get(&a.class_id).copied();
-                    let size = d.array_size(a.length, idn);
-                    (a.id, c.unwrap_or(unknown), size, a.trace, a.elements_offset)
-                }
-                Item::PrimArray(a) => {
-                    let size = d.array_size(a.length, a.elem.size(d.id));
-                    (
-                        a.id,
-                        prim_type(classes, a.elem),
-                        size,
-                        a.trace,
-                        a.data_offset,
-                    )
-                }
-                Item::Class(c) => {
-                    let ci = d.class_index[&c.id];
-                    (c.id, CLASS_OBJECT | ci, 0, c.trace, c.offset)
-                }
-                _ => return Ok(()),
-            };
-            let v = g.node(id).expect("every id was spooled") as usize;
-            g.ty[v] = ty;
-            g.shallow[v] = size;
-            g.trace[v] = trace;
-            g.offset[v] = offset;
-            let mut edge = |to: u64, g: &mut Graph| -> Result<(), CliError> {
-                if to == 0 {
-                    return Ok(());
-                }
-                match g.node(to) {
-                    Some(w) => edges.push(((v as u64) << 32) | u64::from(w)),
-                    None => {
-                        g.dangling += 1;
-                        Ok(())
-                    }
-                }
-            };
-            match item {
-                Item::Instance(i) => {
-                    edge(i.class_id, &mut g)?;
-                    if ty != unknown {
-                        for &at in refs[ty as usize].iter() {
-                            let at = at as usize;
-                            if let Some(to) = body.get(at..at + idn).and_then(|b| d.id.read(b)) {
-                                edge(to, &mut g)?;
-                            }
+            }
+        };
+        match item {
+            Item::Instance(i) => {
+                edge(i.class_id, &mut g)?;
+                if ty != unknown {
+                    for &at in refs[ty as usize].iter() {
+                        let at = at as usize;
+                        if let Some(to) = body.get(at..at + idn).and_then(|b| d.id.read(b)) {
+                            edge(to, &mut g)?;
                         }
                     }
                 }
-                Item::ObjArray(a) => {
-                    edge(a.class_id, &mut g)?;
-                    for to in profrj_hprof::ids(body, d.id) {
-                        edge(to, &mut g)?;
-                    }
-                }
-                Item::Class(_) => {
-                    let c = &d.classes[(ty & !CLASS_OBJECT) as usize];
-                    for &to in c.refs.iter().chain(c.statics.iter().map(|s| &s.1)) {
-                        edge(to, &mut g)?;
-                    }
-                }
-                _ => {}
             }
-            Ok(())
-        })();
-        match r {
-            Ok(()) => true,
-            Err(e) => {
-                failed = Some(e);
-                false
+            Item::ObjArray(a) => {
+                edge(a.class_id, &mut g)?;
+                for to in profrj_hprof::ids(body, d.id) {
+                    edge(to, &mut g)?;
+                }
             }
+            Item::Class(_) => {
+                let c = &d.classes[(ty & !CLASS_OBJECT) as usize];
+                for &to in c.refs.iter().chain(c.statics.iter().map(|s| &s.1)) {
+                    edge(to, &mut g)?;
+                }
+            }
+            _ => {}
         }
+        Ok(())
     })?;
-    if let Some(e) = failed {
-        return Err(e);
-    }
     for &(id, kind) in &d.roots {
         match g.node(id) {
             Some(w) => {

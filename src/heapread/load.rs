@@ -110,22 +110,10 @@ pub fn open(
         sizes_whole: false,
     };
     let mut names: HashMap<u64, u64> = HashMap::new();
-    let mut failed = None;
     walk(map.bytes(), start, d.id, path, |item, body| {
-        match d
-            .see(item, body, &mut names, path)
-            .and_then(|()| object(item))
-        {
-            Ok(()) => true,
-            Err(e) => {
-                failed = Some(e);
-                false
-            }
-        }
+        d.see(item, body, &mut names, path)?;
+        object(item)
     })?;
-    if let Some(e) = failed {
-        return Err(e);
-    }
     d.map = map;
     for c in &mut d.classes {
         c.name = names.get(&c.id).copied().unwrap_or(0);
@@ -239,14 +227,14 @@ fn d_symbol<'m>(symbols: &HashMap<u64, (usize, usize)>, map: &'m [u8], id: u64) 
 const RELEASE: usize = 64 << 20;
 
 /// Every item of the mapped dump, in order, to `f` with its body (which
-/// the scanner has checked lies inside the file); `f` returns false to
-/// stop.
+/// the scanner has checked lies inside the file); `f`'s error stops the
+/// walk and is its error.
 pub fn walk<'m>(
     map: &'m [u8],
     start: usize,
     id: IdSize,
     path: &Path,
-    mut f: impl FnMut(&Item<'m>, &'m [u8]) -> bool,
+    mut f: impl FnMut(&Item<'m>, &'m [u8]) -> Result<(), CliError>,
 ) -> Result<(), CliError> {
     let named = |e: profrj_hprof::Error| CliError::Input(format!("{}: {e}", path.display()));
     let mut sc = Scanner::new(id, start as u64);
@@ -276,9 +264,7 @@ pub fn walk<'m>(
                         path.display()
                     )));
                 };
-                if !f(&item, body) {
-                    return Ok(());
-                }
+                f(&item, body)?;
             }
         }
     }
