@@ -85,8 +85,14 @@ impl Heap {
         };
         let (d, g) = (&self.d, &self.g);
         let mut lines = Vec::new();
+        if p.cut {
+            lines.push(format!(
+                "... more than {} steps from a GC root (not followed further) ...",
+                p.skipped
+            ));
+        }
         for (i, pair) in p.nodes.windows(2).enumerate() {
-            if p.skipped > 0 && i + 1 == p.split {
+            if p.skipped > 0 && !p.cut && i + 1 == p.split {
                 lines.push(format!("... {} more steps ...", p.skipped));
                 continue;
             }
@@ -100,7 +106,7 @@ impl Heap {
     /// dumps: each step's field (or root kind) and the type it reaches;
     /// `None` for a node no root reaches or a path too long to show whole.
     pub fn path_steps(&self, v: u32) -> Option<Vec<(String, String)>> {
-        let p = self.paths.path(v).filter(|p| p.skipped == 0)?;
+        let p = self.paths.path(v).filter(|p| p.skipped == 0 && !p.cut)?;
         let steps = p.nodes.windows(2).map(|pair| {
             let how = objects::step(&self.d, &self.g, pair[0], pair[1]);
             (how, self.type_of(pair[1]))

@@ -19,6 +19,11 @@ pub struct Paths {
 /// the middle said as a count.
 pub const SHOWN: usize = 24;
 
+/// The most parents followed for one path: deeper (a node far down a
+/// long chain), its root side is not looked for, so a report of many
+/// retainers stays bounded.
+pub const FOLLOWED: u64 = 100_000;
+
 impl Paths {
     pub fn search(g: &Graph, scratch: &mut Scratch) -> Result<Paths, CliError> {
         let total = g.n + 1;
@@ -71,6 +76,15 @@ impl Paths {
             if x == self.root {
                 break;
             }
+            if all == FOLLOWED {
+                near.reverse();
+                return Some(Path {
+                    skipped: all - near.len() as u64,
+                    nodes: near,
+                    split: 0,
+                    cut: true,
+                });
+            }
             x = self.parent[x as usize];
         }
         let split = far.len();
@@ -80,6 +94,7 @@ impl Paths {
             skipped: all - nodes.len() as u64,
             nodes,
             split,
+            cut: false,
         })
     }
 }
@@ -91,4 +106,7 @@ pub struct Path {
     /// Nodes left out between `nodes[split - 1]` and `nodes[split]`.
     pub skipped: u64,
     pub split: usize,
+    /// Longer than [`FOLLOWED`]: `nodes` is the object's side only, and
+    /// `skipped` how many more were followed without reaching a root.
+    pub cut: bool,
 }

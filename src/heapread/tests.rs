@@ -99,17 +99,29 @@ fn a_long_list_is_walked_without_recursion() {
             "node {i}"
         );
     }
-    // The last node's path: the root's side, the object's, the rest counted.
-    let last = h.g.node(node(n - 1).into()).unwrap();
-    let lines = h.path_lines(last);
+    // A node 50,000 deep: the root's side, the object's, the rest counted.
+    let deep = 50_000;
+    let v = h.g.node(node(deep).into()).unwrap();
+    let lines = h.path_lines(v);
     assert_eq!(lines[0], "sticky class -> class p.Holder");
     assert_eq!(lines[1], format!("static head -> p.Node@0x{:x}", node(0)));
-    assert!(
-        lines
-            .iter()
-            .any(|l| l == &format!("... {} more steps ...", n - 22)),
-        "{lines:?}"
+    let more = format!("... {} more steps ...", deep + 3 - 24);
+    assert!(lines.contains(&more), "{lines:?}");
+    assert_eq!(
+        lines.last().unwrap(),
+        &format!(".next -> p.Node@0x{:x}", node(deep))
     );
+    // The last, 300,000 deep: its root side is not looked for.
+    let last = h.g.node(node(n - 1).into()).unwrap();
+    let lines = h.path_lines(last);
+    assert_eq!(
+        lines[0],
+        format!(
+            "... more than {} steps from a GC root (not followed further) ...",
+            super::paths::FOLLOWED - 12
+        )
+    );
+    assert_eq!(lines.len(), 12, "{lines:?}");
     assert_eq!(
         lines.last().unwrap(),
         &format!(".next -> p.Node@0x{:x}", node(n - 1))

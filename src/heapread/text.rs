@@ -8,6 +8,9 @@ use crate::report::SortBy;
 use std::fmt::Write as _;
 use std::path::Path;
 
+/// The most top retainers shown, whatever `--top` says.
+pub const MAX_RETAINERS: usize = 1000;
+
 /// What `report` was asked for.
 pub struct Options<'a> {
     pub thread: Option<&'a str>,
@@ -87,7 +90,9 @@ fn render(h: &Heap, path: &Path, o: &Options) -> Result<String, CliError> {
         }
     }
     let mut scratch = super::scratch::Scratch::new()?;
-    let v: Views = views::compute(d, g, &h.tree, &h.keys, o.thread, o.top, &mut scratch)?;
+    // Each retainer costs a path: `--top 0` (every row) stops at MAX_RETAINERS.
+    let retainers = o.top.min(MAX_RETAINERS);
+    let v: Views = views::compute(d, g, &h.tree, &h.keys, o.thread, retainers, &mut scratch)?;
     let objects: u64 = v.by_type.iter().map(|r| r.count).sum();
     let bytes: u64 = v.by_type.iter().map(|r| r.shallow).sum();
     let mut out = String::new();
