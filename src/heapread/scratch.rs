@@ -37,6 +37,12 @@ impl Scratch {
         Ok(Scratch { dir, files: 0 })
     }
 
+    /// The directory.
+    #[cfg(test)]
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
     /// A new file of the directory, mode 0600, readable and writable (a
     /// shared writable map needs both). It has no name (O_TMPFILE), so a
     /// reading killed by a signal, which runs no drop, leaves at most the

@@ -180,3 +180,41 @@ fn cut_lying_and_duplicated_dumps_are_errors() {
         .to_string();
     assert!(e.contains("two objects have the id 0x1000"), "{e}");
 }
+
+#[test]
+fn the_private_directory_is_0700_and_goes_with_the_reading() {
+    use std::os::unix::fs::PermissionsExt;
+    let mut s = super::scratch::Scratch::new().unwrap();
+    let dir = s.dir().to_owned();
+    assert_eq!(
+        std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777,
+        0o700
+    );
+    let mut a = s.array::<u64>("a", 1000).unwrap();
+    a[999] = 7;
+    // The array's file has no name: the directory stays empty.
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+    drop(a);
+    drop(s);
+    assert!(!dir.exists(), "{} left", dir.display());
+}
+
+#[test]
+fn a_cut_gzipped_dump_is_an_error() {
+    use std::io::Write;
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    let whole = list(100, 0);
+    gz.write_all(&whole[..whole.len() - 30]).unwrap();
+    let path = write("cut.hprof.gz", &gz.finish().unwrap());
+    let e = Heap::read(&path, true)
+        .err()
+        .expect("a cut dump read")
+        .to_string();
+    assert!(e.contains("cut.hprof.gz: byte "), "{e}");
+    let h = {
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(&whole).unwrap();
+        Heap::read(&write("whole.hprof.gz", &gz.finish().unwrap()), true).unwrap()
+    };
+    assert_eq!(node_row(&h).count, 100);
+}
