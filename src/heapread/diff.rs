@@ -33,15 +33,7 @@ struct Side {
 
 fn side(h: &Heap, o: &Options) -> Result<Side, CliError> {
     let mut scratch = super::scratch::Scratch::new()?;
-    let v = views::compute(
-        &h.d,
-        &h.g,
-        &h.tree,
-        &h.keys,
-        o.thread,
-        RETAINERS,
-        &mut scratch,
-    )?;
+    let v = views::compute(h, o.thread, RETAINERS, &mut scratch)?;
     let all = usize::MAX;
     let named = |rows: Vec<(String, Row)>| -> HashMap<String, Row> {
         let mut m = HashMap::new();

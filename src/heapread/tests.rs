@@ -73,7 +73,7 @@ fn write(name: &str, bytes: &[u8]) -> PathBuf {
 /// The Node row of the class table.
 fn node_row(h: &Heap) -> Row {
     let mut s = super::scratch::Scratch::new().unwrap();
-    let v = views::compute(&h.d, &h.g, &h.tree, &h.keys, None, 5, &mut s).unwrap();
+    let v = views::compute(h, None, 5, &mut s).unwrap();
     let t = (0..h.g.types())
         .find(|&t| h.g.type_name(&h.d, t) == "p.Node")
         .unwrap();

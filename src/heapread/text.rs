@@ -92,7 +92,7 @@ fn render(h: &Heap, path: &Path, o: &Options) -> Result<String, CliError> {
     let mut scratch = super::scratch::Scratch::new()?;
     // Each retainer costs a path: `--top 0` (every row) stops at MAX_RETAINERS.
     let retainers = o.top.min(MAX_RETAINERS);
-    let v: Views = views::compute(d, g, &h.tree, &h.keys, o.thread, retainers, &mut scratch)?;
+    let v: Views = views::compute(h, o.thread, retainers, &mut scratch)?;
     let objects: u64 = v.by_type.iter().map(|r| r.count).sum();
     let bytes: u64 = v.by_type.iter().map(|r| r.shallow).sum();
     let mut out = String::new();

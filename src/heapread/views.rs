@@ -8,11 +8,12 @@
 //! dominator tree (an explicit stack) keeps, per group, how many of the
 //! walk's ancestors belong to it.
 
-use super::dominators::{Tree, NONE};
+use super::dominators::NONE;
 use super::graph::Graph;
 use super::load::Dump;
 use super::objects;
 use super::scratch::Scratch;
+use super::Heap;
 use crate::error::CliError;
 use std::collections::{BinaryHeap, HashMap};
 
@@ -123,14 +124,12 @@ pub struct Views {
 /// Sums the tables; `thread`: only the objects allocated by threads of
 /// that name; `top`: how many top retainers.
 pub fn compute(
-    d: &Dump,
-    g: &Graph,
-    t: &Tree,
-    keys: &Keys,
+    h: &Heap,
     thread: Option<&str>,
     top: usize,
     scratch: &mut Scratch,
 ) -> Result<Views, CliError> {
+    let (g, t, keys) = (&h.g, &h.tree, &h.keys);
     let wanted = |v: u32| -> bool {
         match thread {
             None => true,
@@ -256,6 +255,5 @@ pub fn compute(
     let mut top: Vec<(u64, u32)> = best.into_iter().map(|r| r.0).collect();
     top.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
     v.top = top.into_iter().map(|(_, x)| x).collect();
-    let _ = d;
     Ok(v)
 }
