@@ -15,6 +15,7 @@ mod diff;
 mod error;
 mod flame;
 mod heap;
+mod heapread;
 mod hprof_text;
 mod instrument;
 mod live;
@@ -24,6 +25,8 @@ mod report;
 mod safe_fs;
 mod selection;
 mod snapshot;
+#[cfg(test)]
+mod test_dump;
 
 #[derive(Parser)]
 #[command(
@@ -52,13 +55,13 @@ enum Command {
     Resume(live::PidArgs),
     /// Show what the agent in a JVM is doing.
     Status(live::PidArgs),
-    /// Print a snapshot's top methods (HPROF CPU SAMPLES style), live objects or coverage.
+    /// Print a snapshot's top methods (HPROF CPU SAMPLES style), live objects or coverage; or a heap dump's classes, retainers and allocation sites.
     Report(report::Args),
     /// Write a snapshot as one self-contained HTML page: flame graph, tables, coverage.
     Flame(flame::Args),
     /// Write a snapshot for other tools: collapsed stacks, pprof, LCOV, Cobertura, HPROF text.
     Convert(convert::Args),
-    /// Compare two snapshots: which methods got hotter or colder.
+    /// Compare two snapshots (which methods got hotter or colder) or two heap dumps (what grew, by class, site and retaining path).
     Diff(diff::Args),
 }
 

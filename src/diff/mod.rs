@@ -25,6 +25,9 @@ pub struct Args {
     /// Rows to show (0: all).
     #[arg(long, default_value_t = 20)]
     top: usize,
+    /// Heap dumps: order by growth of shallow bytes (self) or retained bytes (total).
+    #[arg(long, value_enum, default_value_t)]
+    sort: crate::report::SortBy,
 }
 
 /// A lambda's or hidden class's name carries an address that differs from
@@ -127,6 +130,25 @@ pub fn changes(before: &Shares, after: &Shares) -> Vec<Change> {
 }
 
 pub fn run(args: Args) -> Result<(), CliError> {
+    let heaps = (
+        crate::heap::sniff(&args.before),
+        crate::heap::sniff(&args.after),
+    );
+    if let (Some(ga), Some(gb)) = heaps {
+        crate::report::heap_only(&args.select)?;
+        let opts = crate::heapread::text::Options {
+            thread: args.select.thread(),
+            top: if args.top == 0 { usize::MAX } else { args.top },
+            sort: args.sort,
+            histogram: false,
+        };
+        return crate::heapread::diff((&args.before, ga), (&args.after, gb), &opts);
+    }
+    if heaps.0.is_some() != heaps.1.is_some() {
+        return Err(CliError::Usage(
+            "diff compares two heap dumps or two snapshots, not one of each".into(),
+        ));
+    }
     let before = read_file(&args.before)?;
     let after = read_file(&args.after)?;
     // The section both have, unless named.

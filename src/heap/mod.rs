@@ -29,6 +29,7 @@ use input::Walk;
 use std::path::Path;
 
 pub use input::sniff;
+pub use tables::java_name;
 
 /// `--heap`: which blocks of HPROF's `heap=` option.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default, clap::ValueEnum)]

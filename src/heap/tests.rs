@@ -3,34 +3,9 @@
 //! never a panic.
 
 use super::{convert, sniff, Heap};
+use crate::test_dump::B;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-
-/// Bytes of a dump with 4-byte ids.
-#[derive(Default)]
-struct B(Vec<u8>);
-
-impl B {
-    fn u1(mut self, v: u8) -> B {
-        self.0.push(v);
-        self
-    }
-    fn u2(mut self, v: u16) -> B {
-        self.0.extend(v.to_be_bytes());
-        self
-    }
-    fn u4(mut self, v: u32) -> B {
-        self.0.extend(v.to_be_bytes());
-        self
-    }
-    fn raw(mut self, b: &[u8]) -> B {
-        self.0.extend(b);
-        self
-    }
-    fn record(self, tag: u8, body: B) -> B {
-        self.u1(tag).u4(0).u4(body.0.len() as u32).raw(&body.0)
-    }
-}
 
 fn sample() -> Vec<u8> {
     let b = B::default;

@@ -75,19 +75,37 @@ pub enum SortBy {
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Snapshot (XML) written by the agent, or a JFR recording (profrj's, the JDK's, async-profiler's).
+    /// Snapshot (XML) written by the agent, a JFR recording (profrj's, the JDK's, async-profiler's), or a binary HPROF heap dump (.gz too).
     snapshot: PathBuf,
     #[command(flatten)]
     select: Selection<Section>,
     /// Rows to show (0: all).
     #[arg(long, default_value_t = 30)]
     top: usize,
-    /// Order of the method table.
+    /// Order of the method table (a heap dump's tables: self = shallow bytes, total = retained bytes).
     #[arg(long, value_enum, default_value_t)]
     sort: SortBy,
+    /// A heap dump: only the class histogram (objects, shallow bytes), in one pass without the dominator tree.
+    #[arg(long)]
+    histogram: bool,
 }
 
 pub fn run(args: Args) -> Result<(), CliError> {
+    if let Some(gzip) = crate::heap::sniff(&args.snapshot) {
+        heap_only(&args.select)?;
+        let opts = crate::heapread::text::Options {
+            thread: args.select.thread(),
+            top: if args.top == 0 { usize::MAX } else { args.top },
+            sort: args.sort,
+            histogram: args.histogram,
+        };
+        return crate::heapread::report(&args.snapshot, gzip, &opts);
+    }
+    if args.histogram {
+        return Err(CliError::Usage(
+            "--histogram is for a binary HPROF heap dump, not a snapshot".into(),
+        ));
+    }
     let snap = read_file(&args.snapshot)?;
     let section = match args.select.section {
         Some(s) => s,
@@ -127,6 +145,17 @@ pub fn run(args: Args) -> Result<(), CliError> {
         }
     };
     crate::output::write(None, text.as_bytes())
+}
+
+/// A heap dump has no sections or metrics: `--section` and `--metric` are
+/// refused rather than ignored.
+pub fn heap_only<S: crate::selection::SectionChoice>(s: &Selection<S>) -> Result<(), CliError> {
+    if s.section.is_some() || s.metric.is_some() {
+        return Err(CliError::Usage(
+            "--section and --metric are for snapshots, not a binary HPROF heap dump".into(),
+        ));
+    }
+    Ok(())
 }
 
 /// The sections a snapshot holds, in the order `report` picks its default

@@ -196,6 +196,34 @@ pub fn netbeans(dump: &Path, classes: &[&str]) -> ReaderView {
     read_java("netbeans", "NetBeansRead", &NETBEANS_JARS, dump, classes)
 }
 
+/// NetBeans' sizes of `dump` (`NetBeansRetained`): per class, its
+/// instances, their sizes (`getAllInstancesSize`) and its retained size
+/// (`getRetainedSizeByClass`, from its dominator tree); classes with no
+/// instance left out.
+pub fn netbeans_sizes(dump: &Path) -> BTreeMap<String, (u64, u64, u64)> {
+    let mut cache = dump.as_os_str().to_owned();
+    cache.push(".nbcache");
+    let _ = std::fs::remove_dir_all(&cache);
+    let cp = format!(
+        "{}:{}",
+        readers_dir().display(),
+        super::m2_class_path(&NETBEANS_JARS)
+    );
+    let text = stdout_of(
+        Command::new(host_java())
+            .args(["-Xmx512m", "-cp", &cp, "NetBeansRetained"])
+            .arg(dump),
+    );
+    let _ = std::fs::remove_dir_all(&cache);
+    text.lines()
+        .filter_map(|l| {
+            let w: Vec<&str> = l.split(' ').collect();
+            let num = |i: usize| -> u64 { w[i].parse().unwrap_or_else(|_| panic!("{l:?}")) };
+            (w[0] == "class" && num(2) > 0).then(|| (w[1].to_owned(), (num(2), num(3), num(4))))
+        })
+        .collect()
+}
+
 /// hprof-slurp's view of `dump`: instances per class (its JSON table, every
 /// class: `--top` past their number) and the stack traces it prints.
 pub fn hprof_slurp(dump: &Path) -> ReaderView {
@@ -414,7 +442,8 @@ fn readers_dir() -> &'static Path {
                 .arg(&dir)
                 .args(["-cp", &super::m2_class_path(&all)])
                 .arg(src.join("SharkRead.java"))
-                .arg(src.join("NetBeansRead.java")),
+                .arg(src.join("NetBeansRead.java"))
+                .arg(src.join("NetBeansRetained.java")),
         );
         dir
     })

@@ -1,0 +1,29 @@
+//! Hand-built HPROF bytes for the heap readers' unit tests
+//! (`heap/tests.rs`, `heapread/tests.rs`): big-endian fields, records
+//! with their lengths.
+
+/// Bytes of a dump with 4-byte ids.
+#[derive(Default)]
+pub struct B(pub Vec<u8>);
+
+impl B {
+    pub fn u1(mut self, v: u8) -> B {
+        self.0.push(v);
+        self
+    }
+    pub fn u2(mut self, v: u16) -> B {
+        self.0.extend(v.to_be_bytes());
+        self
+    }
+    pub fn u4(mut self, v: u32) -> B {
+        self.0.extend(v.to_be_bytes());
+        self
+    }
+    pub fn raw(mut self, b: &[u8]) -> B {
+        self.0.extend(b);
+        self
+    }
+    pub fn record(self, tag: u8, body: B) -> B {
+        self.u1(tag).u4(0).u4(body.0.len() as u32).raw(&body.0)
+    }
+}
