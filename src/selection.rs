@@ -1,6 +1,6 @@
 //! What `report`, `flame`, `convert` and `diff` share on their command line:
-//! which section (`--section`), which threads (`--thread`) and which weight
-//! (`--metric`). The help texts are made from the section table
+//! which section (`--section`), which threads (`--thread`), which weight
+//! (`--metric`) and how rows are ordered (`--sort`, for snapshots and heaps). The help texts are made from the section table
 //! ([`CallKind::ALL`] and each section's metrics), so a new section needs no
 //! help edits here or in the commands.
 
@@ -95,4 +95,16 @@ mod tests {
             }
         }
     }
+}
+
+/// `--sort`: rows by their own weight or with what is below them (a heap:
+/// shallow or retained bytes).
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default, clap::ValueEnum)]
+pub enum SortBy {
+    /// Own weight (the method on top of the stack), as HPROF.
+    #[default]
+    #[value(name = "self")]
+    Own,
+    /// Weight with callees.
+    Total,
 }

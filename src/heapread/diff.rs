@@ -10,7 +10,7 @@ use super::text::{ranked, Options};
 use super::views::{self, Row};
 use super::Heap;
 use crate::error::CliError;
-use crate::report::SortBy;
+use crate::selection::SortBy;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::Path;

@@ -4,7 +4,7 @@
 use super::views::{self, Row, Views};
 use super::Heap;
 use crate::error::CliError;
-use crate::report::SortBy;
+use crate::selection::SortBy;
 use std::fmt::Write as _;
 use std::path::Path;
 

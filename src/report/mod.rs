@@ -63,15 +63,7 @@ impl clap::ValueEnum for Section {
     }
 }
 
-#[derive(Clone, Copy, PartialEq, Eq, Debug, Default, clap::ValueEnum)]
-pub enum SortBy {
-    /// Own weight (the method on top of the stack), as HPROF.
-    #[default]
-    #[value(name = "self")]
-    Own,
-    /// Weight with callees.
-    Total,
-}
+pub use crate::selection::SortBy;
 
 #[derive(clap::Args)]
 pub struct Args {
