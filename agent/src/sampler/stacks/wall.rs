@@ -136,7 +136,11 @@ impl Walker<'_> {
                 _ => 0,
             };
             let overdue = tick - p.asked_tick > GIVE_UP_TICKS && used > GIVE_UP_CPU_NS;
-            if overdue && !self.still_coming(&st.tid, used) {
+            // Once the application took the signal over, no request still
+            // out will be answered (its handler takes the signal): given up
+            // at once, so the thread is walked with JVMTI from the next
+            // tick, not after seconds of its CPU.
+            if self.signals_lost || (overdue && !self.still_coming(&st.tid, used)) {
                 let p = st.pending.take().expect("just seen");
                 st.tid = Tid::Unavailable;
                 st.leaf = None;
