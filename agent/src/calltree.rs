@@ -224,20 +224,37 @@ pub fn fold_ended<W: Weights>(
     threads: &crate::threads::Threads,
     folded_at: &mut u64,
 ) -> Vec<(ThreadId, ThreadId, Vec<NodeId>)> {
+    let batch = (FOLD_BATCH, |_: ThreadId| true);
+    fold_ended_with(trees, threads, folded_at, batch, |group, tree| {
+        group.absorb(tree)
+    })
+}
+
+/// [`fold_ended`] for any per-thread value: after `batch.0` folds, each
+/// value of a folded thread that `batch.1` says is done with goes into its
+/// group's by `absorb`, whose answers come back with the ids moved.
+pub fn fold_ended_with<T: Default, R>(
+    values: &mut HashMap<ThreadId, T>,
+    threads: &crate::threads::Threads,
+    folded_at: &mut u64,
+    (batch, done): (u64, impl Fn(ThreadId) -> bool),
+    mut absorb: impl FnMut(&mut T, &T) -> R,
+) -> Vec<(ThreadId, ThreadId, R)> {
     let folds = threads.folds();
-    if folds < folded_at.saturating_add(FOLD_BATCH) {
+    if folds < folded_at.saturating_add(batch) {
         return Vec::new();
     }
     *folded_at = folds;
-    let gone: Vec<(ThreadId, ThreadId)> = trees
+    let gone: Vec<(ThreadId, ThreadId)> = values
         .keys()
+        .filter(|&&id| done(id))
         .filter_map(|&id| Some((id, threads.folded_into(id)?)))
         .collect();
     let mut moved = Vec::with_capacity(gone.len());
     for (id, group) in gone {
-        if let Some(tree) = trees.remove(&id) {
-            let map = trees.entry(group).or_default().absorb(&tree);
-            moved.push((id, group, map));
+        if let Some(value) = values.remove(&id) {
+            let answer = absorb(values.entry(group).or_default(), &value);
+            moved.push((id, group, answer));
         }
     }
     moved

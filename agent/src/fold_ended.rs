@@ -229,10 +229,10 @@ impl Trie {
     fn into_tree(mut self, thread: ThreadId, order: usize, peaks: &[Option<usize>]) -> ThreadTree {
         let w = self.width;
         raise_peaks(&mut self.root, peaks);
-        for v in self.values.chunks_mut(w.max(1)) {
-            if w > 0 {
-                raise_peaks(v, peaks);
-            }
+        if w > 0 {
+            self.values
+                .chunks_mut(w)
+                .for_each(|v| raise_peaks(v, peaks));
         }
         let mut children: HashMap<u32, Vec<u32>> = HashMap::new();
         for (i, &(parent, _)) in self.nodes.iter().enumerate() {

@@ -332,20 +332,16 @@ impl JvmtiFrames {
 /// since the last look; a tree remade later by a late answer goes at the
 /// next fold, or into the group when a snapshot is written.
 fn fold_ended_trees(threads: &Threads, data: &mut SamplerData) {
-    let folds = threads.folds();
-    if folds == data.folded_at {
-        return;
-    }
-    data.folded_at = folds;
-    let gone: Vec<(ThreadId, ThreadId)> = data
-        .trees
-        .keys()
-        .filter(|id| !data.states.contains_key(id))
-        .filter_map(|&id| Some((id, threads.folded_into(id)?)))
-        .collect();
-    for (id, group) in gone {
-        if let Some(tree) = data.trees.remove(&id) {
-            data.trees.entry(group).or_default().absorb(&tree);
-        }
-    }
+    let SamplerData {
+        trees,
+        states,
+        folded_at,
+        ..
+    } = data;
+    // Every fold looked at (a tick is rare beside a thread's end), once
+    // the thread's state is gone.
+    let batch = (1, |id: ThreadId| !states.contains_key(&id));
+    crate::calltree::fold_ended_with(trees, threads, folded_at, batch, |group, tree| {
+        group.absorb(tree)
+    });
 }

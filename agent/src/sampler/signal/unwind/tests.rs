@@ -454,6 +454,35 @@ fn native_code_is_left_through_its_frame_pointers_to_generated_code() {
     assert!(all.iter().all(|r| r.pc != RET_ADDR && r.sp != SP + 16));
 }
 
+/// The interpreter's return in `code` caught at `pc` with sp at `sp`: the
+/// caller the unwinder finds first (return address on top of the stack,
+/// then in r13; the caller's sp in rbx, [`SENDER_SP`]).
+fn caller_while_returning(code: &[u8], pc: usize, sp: usize) -> Option<Regs> {
+    let b = stub_blob(StubLayout::Interpreter, code.len());
+    let regs = AdapterRegs {
+        rax: 0,
+        r13: RET_ADDR,
+        rbx: SENDER_SP,
+    };
+    let m = fake(code, &[(SP, RET_ADDR)]);
+    let top = Regs {
+        pc: CODE + pc,
+        sp,
+        fp: CALLER_FP,
+    };
+    first(&callers(top, regs, Some(&b), &m))
+}
+
+/// The caller's own sp, as the interpreter keeps it in rbx.
+const SENDER_SP: usize = SP + 0x80;
+
+/// The caller every return's instruction must lead to.
+const RETURNED: Option<Regs> = Some(Regs {
+    pc: RET_ADDR,
+    sp: SENDER_SP,
+    fp: CALLER_FP,
+});
+
 #[test]
 fn the_interpreter_returning_has_its_caller_in_r13_and_rbx() {
     // JDK 21: leave; pop r13; mov rsp, rbx; cmp rsp, [r15+0x538]; jb +11;
@@ -462,34 +491,11 @@ fn the_interpreter_returning_has_its_caller_in_r13_and_rbx() {
         0xc9, 0x41, 0x5d, 0x48, 0x8b, 0xe3, 0x49, 0x3b, 0xa7, 0x38, 0x05, 0, 0, 0x72, 0x0b, 0x49,
         0xc7, 0x87, 0x38, 0x05, 0, 0, 0, 0, 0, 0, 0x41, 0xff, 0xe5,
     ];
-    let b = stub_blob(StubLayout::Interpreter, code.len());
-    let sender_sp = SP + 0x80;
-    let regs = AdapterRegs {
-        rax: 0,
-        r13: RET_ADDR,
-        rbx: sender_sp,
-    };
-    let m = fake(&code, &[(SP, RET_ADDR)]);
-    let first_at = |pc: usize, sp: usize| {
-        let top = Regs {
-            pc,
-            sp,
-            fp: CALLER_FP,
-        };
-        first(&callers(top, regs, Some(&b), &m))
-    };
-    let want = |sp| {
-        Some(Regs {
-            pc: RET_ADDR,
-            sp,
-            fp: CALLER_FP,
-        })
-    };
     // At `pop r13`, at `mov rsp, rbx`, at the watermark check, at the jump.
-    assert_eq!(first_at(CODE + 1, SP), want(sender_sp));
-    assert_eq!(first_at(CODE + 3, SP + 8), want(sender_sp));
-    assert_eq!(first_at(CODE + 6, sender_sp), want(sender_sp));
-    assert_eq!(first_at(CODE + 26, sender_sp), want(sender_sp));
+    assert_eq!(caller_while_returning(&code, 1, SP), RETURNED);
+    assert_eq!(caller_while_returning(&code, 3, SP + 8), RETURNED);
+    assert_eq!(caller_while_returning(&code, 6, SENDER_SP), RETURNED);
+    assert_eq!(caller_while_returning(&code, 26, SENDER_SP), RETURNED);
 }
 
 #[test]
@@ -501,37 +507,14 @@ fn jdk_25s_interpreter_return_clears_a_byte_between_leave_and_pop() {
     code.extend([0x49, 0x3b, 0xa7, 0x20, 0x06, 0, 0, 0x72, 0x0b]);
     code.extend([0x49, 0xc7, 0x87, 0x20, 0x06, 0, 0, 0, 0, 0, 0]);
     code.extend([0x41, 0xff, 0xe5]);
-    let b = stub_blob(StubLayout::Interpreter, code.len());
-    let sender_sp = SP + 0x80;
-    let regs = AdapterRegs {
-        rax: 0,
-        r13: RET_ADDR,
-        rbx: sender_sp,
-    };
-    let m = fake(&code, &[(SP, RET_ADDR)]);
-    let first_at = |pc: usize, sp: usize| {
-        let top = Regs {
-            pc: CODE + pc,
-            sp,
-            fp: CALLER_FP,
-        };
-        first(&callers(top, regs, Some(&b), &m))
-    };
-    let want = |sp| {
-        Some(Regs {
-            pc: RET_ADDR,
-            sp,
-            fp: CALLER_FP,
-        })
-    };
     // At the byte's clearing, at `pop r13`, at `mov rsp, rbx`, at the
     // watermark check, at its branch, at the jump.
-    assert_eq!(first_at(1, SP), want(sender_sp));
-    assert_eq!(first_at(9, SP), want(sender_sp));
-    assert_eq!(first_at(11, SP + 8), want(sender_sp));
-    assert_eq!(first_at(14, sender_sp), want(sender_sp));
-    assert_eq!(first_at(21, sender_sp), want(sender_sp));
-    assert_eq!(first_at(34, sender_sp), want(sender_sp));
+    assert_eq!(caller_while_returning(&code, 1, SP), RETURNED);
+    assert_eq!(caller_while_returning(&code, 9, SP), RETURNED);
+    assert_eq!(caller_while_returning(&code, 11, SP + 8), RETURNED);
+    assert_eq!(caller_while_returning(&code, 14, SENDER_SP), RETURNED);
+    assert_eq!(caller_while_returning(&code, 21, SENDER_SP), RETURNED);
+    assert_eq!(caller_while_returning(&code, 34, SENDER_SP), RETURNED);
 }
 
 #[test]
