@@ -383,6 +383,16 @@ impl Threads {
         self.records.lock().get(id.0 as usize)?.folded_into
     }
 
+    /// Every folded thread's group: a mode that keeps figures per thread
+    /// without a tree of its own (`memory`'s counters) sums them by group
+    /// before it builds anything per thread, so a dump's work and memory
+    /// follow the groups, not the threads ever ended.
+    pub fn fold_targets(&self) -> HashMap<ThreadId, ThreadId> {
+        (self.records.lock().iter().enumerate())
+            .filter_map(|(i, r)| Some((ThreadId(i as u32), r.folded_into?)))
+            .collect()
+    }
+
     /// The calling thread's id, registered if new (a probe's first call on
     /// a thread); `None` for the agent's own threads or when the VM refuses.
     pub fn current(&self, jvmti: Jvmti, jni: &Jni) -> Option<ThreadId> {

@@ -335,6 +335,7 @@ impl Lifetime {
         &self,
         jvmti: Jvmti,
         sites: &crate::sites::Sites,
+        folded: &HashMap<crate::threads::ThreadId, crate::threads::ThreadId>,
     ) -> Result<Counts, crate::error::AgentError> {
         if self.tracking.gc_impossible_now() {
             // ZGC or Shenandoah would wait forever for their stopped threads.
@@ -361,7 +362,7 @@ impl Lifetime {
             rows: Vec::new(),
             sites: Vec::new(),
         };
-        for t in merged(self.counters.all()) {
+        for t in merged(self.counters.all(), folded) {
             let (thread, count, max) = (t.thread, t.alive, t.max);
             match t.key {
                 counters::Key::Type(ty) => counts.rows.push(Row {
@@ -391,12 +392,21 @@ impl Lifetime {
 
 /// The counters' figures, one per (thread, what): a thread may have two
 /// counters for one site (a stamp counter per Java thread-local, one per
-/// tracker), summed here; their `max` is the larger one or the sum of
-/// their counts, a peak never above the true one.
-fn merged(all: Vec<counters::Tally>) -> Vec<counters::Tally> {
+/// tracker), and an ended thread folded into a group (`folded`,
+/// docs/THREADS.md) counts as its group, summed here; their `max` is the
+/// larger one or the sum of their counts, a peak never above the true one
+/// (the rule `fold_ended` applies to every section's peaks).
+fn merged(
+    all: Vec<counters::Tally>,
+    folded: &HashMap<crate::threads::ThreadId, crate::threads::ThreadId>,
+) -> Vec<counters::Tally> {
     let mut at: HashMap<(i64, counters::Key), usize> = HashMap::new();
-    let mut out: Vec<counters::Tally> = Vec::with_capacity(all.len());
-    for t in all {
+    let mut out: Vec<counters::Tally> = Vec::new();
+    for mut t in all {
+        let id = u32::try_from(t.thread).ok().map(crate::threads::ThreadId);
+        if let Some(group) = id.and_then(|id| folded.get(&id)) {
+            t.thread = group.0 as i64;
+        }
         match at.get(&(t.thread, t.key)) {
             Some(&i) => {
                 let m = &mut out[i];
@@ -440,5 +450,34 @@ impl crate::heap_dump::Origins for Lifetime {
 
     fn hold_heap_walks(&self, on: bool) {
         self.stamps.hold(on)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::counters::{Key, Tally};
+    use super::merged;
+    use crate::threads::ThreadId;
+    use std::collections::HashMap;
+
+    fn tally(thread: i64, alive: i64, max: i64, made: i64) -> Tally {
+        Tally {
+            thread,
+            key: Key::Type(7),
+            alive,
+            max,
+            made,
+        }
+    }
+
+    /// Two ended threads folded into group 9 count as one row of the
+    /// group: objects alive and made summed, the peak the higher one raised
+    /// to what is alive; a live thread keeps its own.
+    #[test]
+    fn folded_threads_count_as_their_group() {
+        let folded = HashMap::from([(ThreadId(1), ThreadId(9)), (ThreadId(2), ThreadId(9))]);
+        let all = vec![tally(1, 3, 5, 10), tally(0, 1, 1, 1), tally(2, 4, 4, 6)];
+        let out = merged(all, &folded);
+        assert_eq!(out, vec![tally(9, 7, 7, 16), tally(0, 1, 1, 1)]);
     }
 }

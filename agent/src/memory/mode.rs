@@ -181,7 +181,7 @@ impl Mode for Memory {
             Mechanism::WeakRefs => cx.host.jvmti,
         };
         let counts = life
-            .live_counts(jvmti, &cx.host.sites)
+            .live_counts(jvmti, &cx.host.sites, &cx.host.threads.fold_targets())
             .map_err(|e| e.in_mode("memory"))?;
         Ok(Box::new(Captured(counts)))
     }
