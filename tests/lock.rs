@@ -13,10 +13,10 @@ mod common;
 use common::*;
 use roxmltree::{Document, Node};
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const MAIN: &str = "profrj.harness.LockContention";
 const SITE_A: &str = "profrj.harness.LockContention.siteA()";
@@ -276,24 +276,6 @@ fn readers_show_monitor_time() {
     assert!(std::fs::read_to_string(&html).unwrap().contains(GATE));
 }
 
-/// Waits (up to 20 s) for a complete snapshot at `path`.
-fn wait_snapshot(path: &Path) -> String {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        if let Ok(t) = std::fs::read_to_string(path) {
-            if roxmltree::Document::parse(&t).is_ok() {
-                return t;
-            }
-        }
-        assert!(
-            Instant::now() < deadline,
-            "no snapshot at {}",
-            path.display()
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
 #[test]
 fn a_deadlock_shows_in_the_monitor_dump() {
     let dir = temp_dir("lock-deadlock");
@@ -320,7 +302,7 @@ fn a_deadlock_shows_in_the_monitor_dump() {
     // The dump signal writes a snapshot of the running session.
     // SAFETY: kill on our own child's pid.
     unsafe { libc::kill(child.id() as i32, libc::SIGUSR1) };
-    let text = wait_snapshot(&dir.join("dump-1.xml"));
+    let text = wait_snapshot_for(&dir.join("dump-1.xml"), 20);
     std::fs::write(&stop, b"").unwrap();
     let out = child.wait_with_output().unwrap();
     assert!(
@@ -416,7 +398,7 @@ fn attached_lock_beside_sampling_finds_the_site() {
     std::thread::sleep(Duration::from_millis(1000));
     let (code, out) = profrj_run(&["dump", &pid]);
     assert_eq!(code, 0, "{out}");
-    let xml = wait_snapshot(&snap);
+    let xml = wait_snapshot_for(&snap, 20);
     std::fs::write(&stop, b"").unwrap();
     let done = child.wait_with_output().unwrap();
     assert!(

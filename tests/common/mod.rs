@@ -339,3 +339,23 @@ pub fn m2_class_path(jars: &[&str]) -> String {
         .collect::<Vec<_>>()
         .join(":")
 }
+
+/// Waits (up to `secs` seconds) for a complete snapshot at `path`: one
+/// that parses as XML (a snapshot is written in place as it goes).
+#[allow(dead_code)] // only the tests that ask a running JVM for a dump use it
+pub fn wait_snapshot_for(path: &Path, secs: u64) -> String {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    loop {
+        if let Ok(t) = std::fs::read_to_string(path) {
+            if roxmltree::Document::parse(&t).is_ok() {
+                return t;
+            }
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no snapshot at {}",
+            path.display()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}

@@ -26,9 +26,11 @@
 //! own site → counters cache, so the allocation path takes no lock once a
 //! thread has met a site.
 
+#[cfg(test)]
+mod instant_tests;
 mod peaks;
 
-pub use peaks::Tally;
+pub use peaks::{Instant, Tally};
 
 use crate::host::Host;
 use crate::sites::Sites;
@@ -89,8 +91,8 @@ pub struct Counter {
     freed: AtomicI64,
     /// The most alive at once, as far as brought up to date.
     max: AtomicI64,
-    /// Stamps: alive at the last census, made by then, and made by the end
-    /// of the last GC (`peaks`).
+    /// Stamps: alive at the end of the GC before the last census and made
+    /// by then (`peaks`); every counter: made by the end of the last GC.
     census_alive: AtomicI64,
     census_made: AtomicI64,
     gc_end_made: AtomicI64,
@@ -160,6 +162,13 @@ impl Counter {
     fn made(&self) -> i64 {
         self.made.load(Relaxed)
     }
+
+    /// Made by the end of the last GC and not seen dead: a weak, tag or
+    /// group counter's objects alive at that GC's end, once its frees are
+    /// counted (the weak references' scan, the ObjectFree events).
+    fn alive_at_gc_end(&self) -> i64 {
+        (self.gc_end_made.load(Relaxed) - self.freed.load(Relaxed)).max(0)
+    }
 }
 
 /// Every counter made in this JVM, by index (part of the memory mode's
@@ -181,6 +190,9 @@ pub struct Counters {
     census_at: AtomicU64,
     /// Has a census been recorded (the snapshot's figures come from it)?
     census_recorded: std::sync::atomic::AtomicBool,
+    /// Does a heap walk see only reachable objects (ZGC, Shenandoah)? Then
+    /// a census counts what is alive at its own moment.
+    walks_reachable_only: std::sync::atomic::AtomicBool,
     /// Held while a census is recorded and while a GC start reads one.
     census_lock: Mutex<()>,
 }
@@ -196,6 +208,7 @@ impl Default for Counters {
             gc_finishes: AtomicU64::new(0),
             census_at: AtomicU64::new(u64::MAX),
             census_recorded: std::sync::atomic::AtomicBool::new(false),
+            walks_reachable_only: std::sync::atomic::AtomicBool::new(false),
             census_lock: Mutex::new(()),
         }
     }
@@ -259,6 +272,11 @@ impl Counters {
             NO_GROUP => None,
             g => self.counter(g as usize),
         }
+    }
+
+    /// Set once the collector is known ([`super::mechanism::Tracking`]).
+    pub fn set_walks_see_only_reachable(&self, yes: bool) {
+        self.walks_reachable_only.store(yes, Release);
     }
 
     /// How many counters there are.
@@ -372,13 +390,18 @@ pub fn is_memory_tag(tag: i64) -> bool {
     tag & MEMORY_TAG != 0 && tag > 0
 }
 
+/// The counter a memory tag names.
+pub fn memory_index(tag: i64) -> usize {
+    (tag & !MEMORY_TAG) as usize
+}
+
 impl Counters {
     /// The ObjectFree event of a tagged object: its site's and its group's.
     pub fn object_freed(&self, tag: i64) {
         if !is_memory_tag(tag) {
             return;
         }
-        if let Some(c) = self.counter((tag & !MEMORY_TAG) as usize) {
+        if let Some(c) = self.counter(memory_index(tag)) {
             c.freed(1);
             if let Some(g) = self.group_of(c) {
                 g.freed(1);

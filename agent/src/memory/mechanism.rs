@@ -136,6 +136,14 @@ impl Tracking {
         self.dying.load(Relaxed) && self.pause_collectors.get() != Some(&true)
     }
 
+    /// Does a heap walk visit only the objects reachable now? ZGC's and
+    /// Shenandoah's do (they mark from the roots for it); the pause
+    /// collectors' walk every object in the heap, dead ones not collected
+    /// yet included. Known once `choose` ran.
+    pub fn walks_see_only_reachable(&self) -> bool {
+        self.pause_collectors.get() == Some(&false)
+    }
+
     /// Is the collector G1 (known once `choose` ran)?
     pub fn is_g1(&self) -> bool {
         self.g1.get() == Some(&true)

@@ -337,7 +337,13 @@ impl Lifetime {
         sites: &crate::sites::Sites,
         folded: &HashMap<crate::threads::ThreadId, crate::threads::ThreadId>,
     ) -> Result<Counts, crate::error::AgentError> {
-        if self.tracking.gc_impossible_now() {
+        // `count`: the objects alive at the end of the snapshot's own GC.
+        let instant = if self.tracking.gc_impossible_now() {
+            counters::Instant::Now
+        } else {
+            counters::Instant::LastGcEnd
+        };
+        if instant == counters::Instant::Now {
             // ZGC or Shenandoah would wait forever for their stopped threads.
             crate::log::warn("memory: no GC can run while this JVM exits (its collector works concurrently), so the last snapshot's counts include objects that died since the last GC");
         } else {
@@ -362,7 +368,7 @@ impl Lifetime {
             rows: Vec::new(),
             sites: Vec::new(),
         };
-        for t in merged(self.counters.all(), folded) {
+        for t in merged(self.counters.all(instant), folded) {
             let (thread, count, max) = (t.thread, t.alive, t.max);
             match t.key {
                 counters::Key::Type(ty) => counts.rows.push(Row {

@@ -108,6 +108,8 @@ fn open(cx: &Cx) -> Result<Box<dyn Mode>, AgentError> {
     let tracking = &life.tracking;
     let tracker = super::mechanism::Tracker::of(cx.options);
     let mechanism = tracking.choose(host, cx.jni, tracker)?;
+    life.counters
+        .set_walks_see_only_reachable(tracking.walks_see_only_reachable());
     host.events.subscribe(life, &super::KINDS);
     if mechanism == Mechanism::Tags {
         tracking.env(host)?;

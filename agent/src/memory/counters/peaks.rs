@@ -28,6 +28,18 @@ pub struct Tally {
     pub made: i64,
 }
 
+/// Which moment [`Counters::all`] counts the objects alive at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Instant {
+    /// The end of the last GC (a snapshot's own, forced just before): the
+    /// objects made by then less those found dead. Exact: what died after
+    /// it is not known yet, so what was made after it is left out too.
+    LastGcEnd,
+    /// Now: everything made less what was found dead, the dead not yet
+    /// collected included (when no GC could be forced).
+    Now,
+}
+
 /// A site counter's objects alive; `fresh`: no GC started since the last
 /// census (stamps: exact, else a lower bound).
 fn site_alive(c: &Counter, fresh: bool) -> i64 {
@@ -58,10 +70,14 @@ impl Counters {
         self.observe(fresh, false);
     }
 
-    /// GarbageCollectionFinish (in the pause): what each stamp counter had
-    /// made when this GC ended (all of it alive until the next one starts).
+    /// GarbageCollectionFinish (in the pause): what each counter had made
+    /// when this GC ended. A stamp counter's objects made since are all
+    /// alive until the next GC starts; and a snapshot counts what was alive
+    /// at the end of its own GC ([`Instant::LastGcEnd`]): the objects made
+    /// before it less those it (or an earlier GC) found dead, since the
+    /// deaths of what was made after it are not known yet.
     pub fn gc_ended(&self) {
-        for c in self.made_so_far().filter(|c| c.kind() == Kind::Stamp) {
+        for c in self.made_so_far() {
             c.gc_end_made.store(c.made(), Relaxed);
         }
         self.gc_finishes.fetch_add(1, AcqRel);
@@ -106,30 +122,51 @@ impl Counters {
     }
 
     /// Inside a census's VM operation (every Java thread stopped): each
-    /// counter's `made` now, into `made`, and the GCs started by now; `None`
-    /// inside a concurrent collector's cycle (ZGC, Shenandoah: between its
-    /// start and finish), which may yet free objects the census counts.
-    pub fn census_moment(&self, made: &mut Vec<i64>) -> Option<u64> {
+    /// counter's `made` now and at the last GC's end, into `made`, and the
+    /// GCs started by now; `None` inside a concurrent collector's cycle (ZGC,
+    /// Shenandoah: between its start and finish), which may yet free objects
+    /// the census counts.
+    pub fn census_moment(&self, made: &mut Vec<(i64, i64)>) -> Option<u64> {
         made.clear();
-        made.extend(self.made_so_far().map(Counter::made));
+        made.extend(
+            self.made_so_far()
+                .map(|c| (c.made(), c.gc_end_made.load(Relaxed))),
+        );
         let starts = self.gc_starts.load(Acquire);
         (starts == self.gc_finishes.load(Acquire)).then_some(starts)
     }
 
-    /// Records a census: `alive[i]` stamped objects of counter `i` alive and
-    /// `made[i]` made at its moment, when `at` GCs had started (`None`: in a
-    /// collector's cycle); every `max` catches up (stamps: exact while no GC
-    /// started since).
-    pub fn census_taken(&self, alive: &[u32], made: &[i64], at: Option<u64>) {
+    /// Records a census: `alive[i]` stamped objects of counter `i` in the
+    /// heap and `made[i]` made at its moment and at the last GC's end, when
+    /// `at` GCs had started (`None`: in a collector's cycle); every `max`
+    /// catches up (stamps: exact while no GC started since).
+    ///
+    /// The pause collectors' census walks every object in the heap, dead
+    /// or not: those made since the last GC ended are all there (no GC has
+    /// run since to free any), reachable or not. So what it counts less
+    /// what was made since that GC is what was alive at that GC's end,
+    /// exactly, and that is what a counter keeps (`census_alive`, with
+    /// `census_made` the `made` of that moment): a snapshot's `count` is
+    /// taken there ([`Instant::LastGcEnd`]), and what is alive later is at
+    /// most it plus what was made since. ZGC's and Shenandoah's walk only
+    /// the objects reachable at its moment: the census is that moment's
+    /// count, exact, kept as it is.
+    pub fn census_taken(&self, alive: &[u32], made: &[(i64, i64)], at: Option<u64>) {
         let _census = self.census_lock.lock();
         self.census_at.store(u64::MAX, Release);
-        for (i, &m) in made.iter().enumerate() {
+        let reachable_only = self.walks_reachable_only.load(Acquire);
+        for (i, &(m, at_gc_end)) in made.iter().enumerate() {
             let Some(c) = self.counter(i).filter(|c| c.kind() == Kind::Stamp) else {
                 continue;
             };
             let n = alive.get(i).copied().unwrap_or(0) as i64;
-            c.census_alive.store(n, Relaxed);
-            c.census_made.store(m, Relaxed);
+            let (alive, made) = if reachable_only {
+                (n, m)
+            } else {
+                ((n - (m - at_gc_end)).max(0), at_gc_end)
+            };
+            c.census_alive.store(alive, Relaxed);
+            c.census_made.store(made, Relaxed);
         }
         self.census_at.store(at.unwrap_or(u64::MAX), Release);
         self.census_recorded.store(true, Release);
@@ -137,11 +174,26 @@ impl Counters {
         self.observe(fresh, true);
     }
 
-    /// Every counter's figures, stamps as of the last census (plus what was
-    /// made since), each group's as the sum of its sites and of its own.
-    pub fn all(&self) -> Vec<Tally> {
+    /// Every counter's figures at `instant`, each group's as the sum of its
+    /// sites and of its own.
+    pub fn all(&self, instant: Instant) -> Vec<Tally> {
         let owners = self.owners.lock().clone();
         let census = self.census_recorded.load(Acquire);
+        let fresh = census && self.stamps_fresh();
+        let at_gc_end = instant == Instant::LastGcEnd && self.gc_finishes.load(Acquire) > 0;
+        let site_alive = |c: &Counter| match c.kind() {
+            Kind::Stamp if at_gc_end && fresh => c.census_alive.load(Relaxed),
+            Kind::Stamp => site_alive(c, census),
+            _ if at_gc_end => c.alive_at_gc_end(),
+            _ => c.alive(),
+        };
+        let own_alive = |c: &Counter| {
+            if at_gc_end {
+                c.alive_at_gc_end()
+            } else {
+                c.alive()
+            }
+        };
         // Per group: its sites' (alive, made).
         let mut sums = vec![(0i64, 0i64); owners.len()];
         for c in (0..owners.len()).filter_map(|i| self.counter(i)) {
@@ -149,7 +201,7 @@ impl Counters {
                 continue;
             }
             if let Some(sum) = self.group_of(c).and_then(|g| sums.get_mut(g.index())) {
-                sum.0 += site_alive(c, census);
+                sum.0 += site_alive(c);
                 sum.1 += c.made();
             }
         }
@@ -160,8 +212,8 @@ impl Counters {
         for (i, (thread, key)) in owners.into_iter().enumerate() {
             let Some(c) = self.counter(i) else { continue };
             let (alive, made) = match c.kind() {
-                Kind::Group => (c.alive() + sums[i].0, c.made() + sums[i].1),
-                _ => (site_alive(c, census), c.made()),
+                Kind::Group => (own_alive(c) + sums[i].0, c.made() + sums[i].1),
+                _ => (site_alive(c), c.made()),
             };
             let max = c.max.load(Relaxed).max(alive);
             match at.get(&(thread, key)) {
@@ -198,7 +250,7 @@ mod tests {
     }
 
     fn get(counters: &Counters, k: Key) -> (i64, i64, i64) {
-        let rows = counters.all();
+        let rows = counters.all(Instant::Now);
         let r = rows.iter().find(|r| r.key == k).unwrap();
         (r.alive, r.max, r.made)
     }

@@ -50,10 +50,10 @@ struct Pass<'a> {
     counters: &'a Counters,
     /// Stamped objects found, by counter.
     alive: Vec<u32>,
-    /// Each counter's `made` at the census's moment, and the GCs started
-    /// then (`None` inside a collector's cycle): read at the first callback,
-    /// when every Java thread has stopped.
-    made: Vec<i64>,
+    /// Each counter's `made` at the census's moment and at the last GC's
+    /// end, and the GCs started then (`None` inside a collector's cycle):
+    /// read at the first callback, when every Java thread has stopped.
+    made: Vec<(i64, i64)>,
     moment: Option<Option<u64>>,
     /// When the walk began (the first callback): the time before it was
     /// spent waiting for the VM thread and the safepoint, not walking.

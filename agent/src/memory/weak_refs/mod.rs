@@ -338,7 +338,7 @@ mod tests {
         w.gc_finished(&counters);
         w.count_frees(false, &counters); // the agent thread's turn: nothing died
         w.scanner.store(false, Release);
-        let rows = counters.all();
+        let rows = counters.all(crate::memory::counters::Instant::Now);
         let row = rows.iter().find(|r| r.key == Key::Site(7)).unwrap();
         assert_eq!((row.alive, row.max), (200, 1000));
         assert_eq!(w.dead.lock().len(), 666);

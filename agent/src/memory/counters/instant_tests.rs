@@ -1,0 +1,72 @@
+//! A snapshot's `count`: the objects alive at the end of its own GC
+//! ([`Instant::LastGcEnd`]), whatever was made after it.
+
+use super::{Counters, Instant, Key, Kind};
+
+/// A new counter of thread 1 for site 5 of `kind` in type 0's group,
+/// `before` objects made, a GC, `after` objects made.
+fn across_a_gc(counters: &Counters, kind: Kind, before: usize, after: usize) -> &super::Counter {
+    let group = counters.group(1, 0).unwrap();
+    let c = counters
+        .new_counter(1, Key::Site(5), kind, Some(group))
+        .unwrap();
+    for _ in 0..before {
+        c.made_one();
+    }
+    counters.note_peaks();
+    counters.gc_ended();
+    for _ in 0..after {
+        c.made_one();
+    }
+    c
+}
+
+/// A census now that finds `found` objects of `c`.
+fn census(counters: &Counters, c: &super::Counter, found: u32) {
+    let mut made = Vec::new();
+    let at = counters.census_moment(&mut made);
+    let mut alive = vec![0; made.len()];
+    alive[c.index()] = found;
+    counters.census_taken(&alive, &made, at);
+}
+
+fn alive(counters: &Counters, at: Instant, k: Key) -> i64 {
+    let rows = counters.all(at);
+    rows.iter().find(|r| r.key == k).unwrap().alive
+}
+
+/// Weak references: what was made by the GC's end less what it found dead;
+/// what was made after is left out (its deaths are not known yet).
+#[test]
+fn weak_counts_are_taken_at_the_gcs_end() {
+    let counters = Counters::default();
+    // 10 before the GC, 5 after it: some of those may be dead already.
+    let w = across_a_gc(&counters, Kind::Weak, 10, 5);
+    counters.freed_by_index(w.index(), 4); // the scan of the GC
+    assert_eq!(alive(&counters, Instant::LastGcEnd, Key::Site(5)), 6);
+    assert_eq!(alive(&counters, Instant::LastGcEnd, Key::Type(0)), 6);
+    assert_eq!(alive(&counters, Instant::Now, Key::Site(5)), 11);
+}
+
+/// Stamps: a pause collector's census walks every object in the heap, so
+/// it also finds what was made since the GC, dead or not: less that, what
+/// was alive at the GC's end.
+#[test]
+fn a_census_counts_what_was_alive_at_the_gcs_end() {
+    let counters = Counters::default();
+    let s = across_a_gc(&counters, Kind::Stamp, 100, 30);
+    census(&counters, s, 80 + 30); // 80 of the 100 survived the GC
+    assert_eq!(alive(&counters, Instant::LastGcEnd, Key::Site(5)), 80);
+    assert_eq!(alive(&counters, Instant::Now, Key::Site(5)), 110);
+}
+
+/// ZGC and Shenandoah walk only what is reachable: the census is its own
+/// moment's count.
+#[test]
+fn a_reachable_only_census_is_kept_as_counted() {
+    let counters = Counters::default();
+    counters.set_walks_see_only_reachable(true);
+    let s = across_a_gc(&counters, Kind::Stamp, 100, 30);
+    census(&counters, s, 95);
+    assert_eq!(alive(&counters, Instant::LastGcEnd, Key::Site(5)), 95);
+}
