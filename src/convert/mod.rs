@@ -113,11 +113,12 @@ pub fn run(args: Args) -> Result<(), CliError> {
     }
 }
 
-/// A binary heap dump: only `--to hprof`, and only `--heap`, `--depth`, `-o`.
+/// A binary heap dump: `--to hprof` (the HEAP DUMP text: `--heap`,
+/// `--depth`) or `--to pprof` (a heap profile), and `-o`.
 fn heap_dump(args: &Args, gzip: bool) -> Result<(), CliError> {
-    if args.to != Format::Hprof {
+    if !matches!(args.to, Format::Hprof | Format::Pprof) {
         return Err(CliError::Usage(format!(
-            "{} is a binary HPROF heap dump: it converts only --to hprof",
+            "{} is a binary HPROF heap dump: it converts only --to hprof or --to pprof",
             args.snapshot.display()
         )));
     }
@@ -133,6 +134,14 @@ fn heap_dump(args: &Args, gzip: bool) -> Result<(), CliError> {
             "a heap dump has no sections, threads or metrics: only --heap, --depth and -o apply"
                 .into(),
         ));
+    }
+    if args.to == Format::Pprof {
+        if args.heap.is_some() || args.depth.is_some() {
+            return Err(CliError::Usage(
+                "--heap and --depth are for --to hprof; a heap profile has every object".into(),
+            ));
+        }
+        return crate::heapread::pprof::convert(&args.snapshot, gzip, args.output.as_deref());
     }
     let heap = args.heap.unwrap_or_default();
     crate::heap::convert(

@@ -24,6 +24,7 @@ mod histogram;
 mod load;
 mod objects;
 mod paths;
+pub mod pprof;
 mod scratch;
 #[cfg(test)]
 mod tests;

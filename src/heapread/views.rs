@@ -32,20 +32,44 @@ pub struct Keys {
     pub threads: Vec<String>,
 }
 
-/// A trace's site: its innermost frame, as `pkg.Cls.method(File.java:12)`.
-fn site_name(d: &Dump, frame: u64) -> String {
-    let Some(f) = d.frames.get(&frame) else {
-        return format!("<frame 0x{frame:x}>");
-    };
+/// A frame's class, method, source file (empty if none) and line (or
+/// HPROF's negative codes).
+pub struct FrameParts {
+    pub class: String,
+    pub method: String,
+    pub file: String,
+    pub line: i32,
+}
+
+pub fn frame_parts(d: &Dump, frame: u64) -> Option<FrameParts> {
+    let f = d.frames.get(&frame)?;
     let class = d
         .serials
         .get(&f.class_serial)
         .and_then(|id| d.class_index.get(id))
         .map_or_else(|| "<unknown>".into(), |&c| d.class_name(c));
     let file = if f.source == 0 {
-        "Unknown Source".to_owned()
+        String::new()
     } else {
         d.text(f.source)
+    };
+    Some(FrameParts {
+        class,
+        method: d.text(f.method_name),
+        file,
+        line: f.line,
+    })
+}
+
+/// A trace's site: its innermost frame, as `pkg.Cls.method(File.java:12)`.
+fn site_name(d: &Dump, frame: u64) -> String {
+    let Some(f) = frame_parts(d, frame) else {
+        return format!("<frame 0x{frame:x}>");
+    };
+    let file = if f.file.is_empty() {
+        "Unknown Source".to_owned()
+    } else {
+        f.file
     };
     let place = match f.line {
         l if l > 0 => format!("{file}:{l}"),
@@ -53,7 +77,7 @@ fn site_name(d: &Dump, frame: u64) -> String {
         -3 => "native method".into(),
         _ => file,
     };
-    format!("{class}.{}({place})", d.text(f.method_name))
+    format!("{}.{}({place})", f.class, f.method)
 }
 
 /// A thread serial's name: its START_THREAD's, else its Thread object's
