@@ -20,6 +20,7 @@ mod jfr;
 mod lcov;
 mod otlp;
 mod pprof;
+mod prof;
 mod stacks;
 
 pub use cobertura::cobertura;
@@ -51,6 +52,10 @@ pub enum Format {
     /// A JFR recording (JDK Mission Control, IntelliJ): the <sampler>,
     /// <alloc> and <lock> trees as events; needs `-o FILE`.
     Jfr,
+    /// The JDK 1.1 `-prof` file (hprof's `cpu=old`): calls per callee and
+    /// caller (<profile>), the high-water line (<memory>), and with
+    /// `--dump HEAP` the primitive arrays and the per-class memory dump.
+    Prof,
 }
 
 #[derive(clap::Args)]
@@ -91,6 +96,10 @@ pub struct Args {
     /// SITES table (`sites`), or both (`all`) [default: dump].
     #[arg(long, value_enum, value_name = "BLOCKS")]
     heap: Option<crate::heap::Heap>,
+    /// prof: the heap dump (binary HPROF, profrj's or HotSpot's, taken at
+    /// the end) its arrays and per-class memory dump come from.
+    #[arg(long, value_name = "HEAP")]
+    dump: Option<PathBuf>,
 }
 
 pub fn run(args: Args) -> Result<(), CliError> {
@@ -102,6 +111,9 @@ pub fn run(args: Args) -> Result<(), CliError> {
             "--heap is for a binary HPROF heap dump, not a snapshot".into(),
         ));
     }
+    if args.dump.is_some() && args.to != Format::Prof {
+        return Err(CliError::Usage("--dump is for --to prof".into()));
+    }
     let snap = read_file_with_lines(&args.snapshot, args.lines)?;
     let out = args.output.as_deref();
     match args.to {
@@ -110,6 +122,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         Format::Hprof => to_hprof(&snap, &args, out),
         Format::Otlp => to_otlp(&snap, &args, out),
         Format::Jfr => to_jfr(&snap, &args),
+        Format::Prof => to_prof(&snap, &args, out),
     }
 }
 
@@ -123,6 +136,11 @@ fn heap_dump(args: &Args, gzip: bool) -> Result<(), CliError> {
         )));
     }
     let s = &args.select;
+    if args.dump.is_some() {
+        return Err(CliError::Usage(
+            "--dump is for --to prof, from a snapshot (the heap dump is its argument)".into(),
+        ));
+    }
     if s.section.is_some()
         || s.thread.is_some()
         || s.metric.is_some()
@@ -276,6 +294,25 @@ fn to_jfr(snap: &Snapshot, args: &Args) -> Result<(), CliError> {
 }
 
 /// A file's modification time in ms since the epoch (0 if unknown: a pipe).
+/// The `-prof` file: `<profile>`, `<memory>` and `--dump`'s heap.
+fn to_prof(snap: &Snapshot, args: &Args, out: Option<&Path>) -> Result<(), CliError> {
+    if args.select.section.is_some()
+        || args.select.thread.is_some()
+        || args.select.metric.is_some()
+        || args.thread_frames
+        || args.source_root.is_some()
+        || args.depth.is_some()
+        || args.heap.is_some()
+    {
+        return Err(CliError::Usage(
+            "--to prof takes only --dump and -o (the file has every thread's calls)".into(),
+        ));
+    }
+    let dump = args.dump.as_deref().map(prof::dump_figures).transpose()?;
+    let prof = prof::Prof::new(snap, dump.as_ref())?;
+    stream(out, |w| prof.write(w))
+}
+
 fn modified_ms(path: &Path) -> u64 {
     std::fs::metadata(path)
         .and_then(|m| m.modified())

@@ -5,7 +5,7 @@
 //! size plus two ids, whatever order classes and objects come in (the
 //! objects are tallied by class id and sized after the pass).
 
-use super::graph::PRIMS;
+pub use super::graph::PRIMS;
 use super::load::{self, Dump};
 use super::scratch::Scratch;
 use crate::error::CliError;
@@ -13,12 +13,12 @@ use profrj_hprof::Item;
 use std::collections::HashMap;
 use std::path::Path;
 
-/// (objects, bytes of their data or elements) per class id, and per
-/// primitive array type.
+/// (objects, bytes of their data or elements, array?) per class id, and
+/// (arrays, elements) per primitive array type in [`PRIMS`]' order.
 #[derive(Default)]
-struct Tally {
-    classes: HashMap<u64, (u64, u64, bool)>,
-    prims: [(u64, u64); PRIMS.len()],
+pub struct Tally {
+    pub classes: HashMap<u64, (u64, u64, bool)>,
+    pub prims: [(u64, u64); PRIMS.len()],
 }
 
 /// A row: class, objects, shallow bytes.
@@ -26,30 +26,7 @@ pub type ClassRow = (String, u64, u64);
 
 /// The rows, in no order.
 pub fn histogram(path: &Path, gzip: bool) -> Result<(Dump, Vec<ClassRow>), CliError> {
-    let mut scratch = Scratch::new()?;
-    let mut t = Tally::default();
-    let d = load::open(path, gzip, &mut scratch, &mut |item| {
-        match item {
-            Item::Instance(i) => {
-                let e = t.classes.entry(i.class_id).or_default();
-                e.0 += 1;
-                e.1 += u64::from(i.data_len);
-            }
-            Item::ObjArray(a) => {
-                let e = t.classes.entry(a.class_id).or_default();
-                e.0 += 1;
-                e.1 += u64::from(a.length);
-                e.2 = true;
-            }
-            Item::PrimArray(a) => {
-                let k = PRIMS.iter().position(|&p| p == a.elem).unwrap_or(0);
-                t.prims[k].0 += 1;
-                t.prims[k].1 += u64::from(a.length);
-            }
-            _ => {}
-        }
-        Ok(())
-    })?;
+    let (d, t) = tally(path, gzip)?;
     let id = d.id.bytes() as u64;
     let mut rows = Vec::new();
     let mut unknown = (0u64, 0u64);
@@ -76,4 +53,34 @@ pub fn histogram(path: &Path, gzip: bool) -> Result<(Dump, Vec<ClassRow>), CliEr
         }
     }
     Ok((d, rows))
+}
+
+/// One pass over the dump at `path`: its tables and the objects counted by
+/// class and primitive array type.
+pub fn tally(path: &Path, gzip: bool) -> Result<(Dump, Tally), CliError> {
+    let mut scratch = Scratch::new()?;
+    let mut t = Tally::default();
+    let d = load::open(path, gzip, &mut scratch, &mut |item| {
+        match item {
+            Item::Instance(i) => {
+                let e = t.classes.entry(i.class_id).or_default();
+                e.0 += 1;
+                e.1 += u64::from(i.data_len);
+            }
+            Item::ObjArray(a) => {
+                let e = t.classes.entry(a.class_id).or_default();
+                e.0 += 1;
+                e.1 += u64::from(a.length);
+                e.2 = true;
+            }
+            Item::PrimArray(a) => {
+                let k = PRIMS.iter().position(|&p| p == a.elem).unwrap_or(0);
+                t.prims[k].0 += 1;
+                t.prims[k].1 += u64::from(a.length);
+            }
+            _ => {}
+        }
+        Ok(())
+    })?;
+    Ok((d, t))
 }

@@ -284,6 +284,16 @@ impl Dump {
     }
 
     /// A class's name in Java's form (`java.util.HashMap`, `long[]`).
+    /// A class's name as the dump has it (`java/lang/String`, `[I`,
+    /// `[Ljava/lang/Object;`).
+    pub fn raw_class_name(&self, class: u32) -> String {
+        match self.classes.get(class as usize) {
+            Some(c) if c.name != 0 => self.text(c.name),
+            Some(c) => format!("<class 0x{:x}>", c.id),
+            None => "<class>".into(),
+        }
+    }
+
     pub fn class_name(&self, class: u32) -> String {
         match self.classes.get(class as usize) {
             Some(c) if c.name != 0 => crate::heap::java_name(&self.text(c.name)),

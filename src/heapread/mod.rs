@@ -20,7 +20,7 @@
 mod diff;
 mod dominators;
 mod graph;
-mod histogram;
+pub mod histogram;
 mod load;
 mod objects;
 mod paths;

@@ -5,13 +5,15 @@
 //! the harness's retained sizes beside NetBeans' (`tests/common/heap_readers.rs`).
 //!
 //! `report.rs`: one dump; `diff.rs`: two; `agent.rs`: profrj's own dump,
-//! whose objects name their allocation site and thread.
+//! whose objects name their allocation site and thread; `prof.rs`: the JDK
+//! 1.1 `-prof` file from a snapshot and a dump.
 
 mod agent;
 // tests/common/, shared with the other test binaries.
 #[path = "../common/mod.rs"]
 mod common;
 mod diff;
+mod prof;
 mod report;
 
 use common::*;
