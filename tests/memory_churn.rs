@@ -4,7 +4,8 @@
 //! `count`, the objects alive at the end of its own GC (docs/MEMORY.md):
 //! N, or N + 1 with the one just made and not yet stored. Before, it
 //! counted what was made after that GC too, dead or not (G1: 2,097,493 of
-//! 2,000,000 `byte[16]`; Parallel: 2,306,470).
+//! 2,000,000 `byte[16]`; Parallel: 2,306,470). And JdkLiveSet: a live set
+//! made of the JDK's objects only (a HashMap of boxed keys and strings).
 
 mod common;
 
@@ -115,4 +116,49 @@ fn zgc_tags_never_count_below_the_live_set() {
     let zgc: &[&str] = &["-XX:+UnlockExperimentalVMOptions", "-XX:+UseZGC"];
     let count = count_under_churn("churn-zgc-bytes", zgc, "bytes", "byte[]");
     assert!(count >= N, "count {count}, {N} alive");
+}
+
+/// The JDK's objects only (JdkLiveSet, the JDK in scope): a HashMap of
+/// 10,000 boxed keys and their strings, each value replaced three times.
+/// What the thread left alive is known by construction; the replaced
+/// strings and the map's outgrown tables died.
+#[test]
+fn the_jdks_objects_count_their_live_set() {
+    let dir = temp_dir("jdk-live-set");
+    let snap = dir.join("s.xml");
+    let run = run_java(
+        &dir,
+        &format!("memory,include=*,file={}", snap.display()),
+        "profrj.harness.JdkLiveSet",
+        &[],
+    );
+    run.assert_success();
+    assert!(run.stdout.contains("entries=10000"), "{}", run.stdout);
+    let text = std::fs::read_to_string(&snap).unwrap();
+    let doc = roxmltree::Document::parse(&text).unwrap();
+    let thread = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("memory"))
+        .flat_map(|m| m.children())
+        .find(|t| t.has_tag_name("thread") && t.attribute("name") == Some("jdk-live"))
+        .expect("<memory> rows of jdk-live");
+    let count = |class: &str| -> u64 {
+        let rows: Vec<u64> = thread
+            .children()
+            .filter(|r| r.attribute("class") == Some(class))
+            .map(|r| attr_u64(r, "count"))
+            .collect();
+        assert_eq!(rows.len(), 1, "{class}: {rows:?}");
+        rows[0]
+    };
+    for class in [
+        "java.util.HashMap$Node",
+        "java.lang.Integer",
+        "java.lang.String",
+        "byte[]",
+    ] {
+        assert_eq!(count(class), 10_000, "{class}");
+    }
+    assert_eq!(count("java.util.HashMap"), 1);
+    assert_eq!(count("java.util.HashMap$Node[]"), 1);
 }
