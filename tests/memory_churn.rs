@@ -17,6 +17,15 @@ use std::time::Duration;
 const MAIN: &str = "profrj.harness.LiveChurn";
 const N: u64 = 1_000_000;
 
+/// The `<memory>` section's `<thread>` named `name`.
+fn memory_rows<'a>(doc: &'a roxmltree::Document, name: &str) -> roxmltree::Node<'a, 'a> {
+    doc.descendants()
+        .filter(|n| n.has_tag_name("memory"))
+        .flat_map(|m| m.children())
+        .find(|t| t.has_tag_name("thread") && t.attribute("name") == Some(name))
+        .unwrap_or_else(|| panic!("no <memory> rows of {name}"))
+}
+
 /// main's `count` of `class` in a snapshot taken while LiveChurn churns
 /// `kind` objects under `gc` (it churns from "ready" until told to stop).
 fn count_under_churn(name: &str, gc: &[&str], kind: &str, class: &str) -> u64 {
@@ -65,12 +74,7 @@ fn count_under_churn(name: &str, gc: &[&str], kind: &str, class: &str) -> u64 {
         .and_then(|r| r.parse().ok())
         .unwrap_or_else(|| panic!("{name}: {line}"));
     let doc = roxmltree::Document::parse(&text).unwrap();
-    let main = doc
-        .descendants()
-        .filter(|n| n.has_tag_name("memory"))
-        .flat_map(|m| m.children())
-        .find(|t| t.has_tag_name("thread") && t.attribute("name") == Some("main"))
-        .unwrap_or_else(|| panic!("{name}: no <memory> row of main"));
+    let main = memory_rows(&doc, "main");
     let row = main
         .children()
         .find(|r| r.attribute("class") == Some(class))
@@ -136,12 +140,7 @@ fn the_jdks_objects_count_their_live_set() {
     assert!(run.stdout.contains("entries=10000"), "{}", run.stdout);
     let text = std::fs::read_to_string(&snap).unwrap();
     let doc = roxmltree::Document::parse(&text).unwrap();
-    let thread = doc
-        .descendants()
-        .filter(|n| n.has_tag_name("memory"))
-        .flat_map(|m| m.children())
-        .find(|t| t.has_tag_name("thread") && t.attribute("name") == Some("jdk-live"))
-        .expect("<memory> rows of jdk-live");
+    let thread = memory_rows(&doc, "jdk-live");
     let count = |class: &str| -> u64 {
         let rows: Vec<u64> = thread
             .children()
