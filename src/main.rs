@@ -23,6 +23,7 @@ mod output;
 mod printable;
 mod report;
 mod safe_fs;
+mod scratch;
 mod selection;
 mod snapshot;
 #[cfg(test)]

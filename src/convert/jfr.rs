@@ -59,10 +59,20 @@ enum Marker {
 }
 
 pub fn jfr(snap: &Snapshot, out: &Path, modified_ns: u64) -> Result<(), CliError> {
-    let sections: Vec<&CallSection> = [CallKind::Sampler, CallKind::Alloc, CallKind::Lock]
+    // The stack pool spells out each stack from the node standing for it:
+    // the trees are loaded.
+    let loaded: Vec<CallSection> = [CallKind::Sampler, CallKind::Alloc, CallKind::Lock]
         .into_iter()
         .filter_map(|k| snap.calls(k))
+        .map(|s| {
+            let mut s = s.clone();
+            for t in &mut s.threads {
+                t.tree = t.tree.loaded();
+            }
+            s
+        })
         .collect();
+    let sections: Vec<&CallSection> = loaded.iter().collect();
     if sections.is_empty() {
         return Err(CliError::Input(
             "--to jfr writes the <sampler>, <alloc> and <lock> sections; the snapshot has none"
@@ -111,7 +121,7 @@ fn events_of(s: &CallSection) -> u64 {
     let slot = |a: &str| d.slot(a).unwrap_or(0);
     let mut n = 0u64;
     for t in &s.threads {
-        for node in t.tree.nodes.iter().skip(1) {
+        for node in t.tree.nodes().iter().skip(1) {
             let v = &node.v.0;
             n = n.saturating_add(match s.kind {
                 CallKind::Sampler => {
@@ -214,7 +224,7 @@ impl<'a> Converter<'a> {
                         java_thread_id: thread_key,
                     },
                 );
-                for (ni, node) in t.tree.nodes.iter().enumerate().skip(1) {
+                for (ni, node) in t.tree.nodes().iter().enumerate().skip(1) {
                     let v = &node.v.0;
                     let figures = match s.kind {
                         CallKind::Sampler => v[slot(sampler::node::ELAPSED)],
@@ -258,7 +268,7 @@ impl<'a> Converter<'a> {
                             let time = v[slot(lock::node::TIME)];
                             let park = self
                                 .names
-                                .get(t.tree.nodes[ni].name)
+                                .get(t.tree.nodes()[ni].name)
                                 .starts_with("java.util.concurrent.");
                             for k in 0..figures {
                                 // Durations add up to the node's time.
@@ -284,7 +294,7 @@ impl<'a> Converter<'a> {
     /// The stack key of a node (0: no Java frame) and, for a class frame,
     /// its class's key; names met on the way get their methods.
     fn stack_of(&mut self, si: usize, ti: usize, t: &CallThread, node: u32) -> (u64, u64) {
-        let nodes = &t.tree.nodes;
+        let nodes = t.tree.nodes();
         let mut n = node;
         let mut class = 0;
         if nodes[n as usize].class {
@@ -339,7 +349,7 @@ impl<'a> Converter<'a> {
             let mut b = Buf::new();
             let mut frames = Vec::new();
             for (key, &(si, ti, node)) in stacks.iter().enumerate() {
-                let nodes = &sections[si].threads[ti].tree.nodes;
+                let nodes = sections[si].threads[ti].tree.nodes();
                 frames.clear();
                 let mut truncated = false;
                 let mut n = node;

@@ -112,9 +112,7 @@ fn call_trees(snap: &Snapshot, sec: &CallSection) -> CallTrees {
             name: t.name.clone(),
             nodes: t
                 .tree
-                .nodes
-                .iter()
-                .skip(1)
+                .walk()
                 .map(|n| {
                     let mut own = [0; MAX_WEIGHTS];
                     for (o, &(slot, scale)) in own.iter_mut().zip(&slots) {

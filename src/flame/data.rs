@@ -5,9 +5,7 @@
 //! frames (an allocated class); the coverage and memory tables beside it.
 
 use crate::report::coverage_table;
-use crate::snapshot::{
-    CallSection, CoverageClass, MemorySection, Metric, Names, Weighted, NO_LINE,
-};
+use crate::snapshot::{CallSection, CoverageClass, MemorySection, Metric, Names, NO_LINE};
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::io::{self, Write};
@@ -87,11 +85,11 @@ fn merged_threads(sec: &CallSection, metric: Metric) -> Vec<(String, Merged)> {
         if let Some(n) = t.ended_threads {
             m.ended_threads = Some(m.ended_threads.unwrap_or(0).saturating_add(n));
         }
-        let w = Weighted::new(&t.tree, metric);
-        // Where each source node went in the merged tree.
-        let mut map = vec![0u32; t.tree.nodes.len()];
-        for (i, n) in t.tree.nodes.iter().enumerate().skip(1) {
-            let parent = map[n.parent as usize];
+        // Where the walk's path went in the merged tree.
+        let mut path: Vec<u32> = vec![0];
+        for n in t.tree.walk() {
+            path.truncate(n.depth as usize);
+            let parent = path[n.depth as usize - 1];
             let frame = (n.name, n.class, n.line);
             let id = *idx.entry((parent, frame)).or_insert_with(|| {
                 m.name.push(frame);
@@ -101,8 +99,8 @@ fn merged_threads(sec: &CallSection, metric: Metric) -> Vec<(String, Merged)> {
                 m.children[parent as usize].push(id);
                 id
             });
-            m.own[id as usize] = m.own[id as usize].saturating_add(w.own[i]);
-            map[i] = id;
+            m.own[id as usize] = m.own[id as usize].saturating_add(metric.own(&n.v));
+            path.push(id);
         }
     }
     order

@@ -24,7 +24,7 @@ mod histogram;
 mod load;
 mod objects;
 mod paths;
-mod scratch;
+use crate::scratch;
 #[cfg(test)]
 mod tests;
 pub mod text;

@@ -99,9 +99,9 @@ fn per_trace(ctx: &Ctx, sec: &CallSection, attrs: [&str; 2]) -> Rows {
         if !wanted(ctx, &thread.name) {
             continue;
         }
-        let tree = &thread.tree;
-        walk(ctx, tree, |i, key| {
-            let v = tree.nodes[i].v.0;
+        let nodes = ctx.nodes(sec.kind, t);
+        walk(ctx, nodes, |i, key| {
+            let v = nodes[i].v.0;
             if slots.iter().all(|&s| v[s] == 0) {
                 return;
             }
@@ -394,12 +394,12 @@ fn class_sites<'a>(
         if !wanted(ctx, &thread.name) {
             continue;
         }
-        let tree = &thread.tree;
+        let nodes = ctx.nodes(sec.kind, t);
         // The key of each node's path, for its class frames' children.
-        let mut keys: Vec<Key> = vec![EMPTY; tree.nodes.len()];
-        walk(ctx, tree, |i, key| {
+        let mut keys: Vec<Key> = vec![EMPTY; nodes.len()];
+        walk(ctx, nodes, |i, key| {
             keys[i] = key;
-            let n = &tree.nodes[i];
+            let n = &nodes[i];
             if !n.class {
                 return;
             }

@@ -49,7 +49,7 @@ mod blocks;
 use super::coverage::{default_source, escaped};
 use super::stacks::{Key, TopFrames, EMPTY, MAX_FRAMES};
 use crate::hprof_text::{column, ctime};
-use crate::snapshot::{CallKind, Snapshot, Tree, NONE, NO_LINE};
+use crate::snapshot::{CallKind, Node, Snapshot, NONE, NO_LINE};
 use blocks::Block;
 use std::collections::{HashMap, HashSet};
 use std::io::{self, Write};
@@ -87,6 +87,15 @@ struct Ctx<'a> {
     classes: HashSet<&'a str>,
     /// Class → `SourceFile`, from `<coverage>`.
     sources: HashMap<&'a str, &'a str>,
+    /// Every call section's trees loaded (a trace is spelled out from the
+    /// node standing for it).
+    trees: HashMap<CallKind, Vec<Vec<Node>>>,
+}
+
+impl Ctx<'_> {
+    fn nodes(&self, kind: CallKind, thread: usize) -> &[Node] {
+        &self.trees[&kind][thread]
+    }
 }
 
 /// Trace ids, given in the order the blocks' rows name them.
@@ -146,6 +155,14 @@ impl<'a> Hprof<'a> {
                 .filter_map(|c| Some((c.name.as_str(), c.source.as_deref()?)))
                 .collect()
         });
+        let trees = snap
+            .call_sections
+            .iter()
+            .map(|sec| {
+                let all = sec.threads.iter().map(|t| t.tree.nodes().into_owned());
+                (sec.kind, all.collect())
+            })
+            .collect();
         let ctx = Ctx {
             snap,
             opts,
@@ -153,6 +170,7 @@ impl<'a> Hprof<'a> {
             date: ctime(opts.created),
             classes,
             sources,
+            trees,
         };
         let threads = threads(&ctx)?;
         let mut traces = Traces::default();
@@ -266,9 +284,9 @@ fn threads<'a>(ctx: &Ctx<'a>) -> Result<Vec<(&'a str, bool)>, CliError> {
 
 /// Visits every node of a tree (in document order) with its trace key: the
 /// hash of its path's top `depth` frames.
-fn walk(ctx: &Ctx, tree: &Tree, mut f: impl FnMut(usize, Key)) {
+fn walk(ctx: &Ctx, nodes: &[Node], mut f: impl FnMut(usize, Key)) {
     let mut top = TopFrames::new(ctx.depth);
-    for (i, n) in tree.nodes.iter().enumerate().skip(1) {
+    for (i, n) in nodes.iter().enumerate().skip(1) {
         // A frame is its name and line (the agent's `lines`); the value stays
         // below the hash's modulus (2^61 - 1).
         let line = u64::from(n.line.min(1 << 28));
@@ -284,11 +302,11 @@ fn write_frames(ctx: &Ctx, rep: Rep, out: &mut dyn Write) -> io::Result<()> {
     let Some(sec) = ctx.snap.calls(rep.kind) else {
         return Ok(());
     };
-    let tree = &sec.threads[rep.thread].tree;
+    let nodes = ctx.nodes(sec.kind, rep.thread);
     let mut i = rep.node;
     let mut written = 0;
     while i != 0 && i != NONE && written < ctx.depth {
-        let n = &tree.nodes[i as usize];
+        let n = &nodes[i as usize];
         writeln!(out, "\t{}", frame(ctx, ctx.snap.names.get(n.name), n.line))?;
         written += 1;
         i = n.parent;
@@ -360,7 +378,7 @@ fn method_column(ctx: &Ctx, rep: Option<Rep>) -> String {
     let Some(sec) = ctx.snap.calls(rep.kind) else {
         return "<empty>".into();
     };
-    let n = &sec.threads[rep.thread].tree.nodes[rep.node as usize];
+    let n = &ctx.nodes(sec.kind, rep.thread)[rep.node as usize];
     let name = ctx.snap.names.get(n.name);
     match split(ctx, name) {
         Some((c, m)) if !c.is_empty() => column(&format!("{c}.{m}")).into_owned(),
