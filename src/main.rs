@@ -26,6 +26,7 @@ mod safe_fs;
 mod scratch;
 mod selection;
 mod snapshot;
+mod sort;
 #[cfg(test)]
 mod test_dump;
 
