@@ -25,6 +25,10 @@ const READ: usize = 1 << 16;
 pub struct Sorter {
     /// Numbers per record.
     width: usize,
+    /// The last `tail` numbers are not summed: the smallest tail (in
+    /// lexicographic order) of a key's records is kept, as a whole (a
+    /// representative and what goes with it).
+    tail: usize,
     /// Bytes of records the buffer holds before it is sorted out.
     budget: usize,
     /// Records: the key's bytes, then `width` numbers (native endian).
@@ -44,12 +48,21 @@ impl Sorter {
     pub fn new(width: usize, budget: usize) -> Result<Sorter, CliError> {
         Ok(Sorter {
             width,
+            tail: 0,
             budget,
             data: Vec::new(),
             recs: Vec::new(),
             runs: Vec::new(),
             scratch: Scratch::new()?,
         })
+    }
+
+    /// Keeps the smallest of the last `tail` numbers of a key's records
+    /// instead of summing them.
+    pub fn min_tail(mut self, tail: usize) -> Sorter {
+        assert!(tail <= self.width);
+        self.tail = tail;
+        self
     }
 
     pub fn push(&mut self, key: &[u8], values: &[u64]) -> io::Result<()> {
@@ -85,14 +98,19 @@ impl Sorter {
             })
         };
         let mut sum = vec![0u64; w];
+        let mut next = vec![0u64; w];
         let mut i = 0;
         while i < self.recs.len() {
             let k = key(&self.recs[i]);
-            sum.iter_mut().for_each(|s| *s = 0);
+            sum.iter_mut()
+                .zip(values(&self.recs[i]))
+                .for_each(|(s, v)| *s = v);
+            i += 1;
             while i < self.recs.len() && key(&self.recs[i]) == k {
-                for (s, v) in sum.iter_mut().zip(values(&self.recs[i])) {
-                    *s = s.saturating_add(v);
-                }
+                next.iter_mut()
+                    .zip(values(&self.recs[i]))
+                    .for_each(|(s, v)| *s = v);
+                combine(&mut sum, &next, self.tail);
                 i += 1;
             }
             out.write(k, &sum)?;
@@ -111,7 +129,7 @@ impl Sorter {
         while self.runs.len() > FAN_IN {
             let rest = self.runs.split_off(FAN_IN);
             let first = std::mem::replace(&mut self.runs, rest);
-            let mut m = Merged::new(first, self.width)?;
+            let mut m = Merged::new(first, self.width, self.tail)?;
             let (_, f) = self.scratch.raw("run").map_err(io_err)?;
             let mut out = RunWriter::new(f, self.width);
             while let Some((k, v)) = m.next_record()? {
@@ -119,7 +137,18 @@ impl Sorter {
             }
             self.runs.push(out.finish()?);
         }
-        Merged::new(self.runs, self.width)
+        Merged::new(self.runs, self.width, self.tail)
+    }
+}
+
+/// Adds `b` into `a`: sums, and the smaller tail of the two.
+fn combine(a: &mut [u64], b: &[u64], tail: usize) {
+    let cut = a.len() - tail;
+    for (s, v) in a[..cut].iter_mut().zip(&b[..cut]) {
+        *s = s.saturating_add(*v);
+    }
+    if b[cut..] < a[cut..] {
+        a[cut..].copy_from_slice(&b[cut..]);
     }
 }
 
@@ -231,13 +260,14 @@ fn truncated() -> io::Error {
 /// The runs merged: each key once, in order ([`Merged::next_record`]).
 pub struct Merged {
     runs: Vec<Run>,
+    tail: usize,
     heap: BinaryHeap<Reverse<(Vec<u8>, usize)>>,
     key: Vec<u8>,
     values: Vec<u64>,
 }
 
 impl Merged {
-    fn new(files: Vec<File>, width: usize) -> io::Result<Merged> {
+    fn new(files: Vec<File>, width: usize, tail: usize) -> io::Result<Merged> {
         let mut runs: Vec<Run> = files.into_iter().map(|f| Run::new(f, width)).collect();
         let mut heap = BinaryHeap::new();
         for (i, r) in runs.iter_mut().enumerate() {
@@ -247,6 +277,7 @@ impl Merged {
         }
         Ok(Merged {
             runs,
+            tail,
             heap,
             key: Vec::new(),
             values: vec![0; width],
@@ -267,9 +298,7 @@ impl Merged {
             .is_some_and(|Reverse((k, _))| *k == self.key)
         {
             let Reverse((k, j)) = self.heap.pop().expect("peeked");
-            for (s, v) in self.values.iter_mut().zip(&self.runs[j].values) {
-                *s = s.saturating_add(*v);
-            }
+            combine(&mut self.values, &self.runs[j].values, self.tail);
             self.runs[j].key = k;
             self.refill(j)?;
         }
@@ -309,5 +338,18 @@ mod tests {
             got.push((k.to_vec(), (v[0], v[1])));
         }
         assert_eq!(got, want.into_iter().collect::<Vec<_>>());
+    }
+
+    /// A tail keeps the smallest record's numbers, whole.
+    #[test]
+    fn tails_keep_the_smallest() {
+        let mut s = Sorter::new(3, 64).unwrap().min_tail(2);
+        for (rep, name) in [(9, 1), (3, 7), (5, 0), (3, 8)] {
+            s.push(b"k", &[1, rep, name]).unwrap();
+        }
+        let mut m = s.finish().unwrap();
+        let (k, v) = m.next_record().unwrap().unwrap();
+        assert_eq!((k, v), (&b"k"[..], &[4, 3, 7][..]));
+        assert!(m.next_record().unwrap().is_none());
     }
 }

@@ -171,15 +171,6 @@ impl Tree {
         }
     }
 
-    /// The tree in memory (a spilled one loaded whole).
-    pub fn loaded(&self) -> Tree {
-        Tree {
-            mem: self.nodes().into_owned(),
-            spilled: None,
-            len: self.len,
-        }
-    }
-
     /// A tree in memory, to build or change.
     pub fn nodes_mut(&mut self) -> &mut Vec<Node> {
         assert!(self.spilled.is_none(), "a spilled tree is read only");
