@@ -16,6 +16,16 @@ use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::os::unix::fs::FileExt;
 
+/// Bytes a reader's sorter holds unless `PROFRJ_SORT_MEMORY` (bytes, at
+/// least 64 KiB) says otherwise: the tests make it small, so that a reader
+/// whose memory grows with its input shows on a small one.
+pub fn budget(default: usize) -> usize {
+    std::env::var("PROFRJ_SORT_MEMORY")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .map_or(default, |b| b.max(1 << 16))
+}
+
 /// The most runs merged at once (more are merged in passes).
 pub const FAN_IN: usize = 64;
 

@@ -109,7 +109,7 @@ pub fn merge(sec: &CallSection, metric: Metric) -> io::Result<Merged> {
     let mut by_name: HashMap<&str, u32> = HashMap::new();
     let mut frames: Vec<Frame> = Vec::new();
     let mut frame_ids: HashMap<Frame, u32> = HashMap::new();
-    let mut sorter = Sorter::new(1, SORT_BUDGET).map_err(io_err)?;
+    let mut sorter = Sorter::new(1, crate::sort::budget(SORT_BUDGET)).map_err(io_err)?;
     let mut key: Vec<u8> = Vec::new();
     for t in &sec.threads {
         let g = *by_name.entry(t.name.as_str()).or_insert_with(|| {

@@ -172,7 +172,9 @@ fn cpu(
 ) -> io::Result<Text> {
     let slots = attrs.map(|a| sec.desc().slot(a).expect("the section's attribute"));
     // [weight, count | representative, its name]
-    let mut traces = Sorter::new(4, SORT_BUDGET).map_err(io_err)?.min_tail(2);
+    let mut traces = Sorter::new(4, crate::sort::budget(SORT_BUDGET))
+        .map_err(io_err)?
+        .min_tail(2);
     for (t, thread) in sec.threads.iter().enumerate() {
         if !wanted(ctx, &thread.name) {
             continue;
@@ -188,7 +190,7 @@ fn cpu(
         })?;
     }
     let mut traces = traces.finish()?;
-    let mut ranked = Sorter::new(1, SORT_BUDGET).map_err(io_err)?;
+    let mut ranked = Sorter::new(1, crate::sort::budget(SORT_BUDGET)).map_err(io_err)?;
     let mut total = 0u64;
     while let Some((_, v)) = traces.next_record()? {
         total = total.saturating_add(v[0]);
@@ -253,7 +255,9 @@ fn class_sites(
     figures: impl Fn(&[u64]) -> Site,
 ) -> io::Result<Text> {
     // key: (the stack's trace, class); [figures | representative]
-    let mut sites = Sorter::new(5, SORT_BUDGET).map_err(io_err)?.min_tail(1);
+    let mut sites = Sorter::new(5, crate::sort::budget(SORT_BUDGET))
+        .map_err(io_err)?
+        .min_tail(1);
     for (t, thread) in sec.threads.iter().enumerate() {
         if !wanted(ctx, &thread.name) {
             continue;
@@ -284,7 +288,7 @@ fn class_sites(
         Rank::Sites(_, by) => by,
         Rank::Monitors => 0,
     };
-    let mut ranked = Sorter::new(6, SORT_BUDGET).map_err(io_err)?;
+    let mut ranked = Sorter::new(6, crate::sort::budget(SORT_BUDGET)).map_err(io_err)?;
     let mut total = 0u64;
     let mut k = Vec::new();
     while let Some((key, v)) = sites.next_record()? {

@@ -34,7 +34,7 @@ impl Numbering {
     pub fn new() -> Result<Numbering, CliError> {
         Ok(Numbering {
             next: EMPTY_TRACE + 1,
-            reps: Sorter::new(1, SORT_BUDGET)?,
+            reps: Sorter::new(1, crate::sort::budget(SORT_BUDGET))?,
         })
     }
 
@@ -87,7 +87,8 @@ pub fn spell(ctx: &Ctx, numbering: Numbering) -> io::Result<Spelled> {
     let (_, file) = scratch.raw("traces").map_err(super::blocks::io_err)?;
     let mut text = BufWriter::with_capacity(1 << 16, file);
     let mut written = 0u64;
-    let mut order = Sorter::new(2, SORT_BUDGET).map_err(super::blocks::io_err)?;
+    let mut order =
+        Sorter::new(2, crate::sort::budget(SORT_BUDGET)).map_err(super::blocks::io_err)?;
     let mut next = reps.next_record()?.map(|(k, v)| (k.to_vec(), v[0]));
     let mut entry = String::new();
     for kind in CallKind::ALL {
