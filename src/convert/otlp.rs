@@ -105,7 +105,7 @@ fn weights(sec: &CallSection) -> Weights {
 }
 
 mod dict;
-use dict::{field_len, len_header, Dictionary};
+use dict::{field_len, figures, len_header, Dictionary};
 
 /// One profile: a section's weight that has a sample.
 struct Profile {
@@ -132,15 +132,6 @@ pub struct Otlp<'a> {
     profiles: Vec<Profile>,
     dict: Dictionary,
     resource: Msg,
-}
-
-/// A node's weights, scaled: `None` when all are zero (no sample).
-fn figures(slots: &[(usize, u64)], v: &[u64]) -> Option<Vec<u64>> {
-    let f: Vec<u64> = slots
-        .iter()
-        .map(|&(slot, scale)| v[slot].saturating_mul(scale))
-        .collect();
-    f.iter().any(|&x| x != 0).then_some(f)
 }
 
 /// A sample's bytes: its stack, its thread's attribute, its value.
@@ -311,6 +302,6 @@ impl<'a> Otlp<'a> {
         }
         let names = &self.snap.names;
         let sections = self.sections.iter().map(|s| (s.sec, s.slots.as_slice()));
-        self.dict.write(out, names, sections.collect(), figures)
+        self.dict.write(out, names, sections.collect())
     }
 }

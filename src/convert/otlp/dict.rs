@@ -162,7 +162,6 @@ impl Dictionary {
         out: &mut dyn Write,
         names: &Names,
         sections: Vec<(&CallSection, &[(usize, u64)])>,
-        figures: fn(&[(usize, u64)], &[u64]) -> Option<Vec<u64>>,
     ) -> io::Result<()> {
         let mut m = Msg::default();
         let mut len =
@@ -226,6 +225,16 @@ impl Dictionary {
         }
         Ok(())
     }
+}
+
+/// A node's weights (by slot, scaled): `None` when all are zero (no
+/// sample, no stack).
+pub fn figures(slots: &[(usize, u64)], v: &[u64]) -> Option<Vec<u64>> {
+    let f: Vec<u64> = slots
+        .iter()
+        .map(|&(slot, scale)| v[slot].saturating_mul(scale))
+        .collect();
+    f.iter().any(|&x| x != 0).then_some(f)
 }
 
 /// Bytes of a stack entry whose packed locations take `packed` bytes.
