@@ -1,5 +1,6 @@
 //! The flame page's trees: the threads of one name merged into one tree, in
-//! a fixed budget. Each node with a weight of its own becomes a record
+//! a fixed budget. A name of one thread is numbered as its tree is walked;
+//! for a name of several, each node with a weight of its own becomes a record
 //! keyed by its thread name's group and its path (frame ids, big endian, so
 //! that byte order is path order: a node before its callees, callees in the
 //! order of their frames' ids) and sorted externally (`crate::sort`), nodes
@@ -102,15 +103,81 @@ impl Out {
     }
 }
 
+/// The merged trees being numbered: the current path, each node given its
+/// preorder place when the first weight below it (or its own) is met, so
+/// that subtrees without weight take no place.
+struct Builder {
+    out: Out,
+    /// The next preorder place.
+    index: u64,
+    path: Vec<Open>,
+    /// The path's first `numbered` nodes have their places.
+    numbered: usize,
+}
+
+impl Builder {
+    /// Leaves the path's nodes below its first `len`, writing those numbered.
+    fn leave_to(&mut self, len: usize) -> io::Result<()> {
+        while self.path.len() > len {
+            let o = self.path.pop().expect("longer");
+            if self.path.len() < self.numbered {
+                self.out.leave(&o)?;
+            }
+        }
+        self.numbered = self.numbered.min(self.path.len());
+        Ok(())
+    }
+
+    fn enter(&mut self, frame: u32) {
+        self.path.push(Open {
+            frame,
+            own: 0,
+            kids: 0,
+            index: 0,
+        });
+    }
+
+    /// The last node has a weight: it and its ancestors not yet numbered
+    /// get their places, each counted as its parent's callee.
+    fn weigh(&mut self, g: &mut Group, own: u64) {
+        for k in self.numbered..self.path.len() {
+            match k {
+                0 => g.roots += 1,
+                _ => self.path[k - 1].kids += 1,
+            }
+            self.path[k].index = self.index;
+            self.index += 1;
+        }
+        self.numbered = self.path.len();
+        let last = self.path.last_mut().expect("a node");
+        last.own = last.own.saturating_add(own);
+        g.total = g.total.saturating_add(own);
+    }
+}
+
 /// Threads of one name merged, groups in the order their first thread
-/// appears.
+/// appears. A name of one thread needs no merging: its tree is numbered as
+/// it is walked (a thread's siblings are distinct frames). Names of several
+/// threads go through the sorter, keyed by their paths.
 pub fn merge(sec: &CallSection, metric: Metric) -> io::Result<Merged> {
     let mut groups: Vec<Group> = Vec::new();
     let mut by_name: HashMap<&str, u32> = HashMap::new();
+    let mut threads_of: Vec<u32> = Vec::new();
     let mut frames: Vec<Frame> = Vec::new();
     let mut frame_ids: HashMap<Frame, u32> = HashMap::new();
     let mut sorter = Sorter::new(1, crate::sort::budget(SORT_BUDGET)).map_err(io_err)?;
     let mut key: Vec<u8> = Vec::new();
+    let mut scratch = crate::scratch::Scratch::new().map_err(io_err)?;
+    let (_, file) = scratch.raw("flame-nodes").map_err(io_err)?;
+    let mut b = Builder {
+        out: Out {
+            file,
+            left: Vec::new(),
+        },
+        index: 0,
+        path: Vec::new(),
+        numbered: 0,
+    };
     for t in &sec.threads {
         let g = *by_name.entry(t.name.as_str()).or_insert_with(|| {
             groups.push(Group {
@@ -122,8 +189,13 @@ pub fn merge(sec: &CallSection, metric: Metric) -> io::Result<Merged> {
                 start: 0,
                 count: 0,
             });
+            threads_of.push(0);
             groups.len() as u32 - 1
         });
+        threads_of[g as usize] += 1;
+    }
+    for t in &sec.threads {
+        let g = by_name[t.name.as_str()];
         let group = &mut groups[g as usize];
         if let Some(n) = t.virtual_threads {
             group.virtual_threads = Some(group.virtual_threads.unwrap_or(0).saturating_add(n));
@@ -131,6 +203,8 @@ pub fn merge(sec: &CallSection, metric: Metric) -> io::Result<Merged> {
         if let Some(n) = t.ended_threads {
             group.ended_threads = Some(group.ended_threads.unwrap_or(0).saturating_add(n));
         }
+        let alone = threads_of[g as usize] == 1;
+        group.start = b.index;
         // The key of the walk's path: the group, then a frame id per level.
         key.clear();
         key.extend_from_slice(&g.to_be_bytes());
@@ -141,34 +215,31 @@ pub fn merge(sec: &CallSection, metric: Metric) -> io::Result<Merged> {
                 frames.push(frame);
                 next
             });
+            let own = metric.own(&n.v);
+            if alone {
+                b.leave_to(n.depth as usize - 1)?;
+                b.enter(id);
+                if own > 0 {
+                    b.weigh(group, own);
+                }
+                continue;
+            }
             key.truncate(4 * n.depth as usize);
             key.extend_from_slice(&id.to_be_bytes());
-            let own = metric.own(&n.v);
             // A node without a weight of its own is drawn only if a callee
             // has one: its callees' keys bring it back.
             if own > 0 {
                 sorter.push(&key, &[own])?;
             }
         }
+        if alone {
+            b.leave_to(0)?;
+            group.count = b.index - group.start;
+        }
     }
     drop(frame_ids);
     let mut sorted = sorter.finish()?;
-    let mut scratch = crate::scratch::Scratch::new().map_err(io_err)?;
-    let (_, file) = scratch.raw("flame-nodes").map_err(io_err)?;
-    let mut out = Out {
-        file,
-        left: Vec::new(),
-    };
-    let mut path: Vec<Open> = Vec::new();
     let mut group: Option<u32> = None;
-    let mut index = 0u64;
-    let leave_all = |path: &mut Vec<Open>, out: &mut Out, to: usize| -> io::Result<()> {
-        while path.len() > to {
-            let o = path.pop().expect("longer");
-            out.leave(&o)?;
-        }
-        Ok(())
-    };
     while let Some((k, v)) = sorted.next_record()? {
         let g = u32::from_be_bytes(k[..4].try_into().expect("a group"));
         let ids: Vec<u32> = k[4..]
@@ -176,49 +247,37 @@ pub fn merge(sec: &CallSection, metric: Metric) -> io::Result<Merged> {
             .map(|c| u32::from_be_bytes(c.try_into().expect("4 bytes")))
             .collect();
         if group != Some(g) {
-            leave_all(&mut path, &mut out, 0)?;
+            b.leave_to(0)?;
             if let Some(prev) = group {
                 let p = &mut groups[prev as usize];
-                p.count = index - p.start;
+                p.count = b.index - p.start;
             }
-            groups[g as usize].start = index;
+            groups[g as usize].start = b.index;
             group = Some(g);
         }
-        // Leave what is not on this record's path; open its missing levels.
-        let common = path
+        // Leave what is not on this record's path; enter its other levels.
+        let common = b
+            .path
             .iter()
             .zip(&ids)
             .take_while(|(o, &id)| o.frame == id)
             .count();
-        leave_all(&mut path, &mut out, common)?;
+        b.leave_to(common)?;
         for &id in &ids[common..] {
-            match path.last_mut() {
-                Some(p) => p.kids += 1,
-                None => groups[g as usize].roots += 1,
-            }
-            path.push(Open {
-                frame: id,
-                own: 0,
-                kids: 0,
-                index,
-            });
-            index += 1;
+            b.enter(id);
         }
-        let last = path.last_mut().expect("a record has a frame");
-        last.own = last.own.saturating_add(v[0]);
-        let gr = &mut groups[g as usize];
-        gr.total = gr.total.saturating_add(v[0]);
+        b.weigh(&mut groups[g as usize], v[0]);
     }
-    leave_all(&mut path, &mut out, 0)?;
+    b.leave_to(0)?;
     if let Some(prev) = group {
         let p = &mut groups[prev as usize];
-        p.count = index - p.start;
+        p.count = b.index - p.start;
     }
-    out.flush()?;
+    b.out.flush()?;
     Ok(Merged {
         groups,
         frames,
-        file: out.file,
+        file: b.out.file,
     })
 }
 

@@ -1,11 +1,14 @@
-//! A ProfilerJ snapshot read into memory: the model the report, flame, convert
-//! and diff commands work on. The XML is read as a stream (`parse.rs`); only
-//! this model is kept, never a tree of the document.
+//! A ProfilerJ snapshot read: the model the report, flame, convert and diff
+//! commands work on. The XML is read as a stream (`parse.rs`); only this
+//! model is kept, never a tree of the document, and of a snapshot read from
+//! a file the call trees' nodes stay in a scratch file (`spill.rs`), so what
+//! is held is its names, threads and small sections (issue 44).
 //!
-//! Call trees are stored flat, in document order: a node's parent always has a
-//! smaller index than the node, so a forward pass visits callers before
-//! callees and a backward pass sums callees into callers — no recursion, so a
-//! 3,000-deep recursion in the profiled program costs nothing special here.
+//! Call trees are stored flat, in document order, each node with its depth:
+//! a node's subtree follows it, so a forward walk keeping only the current
+//! path visits callers before callees and knows a subtree's sums when it
+//! leaves it — no recursion, so a 3,000-deep recursion in the profiled
+//! program costs nothing special here.
 
 use crate::error::CliError;
 mod jfr;
