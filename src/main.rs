@@ -23,8 +23,10 @@ mod output;
 mod printable;
 mod report;
 mod safe_fs;
+mod scratch;
 mod selection;
 mod snapshot;
+mod sort;
 #[cfg(test)]
 mod test_dump;
 

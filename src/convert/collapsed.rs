@@ -1,20 +1,22 @@
-//! Collapsed stacks: `root;caller;callee count`, one line per distinct stack
+//! Collapsed stacks: `root;caller;callee count`, one line per call-tree node
 //! with a non-zero own weight. The sum of the counts is the sum of every
 //! node's own weight: the section's total for the chosen metric.
 //!
-//! Streamed: the threads' trees are merged into one tree of frames (threads
-//! of one name, or all threads, meet there), whose nodes are then walked
-//! depth first, siblings in the order of their frames' text, each stack
-//! written from the walk's path as it is reached. What is held is that tree
-//! (a node per distinct path, a string per distinct frame), never the lines.
-//! A stack deeper than [`MAX_FRAMES`] keeps its top frames under a
-//! `[truncated]` root (the agent's own convention), so a pathological
-//! 100,000-deep chain cannot make the output quadratic in its depth; those
-//! stacks (merged when their top frames agree, found by [`TopFrames`]) come
-//! after the others.
+//! Streamed in a fixed budget: each thread's tree is walked in document
+//! order (from the scratch file a snapshot's trees are kept in) and each
+//! node's line written from the walk's path as it is reached. Threads are
+//! not merged: two threads with one stack write it twice, as the format
+//! allows (flamegraph.pl, inferno and speedscope sum repeated stacks). What
+//! is held is a string per distinct frame and the current path, never the
+//! lines or a tree. A stack deeper than [`MAX_FRAMES`] keeps its top frames
+//! under a `[truncated]` root (the agent's own convention), so a
+//! pathological 100,000-deep chain cannot make the output quadratic in its
+//! depth; those stacks are merged when their top frames agree (found by
+//! [`TopFrames`]) and written when [`DEEP_HELD`] frames of them are held,
+//! and at the end.
 
 use super::stacks::{Key, TopFrames, MAX_FRAMES, TRUNCATED};
-use crate::snapshot::{CallThread, Metric, Names, Weighted, NO_LINE};
+use crate::snapshot::{CallThread, Metric, Names, NO_LINE};
 use profrj_format::names;
 use std::collections::HashMap;
 use std::io::{self, Write};
@@ -26,130 +28,113 @@ pub fn frame(name: &str) -> String {
     names::escape(name).replace(';', ":")
 }
 
-/// The threads' trees merged: node 0 is the root; with thread frames, its
-/// children are the threads.
-struct Merged {
-    /// Distinct frame texts.
-    frames: Vec<String>,
-    parent: Vec<u32>,
-    frame: Vec<u32>,
-    /// Frames below the thread frame (0 for the root and thread nodes).
-    depth: Vec<u32>,
-    own: Vec<u64>,
+/// The most frames of merged deep stacks held before they are written.
+pub const DEEP_HELD: usize = 1 << 22;
+
+/// Distinct frame texts, by name (and line).
+struct Frames<'a> {
+    names: &'a Names,
+    texts: Vec<String>,
+    ids: HashMap<String, u32>,
+    of_name: Vec<u32>,
+    with_line: HashMap<(u32, u32), u32>,
 }
 
-impl Merged {
-    fn build(
-        names: &Names,
-        threads: &[&CallThread],
-        metric: Metric,
-        thread_frames: bool,
-    ) -> Merged {
-        let mut m = Merged {
-            frames: Vec::new(),
-            parent: vec![u32::MAX],
-            frame: vec![u32::MAX],
-            depth: vec![0],
-            own: vec![0],
-        };
-        let mut frame_ids: HashMap<String, u32> = HashMap::new();
-        let mut intern = |frames: &mut Vec<String>, text: String| {
-            let next = frames.len() as u32;
-            *frame_ids.entry(text).or_insert_with_key(|t| {
-                frames.push(t.clone());
-                next
-            })
-        };
-        // Name id -> frame id, filled as names are met.
-        let mut of_name: Vec<u32> = vec![u32::MAX; names.all().len()];
-        let mut children: HashMap<(u32, u32), u32> = HashMap::new();
-        let mut child = |m: &mut Merged, parent: u32, frame: u32, depth: u32| {
-            let next = m.parent.len() as u32;
-            *children.entry((parent, frame)).or_insert_with(|| {
-                m.parent.push(parent);
-                m.frame.push(frame);
-                m.depth.push(depth);
-                m.own.push(0);
-                next
-            })
-        };
-        for t in threads {
-            let root = if thread_frames {
-                let f = intern(&mut m.frames, frame(&format!("[{}]", t.name)));
-                child(&mut m, 0, f, 0)
-            } else {
-                0
-            };
-            let w = Weighted::new(&t.tree, metric);
-            // Where each node of the thread's tree went.
-            let mut at = vec![root; t.tree.nodes.len()];
-            for (i, n) in t.tree.nodes.iter().enumerate().skip(1) {
-                let f = match n.line {
-                    NO_LINE => {
-                        let slot = &mut of_name[n.name as usize];
-                        if *slot == u32::MAX {
-                            *slot = intern(&mut m.frames, frame(names.get(n.name)));
-                        }
-                        *slot
-                    }
-                    // async-profiler's `lines`: `method:line`.
-                    line => intern(
-                        &mut m.frames,
-                        frame(&format!("{}:{line}", names.get(n.name))),
-                    ),
-                };
-                let node = child(&mut m, at[n.parent as usize], f, n.depth);
-                m.own[node as usize] = m.own[node as usize].saturating_add(w.own[i]);
-                at[i] = node;
+impl<'a> Frames<'a> {
+    fn new(names: &'a Names) -> Frames<'a> {
+        Frames {
+            names,
+            texts: Vec::new(),
+            ids: HashMap::new(),
+            of_name: vec![u32::MAX; names.all().len()],
+            with_line: HashMap::new(),
+        }
+    }
+
+    fn intern(&mut self, text: String) -> u32 {
+        let next = self.texts.len() as u32;
+        let texts = &mut self.texts;
+        *self.ids.entry(text).or_insert_with_key(|t| {
+            texts.push(t.clone());
+            next
+        })
+    }
+
+    fn id(&mut self, name: u32, line: u32) -> u32 {
+        if line == NO_LINE {
+            if let Some(&f) = self.of_name.get(name as usize).filter(|&&f| f != u32::MAX) {
+                return f;
             }
+            let f = self.intern(frame(self.names.get(name)));
+            if let Some(slot) = self.of_name.get_mut(name as usize) {
+                *slot = f;
+            }
+            return f;
         }
-        m
+        if let Some(&f) = self.with_line.get(&(name, line)) {
+            return f;
+        }
+        // async-profiler's `lines`: `method:line`.
+        let f = self.intern(frame(&format!("{}:{line}", self.names.get(name))));
+        self.with_line.insert((name, line), f);
+        f
     }
 
-    /// Each node's children, in the order of their frames' text.
-    fn children(&self) -> (Vec<u32>, Vec<u32>) {
-        let n = self.parent.len();
-        let mut start = vec![0u32; n + 1];
-        for &p in &self.parent[1..] {
-            start[p as usize + 1] += 1;
-        }
-        for i in 0..n {
-            start[i + 1] += start[i];
-        }
-        let mut fill = start.clone();
-        let mut kids = vec![0u32; n - 1];
-        for (c, &p) in self.parent.iter().enumerate().skip(1) {
-            kids[fill[p as usize] as usize] = c as u32;
-            fill[p as usize] += 1;
-        }
-        for i in 0..n {
-            let slice = &mut kids[start[i] as usize..start[i + 1] as usize];
-            slice.sort_by(|&a, &b| {
-                self.frames[self.frame[a as usize] as usize]
-                    .cmp(&self.frames[self.frame[b as usize] as usize])
-            });
-        }
-        (start, kids)
-    }
-
-    fn text(&self, node: u32) -> &[u8] {
-        self.frames[self.frame[node as usize] as usize].as_bytes()
+    fn text(&self, f: u32) -> &[u8] {
+        self.texts[f as usize].as_bytes()
     }
 }
 
 /// Writes `frames;…;frames count`.
 fn line<'a>(
     out: &mut dyn Write,
+    buf: &mut Vec<u8>,
     frames: impl Iterator<Item = &'a [u8]>,
     count: u64,
 ) -> io::Result<()> {
+    buf.clear();
     for (k, f) in frames.enumerate() {
         if k > 0 {
-            out.write_all(b";")?;
+            buf.push(b';');
         }
-        out.write_all(f)?;
+        buf.extend_from_slice(f);
     }
-    writeln!(out, " {count}")
+    let _ = writeln!(buf, " {count}");
+    out.write_all(buf)
+}
+
+/// Merged stacks deeper than [`MAX_FRAMES`], by (thread frame, top frames):
+/// their top frames (root first) and summed count.
+#[derive(Default)]
+struct Deep {
+    index: HashMap<(u32, Key), usize>,
+    stacks: Vec<(u32, Vec<u32>, u64)>,
+    held: usize,
+}
+
+impl Deep {
+    fn add(&mut self, thread: u32, key: Key, top: &[u32], count: u64) {
+        if let Some(&i) = self.index.get(&(thread, key)) {
+            let c = &mut self.stacks[i].2;
+            *c = c.saturating_add(count);
+            return;
+        }
+        self.index.insert((thread, key), self.stacks.len());
+        self.stacks.push((thread, top.to_vec(), count));
+        self.held += top.len();
+    }
+
+    fn write(&mut self, out: &mut dyn Write, buf: &mut Vec<u8>, f: &Frames) -> io::Result<()> {
+        for (thread, top, count) in self.stacks.drain(..) {
+            let thread = (thread != u32::MAX).then(|| f.text(thread));
+            let cut = std::iter::once(TRUNCATED.as_bytes());
+            let frames = top.iter().map(|&x| f.text(x));
+            line(out, buf, thread.into_iter().chain(cut).chain(frames), count)?;
+        }
+        self.index.clear();
+        self.held = 0;
+        Ok(())
+    }
 }
 
 pub fn collapsed(
@@ -159,58 +144,41 @@ pub fn collapsed(
     metric: Metric,
     thread_frames: bool,
 ) -> io::Result<()> {
-    let m = Merged::build(names, threads, metric, thread_frames);
-    let (start, kids) = m.children();
-    // Stacks deeper than MAX_FRAMES, by (thread node, top frames): the
-    // first node met, and the summed count.
-    let mut deep: HashMap<(u32, Key), (u32, u64)> = HashMap::new();
-    let mut top = TopFrames::new(MAX_FRAMES);
-    // The path from the root: trie nodes.
-    let mut path: Vec<u32> = Vec::new();
-    let mut thread = 0u32;
-    let mut stack: Vec<u32> = kids[start[0] as usize..start[1] as usize]
-        .iter()
-        .rev()
-        .copied()
-        .collect();
-    while let Some(node) = stack.pop() {
-        let i = node as usize;
-        let d = m.depth[i] as usize;
-        let level = if d == 0 {
-            0
+    let mut f = Frames::new(names);
+    let mut deep = Deep::default();
+    let mut buf = Vec::new();
+    for t in threads {
+        let thread = if thread_frames {
+            f.intern(frame(&format!("[{}]", t.name)))
         } else {
-            d + usize::from(thread_frames) - 1
+            u32::MAX
         };
-        path.truncate(level);
-        path.push(node);
-        if d == 0 {
-            thread = node;
-        } else {
-            let key = top.push(d, u64::from(m.frame[i]));
-            if m.own[i] > 0 && d > MAX_FRAMES {
-                let e = deep.entry((thread, key)).or_insert((node, 0));
-                e.1 = e.1.saturating_add(m.own[i]);
-            } else if m.own[i] > 0 {
-                line(out, path.iter().map(|&n| m.text(n)), m.own[i])?;
+        let mut top = TopFrames::new(MAX_FRAMES);
+        // The walk's path: frame ids, root first.
+        let mut path: Vec<u32> = Vec::new();
+        for n in t.tree.walk() {
+            let d = n.depth as usize;
+            let id = f.id(n.name, n.line);
+            path.truncate(d - 1);
+            path.push(id);
+            let key = top.push(d, u64::from(id));
+            let own = metric.own(&n.v);
+            if own == 0 {
+                continue;
             }
+            if d > MAX_FRAMES {
+                deep.add(thread, key, &path[d - MAX_FRAMES..], own);
+                if deep.held >= DEEP_HELD {
+                    deep.write(out, &mut buf, &f)?;
+                }
+                continue;
+            }
+            let lead = (thread != u32::MAX).then(|| f.text(thread));
+            let frames = path.iter().map(|&x| f.text(x));
+            line(out, &mut buf, lead.into_iter().chain(frames), own)?;
         }
-        stack.extend(kids[start[i] as usize..start[i + 1] as usize].iter().rev());
     }
-    let mut deep: Vec<_> = deep.into_iter().collect();
-    deep.sort_by_key(|(_, (node, _))| *node);
-    for ((thread, _), (node, count)) in deep {
-        let mut frames: Vec<u32> = Vec::with_capacity(MAX_FRAMES);
-        let mut n = node;
-        while frames.len() < MAX_FRAMES {
-            frames.push(n);
-            n = m.parent[n as usize];
-        }
-        let thread = (thread != 0).then(|| m.text(thread));
-        let cut = std::iter::once(TRUNCATED.as_bytes());
-        let frames = frames.iter().rev().map(|&n| m.text(n));
-        line(out, thread.into_iter().chain(cut).chain(frames), count)?;
-    }
-    Ok(())
+    deep.write(out, &mut buf, &f)
 }
 
 #[cfg(test)]
@@ -228,6 +196,17 @@ mod tests {
         String::from_utf8(out).unwrap()
     }
 
+    /// The lines' stacks with their counts summed (a stack two threads
+    /// have is written twice), one per line in the order of the stacks.
+    fn summed(text: &str) -> String {
+        let mut by: std::collections::BTreeMap<&str, u64> = Default::default();
+        for l in text.lines() {
+            let (stack, n) = l.rsplit_once(' ').unwrap();
+            *by.entry(stack).or_default() += n.parse::<u64>().unwrap();
+        }
+        by.iter().map(|(s, n)| format!("{s} {n}\n")).collect()
+    }
+
     #[test]
     fn lines_merge_threads_and_keep_totals() {
         let xml = r#"<doc><sampler>
@@ -240,7 +219,9 @@ mod tests {
         let sec = s.calls(CallKind::Sampler).unwrap();
         let threads: Vec<_> = sec.threads.iter().collect();
         let cpu = text(&s.names, &threads, metric(CallKind::Sampler, "cpu"), false);
-        assert_eq!(cpu, "main() 1\nmain();f() 5\n");
+        // Each thread's lines in its order; repeated stacks summed by readers.
+        assert_eq!(cpu, "main() 1\nmain();f() 3\nmain();f() 2\n");
+        assert_eq!(summed(&cpu), "main() 1\nmain();f() 5\n");
         let wall = text(&s.names, &threads, metric(CallKind::Sampler, "wall"), true);
         assert_eq!(
             wall,
@@ -256,7 +237,7 @@ mod tests {
         let threads: Vec<_> = sec.threads.iter().collect();
         let bytes = text(&s.names, &threads, metric(CallKind::Alloc, "bytes"), false);
         assert_eq!(
-            bytes,
+            summed(&bytes),
             "int[] 100\n\
              p.A.main();p.A.big();byte[] 600\n\
              p.A.main();p.A.small();byte[] 200\n\

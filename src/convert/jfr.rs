@@ -28,7 +28,7 @@
 //! without a stack. A stack keeps its top [`MAX_FRAMES`] frames.
 
 use crate::error::CliError;
-use crate::snapshot::{CallKind, CallSection, CallThread, Names, Snapshot, NO_LINE};
+use crate::snapshot::{CallKind, CallSection, Names, Snapshot, NO_LINE};
 use profrj_format::{alloc, lock, sampler};
 use profrj_jfr::encode::Buf;
 use profrj_jfr::schema::{self, events, frame_type, thread_state, Frame, Pools, ThreadEntry};
@@ -111,7 +111,7 @@ fn events_of(s: &CallSection) -> u64 {
     let slot = |a: &str| d.slot(a).unwrap_or(0);
     let mut n = 0u64;
     for t in &s.threads {
-        for node in t.tree.nodes.iter().skip(1) {
+        for node in t.tree.walk() {
             let v = &node.v.0;
             n = n.saturating_add(match s.kind {
                 CallKind::Sampler => {
@@ -132,8 +132,9 @@ struct Converter<'a> {
     pools: Pools,
     /// Per name id: its method, once looked at.
     methods: Vec<Option<FrameMethod>>,
-    /// Per stack key (from 1): (section, thread, node).
-    stacks: Vec<(usize, usize, u32)>,
+    /// Stack keys given (from 1), one per node with an event: the
+    /// checkpoint spells them in a second walk, in the same order.
+    stacks: u64,
     start: u64,
     span: u64,
     total: u64,
@@ -146,7 +147,7 @@ impl<'a> Converter<'a> {
             names,
             pools: Pools::default(),
             methods: vec![None; names.all().len()],
-            stacks: Vec::new(),
+            stacks: 0,
             start,
             span,
             total: total.max(1),
@@ -201,10 +202,10 @@ impl<'a> Converter<'a> {
         sections: &[&CallSection],
     ) -> std::io::Result<()> {
         let mut thread_key = 0u64;
-        for (si, s) in sections.iter().enumerate() {
+        for s in sections {
             let d = s.desc();
             let slot = |a: &str| d.slot(a).unwrap_or(0);
-            for (ti, t) in s.threads.iter().enumerate() {
+            for t in &s.threads {
                 thread_key += 1;
                 self.pools.thread(
                     thread_key,
@@ -214,17 +215,19 @@ impl<'a> Converter<'a> {
                         java_thread_id: thread_key,
                     },
                 );
-                for (ni, node) in t.tree.nodes.iter().enumerate().skip(1) {
+                let mut path: Vec<PathFrame> = Vec::new();
+                for node in t.tree.walk() {
+                    path.truncate(node.depth as usize - 1);
+                    path.push((node.name, node.line, node.class));
+                    // Every frame of a stack is named before the pools are
+                    // written: a stack's frames are nodes walked before it.
+                    self.method(node.name);
                     let v = &node.v.0;
-                    let figures = match s.kind {
-                        CallKind::Sampler => v[slot(sampler::node::ELAPSED)],
-                        CallKind::Alloc => v[slot(alloc::node::BYTES)],
-                        _ => v[slot(lock::node::COUNT)],
-                    };
+                    let figures = event_figures(s.kind, v, slot);
                     if figures == 0 {
                         continue;
                     }
-                    let (stack, class) = self.stack_of(si, ti, t, ni as u32);
+                    let (stack, class) = self.stack_of(&path);
                     match s.kind {
                         CallKind::Sampler => {
                             let hits = v[slot(sampler::node::HITS)].min(figures);
@@ -258,7 +261,7 @@ impl<'a> Converter<'a> {
                             let time = v[slot(lock::node::TIME)];
                             let park = self
                                 .names
-                                .get(t.tree.nodes[ni].name)
+                                .get(node.name)
                                 .starts_with("java.util.concurrent.");
                             for k in 0..figures {
                                 // Durations add up to the node's time.
@@ -281,38 +284,22 @@ impl<'a> Converter<'a> {
         Ok(())
     }
 
-    /// The stack key of a node (0: no Java frame) and, for a class frame,
-    /// its class's key; names met on the way get their methods.
-    fn stack_of(&mut self, si: usize, ti: usize, t: &CallThread, node: u32) -> (u64, u64) {
-        let nodes = &t.tree.nodes;
-        let mut n = node;
-        let mut class = 0;
-        if nodes[n as usize].class {
-            let name = self.names.get(nodes[n as usize].name);
-            class = self
-                .pools
-                .class(&profrj_jfr::names::internal_type_name(name));
-            n = nodes[n as usize].parent;
-        }
-        if n == 0 {
+    /// The stack key of the walk's node (the last of `path`; 0: no Java
+    /// frame) and, for a class frame, its class's key.
+    fn stack_of(&mut self, path: &[PathFrame]) -> (u64, u64) {
+        let &(name, _, class_frame) = path.last().expect("a node");
+        let class = if class_frame {
+            let name = self.names.get(name);
+            self.pools
+                .class(&profrj_jfr::names::internal_type_name(name))
+        } else {
+            0
+        };
+        if stack_top(&self.methods, path).is_none() {
             return (0, class);
         }
-        let first = self.method(nodes[n as usize].name);
-        if first.marker == Marker::NoFrame && nodes[n as usize].parent == 0 {
-            return (0, class);
-        }
-        // The methods of the frames kept, named now (the pools are written
-        // before the stacks).
-        let mut m = nodes[n as usize].parent;
-        for _ in 1..=MAX_FRAMES {
-            if m == 0 {
-                break;
-            }
-            self.method(nodes[m as usize].name);
-            m = nodes[m as usize].parent;
-        }
-        self.stacks.push((si, ti, n));
-        (self.stacks.len() as u64, class)
+        self.stacks += 1;
+        (self.stacks, class)
     }
 
     /// The metadata and the constant pools, stack traces walked again.
@@ -332,23 +319,26 @@ impl<'a> Converter<'a> {
         let at = self.start;
         w.event(|b| events::active_recording(b, at, &info))?;
         w.metadata(&schema::metadata_event(self.start))?;
-        let stacks = std::mem::take(&mut self.stacks);
+        let stacks = self.stacks;
         let methods = &self.methods;
         let pools = std::mem::take(&mut self.pools);
-        pools.write_checkpoint(w, end, stacks.len() as u64, |w| {
+        pools.write_checkpoint(w, end, stacks, |w| {
             let mut b = Buf::new();
             let mut frames = Vec::new();
-            for (key, &(si, ti, node)) in stacks.iter().enumerate() {
-                let nodes = &sections[si].threads[ti].tree.nodes;
+            let mut key = 0u64;
+            // The nodes given a stack, in the order write_events gave them.
+            let mut each = |path: &[PathFrame]| -> std::io::Result<()> {
+                let Some(top) = stack_top(methods, path) else {
+                    return Ok(());
+                };
                 frames.clear();
                 let mut truncated = false;
-                let mut n = node;
-                while n != 0 {
+                for &(name, line, _) in path[..=top].iter().rev() {
                     if frames.len() == MAX_FRAMES {
                         truncated = true;
                         break;
                     }
-                    let fm = methods[nodes[n as usize].name as usize].unwrap_or(FrameMethod {
+                    let fm = methods[name as usize].unwrap_or(FrameMethod {
                         method: 0,
                         native: false,
                         marker: Marker::None,
@@ -358,7 +348,7 @@ impl<'a> Converter<'a> {
                         Marker::NoFrame => {}
                         Marker::None => frames.push(Frame {
                             method: fm.method,
-                            line: match nodes[n as usize].line {
+                            line: match line {
                                 NO_LINE => -1,
                                 line => i32::try_from(line).unwrap_or(-1),
                             },
@@ -370,18 +360,63 @@ impl<'a> Converter<'a> {
                             },
                         }),
                     }
-                    n = nodes[n as usize].parent;
                 }
-                b.varint(key as u64 + 1);
+                key += 1;
+                b.varint(key);
                 schema::encode_stack(&mut b, truncated, &frames);
                 if b.len() > 1 << 16 {
                     w.raw(&b.bytes)?;
                     b.clear();
                 }
+                Ok(())
+            };
+            for s in sections {
+                let d = s.desc();
+                let slot = |a: &str| d.slot(a).unwrap_or(0);
+                for t in &s.threads {
+                    let mut path: Vec<PathFrame> = Vec::new();
+                    for node in t.tree.walk() {
+                        path.truncate(node.depth as usize - 1);
+                        path.push((node.name, node.line, node.class));
+                        if event_figures(s.kind, &node.v.0, slot) != 0 {
+                            each(&path)?;
+                        }
+                    }
+                }
             }
             w.raw(&b.bytes)
         })
     }
+}
+
+/// A frame on the walk's path: name, line, whether a class frame.
+type PathFrame = (u32, u32, bool);
+
+/// What a node's events count (0: no event, no stack).
+fn event_figures(kind: CallKind, v: &[u64], slot: impl Fn(&str) -> usize) -> u64 {
+    match kind {
+        CallKind::Sampler => v[slot(sampler::node::ELAPSED)],
+        CallKind::Alloc => v[slot(alloc::node::BYTES)],
+        _ => v[slot(lock::node::COUNT)],
+    }
+}
+
+/// Where the stack of the walk's node (the last of `path`) starts: the
+/// node, or for a class frame its method; `None` for no Java frame (a
+/// class frame at the root, the `[no Java frame]` node).
+fn stack_top(methods: &[Option<FrameMethod>], path: &[PathFrame]) -> Option<usize> {
+    let last = path.len() - 1;
+    let top = if path[last].2 {
+        last.checked_sub(1)?
+    } else {
+        last
+    };
+    let no_frame = methods
+        .get(path[top].0 as usize)
+        .copied()
+        .flatten()
+        .is_some_and(|m| m.marker == Marker::NoFrame);
+    (!(no_frame && top == 0)).then_some(top)
 }
 
 /// (class, method, native) of a frame named as the sampler names it.

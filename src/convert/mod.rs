@@ -6,9 +6,11 @@
 //! HPROF's java.hprof.txt. `stacks.rs`: what the stack formats share. A
 //! binary HPROF heap dump goes to `crate::heap` (only `--to hprof`).
 //!
-//! Every converter writes its output as it produces it (`output::stream`):
-//! what it holds is bounded by the snapshot's model (docs/READING.md says
-//! what each holds), and every name is escaped as the snapshot escapes it
+//! Every converter writes its output as it produces it (`output::stream`)
+//! in a fixed memory budget: the call trees are walked back from the
+//! scratch file the snapshot's reader put them in, and what must be merged
+//! or ranked goes through `crate::sort` (docs/READING.md says what each
+//! holds); every name is escaped as the snapshot escapes it
 //! (`profrj_format::escape`).
 
 use crate::error::CliError;

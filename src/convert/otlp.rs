@@ -9,19 +9,65 @@
 //! a sampler's period (its interval) is not in a snapshot and is left out.
 //! A node's `line` (the agent's `lines`) is its location's `Line.line`, each
 //! line of a method a location of its own (as `--to pprof` writes them).
-//! Streamed: what is held is bounded by the trees (`profrj_otlp`'s
-//! `Request`); the stack table, which spells out every path, is written as
-//! it is walked.
+//! Streamed in a fixed budget, by this encoder rather than the push's
+//! (`profrj_otlp::Request`, which holds its samples and a tree of stacks):
+//! a first walk of every section's trees numbers the strings, functions,
+//! locations and threads' attributes (bounded by the distinct frames and
+//! thread names) and counts each message's bytes, so that a nested
+//! message's length is known before it is written; then one walk per
+//! profile writes its samples, and one more the stack table. Each node
+//! with a figure is a sample and a stack of its own: two threads with one
+//! stack write it twice (the proto does not ask stacks to be distinct;
+//! samples of one stack add up), and nothing is merged in memory. The
+//! layout and field numbers are the push's (`otlp/src/encode`).
 
 use crate::error::CliError;
-use crate::snapshot::{CallKind, CallSection, Snapshot, NO_LINE};
-use profrj_otlp::{
-    types, Attribute, CallTrees, Keeper, Node, Request, ThreadTree, Value, ValueType,
-};
-use profrj_otlp::{MAX_WEIGHTS, ROOT};
-use std::collections::HashMap;
+use crate::snapshot::{CallKind, CallSection, Snapshot};
+use profrj_otlp::types;
+use profrj_otlp::wire::Msg;
+use profrj_otlp::{Attribute, Value, ValueType};
 use std::io::{self, Write};
 use std::path::Path;
+
+pub(crate) mod otlp_fields {
+    pub const REQUEST_RESOURCE_PROFILES: u64 = 1;
+    pub const REQUEST_DICTIONARY: u64 = 2;
+    pub const RESOURCE_PROFILES_RESOURCE: u64 = 1;
+    pub const RESOURCE_PROFILES_SCOPE_PROFILES: u64 = 2;
+    pub const RESOURCE_ATTRIBUTES: u64 = 1;
+    pub const SCOPE_PROFILES_SCOPE: u64 = 1;
+    pub const SCOPE_PROFILES_PROFILES: u64 = 2;
+    pub const SCOPE_NAME: u64 = 1;
+    pub const SCOPE_VERSION: u64 = 2;
+    pub const KEY_VALUE_KEY: u64 = 1;
+    pub const KEY_VALUE_VALUE: u64 = 2;
+    pub const ANY_VALUE_STRING: u64 = 1;
+    pub const ANY_VALUE_INT: u64 = 3;
+    pub const PROFILE_SAMPLE_TYPE: u64 = 1;
+    pub const PROFILE_SAMPLES: u64 = 2;
+    pub const PROFILE_TIME_UNIX_NANO: u64 = 3;
+    pub const PROFILE_DURATION_NANO: u64 = 4;
+    pub const VALUE_TYPE_TYPE: u64 = 1;
+    pub const VALUE_TYPE_UNIT: u64 = 2;
+    pub const SAMPLE_STACK_INDEX: u64 = 1;
+    pub const SAMPLE_ATTRIBUTE_INDICES: u64 = 2;
+    pub const SAMPLE_VALUES: u64 = 4;
+    pub const DICT_MAPPING_TABLE: u64 = 1;
+    pub const DICT_LOCATION_TABLE: u64 = 2;
+    pub const DICT_FUNCTION_TABLE: u64 = 3;
+    pub const DICT_LINK_TABLE: u64 = 4;
+    pub const DICT_STRING_TABLE: u64 = 5;
+    pub const DICT_ATTRIBUTE_TABLE: u64 = 6;
+    pub const DICT_STACK_TABLE: u64 = 7;
+    pub const LOCATION_LINES: u64 = 3;
+    pub const LINE_FUNCTION_INDEX: u64 = 1;
+    pub const LINE_LINE: u64 = 2;
+    pub const FUNCTION_NAME: u64 = 1;
+    pub const STACK_LOCATION_INDICES: u64 = 1;
+    pub const KEY_VALUE_AND_UNIT_KEY: u64 = 1;
+    pub const KEY_VALUE_AND_UNIT_VALUE: u64 = 2;
+}
+use otlp_fields as field;
 
 /// The weights of a section, and for each the node attribute it comes
 /// from and its scale.
@@ -58,109 +104,116 @@ fn weights(sec: &CallSection) -> Weights {
     }
 }
 
-/// The model's frames: the snapshot's names as they are (a frame without
-/// a line is its name's id), and a frame id past them for each (name,
-/// line) a node has (`lines`), so one method on two lines is two frames,
-/// two locations of one function.
-#[derive(Default)]
-struct Frames {
-    names: Vec<Box<str>>,
-    lines: Vec<u32>,
-    with_line: HashMap<(u32, u32), u32>,
+mod dict;
+use dict::{field_len, figures, len_header, Dictionary};
+
+/// One profile: a section's weight that has a sample.
+struct Profile {
+    section: usize,
+    weight: usize,
+    /// Its `ProfileSample`… fields' bytes before and after the samples.
+    head: Msg,
+    tail: Msg,
+    samples_len: u64,
 }
 
-impl Frames {
-    fn new(snap: &Snapshot) -> Frames {
-        Frames {
-            names: snap.names.all().iter().map(|s| s.as_str().into()).collect(),
-            ..Frames::default()
-        }
-    }
-
-    /// The frame id of name `name` on `line`.
-    fn id(&mut self, name: u32, line: u32) -> u32 {
-        if line == NO_LINE {
-            return name;
-        }
-        let next = self.names.len() as u32;
-        let (names, lines) = (&mut self.names, &mut self.lines);
-        *self.with_line.entry((name, line)).or_insert_with(|| {
-            let text = names.get(name as usize).cloned().unwrap_or_default();
-            names.push(text);
-            lines.resize(next as usize, NO_LINE);
-            lines.push(line);
-            next
-        })
-    }
+/// A section as the request carries it: its weights' slots and scales,
+/// and the stack index before its first.
+struct Section<'a> {
+    sec: &'a CallSection,
+    slots: Vec<(usize, u64)>,
+    stack_base: u64,
 }
 
-/// A section as the model the encoder reads.
-fn call_trees(snap: &Snapshot, sec: &CallSection) -> CallTrees {
-    let (types, attrs) = weights(sec);
-    let desc = sec.desc();
-    let slots: Vec<(usize, u64)> = attrs
-        .iter()
-        .map(|&(attr, scale)| (desc.slot(attr).expect("a node value"), scale))
-        .collect();
-    let mut frames = Frames::new(snap);
-    let threads = sec
-        .threads
-        .iter()
-        .enumerate()
-        .map(|(i, t)| ThreadTree {
-            key: i as u64,
-            name: t.name.clone(),
-            nodes: t
-                .tree
-                .nodes
-                .iter()
-                .skip(1)
-                .map(|n| {
-                    let mut own = [0; MAX_WEIGHTS];
-                    for (o, &(slot, scale)) in own.iter_mut().zip(&slots) {
-                        *o = n.v.0[slot].saturating_mul(scale);
-                    }
-                    Node {
-                        parent: if n.parent == 0 { ROOT } else { n.parent - 1 },
-                        name: frames.id(n.name, n.line),
-                        own,
-                    }
-                })
-                .collect(),
-        })
-        .collect();
-    CallTrees {
-        weights: types,
-        period: None,
-        names: frames.names,
-        lines: frames.lines,
-        threads,
-    }
+/// The request, ready to be written: every length counted.
+pub struct Otlp<'a> {
+    snap: &'a Snapshot,
+    sections: Vec<Section<'a>>,
+    profiles: Vec<Profile>,
+    dict: Dictionary,
+    resource: Msg,
 }
 
-/// The request, ready to be written: every section's samples added.
-pub struct Otlp {
-    request: Request,
-    resource: [Attribute; 2],
+/// A sample's bytes: its stack, its thread's attribute, its value.
+fn sample(m: &mut Msg, stack: u64, attr: u64, v: u64) {
+    m.buf.clear();
+    m.int(field::SAMPLE_STACK_INDEX, stack);
+    m.packed(field::SAMPLE_ATTRIBUTE_INDICES, &[attr]);
+    m.packed(field::SAMPLE_VALUES, &[v.min(i64::MAX as u64)]);
 }
 
-impl Otlp {
+impl<'a> Otlp<'a> {
     /// `service` names the resource (`service.name`).
-    pub fn new(snap: &Snapshot, source: &Path, service: &str) -> Result<Otlp, CliError> {
+    pub fn new(snap: &'a Snapshot, source: &Path, service: &str) -> Result<Otlp<'a>, CliError> {
         let created_ns = std::fs::metadata(source)
             .and_then(|m| m.modified())
             .ok()
             .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
             .map_or(0, |d| d.as_nanos() as u64);
-        let mut request = Request::new();
+        let mut dict = Dictionary::new();
+        let mut sections = Vec::new();
+        let mut profiles = Vec::new();
+        let mut stacks = 0u64;
+        let mut m = Msg::default();
         for kind in snap.call_kinds() {
             let Some(sec) = snap.calls(kind).filter(|_| kind != CallKind::Sites) else {
                 continue;
             };
-            let samples = Keeper::default().delta(call_trees(snap, sec));
-            request.add(&samples, created_ns, 0);
+            let (types, attrs) = weights(sec);
+            let desc = sec.desc();
+            let slots: Vec<(usize, u64)> = attrs
+                .iter()
+                .map(|&(attr, scale)| (desc.slot(attr).expect("a node value"), scale))
+                .collect();
+            let stack_base = stacks;
+            let mut samples_len = vec![0u64; types.len()];
+            // The first walk: names numbered, stacks and samples counted.
+            for t in &sec.threads {
+                let attr = dict.thread_attribute(&t.name);
+                let mut path: Vec<u32> = Vec::new();
+                for n in t.tree.walk() {
+                    path.truncate(n.depth as usize - 1);
+                    path.push(dict.location(n.name, snap.names.get(n.name), n.line));
+                    let Some(f) = figures(&slots, &n.v.0) else {
+                        continue;
+                    };
+                    stacks += 1;
+                    dict.count_stack(&path);
+                    for (len, &v) in samples_len.iter_mut().zip(&f) {
+                        if v != 0 {
+                            sample(&mut m, stacks, attr, v);
+                            *len += field_len(field::PROFILE_SAMPLES, m.buf.len() as u64);
+                        }
+                    }
+                }
+            }
+            for (w, &len) in samples_len.iter().enumerate() {
+                if len == 0 {
+                    continue;
+                }
+                let mut head = Msg::default();
+                let mut vt = Msg::default();
+                vt.int(field::VALUE_TYPE_TYPE, dict.string(types[w].0));
+                vt.int(field::VALUE_TYPE_UNIT, dict.string(types[w].1));
+                head.msg(field::PROFILE_SAMPLE_TYPE, &vt);
+                let mut tail = Msg::default();
+                tail.fixed64(field::PROFILE_TIME_UNIX_NANO, created_ns);
+                tail.int(field::PROFILE_DURATION_NANO, 0);
+                profiles.push(Profile {
+                    section: sections.len(),
+                    weight: w,
+                    head,
+                    tail,
+                    samples_len: len,
+                });
+            }
+            sections.push(Section {
+                sec,
+                slots,
+                stack_base,
+            });
         }
-        if request.is_empty() {
+        if profiles.is_empty() {
             return Err(CliError::Usage(format!(
                 "the snapshot has no samples in <sampler>, <profile>, <alloc> or <lock> for OTLP ({})",
                 source.display()
@@ -173,12 +226,82 @@ impl Otlp {
                 value: Value::Str(source.display().to_string()),
             },
         ];
-        Ok(Otlp { request, resource })
+        let mut attrs = Msg::default();
+        for a in &resource {
+            let mut v = Msg::default();
+            match &a.value {
+                Value::Str(s) => v.bytes(field::ANY_VALUE_STRING, s.as_bytes()),
+                Value::Int(i) => v.int(field::ANY_VALUE_INT, *i as u64),
+            }
+            let mut kv = Msg::default();
+            kv.bytes(field::KEY_VALUE_KEY, a.key.as_bytes());
+            kv.msg(field::KEY_VALUE_VALUE, &v);
+            attrs.msg(field::RESOURCE_ATTRIBUTES, &kv);
+        }
+        Ok(Otlp {
+            snap,
+            sections,
+            profiles,
+            dict,
+            resource: attrs,
+        })
+    }
+
+    fn profile_len(p: &Profile) -> u64 {
+        p.head.buf.len() as u64 + p.samples_len + p.tail.buf.len() as u64
     }
 
     /// Writes the request's bytes as they are made.
     pub fn write(&self, out: &mut dyn Write) -> io::Result<()> {
-        let scope = ("profrj", env!("CARGO_PKG_VERSION"));
-        self.request.write(&self.resource, scope, out)
+        let mut scope = Msg::default();
+        scope.bytes(field::SCOPE_NAME, b"profrj");
+        scope.bytes(field::SCOPE_VERSION, env!("CARGO_PKG_VERSION").as_bytes());
+        let profiles_len: u64 = self
+            .profiles
+            .iter()
+            .map(|p| field_len(field::SCOPE_PROFILES_PROFILES, Self::profile_len(p)))
+            .sum();
+        let scope_profiles =
+            field_len(field::SCOPE_PROFILES_SCOPE, scope.buf.len() as u64) + profiles_len;
+        let resource_profiles =
+            field_len(
+                field::RESOURCE_PROFILES_RESOURCE,
+                self.resource.buf.len() as u64,
+            ) + field_len(field::RESOURCE_PROFILES_SCOPE_PROFILES, scope_profiles);
+        len_header(out, field::REQUEST_RESOURCE_PROFILES, resource_profiles)?;
+        len_header(
+            out,
+            field::RESOURCE_PROFILES_RESOURCE,
+            self.resource.buf.len() as u64,
+        )?;
+        out.write_all(&self.resource.buf)?;
+        len_header(out, field::RESOURCE_PROFILES_SCOPE_PROFILES, scope_profiles)?;
+        len_header(out, field::SCOPE_PROFILES_SCOPE, scope.buf.len() as u64)?;
+        out.write_all(&scope.buf)?;
+        let mut m = Msg::default();
+        for p in &self.profiles {
+            len_header(out, field::SCOPE_PROFILES_PROFILES, Self::profile_len(p))?;
+            out.write_all(&p.head.buf)?;
+            let s = &self.sections[p.section];
+            let mut stack = s.stack_base;
+            for t in &s.sec.threads {
+                let attr = self.dict.attribute_of(&t.name);
+                for n in t.tree.walk() {
+                    let Some(f) = figures(&s.slots, &n.v.0) else {
+                        continue;
+                    };
+                    stack += 1;
+                    if f[p.weight] != 0 {
+                        sample(&mut m, stack, attr, f[p.weight]);
+                        len_header(out, field::PROFILE_SAMPLES, m.buf.len() as u64)?;
+                        out.write_all(&m.buf)?;
+                    }
+                }
+            }
+            out.write_all(&p.tail.buf)?;
+        }
+        let names = &self.snap.names;
+        let sections = self.sections.iter().map(|s| (s.sec, s.slots.as_slice()));
+        self.dict.write(out, names, sections.collect())
     }
 }

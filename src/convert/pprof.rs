@@ -16,14 +16,17 @@
 //! merged, so the output stays bounded on a pathologically deep chain.
 //! Names are escaped as every writer does (`profrj_format::escape`).
 //!
-//! Streamed: a `Profile`'s fields may come in any order and its repeated
-//! fields be spread out, so each sample is written to the gzip stream as
-//! the tree walk reaches its node, then the locations, functions and string
-//! table. What is held: the string table (distinct names, signatures and
-//! thread names), one function per distinct name and signature, one
-//! location per function and line, the walk's stack, and the merged samples of stacks deeper than
-//! `MAX_FRAMES` (at most one per such node) — bounded by the tree, never by
-//! the output.
+//! Streamed in a fixed budget: a `Profile`'s fields may come in any order
+//! and its repeated fields be spread out, so each sample is written to the
+//! gzip stream as the walk of its thread's tree (read back from the scratch
+//! file) reaches its node, then the locations, functions and string table.
+//! Threads are not merged: a stack two threads have is two samples, each
+//! labelled with its thread. What is held: the string table (distinct
+//! names, signatures and thread names), one function per distinct name and
+//! signature, one location per function and line, the walk's path, and up
+//! to `DEEP_HELD` locations of merged samples of stacks deeper than
+//! `MAX_FRAMES` (written when that many are held: samples may repeat a
+//! stack) — bounded by the distinct frames, never by the stacks.
 
 use super::stacks::{Key, TopFrames, MAX_FRAMES, TRUNCATED};
 use crate::error::CliError;
@@ -168,7 +171,8 @@ impl<'a> Pprof<'a> {
         // Samples of stacks cut to MAX_FRAMES, by (thread, top frames): the
         // stack (leaf first, [truncated] last) and the summed values.
         let mut deep: HashMap<(u64, Key), usize> = HashMap::new();
-        let mut deep_samples: Vec<(u64, Vec<u64>, Vec<u64>)> = Vec::new();
+        let mut deep_samples: Vec<DeepSample> = Vec::new();
+        let mut deep_held = 0usize;
         let mut sample = Msg::default();
         let mut leaf_first: Vec<u64> = Vec::new();
         let mut vals: Vec<u64> = Vec::new();
@@ -176,7 +180,7 @@ impl<'a> Pprof<'a> {
             let thread_name = strings.id(&names::escape(&t.name));
             let mut stack: Vec<u64> = Vec::new();
             let mut top = TopFrames::new(MAX_FRAMES);
-            for n in t.tree.nodes.iter().skip(1) {
+            for n in t.tree.walk() {
                 let function = functions.id(&mut strings, self.names, n.name, n.signature);
                 let id = locations.id(function, n.line);
                 let d = n.depth as usize;
@@ -206,17 +210,21 @@ impl<'a> Pprof<'a> {
                     std::collections::hash_map::Entry::Vacant(e) => {
                         let truncated = functions.truncated(&mut strings);
                         leaf_first.push(locations.id(truncated, NO_LINE));
+                        deep_held += leaf_first.len();
                         deep_samples.push((thread_name, leaf_first.clone(), vals.clone()));
                         e.insert(deep_samples.len() - 1);
                     }
                 }
+                // Samples may repeat a stack (readers sum them): what is
+                // merged is written once it holds DEEP_HELD locations.
+                if deep_held >= DEEP_HELD {
+                    write_deep(&mut gz, &mut sample, &mut deep_samples, thread_key)?;
+                    deep.clear();
+                    deep_held = 0;
+                }
             }
         }
-        for (thread_name, leaf_first, vals) in &deep_samples {
-            sample.buf.clear();
-            encode_sample(&mut sample, leaf_first, vals, thread_key, *thread_name);
-            write_field(&mut gz, field::SAMPLE, &sample.buf)?;
-        }
+        write_deep(&mut gz, &mut sample, &mut deep_samples, thread_key)?;
         let mut tail = Msg::default();
         // Locations, by id (from 1): a function and its line, if any.
         for (i, &(function, line_number)) in locations.list.iter().enumerate() {
@@ -308,6 +316,27 @@ impl Functions {
         self.msgs.msg(field::FUNCTION, &f);
         self.count
     }
+}
+
+/// A merged sample of stacks cut to MAX_FRAMES: its thread, its locations
+/// (leaf first, `[truncated]` last) and its summed values.
+type DeepSample = (u64, Vec<u64>, Vec<u64>);
+
+/// The most locations of merged deep samples held before they are written.
+const DEEP_HELD: usize = super::collapsed::DEEP_HELD;
+
+fn write_deep(
+    gz: &mut impl Write,
+    sample: &mut Msg,
+    deep: &mut Vec<DeepSample>,
+    thread_key: u64,
+) -> io::Result<()> {
+    for (thread_name, leaf_first, vals) in deep.drain(..) {
+        sample.buf.clear();
+        encode_sample(sample, &leaf_first, &vals, thread_key, thread_name);
+        write_field(gz, field::SAMPLE, &sample.buf)?;
+    }
+    Ok(())
 }
 
 fn encode_sample(s: &mut Msg, leaf_first: &[u64], vals: &[u64], key: u64, thread: u64) {

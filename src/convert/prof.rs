@@ -160,18 +160,23 @@ impl<'a> Prof<'a> {
             vm_method(snap.names.get(n), sig)
         };
         let mut pairs: HashMap<(String, String), (u64, u64)> = HashMap::new();
+        // Each node's caller from the walk's path (document order: a node
+        // follows its caller), never the whole tree in memory.
+        let mut path: Vec<(u32, u32)> = Vec::new();
         for t in &sec.threads {
-            let nodes = &t.tree.nodes;
-            for n in nodes.iter().skip(1) {
-                let caller = match nodes.get(n.parent as usize) {
-                    Some(p) if n.parent != 0 => method(p.name, p.signature),
-                    _ => "<root>".to_owned(),
+            path.clear();
+            for n in t.tree.walk() {
+                path.truncate((n.depth as usize).saturating_sub(1));
+                let caller = match path.last() {
+                    Some(&(name, sig)) => method(name, sig),
+                    None => "<root>".to_owned(),
                 };
                 let e = pairs
                     .entry((method(n.name, n.signature), caller))
                     .or_default();
                 e.0 += n.v.0[count_at];
                 e.1 += n.v.0[time_at];
+                path.push((n.name, n.signature));
             }
         }
         let mut rows: Vec<_> = pairs.into_iter().collect();

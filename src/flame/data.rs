@@ -1,13 +1,13 @@
 //! The data the flame page draws, as JSON: threads of one name merged into one
-//! tree (children merged by method name, and line with the agent's `lines`:
-//! `name:line`, as collapsed stacks write it), each tree in preorder as flat
-//! triples `[name, own, children]`; `classes`, the names that are class
+//! tree (`merge.rs`: children merged by method name, and line with the
+//! agent's `lines`: `name:line`, as collapsed stacks write it), each tree in
+//! preorder as flat triples `[name, own, children]`, written as it is read
+//! back; `classes`, the names that are class
 //! frames (an allocated class); the coverage and memory tables beside it.
 
+use super::merge::{frame_text, merge, Frame, Group};
 use crate::report::coverage_table;
-use crate::snapshot::{
-    CallSection, CoverageClass, MemorySection, Metric, Names, Weighted, NO_LINE,
-};
+use crate::snapshot::{CallSection, CoverageClass, MemorySection, Metric, Names};
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::io::{self, Write};
@@ -39,84 +39,6 @@ pub fn json_str(out: &mut String, s: &str) {
 /// `\uXXXX`, never raw on the page), then as JSON wants.
 pub fn json_name(out: &mut String, s: &str) {
     json_str(out, &profrj_format::names::escape(s));
-}
-
-/// A frame: a name, whether it is a class frame, and its source line (the
-/// agent's `lines`; [`NO_LINE`] for none): one method on two lines is two
-/// frames, drawn `name:line` as collapsed stacks write them.
-type Frame = (u32, bool, u32);
-
-/// A merged tree: node 0 is the thread.
-struct Merged {
-    name: Vec<Frame>,
-    own: Vec<u64>,
-    children: Vec<Vec<u32>>,
-    /// A group of virtual threads: how many joined it.
-    virtual_threads: Option<u64>,
-    /// A group of ended threads the agent folded: how many.
-    ended_threads: Option<u64>,
-}
-
-impl Merged {
-    fn new() -> Merged {
-        Merged {
-            name: vec![(u32::MAX, false, NO_LINE)],
-            own: vec![0],
-            children: vec![Vec::new()],
-            virtual_threads: None,
-            ended_threads: None,
-        }
-    }
-}
-
-/// Threads of one name, merged; in the order the threads first appear.
-fn merged_threads(sec: &CallSection, metric: Metric) -> Vec<(String, Merged)> {
-    let mut order: Vec<(String, Merged)> = Vec::new();
-    let mut by_name: HashMap<&str, usize> = HashMap::new();
-    let mut index: Vec<HashMap<(u32, Frame), u32>> = Vec::new();
-    for t in &sec.threads {
-        let k = *by_name.entry(t.name.as_str()).or_insert_with(|| {
-            order.push((t.name.clone(), Merged::new()));
-            index.push(HashMap::new());
-            order.len() - 1
-        });
-        let (m, idx) = (&mut order[k].1, &mut index[k]);
-        if let Some(n) = t.virtual_threads {
-            m.virtual_threads = Some(m.virtual_threads.unwrap_or(0).saturating_add(n));
-        }
-        if let Some(n) = t.ended_threads {
-            m.ended_threads = Some(m.ended_threads.unwrap_or(0).saturating_add(n));
-        }
-        let w = Weighted::new(&t.tree, metric);
-        // Where each source node went in the merged tree.
-        let mut map = vec![0u32; t.tree.nodes.len()];
-        for (i, n) in t.tree.nodes.iter().enumerate().skip(1) {
-            let parent = map[n.parent as usize];
-            let frame = (n.name, n.class, n.line);
-            let id = *idx.entry((parent, frame)).or_insert_with(|| {
-                m.name.push(frame);
-                m.own.push(0);
-                m.children.push(Vec::new());
-                let id = (m.name.len() - 1) as u32;
-                m.children[parent as usize].push(id);
-                id
-            });
-            m.own[id as usize] = m.own[id as usize].saturating_add(w.own[i]);
-            map[i] = id;
-        }
-    }
-    order
-}
-
-/// Subtree totals of a merged tree (children always have larger ids).
-fn totals(m: &Merged) -> Vec<u64> {
-    let mut total = m.own.clone();
-    for p in (0..m.name.len()).rev() {
-        for &c in &m.children[p] {
-            total[p] = total[p].saturating_add(total[c as usize]);
-        }
-    }
-    total
 }
 
 pub struct PageInput<'a> {
@@ -197,71 +119,49 @@ fn calls_json(
     sec: &CallSection,
     metric: Metric,
 ) -> io::Result<()> {
-    let threads = merged_threads(sec, metric);
+    let merged = merge(sec, metric)?;
     // Only names the trees use, renumbered; a class frame's apart.
-    let mut used: HashMap<Frame, u32> = HashMap::new();
+    let mut used: HashMap<u32, u32> = HashMap::new();
     let mut table: Vec<Frame> = Vec::new();
     out.push_str(",\"threads\":[");
     let trees = out;
-    let mut ordered: Vec<(String, Merged, Vec<u64>)> = threads
-        .into_iter()
-        .map(|(n, m)| {
-            let t = totals(&m);
-            (n, m, t)
-        })
-        .filter(|(_, _, t)| t[0] > 0)
-        .collect();
-    ordered.sort_by(|a, b| b.2[0].cmp(&a.2[0]).then(a.0.cmp(&b.0)));
-    for (k, (tname, m, total)) in ordered.iter().enumerate() {
+    let mut ordered: Vec<&Group> = merged.groups.iter().filter(|g| g.total > 0).collect();
+    ordered.sort_by(|a, b| b.total.cmp(&a.total).then(a.name.cmp(&b.name)));
+    for (k, g) in ordered.iter().enumerate() {
         if k > 0 {
             trees.push(',');
         }
         trees.push_str("{\"name\":");
-        json_name(trees, tname);
-        if let Some(n) = m.virtual_threads {
+        json_name(trees, &g.name);
+        if let Some(n) = g.virtual_threads {
             let _ = write!(trees, ",\"virtualThreads\":{n}");
         }
-        if let Some(n) = m.ended_threads {
+        if let Some(n) = g.ended_threads {
             let _ = write!(trees, ",\"endedThreads\":{n}");
         }
-        let _ = write!(trees, ",\"total\":{},\"nodes\":[", total[0]);
-        // Preorder, skipping empty subtrees: [name, own, number of children].
-        let mut stack: Vec<u32> = m.children[0].iter().rev().copied().collect();
-        let roots = m.children[0]
-            .iter()
-            .filter(|&&c| total[c as usize] > 0)
-            .count();
-        let _ = write!(trees, "-1,0,{roots}");
-        while let Some(i) = stack.pop() {
-            let i = i as usize;
-            if total[i] == 0 {
-                continue;
-            }
+        let _ = write!(trees, ",\"total\":{},\"nodes\":[", g.total);
+        // Preorder, subtrees without weight left out: [name, own, children].
+        let _ = write!(trees, "-1,0,{}", g.roots);
+        let mut nodes = merged.nodes(g);
+        while let Some((frame, own, kids)) = nodes.next_node()? {
             let next = table.len() as u32;
-            let id = *used.entry(m.name[i]).or_insert_with(|| {
-                table.push(m.name[i]);
+            let id = *used.entry(frame).or_insert_with(|| {
+                table.push(merged.frame(frame));
                 next
             });
-            let kids = m.children[i]
-                .iter()
-                .filter(|&&c| total[c as usize] > 0)
-                .count();
-            let _ = write!(trees, ",{id},{},{kids}", m.own[i]);
-            stack.extend(m.children[i].iter().rev().copied());
+            let _ = write!(trees, ",{id},{own},{kids}");
             spill(w, trees, false)?;
         }
         trees.push_str("]}");
     }
     let out = trees;
     out.push_str("],\"names\":[");
-    for (i, &(n, _, line)) in table.iter().enumerate() {
+    for (i, &f) in table.iter().enumerate() {
         if i > 0 {
             out.push(',');
         }
-        match line {
-            NO_LINE => json_name(out, names.get(n)),
-            line => json_name(out, &format!("{}:{line}", names.get(n))),
-        }
+        json_name(out, &frame_text(names, f));
+        spill(w, out, false)?;
     }
     out.push_str("],\"classes\":[");
     let classes = table.iter().enumerate().filter(|(_, f)| f.1);

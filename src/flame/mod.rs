@@ -7,6 +7,7 @@
 
 use crate::error::CliError;
 mod data;
+mod merge;
 
 use crate::selection::Selection;
 use crate::snapshot::{read_file_with_lines, CallKind, Metric};

@@ -25,7 +25,7 @@ mod load;
 mod objects;
 mod paths;
 pub mod pprof;
-mod scratch;
+use crate::scratch;
 #[cfg(test)]
 mod tests;
 pub mod text;

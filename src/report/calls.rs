@@ -6,7 +6,7 @@
 use super::{pct, shown, SortBy};
 use crate::error::CliError;
 use crate::snapshot::{
-    method_table, site_table, CallSection, CallThread, Metric, Snapshot, Weighted,
+    method_table, site_table, tree_total, CallSection, CallThread, Metric, Snapshot,
 };
 use std::fmt::Write as _;
 
@@ -137,7 +137,7 @@ pub fn sites_report(
     // Each thread's totals, heaviest first.
     let mut by_weight: Vec<(u64, &CallThread)> = threads
         .iter()
-        .map(|t| (Weighted::new(&t.tree, metric).total[0], *t))
+        .map(|t| (tree_total(&t.tree, metric), *t))
         .collect();
     by_weight.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.name.cmp(&b.1.name)));
     for (_, t) in by_weight.iter().take(top) {

@@ -147,7 +147,7 @@ impl Builder {
                 l
             }
         };
-        let node = &mut self.sections[s].1.threads[thread].tree.nodes[leaf as usize];
+        let node = &mut self.sections[s].1.threads[thread].tree.nodes_mut()[leaf as usize];
         for (v, a) in node.v.0.iter_mut().zip(add.own.0) {
             *v = v.saturating_add(a);
         }
@@ -227,9 +227,9 @@ impl Builder {
                         )));
                     }
                     self.nodes += 1;
-                    let id = tree.nodes.len() as u32;
-                    let depth = tree.nodes[node as usize].depth + 1;
-                    tree.nodes.push(Node {
+                    let id = tree.nodes_mut().len() as u32;
+                    let depth = tree.nodes_mut()[node as usize].depth + 1;
+                    tree.nodes_mut().push(Node {
                         name,
                         signature: NONE,
                         parent: node,
@@ -257,7 +257,7 @@ impl Builder {
             let mut threads = trees.threads;
             for t in &mut threads {
                 preorder(&mut t.tree);
-                let nodes = &mut t.tree.nodes;
+                let nodes = t.tree.nodes_mut();
                 // Cumulated = own, then each node's into its parent (children
                 // always follow their parent).
                 for m in desc.metrics {
@@ -304,9 +304,9 @@ impl Builder {
 /// it, as a snapshot lists them: the readers rebuild paths by depth), the
 /// order the events made them in being any.
 fn preorder(tree: &mut Tree) {
-    let n = tree.nodes.len();
+    let n = tree.nodes_mut().len();
     let mut children: Vec<Vec<u32>> = vec![Vec::new(); n];
-    for (i, node) in tree.nodes.iter().enumerate().skip(1) {
+    for (i, node) in tree.nodes().iter().enumerate().skip(1) {
         children[node.parent as usize].push(i as u32);
     }
     let mut order = Vec::with_capacity(n);
@@ -319,11 +319,11 @@ fn preorder(tree: &mut Tree) {
     for (new, &old) in order.iter().enumerate() {
         new_index[old as usize] = new as u32;
     }
-    let old = std::mem::take(&mut tree.nodes);
-    tree.nodes = order
+    let old = std::mem::take(tree.nodes_mut());
+    *tree.nodes_mut() = order
         .iter()
         .map(|&i| {
-            let mut node = old[i as usize].clone();
+            let mut node = old[i as usize];
             if i != 0 {
                 node.parent = new_index[node.parent as usize];
             }

@@ -1,11 +1,14 @@
-//! A ProfilerJ snapshot read into memory: the model the report, flame, convert
-//! and diff commands work on. The XML is read as a stream (`parse.rs`); only
-//! this model is kept, never a tree of the document.
+//! A ProfilerJ snapshot read: the model the report, flame, convert and diff
+//! commands work on. The XML is read as a stream (`parse.rs`); only this
+//! model is kept, never a tree of the document, and of a snapshot read from
+//! a file the call trees' nodes stay in a scratch file (`spill.rs`), so what
+//! is held is its names, threads and small sections (issue 44).
 //!
-//! Call trees are stored flat, in document order: a node's parent always has a
-//! smaller index than the node, so a forward pass visits callers before
-//! callees and a backward pass sums callees into callers — no recursion, so a
-//! 3,000-deep recursion in the profiled program costs nothing special here.
+//! Call trees are stored flat, in document order, each node with its depth:
+//! a node's subtree follows it, so a forward walk keeping only the current
+//! path visits callers before callees and knows a subtree's sums when it
+//! leaves it — no recursion, so a 3,000-deep recursion in the profiled
+//! program costs nothing special here.
 
 use crate::error::CliError;
 mod jfr;
@@ -13,6 +16,7 @@ mod jfr;
 pub use jfr::MAX_FRAMES;
 mod parse;
 mod sections;
+mod spill;
 #[cfg(test)]
 pub mod test_alloc;
 mod weights;
@@ -23,7 +27,9 @@ pub use parse::{read_file, read_file_with_lines, NO_JAVA_FRAME};
 pub use sections::{
     CallKind, MetricDesc, MetricName, SectionDesc, ValueType, MAX_THREAD_TOTALS, MAX_VALUES,
 };
-pub use weights::{method_table, site_table, MethodRow, Metric, Weighted};
+#[cfg(test)]
+pub use weights::Weighted;
+pub use weights::{method_table, site_table, tree_total, MethodRow, Metric};
 
 use std::collections::HashMap;
 
@@ -62,7 +68,7 @@ pub struct Values(pub [u64; MAX_VALUES]);
 
 pub const NONE: u32 = u32::MAX;
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy, Debug)]
 pub struct Node {
     /// Index into [`Names`] ([`NONE`] for a thread's root).
     pub name: u32,
@@ -82,25 +88,124 @@ pub struct Node {
 /// A node's line when the snapshot gives none.
 pub const NO_LINE: u32 = 0;
 
-/// One thread's call tree. `nodes[0]` is the thread itself (no figures); every
-/// other node follows its parent.
+/// One thread's call tree, in document order: a node's callees follow it,
+/// each with its depth. Node 0 is the thread itself (no figures). Held in
+/// memory (a JFR recording, a test's snapshot), or on disk (a snapshot read
+/// from a file, `spill.rs`): either way read through [`Tree::walk`], in a
+/// fixed budget; [`Tree::nodes`] loads it whole, for the readers that
+/// index it.
 #[derive(Clone, Debug)]
 pub struct Tree {
-    pub nodes: Vec<Node>,
+    mem: Vec<Node>,
+    spilled: Option<spill::Spilled>,
+    /// Nodes, the thread's included, of a spilled tree.
+    len: usize,
+}
+
+fn root() -> Node {
+    Node {
+        name: NONE,
+        signature: NONE,
+        parent: NONE,
+        depth: 0,
+        class: false,
+        line: NO_LINE,
+        v: Values::default(),
+    }
 }
 
 impl Tree {
     pub fn new() -> Tree {
         Tree {
-            nodes: vec![Node {
-                name: NONE,
-                signature: NONE,
-                parent: NONE,
-                depth: 0,
-                class: false,
-                line: NO_LINE,
-                v: Values::default(),
-            }],
+            mem: vec![root()],
+            spilled: None,
+            len: 1,
+        }
+    }
+
+    /// A tree whose nodes the parse writes to the scratch file from `start`.
+    fn spilled(start: u64) -> Tree {
+        Tree {
+            mem: Vec::new(),
+            spilled: Some(spill::Spilled {
+                file: None,
+                start,
+                end: start,
+            }),
+            len: 1,
+        }
+    }
+
+    /// Nodes, the thread's included.
+    pub fn len(&self) -> usize {
+        match self.spilled {
+            Some(_) => self.len,
+            None => self.mem.len(),
+        }
+    }
+
+    /// Every node but the thread's, in document order, each with its
+    /// parent's index.
+    pub fn walk(&self) -> Walk<'_> {
+        match &self.spilled {
+            Some(s) => Walk::Spilled(spill::SpillIter::new(s)),
+            None => Walk::Mem(self.mem.iter().skip(1)),
+        }
+    }
+
+    /// The nodes in memory, the thread's first (index = node id): loads a
+    /// spilled tree whole.
+    pub fn nodes(&self) -> std::borrow::Cow<'_, [Node]> {
+        match &self.spilled {
+            None => std::borrow::Cow::Borrowed(&self.mem),
+            Some(_) => {
+                let mut all = Vec::with_capacity(self.len);
+                all.push(root());
+                all.extend(self.walk());
+                std::borrow::Cow::Owned(all)
+            }
+        }
+    }
+
+    /// Gives a spilled tree the file the parse wrote.
+    fn attach(&mut self, file: &std::sync::Arc<std::fs::File>) {
+        if let Some(s) = &mut self.spilled {
+            s.file = Some(file.clone());
+        }
+    }
+
+    /// A tree in memory, to build or change.
+    pub fn nodes_mut(&mut self) -> &mut Vec<Node> {
+        assert!(self.spilled.is_none(), "a spilled tree is read only");
+        &mut self.mem
+    }
+
+    /// Adds a node below the last ones (its parent among them).
+    pub fn push(&mut self, n: Node, spill: Option<&mut spill::SpillWriter>) -> std::io::Result<()> {
+        match (&mut self.spilled, spill) {
+            (Some(s), Some(w)) => {
+                w.push(&n)?;
+                s.end = w.pos();
+            }
+            _ => self.mem.push(n),
+        }
+        self.len += 1;
+        Ok(())
+    }
+}
+
+/// A tree's nodes in document order ([`Tree::walk`]).
+pub enum Walk<'a> {
+    Mem(std::iter::Skip<std::slice::Iter<'a, Node>>),
+    Spilled(spill::SpillIter),
+}
+
+impl Iterator for Walk<'_> {
+    type Item = Node;
+    fn next(&mut self) -> Option<Node> {
+        match self {
+            Walk::Mem(i) => i.next().copied(),
+            Walk::Spilled(i) => i.next(),
         }
     }
 }

@@ -3,9 +3,10 @@
 //! element at fault (or of the XML error); [`read_file`] and [`parse_bytes`]
 //! turn it into a line and column.
 
+use super::spill::SpillWriter;
 use super::{
     CallKind, CoverageClass, CoverageMethod, CoverageSection, MemoryRow, MemorySection,
-    MemoryThread, Snapshot,
+    MemoryThread, Snapshot, Values,
 };
 use crate::error::CliError;
 use call_sections::{add_frameless_samples, call_kind};
@@ -94,7 +95,7 @@ pub fn read_file_with_lines(path: &Path, lines: bool) -> Result<Snapshot, CliErr
     if profrj_jfr::is_jfr(head) {
         return super::jfr::read_file(path, lines);
     }
-    parse(input)
+    parse(input, true)
         .map_err(|e| {
             // A regular file is read again to turn the offset into a line and
             // column; a pipe cannot be, so its error gives the byte offset.
@@ -119,7 +120,7 @@ pub fn read_file_with_lines(path: &Path, lines: bool) -> Result<Snapshot, CliErr
 /// Reads a snapshot held in memory.
 #[cfg(any(test, fuzzing))]
 pub fn parse_bytes(bytes: &[u8]) -> Result<Snapshot, ParseError> {
-    parse(bytes).map_err(|e| {
+    parse(bytes, false).map_err(|e| {
         let (line, column, message) = e.render(|offset| line_col(bytes, offset));
         ParseError {
             line,
@@ -151,7 +152,8 @@ enum Open {
     Skip,
     Calls,
     CallThread,
-    CallNode(u32),
+    /// A node: its index in its tree, and its depth.
+    CallNode(u32, u32),
     Memory,
     MemoryThread,
     MemoryRow,
@@ -169,6 +171,11 @@ enum Open {
 
 struct Parser {
     snap: Snapshot,
+    /// Where the call trees' nodes go (a snapshot read from a file), or
+    /// `None`: kept in memory.
+    spill: Option<SpillWriter>,
+    /// The open thread's nodes' figures summed (`add_frameless_samples`).
+    own_sum: Values,
     stack: Vec<(Open, Vec<u8>, u64)>,
     /// Which call section `Calls` elements belong to.
     kind: CallKind,
@@ -213,15 +220,26 @@ impl<R: BufRead> BufRead for Bounded<R> {
     }
 }
 
-fn parse<R: BufRead>(input: R) -> Result<Snapshot, RawError> {
+fn parse<R: BufRead>(input: R, spill: bool) -> Result<Snapshot, RawError> {
     let mut reader = Reader::from_reader(Bounded {
         inner: input,
         used: 0,
     });
     // Whitespace stays a text event, so an element's offset is its `<`.
     reader.config_mut().trim_text(false);
+    let spill = if spill {
+        Some(SpillWriter::new().map_err(|e| RawError {
+            offset: 0,
+            message: e.to_string(),
+            opened: None,
+        })?)
+    } else {
+        None
+    };
     let mut p = Parser {
         snap: Snapshot::default(),
+        spill,
+        own_sum: Values::default(),
         stack: Vec::new(),
         kind: CallKind::Sampler,
         root_done: false,
@@ -239,9 +257,9 @@ fn parse<R: BufRead>(input: R) -> Result<Snapshot, RawError> {
             Event::Start(e) => p.start(&e)?,
             Event::Empty(e) => {
                 p.start(&e)?;
-                p.end();
+                p.end()?;
             }
-            Event::End(_) => p.end(),
+            Event::End(_) => p.end()?,
             Event::Text(t) => {
                 let text = t.unescape().map_err(|e| p.err(format!("bad text: {e}")))?;
                 p.text(&text)?;
@@ -270,6 +288,16 @@ fn parse<R: BufRead>(input: R) -> Result<Snapshot, RawError> {
             message: format!("no <{DOC}> element: not a snapshot"),
             opened: None,
         });
+    }
+    if let Some(w) = p.spill.take() {
+        let file = w
+            .finish()
+            .map_err(|e| p.err(format!("the call trees' scratch file: {e}")))?;
+        for sec in &mut p.snap.call_sections {
+            for t in &mut sec.threads {
+                t.tree.attach(&file);
+            }
+        }
     }
     Ok(p.snap)
 }
@@ -322,8 +350,14 @@ impl Parser {
                 self.section().threads.push(t);
                 Open::CallThread
             }
-            (Some(Open::CallThread), calls::NODE) => Open::CallNode(self.call_node(e, 0)?),
-            (Some(&Open::CallNode(p)), calls::NODE) => Open::CallNode(self.call_node(e, p)?),
+            (Some(Open::CallThread), calls::NODE) => {
+                let (i, d) = self.call_node(e, 0, 0)?;
+                Open::CallNode(i, d)
+            }
+            (Some(&Open::CallNode(p, pd)), calls::NODE) => {
+                let (i, d) = self.call_node(e, p, pd)?;
+                Open::CallNode(i, d)
+            }
             (Some(Open::Memory), memory::THREAD) => {
                 let a = self.attrs(e)?;
                 let name = self.required(&a, memory::thread::NAME)?;
@@ -395,7 +429,7 @@ impl Parser {
         Ok(())
     }
 
-    fn end(&mut self) {
+    fn end(&mut self) -> Result<(), RawError> {
         // quick-xml checks that end tags match, so this pops the right element.
         match self.stack.pop() {
             Some((Open::Doc, _, _)) => self.root_done = true,
@@ -403,10 +437,17 @@ impl Parser {
                 let kind = self.kind;
                 let names = &mut self.snap.names;
                 let sec = self.snap.call_sections.iter_mut().find(|c| c.kind == kind);
-                add_frameless_samples(names, sec.expect("open"));
+                add_frameless_samples(
+                    names,
+                    sec.expect("open"),
+                    &self.own_sum,
+                    self.spill.as_mut(),
+                )
+                .map_err(|e| self.err(format!("the call trees' scratch file: {e}")))?;
             }
             _ => {}
         }
+        Ok(())
     }
 
     fn text(&mut self, text: &str) -> Result<(), RawError> {

@@ -62,7 +62,7 @@ fn own_and_cumulated_figures_class_frames_and_thread_totals() {
     );
     let totals = ["bytes", "objects", "samples"].map(|a| sec.thread_total(t, a));
     assert_eq!(totals, [Some(1100), Some(12), Some(7)]);
-    let n = &t.tree.nodes;
+    let n = &t.tree.nodes();
     assert_eq!(n.len(), 8);
     assert_eq!((s.names.get(n[1].name), n[1].class), ("p.A.main()", false));
     assert_eq!((s.names.get(n[3].name), n[3].class), ("byte[]", true));
@@ -78,7 +78,7 @@ fn own_and_cumulated_figures_class_frames_and_thread_totals() {
         ("int[]", true, 1)
     );
     // No frameless fill: every event has its class frame.
-    assert_eq!(sec.threads[1].tree.nodes.len(), 4);
+    assert_eq!(sec.threads[1].tree.nodes().len(), 4);
 }
 
 #[test]
@@ -93,7 +93,7 @@ fn live_and_other_sections_beside_it() {
     assert_eq!(s.call_kinds(), [CallKind::Sampler, CallKind::Alloc]);
     // `class` is no sampler attribute: ignored there.
     let sampler = s.calls(CallKind::Sampler).unwrap();
-    assert!(!sampler.threads[0].tree.nodes[1].class);
+    assert!(!sampler.threads[0].tree.nodes()[1].class);
     assert_eq!(s.call_section(None).unwrap().kind, CallKind::Sampler);
 }
 
@@ -123,8 +123,8 @@ fn alloc_attribute_errors() {
     // Another section's figures mean nothing here: ignored.
     let s = parse_bytes(node("hits=\"5\" bytes=\"7\"").as_bytes()).unwrap();
     let sec = s.calls(CallKind::Alloc).unwrap();
-    assert_eq!(sec.value(&sec.threads[0].tree.nodes[1], "bytes"), 7);
-    assert_eq!(sec.threads[0].tree.nodes[1].v.0.iter().sum::<u64>(), 7);
+    assert_eq!(sec.value(&sec.threads[0].tree.nodes()[1], "bytes"), 7);
+    assert_eq!(sec.threads[0].tree.nodes()[1].v.0.iter().sum::<u64>(), 7);
 }
 
 #[test]

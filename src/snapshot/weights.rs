@@ -69,30 +69,37 @@ impl PartialEq for Metric {
     }
 }
 
-/// A tree with each node's own weight and its subtree's.
+/// A tree with each node's own weight and its subtree's, in memory (the
+/// readers walk trees with [`tree_total`] and their own path instead).
+#[cfg(test)]
 pub struct Weighted {
-    pub own: Vec<u64>,
     /// `total[0]` is the whole thread.
     pub total: Vec<u64>,
 }
 
+#[cfg(test)]
 impl Weighted {
     pub fn new(tree: &Tree, metric: Metric) -> Weighted {
-        let own: Vec<u64> = tree
-            .nodes
+        let nodes = tree.nodes();
+        let mut total: Vec<u64> = nodes
             .iter()
             .enumerate()
             .map(|(i, n)| if i == 0 { 0 } else { metric.own(&n.v) })
             .collect();
-        let mut total = own.clone();
         // Children follow their parent: summing backwards adds each finished
         // subtree into its parent.
-        for i in (1..tree.nodes.len()).rev() {
-            let p = tree.nodes[i].parent as usize;
+        for i in (1..nodes.len()).rev() {
+            let p = nodes[i].parent as usize;
             total[p] = total[p].saturating_add(total[i]);
         }
-        Weighted { own, total }
+        Weighted { total }
     }
+}
+
+/// The whole thread's weight: every node's own, summed.
+pub fn tree_total(tree: &Tree, metric: Metric) -> u64 {
+    tree.walk()
+        .fold(0u64, |s, n| s.saturating_add(metric.own(&n.v)))
 }
 
 /// One method's figures over every call path (and thread) it appears in.
@@ -119,40 +126,73 @@ pub fn method_table(names: &Names, trees: &[&Tree], metric: Metric) -> (Vec<Meth
         .and_then(|(_, m)| Metric::of(metric.kind, Some(MetricName(m))).ok());
     let mut rows: HashMap<u32, MethodRow> = HashMap::new();
     let mut grand = 0u64;
-    for tree in trees {
-        let w = Weighted::new(tree, metric);
-        grand = grand.saturating_add(w.total[0]);
-        // Names on the current path, to count recursion once.
-        let mut path: Vec<u32> = Vec::new();
-        let mut on_path: HashMap<u32, u32> = HashMap::new();
-        for (i, n) in tree.nodes.iter().enumerate().skip(1) {
-            while path.len() >= n.depth as usize {
-                let gone = path.pop().expect("non-empty");
-                *on_path.get_mut(&gone).expect("counted") -= 1;
+    /// A node on the walk's path: its subtree's weight so far, and whether
+    /// it is its method's row's outermost on the path (its total counts).
+    struct Open {
+        name: u32,
+        class: bool,
+        total: u64,
+        counts: bool,
+    }
+    // Only the current path is held: a node's total is known when the walk
+    // leaves it (the next node at its depth or above).
+    let close = |path: &mut Vec<Open>,
+                 on_path: &mut HashMap<u32, u32>,
+                 rows: &mut HashMap<u32, MethodRow>| {
+        let o = path.pop().expect("non-empty");
+        *on_path.get_mut(&o.name).expect("counted") -= 1;
+        if o.counts {
+            if let Some(row) = rows.get_mut(&o.name) {
+                row.total = row.total.saturating_add(o.total);
             }
+        }
+        if let Some(p) = path.last_mut() {
+            p.total = p.total.saturating_add(o.total);
+        }
+    };
+    for tree in trees {
+        // Names on the current path, to count recursion once.
+        let mut path: Vec<Open> = Vec::new();
+        let mut on_path: HashMap<u32, u32> = HashMap::new();
+        for n in tree.walk() {
+            while path.len() >= n.depth as usize {
+                close(&mut path, &mut on_path, &mut rows);
+            }
+            let own = metric.own(&n.v);
+            grand = grand.saturating_add(own);
             let seen = on_path.entry(n.name).or_insert(0);
             *seen += 1;
             let first = *seen == 1;
-            path.push(n.name);
-            let parent = &tree.nodes[n.parent as usize];
-            if n.class && n.parent != 0 && !parent.class {
+            let parent = path.last().filter(|_| n.depth > 1);
+            let under_method = parent.is_some_and(|p| !p.class);
+            let mut open = Open {
+                name: n.name,
+                class: n.class,
+                total: own,
+                counts: false,
+            };
+            if n.class && under_method {
                 // The parent's row exists: it came first.
-                if let Some(row) = rows.get_mut(&parent.name) {
-                    row.own = row.own.saturating_add(w.own[i]);
+                let p = parent.expect("a parent").name;
+                if let Some(row) = rows.get_mut(&p) {
+                    row.own = row.own.saturating_add(own);
                 }
+                path.push(open);
                 continue;
             }
             let row = rows.entry(n.name).or_insert_with(|| MethodRow {
                 name: names.get(n.name).to_owned(),
                 ..MethodRow::default()
             });
-            row.own = row.own.saturating_add(w.own[i]);
+            row.own = row.own.saturating_add(own);
             if let Some(c) = count {
                 row.calls = row.calls.saturating_add(c.own(&n.v));
             }
-            if first {
-                row.total = row.total.saturating_add(w.total[i]);
-            }
+            open.counts = first;
+            path.push(open);
+        }
+        while !path.is_empty() {
+            close(&mut path, &mut on_path, &mut rows);
         }
     }
     let mut rows: Vec<MethodRow> = rows.into_values().collect();
@@ -182,16 +222,20 @@ pub fn site_table(names: &Names, trees: &[&Tree], metric: Metric) -> (Vec<SiteRo
     let mut grand = vec![0u64; metrics.len()];
     let mut sites: HashMap<(u32, u32), Vec<u64>> = HashMap::new();
     for tree in trees {
-        for n in tree.nodes.iter().skip(1) {
+        // The names on the walk's path: a class frame's method is the last.
+        let mut path: Vec<u32> = Vec::new();
+        for n in tree.walk() {
+            path.truncate(n.depth as usize - 1);
+            path.push(n.name);
             for (g, m) in grand.iter_mut().zip(&metrics) {
                 *g = g.saturating_add(m.own(&n.v));
             }
             if !n.class {
                 continue;
             }
-            let method = match n.parent {
-                0 => NONE,
-                p => tree.nodes[p as usize].name,
+            let method = match n.depth {
+                1 => NONE,
+                d => path[d as usize - 2],
             };
             let v = sites
                 .entry((method, n.name))

@@ -88,10 +88,10 @@ pub fn collapsed_lines(text: &str) -> HashMap<String, u64> {
             .parse()
             .unwrap_or_else(|_| panic!("bad count in {line:?}"));
         assert!(n > 0, "{line}");
-        assert!(
-            m.insert(stack.to_owned(), n).is_none(),
-            "stack twice: {line}"
-        );
+        // A stack may come more than once (per thread, streamed): its
+        // counts add up, as flamegraph.pl and speedscope sum them.
+        let e: &mut u64 = m.entry(stack.to_owned()).or_default();
+        *e = e.saturating_add(n);
     }
     m
 }

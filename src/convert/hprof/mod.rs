@@ -36,23 +36,30 @@
 //!   ordered by the bytes it has.
 //! - Every row with a non-zero figure is listed (HPROF's `cutoff` is 0).
 //!
-//! Time and memory stay linear in the snapshot: a node's trace is found by a
-//! rolling hash of its top frames (`stacks::TopFrames`), so no trace is
-//! spelled out until it is written, and `depth` is capped at
-//! [`MAX_FRAMES`]. [`Hprof::new`] computes every block's rows (`blocks.rs`:
-//! numbers and a node standing for each trace, at most one row per node);
-//! [`Hprof::write`] writes the report from them as it goes.
+//! Time stays linear in the snapshot and memory within a fixed budget: a
+//! node's trace is found by a rolling hash of its top frames
+//! (`stacks::TopFrames`), so no trace is spelled out until it is written,
+//! and `depth` is capped at [`MAX_FRAMES`]. [`Hprof::new`] computes every
+//! block (`blocks.rs`): per trace, its figures summed and the first node
+//! standing for it, by an external sort (`crate::sort`), then its rows
+//! ranked by a second one and written as text to a scratch file, trace ids
+//! given in the order the rows name them (a trace two blocks name has an
+//! id in each). `traces.rs` then spells each trace out in one more walk of
+//! its section, from the path at the node standing for it, and orders the
+//! TRACEs by id. [`Hprof::write`] copies it all out.
 
 use crate::error::CliError;
 mod blocks;
+mod traces;
 
 use super::coverage::{default_source, escaped};
-use super::stacks::{Key, TopFrames, EMPTY, MAX_FRAMES};
+use super::stacks::{Key, TopFrames, MAX_FRAMES};
 use crate::hprof_text::{column, ctime};
-use crate::snapshot::{CallKind, Snapshot, Tree, NONE, NO_LINE};
-use blocks::Block;
+use crate::snapshot::{CallKind, Node, Snapshot, Tree, NO_LINE};
+use blocks::Text;
 use std::collections::{HashMap, HashSet};
 use std::io::{self, Write};
+use traces::{Numbering, Spelled};
 
 /// HPROF's default `depth`.
 pub const DEFAULT_DEPTH: usize = 4;
@@ -69,14 +76,6 @@ pub struct Options<'a> {
     pub created: u64,
 }
 
-/// The node whose path's top frames a trace is: (section, thread, node).
-#[derive(Clone, Copy)]
-struct Rep {
-    kind: CallKind,
-    thread: usize,
-    node: u32,
-}
-
 /// What every block reads.
 struct Ctx<'a> {
     snap: &'a Snapshot,
@@ -89,32 +88,12 @@ struct Ctx<'a> {
     sources: HashMap<&'a str, &'a str>,
 }
 
-/// Trace ids, given in the order the blocks' rows name them.
-#[derive(Default)]
-struct Traces {
-    ids: HashMap<Key, u64>,
-    printed: Vec<(u64, Rep)>,
-}
-
-impl Traces {
-    fn id(&mut self, key: Key, rep: Option<Rep>) -> u64 {
-        let Some(rep) = rep.filter(|_| key != EMPTY) else {
-            return EMPTY_TRACE;
-        };
-        let next = EMPTY_TRACE + 1 + self.ids.len() as u64;
-        *self.ids.entry(key).or_insert_with(|| {
-            self.printed.push((next, rep));
-            next
-        })
-    }
-}
-
 /// The report, ready to be written.
 pub struct Hprof<'a> {
     ctx: Ctx<'a>,
     threads: Vec<(&'a str, bool)>,
-    traces: Traces,
-    blocks: Vec<Block<'a>>,
+    traces: Spelled,
+    blocks: Vec<Text>,
 }
 
 impl<'a> Hprof<'a> {
@@ -155,8 +134,10 @@ impl<'a> Hprof<'a> {
             sources,
         };
         let threads = threads(&ctx)?;
-        let mut traces = Traces::default();
-        let blocks = Block::all(&ctx, &mut traces);
+        let fail = |e: io::Error| CliError::Output(format!("converting to HPROF: {e}"));
+        let mut numbering = Numbering::new()?;
+        let blocks = blocks::all(&ctx, &mut numbering).map_err(fail)?;
+        let traces = traces::spell(&ctx, numbering).map_err(fail)?;
         Ok(Hprof {
             ctx,
             threads,
@@ -180,12 +161,9 @@ impl<'a> Hprof<'a> {
             writeln!(out, "THREAD END (id = {})", FIRST_THREAD + i as u64)?;
         }
         writeln!(out, "TRACE {EMPTY_TRACE}:\n\t<empty>")?;
-        for (id, rep) in &self.traces.printed {
-            writeln!(out, "TRACE {id}:")?;
-            write_frames(ctx, *rep, out)?;
-        }
+        self.traces.write(out)?;
         for b in &self.blocks {
-            b.write(ctx, out)?;
+            b.write(out)?;
         }
         Ok(())
     }
@@ -264,34 +242,20 @@ fn threads<'a>(ctx: &Ctx<'a>) -> Result<Vec<(&'a str, bool)>, CliError> {
     Ok(list)
 }
 
-/// Visits every node of a tree (in document order) with its trace key: the
-/// hash of its path's top `depth` frames.
-fn walk(ctx: &Ctx, tree: &Tree, mut f: impl FnMut(usize, Key)) {
+/// Visits every node of a tree (in document order) with its index (from
+/// 1) and trace key: the hash of its path's top `depth` frames.
+fn walk(
+    ctx: &Ctx,
+    tree: &Tree,
+    mut f: impl FnMut(u32, Key, &Node) -> io::Result<()>,
+) -> io::Result<()> {
     let mut top = TopFrames::new(ctx.depth);
-    for (i, n) in tree.nodes.iter().enumerate().skip(1) {
+    for (i, n) in tree.walk().enumerate() {
         // A frame is its name and line (the agent's `lines`); the value stays
         // below the hash's modulus (2^61 - 1).
         let line = u64::from(n.line.min(1 << 28));
-        f(
-            i,
-            top.push(n.depth as usize, u64::from(n.name) | line << 32),
-        );
-    }
-}
-
-/// Writes a trace's frames, innermost first, one per line.
-fn write_frames(ctx: &Ctx, rep: Rep, out: &mut dyn Write) -> io::Result<()> {
-    let Some(sec) = ctx.snap.calls(rep.kind) else {
-        return Ok(());
-    };
-    let tree = &sec.threads[rep.thread].tree;
-    let mut i = rep.node;
-    let mut written = 0;
-    while i != 0 && i != NONE && written < ctx.depth {
-        let n = &tree.nodes[i as usize];
-        writeln!(out, "\t{}", frame(ctx, ctx.snap.names.get(n.name), n.line))?;
-        written += 1;
-        i = n.parent;
+        let key = top.push(n.depth as usize, u64::from(n.name) | line << 32);
+        f(i as u32 + 1, key, &n)?;
     }
     Ok(())
 }
@@ -352,16 +316,13 @@ fn frame(ctx: &Ctx, name: &str, node_line: u32) -> String {
     format!("{}({}:{line})", column(&head), escaped(&file))
 }
 
-/// The `method` column: `class.method`, or `<empty>`.
-fn method_column(ctx: &Ctx, rep: Option<Rep>) -> String {
-    let Some(rep) = rep else {
+/// The `method` column: `class.method` of the name of the node standing
+/// for the trace, or `<empty>`.
+fn method_column(ctx: &Ctx, name: Option<u32>) -> String {
+    let Some(name) = name else {
         return "<empty>".into();
     };
-    let Some(sec) = ctx.snap.calls(rep.kind) else {
-        return "<empty>".into();
-    };
-    let n = &sec.threads[rep.thread].tree.nodes[rep.node as usize];
-    let name = ctx.snap.names.get(n.name);
+    let name = ctx.snap.names.get(name);
     match split(ctx, name) {
         Some((c, m)) if !c.is_empty() => column(&format!("{c}.{m}")).into_owned(),
         Some((_, m)) => column(m).into_owned(),

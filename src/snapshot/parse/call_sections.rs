@@ -2,6 +2,7 @@
 //! read alike, as each one's [`SectionDesc`] says.
 
 use super::{unescape_name, Attrs, Open, Parser, RawError, NO_JAVA_FRAME};
+use crate::snapshot::spill::SpillWriter;
 use crate::snapshot::{
     CallKind, CallSection, CallThread, Names, Node, SectionDesc, Tree, Values, MAX_THREAD_TOTALS,
     NONE, NO_LINE,
@@ -14,7 +15,12 @@ use quick_xml::events::BytesStart;
 /// samples become one root node, [`NO_JAVA_FRAME`], so the tree adds up to
 /// the thread's figures: for each metric with a
 /// [`thread_total`](crate::snapshot::MetricDesc::thread_total).
-pub(super) fn add_frameless_samples(names: &mut Names, sec: &mut CallSection) {
+pub(super) fn add_frameless_samples(
+    names: &mut Names,
+    sec: &mut CallSection,
+    own_sum: &Values,
+    spill: Option<&mut SpillWriter>,
+) -> std::io::Result<()> {
     let desc = sec.kind.desc();
     let t = sec.threads.last_mut().expect("open");
     let mut v = Values::default();
@@ -25,20 +31,15 @@ pub(super) fn add_frameless_samples(names: &mut Names, sec: &mut CallSection) {
         let Some(total) = desc.thread_slot(total).and_then(|i| t.totals[i]) else {
             continue;
         };
-        let sum = t
-            .tree
-            .nodes
-            .iter()
-            .fold(0u64, |s, n| s.saturating_add(n.v.0[slot]));
-        v.0[slot] = total.saturating_sub(sum);
+        v.0[slot] = total.saturating_sub(own_sum.0[slot]);
         if let Some(c) = m.cumulated.and_then(|c| desc.slot(c)) {
             v.0[c] = v.0[slot];
         }
     }
     if v == Values::default() {
-        return;
+        return Ok(());
     }
-    t.tree.nodes.push(Node {
+    let node = Node {
         name: names.intern(NO_JAVA_FRAME),
         signature: NONE,
         parent: 0,
@@ -46,7 +47,8 @@ pub(super) fn add_frameless_samples(names: &mut Names, sec: &mut CallSection) {
         class: false,
         line: NO_LINE,
         v,
-    });
+    };
+    t.tree.push(node, spill)
 }
 
 impl Parser {
@@ -85,7 +87,8 @@ impl Parser {
             .expect("section opened before its threads")
     }
 
-    pub(super) fn call_thread(&self, e: &BytesStart) -> Result<CallThread, RawError> {
+    pub(super) fn call_thread(&mut self, e: &BytesStart) -> Result<CallThread, RawError> {
+        self.own_sum = Values::default();
         let a = self.attrs(e)?;
         let mut totals = [None; MAX_THREAD_TOTALS];
         for (t, &(key, _)) in totals.iter_mut().zip(self.kind.desc().thread_totals) {
@@ -100,7 +103,10 @@ impl Parser {
             virtual_threads: self.number(&a, calls::VIRTUAL_THREADS)?,
             ended_threads: self.number(&a, calls::ENDED_THREADS)?,
             totals,
-            tree: Tree::new(),
+            tree: match &self.spill {
+                Some(w) => Tree::spilled(w.pos()),
+                None => Tree::new(),
+            },
         })
     }
 
@@ -118,7 +124,13 @@ impl Parser {
         }
     }
 
-    pub(super) fn call_node(&mut self, e: &BytesStart, parent: u32) -> Result<u32, RawError> {
+    /// Reads a node below `parent` (its index and depth): its index and depth.
+    pub(super) fn call_node(
+        &mut self,
+        e: &BytesStart,
+        parent: u32,
+        parent_depth: u32,
+    ) -> Result<(u32, u32), RawError> {
         let desc = self.kind.desc();
         // One pass over the attributes: this is the element a large snapshot is made of.
         let (mut name, mut signature, mut class, mut v) = (None, None, false, Values::default());
@@ -201,13 +213,18 @@ impl Parser {
             ))
         })?;
         let err = self.err("more than 4 billion call-tree nodes in one thread".into());
-        let tree = &mut self.section().threads.last_mut().expect("open").tree;
-        let depth = tree.nodes[parent as usize].depth + 1;
-        let id = u32::try_from(tree.nodes.len())
+        for (s, x) in self.own_sum.0.iter_mut().zip(v.0) {
+            *s = s.saturating_add(x);
+        }
+        let depth = parent_depth + 1;
+        let kind = self.kind;
+        let sec = self.snap.call_sections.iter_mut().find(|c| c.kind == kind);
+        let tree = &mut sec.expect("open").threads.last_mut().expect("open").tree;
+        let id = u32::try_from(tree.len())
             .ok()
             .filter(|&i| i != NONE)
             .ok_or(err)?;
-        tree.nodes.push(Node {
+        let node = Node {
             name,
             signature: signature.unwrap_or(NONE),
             parent,
@@ -215,8 +232,13 @@ impl Parser {
             class,
             line,
             v,
-        });
-        Ok(id)
+        };
+        tree.push(node, self.spill.as_mut()).map_err(|e| RawError {
+            offset: self.offset,
+            message: format!("the call trees' scratch file: {e}"),
+            opened: None,
+        })?;
+        Ok((id, depth))
     }
 }
 

@@ -41,7 +41,7 @@ fn sampler_section() {
         (Some(8), Some(351))
     );
     assert_eq!(t.is_alive, Some(true));
-    let nodes = &t.tree.nodes;
+    let nodes = t.tree.nodes();
     assert_eq!(nodes.len(), 5);
     assert_eq!(s.names.get(nodes[4].name), "pkg.A.<clinit>()");
     assert_eq!((nodes[4].parent, nodes[4].depth), (1, 2));
@@ -63,12 +63,12 @@ fn samples_without_a_java_frame_get_a_node() {
     let s = parse_bytes(xml.as_bytes()).unwrap();
     let sec = s.calls(CallKind::Sampler).unwrap();
     let t = &sec.threads;
-    let n = &t[0].tree.nodes[1];
+    let n = &t[0].tree.nodes()[1];
     assert_eq!(s.names.get(n.name), super::NO_JAVA_FRAME);
     let v = |n| (sec.value(n, "hits"), sec.value(n, "elapsed"));
     assert_eq!((v(n), n.depth), ((5, 7), 1));
-    assert_eq!(t[1].tree.nodes.len(), 3);
-    assert_eq!(v(&t[1].tree.nodes[2]), (1, 1));
+    assert_eq!(t[1].tree.nodes().len(), 3);
+    assert_eq!(v(&t[1].tree.nodes()[2]), (1, 1));
 }
 
 const PROFILE: &str = r#"<doc><profile>
@@ -93,7 +93,7 @@ fn profile_section() {
     let t = &sec.threads[0];
     assert_eq!(t.cpu_time, Some(187_500_000));
     assert_eq!(t.elapsed_time, None);
-    let n = &t.tree.nodes[2];
+    let n = &t.tree.nodes()[2];
     assert_eq!(s.names.get(n.signature), "(Ljava/awt/Component;I)V");
     assert_eq!(
         (
@@ -292,7 +292,7 @@ fn names_escaped_by_the_agent_come_back() {
     let mut frame: Vec<u16> = "p.A".encode_utf16().collect();
     frame.push(0xD83D);
     frame.extend(".run()".encode_utf16());
-    assert_eq!(s.names.get(t.tree.nodes[1].name), java(&frame));
+    assert_eq!(s.names.get(t.tree.nodes()[1].name), java(&frame));
 }
 
 const LOCK: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
@@ -325,7 +325,7 @@ fn lock_section_and_its_monitor_dump() {
         (sec.thread_total(t, "count"), sec.thread_total(t, "time")),
         (Some(3), Some(3000))
     );
-    assert!(t.tree.nodes.iter().any(|n| n.class));
+    assert!(t.tree.nodes().iter().any(|n| n.class));
     let d = s.monitor_dump.as_ref().unwrap();
     assert_eq!(d.threads.len(), 2);
     assert_eq!(
@@ -370,4 +370,40 @@ fn lock_section_and_its_monitor_dump() {
         "{}",
         e.message
     );
+}
+
+/// A snapshot read from a file keeps its trees in the scratch file: read
+/// back, they are the nodes a read in memory holds, parents and figures.
+#[test]
+fn spilled_trees_read_back_as_in_memory() {
+    let xml = r#"<doc><sampler>
+      <thread name="a" cumulated="9" cumulatedElapsed="12"><profile name="main()" hits="1" elapsed="1">
+        <profile name="f()" hits="3" elapsed="5" line="7"><profile name="g()" hits="300000" elapsed="0"/></profile>
+        <profile name="h()" hits="0" elapsed="2"/>
+      </profile><profile name="other()" hits="2" elapsed="2"/></thread>
+      <thread name="b"><profile name="main()" hits="0" elapsed="0"/></thread>
+    </sampler><alloc><thread name="c"><profile name="m()" bytes="5" objects="1">
+      <profile name="int[]" class="true" bytes="5" objects="1"/></profile></thread></alloc></doc>"#;
+    let dir = std::env::temp_dir().join(format!("profrj-spill-{}", std::process::id()));
+    std::fs::write(&dir, xml).unwrap();
+    let spilled = crate::snapshot::read_file(&dir).unwrap();
+    std::fs::remove_file(&dir).unwrap();
+    let mem = parse_bytes(xml.as_bytes()).unwrap();
+    for (a, b) in spilled.call_sections.iter().zip(&mem.call_sections) {
+        assert_eq!(a.threads.len(), b.threads.len());
+        for (x, y) in a.threads.iter().zip(&b.threads) {
+            let (x, y) = (x.tree.nodes(), y.tree.nodes());
+            assert_eq!(x.len(), y.len());
+            for (p, q) in x.iter().zip(y.iter()) {
+                assert_eq!(
+                    (p.name, p.signature, p.parent, p.depth, p.class, p.line, p.v),
+                    (q.name, q.signature, q.parent, q.depth, q.class, q.line, q.v)
+                );
+            }
+        }
+    }
+    // The frameless samples' node is the last, on the spilled side too.
+    let t = &spilled.call_sections[0].threads[0];
+    let last = t.tree.walk().last().unwrap();
+    assert_eq!(spilled.names.get(last.name), NO_JAVA_FRAME);
 }

@@ -1,10 +1,13 @@
-//! Where a heap's graph lives while it is read: a private directory (mode
-//! 0700, created exclusively under the temporary directory, removed when
-//! the reading ends) holding memory-mapped arrays of fixed-size numbers,
-//! one unnamed file each (gone with the process, however it ends). The kernel pages them in and out as
-//! the algorithms touch them, so the process's own memory stays bounded by
-//! the dump's classes and symbols, not its objects: a heap larger than
-//! memory is read as MAT reads it, through index files.
+//! Where a reader keeps what it does not hold in memory: a private directory
+//! (mode 0700, created exclusively under the temporary directory, removed
+//! when the reading ends) holding one unnamed file each (gone with the
+//! process, however it ends). A heap's graph lives there as memory-mapped
+//! arrays of fixed-size numbers, which the kernel pages in and out as the
+//! algorithms touch them, so the process's own memory stays bounded by the
+//! dump's classes and symbols, not its objects (a heap larger than memory
+//! is read as MAT reads it, through index files); a snapshot's call trees
+//! and the sorted runs of the stack readers are plain files written and
+//! read in order (`snapshot/spill.rs`, `sort.rs`).
 
 use crate::error::CliError;
 use std::fs::File;
@@ -21,13 +24,13 @@ pub struct Scratch {
 }
 
 impl Scratch {
-    /// `.profrj-heap-<16 hex>.d` under `$TMPDIR` (or /tmp), mode 0700,
+    /// `.profrj-scratch-<16 hex>.d` under `$TMPDIR` (or /tmp), mode 0700,
     /// created exclusively: an existing path of that name (a link an
     /// attacker put there) fails the creation rather than being used.
     pub fn new() -> Result<Scratch, CliError> {
         let base = std::env::temp_dir();
         let dir = base.join(format!(
-            ".profrj-heap-{:016x}.d",
+            ".profrj-scratch-{:016x}.d",
             crate::safe_fs::random_u64()
         ));
         std::fs::DirBuilder::new()
