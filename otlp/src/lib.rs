@@ -26,7 +26,7 @@ mod model;
 pub mod wire;
 
 pub use delta::{Keeper, Sample, Samples, MAX_PATHS};
-pub use encode::{Attribute, Request, Value};
+pub use encode::{field, Attribute, Request, Value};
 pub use model::{
     types, CallTrees, Node, ThreadTree, ValueType, Weights, MAX_WEIGHTS, NO_JAVA_FRAME,
     NO_JAVA_FRAME_ID, NO_LINE, ROOT,

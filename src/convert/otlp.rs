@@ -29,45 +29,8 @@ use profrj_otlp::{Attribute, Value, ValueType};
 use std::io::{self, Write};
 use std::path::Path;
 
-pub(crate) mod otlp_fields {
-    pub const REQUEST_RESOURCE_PROFILES: u64 = 1;
-    pub const REQUEST_DICTIONARY: u64 = 2;
-    pub const RESOURCE_PROFILES_RESOURCE: u64 = 1;
-    pub const RESOURCE_PROFILES_SCOPE_PROFILES: u64 = 2;
-    pub const RESOURCE_ATTRIBUTES: u64 = 1;
-    pub const SCOPE_PROFILES_SCOPE: u64 = 1;
-    pub const SCOPE_PROFILES_PROFILES: u64 = 2;
-    pub const SCOPE_NAME: u64 = 1;
-    pub const SCOPE_VERSION: u64 = 2;
-    pub const KEY_VALUE_KEY: u64 = 1;
-    pub const KEY_VALUE_VALUE: u64 = 2;
-    pub const ANY_VALUE_STRING: u64 = 1;
-    pub const ANY_VALUE_INT: u64 = 3;
-    pub const PROFILE_SAMPLE_TYPE: u64 = 1;
-    pub const PROFILE_SAMPLES: u64 = 2;
-    pub const PROFILE_TIME_UNIX_NANO: u64 = 3;
-    pub const PROFILE_DURATION_NANO: u64 = 4;
-    pub const VALUE_TYPE_TYPE: u64 = 1;
-    pub const VALUE_TYPE_UNIT: u64 = 2;
-    pub const SAMPLE_STACK_INDEX: u64 = 1;
-    pub const SAMPLE_ATTRIBUTE_INDICES: u64 = 2;
-    pub const SAMPLE_VALUES: u64 = 4;
-    pub const DICT_MAPPING_TABLE: u64 = 1;
-    pub const DICT_LOCATION_TABLE: u64 = 2;
-    pub const DICT_FUNCTION_TABLE: u64 = 3;
-    pub const DICT_LINK_TABLE: u64 = 4;
-    pub const DICT_STRING_TABLE: u64 = 5;
-    pub const DICT_ATTRIBUTE_TABLE: u64 = 6;
-    pub const DICT_STACK_TABLE: u64 = 7;
-    pub const LOCATION_LINES: u64 = 3;
-    pub const LINE_FUNCTION_INDEX: u64 = 1;
-    pub const LINE_LINE: u64 = 2;
-    pub const FUNCTION_NAME: u64 = 1;
-    pub const STACK_LOCATION_INDICES: u64 = 1;
-    pub const KEY_VALUE_AND_UNIT_KEY: u64 = 1;
-    pub const KEY_VALUE_AND_UNIT_VALUE: u64 = 2;
-}
 use otlp_fields as field;
+pub(crate) use profrj_otlp::field as otlp_fields;
 
 /// The weights of a section, and for each the node attribute it comes
 /// from and its scale.

@@ -182,9 +182,14 @@ impl Iterator for SpillIter {
         }
         if let Err(e) = self.fill() {
             // The file is ours and was just written: only a failing disk
-            // gets here, and a reader must not go on with part of a tree.
+            // gets here, and a reader must not go on with part of a tree
+            // (nor write half an output as if whole): one message, exit 1,
+            // as for any unreadable input. An output file is never renamed
+            // into place then (its temporary file may be left behind: a
+            // failing disk).
             self.failed = true;
-            panic!("profrj: reading the call trees' scratch file: {e}");
+            eprintln!("profrj: reading the call trees' scratch file: {e}");
+            std::process::exit(1);
         }
         if self.at >= self.len {
             return None;

@@ -26,7 +26,11 @@ use std::collections::HashMap;
 use std::io::{self, Write};
 
 /// Field numbers of the proto messages written here.
-mod field {
+/// The proto's field numbers (opentelemetry/proto/profiles/v1development),
+/// shared with the CLI's streaming `convert --to otlp`: each is
+/// `MESSAGE_FIELD`, the message's name and the field's, as the proto spells them.
+#[allow(missing_docs)]
+pub mod field {
     pub const REQUEST_RESOURCE_PROFILES: u64 = 1;
     pub const REQUEST_DICTIONARY: u64 = 2;
     pub const RESOURCE_PROFILES_RESOURCE: u64 = 1;
