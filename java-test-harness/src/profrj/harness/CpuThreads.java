@@ -21,8 +21,14 @@ public class CpuThreads {
             final long budget = 300_000_000L * (i + 1);
             ts[i] = new Thread(() -> {
                 long x = budget;
+                // The CPU clock read once per 64 spins (~1 ms): a signal
+                // is delivered as the thread leaves the kernel, so a read
+                // per spin drew the samples of a busy machine's late
+                // signals to the read (21% of them, JDK 21 at load 9).
                 while (mx.getCurrentThreadCpuTime() < budget) {
-                    x = BusyThreads.spin(x);
+                    for (int k = 0; k < 64; k++) {
+                        x = BusyThreads.spin(x);
+                    }
                 }
                 sink += x;
             }, "cpu-" + (i + 1));
