@@ -346,29 +346,29 @@ impl Lifetime {
         if instant == counters::Instant::Now {
             // ZGC or Shenandoah would wait forever for their stopped threads.
             crate::log::warn("memory: no GC can run while this JVM exits (its collector works concurrently), so the last snapshot's counts include objects that died since the last GC");
-        } else {
-            jvmti
-                .force_garbage_collection()
-                .map_err(|e| crate::error::AgentError::jvmti(jvmti, "ForceGarbageCollection", e))?;
         }
-        if self.tracking.mechanism() == Mechanism::WeakRefs {
-            self.weak.count_frees(false, &self.counters);
-        } else {
-            // Enabling ObjectFree (again) makes the VM post the events of the
-            // objects the GC found dead before it returns (JvmtiTagMap's flush).
-            jvmti
-                .set_event_enabled(JvmtiEvent::OBJECT_FREE, true)
-                .map_err(|e| crate::error::AgentError::jvmti(jvmti, "ObjectFree", e))?;
-        }
-        self.stamps
-            .census_now(&self.counters)
-            .map_err(|e| crate::error::AgentError::Internal(format!("memory: {e}")))?;
+        // A GC of the program's own between the snapshot's and the reading
+        // (a young one, under churn: the census alone takes a while) would
+        // mix two GCs' figures: the frees of one, what was made by the end
+        // of the other. Then all again, at most three times.
+        let mut tries = 0;
+        let all = loop {
+            // After the snapshot's GC (which may be several: Parallel
+            // scavenges before its full GC), no other may start.
+            let after_ours = self.one_reading(jvmti, instant)?;
+            let all = self.counters.all(instant);
+            tries += 1;
+            let others = self.counters.gcs_started() != after_ours;
+            if instant == counters::Instant::Now || !others || tries == 3 {
+                break all;
+            }
+        };
         let tables = sites.tables();
         let mut counts = Counts {
             rows: Vec::new(),
             sites: Vec::new(),
         };
-        for t in merged(self.counters.all(instant), folded) {
+        for t in merged(all, folded) {
             let (thread, count, max) = (t.thread, t.alive, t.max);
             match t.key {
                 counters::Key::Type(ty) => counts.rows.push(Row {
@@ -393,6 +393,38 @@ impl Lifetime {
             }
         }
         Ok(counts)
+    }
+}
+
+impl Lifetime {
+    /// The snapshot's GC (unless `instant` is [`counters::Instant::Now`]),
+    /// every free it found counted (weak references: its scan; tags: every
+    /// ObjectFree posted), then the stamps' census; the GCs started by the
+    /// end of the snapshot's.
+    fn one_reading(
+        &self,
+        jvmti: Jvmti,
+        instant: counters::Instant,
+    ) -> Result<u64, crate::error::AgentError> {
+        if instant == counters::Instant::LastGcEnd {
+            jvmti
+                .force_garbage_collection()
+                .map_err(|e| crate::error::AgentError::jvmti(jvmti, "ForceGarbageCollection", e))?;
+        }
+        let after_ours = self.counters.gcs_started();
+        if self.tracking.mechanism() == Mechanism::WeakRefs {
+            self.weak.count_frees(false, &self.counters);
+        } else {
+            // Enabling ObjectFree (again) makes the VM post the events of the
+            // objects the GC found dead before it returns (JvmtiTagMap's flush).
+            jvmti
+                .set_event_enabled(JvmtiEvent::OBJECT_FREE, true)
+                .map_err(|e| crate::error::AgentError::jvmti(jvmti, "ObjectFree", e))?;
+        }
+        self.stamps
+            .census_now(&self.counters)
+            .map_err(|e| crate::error::AgentError::Internal(format!("memory: {e}")))?;
+        Ok(after_ours)
     }
 }
 
