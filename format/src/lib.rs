@@ -157,11 +157,10 @@ pub mod coverage {
     pub const METHOD: &str = "method";
     /// A method's counts as text, one per line: -1 no code, 0 never ran, n runs.
     pub const FOOTPRINTS: &str = "footprints";
-    /// profrj's own, after `<footprints>`: one `LINE:N0,N1[,N2…]` token per
-    /// branching instruction (conditional jump, switch), in bytecode order:
-    /// its source line (-1: none) and how often each outcome was taken (a
-    /// jump: fell through, jumped; a switch: the default's target, then
-    /// each other distinct target).
+    /// profrj's extension, after `<footprints>`: one token per branching
+    /// instruction in bytecode order, `LINE:N0,N1[,N2…]`, each outcome's
+    /// count (a conditional: fell through, jumped; a switch: each distinct
+    /// target, the default's first). Absent: none, or unknown.
     pub const BRANCHES: &str = "branches";
     /// profrj's own, after `<footprints>` (and `<branches>`): one `C/T`
     /// token per footprint cell: of the T instructions on that line, C ran.
