@@ -12,9 +12,10 @@
 //!   `max(0, total - c - 1)` missed; plus 1 for the method, covered if it
 //!   ran an instruction (McCabe: branches - decision points + 1).
 //! - METHOD: 1, covered if the method ran an instruction.
-//! - Unknown (a snapshot without `<instructions>` or `<branches>`, docs/SNAPSHOT.md):
-//!   INSTRUCTION, resp. BRANCH and COMPLEXITY, are not counted; a line then
-//!   counts as one instruction, run when its footprint is above 0.
+//! - Unknown (a snapshot without `<instructions>`, or without `<branches>`
+//!   and class ids: an older profrj's, docs/SNAPSHOT.md): INSTRUCTION,
+//!   resp. BRANCH and COMPLEXITY, are not counted; a line then counts as
+//!   one instruction, run when its footprint is above 0.
 
 use crate::snapshot::CoverageMethod;
 use std::collections::BTreeMap;
@@ -135,7 +136,10 @@ pub struct MethodCoverage {
     pub counters: Counters,
 }
 
-pub fn method(m: &CoverageMethod) -> MethodCoverage {
+/// `versioned`: the method's class has an `id`, which the agent that writes
+/// `<branches>` writes too: there, a method without `<branches>` has no
+/// branching instruction (known: none); in an older snapshot, unknown.
+pub fn method(m: &CoverageMethod, versioned: bool) -> MethodCoverage {
     let mut lines: BTreeMap<u32, Line> = BTreeMap::new();
     let first = m.first_line.unwrap_or(0);
     let known_instructions = m.instructions.is_some();
@@ -163,7 +167,13 @@ pub fn method(m: &CoverageMethod) -> MethodCoverage {
         m.count > 0 || m.footprints.iter().any(|&n| n > 0)
     };
     let base = Counter::one(ran);
-    let (branch, complexity) = match &m.branches {
+    let none = Vec::new();
+    let points = match &m.branches {
+        Some(points) => Some(points),
+        None if versioned || known_instructions => Some(&none),
+        None => None,
+    };
+    let (branch, complexity) = match points {
         None => (None, None),
         Some(points) => {
             let mut branch = Counter::default();
@@ -233,19 +243,67 @@ mod tests {
                 outcomes: vec![1, 3, 0],
             },
         ]);
-        let c = method(&f);
+        let c = method(&f, false);
         let l = |n: u32| c.lines[&n];
-        assert_eq!(l(10).instructions, Counter { missed: 0, covered: 3 });
-        assert_eq!(l(10).branches, Counter { missed: 1, covered: 1 });
-        assert_eq!(l(11).instructions, Counter { missed: 2, covered: 0 });
+        assert_eq!(
+            l(10).instructions,
+            Counter {
+                missed: 0,
+                covered: 3
+            }
+        );
+        assert_eq!(
+            l(10).branches,
+            Counter {
+                missed: 1,
+                covered: 1
+            }
+        );
+        assert_eq!(
+            l(11).instructions,
+            Counter {
+                missed: 2,
+                covered: 0
+            }
+        );
         assert!(!c.lines.contains_key(&12));
-        assert_eq!(l(13).branches, Counter { missed: 1, covered: 2 });
+        assert_eq!(
+            l(13).branches,
+            Counter {
+                missed: 1,
+                covered: 2
+            }
+        );
         let k = c.counters;
-        assert_eq!(k.instruction, Some(Counter { missed: 5, covered: 5 }));
-        assert_eq!(k.branch, Some(Counter { missed: 2, covered: 3 }));
-        assert_eq!(k.line, Counter { missed: 1, covered: 2 });
+        assert_eq!(
+            k.instruction,
+            Some(Counter {
+                missed: 5,
+                covered: 5
+            })
+        );
+        assert_eq!(
+            k.branch,
+            Some(Counter {
+                missed: 2,
+                covered: 3
+            })
+        );
+        assert_eq!(
+            k.line,
+            Counter {
+                missed: 1,
+                covered: 2
+            }
+        );
         // 1 (method, covered) + jump (c 0, m 1) + switch (c 1, m 1).
-        assert_eq!(k.complexity, Some(Counter { missed: 2, covered: 2 }));
+        assert_eq!(
+            k.complexity,
+            Some(Counter {
+                missed: 2,
+                covered: 2
+            })
+        );
         assert_eq!(k.method, Counter::COVERED_ONE);
     }
 
@@ -258,13 +316,32 @@ mod tests {
             line: Some(10),
             outcomes: vec![0, 0],
         }]);
-        let k = method(&f).counters;
+        let k = method(&f, false).counters;
         assert_eq!(k.method, Counter::MISSED_ONE);
         // 1 (method) + jump: c 0, m 1.
-        assert_eq!(k.complexity, Some(Counter { missed: 2, covered: 0 }));
-        let old = method(&m(&[3, 0])).counters;
-        assert_eq!((old.instruction, old.branch, old.complexity), (None, None, None));
-        assert_eq!(old.line, Counter { missed: 1, covered: 1 });
+        assert_eq!(
+            k.complexity,
+            Some(Counter {
+                missed: 2,
+                covered: 0
+            })
+        );
+        let old = method(&m(&[3, 0]), false).counters;
+        assert_eq!(
+            (old.instruction, old.branch, old.complexity),
+            (None, None, None)
+        );
+        // A class with an id: no <branches> is no branch; complexity 1.
+        let new = method(&m(&[3, 0]), true).counters;
+        assert_eq!(new.branch, Some(Counter::default()));
+        assert_eq!(new.complexity, Some(Counter::COVERED_ONE));
+        assert_eq!(
+            old.line,
+            Counter {
+                missed: 1,
+                covered: 1
+            }
+        );
         assert_eq!(old.method, Counter::COVERED_ONE);
     }
 }

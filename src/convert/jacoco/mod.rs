@@ -29,7 +29,8 @@ use counters::{line_counter, method, Counter, Counters, Line};
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
-pub const DOCTYPE: &str = r#"<!DOCTYPE report PUBLIC "-//JACOCO//DTD Report 1.1//EN" "report.dtd">"#;
+pub const DOCTYPE: &str =
+    r#"<!DOCTYPE report PUBLIC "-//JACOCO//DTD Report 1.1//EN" "report.dtd">"#;
 
 /// Methods javac makes that JaCoCo's filters leave out (by name: the
 /// snapshot does not say which methods are synthetic).
@@ -54,7 +55,7 @@ fn class_report(class: &CoverageClass) -> Option<ClassReport<'_>> {
     let mut lines: BTreeMap<u32, Line> = BTreeMap::new();
     let mut counters = Counters::default();
     for m in class.methods.iter().filter(|m| !filtered(&m.name)) {
-        let mc = method(m);
+        let mc = method(m, class.id.is_some());
         for (n, l) in &mc.lines {
             lines.entry(*n).or_default().add(l);
         }
@@ -116,10 +117,9 @@ pub fn jacoco(
             .or_default()
             .push(c);
     }
-    writeln!(
-        out,
-        r#"<?xml version="1.0" encoding="UTF-8" standalone="yes"?>"#
-    )?;
+    // Not `standalone="yes"` as JaCoCo's: with the indentation, a
+    // validating parser would then reject the whitespace between elements.
+    writeln!(out, r#"<?xml version="1.0" encoding="UTF-8"?>"#)?;
     writeln!(out, "{DOCTYPE}")?;
     writeln!(out, r#"<report name="{}">"#, attr(name))?;
     writeln!(
@@ -178,7 +178,10 @@ fn write_package(
             writeln!(
                 out,
                 r#"      <line nr="{n}" mi="{}" ci="{}" mb="{}" cb="{}"/>"#,
-                l.instructions.missed, l.instructions.covered, l.branches.missed, l.branches.covered
+                l.instructions.missed,
+                l.instructions.covered,
+                l.branches.missed,
+                l.branches.covered
             )?;
         }
         write_counters(out, "      ", &counters)?;
@@ -192,7 +195,11 @@ fn write_package(
 }
 
 fn write_class(out: &mut dyn Write, c: &ClassReport) -> io::Result<()> {
-    write!(out, r#"    <class name="{}""#, attr(&vm_name(&c.class.name)))?;
+    write!(
+        out,
+        r#"    <class name="{}""#,
+        attr(&vm_name(&c.class.name))
+    )?;
     if let Some(s) = c.class.source.as_deref().filter(|s| !s.trim().is_empty()) {
         write!(out, r#" sourcefilename="{}""#, attr(s))?;
     }
