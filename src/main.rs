@@ -62,7 +62,7 @@ enum Command {
     Report(report::Args),
     /// Write a snapshot as one self-contained HTML page: flame graph, tables, coverage.
     Flame(flame::Args),
-    /// Write a snapshot for other tools: collapsed stacks, pprof, LCOV, Cobertura, HPROF text.
+    /// Write a snapshot for other tools: collapsed stacks, pprof, LCOV, Cobertura, JaCoCo XML, HPROF text.
     Convert(convert::Args),
     /// Compare two snapshots (which methods got hotter or colder) or two heap dumps (what grew, by class, site and retaining path).
     Diff(diff::Args),

@@ -399,3 +399,93 @@ fn close_method(w: &mut dyn Write, m: Option<OpenMethod>, warn: &mut Warnings) -
     }
     writeln!(w, "   </{}>", f::METHOD)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::snapshot::parse_bytes;
+
+    fn merged(inputs: &[&str]) -> Result<(String, Warnings), String> {
+        let mut m = CoverageMerge::new().unwrap();
+        for (i, xml) in inputs.iter().enumerate() {
+            let snap = parse_bytes(xml.as_bytes()).unwrap();
+            m.add(i, snap.coverage.as_ref().unwrap()).unwrap();
+        }
+        let files: Vec<String> = (0..inputs.len()).map(|i| format!("in{i}.xml")).collect();
+        let mut sorted = m.finish(&files).unwrap();
+        let mut out = Vec::new();
+        let mut warn = Warnings::default();
+        let result = sorted.write(&mut out, &mut warn);
+        if let Some(r) = sorted.refusal() {
+            return Err(r.to_string());
+        }
+        result.unwrap();
+        Ok((String::from_utf8(out).unwrap(), warn))
+    }
+
+    fn snapshot(id: &str, method: &str) -> String {
+        format!(
+            r#"<doc><coverage><class name="p.A" source="A.java"{id}>{method}</class></coverage></doc>"#
+        )
+    }
+
+    /// Branches sum outcome by outcome; instructions are kept where the
+    /// union is known (one input ran some, or one ran all) and left out
+    /// otherwise; footprints sum cell by cell, -1 stays -1.
+    #[test]
+    fn branches_and_instructions() {
+        let id = r#" id="00000000000000aa""#;
+        let a = snapshot(
+            id,
+            r#"<method name="f" signature="()V" firstline="3" count="2"><footprints>2 -1 1 </footprints>
+               <branches>3:1,1 5:0,1,0</branches><instructions>4/4 0/0 1/3</instructions></method>
+               <method name="g" signature="()V" firstline="9" count="1"><footprints>1 </footprints>
+               <instructions>1/2</instructions></method>"#,
+        );
+        let b = snapshot(
+            id,
+            r#"<method name="f" signature="()V" firstline="3" count="1"><footprints>1 -1 0 </footprints>
+               <branches>3:0,1 5:1,0,0</branches><instructions>4/4 0/0 0/3</instructions></method>
+               <method name="g" signature="()V" firstline="9" count="3"><footprints>3 </footprints>
+               <instructions>2/2</instructions></method>"#,
+        );
+        let (xml, warn) = merged(&[&a, &b]).unwrap();
+        let snap = parse_bytes(format!("<doc>{xml}</doc>").as_bytes()).unwrap();
+        let c = &snap.coverage.unwrap().classes[0];
+        assert_eq!(c.id, Some(0xaa));
+        let f = &c.methods[0];
+        assert_eq!((f.count, f.footprints.clone()), (3, vec![3, -1, 1]));
+        let br = f.branches.as_ref().unwrap();
+        assert_eq!((br[0].line, br[0].outcomes.clone()), (Some(3), vec![1, 2]));
+        assert_eq!(
+            (br[1].line, br[1].outcomes.clone()),
+            (Some(5), vec![1, 1, 0])
+        );
+        assert_eq!(f.instructions, Some(vec![(4, 4), (0, 0), (1, 3)]));
+        // g: one ran 1 of 2, the other all 2: the union is all.
+        assert_eq!(c.methods[1].instructions, Some(vec![(2, 2)]));
+        assert_eq!(warn.instructions_unknown, 0);
+        // Two inputs each ran 1 of 3 on one line: which ones is unknown.
+        let d = b.replace("0/3", "1/3");
+        let (xml, warn) = merged(&[&a, &d]).unwrap();
+        assert!(!xml.contains("1/3") && !xml.contains("2/3"), "{xml}");
+        assert_eq!(warn.instructions_unknown, 1);
+    }
+
+    #[test]
+    fn two_ids_are_refused_and_no_id_merges_by_name() {
+        let m = r#"<method name="f" signature="()V" firstline="3" count="1"><footprints>1 </footprints></method>"#;
+        let a = snapshot(r#" id="00000000000000aa""#, m);
+        let b = snapshot(r#" id="00000000000000bb""#, m);
+        let old = snapshot("", m);
+        let Err(err) = merged(&[&a, &old, &b]) else {
+            panic!("two ids merged");
+        };
+        assert!(err.contains("class p.A"), "{err}");
+        assert!(err.contains("in0.xml") && err.contains("in2.xml"), "{err}");
+        let (xml, warn) = merged(&[&old, &a]).unwrap();
+        assert!(xml.contains(r#"id="00000000000000aa""#), "{xml}");
+        assert!(xml.contains(r#"count="2""#), "{xml}");
+        assert_eq!(warn.classes_without_id, 1);
+    }
+}
