@@ -15,10 +15,10 @@
 //! Known differences are JaCoCo's filters and probes, which the snapshot
 //! cannot reproduce (docs/READING.md): a line whose call always throws
 //! (JaCoCo: missed, no probe after it ran), the jump javac puts on a
-//! `finally` block's brace (JaCoCo: no code) — both marked `// JaCoCo:` in
-//! the harness sources — and the copies javac makes of a `finally` block,
-//! whose branches JaCoCo counts once (listed here for BranchTruth). Each
-//! must be a real difference, so a stale one fails.
+//! `finally` block's brace (JaCoCo: no code), and the copies javac makes of
+//! a `finally` block, whose branches JaCoCo counts once — each marked
+//! `// JaCoCo: missed|no code|branches` in the harness sources. Each must
+//! be a real difference, so a stale one fails.
 
 mod common;
 
@@ -219,9 +219,9 @@ enum Known {
     FinallyBranches,
 }
 
-/// The `// JaCoCo:` markers of a harness source, and `extra`: (a text on
-/// the line, offset from it, what differs).
-fn known(file: &str, extra: &[(&str, u32, Known)]) -> BTreeMap<u32, Known> {
+/// The `// JaCoCo:` markers of a harness source (`missed`, `no code`,
+/// `branches`).
+fn known(file: &str) -> BTreeMap<u32, Known> {
     let src = std::fs::read_to_string(format!(
         "{}/java-test-harness/src/profrj/harness/{file}",
         env!("CARGO_MANIFEST_DIR")
@@ -238,13 +238,6 @@ fn known(file: &str, extra: &[(&str, u32, Known)]) -> BTreeMap<u32, Known> {
             out.insert(i as u32 + 1, k);
         }
     }
-    for &(text, offset, k) in extra {
-        let at = src
-            .lines()
-            .position(|l| l.contains(text))
-            .unwrap_or_else(|| panic!("{file}: no line holds {text:?}"));
-        out.insert(at as u32 + 1 + offset, k);
-    }
     out
 }
 
@@ -257,7 +250,7 @@ fn line_item(l: Option<&[u64; 4]>) -> (i64, i64) {
     }
 }
 
-fn compare(name: &str, main: &str, args: &[&str], extra: &[(&str, u32, Known)]) {
+fn compare(name: &str, main: &str, args: &[&str]) {
     let dir = temp_dir(&format!("jacoco-xml-{name}"));
     let (snap, ours) = profrj_report(&dir, main, args);
     let out = Command::new("xmllint")
@@ -281,7 +274,7 @@ fn compare(name: &str, main: &str, args: &[&str], extra: &[(&str, u32, Known)]) 
     let theirs = read_report(&jacoco_report(&dir, main, args, &classes));
     let ours = read_report(&ours);
     let file = format!("{}.java", main.rsplit('.').next().unwrap());
-    let known = known(&file, extra);
+    let known = known(&file);
     let mut problems = Vec::new();
     // Lines: status and branches, but at the known differences.
     let keys: BTreeSet<_> = theirs
@@ -382,32 +375,24 @@ fn compare(name: &str, main: &str, args: &[&str], extra: &[(&str, u32, Known)]) 
 
 #[test]
 fn coverage_truth_matches_jacocos_report() {
-    compare("truth", "profrj.harness.CoverageTruth", &[], &[]);
+    compare("truth", "profrj.harness.CoverageTruth", &[]);
 }
 
 #[test]
 fn profile_truth_matches_jacocos_report() {
-    compare("profile", "profrj.harness.ProfileTruth", &[], &[]);
+    compare("profile", "profrj.harness.ProfileTruth", &[]);
 }
 
 #[test]
 fn merge_truth_matches_jacocos_report() {
-    compare("merge", "profrj.harness.MergeTruth", &["7"], &[]);
+    compare("merge", "profrj.harness.MergeTruth", &["7"]);
 }
 
 /// BranchTruth's `tryFinally`: javac copies the finally block (after the
 /// try, in the handler); JaCoCo merges the copies' branches, has no code on
-/// its closing brace, and calls the line whose call throws missed.
+/// its closing brace, and calls the line whose call throws missed (the
+/// three lines marked in the source).
 #[test]
 fn branch_truth_matches_jacocos_report() {
-    compare(
-        "branch",
-        "profrj.harness.BranchTruth",
-        &[],
-        &[
-            ("if (r > 5) { //@ 1,1 0,1", 0, Known::FinallyBranches),
-            ("if (r > 5) { //@ 1,1 0,1", 3, Known::NoCode),
-            ("sink += tryFinally(0);", 0, Known::Missed),
-        ],
-    );
+    compare("branch", "profrj.harness.BranchTruth", &[]);
 }

@@ -99,7 +99,8 @@ impl CoverageMerge {
         let values = [
             m.count,
             1,
-            u64::from(m.branches.is_some()),
+            // (Empty: none, or an older snapshot's unknown.)
+            u64::from(!m.branches.is_empty()),
             u64::from(m.instructions.is_some()),
             file,
             0,
@@ -113,7 +114,7 @@ impl CoverageMerge {
             let values = [u64::from(n >= 0), n.max(0) as u64, 0, 0, 0, 0];
             self.sorter.push(key, &values)?;
         }
-        for (b, point) in m.branches.iter().flatten().enumerate() {
+        for (b, point) in m.branches.iter().enumerate() {
             for (o, &n) in point.outcomes.iter().enumerate() {
                 key.truncate(method_len);
                 key.push(M_BRANCH);
@@ -455,7 +456,7 @@ mod tests {
         assert_eq!(c.id, Some(0xaa));
         let f = &c.methods[0];
         assert_eq!((f.count, f.footprints.clone()), (3, vec![3, -1, 1]));
-        let br = f.branches.as_ref().unwrap();
+        let br = &f.branches;
         assert_eq!((br[0].line, br[0].outcomes.clone()), (Some(3), vec![1, 2]));
         assert_eq!(
             (br[1].line, br[1].outcomes.clone()),

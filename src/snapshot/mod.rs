@@ -312,18 +312,19 @@ pub struct CoverageMethod {
     pub count: u64,
     /// One per source line from `first_line` on: -1 no code, 0 never run, n runs.
     pub footprints: Vec<i64>,
-    /// `<branches>`, when the snapshot has it (profrj's extension): each
-    /// branching instruction in bytecode order. `None`: unknown.
-    pub branches: Option<Vec<BranchPoint>>,
+    /// `<branches>` (profrj's extension): each branching instruction in
+    /// bytecode order. Empty: none, or unknown (a snapshot without them).
+    pub branches: Vec<CoverageBranch>,
     /// `<instructions>`, when the snapshot has it: per footprint cell,
     /// (instructions run, instructions). `None`: unknown.
     pub instructions: Option<Vec<(u64, u64)>>,
 }
 
-/// One branching instruction: its line and each outcome's count.
+/// One branching instruction: its source line (`None`: -1, none) and how
+/// many times each outcome was taken (a conditional: fell through, jumped;
+/// a switch: each distinct target, the default's first).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct BranchPoint {
-    /// The source line, `None` for -1 (no line).
+pub struct CoverageBranch {
     pub line: Option<u32>,
     pub outcomes: Vec<u64>,
 }

@@ -5,7 +5,7 @@
 
 use super::spill::SpillWriter;
 use super::{
-    BranchPoint, CallKind, CoverageClass, CoverageMethod, CoverageSection, MemoryRow,
+    CallKind, CoverageBranch, CoverageClass, CoverageMethod, CoverageSection, MemoryRow,
     MemorySection, MemoryThread, Snapshot, Values,
 };
 use crate::error::CliError;
@@ -401,7 +401,7 @@ impl Parser {
                     first_line: self.first_line(&a)?,
                     count: self.number(&a, coverage::method::COUNT)?.unwrap_or(0),
                     footprints: Vec::new(),
-                    branches: None,
+                    branches: Vec::new(),
                     instructions: None,
                 };
                 let cov = self.snap.coverage.as_mut().expect("opened");
@@ -409,10 +409,7 @@ impl Parser {
                 Open::Method
             }
             (Some(Open::Method), coverage::FOOTPRINTS) => Open::Footprints,
-            (Some(Open::Method), coverage::BRANCHES) => {
-                self.open_method().branches.get_or_insert_with(Vec::new);
-                Open::Branches
-            }
+            (Some(Open::Method), coverage::BRANCHES) => Open::Branches,
             (Some(Open::Method), coverage::INSTRUCTIONS) => {
                 self.open_method().instructions.get_or_insert_with(Vec::new);
                 Open::Instructions
@@ -491,16 +488,16 @@ impl Parser {
                 Ok(())
             }
             Some((Open::Branches, _, _)) => {
-                let points = text
-                    .split_ascii_whitespace()
-                    .map(|w| {
-                        branch_point(w).ok_or_else(|| {
-                            self.err(format!("branch {w:?} is not LINE:N0,N1[,N2…]"))
-                        })
-                    })
-                    .collect::<Result<Vec<_>, _>>()?;
-                let m = self.open_method();
-                m.branches.get_or_insert_with(Vec::new).extend(points);
+                let mut branches = Vec::new();
+                for word in text.split_ascii_whitespace() {
+                    branches.push(parse_branch(word).map_err(|why| {
+                        self.err(format!("branch {word:?}: {why} (LINE:N0,N1…)"))
+                    })?);
+                }
+                let cov = self.snap.coverage.as_mut().expect("opened");
+                let class = cov.classes.last_mut().expect("open");
+                let method = class.methods.last_mut().expect("open");
+                method.branches.extend(branches);
                 Ok(())
             }
             Some((Open::Instructions, _, _)) => {
@@ -604,21 +601,6 @@ impl Parser {
     }
 }
 
-/// A `<branches>` token, `LINE:N0,N1[,N2…]` (LINE -1: none; at least two
-/// outcomes).
-fn branch_point(word: &str) -> Option<BranchPoint> {
-    let (line, counts) = word.split_once(':')?;
-    let line = match line {
-        "-1" => None,
-        l => Some(l.parse().ok()?),
-    };
-    let outcomes = counts
-        .split(',')
-        .map(|n| n.parse().ok())
-        .collect::<Option<Vec<u64>>>()?;
-    (outcomes.len() >= 2).then_some(BranchPoint { line, outcomes })
-}
-
 /// An `<instructions>` token, `C/T` with C ≤ T.
 fn instruction_cell(word: &str) -> Option<(u64, u64)> {
     let (c, t) = word.split_once('/')?;
@@ -630,6 +612,24 @@ fn instruction_cell(word: &str) -> Option<(u64, u64)> {
 /// 1.0 forbids and a lone surrogate as `\uXXXX` and a backslash as `\\`
 /// (agent/src/xml.rs); one scheme for both sides, in the format crate.
 pub use profrj_format::names::unescape as unescape_name;
+
+/// A `<branches>` token: `LINE:N0,N1…`, LINE -1 for none.
+fn parse_branch(word: &str) -> Result<CoverageBranch, &'static str> {
+    let (line, counts) = word.split_once(':').ok_or("no ':'")?;
+    let line = match line
+        .parse::<i64>()
+        .map_err(|_| "the line is not an integer")?
+    {
+        -1 => None,
+        l => Some(u32::try_from(l).map_err(|_| "the line is out of range")?),
+    };
+    let outcomes = counts
+        .split(',')
+        .map(|n| n.parse::<u64>())
+        .collect::<Result<Vec<u64>, _>>()
+        .map_err(|_| "a count is not a number of times")?;
+    Ok(CoverageBranch { line, outcomes })
+}
 
 /// The attributes of one element, by key.
 struct Attrs {

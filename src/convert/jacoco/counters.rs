@@ -167,12 +167,9 @@ pub fn method(m: &CoverageMethod, versioned: bool) -> MethodCoverage {
         m.count > 0 || m.footprints.iter().any(|&n| n > 0)
     };
     let base = Counter::one(ran);
-    let none = Vec::new();
-    let points = match &m.branches {
-        Some(points) => Some(points),
-        None if versioned || known_instructions => Some(&none),
-        None => None,
-    };
+    // No `<branches>`: no branching instruction where the snapshot is new
+    // enough to say, unknown in an older one.
+    let points = (!m.branches.is_empty() || versioned || known_instructions).then_some(&m.branches);
     let (branch, complexity) = match points {
         None => (None, None),
         Some(points) => {
@@ -212,7 +209,7 @@ pub fn method(m: &CoverageMethod, versioned: bool) -> MethodCoverage {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::snapshot::BranchPoint;
+    use crate::snapshot::CoverageBranch;
 
     fn m(prints: &[i64]) -> CoverageMethod {
         CoverageMethod {
@@ -221,7 +218,7 @@ mod tests {
             first_line: Some(10),
             count: 1,
             footprints: prints.to_vec(),
-            branches: None,
+            branches: Vec::new(),
             instructions: None,
         }
     }
@@ -233,16 +230,16 @@ mod tests {
     fn counters_as_jacoco_counts_them() {
         let mut f = m(&[4, 0, -1, 4]);
         f.instructions = Some(vec![(3, 3), (0, 2), (0, 0), (2, 5)]);
-        f.branches = Some(vec![
-            BranchPoint {
+        f.branches = vec![
+            CoverageBranch {
                 line: Some(10),
                 outcomes: vec![4, 0],
             },
-            BranchPoint {
+            CoverageBranch {
                 line: Some(13),
                 outcomes: vec![1, 3, 0],
             },
-        ]);
+        ];
         let c = method(&f, false);
         let l = |n: u32| c.lines[&n];
         assert_eq!(
@@ -312,10 +309,10 @@ mod tests {
         let mut f = m(&[0, 0]);
         f.count = 0;
         f.instructions = Some(vec![(0, 2), (0, 1)]);
-        f.branches = Some(vec![BranchPoint {
+        f.branches = vec![CoverageBranch {
             line: Some(10),
             outcomes: vec![0, 0],
-        }]);
+        }];
         let k = method(&f, false).counters;
         assert_eq!(k.method, Counter::MISSED_ONE);
         // 1 (method) + jump: c 0, m 1.

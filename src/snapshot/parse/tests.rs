@@ -217,16 +217,15 @@ fn coverage_extensions() {
     assert_eq!(c.classes[0].id, Some(0x00ff_00ff_00ff_00fe));
     assert_eq!(c.classes[1].id, None);
     let f = &c.classes[0].methods[0];
-    let b = f.branches.as_ref().unwrap();
+    let b = &f.branches;
     assert_eq!((b[0].line, b[0].outcomes.clone()), (Some(12), vec![3, 5]));
     assert_eq!((b[1].line, b[1].outcomes.clone()), (None, vec![1, 0, 7]));
     assert_eq!(f.instructions, Some(vec![(4, 4), (0, 0), (1, 3)]));
     let g = &c.classes[0].methods[1];
-    assert!(g.branches.is_none() && g.instructions.is_none());
+    assert!(g.branches.is_empty() && g.instructions.is_none());
     for bad in [
         "<class name='c' id='12'/>",
         "<class name='c' id='00ff00ff00ff00fg'/>",
-        "<class name='c'><method name='m' firstline='1'><branches>3:1</branches></method></class>",
         "<class name='c'><method name='m' firstline='1'><branches>x:1,2</branches></method></class>",
         "<class name='c'><method name='m' firstline='1'><instructions>4/3</instructions></method></class>",
     ] {
@@ -444,4 +443,37 @@ fn spilled_trees_read_back_as_in_memory() {
     let t = &spilled.call_sections[0].threads[0];
     let last = t.tree.walk().last().unwrap();
     assert_eq!(spilled.names.get(last.name), NO_JAVA_FRAME);
+}
+
+/// profrj's `<branches>`: one token per branching instruction; a snapshot
+/// without them reads as before (no branches known).
+#[test]
+fn coverage_branches() {
+    let xml = r#"<doc><coverage><class name="A">
+   <method name="f" signature="()V" firstline="12" count="3">
+    <footprints>3 -1 1 </footprints>
+    <branches>12:3,0 12:5,5 14:1,0,7 -1:0,2</branches>
+   </method>
+   <method name="g" signature="()V" firstline="20" count="1"><footprints>1 </footprints></method>
+</class></coverage></doc>"#;
+    let s = parse_bytes(xml.as_bytes()).unwrap();
+    let m = &s.coverage.unwrap().classes[0].methods;
+    let b = &m[0].branches;
+    assert_eq!(b.len(), 4);
+    assert_eq!(
+        (b[0].line, b[0].outcomes.as_slice()),
+        (Some(12), &[3, 0][..])
+    );
+    assert_eq!(
+        (b[2].line, b[2].outcomes.as_slice()),
+        (Some(14), &[1, 0, 7][..])
+    );
+    assert_eq!(b[3].line, None);
+    assert!(m[1].branches.is_empty());
+    for bad in ["12", "x:1,2", "12:1,-2", "12:", "-3:1,1"] {
+        let e = error(&format!(
+            "<doc><coverage><class name='c'><method name='m' firstline='1'><branches>{bad}</branches></method></class></coverage></doc>"
+        ));
+        assert!(e.message.contains("branch"), "{bad}: {e}");
+    }
 }
