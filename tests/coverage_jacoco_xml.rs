@@ -232,7 +232,10 @@ fn known(file: &str) -> BTreeMap<u32, Known> {
         if let Some((_, v)) = l.split_once("// JaCoCo: ") {
             let k = if v.starts_with("missed") {
                 Known::Missed
+            } else if v.starts_with("branches") {
+                Known::FinallyBranches
             } else {
+                assert!(v.starts_with("no code"), "bad marker: {l}");
                 Known::NoCode
             };
             out.insert(i as u32 + 1, k);
@@ -305,7 +308,19 @@ fn compare(name: &str, main: &str, args: &[&str]) {
             (false, None) => {
                 problems.push(format!("{}:{} JaCoCo {t:?}, profrj {o:?}", key.0, key.1))
             }
-            (false, Some(_)) => {
+            (false, Some(&k)) => {
+                let status = |l: Option<&[u64; 4]>| l.map(|v| v[1] > 0);
+                let what = match (status(t), status(o)) {
+                    (Some(false), Some(true)) => Known::Missed,
+                    (None, Some(_)) => Known::NoCode,
+                    _ => Known::FinallyBranches,
+                };
+                if what != k {
+                    problems.push(format!(
+                        "{}:{} marked {k:?}, differs as {what:?}: JaCoCo {t:?}, profrj {o:?}",
+                        key.0, key.1
+                    ));
+                }
                 seen.insert(key.1);
                 let (a, b) = (line_item(t), line_item(o));
                 delta_line = (delta_line.0 + b.0 - a.0, delta_line.1 + b.1 - a.1);
