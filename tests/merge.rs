@@ -127,6 +127,42 @@ fn three_jvms_merge_to_the_exact_sum() {
     assert_eq!(calls("big"), 2);
     assert_eq!(calls("small"), 1);
     assert_eq!(calls("never"), 0);
+    // Branches, outcome by outcome (javac's jumps: the fall-through is the
+    // `if`'s body, the loop's body).
+    let branches = |name: &str| -> String {
+        let m = truth
+            .children()
+            .find(|c| c.has_tag_name("method") && c.attribute("name") == Some(name))
+            .unwrap();
+        m.children()
+            .find(|c| c.has_tag_name("branches"))
+            .and_then(|b| b.text())
+            .unwrap_or_else(|| panic!("{name} has no <branches>"))
+            .trim()
+            .to_owned()
+    };
+    let sum = |marker: &str| -> i64 { RUNS.iter().map(|&n| per_run(marker, n)).sum() };
+    let line_of = |marker: &str| {
+        markers
+            .iter()
+            .find(|(_, m)| m.as_str() == marker)
+            .map(|(l, _)| *l)
+            .unwrap()
+    };
+    let if_line = line_of("big") - 1;
+    let step_if = line_of("third") - 1;
+    assert_eq!(
+        branches("main"),
+        format!("{if_line}:{},{}", sum("big"), sum("small"))
+    );
+    assert_eq!(
+        branches("work"),
+        format!("{}:{},{}", line_of("header"), sum("n"), RUNS.len())
+    );
+    assert_eq!(
+        branches("step"),
+        format!("{step_if}:{},{}", sum("third"), sum("rest"))
+    );
     // The call tree: one main thread, the three JVMs' paths summed.
     let profile = doc
         .root_element()
