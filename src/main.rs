@@ -19,6 +19,7 @@ mod heapread;
 mod hprof_text;
 mod instrument;
 mod live;
+mod merge;
 mod output;
 mod printable;
 mod report;
@@ -61,10 +62,12 @@ enum Command {
     Report(report::Args),
     /// Write a snapshot as one self-contained HTML page: flame graph, tables, coverage.
     Flame(flame::Args),
-    /// Write a snapshot for other tools: collapsed stacks, pprof, LCOV, Cobertura, HPROF text.
+    /// Write a snapshot for other tools: collapsed stacks, pprof, LCOV, Cobertura, JaCoCo XML, HPROF text.
     Convert(convert::Args),
     /// Compare two snapshots (which methods got hotter or colder) or two heap dumps (what grew, by class, site and retaining path).
     Diff(diff::Args),
+    /// Sum the snapshots of several JVMs (coverage, call trees) into one: `merge A.xml B.xml -o ALL.xml`.
+    Merge(merge::Args),
 }
 
 fn main() -> ExitCode {
@@ -86,6 +89,7 @@ fn main() -> ExitCode {
         Command::Flame(a) => flame::run(a),
         Command::Convert(a) => convert::run(a),
         Command::Diff(a) => diff::run(a),
+        Command::Merge(a) => merge::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -174,6 +174,11 @@ pub mod coverage {
         pub const NAME: &str = "name";
         /// The class's source file, when the class file says.
         pub const SOURCE: &str = "source";
+        /// profrj's own: JaCoCo's class id, the CRC64 of the class file's
+        /// bytes as the JVM handed them over (before any instrumentation),
+        /// 16 lower-case hex digits. Two classes of one name with two ids
+        /// are two different classes.
+        pub const ID: &str = "id";
     }
 
     /// `<method>`'s attributes.

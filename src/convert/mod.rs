@@ -18,6 +18,7 @@ mod cobertura;
 mod collapsed;
 mod coverage;
 mod hprof;
+mod jacoco;
 mod jfr;
 mod lcov;
 mod otlp;
@@ -45,6 +46,9 @@ pub enum Format {
     Lcov,
     /// Cobertura XML, coverage-04.dtd (<coverage>).
     Cobertura,
+    /// JaCoCo's XML report, report.dtd (<coverage>): SonarQube, Codecov,
+    /// GitLab, diff-cover.
+    Jacoco,
     /// HPROF's java.hprof.txt: TRACEs, SITES (<memory>, <alloc>), CPU
     /// SAMPLES (<sampler>), CPU TIME (<profile>).
     Hprof,
@@ -74,7 +78,7 @@ pub struct Args {
     output: Option<PathBuf>,
     /// The call section, its threads, and the weight (collapsed: a stack's
     /// count; pprof carries every value and `--metric` picks its default
-    /// sample type). Not for lcov and cobertura.
+    /// sample type). Not for lcov, cobertura and jacoco.
     #[command(flatten)]
     select: Selection<CallKind>,
     /// Collapsed: start each stack with a `[thread name]` frame (else threads are merged).
@@ -120,7 +124,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let out = args.output.as_deref();
     match args.to {
         Format::Collapsed | Format::Pprof => calls(&snap, &args, out),
-        Format::Lcov | Format::Cobertura => coverage(&snap, &args, out),
+        Format::Lcov | Format::Cobertura | Format::Jacoco => coverage(&snap, &args, out),
         Format::Hprof => to_hprof(&snap, &args, out),
         Format::Otlp => to_otlp(&snap, &args, out),
         Format::Jfr => to_jfr(&snap, &args),
@@ -202,7 +206,7 @@ fn coverage(snap: &Snapshot, args: &Args, out: Option<&Path>) -> Result<(), CliE
     if s.section.is_some() || s.thread.is_some() || s.metric.is_some() || args.thread_frames {
         return Err(CliError::Usage(
             "--section, --thread, --metric and --thread-frames are for call sections, \
-             not --to lcov or cobertura (<coverage> has no threads)"
+             not --to lcov, cobertura or jacoco (<coverage> has no threads)"
                 .into(),
         ));
     }
@@ -215,6 +219,22 @@ fn coverage(snap: &Snapshot, args: &Args, out: Option<&Path>) -> Result<(), CliE
     let root = args.source_root.as_deref();
     match args.to {
         Format::Lcov => stream(out, |w| lcov(w, cov, root)),
+        Format::Jacoco => {
+            if root.is_some() {
+                return Err(CliError::Usage(
+                    "--source-root is for lcov and cobertura: JaCoCo's report names \
+                     packages and source files, and its readers take the source roots"
+                        .into(),
+                ));
+            }
+            let modified = modified_ms(&args.snapshot);
+            let file = args
+                .snapshot
+                .file_name()
+                .map_or_else(String::new, |f| f.to_string_lossy().into_owned());
+            let name = file.strip_suffix(".xml").unwrap_or(&file).to_owned();
+            stream(out, |w| jacoco::jacoco(w, cov, &name, &file, modified))
+        }
         _ => {
             let modified = modified_ms(&args.snapshot);
             stream(out, |w| cobertura(w, cov, root, modified))

@@ -315,6 +315,9 @@ pub struct CoverageMethod {
     /// `<branches>` (profrj's extension): each branching instruction in
     /// bytecode order. Empty: none, or unknown (a snapshot without them).
     pub branches: Vec<CoverageBranch>,
+    /// `<instructions>`, when the snapshot has it: per footprint cell,
+    /// (instructions run, instructions). `None`: unknown.
+    pub instructions: Option<Vec<(u64, u64)>>,
 }
 
 /// One branching instruction: its source line (`None`: -1, none) and how
@@ -330,6 +333,8 @@ pub struct CoverageBranch {
 pub struct CoverageClass {
     pub name: String,
     pub source: Option<String>,
+    /// JaCoCo's class id (`id`, profrj's extension), when the snapshot has it.
+    pub id: Option<u64>,
     pub methods: Vec<CoverageMethod>,
 }
 
