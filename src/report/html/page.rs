@@ -1,5 +1,6 @@
 //! What every page shares: the head with its small stylesheet (no script:
-//! the pages are static, for a CI artifact), the trail of links back to the
+//! the pages are static, for a CI artifact; HTML that is well-formed XML
+//! too, so `xmllint` reads it both ways), the trail of links back to the
 //! index, escaping, and the cells of a summary table.
 
 use super::model::{Figures, Ratio};
@@ -8,7 +9,7 @@ use std::io::{self, Write};
 const CSS: &str = "\
 body{font:14px/1.4 system-ui,sans-serif;margin:1em 2em;color:#222}\
 a{color:#0645ad;text-decoration:none}a:hover{text-decoration:underline}\
-nav{margin-bottom:.5em;color:#666}\
+p.trail{margin:0 0 .5em;color:#666}\
 table{border-collapse:collapse;margin:.5em 0}\
 th,td{padding:2px 8px;text-align:left}\
 table.summary td,table.summary th{border-bottom:1px solid #ddd}\
@@ -55,8 +56,8 @@ pub fn name(s: &str) -> String {
 pub fn head(w: &mut dyn Write, title: &str, trail: &[(String, String)]) -> io::Result<()> {
     write!(
         w,
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
-         <title>{title} - profrj coverage</title>\n<style>{CSS}</style>\n</head>\n<body>\n<nav>"
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n\
+         <title>{title} - profrj coverage</title>\n<style>{CSS}</style>\n</head>\n<body>\n<p class=\"trail\">"
     )?;
     for (i, (label, href)) in trail.iter().enumerate() {
         if i > 0 {
@@ -64,7 +65,7 @@ pub fn head(w: &mut dyn Write, title: &str, trail: &[(String, String)]) -> io::R
         }
         write!(w, "<a href=\"{href}\">{label}</a>")?;
     }
-    writeln!(w, "</nav>\n<h1>{title}</h1>")
+    writeln!(w, "</p>\n<h1>{title}</h1>")
 }
 
 pub fn tail(w: &mut dyn Write) -> io::Result<()> {
