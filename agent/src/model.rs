@@ -208,6 +208,9 @@ pub struct CoveredMethod {
     /// code on the line, 0 never reached, n times run. `None`: the class
     /// has no line numbers.
     pub lines: Option<(i64, Vec<i64>)>,
+    /// Each branching instruction in code order: its line (-1 none) and
+    /// how many times each outcome was taken.
+    pub branches: Vec<(i64, Vec<i64>)>,
 }
 
 /// Every Java thread's state and stack, the monitors and locks they own

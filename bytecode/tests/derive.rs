@@ -3,7 +3,7 @@
 //! The counts themselves are checked on real JVMs (tests/coverage.rs).
 
 use profrj_bytecode::code::decode_code;
-use profrj_bytecode::edit::{line_probes_in, plan_counters, CounterPlan};
+use profrj_bytecode::edit::{line_probes_in, plan_counters, plan_coverage, CounterPlan};
 use profrj_bytecode::parse_class;
 
 const SOURCE: &str = r#"
@@ -91,6 +91,23 @@ fn plans() -> Vec<(String, Vec<u16>, CounterPlan)> {
             "{name}: derive off counts every point"
         );
         assert!(each.exceptions.is_none());
+        // Branch outcomes come from the same counters: none of these shapes
+        // needs one more (a conditional: its two sides, or its arrivals and
+        // one side, where a line's count already needed them).
+        let both = plan_coverage(
+            &code,
+            cp,
+            &points,
+            !lines.first_counts_calls,
+            ctor,
+            true,
+            true,
+        );
+        assert_eq!(
+            both.counters.len() + both.after.len(),
+            plan.counters.len(),
+            "{name}: {both:?}"
+        );
         out.push((name, lines.points.iter().map(|p| p.1).collect(), plan));
     }
     out

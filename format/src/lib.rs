@@ -157,6 +157,11 @@ pub mod coverage {
     pub const METHOD: &str = "method";
     /// A method's counts as text, one per line: -1 no code, 0 never ran, n runs.
     pub const FOOTPRINTS: &str = "footprints";
+    /// profrj's extension, after `<footprints>`: one token per branching
+    /// instruction in bytecode order, `LINE:N0,N1[,N2…]`, each outcome's
+    /// count (a conditional: fell through, jumped; a switch: each distinct
+    /// target, the default's first). Absent: none, or unknown.
+    pub const BRANCHES: &str = "branches";
 
     /// `<class>`'s attributes.
     pub mod class {

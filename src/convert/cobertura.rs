@@ -7,9 +7,15 @@
 //!   share is one line with the sum); a method's `<lines>` are its own.
 //! - Line rates: lines run / lines with code, per method, class, package and
 //!   in all; with no line, 1 (Cobertura's own rule for an empty rate).
-//! - No branch data: every `branch-rate` is 1, `branches-valid` and
-//!   `branches-covered` 0, no `branch="true"` line; `complexity` is 0 (not
-//!   measured). Both are required by the DTD.
+//! - Branches (from `<branches>`): a line with branching instructions is
+//!   `branch="true"` with `condition-coverage="P% (taken/outcomes)"` (P
+//!   rounded down, so 100% only when every outcome was taken), over the
+//!   instructions of the method, or of the class's methods on that line;
+//!   `branch-rate`s are outcomes taken / outcomes per method, class,
+//!   package and in all, and the root's `branches-valid` and
+//!   `branches-covered` their sums. Without branches (none, or a snapshot
+//!   without them) a rate is 1, as Cobertura's own rule for an empty rate.
+//! - `complexity` is 0 (not measured), required by the DTD.
 //! - `filename` is the source path relative to `<source>`: the
 //!   `--source-root` given, else `.`.
 //! - `timestamp`: the snapshot file's modification time, ms since the epoch
@@ -18,7 +24,9 @@
 //!   character, which XML 1.0 forbids, as `\uXXXX`, a backslash `\\`), then
 //!   as XML wants (`&lt;`…).
 
-use super::coverage::{escaped, line_totals, package, source_path, sum_lines};
+use super::coverage::{
+    branch_totals, escaped, line_totals, package, source_path, sum_branches, sum_lines,
+};
 use crate::snapshot::{CoverageClass, CoverageSection};
 use std::collections::BTreeMap;
 use std::io::{self, Write};
@@ -46,16 +54,39 @@ fn attr(s: &str) -> String {
     quick_xml::escape::escape(escaped(s).as_str()).into_owned()
 }
 
-fn write_lines(out: &mut dyn Write, indent: &str, lines: &BTreeMap<u32, u64>) -> io::Result<()> {
+/// Branches by line, as [`sum_branches`] gives them.
+type Branches<'a> = BTreeMap<u32, Vec<&'a [u64]>>;
+
+/// (outcomes, taken) of every branch of `branches`.
+fn totals_of(branches: &Branches<'_>) -> (u64, u64) {
+    branch_totals(branches.values().flatten().copied())
+}
+
+fn write_lines(
+    out: &mut dyn Write,
+    indent: &str,
+    lines: &BTreeMap<u32, u64>,
+    branches: &Branches<'_>,
+) -> io::Result<()> {
     if lines.is_empty() {
         return writeln!(out, "{indent}<lines/>");
     }
     writeln!(out, "{indent}<lines>")?;
     for (n, hits) in lines {
-        writeln!(
-            out,
-            r#"{indent}  <line number="{n}" hits="{hits}" branch="false"/>"#
-        )?;
+        match branches.get(n) {
+            Some(on_line) => {
+                let (valid, covered) = branch_totals(on_line.iter().copied());
+                let percent = covered * 100 / valid.max(1);
+                writeln!(
+                    out,
+                    r#"{indent}  <line number="{n}" hits="{hits}" branch="true" condition-coverage="{percent}% ({covered}/{valid})"/>"#
+                )?
+            }
+            None => writeln!(
+                out,
+                r#"{indent}  <line number="{n}" hits="{hits}" branch="false"/>"#
+            )?,
+        }
     }
     writeln!(out, "{indent}</lines>")
 }
@@ -69,27 +100,33 @@ pub fn cobertura(
     root: Option<&str>,
     timestamp_ms: u64,
 ) -> io::Result<()> {
-    // Package → its classes, by name; and its totals.
-    let mut packages: BTreeMap<&str, (Vec<&CoverageClass>, (u64, u64))> = BTreeMap::new();
+    // Package → its classes, by name; and its totals (lines, branches).
+    type Totals = ((u64, u64), (u64, u64));
+    let mut packages: BTreeMap<&str, (Vec<&CoverageClass>, Totals)> = BTreeMap::new();
     for c in &cov.classes {
         packages.entry(package(c)).or_default().0.push(c);
     }
-    let mut all = (0, 0);
-    for (classes, totals) in packages.values_mut() {
+    let (mut all, mut all_branches) = ((0, 0), (0, 0));
+    for (classes, (totals, branches)) in packages.values_mut() {
         classes.sort_by(|a, b| a.name.cmp(&b.name));
         for c in classes.iter() {
             *totals = add(*totals, line_totals(&sum_lines(&c.methods)));
+            *branches = add(*branches, totals_of(&sum_branches(&c.methods)));
         }
         all = add(all, *totals);
+        all_branches = add(all_branches, *branches);
     }
     writeln!(out, r#"<?xml version="1.0" encoding="UTF-8"?>"#)?;
     writeln!(out, "{DOCTYPE}")?;
     writeln!(
         out,
-        r#"<coverage line-rate="{}" branch-rate="1.0" lines-covered="{}" lines-valid="{}" branches-covered="0" branches-valid="0" complexity="0" version="profrj {}" timestamp="{timestamp_ms}">"#,
+        r#"<coverage line-rate="{}" branch-rate="{}" lines-covered="{}" lines-valid="{}" branches-covered="{}" branches-valid="{}" complexity="0" version="profrj {}" timestamp="{timestamp_ms}">"#,
         rate(all),
+        rate(all_branches),
         all.1,
         all.0,
+        all_branches.1,
+        all_branches.0,
         env!("CARGO_PKG_VERSION")
     )?;
     writeln!(out, "  <sources>")?;
@@ -112,23 +149,26 @@ fn write_package(
     out: &mut dyn Write,
     name: &str,
     classes: &[&CoverageClass],
-    totals: (u64, u64),
+    (totals, branch_totals): ((u64, u64), (u64, u64)),
 ) -> io::Result<()> {
     writeln!(
         out,
-        r#"    <package name="{}" line-rate="{}" branch-rate="1.0" complexity="0">"#,
+        r#"    <package name="{}" line-rate="{}" branch-rate="{}" complexity="0">"#,
         attr(name),
-        rate(totals)
+        rate(totals),
+        rate(branch_totals)
     )?;
     writeln!(out, "      <classes>")?;
     for c in classes {
         let lines = sum_lines(&c.methods);
+        let branches = sum_branches(&c.methods);
         writeln!(
             out,
-            r#"        <class name="{}" filename="{}" line-rate="{}" branch-rate="1.0" complexity="0">"#,
+            r#"        <class name="{}" filename="{}" line-rate="{}" branch-rate="{}" complexity="0">"#,
             attr(&c.name),
             attr(&source_path(c)),
-            rate(line_totals(&lines))
+            rate(line_totals(&lines)),
+            rate(totals_of(&branches))
         )?;
         if c.methods.is_empty() {
             writeln!(out, "          <methods/>")?;
@@ -136,19 +176,21 @@ fn write_package(
             writeln!(out, "          <methods>")?;
             for m in &c.methods {
                 let own = sum_lines([m]);
+                let own_branches = sum_branches([m]);
                 writeln!(
                     out,
-                    r#"            <method name="{}" signature="{}" line-rate="{}" branch-rate="1.0" complexity="0">"#,
+                    r#"            <method name="{}" signature="{}" line-rate="{}" branch-rate="{}" complexity="0">"#,
                     attr(&m.name),
                     attr(&m.signature),
-                    rate(line_totals(&own))
+                    rate(line_totals(&own)),
+                    rate(totals_of(&own_branches))
                 )?;
-                write_lines(out, "              ", &own)?;
+                write_lines(out, "              ", &own, &own_branches)?;
                 writeln!(out, "            </method>")?;
             }
             writeln!(out, "          </methods>")?;
         }
-        write_lines(out, "          ", &lines)?;
+        write_lines(out, "          ", &lines, &branches)?;
         writeln!(out, "        </class>")?;
     }
     writeln!(out, "      </classes>")?;

@@ -79,6 +79,32 @@ pub fn sum_lines<'a>(methods: impl IntoIterator<Item = &'a CoverageMethod>) -> B
     lines
 }
 
+/// Line → the branching instructions on it (each its outcomes' counts), in
+/// method and bytecode order, over the given methods. An instruction
+/// without a line is left out (no format can place it).
+pub fn sum_branches<'a>(
+    methods: impl IntoIterator<Item = &'a CoverageMethod>,
+) -> BTreeMap<u32, Vec<&'a [u64]>> {
+    let mut lines: BTreeMap<u32, Vec<&[u64]>> = BTreeMap::new();
+    for m in methods {
+        for b in &m.branches {
+            if let Some(line) = b.line {
+                lines.entry(line).or_default().push(&b.outcomes);
+            }
+        }
+    }
+    lines
+}
+
+/// (outcomes, outcomes taken) of some branching instructions: an outcome
+/// is covered when it was taken at least once (as JaCoCo counts).
+pub fn branch_totals<'a>(branches: impl IntoIterator<Item = &'a [u64]>) -> (u64, u64) {
+    branches.into_iter().fold((0, 0), |(valid, covered), b| {
+        let taken = b.iter().filter(|&&n| n > 0).count() as u64;
+        (valid + b.len() as u64, covered + taken)
+    })
+}
+
 /// (lines with code, lines run).
 pub fn line_totals(lines: &BTreeMap<u32, u64>) -> (u64, u64) {
     let valid = lines.len() as u64;
@@ -124,6 +150,7 @@ pub mod tests {
             first_line: first,
             count,
             footprints: prints.to_vec(),
+            branches: Vec::new(),
         }
     }
 

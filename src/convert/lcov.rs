@@ -7,6 +7,8 @@
 //! FN:<first line>,<Class.method descriptor>   per method with line numbers
 //! FNDA:<calls>,<Class.method descriptor>
 //! FNF:<methods>  FNH:<methods called>
+//! BRDA:<line>,<block>,<branch>,<taken>        per branch outcome (below)
+//! BRF:<outcomes>  BRH:<outcomes taken>
 //! DA:<line>,<count>                           per line with code, ascending
 //! LF:<lines>  LH:<lines run>
 //! end_of_record
@@ -15,11 +17,18 @@
 //! A function's name is the class's simple name (with `$Inner`), the method
 //! and its descriptor (`A$Inner.<init>()V`), unique in the file even for
 //! overloads; a comma (allowed in a JVM name, LCOV's separator) becomes `_`.
+//! Branches (from `<branches>`; none for a snapshot without them): a
+//! `BRDA` per outcome of each branching instruction, the block the
+//! instruction's rank on its line (over the file's methods, in order), the
+//! branch the outcome's rank; `taken` its count, or `-` when the
+//! instruction never ran (geninfo's word for a block never reached).
 //! Names and paths are escaped as the snapshot escapes them (a control
 //! character as `\uXXXX`, so no name can end a line). Written record by
 //! record; what is held is the files' grouping of the section's classes.
 
-use super::coverage::{by_source, escaped, line_totals, sum_lines, under_root};
+use super::coverage::{
+    branch_totals, by_source, escaped, line_totals, sum_branches, sum_lines, under_root,
+};
 use crate::snapshot::CoverageSection;
 use std::io::{self, Write};
 
@@ -49,6 +58,23 @@ pub fn lcov(out: &mut dyn Write, cov: &CoverageSection, root: Option<&str>) -> i
         let hit = functions.iter().filter(|f| f.2 > 0).count();
         writeln!(out, "FNF:{}", functions.len())?;
         writeln!(out, "FNH:{hit}")?;
+        let branches = sum_branches(file.classes.iter().flat_map(|c| &c.methods));
+        for (line, on_line) in &branches {
+            for (block, outcomes) in on_line.iter().enumerate() {
+                let ran = outcomes.iter().any(|&n| n > 0);
+                for (branch, n) in outcomes.iter().enumerate() {
+                    match ran {
+                        true => writeln!(out, "BRDA:{line},{block},{branch},{n}")?,
+                        false => writeln!(out, "BRDA:{line},{block},{branch},-")?,
+                    }
+                }
+            }
+        }
+        let (found, hit) = branch_totals(branches.values().flatten().copied());
+        if found > 0 {
+            writeln!(out, "BRF:{found}")?;
+            writeln!(out, "BRH:{hit}")?;
+        }
         let lines = sum_lines(file.classes.iter().flat_map(|c| &c.methods));
         for (line, count) in &lines {
             writeln!(out, "DA:{line},{count}")?;

@@ -376,6 +376,9 @@ pub struct ClassCoverage {
     pub covered: u64,
     pub methods: u64,
     pub methods_run: u64,
+    /// Branch outcomes (`<branches>`; 0 without them) and those taken.
+    pub branches: u64,
+    pub branches_covered: u64,
 }
 
 impl ClassCoverage {
@@ -403,6 +406,7 @@ pub fn coverage_table(classes: &[CoverageClass]) -> Vec<ClassCoverage> {
         .map(|(name, parts)| {
             let methods = || parts.iter().flat_map(|c| &c.methods);
             let lines = class_lines(methods());
+            let (branches, branches_covered) = method_branches(methods());
             ClassCoverage {
                 name: name.to_owned(),
                 source: parts.iter().find_map(|c| c.source.clone()),
@@ -410,6 +414,8 @@ pub fn coverage_table(classes: &[CoverageClass]) -> Vec<ClassCoverage> {
                 covered: lines.values().filter(|&&v| v).count() as u64,
                 methods: methods().count() as u64,
                 methods_run: methods().filter(|m| m.count > 0).count() as u64,
+                branches,
+                branches_covered,
             }
         })
         .collect();
@@ -440,17 +446,39 @@ pub fn coverage_totals(rows: &[ClassCoverage]) -> (u64, u64, u64, u64) {
     })
 }
 
+/// (branch outcomes, outcomes taken) of some methods' `<branches>`.
+pub fn method_branches<'a>(methods: impl IntoIterator<Item = &'a CoverageMethod>) -> (u64, u64) {
+    methods
+        .into_iter()
+        .flat_map(|m| &m.branches)
+        .fold((0, 0), |(valid, covered), b| {
+            let taken = b.outcomes.iter().filter(|&&n| n > 0).count() as u64;
+            (valid + b.outcomes.len() as u64, covered + taken)
+        })
+}
+
 /// The `report --section coverage` table: a summary line, one row per class
-/// (least covered first), a total row.
+/// (least covered first), a total row; with branch counts, the methods
+/// with branches, most outcomes missed first.
 pub fn coverage_report(classes: &[CoverageClass], top: usize) -> String {
     let rows = coverage_table(classes);
     let (covered, lines, run, methods) = coverage_totals(&rows);
+    let (branches, taken) = rows.iter().fold((0u64, 0u64), |t, r| {
+        (t.0 + r.branches, t.1 + r.branches_covered)
+    });
     let mut out = String::new();
     let total = (lines > 0).then(|| pct(covered, lines));
     let share = |p: Option<f64>| p.map_or("-".to_owned(), |p| format!("{p:.1}%"));
+    let branch_share = match branches {
+        0 => String::new(),
+        _ => format!(
+            ", branches {taken}/{branches} ({})",
+            share(Some(pct(taken, branches)))
+        ),
+    };
     let _ = writeln!(
         out,
-        "COVERAGE <{}>: {} classes, lines {covered}/{lines} ({}), methods run {run}/{methods}",
+        "COVERAGE <{}>: {} classes, lines {covered}/{lines} ({}), methods run {run}/{methods}{branch_share}",
         section_tag(Section::Coverage),
         rows.len(),
         share(total)
@@ -458,17 +486,22 @@ pub fn coverage_report(classes: &[CoverageClass], top: usize) -> String {
     let _ = writeln!(out, "least covered first:");
     let _ = writeln!(
         out,
-        "{:>4} {:>7} {:>15} {:>11}  class",
-        "rank", "lines%", "covered/code", "methods run"
+        "{:>4} {:>7} {:>15} {:>11} {:>11}  class",
+        "rank", "lines%", "covered/code", "methods run", "branches"
     );
     let row = |out: &mut String,
                rank: &str,
                percent: Option<f64>,
                r: (u64, u64, u64, u64),
+               b: (u64, u64),
                name: &str| {
+        let b = match b.1 {
+            0 => "-".to_owned(),
+            _ => format!("{}/{}", b.0, b.1),
+        };
         let _ = writeln!(
             out,
-            "{rank:>4} {:>7} {:>15} {:>11}  {name}",
+            "{rank:>4} {:>7} {:>15} {:>11} {b:>11}  {name}",
             share(percent),
             format!("{}/{}", r.0, r.1),
             format!("{}/{}", r.2, r.3),
@@ -488,6 +521,7 @@ pub fn coverage_report(classes: &[CoverageClass], top: usize) -> String {
             &(i + 1).to_string(),
             r.percent(),
             figures,
+            (r.branches_covered, r.branches),
             &shown(&name),
         );
     }
@@ -499,14 +533,55 @@ pub fn coverage_report(classes: &[CoverageClass], top: usize) -> String {
         );
     }
     let label = format!("total ({} classes)", rows.len());
-    row(&mut out, "", total, (covered, lines, run, methods), &label);
+    let figures = (covered, lines, run, methods);
+    row(&mut out, "", total, figures, (taken, branches), &label);
     if rows.iter().any(|r| r.lines == 0 && r.methods > 0) {
         let _ = writeln!(
             out,
             "(no line numbers: compiled without them, e.g. javac -g:none; only calls are known)"
         );
     }
+    if branches > 0 {
+        method_branch_table(&mut out, classes, top);
+    }
     out
+}
+
+/// The methods with branches, most outcomes missed first: taken/outcomes.
+fn method_branch_table(out: &mut String, classes: &[CoverageClass], top: usize) {
+    let mut methods: Vec<(u64, u64, String)> = classes
+        .iter()
+        .flat_map(|c| c.methods.iter().map(move |m| (c, m)))
+        .filter(|(_, m)| !m.branches.is_empty())
+        .map(|(c, m)| {
+            let (valid, taken) = method_branches([m]);
+            (
+                valid,
+                taken,
+                format!("{}.{}{}", c.name, m.name, m.signature),
+            )
+        })
+        .collect();
+    methods.sort_by(|a, b| (b.0 - b.1).cmp(&(a.0 - a.1)).then(a.2.cmp(&b.2)));
+    let _ = writeln!(out, "branches by method, most missed first:");
+    let _ = writeln!(out, "{:>4} {:>7} {:>11}  method", "rank", "missed", "taken");
+    for (i, (valid, taken, name)) in methods.iter().take(top).enumerate() {
+        let _ = writeln!(
+            out,
+            "{:>4} {:>7} {:>11}  {}",
+            i + 1,
+            valid - taken,
+            format!("{taken}/{valid}"),
+            shown(name)
+        );
+    }
+    if methods.len() > top {
+        let _ = writeln!(
+            out,
+            "     … {} more (--top 0 shows every method)",
+            methods.len() - top
+        );
+    }
 }
 
 /// `s` for a terminal: escaped as every writer escapes names

@@ -312,6 +312,18 @@ pub struct CoverageMethod {
     pub count: u64,
     /// One per source line from `first_line` on: -1 no code, 0 never run, n runs.
     pub footprints: Vec<i64>,
+    /// `<branches>` (profrj's extension): each branching instruction in
+    /// bytecode order. Empty: none, or unknown (a snapshot without them).
+    pub branches: Vec<CoverageBranch>,
+}
+
+/// One branching instruction: its source line (`None`: -1, none) and how
+/// many times each outcome was taken (a conditional: fell through, jumped;
+/// a switch: each distinct target, the default's first).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CoverageBranch {
+    pub line: Option<u32>,
+    pub outcomes: Vec<u64>,
 }
 
 #[derive(Clone, Debug, Default)]

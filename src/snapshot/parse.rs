@@ -5,8 +5,8 @@
 
 use super::spill::SpillWriter;
 use super::{
-    CallKind, CoverageClass, CoverageMethod, CoverageSection, MemoryRow, MemorySection,
-    MemoryThread, Snapshot, Values,
+    CallKind, CoverageBranch, CoverageClass, CoverageMethod, CoverageSection, MemoryRow,
+    MemorySection, MemoryThread, Snapshot, Values,
 };
 use crate::error::CliError;
 use call_sections::{add_frameless_samples, call_kind};
@@ -161,6 +161,7 @@ enum Open {
     Class,
     Method,
     Footprints,
+    Branches,
     /// `<monitorDump>` and its elements (`monitor_dump.rs`).
     Dump,
     DumpThread,
@@ -398,12 +399,14 @@ impl Parser {
                     first_line: self.first_line(&a)?,
                     count: self.number(&a, coverage::method::COUNT)?.unwrap_or(0),
                     footprints: Vec::new(),
+                    branches: Vec::new(),
                 };
                 let cov = self.snap.coverage.as_mut().expect("opened");
                 cov.classes.last_mut().expect("open").methods.push(m);
                 Open::Method
             }
             (Some(Open::Method), coverage::FOOTPRINTS) => Open::Footprints,
+            (Some(Open::Method), coverage::BRANCHES) => Open::Branches,
             (Some(Open::Calls), dump::DUMP) => {
                 self.snap.monitor_dump.get_or_insert_with(Default::default);
                 Open::Dump
@@ -477,6 +480,19 @@ impl Parser {
                 method.footprints.extend(lines);
                 Ok(())
             }
+            Some((Open::Branches, _, _)) => {
+                let mut branches = Vec::new();
+                for word in text.split_ascii_whitespace() {
+                    branches.push(parse_branch(word).map_err(|why| {
+                        self.err(format!("branch {word:?}: {why} (LINE:N0,N1…)"))
+                    })?);
+                }
+                let cov = self.snap.coverage.as_mut().expect("opened");
+                let class = cov.classes.last_mut().expect("open");
+                let method = class.methods.last_mut().expect("open");
+                method.branches.extend(branches);
+                Ok(())
+            }
             _ if text.trim().is_empty() => Ok(()),
             None if !self.root_done => {
                 Err(self.err(format!("text before <{DOC}>: not a snapshot")))
@@ -547,6 +563,24 @@ impl Parser {
 /// 1.0 forbids and a lone surrogate as `\uXXXX` and a backslash as `\\`
 /// (agent/src/xml.rs); one scheme for both sides, in the format crate.
 pub use profrj_format::names::unescape as unescape_name;
+
+/// A `<branches>` token: `LINE:N0,N1…`, LINE -1 for none.
+fn parse_branch(word: &str) -> Result<CoverageBranch, &'static str> {
+    let (line, counts) = word.split_once(':').ok_or("no ':'")?;
+    let line = match line
+        .parse::<i64>()
+        .map_err(|_| "the line is not an integer")?
+    {
+        -1 => None,
+        l => Some(u32::try_from(l).map_err(|_| "the line is out of range")?),
+    };
+    let outcomes = counts
+        .split(',')
+        .map(|n| n.parse::<u64>())
+        .collect::<Result<Vec<u64>, _>>()
+        .map_err(|_| "a count is not a number of times")?;
+    Ok(CoverageBranch { line, outcomes })
+}
 
 /// The attributes of one element, by key.
 struct Attrs {

@@ -24,6 +24,7 @@ pub fn section(c: &Counts) -> Section {
                         descriptor: m.descriptor.clone(),
                         calls: counts.map_or(0, |c| m.calls(c)),
                         lines: lines(m, counts.map(Vec::as_slice)),
+                        branches: m.branch_counts(counts.map(Vec::as_slice)),
                     }
                 })
                 .collect(),
@@ -66,6 +67,7 @@ mod tests {
             counts: (1..=lines.len() as u32).map(|k| vec![(k, 1)]).collect(),
             slots: lines.len() + 1,
             calls_in_first_line: false,
+            branches: Vec::new(),
         }
     }
 

@@ -46,6 +46,10 @@ pub struct MethodLines {
     /// leads) counts the calls, and slot 0 is unused: one increment less
     /// per call.
     pub calls_in_first_line: bool,
+    /// Each branching instruction (conditional jump, switch), in code
+    /// order: its source line (-1 if none) and each outcome's count from
+    /// the counters (`CounterPlan::branches`).
+    pub branches: Vec<(i32, Vec<Count>)>,
 }
 
 impl MethodLines {
@@ -61,11 +65,29 @@ impl MethodLines {
     /// whose terms lost increments to a race (counters are not atomic) could
     /// come out below 0: a count is never negative.
     pub fn point_count(&self, k: usize, counts: &[i64]) -> i64 {
-        self.counts.get(k).map_or(0, |c| {
-            c.iter()
-                .map(|&(slot, coef)| coef * counts.get(slot as usize).copied().unwrap_or(0))
-                .sum::<i64>()
-                .max(0)
-        })
+        self.counts.get(k).map_or(0, |c| count_of(c, counts))
     }
+
+    /// Each branching instruction's line and outcome counts.
+    pub fn branch_counts(&self, counts: Option<&[i64]>) -> Vec<(i64, Vec<i64>)> {
+        self.branches
+            .iter()
+            .map(|(line, outcomes)| {
+                let n = outcomes
+                    .iter()
+                    .map(|c| counts.map_or(0, |counts| count_of(c, counts)))
+                    .collect();
+                (*line as i64, n)
+            })
+            .collect()
+    }
+}
+
+/// Σ coefficient × slot, never below 0 (a difference whose terms lost
+/// increments to a race could be).
+fn count_of(c: &Count, counts: &[i64]) -> i64 {
+    c.iter()
+        .map(|&(slot, coef)| coef.wrapping_mul(counts.get(slot as usize).copied().unwrap_or(0)))
+        .fold(0i64, i64::wrapping_add)
+        .max(0)
 }

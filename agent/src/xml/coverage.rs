@@ -28,6 +28,11 @@ pub fn write<W: Write>(w: &mut XmlWriter<W>, c: &Coverage) -> io::Result<()> {
             w.write_event(Event::Start(BytesStart::new(f::FOOTPRINTS)))?;
             w.write_event(Event::Text(BytesText::new(&prints)))?;
             w.write_event(Event::End(BytesEnd::new(f::FOOTPRINTS)))?;
+            if !m.branches.is_empty() {
+                w.write_event(Event::Start(BytesStart::new(f::BRANCHES)))?;
+                w.write_event(Event::Text(BytesText::new(&branches(&m.branches))))?;
+                w.write_event(Event::End(BytesEnd::new(f::BRANCHES)))?;
+            }
             w.write_event(Event::End(BytesEnd::new(f::METHOD)))?;
         }
         w.write_event(Event::End(BytesEnd::new(f::CLASS)))?;
@@ -46,4 +51,19 @@ fn footprints(lines: Option<&(i64, Vec<i64>)>) -> (i64, String) {
         let _ = write!(out, "{n} ");
     }
     (*first, out)
+}
+
+/// `<branches>`' text: `LINE:N0,N1… ` per branching instruction.
+fn branches(all: &[(i64, Vec<i64>)]) -> String {
+    let mut out = String::with_capacity(all.len() * 10);
+    for (k, (line, outcomes)) in all.iter().enumerate() {
+        if k > 0 {
+            out.push(' ');
+        }
+        let _ = write!(out, "{line}:");
+        for (i, n) in outcomes.iter().enumerate() {
+            let _ = write!(out, "{}{n}", if i > 0 { "," } else { "" });
+        }
+    }
+    out
 }

@@ -33,6 +33,12 @@ pub fn add_counting(
         next += 1;
     }
     edit.extra_stack = edit.extra_stack.max(6);
+    // Edge counters: on the fall-through path only.
+    let first_after = plan.counters.len() as i32 + 1;
+    for (k, &ix) in plan.after.iter().enumerate() {
+        let seq = edit.after.entry(ix).or_default();
+        seq.extend(increment(Insn::push_int(cp, first_after + k as i32)));
+    }
     let Some(exc) = &plan.exceptions else {
         for (k, &ix) in plan.counters.iter().enumerate() {
             let seq = edit.before.entry(ix).or_default();

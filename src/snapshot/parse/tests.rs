@@ -407,3 +407,36 @@ fn spilled_trees_read_back_as_in_memory() {
     let last = t.tree.walk().last().unwrap();
     assert_eq!(spilled.names.get(last.name), NO_JAVA_FRAME);
 }
+
+/// profrj's `<branches>`: one token per branching instruction; a snapshot
+/// without them reads as before (no branches known).
+#[test]
+fn coverage_branches() {
+    let xml = r#"<doc><coverage><class name="A">
+   <method name="f" signature="()V" firstline="12" count="3">
+    <footprints>3 -1 1 </footprints>
+    <branches>12:3,0 12:5,5 14:1,0,7 -1:0,2</branches>
+   </method>
+   <method name="g" signature="()V" firstline="20" count="1"><footprints>1 </footprints></method>
+</class></coverage></doc>"#;
+    let s = parse_bytes(xml.as_bytes()).unwrap();
+    let m = &s.coverage.unwrap().classes[0].methods;
+    let b = &m[0].branches;
+    assert_eq!(b.len(), 4);
+    assert_eq!(
+        (b[0].line, b[0].outcomes.as_slice()),
+        (Some(12), &[3, 0][..])
+    );
+    assert_eq!(
+        (b[2].line, b[2].outcomes.as_slice()),
+        (Some(14), &[1, 0, 7][..])
+    );
+    assert_eq!(b[3].line, None);
+    assert!(m[1].branches.is_empty());
+    for bad in ["12", "x:1,2", "12:1,-2", "12:", "-3:1,1"] {
+        let e = error(&format!(
+            "<doc><coverage><class name='c'><method name='m' firstline='1'><branches>{bad}</branches></method></class></coverage></doc>"
+        ));
+        assert!(e.message.contains("branch"), "{bad}: {e}");
+    }
+}

@@ -20,7 +20,9 @@ use calls::{add_park, add_profile, add_trace};
 use coverage::{add_coverage, Stripe};
 use memory::add_memory;
 use profrj_bytecode::code::decode_code;
-use profrj_bytecode::edit::{edit_method, line_probes_in, plan_counters, Edit};
+use profrj_bytecode::edit::{
+    edit_method, line_at, line_probes_in, line_table, plan_coverage, Edit,
+};
 use profrj_bytecode::{parse_class, write_class, ClassFile, ConstantPool};
 use profrj_format::names::decode_modified_utf8;
 use refs::Refs;
@@ -195,14 +197,24 @@ pub fn rewrite(
             let lines = line_probes_in(&code, &class.constant_pool);
             let points: Vec<u32> = lines.points.iter().map(|p| p.0).collect();
             let calls_counted = !lines.first_counts_calls;
-            let plan = plan_counters(
+            let plan = plan_coverage(
                 &code,
                 &class.constant_pool,
                 &points,
                 calls_counted,
                 info.name == "<init>",
                 modes.derive_lines,
+                true,
             );
+            let table = line_table(&code, &class.constant_pool);
+            let branches = plan
+                .branches
+                .iter()
+                .map(|b| {
+                    let line = line_at(&table, b.at).map_or(-1, i32::from);
+                    (line, b.outcomes.clone())
+                })
+                .collect();
             let layout = MethodLines {
                 class: info.class.clone(),
                 name: info.name.clone(),
@@ -211,6 +223,7 @@ pub fn rewrite(
                 counts: plan.counts.clone(),
                 slots: plan.slots as usize,
                 calls_in_first_line: lines.first_counts_calls,
+                branches,
             };
             let id = layouts.method_id(layout);
             let cp = &mut class.constant_pool;

@@ -11,8 +11,11 @@ pub(super) enum Source {
     Entry,
     Fall(u32),
     Jump(u32),
-    Switch,
+    /// From the switch at this instruction.
+    Switch(u32),
     Handler,
+    /// A subroutine's `ret`, back after its `jsr`.
+    Ret,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,6 +49,9 @@ pub(super) enum Term {
     /// branch that ends it (points reached only that way), plus the
     /// exceptions in the stretch when it may throw.
     Out(Stretch, usize, usize),
+    /// A point whose stretch falls, alone, into a branching instruction's
+    /// point: that point, plus the stretch's exceptions.
+    Into(Stretch, usize),
 }
 
 pub(super) struct Graph<'c, 'a, 'p> {
@@ -56,6 +62,9 @@ pub(super) struct Graph<'c, 'a, 'p> {
     pub(super) calls_counted: bool,
     /// May a stretch hold instructions that throw?
     pub(super) faults_ok: bool,
+    /// Per instruction: a branching instruction whose point only counts
+    /// its arrivals (for its outcomes), no line's.
+    pub(super) arrival: &'c [bool],
 }
 
 impl Graph<'_, '_, '_> {
@@ -155,8 +164,14 @@ impl Graph<'_, '_, '_> {
             }
             let next = i + 1;
             let alone = self.incoming.get(next as usize)? == &[Source::Fall(i)];
-            if !alone || self.point_at[next as usize].is_some() {
+            if !alone {
                 return None;
+            }
+            if let Some(r) = self.point_at[next as usize] {
+                if !self.arrival[next as usize] {
+                    return None;
+                }
+                return Some(vec![Term::Into(Stretch { origin, faults }, r)]);
             }
             i = next;
         }
@@ -233,22 +248,26 @@ pub(super) fn incoming_edges(code: &Code<'_>) -> Vec<Vec<Source>> {
             inc[j + 1].push(Source::Fall(j as u32));
         }
         match insn {
-            Insn::Branch { target, .. } => {
+            Insn::Branch { op, target } => {
                 if let Some(v) = inc.get_mut(at(*target)) {
                     v.push(Source::Jump(j as u32));
+                }
+                // A subroutine returns after its call.
+                if matches!(*op, JSR | JSR_W) && j + 1 < n {
+                    inc[j + 1].push(Source::Ret);
                 }
             }
             Insn::TableSwitch(s) => {
                 for &t in s.targets.iter().chain([&s.default]) {
                     if let Some(v) = inc.get_mut(at(t)) {
-                        v.push(Source::Switch);
+                        v.push(Source::Switch(j as u32));
                     }
                 }
             }
             Insn::LookupSwitch(s) => {
                 for t in s.pairs.iter().map(|p| p.1).chain([s.default]) {
                     if let Some(v) = inc.get_mut(at(t)) {
-                        v.push(Source::Switch);
+                        v.push(Source::Switch(j as u32));
                     }
                 }
             }

@@ -32,16 +32,26 @@
 //! to the counter `pos` names. Constructors do not use such stretches (their
 //! catch-all cannot cover the super() call).
 //!
+//! Branch outcomes (`plan_coverage` with `branches`): see `branches`. The
+//! branching instructions whose arrivals an outcome needs are points too
+//! (with no line); a line whose straight code falls into one counts as it
+//! (plus the stretch's exceptions), so a one-line conditional keeps its
+//! counters on its two sides.
+//!
 //! Every cycle keeps at least one counter; where several points could break
 //! one, the point nested in the fewest loops gets the counter (a branch side
 //! before a line), or of those the one that lets the most others be derived.
 
+mod branches;
 mod graph;
 mod solve;
+
+pub use branches::switch_targets;
 
 use crate::code::{Code, Insn};
 use crate::opcodes::{JSR, JSR_W};
 use crate::ConstantPool;
+use branches::{arrival_points, branch_formulas, edge_counters, Ref};
 use graph::{branch_sides, incoming_edges, is_branch_into, is_ret, loop_depths, Graph, Source};
 use solve::{resolve, State};
 
@@ -65,6 +75,23 @@ pub struct CounterPlan {
     pub slots: u32,
     /// The exception counting; `None` when no stretch needs it.
     pub exceptions: Option<Exceptions>,
+    /// Instruction index (as read) of each edge counter: an increment goes
+    /// after it, on its fall-through path only. Their slots follow
+    /// `counters`' (`counters.len() + 1 + k`).
+    pub after: Vec<u32>,
+    /// Each branching instruction's outcome counts, in code order (empty
+    /// unless asked for).
+    pub branches: Vec<BranchCounts>,
+}
+
+/// How many times each way out of a branching instruction was taken.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct BranchCounts {
+    /// Instruction index, as read.
+    pub at: u32,
+    /// A conditional: fell through, jumped. A switch: each distinct target
+    /// ([`switch_targets`]' order).
+    pub outcomes: Vec<Count>,
 }
 
 /// Counting the exceptions thrown out of stretches some counts use: a local
@@ -88,12 +115,10 @@ const MAX_POINTS: usize = 2000;
 /// Keys of exception counters while planning: `EXC + 0` the entry's
 /// stretch, `EXC + k + 1` point k's.
 pub(super) const EXC: u32 = 1 << 30;
+/// Keys of edge counters while planning: `AFTER + k`, `after[k]`'s.
+const AFTER: u32 = 1 << 29;
 
-/// Plans the counters of `points` (instruction index, line) of `code`.
-/// `calls_counted`: counter 0 counts calls at entry (else the first point
-/// is at instruction 0, reached only by entry, and is the call count).
-/// `constructor`: no stretch that may throw is used. `derive = false` gives
-/// every point a counter of its own.
+/// [`plan_coverage`] without branch outcomes.
 pub fn plan_counters(
     code: &Code<'_>,
     cp: &ConstantPool<'_>,
@@ -101,6 +126,24 @@ pub fn plan_counters(
     calls_counted: bool,
     constructor: bool,
     derive: bool,
+) -> CounterPlan {
+    plan_coverage(code, cp, points, calls_counted, constructor, derive, false)
+}
+
+/// Plans the counters of `points` (instruction index, line) of `code`.
+/// `calls_counted`: counter 0 counts calls at entry (else the first point
+/// is at instruction 0, reached only by entry, and is the call count).
+/// `constructor`: no stretch that may throw is used. `derive = false` gives
+/// every point a counter of its own. `branches`: plan the outcome counts
+/// of every branching instruction too ([`CounterPlan::branches`]).
+pub fn plan_coverage(
+    code: &Code<'_>,
+    cp: &ConstantPool<'_>,
+    points: &[u32],
+    calls_counted: bool,
+    constructor: bool,
+    derive: bool,
+    branches: bool,
 ) -> CounterPlan {
     let n = code.insns.len();
     let has_subroutines = code.insns.iter().any(|i| {
@@ -113,9 +156,15 @@ pub fn plan_counters(
         ) || is_ret(i)
     });
     let deriving = derive && !has_subroutines && points.len() <= MAX_POINTS;
-    // Only derivation (and the exception counting it may need) reads these.
-    let incoming = if deriving {
+    // Derivation (and the exception counting it may need) and branch
+    // outcomes read these.
+    let incoming = if deriving || branches {
         incoming_edges(code)
+    } else {
+        Vec::new()
+    };
+    let formulas = if branches {
+        branch_formulas(code, &incoming, calls_counted)
     } else {
         Vec::new()
     };
@@ -126,12 +175,19 @@ pub fn plan_counters(
     if deriving {
         all.extend(branch_sides(code, &incoming, points));
     }
+    // Then the arrivals branch outcomes use, with no line either.
+    let lineless = all.len();
+    all.extend(arrival_points(&formulas));
     // The first point at each instruction stands for all of them.
     let mut point_at: Vec<Option<usize>> = vec![None; n];
     let rep: Vec<usize> = all
         .iter()
         .enumerate()
         .map(|(k, &ix)| *point_at[ix as usize].get_or_insert(k))
+        .collect();
+    // Branching instructions whose first point is an arrival point.
+    let arrival: Vec<bool> = (0..n)
+        .map(|i| point_at[i].is_some_and(|k| k >= lineless) && is_branching(&code.insns[i]))
         .collect();
     let mut states: Vec<State> = (0..all.len()).map(|_| State::Measured).collect();
     if deriving {
@@ -147,6 +203,7 @@ pub fn plan_counters(
             point_at: &point_at,
             calls_counted,
             faults_ok: !constructor && handlers_clean,
+            arrival: &arrival,
         };
         for (k, &ix) in all.iter().enumerate() {
             if rep[k] == k {
@@ -159,22 +216,49 @@ pub fn plan_counters(
         let order: Vec<(u32, bool, u32)> = all
             .iter()
             .enumerate()
-            .map(|(k, &ix)| (depth[ix as usize], k < points.len(), ix))
+            .map(|(k, &ix)| (depth[ix as usize], k < points.len() || k >= lineless, ix))
             .collect();
         resolve(&mut states, &order);
     }
     // Each line's count by key; the counters those name are the ones kept
     // (a branch side nobody's count needs gets none).
-    let keyed: Vec<Count> = rep[..points.len()]
+    let count_of = |r: usize| match &states[r] {
+        State::Derived(c) => c.clone(),
+        _ => vec![(r as u32 + 1, 1)],
+    };
+    let keyed: Vec<Count> = rep[..points.len()].iter().map(|&r| count_of(r)).collect();
+    // Each branch outcome's, likewise.
+    let after = edge_counters(&formulas);
+    let keyed_branches: Vec<(u32, Vec<Count>)> = formulas
         .iter()
-        .map(|&r| match &states[r] {
-            State::Derived(c) => c.clone(),
-            _ => vec![(r as u32 + 1, 1)],
+        .map(|b| {
+            let outcomes = b.outcomes.iter().map(|f| {
+                let mut sum: Count = Vec::new();
+                for &(r, coef) in f {
+                    let c = match r {
+                        Ref::Calls => vec![(0, 1)],
+                        Ref::At(i) => count_of(point_at[i as usize].expect("a point")),
+                        Ref::After(i) => {
+                            let k = after.binary_search(&i).expect("listed");
+                            vec![(AFTER + k as u32, 1)]
+                        }
+                    };
+                    add_scaled(&mut sum, &c, coef);
+                }
+                sum
+            });
+            (b.at, outcomes.collect())
         })
         .collect();
+    let every_key = || {
+        keyed
+            .iter()
+            .chain(keyed_branches.iter().flat_map(|b| &b.1))
+            .flatten()
+    };
     let mut needed = vec![false; all.len()];
-    for &(key, _) in keyed.iter().flatten() {
-        if key != 0 && key < EXC {
+    for &(key, _) in every_key() {
+        if key != 0 && key < AFTER {
             needed[key as usize - 1] = true;
         }
     }
@@ -187,27 +271,36 @@ pub fn plan_counters(
             slot[k] = counters.len() as u32;
         }
     }
-    // Exception counters of the stretches some count uses, after those.
-    let mut used: Vec<u32> = keyed
-        .iter()
-        .flatten()
+    // Edge counters after those, then the exception counters of the
+    // stretches some count uses.
+    let mut used: Vec<u32> = every_key()
         .filter(|t| t.0 >= EXC)
         .map(|t| t.0 - EXC)
         .collect();
     used.sort_unstable();
     used.dedup();
-    let exc_slot =
-        |key: u32| counters.len() as u32 + 1 + used.binary_search(&key).unwrap_or(0) as u32;
+    let first_exc = counters.len() as u32 + 1 + after.len() as u32;
+    let exc_slot = |key: u32| first_exc + used.binary_search(&key).unwrap_or(0) as u32;
     let slot_of = |key: u32| match key {
         0 => 0,
         k if k >= EXC => exc_slot(k - EXC),
+        k if k >= AFTER => counters.len() as u32 + 1 + (k - AFTER),
         k => slot[k as usize - 1],
     };
-    let counts = keyed
+    let to_slots = |c: &Count| -> Count {
+        let mut out: Count = c.iter().map(|&(key, coef)| (slot_of(key), coef)).collect();
+        out.sort_unstable();
+        out
+    };
+    let counts = keyed.iter().map(to_slots).collect();
+    let branches = keyed_branches
         .iter()
-        .map(|c| c.iter().map(|&(key, coef)| (slot_of(key), coef)).collect())
+        .map(|(at, outcomes)| BranchCounts {
+            at: *at,
+            outcomes: outcomes.iter().map(to_slots).collect(),
+        })
         .collect();
-    let dummy = counters.len() as u32 + 1 + used.len() as u32;
+    let dummy = first_exc + used.len() as u32;
     let exceptions = (!used.is_empty()).then(|| {
         let pos_for = |key: u32| {
             if used.binary_search(&key).is_ok() {
@@ -220,8 +313,10 @@ pub fn plan_counters(
         let sets = (0..n)
             .filter(|&i| {
                 // Mid-block instructions, and the first when only entry
-                // leads there (the entry code sets `pos`), keep it.
-                point_at[i].is_some()
+                // leads there (the entry code sets `pos`), keep it; so do
+                // branching instructions counted for their outcomes only
+                // (they cannot throw).
+                (point_at[i].is_some() && !arrival[i])
                     || !matches!(incoming[i].as_slice(), [Source::Entry] | [Source::Fall(_)]
                         if !is_branch_into(code, &incoming[i]))
             })
@@ -256,5 +351,27 @@ pub fn plan_counters(
         counts,
         slots,
         exceptions,
+        after,
+        branches,
+    }
+}
+
+/// `sum += coef × c`, dropping terms that cancel.
+fn add_scaled(sum: &mut Count, c: &Count, coef: i64) {
+    for &(key, k) in c {
+        match sum.iter_mut().find(|t| t.0 == key) {
+            Some(t) => t.1 += coef * k,
+            None => sum.push((key, coef * k)),
+        }
+    }
+    sum.retain(|t| t.1 != 0);
+}
+
+/// A conditional jump or a switch.
+fn is_branching(insn: &Insn) -> bool {
+    match insn {
+        Insn::Branch { op, .. } => crate::opcodes::is_conditional(*op),
+        Insn::TableSwitch(_) | Insn::LookupSwitch(_) => true,
+        Insn::Plain { .. } => false,
     }
 }

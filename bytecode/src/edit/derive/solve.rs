@@ -115,6 +115,12 @@ fn evaluate(terms: &[Term], states: &[State]) -> Option<Count> {
                     add(vec![(EXC + q as u32 + 1, 1)], 1);
                 }
             }
+            Term::Into(s, r) => {
+                add(point(r)?, 1);
+                if let (true, Origin::Point(q)) = (s.faults, s.origin) {
+                    add(vec![(EXC + q as u32 + 1, 1)], 1);
+                }
+            }
         }
     }
     sum.retain(|t| t.1 != 0);
