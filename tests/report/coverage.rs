@@ -15,6 +15,16 @@ const COV_IDLE: &str = "profrj.harness.CoverageTruth$Idle";
 /// Runs CoverageTruth (classes from `classpath`) under `options,file=…` and
 /// returns the snapshot's path and text.
 pub(super) fn coverage_run(name: &str, options: &str, classpath: &str) -> (PathBuf, String) {
+    coverage_run_of(name, options, classpath, COV)
+}
+
+/// [`coverage_run`] of the harness program `main`.
+pub(super) fn coverage_run_of(
+    name: &str,
+    options: &str,
+    classpath: &str,
+    main: &str,
+) -> (PathBuf, String) {
     let dir = temp_dir(name);
     let snap = dir.join("cov.xml");
     let out = Command::new(java())
@@ -24,7 +34,7 @@ pub(super) fn coverage_run(name: &str, options: &str, classpath: &str) -> (PathB
             agent().display(),
             snap.display()
         ))
-        .args(["-Xverify:all", "-Xmx256m", "-cp", classpath, COV])
+        .args(["-Xverify:all", "-Xmx256m", "-cp", classpath, main])
         .output()
         .expect("cannot start java");
     assert!(

@@ -4,7 +4,7 @@
 //! against the snapshot; every page read by xmllint as HTML and as XML;
 //! hostile names, hostile sources and a hostile DIR.
 
-use super::coverage::{coverage_run, coverage_truth_from_xml, COV};
+use super::coverage::{coverage_run, coverage_run_of, coverage_truth_from_xml, COV};
 use crate::common::*;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -33,6 +33,37 @@ fn line_truth() -> BTreeMap<u32, u64> {
         out.insert(i as u32 + 1, n);
     }
     out
+}
+
+/// The `<branches>` of CoverageTruth's classes in the snapshot, read here
+/// with no help from profrj: line → (outcomes, outcomes taken).
+fn snapshot_branches(xml: &str) -> BTreeMap<u32, (u64, u64)> {
+    let doc = roxmltree::Document::parse(xml).unwrap();
+    let mut out: BTreeMap<u32, (u64, u64)> = BTreeMap::new();
+    for b in doc.descendants().filter(|n| {
+        n.has_tag_name("branches")
+            && n.ancestors().any(|c| {
+                c.has_tag_name("class") && c.attribute("name").is_some_and(|n| n.starts_with(COV))
+            })
+    }) {
+        for token in b.text().unwrap_or_default().split_whitespace() {
+            let (line, counts) = token.split_once(':').unwrap();
+            let e = out.entry(line.parse().unwrap()).or_default();
+            for n in counts.split(',').map(|n| n.parse::<u64>().unwrap()) {
+                e.0 += 1;
+                e.1 += (n > 0) as u64;
+            }
+        }
+    }
+    out
+}
+
+/// A marker's tooltip, as the page words it (JaCoCo's words).
+fn branch_title(total: u64, taken: u64) -> String {
+    match total - taken {
+        0 => format!("all {total} branches covered"),
+        missed => format!("{missed} of {total} branches missed"),
+    }
 }
 
 /// A source page's rows as Chromium has them: line → (class, count text).
@@ -129,9 +160,10 @@ fn check_pages(dir: &Path) -> BTreeSet<String> {
     names
 }
 
-/// CoverageTruth's pages: every line's count and colour equal its `//=`
-/// count (missed when 0, covered otherwise: the snapshot has no branches),
-/// every summary row the snapshot's figures.
+/// CoverageTruth's pages: every line's count equals its `//=` count, its
+/// colour missed when 0, else partly where the snapshot's `<branches>` have
+/// an outcome never taken on it, else covered; every branch marker the
+/// snapshot's; every summary row the snapshot's figures.
 #[test]
 fn html_pages_of_coverage_truth_match_its_counts() {
     let (snap, xml) = coverage_run("html-cov", "coverage", harness_classes());
@@ -158,10 +190,15 @@ fn html_pages_of_coverage_truth_match_its_counts() {
         "{pages:?}"
     );
 
-    // The source page: each line's count and colour.
+    // The source page: each line's count and colour, and branch marker.
     let dom = load(&dir.join("s-profrj.harness.CoverageTruth.java.html"));
     let rows = source_rows(&dom);
     let truth = line_truth();
+    let branches = snapshot_branches(&xml);
+    assert!(
+        branches.values().any(|b| b.1 < b.0),
+        "CoverageTruth has branches never taken (sign's v < 0)"
+    );
     let src_lines = std::fs::read_to_string(format!("{SOURCES}/profrj/harness/CoverageTruth.java"))
         .unwrap()
         .lines()
@@ -173,7 +210,11 @@ fn html_pages_of_coverage_truth_match_its_counts() {
     for (n, (class, count)) in &rows {
         match truth.get(n) {
             Some(&want) => {
-                let colour = if want > 0 { "covered" } else { "missed" };
+                let colour = match branches.get(n) {
+                    _ if want == 0 => "missed",
+                    Some((total, taken)) if taken < total => "partly",
+                    _ => "covered",
+                };
                 assert_eq!(
                     (class.as_deref(), count.as_str()),
                     (Some(colour), want.to_string().as_str()),
@@ -187,11 +228,13 @@ fn html_pages_of_coverage_truth_match_its_counts() {
             ),
         }
     }
-    assert!(
-        !dom.contains("class=\"d "),
-        "no branch marker without <branches>"
-    );
-    assert!(!dom.contains("class=\"num branches\""), "no branch column");
+    let marks = diamonds(&dom);
+    let want_marks: BTreeMap<u32, String> = branches
+        .iter()
+        .map(|(&l, &(total, taken))| (l, branch_title(total, taken)))
+        .collect();
+    let got_marks: BTreeMap<u32, String> = marks.into_iter().map(|(l, (_, t))| (l, t)).collect();
+    assert_eq!(got_marks, want_marks);
     // The file's classes, each with its figures, linked to its first line.
     for class in want.keys().filter(|k| k.starts_with(COV)) {
         assert_eq!(
@@ -391,6 +434,11 @@ fn html_pages_of_hostile_names_and_sources() {
         big.contains("code on lines past the file's end (1 lines: 5…)"),
         "{big}"
     );
+    // A snapshot without <branches> (an older one): no branch column, no marker.
+    for dom in [&index, &big] {
+        assert!(!dom.contains("class=\"num branches\""), "{dom}");
+        assert!(!dom.contains("class=\"d "), "{dom}");
+    }
     let bin = load(&dir.join(sources.iter().find(|p| p.contains("Bin")).unwrap()));
     assert!(
         bin.contains("The file is binary") && !bin.contains("ELF"),
@@ -426,4 +474,106 @@ fn html_pages_of_hostile_names_and_sources() {
     assert_eq!(std::fs::read_to_string(d.join("victim")).unwrap(), "keep");
     assert_eq!(check_pages(&dir), pages);
     std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// BranchTruth's `//@` tokens: line → (outcomes, outcomes taken, whether
+/// the line's branching instructions ran at all).
+fn branch_truth() -> BTreeMap<u32, (u64, u64, bool)> {
+    let src =
+        std::fs::read_to_string(format!("{SOURCES}/profrj/harness/BranchTruth.java")).unwrap();
+    let mut out = BTreeMap::new();
+    for (i, line) in src.lines().enumerate() {
+        let Some((code, spec)) = line.split_once("//@") else {
+            continue;
+        };
+        if code.trim_start().starts_with(['*', '/']) {
+            continue; // the class comment explaining the notation
+        }
+        let (mut total, mut taken, mut ran) = (0, 0, false);
+        for token in spec.split_whitespace() {
+            for n in token.split(',').map(|n| n.parse::<u64>().unwrap()) {
+                total += 1;
+                taken += (n > 0) as u64;
+                ran |= n > 0;
+            }
+        }
+        out.insert(i as u32 + 1, (total, taken, ran));
+    }
+    out
+}
+
+/// A source page's branch markers: line → (marker class, tooltip).
+fn diamonds(dom: &str) -> BTreeMap<u32, (String, String)> {
+    let mut out = BTreeMap::new();
+    for chunk in dom.split("<tr id=\"L").skip(1) {
+        let n: u32 = chunk[..chunk.find('"').unwrap()].parse().unwrap();
+        let row = &chunk[..chunk.find("</tr>").unwrap()];
+        let Some((_, d)) = row.split_once("<span class=\"d ") else {
+            continue;
+        };
+        let kind = d[..d.find('"').unwrap()].to_owned();
+        let title = d.split_once("title=\"").unwrap().1;
+        out.insert(n, (kind, title[..title.find('"').unwrap()].to_owned()));
+    }
+    out
+}
+
+/// BranchTruth's pages: every line with branches has a marker whose
+/// tooltip and colour, and a row colour (partly where an outcome was never
+/// taken), equal its `//@` tokens'; no other line has one, and no line
+/// without branches is partly; the summary's branch figures are the sums.
+#[test]
+fn html_branches_of_branch_truth_match_its_tokens() {
+    let (snap, _xml) = coverage_run_of(
+        "html-branches",
+        "coverage",
+        harness_classes(),
+        "profrj.harness.BranchTruth",
+    );
+    let dir = snap.parent().unwrap().join("pages");
+    profrj_ok(&["report", s(&snap), "--html", s(&dir), "--sources", SOURCES]);
+    check_pages(&dir);
+    let dom = load(&dir.join("s-profrj.harness.BranchTruth.java.html"));
+    let truth = branch_truth();
+    let rows = source_rows(&dom);
+    let marks = diamonds(&dom);
+    assert_eq!(
+        marks.keys().collect::<Vec<_>>(),
+        truth.keys().collect::<Vec<_>>()
+    );
+    let (mut total, mut taken) = (0, 0);
+    for (line, &(n, hit, ran)) in &truth {
+        let missed = n - hit;
+        let title = branch_title(n, hit);
+        let kind = match (hit, missed) {
+            (_, 0) => "all",
+            (0, _) => "none",
+            _ => "some",
+        };
+        assert_eq!(marks[line], (kind.to_owned(), title), "line {line}");
+        let colour = match (ran, missed) {
+            (false, _) => "missed",
+            (true, 0) => "covered",
+            (true, _) => "partly",
+        };
+        assert_eq!(rows[line].0.as_deref(), Some(colour), "line {line}");
+        total += n;
+        taken += hit;
+    }
+    for (line, (class, _)) in &rows {
+        if !truth.contains_key(line) {
+            assert_ne!(
+                class.as_deref(),
+                Some("partly"),
+                "line {line}: no branch, no instructions"
+            );
+        }
+    }
+    let want = format!("{taken}/{total}");
+    assert_eq!(
+        summary_row(&dom, Some("profrj.harness.BranchTruth"))["branches"],
+        want
+    );
+    let index = load(&dir.join("index.html"));
+    assert_eq!(summary_row(&index, None)["branches"], want);
 }

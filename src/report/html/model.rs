@@ -10,8 +10,9 @@
 //!   `<instructions>` says so), covered (ran, nothing known missed).
 //! - A class's figures are `report`'s (`report::coverage_table`): lines with
 //!   code counted once per class, methods run; a package's and the total are
-//!   sums over classes. Branches are summed only where known: a figure of
-//!   branches is `None` when no method of it has `<branches>`.
+//!   sums over classes. Branches (`<branches>`, profrj's extension) are
+//!   summed where there are some: a figure of branches is `None` when no
+//!   method of it has any (an older snapshot, or code without a branch).
 
 use crate::convert::coverage::{package, source_path, sum_lines};
 use crate::snapshot::{CoverageClass, CoverageMethod, CoverageSection};
@@ -45,22 +46,12 @@ fn add_known(a: Option<Ratio>, b: Option<Ratio>) -> Option<Ratio> {
     }
 }
 
-/// A method's branch outcomes and instructions, as the profrj extensions of
-/// docs/SNAPSHOT.md give them; `None` where the snapshot has none (an older
-/// snapshot, or a method without branching instructions).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct MethodExtras {
-    /// Per branching instruction: its source line (`None`: -1), and how
-    /// many times each outcome was taken.
-    pub branches: Option<Vec<(Option<u32>, Vec<u64>)>>,
-    /// Per footprint cell: (instructions run, instructions).
-    pub instructions: Option<Vec<Ratio>>,
-}
-
-/// The extensions of a method: the snapshot reader does not keep them yet
-/// (branch `branches` adds them), so they are unknown.
-pub fn extras(_m: &CoverageMethod) -> MethodExtras {
-    MethodExtras::default()
+/// A method's instructions per footprint cell (run, instructions), from
+/// `<instructions>` (docs/SNAPSHOT.md's profrj extension): the snapshot
+/// reader does not keep them yet, so they are unknown and a line is partly
+/// covered by its branches only.
+fn instructions(_m: &CoverageMethod) -> Option<Vec<Ratio>> {
+    None
 }
 
 /// One source line with code.
@@ -122,19 +113,20 @@ pub fn line_facts<'a>(
         })
         .collect();
     for m in methods {
-        let ex = extras(m);
-        for (line, outcomes) in ex.branches.iter().flatten() {
-            let Some(facts) = line.and_then(|l| lines.get_mut(&l)) else {
+        // A branching instruction without a line, or on a line without
+        // code (impossible from the agent), has no row to mark.
+        for b in &m.branches {
+            let Some(facts) = b.line.and_then(|l| lines.get_mut(&l)) else {
                 continue;
             };
-            let taken = outcomes.iter().filter(|&&n| n > 0).count() as u64;
+            let taken = b.outcomes.iter().filter(|&&n| n > 0).count() as u64;
             let r = Ratio {
                 covered: taken,
-                total: outcomes.len() as u64,
+                total: b.outcomes.len() as u64,
             };
             facts.branches = add_known(facts.branches, Some(r));
         }
-        let (Some(first), Some(cells)) = (m.first_line, ex.instructions) else {
+        let (Some(first), Some(cells)) = (m.first_line, instructions(m)) else {
             continue;
         };
         for (i, r) in cells.into_iter().enumerate() {
@@ -244,6 +236,7 @@ pub fn packages(cov: &CoverageSection) -> Vec<PackageModel<'_>> {
 mod tests {
     use super::*;
     use crate::convert::coverage::tests::{method, section};
+    use crate::snapshot::CoverageBranch;
 
     #[test]
     fn statuses() {
@@ -303,5 +296,34 @@ mod tests {
         let lines = line_facts([&method("m", Some(7), 2, &[2, -1, 0])]);
         assert_eq!(lines.keys().copied().collect::<Vec<_>>(), [7, 9]);
         assert_eq!(lines[&9].status(), Status::Missed);
+    }
+
+    /// Branches of two methods on one line add up; one outcome never taken
+    /// makes a line that ran partly covered; a branch without a line, or
+    /// on a line without code, marks nothing.
+    #[test]
+    fn branches_per_line_and_class() {
+        let branch = |line, outcomes: &[u64]| CoverageBranch {
+            line,
+            outcomes: outcomes.to_vec(),
+        };
+        let mut a = method("a", Some(10), 4, &[4, 4, -1]);
+        a.branches = vec![
+            branch(Some(10), &[3, 1]),
+            branch(Some(11), &[0, 4]),
+            branch(None, &[0, 0]),
+            branch(Some(12), &[0, 0]),
+        ];
+        let mut b = method("b", Some(11), 1, &[1]);
+        b.branches = vec![branch(Some(11), &[1, 0, 0])];
+        let lines = line_facts([&a, &b]);
+        let r = |covered, total| Some(Ratio { covered, total });
+        assert_eq!(lines[&10].branches, r(2, 2));
+        assert_eq!(lines[&10].status(), Status::Covered);
+        assert_eq!(lines[&11].branches, r(2, 5));
+        assert_eq!((lines[&11].count, lines[&11].status()), (5, Status::Partly));
+        let f = figures([&a, &b]);
+        assert_eq!(f.branches, r(4, 7));
+        assert_eq!(figures([&method("c", Some(1), 1, &[1])]).branches, None);
     }
 }
