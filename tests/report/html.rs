@@ -281,6 +281,17 @@ fn html_pages_of_coverage_truth_match_its_counts() {
         want_figures(&sum)
     );
     assert!(!dom.contains("Source not found"), "{dom}");
+    let (total, taken) = branches
+        .values()
+        .fold((0, 0), |t, b| (t.0 + b.0, t.1 + b.1));
+    assert!(
+        want.keys().all(|c| c.starts_with(COV)),
+        "only CoverageTruth's classes: their branches are the total"
+    );
+    assert_eq!(
+        summary_row(&dom, None)["branches"],
+        format!("{taken}/{total}")
+    );
 
     // A class page: a row per method, its calls as the snapshot's.
     let dom = load(&dir.join("c-profrj.harness.CoverageTruth.html"));
