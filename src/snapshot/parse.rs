@@ -407,6 +407,8 @@ impl Parser {
             }
             (Some(Open::Method), coverage::FOOTPRINTS) => Open::Footprints,
             (Some(Open::Method), coverage::BRANCHES) => Open::Branches,
+            // Read by no report yet.
+            (Some(Open::Method), coverage::INSTRUCTIONS) => Open::Skip,
             (Some(Open::Calls), dump::DUMP) => {
                 self.snap.monitor_dump.get_or_insert_with(Default::default);
                 Open::Dump

@@ -42,6 +42,7 @@
 //! one, the point nested in the fewest loops gets the counter (a branch side
 //! before a line), or of those the one that lets the most others be derived.
 
+mod blocks;
 mod branches;
 mod graph;
 mod solve;
@@ -82,6 +83,21 @@ pub struct CounterPlan {
     /// Each branching instruction's outcome counts, in code order (empty
     /// unless asked for).
     pub branches: Vec<BranchCounts>,
+    /// Runs of instructions and what tells whether they ran (empty unless
+    /// branches are asked for): every instruction of the method in one.
+    pub blocks: Vec<InsnBlock>,
+}
+
+/// Instructions `start..end` (indices as read) ran when one of `any_of`
+/// is above 0: the counts of the points whose straight code leads there.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct InsnBlock {
+    /// First instruction.
+    pub start: u32,
+    /// Past the last.
+    pub end: u32,
+    /// The leaders' counts.
+    pub any_of: Vec<Count>,
 }
 
 /// How many times each way out of a branching instruction was taken.
@@ -178,6 +194,15 @@ pub fn plan_coverage(
     // Then the arrivals branch outcomes use, with no line either.
     let lineless = all.len();
     all.extend(arrival_points(&formulas));
+    // Handlers' first instructions, for whether their code ran (a counter
+    // there costs only when an exception is caught).
+    if branches {
+        all.extend(
+            code.handlers
+                .iter()
+                .map(|h| code.labels[h.handler.0 as usize]),
+        );
+    }
     // The first point at each instruction stands for all of them.
     let mut point_at: Vec<Option<usize>> = vec![None; n];
     let rep: Vec<usize> = all
@@ -250,10 +275,31 @@ pub fn plan_coverage(
             (b.at, outcomes.collect())
         })
         .collect();
+    // Whether each instruction ran, by runs of instructions that share
+    // their leaders.
+    let mut keyed_blocks: Vec<(u32, u32, Vec<Count>)> = Vec::new();
+    if branches {
+        let lead = blocks::leaders(code, &incoming, &point_at, &arrival, calls_counted);
+        let mut start = 0;
+        for i in 1..=n {
+            if i == n || lead[i] != lead[start] {
+                let any_of = lead[start]
+                    .iter()
+                    .map(|l| match *l {
+                        blocks::Leader::Calls => vec![(0, 1)],
+                        blocks::Leader::Point(k) => count_of(rep[k]),
+                    })
+                    .collect();
+                keyed_blocks.push((start as u32, i as u32, any_of));
+                start = i;
+            }
+        }
+    }
     let every_key = || {
         keyed
             .iter()
             .chain(keyed_branches.iter().flat_map(|b| &b.1))
+            .chain(keyed_blocks.iter().flat_map(|b| &b.2))
             .flatten()
     };
     let mut needed = vec![false; all.len()];
@@ -298,6 +344,14 @@ pub fn plan_coverage(
         .map(|(at, outcomes)| BranchCounts {
             at: *at,
             outcomes: outcomes.iter().map(to_slots).collect(),
+        })
+        .collect();
+    let blocks = keyed_blocks
+        .iter()
+        .map(|(start, end, any_of)| InsnBlock {
+            start: *start,
+            end: *end,
+            any_of: any_of.iter().map(to_slots).collect(),
         })
         .collect();
     let dummy = first_exc + used.len() as u32;
@@ -353,6 +407,7 @@ pub fn plan_coverage(
         exceptions,
         after,
         branches,
+        blocks,
     }
 }
 
