@@ -151,6 +151,7 @@ pub mod tests {
             count,
             footprints: prints.to_vec(),
             branches: Vec::new(),
+            instructions: Vec::new(),
         }
     }
 

@@ -315,6 +315,10 @@ pub struct CoverageMethod {
     /// `<branches>` (profrj's extension): each branching instruction in
     /// bytecode order. Empty: none, or unknown (a snapshot without them).
     pub branches: Vec<CoverageBranch>,
+    /// `<instructions>` (profrj's extension): per footprint cell, the
+    /// instructions on that line that ran and all of them (`0/0` where the
+    /// footprint is -1). Empty: unknown (a snapshot without them).
+    pub instructions: Vec<(u32, u32)>,
 }
 
 /// One branching instruction: its source line (`None`: -1, none) and how

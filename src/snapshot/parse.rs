@@ -162,6 +162,7 @@ enum Open {
     Method,
     Footprints,
     Branches,
+    Instructions,
     /// `<monitorDump>` and its elements (`monitor_dump.rs`).
     Dump,
     DumpThread,
@@ -400,6 +401,7 @@ impl Parser {
                     count: self.number(&a, coverage::method::COUNT)?.unwrap_or(0),
                     footprints: Vec::new(),
                     branches: Vec::new(),
+                    instructions: Vec::new(),
                 };
                 let cov = self.snap.coverage.as_mut().expect("opened");
                 cov.classes.last_mut().expect("open").methods.push(m);
@@ -407,8 +409,7 @@ impl Parser {
             }
             (Some(Open::Method), coverage::FOOTPRINTS) => Open::Footprints,
             (Some(Open::Method), coverage::BRANCHES) => Open::Branches,
-            // Read by no report yet.
-            (Some(Open::Method), coverage::INSTRUCTIONS) => Open::Skip,
+            (Some(Open::Method), coverage::INSTRUCTIONS) => Open::Instructions,
             (Some(Open::Calls), dump::DUMP) => {
                 self.snap.monitor_dump.get_or_insert_with(Default::default);
                 Open::Dump
@@ -493,6 +494,19 @@ impl Parser {
                 let class = cov.classes.last_mut().expect("open");
                 let method = class.methods.last_mut().expect("open");
                 method.branches.extend(branches);
+                Ok(())
+            }
+            Some((Open::Instructions, _, _)) => {
+                let mut cells = Vec::new();
+                for word in text.split_ascii_whitespace() {
+                    cells.push(parse_instructions(word).map_err(|why| {
+                        self.err(format!("instructions {word:?}: {why} (RAN/ALL)"))
+                    })?);
+                }
+                let cov = self.snap.coverage.as_mut().expect("opened");
+                let class = cov.classes.last_mut().expect("open");
+                let method = class.methods.last_mut().expect("open");
+                method.instructions.extend(cells);
                 Ok(())
             }
             _ if text.trim().is_empty() => Ok(()),
@@ -582,6 +596,17 @@ fn parse_branch(word: &str) -> Result<CoverageBranch, &'static str> {
         .collect::<Result<Vec<u64>, _>>()
         .map_err(|_| "a count is not a number of times")?;
     Ok(CoverageBranch { line, outcomes })
+}
+
+/// One `<instructions>` token, `C/T`: C of the line's T instructions ran.
+fn parse_instructions(word: &str) -> Result<(u32, u32), &'static str> {
+    let (ran, all) = word.split_once('/').ok_or("no '/'")?;
+    let number = |n: &str| n.parse::<u32>().map_err(|_| "not a number of instructions");
+    let (ran, all) = (number(ran)?, number(all)?);
+    if ran > all {
+        return Err("more instructions ran than there are");
+    }
+    Ok((ran, all))
 }
 
 /// The attributes of one element, by key.

@@ -46,12 +46,17 @@ fn add_known(a: Option<Ratio>, b: Option<Ratio>) -> Option<Ratio> {
     }
 }
 
-/// A method's instructions per footprint cell (run, instructions), from
-/// `<instructions>` (docs/SNAPSHOT.md's profrj extension): the snapshot
-/// reader does not keep them yet, so they are unknown and a line is partly
-/// covered by its branches only.
-fn instructions(_m: &CoverageMethod) -> Option<Vec<Ratio>> {
-    None
+/// A method's instructions per footprint cell (run, all), from
+/// `<instructions>` (docs/SNAPSHOT.md's profrj extension); `None` without
+/// them (an older snapshot): a line is then partly covered by its branches
+/// only.
+fn instructions(m: &CoverageMethod) -> Option<impl Iterator<Item = Ratio> + '_> {
+    (!m.instructions.is_empty()).then(|| {
+        m.instructions.iter().map(|&(ran, all)| Ratio {
+            covered: ran as u64,
+            total: all as u64,
+        })
+    })
 }
 
 /// One source line with code.
@@ -129,7 +134,7 @@ pub fn line_facts<'a>(
         let (Some(first), Some(cells)) = (m.first_line, instructions(m)) else {
             continue;
         };
-        for (i, r) in cells.into_iter().enumerate() {
+        for (i, r) in cells.enumerate() {
             let line = u32::try_from(i).ok().and_then(|i| i.checked_add(first));
             if let Some(facts) = line.and_then(|l| lines.get_mut(&l)) {
                 facts.instructions = add_known(facts.instructions, Some(r));
@@ -325,5 +330,40 @@ mod tests {
         let f = figures([&a, &b]);
         assert_eq!(f.branches, r(4, 7));
         assert_eq!(figures([&method("c", Some(1), 1, &[1])]).branches, None);
+    }
+
+    /// `<instructions>` as the reader keeps them: a line that ran with an
+    /// instruction never run is partly covered; two methods on one line add
+    /// up; a bad token is one clear error.
+    #[test]
+    fn instructions_from_a_snapshot() {
+        use crate::snapshot::parse_bytes;
+        let xml = |tokens: &str| {
+            format!(
+                r#"<doc><coverage><class name="p.A" source="A.java">
+                <method name="f" signature="()V" firstline="5" count="2"><footprints>2 -1 2 0</footprints>
+                <branches>5:2,0</branches><instructions>{tokens}</instructions></method>
+                <method name="g" signature="()V" firstline="7" count="1"><footprints>1</footprints>
+                <instructions>2/2</instructions></method>
+                </class></coverage></doc>"#
+            )
+        };
+        let snap = parse_bytes(xml("4/4 0/0 3/5 0/2").as_bytes()).unwrap();
+        let class = &snap.coverage.as_ref().unwrap().classes[0];
+        assert_eq!(
+            class.methods[0].instructions,
+            [(4, 4), (0, 0), (3, 5), (0, 2)]
+        );
+        let lines = line_facts(&class.methods);
+        let r = |covered, total| Some(Ratio { covered, total });
+        assert_eq!(lines[&5].instructions, r(4, 4));
+        assert_eq!(lines[&5].status(), Status::Partly, "a branch never taken");
+        assert_eq!(lines[&7].instructions, r(5, 7));
+        assert_eq!((lines[&7].count, lines[&7].status()), (3, Status::Partly));
+        assert_eq!(lines[&8].status(), Status::Missed);
+        for bad in ["3/2", "x/2", "3"] {
+            let e = parse_bytes(xml(bad).as_bytes()).unwrap_err().to_string();
+            assert!(e.contains("instructions") && e.contains(bad), "{e}");
+        }
     }
 }
