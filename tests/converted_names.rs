@@ -2,6 +2,7 @@
 //! (`profrj_format::escape`: a control character as `\uXXXX`, a backslash
 //! as `\\`, everything else as it is), and a real parser reads each output:
 //! xmllint and pycobertura the Cobertura XML, genhtml the LCOV tracefile,
+//! xmllint the coverage pages (`report --html`),
 //! protoc the pprof profile, stackcollapse-hprof (PyPI's hprof2flamegraph)
 //! the HPROF report. The names come from a real JVM (OddNames: threads,
 //! a class, its method and its source file named with U+0001, ESC, BEL and a
@@ -175,6 +176,54 @@ fn odd_names_of_a_real_jvm_reach_every_format_escaped() {
         .collect();
     for m in odd_names(&xml, "coverage", "method", "name") {
         assert!(methods.contains(m.as_str()), "{m:?} not in {methods:?}");
+    }
+
+    // The coverage pages (report --html): each page read by xmllint as HTML
+    // and as XML, named safely inside DIR, with no raw control character;
+    // the payload's class and methods under their escaped names, its
+    // source (a name with control characters) not found.
+    let pages = dir.join("pages");
+    profrj_ok(&[
+        "report",
+        s(&snap),
+        "--html",
+        s(&pages),
+        "--sources",
+        concat!(env!("CARGO_MANIFEST_DIR"), "/java-test-harness/src"),
+    ]);
+    let mut class_page = None;
+    for e in std::fs::read_dir(&pages).unwrap() {
+        let path = e.unwrap().path();
+        let name = path.file_name().unwrap().to_str().unwrap().to_owned();
+        assert!(
+            name.ends_with(".html")
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "._$~-".contains(c)),
+            "{name:?}"
+        );
+        consumer(
+            Command::new("xmllint")
+                .args(["--html", "--noout"])
+                .arg(&path),
+            "xmllint --html",
+        );
+        consumer(Command::new("xmllint").arg("--noout").arg(&path), "xmllint");
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_no_control(&name, &text);
+        if name.starts_with("c-") && text.contains(&format!("<h1>{payload}</h1>")) {
+            class_page = Some(text);
+        }
+    }
+    let index = std::fs::read_to_string(pages.join("index.html")).unwrap();
+    assert!(index.contains("Source not found"), "{index}");
+    assert!(
+        index.contains(&format!("profrj/harness/{simple}.java")),
+        "{index}"
+    );
+    let class_page = class_page.unwrap_or_else(|| panic!("no page for {payload}"));
+    for m in odd_names(&xml, "coverage", "method", "name") {
+        assert!(class_page.contains(&format!("<td>{m}(")), "{m:?}");
     }
 
     // HPROF, read by stackcollapse-hprof: the frames under their names.

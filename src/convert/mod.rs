@@ -16,7 +16,7 @@
 use crate::error::CliError;
 mod cobertura;
 mod collapsed;
-mod coverage;
+pub(crate) mod coverage;
 mod hprof;
 mod jacoco;
 mod jfr;

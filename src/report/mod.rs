@@ -6,6 +6,7 @@
 
 use crate::error::CliError;
 mod calls;
+mod html;
 mod monitors;
 
 pub use calls::{calls_report, sites_report};
@@ -80,11 +81,30 @@ pub struct Args {
     /// A heap dump: only the class histogram (objects, shallow bytes), in one pass without the dominator tree.
     #[arg(long)]
     histogram: bool,
+    /// Write the coverage section as HTML pages into DIR (created if missing): an index, a page per package, class and source file.
+    #[arg(long, value_name = "DIR")]
+    html: Option<PathBuf>,
+    /// With --html: the directories the sources are under, as javac lays them out (p/q/A.java), separated by ':'.
+    #[arg(
+        long,
+        value_name = "PATH[:PATH…]",
+        requires = "html",
+        value_delimiter = ':'
+    )]
+    sources: Vec<PathBuf>,
+    /// With --html: replace the pages of an earlier report in DIR (without it, a page already there is refused).
+    #[arg(long, requires = "html")]
+    replace: bool,
 }
 
 pub fn run(args: Args) -> Result<(), CliError> {
     if let Some(gzip) = crate::heap::sniff(&args.snapshot) {
         heap_only(&args.select)?;
+        if args.html.is_some() {
+            return Err(CliError::Usage(
+                "--html is for a snapshot's coverage, not a binary HPROF heap dump".into(),
+            ));
+        }
         let opts = crate::heapread::text::Options {
             thread: args.select.thread(),
             top: if args.top == 0 { usize::MAX } else { args.top },
@@ -99,6 +119,9 @@ pub fn run(args: Args) -> Result<(), CliError> {
         ));
     }
     let snap = read_file(&args.snapshot)?;
+    if let Some(dir) = &args.html {
+        return html_pages(&args, &snap, dir);
+    }
     let section = match args.select.section {
         Some(s) => s,
         None => default_section(&snap)?,
@@ -137,6 +160,39 @@ pub fn run(args: Args) -> Result<(), CliError> {
         }
     };
     crate::output::write(None, text.as_bytes())
+}
+
+/// `--html DIR`: the coverage section as pages; the options of the
+/// terminal tables (other sections, threads, metrics) are refused.
+fn html_pages(args: &Args, snap: &Snapshot, dir: &std::path::Path) -> Result<(), CliError> {
+    let s = &args.select;
+    if s.section.is_some_and(|x| x != Section::Coverage)
+        || s.metric.is_some()
+        || s.thread().is_some()
+    {
+        return Err(CliError::Usage(format!(
+            "--html writes the <{}> section: --section, --metric and --thread are for the terminal tables",
+            section_tag(Section::Coverage)
+        )));
+    }
+    let cov = snap
+        .coverage
+        .as_ref()
+        .ok_or_else(|| no_section(Section::Coverage))?;
+    let opts = html::Options {
+        dir,
+        sources: &args.sources,
+        replace: args.replace,
+    };
+    let done = html::write_pages(cov, &opts)?;
+    eprintln!(
+        "profrj: wrote {} pages to {} (open index.html): {} source files shown, {} classes without their source",
+        done.pages,
+        dir.display(),
+        done.sources,
+        done.missing
+    );
+    Ok(())
 }
 
 /// A heap dump has no sections or metrics: `--section` and `--metric` are

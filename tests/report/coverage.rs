@@ -8,13 +8,23 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::process::Command;
 
-const COV: &str = "profrj.harness.CoverageTruth";
+pub(super) const COV: &str = "profrj.harness.CoverageTruth";
 
 const COV_IDLE: &str = "profrj.harness.CoverageTruth$Idle";
 
 /// Runs CoverageTruth (classes from `classpath`) under `options,file=…` and
 /// returns the snapshot's path and text.
-fn coverage_run(name: &str, options: &str, classpath: &str) -> (PathBuf, String) {
+pub(super) fn coverage_run(name: &str, options: &str, classpath: &str) -> (PathBuf, String) {
+    coverage_run_of(name, options, classpath, COV)
+}
+
+/// [`coverage_run`] of the harness program `main`.
+pub(super) fn coverage_run_of(
+    name: &str,
+    options: &str,
+    classpath: &str,
+    main: &str,
+) -> (PathBuf, String) {
     let dir = temp_dir(name);
     let snap = dir.join("cov.xml");
     let out = Command::new(java())
@@ -24,7 +34,7 @@ fn coverage_run(name: &str, options: &str, classpath: &str) -> (PathBuf, String)
             agent().display(),
             snap.display()
         ))
-        .args(["-Xverify:all", "-Xmx256m", "-cp", classpath, COV])
+        .args(["-Xverify:all", "-Xmx256m", "-cp", classpath, main])
         .output()
         .expect("cannot start java");
     assert!(
@@ -39,7 +49,7 @@ fn coverage_run(name: &str, options: &str, classpath: &str) -> (PathBuf, String)
 /// Per class, as the snapshot says with no help from profrj's reader:
 /// (lines covered, lines with code, methods run, methods). A line in several
 /// methods (a lambda on its enclosing method's line) counts once.
-fn coverage_truth_from_xml(xml: &str) -> std::collections::BTreeMap<String, [u64; 4]> {
+pub(super) fn coverage_truth_from_xml(xml: &str) -> std::collections::BTreeMap<String, [u64; 4]> {
     let doc = roxmltree::Document::parse(xml).unwrap();
     let mut out = std::collections::BTreeMap::new();
     for class in doc.descendants().filter(|n| n.has_tag_name("class")) {

@@ -15,5 +15,6 @@ mod common;
 mod convert;
 mod coverage;
 mod flame;
+mod html;
 mod snapshots;
 mod tables;
