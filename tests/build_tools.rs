@@ -11,12 +11,15 @@
 //! plugins and JUnit into ~/.m2; without them the build, and the test, fail.
 
 mod common;
+#[path = "build_tools/lcov.rs"]
+mod lcov;
 #[path = "build_tools/maven.rs"]
 mod maven;
 #[path = "build_tools/snapshots.rs"]
 mod snapshots;
 
 use common::*;
+use lcov::lcov_sum;
 use maven::*;
 use snapshots::*;
 use std::collections::BTreeMap;
@@ -173,6 +176,23 @@ fn surefire_forks_write_a_snapshot_each_that_sum_to_the_sources_counts() {
     build.assert_success();
     let snapshots = snapshots_in(&project.join("target"));
     check_forks(&snapshots, &truth);
+
+    // The same sum by the lcov tool, from `convert --to lcov` of each fork.
+    let summed = lcov_sum(snapshots.values(), &project);
+    for class in MAIN_CLASSES {
+        let file = format!("{}.java", class.replace('.', "/"));
+        let record = &summed[&file];
+        assert_eq!(record.lines, truth.summed_lines(class), "lcov -a: {file}");
+        for (c, method, _) in CALLS.iter().filter(|(c, _, _)| *c == class) {
+            let simple = c.strip_prefix("shop.").unwrap();
+            let (_, n) = record
+                .calls
+                .iter()
+                .find(|(name, _)| name.starts_with(&format!("{simple}.{method}(")))
+                .unwrap_or_else(|| panic!("lcov -a: no FNDA for {c}.{method}"));
+            assert_eq!(*n, calls(c, method, None), "lcov -a: {c}.{method} calls");
+        }
+    }
 }
 
 /// The agent given to every JVM of the build through `JAVA_TOOL_OPTIONS`:

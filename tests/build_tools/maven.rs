@@ -184,6 +184,16 @@ impl Truth {
             .collect()
     }
 
+    /// Every line of `class` that declares a count, with its count summed
+    /// over the test classes.
+    pub fn summed_lines(&self, class: &str) -> BTreeMap<i64, i64> {
+        self.lines
+            .iter()
+            .filter(|((c, _), _)| c == class)
+            .map(|((_, line), per)| (*line, per.values().sum()))
+            .collect()
+    }
+
     /// How many lines declare a count.
     pub fn line_count(&self) -> usize {
         self.lines.len()
