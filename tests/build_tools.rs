@@ -78,8 +78,9 @@ fn calls(class: &str, method: &str, test: Option<&str>) -> u64 {
 /// One fork's snapshot against the sources: it holds one test class, whose
 /// test methods each ran once; the main classes it loaded are exactly those
 /// the test class runs code of; their calls and every footprint are that
-/// test class's counts. Answers the test class's simple name.
-fn check_fork(file: &Path, cov: &Coverage, truth: &Truth) -> String {
+/// test class's counts. Answers the test class's simple name and how many
+/// test methods ran.
+fn check_fork(file: &Path, cov: &Coverage, truth: &Truth) -> (String, usize) {
     let tests: Vec<&str> = cov
         .keys()
         .map(|k| k.class.as_str())
@@ -121,7 +122,7 @@ fn check_fork(file: &Path, cov: &Coverage, truth: &Truth) -> String {
             method.firstline
         );
     }
-    test
+    (test, test_methods)
 }
 
 /// The main classes' methods summed over the forks equal the sources'
@@ -145,8 +146,13 @@ fn check_sum(sum: &Coverage, truth: &Truth) {
     assert_eq!(lines_seen, truth.line_count(), "every annotated line");
 }
 
-/// Checks every fork's snapshot and their sum; answers the sum.
-fn check_forks(snapshots: &BTreeMap<u32, std::path::PathBuf>, truth: &Truth) -> Coverage {
+/// Checks every fork's snapshot, against Surefire's own report of the
+/// build in `project` too, and their sum; answers the sum.
+fn check_forks(
+    snapshots: &BTreeMap<u32, std::path::PathBuf>,
+    truth: &Truth,
+    project: &Path,
+) -> Coverage {
     assert_eq!(
         snapshots.len(),
         TEST_CLASSES.len(),
@@ -156,7 +162,13 @@ fn check_forks(snapshots: &BTreeMap<u32, std::path::PathBuf>, truth: &Truth) -> 
     let mut sum = Coverage::new();
     for file in snapshots.values() {
         let cov = read_coverage(file);
-        tests_seen.push(check_fork(file, &cov, truth));
+        let (test, methods) = check_fork(file, &cov, truth);
+        assert_eq!(
+            methods,
+            surefire_tests_run(project, &test),
+            "{test}: the test methods that ran in its JVM are those Surefire ran"
+        );
+        tests_seen.push(test);
         add_coverage(&mut sum, &cov);
     }
     tests_seen.sort();
@@ -175,7 +187,7 @@ fn surefire_forks_write_a_snapshot_each_that_sum_to_the_sources_counts() {
     let build = run_maven(&project, &[&agent_property], &[]);
     build.assert_success();
     let snapshots = snapshots_in(&project.join("target"));
-    check_forks(&snapshots, &truth);
+    check_forks(&snapshots, &truth, &project);
 
     // The same sum by the lcov tool, from `convert --to lcov` of each fork.
     let summed = lcov_sum(snapshots.values(), &project);
@@ -232,7 +244,7 @@ fn java_tool_options_reaches_every_fork_and_mavens_own_jvm() {
         assert_eq!(method.count, 0, "Maven's JVM ran {key}");
         assert!(method.footprints.iter().all(|&n| n <= 0), "{key}");
     }
-    let mut sum = check_forks(&snapshots, &truth);
+    let mut sum = check_forks(&snapshots, &truth, &project);
     // Summing Maven's own snapshot in too (what merging a directory of
     // snapshots does) leaves the counts as they were.
     add_coverage(&mut sum, &maven_cov);

@@ -124,6 +124,20 @@ pub fn snapshots_in(dir: &Path) -> BTreeMap<u32, PathBuf> {
     out
 }
 
+/// How many tests Surefire ran of `test` (its report,
+/// target/surefire-reports/TEST-shop.<test>.xml), asserting none failed.
+pub fn surefire_tests_run(project: &Path, test: &str) -> usize {
+    let path = project.join(format!("target/surefire-reports/TEST-shop.{test}.xml"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let doc = roxmltree::Document::parse(&text).unwrap();
+    let suite = doc.root_element();
+    assert_eq!(suite.tag_name().name(), "testsuite", "{}", path.display());
+    for bad in ["failures", "errors", "skipped"] {
+        assert_eq!(suite.attribute(bad), Some("0"), "{}: {bad}", path.display());
+    }
+    crate::common::attr_u64(suite, "tests") as usize
+}
+
 /// The counts the main classes' sources declare: line → test class → times
 /// run (`//= BasketTest=3 CheckoutTest=2`, `//= never`), per class.
 pub struct Truth {
