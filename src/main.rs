@@ -19,6 +19,7 @@ mod heapread;
 mod hprof_text;
 mod instrument;
 mod live;
+mod merge;
 mod output;
 mod printable;
 mod report;
@@ -65,6 +66,8 @@ enum Command {
     Convert(convert::Args),
     /// Compare two snapshots (which methods got hotter or colder) or two heap dumps (what grew, by class, site and retaining path).
     Diff(diff::Args),
+    /// Sum the snapshots of several JVMs (coverage, call trees) into one: `merge A.xml B.xml -o ALL.xml`.
+    Merge(merge::Args),
 }
 
 fn main() -> ExitCode {
@@ -86,6 +89,7 @@ fn main() -> ExitCode {
         Command::Flame(a) => flame::run(a),
         Command::Convert(a) => convert::run(a),
         Command::Diff(a) => diff::run(a),
+        Command::Merge(a) => merge::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -93,6 +93,7 @@ fn readers_memory_does_not_grow_with_distinct_stacks() {
         vec!["convert", snap, "--to", "jfr", "-o", out],
         vec!["flame", snap, "-o", &html],
         vec!["diff", snap, snap],
+        vec!["merge", snap, snap, "-o", out],
     ];
     let mut over = Vec::new();
     for args in &commands {

@@ -197,6 +197,8 @@ pub struct CoveredClass {
     /// As Java writes it (`pkg.Outer$Inner`).
     pub name: String,
     pub source: Option<String>,
+    /// JaCoCo's class id (CRC64 of the class file as loaded).
+    pub id: Option<u64>,
     pub methods: Vec<CoveredMethod>,
 }
 

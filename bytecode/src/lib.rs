@@ -7,6 +7,7 @@
 
 #![deny(missing_docs)]
 
+pub mod class_id;
 pub mod code;
 pub mod edit;
 mod error;
@@ -16,6 +17,7 @@ pub mod read;
 pub mod tags;
 pub mod write;
 
+pub use class_id::class_id;
 pub use error::ReadError;
 pub use model::{Attribute, ClassFile, ConstantPool, Member};
 pub use read::parse_class;

@@ -157,6 +157,15 @@ pub mod coverage {
     pub const METHOD: &str = "method";
     /// A method's counts as text, one per line: -1 no code, 0 never ran, n runs.
     pub const FOOTPRINTS: &str = "footprints";
+    /// profrj's own, after `<footprints>`: one `LINE:N0,N1[,N2…]` token per
+    /// branching instruction (conditional jump, switch), in bytecode order:
+    /// its source line (-1: none) and how often each outcome was taken (a
+    /// jump: fell through, jumped; a switch: the default's target, then
+    /// each other distinct target).
+    pub const BRANCHES: &str = "branches";
+    /// profrj's own, after `<footprints>` (and `<branches>`): one `C/T`
+    /// token per footprint cell: of the T instructions on that line, C ran.
+    pub const INSTRUCTIONS: &str = "instructions";
 
     /// `<class>`'s attributes.
     pub mod class {
@@ -164,6 +173,11 @@ pub mod coverage {
         pub const NAME: &str = "name";
         /// The class's source file, when the class file says.
         pub const SOURCE: &str = "source";
+        /// profrj's own: JaCoCo's class id, the CRC64 of the class file's
+        /// bytes as the JVM handed them over (before any instrumentation),
+        /// 16 lower-case hex digits. Two classes of one name with two ids
+        /// are two different classes.
+        pub const ID: &str = "id";
     }
 
     /// `<method>`'s attributes.

@@ -124,6 +124,8 @@ pub mod tests {
             first_line: first,
             count,
             footprints: prints.to_vec(),
+            branches: None,
+            instructions: None,
         }
     }
 
@@ -135,6 +137,7 @@ pub mod tests {
                 CoverageClass {
                     name: "p.q.A".into(),
                     source: Some("A.java".into()),
+                    id: None,
                     methods: vec![
                         method("<init>", Some(3), 2, &[2, -1, 2]),
                         method("run", Some(10), 3, &[3, 0, -1, 3]),
@@ -145,11 +148,13 @@ pub mod tests {
                 CoverageClass {
                     name: "p.q.A$Inner".into(),
                     source: None,
+                    id: None,
                     methods: vec![method("<init>", Some(20), 0, &[0])],
                 },
                 CoverageClass {
                     name: "Top".into(),
                     source: Some("Top.kt".into()),
+                    id: None,
                     methods: vec![method("f", Some(1), 1, &[1])],
                 },
             ],
@@ -173,6 +178,7 @@ pub mod tests {
         let odd = CoverageClass {
             name: "x.Y".into(),
             source: Some("Y\n.java".into()),
+            id: None,
             methods: vec![],
         };
         assert_eq!(escaped(&source_path(&odd)), "x/Y\\u000A.java");

@@ -312,12 +312,28 @@ pub struct CoverageMethod {
     pub count: u64,
     /// One per source line from `first_line` on: -1 no code, 0 never run, n runs.
     pub footprints: Vec<i64>,
+    /// `<branches>`, when the snapshot has it (profrj's extension): each
+    /// branching instruction in bytecode order. `None`: unknown.
+    pub branches: Option<Vec<BranchPoint>>,
+    /// `<instructions>`, when the snapshot has it: per footprint cell,
+    /// (instructions run, instructions). `None`: unknown.
+    pub instructions: Option<Vec<(u64, u64)>>,
+}
+
+/// One branching instruction: its line and each outcome's count.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BranchPoint {
+    /// The source line, `None` for -1 (no line).
+    pub line: Option<u32>,
+    pub outcomes: Vec<u64>,
 }
 
 #[derive(Clone, Debug, Default)]
 pub struct CoverageClass {
     pub name: String,
     pub source: Option<String>,
+    /// JaCoCo's class id (`id`, profrj's extension), when the snapshot has it.
+    pub id: Option<u64>,
     pub methods: Vec<CoverageMethod>,
 }
 

@@ -5,8 +5,8 @@
 
 use super::spill::SpillWriter;
 use super::{
-    CallKind, CoverageClass, CoverageMethod, CoverageSection, MemoryRow, MemorySection,
-    MemoryThread, Snapshot, Values,
+    BranchPoint, CallKind, CoverageClass, CoverageMethod, CoverageSection, MemoryRow,
+    MemorySection, MemoryThread, Snapshot, Values,
 };
 use crate::error::CliError;
 use call_sections::{add_frameless_samples, call_kind};
@@ -161,6 +161,8 @@ enum Open {
     Class,
     Method,
     Footprints,
+    Branches,
+    Instructions,
     /// `<monitorDump>` and its elements (`monitor_dump.rs`).
     Dump,
     DumpThread,
@@ -384,6 +386,7 @@ impl Parser {
                 let class = CoverageClass {
                     name: self.required(&a, coverage::class::NAME)?,
                     source: a.get(coverage::class::SOURCE),
+                    id: self.class_id(&a)?,
                     methods: Vec::new(),
                 };
                 let cov = self.snap.coverage.as_mut().expect("opened");
@@ -398,12 +401,22 @@ impl Parser {
                     first_line: self.first_line(&a)?,
                     count: self.number(&a, coverage::method::COUNT)?.unwrap_or(0),
                     footprints: Vec::new(),
+                    branches: None,
+                    instructions: None,
                 };
                 let cov = self.snap.coverage.as_mut().expect("opened");
                 cov.classes.last_mut().expect("open").methods.push(m);
                 Open::Method
             }
             (Some(Open::Method), coverage::FOOTPRINTS) => Open::Footprints,
+            (Some(Open::Method), coverage::BRANCHES) => {
+                self.open_method().branches.get_or_insert_with(Vec::new);
+                Open::Branches
+            }
+            (Some(Open::Method), coverage::INSTRUCTIONS) => {
+                self.open_method().instructions.get_or_insert_with(Vec::new);
+                Open::Instructions
+            }
             (Some(Open::Calls), dump::DUMP) => {
                 self.snap.monitor_dump.get_or_insert_with(Default::default);
                 Open::Dump
@@ -477,6 +490,32 @@ impl Parser {
                 method.footprints.extend(lines);
                 Ok(())
             }
+            Some((Open::Branches, _, _)) => {
+                let points = text
+                    .split_ascii_whitespace()
+                    .map(|w| {
+                        branch_point(w).ok_or_else(|| {
+                            self.err(format!("branch {w:?} is not LINE:N0,N1[,N2…]"))
+                        })
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                let m = self.open_method();
+                m.branches.get_or_insert_with(Vec::new).extend(points);
+                Ok(())
+            }
+            Some((Open::Instructions, _, _)) => {
+                let cells = text
+                    .split_ascii_whitespace()
+                    .map(|w| {
+                        instruction_cell(w).ok_or_else(|| {
+                            self.err(format!("instructions {w:?} is not C/T with C at most T"))
+                        })
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                let m = self.open_method();
+                m.instructions.get_or_insert_with(Vec::new).extend(cells);
+                Ok(())
+            }
             _ if text.trim().is_empty() => Ok(()),
             None if !self.root_done => {
                 Err(self.err(format!("text before <{DOC}>: not a snapshot")))
@@ -530,6 +569,28 @@ impl Parser {
         }
     }
 
+    /// The method being read (inside `<coverage>`'s last class).
+    fn open_method(&mut self) -> &mut CoverageMethod {
+        let cov = self.snap.coverage.as_mut().expect("opened");
+        let class = cov.classes.last_mut().expect("open");
+        class.methods.last_mut().expect("open")
+    }
+
+    /// A `<class>`'s `id`: 16 hex digits, or absent (an older snapshot).
+    fn class_id(&self, a: &Attrs) -> Result<Option<u64>, RawError> {
+        use coverage::class::ID;
+        match a.get(ID) {
+            None => Ok(None),
+            Some(v) if v.len() == 16 && v.bytes().all(|b| b.is_ascii_hexdigit()) => {
+                Ok(u64::from_str_radix(&v, 16).ok())
+            }
+            Some(v) => Err(self.err(format!(
+                "<{}> attribute {ID}={v:?} is not 16 hex digits",
+                coverage::CLASS
+            ))),
+        }
+    }
+
     fn number(&self, a: &Attrs, key: &str) -> Result<Option<u64>, RawError> {
         match a.get(key) {
             None => Ok(None),
@@ -541,6 +602,28 @@ impl Parser {
             }),
         }
     }
+}
+
+/// A `<branches>` token, `LINE:N0,N1[,N2…]` (LINE -1: none; at least two
+/// outcomes).
+fn branch_point(word: &str) -> Option<BranchPoint> {
+    let (line, counts) = word.split_once(':')?;
+    let line = match line {
+        "-1" => None,
+        l => Some(l.parse().ok()?),
+    };
+    let outcomes = counts
+        .split(',')
+        .map(|n| n.parse().ok())
+        .collect::<Option<Vec<u64>>>()?;
+    (outcomes.len() >= 2).then_some(BranchPoint { line, outcomes })
+}
+
+/// An `<instructions>` token, `C/T` with C ≤ T.
+fn instruction_cell(word: &str) -> Option<(u64, u64)> {
+    let (c, t) = word.split_once('/')?;
+    let (c, t) = (c.parse().ok()?, t.parse().ok()?);
+    (c <= t).then_some((c, t))
 }
 
 /// A name as the agent wrote it, decoded: the agent writes a character XML

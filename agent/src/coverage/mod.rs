@@ -69,6 +69,8 @@ pub fn natives() -> [(&'static str, &'static str, *mut std::ffi::c_void); 1] {
 #[derive(Debug, Clone, Default)]
 pub struct ClassLines {
     pub source: Option<String>,
+    /// JaCoCo's class id of the bytes first loaded under this name.
+    pub id: Option<u64>,
     /// Coverage ids of its methods, in class-file order.
     pub methods: Vec<u32>,
 }
@@ -140,12 +142,17 @@ impl CoverageLayouts for Lifetime {
 
     /// Lists a class (internal name) with the ids of its instrumented methods,
     /// so it appears in the snapshot even if it never runs.
-    fn add_class(&self, class: &str, source: Option<String>, ids: &[u32]) {
+    /// The first bytes seen under a name give its id: a retransformed
+    /// class comes back as the JVM rebuilt it (other bytes, the same
+    /// class), and another loader's class of the same name shares the
+    /// entry (and its counters, by layout) as it always has.
+    fn add_class(&self, class: &str, source: Option<String>, id: u64, ids: &[u32]) {
         let mut st = self.0.lock();
         let entry = st.classes.entry(class.to_owned()).or_default();
         if entry.source.is_none() {
             entry.source = source;
         }
+        entry.id.get_or_insert(id);
         for &id in ids {
             if !entry.methods.contains(&id) {
                 entry.methods.push(id);

@@ -13,6 +13,7 @@ pub fn section(c: &Counts) -> Section {
         .map(|(name, class)| CoveredClass {
             name: name.replace('/', "."),
             source: class.source.clone(),
+            id: class.id,
             methods: class
                 .methods
                 .iter()
@@ -112,6 +113,7 @@ mod tests {
                 "p/A".into(),
                 super::super::ClassLines {
                     source: Some("A.java".into()),
+                    id: Some(0x0123_4567_89ab_cdef),
                     methods: vec![0, 1],
                 },
             )],
@@ -124,7 +126,7 @@ mod tests {
             r#"<?xml version="1.0" encoding="UTF-8"?>
 <doc>
  <coverage>
-  <class name="p.A" source="A.java">
+  <class name="p.A" source="A.java" id="0123456789abcdef">
    <method name="f" signature="()V" firstline="10" count="4">
     <footprints>4 -1 3 </footprints>
    </method>

@@ -11,8 +11,9 @@ pub trait CoverageLayouts: Send + Sync {
     fn method_id(&self, layout: MethodLines) -> u32;
     /// The copies of each method's counters (1: one, unpadded).
     fn stripes(&self) -> u32;
-    /// A class in scope, its source file and its methods' ids.
-    fn add_class(&self, class: &str, source: Option<String>, methods: &[u32]);
+    /// A class in scope, its source file, its class id (JaCoCo's CRC64 of
+    /// its bytes as received) and its methods' ids.
+    fn add_class(&self, class: &str, source: Option<String>, id: u64, methods: &[u32]);
 }
 
 /// Longs between two copies of a method's `slots` counters: `slots` with

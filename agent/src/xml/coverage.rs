@@ -16,6 +16,9 @@ pub fn write<W: Write>(w: &mut XmlWriter<W>, c: &Coverage) -> io::Result<()> {
         if let Some(source) = &class.source {
             el.push_attribute((f::class::SOURCE, super::name(source).as_ref()));
         }
+        if let Some(id) = class.id {
+            el.push_attribute((f::class::ID, format!("{id:016x}").as_str()));
+        }
         w.write_event(Event::Start(el))?;
         for m in &class.methods {
             let (first, prints) = footprints(m.lines.as_ref());

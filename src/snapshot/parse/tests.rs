@@ -197,6 +197,44 @@ fn every_section_at_once_and_unknown_ones_skipped() {
     assert!(s.memory.is_some() && s.coverage.is_some());
 }
 
+/// profrj's extensions (docs/SNAPSHOT.md): the class id, `<branches>` and
+/// `<instructions>`; a snapshot without them reads them as unknown.
+#[test]
+fn coverage_extensions() {
+    let xml = r#"<doc><coverage>
+<class name="p.A" source="A.java" id="00ff00ff00ff00fe">
+ <method name="f" signature="(I)I" firstline="12" count="8">
+  <footprints>8 -1 5 </footprints>
+  <branches>12:3,5 -1:1,0,7</branches>
+  <instructions>4/4 0/0 1/3</instructions>
+ </method>
+ <method name="g" signature="()V" firstline="20" count="0"><footprints>0 </footprints></method>
+</class>
+<class name="p.Old"/>
+</coverage></doc>"#;
+    let s = parse_bytes(xml.as_bytes()).unwrap();
+    let c = s.coverage.unwrap();
+    assert_eq!(c.classes[0].id, Some(0x00ff_00ff_00ff_00fe));
+    assert_eq!(c.classes[1].id, None);
+    let f = &c.classes[0].methods[0];
+    let b = f.branches.as_ref().unwrap();
+    assert_eq!((b[0].line, b[0].outcomes.clone()), (Some(12), vec![3, 5]));
+    assert_eq!((b[1].line, b[1].outcomes.clone()), (None, vec![1, 0, 7]));
+    assert_eq!(f.instructions, Some(vec![(4, 4), (0, 0), (1, 3)]));
+    let g = &c.classes[0].methods[1];
+    assert!(g.branches.is_none() && g.instructions.is_none());
+    for bad in [
+        "<class name='c' id='12'/>",
+        "<class name='c' id='00ff00ff00ff00fg'/>",
+        "<class name='c'><method name='m' firstline='1'><branches>3:1</branches></method></class>",
+        "<class name='c'><method name='m' firstline='1'><branches>x:1,2</branches></method></class>",
+        "<class name='c'><method name='m' firstline='1'><instructions>4/3</instructions></method></class>",
+    ] {
+        let e = error(&format!("<doc><coverage>{bad}</coverage></doc>"));
+        assert!(!e.message.is_empty(), "{bad}");
+    }
+}
+
 fn error(xml: &str) -> ParseError {
     parse_bytes(xml.as_bytes()).unwrap_err()
 }

@@ -251,7 +251,8 @@ pub fn rewrite(
         }
     }
     if let Some(layouts) = coverage {
-        layouts.add_class(name, source_file(&class), &covered);
+        let id = profrj_bytecode::class_id(bytes);
+        layouts.add_class(name, source_file(&class), id, &covered);
     }
     if out.edited > 0 || stamped {
         out.bytes = Some(write_class(&class));
