@@ -5,7 +5,8 @@
 //! exactly the code its test class ran, and the counts summed over the JVMs
 //! equal to the counts written beside each line of the project's sources.
 //! The agent comes in through Surefire's argLine (`-Dprofrj.agent=`), then
-//! through `JAVA_TOOL_OPTIONS`, which Maven's own JVM reads too.
+//! through `JAVA_TOOL_OPTIONS`, which Maven's own JVM reads too. The forks'
+//! snapshots are summed here, by `profrj merge`, and by the lcov tool.
 //!
 //! Maven runs offline (`-o`): `scripts/test-all --install-only` fetches the
 //! plugins and JUnit into ~/.m2; without them the build, and the test, fail.
@@ -15,12 +16,15 @@ mod common;
 mod lcov;
 #[path = "build_tools/maven.rs"]
 mod maven;
+#[path = "build_tools/merge.rs"]
+mod merge;
 #[path = "build_tools/snapshots.rs"]
 mod snapshots;
 
 use common::*;
 use lcov::lcov_sum;
 use maven::*;
+use merge::merged;
 use snapshots::*;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -187,7 +191,11 @@ fn surefire_forks_write_a_snapshot_each_that_sum_to_the_sources_counts() {
     let build = run_maven(&project, &[&agent_property], &[]);
     build.assert_success();
     let snapshots = snapshots_in(&project.join("target"));
-    check_forks(&snapshots, &truth, &project);
+    let sum = check_forks(&snapshots, &truth, &project);
+
+    // `profrj merge` of the forks: the same sum, every class and method.
+    let all = merged(snapshots.values(), &project);
+    assert_eq!(all, sum, "profrj merge of the forks' snapshots");
 
     // The same sum by the lcov tool, from `convert --to lcov` of each fork.
     let summed = lcov_sum(snapshots.values(), &project);
@@ -246,7 +254,10 @@ fn java_tool_options_reaches_every_fork_and_mavens_own_jvm() {
     }
     let mut sum = check_forks(&snapshots, &truth, &project);
     // Summing Maven's own snapshot in too (what merging a directory of
-    // snapshots does) leaves the counts as they were.
+    // snapshots does) leaves the counts as they were; `profrj merge` of
+    // all four gives that sum.
     add_coverage(&mut sum, &maven_cov);
     check_sum(&sum, &truth);
+    let all = merged(snapshots.values().chain([&maven_own]), &project);
+    assert_eq!(all, sum, "profrj merge of every JVM's snapshot");
 }
