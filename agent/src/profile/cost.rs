@@ -37,7 +37,7 @@ impl Mean {
         };
         self.sum += sample;
         self.n += 1;
-        self.mean = self.sum / self.n;
+        self.mean = self.sum / self.n.max(1);
     }
 }
 
