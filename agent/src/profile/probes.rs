@@ -139,8 +139,8 @@ fn push_growing(stack: &mut Vec<Frame>, f: Frame) {
 }
 
 /// The entry of a call whose probes are measured (one in
-/// [`SAMPLE_EVERY`](super::SAMPLE_EVERY)); with `timing=sampled`, the only
-/// calls timed. `made`: the probe made the call's node (not a sample of
+/// [`MEASURE_EVERY`](super::MEASURE_EVERY)); with `timing=sampled`, the
+/// only calls timed (one in [`SAMPLE_EVERY`](super::SAMPLE_EVERY)). `made`: the probe made the call's node (not a sample of
 /// the probe's usual cost).
 #[cold]
 #[inline(never)]
@@ -168,7 +168,11 @@ fn enter_measured<const SAMPLED_TIMING: bool>(
                 child_overhead: 0,
             },
         );
-        stats.countdown = next_countdown(&mut stats.rng);
+        let every = match SAMPLED_TIMING {
+            true => super::SAMPLE_EVERY,
+            false => super::MEASURE_EVERY,
+        };
+        stats.countdown = next_countdown(&mut stats.rng, every);
         let t = clock::ticks();
         if !made {
             stats.cost[0].add(t.saturating_sub(t1));
