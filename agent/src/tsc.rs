@@ -6,19 +6,23 @@
 //! time; the clock never runs backwards and is never off by more than
 //! `SYNC_NS` (a call that blocks longer than that shows its real CPU time).
 
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::OnceLock;
 
 /// Longest stretch of wall time a thread's CPU clock is extrapolated over.
 pub const SYNC_NS: u64 = 1_000_000;
 
 struct Tsc {
-    /// Whether the TSC is used (invariant TSC on x86_64).
-    usable: bool,
     /// Nanoseconds per tick, measured against CLOCK_MONOTONIC.
     ns_per_tick: f64,
 }
 
 static TSC: OnceLock<Tsc> = OnceLock::new();
+
+/// Whether the TSC is used (invariant TSC on x86_64), set once it is
+/// calibrated: what [`ticks`] tests (one load, where a `OnceLock` and a
+/// field of it took two and a compare, on every probe).
+static TSC_USABLE: AtomicBool = AtomicBool::new(false);
 
 fn tsc() -> &'static Tsc {
     TSC.get_or_init(|| {
@@ -27,10 +31,7 @@ fn tsc() -> &'static Tsc {
                 .map(|s| s.contains(" constant_tsc") && s.contains(" nonstop_tsc"))
                 .unwrap_or(false);
         if !usable {
-            return Tsc {
-                usable,
-                ns_per_tick: 1.0,
-            };
+            return Tsc { ns_per_tick: 1.0 };
         }
         // 5 ms against the monotonic clock: a read error of ~50 ns at each
         // end makes the rate good to 0.002%.
@@ -39,8 +40,8 @@ fn tsc() -> &'static Tsc {
             std::hint::spin_loop();
         }
         let (t1, n1) = (raw_tsc(), crate::clock::now_ns());
+        TSC_USABLE.store(true, Relaxed);
         Tsc {
-            usable,
             ns_per_tick: (n1 - n0) as f64 / (t1 - t0).max(1) as f64,
         }
     })
@@ -67,9 +68,9 @@ pub fn init() {
 /// Wall-clock ticks (TSC or ns).
 #[inline(always)]
 pub fn ticks() -> u64 {
-    match TSC.get() {
-        Some(t) if t.usable => raw_tsc(),
-        _ => crate::clock::now_ns(),
+    match TSC_USABLE.load(Relaxed) {
+        true => raw_tsc(),
+        false => crate::clock::now_ns(),
     }
 }
 

@@ -11,7 +11,8 @@ and gets:
   CARGO_TARGET_DIR), `agent_path()` (libprofrj.so) and `profrj_path()` (the CLI);
 - tool discovery: `tool("javac")` (a JDK tool from JAVA_HOME, else PATH), `java_version()`;
 - building: `build_agent()`, `build_all()` (agent and CLI), `compile_harness(classes)` (the Java
-  test harness, or some of its programs), `build(classes)` (agent + harness, the usual start);
+  test harness, or some of its programs), `build(classes)` (agent + harness, the usual start),
+  `agent_at_rev(rev)` (the agent built from a git revision, for a comparison in one series);
 - JDK lookup: `jdks()`, the JDKs scripts/test-all runs the tests on, those present;
 - peer lookup (/work/shared/peers.md): `async_profiler_jar()` (the newest in ~/.m2, or the one
   named), `async_profiler(work)` (its linux-x64 library extracted), `jacoco_agent(work)` (Debian's
@@ -77,6 +78,36 @@ def build_agent():
     subprocess.run(["cargo", "build", "--release", "-p", "profrj-agent", "--quiet"], cwd=ROOT,
                    check=True)
     return agent_path()
+
+
+def agent_at_rev(rev):
+    """libprofrj.so built from the git revision `rev` (a tag, a branch, a commit): its tree
+    exported with `git archive` under TARGET/rev-agents/, built there with a target directory of
+    its own, kept (a second comparison with the same commit reuses the library, and builds of
+    other commits reuse the dependencies); the library's path."""
+    found = subprocess.run(["git", "rev-parse", "--verify", "--quiet", rev + "^{commit}"],
+                           cwd=ROOT, capture_output=True, text=True)
+    if found.returncode != 0:
+        fail(f"no git revision {rev!r}")
+    commit = found.stdout.strip()[:12]
+    base = os.path.join(TARGET, "rev-agents")
+    so = os.path.join(base, f"libprofrj-{commit}.so")
+    if os.path.exists(so):
+        return so
+    src = os.path.join(base, commit)
+    shutil.rmtree(src, ignore_errors=True)
+    os.makedirs(src)
+    archive = subprocess.Popen(["git", "archive", commit], cwd=ROOT, stdout=subprocess.PIPE)
+    subprocess.run(["tar", "-x", "-C", src], stdin=archive.stdout, check=True)
+    if archive.wait() != 0:
+        fail(f"git archive {commit} failed")
+    print(f"building the agent of {rev} ({commit}) in {src}", flush=True)
+    env = dict(os.environ, CARGO_TARGET_DIR=os.path.join(base, "target"))
+    subprocess.run(["cargo", "build", "--release", "-p", "profrj-agent", "--quiet"], cwd=src,
+                   env=env, check=True)
+    shutil.copy(os.path.join(base, "target", "release", "libprofrj.so"), so)
+    shutil.rmtree(src, ignore_errors=True)
+    return so
 
 
 def build_all():

@@ -55,7 +55,7 @@ pub use virtual_threads::{mounted, mounts_seen, on_virtual_thread, unmounting, v
 use crate::vm::Jni;
 use record::Record;
 use std::sync::Arc;
-use thread_state::{carrier_record, current};
+use thread_state::{carrier_record, current, current_if_made};
 
 /// The most slots a thread's record holds: one per type of value the
 /// modes keep per thread, all modes running at once (a platform thread can
@@ -98,6 +98,15 @@ pub fn with<T: ThreadValue, R>(
     f: impl FnOnce(&T) -> R,
 ) -> Option<R> {
     in_record(current(), make, f)
+}
+
+/// The calling thread's `T` if it has one, found without making anything:
+/// a probe's fast path, which cannot panic (no allocation, no indexing),
+/// so it needs no unwinding guard; it makes its value in [`with`] behind
+/// one when this answers `None`.
+#[inline(always)]
+pub fn find<T: ThreadValue>() -> Option<&'static T> {
+    current_if_made()?.find::<T>()
 }
 
 /// [`with`] in `record`.

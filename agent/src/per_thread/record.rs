@@ -54,7 +54,7 @@ impl Record {
     }
 
     #[inline(always)]
-    pub(super) fn find<T: ThreadValue>(&self) -> Option<&T> {
+    pub(super) fn find<T: ThreadValue>(&'static self) -> Option<&'static T> {
         let ty = TypeId::of::<T>();
         for s in &self.slots {
             match s.ty.get() {

@@ -145,6 +145,20 @@ pub(super) fn current() -> &'static Record {
     unsafe { &*p }
 }
 
+/// The record of the calling thread if it has one (nothing made; never
+/// panics: `try_with` of a thread-local without destructor).
+#[inline(always)]
+pub(super) fn current_if_made() -> Option<&'static Record> {
+    let p = THREAD
+        .try_with(|t| {
+            t.check();
+            t.current.get()
+        })
+        .ok()?;
+    // SAFETY: as in `current`: a non-null `current` is live.
+    (!p.is_null()).then(|| unsafe { &*p })
+}
+
 #[cold]
 #[inline(never)]
 fn new_record() -> &'static Record {

@@ -1,7 +1,8 @@
 //! The probes' own cost: the running mean each probe is charged, and which
-//! calls measure it (one in [`SAMPLE_EVERY`], drawn at random).
+//! calls measure it (one in [`MEASURE_EVERY`](super::MEASURE_EVERY), or with
+//! `timing=sampled` the timed ones, one in [`SAMPLE_EVERY`](super::SAMPLE_EVERY); drawn at random).
 
-use super::{clock, SAMPLE_EVERY};
+use super::clock;
 
 /// A running mean of probe costs in ticks. A sample is at most four times
 /// the mean once there are 8 (an interrupt, a page fault), and never more
@@ -37,20 +38,21 @@ impl Mean {
         };
         self.sum += sample;
         self.n += 1;
-        self.mean = self.sum / self.n;
+        self.mean = self.sum / self.n.max(1);
     }
 }
 
-/// Calls until the next sampled one: 1 to 2 × [`SAMPLE_EVERY`] - 1, mean
-/// [`SAMPLE_EVERY`], drawn at random so that code repeating a cycle of
-/// calls (a chain of 22 calls against a period of 32) cannot keep one of
-/// them from ever being sampled.
+/// Calls until the next measured one: 1 to 2 × `every` - 1, mean `every`
+/// ([`SAMPLE_EVERY`](super::SAMPLE_EVERY) or
+/// [`MEASURE_EVERY`](super::MEASURE_EVERY)), drawn at random so that code
+/// repeating a cycle of calls (a chain of 22 calls against a period of 32)
+/// cannot keep one of them from ever being sampled.
 #[inline] // as `Mean::add`
-pub(super) fn next_countdown(rng: &mut u32) -> u32 {
+pub(super) fn next_countdown(rng: &mut u32, every: u32) -> u32 {
     let mut x = *rng;
     x ^= x << 13;
     x ^= x >> 17;
     x ^= x << 5;
     *rng = x;
-    1 + x % (2 * SAMPLE_EVERY - 1)
+    1 + x % (2 * every - 1)
 }

@@ -5,7 +5,7 @@
 
 use super::cost::next_countdown;
 use super::thread_state::{on_thread, Frame, Own, Stats};
-use super::tree::{self, bump, Tree};
+use super::tree::{self, bump};
 use super::{clock, ThreadProfile};
 use crate::vm::Native;
 use jni_sys::{jclass, jint, JNIEnv};
@@ -30,150 +30,258 @@ pub fn natives_sampled() -> [Native; 3] {
     ]
 }
 
+// The probes' path runs without an unwinding guard (`catch_unwind`, which
+// kept the whole probe out of line): everything on it is written not to
+// panic — no indexing, no `assert`, no allocation, arithmetic that wraps or
+// saturates — and every step that could (making the thread's caller, a new
+// node, a longer stack, the sampled calls' cost measurement, an exit that
+// is not the top frame's) is a cold function that runs behind the guard.
+
 extern "system" fn enter(env: *mut JNIEnv, _class: jclass, method: jint) {
-    enter_with::<false>(env, method)
+    let t1 = clock::ticks();
+    on_thread(
+        env,
+        #[inline(always)]
+        |tp, own, stats| enter_on::<false>(tp, own, stats, method as u32, t1),
+    )
 }
 
 /// `enter` of `timing=sampled`: a second copy of the probe, so that timing
 /// every call tests nothing of `timing=sampled` but this.
 extern "system" fn enter_sampled(env: *mut JNIEnv, _class: jclass, method: jint) {
-    enter_with::<true>(env, method)
+    on_thread(
+        env,
+        #[inline(always)]
+        |tp, own, stats| enter_on::<true>(tp, own, stats, method as u32, 0),
+    )
 }
 
+/// The entry probe at `t1` (ticks at its start; unread with
+/// `timing=sampled`): the call counted on its node, its frame pushed.
 #[inline(always)]
-fn enter_with<const SAMPLED_TIMING: bool>(env: *mut JNIEnv, method: jint) {
-    let sampled_timing = SAMPLED_TIMING;
-    let mut t1 = if sampled_timing { 0 } else { clock::ticks() };
-    crate::vm::guard_hot("profile probe", (), || {
-        on_thread(
-            env,
-            #[inline(always)]
-            |tp, own, stats| enter_on(tp, (own, stats), method, sampled_timing, &mut t1),
-        )
-    })
-}
-
-#[inline(always)]
-fn enter_on(
+fn enter_on<const SAMPLED_TIMING: bool>(
     tp: &ThreadProfile,
-    (own, stats): (&mut Own, &mut Stats),
-    method: jint,
-    sampled_timing: bool,
-    t1: &mut u64,
+    own: &mut Own,
+    stats: &mut Stats,
+    method: u32,
+    t1: u64,
 ) {
     let parent = match own.stack.last() {
         // SAFETY: a frame's node lives as long as the tree (`Frame::node`).
         Some(f) => unsafe { &*f.node },
-        None => tp.tree.node(Tree::ROOT),
+        None => match tp.tree.root() {
+            Some(r) => r,
+            None => return,
+        },
     };
-    let nodes = tp.tree.nodes();
-    let Some((_, node)) = tp.tree.child_of(parent, method as u32) else {
-        return; // tree full: the call goes unrecorded (its exit finds no frame)
+    let (node, made) = match tp.tree.find_child(parent, method) {
+        Some(n) => (n, false),
+        None => match new_child(tp, parent, method) {
+            Some(n) => (n, true),
+            None => return, // tree full: the call goes unrecorded (its exit finds no frame)
+        },
     };
     bump(&node.count, 1);
-    stats.countdown -= 1;
-    if sampled_timing {
-        own.calls += 1;
+    if SAMPLED_TIMING {
+        own.calls = own.calls.wrapping_add(1);
     }
-    let sampled = stats.countdown == 0;
-    let timed = !sampled_timing || sampled;
-    if sampled_timing && sampled {
-        *t1 = clock::ticks();
+    stats.countdown = stats.countdown.wrapping_sub(1);
+    if stats.countdown == 0 {
+        return enter_measured::<SAMPLED_TIMING>(own, stats, node, method, t1, made);
     }
-    let t1 = *t1;
-    let cpu = match timed {
-        true => stats.cpu.now(t1).wrapping_add(own.cpu_offset),
-        false => 0,
+    let (start, start_cpu) = match SAMPLED_TIMING {
+        true => (0, 0),
+        false => (t1, stats.cpu.now(t1).wrapping_add(own.cpu_offset)),
     };
-    own.stack.push(Frame {
-        node: node as *const tree::Node,
-        method: method as u32,
-        start: t1,
-        start_cpu: cpu,
-        sampled,
-        child_ticks: if sampled_timing { own.calls } else { 0 },
-        child_cpu: 0,
-        child_overhead: 0,
-    });
-    if sampled {
-        stats.countdown = next_countdown(&mut stats.rng);
-        let t = clock::ticks();
-        if tp.tree.nodes() == nodes {
-            stats.cost[0].add(t.saturating_sub(t1));
-        }
-    }
+    push(
+        &mut own.stack,
+        Frame {
+            node: node as *const tree::Node,
+            method,
+            start,
+            start_cpu,
+            sampled: false,
+            child_ticks: if SAMPLED_TIMING { own.calls } else { 0 },
+            child_cpu: 0,
+            child_overhead: 0,
+        },
+    );
 }
 
-extern "system" fn exit(env: *mut JNIEnv, _class: jclass, method: jint) {
-    leave::<false>(env, method as u32, false)
-}
-
-extern "system" fn unwind(env: *mut JNIEnv, _class: jclass, method: jint) {
-    leave::<false>(env, method as u32, true)
-}
-
-extern "system" fn exit_sampled(env: *mut JNIEnv, _class: jclass, method: jint) {
-    leave::<true>(env, method as u32, false)
-}
-
-extern "system" fn unwind_sampled(env: *mut JNIEnv, _class: jclass, method: jint) {
-    leave::<true>(env, method as u32, true)
-}
-
-#[inline(always)]
-fn leave<const SAMPLED_TIMING: bool>(env: *mut JNIEnv, method: u32, exceptional: bool) {
-    let sampled_timing = SAMPLED_TIMING;
-    let mut t2 = if sampled_timing { 0 } else { clock::ticks() };
-    crate::vm::guard_hot("profile probe", (), || {
-        on_thread(
-            env,
-            #[inline(always)]
-            |_, own, stats| leave_on::<SAMPLED_TIMING>(own, stats, method, exceptional, &mut t2),
-        )
+/// A new child of `parent` (allocates: behind the guard).
+#[cold]
+#[inline(never)]
+fn new_child<'t>(
+    tp: &'t ThreadProfile,
+    parent: &tree::Node,
+    method: u32,
+) -> Option<&'t tree::Node> {
+    crate::vm::guard_hot("profile probe", None, || {
+        tp.tree.child_of(parent, method).map(|(_, n)| n)
     })
 }
 
+/// Pushes a frame; a full stack grows behind the guard (a frame it could
+/// not push leaves the call unrecorded: its exit finds no frame).
 #[inline(always)]
-fn leave_on<const SAMPLED_TIMING: bool>(
+fn push(stack: &mut Vec<Frame>, f: Frame) {
+    if stack.len() < stack.capacity() {
+        stack.push(f); // within capacity: cannot grow, cannot fail
+    } else {
+        push_growing(stack, f);
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn push_growing(stack: &mut Vec<Frame>, f: Frame) {
+    crate::vm::guard_hot("profile probe", (), || stack.push(f))
+}
+
+/// The entry of a call whose probes are measured (one in
+/// [`MEASURE_EVERY`](super::MEASURE_EVERY)); with `timing=sampled`, the
+/// only calls timed (one in [`SAMPLE_EVERY`](super::SAMPLE_EVERY)). `made`: the probe made the call's node (not a sample of
+/// the probe's usual cost).
+#[cold]
+#[inline(never)]
+fn enter_measured<const SAMPLED_TIMING: bool>(
+    own: &mut Own,
+    stats: &mut Stats,
+    node: &tree::Node,
+    method: u32,
+    t1: u64,
+    made: bool,
+) {
+    crate::vm::guard_hot("profile probe", (), || {
+        let t1 = if SAMPLED_TIMING { clock::ticks() } else { t1 };
+        let cpu = stats.cpu.now(t1).wrapping_add(own.cpu_offset);
+        push(
+            &mut own.stack,
+            Frame {
+                node: node as *const tree::Node,
+                method,
+                start: t1,
+                start_cpu: cpu,
+                sampled: true,
+                child_ticks: if SAMPLED_TIMING { own.calls } else { 0 },
+                child_cpu: 0,
+                child_overhead: 0,
+            },
+        );
+        let every = match SAMPLED_TIMING {
+            true => super::SAMPLE_EVERY,
+            false => super::MEASURE_EVERY,
+        };
+        stats.countdown = next_countdown(&mut stats.rng, every);
+        let t = clock::ticks();
+        if !made {
+            stats.cost[0].add(t.saturating_sub(t1));
+        }
+    })
+}
+
+extern "system" fn exit(env: *mut JNIEnv, _class: jclass, method: jint) {
+    let t2 = clock::ticks();
+    on_thread(
+        env,
+        #[inline(always)]
+        |_, own, stats| leave::<false>(own, stats, method as u32, false, t2),
+    )
+}
+
+extern "system" fn unwind(env: *mut JNIEnv, _class: jclass, method: jint) {
+    let t2 = clock::ticks();
+    on_thread(
+        env,
+        #[inline(always)]
+        |_, own, stats| leave::<false>(own, stats, method as u32, true, t2),
+    )
+}
+
+extern "system" fn exit_sampled(env: *mut JNIEnv, _class: jclass, method: jint) {
+    on_thread(
+        env,
+        #[inline(always)]
+        |_, own, stats| leave::<true>(own, stats, method as u32, false, 0),
+    )
+}
+
+extern "system" fn unwind_sampled(env: *mut JNIEnv, _class: jclass, method: jint) {
+    on_thread(
+        env,
+        #[inline(always)]
+        |_, own, stats| leave::<true>(own, stats, method as u32, true, 0),
+    )
+}
+
+/// The exit probe at `t2` (ticks at its start; unread with
+/// `timing=sampled`). The usual case, the top frame's own exit of a call
+/// whose probes are not measured, closes here; any other goes to
+/// [`leave_slow`].
+#[inline(always)]
+fn leave<const SAMPLED_TIMING: bool>(
     own: &mut Own,
     stats: &mut Stats,
     method: u32,
     exceptional: bool,
-    t2: &mut u64,
+    t2: u64,
 ) {
-    let sampled_timing = SAMPLED_TIMING;
-    // Frames above the one being left missed their exit: an exception from
-    // a super() call (no handler may cover it) or a call entered before a
-    // `resume`. They close here, as exceptional exits. An exit with no
-    // frame of its own (entered while stopped) is ignored.
-    let Some(depth) = own.stack.iter().rposition(|f| f.method == method) else {
-        return;
-    };
-    if sampled_timing && own.stack[depth..].iter().any(|f| f.sampled) {
-        *t2 = clock::ticks();
+    if !matches!(own.stack.last(), Some(f) if f.method == method && !f.sampled) {
+        return leave_slow::<SAMPLED_TIMING>(own, stats, method, exceptional, t2);
     }
-    let t2 = *t2;
-    while own.stack.len() > depth + 1 {
-        close::<SAMPLED_TIMING>(own, stats, t2, true);
-    }
-    if close::<SAMPLED_TIMING>(own, stats, t2, exceptional) {
-        stats.cost[1].add(clock::ticks().saturating_sub(t2));
+    if let Some(f) = own.stack.pop() {
+        close::<SAMPLED_TIMING>(own, stats, f, t2, exceptional);
     }
 }
 
-/// Pops the top frame at `t2` (ticks when the exit probe began) and adds the
-/// call to its node and to its caller's frame. CPU figures are in ticks too.
-/// True if the call's probes are measured (the caller then measures the
-/// exit probe's cost).
+/// [`leave`] of a measured call, or of a frame below the top.
+#[cold]
+#[inline(never)]
+fn leave_slow<const SAMPLED_TIMING: bool>(
+    own: &mut Own,
+    stats: &mut Stats,
+    method: u32,
+    exceptional: bool,
+    t2: u64,
+) {
+    crate::vm::guard_hot("profile probe", (), || {
+        // Frames above the one being left missed their exit: an exception
+        // from a super() call (no handler may cover it) or a call entered
+        // before a `resume`. They close here, as exceptional exits. An exit
+        // with no frame of its own (entered while stopped) is ignored.
+        let Some(depth) = own.stack.iter().rposition(|f| f.method == method) else {
+            return;
+        };
+        let mut t2 = t2;
+        if SAMPLED_TIMING && own.stack[depth..].iter().any(|f| f.sampled) {
+            t2 = clock::ticks();
+        }
+        while own.stack.len() > depth + 1 {
+            if let Some(f) = own.stack.pop() {
+                close::<SAMPLED_TIMING>(own, stats, f, t2, true);
+            }
+        }
+        if let Some(f) = own.stack.pop() {
+            if close::<SAMPLED_TIMING>(own, stats, f, t2, exceptional) {
+                stats.cost[1].add(clock::ticks().saturating_sub(t2));
+            }
+        }
+    })
+}
+
+/// Closes the frame `f`, just popped, at `t2` (ticks when the exit probe
+/// began): adds the call to its node and to its caller's frame. CPU figures
+/// are in ticks too. True if the call's probes are measured (the caller
+/// then measures the exit probe's cost). Never panics (the exit probe's
+/// unguarded path): sums wrap, differences saturate.
+#[inline(always)]
 fn close<const SAMPLED_TIMING: bool>(
     own: &mut Own,
     stats: &mut Stats,
+    f: Frame,
     t2: u64,
     exceptional: bool,
 ) -> bool {
-    let Some(f) = own.stack.pop() else {
-        return false;
-    };
     if SAMPLED_TIMING {
         return close_sampled(own, stats, f, t2, exceptional);
     }
@@ -181,7 +289,7 @@ fn close<const SAMPLED_TIMING: bool>(
     // The entry probe after its clock read lies inside the call's interval;
     // the exit probe reads the clock first. Never below the callees' sum.
     let [enter_cost, exit_cost] = [stats.cost[0].mean, stats.cost[1].mean];
-    let inside = enter_cost + f.child_overhead;
+    let inside = enter_cost.wrapping_add(f.child_overhead);
     let cum = t2
         .saturating_sub(f.start)
         .saturating_sub(inside)
@@ -201,13 +309,14 @@ fn close<const SAMPLED_TIMING: bool>(
     }
     // Estimated from sampled calls (the mean); consistent thanks to the
     // `max` above (before: measured on every call with two more reads).
-    let own_overhead = enter_cost + exit_cost;
+    let own_overhead = enter_cost.wrapping_add(exit_cost);
+    let overhead_cum = own_overhead.wrapping_add(f.child_overhead);
     bump(&n.overhead_self, own_overhead);
-    bump(&n.overhead_cum, own_overhead + f.child_overhead);
+    bump(&n.overhead_cum, overhead_cum);
     if let Some(parent) = own.stack.last_mut() {
-        parent.child_ticks += cum;
-        parent.child_cpu += cum_cpu;
-        parent.child_overhead += own_overhead + f.child_overhead;
+        parent.child_ticks = parent.child_ticks.wrapping_add(cum);
+        parent.child_cpu = parent.child_cpu.wrapping_add(cum_cpu);
+        parent.child_overhead = parent.child_overhead.wrapping_add(overhead_cum);
     }
     f.sampled
 }
@@ -224,16 +333,17 @@ fn close_sampled(own: &mut Own, stats: &mut Stats, f: Frame, t2: u64, exceptiona
         bump(&n.exceptions, 1);
     }
     let [enter_cost, exit_cost] = [stats.cost[0].mean, stats.cost[1].mean];
-    let own_overhead = enter_cost + exit_cost;
+    let own_overhead = enter_cost.wrapping_add(exit_cost);
+    let overhead_cum = own_overhead.wrapping_add(f.child_overhead);
     bump(&n.overhead_self, own_overhead);
-    bump(&n.overhead_cum, own_overhead + f.child_overhead);
+    bump(&n.overhead_cum, overhead_cum);
     if let Some(parent) = own.stack.last_mut() {
-        parent.child_overhead += own_overhead + f.child_overhead;
+        parent.child_overhead = parent.child_overhead.wrapping_add(overhead_cum);
     }
     if f.sampled {
         let cpu = stats.cpu.now(t2).wrapping_add(own.cpu_offset);
-        let callees = own.calls - f.child_ticks;
-        let inside = enter_cost + callees * own_overhead;
+        let callees = own.calls.wrapping_sub(f.child_ticks);
+        let inside = enter_cost.wrapping_add(callees.wrapping_mul(own_overhead));
         bump(&n.timed, 1);
         bump(
             &n.cum_ticks,

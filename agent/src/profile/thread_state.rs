@@ -185,26 +185,38 @@ pub(super) struct Frame {
 
 /// Runs `f` with the calling thread's tree, open calls and its OS thread's
 /// stats while profile records; the caller is made on the thread's first
-/// probe.
+/// probe. Unguarded (no unwinding frame on the probes' path): the look-up
+/// cannot panic, `f` must not either; the first probe's making, which
+/// allocates and calls the VM, runs behind the guard ([`first_caller`]).
 #[inline(always)]
 pub(super) fn on_thread(env: *mut JNIEnv, f: impl FnOnce(&ThreadProfile, &mut Own, &mut Stats)) {
-    per_thread::with(
-        || first_probe(env),
-        // Inlined into the probe, as all of its work is: a call here cost
-        // ~3 ns per probe (thread CPU time, scripts/profile-bench).
-        #[inline(always)]
-        |caller: &Caller| {
-            if caller.life.active.load(Relaxed) {
-                let tp = caller.home();
-                // SAFETY: only the thread whose record holds the caller
-                // touches its `own`; the home's stats only the OS thread
-                // that made the home, which runs this probe (a virtual
-                // thread's home follows it).
-                let (own, stats) = unsafe { (&mut *caller.own.get(), &mut *tp.stats.get()) };
-                f(tp, own, stats)
-            }
+    let caller = match per_thread::find::<Caller>() {
+        Some(c) => c,
+        None => match first_caller(env) {
+            Some(c) => c,
+            None => return,
         },
-    );
+    };
+    if caller.life.active.load(Relaxed) {
+        let tp = caller.home();
+        // SAFETY: only the thread whose record holds the caller touches
+        // its `own`; the home's stats only the OS thread that made the
+        // home, which runs this probe (a virtual thread's home follows it).
+        let (own, stats) = unsafe { (&mut *caller.own.get(), &mut *tp.stats.get()) };
+        f(tp, own, stats)
+    }
+}
+
+/// The thread's caller, made now if profile records (behind the guard).
+#[cold]
+#[inline(never)]
+fn first_caller(env: *mut JNIEnv) -> Option<&'static Caller> {
+    let made = crate::vm::guard_hot("profile probe", None, || {
+        per_thread::with(|| first_probe(env), |c: &Caller| c as *const Caller)
+    });
+    // SAFETY: a value of the thread's record, which lives until the
+    // thread's end, after its last probe.
+    made.map(|p| unsafe { &*p })
 }
 
 /// The thread's caller state, made on its first probe while profile

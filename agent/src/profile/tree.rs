@@ -7,6 +7,7 @@
 //! links with Acquire. Figures read during a dump may be a few calls apart
 //! from each other; each is a value that really was there.
 
+use std::ptr::null_mut;
 use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering::*};
 
 const BASE: usize = 256;
@@ -31,6 +32,11 @@ pub struct Node {
     /// Ticks spent in the agent's probes: this method's own, and with callees'.
     pub overhead_self: AtomicU64,
     pub overhead_cum: AtomicU64,
+    /// The child the owner found last (null: none yet): the entry probe
+    /// tries it before walking the children, and reads it from the
+    /// parent's node, which the caller's exit touches anyway. Only the
+    /// owner reads or writes it.
+    hot: AtomicPtr<Node>,
 }
 
 impl Node {
@@ -81,10 +87,23 @@ impl Tree {
 
     pub const ROOT: u32 = 0;
 
-    /// Nodes so far.
-    #[inline]
-    pub fn nodes(&self) -> u32 {
-        self.len.load(Relaxed)
+    /// The node at `index`, or `None` past the nodes made: never panics
+    /// (on the probes' unguarded path).
+    #[inline(always)]
+    fn get(&self, index: u32) -> Option<&Node> {
+        let (k, off) = locate(index);
+        let chunk = self.chunks.get(k)?.load(Acquire);
+        if chunk.is_null() || index >= self.len.load(Acquire) {
+            return None;
+        }
+        // SAFETY: as in `node`.
+        Some(unsafe { &*chunk.add(off) })
+    }
+
+    /// The root's node (`None` never happens: made with the tree).
+    #[inline(always)]
+    pub fn root(&self) -> Option<&Node> {
+        self.get(Self::ROOT)
     }
 
     pub fn node(&self, index: u32) -> &Node {
@@ -117,6 +136,7 @@ impl Tree {
         n.method.store(method, Relaxed);
         n.first_child.store(NONE, Relaxed);
         n.next_sibling.store(NONE, Relaxed);
+        n.hot.store(null_mut(), Relaxed);
         self.len.store(index + 1, Release);
         Some(index)
     }
@@ -129,12 +149,35 @@ impl Tree {
         self.child_of(self.node(parent), method).map(|(c, _)| c)
     }
 
+    /// The child of `p` for `method` if it exists (owner only): the last
+    /// one found first, then a walk of the children. Never panics and
+    /// allocates nothing: the entry probe's unguarded path; making a child
+    /// is [`Tree::child_of`]'s.
+    #[inline(always)]
+    pub fn find_child(&self, p: &Node, method: u32) -> Option<&Node> {
+        let hot = p.hot.load(Relaxed);
+        if !hot.is_null() {
+            // SAFETY: a node of this tree (set below and in `child_of`);
+            // nodes never move or go while the tree lives.
+            let n = unsafe { &*hot };
+            if n.method.load(Relaxed) == method {
+                return Some(n);
+            }
+        }
+        let mut c = p.first_child.load(Relaxed);
+        while c != NONE {
+            let n = self.get(c)?;
+            if n.method.load(Relaxed) == method {
+                p.hot.store(n as *const Node as *mut Node, Relaxed);
+                return Some(n);
+            }
+            c = n.next_sibling.load(Relaxed);
+        }
+        None
+    }
+
     /// [`Tree::child`] from the parent's node, answering the child's node
     /// too (the probes keep it in their frame: no lookup by index).
-    /// Always inlined: on the entry probe's path, which lives in another
-    /// file (`probes.rs`, maybe another codegen unit) and would otherwise
-    /// call it.
-    #[inline(always)]
     pub fn child_of(&self, p: &Node, method: u32) -> Option<(u32, &Node)> {
         let mut c = p.first_child.load(Relaxed);
         while c != NONE {
@@ -148,6 +191,7 @@ impl Tree {
         let n = self.node(new);
         n.next_sibling.store(p.first_child.load(Relaxed), Relaxed);
         p.first_child.store(new, Release);
+        p.hot.store(n as *const Node as *mut Node, Relaxed);
         Some((new, n))
     }
 
