@@ -534,6 +534,36 @@ fn html_pages_of_hostile_names_and_sources() {
         "{bin}"
     );
 
+    // Options of the terminal tables are refused with --html, --sources
+    // without it; a snapshot without <coverage> has no pages.
+    let unused = d.join("unused");
+    let html = ["--html", s(&unused)];
+    for (args, why) in [
+        (
+            [&html[..], &["--section", "sampler"]].concat(),
+            "--section, --metric and --thread",
+        ),
+        (
+            [&html[..], &["--thread", "main"]].concat(),
+            "--section, --metric and --thread",
+        ),
+        (vec!["--sources", "x"], "--html"),
+    ] {
+        let all = [&["report", s(&snap)][..], &args].concat();
+        let out = profrj(&all);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && stderr.contains(why),
+            "{all:?}: {stderr}"
+        );
+    }
+    let bare = d.join("bare.xml");
+    std::fs::write(&bare, "<doc><memory></memory></doc>").unwrap();
+    let out = profrj(&["report", s(&bare), "--html", s(&unused)]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("has no <coverage> section"), "{stderr}");
+    assert!(!unused.exists(), "nothing made for a refused command");
+
     // A DIR that is a link is refused; so is a page already there (the
     // pages are left as they were); --replace replaces a link planted at a
     // page's name, never writing through it.

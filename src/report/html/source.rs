@@ -184,10 +184,10 @@ mod tests {
         assert_eq!((l.text.as_str(), l.cut), ("last\u{fffd}", false));
         assert!(lines.next_line().unwrap().is_none());
         std::fs::write(d.join("p/B.java"), b"\x7fELF\0\0").unwrap();
-        let (_, file) = find(&[d.clone()], "p/B.java").unwrap();
+        let (_, file) = find(std::slice::from_ref(&d), "p/B.java").unwrap();
         assert!(Lines::new(file).unwrap().is_none(), "binary");
         assert!(
-            find(&[d.clone()], "p").is_none(),
+            find(std::slice::from_ref(&d), "p").is_none(),
             "a directory is not a source"
         );
         std::fs::remove_dir_all(&d).unwrap();

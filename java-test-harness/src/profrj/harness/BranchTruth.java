@@ -1,5 +1,8 @@
 package profrj.harness;
 
+import java.util.ArrayList;
+import java.util.ConcurrentModificationException;
+import java.util.List;
 import java.util.function.IntPredicate;
 
 /**
@@ -209,6 +212,34 @@ public class BranchTruth {
         }
     }
 
+    /** A for-each over [3, -1, 4]: its test calls hasNext(), its body starts with next(). */
+    static int forEach(List<Integer> list) {
+        int s = 0;
+        for (int v : list) { //@ 3,1
+            s += v;
+        }
+        return s;
+    }
+
+    /**
+     * [1, 2, 3], modified on the first turn: the second turn's next() throws between the test's
+     * fall-through and the body's first line.
+     */
+    static int modified(List<Integer> list) {
+        int s = 0;
+        try {
+            for (int v : list) { //@ 2,0
+                if (v == 1) { //@ 1,0
+                    list.add(9);
+                }
+                s += v;
+            }
+        } catch (ConcurrentModificationException e) {
+            s = -s;
+        }
+        return s;
+    }
+
     public static void main(String[] args) {
         for (int k = 0; k < 3; k++) { //@ 3,1
             sink += new BranchTruth(k).kind;
@@ -255,5 +286,7 @@ public class BranchTruth {
         for (int d : new int[] {1, 0, 5, 0, 2}) { //@ 5,1
             sink += divides(d);
         }
+        sink += forEach(List.of(3, -1, 4));
+        sink += modified(new ArrayList<>(List.of(1, 2, 3)));
     }
 }
