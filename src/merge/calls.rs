@@ -75,7 +75,7 @@ pub struct CallsMerge {
 impl CallsMerge {
     pub fn new() -> Result<CallsMerge, CliError> {
         Ok(CallsMerge {
-            sorter: Sorter::new(WIDTH, budget(64 << 20))?,
+            sorter: Sorter::new(WIDTH, budget(32 << 20))?,
             frames: Vec::new(),
             frame_ids: HashMap::new(),
             threads: Vec::new(),
