@@ -124,9 +124,71 @@ fn consumer(cmd: &mut Command, what: &str) -> String {
     stdout
 }
 
-fn check(name: &str, options: &str) {
+/// Every method's `<instructions>`: one `C/T` per footprint cell, `0/0`
+/// where the footprint is -1, instructions on every line with code, none
+/// run on a line never reached, some on a line that ran (the footprints
+/// are checked against their truth in tests/coverage.rs; per line
+/// against JaCoCo in tests/coverage_jacoco.rs). Returns them by method.
+fn instructions(text: &str) -> BTreeMap<String, String> {
+    let doc = roxmltree::Document::parse(text).unwrap();
+    let mut out = BTreeMap::new();
+    for class in doc
+        .descendants()
+        .filter(|n| n.has_tag_name("class") && n.attribute("name") == Some(H))
+    {
+        for m in class.children().filter(|c| c.has_tag_name("method")) {
+            let name = format!(
+                "{}{}",
+                m.attribute("name").unwrap(),
+                m.attribute("signature").unwrap()
+            );
+            let prints: Vec<i64> = footprints(m).into_iter().map(|(_, n)| n).collect();
+            let cells = m
+                .children()
+                .find(|c| c.has_tag_name("instructions"))
+                .unwrap_or_else(|| panic!("{name}: no <instructions>"))
+                .text()
+                .unwrap_or_default();
+            let cells: Vec<(u64, u64)> = cells
+                .split(' ')
+                .map(|c| {
+                    let (ran, all) = c.split_once('/').unwrap();
+                    (ran.parse().unwrap(), all.parse().unwrap())
+                })
+                .collect();
+            assert_eq!(cells.len(), prints.len(), "{name}: one cell per footprint");
+            for (&(ran, all), &n) in cells.iter().zip(&prints) {
+                match n {
+                    -1 => assert_eq!((ran, all), (0, 0), "{name}"),
+                    0 => assert!(
+                        ran == 0 && all > 0,
+                        "{name}: {ran}/{all} on a line never run"
+                    ),
+                    _ => assert!(
+                        ran > 0 && ran <= all,
+                        "{name}: {ran}/{all} on a line run {n}"
+                    ),
+                }
+            }
+            out.insert(
+                name,
+                m.children()
+                    .find(|c| c.has_tag_name("instructions"))
+                    .unwrap()
+                    .text()
+                    .unwrap_or_default()
+                    .to_owned(),
+            );
+        }
+    }
+    assert!(out.len() >= 19, "{out:?}");
+    out
+}
+
+fn check(name: &str, options: &str) -> String {
     let (_, text) = run_verified(name, options, H, &[]);
     assert_eq!(branches(&text), expectations(), "{options}");
+    text
 }
 
 #[test]
@@ -134,10 +196,13 @@ fn branch_counts_match_the_source() {
     check("branches-derived", "coverage");
 }
 
-/// Every point and outcome counted by its own counter: the same answer.
+/// Every point and outcome counted by its own counter: the same answer,
+/// instructions included.
 #[test]
 fn branch_counts_match_without_derived_counts() {
-    check("branches-each", "coverage,derive=off");
+    let each = check("branches-each", "coverage,derive=off");
+    let derived = check("branches-derived-too", "coverage");
+    assert_eq!(instructions(&each), instructions(&derived));
 }
 
 #[test]

@@ -8,7 +8,10 @@
 //! line's covered and missed branch outcomes (JaCoCo's cb/mb; profrj's
 //! outcomes taken and never taken on the line, from `<branches>`) are the
 //! same, except on a line marked `// JaCoCo: branches` with the reason
-//! (what JaCoCo's filters merge or drop).
+//! (what JaCoCo's filters merge or drop). And instructions: each line's
+//! instructions run and in all (JaCoCo's ci and ci + mi; profrj's
+//! `<instructions>` C/T), except on a line marked `// JaCoCo:
+//! instructions` with the reason.
 
 mod common;
 
@@ -81,9 +84,9 @@ fn jacoco_tools() -> &'static Path {
     })
 }
 
-/// Per (class, line): covered (true) or missed, and the branch outcomes
-/// covered and missed.
-type Lines<T> = BTreeMap<(String, u32), (T, (u64, u64))>;
+/// Per (class, line): covered (true) or missed, the branch outcomes
+/// covered and missed, and the instructions run and in all.
+type Lines<T> = BTreeMap<(String, u32), (T, (u64, u64), (u64, u64))>;
 
 /// JaCoCo's verdict per (class, line): true covered, false missed; its cb/mb.
 fn jacoco_lines(name: &str, main: &str, args: &[&str]) -> Lines<bool> {
@@ -127,9 +130,9 @@ fn jacoco_lines(name: &str, main: &str, args: &[&str]) -> Lines<bool> {
         .lines()
         .map(|l| {
             let w: Vec<&str> = l.split(' ').collect();
-            let branches = (w[3].parse().unwrap(), w[4].parse().unwrap());
+            let n = |k: usize| w[k].parse::<u64>().unwrap();
             let key = (w[0].to_owned(), w[1].parse().unwrap());
-            (key, (w[2] == "covered", branches))
+            (key, (w[2] == "covered", (n(3), n(4)), (n(5), n(5) + n(6))))
         })
         .collect()
 }
@@ -157,8 +160,19 @@ fn profrj_lines(name: &str, main: &str, args: &[&str]) -> Lines<i64> {
             for (line, v) in footprints(m) {
                 let e = lines
                     .entry((cname.clone(), line as u32))
-                    .or_insert((-1, (0, 0)));
+                    .or_insert((-1, (0, 0), (0, 0)));
                 e.0 = e.0.max(v);
+            }
+            let first: u32 = m.attribute("firstline").unwrap().parse().unwrap_or(0);
+            let insns = m.children().find(|c| c.has_tag_name("instructions"));
+            let cells = insns.and_then(|b| b.text()).unwrap_or_default();
+            for (k, cell) in cells.split_whitespace().enumerate() {
+                let (ran, all) = cell.split_once('/').unwrap();
+                let (ran, all): (u64, u64) = (ran.parse().unwrap(), all.parse().unwrap());
+                if all > 0 {
+                    let e = lines.get_mut(&(cname.clone(), first + k as u32)).unwrap();
+                    e.2 = (e.2 .0 + ran, e.2 .1 + all);
+                }
             }
             let branches = m.children().find(|c| c.has_tag_name("branches"));
             for token in branches
@@ -169,7 +183,7 @@ fn profrj_lines(name: &str, main: &str, args: &[&str]) -> Lines<i64> {
                 let (line, counts) = token.split_once(':').unwrap();
                 let e = lines
                     .entry((cname.clone(), line.parse().unwrap()))
-                    .or_insert((-1, (0, 0)));
+                    .or_insert((-1, (0, 0), (0, 0)));
                 for n in counts.split(',') {
                     match n.parse::<u64>().unwrap() {
                         0 => e.1 .1 += 1,
@@ -199,6 +213,8 @@ fn known_differences(main: &str) -> BTreeMap<u32, String> {
                 "missed"
             } else if verdict.starts_with("branches") {
                 "branches"
+            } else if verdict.starts_with("instructions") {
+                "instructions"
             } else {
                 assert!(verdict.starts_with("no code"), "bad marker: {l}");
                 "no code"
@@ -217,14 +233,14 @@ fn compare(name: &str, main: &str, args: &[&str]) -> usize {
     // (class, line) → JaCoCo's verdict where it differs from profrj's count.
     let mut differences: BTreeMap<(String, u32), (String, i64)> = BTreeMap::new();
     let mut branch_lines = 0;
-    for ((class, line), &(covered, branches)) in &jacoco {
+    for ((class, line), &(covered, branches, insns)) in &jacoco {
         if !classes.contains(class) {
             continue; // never loaded in our run: not in the snapshot
         }
-        let (count, ours_branches) = ours
+        let (count, ours_branches, ours_insns) = ours
             .get(&(class.clone(), *line))
             .copied()
-            .unwrap_or((-1, (0, 0)));
+            .unwrap_or((-1, (0, 0), (0, 0)));
         checked += 1;
         branch_lines += (branches != (0, 0)) as usize;
         if covered != (count > 0) || count < 0 {
@@ -234,10 +250,14 @@ fn compare(name: &str, main: &str, args: &[&str]) -> usize {
             let (b, o) = (branches, ours_branches);
             let verdict = format!("branches {}/{} (profrj {}/{})", b.0, b.1, o.0, o.1);
             differences.insert((class.clone(), *line), (verdict, count));
+        } else if insns != ours_insns {
+            let (j, o) = (insns, ours_insns);
+            let verdict = format!("instructions {}/{} (profrj {}/{})", j.0, j.1, o.0, o.1);
+            differences.insert((class.clone(), *line), (verdict, count));
         }
     }
     // And no line has code (or branches) for profrj that JaCoCo sees as empty.
-    for ((class, line), &(count, branches)) in &ours {
+    for ((class, line), &(count, branches, _)) in &ours {
         if count >= 0 && !jacoco.contains_key(&(class.clone(), *line)) {
             let verdict = match branches {
                 (0, 0) => "no code".to_owned(),

@@ -213,6 +213,9 @@ pub struct CoveredMethod {
     /// Each branching instruction in code order: its line (-1 none) and
     /// how many times each outcome was taken.
     pub branches: Vec<(i64, Vec<i64>)>,
+    /// Per footprint cell: (instructions run, instructions); empty when
+    /// unknown.
+    pub instructions: Vec<(u32, u32)>,
 }
 
 /// Every Java thread's state and stack, the monitors and locks they own

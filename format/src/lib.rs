@@ -162,8 +162,10 @@ pub mod coverage {
     /// count (a conditional: fell through, jumped; a switch: each distinct
     /// target, the default's first). Absent: none, or unknown.
     pub const BRANCHES: &str = "branches";
-    /// profrj's own, after `<footprints>` (and `<branches>`): one `C/T`
-    /// token per footprint cell: of the T instructions on that line, C ran.
+    /// profrj's extension, after `<footprints>` (and `<branches>`): one
+    /// token per footprint cell, `C/T`: the bytecode instructions on that
+    /// line (as loaded) and how many of them ran; `0/0` where the
+    /// footprint is -1.
     pub const INSTRUCTIONS: &str = "instructions";
 
     /// `<class>`'s attributes.

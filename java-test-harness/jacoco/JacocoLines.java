@@ -6,8 +6,9 @@ import org.jacoco.core.analysis.ICounter;
 import org.jacoco.core.tools.ExecFileLoader;
 
 /**
- * Prints JaCoCo's verdict on every line with code: `class line covered|missed cb mb` (partly
- * covered counts as covered; cb and mb the line's covered and missed branches). Arguments: the jacoco.exec file, the directory of class files analysed.
+ * Prints JaCoCo's verdict on every line with code: `class line covered|missed cb mb ci mi`
+ * (partly covered counts as covered; cb and mb the line's covered and missed branches, ci and mi
+ * its covered and missed instructions). Arguments: the jacoco.exec file, the directory of class files analysed.
  * Compiled and run by tests/coverage_jacoco.rs with Debian's libjacoco-java on the class path.
  */
 public class JacocoLines {
@@ -24,6 +25,7 @@ public class JacocoLines {
                 }
                 String verdict = status == ICounter.NOT_COVERED ? "missed" : "covered";
                 ICounter b = c.getLine(line).getBranchCounter();
+                ICounter i = c.getLine(line).getInstructionCounter();
                 System.out.println(
                         c.getName().replace('/', '.')
                                 + " "
@@ -33,7 +35,11 @@ public class JacocoLines {
                                 + " "
                                 + b.getCoveredCount()
                                 + " "
-                                + b.getMissedCount());
+                                + b.getMissedCount()
+                                + " "
+                                + i.getCoveredCount()
+                                + " "
+                                + i.getMissedCount());
             }
         }
     }

@@ -26,6 +26,7 @@ pub fn section(c: &Counts) -> Section {
                         calls: counts.map_or(0, |c| m.calls(c)),
                         lines: lines(m, counts.map(Vec::as_slice)),
                         branches: m.branch_counts(counts.map(Vec::as_slice)),
+                        instructions: instructions(m, counts.map(Vec::as_slice)),
                     }
                 })
                 .collect(),
@@ -55,6 +56,18 @@ pub fn lines(m: &MethodLines, counts: Option<&[i64]>) -> Option<(i64, Vec<i64>)>
     Some((first as i64, per_line))
 }
 
+/// Per footprint cell, (instructions run, instructions), for a method with
+/// line numbers and its instructions known.
+fn instructions(m: &MethodLines, counts: Option<&[i64]>) -> Vec<(u32, u32)> {
+    let (Some(&first), Some(&last)) = (m.lines.iter().min(), m.lines.iter().max()) else {
+        return Vec::new();
+    };
+    if m.insns.is_empty() {
+        return Vec::new();
+    }
+    m.instruction_counts(first, last, counts)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -69,6 +82,8 @@ mod tests {
             slots: lines.len() + 1,
             calls_in_first_line: false,
             branches: Vec::new(),
+            insns: Vec::new(),
+            runs: Vec::new(),
         }
     }
 

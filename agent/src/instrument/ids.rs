@@ -51,6 +51,12 @@ pub struct MethodLines {
     /// order: its source line (-1 if none) and each outcome's count from
     /// the counters (`CounterPlan::branches`).
     pub branches: Vec<(i32, Vec<Count>)>,
+    /// The method's instructions as loaded, by line: (line, how many, the
+    /// entry of `runs` that tells whether they ran).
+    pub insns: Vec<(u16, u32, u32)>,
+    /// Per run of instructions: they ran when one of these counts is
+    /// above 0 (`CounterPlan::blocks`).
+    pub runs: Vec<Vec<Count>>,
 }
 
 impl MethodLines {
@@ -81,6 +87,37 @@ impl MethodLines {
                 (*line as i64, n)
             })
             .collect()
+    }
+}
+
+impl MethodLines {
+    /// Per line: (instructions that ran, instructions), for lines
+    /// `first..=last`; (0, 0) on a line without instructions.
+    pub fn instruction_counts(
+        &self,
+        first: u16,
+        last: u16,
+        counts: Option<&[i64]>,
+    ) -> Vec<(u32, u32)> {
+        let ran: Vec<bool> = self
+            .runs
+            .iter()
+            .map(|any| counts.is_some_and(|c| any.iter().any(|n| count_of(n, c) > 0)))
+            .collect();
+        let mut out = vec![(0u32, 0u32); (last.saturating_sub(first)) as usize + 1];
+        for &(line, n, run) in &self.insns {
+            let Some(cell) = line
+                .checked_sub(first)
+                .and_then(|k| out.get_mut(k as usize))
+            else {
+                continue;
+            };
+            cell.1 += n;
+            if ran.get(run as usize).copied().unwrap_or(false) {
+                cell.0 += n;
+            }
+        }
+        out
     }
 }
 

@@ -36,6 +36,15 @@ pub fn write<W: Write>(w: &mut XmlWriter<W>, c: &Coverage) -> io::Result<()> {
                 w.write_event(Event::Text(BytesText::new(&branches(&m.branches))))?;
                 w.write_event(Event::End(BytesEnd::new(f::BRANCHES)))?;
             }
+            if !m.instructions.is_empty() {
+                let mut text = String::with_capacity(m.instructions.len() * 4);
+                for (k, (ran, all)) in m.instructions.iter().enumerate() {
+                    let _ = write!(text, "{}{ran}/{all}", if k > 0 { " " } else { "" });
+                }
+                w.write_event(Event::Start(BytesStart::new(f::INSTRUCTIONS)))?;
+                w.write_event(Event::Text(BytesText::new(&text)))?;
+                w.write_event(Event::End(BytesEnd::new(f::INSTRUCTIONS)))?;
+            }
             w.write_event(Event::End(BytesEnd::new(f::METHOD)))?;
         }
         w.write_event(Event::End(BytesEnd::new(f::CLASS)))?;

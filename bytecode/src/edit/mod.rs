@@ -26,6 +26,7 @@ pub use alloc::{allocation_sites, sites_in, AllocKind, AllocSite, AllocWhere};
 pub use counting::{add_counting, increment, increment_at};
 pub use derive::{
     plan_counters, plan_coverage, switch_targets, BranchCounts, Count, CounterPlan, Exceptions,
+    InsnBlock,
 };
 pub use error::EditError;
 pub use lines::{line_at, line_probes, line_probes_in, line_table, LineProbes};

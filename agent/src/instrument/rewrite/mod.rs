@@ -215,6 +215,19 @@ pub fn rewrite(
                     (line, b.outcomes.clone())
                 })
                 .collect();
+            // Instructions by line and run, in code order.
+            let mut insns: Vec<(u16, u32, u32)> = Vec::new();
+            for (k, b) in plan.blocks.iter().enumerate() {
+                for i in b.start..b.end {
+                    let Some(line) = line_at(&table, i) else {
+                        continue;
+                    };
+                    match insns.last_mut() {
+                        Some(last) if last.0 == line && last.2 == k as u32 => last.1 += 1,
+                        _ => insns.push((line, 1, k as u32)),
+                    }
+                }
+            }
             let layout = MethodLines {
                 class: info.class.clone(),
                 name: info.name.clone(),
@@ -224,6 +237,8 @@ pub fn rewrite(
                 slots: plan.slots as usize,
                 calls_in_first_line: lines.first_counts_calls,
                 branches,
+                insns,
+                runs: plan.blocks.iter().map(|b| b.any_of.clone()).collect(),
             };
             let id = layouts.method_id(layout);
             let cp = &mut class.constant_pool;

@@ -42,6 +42,7 @@
 //! one, the point nested in the fewest loops gets the counter (a branch side
 //! before a line), or of those the one that lets the most others be derived.
 
+mod blocks;
 mod branches;
 mod graph;
 mod solve;
@@ -49,6 +50,7 @@ mod solve;
 pub use branches::switch_targets;
 
 use crate::code::{Code, Insn};
+use crate::edit::lines;
 use crate::opcodes::{JSR, JSR_W};
 use crate::ConstantPool;
 use branches::{arrival_points, branch_formulas, edge_counters, Ref};
@@ -82,6 +84,21 @@ pub struct CounterPlan {
     /// Each branching instruction's outcome counts, in code order (empty
     /// unless asked for).
     pub branches: Vec<BranchCounts>,
+    /// Runs of instructions and what tells whether they ran (empty unless
+    /// branches are asked for): every instruction of the method in one.
+    pub blocks: Vec<InsnBlock>,
+}
+
+/// Instructions `start..end` (indices as read) ran when one of `any_of`
+/// is above 0: the counts of the points whose straight code leads there.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct InsnBlock {
+    /// First instruction.
+    pub start: u32,
+    /// Past the last.
+    pub end: u32,
+    /// The leaders' counts.
+    pub any_of: Vec<Count>,
 }
 
 /// How many times each way out of a branching instruction was taken.
@@ -178,6 +195,15 @@ pub fn plan_coverage(
     // Then the arrivals branch outcomes use, with no line either.
     let lineless = all.len();
     all.extend(arrival_points(&formulas));
+    // Handlers' first instructions, for whether their code ran (a counter
+    // there costs only when an exception is caught).
+    if branches {
+        all.extend(
+            code.handlers
+                .iter()
+                .map(|h| code.labels[h.handler.0 as usize]),
+        );
+    }
     // The first point at each instruction stands for all of them.
     let mut point_at: Vec<Option<usize>> = vec![None; n];
     let rep: Vec<usize> = all
@@ -190,19 +216,21 @@ pub fn plan_coverage(
         .map(|i| point_at[i].is_some_and(|k| k >= lineless) && is_branching(&code.insns[i]))
         .collect();
     let mut states: Vec<State> = (0..all.len()).map(|_| State::Measured).collect();
-    if deriving {
-        // Handlers must be entered only by exceptions, for their counters.
-        let handlers_clean = code.handlers.iter().all(|h| {
+    // Handlers must be entered only by exceptions, for their counters.
+    let faults_ok = deriving
+        && !constructor
+        && code.handlers.iter().all(|h| {
             let at = code.labels[h.handler.0 as usize] as usize;
             incoming[at].iter().all(|s| *s == Source::Handler)
         });
+    if deriving {
         let g = Graph {
             code,
             cp,
             incoming: &incoming,
             point_at: &point_at,
             calls_counted,
-            faults_ok: !constructor && handlers_clean,
+            faults_ok,
             arrival: &arrival,
         };
         for (k, &ix) in all.iter().enumerate() {
@@ -227,6 +255,44 @@ pub fn plan_coverage(
         _ => vec![(r as u32 + 1, 1)],
     };
     let keyed: Vec<Count> = rep[..points.len()].iter().map(|&r| count_of(r)).collect();
+    let mut by_lines = vec![false; all.len()];
+    for &(key, _) in keyed.iter().flatten() {
+        if key != 0 && key < AFTER {
+            by_lines[key as usize - 1] = true;
+        }
+    }
+    // A point only a branch outcome would count (a side whose straight code
+    // calls before its line, as a for-each loop's `next()`): the point its
+    // code falls into, alone, plus the exceptions thrown on the way (the
+    // stretch's, counted as for lines) — no counter more in the loop. Exact
+    // once the calls on the way return; while one runs, the outcome reads
+    // one less.
+    let through = |k: usize| -> Option<Count> {
+        if !faults_ok || !matches!(states[k], State::Measured) || by_lines[k] {
+            return None;
+        }
+        let mut i = all[k] as usize;
+        loop {
+            let insn = &code.insns[i];
+            if matches!(insn, Insn::Branch { .. }) || !lines::falls_through(insn) {
+                return None;
+            }
+            let next = i + 1;
+            if incoming.get(next)? != &[Source::Fall(i as u32)] {
+                return None;
+            }
+            if let Some(r) = point_at[next] {
+                let known = by_lines[r] || matches!(states[r], State::Derived(_));
+                if !known || arrival[next] {
+                    return None;
+                }
+                let mut c = count_of(r);
+                add_scaled(&mut c, &vec![(EXC + k as u32 + 1, 1)], 1);
+                return Some(c);
+            }
+            i = next;
+        }
+    };
     // Each branch outcome's, likewise.
     let after = edge_counters(&formulas);
     let keyed_branches: Vec<(u32, Vec<Count>)> = formulas
@@ -237,7 +303,10 @@ pub fn plan_coverage(
                 for &(r, coef) in f {
                     let c = match r {
                         Ref::Calls => vec![(0, 1)],
-                        Ref::At(i) => count_of(point_at[i as usize].expect("a point")),
+                        Ref::At(i) => {
+                            let k = point_at[i as usize].expect("a point");
+                            through(k).unwrap_or_else(|| count_of(k))
+                        }
                         Ref::After(i) => {
                             let k = after.binary_search(&i).expect("listed");
                             vec![(AFTER + k as u32, 1)]
@@ -250,10 +319,31 @@ pub fn plan_coverage(
             (b.at, outcomes.collect())
         })
         .collect();
+    // Whether each instruction ran, by runs of instructions that share
+    // their leaders.
+    let mut keyed_blocks: Vec<(u32, u32, Vec<Count>)> = Vec::new();
+    if branches {
+        let lead = blocks::leaders(code, &incoming, &point_at, &arrival, calls_counted);
+        let mut start = 0;
+        for i in 1..=n {
+            if i == n || lead[i] != lead[start] {
+                let any_of = lead[start]
+                    .iter()
+                    .map(|l| match *l {
+                        blocks::Leader::Calls => vec![(0, 1)],
+                        blocks::Leader::Point(k) => through(k).unwrap_or_else(|| count_of(k)),
+                    })
+                    .collect();
+                keyed_blocks.push((start as u32, i as u32, any_of));
+                start = i;
+            }
+        }
+    }
     let every_key = || {
         keyed
             .iter()
             .chain(keyed_branches.iter().flat_map(|b| &b.1))
+            .chain(keyed_blocks.iter().flat_map(|b| &b.2))
             .flatten()
     };
     let mut needed = vec![false; all.len()];
@@ -298,6 +388,14 @@ pub fn plan_coverage(
         .map(|(at, outcomes)| BranchCounts {
             at: *at,
             outcomes: outcomes.iter().map(to_slots).collect(),
+        })
+        .collect();
+    let blocks = keyed_blocks
+        .iter()
+        .map(|(start, end, any_of)| InsnBlock {
+            start: *start,
+            end: *end,
+            any_of: any_of.iter().map(to_slots).collect(),
         })
         .collect();
     let dummy = first_exc + used.len() as u32;
@@ -353,6 +451,7 @@ pub fn plan_coverage(
         exceptions,
         after,
         branches,
+        blocks,
     }
 }
 

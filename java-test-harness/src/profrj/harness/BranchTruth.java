@@ -1,5 +1,8 @@
 package profrj.harness;
 
+import java.util.ArrayList;
+import java.util.ConcurrentModificationException;
+import java.util.List;
 import java.util.function.IntPredicate;
 
 /**
@@ -161,7 +164,7 @@ public class BranchTruth {
             r = 100 / v;
         } finally {
             if (r > 5) { //@ 1,1 0,1 // JaCoCo: branches (its finally filter merges the copies)
-                sink++;
+                sink++; // JaCoCo: instructions (its finally filter keeps one copy of two)
             }
         } // JaCoCo: no code (its finally filter drops that jump)
         return r;
@@ -207,6 +210,34 @@ public class BranchTruth {
         } catch (ArithmeticException e) {
             return -1;
         }
+    }
+
+    /** A for-each over [3, -1, 4]: its test calls hasNext(), its body starts with next(). */
+    static int forEach(List<Integer> list) {
+        int s = 0;
+        for (int v : list) { //@ 3,1
+            s += v;
+        }
+        return s;
+    }
+
+    /**
+     * [1, 2, 3], modified on the first turn: the second turn's next() throws between the test's
+     * fall-through and the body's first line.
+     */
+    static int modified(List<Integer> list) {
+        int s = 0;
+        try {
+            for (int v : list) { //@ 2,0
+                if (v == 1) { //@ 1,0
+                    list.add(9);
+                }
+                s += v;
+            }
+        } catch (ConcurrentModificationException e) {
+            s = -s;
+        }
+        return s;
     }
 
     public static void main(String[] args) {
@@ -255,5 +286,7 @@ public class BranchTruth {
         for (int d : new int[] {1, 0, 5, 0, 2}) { //@ 5,1
             sink += divides(d);
         }
+        sink += forEach(List.of(3, -1, 4));
+        sink += modified(new ArrayList<>(List.of(1, 2, 3)));
     }
 }
