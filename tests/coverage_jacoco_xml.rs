@@ -5,10 +5,10 @@
 //! profrj (`coverage`, converted). profrj's report must validate against
 //! JaCoCo's report.dtd (xmllint), and:
 //!
-//! - per source line: the same status (covered: an instruction ran) and
-//!   the same branches missed and covered;
-//! - per class: the same METHOD and CLASS counters, and LINE, BRANCH and
-//!   COMPLEXITY where the class's file has no known difference;
+//! - per source line: the same instructions and branches missed and
+//!   covered (`mi ci mb cb`);
+//! - per class: the same METHOD and CLASS counters, and INSTRUCTION, LINE,
+//!   BRANCH and COMPLEXITY where the class's file has no known difference;
 //! - in total: the same counters, once each known difference is accounted
 //!   for at its line.
 //!
@@ -16,8 +16,9 @@
 //! cannot reproduce (docs/READING.md): a line whose call always throws
 //! (JaCoCo: missed, no probe after it ran), the jump javac puts on a
 //! `finally` block's brace (JaCoCo: no code), and the copies javac makes of
-//! a `finally` block, whose branches JaCoCo counts once — each marked
-//! `// JaCoCo: missed|no code|branches` in the harness sources. Each must
+//! a `finally` block, whose branches and instructions JaCoCo counts once —
+//! each marked `// JaCoCo: missed|no code|branches|instructions` in the
+//! harness sources. Each must
 //! be a real difference, so a stale one fails.
 
 mod common;
@@ -217,6 +218,8 @@ enum Known {
     NoCode,
     /// JaCoCo counts the branches of a `finally` block's copies once.
     FinallyBranches,
+    /// JaCoCo counts the instructions of a `finally` block's copies once.
+    FinallyInstructions,
 }
 
 /// The `// JaCoCo:` markers of a harness source (`missed`, `no code`,
@@ -234,6 +237,8 @@ fn known(file: &str) -> BTreeMap<u32, Known> {
                 Known::Missed
             } else if v.starts_with("branches") {
                 Known::FinallyBranches
+            } else if v.starts_with("instructions") {
+                Known::FinallyInstructions
             } else {
                 assert!(v.starts_with("no code"), "bad marker: {l}");
                 Known::NoCode
@@ -288,11 +293,12 @@ fn compare(name: &str, main: &str, args: &[&str]) {
         .collect();
     let mut delta_line = (0i64, 0i64);
     let mut delta_branch = (0i64, 0i64);
+    let mut delta_instr = (0i64, 0i64);
     let mut seen = BTreeSet::new();
     for key in &keys {
         let (t, o) = (theirs.lines.get(key), ours.lines.get(key));
         let same = match (t, o) {
-            (Some(t), Some(o)) => (t[1] > 0, t[2], t[3]) == (o[1] > 0, o[2], o[3]),
+            (Some(t), Some(o)) => t == o,
             _ => false,
         };
         let k = if key.0 == file {
@@ -309,15 +315,19 @@ fn compare(name: &str, main: &str, args: &[&str]) {
                 problems.push(format!("{}:{} JaCoCo {t:?}, profrj {o:?}", key.0, key.1))
             }
             (false, Some(&k)) => {
-                let status = |l: Option<&[u64; 4]>| l.map(|v| v[1] > 0);
-                let what = match (status(t), status(o)) {
-                    (Some(false), Some(true)) => Known::Missed,
-                    (None, Some(_)) => Known::NoCode,
-                    _ => Known::FinallyBranches,
+                // The difference must be of the kind marked.
+                let fits = match (k, t, o) {
+                    (Known::Missed, Some(t), Some(o)) => t[1] == 0 && o[1] > 0,
+                    (Known::NoCode, None, Some(_)) => true,
+                    (Known::FinallyBranches, Some(t), Some(o)) => t[2..] != o[2..],
+                    (Known::FinallyInstructions, Some(t), Some(o)) => {
+                        t[..2] != o[..2] && t[2..] == o[2..] && (t[1] > 0) == (o[1] > 0)
+                    }
+                    _ => false,
                 };
-                if what != k {
+                if !fits {
                     problems.push(format!(
-                        "{}:{} marked {k:?}, differs as {what:?}: JaCoCo {t:?}, profrj {o:?}",
+                        "{}:{} marked {k:?}, differs otherwise: JaCoCo {t:?}, profrj {o:?}",
                         key.0, key.1
                     ));
                 }
@@ -327,6 +337,9 @@ fn compare(name: &str, main: &str, args: &[&str]) {
                 let br = |l: Option<&[u64; 4]>| l.map_or((0, 0), |v| (v[2] as i64, v[3] as i64));
                 let (a, b) = (br(t), br(o));
                 delta_branch = (delta_branch.0 + b.0 - a.0, delta_branch.1 + b.1 - a.1);
+                let ins = |l: Option<&[u64; 4]>| l.map_or((0, 0), |v| (v[0] as i64, v[1] as i64));
+                let (a, b) = (ins(t), ins(o));
+                delta_instr = (delta_instr.0 + b.0 - a.0, delta_instr.1 + b.1 - a.1);
             }
         }
     }
@@ -347,7 +360,14 @@ fn compare(name: &str, main: &str, args: &[&str]) {
     for (class, t) in &theirs.classes {
         let o = &ours.classes[class];
         let clean = known.is_empty() || theirs.sources.get(class) != Some(&file);
-        for kind in ["METHOD", "CLASS", "LINE", "BRANCH", "COMPLEXITY"] {
+        for kind in [
+            "METHOD",
+            "CLASS",
+            "LINE",
+            "BRANCH",
+            "COMPLEXITY",
+            "INSTRUCTION",
+        ] {
             let checked = matches!(kind, "METHOD" | "CLASS") || clean;
             if checked && t.get(kind) != o.get(kind) {
                 problems.push(format!(
@@ -368,6 +388,10 @@ fn compare(name: &str, main: &str, args: &[&str]) {
         ("CLASS", total(&theirs, "CLASS")),
         ("LINE", adjust(theirs.totals.get("LINE"), delta_line)),
         ("BRANCH", adjust(theirs.totals.get("BRANCH"), delta_branch)),
+        (
+            "INSTRUCTION",
+            adjust(theirs.totals.get("INSTRUCTION"), delta_instr),
+        ),
     ];
     if delta_branch == (0, 0) {
         want.push(("COMPLEXITY", total(&theirs, "COMPLEXITY")));

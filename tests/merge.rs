@@ -163,6 +163,29 @@ fn three_jvms_merge_to_the_exact_sum() {
         branches("step"),
         format!("{step_if}:{},{}", sum("third"), sum("rest"))
     );
+    // Instructions: MergeTruth's lines run whole or not at all, so a merged
+    // cell is known: all of the line's instructions ran where it ran.
+    for m in truth.children().filter(|c| c.has_tag_name("method")) {
+        let name = m.attribute("name").unwrap();
+        let cells: Vec<(u64, u64)> = m
+            .children()
+            .find(|c| c.has_tag_name("instructions"))
+            .and_then(|i| i.text())
+            .unwrap_or_else(|| panic!("{name} has no <instructions>"))
+            .split_whitespace()
+            .map(|w| {
+                let (c, t) = w.split_once('/').unwrap();
+                (c.parse().unwrap(), t.parse().unwrap())
+            })
+            .collect();
+        let prints = footprints(m);
+        assert_eq!(cells.len(), prints.len(), "{name}");
+        for ((c, t), (line, n)) in cells.into_iter().zip(prints) {
+            let want = if n > 0 { t } else { 0 };
+            assert_eq!(c, want, "{name} line {line}: {c}/{t}, footprint {n}");
+            assert_eq!(t == 0, n < 0, "{name} line {line}");
+        }
+    }
     // The call tree: one main thread, the three JVMs' paths summed.
     let profile = doc
         .root_element()

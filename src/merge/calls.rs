@@ -75,7 +75,7 @@ pub struct CallsMerge {
 impl CallsMerge {
     pub fn new() -> Result<CallsMerge, CliError> {
         Ok(CallsMerge {
-            sorter: Sorter::new(WIDTH, budget(64 << 20))?,
+            sorter: Sorter::new(WIDTH, budget(32 << 20))?,
             frames: Vec::new(),
             frame_ids: HashMap::new(),
             threads: Vec::new(),
@@ -396,4 +396,76 @@ fn close_nodes(w: &mut dyn Write, from: usize, to: usize) -> io::Result<()> {
         writeln!(w, "{}</{}>", " ".repeat(d + 2), calls::NODE)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::snapshot::parse_bytes;
+
+    fn merged(inputs: &[&str]) -> (String, Warnings) {
+        let mut m = CallsMerge::new().unwrap();
+        let mut warn = Warnings::default();
+        for xml in inputs {
+            m.add(&parse_bytes(xml.as_bytes()).unwrap(), &mut warn)
+                .unwrap();
+        }
+        let mut sorted = m.finish(&mut warn).unwrap();
+        let mut out = Vec::new();
+        sorted.write(&mut out).unwrap();
+        (String::from_utf8(out).unwrap(), warn)
+    }
+
+    /// Threads of one name merge; paths sum node by node; samples without
+    /// a Java frame stay in the thread's totals (and come back as the
+    /// reader's node); a section attribute that differs is left out.
+    #[test]
+    fn threads_paths_totals_and_attributes() {
+        let a = r#"<doc><sampler><thread name="main" cumulated="10" cumulatedElapsed="12" cpuTime="5" isAlive="false">
+            <profile name="A.a()" hits="1" elapsed="1" cumulated="8" cumulatedElapsed="8">
+              <profile name="B.b()" hits="7" elapsed="7" cumulated="7" cumulatedElapsed="7"/>
+            </profile></thread></sampler>
+            <alloc interval="512"><thread name="t" bytes="10" objects="1" samples="1">
+              <profile name="A.a()" cumulatedBytes="10" cumulatedObjects="1" cumulatedSamples="1">
+                <profile name="int[]" class="true" bytes="10" objects="1" samples="1" cumulatedBytes="10" cumulatedObjects="1" cumulatedSamples="1"/>
+              </profile></thread></alloc></doc>"#;
+        let b = r#"<doc><sampler><thread name="main" cumulated="3" cumulatedElapsed="3" cpuTime="2" isAlive="true">
+            <profile name="A.a()" hits="0" elapsed="0" cumulated="3" cumulatedElapsed="3">
+              <profile name="C.c()" hits="3" elapsed="3" cumulated="3" cumulatedElapsed="3"/>
+            </profile></thread></sampler>
+            <alloc interval="1024"><thread name="t" bytes="20" objects="2" samples="1">
+              <profile name="A.a()" cumulatedBytes="20" cumulatedObjects="2" cumulatedSamples="1">
+                <profile name="int[]" class="true" bytes="20" objects="2" samples="1" cumulatedBytes="20" cumulatedObjects="2" cumulatedSamples="1"/>
+              </profile></thread></alloc></doc>"#;
+        let (xml, warn) = merged(&[a, b]);
+        assert_eq!(
+            warn.section_attributes.len(),
+            1,
+            "{:?}",
+            warn.section_attributes
+        );
+        let snap = parse_bytes(format!("<doc>{xml}</doc>").as_bytes()).unwrap();
+        let s = snap.calls(CallKind::Sampler).unwrap();
+        assert_eq!(s.threads.len(), 1);
+        let t = &s.threads[0];
+        assert_eq!((t.cpu_time, t.is_alive), (Some(7), Some(true)));
+        assert_eq!(s.thread_total(t, calls::CUMULATED), Some(13));
+        let nodes = t.tree.nodes();
+        let node = |name: &str| {
+            nodes
+                .iter()
+                .find(|n| snap.names.get(n.name) == name)
+                .unwrap_or_else(|| panic!("no {name}"))
+        };
+        assert_eq!(s.value(node("A.a()"), calls::CUMULATED), 11);
+        assert_eq!(s.value(node("B.b()"), sampler::node::HITS), 7);
+        assert_eq!(s.value(node("C.c()"), sampler::node::HITS), 3);
+        // 13 RUNNABLE samples, 1 + 7 + 3 with a frame: 2 without.
+        assert_eq!(s.value(node(NO_JAVA_FRAME), sampler::node::HITS), 2);
+        let al = snap.calls(CallKind::Alloc).unwrap();
+        assert_eq!(al.values, vec![None]);
+        let class = al.threads[0].tree.nodes().into_owned();
+        let int = class.iter().find(|n| n.class).unwrap();
+        assert_eq!(al.value(int, profrj_format::alloc::node::BYTES), 30);
+    }
 }

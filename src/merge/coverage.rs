@@ -51,7 +51,7 @@ pub struct SortedCoverage {
 impl CoverageMerge {
     pub fn new() -> Result<CoverageMerge, CliError> {
         Ok(CoverageMerge {
-            sorter: Sorter::new(WIDTH, budget(64 << 20))?.min_tail(TAIL),
+            sorter: Sorter::new(WIDTH, budget(32 << 20))?.min_tail(TAIL),
             any: false,
         })
     }
