@@ -36,6 +36,14 @@ class Shapes {
         return n;
     }
 
+    static int forEach(java.util.List<Integer> list) {
+        int s = 0;
+        for (int v : list) {
+            s += v;
+        }
+        return s;
+    }
+
     static int fib(int n) {
         return n < 2 ? n : fib(n - 1) + fib(n - 2);
     }

@@ -73,6 +73,33 @@ pub(super) fn coverage_truth_from_xml(xml: &str) -> std::collections::BTreeMap<S
     out
 }
 
+/// Per class, from the snapshot's `<branches>`: (outcomes taken, outcomes).
+fn branches_from_xml(xml: &str) -> std::collections::BTreeMap<String, (u64, u64)> {
+    let doc = roxmltree::Document::parse(xml).unwrap();
+    let mut out = std::collections::BTreeMap::new();
+    for class in doc.descendants().filter(|n| n.has_tag_name("class")) {
+        let (mut taken, mut all) = (0, 0);
+        for b in class.descendants().filter(|n| n.has_tag_name("branches")) {
+            for token in b.text().unwrap_or_default().split_whitespace() {
+                for n in token.split_once(':').unwrap().1.split(',') {
+                    all += 1;
+                    taken += (n != "0") as u64;
+                }
+            }
+        }
+        out.insert(class.attribute("name").unwrap().to_owned(), (taken, all));
+    }
+    out
+}
+
+/// The report's branches column for (taken, outcomes): `-` without any.
+fn branch_cell((taken, all): (u64, u64)) -> String {
+    match all {
+        0 => "-".to_owned(),
+        _ => format!("{taken}/{all}"),
+    }
+}
+
 /// Summed over the classes of CoverageTruth.java (CoverageTruth and its
 /// nested classes).
 fn file_totals(want: &std::collections::BTreeMap<String, [u64; 4]>) -> [u64; 4] {
@@ -121,7 +148,7 @@ fn pct1(part: u64, whole: u64) -> String {
 fn coverage_row<'a>(report: &'a str, class: &str) -> Vec<&'a str> {
     let row = report
         .lines()
-        .find(|l| l.split_whitespace().nth(4) == Some(class))
+        .find(|l| l.split_whitespace().nth(5) == Some(class))
         .unwrap_or_else(|| panic!("no row for {class} in\n{report}"));
     row.split_whitespace().collect()
 }
@@ -153,15 +180,21 @@ fn coverage_report_and_page_on_a_real_snapshot() {
         }
         t
     });
+    let branches = branches_from_xml(&xml);
+    let (taken, outcomes) = branches
+        .values()
+        .fold((0, 0), |t, b| (t.0 + b.0, t.1 + b.1));
+    assert!(outcomes > 0, "CoverageTruth has branches");
     assert!(
         report.starts_with(&format!(
-            "COVERAGE <coverage>: {} classes, lines {}/{} ({}), methods run {}/{}\n",
+            "COVERAGE <coverage>: {} classes, lines {}/{} ({}), methods run {}/{}, branches {taken}/{outcomes} ({})\n",
             want.len(),
             sum[0],
             sum[1],
             pct1(sum[0], sum[1]),
             sum[2],
-            sum[3]
+            sum[3],
+            pct1(taken, outcomes)
         )),
         "{report}"
     );
@@ -170,17 +203,20 @@ fn coverage_report_and_page_on_a_real_snapshot() {
         assert_eq!(row[1], pct1(*c, *l), "{class}: {report}");
         assert_eq!(row[2], format!("{c}/{l}"), "{class}: {report}");
         assert_eq!(row[3], format!("{r}/{m}"), "{class}: {report}");
-        assert_eq!(row.get(5), Some(&"(CoverageTruth.java)"), "{report}");
+        assert_eq!(row[4], branch_cell(branches[class]), "{class}: {report}");
+        assert_eq!(row.get(6), Some(&"(CoverageTruth.java)"), "{report}");
         assert!(!row.iter().any(|w| w.contains("&lt;")), "{report}");
     }
     // Least covered first: Idle (0%) is first, shares never go down.
-    let rows: Vec<Vec<&str>> = table_rows(&report)
+    // The class table (the methods' branch table follows it).
+    let classes_part = report.split("branches by method").next().unwrap();
+    let rows: Vec<Vec<&str>> = table_rows(classes_part)
         .into_iter()
         .map(|l| l.split_whitespace().collect())
         .filter(|r: &Vec<&str>| r[0].parse::<u32>().is_ok())
         .collect();
     assert_eq!(rows.len(), want.len(), "{report}");
-    assert_eq!(rows[0][4], COV_IDLE, "{report}");
+    assert_eq!(rows[0][5], COV_IDLE, "{report}");
     let shares: Vec<f64> = rows.iter().map(|r| percent(r[1])).collect();
     assert!(shares.windows(2).all(|w| w[0] <= w[1]), "{report}");
     let total = report
@@ -288,7 +324,13 @@ fn coverage_of_classes_without_line_numbers() {
     );
     let row = coverage_row(&report, COV);
     assert_eq!(row[1..4], ["-", "0/0", "14/15"], "{report}");
-    assert_eq!(row[5..], ["[no", "line", "numbers]"], "{report}");
+    // Branches need no line numbers (theirs are -1).
+    assert_eq!(
+        row[4],
+        branch_cell(branches_from_xml(&xml)[COV]),
+        "{report}"
+    );
+    assert_eq!(row[6..], ["[no", "line", "numbers]"], "{report}");
     // Without lines, fewer methods run first: Idle (0/2) before CoverageTruth.
     assert_eq!(coverage_row(&report, COV_IDLE)[0], "1", "{report}");
     assert!(report.contains("javac -g:none"), "{report}");

@@ -119,6 +119,41 @@ mod tests {
         );
     }
 
+    /// profrj's extension elements, pinned: `<branches>` (one token per
+    /// branching instruction) and `<instructions>` (one per footprint cell).
+    #[test]
+    fn bytes_of_branches_and_instructions() {
+        // Lines 10 and 12; a conditional on 10 (fell: slot 1, jumped: slot 2),
+        // a switch on 12 (three targets); instructions: 3 on line 10 that
+        // ran with slot 1, 2 on line 12 that never ran (slot 3).
+        let mut m = m(&[10, 12]);
+        m.slots = 4;
+        m.branches = vec![
+            (10, vec![vec![(1, 1)], vec![(2, 1)]]),
+            (12, vec![vec![(3, 1)], vec![(0, 1), (1, -1)], vec![]]),
+        ];
+        m.insns = vec![(10, 3, 0), (12, 2, 1)];
+        m.runs = vec![vec![vec![(1, 1)]], vec![vec![(3, 1)]]];
+        let counts = Counts {
+            classes: vec![(
+                "A".into(),
+                super::super::ClassLines {
+                    source: None,
+                    methods: vec![0],
+                },
+            )],
+            methods: vec![m],
+            counts: vec![Some(vec![7, 5, 2, 0])],
+        };
+        let text = crate::xml::to_text(&[], (0, 0), vec![section(&counts)]);
+        assert!(
+            text.contains(
+                "<footprints>5 -1 2 </footprints>\n    <branches>10:5,2 12:0,2,0</branches>\n    <instructions>3/3 0/0 0/2</instructions>\n"
+            ),
+            "{text}"
+        );
+    }
+
     /// The bytes of a small section, pinned (the names are `profrj_format`'s,
     /// the layout the contract's; a change here changes the format).
     #[test]
