@@ -139,6 +139,7 @@ mod tests {
                 "A".into(),
                 super::super::ClassLines {
                     source: None,
+                    id: None,
                     methods: vec![0],
                 },
             )],
