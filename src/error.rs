@@ -24,3 +24,11 @@ pub enum CliError {
     #[error("{0}")]
     Agent(String),
 }
+
+impl From<CliError> for std::io::Error {
+    /// For readers and writers behind `io::Write`/`io::Read` (the sorter,
+    /// the scratch files) whose callers speak `io::Error`.
+    fn from(e: CliError) -> std::io::Error {
+        std::io::Error::other(e.to_string())
+    }
+}

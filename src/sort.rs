@@ -49,10 +49,6 @@ pub struct Sorter {
     scratch: Scratch,
 }
 
-fn io_err(e: CliError) -> io::Error {
-    io::Error::other(e.to_string())
-}
-
 impl Sorter {
     /// A sorter of records of `width` numbers, holding about `budget` bytes.
     pub fn new(width: usize, budget: usize) -> Result<Sorter, CliError> {
@@ -97,7 +93,7 @@ impl Sorter {
         let data = &self.data;
         let key = |&(o, l): &(usize, u32)| &data[o..o + l as usize];
         self.recs.sort_unstable_by(|a, b| key(a).cmp(key(b)));
-        let (_, f) = self.scratch.raw("run").map_err(io_err)?;
+        let (_, f) = self.scratch.raw("run").map_err(io::Error::from)?;
         let mut out = RunWriter::new(f, self.width);
         let w = self.width;
         let values = |&(o, l): &(usize, u32)| {
@@ -140,7 +136,7 @@ impl Sorter {
             let rest = self.runs.split_off(FAN_IN);
             let first = std::mem::replace(&mut self.runs, rest);
             let mut m = Merged::new(first, self.width, self.tail)?;
-            let (_, f) = self.scratch.raw("run").map_err(io_err)?;
+            let (_, f) = self.scratch.raw("run").map_err(io::Error::from)?;
             let mut out = RunWriter::new(f, self.width);
             while let Some((k, v)) = m.next_record()? {
                 out.write(k, v)?;

@@ -52,10 +52,6 @@ pub struct Merged {
     file: File,
 }
 
-fn io_err(e: crate::error::CliError) -> io::Error {
-    io::Error::other(e.to_string())
-}
-
 /// An open node of the walk over the sorted records.
 struct Open {
     frame: u32,
@@ -165,10 +161,10 @@ pub fn merge(sec: &CallSection, metric: Metric) -> io::Result<Merged> {
     let mut threads_of: Vec<u32> = Vec::new();
     let mut frames: Vec<Frame> = Vec::new();
     let mut frame_ids: HashMap<Frame, u32> = HashMap::new();
-    let mut sorter = Sorter::new(1, crate::sort::budget(SORT_BUDGET)).map_err(io_err)?;
+    let mut sorter = Sorter::new(1, crate::sort::budget(SORT_BUDGET)).map_err(io::Error::from)?;
     let mut key: Vec<u8> = Vec::new();
-    let mut scratch = crate::scratch::Scratch::new().map_err(io_err)?;
-    let (_, file) = scratch.raw("flame-nodes").map_err(io_err)?;
+    let mut scratch = crate::scratch::Scratch::new().map_err(io::Error::from)?;
+    let (_, file) = scratch.raw("flame-nodes").map_err(io::Error::from)?;
     let mut b = Builder {
         out: Out {
             file,

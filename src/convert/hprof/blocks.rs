@@ -10,7 +10,6 @@ use super::traces::{rep, Numbering, SORT_BUDGET};
 use super::{method_column, walk, wanted, Ctx};
 use crate::convert::coverage::escaped;
 use crate::convert::stacks::{Key, EMPTY};
-use crate::error::CliError;
 use crate::snapshot::{CallKind, CallSection};
 use crate::sort::Sorter;
 use profrj_format::{alloc, lock, profile, sampler, sites};
@@ -18,10 +17,6 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::os::unix::fs::FileExt;
-
-pub fn io_err(e: CliError) -> io::Error {
-    io::Error::other(e.to_string())
-}
 
 /// A block's text, in a scratch file until it is written.
 pub struct Text {
@@ -52,8 +47,8 @@ struct TextOut {
 
 impl TextOut {
     fn new() -> io::Result<TextOut> {
-        let mut scratch = crate::scratch::Scratch::new().map_err(io_err)?;
-        let (_, f) = scratch.raw("block").map_err(io_err)?;
+        let mut scratch = crate::scratch::Scratch::new().map_err(io::Error::from)?;
+        let (_, f) = scratch.raw("block").map_err(io::Error::from)?;
         Ok(TextOut {
             out: BufWriter::with_capacity(1 << 16, f),
             len: 0,
@@ -173,7 +168,7 @@ fn cpu(
     let slots = attrs.map(|a| sec.desc().slot(a).expect("the section's attribute"));
     // [weight, count | representative, its name]
     let mut traces = Sorter::new(4, crate::sort::budget(SORT_BUDGET))
-        .map_err(io_err)?
+        .map_err(io::Error::from)?
         .min_tail(2);
     for (t, thread) in sec.threads.iter().enumerate() {
         if !wanted(ctx, &thread.name) {
@@ -190,7 +185,7 @@ fn cpu(
         })?;
     }
     let mut traces = traces.finish()?;
-    let mut ranked = Sorter::new(1, crate::sort::budget(SORT_BUDGET)).map_err(io_err)?;
+    let mut ranked = Sorter::new(1, crate::sort::budget(SORT_BUDGET)).map_err(io::Error::from)?;
     let mut total = 0u64;
     while let Some((_, v)) = traces.next_record()? {
         total = total.saturating_add(v[0]);
@@ -256,7 +251,7 @@ fn class_sites(
 ) -> io::Result<Text> {
     // key: (the stack's trace, class); [figures | representative]
     let mut sites = Sorter::new(5, crate::sort::budget(SORT_BUDGET))
-        .map_err(io_err)?
+        .map_err(io::Error::from)?
         .min_tail(1);
     for (t, thread) in sec.threads.iter().enumerate() {
         if !wanted(ctx, &thread.name) {
@@ -288,7 +283,7 @@ fn class_sites(
         Rank::Sites(_, by) => by,
         Rank::Monitors => 0,
     };
-    let mut ranked = Sorter::new(6, crate::sort::budget(SORT_BUDGET)).map_err(io_err)?;
+    let mut ranked = Sorter::new(6, crate::sort::budget(SORT_BUDGET)).map_err(io::Error::from)?;
     let mut total = 0u64;
     let mut k = Vec::new();
     while let Some((key, v)) = sites.next_record()? {

@@ -83,12 +83,12 @@ impl Spelled {
 /// Spells every numbered trace: one walk per section its nodes are in.
 pub fn spell(ctx: &Ctx, numbering: Numbering) -> io::Result<Spelled> {
     let mut reps = numbering.reps.finish()?;
-    let mut scratch = crate::scratch::Scratch::new().map_err(super::blocks::io_err)?;
-    let (_, file) = scratch.raw("traces").map_err(super::blocks::io_err)?;
+    let mut scratch = crate::scratch::Scratch::new().map_err(std::io::Error::from)?;
+    let (_, file) = scratch.raw("traces").map_err(std::io::Error::from)?;
     let mut text = BufWriter::with_capacity(1 << 16, file);
     let mut written = 0u64;
     let mut order =
-        Sorter::new(2, crate::sort::budget(SORT_BUDGET)).map_err(super::blocks::io_err)?;
+        Sorter::new(2, crate::sort::budget(SORT_BUDGET)).map_err(std::io::Error::from)?;
     let mut next = reps.next_record()?.map(|(k, v)| (k.to_vec(), v[0]));
     let mut entry = String::new();
     for kind in CallKind::ALL {
