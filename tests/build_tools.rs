@@ -8,10 +8,18 @@
 //! through `JAVA_TOOL_OPTIONS`, which Maven's own JVM reads too. The forks'
 //! snapshots are summed here, by `profrj merge`, and by the lcov tool.
 //!
+//! The same project built by Gradle (its build.gradle: `maxParallelForks = 2`,
+//! `forkEvery = 1`, the agent on the test task's `jvmArgs`) gives the same
+//! three snapshots, checked the same way.
+//!
 //! Maven runs offline (`-o`): `scripts/test-all --install-only` fetches the
 //! plugins and JUnit into ~/.m2; without them the build, and the test, fail.
+//! Gradle runs offline too, taking JUnit from ~/.m2 (`mavenLocal()`), with a
+//! Gradle user home of its own in the project's copy.
 
 mod common;
+#[path = "build_tools/gradle.rs"]
+mod gradle;
 #[path = "build_tools/lcov.rs"]
 mod lcov;
 #[path = "build_tools/maven.rs"]
@@ -22,6 +30,7 @@ mod merge;
 mod snapshots;
 
 use common::*;
+use gradle::*;
 use lcov::lcov_sum;
 use maven::*;
 use merge::merged;
@@ -150,12 +159,12 @@ fn check_sum(sum: &Coverage, truth: &Truth) {
     assert_eq!(lines_seen, truth.line_count(), "every annotated line");
 }
 
-/// Checks every fork's snapshot, against Surefire's own report of the
-/// build in `project` too, and their sum; answers the sum.
+/// Checks every fork's snapshot, against the build tool's own JUnit XML
+/// reports (in `reports`) too, and their sum; answers the sum.
 fn check_forks(
     snapshots: &BTreeMap<u32, std::path::PathBuf>,
     truth: &Truth,
-    project: &Path,
+    reports: &Path,
 ) -> Coverage {
     assert_eq!(
         snapshots.len(),
@@ -169,8 +178,8 @@ fn check_forks(
         let (test, methods) = check_fork(file, &cov, truth);
         assert_eq!(
             methods,
-            surefire_tests_run(project, &test),
-            "{test}: the test methods that ran in its JVM are those Surefire ran"
+            tests_run(reports, &test),
+            "{test}: the test methods that ran in its JVM are those the build tool ran"
         );
         tests_seen.push(test);
         add_coverage(&mut sum, &cov);
@@ -183,22 +192,20 @@ fn check_forks(
     sum
 }
 
-#[test]
-fn surefire_forks_write_a_snapshot_each_that_sum_to_the_sources_counts() {
-    let truth = Truth::read();
-    let project = copy_project("forks-argline");
-    let agent_property = format!("-Dprofrj.agent={}", agent().display());
-    let build = run_maven(&project, &[&agent_property], &[]);
-    build.assert_success();
-    let snapshots = snapshots_in(&project.join("target"));
-    let sum = check_forks(&snapshots, &truth, &project);
-
+/// `profrj merge` of the forks' snapshots, and the `lcov` tool's sum of
+/// their `convert --to lcov`, both equal to `sum`, the sources' totals.
+fn check_merge_and_lcov(
+    snapshots: &BTreeMap<u32, std::path::PathBuf>,
+    sum: &Coverage,
+    truth: &Truth,
+    project: &Path,
+) {
     // `profrj merge` of the forks: the same sum, every class and method.
-    let all = merged(snapshots.values(), &project);
-    assert_eq!(all, sum, "profrj merge of the forks' snapshots");
+    let all = merged(snapshots.values(), project);
+    assert_eq!(&all, sum, "profrj merge of the forks' snapshots");
 
     // The same sum by the lcov tool, from `convert --to lcov` of each fork.
-    let summed = lcov_sum(snapshots.values(), &project);
+    let summed = lcov_sum(snapshots.values(), project);
     for class in MAIN_CLASSES {
         let file = format!("{}.java", class.replace('.', "/"));
         let record = &summed[&file];
@@ -213,6 +220,18 @@ fn surefire_forks_write_a_snapshot_each_that_sum_to_the_sources_counts() {
             assert_eq!(*n, calls(c, method, None), "lcov -a: {c}.{method} calls");
         }
     }
+}
+
+#[test]
+fn surefire_forks_write_a_snapshot_each_that_sum_to_the_sources_counts() {
+    let truth = Truth::read();
+    let project = copy_project("forks-argline");
+    let agent_property = format!("-Dprofrj.agent={}", agent().display());
+    let build = run_maven(&project, &[&agent_property], &[]);
+    build.assert_success();
+    let snapshots = snapshots_in(&project.join("target"));
+    let sum = check_forks(&snapshots, &truth, &project.join(SUREFIRE_REPORTS));
+    check_merge_and_lcov(&snapshots, &sum, &truth, &project);
 }
 
 /// The agent given to every JVM of the build through `JAVA_TOOL_OPTIONS`:
@@ -252,7 +271,7 @@ fn java_tool_options_reaches_every_fork_and_mavens_own_jvm() {
         assert_eq!(method.count, 0, "Maven's JVM ran {key}");
         assert!(method.footprints.iter().all(|&n| n <= 0), "{key}");
     }
-    let mut sum = check_forks(&snapshots, &truth, &project);
+    let mut sum = check_forks(&snapshots, &truth, &project.join(SUREFIRE_REPORTS));
     // Summing Maven's own snapshot in too (what merging a directory of
     // snapshots does) leaves the counts as they were; `profrj merge` of
     // all four gives that sum.
@@ -260,4 +279,37 @@ fn java_tool_options_reaches_every_fork_and_mavens_own_jvm() {
     check_sum(&sum, &truth);
     let all = merged(snapshots.values().chain([&maven_own]), &project);
     assert_eq!(all, sum, "profrj merge of every JVM's snapshot");
+}
+
+/// The same project built by Gradle (Debian's 4.4.1, on JDK 17) with its
+/// build.gradle: `maxParallelForks = 2`, `forkEvery = 1`, the agent on the
+/// `test` task's `jvmArgs`. One snapshot per test JVM, each announced on
+/// stderr by the agent and holding exactly its test class's counts, as many
+/// test methods as Gradle's own JUnit XML report says it ran; their sum,
+/// `profrj merge` of them, and `lcov -a` of them equal to the sources'
+/// totals. Gradle's own JVM never gets the agent (`jvmArgs` is the test
+/// JVMs' command line only), so build/ holds the forks' snapshots alone.
+#[test]
+fn gradle_forks_each_write_a_snapshot_summed_exactly() {
+    let truth = Truth::read();
+    let project = copy_project("forks-gradle");
+    let build = run_gradle(&project, agent());
+    build.assert_success();
+    let snapshots = snapshots_in(&project.join("build"));
+    // The agent's only lines: one per snapshot (Gradle's test workers print
+    // warnings of their own, JDK 17's about their setSecurityManager).
+    let mut said: Vec<&str> = build
+        .output
+        .lines()
+        .filter(|l| l.contains("profrj"))
+        .collect();
+    said.sort();
+    let mut written: Vec<String> = snapshots
+        .values()
+        .map(|p| format!("profrj: snapshot written to {}", p.display()))
+        .collect();
+    written.sort();
+    assert_eq!(said, written, "the agent's lines:\n{}", build.output);
+    let sum = check_forks(&snapshots, &truth, &project.join(GRADLE_REPORTS));
+    check_merge_and_lcov(&snapshots, &sum, &truth, &project);
 }

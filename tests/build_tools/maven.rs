@@ -24,8 +24,8 @@ fn copy_tree(from: &Path, to: &Path) {
         let entry = entry.unwrap();
         let (src, dst) = (entry.path(), to.join(entry.file_name()));
         if entry.file_type().unwrap().is_dir() {
-            if entry.file_name() == "target" {
-                continue; // a build someone ran in the repository
+            if ["target", "build", ".gradle"].contains(&&*entry.file_name().to_string_lossy()) {
+                continue; // a Maven or Gradle build someone ran in the repository
             }
             std::fs::create_dir(&dst).unwrap();
             copy_tree(&src, &dst);
@@ -35,18 +35,26 @@ fn copy_tree(from: &Path, to: &Path) {
     }
 }
 
-/// `mvn` on PATH; a missing one fails the test (test-all installs it).
-fn mvn() -> PathBuf {
+/// `tool` on PATH; a missing one fails the test, naming the Debian package
+/// that `scripts/test-all --install-only` installs.
+pub fn on_path(tool: &str, package: &str) -> PathBuf {
     std::env::var_os("PATH")
         .iter()
         .flat_map(std::env::split_paths)
-        .map(|d| d.join("mvn"))
+        .map(|d| d.join(tool))
         .find(|p| p.is_file())
-        .expect("no `mvn` on PATH: scripts/test-all --install-only installs Debian's maven")
+        .unwrap_or_else(|| {
+            panic!(
+                "no `{tool}` on PATH: scripts/test-all --install-only installs Debian's {package}"
+            )
+        })
 }
 
 pub struct Build {
-    /// The pid of Maven's own JVM: the `mvn` script execs `java`.
+    /// What ran, and what to do when it fails, for the failure's message.
+    pub command: &'static str,
+    pub hint: &'static str,
+    /// The pid of the build tool's own JVM: the `mvn` script execs `java`.
     pub pid: u32,
     pub success: bool,
     /// stdout and stderr together.
@@ -57,9 +65,8 @@ impl Build {
     pub fn assert_success(&self) {
         assert!(
             self.success,
-            "mvn -o test failed (scripts/test-all --install-only fetches the plugins \
-             and JUnit into ~/.m2):\n{}",
-            self.output
+            "{} failed ({}):\n{}",
+            self.command, self.hint, self.output
         );
     }
 }
@@ -70,7 +77,7 @@ impl Build {
 /// through Surefire's `jvm`); Maven itself on JAVA_HOME's, whose javac
 /// compiles the project.
 pub fn run_maven(project: &Path, args: &[&str], env: &[(&str, &str)]) -> Build {
-    let mut cmd = Command::new(mvn());
+    let mut cmd = Command::new(on_path("mvn", "maven"));
     cmd.current_dir(project).args(["-o", "-q", "-B"]).args(args);
     if let Ok(java) = std::env::var("PROFRJ_TEST_JAVA") {
         cmd.arg(format!("-Djvm={java}"));
@@ -85,15 +92,23 @@ pub fn run_maven(project: &Path, args: &[&str], env: &[(&str, &str)]) -> Build {
         cmd.env_remove(var);
     }
     cmd.envs(env.iter().copied());
+    let hint = "scripts/test-all --install-only fetches the plugins and JUnit into ~/.m2";
+    run_build(cmd, "mvn -o test", hint)
+}
+
+/// Runs a build tool's command to its end, its output captured.
+pub fn run_build(mut cmd: Command, command: &'static str, hint: &'static str) -> Build {
     default_shutdown_signals(&mut cmd);
     let child = cmd
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
-        .expect("cannot start mvn");
+        .unwrap_or_else(|e| panic!("cannot start {command}: {e}"));
     let pid = child.id();
     let out = child.wait_with_output().unwrap();
     Build {
+        command,
+        hint,
         pid,
         success: out.status.success(),
         output: format!(
@@ -124,10 +139,14 @@ pub fn snapshots_in(dir: &Path) -> BTreeMap<u32, PathBuf> {
     out
 }
 
-/// How many tests Surefire ran of `test` (its report,
-/// target/surefire-reports/TEST-shop.<test>.xml), asserting none failed.
-pub fn surefire_tests_run(project: &Path, test: &str) -> usize {
-    let path = project.join(format!("target/surefire-reports/TEST-shop.{test}.xml"));
+/// Where Surefire writes its JUnit XML reports, in the project.
+pub const SUREFIRE_REPORTS: &str = "target/surefire-reports";
+
+/// How many tests the build tool ran of `test`, by its JUnit XML report
+/// (`reports`/TEST-shop.<test>.xml: Surefire and Gradle both write one per
+/// test class), asserting none failed or was skipped.
+pub fn tests_run(reports: &Path, test: &str) -> usize {
+    let path = reports.join(format!("TEST-shop.{test}.xml"));
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let doc = roxmltree::Document::parse(&text).unwrap();
     let suite = doc.root_element();
