@@ -21,67 +21,11 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-const JACOCO: &str = "/usr/share/java";
-const JACOCO_JARS: [&str; 5] = [
-    "org.jacoco.core.jar",
-    "asm.jar",
-    "asm-commons.jar",
-    "asm-tree.jar",
-    "asm-analysis.jar",
-];
-
-fn jacoco_class_path() -> String {
-    JACOCO_JARS
-        .iter()
-        .map(|j| format!("{JACOCO}/{j}"))
-        .collect::<Vec<_>>()
-        .join(":")
-}
-
-/// Debian ships JaCoCo's agent unshaded and without a manifest: a jar whose
-/// manifest names its premain class, with JacocoLines (the report reader)
-/// compiled beside it. Built once per test binary.
+/// Debian's JaCoCo agent, with JacocoLines (the report reader) beside it.
+/// Built once per test binary.
 fn jacoco_tools() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let rt = Path::new(JACOCO).join("org.jacoco.agent.rt.jar");
-        assert!(
-            rt.is_file(),
-            "{} missing: install Debian's libjacoco-java (.ci/run does)",
-            rt.display()
-        );
-        let dir = temp_dir("jacoco-tools");
-        let src = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/java-test-harness/jacoco/JacocoLines.java"
-        );
-        let ok = Command::new(jdk_tool("javac"))
-            .args(["-d"])
-            .arg(&dir)
-            .args(["-cp", &jacoco_class_path(), src])
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok, "javac JacocoLines failed");
-        std::fs::write(
-            dir.join("manifest.txt"),
-            "Premain-Class: org.jacoco.agent.rt.internal.PreMain\n",
-        )
-        .unwrap();
-        let ok = Command::new(jdk_tool("jar"))
-            .current_dir(&dir)
-            .args([
-                "cfm",
-                "jacocoagent.jar",
-                "manifest.txt",
-                "JacocoLines.class",
-            ])
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok, "jar failed");
-        dir
-    })
+    DIR.get_or_init(|| jacoco_tools_in("jacoco-tools", "JacocoLines"))
 }
 
 /// Per (class, line): covered (true) or missed, the branch outcomes
@@ -93,11 +37,7 @@ fn jacoco_lines(name: &str, main: &str, args: &[&str]) -> Lines<bool> {
     let tools = jacoco_tools();
     let dir = temp_dir(&format!("jacoco-{name}"));
     let exec = dir.join("jacoco.exec");
-    let cp = format!(
-        "{}:{JACOCO}/org.jacoco.agent.rt.jar:{}",
-        harness_classes(),
-        jacoco_class_path()
-    );
+    let cp = under_jacoco_class_path(harness_classes());
     // Its own classes are on the class path, so it must not instrument them.
     let agent = format!(
         "-javaagent:{}=destfile={},excludes=org.jacoco.*:org.objectweb.*",

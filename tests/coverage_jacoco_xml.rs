@@ -29,56 +29,13 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-const JACOCO: &str = "/usr/share/java";
-const JARS: [&str; 6] = [
-    "org.jacoco.core.jar",
-    "org.jacoco.report.jar",
-    "asm.jar",
-    "asm-commons.jar",
-    "asm-tree.jar",
-    "asm-analysis.jar",
-];
-
-fn jacoco_class_path() -> String {
-    JARS.iter()
-        .map(|j| format!("{JACOCO}/{j}"))
-        .collect::<Vec<_>>()
-        .join(":")
-}
-
 /// JaCoCo's agent as a jar with a manifest (Debian ships it without), with
 /// JacocoReport compiled beside it, and report.dtd out of the report jar.
 fn tools() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        let rt = Path::new(JACOCO).join("org.jacoco.agent.rt.jar");
-        assert!(
-            rt.is_file(),
-            "{} missing: install libjacoco-java",
-            rt.display()
-        );
-        let dir = temp_dir("jacoco-xml-tools");
-        let src = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/java-test-harness/jacoco/JacocoReport.java"
-        );
-        stdout_of(Command::new(jdk_tool("javac")).arg("-d").arg(&dir).args([
-            "-cp",
-            &jacoco_class_path(),
-            src,
-        ]));
-        std::fs::write(
-            dir.join("manifest.txt"),
-            "Premain-Class: org.jacoco.agent.rt.internal.PreMain\n",
-        )
-        .unwrap();
-        stdout_of(Command::new(jdk_tool("jar")).current_dir(&dir).args([
-            "cfm",
-            "jacocoagent.jar",
-            "manifest.txt",
-            "JacocoReport.class",
-        ]));
-        let jar = std::fs::File::open(Path::new(JACOCO).join("org.jacoco.report.jar")).unwrap();
+        let dir = jacoco_tools_in("jacoco-xml-tools", "JacocoReport");
+        let jar = std::fs::File::open(Path::new(JACOCO_DIR).join("org.jacoco.report.jar")).unwrap();
         let mut zip = zip::ZipArchive::new(jar).unwrap();
         let mut dtd = zip.by_name("org/jacoco/report/xml/report.dtd").unwrap();
         let mut out = std::fs::File::create(dir.join("report.dtd")).unwrap();
@@ -114,11 +71,7 @@ pub fn profrj_report(dir: &Path, main: &str, args: &[&str]) -> (PathBuf, PathBuf
 fn jacoco_report(dir: &Path, main: &str, args: &[&str], classes: &[String]) -> PathBuf {
     let tools = tools();
     let exec = dir.join("jacoco.exec");
-    let cp = format!(
-        "{}:{JACOCO}/org.jacoco.agent.rt.jar:{}",
-        harness_classes(),
-        jacoco_class_path()
-    );
+    let cp = under_jacoco_class_path(harness_classes());
     let agent = format!(
         "-javaagent:{}=destfile={},excludes=org.jacoco.*:org.objectweb.*",
         tools.join("jacocoagent.jar").display(),

@@ -8,6 +8,7 @@ use std::sync::OnceLock;
 
 mod harness;
 pub mod heap_readers;
+mod jacoco;
 pub mod json;
 mod measured;
 mod readers;
@@ -15,6 +16,8 @@ mod shares;
 pub use harness::harness_classes;
 #[allow(unused_imports)] // only the tests that expect source lines use it
 pub use harness::harness_line;
+#[allow(unused_imports)] // only the JaCoCo comparisons use them
+pub use jacoco::*;
 #[allow(unused_imports)] // only the tests that bound a run's cost use them
 pub use measured::*;
 #[allow(unused_imports)] // only the reader tests use them
