@@ -33,8 +33,8 @@ fn one<'a, 'i>(doc: &'a roxmltree::Document<'i>, name: &str) -> roxmltree::Node<
 }
 
 /// 16 busy threads on a 2-core machine: each one is counted in ≥ 90% of the
-/// 10 ms samples its lifetime calls for, with a real stack (not a synthetic
-/// frame) in ≥ 90% (less what a delayed sampler cannot make up for at its
+/// 10 ms samples its lifetime calls for, with a real stack (in its own code,
+/// not a synthetic frame) in ≥ 90% (less what a delayed sampler cannot make up for at its
 /// end); a thread blocked in accept() (RUNNABLE to Java) has no hit.
 #[test]
 fn sixteen_busy_threads_each_get_their_samples_and_an_idle_acceptor_no_hit() {
@@ -63,12 +63,21 @@ fn sixteen_busy_threads_each_get_their_samples_and_an_idle_acceptor_no_hit() {
         let expected = lived.parse::<f64>().unwrap() / 10e6;
         let t = one(&doc, name);
         let counted = attr_u64(t, "cumulatedElapsed") as f64;
+        // A real stack is one in the thread's own code: its body or spin()
+        // below it. Not spin() alone: where C2 inlines spin() into the body's
+        // loop, the JIT's debug information gives some of spin()'s
+        // instructions the body's scope (JDK 11 under load: up to 13% of a
+        // thread's samples in the body, none of them synthetic).
         let stacked = sum_attr(
-            &find_nodes(t, "profrj.harness.BusyThreads.spin()"),
+            &find_nodes(t, "profrj.harness.BusyThreads.lambda$main$1()"),
             "cumulatedElapsed",
         ) as f64;
+        let in_spin = sum_attr(
+            &find_nodes(t, "profrj.harness.BusyThreads.spin()"),
+            "cumulatedElapsed",
+        );
         eprintln!(
-            "{name}: {counted} samples ({stacked} in spin, {} hits) of {expected:.0} called for",
+            "{name}: {counted} samples ({stacked} in its body, {in_spin} in spin, {} hits) of {expected:.0} called for",
             attr_u64(t, "cumulated")
         );
         assert!(
@@ -88,7 +97,7 @@ fn sixteen_busy_threads_each_get_their_samples_and_an_idle_acceptor_no_hit() {
         );
         assert!(
             stacked >= 0.9 * expected - lost,
-            "{name}: {stacked} with a stack in spin() of {expected:.0}"
+            "{name}: {stacked} with a stack in its body of {expected:.0}"
         );
     }
     let acceptor = one(&doc, "acceptor");
