@@ -7,6 +7,7 @@
 use crate::vm::async_trace::{CallFrame, NATIVE_CODE_BCI, NATIVE_FRAME_BCI, STUB_FRAME_BCI};
 use crate::vm::sys::JvmtiFrameInfo;
 use jni_sys::jmethodID;
+use profrj_format::frame_types::FrameType;
 use std::hash::Hasher;
 
 /// One frame, whichever walker produced it.
@@ -29,6 +30,11 @@ pub trait Frame {
     /// The pc of a frame in machine code outside the code cache (signal
     /// frames only).
     fn native_code(&self) -> Option<usize> {
+        None
+    }
+    /// How the frame ran, where the walker knew (signal frames only).
+    #[allow(dead_code)] // read by the sampler's tree once the handler types frames
+    fn kind(&self) -> Option<FrameType> {
         None
     }
 }
@@ -73,6 +79,9 @@ impl Frame for CallFrame {
     }
     fn native_code(&self) -> Option<usize> {
         (self.bci == NATIVE_CODE_BCI).then_some(self.method as usize)
+    }
+    fn kind(&self) -> Option<FrameType> {
+        FrameType::from_code(self.kind)
     }
 }
 

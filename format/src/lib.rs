@@ -19,6 +19,7 @@
 #![deny(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+pub mod frame_types;
 pub mod names;
 
 /// The root element.
@@ -75,6 +76,12 @@ pub mod sampler {
         pub use crate::calls::{CPU_TIME, CUMULATED, CUMULATED_ELAPSED, IS_ALIVE, NAME};
         /// How long the thread lived within the session's window, ns.
         pub const ELAPSED_TIME: &str = "elapsedTime";
+        /// profrj's own, on a thread of the JVM itself (no Java thread): what
+        /// it does, one of [`JVM_THREAD_KINDS`]. Absent on a Java thread.
+        pub const JVM_THREAD: &str = "jvmThread";
+        /// [`JVM_THREAD`]'s values: a garbage collector's thread, a JIT
+        /// compiler's, the VM thread (safepoint operations), any other.
+        pub const JVM_THREAD_KINDS: [&str; 4] = ["gc", "compiler", "vm", "other"];
     }
 
     /// A node's (`<profile>`'s) attributes.
@@ -87,6 +94,10 @@ pub mod sampler {
         /// With the agent's `lines` option: the frame's source line (absent
         /// when unknown; then the node stands for the method's other samples).
         pub const LINE: &str = "line";
+        /// profrj's own: how the node's frame ran, per sample with the node
+        /// on its stack (`c2:40 inlined:5`; see [`crate::frame_types`]).
+        /// Absent when no sample's frame type is known.
+        pub const FRAME_TYPES: &str = "frameTypes";
     }
 }
 

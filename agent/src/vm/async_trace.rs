@@ -10,13 +10,33 @@ use jni_sys::{jint, jmethodID, JNIEnv, JavaVM};
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 
-/// One frame as AsyncGetCallTrace writes it (`ASGCT_CallFrame`).
+/// One frame as AsyncGetCallTrace writes it (`ASGCT_CallFrame`), and how
+/// it ran: `kind` lies in the padding between `lineno` and `method_id`,
+/// which AsyncGetCallTrace never writes (the layout is asserted below), so
+/// the handler sets it after a walk.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct CallFrame {
     /// Bytecode index of a Java frame, -3 for a native method, -1 when unknown.
     pub bci: jint,
+    /// How the frame ran: a [`profrj_format::frame_types::FrameType`]'s
+    /// code, 0 when not known.
+    pub kind: u8,
     pub method: jmethodID,
+}
+
+const _: () = assert!(std::mem::size_of::<CallFrame>() == 8 + std::mem::size_of::<jmethodID>());
+const _: () = assert!(std::mem::offset_of!(CallFrame, method) == 8);
+
+impl CallFrame {
+    /// A frame whose type is not (yet) known.
+    pub const fn new(bci: jint, method: jmethodID) -> CallFrame {
+        CallFrame {
+            bci,
+            kind: 0,
+            method,
+        }
+    }
 }
 
 /// `lineno` of a native method's frame.

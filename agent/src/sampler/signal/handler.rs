@@ -175,6 +175,12 @@ unsafe fn record(info: *const SigInfo, ucontext: *mut c_void) {
         // env and the handler's context (the caller's promise); the ring's
         // slot is writable for `max` frames (`Ring::record`).
         let code = unsafe { recover::walk(env, frames, max, ucontext) };
+        // The slot's frames keep an earlier sample's kinds in the padding
+        // AsyncGetCallTrace does not write: none is known yet.
+        for k in 0..code.max(0) as usize {
+            // SAFETY: the walk wrote `code` (<= max) frames into the slot.
+            unsafe { (*frames.add(k)).kind = 0 };
+        }
         (code, own_cpu_ns())
     });
 }

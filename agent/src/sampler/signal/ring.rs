@@ -192,12 +192,7 @@ mod tests {
             let n = depth.min(max);
             for k in 0..n {
                 // SAFETY: the ring gives `max` frames.
-                unsafe {
-                    *frames.add(k) = CallFrame {
-                        bci: k as i32,
-                        method: std::ptr::null_mut(),
-                    }
-                };
+                unsafe { *frames.add(k) = CallFrame::new(k as i32, std::ptr::null_mut()) };
             }
             (n as i32, 0)
         });

@@ -62,10 +62,7 @@ impl Continuations {
         out.extend(frames.first());
         for pair in frames.windows(2) {
             if cut(pair) {
-                out.push(CallFrame {
-                    bci: FROZEN_FRAMES,
-                    method: std::ptr::null_mut(),
-                });
+                out.push(CallFrame::new(FROZEN_FRAMES, std::ptr::null_mut()));
             }
             out.push(pair[1]);
         }
@@ -78,10 +75,7 @@ mod tests {
     use super::*;
 
     fn frame(m: usize) -> CallFrame {
-        CallFrame {
-            bci: 1,
-            method: m as jmethodID,
-        }
+        CallFrame::new(1, m as jmethodID)
     }
 
     #[test]

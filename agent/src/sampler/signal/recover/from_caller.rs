@@ -85,10 +85,7 @@ pub(super) unsafe fn from_caller(
         }
     };
     let first = code_map::find(saved.pc);
-    let no_frame = CallFrame {
-        bci: code,
-        method: std::ptr::null_mut(),
-    };
+    let no_frame = CallFrame::new(code, std::ptr::null_mut());
     // The frames stepped through, top first (`tops[k]` stands for step k).
     let mut tops = [no_frame; MAX_STEPS];
     let (mut here, mut blob) = (saved, first);

@@ -16,22 +16,14 @@ const NO_BCI: jint = -1;
 /// in `blob`) over its callers.
 pub(super) fn top_frame(blob: Option<&Blob>, pc: usize, code: jint) -> CallFrame {
     match blob.map(|b| b.code) {
-        Some(Code::Stub { name, .. }) => CallFrame {
-            bci: STUB_FRAME_BCI,
-            method: name as usize as jni_sys::jmethodID,
-        },
-        Some(Code::Compiled { method }) => CallFrame {
-            bci: NO_BCI,
-            method: method as jni_sys::jmethodID,
-        },
+        Some(Code::Stub { name, .. }) => {
+            CallFrame::new(STUB_FRAME_BCI, name as usize as jni_sys::jmethodID)
+        }
+        Some(Code::Compiled { method }) => CallFrame::new(NO_BCI, method as jni_sys::jmethodID),
         // The VM's or a library's own code, named by its library later.
-        None if !hotspot::in_code_cache(pc) => CallFrame {
-            bci: NATIVE_CODE_BCI,
-            method: pc as jni_sys::jmethodID,
-        },
-        None => CallFrame {
-            bci: code,
-            method: std::ptr::null_mut(),
-        },
+        None if !hotspot::in_code_cache(pc) => {
+            CallFrame::new(NATIVE_CODE_BCI, pc as jni_sys::jmethodID)
+        }
+        None => CallFrame::new(code, std::ptr::null_mut()),
     }
 }
