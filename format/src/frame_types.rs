@@ -7,7 +7,9 @@
 //! count per type (weighted as `cumulatedElapsed`: every sample with the
 //! node on its stack), written `c2:40 inlined:5 interpreted:3`, largest
 //! first. Samples whose frame type is not known are in no count, so the
-//! counts add up to `cumulatedElapsed` or less.
+//! counts add up to `cumulatedElapsed` or less. `selfTypes`, in the same
+//! syntax, counts the samples with the node on top (adding up to `elapsed`
+//! or less): what a flat profile such as `-Xprof`'s needs.
 
 use std::fmt;
 

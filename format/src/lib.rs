@@ -98,6 +98,9 @@ pub mod sampler {
         /// on its stack (`c2:40 inlined:5`; see [`crate::frame_types`]).
         /// Absent when no sample's frame type is known.
         pub const FRAME_TYPES: &str = "frameTypes";
+        /// profrj's own: as [`FRAME_TYPES`], over the samples with the node
+        /// on top (weighted as `elapsed`). Absent when there is none.
+        pub const SELF_TYPES: &str = "selfTypes";
     }
 }
 
