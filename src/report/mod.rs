@@ -8,6 +8,7 @@ use crate::error::CliError;
 mod calls;
 mod html;
 mod monitors;
+mod xprof;
 
 pub use calls::{calls_report, sites_report};
 pub use monitors::monitor_dump_report;
@@ -66,6 +67,16 @@ impl clap::ValueEnum for Section {
 
 pub use crate::selection::SortBy;
 
+/// `--style`: how a call section is laid out.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default, clap::ValueEnum)]
+pub enum Style {
+    /// HPROF's CPU SAMPLES table (rank, self, accum, count, method).
+    #[default]
+    Hprof,
+    /// HotSpot's -Xprof flat profile (a <sampler> section).
+    Xprof,
+}
+
 #[derive(clap::Args)]
 pub struct Args {
     /// Snapshot (XML) written by the agent, a JFR recording (profrj's, the JDK's, async-profiler's), or a binary HPROF heap dump (.gz too).
@@ -75,6 +86,9 @@ pub struct Args {
     /// Rows to show (0: all).
     #[arg(long, default_value_t = 30)]
     top: usize,
+    /// The layout of a call section: hprof (HPROF's CPU SAMPLES table) or xprof (HotSpot -Xprof's flat profile per thread, by frame type, and a global summary; <sampler> only).
+    #[arg(long, value_enum, default_value_t, conflicts_with = "html")]
+    style: Style,
     /// Order of the method table (a heap dump's tables: self = shallow bytes, total = retained bytes).
     #[arg(long, value_enum, default_value_t)]
     sort: SortBy,
@@ -100,6 +114,12 @@ pub struct Args {
 pub fn run(args: Args) -> Result<(), CliError> {
     if let Some(gzip) = crate::heap::sniff(&args.snapshot) {
         heap_only(&args.select)?;
+        if args.style == Style::Xprof {
+            return Err(CliError::Usage(
+                "--style xprof is for a snapshot's <sampler> section, not a binary HPROF heap dump"
+                    .into(),
+            ));
+        }
         if args.html.is_some() {
             return Err(CliError::Usage(
                 "--html is for a snapshot's coverage, not a binary HPROF heap dump".into(),
@@ -119,6 +139,9 @@ pub fn run(args: Args) -> Result<(), CliError> {
         ));
     }
     let snap = read_file(&args.snapshot)?;
+    if args.style == Style::Xprof {
+        return xprof_style(&args, &snap);
+    }
     if let Some(dir) = &args.html {
         return html_pages(&args, &snap, dir);
     }
@@ -159,6 +182,26 @@ pub fn run(args: Args) -> Result<(), CliError> {
             coverage_report(&cov.classes, top)
         }
     };
+    crate::output::write(None, text.as_bytes())
+}
+
+/// `--style xprof`: the `<sampler>` section as -Xprof's flat profile; a
+/// choice that does not fit it is refused rather than ignored.
+fn xprof_style(args: &Args, snap: &Snapshot) -> Result<(), CliError> {
+    let s = &args.select;
+    let sampler = Section::Calls(CallKind::Sampler);
+    if s.section.is_some_and(|x| x != sampler) || s.metric.is_some() {
+        return Err(CliError::Usage(format!(
+            "--style xprof reads the <{}> section and counts every sample (elapsed): \
+             --section and --metric are for the other styles",
+            section_tag(sampler)
+        )));
+    }
+    if snap.calls(CallKind::Sampler).is_none() {
+        return Err(no_section(sampler));
+    }
+    let top = if args.top == 0 { usize::MAX } else { args.top };
+    let text = xprof::xprof_report(snap, s.thread(), top)?;
     crate::output::write(None, text.as_bytes())
 }
 

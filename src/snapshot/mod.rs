@@ -11,6 +11,7 @@
 //! program costs nothing special here.
 
 use crate::error::CliError;
+mod frame_counts;
 mod jfr;
 /// The most frames a reader keeps of a stack (the agent's default `depth`).
 pub use jfr::MAX_FRAMES;
@@ -21,6 +22,7 @@ mod spill;
 pub mod test_alloc;
 mod weights;
 
+pub use frame_counts::{slot as type_slot, FrameCounts};
 #[cfg(any(test, fuzzing))]
 pub use parse::parse_bytes;
 pub use parse::{read_file, read_file_with_lines, NO_JAVA_FRAME};
@@ -83,6 +85,8 @@ pub struct Node {
     /// [`NO_LINE`].
     pub line: u32,
     pub v: Values,
+    /// `<sampler>`'s `frameTypes` and `selfTypes` (zero when absent).
+    pub types: FrameCounts,
 }
 
 /// A node's line when the snapshot gives none.
@@ -111,6 +115,7 @@ fn root() -> Node {
         class: false,
         line: NO_LINE,
         v: Values::default(),
+        types: FrameCounts::default(),
     }
 }
 
@@ -228,7 +233,35 @@ pub struct CallThread {
     pub ended_threads: Option<u64>,
     /// The section's [`SectionDesc::thread_totals`], in that order.
     pub totals: [Option<u64>; MAX_THREAD_TOTALS],
+    /// `<sampler>`'s `jvmThread`: a thread of the JVM itself, not Java's.
+    pub jvm_thread: Option<JvmThread>,
     pub tree: Tree,
+}
+
+/// What a thread of the JVM itself does (`jvmThread`, one of
+/// `profrj_format::sampler::thread::JVM_THREAD_KINDS`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JvmThread {
+    Gc,
+    Compiler,
+    Vm,
+    Other,
+}
+
+impl JvmThread {
+    /// The attribute's value, as written.
+    pub fn from_name(v: &str) -> Option<JvmThread> {
+        let all = [
+            JvmThread::Gc,
+            JvmThread::Compiler,
+            JvmThread::Vm,
+            JvmThread::Other,
+        ];
+        profrj_format::sampler::thread::JVM_THREAD_KINDS
+            .iter()
+            .position(|&k| k == v)
+            .map(|i| all[i])
+    }
 }
 
 #[derive(Clone, Debug)]

@@ -8,7 +8,7 @@
 //! Plain reads and writes, not a memory map: a mapped file's pages that a
 //! walk touched would count in the reader's resident memory.
 
-use super::{Node, Values, MAX_VALUES, NONE};
+use super::{FrameCounts, Node, Values, MAX_VALUES, NONE};
 use crate::error::CliError;
 use profrj_otlp::wire::varint;
 use std::fs::File;
@@ -57,11 +57,19 @@ impl SpillWriter {
 }
 
 /// The most bytes one record takes: six varints of up to 10 bytes, a flag
-/// byte, a slot mask and [`MAX_VALUES`] varints.
-const MAX_RECORD: usize = 6 * 10 + 2 + MAX_VALUES * 10;
+/// byte, a slot mask and [`MAX_VALUES`] varints, and the frame types: two
+/// masks of two bytes, each with a varint per type.
+const MAX_RECORD: usize = 6 * 10 + 2 + MAX_VALUES * 10 + 2 * (2 + TYPES * 10);
 
-/// name, signature + 1 (0: none), depth, line, flags (bit 0: a class
-/// frame), a mask of the non-zero values, those values.
+const TYPES: usize = profrj_format::frame_types::ALL.len();
+/// The flag byte's bits.
+const CLASS_FLAG: u8 = 1;
+const TYPES_FLAG: u8 = 2;
+
+/// name, signature + 1 (0: none), depth, line, flags (a class frame, has
+/// frame types), a mask of the non-zero values, those values; with frame
+/// types, per count (`through`, `own`) a two-byte mask and its non-zero
+/// counts.
 fn encode(rec: &mut Vec<u8>, n: &Node) {
     varint(rec, u64::from(n.name));
     varint(
@@ -74,7 +82,8 @@ fn encode(rec: &mut Vec<u8>, n: &Node) {
     );
     varint(rec, u64::from(n.depth));
     varint(rec, u64::from(n.line));
-    rec.push(u8::from(n.class));
+    let typed = n.types.any();
+    rec.push(if n.class { CLASS_FLAG } else { 0 } | if typed { TYPES_FLAG } else { 0 });
     let mut mask = 0u8;
     for (i, &v) in n.v.0.iter().enumerate() {
         if v != 0 {
@@ -84,6 +93,19 @@ fn encode(rec: &mut Vec<u8>, n: &Node) {
     rec.push(mask);
     for &v in n.v.0.iter().filter(|&&v| v != 0) {
         varint(rec, v);
+    }
+    if typed {
+        for counts in [&n.types.through, &n.types.own] {
+            let mask = counts
+                .iter()
+                .enumerate()
+                .filter(|(_, &c)| c != 0)
+                .fold(0u16, |m, (i, _)| m | 1 << i);
+            rec.extend_from_slice(&mask.to_le_bytes());
+            for &c in counts.iter().filter(|&&c| c != 0) {
+                varint(rec, c);
+            }
+        }
     }
 }
 
@@ -201,13 +223,26 @@ impl Iterator for SpillIter {
         };
         let depth = self.varint() as u32;
         let line = self.varint() as u32;
-        let class = self.buf[self.at] & 1 != 0;
+        let flags = self.buf[self.at];
+        let class = flags & CLASS_FLAG != 0;
         let mask = self.buf[self.at + 1];
         self.at += 2;
         let mut v = Values::default();
         for (i, slot) in v.0.iter_mut().enumerate() {
             if mask & (1 << i) != 0 {
                 *slot = self.varint();
+            }
+        }
+        let mut types = FrameCounts::default();
+        if flags & TYPES_FLAG != 0 {
+            for counts in [&mut types.through, &mut types.own] {
+                let mask = u16::from_le_bytes([self.buf[self.at], self.buf[self.at + 1]]);
+                self.at += 2;
+                for (i, c) in counts.iter_mut().enumerate() {
+                    if mask & (1 << i) != 0 {
+                        *c = self.varint();
+                    }
+                }
             }
         }
         self.index += 1;
@@ -223,6 +258,7 @@ impl Iterator for SpillIter {
             class,
             line,
             v,
+            types,
         })
     }
 }

@@ -4,8 +4,8 @@
 use super::{unescape_name, Attrs, Open, Parser, RawError, NO_JAVA_FRAME};
 use crate::snapshot::spill::SpillWriter;
 use crate::snapshot::{
-    CallKind, CallSection, CallThread, Names, Node, SectionDesc, Tree, Values, MAX_THREAD_TOTALS,
-    NONE, NO_LINE,
+    CallKind, CallSection, CallThread, FrameCounts, JvmThread, Names, Node, SectionDesc, Tree,
+    Values, MAX_THREAD_TOTALS, NONE, NO_LINE,
 };
 use profrj_format::{calls, sampler};
 use quick_xml::events::BytesStart;
@@ -47,6 +47,7 @@ pub(super) fn add_frameless_samples(
         class: false,
         line: NO_LINE,
         v,
+        types: FrameCounts::default(),
     };
     t.tree.push(node, spill)
 }
@@ -90,6 +91,17 @@ impl Parser {
     pub(super) fn call_thread(&mut self, e: &BytesStart) -> Result<CallThread, RawError> {
         self.own_sum = Values::default();
         let a = self.attrs(e)?;
+        let jvm_thread = match a.get(sampler::thread::JVM_THREAD).as_deref() {
+            None => None,
+            Some(v) => Some(JvmThread::from_name(v).ok_or_else(|| {
+                self.err(format!(
+                    "<{}> attribute {}={v:?} is not one of {}",
+                    calls::THREAD,
+                    sampler::thread::JVM_THREAD,
+                    sampler::thread::JVM_THREAD_KINDS.join(", ")
+                ))
+            })?),
+        };
         let mut totals = [None; MAX_THREAD_TOTALS];
         for (t, &(key, _)) in totals.iter_mut().zip(self.kind.desc().thread_totals) {
             *t = self.number(&a, key)?;
@@ -103,6 +115,7 @@ impl Parser {
             virtual_threads: self.number(&a, calls::VIRTUAL_THREADS)?,
             ended_threads: self.number(&a, calls::ENDED_THREADS)?,
             totals,
+            jvm_thread,
             tree: match &self.spill {
                 Some(w) => Tree::spilled(w.pos()),
                 None => Tree::new(),
@@ -135,6 +148,7 @@ impl Parser {
         // One pass over the attributes: this is the element a large snapshot is made of.
         let (mut name, mut signature, mut class, mut v) = (None, None, false, Values::default());
         let mut line = NO_LINE;
+        let mut types = FrameCounts::default();
         // No duplicate check by quick-xml (quadratic in the attributes);
         // a known key given twice is caught here instead.
         let mut seen = 0u32;
@@ -162,6 +176,17 @@ impl Parser {
                             String::from_utf8_lossy(&a.value)
                         ))
                     })?;
+                continue;
+            }
+            if bit == FRAME_TYPES_BIT || bit == SELF_TYPES_BIT {
+                let into = if bit == FRAME_TYPES_BIT {
+                    &mut types.through
+                } else {
+                    &mut types.own
+                };
+                let value = std::str::from_utf8(&a.value).unwrap_or("\u{fffd}");
+                FrameCounts::read(into, value)
+                    .map_err(|e| self.err(format!("<{}> attribute {key}: {e}", calls::NODE)))?;
                 continue;
             }
             if bit < FIRST_VALUE {
@@ -232,6 +257,7 @@ impl Parser {
             class,
             line,
             v,
+            types,
         };
         tree.push(node, self.spill.as_mut()).map_err(|e| RawError {
             offset: self.offset,
@@ -253,7 +279,9 @@ const NAME_BIT: u32 = 0;
 const SIGNATURE_BIT: u32 = 1;
 const CLASS_BIT: u32 = 2;
 const LINE_BIT: u32 = 3;
-const FIRST_VALUE: u32 = 4;
+const FRAME_TYPES_BIT: u32 = 4;
+const SELF_TYPES_BIT: u32 = 5;
+const FIRST_VALUE: u32 = 6;
 
 /// Which of the section's node attributes `key` is, as its bit.
 fn node_key(desc: &SectionDesc, key: &str) -> Option<u32> {
@@ -265,6 +293,10 @@ fn node_key(desc: &SectionDesc, key: &str) -> Option<u32> {
         Some(CLASS_BIT)
     } else if key == sampler::node::LINE {
         Some(LINE_BIT)
+    } else if desc.tag == sampler::SECTION && key == sampler::node::FRAME_TYPES {
+        Some(FRAME_TYPES_BIT)
+    } else if desc.tag == sampler::SECTION && key == sampler::node::SELF_TYPES {
+        Some(SELF_TYPES_BIT)
     } else {
         desc.slot(key).map(|i| FIRST_VALUE + i as u32)
     }

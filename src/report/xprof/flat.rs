@@ -1,0 +1,335 @@
+//! One thread's `-Xprof` flat profile, built from its `<sampler>` call tree:
+//! every sample lands in exactly one bucket (a method's row of a section,
+//! as its code or its native ticks, or a thread-local row), so the buckets
+//! add up to the thread's samples. docs/READING.md ("report --style
+//! xprof") has the rules; this file is them.
+
+use crate::error::CliError;
+use crate::snapshot::{type_slot, CallThread, FrameCounts, Names, Node};
+use profrj_format::frame_types::FrameType;
+use std::collections::HashMap;
+
+/// The method sections, in -Xprof's order, and profrj's for ticks whose
+/// frame type the snapshot does not give.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Kind {
+    Interpreted,
+    Compiled,
+    /// Java `native` methods.
+    Stub,
+    /// Generated code that is no Java method (the code map's names).
+    RuntimeStub,
+    /// Java methods whose frame type is not recorded.
+    Unknown,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 5] = [
+        Kind::Interpreted,
+        Kind::Compiled,
+        Kind::Stub,
+        Kind::RuntimeStub,
+        Kind::Unknown,
+    ];
+}
+
+/// A row's ticks: with the row's frame on top (`code`), and with native
+/// or VM code above it (`native`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Ticks {
+    pub code: u64,
+    pub native: u64,
+}
+
+impl Ticks {
+    pub fn total(&self) -> u64 {
+        self.code.saturating_add(self.native)
+    }
+}
+
+/// The thread-local rows that are no synthetic frame's.
+pub const CLASS_LOADER: &str = "Class loader";
+pub const INTERPRETER: &str = "Interpreter";
+pub const NATIVE_WITHOUT_JAVA: &str = "Native code without a Java frame";
+
+/// One thread's flat profile.
+#[derive(Debug, Default)]
+pub struct Flat {
+    /// Per section, per method name (a [`Names`] id).
+    pub rows: HashMap<(Kind, u32), Ticks>,
+    /// Thread-local rows by label.
+    pub thread_local: HashMap<String, u64>,
+    /// Every sample of the thread.
+    pub total: u64,
+    /// Some node of the thread has frame types.
+    pub typed: bool,
+}
+
+impl Flat {
+    /// What the buckets hold together: [`Flat::total`] by construction.
+    pub fn bucket_sum(&self) -> u64 {
+        let rows = self.rows.values().map(Ticks::total);
+        let local = self.thread_local.values().copied();
+        rows.chain(local).fold(0u64, u64::saturating_add)
+    }
+}
+
+/// The synthetic frames the agent and the reader make for samples without
+/// a (whole) stack: failed walks (agent/src/vm/async_trace.rs
+/// `failure_name`), methods without a jmethodID, threads that never
+/// answered, samples without any frame. Each is a thread-local row.
+const SYNTHETIC: &[&str] = &[
+    "[no_Java_frame]",
+    "[no_class_load]",
+    "[GC_active]",
+    "[unknown_not_Java]",
+    "[not_walkable_not_Java]",
+    "[unknown_Java]",
+    "[not_walkable_Java]",
+    "[unknown_state]",
+    "[thread_exit]",
+    "[deopt]",
+    "[safepoint]",
+    "[not_Java_thread]",
+    "[near_stack_limit]",
+    "[walk_fault]",
+    "[frozen_frames]",
+    "[unknown_failure]",
+    "[unknown_method]",
+    "[no_signal]",
+    crate::snapshot::NO_JAVA_FRAME,
+];
+/// The root a stack deeper than `depth` hangs under: no frame of its own.
+const TRUNCATED: &str = "[truncated]";
+/// A stub the code map has no name for.
+const UNKNOWN_STUB: &str = "[unknown_stub]";
+/// The name the JVM gives the template interpreter's code
+/// (DynamicCodeGenerated): xprof's "Interpreter" row.
+const INTERPRETER_CODE: &str = "Interpreter";
+/// The JVM's class loading, as libjvm's demangled symbols start: a sample
+/// with one of these among the native frames above its Java frame is
+/// "Class loader" (xprof's row for ticks spent loading classes).
+const CLASS_LOADING: &[&str] = &[
+    "ClassLoader::",
+    "SystemDictionary::",
+    "ClassFileParser::",
+    "KlassFactory::",
+];
+
+/// What a node stands for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Role {
+    /// A Java method; `native_method`: declared `native` (named `m(native)`).
+    Java { native_method: bool },
+    /// Native or VM code (C, C++): its ticks are the native ticks of the
+    /// frame below it that is none.
+    Native,
+    /// Generated code that is no Java method.
+    Stub,
+    /// A synthetic frame: a thread-local row of its own.
+    Synthetic,
+    /// `[truncated]`: stands for nothing.
+    Transparent,
+}
+
+fn role(name: &str, types: &FrameCounts) -> Role {
+    let native_method = name.ends_with("(native)");
+    if name == TRUNCATED {
+        return Role::Transparent;
+    }
+    if SYNTHETIC.contains(&name) {
+        return Role::Synthetic;
+    }
+    if name == UNKNOWN_STUB {
+        return Role::Stub;
+    }
+    if types.any() && !native_method {
+        let only = |set: &[FrameType]| {
+            crate::snapshot::FrameCounts::pairs(&types.through)
+                .chain(crate::snapshot::FrameCounts::pairs(&types.own))
+                .all(|(t, _)| set.contains(&t))
+        };
+        if only(&[FrameType::Stub]) {
+            return Role::Stub;
+        }
+        if only(&[FrameType::Native, FrameType::Vm, FrameType::Kernel]) {
+            return Role::Native;
+        }
+        return Role::Java {
+            native_method: false,
+        };
+    }
+    // Without types, the sampler's names tell: a method has its
+    // parameters' parentheses, a library `[libc.so.6]`, any other bracketed
+    // name is synthetic, a stub is named as HotSpot names it (no `(`).
+    if name.contains('(') {
+        Role::Java { native_method }
+    } else if name.starts_with('[') && (name.contains(".so") || name == "[native]") {
+        Role::Native
+    } else if name.starts_with('[') {
+        Role::Synthetic
+    } else {
+        Role::Stub
+    }
+}
+
+/// Where a frame's ticks go, and the native ticks above it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Bucket {
+    Row(Kind, u32),
+    Local(String),
+}
+
+/// The section a Java method's native ticks go to: how its frame ran in
+/// the samples where it was not on top (`frameTypes` less `selfTypes`),
+/// else in those where it was; interpreted against compiled, the larger
+/// (a tie: interpreted); neither known: [`Kind::Unknown`].
+fn native_section(types: &FrameCounts) -> Kind {
+    let count = |of: &dyn Fn(usize) -> u64, ts: &[FrameType]| -> u64 {
+        ts.iter().map(|&t| of(type_slot(t))).sum()
+    };
+    let below = |i: usize| types.through[i].saturating_sub(types.own[i]);
+    let top = |i: usize| types.own[i];
+    for of in [&below as &dyn Fn(usize) -> u64, &top] {
+        let interpreted = count(of, &[FrameType::Interpreted]);
+        let compiled = count(of, &COMPILED);
+        if interpreted + compiled > 0 {
+            return if interpreted >= compiled {
+                Kind::Interpreted
+            } else {
+                Kind::Compiled
+            };
+        }
+    }
+    Kind::Unknown
+}
+
+/// The types xprof's "Compiled" section holds: an inlined frame is listed
+/// as itself (the method whose code ran, inlined into its caller's).
+const COMPILED: [FrameType; 4] = [
+    FrameType::C1,
+    FrameType::C2,
+    FrameType::Jit,
+    FrameType::Inlined,
+];
+
+/// A frame on the path from the root to the node being read.
+struct OnPath {
+    /// Where native ticks above it go (`None`: no frame below is Java, a
+    /// stub or synthetic).
+    anchor: Option<Bucket>,
+    /// A class-loading VM frame is between the anchor and here.
+    loading: bool,
+}
+
+/// Builds a thread's flat profile, walking its tree once in document
+/// order (memory: the path and the rows).
+pub fn flat_profile(names: &Names, t: &CallThread, elapsed: usize) -> Result<Flat, CliError> {
+    let mut flat = Flat::default();
+    let mut path: Vec<OnPath> = Vec::new();
+    for n in t.tree.walk() {
+        path.truncate(n.depth as usize - 1);
+        let name = names.get(n.name);
+        let r = role(name, &n.types);
+        flat.typed |= n.types.any();
+        let below = path.last();
+        let (anchor, loading) = match r {
+            Role::Java { native_method } => {
+                let kind = if native_method {
+                    Kind::Stub
+                } else {
+                    native_section(&n.types)
+                };
+                (Some(Bucket::Row(kind, n.name)), false)
+            }
+            Role::Stub if name == INTERPRETER_CODE => {
+                (Some(Bucket::Local(INTERPRETER.into())), false)
+            }
+            Role::Stub => (Some(Bucket::Row(Kind::RuntimeStub, n.name)), false),
+            Role::Synthetic => (Some(Bucket::Local(synthetic_label(name))), false),
+            Role::Native => (
+                below.and_then(|p| p.anchor.clone()),
+                below.is_some_and(|p| p.loading)
+                    || CLASS_LOADING.iter().any(|p| name.starts_with(p)),
+            ),
+            Role::Transparent => (below.and_then(|p| p.anchor.clone()), false),
+        };
+        let own = n.v.0[elapsed];
+        flat.total = flat.total.saturating_add(own);
+        if own > 0 {
+            own_ticks(&mut flat, &n, name, r, &anchor, loading, own)?;
+        }
+        path.push(OnPath { anchor, loading });
+    }
+    Ok(flat)
+}
+
+/// A thread-local row's label for a synthetic frame.
+fn synthetic_label(name: &str) -> String {
+    format!("Unknown code {name}")
+}
+
+/// Puts the `own` samples with node `n` on top in their buckets.
+fn own_ticks(
+    flat: &mut Flat,
+    n: &Node,
+    name: &str,
+    r: Role,
+    anchor: &Option<Bucket>,
+    loading: bool,
+    own: u64,
+) -> Result<(), CliError> {
+    let mut add = |b: Bucket, code: u64, native: u64| match b {
+        Bucket::Row(k, m) => {
+            let e = flat.rows.entry((k, m)).or_default();
+            e.code = e.code.saturating_add(code);
+            e.native = e.native.saturating_add(native);
+        }
+        Bucket::Local(l) => {
+            let e = flat.thread_local.entry(l).or_default();
+            *e = e.saturating_add(code).saturating_add(native);
+        }
+    };
+    match r {
+        Role::Java {
+            native_method: false,
+        } => {
+            let typed: u64 = FrameCounts::pairs(&n.types.own).map(|(_, c)| c).sum();
+            if typed > own {
+                return Err(CliError::Input(format!(
+                    "<{}> {:?}: {} {:?} counts {typed} samples, more than its {} {own}",
+                    profrj_format::calls::NODE,
+                    crate::report::shown(name),
+                    profrj_format::sampler::node::SELF_TYPES,
+                    profrj_format::frame_types::write(
+                        &FrameCounts::pairs(&n.types.own).collect::<Vec<_>>()
+                    ),
+                    profrj_format::sampler::node::ELAPSED,
+                )));
+            }
+            for (t, c) in FrameCounts::pairs(&n.types.own) {
+                let kind = match t {
+                    FrameType::Interpreted => Kind::Interpreted,
+                    t if COMPILED.contains(&t) => Kind::Compiled,
+                    FrameType::Native => Kind::Stub,
+                    _ => Kind::Unknown,
+                };
+                add(Bucket::Row(kind, n.name), c, 0);
+            }
+            if own > typed {
+                add(Bucket::Row(Kind::Unknown, n.name), own - typed, 0);
+            }
+        }
+        Role::Native => match anchor {
+            _ if loading => add(Bucket::Local(CLASS_LOADER.into()), 0, own),
+            Some(b) => add(b.clone(), 0, own),
+            None => add(Bucket::Local(NATIVE_WITHOUT_JAVA.into()), 0, own),
+        },
+        // A `native` method, a stub, a synthetic frame: its own bucket.
+        _ => match anchor {
+            Some(b) => add(b.clone(), own, 0),
+            None => add(Bucket::Local(NATIVE_WITHOUT_JAVA.into()), own, 0),
+        },
+    }
+    Ok(())
+}
