@@ -18,3 +18,4 @@ mod flame;
 mod html;
 mod snapshots;
 mod tables;
+mod xprof;

@@ -225,6 +225,14 @@ struct OnPath {
 /// Builds a thread's flat profile, walking its tree once in document
 /// order (memory: the path and the rows).
 pub fn flat_profile(names: &Names, t: &CallThread, elapsed: usize) -> Result<Flat, CliError> {
+    let who = |name: &str| {
+        format!(
+            "<{}> {:?} of thread {:?}",
+            profrj_format::calls::NODE,
+            crate::report::shown(name),
+            crate::report::shown(&t.name)
+        )
+    };
     let mut flat = Flat::default();
     let mut path: Vec<OnPath> = Vec::new();
     for n in t.tree.walk() {
@@ -257,7 +265,8 @@ pub fn flat_profile(names: &Names, t: &CallThread, elapsed: usize) -> Result<Fla
         let own = n.v.0[elapsed];
         flat.total = flat.total.saturating_add(own);
         if own > 0 {
-            own_ticks(&mut flat, &n, name, r, &anchor, loading, own)?;
+            own_ticks(&mut flat, &n, r, &anchor, loading, own)
+                .map_err(|e| CliError::Input(format!("{}: {e}", who(name))))?;
         }
         path.push(OnPath { anchor, loading });
     }
@@ -273,12 +282,11 @@ fn synthetic_label(name: &str) -> String {
 fn own_ticks(
     flat: &mut Flat,
     n: &Node,
-    name: &str,
     r: Role,
     anchor: &Option<Bucket>,
     loading: bool,
     own: u64,
-) -> Result<(), CliError> {
+) -> Result<(), String> {
     let mut add = |b: Bucket, code: u64, native: u64| match b {
         Bucket::Row(k, m) => {
             let e = flat.rows.entry((k, m)).or_default();
@@ -296,16 +304,13 @@ fn own_ticks(
         } => {
             let typed: u64 = FrameCounts::pairs(&n.types.own).map(|(_, c)| c).sum();
             if typed > own {
-                return Err(CliError::Input(format!(
-                    "<{}> {:?}: {} {:?} counts {typed} samples, more than its {} {own}",
-                    profrj_format::calls::NODE,
-                    crate::report::shown(name),
+                let types: Vec<_> = FrameCounts::pairs(&n.types.own).collect();
+                return Err(format!(
+                    "{} {:?} counts {typed} samples, more than its {} {own}",
                     profrj_format::sampler::node::SELF_TYPES,
-                    profrj_format::frame_types::write(
-                        &FrameCounts::pairs(&n.types.own).collect::<Vec<_>>()
-                    ),
+                    profrj_format::frame_types::write(&types),
                     profrj_format::sampler::node::ELAPSED,
-                )));
+                ));
             }
             for (t, c) in FrameCounts::pairs(&n.types.own) {
                 let kind = match t {

@@ -56,6 +56,20 @@ pub fn xprof_report(snap: &Snapshot, thread: Option<&str>, top: usize) -> Result
             profiles.push((t, flat));
         }
     }
+    let parts = [
+        summary.java,
+        summary.gc,
+        summary.compiler,
+        summary.vm,
+        summary.other,
+    ];
+    if parts.iter().fold(0u64, |a, &b| a.saturating_add(b)) != summary.received {
+        return Err(CliError::Input(
+            "the global summary's rows do not add up to the received ticks (a bug in profrj's \
+             xprof report)"
+                .into(),
+        ));
+    }
     let mut out = String::new();
     if !typed {
         text::untyped_note(&mut out);

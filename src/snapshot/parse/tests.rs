@@ -415,8 +415,8 @@ fn lock_section_and_its_monitor_dump() {
 fn spilled_trees_read_back_as_in_memory() {
     let xml = r#"<doc><sampler>
       <thread name="a" cumulated="9" cumulatedElapsed="12"><profile name="main()" hits="1" elapsed="1">
-        <profile name="f()" hits="3" elapsed="5" line="7"><profile name="g()" hits="300000" elapsed="0"/></profile>
-        <profile name="h()" hits="0" elapsed="2"/>
+        <profile name="f()" hits="3" elapsed="5" line="7" frameTypes="c2:300005 inlined:1" selfTypes="c2:5"><profile name="g()" hits="300000" elapsed="0"/></profile>
+        <profile name="h()" hits="0" elapsed="2" selfTypes="kernel:1 interpreted:1"/>
       </profile><profile name="other()" hits="2" elapsed="2"/></thread>
       <thread name="b"><profile name="main()" hits="0" elapsed="0"/></thread>
     </sampler><alloc><thread name="c"><profile name="m()" bytes="5" objects="1">
@@ -436,13 +436,56 @@ fn spilled_trees_read_back_as_in_memory() {
                     (p.name, p.signature, p.parent, p.depth, p.class, p.line, p.v),
                     (q.name, q.signature, q.parent, q.depth, q.class, q.line, q.v)
                 );
+                assert_eq!(p.types, q.types);
             }
         }
     }
-    // The frameless samples' node is the last, on the spilled side too.
+    // The frame types came through the scratch file.
     let t = &spilled.call_sections[0].threads[0];
+    let f = t.tree.walk().nth(1).unwrap();
+    let c2 = crate::snapshot::type_slot(profrj_format::frame_types::FrameType::C2);
+    assert_eq!((f.types.through[c2], f.types.own[c2]), (300_005, 5));
+    let h = t.tree.walk().nth(3).unwrap();
+    assert_eq!(h.types.own.iter().sum::<u64>(), 2);
+    // The frameless samples' node is the last, on the spilled side too.
     let last = t.tree.walk().last().unwrap();
     assert_eq!(spilled.names.get(last.name), NO_JAVA_FRAME);
+}
+
+/// `frameTypes`, `selfTypes` and `jvmThread`: read where given, one
+/// message naming the attribute when a value is not the format's.
+#[test]
+fn frame_types_and_jvm_threads() {
+    let xml = r#"<doc><sampler><thread name="GC Thread#0" jvmThread="gc" cumulatedElapsed="3"/>
+      <thread name="main"><profile name="m()" elapsed="2" frameTypes="c1:2" selfTypes="c1:2"/></thread>
+      </sampler></doc>"#;
+    let s = parse_bytes(xml.as_bytes()).unwrap();
+    let sec = s.calls(CallKind::Sampler).unwrap();
+    assert_eq!(
+        sec.threads[0].jvm_thread,
+        Some(crate::snapshot::JvmThread::Gc)
+    );
+    assert_eq!(sec.threads[1].jvm_thread, None);
+    let m = sec.threads[1].tree.walk().next().unwrap();
+    assert!(m.types.any());
+    for (bad, said) in [
+        (r#"<thread name="t" jvmThread="gcc"/>"#, "jvmThread=\"gcc\""),
+        (
+            r#"<thread name="t"><profile name="m()" selfTypes="c1:x"/></thread>"#,
+            "selfTypes",
+        ),
+        (
+            r#"<thread name="t"><profile name="m()" frameTypes="c9:1"/></thread>"#,
+            "frameTypes",
+        ),
+        (
+            r#"<thread name="t"><profile name="m()" frameTypes="c1:1" frameTypes="c1:1"/></thread>"#,
+            "twice",
+        ),
+    ] {
+        let e = error(&format!("<doc><sampler>{bad}</sampler></doc>"));
+        assert!(e.message.contains(said), "{bad}: {e}");
+    }
 }
 
 /// profrj's `<branches>`: one token per branching instruction; a snapshot
