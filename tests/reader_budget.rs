@@ -86,6 +86,7 @@ fn readers_memory_does_not_grow_with_distinct_stacks() {
     let html = format!("{out}.html");
     let commands: Vec<Vec<&str>> = vec![
         vec!["report", snap],
+        vec!["report", snap, "--style", "xprof"],
         vec!["convert", snap, "--to", "collapsed", "-o", out],
         vec!["convert", snap, "--to", "pprof", "-o", out],
         vec!["convert", snap, "--to", "hprof", "-o", out],

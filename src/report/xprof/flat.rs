@@ -47,18 +47,39 @@ impl Ticks {
     }
 }
 
-/// The thread-local rows that are no synthetic frame's.
-pub const CLASS_LOADER: &str = "Class loader";
-pub const INTERPRETER: &str = "Interpreter";
-pub const NATIVE_WITHOUT_JAVA: &str = "Native code without a Java frame";
+/// A thread-local row: ticks that no method's row holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Local {
+    /// Native code above a Java frame, in the JVM's class loading.
+    ClassLoader,
+    /// The template interpreter's own code, no method's.
+    Interpreter,
+    /// Native code with no frame below it that is a Java method, a stub or
+    /// synthetic.
+    NativeWithoutJava,
+    /// A synthetic frame (its name's id) and what is above it.
+    Synthetic(u32),
+}
+
+impl Local {
+    /// The row's label (as -Xprof's where it had one).
+    pub fn label(self, names: &Names) -> String {
+        match self {
+            Local::ClassLoader => "Class loader".into(),
+            Local::Interpreter => "Interpreter".into(),
+            Local::NativeWithoutJava => "Native code without a Java frame".into(),
+            Local::Synthetic(name) => format!("Unknown code {}", names.get(name)),
+        }
+    }
+}
 
 /// One thread's flat profile.
 #[derive(Debug, Default)]
 pub struct Flat {
     /// Per section, per method name (a [`Names`] id).
     pub rows: HashMap<(Kind, u32), Ticks>,
-    /// Thread-local rows by label.
-    pub thread_local: HashMap<String, u64>,
+    /// Thread-local rows.
+    pub thread_local: HashMap<Local, u64>,
     /// Every sample of the thread.
     pub total: u64,
     /// Some node of the thread has frame types.
@@ -174,10 +195,11 @@ fn role(name: &str, types: &FrameCounts) -> Role {
 }
 
 /// Where a frame's ticks go, and the native ticks above it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Bucket {
+    /// A method's (or stub's: its name's id) row of a section.
     Row(Kind, u32),
-    Local(String),
+    Local(Local),
 }
 
 /// The section a Java method's native ticks go to: how its frame ran in
@@ -185,23 +207,17 @@ enum Bucket {
 /// else in those where it was; interpreted against compiled, the larger
 /// (a tie: interpreted); neither known: [`Kind::Unknown`].
 fn native_section(types: &FrameCounts) -> Kind {
-    let count = |of: &dyn Fn(usize) -> u64, ts: &[FrameType]| -> u64 {
-        ts.iter().map(|&t| of(type_slot(t))).sum()
+    let split = |of: &dyn Fn(FrameType) -> u64| -> (u64, u64) {
+        let compiled = COMPILED.iter().map(|&t| of(t)).sum();
+        (of(FrameType::Interpreted), compiled)
     };
-    let below = |i: usize| types.through[i].saturating_sub(types.own[i]);
-    let top = |i: usize| types.own[i];
-    for of in [&below as &dyn Fn(usize) -> u64, &top] {
-        let interpreted = count(of, &[FrameType::Interpreted]);
-        let compiled = count(of, &COMPILED);
-        if interpreted + compiled > 0 {
-            return if interpreted >= compiled {
-                Kind::Interpreted
-            } else {
-                Kind::Compiled
-            };
-        }
+    let below = split(&|t| types.through[type_slot(t)].saturating_sub(types.own[type_slot(t)]));
+    let top = split(&|t| types.own[type_slot(t)]);
+    match [below, top].into_iter().find(|&(i, c)| i + c > 0) {
+        Some((interpreted, compiled)) if interpreted >= compiled => Kind::Interpreted,
+        Some(_) => Kind::Compiled,
+        None => Kind::Unknown,
     }
-    Kind::Unknown
 }
 
 /// The types xprof's "Compiled" section holds: an inlined frame is listed
@@ -236,7 +252,7 @@ pub fn flat_profile(names: &Names, t: &CallThread, elapsed: usize) -> Result<Fla
     let mut flat = Flat::default();
     let mut path: Vec<OnPath> = Vec::new();
     for n in t.tree.walk() {
-        path.truncate(n.depth as usize - 1);
+        path.truncate((n.depth as usize).saturating_sub(1));
         let name = names.get(n.name);
         let r = role(name, &n.types);
         flat.typed |= n.types.any();
@@ -251,16 +267,16 @@ pub fn flat_profile(names: &Names, t: &CallThread, elapsed: usize) -> Result<Fla
                 (Some(Bucket::Row(kind, n.name)), false)
             }
             Role::Stub if name == INTERPRETER_CODE => {
-                (Some(Bucket::Local(INTERPRETER.into())), false)
+                (Some(Bucket::Local(Local::Interpreter)), false)
             }
             Role::Stub => (Some(Bucket::Row(Kind::RuntimeStub, n.name)), false),
-            Role::Synthetic => (Some(Bucket::Local(synthetic_label(name))), false),
+            Role::Synthetic => (Some(Bucket::Local(Local::Synthetic(n.name))), false),
             Role::Native => (
-                below.and_then(|p| p.anchor.clone()),
+                below.and_then(|p| p.anchor),
                 below.is_some_and(|p| p.loading)
                     || CLASS_LOADING.iter().any(|p| name.starts_with(p)),
             ),
-            Role::Transparent => (below.and_then(|p| p.anchor.clone()), false),
+            Role::Transparent => (below.and_then(|p| p.anchor), false),
         };
         let own = n.v.0[elapsed];
         flat.total = flat.total.saturating_add(own);
@@ -271,11 +287,6 @@ pub fn flat_profile(names: &Names, t: &CallThread, elapsed: usize) -> Result<Fla
         path.push(OnPath { anchor, loading });
     }
     Ok(flat)
-}
-
-/// A thread-local row's label for a synthetic frame.
-fn synthetic_label(name: &str) -> String {
-    format!("Unknown code {name}")
 }
 
 /// Puts the `own` samples with node `n` on top in their buckets.
@@ -326,14 +337,14 @@ fn own_ticks(
             }
         }
         Role::Native => match anchor {
-            _ if loading => add(Bucket::Local(CLASS_LOADER.into()), 0, own),
-            Some(b) => add(b.clone(), 0, own),
-            None => add(Bucket::Local(NATIVE_WITHOUT_JAVA.into()), 0, own),
+            _ if loading => add(Bucket::Local(Local::ClassLoader), 0, own),
+            Some(b) => add(*b, 0, own),
+            None => add(Bucket::Local(Local::NativeWithoutJava), 0, own),
         },
         // A `native` method, a stub, a synthetic frame: its own bucket.
         _ => match anchor {
-            Some(b) => add(b.clone(), own, 0),
-            None => add(Bucket::Local(NATIVE_WITHOUT_JAVA.into()), own, 0),
+            Some(b) => add(*b, own, 0),
+            None => add(Bucket::Local(Local::NativeWithoutJava), own, 0),
         },
     }
     Ok(())

@@ -100,11 +100,15 @@ pub fn flat_profile(out: &mut String, names: &Names, t: &CallThread, flat: &Flat
         let _ = writeln!(out);
     }
     if !flat.thread_local.is_empty() {
-        let mut local: Vec<(&String, &u64)> = flat.thread_local.iter().collect();
-        local.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+        let mut local: Vec<(String, u64)> = flat
+            .thread_local
+            .iter()
+            .map(|(l, &ticks)| (l.label(names), ticks))
+            .collect();
+        local.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
         let _ = writeln!(out, "  Thread-local ticks:");
         for (label, ticks) in local {
-            ticks_row(out, *ticks, flat.total, &shown(label));
+            ticks_row(out, ticks, flat.total, &shown(&label));
         }
         let _ = writeln!(out);
     }
