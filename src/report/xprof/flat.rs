@@ -349,3 +349,76 @@ fn own_ticks(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn counts(through: &str, own: &str) -> FrameCounts {
+        let mut c = FrameCounts::default();
+        FrameCounts::read(&mut c.through, through).unwrap();
+        FrameCounts::read(&mut c.own, own).unwrap();
+        c
+    }
+
+    /// Types first, names where there are none.
+    #[test]
+    fn roles_by_type_then_by_name() {
+        let none = FrameCounts::default();
+        let java = Role::Java {
+            native_method: false,
+        };
+        let native_method = Role::Java {
+            native_method: true,
+        };
+        let cases = [
+            ("p.A.f()", counts("c2:3", ""), java),
+            ("p.A.f()", none, java),
+            (
+                "p.A.g(native)",
+                counts("native:3", "native:1"),
+                native_method,
+            ),
+            ("p.A.g(native)", none, native_method),
+            ("JVM_ArrayCopy", counts("vm:2", "vm:1"), Role::Native),
+            ("[libjvm.so]", counts("vm:2", ""), Role::Native),
+            ("[libjvm.so]", none, Role::Native),
+            ("[libc.so.6]", none, Role::Native),
+            (
+                "do_syscall_64",
+                counts("kernel:1", "kernel:1"),
+                Role::Native,
+            ),
+            ("vtable stub", counts("stub:1", "stub:1"), Role::Stub),
+            ("vtable stub", none, Role::Stub),
+            ("[unknown_stub]", none, Role::Stub),
+            ("[unknown_Java]", none, Role::Synthetic),
+            ("[no Java frame]", none, Role::Synthetic),
+            ("[truncated]", none, Role::Transparent),
+        ];
+        for (name, types, want) in cases {
+            assert_eq!(role(name, &types), want, "{name} {types:?}");
+        }
+    }
+
+    /// Below others first, then on top; the larger side; a tie interpreted.
+    #[test]
+    fn a_methods_native_ticks_go_where_its_frame_ran() {
+        let cases = [
+            (("c2:10 interpreted:4", "interpreted:4"), Kind::Compiled),
+            (("c2:10 interpreted:4", "c2:10"), Kind::Interpreted),
+            (("c1:2 interpreted:2", ""), Kind::Interpreted),
+            (("inlined:3", ""), Kind::Compiled),
+            (("c2:5", "c2:5"), Kind::Compiled),
+            (("", ""), Kind::Unknown),
+            (("native:2", ""), Kind::Unknown),
+        ];
+        for ((through, own), want) in cases {
+            assert_eq!(
+                native_section(&counts(through, own)),
+                want,
+                "{through} / {own}"
+            );
+        }
+    }
+}
