@@ -102,6 +102,26 @@ fn counts_near_the_maximum_saturate() {
     let (ok, out) = profrj(&["convert", "--to", "hprof", &path.display().to_string()]);
     assert!(ok, "{out}");
     assert!(out.contains(&format!("(total = {})", u64::MAX)), "{out}");
+    // -Xprof's flat profile: the received ticks saturate; frame types near
+    // the maximum saturate too, and counting more than `elapsed` is refused.
+    let (ok, out) = profrj(&["report", "--style", "xprof", &path.display().to_string()]);
+    assert!(ok, "{out}");
+    assert!(out.contains(&format!("% {} ", u64::MAX)), "{out}");
+    let typed = |own: &str| {
+        let xml = std::fs::read_to_string(&path).unwrap().replacen(
+            "<profile name=\"m()\"",
+            &format!("<profile name=\"m()\" frameTypes=\"c2:{big} interpreted:{big}\" {own}"),
+            1,
+        );
+        let p = dir.join("wrap-typed.xml");
+        std::fs::write(&p, xml).unwrap();
+        profrj(&["report", "--style", "xprof", &p.display().to_string()])
+    };
+    let (ok, out) = typed(&format!("selfTypes=\"c2:{big}\""));
+    assert!(ok, "{out}");
+    assert!(out.contains("Total compiled"), "{out}");
+    let (ok, out) = typed(&format!("selfTypes=\"c2:{big} c1:{big}\""));
+    assert!(!ok && out.contains("more than its elapsed"), "{out}");
 }
 
 /// Finding 6: a device is refused at once; an endless stream through a pipe

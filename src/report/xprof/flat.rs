@@ -207,13 +207,14 @@ enum Bucket {
 /// else in those where it was; interpreted against compiled, the larger
 /// (a tie: interpreted); neither known: [`Kind::Unknown`].
 fn native_section(types: &FrameCounts) -> Kind {
+    // Counts are the snapshot's: summed saturating, as every reader does.
     let split = |of: &dyn Fn(FrameType) -> u64| -> (u64, u64) {
-        let compiled = COMPILED.iter().map(|&t| of(t)).sum();
+        let compiled = COMPILED.iter().fold(0u64, |a, &t| a.saturating_add(of(t)));
         (of(FrameType::Interpreted), compiled)
     };
     let below = split(&|t| types.through[type_slot(t)].saturating_sub(types.own[type_slot(t)]));
     let top = split(&|t| types.own[type_slot(t)]);
-    match [below, top].into_iter().find(|&(i, c)| i + c > 0) {
+    match [below, top].into_iter().find(|&(i, c)| i > 0 || c > 0) {
         Some((interpreted, compiled)) if interpreted >= compiled => Kind::Interpreted,
         Some(_) => Kind::Compiled,
         None => Kind::Unknown,
@@ -313,7 +314,8 @@ fn own_ticks(
         Role::Java {
             native_method: false,
         } => {
-            let typed: u64 = FrameCounts::pairs(&n.types.own).map(|(_, c)| c).sum();
+            let typed =
+                FrameCounts::pairs(&n.types.own).fold(0u64, |a, (_, c)| a.saturating_add(c));
             if typed > own {
                 let types: Vec<_> = FrameCounts::pairs(&n.types.own).collect();
                 return Err(format!(
