@@ -36,24 +36,26 @@ pub fn xprof_report(snap: &Snapshot, thread: Option<&str>, top: usize) -> Result
         .desc()
         .slot(profrj_format::sampler::node::ELAPSED)
         .expect("the sampler's nodes count elapsed");
-    let shown: Vec<&CallThread> = match thread {
-        Some(_) => sec.select(thread)?,
-        None => sec
-            .threads
-            .iter()
-            .filter(|t| t.jvm_thread.is_none())
-            .collect(),
+    if thread.is_some() {
+        // The threads of that name, or an error that lists the names.
+        sec.select(thread)?;
+    }
+    let shown = |t: &CallThread| match thread {
+        Some(name) => t.name == name,
+        None => t.jvm_thread.is_none(),
     };
     let mut summary = Summary::default();
     let mut typed = false;
-    let mut profiles = Vec::new();
+    // Each profile is laid out as soon as it is built: what is held is
+    // the text (at most `top` rows a section), not every thread's rows.
+    let mut profiles = String::new();
     for t in &sec.threads {
         let flat = flat_profile(&snap.names, t, elapsed)?;
         check_sums(t, &flat)?;
         typed |= flat.typed;
         add_to_summary(&mut summary, t, flat.total);
-        if flat.total > 0 && shown.iter().any(|s| std::ptr::eq(*s, t)) {
-            profiles.push((t, flat));
+        if flat.total > 0 && shown(t) {
+            text::flat_profile(&mut profiles, &snap.names, t, &flat, top);
         }
     }
     let parts = [
@@ -74,9 +76,7 @@ pub fn xprof_report(snap: &Snapshot, thread: Option<&str>, top: usize) -> Result
     if !typed {
         text::untyped_note(&mut out);
     }
-    for (t, flat) in &profiles {
-        text::flat_profile(&mut out, &snap.names, t, flat, top);
-    }
+    out.push_str(&profiles);
     text::global_summary(&mut out, &summary);
     Ok(out)
 }
