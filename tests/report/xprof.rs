@@ -301,8 +301,16 @@ fn xprof_refuses_bad_values_with_one_message() {
         assert_eq!(err.lines().count(), 1, "{err}");
         assert!(err.starts_with("profrj: ") && err.contains(said), "{err}");
     }
-    // Choices that do not fit the style are refused, not ignored.
+    // Choices that do not fit the style are refused, not ignored; a thread
+    // the snapshot lacks is named with those it has.
     let snap = write("typed.xml", TYPED);
+    let out = profrj(&["report", "--style", "xprof", s(&snap), "--thread", "nosuch"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("no thread named \"nosuch\" in <sampler>; threads: C2 CompilerThre, GC Thread#0, VM Thread, main"),
+        "{err}"
+    );
     for extra in [&["--metric", "cpu"][..], &["--section", "alloc"]] {
         let mut args = vec!["report", "--style", "xprof", s(&snap)];
         args.extend(extra);
