@@ -289,6 +289,7 @@ impl Builder {
             }
             snap.call_sections.push(CallSection {
                 kind,
+                typed: false,
                 live: false,
                 values: vec![None; desc.section_values.len()],
                 threads,

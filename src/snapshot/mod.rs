@@ -19,6 +19,7 @@ mod sections;
 mod spill;
 #[cfg(test)]
 pub mod test_alloc;
+pub mod types;
 mod weights;
 
 #[cfg(any(test, fuzzing))]
@@ -32,6 +33,7 @@ pub use weights::Weighted;
 pub use weights::{method_table, site_table, tree_total, MethodRow, Metric};
 
 use std::collections::HashMap;
+use types::FrameCounts;
 
 /// Method (and thread-independent) names, stored once.
 #[derive(Default, Debug)]
@@ -97,6 +99,9 @@ pub const NO_LINE: u32 = 0;
 #[derive(Clone, Debug)]
 pub struct Tree {
     mem: Vec<Node>,
+    /// The frame types of `mem`'s nodes, by index: empty while no node has
+    /// any (a spilled tree's are in its file).
+    mem_types: Vec<FrameCounts>,
     spilled: Option<spill::Spilled>,
     /// Nodes, the thread's included, of a spilled tree.
     len: usize,
@@ -118,6 +123,7 @@ impl Tree {
     pub fn new() -> Tree {
         Tree {
             mem: vec![root()],
+            mem_types: Vec::new(),
             spilled: None,
             len: 1,
         }
@@ -127,6 +133,7 @@ impl Tree {
     fn spilled(start: u64) -> Tree {
         Tree {
             mem: Vec::new(),
+            mem_types: Vec::new(),
             spilled: Some(spill::Spilled {
                 file: None,
                 start,
@@ -149,7 +156,11 @@ impl Tree {
     pub fn walk(&self) -> Walk<'_> {
         match &self.spilled {
             Some(s) => Walk::Spilled(spill::SpillIter::new(s)),
-            None => Walk::Mem(self.mem.iter().skip(1)),
+            None => Walk::Mem {
+                nodes: &self.mem,
+                types: &self.mem_types,
+                at: 0,
+            },
         }
     }
 
@@ -182,29 +193,67 @@ impl Tree {
 
     /// Adds a node below the last ones (its parent among them).
     pub fn push(&mut self, n: Node, spill: Option<&mut spill::SpillWriter>) -> std::io::Result<()> {
+        self.push_typed(n, &FrameCounts::default(), spill)
+    }
+
+    /// As [`Tree::push`], with the node's frame types.
+    pub fn push_typed(
+        &mut self,
+        n: Node,
+        types: &FrameCounts,
+        spill: Option<&mut spill::SpillWriter>,
+    ) -> std::io::Result<()> {
         match (&mut self.spilled, spill) {
             (Some(s), Some(w)) => {
-                w.push(&n)?;
+                w.push(&n, types)?;
                 s.end = w.pos();
             }
-            _ => self.mem.push(n),
+            _ => {
+                if !types.is_empty() || !self.mem_types.is_empty() {
+                    self.mem_types
+                        .resize(self.mem.len(), FrameCounts::default());
+                    self.mem_types.push(*types);
+                }
+                self.mem.push(n);
+            }
         }
         self.len += 1;
         Ok(())
     }
 }
 
-/// A tree's nodes in document order ([`Tree::walk`]).
+/// A tree's nodes in document order ([`Tree::walk`]); [`Walk::types`] gives
+/// the frame types of the node last returned.
 pub enum Walk<'a> {
-    Mem(std::iter::Skip<std::slice::Iter<'a, Node>>),
+    Mem {
+        nodes: &'a [Node],
+        types: &'a [FrameCounts],
+        /// The index of the node last returned (0: none yet).
+        at: usize,
+    },
     Spilled(spill::SpillIter),
+}
+
+impl Walk<'_> {
+    /// The frame types of the node [`Iterator::next`] returned last (none
+    /// before the first).
+    pub fn types(&self) -> FrameCounts {
+        match self {
+            Walk::Mem { types, at, .. } => types.get(*at).copied().unwrap_or_default(),
+            Walk::Spilled(i) => i.types(),
+        }
+    }
 }
 
 impl Iterator for Walk<'_> {
     type Item = Node;
     fn next(&mut self) -> Option<Node> {
         match self {
-            Walk::Mem(i) => i.next().copied(),
+            Walk::Mem { nodes, at, .. } => {
+                let n = nodes.get(*at + 1).copied()?;
+                *at += 1;
+                Some(n)
+            }
             Walk::Spilled(i) => i.next(),
         }
     }
@@ -234,6 +283,8 @@ pub struct CallThread {
 #[derive(Clone, Debug)]
 pub struct CallSection {
     pub kind: CallKind,
+    /// A node of its trees has frame types (`frameTypes`, `selfTypes`).
+    pub typed: bool,
     /// Only objects live at the snapshot count ([`SectionDesc::live`]).
     pub live: bool,
     /// The section's [`SectionDesc::section_values`], in that order.

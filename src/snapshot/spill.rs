@@ -8,6 +8,7 @@
 //! Plain reads and writes, not a memory map: a mapped file's pages that a
 //! walk touched would count in the reader's resident memory.
 
+use super::types::{FrameCounts, TYPES};
 use super::{Node, Values, MAX_VALUES, NONE};
 use crate::error::CliError;
 use profrj_otlp::wire::varint;
@@ -41,9 +42,9 @@ impl SpillWriter {
         self.pos
     }
 
-    pub fn push(&mut self, n: &Node) -> io::Result<()> {
+    pub fn push(&mut self, n: &Node, types: &FrameCounts) -> io::Result<()> {
         self.rec.clear();
-        encode(&mut self.rec, n);
+        encode(&mut self.rec, n, types);
         self.out.write_all(&self.rec)?;
         self.pos += self.rec.len() as u64;
         Ok(())
@@ -57,12 +58,20 @@ impl SpillWriter {
 }
 
 /// The most bytes one record takes: six varints of up to 10 bytes, a flag
-/// byte, a slot mask and [`MAX_VALUES`] varints.
-const MAX_RECORD: usize = 6 * 10 + 2 + MAX_VALUES * 10;
+/// byte, a slot mask and [`MAX_VALUES`] varints, then two type masks of
+/// up to 3 bytes and [`TYPES`] varints each.
+const MAX_RECORD: usize = 6 * 10 + 2 + MAX_VALUES * 10 + 2 * (3 + TYPES * 10);
 
-/// name, signature + 1 (0: none), depth, line, flags (bit 0: a class
-/// frame), a mask of the non-zero values, those values.
-fn encode(rec: &mut Vec<u8>, n: &Node) {
+/// Flag bit: a class frame.
+const CLASS: u8 = 1;
+/// Flag bit: frame types follow the values.
+const TYPED: u8 = 2;
+
+/// name, signature + 1 (0: none), depth, line, flags ([`CLASS`],
+/// [`TYPED`]), a mask of the non-zero values, those values; when typed, a
+/// varint mask of the non-zero `through` counts, those counts, and the
+/// same for `top`.
+fn encode(rec: &mut Vec<u8>, n: &Node, types: &FrameCounts) {
     varint(rec, u64::from(n.name));
     varint(
         rec,
@@ -74,7 +83,8 @@ fn encode(rec: &mut Vec<u8>, n: &Node) {
     );
     varint(rec, u64::from(n.depth));
     varint(rec, u64::from(n.line));
-    rec.push(u8::from(n.class));
+    let typed = !types.is_empty();
+    rec.push(if n.class { CLASS } else { 0 } | if typed { TYPED } else { 0 });
     let mut mask = 0u8;
     for (i, &v) in n.v.0.iter().enumerate() {
         if v != 0 {
@@ -84,6 +94,19 @@ fn encode(rec: &mut Vec<u8>, n: &Node) {
     rec.push(mask);
     for &v in n.v.0.iter().filter(|&&v| v != 0) {
         varint(rec, v);
+    }
+    if typed {
+        for counts in [&types.through, &types.top] {
+            let mask = counts
+                .iter()
+                .enumerate()
+                .filter(|(_, &c)| c != 0)
+                .fold(0u64, |m, (i, _)| m | 1 << i);
+            varint(rec, mask);
+            for &c in counts.iter().filter(|&&c| c != 0) {
+                varint(rec, c);
+            }
+        }
     }
 }
 
@@ -108,6 +131,8 @@ pub struct SpillIter {
     last_at: Vec<u32>,
     index: u32,
     failed: bool,
+    /// The frame types of the node returned last.
+    types: FrameCounts,
 }
 
 const CHUNK: usize = 1 << 16;
@@ -127,6 +152,7 @@ impl SpillIter {
             last_at: vec![0],
             index: 0,
             failed: false,
+            types: FrameCounts::default(),
         }
     }
 
@@ -153,6 +179,11 @@ impl SpillIter {
             self.pos += n as u64;
         }
         Ok(())
+    }
+
+    /// The frame types of the node [`Iterator::next`] returned last.
+    pub fn types(&self) -> FrameCounts {
+        self.types
     }
 
     fn varint(&mut self) -> u64 {
@@ -201,13 +232,30 @@ impl Iterator for SpillIter {
         };
         let depth = self.varint() as u32;
         let line = self.varint() as u32;
-        let class = self.buf[self.at] & 1 != 0;
+        let flags = self.buf[self.at];
+        let class = flags & CLASS != 0;
         let mask = self.buf[self.at + 1];
         self.at += 2;
         let mut v = Values::default();
         for (i, slot) in v.0.iter_mut().enumerate() {
             if mask & (1 << i) != 0 {
                 *slot = self.varint();
+            }
+        }
+        self.types = FrameCounts::default();
+        if flags & TYPED != 0 {
+            for which in 0..2 {
+                let mask = self.varint();
+                for i in 0..TYPES {
+                    if mask & (1 << i) != 0 {
+                        let c = self.varint();
+                        let counts = match which {
+                            0 => &mut self.types.through,
+                            _ => &mut self.types.top,
+                        };
+                        counts[i] = c;
+                    }
+                }
             }
         }
         self.index += 1;

@@ -3,6 +3,7 @@
 
 use super::{unescape_name, Attrs, Open, Parser, RawError, NO_JAVA_FRAME};
 use crate::snapshot::spill::SpillWriter;
+use crate::snapshot::types::FrameCounts;
 use crate::snapshot::{
     CallKind, CallSection, CallThread, Names, Node, SectionDesc, Tree, Values, MAX_THREAD_TOTALS,
     NONE, NO_LINE,
@@ -70,6 +71,7 @@ impl Parser {
             Some(sec) => sec.live |= live,
             None => self.snap.call_sections.push(CallSection {
                 kind,
+                typed: false,
                 live,
                 values,
                 threads: Vec::new(),
@@ -135,6 +137,7 @@ impl Parser {
         // One pass over the attributes: this is the element a large snapshot is made of.
         let (mut name, mut signature, mut class, mut v) = (None, None, false, Values::default());
         let mut line = NO_LINE;
+        let mut types = FrameCounts::default();
         // No duplicate check by quick-xml (quadratic in the attributes);
         // a known key given twice is caught here instead.
         let mut seen = 0u32;
@@ -160,6 +163,25 @@ impl Parser {
                             "<{}> attribute {key}={:?} is not a line number",
                             calls::NODE,
                             String::from_utf8_lossy(&a.value)
+                        ))
+                    })?;
+                continue;
+            }
+            if bit == TYPES_BIT || bit == SELF_TYPES_BIT {
+                let counts = if bit == TYPES_BIT {
+                    &mut types.through
+                } else {
+                    &mut types.top
+                };
+                std::str::from_utf8(&a.value)
+                    .map_err(|_| String::from_utf8_lossy(&a.value).into_owned())
+                    .and_then(|s| crate::snapshot::types::read(s, counts).map_err(|e| e.0))
+                    .map_err(|v| {
+                        self.err(format!(
+                            "<{}> attribute {key}={v:?} is not space-separated TYPE:COUNT \
+                             (TYPE one of {})",
+                            calls::NODE,
+                            profrj_format::frame_types::ALL.map(|t| t.name()).join(", ")
                         ))
                     })?;
                 continue;
@@ -219,7 +241,9 @@ impl Parser {
         let depth = parent_depth + 1;
         let kind = self.kind;
         let sec = self.snap.call_sections.iter_mut().find(|c| c.kind == kind);
-        let tree = &mut sec.expect("open").threads.last_mut().expect("open").tree;
+        let sec = sec.expect("open");
+        sec.typed |= !types.is_empty();
+        let tree = &mut sec.threads.last_mut().expect("open").tree;
         let id = u32::try_from(tree.len())
             .ok()
             .filter(|&i| i != NONE)
@@ -233,11 +257,12 @@ impl Parser {
             line,
             v,
         };
-        tree.push(node, self.spill.as_mut()).map_err(|e| RawError {
-            offset: self.offset,
-            message: format!("the call trees' scratch file: {e}"),
-            opened: None,
-        })?;
+        tree.push_typed(node, &types, self.spill.as_mut())
+            .map_err(|e| RawError {
+                offset: self.offset,
+                message: format!("the call trees' scratch file: {e}"),
+                opened: None,
+            })?;
         Ok((id, depth))
     }
 }
@@ -253,7 +278,9 @@ const NAME_BIT: u32 = 0;
 const SIGNATURE_BIT: u32 = 1;
 const CLASS_BIT: u32 = 2;
 const LINE_BIT: u32 = 3;
-const FIRST_VALUE: u32 = 4;
+const TYPES_BIT: u32 = 4;
+const SELF_TYPES_BIT: u32 = 5;
+const FIRST_VALUE: u32 = 6;
 
 /// Which of the section's node attributes `key` is, as its bit.
 fn node_key(desc: &SectionDesc, key: &str) -> Option<u32> {
@@ -265,6 +292,10 @@ fn node_key(desc: &SectionDesc, key: &str) -> Option<u32> {
         Some(CLASS_BIT)
     } else if key == sampler::node::LINE {
         Some(LINE_BIT)
+    } else if key == sampler::node::FRAME_TYPES {
+        Some(TYPES_BIT)
+    } else if key == sampler::node::SELF_TYPES {
+        Some(SELF_TYPES_BIT)
     } else {
         desc.slot(key).map(|i| FIRST_VALUE + i as u32)
     }
