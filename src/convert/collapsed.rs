@@ -25,7 +25,7 @@
 //! stays one line, its count whole.
 
 use super::stacks::{Key, TopFrames, MAX_FRAMES, TRUNCATED};
-use crate::snapshot::types::dominant;
+use crate::snapshot::type_counts::dominant;
 use crate::snapshot::{CallThread, Metric, Names, NO_LINE};
 use profrj_format::frame_types::FrameType;
 use profrj_format::names;
@@ -189,11 +189,10 @@ pub fn collapsed(
         let mut top = TopFrames::new(MAX_FRAMES);
         // The walk's path: frame ids, root first.
         let mut path: Vec<u32> = Vec::new();
-        let mut walk = t.tree.walk();
-        while let Some(n) = walk.next() {
+        for n in t.tree.walk() {
             let d = n.depth as usize;
             let id = match frame_types {
-                true => f.id_typed(n.name, n.line, dominant(&walk.types().through)),
+                true => f.id_typed(n.name, n.line, dominant(&n.types.through)),
                 false => f.id(n.name, n.line),
             };
             path.truncate(d - 1);
@@ -270,7 +269,7 @@ mod tests {
     /// stays whole; an untyped frame, a native one and a thread get none.
     #[test]
     fn frame_types_add_async_profilers_suffixes() {
-        let xml = crate::snapshot::types::tests::TYPED.replace(
+        let xml = crate::snapshot::type_counts::tests::TYPED.replace(
             r#"<profile name="b()" hits="2" elapsed="2" cumulated="2" cumulatedElapsed="2"/>"#,
             r#"<profile name="b()" hits="2" elapsed="2" cumulated="2" cumulatedElapsed="2"/>
                <profile name="n()" hits="4" elapsed="4" frameTypes="native:4 c1:1"/>

@@ -39,8 +39,9 @@
 
 use super::stacks::{Key, TopFrames, MAX_FRAMES, TRUNCATED};
 use crate::error::CliError;
-use crate::snapshot::types::{FrameCounts, TYPES};
-use crate::snapshot::{CallSection, CallThread, Metric, Names, ValueType, NONE, NO_LINE};
+use crate::snapshot::{
+    type_slot, CallSection, CallThread, FrameCounts, Metric, Names, ValueType, NONE, NO_LINE,
+};
 use flate2::write::GzEncoder;
 use flate2::Compression;
 use profrj_format::frame_types::{FrameType, ALL};
@@ -202,8 +203,7 @@ impl<'a> Pprof<'a> {
             let thread_name = strings.id(&names::escape(&t.name));
             let mut stack: Vec<u64> = Vec::new();
             let mut top = TopFrames::new(MAX_FRAMES);
-            let mut walk = t.tree.walk();
-            while let Some(n) = walk.next() {
+            for n in t.tree.walk() {
                 let function = functions.id(&mut strings, self.names, n.name, n.signature);
                 let id = locations.id(function, n.line);
                 let d = n.depth as usize;
@@ -217,7 +217,7 @@ impl<'a> Pprof<'a> {
                 }
                 leaf_first.clear();
                 leaf_first.extend(stack.iter().rev().take(MAX_FRAMES));
-                self.split(&vals, &walk.types(), &mut parts);
+                self.split(&vals, &n.types, &mut parts);
                 if d <= MAX_FRAMES {
                     for (ty, vals) in &parts {
                         sample.buf.clear();
@@ -362,7 +362,7 @@ pub const FRAME_TYPE: &str = "frame_type";
 #[derive(Default)]
 struct Label {
     key: Option<u64>,
-    names: [Option<u64>; TYPES],
+    names: [Option<u64>; ALL.len()],
 }
 
 impl Label {
@@ -370,7 +370,7 @@ impl Label {
     fn of(&mut self, strings: &mut Strings, t: Option<FrameType>) -> Option<(u64, u64)> {
         let t = t?;
         let key = *self.key.get_or_insert_with(|| strings.id(FRAME_TYPE));
-        let name = &mut self.names[crate::snapshot::types::slot(t)];
+        let name = &mut self.names[type_slot(t)];
         Some((key, *name.get_or_insert_with(|| strings.id(t.name()))))
     }
 }
@@ -390,13 +390,13 @@ impl Pprof<'_> {
     ) {
         parts.clear();
         let elapsed = self.typed_by.map_or(0, |i| vals[i]);
-        let typed: u64 = types.top.iter().fold(0u64, |a, &c| a.saturating_add(c));
+        let typed: u64 = types.own.iter().fold(0u64, |a, &c| a.saturating_add(c));
         if elapsed == 0 || typed == 0 || typed > elapsed {
             parts.push((None, vals.to_vec()));
             return;
         }
         let mut rest = vals.to_vec();
-        for (t, &c) in ALL.iter().zip(&types.top).filter(|(_, &c)| c > 0) {
+        for (t, &c) in ALL.iter().zip(&types.own).filter(|(_, &c)| c > 0) {
             let share: Vec<u64> = vals
                 .iter()
                 .map(|&v| (u128::from(v) * u128::from(c) / u128::from(elapsed)) as u64)
@@ -477,10 +477,9 @@ mod tests {
         let (all, runnable) = (at("samples"), at("runnable_samples"));
         let mut parts = Vec::new();
         let mut got = Vec::new();
-        let mut walk = sec.threads[0].tree.walk();
-        while let Some(n) = walk.next() {
+        for n in sec.threads[0].tree.walk() {
             let vals: Vec<u64> = p.types.iter().map(|(m, _)| m.own(&n.v)).collect();
-            p.split(&vals, &walk.types(), &mut parts);
+            p.split(&vals, &n.types, &mut parts);
             for (t, v) in &parts {
                 got.push((
                     s.names.get(n.name),

@@ -237,6 +237,7 @@ impl Builder {
                         class: class && i == last,
                         line,
                         v: Values::default(),
+                        types: super::FrameCounts::default(),
                     });
                     trees.children.insert((t, node, name, line), id);
                     id

@@ -11,6 +11,7 @@
 //! program costs nothing special here.
 
 use crate::error::CliError;
+mod frame_counts;
 mod jfr;
 /// The most frames a reader keeps of a stack (the agent's default `depth`).
 pub use jfr::MAX_FRAMES;
@@ -19,9 +20,10 @@ mod sections;
 mod spill;
 #[cfg(test)]
 pub mod test_alloc;
-pub mod types;
+pub mod type_counts;
 mod weights;
 
+pub use frame_counts::{slot as type_slot, FrameCounts};
 #[cfg(any(test, fuzzing))]
 pub use parse::parse_bytes;
 pub use parse::{read_file, read_file_with_lines, NO_JAVA_FRAME};
@@ -33,7 +35,6 @@ pub use weights::Weighted;
 pub use weights::{method_table, site_table, tree_total, MethodRow, Metric};
 
 use std::collections::HashMap;
-use types::FrameCounts;
 
 /// Method (and thread-independent) names, stored once.
 #[derive(Default, Debug)]
@@ -85,6 +86,8 @@ pub struct Node {
     /// [`NO_LINE`].
     pub line: u32,
     pub v: Values,
+    /// `<sampler>`'s `frameTypes` and `selfTypes` (zero when absent).
+    pub types: FrameCounts,
 }
 
 /// A node's line when the snapshot gives none.
@@ -99,9 +102,6 @@ pub const NO_LINE: u32 = 0;
 #[derive(Clone, Debug)]
 pub struct Tree {
     mem: Vec<Node>,
-    /// The frame types of `mem`'s nodes, by index: empty while no node has
-    /// any (a spilled tree's are in its file).
-    mem_types: Vec<FrameCounts>,
     spilled: Option<spill::Spilled>,
     /// Nodes, the thread's included, of a spilled tree.
     len: usize,
@@ -116,6 +116,7 @@ fn root() -> Node {
         class: false,
         line: NO_LINE,
         v: Values::default(),
+        types: FrameCounts::default(),
     }
 }
 
@@ -123,7 +124,6 @@ impl Tree {
     pub fn new() -> Tree {
         Tree {
             mem: vec![root()],
-            mem_types: Vec::new(),
             spilled: None,
             len: 1,
         }
@@ -133,7 +133,6 @@ impl Tree {
     fn spilled(start: u64) -> Tree {
         Tree {
             mem: Vec::new(),
-            mem_types: Vec::new(),
             spilled: Some(spill::Spilled {
                 file: None,
                 start,
@@ -156,11 +155,7 @@ impl Tree {
     pub fn walk(&self) -> Walk<'_> {
         match &self.spilled {
             Some(s) => Walk::Spilled(spill::SpillIter::new(s)),
-            None => Walk::Mem {
-                nodes: &self.mem,
-                types: &self.mem_types,
-                at: 0,
-            },
+            None => Walk::Mem(self.mem.iter().skip(1)),
         }
     }
 
@@ -193,67 +188,29 @@ impl Tree {
 
     /// Adds a node below the last ones (its parent among them).
     pub fn push(&mut self, n: Node, spill: Option<&mut spill::SpillWriter>) -> std::io::Result<()> {
-        self.push_typed(n, &FrameCounts::default(), spill)
-    }
-
-    /// As [`Tree::push`], with the node's frame types.
-    pub fn push_typed(
-        &mut self,
-        n: Node,
-        types: &FrameCounts,
-        spill: Option<&mut spill::SpillWriter>,
-    ) -> std::io::Result<()> {
         match (&mut self.spilled, spill) {
             (Some(s), Some(w)) => {
-                w.push(&n, types)?;
+                w.push(&n)?;
                 s.end = w.pos();
             }
-            _ => {
-                if !types.is_empty() || !self.mem_types.is_empty() {
-                    self.mem_types
-                        .resize(self.mem.len(), FrameCounts::default());
-                    self.mem_types.push(*types);
-                }
-                self.mem.push(n);
-            }
+            _ => self.mem.push(n),
         }
         self.len += 1;
         Ok(())
     }
 }
 
-/// A tree's nodes in document order ([`Tree::walk`]); [`Walk::types`] gives
-/// the frame types of the node last returned.
+/// A tree's nodes in document order ([`Tree::walk`]).
 pub enum Walk<'a> {
-    Mem {
-        nodes: &'a [Node],
-        types: &'a [FrameCounts],
-        /// The index of the node last returned (0: none yet).
-        at: usize,
-    },
+    Mem(std::iter::Skip<std::slice::Iter<'a, Node>>),
     Spilled(spill::SpillIter),
-}
-
-impl Walk<'_> {
-    /// The frame types of the node [`Iterator::next`] returned last (none
-    /// before the first).
-    pub fn types(&self) -> FrameCounts {
-        match self {
-            Walk::Mem { types, at, .. } => types.get(*at).copied().unwrap_or_default(),
-            Walk::Spilled(i) => i.types(),
-        }
-    }
 }
 
 impl Iterator for Walk<'_> {
     type Item = Node;
     fn next(&mut self) -> Option<Node> {
         match self {
-            Walk::Mem { nodes, at, .. } => {
-                let n = nodes.get(*at + 1).copied()?;
-                *at += 1;
-                Some(n)
-            }
+            Walk::Mem(i) => i.next().copied(),
             Walk::Spilled(i) => i.next(),
         }
     }
@@ -277,7 +234,35 @@ pub struct CallThread {
     pub ended_threads: Option<u64>,
     /// The section's [`SectionDesc::thread_totals`], in that order.
     pub totals: [Option<u64>; MAX_THREAD_TOTALS],
+    /// `<sampler>`'s `jvmThread`: a thread of the JVM itself, not Java's.
+    pub jvm_thread: Option<JvmThread>,
     pub tree: Tree,
+}
+
+/// What a thread of the JVM itself does (`jvmThread`, one of
+/// `profrj_format::sampler::thread::JVM_THREAD_KINDS`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JvmThread {
+    Gc,
+    Compiler,
+    Vm,
+    Other,
+}
+
+impl JvmThread {
+    /// The attribute's value, as written.
+    pub fn from_name(v: &str) -> Option<JvmThread> {
+        let all = [
+            JvmThread::Gc,
+            JvmThread::Compiler,
+            JvmThread::Vm,
+            JvmThread::Other,
+        ];
+        profrj_format::sampler::thread::JVM_THREAD_KINDS
+            .iter()
+            .position(|&k| k == v)
+            .map(|i| all[i])
+    }
 }
 
 #[derive(Clone, Debug)]

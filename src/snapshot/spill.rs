@@ -8,8 +8,7 @@
 //! Plain reads and writes, not a memory map: a mapped file's pages that a
 //! walk touched would count in the reader's resident memory.
 
-use super::types::{FrameCounts, TYPES};
-use super::{Node, Values, MAX_VALUES, NONE};
+use super::{FrameCounts, Node, Values, MAX_VALUES, NONE};
 use crate::error::CliError;
 use profrj_otlp::wire::varint;
 use std::fs::File;
@@ -42,9 +41,9 @@ impl SpillWriter {
         self.pos
     }
 
-    pub fn push(&mut self, n: &Node, types: &FrameCounts) -> io::Result<()> {
+    pub fn push(&mut self, n: &Node) -> io::Result<()> {
         self.rec.clear();
-        encode(&mut self.rec, n, types);
+        encode(&mut self.rec, n);
         self.out.write_all(&self.rec)?;
         self.pos += self.rec.len() as u64;
         Ok(())
@@ -58,20 +57,20 @@ impl SpillWriter {
 }
 
 /// The most bytes one record takes: six varints of up to 10 bytes, a flag
-/// byte, a slot mask and [`MAX_VALUES`] varints, then two type masks of
-/// up to 3 bytes and [`TYPES`] varints each.
-const MAX_RECORD: usize = 6 * 10 + 2 + MAX_VALUES * 10 + 2 * (3 + TYPES * 10);
+/// byte, a slot mask and [`MAX_VALUES`] varints, and the frame types: two
+/// masks of two bytes, each with a varint per type.
+const MAX_RECORD: usize = 6 * 10 + 2 + MAX_VALUES * 10 + 2 * (2 + TYPES * 10);
 
-/// Flag bit: a class frame.
-const CLASS: u8 = 1;
-/// Flag bit: frame types follow the values.
-const TYPED: u8 = 2;
+const TYPES: usize = profrj_format::frame_types::ALL.len();
+/// The flag byte's bits.
+const CLASS_FLAG: u8 = 1;
+const TYPES_FLAG: u8 = 2;
 
-/// name, signature + 1 (0: none), depth, line, flags ([`CLASS`],
-/// [`TYPED`]), a mask of the non-zero values, those values; when typed, a
-/// varint mask of the non-zero `through` counts, those counts, and the
-/// same for `top`.
-fn encode(rec: &mut Vec<u8>, n: &Node, types: &FrameCounts) {
+/// name, signature + 1 (0: none), depth, line, flags (a class frame, has
+/// frame types), a mask of the non-zero values, those values; with frame
+/// types, per count (`through`, `own`) a two-byte mask and its non-zero
+/// counts.
+fn encode(rec: &mut Vec<u8>, n: &Node) {
     varint(rec, u64::from(n.name));
     varint(
         rec,
@@ -83,8 +82,8 @@ fn encode(rec: &mut Vec<u8>, n: &Node, types: &FrameCounts) {
     );
     varint(rec, u64::from(n.depth));
     varint(rec, u64::from(n.line));
-    let typed = !types.is_empty();
-    rec.push(if n.class { CLASS } else { 0 } | if typed { TYPED } else { 0 });
+    let typed = n.types.any();
+    rec.push(if n.class { CLASS_FLAG } else { 0 } | if typed { TYPES_FLAG } else { 0 });
     let mut mask = 0u8;
     for (i, &v) in n.v.0.iter().enumerate() {
         if v != 0 {
@@ -96,13 +95,13 @@ fn encode(rec: &mut Vec<u8>, n: &Node, types: &FrameCounts) {
         varint(rec, v);
     }
     if typed {
-        for counts in [&types.through, &types.top] {
+        for counts in [&n.types.through, &n.types.own] {
             let mask = counts
                 .iter()
                 .enumerate()
                 .filter(|(_, &c)| c != 0)
-                .fold(0u64, |m, (i, _)| m | 1 << i);
-            varint(rec, mask);
+                .fold(0u16, |m, (i, _)| m | 1 << i);
+            rec.extend_from_slice(&mask.to_le_bytes());
             for &c in counts.iter().filter(|&&c| c != 0) {
                 varint(rec, c);
             }
@@ -131,8 +130,6 @@ pub struct SpillIter {
     last_at: Vec<u32>,
     index: u32,
     failed: bool,
-    /// The frame types of the node returned last.
-    types: FrameCounts,
 }
 
 const CHUNK: usize = 1 << 16;
@@ -152,7 +149,6 @@ impl SpillIter {
             last_at: vec![0],
             index: 0,
             failed: false,
-            types: FrameCounts::default(),
         }
     }
 
@@ -179,11 +175,6 @@ impl SpillIter {
             self.pos += n as u64;
         }
         Ok(())
-    }
-
-    /// The frame types of the node [`Iterator::next`] returned last.
-    pub fn types(&self) -> FrameCounts {
-        self.types
     }
 
     fn varint(&mut self) -> u64 {
@@ -233,7 +224,7 @@ impl Iterator for SpillIter {
         let depth = self.varint() as u32;
         let line = self.varint() as u32;
         let flags = self.buf[self.at];
-        let class = flags & CLASS != 0;
+        let class = flags & CLASS_FLAG != 0;
         let mask = self.buf[self.at + 1];
         self.at += 2;
         let mut v = Values::default();
@@ -242,18 +233,14 @@ impl Iterator for SpillIter {
                 *slot = self.varint();
             }
         }
-        self.types = FrameCounts::default();
-        if flags & TYPED != 0 {
-            for which in 0..2 {
-                let mask = self.varint();
-                for i in 0..TYPES {
+        let mut types = FrameCounts::default();
+        if flags & TYPES_FLAG != 0 {
+            for counts in [&mut types.through, &mut types.own] {
+                let mask = u16::from_le_bytes([self.buf[self.at], self.buf[self.at + 1]]);
+                self.at += 2;
+                for (i, c) in counts.iter_mut().enumerate() {
                     if mask & (1 << i) != 0 {
-                        let c = self.varint();
-                        let counts = match which {
-                            0 => &mut self.types.through,
-                            _ => &mut self.types.top,
-                        };
-                        counts[i] = c;
+                        *c = self.varint();
                     }
                 }
             }
@@ -271,6 +258,7 @@ impl Iterator for SpillIter {
             class,
             line,
             v,
+            types,
         })
     }
 }

@@ -3,10 +3,9 @@
 
 use super::{unescape_name, Attrs, Open, Parser, RawError, NO_JAVA_FRAME};
 use crate::snapshot::spill::SpillWriter;
-use crate::snapshot::types::FrameCounts;
 use crate::snapshot::{
-    CallKind, CallSection, CallThread, Names, Node, SectionDesc, Tree, Values, MAX_THREAD_TOTALS,
-    NONE, NO_LINE,
+    CallKind, CallSection, CallThread, FrameCounts, JvmThread, Names, Node, SectionDesc, Tree,
+    Values, MAX_THREAD_TOTALS, NONE, NO_LINE,
 };
 use profrj_format::{calls, sampler};
 use quick_xml::events::BytesStart;
@@ -48,6 +47,7 @@ pub(super) fn add_frameless_samples(
         class: false,
         line: NO_LINE,
         v,
+        types: FrameCounts::default(),
     };
     t.tree.push(node, spill)
 }
@@ -92,6 +92,17 @@ impl Parser {
     pub(super) fn call_thread(&mut self, e: &BytesStart) -> Result<CallThread, RawError> {
         self.own_sum = Values::default();
         let a = self.attrs(e)?;
+        let jvm_thread = match a.get(sampler::thread::JVM_THREAD).as_deref() {
+            None => None,
+            Some(v) => Some(JvmThread::from_name(v).ok_or_else(|| {
+                self.err(format!(
+                    "<{}> attribute {}={v:?} is not one of {}",
+                    calls::THREAD,
+                    sampler::thread::JVM_THREAD,
+                    sampler::thread::JVM_THREAD_KINDS.join(", ")
+                ))
+            })?),
+        };
         let mut totals = [None; MAX_THREAD_TOTALS];
         for (t, &(key, _)) in totals.iter_mut().zip(self.kind.desc().thread_totals) {
             *t = self.number(&a, key)?;
@@ -105,6 +116,7 @@ impl Parser {
             virtual_threads: self.number(&a, calls::VIRTUAL_THREADS)?,
             ended_threads: self.number(&a, calls::ENDED_THREADS)?,
             totals,
+            jvm_thread,
             tree: match &self.spill {
                 Some(w) => Tree::spilled(w.pos()),
                 None => Tree::new(),
@@ -167,23 +179,15 @@ impl Parser {
                     })?;
                 continue;
             }
-            if bit == TYPES_BIT || bit == SELF_TYPES_BIT {
-                let counts = if bit == TYPES_BIT {
+            if bit == FRAME_TYPES_BIT || bit == SELF_TYPES_BIT {
+                let into = if bit == FRAME_TYPES_BIT {
                     &mut types.through
                 } else {
-                    &mut types.top
+                    &mut types.own
                 };
-                std::str::from_utf8(&a.value)
-                    .map_err(|_| String::from_utf8_lossy(&a.value).into_owned())
-                    .and_then(|s| crate::snapshot::types::read(s, counts).map_err(|e| e.0))
-                    .map_err(|v| {
-                        self.err(format!(
-                            "<{}> attribute {key}={v:?} is not space-separated TYPE:COUNT \
-                             (TYPE one of {})",
-                            calls::NODE,
-                            profrj_format::frame_types::ALL.map(|t| t.name()).join(", ")
-                        ))
-                    })?;
+                let value = std::str::from_utf8(&a.value).unwrap_or("\u{fffd}");
+                FrameCounts::read(into, value)
+                    .map_err(|e| self.err(format!("<{}> attribute {key}: {e}", calls::NODE)))?;
                 continue;
             }
             if bit < FIRST_VALUE {
@@ -242,7 +246,7 @@ impl Parser {
         let kind = self.kind;
         let sec = self.snap.call_sections.iter_mut().find(|c| c.kind == kind);
         let sec = sec.expect("open");
-        sec.typed |= !types.is_empty();
+        sec.typed |= types.any();
         let tree = &mut sec.threads.last_mut().expect("open").tree;
         let id = u32::try_from(tree.len())
             .ok()
@@ -256,13 +260,13 @@ impl Parser {
             class,
             line,
             v,
+            types,
         };
-        tree.push_typed(node, &types, self.spill.as_mut())
-            .map_err(|e| RawError {
-                offset: self.offset,
-                message: format!("the call trees' scratch file: {e}"),
-                opened: None,
-            })?;
+        tree.push(node, self.spill.as_mut()).map_err(|e| RawError {
+            offset: self.offset,
+            message: format!("the call trees' scratch file: {e}"),
+            opened: None,
+        })?;
         Ok((id, depth))
     }
 }
@@ -278,7 +282,7 @@ const NAME_BIT: u32 = 0;
 const SIGNATURE_BIT: u32 = 1;
 const CLASS_BIT: u32 = 2;
 const LINE_BIT: u32 = 3;
-const TYPES_BIT: u32 = 4;
+const FRAME_TYPES_BIT: u32 = 4;
 const SELF_TYPES_BIT: u32 = 5;
 const FIRST_VALUE: u32 = 6;
 
@@ -292,9 +296,9 @@ fn node_key(desc: &SectionDesc, key: &str) -> Option<u32> {
         Some(CLASS_BIT)
     } else if key == sampler::node::LINE {
         Some(LINE_BIT)
-    } else if key == sampler::node::FRAME_TYPES {
-        Some(TYPES_BIT)
-    } else if key == sampler::node::SELF_TYPES {
+    } else if desc.tag == sampler::SECTION && key == sampler::node::FRAME_TYPES {
+        Some(FRAME_TYPES_BIT)
+    } else if desc.tag == sampler::SECTION && key == sampler::node::SELF_TYPES {
         Some(SELF_TYPES_BIT)
     } else {
         desc.slot(key).map(|i| FIRST_VALUE + i as u32)
