@@ -353,6 +353,9 @@ impl Merged {
     }
 }
 
+/// A merged node: frame, own weight, callees, frame types.
+pub type MergedNode = (u32, u64, u32, [u64; TYPES]);
+
 pub struct NodeIter<'a> {
     file: &'a File,
     record: usize,
@@ -363,7 +366,7 @@ pub struct NodeIter<'a> {
 }
 
 impl NodeIter<'_> {
-    pub fn next_node(&mut self) -> io::Result<Option<(u32, u64, u32, [u64; TYPES])>> {
+    pub fn next_node(&mut self) -> io::Result<Option<MergedNode>> {
         if self.at == self.buf.len() {
             if self.next == self.end {
                 return Ok(None);
