@@ -42,6 +42,12 @@ const TYPED_RECORD: usize = RECORD + 8 * TYPES;
 /// Records left before they are written out.
 const BATCH: usize = 1 << 16;
 
+/// Records of `record` bytes in a batch: as many bytes as [`BATCH`] plain
+/// records take, so typed records do not hold more memory.
+fn batch(record: usize) -> usize {
+    BATCH * RECORD / record
+}
+
 /// The threads of one name.
 pub struct Group {
     pub name: String,
@@ -99,7 +105,7 @@ impl Out {
                 self.bytes.extend_from_slice(&c.to_le_bytes());
             }
         }
-        if self.left.len() >= BATCH {
+        if self.left.len() >= batch(self.record) {
             self.flush()?;
         }
         Ok(())
@@ -371,7 +377,7 @@ impl NodeIter<'_> {
             if self.next == self.end {
                 return Ok(None);
             }
-            let n = (self.end - self.next).min(BATCH as u64);
+            let n = (self.end - self.next).min(batch(self.record) as u64);
             self.buf.resize(n as usize * self.record, 0);
             self.file
                 .read_exact_at(&mut self.buf, self.next * self.record as u64)?;
