@@ -434,3 +434,55 @@ fn a_snapshot_without_types_converts_as_before() {
         "{types}"
     );
 }
+
+/// `profrj merge` sums the types as it sums the figures: the snapshot
+/// merged with itself, its two main threads into one.
+#[test]
+fn merged_snapshots_sum_their_types() {
+    let dir = temp_dir("frame-types-merge");
+    let merged = dir.join("merged.xml");
+    profrj_ok(&["merge", s(&typed()), s(&typed()), "-o", s(&merged)]);
+    let text = profrj_ok(&[
+        "convert",
+        s(&merged),
+        "--to",
+        "collapsed",
+        "--frame-types",
+        "--thread-frames",
+        "--metric",
+        "wall",
+    ]);
+    let lines: BTreeMap<&str, &str> = text.lines().map(|l| l.rsplit_once(' ').unwrap()).collect();
+    for (stack, count) in [
+        ("[main];p.Main.main()_[0];p.Main.hot()_[j]", "4"),
+        (
+            "[main];p.Main.main()_[0];p.Main.hot()_[j];p.Main.leaf()_[i]",
+            "18",
+        ),
+        ("[main];p.Main.main()_[0];p.Main.cold()", "2"),
+        ("[worker];p.W.run()_[0];java.lang.Object.wait(native)", "12"),
+    ] {
+        assert_eq!(lines.get(stack), Some(&count), "{stack}: {text}");
+    }
+    let xml = read_snapshot(&merged);
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let node = |name: &str| {
+        doc.descendants()
+            .find(|n| n.attribute("name") == Some(name))
+            .unwrap_or_else(|| panic!("no {name}"))
+    };
+    let leaf = node("p.Main.leaf()");
+    assert_eq!(
+        leaf.attribute("frameTypes"),
+        Some("inlined:10 interpreted:6 c2:2")
+    );
+    assert_eq!(
+        leaf.attribute("selfTypes"),
+        Some("inlined:10 interpreted:6 c2:2")
+    );
+    assert_eq!(
+        node("p.Main.hot()").attribute("frameTypes"),
+        Some("c2:12 interpreted:6 c1:4")
+    );
+    assert_eq!(node("p.Main.cold()").attribute("frameTypes"), None);
+}
