@@ -28,11 +28,13 @@
 //! without a stack. A stack keeps its top [`MAX_FRAMES`] frames.
 //!
 //! A frame's type: `Java` (or `Native`) when the snapshot has no frame
-//! types; with them, the node's dominant type, as JFR names it
-//! (`Interpreted`, `JIT compiled` for C2 and unknown tiers, `Inlined`,
-//! `Native`, also for a stub, and async-profiler's `C1 compiled`, `C++`,
-//! `Kernel`): the stack's top frame by its node's `selfTypes` (the samples
-//! with it on top), a caller by its `frameTypes`. One stack per node, so a node whose
+//! types; with them, the node's dominant type, as the JDK names it and as
+//! the agent's own recordings write it (`profrj_jfr::schema::frame_type`):
+//! `Interpreted`, `JIT compiled` (C1, C2 or a tier not known: JFR does not
+//! tell tiers apart), `Inlined`, `Native` (also the JVM's C++ and the
+//! kernel: native code), and `Java` for a stub, as the agent writes it.
+//! The stack's top frame takes its node's `selfTypes` (the samples with it
+//! on top), a caller its `frameTypes`. One stack per node, so a node whose
 //! top samples ran two ways is written with the way most ran.
 
 use crate::error::CliError;
@@ -109,9 +111,6 @@ pub fn jfr(snap: &Snapshot, out: &Path, modified_ns: u64) -> Result<(), CliError
         };
         let mut w = ChunkWriter::new(BufWriter::with_capacity(1 << 16, &mut *file), start)?;
         let mut c = Converter::new(&snap.names, start_nanos, span_ns, total);
-        if sections.iter().any(|s| s.typed) {
-            c.pools.typed_frames();
-        }
         c.write_events(&mut w, &sections)?;
         c.finish(&mut w, &sections, modified_ns)?;
         w.finish(span_ns)?.flush()
@@ -423,12 +422,10 @@ fn path_frame(n: &Node) -> PathFrame {
 fn jfr_type(t: FrameType) -> u64 {
     match t {
         FrameType::Interpreted => frame_type::INTERPRETED,
-        FrameType::C1 => frame_type::C1_COMPILED,
-        FrameType::C2 | FrameType::Jit => frame_type::JIT_COMPILED,
+        FrameType::C1 | FrameType::C2 | FrameType::Jit => frame_type::JIT_COMPILED,
         FrameType::Inlined => frame_type::INLINED,
-        FrameType::Native | FrameType::Stub => frame_type::NATIVE,
-        FrameType::Vm => frame_type::CPP,
-        FrameType::Kernel => frame_type::KERNEL,
+        FrameType::Native | FrameType::Vm | FrameType::Kernel => frame_type::NATIVE,
+        FrameType::Stub => frame_type::JAVA,
     }
 }
 

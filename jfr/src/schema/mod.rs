@@ -69,38 +69,27 @@ pub(crate) mod name {
     pub const ACTIVE_RECORDING: &str = "jdk.ActiveRecording";
 }
 
-/// The frame types a stack frame can have. A Java frame whose type is not
-/// known is just `Java`; those whose type is known (a snapshot's
-/// `frameTypes`) take the JDK's names, and async-profiler's where the JDK
-/// has none (`C1 compiled`, `C++`, `Kernel`). The typed ones are in the
-/// pool only when [`Pools::typed_frames`](super::Pools::typed_frames) asks.
+/// The frame types a stack frame can have, as the JDK names them. C1 and
+/// C2 are both `JIT compiled` (JFR does not tell tiers apart); a frame whose
+/// type is not known (and a stub's) is `Java`, a name of profrj's own.
 pub mod frame_type {
-    /// A Java method's frame (interpreted, compiled or inlined).
+    /// A frame whose type is not known.
     pub const JAVA: u64 = 1;
     /// A native method's frame.
     pub const NATIVE: u64 = 2;
-    /// Run by the interpreter.
+    /// A method run by the interpreter.
     pub const INTERPRETED: u64 = 3;
-    /// Compiled (C2, or a compiler of unknown tier).
+    /// A compiled method's own frame (C1 or C2).
     pub const JIT_COMPILED: u64 = 4;
-    /// Inlined into its caller's compiled code.
+    /// A method inlined into its caller's compiled code.
     pub const INLINED: u64 = 5;
-    /// Compiled by C1.
-    pub const C1_COMPILED: u64 = 6;
-    /// The JVM's own C++ code.
-    pub const CPP: u64 = 7;
-    /// The kernel.
-    pub const KERNEL: u64 = 8;
     /// The pool's entries: each key with the name `jfr` prints.
-    pub(crate) const NAMES: [(u64, &str); 2] = [(JAVA, "Java"), (NATIVE, "Native")];
-    /// The typed frames' entries.
-    pub(crate) const TYPED_NAMES: [(u64, &str); 6] = [
+    pub(crate) const NAMES: [(u64, &str); 5] = [
+        (JAVA, "Java"),
+        (NATIVE, "Native"),
         (INTERPRETED, "Interpreted"),
         (JIT_COMPILED, "JIT compiled"),
         (INLINED, "Inlined"),
-        (C1_COMPILED, "C1 compiled"),
-        (CPP, "C++"),
-        (KERNEL, "Kernel"),
     ];
 }
 

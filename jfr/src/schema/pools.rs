@@ -64,17 +64,9 @@ pub struct Pools {
     methods: Vec<(u64, u64, u64, i32)>,
     method_keys: HashMap<(u64, u64, u64), u64>,
     threads: Vec<(u64, ThreadEntry)>,
-    /// The frame type pool holds the typed frames' entries too.
-    typed_frames: bool,
 }
 
 impl Pools {
-    /// Makes the frame type pool hold the typed frames' entries
-    /// (`frame_type::INTERPRETED` and the others), for stacks that use them.
-    pub fn typed_frames(&mut self) {
-        self.typed_frames = true;
-    }
-
     /// A symbol's key, interned: the same text always gets the same key.
     pub fn symbol(&mut self, s: &str) -> u64 {
         if let Some(&k) = self.symbol_keys.get(s) {
@@ -171,14 +163,9 @@ impl Pools {
             }
             Ok(())
         };
-        let typed: &[(u64, &str)] = if self.typed_frames {
-            &frame_type::TYPED_NAMES
-        } else {
-            &[]
-        };
         b.varint(id::FRAME_TYPE)
-            .varint((frame_type::NAMES.len() + typed.len()) as u64);
-        for &(k, n) in frame_type::NAMES.iter().chain(typed) {
+            .varint(frame_type::NAMES.len() as u64);
+        for (k, n) in frame_type::NAMES {
             b.varint(k).string(n);
         }
         b.varint(id::THREAD_STATE)

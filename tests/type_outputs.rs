@@ -235,9 +235,10 @@ fn jfr_frames_have_the_types_jmc_knows() {
     // `frame METHOD DEPTH TYPE EVENTS` over the sample events: a stack's top
     // frame by its selfTypes, its callers by their frameTypes; hits are
     // execution samples, the other samples one wall-clock event per node.
+    // C1 is `JIT compiled` (JFR has no tiers), the VM's code `Native`.
     assert_eq!(
         jmc_frame_types(&rec),
-        "frame .[libjvm.so] 0 CPP 2\n\
+        "frame .[libjvm.so] 0 NATIVE 2\n\
          frame java.lang.Object.wait 0 NATIVE 5\n\
          frame p.Main.cold 0 other:JAVA 1\n\
          frame p.Main.hot 0 JIT_COMPILED 2\n\
@@ -247,7 +248,7 @@ fn jfr_frames_have_the_types_jmc_knows() {
          frame p.Main.leaf 0 INTERPRETED 3\n\
          frame p.Main.main 1 INTERPRETED 3\n\
          frame p.Main.main 2 INTERPRETED 9\n\
-         frame p.W.run 0 other:C1 COMPILED 1\n\
+         frame p.W.run 0 JIT_COMPILED 1\n\
          frame p.W.run 1 INTERPRETED 5\n"
     );
 }
