@@ -251,6 +251,85 @@ fn jfr_frames_have_the_types_jmc_knows() {
          frame p.W.run 0 JIT_COMPILED 1\n\
          frame p.W.run 1 INTERPRETED 5\n"
     );
+    // profrj reads the types back: the recording's stacks give the lines
+    // the snapshot gives (each frame written with its dominant type).
+    let args = [
+        "--to",
+        "collapsed",
+        "--frame-types",
+        "--thread-frames",
+        "--metric",
+        "wall",
+    ];
+    let lines = |f: &Path| {
+        let mut a = vec!["convert", s(f)];
+        a.extend(args);
+        collapsed_lines(&profrj_ok(&a))
+    };
+    assert_eq!(lines(&rec), lines(&typed()));
+}
+
+/// async-profiler's recording of a JVM that only interprets (`-Xint`):
+/// every Java frame is interpreted, by construction, and profrj's reader
+/// takes its frame types: every Java frame ends in `_[0]`, none is
+/// compiled or inlined.
+#[test]
+fn async_profilers_types_are_read_from_its_recording() {
+    let dir = temp_dir("frame-types-async-profiler");
+    let jar = m2().join("tools/profiler/async-profiler/4.5/async-profiler-4.5.jar");
+    let so = dir.join("libasyncProfiler.so");
+    let unzip = Command::new("unzip")
+        .arg("-p")
+        .arg(&jar)
+        .arg("linux-x64/libasyncProfiler.so")
+        .output()
+        .expect("unzip (scripts/test-all installs it)");
+    assert!(
+        unzip.status.success(),
+        "{} missing: scripts/test-all fetches it",
+        jar.display()
+    );
+    std::fs::write(&so, unzip.stdout).unwrap();
+    let rec = dir.join("ap.jfr");
+    let out = Command::new(java())
+        .current_dir(&dir)
+        .arg("-Xint")
+        .arg(format!(
+            "-agentpath:{}=start,event=cpu,interval=2ms,jfr,file={}",
+            so.display(),
+            rec.display()
+        ))
+        .args(["-cp", harness_classes(), "profrj.harness.CpuSplit", "1000"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = profrj_ok(&["convert", s(&rec), "--to", "collapsed", "--frame-types"]);
+    let mut java_frames = 0;
+    for line in text.lines() {
+        let (stack, _) = line.rsplit_once(' ').unwrap();
+        for frame in stack.split(';') {
+            assert!(
+                !["_[j]", "_[i]", "_[1]"].iter().any(|s| frame.ends_with(s)),
+                "nothing is compiled under -Xint: {frame}"
+            );
+            if frame.starts_with("profrj.harness.") || frame.starts_with("java.") {
+                assert!(
+                    frame.ends_with("_[0]"),
+                    "a Java frame, interpreted: {frame}"
+                );
+                java_frames += 1;
+            }
+        }
+    }
+    assert!(
+        text.contains("profrj.harness.CpuSplit.heavy()_[0];profrj.harness.CpuSplit.unit()_[0] "),
+        "{text}"
+    );
+    assert!(java_frames > 0);
 }
 
 /// async-profiler's palette as the page holds it: base colour and range.
