@@ -47,16 +47,15 @@ const T_VIRTUAL: usize = 4;
 const T_ENDED: usize = 6;
 const T_TOTALS: usize = 8;
 const T_ALIVE: usize = T_TOTALS + 2 * MAX_THREAD_TOTALS;
-const WIDTH: usize = T_ALIVE + 2;
 /// A node record's numbers: its values, then its `frameTypes` and its
 /// `selfTypes` counts, a slot per type.
 const N_TYPES: usize = MAX_VALUES;
 const N_SELF_TYPES: usize = N_TYPES + TYPES;
 const NODE_WIDTH: usize = N_SELF_TYPES + TYPES;
 const TYPES: usize = profrj_format::frame_types::ALL.len();
-/// The sorter's records hold either.
-const RECORD: usize = if WIDTH > NODE_WIDTH {
-    WIDTH
+/// A record's numbers: a thread's or a node's, the more.
+const WIDTH: usize = if T_ALIVE + 2 > NODE_WIDTH {
+    T_ALIVE + 2
 } else {
     NODE_WIDTH
 };
@@ -90,7 +89,7 @@ pub struct CallsMerge {
 impl CallsMerge {
     pub fn new() -> Result<CallsMerge, CliError> {
         Ok(CallsMerge {
-            sorter: Sorter::new(RECORD, budget(32 << 20))?,
+            sorter: Sorter::new(WIDTH, budget(32 << 20))?,
             frames: Vec::new(),
             frame_ids: HashMap::new(),
             threads: Vec::new(),
@@ -134,7 +133,7 @@ impl CallsMerge {
             for t in &sec.threads {
                 let mut key = vec![kind];
                 key.extend_from_slice(&self.thread_id(&t.name).to_be_bytes());
-                let mut v = [0u64; RECORD];
+                let mut v = [0u64; WIDTH];
                 let mut opt = |at: usize, x: Option<u64>| {
                     if let Some(x) = x {
                         v[at] = x;
@@ -183,7 +182,7 @@ impl CallsMerge {
         let id = self.frame_id(frame);
         key.truncate(thread_len + 4 * (depth - 1));
         key.extend_from_slice(&id.to_be_bytes());
-        let mut v = [0u64; RECORD];
+        let mut v = [0u64; WIDTH];
         v[..MAX_VALUES].copy_from_slice(&n.v.0);
         v[N_TYPES..N_SELF_TYPES].copy_from_slice(&n.types.through);
         v[N_SELF_TYPES..NODE_WIDTH].copy_from_slice(&n.types.own);
