@@ -14,9 +14,20 @@
 //! depth; those stacks are merged when their top frames agree (found by
 //! [`TopFrames`]) and written when [`DEEP_HELD`] frames of them are held,
 //! and at the end.
+//!
+//! With `--frame-types` (async-profiler's `ann`), each frame of a snapshot
+//! with frame types ends in async-profiler's suffix for its type
+//! (`FrameType::collapsed_suffix`: `_[j]` compiled, `_[i]` inlined, `_[0]`
+//! interpreted, `_[1]` C1). A node counts its samples per type but not which
+//! types the frames below it had in each, so a line cannot be split by the
+//! combination of types its samples ran; each frame gets its node's
+//! dominant type (`frameTypes`, the samples through it) and a node's line
+//! stays one line, its count whole.
 
 use super::stacks::{Key, TopFrames, MAX_FRAMES, TRUNCATED};
+use crate::snapshot::type_counts::dominant;
 use crate::snapshot::{CallThread, Metric, Names, NO_LINE};
+use profrj_format::frame_types::FrameType;
 use profrj_format::names;
 use std::collections::HashMap;
 use std::io::{self, Write};
@@ -31,13 +42,15 @@ pub fn frame(name: &str) -> String {
 /// The most frames of merged deep stacks held before they are written.
 pub const DEEP_HELD: usize = 1 << 22;
 
-/// Distinct frame texts, by name (and line).
+/// Distinct frame texts, by name (and line, and type).
 struct Frames<'a> {
     names: &'a Names,
     texts: Vec<String>,
     ids: HashMap<String, u32>,
     of_name: Vec<u32>,
     with_line: HashMap<(u32, u32), u32>,
+    /// Frames with a type's suffix: by name, line and type.
+    typed: HashMap<(u32, u32, FrameType), u32>,
 }
 
 impl<'a> Frames<'a> {
@@ -48,6 +61,7 @@ impl<'a> Frames<'a> {
             ids: HashMap::new(),
             of_name: vec![u32::MAX; names.all().len()],
             with_line: HashMap::new(),
+            typed: HashMap::new(),
         }
     }
 
@@ -77,6 +91,24 @@ impl<'a> Frames<'a> {
         // async-profiler's `lines`: `method:line`.
         let f = self.intern(frame(&format!("{}:{line}", self.names.get(name))));
         self.with_line.insert((name, line), f);
+        f
+    }
+
+    /// The frame of `name` (and `line`) that ran as `t`: its text with
+    /// async-profiler's suffix (none for native, VM and stub frames).
+    fn id_typed(&mut self, name: u32, line: u32, t: Option<FrameType>) -> u32 {
+        let Some(t) = t.filter(|t| !t.collapsed_suffix().is_empty()) else {
+            return self.id(name, line);
+        };
+        if let Some(&f) = self.typed.get(&(name, line, t)) {
+            return f;
+        }
+        let text = match line {
+            NO_LINE => self.names.get(name).to_owned(),
+            line => format!("{}:{line}", self.names.get(name)),
+        };
+        let f = self.intern(frame(&format!("{text}{}", t.collapsed_suffix())));
+        self.typed.insert((name, line, t), f);
         f
     }
 
@@ -143,6 +175,7 @@ pub fn collapsed(
     threads: &[&CallThread],
     metric: Metric,
     thread_frames: bool,
+    frame_types: bool,
 ) -> io::Result<()> {
     let mut f = Frames::new(names);
     let mut deep = Deep::default();
@@ -158,7 +191,10 @@ pub fn collapsed(
         let mut path: Vec<u32> = Vec::new();
         for n in t.tree.walk() {
             let d = n.depth as usize;
-            let id = f.id(n.name, n.line);
+            let id = match frame_types {
+                true => f.id_typed(n.name, n.line, dominant(&n.types.through)),
+                false => f.id(n.name, n.line),
+            };
             path.truncate(d - 1);
             path.push(id);
             let key = top.push(d, u64::from(id));
@@ -192,7 +228,7 @@ mod tests {
 
     fn text(names: &Names, threads: &[&CallThread], metric: Metric, thread_frames: bool) -> String {
         let mut out = Vec::new();
-        collapsed(&mut out, names, threads, metric, thread_frames).unwrap();
+        collapsed(&mut out, names, threads, metric, thread_frames, false).unwrap();
         String::from_utf8(out).unwrap()
     }
 
@@ -226,6 +262,34 @@ mod tests {
         assert_eq!(
             wall,
             "[a];main() 1\n[a];main();f() 5\n[a];main();g:h() 2\n[b];main();f() 2\n"
+        );
+    }
+
+    /// Each frame ends in its node's dominant type's suffix; a node's line
+    /// stays whole; an untyped frame, a native one and a thread get none.
+    #[test]
+    fn frame_types_add_async_profilers_suffixes() {
+        let xml = crate::snapshot::type_counts::tests::TYPED.replace(
+            r#"<profile name="b()" hits="2" elapsed="2" cumulated="2" cumulatedElapsed="2"/>"#,
+            r#"<profile name="b()" hits="2" elapsed="2" cumulated="2" cumulatedElapsed="2"/>
+               <profile name="n()" hits="4" elapsed="4" frameTypes="native:4 c1:1"/>
+               <profile name="c1()" hits="1" elapsed="1" frameTypes="c1:1"/>"#,
+        );
+        let s = parse_bytes(xml.as_bytes()).unwrap();
+        let sec = s.calls(CallKind::Sampler).unwrap();
+        let threads: Vec<_> = sec.threads.iter().collect();
+        let m = metric(CallKind::Sampler, "wall");
+        let mut out = Vec::new();
+        collapsed(&mut out, &s.names, &threads, m, true, true).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "[t];a()_[0] 1\n[t];a()_[0];b() 2\n[t];a()_[0];n() 4\n\
+             [t];a()_[0];c1()_[1] 1\n[t];a()_[0];c()_[j] 3\n"
+        );
+        // Without the option: today's lines.
+        assert_eq!(
+            text(&s.names, &threads, m, false),
+            "a() 1\na();b() 2\na();n() 4\na();c1() 1\na();c() 3\n"
         );
     }
 

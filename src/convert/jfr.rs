@@ -26,9 +26,21 @@
 //! (the agent's `lines`), else -1;
 //! `[truncated]` sets the stack's `truncated`, `[no Java frame]` is an event
 //! without a stack. A stack keeps its top [`MAX_FRAMES`] frames.
+//!
+//! A frame's type: `Java` (or `Native`) when the snapshot has no frame
+//! types; with them, the node's dominant type, as the JDK names it and as
+//! the agent's own recordings write it (`profrj_jfr::schema::frame_type`):
+//! `Interpreted`, `JIT compiled` (C1, C2 or a tier not known: JFR does not
+//! tell tiers apart), `Inlined`, `Native` (also the JVM's C++ and the
+//! kernel: native code), and `Java` for a stub, as the agent writes it.
+//! The stack's top frame takes its node's `selfTypes` (the samples with it
+//! on top), a caller its `frameTypes`. One stack per node, so a node whose
+//! top samples ran two ways is written with the way most ran.
 
 use crate::error::CliError;
-use crate::snapshot::{CallKind, CallSection, Names, Snapshot, NO_LINE};
+use crate::snapshot::type_counts::dominant;
+use crate::snapshot::{CallKind, CallSection, Names, Node, Snapshot, NO_LINE};
+use profrj_format::frame_types::FrameType;
 use profrj_format::{alloc, lock, sampler};
 use profrj_jfr::encode::Buf;
 use profrj_jfr::schema::{self, events, frame_type, thread_state, Frame, Pools, ThreadEntry};
@@ -218,7 +230,7 @@ impl<'a> Converter<'a> {
                 let mut path: Vec<PathFrame> = Vec::new();
                 for node in t.tree.walk() {
                     path.truncate(node.depth as usize - 1);
-                    path.push((node.name, node.line, node.class));
+                    path.push(path_frame(&node));
                     // Every frame of a stack is named before the pools are
                     // written: a stack's frames are nodes walked before it.
                     self.method(node.name);
@@ -287,7 +299,7 @@ impl<'a> Converter<'a> {
     /// The stack key of the walk's node (the last of `path`; 0: no Java
     /// frame) and, for a class frame, its class's key.
     fn stack_of(&mut self, path: &[PathFrame]) -> (u64, u64) {
-        let &(name, _, class_frame) = path.last().expect("a node");
+        let &(name, _, class_frame, _) = path.last().expect("a node");
         let class = if class_frame {
             let name = self.names.get(name);
             self.pools
@@ -333,7 +345,7 @@ impl<'a> Converter<'a> {
                 };
                 frames.clear();
                 let mut truncated = false;
-                for &(name, line, _) in path[..=top].iter().rev() {
+                for (k, &(name, line, _, types)) in path[..=top].iter().rev().enumerate() {
                     if frames.len() == MAX_FRAMES {
                         truncated = true;
                         break;
@@ -353,11 +365,19 @@ impl<'a> Converter<'a> {
                                 line => i32::try_from(line).unwrap_or(-1),
                             },
                             bci: -1,
-                            kind: if fm.native {
-                                frame_type::NATIVE
-                            } else {
-                                frame_type::JAVA
-                            },
+                            kind: match types {
+                                // The top frame: how it ran when on top.
+                                (through, own) if k == 0 => own.or(through),
+                                (through, _) => through,
+                            }
+                            .map_or(
+                                if fm.native {
+                                    frame_type::NATIVE
+                                } else {
+                                    frame_type::JAVA
+                                },
+                                jfr_type,
+                            ),
                         }),
                     }
                 }
@@ -377,7 +397,7 @@ impl<'a> Converter<'a> {
                     let mut path: Vec<PathFrame> = Vec::new();
                     for node in t.tree.walk() {
                         path.truncate(node.depth as usize - 1);
-                        path.push((node.name, node.line, node.class));
+                        path.push(path_frame(&node));
                         if event_figures(s.kind, &node.v.0, slot) != 0 {
                             each(&path)?;
                         }
@@ -389,8 +409,25 @@ impl<'a> Converter<'a> {
     }
 }
 
-/// A frame on the walk's path: name, line, whether a class frame.
-type PathFrame = (u32, u32, bool);
+/// A frame on the walk's path: name, line, whether a class frame, and its
+/// node's dominant types (through it, on top).
+type PathFrame = (u32, u32, bool, (Option<FrameType>, Option<FrameType>));
+
+fn path_frame(n: &Node) -> PathFrame {
+    let types = (dominant(&n.types.through), dominant(&n.types.own));
+    (n.name, n.line, n.class, types)
+}
+
+/// A type's key in the frame type pool.
+fn jfr_type(t: FrameType) -> u64 {
+    match t {
+        FrameType::Interpreted => frame_type::INTERPRETED,
+        FrameType::C1 | FrameType::C2 | FrameType::Jit => frame_type::JIT_COMPILED,
+        FrameType::Inlined => frame_type::INLINED,
+        FrameType::Native | FrameType::Vm | FrameType::Kernel => frame_type::NATIVE,
+        FrameType::Stub => frame_type::JAVA,
+    }
+}
 
 /// What a node's events count (0: no event, no stack).
 fn event_figures(kind: CallKind, v: &[u64], slot: impl Fn(&str) -> usize) -> u64 {

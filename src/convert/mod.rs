@@ -84,6 +84,11 @@ pub struct Args {
     /// Collapsed: start each stack with a `[thread name]` frame (else threads are merged).
     #[arg(long)]
     thread_frames: bool,
+    /// Collapsed: end each frame in async-profiler's suffix for how it ran
+    /// (`_[j]` JIT-compiled, `_[i]` inlined, `_[0]` interpreted, `_[1]` C1;
+    /// its node's dominant type), as async-profiler's `ann` option.
+    #[arg(long)]
+    frame_types: bool,
     /// lcov, cobertura: the directory the source paths (package directories
     /// and source file) are under: lcov's `SF:` starts with it, cobertura's
     /// `<source>` is it [default: none, paths relative].
@@ -109,6 +114,14 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<(), CliError> {
+    if args.frame_types && args.to != Format::Collapsed {
+        // pprof and JFR carry the types whenever the snapshot has them.
+        return Err(CliError::Usage(
+            "--frame-types is for --to collapsed (pprof's frame_type label and JFR's \
+             frame types are written whenever the snapshot has types)"
+                .into(),
+        ));
+    }
     if let Some(gzip) = crate::heap::sniff(&args.snapshot) {
         return heap_dump(&args, gzip);
     }
@@ -189,12 +202,25 @@ fn calls(snap: &Snapshot, args: &Args, out: Option<&Path>) -> Result<(), CliErro
     let sec = snap.call_section(args.select.section)?;
     let metric = Metric::of(sec.kind, args.select.metric)?;
     let threads = sec.select(args.select.thread())?;
+    if args.frame_types && !sec.typed {
+        eprintln!(
+            "profrj: <{}> has no frame types (the agent's sampler writes them): no suffixes",
+            sec.kind.tag()
+        );
+    }
     if args.to == Format::Pprof {
         let p = Pprof::new(&snap.names, sec, &threads, metric, &args.snapshot)?;
         return stream(out, |w| p.write(w));
     }
     stream(out, |w| {
-        collapsed(w, &snap.names, &threads, metric, args.thread_frames)
+        collapsed(
+            w,
+            &snap.names,
+            &threads,
+            metric,
+            args.thread_frames,
+            args.frame_types,
+        )
     })
 }
 

@@ -16,6 +16,15 @@
 //! merged, so the output stays bounded on a pathologically deep chain.
 //! Names are escaped as every writer does (`profrj_format::escape`).
 //!
+//! A sampler node with `selfTypes` (how its frame ran in the samples with
+//! it on top) is one sample per type, labelled `frame_type` with the type's
+//! name (`c2`, `interpreted`, …), and one without the label for its samples
+//! of no known type. `samples/count` splits exactly (`selfTypes` counts
+//! those very samples); `runnable_samples/count`, of which the snapshot
+//! does not say the types, is shared in the same proportions, rounded down,
+//! the rest on the sample without a type, so every value still sums to the
+//! node's.
+//!
 //! Streamed in a fixed budget: a `Profile`'s fields may come in any order
 //! and its repeated fields be spread out, so each sample is written to the
 //! gzip stream as the walk of its thread's tree (read back from the scratch
@@ -30,9 +39,12 @@
 
 use super::stacks::{Key, TopFrames, MAX_FRAMES, TRUNCATED};
 use crate::error::CliError;
-use crate::snapshot::{CallSection, CallThread, Metric, Names, ValueType, NONE, NO_LINE};
+use crate::snapshot::{
+    type_slot, CallSection, CallThread, FrameCounts, Metric, Names, ValueType, NONE, NO_LINE,
+};
 use flate2::write::GzEncoder;
 use flate2::Compression;
+use profrj_format::frame_types::{FrameType, ALL};
 use profrj_format::names;
 use profrj_otlp::wire::{varint, Msg};
 use std::collections::HashMap;
@@ -113,6 +125,9 @@ pub struct Pprof<'a> {
     names: &'a Names,
     threads: &'a [&'a CallThread],
     types: Vec<(Metric, ValueType)>,
+    /// The index in a sample's values of the one `selfTypes` is weighted
+    /// as (`elapsed`), when the section has types.
+    typed_by: Option<usize>,
     default: &'static str,
     comment: String,
 }
@@ -144,10 +159,15 @@ impl<'a> Pprof<'a> {
             names::escape(&source.display().to_string()),
             sec.kind.tag()
         );
+        let typed_by = types
+            .iter()
+            .position(|(m, _)| m.desc.own == profrj_format::sampler::node::ELAPSED)
+            .filter(|_| sec.typed);
         Ok(Pprof {
             names,
             threads,
             types,
+            typed_by,
             default,
             comment,
         })
@@ -168,14 +188,17 @@ impl<'a> Pprof<'a> {
         let mut functions = Functions::default();
         let mut locations = Locations::default();
         let thread_key = strings.id("thread");
-        // Samples of stacks cut to MAX_FRAMES, by (thread, top frames): the
-        // stack (leaf first, [truncated] last) and the summed values.
-        let mut deep: HashMap<(u64, Key), usize> = HashMap::new();
+        let mut type_label = Label::default();
+        // Samples of stacks cut to MAX_FRAMES, by (thread, top frames,
+        // type): the stack (leaf first, [truncated] last) and the summed
+        // values.
+        let mut deep: HashMap<(u64, Key, Option<FrameType>), usize> = HashMap::new();
         let mut deep_samples: Vec<DeepSample> = Vec::new();
         let mut deep_held = 0usize;
         let mut sample = Msg::default();
         let mut leaf_first: Vec<u64> = Vec::new();
         let mut vals: Vec<u64> = Vec::new();
+        let mut parts: Vec<(Option<FrameType>, Vec<u64>)> = Vec::new();
         for t in self.threads {
             let thread_name = strings.id(&names::escape(&t.name));
             let mut stack: Vec<u64> = Vec::new();
@@ -194,25 +217,32 @@ impl<'a> Pprof<'a> {
                 }
                 leaf_first.clear();
                 leaf_first.extend(stack.iter().rev().take(MAX_FRAMES));
+                self.split(&vals, &n.types, &mut parts);
                 if d <= MAX_FRAMES {
-                    sample.buf.clear();
-                    encode_sample(&mut sample, &leaf_first, &vals, thread_key, thread_name);
-                    write_field(&mut gz, field::SAMPLE, &sample.buf)?;
+                    for (ty, vals) in &parts {
+                        sample.buf.clear();
+                        let labels = (thread_key, thread_name, type_label.of(&mut strings, *ty));
+                        encode_sample(&mut sample, &leaf_first, vals, labels);
+                        write_field(&mut gz, field::SAMPLE, &sample.buf)?;
+                    }
                     continue;
                 }
-                match deep.entry((thread_name, key)) {
-                    std::collections::hash_map::Entry::Occupied(e) => {
-                        let sum = &mut deep_samples[*e.get()].2;
-                        for (a, b) in sum.iter_mut().zip(&vals) {
-                            *a = a.saturating_add(*b);
+                let truncated = functions.truncated(&mut strings);
+                leaf_first.push(locations.id(truncated, NO_LINE));
+                for (ty, vals) in parts.drain(..) {
+                    match deep.entry((thread_name, key, ty)) {
+                        std::collections::hash_map::Entry::Occupied(e) => {
+                            let sum = &mut deep_samples[*e.get()].3;
+                            for (a, b) in sum.iter_mut().zip(&vals) {
+                                *a = a.saturating_add(*b);
+                            }
                         }
-                    }
-                    std::collections::hash_map::Entry::Vacant(e) => {
-                        let truncated = functions.truncated(&mut strings);
-                        leaf_first.push(locations.id(truncated, NO_LINE));
-                        deep_held += leaf_first.len();
-                        deep_samples.push((thread_name, leaf_first.clone(), vals.clone()));
-                        e.insert(deep_samples.len() - 1);
+                        std::collections::hash_map::Entry::Vacant(e) => {
+                            deep_held += leaf_first.len();
+                            let label = type_label.of(&mut strings, ty);
+                            deep_samples.push((thread_name, label, leaf_first.clone(), vals));
+                            e.insert(deep_samples.len() - 1);
+                        }
                     }
                 }
                 // Samples may repeat a stack (readers sum them): what is
@@ -318,9 +348,69 @@ impl Functions {
     }
 }
 
-/// A merged sample of stacks cut to MAX_FRAMES: its thread, its locations
-/// (leaf first, `[truncated]` last) and its summed values.
-type DeepSample = (u64, Vec<u64>, Vec<u64>);
+/// A merged sample of stacks cut to MAX_FRAMES: its thread, its type's
+/// label, its locations (leaf first, `[truncated]` last) and its summed
+/// values.
+type DeepSample = (u64, Option<(u64, u64)>, Vec<u64>, Vec<u64>);
+
+/// The label key naming a sample's leaf frame's type.
+pub const FRAME_TYPE: &str = "frame_type";
+
+/// The `frame_type` label's key and each type's name, as string ids,
+/// added to the string table when first used (a profile without types has
+/// none of them).
+#[derive(Default)]
+struct Label {
+    key: Option<u64>,
+    names: [Option<u64>; ALL.len()],
+}
+
+impl Label {
+    /// The (key, value) of type `t`'s label.
+    fn of(&mut self, strings: &mut Strings, t: Option<FrameType>) -> Option<(u64, u64)> {
+        let t = t?;
+        let key = *self.key.get_or_insert_with(|| strings.id(FRAME_TYPE));
+        let name = &mut self.names[type_slot(t)];
+        Some((key, *name.get_or_insert_with(|| strings.id(t.name()))))
+    }
+}
+
+impl Pprof<'_> {
+    /// A node's values as samples (`parts`): one per type of its
+    /// `selfTypes` and one for the rest (none when nothing is left), each
+    /// value shared as the samples of the type are among the node's
+    /// `elapsed` (exact for `elapsed` itself, rounded down for the others).
+    /// A node without types, or whose types add up to more than its
+    /// `elapsed` (no agent writes that), is one sample of no type.
+    fn split(
+        &self,
+        vals: &[u64],
+        types: &FrameCounts,
+        parts: &mut Vec<(Option<FrameType>, Vec<u64>)>,
+    ) {
+        parts.clear();
+        let elapsed = self.typed_by.map_or(0, |i| vals[i]);
+        let typed: u64 = types.own.iter().fold(0u64, |a, &c| a.saturating_add(c));
+        if elapsed == 0 || typed == 0 || typed > elapsed {
+            parts.push((None, vals.to_vec()));
+            return;
+        }
+        let mut rest = vals.to_vec();
+        for (t, &c) in ALL.iter().zip(&types.own).filter(|(_, &c)| c > 0) {
+            let share: Vec<u64> = vals
+                .iter()
+                .map(|&v| (u128::from(v) * u128::from(c) / u128::from(elapsed)) as u64)
+                .collect();
+            for (r, s) in rest.iter_mut().zip(&share) {
+                *r -= s;
+            }
+            parts.push((Some(*t), share));
+        }
+        if rest.iter().any(|&v| v > 0) {
+            parts.push((None, rest));
+        }
+    }
+}
 
 /// The most locations of merged deep samples held before they are written.
 const DEEP_HELD: usize = super::collapsed::DEEP_HELD;
@@ -331,21 +421,27 @@ fn write_deep(
     deep: &mut Vec<DeepSample>,
     thread_key: u64,
 ) -> io::Result<()> {
-    for (thread_name, leaf_first, vals) in deep.drain(..) {
+    for (thread_name, label, leaf_first, vals) in deep.drain(..) {
         sample.buf.clear();
-        encode_sample(sample, &leaf_first, &vals, thread_key, thread_name);
+        encode_sample(sample, &leaf_first, &vals, (thread_key, thread_name, label));
         write_field(gz, field::SAMPLE, &sample.buf)?;
     }
     Ok(())
 }
 
-fn encode_sample(s: &mut Msg, leaf_first: &[u64], vals: &[u64], key: u64, thread: u64) {
+/// A sample's labels: the thread's (key, name) and the frame type's, if any.
+type Labels = (u64, u64, Option<(u64, u64)>);
+
+fn encode_sample(s: &mut Msg, leaf_first: &[u64], vals: &[u64], labels: Labels) {
     s.packed(field::S_LOCATION_ID, leaf_first);
     s.packed(field::S_VALUE, vals);
-    let mut label = Msg::default();
-    label.int(field::L_KEY, key);
-    label.int(field::L_STR, thread);
-    s.msg(field::S_LABEL, &label);
+    let (key, thread, ty) = labels;
+    for (key, value) in std::iter::once((key, thread)).chain(ty) {
+        let mut label = Msg::default();
+        label.int(field::L_KEY, key);
+        label.int(field::L_STR, value);
+        s.msg(field::S_LABEL, &label);
+    }
 }
 
 /// A length-delimited field of the profile, written straight to `out`.
@@ -362,6 +458,50 @@ mod tests {
     use super::*;
     use crate::snapshot::test_alloc::{alloc, live, metric};
     use crate::snapshot::CallKind;
+
+    /// A leaf's samples split by its `selfTypes`: `samples` exactly, the
+    /// runnable ones in proportion, rounded down, the rest without a type.
+    #[test]
+    fn self_types_split_samples() {
+        let xml = r#"<doc><sampler><thread name="t">
+          <profile name="a()" hits="1" elapsed="4" selfTypes="c2:3"/>
+          <profile name="b()" hits="3" elapsed="3" selfTypes="inlined:1 c2:2"/>
+          <profile name="c()" hits="2" elapsed="2"/>
+          <profile name="d()" hits="1" elapsed="1" selfTypes="c2:5"/></thread></sampler></doc>"#;
+        let s = crate::snapshot::parse_bytes(xml.as_bytes()).unwrap();
+        let sec = s.calls(CallKind::Sampler).unwrap();
+        let threads: Vec<_> = sec.threads.iter().collect();
+        let m = Metric::of(CallKind::Sampler, None).unwrap();
+        let p = Pprof::new(&s.names, sec, &threads, m, Path::new("x")).unwrap();
+        let at = |name: &str| p.types.iter().position(|(_, (t, _))| *t == name).unwrap();
+        let (all, runnable) = (at("samples"), at("runnable_samples"));
+        let mut parts = Vec::new();
+        let mut got = Vec::new();
+        for n in sec.threads[0].tree.walk() {
+            let vals: Vec<u64> = p.types.iter().map(|(m, _)| m.own(&n.v)).collect();
+            p.split(&vals, &n.types, &mut parts);
+            for (t, v) in &parts {
+                got.push((
+                    s.names.get(n.name),
+                    t.map(|t| t.name()),
+                    v[all],
+                    v[runnable],
+                ));
+            }
+        }
+        assert_eq!(
+            got,
+            vec![
+                ("a()", Some("c2"), 3, 0),
+                ("a()", None, 1, 1),
+                ("b()", Some("c2"), 2, 2),
+                ("b()", Some("inlined"), 1, 1),
+                ("c()", None, 2, 2),
+                // More typed samples than samples: left whole, untyped.
+                ("d()", None, 1, 1),
+            ]
+        );
+    }
 
     /// Go's heap profile names: alloc_* for all allocations, inuse_* live.
     #[test]

@@ -4,6 +4,11 @@
 //! preorder as flat triples `[name, own, children]`, written as it is read
 //! back; `classes`, the names that are class
 //! frames (an allocated class); the coverage and memory tables beside it.
+//! A section with frame types adds `frameTypes`, the types' names, and
+//! each node's triple is followed by its count of types and that many
+//! pairs `type, samples` (`type` an index into `frameTypes`; the samples
+//! through the node whose frame ran so, `frameTypes` summed over the merged
+//! threads): `[name, own, children, k, t1, c1, …, tk, ck]`.
 
 use super::merge::{frame_text, merge, Frame, Group};
 use crate::report::coverage_table;
@@ -120,6 +125,16 @@ fn calls_json(
     metric: Metric,
 ) -> io::Result<()> {
     let merged = merge(sec, metric)?;
+    if merged.typed {
+        out.push_str(",\"frameTypes\":[");
+        for (i, t) in profrj_format::frame_types::ALL.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            json_str(out, t.name());
+        }
+        out.push(']');
+    }
     // Only names the trees use, renumbered; a class frame's apart.
     let mut used: HashMap<u32, u32> = HashMap::new();
     let mut table: Vec<Frame> = Vec::new();
@@ -139,17 +154,31 @@ fn calls_json(
         if let Some(n) = g.ended_threads {
             let _ = write!(trees, ",\"endedThreads\":{n}");
         }
+        if let Some(k) = g.jvm_thread {
+            trees.push_str(",\"jvmThread\":");
+            json_str(trees, jvm_thread_name(k));
+        }
         let _ = write!(trees, ",\"total\":{},\"nodes\":[", g.total);
         // Preorder, subtrees without weight left out: [name, own, children].
         let _ = write!(trees, "-1,0,{}", g.roots);
+        if merged.typed {
+            trees.push_str(",0");
+        }
         let mut nodes = merged.nodes(g);
-        while let Some((frame, own, kids)) = nodes.next_node()? {
+        while let Some((frame, own, kids, types)) = nodes.next_node()? {
             let next = table.len() as u32;
             let id = *used.entry(frame).or_insert_with(|| {
                 table.push(merged.frame(frame));
                 next
             });
             let _ = write!(trees, ",{id},{own},{kids}");
+            if merged.typed {
+                let k = types.iter().filter(|&&c| c > 0).count();
+                let _ = write!(trees, ",{k}");
+                for (t, c) in types.iter().enumerate().filter(|(_, &c)| c > 0) {
+                    let _ = write!(trees, ",{t},{c}");
+                }
+            }
             spill(w, trees, false)?;
         }
         trees.push_str("]}");
@@ -173,6 +202,18 @@ fn calls_json(
     }
     out.push(']');
     spill(w, out, true)
+}
+
+/// `jvmThread`'s value for `k`.
+fn jvm_thread_name(k: crate::snapshot::JvmThread) -> &'static str {
+    use crate::snapshot::JvmThread;
+    let [gc, compiler, vm, other] = profrj_format::sampler::thread::JVM_THREAD_KINDS;
+    match k {
+        JvmThread::Gc => gc,
+        JvmThread::Compiler => compiler,
+        JvmThread::Vm => vm,
+        JvmThread::Other => other,
+    }
 }
 
 fn memory_json(out: &mut String, mem: &MemorySection) {
@@ -235,6 +276,31 @@ mod tests {
             json.contains(
                 r#""threads":[{"name":"w","total":7,"nodes":[-1,0,1,0,1,2,1,5,0,2,1,0]}]"#
             ),
+            "{json}"
+        );
+    }
+
+    /// Frame types summed over the threads of one name (merged through
+    /// the sorter) and carried for a thread alone; a node without weight
+    /// of its own keeps its types (`a()` in the second "w").
+    #[test]
+    fn frame_types_follow_the_merged_nodes() {
+        let xml = r#"<doc><sampler>
+          <thread name="w"><profile name="a()" hits="1" elapsed="1" frameTypes="interpreted:3"><profile name="b()" hits="2" elapsed="2" frameTypes="c2:2"/></profile></thread>
+          <thread name="w"><profile name="a()" hits="0" elapsed="0" frameTypes="c1:2"><profile name="b()" hits="2" elapsed="2" frameTypes="c2:1 inlined:1"/></profile></thread>
+          <thread name="solo" jvmThread="compiler"><profile name="a()" hits="1" elapsed="1" frameTypes="jit:1"/></thread>
+        </sampler></doc>"#;
+        let s = parse_bytes(xml.as_bytes()).unwrap();
+        let sec = s.calls(CallKind::Sampler).unwrap();
+        let json = page_json(&PageInput {
+            title: "t",
+            names: &s.names,
+            calls: Some((sec, Metric::of(sec.kind, None).unwrap())),
+            memory: None,
+            coverage: None,
+        });
+        assert!(
+            json.contains(r#""frameTypes":["interpreted","c1","c2","jit","inlined","native","vm","stub","kernel"],"threads":[{"name":"w","total":5,"nodes":[-1,0,1,0,0,1,1,2,0,3,1,2,1,4,0,2,2,3,4,1]},{"name":"solo","jvmThread":"compiler","total":1,"nodes":[-1,0,1,0,0,1,0,1,3,1]}]"#),
             "{json}"
         );
     }

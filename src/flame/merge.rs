@@ -10,8 +10,17 @@
 //! its preorder place when it is left, and the page reads them back in
 //! order. Held: the frames, the groups, the sorter's buffer and the current
 //! path, never a tree.
+//!
+//! A section with frame types carries each node's `frameTypes` counts too
+//! (summed as its weight is: a node of one path in two threads has both's
+//! samples), in the sorter's records and after the weight in the scratch
+//! file's; a section without has records as before.
 
+use crate::snapshot::type_counts::add;
 use crate::snapshot::{CallSection, Metric, NO_LINE};
+
+/// Frame types per node (`profrj_format::frame_types::ALL`).
+const TYPES: usize = profrj_format::frame_types::ALL.len();
 use crate::sort::Sorter;
 use std::collections::HashMap;
 use std::fs::File;
@@ -25,10 +34,19 @@ pub type Frame = (u32, bool, u32);
 
 /// Bytes the sorter holds.
 const SORT_BUDGET: usize = 64 << 20;
-/// A node's record: frame id, callees, own weight.
+/// A node's record: frame id, callees, own weight; then, in a section with
+/// frame types, [`TYPES`] counts.
 const RECORD: usize = 16;
+/// A typed node's record.
+const TYPED_RECORD: usize = RECORD + 8 * TYPES;
 /// Records left before they are written out.
 const BATCH: usize = 1 << 16;
+
+/// Records of `record` bytes in a batch: as many bytes as [`BATCH`] plain
+/// records take, so typed records do not hold more memory.
+fn batch(record: usize) -> usize {
+    BATCH * RECORD / record
+}
 
 /// The threads of one name.
 pub struct Group {
@@ -37,6 +55,8 @@ pub struct Group {
     pub virtual_threads: Option<u64>,
     /// A group of ended threads the agent folded: how many.
     pub ended_threads: Option<u64>,
+    /// A thread of the JVM itself (`jvmThread`): what it does.
+    pub jvm_thread: Option<crate::snapshot::JvmThread>,
     /// The weight of the whole group.
     pub total: u64,
     /// Nodes right below the thread.
@@ -49,6 +69,8 @@ pub struct Group {
 pub struct Merged {
     pub groups: Vec<Group>,
     pub frames: Vec<Frame>,
+    /// The nodes carry frame types.
+    pub typed: bool,
     file: File,
 }
 
@@ -58,22 +80,32 @@ struct Open {
     own: u64,
     kids: u32,
     index: u64,
+    /// `frameTypes` counts (a typed section's).
+    types: [u64; TYPES],
 }
 
 /// Records of left nodes, written at their places in batches.
 struct Out {
     file: File,
-    left: Vec<(u64, [u8; RECORD])>,
+    /// Bytes per record: [`RECORD`] or [`TYPED_RECORD`].
+    record: usize,
+    /// Each left node's place and its record's offset in `bytes`.
+    left: Vec<(u64, usize)>,
+    bytes: Vec<u8>,
 }
 
 impl Out {
     fn leave(&mut self, o: &Open) -> io::Result<()> {
-        let mut r = [0u8; RECORD];
-        r[..4].copy_from_slice(&o.frame.to_le_bytes());
-        r[4..8].copy_from_slice(&o.kids.to_le_bytes());
-        r[8..].copy_from_slice(&o.own.to_le_bytes());
-        self.left.push((o.index, r));
-        if self.left.len() >= BATCH {
+        self.left.push((o.index, self.bytes.len()));
+        self.bytes.extend_from_slice(&o.frame.to_le_bytes());
+        self.bytes.extend_from_slice(&o.kids.to_le_bytes());
+        self.bytes.extend_from_slice(&o.own.to_le_bytes());
+        if self.record == TYPED_RECORD {
+            for c in o.types {
+                self.bytes.extend_from_slice(&c.to_le_bytes());
+            }
+        }
+        if self.left.len() >= batch(self.record) {
             self.flush()?;
         }
         Ok(())
@@ -83,18 +115,21 @@ impl Out {
     /// is left whole, so its nodes' places are consecutive).
     fn flush(&mut self) -> io::Result<()> {
         self.left.sort_unstable_by_key(|l| l.0);
-        let mut buf = Vec::with_capacity(self.left.len() * RECORD);
+        let size = self.record;
+        let mut buf = Vec::with_capacity(self.left.len() * size);
         let mut i = 0;
         while i < self.left.len() {
             let first = self.left[i].0;
             buf.clear();
-            while i < self.left.len() && self.left[i].0 == first + (buf.len() / RECORD) as u64 {
-                buf.extend_from_slice(&self.left[i].1);
+            while i < self.left.len() && self.left[i].0 == first + (buf.len() / size) as u64 {
+                let at = self.left[i].1;
+                buf.extend_from_slice(&self.bytes[at..at + size]);
                 i += 1;
             }
-            self.file.write_all_at(&buf, first * RECORD as u64)?;
+            self.file.write_all_at(&buf, first * size as u64)?;
         }
         self.left.clear();
+        self.bytes.clear();
         Ok(())
     }
 }
@@ -130,7 +165,13 @@ impl Builder {
             own: 0,
             kids: 0,
             index: 0,
+            types: [0; TYPES],
         });
+    }
+
+    /// Adds frame types to the last node.
+    fn add_types(&mut self, types: &[u64; TYPES]) {
+        add(&mut self.path.last_mut().expect("a node").types, types);
     }
 
     /// The last node has a weight: it and its ancestors not yet numbered
@@ -161,14 +202,21 @@ pub fn merge(sec: &CallSection, metric: Metric) -> io::Result<Merged> {
     let mut threads_of: Vec<u32> = Vec::new();
     let mut frames: Vec<Frame> = Vec::new();
     let mut frame_ids: HashMap<Frame, u32> = HashMap::new();
-    let mut sorter = Sorter::new(1, crate::sort::budget(SORT_BUDGET)).map_err(io::Error::from)?;
+    let typed = sec.typed;
+    // A record's numbers: the own weight, then a typed section's counts.
+    let width = if typed { 1 + TYPES } else { 1 };
+    let mut sorter =
+        Sorter::new(width, crate::sort::budget(SORT_BUDGET)).map_err(io::Error::from)?;
+    let mut values: Vec<u64> = Vec::with_capacity(width);
     let mut key: Vec<u8> = Vec::new();
     let mut scratch = crate::scratch::Scratch::new().map_err(io::Error::from)?;
     let (_, file) = scratch.raw("flame-nodes").map_err(io::Error::from)?;
     let mut b = Builder {
         out: Out {
             file,
+            record: if typed { TYPED_RECORD } else { RECORD },
             left: Vec::new(),
+            bytes: Vec::new(),
         },
         index: 0,
         path: Vec::new(),
@@ -180,6 +228,7 @@ pub fn merge(sec: &CallSection, metric: Metric) -> io::Result<Merged> {
                 name: t.name.clone(),
                 virtual_threads: None,
                 ended_threads: None,
+                jvm_thread: t.jvm_thread,
                 total: 0,
                 roots: 0,
                 start: 0,
@@ -205,6 +254,7 @@ pub fn merge(sec: &CallSection, metric: Metric) -> io::Result<Merged> {
         key.clear();
         key.extend_from_slice(&g.to_be_bytes());
         for n in t.tree.walk() {
+            let types = n.types.through;
             let frame = (n.name, n.class, n.line);
             let next = frames.len() as u32;
             let id = *frame_ids.entry(frame).or_insert_with(|| {
@@ -215,6 +265,7 @@ pub fn merge(sec: &CallSection, metric: Metric) -> io::Result<Merged> {
             if alone {
                 b.leave_to(n.depth as usize - 1)?;
                 b.enter(id);
+                b.add_types(&types);
                 if own > 0 {
                     b.weigh(group, own);
                 }
@@ -223,9 +274,15 @@ pub fn merge(sec: &CallSection, metric: Metric) -> io::Result<Merged> {
             key.truncate(4 * n.depth as usize);
             key.extend_from_slice(&id.to_be_bytes());
             // A node without a weight of its own is drawn only if a callee
-            // has one: its callees' keys bring it back.
-            if own > 0 {
-                sorter.push(&key, &[own])?;
+            // has one: its callees' keys bring it back (with its types, if
+            // it has any, from a record of its own).
+            if own > 0 || types.iter().any(|&c| c > 0) {
+                values.clear();
+                values.push(own);
+                if typed {
+                    values.extend_from_slice(&types);
+                }
+                sorter.push(&key, &values)?;
             }
         }
         if alone {
@@ -262,7 +319,12 @@ pub fn merge(sec: &CallSection, metric: Metric) -> io::Result<Merged> {
         for &id in &ids[common..] {
             b.enter(id);
         }
-        b.weigh(&mut groups[g as usize], v[0]);
+        if let Ok(types) = v[1..].try_into() {
+            b.add_types(types);
+        }
+        if v[0] > 0 {
+            b.weigh(&mut groups[g as usize], v[0]);
+        }
     }
     b.leave_to(0)?;
     if let Some(prev) = group {
@@ -273,15 +335,18 @@ pub fn merge(sec: &CallSection, metric: Metric) -> io::Result<Merged> {
     Ok(Merged {
         groups,
         frames,
+        typed,
         file: b.out.file,
     })
 }
 
 impl Merged {
-    /// A group's nodes in preorder: (frame, own weight, callees).
+    /// A group's nodes in preorder: (frame, own weight, callees, frame
+    /// types: zeros in a section without).
     pub fn nodes(&self, g: &Group) -> NodeIter<'_> {
         NodeIter {
             file: &self.file,
+            record: if self.typed { TYPED_RECORD } else { RECORD },
             next: g.start,
             end: g.start + g.count,
             buf: Vec::new(),
@@ -294,8 +359,12 @@ impl Merged {
     }
 }
 
+/// A merged node: frame, own weight, callees, frame types.
+pub type MergedNode = (u32, u64, u32, [u64; TYPES]);
+
 pub struct NodeIter<'a> {
     file: &'a File,
+    record: usize,
     next: u64,
     end: u64,
     buf: Vec<u8>,
@@ -303,24 +372,28 @@ pub struct NodeIter<'a> {
 }
 
 impl NodeIter<'_> {
-    pub fn next_node(&mut self) -> io::Result<Option<(u32, u64, u32)>> {
+    pub fn next_node(&mut self) -> io::Result<Option<MergedNode>> {
         if self.at == self.buf.len() {
             if self.next == self.end {
                 return Ok(None);
             }
-            let n = (self.end - self.next).min(BATCH as u64);
-            self.buf.resize(n as usize * RECORD, 0);
+            let n = (self.end - self.next).min(batch(self.record) as u64);
+            self.buf.resize(n as usize * self.record, 0);
             self.file
-                .read_exact_at(&mut self.buf, self.next * RECORD as u64)?;
+                .read_exact_at(&mut self.buf, self.next * self.record as u64)?;
             self.next += n;
             self.at = 0;
         }
-        let r = &self.buf[self.at..self.at + RECORD];
-        self.at += RECORD;
+        let r = &self.buf[self.at..self.at + self.record];
+        self.at += self.record;
         let frame = u32::from_le_bytes(r[..4].try_into().expect("4"));
         let kids = u32::from_le_bytes(r[4..8].try_into().expect("4"));
-        let own = u64::from_le_bytes(r[8..].try_into().expect("8"));
-        Ok(Some((frame, own, kids)))
+        let own = u64::from_le_bytes(r[8..16].try_into().expect("8"));
+        let mut types = [0u64; TYPES];
+        for (t, c) in types.iter_mut().zip(r[RECORD..].chunks_exact(8)) {
+            *t = u64::from_le_bytes(c.try_into().expect("8"));
+        }
+        Ok(Some((frame, own, kids, types)))
     }
 }
 

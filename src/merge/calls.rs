@@ -13,6 +13,9 @@
 //! depth-first order, written as they come. The frames are interned once
 //! over all inputs (what is held, with the thread names).
 //!
+//! A sampler node's frame types (`frameTypes`, `selfTypes`) are summed
+//! with its figures, type by type.
+//!
 //! A sampler thread's samples without a Java frame (the reader's
 //! `[no Java frame]` node) are not written: the thread's totals, summed,
 //! still count them, and a reader gives them back the same way.
@@ -44,7 +47,18 @@ const T_VIRTUAL: usize = 4;
 const T_ENDED: usize = 6;
 const T_TOTALS: usize = 8;
 const T_ALIVE: usize = T_TOTALS + 2 * MAX_THREAD_TOTALS;
-const WIDTH: usize = T_ALIVE + 2;
+/// A node record's numbers: its values, then its `frameTypes` and its
+/// `selfTypes` counts, a slot per type.
+const N_TYPES: usize = MAX_VALUES;
+const N_SELF_TYPES: usize = N_TYPES + TYPES;
+const NODE_WIDTH: usize = N_SELF_TYPES + TYPES;
+const TYPES: usize = profrj_format::frame_types::ALL.len();
+/// A record's numbers: a thread's or a node's, the more.
+const WIDTH: usize = if T_ALIVE + 2 > NODE_WIDTH {
+    T_ALIVE + 2
+} else {
+    NODE_WIDTH
+};
 
 /// One frame: what makes two nodes of one path the same.
 #[derive(Clone, PartialEq, Eq, Hash)]
@@ -170,6 +184,8 @@ impl CallsMerge {
         key.extend_from_slice(&id.to_be_bytes());
         let mut v = [0u64; WIDTH];
         v[..MAX_VALUES].copy_from_slice(&n.v.0);
+        v[N_TYPES..N_SELF_TYPES].copy_from_slice(&n.types.through);
+        v[N_SELF_TYPES..NODE_WIDTH].copy_from_slice(&n.types.own);
         self.sorter.push(key, &v)
     }
 
@@ -386,6 +402,19 @@ impl SortedCalls {
         for (key, x) in desc.node_values.iter().zip(v) {
             write!(w, r#" {key}="{x}""#)?;
         }
+        for (key, counts) in [
+            (sampler::node::FRAME_TYPES, &v[N_TYPES..N_SELF_TYPES]),
+            (sampler::node::SELF_TYPES, &v[N_SELF_TYPES..NODE_WIDTH]),
+        ] {
+            let pairs: Vec<_> = profrj_format::frame_types::ALL
+                .into_iter()
+                .zip(counts.iter().copied())
+                .collect();
+            let text = profrj_format::frame_types::write(&pairs);
+            if !text.is_empty() {
+                write!(w, r#" {key}="{text}""#)?;
+            }
+        }
         writeln!(w, ">")
     }
 }
@@ -414,6 +443,31 @@ mod tests {
         let mut out = Vec::new();
         sorted.write(&mut out).unwrap();
         (String::from_utf8(out).unwrap(), warn)
+    }
+
+    /// Frame types sum type by type, as the figures do; a node without
+    /// any keeps none.
+    #[test]
+    fn frame_types_sum() {
+        let a = r#"<doc><sampler><thread name="main" cumulated="3" cumulatedElapsed="3">
+            <profile name="A.a()" hits="1" elapsed="1" cumulated="3" cumulatedElapsed="3" frameTypes="interpreted:3" selfTypes="interpreted:1">
+              <profile name="B.b()" hits="2" elapsed="2" cumulated="2" cumulatedElapsed="2"/>
+            </profile></thread></sampler></doc>"#;
+        let b = r#"<doc><sampler><thread name="main" cumulated="5" cumulatedElapsed="5">
+            <profile name="A.a()" hits="0" elapsed="0" cumulated="5" cumulatedElapsed="5" frameTypes="c2:4 interpreted:1">
+              <profile name="B.b()" hits="5" elapsed="5" cumulated="5" cumulatedElapsed="5"/>
+            </profile></thread></sampler></doc>"#;
+        let (xml, _) = merged(&[a, b]);
+        assert!(
+            xml.contains(r#"<profile name="A.a()" hits="1" elapsed="1" cumulated="8" cumulatedElapsed="8" frameTypes="interpreted:4 c2:4" selfTypes="interpreted:1">"#),
+            "{xml}"
+        );
+        assert!(
+            xml.contains(
+                r#"<profile name="B.b()" hits="7" elapsed="7" cumulated="7" cumulatedElapsed="7">"#
+            ),
+            "{xml}"
+        );
     }
 
     /// Threads of one name merge; paths sum node by node; samples without

@@ -25,6 +25,13 @@
 //! lines is two nodes, each with its `line`, as the agent's `lines` makes
 //! them; else a method is one node, as in a snapshot without `lines`.
 //!
+//! A sample's frame types (async-profiler's and the JDK's recordings have
+//! them, and the agent's with issue 40) are its nodes' `frameTypes`, and
+//! its top frame's its `selfTypes`, weighted as its samples, as the
+//! agent counts them: `Interpreted`, `JIT compiled` (a tier not known:
+//! `jit`), async-profiler's `C1 compiled`, `Inlined`, `Native`, its `C++`
+//! (`vm`) and `Kernel`; profrj's `Java` (a type not known) is none.
+//!
 //! Bounds: each (chunk, thread, stack, class) is walked into the tree once,
 //! later events add to its leaf; cumulated figures are summed in one
 //! backward pass at the end. The trees may hold at most [`node_limit`]
@@ -35,6 +42,7 @@ use super::{
     CallKind, CallSection, CallThread, Names, Node, Snapshot, Tree, Values, NONE, NO_LINE,
 };
 use crate::error::CliError;
+use profrj_format::frame_types::FrameType;
 use profrj_jfr::reader::{self, Chunk, Kind, Record};
 use std::collections::HashMap;
 use std::path::Path;
@@ -75,6 +83,14 @@ struct Add {
     class: Option<u64>,
 }
 
+/// A stack's frames with a type: (node, type's slot, whether the top
+/// frame), and the samples counted on it.
+struct TypedStack {
+    section: usize,
+    frames: Vec<(u32, u8, bool)>,
+    count: u64,
+}
+
 #[derive(Default)]
 struct SectionTrees {
     threads: Vec<CallThread>,
@@ -96,6 +112,15 @@ struct Builder {
     lines: bool,
     /// The stack being walked: (name, line) per frame, root first.
     path: Vec<(u32, u32)>,
+    /// The nodes of the path last walked, root first.
+    path_nodes: Vec<u32>,
+    /// The chunk [`Builder::typed_chunk`]'s sampler stacks, by (thread
+    /// index, stack key): their typed frames and samples, held for one
+    /// chunk (as the reader holds its stacks).
+    typed_stacks: HashMap<(usize, u64), TypedStack>,
+    /// The chunk's frame type keys: each one's slot in `FrameCounts`.
+    type_slots: HashMap<u64, Option<usize>>,
+    typed_chunk: usize,
 }
 
 impl Builder {
@@ -109,6 +134,10 @@ impl Builder {
             limit,
             lines,
             path: Vec::new(),
+            path_nodes: Vec::new(),
+            typed_stacks: HashMap::new(),
+            type_slots: HashMap::new(),
+            typed_chunk: 0,
         }
     }
 
@@ -137,6 +166,8 @@ impl Builder {
             }
         };
         let class = add.class.unwrap_or(0);
+        // Whether `path_nodes` holds this stack's path.
+        let mut walked = false;
         let leaf = match self.leaves.get(&(kind, c.index, thread, r.stack, class)) {
             Some(&l) => l,
             None => {
@@ -144,6 +175,7 @@ impl Builder {
                 let l = self.walk(s, thread, add.class.is_some())?;
                 self.leaves
                     .insert((kind, c.index, thread, r.stack, class), l);
+                walked = true;
                 l
             }
         };
@@ -151,7 +183,81 @@ impl Builder {
         for (v, a) in node.v.0.iter_mut().zip(add.own.0) {
             *v = v.saturating_add(a);
         }
+        if let Kind::Sample { count, .. } = r.kind {
+            self.add_types(c, (s, thread, r.stack), count, walked)?;
+        }
         Ok(())
+    }
+
+    /// Counts a sample's frame types (`count` samples) for its stack's
+    /// nodes: a stack's (node, type) pairs are found once per chunk, its
+    /// samples summed, and added to the nodes when the chunk ends.
+    /// `walked`: `path_nodes` holds the stack's path already.
+    fn add_types(
+        &mut self,
+        c: &Chunk,
+        (s, thread, stack): (usize, usize, u64),
+        count: u64,
+        walked: bool,
+    ) -> Result<(), CliError> {
+        if self.typed_chunk != c.index {
+            self.flush_types();
+            self.type_slots.clear();
+            self.typed_chunk = c.index;
+        }
+        if let Some(t) = self.typed_stacks.get_mut(&(thread, stack)) {
+            t.count = t.count.saturating_add(count);
+            return Ok(());
+        }
+        let Some(st) = c.stack(stack) else {
+            return Ok(());
+        };
+        let kept = &st.frames[..st.frames.len().min(MAX_FRAMES)];
+        let slots = &mut self.type_slots;
+        let types: Vec<Option<usize>> = kept
+            .iter()
+            .map(|f| {
+                *slots
+                    .entry(f.kind)
+                    .or_insert_with(|| frame_type(c, f).map(super::type_slot))
+            })
+            .collect();
+        let mut frames = Vec::new();
+        if types.iter().any(Option::is_some) {
+            if !walked {
+                self.path_of(c, stack, None);
+                self.walk(s, thread, false)?;
+            }
+            // The path ends in the stack's frames, top last.
+            for (k, ty) in types.iter().enumerate() {
+                let node = self.path_nodes.len().checked_sub(1 + k);
+                if let (Some(ty), Some(i)) = (ty, node) {
+                    frames.push((self.path_nodes[i], *ty as u8, k == 0));
+                }
+            }
+        }
+        let typed = TypedStack {
+            section: s,
+            frames,
+            count,
+        };
+        self.typed_stacks.insert((thread, stack), typed);
+        Ok(())
+    }
+
+    /// Adds the chunk's counted frame types to their nodes.
+    fn flush_types(&mut self) {
+        for ((thread, _), t) in self.typed_stacks.drain() {
+            let nodes = self.sections[t.section].1.threads[thread].tree.nodes_mut();
+            for &(n, ty, top) in &t.frames {
+                let c = &mut nodes[n as usize].types;
+                let ty = ty as usize;
+                c.through[ty] = c.through[ty].saturating_add(t.count);
+                if top {
+                    c.own[ty] = c.own[ty].saturating_add(t.count);
+                }
+            }
+        }
     }
 
     fn thread_index(&mut self, s: usize, c: &Chunk, key: u64) -> usize {
@@ -214,6 +320,7 @@ impl Builder {
         let trees = &mut self.sections[s].1;
         let tree = &mut trees.threads[t].tree;
         let mut node = 0u32;
+        self.path_nodes.clear();
         let last = self.path.len().saturating_sub(1);
         for (i, &(name, line)) in self.path.iter().enumerate() {
             node = match trees.children.get(&(t, node, name, line)) {
@@ -243,12 +350,14 @@ impl Builder {
                     id
                 }
             };
+            self.path_nodes.push(node);
         }
         Ok(node)
     }
 
     /// The sections, with cumulated figures and thread totals summed.
-    fn finish(self) -> Snapshot {
+    fn finish(mut self) -> Snapshot {
+        self.flush_types();
         let mut snap = Snapshot {
             names: self.names,
             ..Default::default()
@@ -288,8 +397,10 @@ impl Builder {
                     }
                 }
             }
+            let typed = threads.iter().any(|t| t.tree.walk().any(|n| n.types.any()));
             snap.call_sections.push(CallSection {
                 kind,
+                typed,
                 live: false,
                 values: vec![None; desc.section_values.len()],
                 threads,
@@ -374,6 +485,21 @@ fn weigh(r: &Record) -> Option<Add> {
         own.0[desc.slot(attr)?] = v;
     }
     Some(Add { kind, own, class })
+}
+
+/// A frame's type as the recording names it (none: `Java`, profrj's for a
+/// type not known, or a name of no type profrj has).
+fn frame_type(c: &Chunk, f: &reader::Frame) -> Option<FrameType> {
+    Some(match c.frame_type(f.kind)?.as_str() {
+        "Interpreted" => FrameType::Interpreted,
+        "JIT compiled" => FrameType::Jit,
+        "C1 compiled" => FrameType::C1,
+        "Inlined" => FrameType::Inlined,
+        "Native" => FrameType::Native,
+        "C++" => FrameType::Vm,
+        "Kernel" => FrameType::Kernel,
+        _ => return None,
+    })
 }
 
 /// A frame named as the sampler names it.

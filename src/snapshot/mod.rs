@@ -20,6 +20,7 @@ mod sections;
 mod spill;
 #[cfg(test)]
 pub mod test_alloc;
+pub mod type_counts;
 mod weights;
 
 pub use frame_counts::{slot as type_slot, FrameCounts};
@@ -267,6 +268,8 @@ impl JvmThread {
 #[derive(Clone, Debug)]
 pub struct CallSection {
     pub kind: CallKind,
+    /// A node of its trees has frame types (`frameTypes`, `selfTypes`).
+    pub typed: bool,
     /// Only objects live at the snapshot count ([`SectionDesc::live`]).
     pub live: bool,
     /// The section's [`SectionDesc::section_values`], in that order.

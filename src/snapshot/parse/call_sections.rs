@@ -71,6 +71,7 @@ impl Parser {
             Some(sec) => sec.live |= live,
             None => self.snap.call_sections.push(CallSection {
                 kind,
+                typed: false,
                 live,
                 values,
                 threads: Vec::new(),
@@ -244,7 +245,9 @@ impl Parser {
         let depth = parent_depth + 1;
         let kind = self.kind;
         let sec = self.snap.call_sections.iter_mut().find(|c| c.kind == kind);
-        let tree = &mut sec.expect("open").threads.last_mut().expect("open").tree;
+        let sec = sec.expect("open");
+        sec.typed |= types.any();
+        let tree = &mut sec.threads.last_mut().expect("open").tree;
         let id = u32::try_from(tree.len())
             .ok()
             .filter(|&i| i != NONE)
