@@ -2,9 +2,12 @@
 //! the VM thread, other native threads of the process), sampled with the
 //! same event as Java threads.
 //!
-//! Found in /proc/self/task, re-read when [`SCAN_EVERY`] has passed since
-//! the last read (every tick at the default interval; GC workers start
-//! lazily on JDK 17+, compiler threads come and go): a thread is the JVM's
+//! Found in /proc/self/task, re-read when the process's thread count
+//! (the directory's link count, one stat(2) per tick, at most every [`SCAN_EVERY`])
+//! changed, while a new thread waits to be taken, and at least every
+//! [`FULL_SCAN_EVERY`] (a thread that ended as another started); GC
+//! workers start lazily on JDK 17+, compiler threads come and go. Listing
+//! the directory each tick doubled the sampler's own CPU. A thread is the JVM's
 //! when it is none of the live Java threads JVMTI lists (their OS ids are
 //! resolved each tick) and not the agent's own (named `profrj …`). A new
 //! thread is taken at the second read that finds it so: a Java thread
@@ -39,8 +42,10 @@ use crate::vm::{Jni, Jvmti};
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
-/// The shortest time between two reads of /proc/self/task.
+/// The shortest time between two looks at the thread count.
 const SCAN_EVERY: Duration = Duration::from_millis(10);
+/// The longest time between two reads of /proc/self/task.
+const FULL_SCAN_EVERY: Duration = Duration::from_secs(1);
 /// `event=wall`: ticks a signal may stay unanswered before its samples are
 /// counted without it (a thread that blocks SIGPROF, or is stopped).
 const GIVE_UP_TICKS: u64 = 50;
@@ -81,7 +86,11 @@ pub(in crate::sampler) struct JvmThreads {
     java: HashSet<i32>,
     /// A live Java thread whose OS id is unknown was met this tick.
     unresolved: bool,
+    /// The last look at the thread count, and the last full read.
+    last_look: Option<Instant>,
     last_scan: Option<Instant>,
+    /// The process's thread count at the last full read.
+    count: Option<u64>,
     seq: u32,
     /// Threads found, and the samples counted on them.
     pub(in crate::sampler) found: u64,
@@ -120,8 +129,7 @@ impl JvmThreads {
         counters: &mut Counters,
         weight: u64,
     ) {
-        let due = self.last_scan.is_none_or(|t| t.elapsed() >= SCAN_EVERY);
-        if due {
+        if self.scan_due() {
             self.last_scan = Some(Instant::now());
             match std::fs::read_dir("/proc/self/task") {
                 Ok(dir) => {
@@ -142,6 +150,22 @@ impl JvmThreads {
             Event::Cpu => self.keep_timers(cx),
             Event::Wall => self.wall(cx, trees, tables, counters, weight),
         }
+    }
+
+    /// Whether /proc/self/task is to be read now (see the module's comment).
+    fn scan_due(&mut self) -> bool {
+        if self.last_look.is_some_and(|t| t.elapsed() < SCAN_EVERY) {
+            return false;
+        }
+        self.last_look = Some(Instant::now());
+        let count = thread_count();
+        let changed = count.is_none() || count != self.count;
+        self.count = count;
+        changed
+            || !self.candidates.is_empty()
+            || self
+                .last_scan
+                .is_none_or(|t| t.elapsed() >= FULL_SCAN_EVERY)
     }
 
     /// One read of /proc/self/task (`present`): ends the threads that left
@@ -397,9 +421,37 @@ fn add_at_root(
     tree.add_samples(&[key], owed, hits)
 }
 
+/// The process's thread count: the link count of /proc/self/task is its
+/// entries' plus 2 (`.` and `..`), one stat(2) with nothing to parse.
+fn thread_count() -> Option<u64> {
+    use std::os::unix::fs::MetadataExt;
+    let links = std::fs::metadata("/proc/self/task").ok()?.nlink();
+    links.checked_sub(2)
+}
+
 /// Thread `tid`'s OS name (`/proc/self/task/TID/comm`, 15 bytes at most).
 fn comm(tid: i32) -> Option<String> {
     let text = std::fs::read(format!("/proc/self/task/{tid}/comm")).ok()?;
     let text = String::from_utf8_lossy(&text);
     Some(text.trim_end_matches('\n').to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Other tests start threads meanwhile: read until the listing holds
+    /// still around the count.
+    #[test]
+    fn the_thread_count_is_the_tasks_listed() {
+        let listed = || std::fs::read_dir("/proc/self/task").unwrap().count() as u64;
+        for _ in 0..1000 {
+            let (before, count, after) = (listed(), thread_count(), listed());
+            if before == after {
+                assert_eq!(count, Some(before));
+                return;
+            }
+        }
+        panic!("the thread count never held still");
+    }
 }
