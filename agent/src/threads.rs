@@ -322,6 +322,7 @@ impl Threads {
         };
         let pattern = group_name(&r.name);
         let (start, cpu, lived) = (r.start_ns, r.cpu_ns, now.saturating_sub(r.start_ns));
+        let jvm = r.jvm;
         let known = ended.patterns.get(&pattern).copied();
         // Past MAX_PATTERNS names, a new one is not counted: its threads
         // fold into the overflow group at once (the table stays bounded).
@@ -368,6 +369,8 @@ impl Threads {
         group.cpu_ns += cpu;
         group.lived_ns += lived;
         group.ended_threads += 1;
+        // A group of the JVM's threads (`C2 CompilerThre`s come and go) keeps their kind.
+        group.jvm = group.jvm.or(jvm);
         let r = &mut records[id.0 as usize];
         r.folded_into = Some(g);
         r.name.shrink_to_fit();
@@ -453,8 +456,10 @@ impl Threads {
             // ends them when they leave /proc; their CPU is read here by tid.
             if r.jvm.is_some() {
                 if r.end_ns.is_none() {
-                    if let Some(cpu) = clock::thread_cpu_ns(r.tid) {
-                        r.cpu_ns = cpu;
+                    match clock::thread_cpu_ns(r.tid) {
+                        Some(cpu) => r.cpu_ns = cpu,
+                        // Gone while no sampler looked (between sessions).
+                        None => self.end(&mut ended, &mut records, ThreadId(i as u32), now),
                     }
                 }
                 continue;
@@ -468,8 +473,16 @@ impl Threads {
 
     /// Registers a thread of the JVM itself (the sampler found it in
     /// /proc/self/task): `name` is its OS name, `tid` its id.
+    /// A live one already registered (by an earlier session's sampler)
+    /// keeps its record.
     pub fn register_jvm(&self, name: String, kind: JvmKind, tid: i32) -> ThreadId {
         let mut records = self.records.lock();
+        let known = records
+            .iter()
+            .rposition(|r| r.jvm.is_some() && r.tid == tid && r.is_alive());
+        if let Some(i) = known {
+            return ThreadId(i as u32);
+        }
         let mut r = ThreadRecord::platform(name, clock::now_ns());
         r.jvm = Some(kind);
         r.tid = tid;
@@ -485,8 +498,7 @@ impl Threads {
     }
 
     /// A JVM thread left /proc/self/task: it ended now, folded by the
-    /// rule of ended threads (`ended=`) as a Java thread is, its group
-    /// marked with its kind.
+    /// rule of ended threads (`ended=`) as a Java thread is.
     pub fn jvm_ended(&self, id: ThreadId) {
         let now = clock::now_ns();
         let mut ended = self.ended.lock();
@@ -495,10 +507,6 @@ impl Threads {
             return;
         }
         self.end(&mut ended, &mut records, id, now);
-        let r = &records[id.0 as usize];
-        if let (Some(g), kind) = (r.folded_into, r.jvm) {
-            records[g.0 as usize].jvm = kind;
-        }
     }
 
     /// The VM is dying: every group of virtual threads has ended, whether or

@@ -180,8 +180,9 @@ impl<'a> Walker<'a> {
             if jvm_threads.is_some() {
                 // Every live Java thread's OS id, so that none is taken for the JVM's.
                 let st = data.states.entry(id).or_default();
+                // (One the sampler stopped signalling still has the id it told.)
                 let tid = resolve_tid(jni, threads, thread, id, &mut st.tid);
-                data.jvm.java_thread(tid);
+                data.jvm.java_thread(tid.or_else(|| threads.tid(id)));
             }
             match self.config.event {
                 Event::Wall => {
