@@ -219,6 +219,7 @@ fn gc_workers_samples_are_their_cpu_time_and_every_kind_is_named() {
     ]);
     assert_eq!(code, 0, "{out}");
     let text = std::fs::read_to_string(&collapsed).unwrap();
+    merged_twice_keeps_the_kinds(&dir, &snapshot, samples);
     let in_collapsed: u64 = (text.lines())
         .filter_map(|l| l.strip_prefix("[jvm_gc] "))
         .map(|n| n.parse::<u64>().unwrap())
@@ -273,4 +274,45 @@ fn wall_leaves_them_out_unless_asked_and_counts_them_per_tick_when_asked() {
         attr_u64(vm.2, "cumulated") > 0,
         "the VM thread ran (safepoints)"
     );
+}
+
+/// `merge` of a snapshot with itself: each JVM thread once, its kind kept,
+/// its samples doubled; a `jvmThread` outside the format's words is one
+/// clear error.
+fn merged_twice_keeps_the_kinds(
+    dir: &std::path::Path,
+    snapshot: &std::path::Path,
+    gc_samples: u64,
+) {
+    let merged = dir.join("m.xml");
+    let s = snapshot.to_str().unwrap();
+    let (code, out) = profrj_run(&["merge", s, s, "-o", merged.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}");
+    let xml = read_snapshot(&merged);
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let gc: Vec<_> = jvm_threads(&doc)
+        .into_iter()
+        .filter(|(_, k, _)| k == "gc")
+        .collect();
+    assert_eq!(gc.len(), 2, "the two workers, once each");
+    let doubled: u64 = gc
+        .iter()
+        .map(|(_, _, t)| attr_u64(*t, "cumulatedElapsed"))
+        .sum();
+    assert_eq!(doubled, 2 * gc_samples);
+
+    let original = std::fs::read_to_string(snapshot).unwrap();
+    let bad = dir.join("bad.xml");
+    std::fs::write(
+        &bad,
+        original.replacen(r#"jvmThread="gc""#, r#"jvmThread="gpu""#, 1),
+    )
+    .unwrap();
+    let (code, out) = profrj_run(&["report", bad.to_str().unwrap()]);
+    assert_ne!(code, 0, "{out}");
+    assert!(
+        out.contains(r#"jvmThread="gpu" is not one of gc, compiler, vm, other"#),
+        "{out}"
+    );
+    assert!(!out.contains("panicked"), "{out}");
 }
