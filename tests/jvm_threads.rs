@@ -230,8 +230,9 @@ fn gc_workers_samples_are_their_cpu_time_and_every_kind_is_named() {
 /// `event=wall` leaves the JVM's threads out by default; `jvmthreads=on`
 /// counts each in every tick (a hit when its CPU moved), so none has more
 /// samples than main (found after it; but for main's last request, which
-/// the end of sampling may leave unanswered) and the VM thread has hits
-/// (it ran the collections' safepoints); and
+/// the end of sampling may leave unanswered), the VM thread has hits (it
+/// ran the collections' safepoints) and the launcher's waiting thread none;
+/// and
 /// `jvmthreads=off` leaves them out of `event=cpu`.
 #[test]
 fn wall_leaves_them_out_unless_asked_and_counts_them_per_tick_when_asked() {
@@ -274,6 +275,13 @@ fn wall_leaves_them_out_unless_asked_and_counts_them_per_tick_when_asked() {
         attr_u64(vm.2, "cumulated") > 0,
         "the VM thread ran (safepoints)"
     );
+    // The launcher's first thread waits in pthread_join for the whole run:
+    // no hit (the signals asking for its samples must not make it look busy).
+    let launcher = jvm
+        .iter()
+        .find(|(n, _, _)| n == "java")
+        .expect("the launcher's thread");
+    assert!(attr_u64(launcher.2, "cumulated") <= 1, "{:?}", launcher.2);
 }
 
 /// `merge` of a snapshot with itself: each JVM thread once, its kind kept,

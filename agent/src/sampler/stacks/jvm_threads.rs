@@ -22,8 +22,9 @@
 //!
 //! `event=cpu`: a CPU-time timer per thread, started when it is found and
 //! deleted when it leaves /proc. `event=wall`: every tick, one sample per
-//! thread; a thread whose CPU moved since its last sample is signalled (its
-//! sample counted when the answer comes, a hit), one whose CPU did not is
+//! thread; a thread whose CPU moved since its last sample (less the
+//! handler's own, which it reads as it finishes) is signalled (its sample
+//! counted when the answer comes, a hit), one whose CPU did not is
 //! counted again where its last sample ended, with no signal (as for Java
 //! threads: a sleeping GC worker is not woken).
 
@@ -49,6 +50,11 @@ const FULL_SCAN_EVERY: Duration = Duration::from_secs(1);
 /// `event=wall`: ticks a signal may stay unanswered before its samples are
 /// counted without it (a thread that blocks SIGPROF, or is stopped).
 const GIVE_UP_TICKS: u64 = 50;
+/// CPU a thread may use after its signal handler read its clock (returning
+/// from the signal, resuming its wait) and still count as not having run:
+/// else each answer would make the next tick signal it again (as
+/// `wall.rs`'s for a Java thread).
+const SIGNAL_TAIL_NS: u64 = 20_000;
 /// The JVMTI state a JVM thread's sample is published with when it ran
 /// (a recording's jdk.ExecutionSample), else none (a wall-clock sample).
 const RAN: i32 = JVMTI_JAVA_LANG_THREAD_STATE_RUNNABLE;
@@ -60,6 +66,9 @@ struct JvmThread {
     timer: Option<CpuTimer>,
     /// Its CPU time at its last sample (`event=wall`).
     last_cpu: Option<u64>,
+    /// `last_cpu` was read by the signal handler, as it finished: the
+    /// thread's return from the signal may add [`SIGNAL_TAIL_NS`] to it.
+    cpu_from_signal: bool,
     /// Where its last sample ended (`event=wall`: counted again there).
     leaf: Option<NodeId>,
     pending: Option<Pending>,
@@ -69,8 +78,26 @@ struct JvmThread {
 struct Pending {
     seq: u32,
     asked_tick: u64,
+    /// The thread's CPU time when asked, and whether the asking tick's
+    /// sample was a hit.
+    asked_cpu: Option<u64>,
+    first_hit: u64,
     owed: u64,
     hits: u64,
+}
+
+impl Pending {
+    /// The hits among the samples owed, now that the handler read the
+    /// thread's CPU (`cpu_ns`, 0 unknown) as it finished: the ticks that
+    /// passed while the signal was on its way found the CPU moving, but
+    /// if no more moved than the signal's own delivery and handler, it
+    /// was ours, not the thread's (a sleeping thread woken by the signal).
+    fn hits_for(&self, cpu_ns: u64) -> u64 {
+        match self.asked_cpu {
+            Some(a) if cpu_ns > 0 && cpu_ns <= a + SIGNAL_TAIL_NS => self.first_hit,
+            _ => self.hits,
+        }
+    }
 }
 
 /// What the sampler knows of the JVM's threads between ticks.
@@ -228,6 +255,7 @@ impl JvmThreads {
                     kind,
                     timer: None,
                     last_cpu: None,
+                    cpu_from_signal: false,
                     leaf: None,
                     pending: None,
                 },
@@ -271,10 +299,12 @@ impl JvmThreads {
     ) {
         for (&id, t) in self.sampled.iter_mut() {
             let cpu = clock::thread_cpu_ns(t.tid);
-            let ran = matches!((cpu, t.last_cpu), (Some(c), Some(l)) if c > l);
+            let tail = if t.cpu_from_signal { SIGNAL_TAIL_NS } else { 0 };
+            let ran = matches!((cpu, t.last_cpu), (Some(c), Some(l)) if c > l + tail);
             let first = t.last_cpu.is_none();
-            if cpu.is_some() {
+            if cpu.is_some() && (ran || !t.cpu_from_signal) {
                 t.last_cpu = cpu;
+                t.cpu_from_signal = false;
             }
             let hit = ran as u64 * weight;
             let tree = trees.entry(id).or_default();
@@ -310,6 +340,8 @@ impl JvmThreads {
                     t.pending = Some(Pending {
                         seq: self.seq,
                         asked_tick: cx.tick,
+                        asked_cpu: cpu,
+                        first_hit: hit,
                         owed: weight,
                         hits: hit,
                     });
@@ -349,7 +381,7 @@ impl JvmThreads {
         let (owed, hits) = match event {
             Event::Cpu => (s.weight as u64, s.weight as u64),
             Event::Wall => match t.pending.take_if(|p| p.seq == seq && t.tid == s.tid) {
-                Some(p) => (p.owed, p.hits),
+                Some(p) => (p.owed, p.hits_for(s.cpu_ns)),
                 None => {
                     counters.late += 1;
                     return;
@@ -358,6 +390,10 @@ impl JvmThreads {
         };
         counters.arrived += 1;
         self.samples += owed;
+        if event == Event::Wall && s.cpu_ns > 0 {
+            t.last_cpu = Some(s.cpu_ns);
+            t.cpu_from_signal = true;
+        }
         let tree = trees.entry(id).or_default();
         let state = if hits > 0 { RAN } else { 0 };
         let root = tables.names.intern(t.kind.root_frame());
