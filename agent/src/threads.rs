@@ -15,6 +15,9 @@ use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+pub mod jvm_kind;
+pub use jvm_kind::JvmKind;
+
 /// Tag of the agent's own threads: never registered, never sampled.
 pub use crate::vm::AGENT_THREAD_TAG;
 
@@ -47,6 +50,9 @@ pub struct ThreadRecord {
     pub lived_ns: u64,
     /// An ended thread folded into a group: the group (its data goes there).
     pub folded_into: Option<ThreadId>,
+    /// A thread of the JVM itself (no Java thread), sampled with
+    /// `jvmthreads`: what it does. `None` on a Java thread.
+    pub jvm: Option<JvmKind>,
 }
 
 impl ThreadRecord {
@@ -64,6 +70,7 @@ impl ThreadRecord {
             ended_threads: 0,
             lived_ns: 0,
             folded_into: None,
+            jvm: None,
         }
     }
 
@@ -99,6 +106,7 @@ impl ThreadRecord {
             ended_threads: 0,
             lived_ns: 0,
             folded_into: None,
+            jvm: None,
         }
     }
 
@@ -314,6 +322,7 @@ impl Threads {
         };
         let pattern = group_name(&r.name);
         let (start, cpu, lived) = (r.start_ns, r.cpu_ns, now.saturating_sub(r.start_ns));
+        let jvm = r.jvm;
         let known = ended.patterns.get(&pattern).copied();
         // Past MAX_PATTERNS names, a new one is not counted: its threads
         // fold into the overflow group at once (the table stays bounded).
@@ -360,6 +369,8 @@ impl Threads {
         group.cpu_ns += cpu;
         group.lived_ns += lived;
         group.ended_threads += 1;
+        // A group of the JVM's threads (`C2 CompilerThre`s come and go) keeps their kind.
+        group.jvm = group.jvm.or(jvm);
         let r = &mut records[id.0 as usize];
         r.folded_into = Some(g);
         r.name.shrink_to_fit();
@@ -440,12 +451,62 @@ impl Threads {
         let mut ended = self.ended.lock();
         let mut records = self.records.lock();
         for i in 0..records.len() {
-            let r = &records[i];
+            let r = &mut records[i];
+            // The JVM's own threads are not among them either: the sampler
+            // ends them when they leave /proc; their CPU is read here by tid.
+            if r.jvm.is_some() {
+                if r.end_ns.is_none() {
+                    match clock::thread_cpu_ns(r.tid) {
+                        Some(cpu) => r.cpu_ns = cpu,
+                        // Gone while no sampler looked (between sessions).
+                        None => self.end(&mut ended, &mut records, ThreadId(i as u32), now),
+                    }
+                }
+                continue;
+            }
             // Virtual threads are not among the live threads JVMTI lists.
             if r.end_ns.is_none() && !r.is_group() && !seen.contains(&ThreadId(i as u32)) {
                 self.end(&mut ended, &mut records, ThreadId(i as u32), now);
             }
         }
+    }
+
+    /// Registers a thread of the JVM itself (the sampler found it in
+    /// /proc/self/task): `name` is its OS name, `tid` its id.
+    /// A live one already registered (by an earlier session's sampler)
+    /// keeps its record.
+    pub fn register_jvm(&self, name: String, kind: JvmKind, tid: i32) -> ThreadId {
+        let mut records = self.records.lock();
+        let known = records
+            .iter()
+            .rposition(|r| r.jvm.is_some() && r.tid == tid && r.is_alive());
+        if let Some(i) = known {
+            return ThreadId(i as u32);
+        }
+        let mut r = ThreadRecord::platform(name, clock::now_ns());
+        r.jvm = Some(kind);
+        r.tid = tid;
+        records.push(r);
+        ThreadId(records.len() as u32 - 1)
+    }
+
+    /// A JVM thread's CPU time, as the sampler last read it.
+    pub fn set_cpu(&self, id: ThreadId, cpu_ns: u64) {
+        if let Some(r) = self.records.lock().get_mut(id.0 as usize) {
+            r.cpu_ns = cpu_ns;
+        }
+    }
+
+    /// A JVM thread left /proc/self/task: it ended now, folded by the
+    /// rule of ended threads (`ended=`) as a Java thread is.
+    pub fn jvm_ended(&self, id: ThreadId) {
+        let now = clock::now_ns();
+        let mut ended = self.ended.lock();
+        let mut records = self.records.lock();
+        if records.get(id.0 as usize).is_none_or(|r| r.jvm.is_none()) {
+            return;
+        }
+        self.end(&mut ended, &mut records, id, now);
     }
 
     /// The VM is dying: every group of virtual threads has ended, whether or

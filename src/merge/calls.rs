@@ -4,7 +4,7 @@
 //! `ended=fold` folds ended threads; their nodes are summed path by path
 //! (the same frames from the root: method, signature, line, class frame),
 //! their totals (`cpuTime`, `cumulated`, …) summed, `isAlive` true if any
-//! was. `<sites>` is left out (`max`, a peak, does not sum).
+//! was, `jvmThread` the first input's that had one. `<sites>` is left out (`max`, a peak, does not sum).
 //!
 //! Each node is a record of an external sorter keyed by its section, its
 //! thread and its path, the frames as ids of 4 big-endian bytes: a node's
@@ -83,6 +83,9 @@ pub struct CallsMerge {
     frame_ids: HashMap<Frame, u32>,
     threads: Vec<String>,
     thread_ids: HashMap<String, u32>,
+    /// The threads of the JVM itself (`jvmThread`), by thread id: the
+    /// first input's kind for a name.
+    jvm_threads: HashMap<u32, &'static str>,
     sections: HashMap<CallKind, SectionSeen>,
 }
 
@@ -94,6 +97,7 @@ impl CallsMerge {
             frame_ids: HashMap::new(),
             threads: Vec::new(),
             thread_ids: HashMap::new(),
+            jvm_threads: HashMap::new(),
             sections: HashMap::new(),
         })
     }
@@ -132,7 +136,11 @@ impl CallsMerge {
             let kind = kind_byte(sec.kind);
             for t in &sec.threads {
                 let mut key = vec![kind];
-                key.extend_from_slice(&self.thread_id(&t.name).to_be_bytes());
+                let thread = self.thread_id(&t.name);
+                if let Some(k) = t.jvm_thread {
+                    self.jvm_threads.entry(thread).or_insert(k);
+                }
+                key.extend_from_slice(&thread.to_be_bytes());
                 let mut v = [0u64; WIDTH];
                 let mut opt = |at: usize, x: Option<u64>| {
                     if let Some(x) = x {
@@ -239,6 +247,7 @@ impl CallsMerge {
             merged: Some(merged),
             frames: self.frames,
             threads: self.threads,
+            jvm_threads: self.jvm_threads,
             sections,
         })
     }
@@ -258,6 +267,7 @@ pub struct SortedCalls {
     merged: Option<Merged>,
     frames: Vec<Frame>,
     threads: Vec<String>,
+    jvm_threads: HashMap<u32, &'static str>,
     sections: Vec<SectionAttrs>,
 }
 
@@ -363,6 +373,9 @@ impl SortedCalls {
                 calls::IS_ALIVE,
                 profrj_format::boolean(v[T_ALIVE] > 0)
             )?;
+        }
+        if let Some(k) = self.jvm_threads.get(&thread) {
+            write!(w, r#" {}="{k}""#, sampler::thread::JVM_THREAD)?;
         }
         writeln!(w, ">")
     }

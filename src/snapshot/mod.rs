@@ -232,6 +232,9 @@ pub struct CallThread {
     pub virtual_threads: Option<u64>,
     /// A group of ended threads the agent folded by name: how many.
     pub ended_threads: Option<u64>,
+    /// A thread of the JVM itself (`jvmThread`): one of
+    /// `profrj_format::sampler::thread::JVM_THREAD_KINDS`.
+    pub jvm_thread: Option<&'static str>,
     /// The section's [`SectionDesc::thread_totals`], in that order.
     pub totals: [Option<u64>; MAX_THREAD_TOTALS],
     /// `<sampler>`'s `jvmThread`: a thread of the JVM itself, not Java's.

@@ -59,6 +59,8 @@ pub struct SamplerData {
     pub trees: HashMap<ThreadId, CallTree>,
     /// Per thread: what the sampler remembers between samples.
     states: HashMap<ThreadId, ThreadState>,
+    /// The JVM's own threads (`jvmthreads`).
+    jvm: stacks::JvmThreads,
     /// The names and keys the trees refer to, and what naming frames reads.
     pub tables: NameTables,
     pub counters: Counters,
@@ -189,6 +191,8 @@ pub struct Config {
     pub event: Event,
     /// Key frames by method and source line (`lines`).
     pub lines: bool,
+    /// Also sample the JVM's own threads (`jvmthreads`).
+    pub jvm_threads: bool,
     /// JDK 21+: finds the virtual thread mounted on a carrier. Only ever
     /// HotSpot's GetVirtualThread extension (`Agent::get_virtual_thread`).
     pub get_virtual_thread: Option<JvmtiExtensionFunction>,
@@ -325,6 +329,12 @@ impl Sampler {
             cpu / 1_000_000,
             cpu as f64 * 100.0 / wall as f64
         );
+        if self.config.jvm_threads {
+            s.push_str(&format!(
+                "; the JVM's threads: {} found, {} samples",
+                d.jvm.found, d.jvm.samples
+            ));
+        }
         s.push_str(&self.failure_summary(k));
         signal::diag::report();
         s

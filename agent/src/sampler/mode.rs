@@ -46,6 +46,13 @@ pub const REGISTRATION: Registration = Registration {
             read: Some(|k, v| options::choice(k, v, &["async", "jvmti"], "valid: async, jvmti")),
         },
         Opt {
+            syntax: "jvmthreads=on|off",
+            default: "on with event=cpu, off with event=wall",
+            takes: Takes::Start,
+            meaning: "sampling: also sample the JVM's own threads (GC workers, JIT compiler threads, the VM thread, other native threads of the process), each a <thread> with jvmThread=gc|compiler|vm|other and its samples under [jvm_gc], [jvm_compiler], [jvm_vm] or [jvm_other], so a cpu profile adds up to the process's CPU (docs/THREADS.md); needs stacks from signals",
+            read: Some(|k, v| options::choice(k, v, &["on", "off"], "valid: on, off")),
+        },
+        Opt {
             syntax: "lines",
             default: "",
             takes: Takes::Start,
@@ -95,6 +102,18 @@ pub fn interval(o: &Options) -> Duration {
     o.duration("interval").unwrap_or(Duration::from_millis(10))
 }
 
+/// Whether the JVM's own threads are sampled (`jvmthreads=`): by default
+/// with `event=cpu`, where they get samples only as they use CPU, so the
+/// profile adds up to the process's CPU time; not with `event=wall`, where
+/// a JVM's dozen idle workers would add a sample each per tick.
+pub fn jvm_threads(o: &Options) -> bool {
+    match o.text("jvmthreads") {
+        Some("on") => true,
+        Some("off") => false,
+        _ => event(o) == Event::Cpu,
+    }
+}
+
 /// What a sample measures (`event=`).
 pub fn event(o: &Options) -> Event {
     match o.text("event") {
@@ -136,12 +155,23 @@ fn open(cx: &Cx) -> Result<Box<dyn Mode>, AgentError> {
         depth: options.depth,
         event,
         lines: options.given("lines"),
+        jvm_threads: jvm_threads(options),
         get_virtual_thread: host.get_virtual_thread,
     };
+    if config.jvm_threads && options.text("jvmthreads") == Some("on") {
+        if let StackSource::Jvmti { .. } = source {
+            log::warn("sampling: jvmthreads needs stacks from signals; the JVM's own threads are not sampled");
+        }
+    }
     let settings = format!(
-        "sampling every {:?} ({}), depth {}",
+        "sampling every {:?} ({}{}), depth {}",
         config.interval,
         config.event.name(),
+        if config.jvm_threads {
+            ", the JVM's threads too"
+        } else {
+            ""
+        },
         config.depth
     );
     Ok(Box::new(Sampling {

@@ -112,6 +112,7 @@ mod tests {
             ended_threads: 0,
             lived_ns: 0,
             folded_into: None,
+            jvm: None,
         }];
         // Only the writing is timed (docs/BENCHMARKS.md quotes it).
         let path = std::env::temp_dir().join(format!("profrj-million-{}.xml", std::process::id()));
@@ -185,6 +186,7 @@ mod tests {
             ended_threads: 0,
             lived_ns: 0,
             folded_into: None,
+            jvm: None,
         }];
         crate::xml::to_text(&threads, (0, 10), vec![section(&data, &threads, (0, 10))])
     }

@@ -68,3 +68,29 @@ fn groups_and_patterns_stay_bounded() {
     let g = t.folded_into(late).expect("folded at once");
     assert_eq!(t.records()[g.0 as usize].name, ENDED_GROUP);
 }
+
+/// The JVM's threads: one record per live thread whatever the sessions
+/// that find it; an ended one folds by the rule, its group keeping its kind.
+#[test]
+fn a_jvm_thread_is_registered_once_while_alive_and_its_group_keeps_its_kind() {
+    let t = Threads::default();
+    t.set_fold_rule(Some(0));
+    let a = t.register_jvm("C2 CompilerThre".into(), JvmKind::Compiler, 101);
+    assert_eq!(
+        t.register_jvm("C2 CompilerThre".into(), JvmKind::Compiler, 101),
+        a
+    );
+    let b = t.register_jvm("C2 CompilerThre".into(), JvmKind::Compiler, 102);
+    assert_ne!(a, b);
+    t.jvm_ended(a);
+    let r = t.records();
+    let g = r[a.0 as usize].folded_into.expect("folded with ended=0");
+    assert_eq!(r[g.0 as usize].jvm, Some(JvmKind::Compiler));
+    assert_eq!(r[g.0 as usize].ended_threads, 1);
+    // A new thread with the tid of an ended one is a new record.
+    assert_ne!(t.register_jvm("GC Thread#0".into(), JvmKind::Gc, 101), a);
+    // Ending a Java thread's record this way does nothing.
+    let java = t.run_and_end("main", 0, 5);
+    t.jvm_ended(java);
+    assert_eq!(t.records()[java.0 as usize].jvm, None);
+}

@@ -290,6 +290,10 @@ fn thread_start(
         }
     }
     super::push_virtual_threads(&mut el, snapshot, tree.thread);
+    if let Some(kind) = record.and_then(|r| r.jvm) {
+        let name = profrj_format::sampler::thread::JVM_THREAD;
+        el.push_attribute((name, kind.name()));
+    }
     el
 }
 

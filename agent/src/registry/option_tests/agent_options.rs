@@ -101,7 +101,7 @@ fn example(o: &crate::options::Opt) -> String {
         "tracker" => Some("tags"),
         "stamps" => return "memory,stamps=off".to_owned(),
         "census" => return "memory,census=20%".to_owned(),
-        "vthreads" | "derive" => Some("off"),
+        "vthreads" | "derive" | "jvmthreads" => Some("off"),
         "alloc" => Some("64k"),
         "live" => return "alloc,live".to_owned(),
         "lock" => Some("1ms"),

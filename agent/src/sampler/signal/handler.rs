@@ -158,6 +158,10 @@ unsafe fn record(info: *const SigInfo, ucontext: *mut c_void) {
     // SAFETY: a non-null TARGET is a Box leaked by `set_ring`, never freed,
     // published with Release (loaded with Acquire above).
     let ring = unsafe { (*target).ring };
+    if super::is_jvm_token(token) {
+        record_jvm_thread(ring, token, weight, ucontext);
+        return;
+    }
     let env = async_trace::current_env();
     if env.is_null() {
         NOT_JAVA.fetch_add(1, Ordering::Relaxed);
@@ -182,6 +186,23 @@ unsafe fn record(info: *const SigInfo, ucontext: *mut c_void) {
             unsafe { (*frames.add(k)).kind = 0 };
         }
         (code, own_cpu_ns())
+    });
+}
+
+/// A sample of a thread of the JVM itself (a GC worker, a compiler thread,
+/// the VM thread: `jvmthreads`): no Java frame to walk (a compiler thread
+/// has a JNIEnv, but runs no Java code), so the sample holds no frame, and
+/// the sampler counts it under the thread's root frame (`[jvm_gc]`…).
+fn record_jvm_thread(ring: &Ring, token: u64, weight: u32, ucontext: *mut c_void) {
+    let tid = hotspot::current_tid();
+    ring.record(token, weight, tid, |frames, max| {
+        // NATIVE STACK (issue 40, part 3): the native unwinder walks this
+        // thread's C/C++ stack from `ucontext` here: up to `max` frames into
+        // `frames`, top first, each `CallFrame::new(NATIVE_CODE_BCI, pc)`,
+        // returning how many; the sampler puts them above the root frame
+        // (`stacks/jvm_threads.rs`, `answer`). Until then: no frame.
+        let _ = (frames, max, ucontext);
+        (0, own_cpu_ns())
     });
 }
 

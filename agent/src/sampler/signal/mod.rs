@@ -97,8 +97,23 @@ pub fn token(id: ThreadId, seq: u32) -> u64 {
     ((id.0 as u64 + 1) << 32) | seq as u64
 }
 
+/// Set in the token of a request to a thread of the JVM itself (a GC
+/// worker, a compiler thread): its handler walks no Java stack. Thread ids
+/// are the thread table's indexes, far below 2^31, so the bit is free.
+const JVM_THREAD: u64 = 1 << 63;
+
+/// [`token`] for a thread of the JVM itself.
+pub fn jvm_token(id: ThreadId, seq: u32) -> u64 {
+    token(id, seq) | JVM_THREAD
+}
+
+/// Was `token` made by [`jvm_token`]?
+pub fn is_jvm_token(token: u64) -> bool {
+    token & JVM_THREAD != 0
+}
+
 pub fn from_token(token: u64) -> Option<(ThreadId, u32)> {
-    let hi = (token >> 32) as u32;
+    let hi = ((token & !JVM_THREAD) >> 32) as u32;
     (hi != 0).then(|| (ThreadId(hi - 1), token as u32))
 }
 
@@ -108,12 +123,16 @@ mod tests {
 
     #[test]
     fn tokens_round_trip_and_are_never_zero() {
-        for (id, seq) in [(0, 0), (0, 7), (41, u32::MAX), (u32::MAX - 1, 3)] {
+        for (id, seq) in [(0, 0), (0, 7), (41, u32::MAX), (i32::MAX as u32 - 1, 3)] {
             let t = token(ThreadId(id), seq);
             assert_ne!(t, 0);
             assert_eq!(from_token(t), Some((ThreadId(id), seq)));
         }
         assert_eq!(from_token(0), None);
         assert_eq!(from_token(5), None);
+        let t = jvm_token(ThreadId(41), u32::MAX);
+        assert!(is_jvm_token(t) && !is_jvm_token(token(ThreadId(41), u32::MAX)));
+        assert_eq!(from_token(t), Some((ThreadId(41), u32::MAX)));
+        assert_eq!(from_token(JVM_THREAD | 5), None);
     }
 }

@@ -51,9 +51,15 @@ impl Walker<'_> {
             states,
             tables,
             counters,
+            jvm,
             ..
         } = data;
         setup.ring.drain(|s: Sample<'_>| {
+            if signal::is_jvm_token(s.token) {
+                let vm = (jvmti, jni);
+                jvm.answer(&s, vm, event, depth, events, trees, tables, counters, path);
+                return;
+            }
             let Some((id, seq)) = signal::from_token(s.token) else {
                 return;
             };

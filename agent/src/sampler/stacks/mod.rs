@@ -22,9 +22,11 @@
 mod answers;
 mod fold;
 mod frozen;
+mod jvm_threads;
 mod thread_state;
 mod wall;
 
+pub(super) use jvm_threads::JvmThreads;
 pub(super) use thread_state::ThreadState;
 
 use super::frames::FrameKey;
@@ -170,10 +172,18 @@ impl<'a> Walker<'a> {
             }
         };
         jni.ensure_local_capacity(live.len() * 3 + 16);
+        let jvm_threads = self.jvm_threads();
         for &thread in &live {
             let Some(Identity::Java(id)) = threads.identify(jvmti, jni, thread, 0) else {
                 continue;
             };
+            if jvm_threads.is_some() {
+                // Every live Java thread's OS id, so that none is taken for the JVM's.
+                let st = data.states.entry(id).or_default();
+                // (One the sampler stopped signalling still has the id it told.)
+                let tid = resolve_tid(jni, threads, thread, id, &mut st.tid);
+                data.jvm.java_thread(tid.or_else(|| threads.tid(id)));
+            }
             match self.config.event {
                 Event::Wall => {
                     let vm = Vm {
@@ -186,10 +196,39 @@ impl<'a> Walker<'a> {
                 Event::Cpu => self.keep_timer(jni, threads, data, thread, id),
             }
         }
+        if let Some(setup) = jvm_threads {
+            let cx = jvm_threads::Cx {
+                threads,
+                setup,
+                events: self.events,
+                event: self.config.event,
+                interval: self.config.interval,
+                tick: data.counters.ticks,
+            };
+            let SamplerData {
+                jvm,
+                trees,
+                tables,
+                counters,
+                ..
+            } = data;
+            jvm.tick(&cx, trees, tables, counters, weight);
+        }
         self.forget_vanished(data);
         fold_ended_trees(threads, data);
         let folded = data.counters.fold_ns - fold0;
         data.counters.vm_ns += (clock::now_ns() - t0).saturating_sub(folded);
+    }
+
+    /// The signal setup, when the JVM's own threads are sampled
+    /// (`jvmthreads`, signals still ours).
+    fn jvm_threads(&self) -> Option<&'a Setup> {
+        match self.source {
+            StackSource::Signal(setup) if self.config.jvm_threads && !self.signals_lost => {
+                Some(setup)
+            }
+            _ => None,
+        }
     }
 
     /// Stops signalling if the application took the signal over.
@@ -204,6 +243,7 @@ impl<'a> Walker<'a> {
         for st in data.states.values_mut() {
             st.timer = None;
         }
+        data.jvm.signals_lost();
         log::warn(&format!(
             "sampling: the application replaced profrj's {} handler; no more signals, stacks now come from JVMTI{}",
             signal::SIGNAL.1,
@@ -285,16 +325,18 @@ impl<'a> Walker<'a> {
         for st in data.states.values_mut() {
             st.timer = None;
         }
+        data.jvm.signals_lost();
         if let StackSource::Signal(_) = self.source {
             for _ in 0..25 {
                 self.drain(jvmti, jni, data);
-                if data.states.values().all(|s| s.pending.is_none()) {
+                if data.states.values().all(|s| s.pending.is_none()) && !data.jvm.any_pending() {
                     break;
                 }
                 std::thread::sleep(std::time::Duration::from_millis(2));
             }
             self.drain(jvmti, jni, data);
         }
+        data.jvm.stop(&mut data.counters);
         for (id, st) in data.states.iter_mut() {
             if let Some(p) = st.pending.take() {
                 data.counters.unanswered_at_stop += p.owed;
