@@ -85,7 +85,7 @@ pub struct CallsMerge {
     thread_ids: HashMap<String, u32>,
     /// The threads of the JVM itself (`jvmThread`), by thread id: the
     /// first input's kind for a name.
-    jvm_threads: HashMap<u32, &'static str>,
+    jvm_threads: HashMap<u32, crate::snapshot::JvmThread>,
     sections: HashMap<CallKind, SectionSeen>,
 }
 
@@ -267,7 +267,7 @@ pub struct SortedCalls {
     merged: Option<Merged>,
     frames: Vec<Frame>,
     threads: Vec<String>,
-    jvm_threads: HashMap<u32, &'static str>,
+    jvm_threads: HashMap<u32, crate::snapshot::JvmThread>,
     sections: Vec<SectionAttrs>,
 }
 
@@ -375,7 +375,7 @@ impl SortedCalls {
             )?;
         }
         if let Some(k) = self.jvm_threads.get(&thread) {
-            write!(w, r#" {}="{k}""#, sampler::thread::JVM_THREAD)?;
+            write!(w, r#" {}="{}""#, sampler::thread::JVM_THREAD, k.name())?;
         }
         writeln!(w, ">")
     }

@@ -232,9 +232,6 @@ pub struct CallThread {
     pub virtual_threads: Option<u64>,
     /// A group of ended threads the agent folded by name: how many.
     pub ended_threads: Option<u64>,
-    /// A thread of the JVM itself (`jvmThread`): one of
-    /// `profrj_format::sampler::thread::JVM_THREAD_KINDS`.
-    pub jvm_thread: Option<&'static str>,
     /// The section's [`SectionDesc::thread_totals`], in that order.
     pub totals: [Option<u64>; MAX_THREAD_TOTALS],
     /// `<sampler>`'s `jvmThread`: a thread of the JVM itself, not Java's.
@@ -265,6 +262,11 @@ impl JvmThread {
             .iter()
             .position(|&k| k == v)
             .map(|i| all[i])
+    }
+
+    /// The attribute's value.
+    pub fn name(self) -> &'static str {
+        profrj_format::sampler::thread::JVM_THREAD_KINDS[self as usize]
     }
 }
 

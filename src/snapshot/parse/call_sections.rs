@@ -115,7 +115,6 @@ impl Parser {
             is_alive: self.boolean(&a, calls::IS_ALIVE)?,
             virtual_threads: self.number(&a, calls::VIRTUAL_THREADS)?,
             ended_threads: self.number(&a, calls::ENDED_THREADS)?,
-            jvm_thread: self.jvm_thread(&a)?,
             totals,
             jvm_thread,
             tree: match &self.spill {
@@ -123,21 +122,6 @@ impl Parser {
                 None => Tree::new(),
             },
         })
-    }
-
-    /// `jvmThread`: one of the format's kinds (`gc`, `compiler`, `vm`, `other`).
-    fn jvm_thread(&self, a: &Attrs) -> Result<Option<&'static str>, RawError> {
-        use sampler::thread::{JVM_THREAD, JVM_THREAD_KINDS};
-        let Some(v) = a.get(JVM_THREAD) else {
-            return Ok(None);
-        };
-        match JVM_THREAD_KINDS.iter().find(|k| **k == v.as_str()) {
-            Some(k) => Ok(Some(k)),
-            None => Err(self.err(format!(
-                "{JVM_THREAD}={v:?} is not one of {}",
-                JVM_THREAD_KINDS.join(", ")
-            ))),
-        }
     }
 
     /// A `true`/`false` attribute.
