@@ -310,11 +310,10 @@ extern "C" fn compiled_method_load(
     _compile_info: *const c_void,
 ) {
     guard("CompiledMethodLoad", (), || {
-        code_map::compiled(
-            method as usize,
-            code_addr as usize,
-            code_size.max(0) as usize,
-        )
+        let (start, len) = (code_addr as usize, code_size.max(0) as usize);
+        // The frame size and tier, for the signal handler's frame types.
+        let info = crate::vm::nmethod::info(method, start, len);
+        code_map::compiled(method as usize, start, len, info)
     })
 }
 

@@ -191,6 +191,26 @@ pub fn to_path<F: Frame>(
     }
 }
 
+/// The type codes (0: not known) of the frames [`to_path`] put in a path
+/// of `path_len` keys from `frames` and `depth`, root first as the path
+/// has them (the [`TRUNCATED`] root's is 0).
+pub fn kinds_of<F: Frame>(frames: &[F], depth: u32, path_len: usize, kinds: &mut Vec<u8>) {
+    kinds.clear();
+    let truncated = frames.len() > depth as usize;
+    let kept = &frames[..frames.len().min(depth as usize)];
+    if truncated {
+        kinds.push(0);
+    }
+    let java = path_len.saturating_sub(truncated as usize).min(kept.len());
+    let own = kept.len() - java;
+    kinds.extend(
+        kept[own..]
+            .iter()
+            .rev()
+            .map(|f| f.kind().map_or(0, |t| t as u8)),
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

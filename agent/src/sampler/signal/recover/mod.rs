@@ -25,7 +25,7 @@ mod counts;
 mod from_caller;
 mod in_vm;
 mod saved_sp;
-mod thread_memory;
+pub(super) mod thread_memory;
 mod top_frame;
 
 pub use counts::{recovered_counts, Recovered};

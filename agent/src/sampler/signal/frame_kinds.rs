@@ -1,0 +1,288 @@
+//! How each frame of a sample ran (interpreted, C1, C2, inlined, a native
+//! method, a stub), taken in the handler after the walk from the code the
+//! thread's physical frames are in.
+//!
+//! AsyncGetCallTrace gives virtual frames, top first: one per interpreted
+//! frame, one per method in a compiled frame (the inlined ones first, the
+//! compiled method last). The physical frames are walked here from the
+//! signal's registers (or, in the VM's or a library's code, from the
+//! thread's last Java frame) with the code map and the x86-64 rules of the
+//! unwinder, and matched to them: an interpreter frame types the next
+//! virtual frame `interpreted`; a frame of compiled method M types the
+//! virtual frames up to the next one of M `inlined` and M itself by its
+//! nmethod's tier. Where the walk cannot go on (code the map does not know,
+//! a stub, a method that is not where it must be), the frames left keep
+//! kind 0: never a guess. Frames typed by what they are whatever the walk:
+//! a native method's (`native`) and a stub's (`stub`).
+//!
+//! Reads: the thread's own stack words and code bytes of a blob, through
+//! [`ThreadMemory`] (checked reads, as the recoveries), its own anchor, and
+//! the code map (lock-free). No allocation, no lock.
+
+use super::recover::thread_memory::{regs_of, stack_in_use, ThreadMemory};
+use super::unwind::{self, Memory, Regs};
+use crate::code_map::{self, Blob, Code, StubLayout};
+use crate::vm::async_trace::{CallFrame, NATIVE_CODE_BCI, NATIVE_FRAME_BCI, STUB_FRAME_BCI};
+use crate::vm::hotspot;
+use jni_sys::JNIEnv;
+use profrj_format::frame_types::FrameType;
+use std::ffi::c_void;
+
+/// Types `frames` (a walk's, top first) as the module says.
+///
+/// # Safety
+/// In the signal handler, on the thread whose JNIEnv `env` is, with
+/// `ucontext` the handler's (or null), after a walk wrote `frames`.
+pub unsafe fn classify(env: *mut JNIEnv, frames: &mut [CallFrame], ucontext: *mut c_void) {
+    for f in frames.iter_mut() {
+        f.kind = match f.bci {
+            STUB_FRAME_BCI => FrameType::Stub as u8,
+            NATIVE_FRAME_BCI if !f.method.is_null() => FrameType::Native as u8,
+            _ => 0,
+        };
+    }
+    if ucontext.is_null() || !cfg!(target_arch = "x86_64") {
+        return;
+    }
+    // SAFETY: the caller's promise.
+    let Some((low, high)) = (unsafe { stack_in_use(env, ucontext) }) else {
+        return;
+    };
+    let mem = ThreadMemory {
+        low,
+        high,
+        code: None,
+    };
+    let uc = ucontext as *const libc::ucontext_t;
+    // SAFETY: the kernel's ucontext_t for this signal (the caller's
+    // promise), read only.
+    let ctx = unsafe { regs_of(std::ptr::addr_of!((*uc).uc_mcontext.gregs)) };
+    // Frames of machine code outside the code cache on top (a library's,
+    // the VM's) are no Java frame: the Java ones start below them.
+    let lead = frames
+        .iter()
+        .take_while(|f| f.bci == NATIVE_CODE_BCI)
+        .count();
+    let start = if lead == 0 && code_map::find(ctx.pc).is_some() {
+        from_context(ctx, frames, &mem)
+    } else if !hotspot::in_code_cache(ctx.pc) {
+        // SAFETY: the caller's promise.
+        unsafe { from_anchor(env, frames, lead, &mem) }
+    } else {
+        None
+    };
+    if let Some(start) = start {
+        align(frames, start, code_map::find, &mem);
+    }
+}
+
+/// Where the physical walk begins: the frame's registers, the first virtual
+/// frame it stands for, and whether it is the interrupted frame itself.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Start {
+    regs: Regs,
+    first: usize,
+    interrupted: bool,
+}
+
+/// The walk from the signal's registers, in a compiled method or the
+/// interpreter, when the sample's top frame is a Java frame (a recovery
+/// that put a stub or a failure on top walked from elsewhere). In a
+/// compiled method whose intrinsic moved sp, from the sp the saved-sp
+/// recovery used.
+fn from_context(ctx: Regs, frames: &[CallFrame], mem: &ThreadMemory) -> Option<Start> {
+    let top = frames.first()?;
+    if top.method.is_null() || top.bci == STUB_FRAME_BCI {
+        return None;
+    }
+    let blob = code_map::find(ctx.pc)?;
+    let regs = match blob.code {
+        Code::Compiled {
+            info: Some(info), ..
+        } => {
+            let with_code = ThreadMemory {
+                code: Some((blob.start, blob.end)),
+                ..*mem
+            };
+            // The sp an intrinsic saved, only where the frame's own does not
+            // lead to known code and it does (as the walk that recovers from
+            // it succeeds only then).
+            let leads = |r: Regs| {
+                unwind::compiled_frame_caller(r, &blob, info.frame_words, true, &with_code)
+                    .is_some_and(|c| code_map::find(c.pc).is_some())
+            };
+            let saved = || {
+                unwind::saved_sp_word(ctx, mem)?;
+                unwind::saved_sp(ctx, &blob, &with_code).filter(|&r| leads(r))
+            };
+            if leads(ctx) {
+                ctx
+            } else {
+                saved().unwrap_or(ctx)
+            }
+        }
+        Code::Compiled { .. }
+        | Code::Stub {
+            layout: StubLayout::Interpreter,
+            ..
+        } => ctx,
+        Code::Stub { .. } => return None,
+    };
+    Some(Start {
+        regs,
+        first: 0,
+        interrupted: true,
+    })
+}
+
+/// The walk from the thread's last Java frame (its anchor), for a thread in
+/// the VM's or a library's code (a native method's, a runtime call's): the
+/// frame the anchor names, or, in a runtime stub, its caller (under the
+/// stub's frame, if the sample has one), as the in-VM recovery finds it.
+///
+/// # Safety
+/// As [`classify`].
+unsafe fn from_anchor(
+    env: *mut JNIEnv,
+    frames: &[CallFrame],
+    lead: usize,
+    mem: &ThreadMemory,
+) -> Option<Start> {
+    // SAFETY: `env` is the calling thread's (the caller's promise).
+    let thread = unsafe { hotspot::OwnThread::of(env) }?;
+    let a = thread.anchor();
+    if a.sp == 0 {
+        return None;
+    }
+    let pc = if a.pc != 0 {
+        a.pc
+    } else {
+        mem.word(a.sp.checked_sub(8)?)?
+    };
+    let regs = Regs {
+        pc,
+        sp: a.sp,
+        fp: a.fp,
+    };
+    let blob = code_map::find(pc)?;
+    match blob.code {
+        Code::Stub {
+            layout: StubLayout::Interpreter,
+            ..
+        }
+        | Code::Compiled { .. } => Some(Start {
+            regs,
+            first: lead,
+            interrupted: false,
+        }),
+        Code::Stub { .. } => {
+            let with_code = ThreadMemory {
+                code: Some((blob.start, blob.end)),
+                ..*mem
+            };
+            let caller = unwind::stub_caller(regs, &blob, &with_code)?;
+            let under_stub = frames.get(lead).is_some_and(|f| f.bci == STUB_FRAME_BCI);
+            (caller.sp > regs.sp).then_some(Start {
+                regs: caller,
+                first: lead + under_stub as usize,
+                interrupted: false,
+            })
+        }
+    }
+}
+
+/// A Java method's frame (not a stub's, a library's or a failure's).
+fn is_java(f: &CallFrame) -> bool {
+    !f.method.is_null() && f.bci != STUB_FRAME_BCI && f.bci != NATIVE_CODE_BCI
+}
+
+/// The type of a compiled method's own frame, from its nmethod's tier.
+fn tier(level: Option<u8>) -> FrameType {
+    match level {
+        Some(1..=3) => FrameType::C1,
+        Some(4) => FrameType::C2,
+        _ => FrameType::Jit,
+    }
+}
+
+/// Matches the physical frames from `start` to the virtual ones and types
+/// them (see the module's comment). Each step consumes at least one
+/// virtual frame and moves sp up, so the walk is bounded by the frames.
+pub(super) fn align(
+    frames: &mut [CallFrame],
+    start: Start,
+    find: impl Fn(usize) -> Option<Blob>,
+    mem: &ThreadMemory,
+) {
+    let mut regs = start.regs;
+    let mut v = start.first;
+    let mut interrupted = start.interrupted;
+    while v < frames.len() && is_java(&frames[v]) {
+        let Some(blob) = find(regs.pc) else {
+            return;
+        };
+        let caller = match blob.code {
+            Code::Compiled { method, info } => {
+                let Some(j) = frames[v..]
+                    .iter()
+                    .position(|f| !is_java(f) || f.method as usize == method)
+                    .map(|k| v + k)
+                    .filter(|&j| is_java(&frames[j]))
+                else {
+                    return;
+                };
+                // Inlined frames are Java code; a native method is its own
+                // wrapper's only frame. The same method again just below is
+                // a recursion inlined into itself or not: which one is
+                // not known here.
+                let native = frames[v..=j].iter().any(|f| f.bci == NATIVE_FRAME_BCI);
+                let again = frames
+                    .get(j + 1)
+                    .is_some_and(|f| f.method as usize == method);
+                if (native && j != v) || again {
+                    return;
+                }
+                if !native {
+                    for f in &mut frames[v..j] {
+                        f.kind = FrameType::Inlined as u8;
+                    }
+                    frames[j].kind = tier(info.map(|i| i.level)) as u8;
+                }
+                v = j + 1;
+                let Some(info) = info else {
+                    return;
+                };
+                let with_code = ThreadMemory {
+                    code: Some((blob.start, blob.end)),
+                    ..*mem
+                };
+                unwind::compiled_frame_caller(
+                    regs,
+                    &blob,
+                    info.frame_words,
+                    interrupted,
+                    &with_code,
+                )
+            }
+            Code::Stub {
+                layout: StubLayout::Interpreter,
+                ..
+            } => {
+                if frames[v].bci != NATIVE_FRAME_BCI {
+                    frames[v].kind = FrameType::Interpreted as u8;
+                }
+                v += 1;
+                if regs.fp < regs.sp {
+                    return;
+                }
+                unwind::interpreted_frame_caller(regs, mem)
+            }
+            Code::Stub { .. } => return,
+        };
+        match caller {
+            Some(c) if c.sp > regs.sp => regs = c,
+            _ => return,
+        }
+        interrupted = false;
+    }
+}
