@@ -69,16 +69,28 @@ pub(crate) mod name {
     pub const ACTIVE_RECORDING: &str = "jdk.ActiveRecording";
 }
 
-/// The frame types a stack frame can have. profrj cannot tell an
-/// interpreted frame from a compiled or inlined one (AsyncGetCallTrace and
-/// JVMTI do not say), so a Java frame is just `Java`.
+/// The frame types a stack frame can have, as the JDK names them. C1 and
+/// C2 are both `JIT compiled` (JFR does not tell tiers apart); a frame whose
+/// type is not known (and a stub's) is `Java`, a name of profrj's own.
 pub mod frame_type {
-    /// A Java method's frame (interpreted, compiled or inlined).
+    /// A frame whose type is not known.
     pub const JAVA: u64 = 1;
     /// A native method's frame.
     pub const NATIVE: u64 = 2;
+    /// A method run by the interpreter.
+    pub const INTERPRETED: u64 = 3;
+    /// A compiled method's own frame (C1 or C2).
+    pub const JIT_COMPILED: u64 = 4;
+    /// A method inlined into its caller's compiled code.
+    pub const INLINED: u64 = 5;
     /// The pool's entries: each key with the name `jfr` prints.
-    pub(crate) const NAMES: [(u64, &str); 2] = [(JAVA, "Java"), (NATIVE, "Native")];
+    pub(crate) const NAMES: [(u64, &str); 5] = [
+        (JAVA, "Java"),
+        (NATIVE, "Native"),
+        (INTERPRETED, "Interpreted"),
+        (JIT_COMPILED, "JIT compiled"),
+        (INLINED, "Inlined"),
+    ];
 }
 
 /// Thread states (the JDK's names); keys are profrj's own.
