@@ -377,6 +377,19 @@ impl Writer {
     }
 }
 
+/// A frame's type in JFR's terms: C1 and C2 are both `JIT compiled`; a stub's
+/// or an untyped Java frame is `Java`.
+fn jfr_frame_type(native: bool, kind: Option<FrameType>) -> u64 {
+    match kind {
+        _ if native => frame_type::NATIVE,
+        Some(FrameType::Interpreted) => frame_type::INTERPRETED,
+        Some(FrameType::C1 | FrameType::C2 | FrameType::Jit) => frame_type::JIT_COMPILED,
+        Some(FrameType::Inlined) => frame_type::INLINED,
+        Some(FrameType::Native) => frame_type::NATIVE,
+        _ => frame_type::JAVA,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::file_path;
@@ -388,18 +401,5 @@ mod tests {
         assert_eq!(file_path("/t/run.jfr", 2), PathBuf::from("/t/run.2.jfr"));
         assert_eq!(file_path("/t/run", 3), PathBuf::from("/t/run.3"));
         assert_eq!(file_path("/t/r-%n.jfr", 2), PathBuf::from("/t/r-2.jfr"));
-    }
-}
-
-/// A frame's type in JFR's terms: C1 and C2 are both `JIT compiled`; a stub's
-/// or an untyped Java frame is `Java`.
-fn jfr_frame_type(native: bool, kind: Option<FrameType>) -> u64 {
-    match kind {
-        _ if native => frame_type::NATIVE,
-        Some(FrameType::Interpreted) => frame_type::INTERPRETED,
-        Some(FrameType::C1 | FrameType::C2 | FrameType::Jit) => frame_type::JIT_COMPILED,
-        Some(FrameType::Inlined) => frame_type::INLINED,
-        Some(FrameType::Native) => frame_type::NATIVE,
-        _ => frame_type::JAVA,
     }
 }
