@@ -286,3 +286,152 @@ pub(super) fn align(
         interrupted = false;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::vm::nmethod::CompiledInfo;
+
+    const A: usize = 0xa0;
+    const B: usize = 0xb0;
+    const C: usize = 0xc0;
+    const D: usize = 0xd0;
+    const E: usize = 0xe0;
+
+    fn frame(method: usize) -> CallFrame {
+        CallFrame::new(3, method as jni_sys::jmethodID)
+    }
+
+    /// A stack laid out by hand in real memory (the handler's reader reads
+    /// addresses), and code bytes (no-ops) holding compiled A's code
+    /// (4-word frames, tier `level`) and the interpreter.
+    struct World {
+        stack: Vec<usize>,
+        code: Vec<u8>,
+        level: u8,
+    }
+
+    impl World {
+        fn new(level: u8) -> World {
+            World {
+                stack: vec![0; 64],
+                code: vec![0x90; 128],
+                level,
+            }
+        }
+        fn at(&self, i: usize) -> usize {
+            self.stack.as_ptr() as usize + 8 * i
+        }
+        fn compiled(&self) -> usize {
+            self.code.as_ptr() as usize
+        }
+        fn interpreter(&self) -> usize {
+            self.compiled() + 64
+        }
+        fn find(&self, pc: usize) -> Option<Blob> {
+            let (c, i) = (self.compiled(), self.interpreter());
+            let info = Some(CompiledInfo {
+                frame_words: 4,
+                level: self.level,
+            });
+            if (c..i).contains(&pc) {
+                Some(Blob {
+                    start: c,
+                    end: i,
+                    code: Code::Compiled { method: A, info },
+                })
+            } else {
+                (i..i + 64).contains(&pc).then_some(Blob {
+                    start: i,
+                    end: i + 64,
+                    code: Code::Stub {
+                        name: 0,
+                        layout: StubLayout::Interpreter,
+                    },
+                })
+            }
+        }
+        /// A's frame at word 0 (returning into the interpreter), interpreted
+        /// frames at words 10 and 20, the last returning into unknown code.
+        fn lay_out(&mut self) {
+            let (interp, w10, w12, w20, w22) = (
+                self.interpreter(),
+                self.at(10),
+                self.at(12),
+                self.at(20),
+                self.at(22),
+            );
+            let w30 = self.at(30);
+            let s = &mut self.stack;
+            (s[2], s[3]) = (w10, interp + 8);
+            (s[9], s[10], s[11]) = (w12, w20, interp + 16);
+            (s[19], s[20], s[21]) = (w22, w30, 0x1234);
+        }
+        fn types(&mut self, frames: &mut [CallFrame]) -> Vec<Option<FrameType>> {
+            self.lay_out();
+            let mem = ThreadMemory {
+                low: self.at(0),
+                high: self.at(64),
+                code: None,
+            };
+            let start = Start {
+                regs: Regs {
+                    pc: self.compiled() + 8,
+                    sp: self.at(0),
+                    fp: 0,
+                },
+                first: 0,
+                interrupted: true,
+            };
+            align(frames, start, |pc| self.find(pc), &mem);
+            frames
+                .iter()
+                .map(|f| FrameType::from_code(f.kind))
+                .collect()
+        }
+    }
+
+    #[test]
+    fn compiled_then_interpreted_frames_are_typed_down_to_unknown_code() {
+        let mut frames = [B, A, C, D, E].map(frame);
+        let got = World::new(4).types(&mut frames);
+        use FrameType::*;
+        assert_eq!(
+            got,
+            [
+                Some(Inlined),
+                Some(C2),
+                Some(Interpreted),
+                Some(Interpreted),
+                None
+            ]
+        );
+        let mut frames = [A, C].map(frame);
+        assert_eq!(
+            World::new(2).types(&mut frames),
+            [Some(C1), Some(Interpreted)]
+        );
+    }
+
+    #[test]
+    fn a_compiled_method_not_among_the_frames_types_nothing() {
+        let mut frames = [B, C, D].map(frame);
+        assert_eq!(World::new(4).types(&mut frames), [None, None, None]);
+    }
+
+    #[test]
+    fn a_method_again_just_below_its_own_frame_types_nothing() {
+        // Inlined into itself, or called again out of line: not known here.
+        let mut frames = [A, A, C].map(frame);
+        assert_eq!(World::new(4).types(&mut frames), [None, None, None]);
+    }
+
+    #[test]
+    fn a_synthetic_frame_ends_the_walk() {
+        let mut frames = [frame(A), CallFrame::new(STUB_FRAME_BCI, 1 as _), frame(C)];
+        assert_eq!(
+            World::new(4).types(&mut frames),
+            [Some(FrameType::C2), None, None]
+        );
+    }
+}
