@@ -20,6 +20,7 @@
 //! the code map (lock-free). No allocation, no lock.
 
 use super::recover::thread_memory::{regs_of, stack_in_use, ThreadMemory};
+use super::recover::WalkStart;
 use super::unwind::{self, Memory, Regs};
 use crate::code_map::{self, Blob, Code, StubLayout};
 use crate::vm::async_trace::{CallFrame, NATIVE_CODE_BCI, NATIVE_FRAME_BCI, STUB_FRAME_BCI};
@@ -28,12 +29,18 @@ use jni_sys::JNIEnv;
 use profrj_format::frame_types::FrameType;
 use std::ffi::c_void;
 
-/// Types `frames` (a walk's, top first) as the module says.
+/// Types `frames` (a walk's, top first) as the module says; `recovered`:
+/// where the walk's recovery walked from, if it did.
 ///
 /// # Safety
 /// In the signal handler, on the thread whose JNIEnv `env` is, with
 /// `ucontext` the handler's (or null), after a walk wrote `frames`.
-pub unsafe fn classify(env: *mut JNIEnv, frames: &mut [CallFrame], ucontext: *mut c_void) {
+pub unsafe fn classify(
+    env: *mut JNIEnv,
+    frames: &mut [CallFrame],
+    ucontext: *mut c_void,
+    recovered: Option<WalkStart>,
+) {
     for f in frames.iter_mut() {
         f.kind = match f.bci {
             STUB_FRAME_BCI => FrameType::Stub as u8,
@@ -59,12 +66,32 @@ pub unsafe fn classify(env: *mut JNIEnv, frames: &mut [CallFrame], ucontext: *mu
     let ctx = unsafe { regs_of(std::ptr::addr_of!((*uc).uc_mcontext.gregs)) };
     // Frames of machine code outside the code cache on top (a library's,
     // the VM's) are no Java frame: the Java ones start below them.
+    if let Some(r) = recovered {
+        // A compiled method caught at its entry or exit: the frame put on
+        // top names it (its blob is the interrupted code's).
+        if let (Some(top), Some(blob), true) =
+            (frames.first_mut(), code_map::find(ctx.pc), r.first > 0)
+        {
+            if let Code::Compiled { method, info } = blob.code {
+                if top.method as usize == method && top.bci != STUB_FRAME_BCI {
+                    top.kind = tier(info.map(|i| i.level)) as u8;
+                }
+            }
+        }
+        let start = Start {
+            regs: r.regs,
+            first: r.first,
+            interrupted: false,
+        };
+        align(frames, start, code_map::find, &mem);
+        return;
+    }
     let lead = frames
         .iter()
         .take_while(|f| f.bci == NATIVE_CODE_BCI)
         .count();
     let start = if lead == 0 && code_map::find(ctx.pc).is_some() {
-        from_context(ctx, frames, &mem)
+        from_context(ctx, frames)
     } else if !hotspot::in_code_cache(ctx.pc) {
         // SAFETY: the caller's promise.
         unsafe { from_anchor(env, frames, lead, &mem) }
@@ -86,41 +113,15 @@ pub(super) struct Start {
 }
 
 /// The walk from the signal's registers, in a compiled method or the
-/// interpreter, when the sample's top frame is a Java frame (a recovery
-/// that put a stub or a failure on top walked from elsewhere). In a
-/// compiled method whose intrinsic moved sp, from the sp the saved-sp
-/// recovery used.
-fn from_context(ctx: Regs, frames: &[CallFrame], mem: &ThreadMemory) -> Option<Start> {
+/// interpreter, when AsyncGetCallTrace walked from there (no recovery) and
+/// the sample's top frame is a Java frame.
+fn from_context(ctx: Regs, frames: &[CallFrame]) -> Option<Start> {
     let top = frames.first()?;
     if top.method.is_null() || top.bci == STUB_FRAME_BCI {
         return None;
     }
     let blob = code_map::find(ctx.pc)?;
     let regs = match blob.code {
-        Code::Compiled {
-            info: Some(info), ..
-        } => {
-            let with_code = ThreadMemory {
-                code: Some((blob.start, blob.end)),
-                ..*mem
-            };
-            // The sp an intrinsic saved, only where the frame's own does not
-            // lead to known code and it does (as the walk that recovers from
-            // it succeeds only then).
-            let leads = |r: Regs| {
-                unwind::compiled_frame_caller(r, &blob, info.frame_words, true, &with_code)
-                    .is_some_and(|c| code_map::find(c.pc).is_some())
-            };
-            let saved = || {
-                unwind::saved_sp_word(ctx, mem)?;
-                unwind::saved_sp(ctx, &blob, &with_code).filter(|&r| leads(r))
-            };
-            if leads(ctx) {
-                ctx
-            } else {
-                saved().unwrap_or(ctx)
-            }
-        }
         Code::Compiled { .. }
         | Code::Stub {
             layout: StubLayout::Interpreter,

@@ -175,7 +175,8 @@ unsafe fn record(info: *const SigInfo, ucontext: *mut c_void) {
         // SAFETY: in the signal handler, on the interrupted thread, with its
         // env and the handler's context (the caller's promise); the ring's
         // slot is writable for `max` frames (`Ring::record`).
-        let code = unsafe { recover::walk(env, frames, max, ucontext) };
+        let mut start = None;
+        let code = unsafe { recover::walk(env, frames, max, ucontext, &mut start) };
         if code > 0 {
             // SAFETY: the walk wrote `code` (<= max) frames into the slot,
             // this handler's alone until `record` returns.
@@ -184,7 +185,7 @@ unsafe fn record(info: *const SigInfo, ucontext: *mut c_void) {
             // padding AsyncGetCallTrace does not write.
             // SAFETY: in the handler, on the interrupted thread, with its env
             // and the handler's context (the caller's promise), after the walk.
-            unsafe { frame_kinds::classify(env, walked, ucontext) };
+            unsafe { frame_kinds::classify(env, walked, ucontext, start) };
         }
         (code, own_cpu_ns())
     });
