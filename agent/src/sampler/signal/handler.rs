@@ -172,10 +172,10 @@ unsafe fn record(info: *const SigInfo, ucontext: *mut c_void) {
             return (async_trace::NEAR_STACK_LIMIT, own_cpu_ns());
         }
         let max = max.min(i32::MAX as usize) as i32;
+        let mut start = None;
         // SAFETY: in the signal handler, on the interrupted thread, with its
         // env and the handler's context (the caller's promise); the ring's
         // slot is writable for `max` frames (`Ring::record`).
-        let mut start = None;
         let code = unsafe { recover::walk(env, frames, max, ucontext, &mut start) };
         if code > 0 {
             // SAFETY: the walk wrote `code` (<= max) frames into the slot,
