@@ -134,6 +134,35 @@ fn a_helper_kept_out_of_line_is_c2_itself() {
     only(&helper, "c2");
 }
 
+/// A method calling itself out of line, 20 deep, every frame C2's: the walk
+/// goes through each (the code's inline records say it is never inlined
+/// into itself, so the first frame of it is its compiled frame).
+#[test]
+fn every_frame_of_a_compiled_recursion_is_typed() {
+    let mut flags = EXCLUDE_DRIVERS.to_vec();
+    flags.extend([
+        "-XX:CompileCommand=exclude,profrj.harness.FrameTypes::warmRec",
+        "-XX:CompileCommand=exclude,profrj.harness.FrameTypes::measuredRec",
+        "-XX:CompileCommand=dontinline,profrj.harness.FrameTypes::rec",
+        "-XX:-TieredCompilation",
+    ]);
+    let text = run(
+        "ft-rec",
+        &flags,
+        "sampling,event=cpu",
+        &["recursive", "1500"],
+    );
+    let doc = roxmltree::Document::parse(&text).unwrap();
+    let t = main_thread(&doc);
+    let measured = find_nodes(t, "profrj.harness.FrameTypes.measuredRec()");
+    assert_eq!(measured.len(), 1, "{text}");
+    let recs = find_nodes(measured[0], "profrj.harness.FrameTypes.rec()");
+    assert_eq!(recs.len(), 21, "rec() 21 deep: {text}");
+    for r in recs {
+        only(&types(r, "frameTypes"), "c2");
+    }
+}
+
 /// Thread.sleep is a native method (sleep0 from JDK 21): every sample of a
 /// sleeping thread has it on top, typed native, whichever walker took it.
 #[test]

@@ -81,6 +81,10 @@ pub struct CompiledInfo {
     pub frame_words: u32,
     /// `nmethod::_comp_level` (0: a native method's wrapper).
     pub level: u8,
+    /// Whether a method of this code is inlined into itself (directly or
+    /// through others) somewhere in it, from the event's inline records
+    /// ([`inlined_into_itself`]); None when the VM gave none.
+    pub inlined_into_itself: Option<bool>,
 }
 
 /// How far before its code an nmethod's start is looked for: its header and
@@ -142,6 +146,7 @@ pub fn info(method: jmethodID, code: usize, len: usize) -> Option<CompiledInfo> 
                 return Some(CompiledInfo {
                     frame_words: words as u32,
                     level,
+                    inlined_into_itself: None,
                 });
             }
         }
@@ -164,4 +169,61 @@ fn read_bytes(from: usize, out: &mut [u8]) -> bool {
     // and checks `from` itself (EFAULT where unmapped).
     let n = unsafe { libc::process_vm_readv(libc::getpid(), &local, 1, &remote, 1, 0) };
     n == out.len() as isize
+}
+
+/// `jvmtiCompiledMethodLoadRecordHeader`'s kind of an inline record.
+const JVMTI_CMLR_INLINE_INFO: i32 = 2;
+/// The most records, pcs and scopes per pc read (far above HotSpot's).
+const MAX_RECORDS: usize = 16;
+const MAX_PCS: i32 = 1 << 20;
+const MAX_SCOPES: i32 = 1 << 10;
+
+/// Whether any pc of a compiled method has one method twice in its chain
+/// of scopes (a method inlined into itself, directly or through others),
+/// from CompiledMethodLoad's `compile_info` (`jvmticmlr.h`'s records:
+/// header `kind` at 0 and `next` at 16; an inline record's `numpcs` at 24
+/// and `pcinfo` at 32; a `PCStackInfo` of 32 bytes with `numstackframes`
+/// at 8 and `methods` at 16). None without an inline record.
+///
+/// # Safety
+/// `compile_info` is null or the `compile_info` of the CompiledMethodLoad
+/// event being handled (valid during the callback).
+pub unsafe fn inlined_into_itself(compile_info: *const std::ffi::c_void) -> Option<bool> {
+    let mut record = compile_info as *const u8;
+    for _ in 0..MAX_RECORDS {
+        if record.is_null() {
+            return None;
+        }
+        // SAFETY: a record of the event's list (the caller's promise), laid
+        // out as `jvmticmlr.h` says (above); an inline record's arrays hold
+        // `numpcs` and `numstackframes` entries.
+        unsafe {
+            if *(record as *const i32) == JVMTI_CMLR_INLINE_INFO {
+                let numpcs = *(record.add(24) as *const i32);
+                let pcinfo = *(record.add(32) as *const *const u8);
+                if pcinfo.is_null() || !(0..=MAX_PCS).contains(&numpcs) {
+                    return None;
+                }
+                for p in 0..numpcs as usize {
+                    let info = pcinfo.add(32 * p);
+                    let n = *(info.add(8) as *const i32);
+                    let methods = *(info.add(16) as *const *const usize);
+                    if methods.is_null() || !(0..=MAX_SCOPES).contains(&n) {
+                        return None;
+                    }
+                    let chain = std::slice::from_raw_parts(methods, n as usize);
+                    if chain
+                        .iter()
+                        .enumerate()
+                        .any(|(i, m)| chain[..i].contains(m))
+                    {
+                        return Some(true);
+                    }
+                }
+                return Some(false);
+            }
+            record = *(record.add(16) as *const *const u8);
+        }
+    }
+    None
 }

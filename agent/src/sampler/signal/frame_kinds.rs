@@ -233,14 +233,20 @@ pub(super) fn align(
                     return;
                 };
                 // Inlined frames are Java code; a native method is its own
-                // wrapper's only frame. The same method again just below is
-                // a recursion inlined into itself or not: which one is
-                // not known here.
+                // wrapper's only frame. Where a method is inlined into
+                // itself in this code, which of its frames is the compiled
+                // one is not known here; where that is not known either,
+                // the same method again just below (inlined into itself,
+                // or called again out of line?) stops the walk.
                 let native = frames[v..=j].iter().any(|f| f.bci == NATIVE_FRAME_BCI);
                 let again = frames
                     .get(j + 1)
                     .is_some_and(|f| f.method as usize == method);
-                if (native && j != v) || again {
+                let ambiguous = match info.and_then(|i| i.inlined_into_itself) {
+                    Some(itself) => itself,
+                    None => again,
+                };
+                if (native && j != v) || ambiguous {
                     return;
                 }
                 if !native {
@@ -310,6 +316,7 @@ mod tests {
         stack: Vec<usize>,
         code: Vec<u8>,
         level: u8,
+        itself: Option<bool>,
     }
 
     impl World {
@@ -318,6 +325,7 @@ mod tests {
                 stack: vec![0; 64],
                 code: vec![0x90; 128],
                 level,
+                itself: None,
             }
         }
         fn at(&self, i: usize) -> usize {
@@ -334,6 +342,7 @@ mod tests {
             let info = Some(CompiledInfo {
                 frame_words: 4,
                 level: self.level,
+                inlined_into_itself: self.itself,
             });
             if (c..i).contains(&pc) {
                 Some(Blob {
@@ -421,10 +430,24 @@ mod tests {
     }
 
     #[test]
-    fn a_method_again_just_below_its_own_frame_types_nothing() {
-        // Inlined into itself, or called again out of line: not known here.
+    fn a_method_again_below_its_own_frame_is_typed_only_where_known() {
+        use FrameType::*;
+        // Inlined into itself, or called again out of line: not known
+        // without the code's inline records.
         let mut frames = [A, A, C].map(frame);
         assert_eq!(World::new(4).types(&mut frames), [None, None, None]);
+        // Never inlined into itself: the first is the compiled frame, the
+        // next one its (interpreted) caller.
+        let mut w = World::new(4);
+        w.itself = Some(false);
+        let mut frames = [A, A, C].map(frame);
+        let want = [Some(C2), Some(Interpreted), Some(Interpreted)];
+        assert_eq!(w.types(&mut frames), want);
+        // Inlined into itself somewhere in the code: nothing is typed.
+        let mut w = World::new(4);
+        w.itself = Some(true);
+        let mut frames = [B, A, C].map(frame);
+        assert_eq!(w.types(&mut frames), [None, None, None]);
     }
 
     #[test]

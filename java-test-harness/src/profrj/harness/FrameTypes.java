@@ -15,6 +15,9 @@ package profrj.harness;
  * (-XX:TieredStopAtLevel=1: C1; -XX:-TieredCompilation: C2).</li>
  * <li>{@code sleep MS}: the main thread sleeps MS ms in Thread.sleep, a
  * native method on every JDK (sleep0 from JDK 21).</li>
+ * <li>{@code recursive MS}: as {@code compiled}, with rec() calling itself
+ * 20 deep (the test keeps it from being inlined into itself) before spin()
+ * loops for MS ms: every rec() frame is compiled.</li>
  * </ul>
  */
 public class FrameTypes {
@@ -60,6 +63,28 @@ public class FrameTypes {
         return x;
     }
 
+    static long spin(long x, long end) {
+        while (System.nanoTime() < end) {
+            x = (x ^ (x >>> 7)) * K;
+        }
+        return x;
+    }
+
+    static long rec(int n, long x, long end) {
+        return n == 0 ? spin(x, end) : rec(n - 1, x, end) + 1;
+    }
+
+    static long warmRec(long x) {
+        for (int i = 0; i < 20_000; i++) {
+            x = rec(20, x, 0);
+        }
+        return x;
+    }
+
+    static long measuredRec(long x, long end) {
+        return rec(20, x, end);
+    }
+
     public static void main(String[] args) throws InterruptedException {
         long ms = Long.parseLong(args[1]);
         switch (args[0]) {
@@ -69,6 +94,10 @@ public class FrameTypes {
             case "compiled":
                 sink = warm(1);
                 sink = measured(sink, System.nanoTime() + ms * 1_000_000L);
+                break;
+            case "recursive":
+                sink = warmRec(1);
+                sink = measuredRec(sink, System.nanoTime() + ms * 1_000_000L);
                 break;
             case "sleep":
                 Thread.sleep(ms);
