@@ -95,6 +95,7 @@ pub unsafe fn classify(
     } else if !hotspot::in_code_cache(ctx.pc) {
         // SAFETY: the caller's promise.
         unsafe { from_anchor(env, frames, lead, &mem) }
+            .or_else(|| from_native_leaf(ctx, frames, lead, &mem))
     } else {
         None
     };
@@ -190,6 +191,46 @@ unsafe fn from_anchor(
             })
         }
     }
+}
+
+/// The walk from compiled code that called the VM's or a library's code
+/// without leaving a last Java frame (a leaf call: `System.nanoTime`'s
+/// clock, say), which AsyncGetCallTrace walks through its frame pointers
+/// on recent JDKs: the caller the unwinder finds above the native code,
+/// only where exactly one of its guesses lands in compiled code of a
+/// method among the sample's Java frames.
+fn from_native_leaf(
+    ctx: Regs,
+    frames: &[CallFrame],
+    lead: usize,
+    mem: &ThreadMemory,
+) -> Option<Start> {
+    let java = frames.get(lead..)?;
+    let in_sample = |r: &Regs| match code_map::find(r.pc).map(|b| b.code) {
+        Some(Code::Compiled { method, .. }) => java
+            .iter()
+            .take_while(|f| is_java(f))
+            .any(|f| f.method as usize == method),
+        _ => false,
+    };
+    let guesses = unwind::callers(ctx, unwind::AdapterRegs::default(), None, mem);
+    let mut found: Option<Regs> = None;
+    for r in guesses.retries() {
+        let unwind::Retry::Caller(r) = r else {
+            continue;
+        };
+        if r.sp > ctx.sp && in_sample(&r) {
+            match found {
+                Some(f) if f != r => return None,
+                _ => found = Some(r),
+            }
+        }
+    }
+    Some(Start {
+        regs: found?,
+        first: lead,
+        interrupted: false,
+    })
 }
 
 /// A Java method's frame (not a stub's, a library's or a failure's).
