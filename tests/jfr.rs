@@ -620,8 +620,9 @@ fn hostile_recordings_are_refused_quickly() {
 
 /// The frames' types reach JMC as the JDK names them: FrameTypes' compiled
 /// phase under C2 with helper() inlined has measured() interpreted (kept out
-/// of compilation), work() JIT compiled and helper() inlined, and nothing
-/// else in any of their frames.
+/// of compilation), work() JIT compiled and helper() inlined, and no other
+/// type in any of their frames (`Java`, a frame whose type is not known, as
+/// a sample whose walk the handler could not follow leaves, is no type).
 #[test]
 fn frame_types_reach_jmc_as_the_jdk_names_them() {
     let dir = temp_dir("jfr-frame-types");
@@ -646,7 +647,7 @@ fn frame_types_reach_jmc_as_the_jdk_names_them() {
         let m = format!("profrj.harness.FrameTypes.{method}");
         j.frame_types
             .keys()
-            .filter(|(name, _)| *name == m)
+            .filter(|(name, t)| *name == m && t != "Java")
             .map(|(_, t)| t.as_str())
             .collect()
     };
