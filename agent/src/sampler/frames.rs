@@ -227,6 +227,27 @@ mod tests {
     }
 
     #[test]
+    fn kinds_follow_the_path_root_first() {
+        use crate::vm::async_trace::CallFrame;
+        let frames: Vec<CallFrame> = (1..=5u8)
+            .map(|k| CallFrame {
+                kind: k,
+                ..CallFrame::new(0, std::ptr::null_mut())
+            })
+            .collect();
+        let mut kinds = Vec::new();
+        // Whole: root (the last frame) first.
+        kinds_of(&frames, 10, 5, &mut kinds);
+        assert_eq!(kinds, [5, 4, 3, 2, 1]);
+        // Truncated to the top 3 under a synthetic root of no type.
+        kinds_of(&frames, 3, 4, &mut kinds);
+        assert_eq!(kinds, [0, 3, 2, 1]);
+        // The agent's own top frame left out of the path.
+        kinds_of(&frames, 3, 3, &mut kinds);
+        assert_eq!(kinds, [0, 3, 2]);
+    }
+
+    #[test]
     fn keys_tell_lines_of_one_method_apart() {
         let mut k = FrameKeys::default();
         let a = k.key(3, 10);
