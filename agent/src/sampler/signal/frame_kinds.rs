@@ -90,12 +90,13 @@ pub unsafe fn classify(
         .iter()
         .take_while(|f| f.bci == NATIVE_CODE_BCI)
         .count();
-    let start = if lead == 0 && code_map::find(ctx.pc).is_some() {
-        from_context(ctx, frames)
+    let blob = code_map::find(ctx.pc);
+    let start = if let (0, Some(blob)) = (lead, blob) {
+        from_context(ctx, frames).or_else(|| from_guessed_caller(ctx, Some(&blob), frames, 0, &mem))
     } else if !hotspot::in_code_cache(ctx.pc) {
         // SAFETY: the caller's promise.
         unsafe { from_anchor(env, frames, lead, &mem) }
-            .or_else(|| from_native_leaf(ctx, frames, lead, &mem))
+            .or_else(|| from_guessed_caller(ctx, None, frames, lead, &mem))
     } else {
         None
     };
@@ -193,14 +194,16 @@ unsafe fn from_anchor(
     }
 }
 
-/// The walk from compiled code that called the VM's or a library's code
-/// without leaving a last Java frame (a leaf call: `System.nanoTime`'s
-/// clock, say), which AsyncGetCallTrace walks through its frame pointers
-/// on recent JDKs: the caller the unwinder finds above the native code,
-/// only where exactly one of its guesses lands in compiled code of a
-/// method among the sample's Java frames.
-fn from_native_leaf(
+/// The walk from the caller of code AsyncGetCallTrace walked through
+/// without a frame of its own: a stub it steps over, or the VM's or a
+/// library's code called without a last Java frame (a leaf call:
+/// `System.nanoTime`'s clock, say, which recent JDKs walk through by frame
+/// pointers). The caller the unwinder guesses for that code (`blob`; None:
+/// outside the code cache), only where exactly one guess lands in compiled
+/// code of a method among the sample's Java frames.
+fn from_guessed_caller(
     ctx: Regs,
+    blob: Option<&Blob>,
     frames: &[CallFrame],
     lead: usize,
     mem: &ThreadMemory,
@@ -213,7 +216,14 @@ fn from_native_leaf(
             .any(|f| f.method as usize == method),
         _ => false,
     };
-    let guesses = unwind::callers(ctx, unwind::AdapterRegs::default(), None, mem);
+    if blob.is_some_and(|b| !matches!(b.code, Code::Stub { .. })) {
+        return None;
+    }
+    let with_code = ThreadMemory {
+        code: blob.map(|b| (b.start, b.end)),
+        ..*mem
+    };
+    let guesses = unwind::callers(ctx, unwind::AdapterRegs::default(), blob, &with_code);
     let mut found: Option<Regs> = None;
     for r in guesses.retries() {
         let unwind::Retry::Caller(r) = r else {
