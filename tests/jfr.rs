@@ -57,6 +57,8 @@ struct Jmc {
     durations: BTreeMap<String, u64>,
     weights: BTreeMap<String, u64>,
     attrs: Vec<String>,
+    /// Execution samples' frames by (method, type as JMC names it).
+    frame_types: BTreeMap<(String, String), u64>,
 }
 
 /// A reader's standard output; it must succeed.
@@ -82,6 +84,10 @@ fn jmc(file: &Path) -> Jmc {
                 j.weights.insert(w[1].into(), w[2].parse().unwrap());
             }
             "attr" => j.attrs.push(line.to_owned()),
+            "frametype" => {
+                let key = (w[2].to_owned(), w[3..].join(" "));
+                j.frame_types.insert(key, w[1].parse().unwrap());
+            }
             _ => {}
         }
     }
@@ -610,4 +616,45 @@ fn hostile_recordings_are_refused_quickly() {
     let mut unfinished = bytes.clone();
     unfinished[64] = 1;
     check("unfinished.jfr", &unfinished, "unfinished");
+}
+
+/// The frames' types reach JMC as the JDK names them: FrameTypes' compiled
+/// phase under C2 with helper() inlined has measured() interpreted (kept out
+/// of compilation), work() JIT compiled and helper() inlined, and no other
+/// type in any of their frames (`Java`, a frame whose type is not known, as
+/// a sample whose walk the handler could not follow leaves, is no type).
+#[test]
+fn frame_types_reach_jmc_as_the_jdk_names_them() {
+    let dir = temp_dir("jfr-frame-types");
+    let rec = dir.join("rec.jfr");
+    let opts = format!(
+        "sampling,event=cpu,file={},jfr={}",
+        dir.join("snap.xml").display(),
+        rec.display()
+    );
+    let flags = [
+        "-XX:CompileCommand=quiet",
+        "-Xbatch",
+        "-XX:-TieredCompilation",
+        "-XX:CompileCommand=exclude,profrj.harness.FrameTypes::measured",
+        "-XX:CompileCommand=exclude,profrj.harness.FrameTypes::warm",
+        "-XX:CompileCommand=inline,profrj.harness.FrameTypes::helper",
+    ];
+    let args = ["compiled", "1500"];
+    run_java_with(&dir, &flags, &opts, "profrj.harness.FrameTypes", &args).assert_success();
+    let j = jmc(&rec);
+    let of = |method: &str| -> Vec<&str> {
+        let m = format!("profrj.harness.FrameTypes.{method}");
+        j.frame_types
+            .keys()
+            .filter(|(name, t)| *name == m && t != "Java")
+            .map(|(_, t)| t.as_str())
+            .collect()
+    };
+    assert_eq!(of("measured"), ["Interpreted"], "{:?}", j.frame_types);
+    assert_eq!(of("helper"), ["Inlined"], "{:?}", j.frame_types);
+    // work() runs compiled in both phases (warmed up under warm()). The
+    // file says `JIT compiled`, as the JDK writes it; JMC reads that as its
+    // own JIT_COMPILED, which it names so.
+    assert_eq!(of("work"), ["JIT Compiled"], "{:?}", j.frame_types);
 }

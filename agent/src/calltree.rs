@@ -133,6 +133,12 @@ impl<W: Weights> WeightTree<W> {
         id
     }
 
+    /// The node `n` hangs under (None for the thread's own node 0).
+    pub fn parent(&self, n: NodeId) -> Option<NodeId> {
+        let p = self.nodes.get(n.0 as usize)?.parent;
+        (p != NONE).then_some(NodeId(p))
+    }
+
     /// The thread's totals.
     pub fn totals(&self) -> W {
         self.nodes[0].cumulated
@@ -162,6 +168,7 @@ impl<W: Weights> WeightTree<W> {
                     let kids = self.sorted_children(n);
                     let leaf = kids.is_empty();
                     visit(Visit::Enter {
+                        id: NodeId(n),
                         name: node.name,
                         own: &node.own,
                         cumulated: &node.cumulated,
@@ -201,6 +208,7 @@ impl<W: Weights> WeightTree<W> {
 /// A step of [`WeightTree::walk`]. A leaf gets no `Leave`.
 pub enum Visit<'a, W> {
     Enter {
+        id: NodeId,
         name: NameId,
         own: &'a W,
         cumulated: &'a W,
@@ -307,6 +315,17 @@ impl<W: Weights> WeightTree<W> {
         thread: Option<crate::threads::ThreadId>,
         figures: impl Fn(&mut Vec<u64>, &W, &W),
     ) -> crate::model::ThreadTree {
+        self.to_model_seeing(thread, figures, |_, _| {})
+    }
+
+    /// [`Self::to_model`], with `seen` told each node's id and its index in
+    /// the model as it is pushed (for a mode that adds to its nodes).
+    pub fn to_model_seeing(
+        &self,
+        thread: Option<crate::threads::ThreadId>,
+        figures: impl Fn(&mut Vec<u64>, &W, &W),
+        mut seen: impl FnMut(NodeId, &mut crate::model::ThreadTree),
+    ) -> crate::model::ThreadTree {
         let mut values = Vec::new();
         figures(&mut values, &W::default(), &self.nodes[0].cumulated);
         let mut tree = crate::model::ThreadTree::new(thread, values.clone());
@@ -314,6 +333,7 @@ impl<W: Weights> WeightTree<W> {
         let _ = self.walk(|v| {
             match v {
                 Visit::Enter {
+                    id,
                     name,
                     own,
                     cumulated,
@@ -322,6 +342,7 @@ impl<W: Weights> WeightTree<W> {
                     values.clear();
                     figures(&mut values, own, cumulated);
                     tree.push(name, depth + 1, &values);
+                    seen(id, &mut tree);
                     if !leaf {
                         depth += 1;
                     }

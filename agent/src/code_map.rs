@@ -12,6 +12,7 @@
 //! handlers may still read it is freed only once no handler is inside
 //! [`find`] (a count of readers, checked after the swap).
 
+use crate::vm::nmethod::CompiledInfo;
 use parking_lot::Mutex;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
@@ -23,8 +24,12 @@ pub enum Code {
     /// Code that is no Java method: a stub, the interpreter, an adapter. Its
     /// name's number ([`stub_name`]) and how its frame is laid out.
     Stub { name: u32, layout: StubLayout },
-    /// A compiled Java method, its jmethodID as an address.
-    Compiled { method: usize },
+    /// A compiled Java method, its jmethodID as an address, and its frame
+    /// size and tier where its nmethod was found (`vm::nmethod`).
+    Compiled {
+        method: usize,
+        info: Option<CompiledInfo>,
+    },
 }
 
 /// What the unwinder may assume of a stub's frame.
@@ -101,14 +106,15 @@ impl Map {
 }
 
 /// A method was compiled to `start..start + len` (CompiledMethodLoad).
-pub fn compiled(method: usize, start: usize, len: usize) {
+pub fn compiled(method: usize, start: usize, len: usize, info: Option<CompiledInfo>) {
     let Some(end) = start.checked_add(len).filter(|&e| e > start) else {
         return;
     };
     let mut map = MAP.lock();
     // A compiled method never shares memory with other live code.
     map.remove_overlapping(start, end, |_| true);
-    map.ranges.insert((start, end), Code::Compiled { method });
+    map.ranges
+        .insert((start, end), Code::Compiled { method, info });
     map.changed = true;
 }
 
@@ -118,7 +124,7 @@ pub fn unloaded(method: usize, start: usize) {
     let key = map
         .ranges
         .range((start, 0)..(start, usize::MAX))
-        .find(|(_, &c)| c == Code::Compiled { method })
+        .find(|(_, &c)| matches!(c, Code::Compiled { method: m, .. } if m == method))
         .map(|(&k, _)| k);
     if let Some(key) = key {
         map.ranges.remove(&key);
@@ -343,7 +349,7 @@ mod tests {
             .iter()
             .map(|b| match b.code {
                 Code::Stub { name, .. } => (b.start, b.end, name),
-                Code::Compiled { method } => (b.start, b.end, method as u32),
+                Code::Compiled { method, .. } => (b.start, b.end, method as u32),
             })
             .collect()
     }
@@ -387,7 +393,7 @@ mod tests {
         let base = 0x7000_0000_0000usize;
         generated("StubRoutines::a", base, 0x100);
         generated("vtable stub", base + 0x100, 0x20);
-        compiled(0xabc, base + 0x1000, 0x400);
+        compiled(0xabc, base + 0x1000, 0x400, None);
         publish();
         let name = |pc| match find(pc).map(|b| b.code) {
             Some(Code::Stub { name, layout }) => Some((stub_name(name).unwrap(), layout)),
@@ -404,19 +410,28 @@ mod tests {
         assert_eq!(find(base + 0x120), None);
         assert_eq!(
             find(base + 0x1200).map(|b| b.code),
-            Some(Code::Compiled { method: 0xabc })
+            Some(Code::Compiled {
+                method: 0xabc,
+                info: None
+            })
         );
         // The method is freed and a new one compiled into part of its memory.
         unloaded(0xabc, base + 0x1000);
-        compiled(0xdef, base + 0x1100, 0x100);
+        compiled(0xdef, base + 0x1100, 0x100, None);
         publish();
         assert_eq!(find(base + 0x1050), None);
         assert_eq!(
             find(base + 0x1150).map(|b| (b.start, b.code)),
-            Some((base + 0x1100, Code::Compiled { method: 0xdef }))
+            Some((
+                base + 0x1100,
+                Code::Compiled {
+                    method: 0xdef,
+                    info: None
+                }
+            ))
         );
         // A stale compiled range under new stub code goes.
-        compiled(0x111, base + 0x2000, 0x100);
+        compiled(0x111, base + 0x2000, 0x100, None);
         generated("StubRoutines::b", base + 0x2000, 0x10);
         publish();
         assert_eq!(find(base + 0x2050), None);

@@ -307,14 +307,19 @@ extern "C" fn compiled_method_load(
     code_addr: *const c_void,
     _map_length: jint,
     _map: *const c_void,
-    _compile_info: *const c_void,
+    compile_info: *const c_void,
 ) {
     guard("CompiledMethodLoad", (), || {
-        code_map::compiled(
-            method as usize,
-            code_addr as usize,
-            code_size.max(0) as usize,
-        )
+        let (start, len) = (code_addr as usize, code_size.max(0) as usize);
+        // The frame size and tier, for the signal handler's frame types.
+        use crate::vm::nmethod::CompiledInfo;
+        // SAFETY: the event's own compile_info, read during the callback.
+        let itself = unsafe { crate::vm::nmethod::inlined_into_itself(compile_info) };
+        let info = crate::vm::nmethod::info(method, start, len).map(|i| CompiledInfo {
+            inlined_into_itself: itself,
+            ..i
+        });
+        code_map::compiled(method as usize, start, len, info)
     })
 }
 

@@ -178,6 +178,25 @@ fn heaviness_column(weights: &[Weight]) -> usize {
 
 const NO_PARENT: u32 = u32::MAX;
 
+/// Two nodes' words as one: frame types' counts added type by type (the
+/// only words nodes carry); a word that is not one is kept as the first.
+fn add_texts(a: &str, b: &str) -> String {
+    use profrj_format::frame_types::{parse, write};
+    if a.is_empty() {
+        return b.to_owned();
+    }
+    let (Ok(mut sum), Ok(more)) = (parse(a), parse(b)) else {
+        return a.to_owned();
+    };
+    for (t, n) in more {
+        match sum.iter_mut().find(|(u, _)| *u == t) {
+            Some((_, m)) => *m = m.saturating_add(n),
+            None => sum.push((t, n)),
+        }
+    }
+    write(&sum)
+}
+
 /// Trees merged by frame path: an arena (no recursion, any depth).
 struct Trie {
     width: usize,
@@ -186,6 +205,8 @@ struct Trie {
     nodes: Vec<(u32, u32)>,
     values: Vec<u64>,
     index: HashMap<(u32, u32), u32>,
+    /// (node, attribute) -> its word: frame types, added up as counts.
+    texts: BTreeMap<(u32, &'static str), String>,
 }
 
 impl Trie {
@@ -196,6 +217,7 @@ impl Trie {
             nodes: Vec::new(),
             values: Vec::new(),
             index: HashMap::new(),
+            texts: BTreeMap::new(),
         }
     }
 
@@ -204,6 +226,7 @@ impl Trie {
     fn add(&mut self, tree: &ThreadTree, peaks: &[Option<usize>]) {
         add(&mut self.root, &tree.root, peaks);
         let mut path: Vec<u32> = Vec::new();
+        let mut texts = tree.texts.iter().peekable();
         for (i, n) in tree.nodes.iter().enumerate() {
             let depth = n.depth.max(1) as usize;
             path.truncate(depth - 1);
@@ -221,6 +244,12 @@ impl Trie {
             let from = tree.values_of(i, self.width);
             let w = self.width;
             add(&mut self.values[at as usize * w..][..w], from, peaks);
+            while let Some(t) = texts.next_if(|t| t.node as usize <= i) {
+                if t.node as usize == i {
+                    let word = self.texts.entry((at, t.name)).or_default();
+                    *word = add_texts(word, &t.value);
+                }
+            }
             path.push(at);
         }
     }
@@ -257,7 +286,15 @@ impl Trie {
             .collect();
         while let Some((n, depth)) = stack.pop() {
             let frame = self.nodes[n as usize].1;
+            let node = out.nodes.len() as u32;
             out.nodes.push(Node { frame, depth });
+            for ((_, name), value) in self.texts.range((n, "")..(n + 1, "")) {
+                out.texts.push(crate::model::NodeText {
+                    node,
+                    name,
+                    value: value.clone(),
+                });
+            }
             out.values
                 .extend_from_slice(&self.values[n as usize * w..][..w]);
             if let Some(kids) = children.remove(&n) {

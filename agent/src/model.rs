@@ -149,6 +149,17 @@ pub struct ThreadTree {
     pub nodes: Vec<Node>,
     /// `weights.len()` values per node, in node order.
     pub values: Vec<u64>,
+    /// Words some nodes carry beside their figures (sampling's frame
+    /// types), in node order.
+    pub texts: Vec<NodeText>,
+}
+
+/// A word-valued attribute of node `node` (an index into `nodes`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NodeText {
+    pub node: u32,
+    pub name: &'static str,
+    pub value: String,
 }
 
 impl ThreadTree {
@@ -159,6 +170,7 @@ impl ThreadTree {
             root,
             nodes: Vec::new(),
             values: Vec::new(),
+            texts: Vec::new(),
         }
     }
 

@@ -32,8 +32,8 @@ pub trait Frame {
     fn native_code(&self) -> Option<usize> {
         None
     }
-    /// How the frame ran, where the walker knew (signal frames only).
-    #[allow(dead_code)] // read by the sampler's tree once the handler types frames
+    /// How the frame ran, where the walker knew (signal frames, typed in
+    /// the handler; a JVMTI frame only when it is a native method's).
     fn kind(&self) -> Option<FrameType> {
         None
     }
@@ -48,6 +48,10 @@ impl Frame for JvmtiFrameInfo {
     }
     fn bci(&self) -> i32 {
         self.location as i32
+    }
+    fn kind(&self) -> Option<FrameType> {
+        // A native method's frame is one whatever else is known of it.
+        self.is_native().then_some(FrameType::Native)
     }
 }
 

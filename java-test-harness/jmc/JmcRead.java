@@ -25,7 +25,9 @@ import org.openjdk.jmc.flightrecorder.JfrLoaderToolkit;
  *
  * Output lines: {@code type NAME events N stacks S frames F unresolved U},
  * {@code top METHOD COUNT}, {@code weight NAME BYTES}, {@code duration NAME NS},
- * and {@code attr NAME ATTRIBUTE VALUE} for the information events.
+ * {@code attr NAME ATTRIBUTE VALUE} for the information events, and
+ * {@code frametype COUNT METHOD TYPE} for the frames of execution samples
+ * (TYPE as JMC names it, {@code JIT compiled} say).
  */
 public class JmcRead {
     public static void main(String[] args) throws Exception {
@@ -34,6 +36,7 @@ public class JmcRead {
         Map<String, Long> top = new TreeMap<>();
         Map<String, Long> weights = new TreeMap<>();
         Map<String, Long> durations = new TreeMap<>();
+        Map<String, Long> frameTypes = new TreeMap<>();
         for (IItemIterable it : items) {
             IType<IItem> type = it.getType();
             String name = type.getIdentifier();
@@ -51,6 +54,14 @@ public class JmcRead {
                         if (f.getMethod() == null || f.getMethod().getMethodName() == null
                                 || f.getMethod().getType() == null) {
                             c[3]++;
+                        }
+                    }
+                    if (name.equals("jdk.ExecutionSample")) {
+                        for (IMCFrame f : st.getFrames()) {
+                            if (f.getMethod() != null && f.getMethod().getType() != null) {
+                                String m = f.getMethod().getType().getFullName() + "." + f.getMethod().getMethodName();
+                                frameTypes.merge(m + " " + f.getType().getName(), 1L, Long::sum);
+                            }
                         }
                     }
                     if (name.equals("jdk.ExecutionSample") && !st.getFrames().isEmpty()) {
@@ -93,6 +104,9 @@ public class JmcRead {
         }
         for (Map.Entry<String, Long> e : durations.entrySet()) {
             System.out.println("duration " + e.getKey() + " " + e.getValue());
+        }
+        for (Map.Entry<String, Long> e : frameTypes.entrySet()) {
+            System.out.println("frametype " + e.getValue() + " " + e.getKey());
         }
     }
 

@@ -135,6 +135,49 @@ fn a_groups_own_tree_merges_with_its_threads() {
     );
 }
 
+/// Frame types (sampling's node words) add up type by type in a group.
+#[test]
+fn a_groups_frame_types_add_up_type_by_type() {
+    use crate::model::NodeText;
+    let mut table = vec![thread("w-1", 0, Some(5), 1)];
+    fold_into(&mut table, "w-#", &[0]);
+    let typed = |id: u32, w: u64, through: &str, top: &str| {
+        let mut t = tree(id, &[(&[7, 8], w)]);
+        let text = |node: u32, name: &'static str, value: &str| NodeText {
+            node,
+            name,
+            value: value.into(),
+        };
+        t.texts = vec![
+            text(0, "frameTypes", through),
+            text(1, "frameTypes", top),
+            text(1, "selfTypes", top),
+        ];
+        t
+    };
+    let section = trees(vec![
+        typed(1, 5, "interpreted:5", "c2:4 inlined:1"),
+        typed(0, 3, "interpreted:2", "c2:1 c1:2"),
+    ]);
+    let sections = fold_ended(&table, vec![section]);
+    let Part::Trees(t) = &sections[0].parts[0] else {
+        panic!()
+    };
+    let words: Vec<(u32, &str, &str)> = t.threads[0]
+        .texts
+        .iter()
+        .map(|x| (x.node, x.name, x.value.as_str()))
+        .collect();
+    assert_eq!(
+        words,
+        [
+            (0, "frameTypes", "interpreted:7"),
+            (1, "frameTypes", "c2:5 c1:2 inlined:1"),
+            (1, "selfTypes", "c2:5 c1:2 inlined:1"),
+        ]
+    );
+}
+
 #[test]
 fn a_peak_is_the_highest_of_the_threads_never_below_what_is_alive() {
     let mut table = vec![

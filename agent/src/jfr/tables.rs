@@ -9,6 +9,7 @@ use crate::code_map::machine_code_name;
 use crate::stack::{Frame, WordHasher};
 use crate::vm::async_trace::failure_name;
 use crate::vm::{Jni, Jvmti};
+use profrj_format::frame_types::FrameType;
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 
@@ -52,6 +53,8 @@ pub struct FrameRec {
     pub line: i32,
     pub bci: i32,
     pub native: bool,
+    /// How the frame ran, where the sampler knew.
+    pub kind: Option<FrameType>,
 }
 
 #[derive(Default)]
@@ -97,7 +100,10 @@ impl Tables {
                 (_, Some(pc)) => (pc as u64, 2),
                 _ => (f.method() as u64, 0),
             };
-            key.push(word);
+            // One stack run two ways is two stacks (a type code above any
+            // address's or name number's bits).
+            let ran = f.kind().map_or(0, |t| t as u64);
+            key.push(word | ran << 56);
             key.push(
                 (f.bci() as u32 as u64) | (f.is_native() as u64) << 32 | kind << 33 | code << 35,
             );
@@ -138,6 +144,7 @@ impl Tables {
                 },
                 bci: f.bci(),
                 native: f.is_native(),
+                kind: f.kind(),
             });
         }
         let n = self.frames.len() as u32 - start;
@@ -157,6 +164,7 @@ impl Tables {
             line: -1,
             bci: -1,
             native: false,
+            kind: None,
         });
         self.stacks.push((self.frames.len() as u32 - 1, 1, false));
         let id = self.stacks.len() as u32;

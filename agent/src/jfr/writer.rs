@@ -11,6 +11,7 @@ use super::{Event, Kind, Lifetime, Request};
 use crate::error::AgentError;
 use crate::threads::Threads;
 use crate::writer_stats::{Handle, Stats};
+use profrj_format::frame_types::FrameType;
 use profrj_jfr::encode::Buf;
 use profrj_jfr::schema::{self, events, frame_type, Frame, Pools, ThreadEntry};
 use profrj_jfr::{ChunkWriter, Start};
@@ -350,11 +351,7 @@ impl Writer {
                         method,
                         line: f.line,
                         bci: f.bci,
-                        kind: if f.native {
-                            frame_type::NATIVE
-                        } else {
-                            frame_type::JAVA
-                        },
+                        kind: jfr_frame_type(f.native, f.kind),
                     }
                 })
                 .collect();
@@ -377,6 +374,19 @@ impl Writer {
         if let Some(open) = self.file.take() {
             let _ = std::fs::remove_file(&open.tmp);
         }
+    }
+}
+
+/// A frame's type in JFR's terms: C1 and C2 are both `JIT compiled`; a stub's
+/// or an untyped Java frame is `Java`.
+fn jfr_frame_type(native: bool, kind: Option<FrameType>) -> u64 {
+    match kind {
+        _ if native => frame_type::NATIVE,
+        Some(FrameType::Interpreted) => frame_type::INTERPRETED,
+        Some(FrameType::C1 | FrameType::C2 | FrameType::Jit) => frame_type::JIT_COMPILED,
+        Some(FrameType::Inlined) => frame_type::INLINED,
+        Some(FrameType::Native) => frame_type::NATIVE,
+        _ => frame_type::JAVA,
     }
 }
 

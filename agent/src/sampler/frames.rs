@@ -191,6 +191,26 @@ pub fn to_path<F: Frame>(
     }
 }
 
+/// The type codes (0: not known) of the frames [`to_path`] put in a path
+/// of `path_len` keys from `frames` and `depth`, root first as the path
+/// has them (the [`TRUNCATED`] root's is 0).
+pub fn kinds_of<F: Frame>(frames: &[F], depth: u32, path_len: usize, kinds: &mut Vec<u8>) {
+    kinds.clear();
+    let truncated = frames.len() > depth as usize;
+    let kept = &frames[..frames.len().min(depth as usize)];
+    if truncated {
+        kinds.push(0);
+    }
+    let java = path_len.saturating_sub(truncated as usize).min(kept.len());
+    let own = kept.len() - java;
+    kinds.extend(
+        kept[own..]
+            .iter()
+            .rev()
+            .map(|f| f.kind().map_or(0, |t| t as u8)),
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -204,6 +224,27 @@ mod tests {
         assert_eq!(line_at(&t, 100), 13);
         assert_eq!(line_at(&[], 5), NO_LINE);
         assert_eq!(line_at(&[(2, 7)], 1), NO_LINE);
+    }
+
+    #[test]
+    fn kinds_follow_the_path_root_first() {
+        use crate::vm::async_trace::CallFrame;
+        let frames: Vec<CallFrame> = (1..=5u8)
+            .map(|k| CallFrame {
+                kind: k,
+                ..CallFrame::new(0, std::ptr::null_mut())
+            })
+            .collect();
+        let mut kinds = Vec::new();
+        // Whole: root (the last frame) first.
+        kinds_of(&frames, 10, 5, &mut kinds);
+        assert_eq!(kinds, [5, 4, 3, 2, 1]);
+        // Truncated to the top 3 under a synthetic root of no type.
+        kinds_of(&frames, 3, 4, &mut kinds);
+        assert_eq!(kinds, [0, 3, 2, 1]);
+        // The agent's own top frame left out of the path.
+        kinds_of(&frames, 3, 3, &mut kinds);
+        assert_eq!(kinds, [0, 3, 2]);
     }
 
     #[test]

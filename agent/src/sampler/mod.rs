@@ -13,6 +13,7 @@ mod model;
 pub mod signal;
 mod stacks;
 pub mod tree;
+mod type_counts;
 
 pub use frames::{Frame, NO_LINE};
 pub use stacks::StackSource;

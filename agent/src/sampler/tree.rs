@@ -2,8 +2,11 @@
 //! samples that ended on it and passed through it, all and those that found
 //! the thread running. A [`WeightTree`] of sample counts.
 
+use super::type_counts::TypeCounts;
 use crate::calltree::{WeightTree, Weights};
 use crate::methods::NameId;
+use crate::model::NodeText;
+use profrj_format::sampler::node::{FRAME_TYPES, SELF_TYPES};
 use std::ops::AddAssign;
 
 pub use crate::calltree::NodeId;
@@ -28,9 +31,13 @@ impl Weights for Samples {
     }
 }
 
-/// Node 0 is the thread itself (its `cumulated*` are the thread's totals).
+/// Node 0 is the thread itself (its `cumulated*` are the thread's totals);
+/// beside the tree, per node, how its frame ran (`frameTypes`, `selfTypes`).
 #[derive(Default)]
-pub struct CallTree(WeightTree<Samples>);
+pub struct CallTree {
+    tree: WeightTree<Samples>,
+    types: TypeCounts,
+}
 
 impl CallTree {
     /// Folds one sample in; `path` runs from the thread's root frame to the top
@@ -47,7 +54,7 @@ impl CallTree {
             running: hits,
             all: count,
         };
-        self.0.add(path.iter().copied(), w)
+        self.tree.add(path.iter().copied(), w)
     }
 
     /// Counts one more sample on the path that ends at `leaf` (the same stack as
@@ -63,25 +70,70 @@ impl CallTree {
             running: hits,
             all: count,
         };
-        self.0.add_at(leaf, w)
+        self.tree.add_at(leaf, w)
     }
 
     /// Adds `other` (an ended thread's tree) into this one (its group's).
     pub fn absorb(&mut self, other: &CallTree) {
-        self.0.absorb(&other.0);
+        let map = self.tree.absorb(&other.tree);
+        self.types.absorb(&other.types, &map);
+    }
+
+    /// [`Self::add_samples`] with each frame's type: `kinds[i]` is the
+    /// type code (0: not known) of the frame at `path[i]`; both root first.
+    pub fn add_typed_samples(
+        &mut self,
+        path: &[NameId],
+        kinds: &[u8],
+        count: u64,
+        hits: u64,
+    ) -> NodeId {
+        let leaf = self.add_samples(path, count, hits);
+        self.count_types(leaf, kinds, count);
+        leaf
+    }
+
+    /// [`Self::repeat_samples`] with the frames' types (as in
+    /// [`Self::add_typed_samples`], for the path that ends at `leaf`).
+    pub fn repeat_typed_samples(&mut self, leaf: NodeId, kinds: &[u8], count: u64, hits: u64) {
+        self.repeat_samples(leaf, count, hits);
+        self.count_types(leaf, kinds, count);
+    }
+
+    /// Counts `count` samples of the path ending at `leaf` by type, walking
+    /// up from the leaf as `kinds` runs back from its end.
+    fn count_types(&mut self, leaf: NodeId, kinds: &[u8], count: u64) {
+        let mut node = Some(leaf).filter(|n| n.0 != 0);
+        for (i, &k) in kinds.iter().rev().enumerate() {
+            let Some(n) = node else {
+                break;
+            };
+            self.types.add(n, k, i == 0, count);
+            node = self.tree.parent(n).filter(|p| p.0 != 0);
+        }
     }
 
     /// The tree in the model's form: per node its own and total samples,
-    /// running and all (`hits`, `elapsed`, `cumulated`, `cumulatedElapsed`).
+    /// running and all (`hits`, `elapsed`, `cumulated`, `cumulatedElapsed`),
+    /// and its frame types where any is known.
     pub fn to_model(&self, thread: Option<crate::threads::ThreadId>) -> crate::model::ThreadTree {
-        self.0.to_model(thread, |v, own, cumulated| {
+        let figures = |v: &mut Vec<u64>, own: &Samples, cumulated: &Samples| {
             v.extend([own.running, own.all, cumulated.running, cumulated.all])
+        };
+        self.tree.to_model_seeing(thread, figures, |id, model| {
+            let node = model.nodes.len() as u32 - 1;
+            let names = [FRAME_TYPES, SELF_TYPES];
+            for (name, value) in names.into_iter().zip(self.types.values(id)) {
+                if !value.is_empty() {
+                    model.texts.push(NodeText { node, name, value });
+                }
+            }
         })
     }
 
     #[cfg(test)]
     pub fn node_count(&self) -> usize {
-        self.0.len()
+        self.tree.len()
     }
 }
 
@@ -153,6 +205,43 @@ mod tests {
         b.add_sample(&[], false);
         assert_eq!(collect(&a), collect(&b));
         assert_eq!(totals(&a), totals(&b));
+    }
+
+    #[test]
+    fn frame_types_count_per_node_through_and_on_top() {
+        use profrj_format::frame_types::FrameType::{Inlined, Interpreted, C2};
+        let mut t = CallTree::default();
+        let leaf = t.add_typed_samples(
+            &[1, 2, 3],
+            &[Interpreted as u8, C2 as u8, Inlined as u8],
+            2,
+            2,
+        );
+        t.repeat_typed_samples(leaf, &[Interpreted as u8, C2 as u8, Inlined as u8], 1, 0);
+        // Not known on the root frame, and a kind for the path's leaf only.
+        t.add_typed_samples(&[1, 2], &[0, C2 as u8], 4, 4);
+        t.add_samples(&[1, 2], 5, 5);
+        let m = t.to_model(None);
+        let text = |i: usize| {
+            m.texts
+                .iter()
+                .filter(|x| x.node as usize == i)
+                .map(|x| format!("{}={}", x.name, x.value))
+                .collect::<Vec<_>>()
+        };
+        // Node order: 1, 2, 3.
+        assert_eq!(text(0), ["frameTypes=interpreted:3"]);
+        assert_eq!(text(1), ["frameTypes=c2:7", "selfTypes=c2:4"]);
+        assert_eq!(text(2), ["frameTypes=inlined:3", "selfTypes=inlined:3"]);
+        let mut group = CallTree::default();
+        group.add_typed_samples(&[1, 2], &[0, C2 as u8], 1, 1);
+        group.absorb(&t);
+        let g = group.to_model(None);
+        assert!(
+            g.texts.iter().any(|x| x.node == 1 && x.value == "c2:8"),
+            "{:?}",
+            g.texts
+        );
     }
 
     #[test]

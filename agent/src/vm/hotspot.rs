@@ -81,7 +81,7 @@ unsafe fn symbol<T: Copy>(name: &CStr) -> Option<T> {
 }
 
 /// The offset of field `field` of one of `types` in the VMStructs table.
-fn struct_offset(types: &[&str], field: &str) -> Option<u64> {
+pub(super) fn struct_offset(types: &[&str], field: &str) -> Option<u64> {
     struct_entry(types, field, false)
 }
 
@@ -221,7 +221,7 @@ fn type_size(name: &str) -> Option<u64> {
 }
 
 /// Reads 8 bytes at `addr` of this process without risking a fault.
-fn read_own(addr: u64) -> Option<u64> {
+pub(super) fn read_own(addr: u64) -> Option<u64> {
     let mut value = 0u64;
     let local = libc::iovec {
         iov_base: (&mut value as *mut u64).cast::<c_void>(),

@@ -29,6 +29,7 @@ pub mod hotspot;
 mod jni;
 mod jni_table;
 mod jvmti;
+pub mod nmethod;
 pub mod sys;
 mod weak_handle;
 

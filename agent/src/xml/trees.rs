@@ -321,6 +321,7 @@ fn write_nodes<W: Write>(
 ) -> io::Result<()> {
     let n = trees.weights.len();
     let mut open = 0u32;
+    let mut texts = tree.texts.iter().peekable();
     for (i, node) in tree.nodes.iter().enumerate() {
         while open >= node.depth {
             w.write_event(Event::End(BytesEnd::new(NODE)))?;
@@ -345,6 +346,13 @@ fn write_nodes<W: Write>(
         let values = tree.values_of(i, n);
         for (attr, index, div) in figures {
             push_number(buf, attr, values[*index] / div);
+        }
+        // Texts come in node order; one of an earlier node (none is
+        // expected) is passed over.
+        while let Some(t) = texts.next_if(|t| t.node as usize <= i) {
+            if t.node as usize == i {
+                push_attribute(buf, t.name, &t.value);
+            }
         }
         let el = BytesStart::from_content(buf.as_str(), NODE.len());
         let leaf = tree

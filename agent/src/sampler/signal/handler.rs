@@ -3,6 +3,7 @@
 //! handler runs on the interrupted Java thread and only walks its stack into
 //! the ring: no allocation, no lock, no JNI call beyond GetEnv, no panic path.
 
+use super::frame_kinds;
 use super::recover;
 use super::ring::Ring;
 use crate::error::AgentError;
@@ -175,15 +176,20 @@ unsafe fn record(info: *const SigInfo, ucontext: *mut c_void) {
             return (async_trace::NEAR_STACK_LIMIT, own_cpu_ns());
         }
         let max = max.min(i32::MAX as usize) as i32;
+        let mut start = None;
         // SAFETY: in the signal handler, on the interrupted thread, with its
         // env and the handler's context (the caller's promise); the ring's
         // slot is writable for `max` frames (`Ring::record`).
-        let code = unsafe { recover::walk(env, frames, max, ucontext) };
-        // The slot's frames keep an earlier sample's kinds in the padding
-        // AsyncGetCallTrace does not write: none is known yet.
-        for k in 0..code.max(0) as usize {
-            // SAFETY: the walk wrote `code` (<= max) frames into the slot.
-            unsafe { (*frames.add(k)).kind = 0 };
+        let code = unsafe { recover::walk(env, frames, max, ucontext, &mut start) };
+        if code > 0 {
+            // SAFETY: the walk wrote `code` (<= max) frames into the slot,
+            // this handler's alone until `record` returns.
+            let walked = unsafe { std::slice::from_raw_parts_mut(frames, code as usize) };
+            // Every frame's kind is set: an earlier sample's is in the
+            // padding AsyncGetCallTrace does not write.
+            // SAFETY: in the handler, on the interrupted thread, with its env
+            // and the handler's context (the caller's promise), after the walk.
+            unsafe { frame_kinds::classify(env, walked, ucontext, start) };
         }
         (code, own_cpu_ns())
     });

@@ -11,6 +11,7 @@
 //!   at every instruction, not only at safepoints (as `-XX:+DebugNonSafepoints`).
 
 pub mod diag;
+mod frame_kinds;
 pub mod handler;
 pub mod pending;
 pub mod recover;

@@ -10,7 +10,7 @@ use super::thread_state::{Deferred, Tid};
 use super::{StackSource, Walker};
 use crate::clock;
 use crate::events::SampledStack;
-use crate::sampler::frames::{to_path, Namer};
+use crate::sampler::frames::{kinds_of, to_path, Namer};
 use crate::sampler::signal::{self, ring::Sample};
 use crate::sampler::{Event, SamplerData};
 use crate::stack::Frames;
@@ -44,6 +44,7 @@ impl Walker<'_> {
         let event = self.config.event;
         let depth = self.config.depth;
         let path = &mut self.path;
+        let kinds = &mut self.kinds;
         let with_lines = self.config.lines;
         let events = self.events;
         let SamplerData {
@@ -107,13 +108,14 @@ impl Walker<'_> {
                 };
                 let mut namer = Namer::new(jvmti, jni, tables, with_lines);
                 to_path(&mut namer, frames, depth, path);
+                kinds_of(frames, depth, path.len(), kinds);
                 let stack = SampledStack::Walked {
                     jni,
                     frames: Frames::Async(frames),
                     depth,
                 };
                 publish(events, id, stack, full_state, (owed, hits));
-                tree.add_samples(path, owed, hits)
+                tree.add_typed_samples(path, kinds, owed, hits)
             } else {
                 let name = failure_name(s.code);
                 let stack = SampledStack::Synthetic(name);
@@ -123,6 +125,10 @@ impl Walker<'_> {
             if let Some(st) = states.get_mut(&id) {
                 st.leaf = Some(leaf);
                 st.leaf_state = state;
+                st.leaf_kinds.clear();
+                if s.code > 0 {
+                    st.leaf_kinds.extend_from_slice(kinds);
+                }
                 st.walk_failed = s.code <= 0;
                 if s.cpu_ns > 0 && event == Event::Wall {
                     st.last_cpu = Some(s.cpu_ns);

@@ -100,6 +100,8 @@ pub(super) struct Walker<'a> {
     signals_lost: bool,
     jvmti_frames: JvmtiFrames,
     path: Vec<FrameKey>,
+    /// The path's frame types, root first.
+    kinds: Vec<u8>,
     /// JDK 21+: the methods at a continuation's bottom, looked up on the
     /// first stack from a signal (`None` until then; `Some(None)`: none).
     continuations: Option<Option<frozen::Continuations>>,
@@ -129,6 +131,7 @@ impl<'a> Walker<'a> {
                 frames: vec![empty; n],
             },
             path: Vec::with_capacity(n),
+            kinds: Vec::with_capacity(n),
             continuations: None,
             marked: Vec::with_capacity(n + 1),
         }

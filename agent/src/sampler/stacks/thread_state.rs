@@ -55,6 +55,9 @@ pub(in crate::sampler) struct ThreadState {
     pub(super) leaf: Option<NodeId>,
     /// The thread's state ([`state_key`]) when that stack was taken.
     pub(super) leaf_state: i32,
+    /// That stack's frame types, root first: a thread that has not run
+    /// since still runs its frames so.
+    pub(super) leaf_kinds: Vec<u8>,
     /// The last signal walk failed (`leaf` is a synthetic frame).
     pub(super) walk_failed: bool,
     /// `event=wall`: samples whose signal found the thread busy inside the

@@ -9,7 +9,7 @@ use super::thread_state::{resolve_tid, state_key, Pending, Tid};
 use super::{StackSource, Vm, Walker};
 use crate::clock;
 use crate::events::SampledStack;
-use crate::sampler::frames::{to_path, Namer};
+use crate::sampler::frames::{kinds_of, to_path, Namer};
 use crate::sampler::signal::{self, handler};
 use crate::sampler::SamplerData;
 use crate::stack::Frames;
@@ -167,10 +167,11 @@ impl Walker<'_> {
             let t1 = clock::now_ns();
             let mut namer = Namer::new(jvmti, jni, tables, self.config.lines);
             to_path(&mut namer, frames, self.config.depth, &mut self.path);
+            kinds_of(frames, self.config.depth, self.path.len(), &mut self.kinds);
             trees
                 .entry(group)
                 .or_default()
-                .add_samples(&self.path, weight, hit);
+                .add_typed_samples(&self.path, &self.kinds, weight, hit);
             // The recording follows the snapshot: the group's sample.
             let stack = SampledStack::Walked {
                 jni,
@@ -192,7 +193,7 @@ impl Walker<'_> {
         let deferred = st.deferred.take();
         let repeat = deferred.is_none() && !st.walk_failed && same_state;
         if let (true, Some(leaf), true) = (idle, st.leaf, repeat) {
-            tree.repeat_samples(leaf, weight, 0);
+            tree.repeat_typed_samples(leaf, &st.leaf_kinds, weight, 0);
             publish(self.events, id, SampledStack::Again, state, (weight, 0));
             counters.repeated += 1;
             return;
@@ -269,6 +270,7 @@ impl Walker<'_> {
         let t1 = clock::now_ns();
         let mut namer = Namer::new(jvmti, jni, tables, self.config.lines);
         to_path(&mut namer, frames, self.config.depth, &mut self.path);
+        kinds_of(frames, self.config.depth, self.path.len(), &mut self.kinds);
         let (weight, hit) = match deferred {
             Some(d) => {
                 counters.deferred += d.owed;
@@ -276,7 +278,8 @@ impl Walker<'_> {
             }
             None => (weight, hit),
         };
-        st.leaf = Some(tree.add_samples(&self.path, weight, hit));
+        st.leaf = Some(tree.add_typed_samples(&self.path, &self.kinds, weight, hit));
+        st.leaf_kinds.clone_from(&self.kinds);
         let stack = SampledStack::Walked {
             jni,
             frames: Frames::Jvmti(frames),

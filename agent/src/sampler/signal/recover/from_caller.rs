@@ -8,6 +8,7 @@
 use super::counts::{RECOVERED_COMPILED, RECOVERED_STUB, RECOVERED_UNKNOWN};
 use super::thread_memory::{regs_of, stack_in_use, ThreadMemory};
 use super::top_frame::top_frame;
+use super::WalkStart;
 use crate::code_map::{self, Code};
 use crate::sampler::signal::unwind::{self, AdapterRegs, Regs, Retry};
 use crate::vm::async_trace::{self, CallFrame};
@@ -54,6 +55,7 @@ pub(super) unsafe fn from_caller(
     max: jint,
     ucontext: *mut c_void,
     code: jint,
+    start: &mut Option<WalkStart>,
 ) -> Option<jint> {
     use libc::{REG_R13, REG_RAX, REG_RBP, REG_RBX, REG_RIP, REG_RSP};
     // SAFETY: `env` is the calling thread's own JNIEnv and `ucontext` the
@@ -140,6 +142,7 @@ pub(super) unsafe fn from_caller(
                 unsafe { async_trace::walk(env, frames.add(kept), max - kept as jint, ucontext) };
             if n > 0 {
                 walked = Some((n, kept));
+                *start = Some(WalkStart { regs, first: kept });
                 break 'steps;
             }
             if let (Retry::Caller(caller), None) = (retry, next) {
@@ -177,6 +180,7 @@ pub(super) unsafe fn from_caller(
     _max: jint,
     _ucontext: *mut c_void,
     _code: jint,
+    _start: &mut Option<WalkStart>,
 ) -> Option<jint> {
     None
 }

@@ -25,7 +25,7 @@ mod counts;
 mod from_caller;
 mod in_vm;
 mod saved_sp;
-mod thread_memory;
+pub(super) mod thread_memory;
 mod top_frame;
 
 pub use counts::{recovered_counts, Recovered};
@@ -44,9 +44,19 @@ use saved_sp::from_saved_sp;
 use std::ffi::c_void;
 use thread_memory::{stack_in_use, ThreadMemory};
 
+/// Where a recovered walk walked from: the registers AsyncGetCallTrace was
+/// given and the first of the frames it wrote (those above are the frames
+/// a recovery put on top). None after a walk from the signal's context or
+/// the thread's own anchor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WalkStart {
+    pub regs: Regs,
+    pub first: usize,
+}
+
 /// Walks the interrupted thread's stack into `frames` (top first, at most
-/// `max`), recovering as above. Returns the number of frames, or a negative
-/// `ticks_*` code.
+/// `max`), recovering as above, and says in `start` where a recovery walked
+/// from. Returns the number of frames, or a negative `ticks_*` code.
 ///
 /// # Safety
 /// Only from a signal handler running on the thread whose `env` this is,
@@ -58,9 +68,10 @@ pub unsafe fn walk(
     frames: *mut CallFrame,
     max: jint,
     ucontext: *mut c_void,
+    start: &mut Option<WalkStart>,
 ) -> jint {
     // SAFETY: the caller's promise.
-    let n = unsafe { walk_and_recover(env, frames, max, ucontext) };
+    let n = unsafe { walk_and_recover(env, frames, max, ucontext, start) };
     if n <= 0 && diag::on() {
         // SAFETY: the caller's promise.
         unsafe { note_failure(env, n, ucontext) };
@@ -77,9 +88,10 @@ unsafe fn walk_and_recover(
     frames: *mut CallFrame,
     max: jint,
     ucontext: *mut c_void,
+    start: &mut Option<WalkStart>,
 ) -> jint {
     // SAFETY: the caller's promise.
-    if let Some(n) = unsafe { from_saved_sp(env, frames, max, ucontext) } {
+    if let Some(n) = unsafe { from_saved_sp(env, frames, max, ucontext, start) } {
         return n;
     }
     // SAFETY: the caller's promise is `async_trace::walk`'s.
@@ -93,7 +105,7 @@ unsafe fn walk_and_recover(
     }
     // SAFETY: the caller's promise, with `max >= 2` and a non-null
     // `ucontext` (checked above).
-    unsafe { from_caller(env, frames, max, ucontext, code) }.unwrap_or(code)
+    unsafe { from_caller(env, frames, max, ucontext, code, start) }.unwrap_or(code)
 }
 
 /// Keeps a failed walk's registers, thread state and anchor for

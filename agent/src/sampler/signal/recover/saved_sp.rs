@@ -6,6 +6,7 @@
 
 use super::counts::RECOVERED_SAVED_SP;
 use super::thread_memory::{regs_of, stack_in_use, ThreadMemory};
+use super::WalkStart;
 use crate::code_map;
 use crate::sampler::signal::unwind;
 use crate::vm::async_trace::{self, CallFrame};
@@ -28,6 +29,7 @@ pub(super) unsafe fn from_saved_sp(
     frames: *mut CallFrame,
     max: jint,
     ucontext: *mut c_void,
+    start: &mut Option<WalkStart>,
 ) -> Option<jint> {
     use libc::REG_RSP;
     if ucontext.is_null() {
@@ -66,6 +68,10 @@ pub(super) unsafe fn from_saved_sp(
         return None;
     }
     RECOVERED_SAVED_SP.fetch_add(1, Ordering::Relaxed);
+    *start = Some(WalkStart {
+        regs: frame,
+        first: 0,
+    });
     Some(n)
 }
 
@@ -79,6 +85,7 @@ pub(super) unsafe fn from_saved_sp(
     _frames: *mut CallFrame,
     _max: jint,
     _ucontext: *mut c_void,
+    _start: &mut Option<WalkStart>,
 ) -> Option<jint> {
     None
 }

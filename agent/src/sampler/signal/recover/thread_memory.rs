@@ -19,7 +19,7 @@ use std::ffi::c_void;
 /// # Safety
 /// In the signal handler: `env` is this thread's JNIEnv; `ucontext` null or
 /// the handler's.
-pub(super) unsafe fn stack_in_use(
+pub(in crate::sampler::signal) unsafe fn stack_in_use(
     env: *mut JNIEnv,
     ucontext: *mut c_void,
 ) -> Option<(usize, usize)> {
@@ -49,11 +49,11 @@ fn interrupted_sp(_ucontext: *mut c_void) -> Option<usize> {
 }
 
 /// This thread's stack words and the interrupted blob's bytes.
-pub(super) struct ThreadMemory {
-    pub(super) low: usize,
-    pub(super) high: usize,
+pub(in crate::sampler::signal) struct ThreadMemory {
+    pub(in crate::sampler::signal) low: usize,
+    pub(in crate::sampler::signal) high: usize,
     /// The blob the pc is in, if the code map knows it.
-    pub(super) code: Option<(usize, usize)>,
+    pub(in crate::sampler::signal) code: Option<(usize, usize)>,
 }
 
 impl Memory for ThreadMemory {
@@ -85,7 +85,7 @@ impl Memory for ThreadMemory {
 /// # Safety
 /// `gregs` points into the live ucontext_t of the signal being handled.
 #[cfg(target_arch = "x86_64")]
-pub(super) unsafe fn regs_of(gregs: *const [libc::greg_t; 23]) -> Regs {
+pub(in crate::sampler::signal) unsafe fn regs_of(gregs: *const [libc::greg_t; 23]) -> Regs {
     use libc::{REG_RBP, REG_RIP, REG_RSP};
     // SAFETY: the caller's promise; the indices are registers of x86-64's
     // gregs array.

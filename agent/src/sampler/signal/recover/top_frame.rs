@@ -19,7 +19,7 @@ pub(super) fn top_frame(blob: Option<&Blob>, pc: usize, code: jint) -> CallFrame
         Some(Code::Stub { name, .. }) => {
             CallFrame::new(STUB_FRAME_BCI, name as usize as jni_sys::jmethodID)
         }
-        Some(Code::Compiled { method }) => CallFrame::new(NO_BCI, method as jni_sys::jmethodID),
+        Some(Code::Compiled { method, .. }) => CallFrame::new(NO_BCI, method as jni_sys::jmethodID),
         // The VM's or a library's own code, named by its library later.
         None if !hotspot::in_code_cache(pc) => {
             CallFrame::new(NATIVE_CODE_BCI, pc as jni_sys::jmethodID)

@@ -13,6 +13,30 @@ pub(super) fn compiled(top: Regs, blob: &Blob, mem: &impl Memory) -> Callers {
     compiled_edge(top, blob, mem).unwrap_or_else(|| compiled_body(top, mem))
 }
 
+/// The caller of a compiled method's frame of `frame_words` words (its
+/// nmethod's `_frame_size`, the return address and saved rbp included)
+/// whose sp is `top.sp`: the return address in the frame's top word, the
+/// caller's rbp below it. On the interrupted frame (`interrupted`), where
+/// the prologue or epilogue leaves it instead when the frame is not whole.
+pub fn compiled_frame_caller(
+    top: Regs,
+    blob: &Blob,
+    frame_words: u32,
+    interrupted: bool,
+    mem: &impl Memory,
+) -> Option<Regs> {
+    if interrupted {
+        if let Some(edge) = compiled_edge(top, blob, mem) {
+            return match edge.list[0] {
+                Some(Retry::Caller(c)) => Some(c),
+                _ => None,
+            };
+        }
+    }
+    let size = (frame_words as usize).checked_mul(8)?;
+    ret_at(top, size.checked_sub(8)?, mem)
+}
+
 /// A compiled method whose frame is not complete: its prologue (`push rbp;
 /// sub rsp, N`, a stack bang before or the entry barrier after), or its
 /// epilogue (`add rsp, N; pop rbp`, the return poll, `ret`). None in the

@@ -12,7 +12,7 @@ use super::links::via_fp;
 /// entry got in r13) in the word below fp. A compiled caller that reached the
 /// interpreter through a c2i adapter has its frame at that sp, above the
 /// arguments the adapter laid out, so `fp + 16` would not do for it.
-pub(super) fn interpreted_frame_caller(top: Regs, mem: &impl Memory) -> Option<Regs> {
+pub fn interpreted_frame_caller(top: Regs, mem: &impl Memory) -> Option<Regs> {
     let caller = via_fp(top, mem)?;
     let sender_sp = mem.word(top.fp.checked_sub(8)?)?;
     (sender_sp >= caller.sp).then_some(Regs {

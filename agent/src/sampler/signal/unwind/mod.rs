@@ -22,14 +22,15 @@ mod interpreter;
 mod links;
 mod stub;
 
-pub use compiled::{saved_sp, saved_sp_word};
+pub use compiled::{compiled_frame_caller, saved_sp, saved_sp_word};
 pub use frame::{AdapterRegs, Memory, Regs, Retry};
+pub use interpreter::interpreted_frame_caller;
 pub use stub::stub_caller;
 
 use crate::code_map::{Blob, Code, StubLayout};
 use compiled::compiled;
 use frame::Callers;
-use interpreter::{interpreted_frame_caller, interpreter_return};
+use interpreter::interpreter_return;
 use links::{in_registers, ret_at, through_native_frames, via_fp, via_fp_over_cookie};
 use stub::stub;
 

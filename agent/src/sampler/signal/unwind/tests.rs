@@ -148,7 +148,13 @@ fn compiled_code() -> Vec<u8> {
 #[test]
 fn a_compiled_methods_entry_and_exit_unwind_by_their_shape() {
     let code = compiled_code();
-    let b = blob(Code::Compiled { method: 1 }, code.len());
+    let b = blob(
+        Code::Compiled {
+            method: 1,
+            info: None,
+        },
+        code.len(),
+    );
     let unbuilt = fake(&code, &[(SP, RET_ADDR)]);
     let pushed = fake(&code, &[(SP, CALLER_FP), (SP + 8, RET_ADDR)]);
     let built = fake(&code, &[(SP + 0x30, CALLER_FP), (SP + 0x38, RET_ADDR)]);
@@ -183,7 +189,13 @@ fn at_the_entry_barrier_the_frame_is_built() {
     let mut code = vec![0x55, 0x48, 0x81, 0xec, 0x40, 0, 0, 0, 0x90];
     code.extend([0x41, 0x81, 0x7f, 0x20, 0, 0, 0, 0]);
     code.extend([0x0f, 0x85, 0, 0, 0, 0]);
-    let b = blob(Code::Compiled { method: 1 }, code.len());
+    let b = blob(
+        Code::Compiled {
+            method: 1,
+            info: None,
+        },
+        code.len(),
+    );
     let m = fake(&code, &[(SP + 0x40, CALLER_FP), (SP + 0x48, RET_ADDR)]);
     let want = Some(Regs {
         pc: RET_ADDR,
@@ -224,7 +236,13 @@ fn at_the_entry_barrier_after_c2s_store_of_rbp_the_frame_is_built() {
         fp: CALLER_FP,
     });
     for (code, pc) in [(&code, 12), (&code, 20), (&wide, 12)] {
-        let b = blob(Code::Compiled { method: 1 }, code.len());
+        let b = blob(
+            Code::Compiled {
+                method: 1,
+                info: None,
+            },
+            code.len(),
+        );
         let top = Regs {
             pc: CODE + pc,
             sp: SP,
@@ -240,7 +258,13 @@ fn at_the_entry_barrier_after_c2s_store_of_rbp_the_frame_is_built() {
     let mut odd = vec![0x48, 0x83, 0xec, 0x18];
     odd.extend([0x48, 0x89, 0x6c, 0x24, 0x08]);
     odd.extend([0x41, 0x81, 0x7f, 0x20, 1, 0, 0, 0]);
-    let b = blob(Code::Compiled { method: 1 }, odd.len());
+    let b = blob(
+        Code::Compiled {
+            method: 1,
+            info: None,
+        },
+        odd.len(),
+    );
     let top = Regs {
         pc: CODE + 9,
         sp: SP,
@@ -255,7 +279,13 @@ fn at_the_entry_barrier_after_c2s_store_of_rbp_the_frame_is_built() {
 #[test]
 fn in_a_compiled_body_the_frame_is_tried_with_sp_moved_up_first() {
     let code = [0x90; 64];
-    let b = blob(Code::Compiled { method: 1 }, code.len());
+    let b = blob(
+        Code::Compiled {
+            method: 1,
+            info: None,
+        },
+        code.len(),
+    );
     let stack: Vec<(usize, usize)> = (0..40).map(|k| (SP + 8 * k, 0)).collect();
     let m = fake(&code, &stack);
     let top = Regs {
@@ -547,7 +577,13 @@ fn an_intrinsic_that_saved_sp_on_the_stack_gives_the_frame_its_sp() {
     // C2's string_indexof, searching: its operands and then the frame's
     // own sp pushed (4 words), the frame 16-byte aligned above.
     let code = [0x90; 64];
-    let b = blob(Code::Compiled { method: 1 }, code.len());
+    let b = blob(
+        Code::Compiled {
+            method: 1,
+            info: None,
+        },
+        code.len(),
+    );
     let frame_sp = SP + 32;
     let stack: Vec<(usize, usize)> = (0..40)
         .map(|k| (SP + 8 * k, if k == 0 { frame_sp } else { 0 }))
@@ -579,7 +615,13 @@ fn an_intrinsic_that_saved_sp_on_the_stack_gives_the_frame_its_sp() {
 #[test]
 fn a_stack_word_that_cannot_be_a_saved_sp_is_not_taken_for_one() {
     let code = [0x90; 64];
-    let b = blob(Code::Compiled { method: 1 }, code.len());
+    let b = blob(
+        Code::Compiled {
+            method: 1,
+            info: None,
+        },
+        code.len(),
+    );
     let top = Regs {
         pc: CODE + 30,
         sp: SP,
