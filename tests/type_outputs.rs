@@ -14,6 +14,21 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
+/// `xml` without any ` NAME="…"` attribute.
+fn strip_attr(xml: &str, name: &str) -> String {
+    let key = format!(" {name}=\"");
+    let mut out = String::with_capacity(xml.len());
+    let mut rest = xml;
+    while let Some(i) = rest.find(&key) {
+        out.push_str(&rest[..i]);
+        let value = &rest[i + key.len()..];
+        let end = value.find('"').expect("a closing quote");
+        rest = &value[end + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
 fn typed() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/frame-types.xml")
 }
@@ -464,23 +479,74 @@ fn a_bad_type_is_one_error_naming_the_attribute() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("--frame-types is for --to collapsed"));
 }
 
-/// A real JVM's sampler snapshot, written before the agent records types:
-/// the outputs carry none and `--frame-types` changes no line.
+/// A real JVM's typed snapshot (FrameTypes' compiled phase under C2, its
+/// helper inlined: by construction measured() interpreted, work() C2,
+/// helper() inlined) gives those suffixes; the same snapshot with its type
+/// attributes taken out converts as an untyped one: no suffix, label,
+/// legend or JFR type, and its plain collapsed lines are the typed one's.
 #[test]
-fn a_snapshot_without_types_converts_as_before() {
-    let dir = temp_dir("frame-types-untyped");
-    let snap = dir.join("split.xml");
-    run_java(
+fn a_real_snapshot_with_and_without_types() {
+    let dir = temp_dir("frame-types-real");
+    let typed_snap = dir.join("typed.xml");
+    run_java_with(
         &dir,
-        &format!("sampling,interval=2ms,file={}", snap.display()),
-        "profrj.harness.CpuSplit",
-        &["1000"],
+        &[
+            "-XX:CompileCommand=quiet",
+            "-Xbatch",
+            "-XX:CompileCommand=exclude,profrj.harness.FrameTypes::measured",
+            "-XX:CompileCommand=exclude,profrj.harness.FrameTypes::warm",
+            "-XX:-TieredCompilation",
+            "-XX:CompileCommand=inline,profrj.harness.FrameTypes::helper",
+        ],
+        &format!("sampling,event=cpu,file={}", typed_snap.display()),
+        "profrj.harness.FrameTypes",
+        &["compiled", "1500"],
     )
     .assert_success();
-    let xml = read_snapshot(&snap);
-    assert!(
-        !xml.contains("frameTypes="),
-        "this test wants an untyped snapshot"
+    let typed_xml = read_snapshot(&typed_snap);
+    assert!(typed_xml.contains("frameTypes="), "the agent types frames");
+    let suffixed = profrj_ok(&[
+        "convert",
+        s(&typed_snap),
+        "--to",
+        "collapsed",
+        "--frame-types",
+    ]);
+    let mut helper_lines = 0;
+    for line in suffixed
+        .lines()
+        .filter(|l| l.contains("FrameTypes.measured()"))
+    {
+        assert!(line.contains("FrameTypes.measured()_[0]"), "{line}");
+        if line.contains("FrameTypes.work()") {
+            assert!(line.contains("FrameTypes.work()_[j]"), "{line}");
+        }
+        if line.contains("FrameTypes.helper()") {
+            assert!(line.contains("FrameTypes.helper()_[i]"), "{line}");
+            helper_lines += 1;
+        }
+    }
+    assert!(helper_lines > 0, "{suffixed}");
+    let typed_pb = dir.join("typed.pb.gz");
+    profrj_ok(&[
+        "convert",
+        s(&typed_snap),
+        "--to",
+        "pprof",
+        "-o",
+        s(&typed_pb),
+    ]);
+    assert!(protoc_decode(&typed_pb).contains("frame_type"));
+
+    let snap = dir.join("split.xml");
+    let untyped = strip_attr(&strip_attr(&typed_xml, "frameTypes"), "selfTypes");
+    assert!(!untyped.contains("Types="), "{untyped}");
+    roxmltree::Document::parse(&untyped).expect("still a snapshot");
+    std::fs::write(&snap, &untyped).unwrap();
+    assert_eq!(
+        profrj_ok(&["convert", s(&typed_snap), "--to", "collapsed"]),
+        profrj_ok(&["convert", s(&snap), "--to", "collapsed"]),
+        "types change no plain line"
     );
     let plain = profrj_ok(&["convert", s(&snap), "--to", "collapsed"]);
     let out = profrj(&["convert", s(&snap), "--to", "collapsed", "--frame-types"]);
