@@ -5,6 +5,7 @@ use crate::error::AgentError;
 use crate::log;
 use crate::mode::{Capture, Cx, Mode, Registration};
 use crate::model::Section;
+use crate::native::CStack;
 use crate::options::{self, ModeOptions, Opt, OptionError, Options, Takes, Value};
 use crate::threads::ThreadRecord;
 use std::sync::Arc;
@@ -46,6 +47,13 @@ pub const REGISTRATION: Registration = Registration {
             read: Some(|k, v| options::choice(k, v, &["async", "jvmti"], "valid: async, jvmti")),
         },
         Opt {
+            syntax: "cstack=no|fp|dwarf",
+            default: "no",
+            takes: Takes::Start,
+            meaning: "sampling: native frames (C, C++) over a thread's Java frames, as async-profiler's cstack: fp follows frame pointers, dwarf the libraries' .eh_frame rules (frame pointers where none); no keeps Java frames only",
+            read: Some(|k, v| options::choice(k, v, &["no", "fp", "dwarf"], "valid: no, fp, dwarf")),
+        },
+        Opt {
             syntax: "lines",
             default: "",
             takes: Takes::Start,
@@ -77,6 +85,9 @@ fn check_options(o: &Options) -> Result<(), OptionError> {
     if o.given("lines") && o.any_mode() {
         return options::belongs_to(o, "lines", "sampling", "sampling,lines");
     }
+    if o.given("cstack") && o.any_mode() {
+        return options::belongs_to(o, "cstack", "sampling", "sampling,cstack=fp");
+    }
     Ok(())
 }
 
@@ -101,6 +112,13 @@ pub fn event(o: &Options) -> Event {
         Some("cpu") => Event::Cpu,
         _ => Event::Wall,
     }
+}
+
+/// How native frames are walked (`cstack=`, none by default).
+pub fn cstack(o: &Options) -> CStack {
+    o.text("cstack")
+        .and_then(CStack::from_word)
+        .unwrap_or(CStack::No)
 }
 
 fn open(cx: &Cx) -> Result<Box<dyn Mode>, AgentError> {
@@ -131,6 +149,14 @@ fn open(cx: &Cx) -> Result<Box<dyn Mode>, AgentError> {
             "sampling: event=cpu needs stacks from signals; it cannot run with stacks=jvmti".into(),
         ));
     }
+    let cstack = cstack(options);
+    if cstack != CStack::No && matches!(source, StackSource::Jvmti { .. }) {
+        return Err(AgentError::Refused(format!(
+            "sampling: cstack={} needs stacks from signals; it cannot run with stacks=jvmti",
+            cstack.name()
+        )));
+    }
+    crate::native::configure(cstack);
     let config = Config {
         interval: interval(options),
         depth: options.depth,
@@ -139,10 +165,14 @@ fn open(cx: &Cx) -> Result<Box<dyn Mode>, AgentError> {
         get_virtual_thread: host.get_virtual_thread,
     };
     let settings = format!(
-        "sampling every {:?} ({}), depth {}",
+        "sampling every {:?} ({}), depth {}{}",
         config.interval,
         config.event.name(),
-        config.depth
+        config.depth,
+        match cstack {
+            CStack::No => String::new(),
+            c => format!(", cstack={}", c.name()),
+        }
     );
     Ok(Box::new(Sampling {
         sampler: Arc::new(Sampler::new(config, source)),

@@ -6,6 +6,7 @@
 use super::recover;
 use super::ring::Ring;
 use crate::error::AgentError;
+use crate::native;
 use crate::vm::{async_trace, hotspot};
 use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
@@ -173,14 +174,21 @@ unsafe fn record(info: *const SigInfo, ucontext: *mut c_void) {
         let max = max.min(i32::MAX as usize) as i32;
         // SAFETY: in the signal handler, on the interrupted thread, with its
         // env and the handler's context (the caller's promise); the ring's
-        // slot is writable for `max` frames (`Ring::record`).
-        let code = unsafe { recover::walk(env, frames, max, ucontext) };
-        // The slot's frames keep an earlier sample's kinds in the padding
-        // AsyncGetCallTrace does not write: none is known yet.
-        for k in 0..code.max(0) as usize {
-            // SAFETY: the walk wrote `code` (<= max) frames into the slot.
-            unsafe { (*frames.add(k)).kind = 0 };
-        }
+        // slot is writable for `max` frames (`Ring::record`). Native frames
+        // (`cstack=`) first, typed as they are written, then the Java ones.
+        let code = unsafe {
+            native::walk_with_java(env, frames, max, ucontext, |frames, max| {
+                // SAFETY: as above, for the part of the slot left.
+                let code = recover::walk(env, frames, max, ucontext);
+                // The slot's frames keep an earlier sample's kinds in the
+                // padding AsyncGetCallTrace does not write: none is known yet.
+                for k in 0..code.max(0) as usize {
+                    // SAFETY: the walk wrote `code` (<= max) frames there.
+                    (*frames.add(k)).kind = 0;
+                }
+                code
+            })
+        };
         (code, own_cpu_ns())
     });
 }
