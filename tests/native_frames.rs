@@ -44,9 +44,15 @@ fn jni_library(dir: &Path, flags: &[&str]) -> PathBuf {
 /// the program's one line on stdout, only `profrj:` lines on stderr, no
 /// JNI warning. Returns the snapshot.
 fn run_clean(dir: &Path, options: &str, args: &[&str], stdout_word: &str) -> String {
+    // JDK 22 and later warn on stderr when an unnamed module loads a
+    // library, unless native access is enabled; JDK 11 knows no such option.
     let run = run_java_with(
         dir,
-        &["-Xcheck:jni"],
+        &[
+            "-Xcheck:jni",
+            "-XX:+IgnoreUnrecognizedVMOptions",
+            "--enable-native-access=ALL-UNNAMED",
+        ],
         &format!("sampling,interval=10ms,{options},file=s.xml"),
         MAIN,
         args,
@@ -144,13 +150,28 @@ fn c_frames_without_frame_pointers_by_dwarf() {
 /// its samples show the VM's C++ frames, demangled without parameters, over
 /// the Java native method that called into the VM: the chain
 /// `Throwable.fillInStackTrace(native)` → libjava's JNI function →
-/// `JVM_FillInStackTrace` → `java_lang_Throwable::fill_in_stack_trace`
-/// holds most of them (all but the samples in the loop's Java code and the
-/// Throwable's constructor, short next to a 200-frame walk). No name is
-/// left mangled.
+/// `JVM_FillInStackTrace` → `java_lang_Throwable::fill_in_stack_trace` is
+/// there with both walks, and no name is left mangled. With `dwarf`, most
+/// samples (all but those in the loop's Java code and the Throwable's
+/// constructor, short next to a 200-frame walk) are under
+/// `JVM_FillInStackTrace`, whatever the VM does there: on JDK 11 the thread
+/// mostly waits at the safepoints the JVMTI sampler of the other threads
+/// makes (its GetStackTrace is a VM operation there), inside libc's
+/// pthread functions, which `fp` cannot walk through (no frame pointers):
+/// with `fp` only the chain's presence is asserted.
 #[test]
 fn vm_frames_are_demangled_over_their_java_caller() {
     let _one = exclusive();
+    let into_vm = [
+        "java.lang.Throwable.fillInStackTrace(native)",
+        "Java_java_lang_Throwable_fillInStackTrace",
+        "JVM_FillInStackTrace",
+    ];
+    let filling = [
+        into_vm.as_slice(),
+        &["java_lang_Throwable::fill_in_stack_trace"],
+    ]
+    .concat();
     for mode in ["fp", "dwarf"] {
         let dir = temp_dir(&format!("native-vm-{mode}"));
         let xml = run_clean(
@@ -162,21 +183,19 @@ fn vm_frames_are_demangled_over_their_java_caller() {
         let doc = roxmltree::Document::parse(&xml).unwrap();
         let t = sampler_thread(&doc, "vm-work");
         let all = attr_u64(t, "cumulatedElapsed");
-        let in_vm = sum_attr(
-            &chains(
-                t,
-                &[
-                    "java.lang.Throwable.fillInStackTrace(native)",
-                    "Java_java_lang_Throwable_fillInStackTrace",
-                    "JVM_FillInStackTrace",
-                    "java_lang_Throwable::fill_in_stack_trace",
-                ],
-            ),
-            "cumulatedElapsed",
+        let in_vm = sum_attr(&chains(t, &into_vm), "cumulatedElapsed");
+        let in_fill = sum_attr(&chains(t, &filling), "cumulatedElapsed");
+        eprintln!(
+            "cstack={mode}: {in_vm} of {all} samples in JVM_FillInStackTrace, {in_fill} filling in"
         );
-        eprintln!("cstack={mode}: {in_vm} of {all} samples in the VM's fill_in_stack_trace");
         assert!(all >= 50, "too few samples: {all}");
-        assert!(in_vm * 2 >= all, "cstack={mode}: {in_vm} of {all}");
+        assert!(
+            in_fill > 0,
+            "cstack={mode}: no sample in fill_in_stack_trace"
+        );
+        if mode == "dwarf" {
+            assert!(in_vm * 2 >= all, "cstack={mode}: {in_vm} of {all}");
+        }
         let mangled: Vec<&str> = t
             .descendants()
             .filter_map(|n| n.attribute("name"))

@@ -19,6 +19,7 @@ public class NativeFrames {
     static native long spin(long n);
 
     static volatile long sink;
+    static volatile Throwable last;
 
     static long callNative(long deadline) {
         long calls = 0;
@@ -35,7 +36,9 @@ public class NativeFrames {
         }
         long made = 0;
         while (System.nanoTime() < deadline) {
-            sink += new Throwable().hashCode();
+            // Kept, not hashed: an identity hash would revoke the object's
+            // biased lock on JDK 11, a VM operation this thread waits for.
+            last = new Throwable();
             made++;
         }
         return made;
