@@ -23,9 +23,13 @@ pub const CFA_FP: u8 = 2;
 pub struct Row {
     pub pc: usize,
     pub cfa_off: i32,
-    pub fp_off: i32,
+    pub fp_off: i16,
     pub cfa_reg: u8,
 }
+
+// 16 bytes a row: libjvm's .eh_frame makes about 200,000.
+#[cfg(target_pointer_width = "64")]
+const _: () = assert!(std::mem::size_of::<Row>() == 16);
 
 impl Row {
     fn none(pc: usize) -> Row {
@@ -94,7 +98,7 @@ fn row<T: gimli::ReaderOffset>(
         RegisterRule::Offset(o) => o,
         _ => 0,
     };
-    match (i32::try_from(cfa_off), i32::try_from(fp_off)) {
+    match (i32::try_from(cfa_off), i16::try_from(fp_off)) {
         (Ok(cfa_off), Ok(fp_off)) => Row {
             pc,
             cfa_off,
