@@ -125,6 +125,9 @@ fn c_frames_with_frame_pointers_over_their_java_caller() {
     check_jni_thread(&xml, "fp");
 }
 
+/// With `event=cpu` (the thread's CPU timer signals it wherever it runs;
+/// `event=wall` signals a thread in native code only with `cstack=`, which
+/// the test above covers).
 #[test]
 fn c_frames_without_frame_pointers_by_dwarf() {
     let _one = exclusive();
@@ -139,7 +142,7 @@ fn c_frames_without_frame_pointers_by_dwarf() {
     );
     let xml = run_clean(
         &dir,
-        "cstack=dwarf",
+        "event=cpu,cstack=dwarf",
         &["jni", lib.to_str().unwrap(), "2000"],
         "calls ",
     );
