@@ -335,6 +335,74 @@ pub unsafe fn context_regs(ucontext: *mut c_void) -> Option<Regs> {
 mod tests {
     use super::*;
 
+    /// This thread's stack bounds (low, high).
+    fn own_stack() -> (usize, usize) {
+        // SAFETY: pthread_attr_t is plain data; getattr fills it for the
+        // calling thread, getstack reads it, destroy frees it.
+        unsafe {
+            let mut attr: libc::pthread_attr_t = std::mem::zeroed();
+            assert_eq!(libc::pthread_getattr_np(libc::pthread_self(), &mut attr), 0);
+            let mut addr = std::ptr::null_mut();
+            let mut size = 0;
+            assert_eq!(libc::pthread_attr_getstack(&attr, &mut addr, &mut size), 0);
+            libc::pthread_attr_destroy(&mut attr);
+            (addr as usize, addr as usize + size)
+        }
+    }
+
+    /// Walks from its own registers and names the first frames.
+    #[inline(never)]
+    #[cfg(target_arch = "x86_64")]
+    fn capture(mode: CStack) -> Vec<String> {
+        let (pc, sp, fp): (usize, usize, usize);
+        // SAFETY: reads three registers, touches no memory.
+        unsafe {
+            std::arch::asm!("lea {0}, [rip]", "mov {1}, rsp", "mov {2}, rbp",
+                out(reg) pc, out(reg) sp, out(reg) fp)
+        };
+        let mut frames = [CallFrame::new(0, std::ptr::null_mut()); 4];
+        let (_, high) = own_stack();
+        // SAFETY: sp..high is this thread's stack in use; `frames` holds 4.
+        let (n, _) = unsafe {
+            native_frames(
+                mode,
+                Regs { pc, sp, fp },
+                Stack { low: sp, high },
+                frames.as_mut_ptr(),
+                frames.len(),
+            )
+        };
+        frames[..n]
+            .iter()
+            .map(|f| frame_name(f.method as usize).unwrap())
+            .collect()
+    }
+
+    #[inline(never)]
+    #[cfg(target_arch = "x86_64")]
+    fn caller_b(mode: CStack) -> Vec<String> {
+        std::hint::black_box(capture(std::hint::black_box(mode)))
+    }
+
+    #[inline(never)]
+    #[cfg(target_arch = "x86_64")]
+    fn caller_a(mode: CStack) -> Vec<String> {
+        std::hint::black_box(caller_b(std::hint::black_box(mode)))
+    }
+
+    /// This test binary's own frames (built without frame pointers) walked
+    /// by its `.eh_frame` rules and named by its symbols, demangled.
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn a_walk_by_dwarf_names_this_thread_s_own_callers() {
+        configure(CStack::Dwarf);
+        let names = caller_a(CStack::Dwarf);
+        assert!(names.len() >= 3, "{names:?}");
+        assert!(names[0].ends_with("::capture"), "{names:?}");
+        assert!(names[1].ends_with("::caller_b"), "{names:?}");
+        assert!(names[2].ends_with("::caller_a"), "{names:?}");
+    }
+
     #[test]
     fn libjvm_frames_are_the_vm_s_and_others_native() {
         let object = |name: &str| Loaded {
