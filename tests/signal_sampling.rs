@@ -413,13 +413,21 @@ fn a_fault_in_a_walk_with(cstack: &str) {
 /// With `profile` beside `sampling`, the probes' own frames
 /// (`profrj.runtime.Probe.enter(native)`, …) never top a sampled stack: their
 /// samples count in the instrumented method that called them.
+/// With native frames too (`cstack=`): the probes' native code is the
+/// agent's own as well.
 #[test]
 fn the_agents_own_frames_are_folded_into_their_callers() {
     let _one_at_a_time = exclusive();
-    let dir = temp_dir("ownframes");
+    for cstack in ["no", "dwarf"] {
+        own_frames_folded_with(cstack);
+    }
+}
+
+fn own_frames_folded_with(cstack: &str) {
+    let dir = temp_dir(&format!("ownframes-{cstack}"));
     let run = run_java(
         &dir,
-        "sampling,profile,interval=1ms,file=p.xml",
+        &format!("sampling,profile,interval=1ms,cstack={cstack},file=p.xml"),
         "profrj.harness.CpuSplit",
         &["1500"],
     );
@@ -434,9 +442,16 @@ fn the_agents_own_frames_are_folded_into_their_callers() {
     let own: Vec<&str> = sampler
         .descendants()
         .filter_map(|n| n.attribute("name"))
-        .filter(|n| n.starts_with("profrj.runtime."))
+        .filter(|n| {
+            n.starts_with("profrj.runtime.")
+                || n.starts_with("profrj::")
+                || n.starts_with("profrj_")
+        })
         .collect();
-    assert!(own.is_empty(), "agent frames in sampled stacks: {own:?}");
+    assert!(
+        own.is_empty(),
+        "cstack={cstack}: agent frames in sampled stacks: {own:?}"
+    );
     let main = one(&doc, "main");
     assert!(
         sum_attr(

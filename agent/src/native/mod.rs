@@ -217,6 +217,21 @@ pub fn frame_name(pc: usize) -> Option<String> {
     })
 }
 
+/// Is `pc` in the agent's own library? Its frames (a probe's JNI function,
+/// a JVMTI callback) are left out of samples as its Java probe frames are.
+pub fn is_agent_code(pc: usize) -> bool {
+    static OWN: std::sync::OnceLock<Vec<(usize, usize)>> = std::sync::OnceLock::new();
+    let own = OWN.get_or_init(|| {
+        let here = is_agent_code as *const () as usize;
+        objects::loaded()
+            .into_iter()
+            .find(|o| o.code.iter().any(|&(s, e)| s <= here && here < e))
+            .map(|o| o.code)
+            .unwrap_or_default()
+    });
+    own.iter().any(|&(s, e)| s <= pc && pc < e)
+}
+
 /// The handler's walk with native frames: those from the signal's
 /// registers first, then `java`'s (AsyncGetCallTrace's, with its
 /// recoveries) under them. With `cstack=no`, `java` alone. A walk whose
@@ -401,6 +416,13 @@ mod tests {
         assert!(names[0].ends_with("::capture"), "{names:?}");
         assert!(names[1].ends_with("::caller_b"), "{names:?}");
         assert!(names[2].ends_with("::caller_a"), "{names:?}");
+    }
+
+    #[test]
+    fn the_agent_s_own_code_is_told_apart() {
+        assert!(is_agent_code(own_stack as *const () as usize));
+        assert!(!is_agent_code(libc::getpid as *const () as usize));
+        assert!(!is_agent_code(0));
     }
 
     #[test]
