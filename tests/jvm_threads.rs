@@ -324,3 +324,47 @@ fn merged_twice_keeps_the_kinds(
     );
     assert!(!out.contains("panicked"), "{out}");
 }
+
+/// With `cstack=dwarf` a GC worker's samples carry its native stack under
+/// `[jvm_gc]`: by construction each one runs in HotSpot's thread entry
+/// (`thread_native_entry`, every JDK's os_linux.cpp) for its whole life, so
+/// every sample's walk that reaches the thread's start passes through it,
+/// as a libjvm frame typed `vm`. Walks cut short (a fault, a frame with no
+/// rule) are allowed for a tenth.
+#[test]
+fn with_cstack_a_gc_workers_samples_hold_its_native_stack() {
+    let (_run, xml) = gc_run(
+        "jvm-threads-cstack",
+        "sampling,event=cpu,interval=5ms,cstack=dwarf,file=g.xml",
+        false,
+    );
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let gc: Vec<_> = jvm_threads(&doc)
+        .into_iter()
+        .filter(|(_, kind, _)| kind == "gc")
+        .collect();
+    assert!(!gc.is_empty(), "no GC thread");
+    let mut sampled = 0;
+    for (name, _, t) in gc {
+        let samples = attr_u64(t, "cumulated");
+        if samples < 20 {
+            continue; // a worker that barely ran says nothing
+        }
+        sampled += 1;
+        let entry = find_nodes(t, "thread_native_entry");
+        let through: u64 = sum_attr(&entry, "cumulated");
+        assert!(
+            through * 10 >= samples * 9,
+            "{name}: {through} of {samples} samples through thread_native_entry"
+        );
+        for n in &entry {
+            let types = n.attribute("frameTypes").unwrap_or("");
+            assert!(
+                types.starts_with("vm:") && !types.contains(' '),
+                "{name}: thread_native_entry typed {types:?}"
+            );
+        }
+        assert!(!xml.contains("name=\"_ZN"), "C++ names are demangled");
+    }
+    assert!(sampled > 0, "no GC worker ran 20 samples' worth");
+}

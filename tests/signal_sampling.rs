@@ -295,10 +295,19 @@ type StressCase = (
 /// overflows at ~9,500 frames without any agent), recursion into
 /// StackOverflowError and back, and a collector kept busy. The JVM runs to
 /// the end, nothing but `profrj:` lines reach stderr, nothing at all reaches
-/// stdout but the program's own lines, and the snapshots parse.
+/// stdout but the program's own lines, and the snapshots parse. Each way of
+/// walking native frames (`cstack=`) in turn: they walk through the VM's
+/// own code in all these cases (thread start and exit, stack banging,
+/// exceptions, the collector's safepoints).
 #[test]
 fn high_rate_sampling_never_hurts_the_jvm() {
     let _one_at_a_time = exclusive();
+    for cstack in ["no", "fp", "dwarf"] {
+        high_rate_sampling_with(cstack);
+    }
+}
+
+fn high_rate_sampling_with(cstack: &str) {
     let cases: [StressCase; 4] = [
         ("profrj.harness.ManyThreads", &[], &["400"], &["joined 400"]),
         (
@@ -316,13 +325,13 @@ fn high_rate_sampling_never_hurts_the_jvm() {
         ("profrj.harness.AllocBench", &[], &["2", "3000000"], &[]),
     ];
     for (main, jvm_args, args, stdout_lines) in cases {
-        let dir = temp_dir(&format!("rate-{main}"));
+        let dir = temp_dir(&format!("rate-{main}-{cstack}"));
         let mut flags = vec!["-Xcheck:jni", "-Xmx64m"];
         flags.extend_from_slice(jvm_args);
         let run = run_java_with(
             &dir,
             &flags,
-            "sampling,interval=100us,file=r.xml",
+            &format!("sampling,interval=100us,cstack={cstack},file=r.xml"),
             main,
             args,
         );
@@ -330,12 +339,12 @@ fn high_rate_sampling_never_hurts_the_jvm() {
         for line in run.stderr.lines() {
             assert!(
                 line.starts_with("profrj:"),
-                "{main}: foreign stderr line {line:?}"
+                "{main} cstack={cstack}: foreign stderr line {line:?}"
             );
         }
         if !stdout_lines.is_empty() {
             let own: Vec<&str> = run.stdout.lines().collect();
-            assert_eq!(own, stdout_lines, "{main}: stdout");
+            assert_eq!(own, stdout_lines, "{main} cstack={cstack}: stdout");
         }
         assert!(!run.stdout.contains("WARNING"), "{main}: {}", run.stdout);
         let xml = read_snapshot(&dir.join("r.xml"));
@@ -359,15 +368,22 @@ fn high_rate_sampling_never_hurts_the_jvm() {
 /// pages): those must still reach HotSpot, or the JVM would die of them.
 /// The run ends normally, a quarter of the walks count under
 /// `[walk_fault]`, the rest keep their stacks.
+/// With native frames walked (`cstack=`) or not.
 #[test]
 fn a_fault_in_a_walk_ends_the_walk_not_the_jvm() {
     let _one_at_a_time = exclusive();
-    let dir = temp_dir("walk-fault");
+    for cstack in ["no", "fp", "dwarf"] {
+        a_fault_in_a_walk_with(cstack);
+    }
+}
+
+fn a_fault_in_a_walk_with(cstack: &str) {
+    let dir = temp_dir(&format!("walk-fault-{cstack}"));
     let run = run_java_env(
         &dir,
         &[("PROFRJ_TEST_WALK_FAULT", "4")],
         &[],
-        "sampling,event=cpu,interval=1ms,file=f.xml",
+        &format!("sampling,event=cpu,interval=1ms,cstack={cstack},file=f.xml"),
         "profrj.harness.StackOverflowLoop",
         &["1500"],
     );
@@ -397,13 +413,21 @@ fn a_fault_in_a_walk_ends_the_walk_not_the_jvm() {
 /// With `profile` beside `sampling`, the probes' own frames
 /// (`profrj.runtime.Probe.enter(native)`, …) never top a sampled stack: their
 /// samples count in the instrumented method that called them.
+/// With native frames too (`cstack=`): the probes' native code is the
+/// agent's own as well.
 #[test]
 fn the_agents_own_frames_are_folded_into_their_callers() {
     let _one_at_a_time = exclusive();
-    let dir = temp_dir("ownframes");
+    for cstack in ["no", "dwarf"] {
+        own_frames_folded_with(cstack);
+    }
+}
+
+fn own_frames_folded_with(cstack: &str) {
+    let dir = temp_dir(&format!("ownframes-{cstack}"));
     let run = run_java(
         &dir,
-        "sampling,profile,interval=1ms,file=p.xml",
+        &format!("sampling,profile,interval=1ms,cstack={cstack},file=p.xml"),
         "profrj.harness.CpuSplit",
         &["1500"],
     );
@@ -418,9 +442,16 @@ fn the_agents_own_frames_are_folded_into_their_callers() {
     let own: Vec<&str> = sampler
         .descendants()
         .filter_map(|n| n.attribute("name"))
-        .filter(|n| n.starts_with("profrj.runtime."))
+        .filter(|n| {
+            n.starts_with("profrj.runtime.")
+                || n.starts_with("profrj::")
+                || n.starts_with("profrj_")
+        })
         .collect();
-    assert!(own.is_empty(), "agent frames in sampled stacks: {own:?}");
+    assert!(
+        own.is_empty(),
+        "cstack={cstack}: agent frames in sampled stacks: {own:?}"
+    );
     let main = one(&doc, "main");
     assert!(
         sum_attr(

@@ -322,6 +322,9 @@ const UNKNOWN_STUB: &str = "[unknown_stub]";
 /// for any other frame. Shared by sampling's tree and the JFR recorder.
 pub fn machine_code_name<F: crate::stack::Frame>(f: &F) -> Option<String> {
     if let Some(pc) = f.native_code() {
+        if let Some(name) = crate::native::frame_name(pc) {
+            return Some(name);
+        }
         let library = library_name(pc);
         return Some(format!("[{}]", library.as_deref().unwrap_or("native")));
     }

@@ -44,6 +44,7 @@ mod memory;
 mod methods;
 mod mode;
 mod model;
+mod native;
 mod options;
 mod otlp;
 mod per_thread;

@@ -160,7 +160,7 @@ const AGENT_RUNTIME: &str = "profrj.runtime.";
 
 /// Fills `path` with `frames` root first; a stack deeper than `depth` keeps
 /// its top `depth` frames under a [`TRUNCATED`] root. The agent's own probe
-/// frames on top are left out, so their samples count in the instrumented
+/// frames on top (and, with `cstack=`, its native code over them) are left out, so their samples count in the instrumented
 /// method that called the probe (as async-profiler hides its own frames;
 /// the `<profile>` section's `overhead*` attributes give the probes' time).
 pub fn to_path<F: Frame>(
@@ -177,7 +177,27 @@ pub fn to_path<F: Frame>(
     } else {
         frames
     };
-    let mut own = 0;
+    // With `cstack=`, native frames top the Java ones: the agent's own
+    // (a probe's code, a JVMTI callback) and what they called (libc, the
+    // vDSO, the VM's JNI functions, the VM's code a probe's native call
+    // runs through) are left out: all of them over a probe's Java frame,
+    // else those down to the deepest of the agent's.
+    let native_top = kept
+        .iter()
+        .take_while(|f| f.native_code().is_some())
+        .count();
+    let over_probe = kept.get(native_top).is_some_and(|f| {
+        let id = namer.name(f);
+        namer.tables.names.get(id).starts_with(AGENT_RUNTIME)
+    });
+    let mut own = if over_probe {
+        native_top
+    } else {
+        kept[..native_top]
+            .iter()
+            .rposition(|f| f.native_code().is_some_and(crate::native::is_agent_code))
+            .map_or(0, |i| i + 1)
+    };
     while own < kept.len() {
         let id = namer.name(&kept[own]);
         if !namer.tables.names.get(id).starts_with(AGENT_RUNTIME) {

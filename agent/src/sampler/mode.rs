@@ -5,6 +5,7 @@ use crate::error::AgentError;
 use crate::log;
 use crate::mode::{Capture, Cx, Mode, Registration};
 use crate::model::Section;
+use crate::native::CStack;
 use crate::options::{self, ModeOptions, Opt, OptionError, Options, Takes, Value};
 use crate::threads::ThreadRecord;
 use std::sync::Arc;
@@ -53,6 +54,13 @@ pub const REGISTRATION: Registration = Registration {
             read: Some(|k, v| options::choice(k, v, &["on", "off"], "valid: on, off")),
         },
         Opt {
+            syntax: "cstack=no|fp|dwarf",
+            default: "no",
+            takes: Takes::Start,
+            meaning: "sampling: native frames (C, C++) over a thread's Java frames, as async-profiler's cstack: fp follows frame pointers, dwarf the libraries' .eh_frame rules (frame pointers where none); no keeps Java frames only",
+            read: Some(|k, v| options::choice(k, v, &["no", "fp", "dwarf"], "valid: no, fp, dwarf")),
+        },
+        Opt {
             syntax: "lines",
             default: "",
             takes: Takes::Start,
@@ -83,6 +91,9 @@ struct Sampling {
 fn check_options(o: &Options) -> Result<(), OptionError> {
     if o.given("lines") && o.any_mode() {
         return options::belongs_to(o, "lines", "sampling", "sampling,lines");
+    }
+    if o.given("cstack") && o.any_mode() {
+        return options::belongs_to(o, "cstack", "sampling", "sampling,cstack=fp");
     }
     Ok(())
 }
@@ -122,6 +133,13 @@ pub fn event(o: &Options) -> Event {
     }
 }
 
+/// How native frames are walked (`cstack=`, none by default).
+pub fn cstack(o: &Options) -> CStack {
+    o.text("cstack")
+        .and_then(CStack::from_word)
+        .unwrap_or(CStack::No)
+}
+
 fn open(cx: &Cx) -> Result<Box<dyn Mode>, AgentError> {
     let options = cx.options;
     let host = cx.host;
@@ -150,6 +168,14 @@ fn open(cx: &Cx) -> Result<Box<dyn Mode>, AgentError> {
             "sampling: event=cpu needs stacks from signals; it cannot run with stacks=jvmti".into(),
         ));
     }
+    let cstack = cstack(options);
+    if cstack != CStack::No && matches!(source, StackSource::Jvmti { .. }) {
+        return Err(AgentError::Refused(format!(
+            "sampling: cstack={} needs stacks from signals; it cannot run with stacks=jvmti",
+            cstack.name()
+        )));
+    }
+    crate::native::configure(cstack);
     let config = Config {
         interval: interval(options),
         depth: options.depth,
@@ -164,7 +190,7 @@ fn open(cx: &Cx) -> Result<Box<dyn Mode>, AgentError> {
         }
     }
     let settings = format!(
-        "sampling every {:?} ({}{}), depth {}",
+        "sampling every {:?} ({}{}), depth {}{}",
         config.interval,
         config.event.name(),
         if config.jvm_threads {
@@ -172,7 +198,11 @@ fn open(cx: &Cx) -> Result<Box<dyn Mode>, AgentError> {
         } else {
             ""
         },
-        config.depth
+        config.depth,
+        match cstack {
+            CStack::No => String::new(),
+            c => format!(", cstack={}", c.name()),
+        }
     );
     Ok(Box::new(Sampling {
         sampler: Arc::new(Sampler::new(config, source)),

@@ -170,6 +170,18 @@ pub fn current_env() -> *mut JNIEnv {
         .map_or(std::ptr::null_mut(), |env| env.as_ptr().cast())
 }
 
+/// The calling thread's key in the fault guard: its JNIEnv, or for a
+/// thread without one (a GC worker, the VM thread: `jvmthreads`) its id,
+/// odd so it is never an env's address. Async-signal-safe.
+pub fn guard_key() -> usize {
+    let env = current_env();
+    if env.is_null() {
+        ((super::hotspot::current_tid() as u32 as usize) << 1) | 1
+    } else {
+        env as usize
+    }
+}
+
 /// Walks the interrupted thread's stack into `frames` (top first, at most
 /// `max`). Returns the number of frames, or a negative `ticks_*` code.
 ///
@@ -225,7 +237,7 @@ static TEST_FAULT_COUNT: AtomicU64 = AtomicU64::new(0);
 /// [`fault_guard`]), each thread known to it by its JNIEnv; then reads
 /// `PROFRJ_TEST_WALK_FAULT` (a period in walks). On the sampler's side.
 pub fn guard_walks() -> Result<(), fault_guard::NotGuarded> {
-    let state = fault_guard::install(|| current_env() as usize);
+    let state = fault_guard::install(guard_key);
     configure_test_fault();
     state
 }

@@ -159,6 +159,41 @@ pub unsafe fn call(
         // SAFETY: the caller's promise.
         return Some(unsafe { f(arg) });
     };
+    // SAFETY: the caller's promise; the slot was just claimed.
+    unsafe { call_in(slot, f, arg) }
+}
+
+/// As [`call`], but only guarded: `None` without calling `f` where no
+/// guard can be set (not installed, no key, no free slot), for a walk
+/// whose reads are safe only because a fault ends it.
+///
+/// # Safety
+/// As [`call`]. Async-signal-safe.
+pub unsafe fn call_guarded(
+    key: usize,
+    f: unsafe extern "C" fn(*mut c_void) -> i64,
+    arg: *mut c_void,
+) -> Option<Option<i64>> {
+    if !installed() || key == 0 {
+        return None;
+    }
+    let Some(slot) = claim(key) else {
+        UNGUARDED.fetch_add(1, Ordering::Relaxed);
+        return None;
+    };
+    // SAFETY: the caller's promise; the slot was just claimed.
+    Some(unsafe { call_in(slot, f, arg) })
+}
+
+/// Calls `f(arg)` guarded in `slot` (claimed by this thread), then frees it.
+///
+/// # Safety
+/// As [`call`].
+unsafe fn call_in(
+    slot: usize,
+    f: unsafe extern "C" fn(*mut c_void) -> i64,
+    arg: *mut c_void,
+) -> Option<i64> {
     let mut saved = [0u64; 8];
     TABLE[slot]
         .frame

@@ -98,6 +98,7 @@ fn example(o: &crate::options::Opt) -> String {
         "signal" => Some("off"),
         "event" => Some("cpu"),
         "stacks" => Some("jvmti"),
+        "cstack" => Some("dwarf"),
         "tracker" => Some("tags"),
         "stamps" => return "memory,stamps=off".to_owned(),
         "census" => return "memory,census=20%".to_owned(),

@@ -160,6 +160,25 @@ fn lines_belong_to_sampling() {
     assert!(parse("lines=on").unwrap_err().0.contains("takes no value"));
 }
 
+/// `cstack=` alone samples (the default mode), beside another mode only
+/// with `sampling` named; a bad value names the valid ones.
+#[test]
+fn cstack_belongs_to_sampling_and_takes_no_fp_or_dwarf() {
+    for v in ["no", "fp", "dwarf"] {
+        let o = parse(&format!("cstack={v}")).unwrap();
+        assert!(o.given("sampling") && o.text("cstack") == Some(v));
+    }
+    assert!(parse("sampling,cstack=fp,alloc").is_ok());
+    let e = parse("profile,cstack=fp").unwrap_err().0;
+    assert!(e.contains("sampling,cstack=fp"), "{e}");
+    let e = parse("cstack=lbr").unwrap_err().0;
+    assert!(
+        e.contains("bad value for cstack: 'lbr' (valid: no, fp, dwarf)"),
+        "{e}"
+    );
+    assert!(parse("cstack").unwrap_err().0.contains("cstack"));
+}
+
 #[test]
 fn trace_takes_a_path_and_an_overflow_policy() {
     let o = parse("trace").unwrap();

@@ -7,6 +7,7 @@ use super::frame_kinds;
 use super::recover;
 use super::ring::Ring;
 use crate::error::AgentError;
+use crate::native;
 use crate::vm::{async_trace, hotspot};
 use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
@@ -176,39 +177,46 @@ unsafe fn record(info: *const SigInfo, ucontext: *mut c_void) {
             return (async_trace::NEAR_STACK_LIMIT, own_cpu_ns());
         }
         let max = max.min(i32::MAX as usize) as i32;
-        let mut start = None;
         // SAFETY: in the signal handler, on the interrupted thread, with its
         // env and the handler's context (the caller's promise); the ring's
-        // slot is writable for `max` frames (`Ring::record`).
-        let code = unsafe { recover::walk(env, frames, max, ucontext, &mut start) };
-        if code > 0 {
-            // SAFETY: the walk wrote `code` (<= max) frames into the slot,
-            // this handler's alone until `record` returns.
-            let walked = unsafe { std::slice::from_raw_parts_mut(frames, code as usize) };
-            // Every frame's kind is set: an earlier sample's is in the
-            // padding AsyncGetCallTrace does not write.
-            // SAFETY: in the handler, on the interrupted thread, with its env
-            // and the handler's context (the caller's promise), after the walk.
-            unsafe { frame_kinds::classify(env, walked, ucontext, start) };
-        }
+        // slot is writable for `max` frames (`Ring::record`). Native frames
+        // (`cstack=`) first, typed as they are written, then the Java ones.
+        let code = unsafe {
+            native::walk_with_java(env, frames, max, ucontext, |frames, max| {
+                let mut start = None;
+                // SAFETY: as above, for the part of the slot left.
+                let code = recover::walk(env, frames, max, ucontext, &mut start);
+                if code > 0 {
+                    // SAFETY: the walk wrote `code` (<= max) frames there,
+                    // this handler's alone until `record` returns.
+                    let walked = std::slice::from_raw_parts_mut(frames, code as usize);
+                    // Every Java frame's kind is set: an earlier sample's is
+                    // in the padding AsyncGetCallTrace does not write.
+                    // SAFETY: in the handler, on the interrupted thread, with
+                    // its env and the handler's context, after the walk.
+                    frame_kinds::classify(env, walked, ucontext, start);
+                }
+                code
+            })
+        };
         (code, own_cpu_ns())
     });
 }
 
 /// A sample of a thread of the JVM itself (a GC worker, a compiler thread,
 /// the VM thread: `jvmthreads`): no Java frame to walk (a compiler thread
-/// has a JNIEnv, but runs no Java code), so the sample holds no frame, and
-/// the sampler counts it under the thread's root frame (`[jvm_gc]`…).
+/// has a JNIEnv, but runs no Java code), so the sample holds its native
+/// frames with `cstack=` and none without, and the sampler counts it under
+/// the thread's root frame (`[jvm_gc]`…).
 fn record_jvm_thread(ring: &Ring, token: u64, weight: u32, ucontext: *mut c_void) {
     let tid = hotspot::current_tid();
     ring.record(token, weight, tid, |frames, max| {
-        // NATIVE STACK (issue 40, part 3): the native unwinder walks this
-        // thread's C/C++ stack from `ucontext` here: up to `max` frames into
-        // `frames`, top first, each `CallFrame::new(NATIVE_CODE_BCI, pc)`,
-        // returning how many; the sampler puts them above the root frame
-        // (`stacks/jvm_threads.rs`, `answer`). Until then: no frame.
-        let _ = (frames, max, ucontext);
-        (0, own_cpu_ns())
+        // With `cstack=`, its native frames (the sampler puts them above
+        // the thread's root frame: `stacks/jvm_threads.rs`, `answer`).
+        // SAFETY: in the handler, on the interrupted thread, with the
+        // handler's context; the ring's slot is writable for `max` frames.
+        let code = unsafe { native::walk_jvm_thread(ucontext, frames, max) };
+        (code, own_cpu_ns())
     });
 }
 

@@ -32,7 +32,7 @@ use super::fold::publish;
 use crate::clock;
 use crate::events::{Events, SampledStack};
 use crate::log;
-use crate::sampler::frames::{to_path, FrameKey, NameTables, Namer};
+use crate::sampler::frames::{kinds_of, to_path, FrameKey, NameTables, Namer};
 use crate::sampler::signal::handler::{self, CpuTimer};
 use crate::sampler::signal::{self, ring::Sample, Setup};
 use crate::sampler::tree::{CallTree, NodeId};
@@ -401,6 +401,10 @@ impl JvmThreads {
         if s.code > 0 {
             let mut namer = Namer::new(jvmti, jni, tables, false);
             to_path(&mut namer, s.frames, depth, path);
+            // The native frames' types (vm, native), the root's unknown.
+            let mut kinds = Vec::with_capacity(path.len() + 1);
+            kinds_of(s.frames, depth, path.len(), &mut kinds);
+            kinds.insert(0, 0);
             path.insert(0, root);
             let stack = SampledStack::Walked {
                 jni,
@@ -408,7 +412,7 @@ impl JvmThreads {
                 depth,
             };
             publish(events, id, stack, state, (owed, hits));
-            t.leaf = Some(tree.add_samples(path, owed, hits));
+            t.leaf = Some(tree.add_typed_samples(path, &kinds, owed, hits));
         } else {
             publish(
                 events,

@@ -161,6 +161,8 @@ impl<'a> Walker<'a> {
         if let StackSource::Signal(_) = self.source {
             // Code compiled or generated since the last tick, for the handler.
             code_map::publish();
+            // Native libraries loaded since, for `cstack=`.
+            crate::native::refresh();
         }
         self.drain(jvmti, jni, data);
         self.check_handler(data);

@@ -207,8 +207,13 @@ impl Walker<'_> {
         // last Java frame anyway, the handshake does not wait for it, and a
         // signal could break a blocking call (JDK 11's accept() turns EINTR
         // into a SocketTimeoutException).
+        // With `cstack=`, one in native code that ran since its last sample
+        // (computing, not blocked) is signalled too: its native frames are
+        // the sample.
         let in_java = runnable && state & JVMTI_THREAD_STATE_IN_NATIVE == 0;
-        let use_signal = in_java && !(idle && st.walk_failed) && deferred.is_none();
+        let native_running = runnable && ran && crate::native::mode() != crate::native::CStack::No;
+        let use_signal =
+            (in_java || native_running) && !(idle && st.walk_failed) && deferred.is_none();
         let use_signal = use_signal && !self.signals_lost;
         if let (StackSource::Signal(setup), true) = (self.source, use_signal) {
             if let Some(tid) = resolve_tid(jni, threads, thread, id, &mut st.tid) {
