@@ -53,7 +53,11 @@ fn run_clean(dir: &Path, options: &str, args: &[&str], stdout_word: &str) -> Str
             "-XX:+IgnoreUnrecognizedVMOptions",
             "--enable-native-access=ALL-UNNAMED",
         ],
-        &format!("sampling,interval=10ms,{options},file=s.xml"),
+        &if options.contains("interval=") {
+            format!("sampling,{options},file=s.xml")
+        } else {
+            format!("sampling,interval=10ms,{options},file=s.xml")
+        },
         MAIN,
         args,
     );
@@ -127,7 +131,8 @@ fn c_frames_with_frame_pointers_over_their_java_caller() {
 
 /// With `event=cpu` (the thread's CPU timer signals it wherever it runs;
 /// `event=wall` signals a thread in native code only with `cstack=`, which
-/// the test above covers).
+/// the test above covers). Every 2 ms of its CPU: on 2 cores at load 10 the
+/// thread gets a fifth of one, ~400 ms of its 2 s, still ~200 samples.
 #[test]
 fn c_frames_without_frame_pointers_by_dwarf() {
     let _one = exclusive();
@@ -142,7 +147,7 @@ fn c_frames_without_frame_pointers_by_dwarf() {
     );
     let xml = run_clean(
         &dir,
-        "event=cpu,cstack=dwarf",
+        "event=cpu,interval=2ms,cstack=dwarf",
         &["jni", lib.to_str().unwrap(), "2000"],
         "calls ",
     );
