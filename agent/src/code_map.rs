@@ -15,7 +15,6 @@
 use crate::vm::nmethod::CompiledInfo;
 use parking_lot::Mutex;
 use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 use std::sync::LazyLock;
 
 /// What a piece of generated code is.
@@ -193,16 +192,7 @@ struct Published {
     blobs: Box<[Blob]>,
 }
 
-static PUBLISHED: AtomicPtr<Published> = AtomicPtr::new(std::ptr::null_mut());
-/// Handlers inside [`find`] now.
-static READERS: AtomicUsize = AtomicUsize::new(0);
-/// Copies replaced, freed once no handler reads. Kept whole, the box
-/// PUBLISHED pointed to included: a handler that loaded the pointer reads
-/// the slice's address through it (freeing that box at the swap let a
-/// handler read the address from freed memory: a JVM crashed so, in
-/// `find`, with a garbage slice address, JDK 21, H2 at 1 ms).
-#[allow(clippy::vec_box)] // the box's address is what a handler holds: it must not move
-static RETIRED: Mutex<Vec<Box<Published>>> = Mutex::new(Vec::new());
+static PUBLISHED: crate::published::Published<Published> = crate::published::Published::new();
 
 /// Publishes the map for the handler if it changed since the last call,
 /// and frees replaced copies no handler can still be reading. Called by the
@@ -212,7 +202,7 @@ pub fn publish() {
         let mut map = MAP.lock();
         if !map.changed {
             drop(map);
-            reclaim();
+            PUBLISHED.reclaim();
             return;
         }
         map.changed = false;
@@ -222,47 +212,20 @@ pub fn publish() {
                 .map(|(&(start, end), &code)| Blob { start, end, code }),
         )
     };
-    let new = Box::into_raw(Box::new(Published { blobs }));
-    let old = PUBLISHED.swap(new, Ordering::SeqCst);
-    if !old.is_null() {
-        // SAFETY: every pointer in PUBLISHED came from Box::into_raw above,
-        // and the swap took this one out: no later `find` can load it. The
-        // box itself is kept until `reclaim` (a `find` may hold the pointer).
-        RETIRED.lock().push(unsafe { Box::from_raw(old) });
-    }
-    reclaim();
-}
-
-/// Frees the replaced copies if no handler is reading now: a handler that
-/// loaded one of them counted itself in READERS before loading, and they
-/// were all swapped out before this check.
-fn reclaim() {
-    let mut retired = RETIRED.lock();
-    if !retired.is_empty() && READERS.load(Ordering::SeqCst) == 0 {
-        retired.clear();
-    }
+    PUBLISHED.publish(Published { blobs });
 }
 
 /// The code that holds `pc`, innermost first. Async-signal-safe: atomics,
 /// a binary search, no lock, no allocation, no panic path.
 pub fn find(pc: usize) -> Option<Blob> {
-    READERS.fetch_add(1, Ordering::SeqCst);
-    let p = PUBLISHED.load(Ordering::SeqCst);
-    let found = if p.is_null() {
-        None
-    } else {
-        // SAFETY: a published copy stays allocated while READERS counts this
-        // reader (`reclaim` frees only swapped-out copies, and only when it
-        // sees no reader after the swap).
-        let blobs = unsafe { &(*p).blobs };
+    PUBLISHED.reading(|copy| {
+        let blobs = &copy?.blobs;
         let i = blobs.partition_point(|b| b.start <= pc);
         i.checked_sub(1)
             .and_then(|i| blobs.get(i))
             .filter(|b| pc < b.end)
             .copied()
-    };
-    READERS.fetch_sub(1, Ordering::SeqCst);
-    found
+    })
 }
 
 /// Turns possibly nested ranges (sorted by start) into disjoint ones, each
@@ -438,6 +401,6 @@ mod tests {
         generated("StubRoutines::b", base + 0x2000, 0x10);
         publish();
         assert_eq!(find(base + 0x2050), None);
-        assert!(RETIRED.lock().is_empty(), "no reader: old copies freed");
+        assert_eq!(PUBLISHED.retired(), 0, "no reader: old copies freed");
     }
 }

@@ -49,6 +49,7 @@ mod options;
 mod otlp;
 mod per_thread;
 mod profile;
+mod published;
 mod registry;
 mod sampler;
 mod session;

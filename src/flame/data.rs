@@ -250,6 +250,19 @@ mod tests {
         String::from_utf8(out).unwrap()
     }
 
+    /// The page data of a snapshot's `<sampler>` section, by its default metric.
+    fn sampler_page_json(xml: &str) -> String {
+        let s = parse_bytes(xml.as_bytes()).unwrap();
+        let sec = s.calls(CallKind::Sampler).unwrap();
+        page_json(&PageInput {
+            title: "t",
+            names: &s.names,
+            calls: Some((sec, Metric::of(sec.kind, None).unwrap())),
+            memory: None,
+            coverage: None,
+        })
+    }
+
     #[test]
     fn threads_of_one_name_merge_and_json_is_safe() {
         let xml = r#"<doc><sampler>
@@ -257,15 +270,7 @@ mod tests {
           <thread name="w"><profile name="a()" hits="0"><profile name="b()" hits="3"/><profile name="&lt;/script&gt;" hits="1"/></profile></thread>
           <thread name="idle"><profile name="z()" hits="0"/></thread>
         </sampler></doc>"#;
-        let s = parse_bytes(xml.as_bytes()).unwrap();
-        let sec = s.calls(CallKind::Sampler).unwrap();
-        let json = page_json(&PageInput {
-            title: "t",
-            names: &s.names,
-            calls: Some((sec, Metric::of(sec.kind, None).unwrap())),
-            memory: None,
-            coverage: None,
-        });
+        let json = sampler_page_json(xml);
         assert!(!json.contains('<'), "{json}");
         assert!(
             json.contains(r#""names":["a()","b()","\u003c/script\u003e"]"#),
@@ -290,15 +295,7 @@ mod tests {
           <thread name="w"><profile name="a()" hits="0" elapsed="0" frameTypes="c1:2"><profile name="b()" hits="2" elapsed="2" frameTypes="c2:1 inlined:1"/></profile></thread>
           <thread name="solo" jvmThread="compiler"><profile name="a()" hits="1" elapsed="1" frameTypes="jit:1"/></thread>
         </sampler></doc>"#;
-        let s = parse_bytes(xml.as_bytes()).unwrap();
-        let sec = s.calls(CallKind::Sampler).unwrap();
-        let json = page_json(&PageInput {
-            title: "t",
-            names: &s.names,
-            calls: Some((sec, Metric::of(sec.kind, None).unwrap())),
-            memory: None,
-            coverage: None,
-        });
+        let json = sampler_page_json(xml);
         assert!(
             json.contains(r#""frameTypes":["interpreted","c1","c2","jit","inlined","native","vm","stub","kernel"],"threads":[{"name":"w","total":5,"nodes":[-1,0,1,0,0,1,1,2,0,3,1,2,1,4,0,2,2,3,4,1]},{"name":"solo","jvmThread":"compiler","total":1,"nodes":[-1,0,1,0,0,1,0,1,3,1]}]"#),
             "{json}"
