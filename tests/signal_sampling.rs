@@ -180,7 +180,8 @@ fn an_inlined_helper_gets_its_share() {
 }
 
 /// `event=cpu`: per-thread CPU timers, so each thread's samples follow its own
-/// CPU time (one per 10 ms of it, ±10%), and a sleeping thread gets none.
+/// CPU time (one per 10 ms of it, within two intervals and 2%, at load too), and a
+/// sleeping thread gets none.
 #[test]
 fn cpu_event_samples_follow_each_threads_cpu_time() {
     let _one_at_a_time = exclusive();
@@ -199,9 +200,13 @@ fn cpu_event_samples_follow_each_threads_cpu_time() {
         let samples = attr_u64(t, "cumulatedElapsed") as f64;
         let expected = attr_u64(t, "cpuTime") as f64 / 10e6;
         eprintln!("{name}: {samples} samples for {expected:.1} intervals of CPU");
+        // Exact to what a thread runs before its ThreadStart and the
+        // remainder of its last interval, however late the kernel's
+        // signals come (docs/SNAPSHOT.md, `event=cpu`).
         assert!(
-            (samples - expected).abs() <= 0.1 * expected,
-            "{name}: {samples} vs {expected:.1}"
+            (samples - expected).abs() <= 2.0 + 0.02 * expected,
+            "{name}: {samples} vs {expected:.1}; the agent said: {}",
+            run.stderr
         );
         assert_eq!(
             attr_u64(t, "cumulated"),

@@ -298,11 +298,15 @@ impl Agent {
 
     pub fn on_thread_start(&self, jni: &Jni, thread: jthread) {
         let host = self.host;
-        host.threads
+        let identity = host
+            .threads
             .identify(host.jvmti, jni, thread, clock::now_ns());
         // ThreadStart runs on the new thread itself: its OS id, for signals.
-        host.threads
-            .set_tid(host.jvmti, jni, thread, crate::vm::hotspot::current_tid());
+        let tid = crate::vm::hotspot::current_tid();
+        host.threads.set_tid(host.jvmti, jni, thread, tid);
+        if let Some(crate::threads::Identity::Java(id)) = identity {
+            host.events.thread_start(id, tid);
+        }
     }
 
     /// A class is prepared: its methods get jmethodIDs for AsyncGetCallTrace.

@@ -54,6 +54,10 @@ pub enum Kind {
     /// A wait for a contended monitor or lock that ended, as folded into a
     /// mode's trees (`lock`).
     LockWaited,
+    /// A Java thread starts, on itself, once the thread table has it (its
+    /// id and OS id): before it runs any Java code. Its JVMTI event is
+    /// always on (the thread table's).
+    ThreadStart,
     /// The VM dies: after the session's last snapshot, whatever the
     /// session's state (or with no session), the last event a listener hears.
     VmDeath,
@@ -157,6 +161,7 @@ pub trait Listener: Send + Sync {
     fn sampled(&self, _samples: &Samples<'_>) {}
     fn object_sampled(&self, _jni: &Jni, _object: &ObjectSampled<'_>) {}
     fn lock_waited(&self, _jni: &Jni, _wait: &LockWaited<'_>) {}
+    fn thread_start(&self, _id: ThreadId, _tid: i32) {}
     fn vm_death(&self) {}
 }
 
@@ -242,6 +247,7 @@ pub fn jvmti_events(kind: Kind) -> &'static [JvmtiEvent] {
         | Kind::Sampled
         | Kind::ObjectSampled
         | Kind::LockWaited
+        | Kind::ThreadStart
         | Kind::VmDeath => &[],
     }
 }
@@ -384,6 +390,10 @@ impl Events {
 
     pub fn lock_waited(&self, jni: &Jni, wait: &LockWaited<'_>) {
         self.each(Kind::LockWaited, |l| l.lock_waited(jni, wait))
+    }
+
+    pub fn thread_start(&self, id: ThreadId, tid: i32) {
+        self.each(Kind::ThreadStart, |l| l.thread_start(id, tid))
     }
 
     pub fn vm_death(&self) {

@@ -525,6 +525,13 @@ impl Threads {
         }
     }
 
+    /// The CPU time `id` had used when it ended (ns; `None` while it lives).
+    pub fn cpu_at_end(&self, id: ThreadId) -> Option<u64> {
+        let records = self.records.lock();
+        let r = records.get(id.0 as usize)?;
+        r.end_ns.map(|_| r.cpu_ns)
+    }
+
     /// The OS id `id` told at its start, if it did.
     pub fn tid(&self, id: ThreadId) -> Option<i32> {
         let t = self.records.lock().get(id.0 as usize)?.tid;

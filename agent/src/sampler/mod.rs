@@ -270,7 +270,9 @@ impl Sampler {
             });
         }
         walker.set_active(false);
-        jni.with_local_frame(64, || walker.finish(jvmti, jni, &mut self.data.lock()));
+        jni.with_local_frame(64, || {
+            walker.finish(jvmti, jni, threads, &mut self.data.lock())
+        });
         let mut c = self.control.lock();
         c.own_cpu_ns += jvmti.thread_cpu_time(std::ptr::null_mut()).unwrap_or(0) as u64;
         c.own_wall_ns += clock::now_ns() - started;

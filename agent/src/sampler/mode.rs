@@ -176,6 +176,11 @@ fn open(cx: &Cx) -> Result<Box<dyn Mode>, AgentError> {
         )));
     }
     crate::native::configure(cstack);
+    if event == Event::Cpu {
+        // Timers armed at each thread's start (`stacks/cpu_timers.rs`).
+        let kinds = [crate::events::Kind::ThreadStart];
+        host.events.subscribe(&super::stacks::CPU_TIMERS, &kinds);
+    }
     let config = Config {
         interval: interval(options),
         depth: options.depth,

@@ -266,7 +266,11 @@ pub fn ask(tid: i32, signo: c_int, token: u64) -> std::io::Result<()> {
 
 /// A POSIX timer on one thread's CPU clock that signals that thread each
 /// `interval` of CPU it uses (JFR's JEP 509 and async-profiler's `cpu` do the same).
-pub struct CpuTimer(libc::timer_t);
+pub struct CpuTimer {
+    id: libc::timer_t,
+    /// The thread's CPU clock just before the timer was armed (ns).
+    armed_cpu_ns: Option<u64>,
+}
 
 // SAFETY: a timer id is a plain handle of the process (timer_t is a pointer
 // only in type), usable from any thread; only `drop` deletes it.
@@ -285,13 +289,17 @@ impl CpuTimer {
             sival_ptr: token as usize as *mut c_void,
         };
         ev.sigev_notify_thread_id = tid;
+        let armed_cpu_ns = crate::clock::thread_cpu_ns(tid);
         let mut timer: libc::timer_t = std::ptr::null_mut();
         // SAFETY: `ev` and `timer` are live locals; a bad clock id or thread
         // is an error (EINVAL), not undefined behaviour.
         if unsafe { libc::timer_create(clock, &mut ev, &mut timer) } != 0 {
             return Err(std::io::Error::last_os_error());
         }
-        let t = CpuTimer(timer);
+        let t = CpuTimer {
+            id: timer,
+            armed_cpu_ns,
+        };
         let ts = libc::timespec {
             tv_sec: interval.as_secs() as libc::time_t,
             tv_nsec: interval.subsec_nanos() as libc::c_long,
@@ -302,16 +310,22 @@ impl CpuTimer {
         };
         // SAFETY: a timer just created (not deleted: `t` owns it) and a live
         // spec; a null old value is allowed.
-        if unsafe { libc::timer_settime(t.0, 0, &spec, std::ptr::null_mut()) } != 0 {
+        if unsafe { libc::timer_settime(t.id, 0, &spec, std::ptr::null_mut()) } != 0 {
             return Err(std::io::Error::last_os_error());
         }
         Ok(t)
+    }
+
+    /// The thread's CPU time when its timer was armed (ns), for
+    /// `stacks/cpu_credit.rs`.
+    pub fn armed_cpu_ns(&self) -> Option<u64> {
+        self.armed_cpu_ns
     }
 }
 
 impl Drop for CpuTimer {
     fn drop(&mut self) {
         // SAFETY: a timer `start` created, deleted only here, once.
-        unsafe { libc::timer_delete(self.0) };
+        unsafe { libc::timer_delete(self.id) };
     }
 }

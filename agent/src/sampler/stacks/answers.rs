@@ -7,7 +7,7 @@
 use super::fold::{fold_synthetic, publish};
 use super::frozen::Continuations;
 use super::thread_state::{Deferred, Tid};
-use super::{StackSource, Walker};
+use super::{owner, StackSource, Walker, CPU_TIMERS};
 use crate::clock;
 use crate::events::SampledStack;
 use crate::sampler::frames::{kinds_of, to_path, Namer};
@@ -42,6 +42,7 @@ impl Walker<'_> {
         };
         let marked = &mut self.marked;
         let event = self.config.event;
+        let interval_ns = self.config.interval.as_nanos() as u64;
         let depth = self.config.depth;
         let path = &mut self.path;
         let kinds = &mut self.kinds;
@@ -58,7 +59,10 @@ impl Walker<'_> {
         setup.ring.drain(|s: Sample<'_>| {
             if signal::is_jvm_token(s.token) {
                 let vm = (jvmti, jni);
-                jvm.answer(&s, vm, event, depth, events, trees, tables, counters, path);
+                let sampling = (event, interval_ns);
+                jvm.answer(
+                    &s, vm, sampling, depth, events, trees, tables, counters, path,
+                );
                 return;
             }
             let Some((id, seq)) = signal::from_token(s.token) else {
@@ -66,7 +70,16 @@ impl Walker<'_> {
             };
             let (owed, hits, state, full_state) = match event {
                 Event::Cpu => {
-                    let w = s.weight as u64;
+                    // The intervals of CPU since its previous sample
+                    // (`cpu_credit.rs`); none whole yet: nothing to count.
+                    let credit = &mut states.entry(id).or_default().credit;
+                    if !credit.known() {
+                        credit.armed_earlier(CPU_TIMERS.armed_cpu_ns(owner(setup), id));
+                    }
+                    let w = credit.weigh(s.cpu_ns, s.weight as u64, interval_ns);
+                    if w == 0 {
+                        return;
+                    }
                     (w, w, 0, JVMTI_JAVA_LANG_THREAD_STATE_RUNNABLE)
                 }
                 Event::Wall => {

@@ -28,6 +28,7 @@
 //! counted again where its last sample ended, with no signal (as for Java
 //! threads: a sleeping GC worker is not woken).
 
+use super::cpu_credit::CpuCredit;
 use super::fold::publish;
 use crate::clock;
 use crate::events::{Events, SampledStack};
@@ -64,6 +65,8 @@ struct JvmThread {
     tid: i32,
     kind: JvmKind,
     timer: Option<CpuTimer>,
+    /// `event=cpu`: the CPU its samples were credited with (`cpu_credit.rs`).
+    credit: CpuCredit,
     /// Its CPU time at its last sample (`event=wall`).
     last_cpu: Option<u64>,
     /// `last_cpu` was read by the signal handler, as it finished: the
@@ -254,6 +257,7 @@ impl JvmThreads {
                     tid,
                     kind,
                     timer: None,
+                    credit: CpuCredit::default(),
                     last_cpu: None,
                     cpu_from_signal: false,
                     leaf: None,
@@ -277,7 +281,10 @@ impl JvmThreads {
             }
             let token = signal::jvm_token(id, 0);
             match CpuTimer::start(t.tid, cx.setup.signo, cx.interval, token) {
-                Ok(timer) => t.timer = Some(timer),
+                Ok(timer) => {
+                    t.credit.armed(timer.armed_cpu_ns());
+                    t.timer = Some(timer);
+                }
                 // The thread is gone (the next read ends it) or timers
                 // are refused: no samples of it, said once.
                 Err(e) => log::warn_once(
@@ -363,7 +370,7 @@ impl JvmThreads {
         &mut self,
         s: &Sample<'_>,
         (jvmti, jni): (Jvmti, &Jni),
-        event: Event,
+        (event, interval_ns): (Event, u64),
         depth: u32,
         events: &Events,
         trees: &mut HashMap<ThreadId, CallTree>,
@@ -379,7 +386,11 @@ impl JvmThreads {
             return;
         };
         let (owed, hits) = match event {
-            Event::Cpu => (s.weight as u64, s.weight as u64),
+            Event::Cpu => match t.credit.weigh(s.cpu_ns, s.weight as u64, interval_ns) {
+                // No whole interval of CPU since its previous sample.
+                0 => return,
+                w => (w, w),
+            },
             Event::Wall => match t.pending.take_if(|p| p.seq == seq && t.tid == s.tid) {
                 Some(p) => (p.owed, p.hits_for(s.cpu_ns)),
                 None => {

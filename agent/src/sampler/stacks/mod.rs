@@ -20,12 +20,15 @@
 //! (`answers.rs`), and how samples are counted and published (`fold.rs`).
 
 mod answers;
+mod cpu_credit;
+mod cpu_timers;
 mod fold;
 mod frozen;
 mod jvm_threads;
 mod thread_state;
 mod wall;
 
+pub(super) use cpu_timers::CPU_TIMERS;
 pub(super) use jvm_threads::JvmThreads;
 pub(super) use thread_state::ThreadState;
 
@@ -41,8 +44,9 @@ use crate::vm::async_trace::CallFrame;
 use crate::vm::sys::JvmtiFrameInfo;
 use crate::vm::{jthread, Jni, Jvmti};
 use crate::{clock, log};
+use cpu_timers::Found;
 use fold::{fold_deferred, fold_synthetic, publish};
-use thread_state::resolve_tid;
+use thread_state::{resolve_tid, Tid};
 
 /// Where stacks come from for a session.
 pub enum StackSource {
@@ -138,8 +142,19 @@ impl<'a> Walker<'a> {
     }
 
     pub fn set_active(&self, on: bool) {
-        if let StackSource::Signal(_) = self.source {
+        if let StackSource::Signal(setup) = self.source {
             handler::set_active(on);
+            if on && self.config.event == Event::Cpu {
+                // Threads that start from now on are timed from their start.
+                CPU_TIMERS.arm(owner(setup), setup.signo, self.config.interval);
+            }
+        }
+    }
+
+    /// No more timers armed at ThreadStart (those waiting are deleted).
+    fn disarm(&self) {
+        if let StackSource::Signal(setup) = self.source {
+            CPU_TIMERS.disarm(owner(setup));
         }
     }
 
@@ -219,7 +234,10 @@ impl<'a> Walker<'a> {
             } = data;
             jvm.tick(&cx, trees, tables, counters, weight);
         }
-        self.forget_vanished(data);
+        self.forget_vanished(threads, data);
+        if let (Event::Cpu, StackSource::Signal(setup)) = (self.config.event, self.source) {
+            CPU_TIMERS.sweep(owner(setup));
+        }
         fold_ended_trees(threads, data);
         let folded = data.counters.fold_ns - fold0;
         data.counters.vm_ns += (clock::now_ns() - t0).saturating_sub(folded);
@@ -245,6 +263,7 @@ impl<'a> Walker<'a> {
             return;
         }
         self.signals_lost = true;
+        self.disarm();
         for st in data.states.values_mut() {
             st.timer = None;
         }
@@ -275,7 +294,15 @@ impl<'a> Walker<'a> {
         let StackSource::Signal(setup) = self.source else {
             return;
         };
-        let Some(tid) = resolve_tid(jni, threads, thread, id, &mut st.tid) else {
+        // (Its OS id also reads its CPU clock when sampling stops.)
+        let tid = resolve_tid(jni, threads, thread, id, &mut st.tid);
+        // Armed at the thread's start, or claimed here for arming.
+        if let Found::Armed(timer) = CPU_TIMERS.claim(owner(setup), id) {
+            st.credit.armed_earlier(timer.armed_cpu_ns());
+            st.timer = Some(timer);
+            return;
+        }
+        let Some(tid) = tid else {
             st.timer_failed = true;
             log::warn_once(
                 "cpu-no-tid",
@@ -285,7 +312,10 @@ impl<'a> Walker<'a> {
         };
         let token = signal::token(id, 0);
         match CpuTimer::start(tid, setup.signo, self.config.interval, token) {
-            Ok(t) => st.timer = Some(t),
+            Ok(t) => {
+                st.credit.armed(t.armed_cpu_ns());
+                st.timer = Some(t);
+            }
             Err(e) => {
                 st.timer_failed = true;
                 log::warn_once(
@@ -299,9 +329,17 @@ impl<'a> Walker<'a> {
     /// Threads that are gone: their timers deleted; after a second tick
     /// without them (an answer may still have been on its way), what they
     /// still owed is counted under [`THREAD_EXIT`].
-    fn forget_vanished(&mut self, data: &mut SamplerData) {
+    fn forget_vanished(&mut self, threads: &Threads, data: &mut SamplerData) {
         let tick = data.counters.ticks;
         let events = self.events;
+        let cpu_interval = match self.config.event {
+            Event::Cpu => Some(self.config.interval.as_nanos() as u64),
+            Event::Wall => None,
+        };
+        let owner = match self.source {
+            StackSource::Signal(setup) => Some(owner(setup)),
+            StackSource::Jvmti { .. } => None,
+        };
         data.states.retain(|id, st| {
             if st.seen_tick == tick {
                 return true;
@@ -311,8 +349,14 @@ impl<'a> Walker<'a> {
             if st.missing < 2 {
                 return true;
             }
+            if let Some(owner) = owner {
+                CPU_TIMERS.forget(owner, *id);
+            }
             let (tables, counters) = (&mut data.tables, &mut data.counters);
             let tree = data.trees.entry(*id).or_default();
+            if let (Some(interval), Some(cpu)) = (cpu_interval, threads.cpu_at_end(*id)) {
+                credit_tail(events, *id, st, tree, cpu, interval);
+            }
             if let Some(p) = st.pending.take() {
                 let ended = crate::vm::sys::JVMTI_THREAD_STATE_TERMINATED;
                 let stack = SampledStack::Synthetic(THREAD_EXIT);
@@ -326,9 +370,22 @@ impl<'a> Walker<'a> {
 
     /// After the last tick: waits briefly for stacks still on their way,
     /// stops the CPU timers, and counts what never came.
-    pub fn finish(&mut self, jvmti: Jvmti, jni: &Jni, data: &mut SamplerData) {
-        for st in data.states.values_mut() {
-            st.timer = None;
+    pub fn finish(&mut self, jvmti: Jvmti, jni: &Jni, threads: &Threads, data: &mut SamplerData) {
+        self.disarm();
+        // Each thread's CPU clock as its timer stops (or as it ended, for
+        // one not forgotten yet), for what it used since its last signal
+        // (`credit_tail`, once the ring is drained).
+        let mut stopped_at = Vec::new();
+        for (id, st) in data.states.iter_mut() {
+            let timed = st.timer.take().is_some() || st.missing > 0;
+            let cpu = match (threads.cpu_at_end(*id), st.tid) {
+                (Some(cpu), _) => Some(cpu),
+                (None, Tid::Known(tid)) => clock::thread_cpu_ns(tid),
+                (None, _) => None,
+            };
+            if let (true, Some(cpu)) = (timed, cpu) {
+                stopped_at.push((*id, cpu));
+            }
         }
         data.jvm.signals_lost();
         if let StackSource::Signal(_) = self.source {
@@ -342,6 +399,12 @@ impl<'a> Walker<'a> {
             self.drain(jvmti, jni, data);
         }
         data.jvm.stop(&mut data.counters);
+        let interval = self.config.interval.as_nanos() as u64;
+        for (id, cpu) in stopped_at {
+            if let (Some(st), Some(tree)) = (data.states.get_mut(&id), data.trees.get_mut(&id)) {
+                credit_tail(self.events, id, st, tree, cpu, interval);
+            }
+        }
         for (id, st) in data.states.iter_mut() {
             if let Some(p) = st.pending.take() {
                 data.counters.unanswered_at_stop += p.owed;
@@ -361,6 +424,38 @@ impl<'a> Walker<'a> {
             st.timer_failed = false;
         }
     }
+}
+
+/// `event=cpu`: the whole intervals of CPU a thread used after its last
+/// signal, read from its CPU clock when its timer is gone (the thread
+/// ended, or sampling stops), counted where its last sample was. The
+/// kernel delivers a thread CPU timer's signal late on a loaded machine
+/// (up to 100 ms of CPU late, measured: `cpu_credit.rs`); a later signal
+/// makes up for it with its overrun, but none comes after a thread's end.
+/// What a late signal's overrun gives its stack, this gives the last one.
+fn credit_tail(
+    events: &Events,
+    id: ThreadId,
+    st: &mut ThreadState,
+    tree: &mut crate::sampler::tree::CallTree,
+    cpu_ns: u64,
+    interval_ns: u64,
+) {
+    let Some(leaf) = st.leaf.filter(|_| st.credit.known()) else {
+        return;
+    };
+    let w = st.credit.weigh(cpu_ns, 0, interval_ns);
+    if w == 0 {
+        return;
+    }
+    tree.repeat_typed_samples(leaf, &st.leaf_kinds, w, w);
+    let running = crate::vm::sys::JVMTI_JAVA_LANG_THREAD_STATE_RUNNABLE;
+    publish(events, id, SampledStack::Again, running, (w, w));
+}
+
+/// Which session's timers [`CPU_TIMERS`] holds: its signal ring's address.
+pub(super) fn owner(setup: &Setup) -> usize {
+    setup.ring as *const _ as usize
 }
 
 impl JvmtiFrames {

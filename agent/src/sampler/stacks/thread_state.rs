@@ -66,6 +66,8 @@ pub(in crate::sampler) struct ThreadState {
     pub(super) tid: Tid,
     pub(super) pending: Option<Pending>,
     pub(super) timer: Option<CpuTimer>,
+    /// `event=cpu`: the CPU its samples were credited with (`cpu_credit.rs`).
+    pub(super) credit: super::cpu_credit::CpuCredit,
     pub(super) timer_failed: bool,
     pub(super) seen_tick: u64,
     pub(super) missing: u32,
