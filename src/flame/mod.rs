@@ -7,6 +7,7 @@
 
 use crate::error::CliError;
 mod data;
+mod heap;
 mod merge;
 
 use crate::selection::Selection;
@@ -36,9 +37,42 @@ pub struct Args {
     /// `--lines`. A snapshot has lines when the agent ran with `lines`.
     #[arg(long)]
     lines: bool,
+    /// A heap dump (HPROF binary, gzipped or not): retained bytes along the
+    /// dominator tree's type paths, or the live objects' shallow bytes by
+    /// allocating thread and site [default: dominator].
+    #[arg(long, value_enum)]
+    by: Option<crate::heapread::type_paths::By>,
 }
 
 pub fn run(args: Args) -> Result<(), CliError> {
+    let title = args.title.clone().unwrap_or_else(|| {
+        args.snapshot
+            .file_name()
+            .map_or("snapshot".into(), |f| f.to_string_lossy().into_owned())
+    });
+    let out = args
+        .output
+        .clone()
+        .unwrap_or_else(|| args.snapshot.with_extension("html"));
+    if let Some(gzip) = crate::heap::sniff(&args.snapshot) {
+        let chosen = args.select.section.is_some() || args.select.metric.is_some();
+        if chosen || args.select.thread().is_some() || args.lines {
+            return Err(CliError::Usage(
+                "a heap dump's flame graph takes --by, -o and --title, not a section, metric, thread or --lines".into(),
+            ));
+        }
+        let by = args
+            .by
+            .unwrap_or(crate::heapread::type_paths::By::Dominator);
+        heap::write(&args.snapshot, gzip, by, &title, &out)?;
+        eprintln!("profrj: wrote {}", out.display());
+        return Ok(());
+    }
+    if args.by.is_some() {
+        return Err(CliError::Usage(
+            "--by is for a heap dump (HPROF binary), not a snapshot".into(),
+        ));
+    }
     let snap = read_file_with_lines(&args.snapshot, args.lines)?;
     // `--thread`: the section with that thread's name only.
     let kept;
@@ -55,11 +89,6 @@ pub fn run(args: Args) -> Result<(), CliError> {
         }
         Some((sec, Metric::of(sec.kind, args.select.metric)?))
     };
-    let title = args.title.clone().unwrap_or_else(|| {
-        args.snapshot
-            .file_name()
-            .map_or("snapshot".into(), |f| f.to_string_lossy().into_owned())
-    });
     let input = PageInput {
         title: &title,
         names: &snap.names,
@@ -67,9 +96,6 @@ pub fn run(args: Args) -> Result<(), CliError> {
         memory: snap.memory.as_ref(),
         coverage: snap.coverage.as_ref().map(|c| c.classes.as_slice()),
     };
-    let out = args
-        .output
-        .unwrap_or_else(|| args.snapshot.with_extension("html"));
     crate::output::stream(Some(&out), |w| {
         render(w, &title, |w| write_page_json(w, &input))
     })?;

@@ -142,12 +142,22 @@ impl Graph {
     /// java.lang.String`, `<root>`.
     pub fn node_name(&self, d: &Dump, v: u32) -> String {
         let t = self.ty[v as usize];
+        if t == ROOT_TYPE || t & CLASS_OBJECT != 0 {
+            self.ty_name(d, t)
+        } else {
+            format!("{}@0x{:x}", self.type_name(d, t), self.ids[v as usize])
+        }
+    }
+
+    /// A node's type as a name, from its `ty` (a class object's is `class
+    /// X`; the super root's `<GC roots>`).
+    pub fn ty_name(&self, d: &Dump, t: u32) -> String {
         if t == ROOT_TYPE {
             "<GC roots>".into()
         } else if t & CLASS_OBJECT != 0 {
             format!("class {}", d.class_name(t & !CLASS_OBJECT))
         } else {
-            format!("{}@0x{:x}", self.type_name(d, t), self.ids[v as usize])
+            self.type_name(d, t)
         }
     }
 }

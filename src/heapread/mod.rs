@@ -11,7 +11,8 @@
 //!    and retained sizes; `paths.rs`: shortest paths from the GC roots
 //!    (breadth first);
 //! 4. `views.rs`: per class, site and thread; `text.rs`, `diff.rs`: the
-//!    tables.
+//!    tables; `type_paths.rs`: the objects by type path, for the flame
+//!    page.
 //!
 //! Every per-object array is a file of the private directory
 //! (`scratch.rs`), mapped: the process holds the dump's classes, symbols
@@ -25,6 +26,7 @@ mod load;
 mod objects;
 mod paths;
 pub mod pprof;
+pub mod type_paths;
 use crate::scratch;
 #[cfg(test)]
 mod tests;
@@ -44,8 +46,9 @@ pub struct Heap {
     pub tree: dominators::Tree,
     pub paths: paths::Paths,
     pub keys: views::Keys,
-    /// Dropped last: the directory of every mapped array above.
-    _scratch: scratch::Scratch,
+    /// Dropped last: the directory of every mapped array above (and of
+    /// those a view adds).
+    scratch: scratch::Scratch,
 }
 
 impl Heap {
@@ -74,7 +77,7 @@ impl Heap {
             tree,
             paths,
             keys,
-            _scratch: scratch,
+            scratch,
         })
     }
 

@@ -4,7 +4,7 @@
 
 use crate::*;
 
-fn agent_dump() -> &'static PathBuf {
+pub fn agent_dump() -> &'static PathBuf {
     static DUMP: OnceLock<PathBuf> = OnceLock::new();
     DUMP.get_or_init(|| {
         let dir = temp_dir("heap-read-agent");

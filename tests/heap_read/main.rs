@@ -13,6 +13,7 @@ mod agent;
 #[path = "../common/mod.rs"]
 mod common;
 mod diff;
+mod flame;
 mod prof;
 mod report;
 

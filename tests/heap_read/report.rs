@@ -5,7 +5,7 @@ use crate::*;
 
 /// The class rows HeapRetain makes, as HotSpot's dump (8-byte ids) holds
 /// them: (objects, shallow, retained).
-fn harness_rows() -> Vec<(&'static str, Row)> {
+pub fn harness_rows() -> Vec<(&'static str, Row)> {
     let c = |n: &'static str| -> &'static str { n };
     // Cache: one reference field; its HashMap: table, entrySet, size,
     // modCount, threshold, loadFactor, keySet, values (JDK 8 to 25); each
