@@ -25,7 +25,8 @@ pub(super) struct CpuCredit {
 
 impl CpuCredit {
     /// A timer was armed when the thread's CPU clock read `cpu_ns` (a timer
-    /// armed anew: what ran while none was armed is not credited).
+    /// armed anew: what ran while none was armed is not credited; `None`:
+    /// nothing is credited from the clock until a sample sets the mark).
     pub(super) fn armed(&mut self, cpu_ns: Option<u64>) {
         self.mark = cpu_ns;
         self.carry = 0;
@@ -56,7 +57,11 @@ impl CpuCredit {
                 self.carry = owed % interval_ns;
                 owed / interval_ns
             }
-            _ => {
+            // A late signal of a timer deleted before the mark was set (the
+            // thread's timer was made again): the kernel's count, the mark
+            // kept (moving it back would credit that CPU twice).
+            Some(_) => signalled,
+            None => {
                 if cpu_ns > 0 {
                     self.mark = Some(cpu_ns);
                     self.carry = 0;
@@ -112,6 +117,14 @@ mod tests {
         assert_eq!(c.weigh(50 * MS, 1, 10 * MS), 2);
         // A clock that could not be read (0): the kernel's count.
         assert_eq!(c.weigh(0, 1, 10 * MS), 1);
+    }
+
+    #[test]
+    fn a_late_signal_of_an_earlier_timer_does_not_move_the_mark_back() {
+        let mut c = CpuCredit::default();
+        c.armed(Some(500 * MS));
+        assert_eq!(c.weigh(495 * MS, 1, 10 * MS), 1);
+        assert_eq!(c.weigh(510 * MS, 1, 10 * MS), 1);
     }
 
     #[test]

@@ -266,6 +266,8 @@ impl<'a> Walker<'a> {
         self.disarm();
         for st in data.states.values_mut() {
             st.timer = None;
+            // Nothing more is credited: no tail at a thread's end.
+            st.credit.armed(None);
         }
         data.jvm.signals_lost();
         log::warn(&format!(
