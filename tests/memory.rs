@@ -244,21 +244,6 @@ fn check_harness_classes(rows: &Rows) {
     assert!((1..=6_000_000).contains(&max), "Churn max {max}");
 }
 
-/// A known defect, not yet understood (docs/STATUS.md, issue 43): on ZGC
-/// (seen on JDK 11, about one run in ten), the exit snapshot, which no GC
-/// can precede there, now and then counts the 64 `Churn` objects of the
-/// program's last ring alive, though `ring = null; System.gc()` came before
-/// it. Exactly 0 or exactly those 64 pass (as 0); any other figure fails.
-fn zgc_churn_ring(rows: &mut Rows) {
-    let churn = rows
-        .get_mut("main")
-        .and_then(|m| m.get_mut("profrj.harness.MemoryTruth$Churn"));
-    if let Some((count, _)) = churn {
-        assert!(*count == 0 || *count == 64, "ZGC: Churn {count}");
-        *count = 0;
-    }
-}
-
 /// Weak references see each GC's frees in its own pause, and stamps count
 /// at each GC start what was made since the last one, so a wave freed by
 /// one GC is gone before the next wave is made: max 400, not 800 or 1200;
@@ -351,8 +336,11 @@ fn every_collector_gives_the_program_counts() {
     }
     // (ZGC is experimental on JDK 11.)
     let zgc = ["-XX:+UnlockExperimentalVMOptions", "-XX:+UseZGC"];
-    let mut rows = run_with("gc-zgc", "memory", &zgc);
-    zgc_churn_ring(&mut rows);
+    // The exit snapshot, which no GC can precede on ZGC, counts the stamps
+    // from the roots: the last ring's 64 Churn, which a dead array's tag
+    // still held, are not counted (they were, about one run in ten, when
+    // it walked the heap).
+    let rows = run_with("gc-zgc", "memory", &zgc);
     check_truth(&rows);
     check_waves(&rows);
     let dir = temp_dir("gc-zgc-weak");

@@ -421,8 +421,14 @@ impl Lifetime {
                 .set_event_enabled(JvmtiEvent::OBJECT_FREE, true)
                 .map_err(|e| crate::error::AgentError::jvmti(jvmti, "ObjectFree", e))?;
         }
+        // No GC before an exit under ZGC or Shenandoah: a pass over their
+        // heap would still find what only a dead object's tag holds.
+        let walk = match instant {
+            counters::Instant::Now => stamps::census::Walk::FromRoots,
+            counters::Instant::LastGcEnd => stamps::census::Walk::Heap,
+        };
         self.stamps
-            .census_now(&self.counters)
+            .census_now(&self.counters, walk)
             .map_err(|e| crate::error::AgentError::Internal(format!("memory: {e}")))?;
         Ok(after_ours)
     }

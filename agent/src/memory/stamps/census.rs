@@ -9,7 +9,7 @@
 use super::classes::stamp_index;
 use crate::error::AgentError;
 use crate::memory::counters::Counters;
-use crate::vm::sys::{JvmtiHeapCallbacks, JVMTI_PRIMITIVE_TYPE_INT};
+use crate::vm::sys::{JvmtiHeapCallbacks, JVMTI_PRIMITIVE_TYPE_INT, JVMTI_VISIT_OBJECTS};
 use crate::vm::Jvmti;
 use jni_sys::{jint, jlong, jvalue};
 use parking_lot::Mutex;
@@ -91,7 +91,7 @@ unsafe fn stamp_in(
 /// lock, calls nothing back, and cannot panic (no indexing, no unwrap).
 ///
 /// # Safety
-/// Only IterateThroughHeap calls it, with `data` the `Pass` that `take`
+/// Only IterateThroughHeap or FollowReferences calls it, with `data` the `Pass` that `take`
 /// passed and `info` a live `jvmtiHeapReferenceInfo` whose first member is
 /// the field's index.
 unsafe extern "C" fn on_field(
@@ -128,6 +128,40 @@ unsafe extern "C" fn on_field(
     0
 }
 
+/// The reference callback of a census from the roots: every object is
+/// visited (its stamp is read by [`on_field`]). Touches nothing.
+///
+/// # Safety
+/// Only FollowReferences calls it (no argument is read).
+unsafe extern "C" fn follow_all(
+    _kind: jint,
+    _info: *const c_void,
+    _class_tag: jlong,
+    _referrer_class_tag: jlong,
+    _size: jlong,
+    _tag: *mut jlong,
+    _referrer_tag: *mut jlong,
+    _length: jint,
+    _data: *mut c_void,
+) -> jint {
+    JVMTI_VISIT_OBJECTS
+}
+
+/// Where a census finds the stamped objects.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Walk {
+    /// One pass over the heap (IterateThroughHeap, the stamped classes'
+    /// objects only): the pause collectors' every object, dead or not;
+    /// ZGC's and Shenandoah's reachable ones, as their collector marks them
+    /// for it, which counts an object a weak root (a JVMTI tag of a dead
+    /// object its last GC did not clear yet) still holds, and what it holds.
+    Heap,
+    /// From the roots (FollowReferences): what is reachable now, exactly;
+    /// slower (every object's fields are reported). For a JVM that exits
+    /// under ZGC or Shenandoah, where no GC can clear those weak roots first.
+    FromRoots,
+}
+
 impl Census {
     /// The share of the time censuses after GCs may take, in % (1 to 100).
     pub fn set_budget(&self, percent: u8) {
@@ -148,7 +182,13 @@ impl Census {
     /// Takes a census with `env` (the environment that tagged the stamped
     /// classes) and records it in `counters`. `after_gc`: the agent
     /// thread's, not a snapshot's.
-    pub fn take(&self, env: Jvmti, counters: &Counters, after_gc: bool) -> Result<(), AgentError> {
+    pub fn take(
+        &self,
+        env: Jvmti,
+        counters: &Counters,
+        after_gc: bool,
+        walk: Walk,
+    ) -> Result<(), AgentError> {
         let _one = self.run.lock();
         let before = counters.gcs_started();
         let mut pass = Pass {
@@ -165,15 +205,20 @@ impl Census {
         pass.made.reserve(counters.len() + 1024);
         pass.alive.reserve(counters.len() + 1024);
         let callbacks = JvmtiHeapCallbacks {
+            heap_reference_callback: (walk == Walk::FromRoots).then_some(follow_all as _),
             primitive_field_callback: Some(on_field),
             ..JvmtiHeapCallbacks::none()
         };
         let start = crate::clock::now_ns();
+        let data = &mut pass as *mut Pass as *const c_void;
         // SAFETY: `on_field` is written for the primitive-field slot, with a
-        // `Pass` as its data; `pass` outlives the call and nothing else
-        // touches it meanwhile.
+        // `Pass` as its data, `follow_all` for the reference slot; `pass`
+        // outlives the call and nothing else touches it meanwhile.
         let r = unsafe {
-            env.iterate_classes_tagged(&callbacks, None, &mut pass as *mut Pass as *const c_void)
+            match walk {
+                Walk::Heap => env.iterate_classes_tagged(&callbacks, None, data),
+                Walk::FromRoots => env.follow_references(&callbacks, data),
+            }
         };
         // What the program lost: the walk, while its threads stood still
         // (the whole call where no object was visited).

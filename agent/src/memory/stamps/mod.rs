@@ -21,7 +21,7 @@
 //! that the census reads this JVM's stamps where it expects them; if not,
 //! every object keeps the tracker, as with `stamps=off`.
 
-mod census;
+pub mod census;
 mod classes;
 
 use super::counters::Counters;
@@ -148,7 +148,7 @@ impl Stamps {
         if self.decided.swap(gc, Relaxed) == gc || !self.census.due() {
             return;
         }
-        if let Err(e) = self.census.take(env, counters, true) {
+        if let Err(e) = self.census.take(env, counters, true, census::Walk::Heap) {
             crate::log::error_once("memory census", &format!("memory: {e}"));
         }
     }
@@ -159,11 +159,12 @@ impl Stamps {
     }
 
     /// A snapshot's census, after its GC (none while no class is counted:
-    /// no object can carry a stamp yet).
-    pub fn census_now(&self, counters: &Counters) -> Result<(), AgentError> {
+    /// no object can carry a stamp yet), by `walk` (from the roots at an
+    /// exit that no GC can precede).
+    pub fn census_now(&self, counters: &Counters, walk: census::Walk) -> Result<(), AgentError> {
         match self.env.get() {
             Some(&env) if self.on() && self.classes.load(Relaxed) > 0 => {
-                self.census.take(env, counters, false)
+                self.census.take(env, counters, false, walk)
             }
             _ => Ok(()),
         }

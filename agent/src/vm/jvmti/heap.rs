@@ -1,5 +1,5 @@
 //! Objects and the heap: tags, identity hashes, a full collection, and one
-//! pass over the heap (the memory mode's census).
+//! pass over the heap or over what its roots reach (the memory mode's census).
 
 use super::{check, Jvmti, Result};
 use crate::vm::sys::{JvmtiHeapCallbacks, JVMTI_HEAP_FILTER_CLASS_UNTAGGED};
@@ -56,5 +56,25 @@ impl Jvmti {
         // caller's promise), both alive for the call; `only` a class
         // reference (the `vm` convention) or null.
         check(unsafe { jvmti_call!(self, IterateThroughHeap, filter, only, callbacks, data) })
+    }
+
+    /// Every object the heap's roots reach, once each, from the roots
+    /// (JVMTI FollowReferences, no filter: a VM operation, every Java
+    /// thread stopped): `callbacks` for each reference and each object's
+    /// primitive fields, on the VM thread, with `data`. Unlike a pass over
+    /// the heap, it never visits an object that only a weak root (a JNI
+    /// weak reference, a tag) still holds. Needs `can_tag_objects`.
+    ///
+    /// # Safety
+    /// As [`Jvmti::iterate_classes_tagged`]'s.
+    pub unsafe fn follow_references(
+        &self,
+        callbacks: &JvmtiHeapCallbacks,
+        data: *const c_void,
+    ) -> Result<()> {
+        let (none, from_roots) = (std::ptr::null_mut(), std::ptr::null_mut());
+        // SAFETY: as in `iterate_classes_tagged`; no class filter and no
+        // initial object (null: from the roots).
+        check(unsafe { jvmti_call!(self, FollowReferences, 0, none, from_roots, callbacks, data) })
     }
 }

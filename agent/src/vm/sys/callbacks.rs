@@ -132,12 +132,32 @@ impl Default for JvmtiEventCallbacks {
 pub type PrimitiveFieldCallback =
     unsafe extern "C" fn(jint, *const jint, jlong, *mut jlong, jvalue, jint, *mut c_void) -> jint;
 
+/// `jvmtiHeapReferenceCallback`: one reference FollowReferences follows
+/// (kind, its info, the referee's class tag, the referrer's class tag,
+/// the referee's size, its tag, the referrer's tag, an array's length, the
+/// caller's data); returns whether to visit the referee's references
+/// ([`JVMTI_VISIT_OBJECTS`]). Runs in the VM operation, on the VM thread.
+pub type HeapReferenceCallback = unsafe extern "C" fn(
+    jint,
+    *const c_void,
+    jlong,
+    jlong,
+    jlong,
+    *mut jlong,
+    *mut jlong,
+    jint,
+    *mut c_void,
+) -> jint;
+
+/// A heap reference callback's answer: follow the referee's references.
+pub const JVMTI_VISIT_OBJECTS: jint = 0x100;
+
 /// `jvmtiHeapCallbacks`: one slot per kind of heap callback, the first five
 /// named, then eleven reserved (all null here but the primitive fields').
 #[repr(C)]
 pub struct JvmtiHeapCallbacks {
     pub heap_iteration_callback: *const c_void,
-    pub heap_reference_callback: *const c_void,
+    pub heap_reference_callback: Option<HeapReferenceCallback>,
     pub primitive_field_callback: Option<PrimitiveFieldCallback>,
     pub array_primitive_value_callback: *const c_void,
     pub string_primitive_value_callback: *const c_void,
@@ -149,7 +169,7 @@ impl JvmtiHeapCallbacks {
     pub const fn none() -> Self {
         Self {
             heap_iteration_callback: std::ptr::null(),
-            heap_reference_callback: std::ptr::null(),
+            heap_reference_callback: None,
             primitive_field_callback: None,
             array_primitive_value_callback: std::ptr::null(),
             string_primitive_value_callback: std::ptr::null(),

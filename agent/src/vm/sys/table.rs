@@ -245,7 +245,17 @@ pub struct JvmtiInterface {
     /* 112 */ pub IterateOverInstancesOfClass: *const c_void,
     /* 113 */ pub reserved113: *const c_void,
     /* 114 */ pub GetObjectsWithTags: *const c_void,
-    /* 115 */ pub FollowReferences: *const c_void,
+    /* 115 */
+    pub FollowReferences: Option<
+        unsafe extern "C" fn(
+            *mut JvmtiEnv,
+            jint,
+            jclass,
+            jobject,
+            *const JvmtiHeapCallbacks,
+            *const c_void,
+        ) -> JvmtiError,
+    >,
     /* 116 */
     pub IterateThroughHeap: Option<
         unsafe extern "C" fn(
