@@ -107,4 +107,34 @@ fn flame_of_a_heap_refuses_a_snapshots_options() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert!(err.contains("--by, -o and --title"), "{err}");
+    // And a snapshot refuses --by.
+    let dir = temp_dir("heap-flame-snapshot");
+    let snap = dir.join("s.xml");
+    std::fs::write(&snap, "<snapshot version=\"1.0\"></snapshot>").unwrap();
+    let out = profrj(&["flame", s(&snap), "--by", "site"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("--by is for a heap dump"), "{err}");
+}
+
+/// A gzipped dump draws the same page as the plain one.
+#[test]
+fn flame_of_a_gzipped_heap_is_the_plain_ones() {
+    let dir = temp_dir("heap-flame-gz");
+    let plain = &dumps().0;
+    let gz = dir.join("a.hprof.gz");
+    let mut enc = flate2::write::GzEncoder::new(
+        std::fs::File::create(&gz).unwrap(),
+        flate2::Compression::fast(),
+    );
+    std::io::copy(&mut std::fs::File::open(plain).unwrap(), &mut enc).unwrap();
+    enc.finish().unwrap();
+    let data = |dump: &Path, name: &str| -> String {
+        let page = dir.join(name);
+        profrj_ok(&["flame", s(dump), "--title", "t", "-o", s(&page)]);
+        let html = std::fs::read_to_string(&page).unwrap();
+        let at = html.find("application/json\">").unwrap();
+        html[at..at + html[at..].find("</script>").unwrap()].to_owned()
+    };
+    assert_eq!(data(plain, "plain.html"), data(&gz, "gz.html"));
 }
