@@ -72,11 +72,26 @@ impl Walker<'_> {
                 Event::Cpu => {
                     // The intervals of CPU since its previous sample
                     // (`cpu_credit.rs`); none whole yet: nothing to count.
-                    let credit = &mut states.entry(id).or_default().credit;
-                    if !credit.known() {
-                        credit.armed_earlier(CPU_TIMERS.armed_cpu_ns(owner(setup), id));
-                    }
-                    let w = credit.weigh(s.cpu_ns, s.weight as u64, interval_ns);
+                    // A thread no tick saw yet has the mark its ThreadStart's
+                    // timer took; one the sampler forgot (a signal later
+                    // than its end), the kernel's count: its tail is counted.
+                    let early = || CPU_TIMERS.armed_cpu_ns(owner(setup), id);
+                    let w = match states.get_mut(&id) {
+                        Some(st) => {
+                            if !st.credit.known() {
+                                st.credit.armed_earlier(early());
+                            }
+                            st.credit.weigh(s.cpu_ns, s.weight as u64, interval_ns)
+                        }
+                        None => match early() {
+                            Some(armed) => {
+                                let st = states.entry(id).or_default();
+                                st.credit.armed(Some(armed));
+                                st.credit.weigh(s.cpu_ns, s.weight as u64, interval_ns)
+                            }
+                            None => s.weight as u64,
+                        },
+                    };
                     if w == 0 {
                         return;
                     }
