@@ -30,7 +30,10 @@ fn flame_of_a_heap_weighs_retained_bytes_by_dominator_path_and_bytes_by_site() {
     let dump = &dumps().0;
     profrj_ok(&["flame", s(dump), "-o", s(&dominated)]);
     profrj_ok(&["flame", s(dump), "--by", "site", "-o", s(&by_site)]);
-    let fs = heap_frames(&dominated);
+    let url = format!("file://{}#thread=heap", dominated.display());
+    let dom = chromium(&["--dump-dom", &url]);
+    assert!(dom.contains("Top types") && dom.contains("placeholder=\"type name\""));
+    let fs = frames(&dom);
     let rows: HashMap<&str, Row> = harness_rows().into_iter().collect();
     // One frame each, weighing what it retains.
     for class in [
