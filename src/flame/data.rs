@@ -107,7 +107,7 @@ pub fn write_page_json(w: &mut dyn Write, input: &PageInput) -> io::Result<()> {
 const SPILL: usize = 1 << 16;
 
 /// Writes `buf` out once it holds [`SPILL`] bytes (`all`: whatever it holds).
-fn spill(w: &mut dyn Write, buf: &mut String, all: bool) -> io::Result<()> {
+pub fn spill(w: &mut dyn Write, buf: &mut String, all: bool) -> io::Result<()> {
     if all || buf.len() >= SPILL {
         w.write_all(buf.as_bytes())?;
         buf.clear();

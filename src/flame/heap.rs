@@ -2,7 +2,7 @@
 //! (`crate::heapread::type_paths`: by dominator, or by allocating thread
 //! and site) as the flame page's one tree, `heap`.
 
-use super::data::{json_name, json_str};
+use super::data::{json_name, json_str, spill};
 use super::render;
 use crate::error::CliError;
 use crate::heapread::type_paths::{self, By, Paths, ROOT};
@@ -89,10 +89,7 @@ fn page_json(
                 .iter()
                 .rev(),
         );
-        if out.len() >= 1 << 16 {
-            w.write_all(out.as_bytes())?;
-            out.clear();
-        }
+        spill(w, &mut out, false)?;
     }
     out.push_str("]}],\"names\":[");
     for (i, name) in paths.names.iter().enumerate() {

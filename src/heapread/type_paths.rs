@@ -52,6 +52,8 @@ pub struct Paths {
     pub names: Vec<String>,
     pub is_type: Vec<bool>,
     name_index: HashMap<String, u32>,
+    /// A node type's frame (its name made once, not per object).
+    by_type: HashMap<u32, u32>,
 }
 
 /// The root path (the page's tree root).
@@ -68,6 +70,7 @@ impl Paths {
             names: Vec::new(),
             is_type: Vec::new(),
             name_index: HashMap::new(),
+            by_type: HashMap::new(),
         }
     }
 
@@ -79,6 +82,17 @@ impl Paths {
         self.name_index.insert(name.clone(), f);
         self.names.push(name);
         self.is_type.push(is_type);
+        f
+    }
+
+    /// The frame of node type `ty` (a graph's `ty`), named by `name` the
+    /// first time.
+    pub fn type_frame(&mut self, ty: u32, name: impl FnOnce() -> String) -> u32 {
+        if let Some(&f) = self.by_type.get(&ty) {
+            return f;
+        }
+        let f = self.frame_named(name(), true);
+        self.by_type.insert(ty, f);
         f
     }
 
@@ -123,7 +137,6 @@ fn by_dominator(heap: &mut Heap) -> Result<(Paths, u64), CliError> {
     let (d, g, idom) = (&heap.d, &heap.g, &heap.tree.idom);
     let super_root = n as u32;
     let mut paths = Paths::new();
-    let mut frame_of_ty: HashMap<u32, u32> = HashMap::new();
     memo.fill(u32::MAX);
     memo[n] = ROOT;
     let mut unreachable = 0u64;
@@ -145,9 +158,7 @@ fn by_dominator(heap: &mut Heap) -> Result<(Paths, u64), CliError> {
             top -= 1;
             let x = stack[top];
             let ty = g.ty[x as usize];
-            let frame = *frame_of_ty
-                .entry(ty)
-                .or_insert_with(|| paths.frame_named(g.ty_name(d, ty), true));
+            let frame = paths.type_frame(ty, || g.ty_name(d, ty));
             let p = paths.child(memo[idom[x as usize] as usize], frame);
             memo[x as usize] = p;
             paths.own[p as usize] += g.shallow[x as usize];
@@ -171,7 +182,6 @@ fn by_site(heap: &Heap) -> (Paths, u64) {
         .iter()
         .map(|s| paths.frame_named(s.clone(), false))
         .collect();
-    let mut frame_of_ty: HashMap<u32, u32> = HashMap::new();
     let mut unreachable = 0u64;
     for v in 0..g.n as u32 {
         let bytes = g.shallow[v as usize];
@@ -180,9 +190,7 @@ fn by_site(heap: &Heap) -> (Paths, u64) {
             continue;
         }
         let ty = g.ty[v as usize];
-        let frame = *frame_of_ty
-            .entry(ty)
-            .or_insert_with(|| paths.frame_named(g.ty_name(d, ty), true));
+        let frame = paths.type_frame(ty, || g.ty_name(d, ty));
         let under = match keys.of(g, v) {
             Some((site, thread)) => {
                 let t = paths.child(ROOT, threads[thread as usize]);

@@ -432,7 +432,7 @@ impl<'a> Walker<'a> {
 /// signal, read from its CPU clock when its timer is gone (the thread
 /// ended, or sampling stops), counted where its last sample was. The
 /// kernel delivers a thread CPU timer's signal late on a loaded machine
-/// (up to 100 ms of CPU late, measured: `cpu_credit.rs`); a later signal
+/// (gaps of up to 356 ms of CPU between signals measured: `cpu_credit.rs`); a later signal
 /// makes up for it with its overrun, but none comes after a thread's end.
 /// What a late signal's overrun gives its stack, this gives the last one.
 fn credit_tail(
