@@ -3,8 +3,8 @@
 //! CLOCK_MONOTONIC. Thread CPU time: CLOCK_THREAD_CPUTIME_ID costs a system
 //! call (~560 ns), far too much per probe, so each thread reads it at most
 //! once per `SYNC_NS` of wall time and in between counts wall time as CPU
-//! time; the clock never runs backwards and is never off by more than
-//! `SYNC_NS` (a call that blocks longer than that shows its real CPU time).
+//! time ([`CpuDrift`]); the clock is never off by more than `SYNC_NS` (a
+//! call that blocks longer than that shows its real CPU time).
 
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::OnceLock;
@@ -93,37 +93,49 @@ pub fn thread_cpu_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
-/// One thread's CPU clock, kept in ticks (so a probe does no float
-/// arithmetic), read at probe times given in ticks.
-pub struct CpuClock {
-    sync_ticks: u64,
-    /// The thread's CPU time at `sync_ticks`, in ticks.
-    sync_cpu: u64,
-    last: u64,
+/// One thread's CPU clock against the wall clock, in ticks (so a probe
+/// does no float arithmetic): between two reads of the CPU clock the
+/// thread's CPU time is taken to run with the wall clock; at a read (at
+/// most once per `SYNC_NS`), the wall time the thread was not on a CPU since
+/// the read before comes out ([`fell`](Self::fell)). So a call that no read
+/// falls in used as much CPU as wall time, and the probes read one clock.
+pub struct CpuDrift {
+    /// Ticks after which the CPU clock is read again.
+    next_sync: u64,
+    /// The thread's CPU time less the wall clock at the last read, in
+    /// ticks (wrapping).
+    drift: u64,
     sync_every: u64,
 }
 
-impl CpuClock {
+impl CpuDrift {
     pub fn new(now_ticks: u64) -> Self {
+        let sync_every = ns_to_ticks(SYNC_NS);
         Self {
-            sync_ticks: now_ticks,
-            sync_cpu: ns_to_ticks(thread_cpu_ns()),
-            last: 0,
-            sync_every: ns_to_ticks(SYNC_NS),
+            next_sync: now_ticks.saturating_add(sync_every),
+            drift: ns_to_ticks(thread_cpu_ns()).wrapping_sub(now_ticks),
+            sync_every,
         }
     }
 
-    #[inline]
-    pub fn now(&mut self, ticks: u64) -> u64 {
-        let since = ticks.wrapping_sub(self.sync_ticks);
-        let est = if since > self.sync_every {
-            self.sync_ticks = ticks;
-            self.sync_cpu = ns_to_ticks(thread_cpu_ns());
-            self.sync_cpu
-        } else {
-            self.sync_cpu + since
-        };
-        self.last = self.last.max(est);
-        self.last
+    /// At `ticks`: the wall ticks that were not the thread's CPU time since
+    /// the last read, where the CPU clock is read again now (`SYNC_NS` since
+    /// the last read); else 0.
+    #[inline(always)]
+    pub fn fell(&mut self, ticks: u64) -> u64 {
+        match ticks > self.next_sync {
+            true => self.sync(ticks),
+            false => 0,
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn sync(&mut self, ticks: u64) -> u64 {
+        let drift = ns_to_ticks(thread_cpu_ns()).wrapping_sub(ticks);
+        let fell = self.drift.wrapping_sub(drift) as i64;
+        self.drift = drift;
+        self.next_sync = ticks.saturating_add(self.sync_every);
+        fell.max(0) as u64
     }
 }

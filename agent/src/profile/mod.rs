@@ -5,14 +5,19 @@
 //! CTicketStack) and its own call tree (`tree`), so the probes take no lock
 //! and, after warm-up, allocate nothing.
 //!
-//! Each probe reads the clock once, at its start. Times exclude the agent's
-//! own probe time, reported as overhead: the part of each probe after its
-//! clock read is measured on one call in [`MEASURE_EVERY`] (a second read at
-//! the probe's end), and every call is charged the thread's running mean
-//! (before: two more reads on every call, ~10 ns each). A call's total is
-//! never below the sum of its callees' totals (a mean that overstates a
-//! call's probe cost shrinks it to that sum, its self time to 0), so the
-//! tree stays consistent however the estimate errs.
+//! Each probe reads the clock once, at its start, and the exit adds the
+//! call's raw wall time to its node (callees and probes included) and to
+//! its caller's frame: three sums. Times exclude the agent's own probe
+//! time, reported as overhead: the part of each probe after its clock read
+//! is measured on one call in [`MEASURE_EVERY`] (a second read at the
+//! probe's end), and a dump takes the thread's mean cost off each node, as
+//! many times as there were calls in it and under it (`reported.rs`; before,
+//! each exit took it off its own call). A node's total is
+//! never below its own time and its children's totals, so the tree stays
+//! consistent however the estimate errs. CPU time is the wall time less
+//! what the thread's CPU clock, read at most once per millisecond, found
+//! off a CPU while the call was open (`CpuDrift`), so the usual exit reads
+//! one clock.
 //!
 //! Virtual threads (JDK 21+): a Java thread's open calls
 //! ([`Caller`](thread_state::Caller)) are a slot of its record, which
@@ -21,19 +26,23 @@
 //! threads it ran ([`CarrierTrees`](thread_state::CarrierTrees), in its own
 //! record), so the probes never share a tree between threads. At a mount
 //! the virtual thread's open calls move onto this carrier's tree (the same
-//! paths: a call counts where it began, its times where it ends) and its
-//! CPU clock goes on from where it stopped; a dump adds a group's trees up.
+//! paths: a call counts where it began, its times where it ends), the time
+//! it was unmounted is off-CPU time for its open calls, and a dump adds a
+//! group's trees up.
 //!
 //! The files: `thread_state.rs` what the probes keep per thread (open
 //! calls, trees, stats), `probes.rs` the natives and how a call closes,
-//! `cost.rs` the probes' own cost, `tree.rs` the lock-free tree, `model.rs`
-//! what a dump hands a snapshot, `mode.rs` the registration.
+//! `cost.rs` the probes' own cost, `tree.rs` the lock-free tree,
+//! `reported.rs` a thread's nodes as a dump reports them (the probes' cost
+//! taken off), `model.rs` what a dump hands a snapshot, `mode.rs` the
+//! registration.
 
 use crate::tsc as clock;
 mod cost;
 pub mod mode;
 mod model;
 mod probes;
+mod reported;
 mod thread_state;
 mod tree;
 
@@ -41,7 +50,7 @@ use crate::threads::ThreadId;
 use parking_lot::Mutex;
 pub use probes::{natives, natives_sampled};
 use std::cell::UnsafeCell;
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, OnceLock};
 use thread_state::Stats;
 use tree::Tree;
@@ -114,6 +123,24 @@ pub struct ThreadProfile {
     pub tree: Tree,
     /// Touched only by the OS thread that made it.
     stats: UnsafeCell<Stats>,
+    /// The mean cost of the entry and the exit probe after their clock
+    /// read, in ticks, as that thread last measured them: what a dump takes
+    /// off the nodes' raw times and reports as the probes' own time.
+    costs: [AtomicU64; 2],
+}
+
+impl ThreadProfile {
+    /// Makes `stats`' means readable by a dump.
+    fn publish_costs(&self, stats: &Stats) {
+        for (c, m) in self.costs.iter().zip(&stats.cost) {
+            c.store(m.mean, Relaxed);
+        }
+    }
+
+    /// The probes' mean costs, entry and exit, in ticks.
+    fn costs(&self) -> [u64; 2] {
+        self.costs.each_ref().map(|c| c.load(Relaxed))
+    }
 }
 
 // SAFETY: `stats` is only ever accessed by the OS thread that made the

@@ -1,10 +1,11 @@
 //! The probe natives `Probe.enter`, `exit` and `unwind` call, in two
 //! copies (every call timed, and `timing=sampled`), and how a call closes:
-//! its times, less the estimated probe cost, added to its node and to its
-//! caller's frame.
+//! its raw wall time added to its node and to its caller's frame (the
+//! probes' own cost comes off at the dump, `reported.rs`; CPU time differs
+//! from wall time only where a read of the CPU clock says so).
 
 use super::cost::next_countdown;
-use super::thread_state::{on_thread, Frame, Own, Stats};
+use super::thread_state::{off_cpu, on_thread, Frame, Own, Stats};
 use super::tree::{self, bump};
 use super::{clock, ThreadProfile};
 use crate::vm::Native;
@@ -88,22 +89,17 @@ fn enter_on<const SAMPLED_TIMING: bool>(
     }
     stats.countdown = stats.countdown.wrapping_sub(1);
     if stats.countdown == 0 {
-        return enter_measured::<SAMPLED_TIMING>(own, stats, node, method, t1, made);
+        return enter_measured::<SAMPLED_TIMING>(tp, own, stats, node, method, t1, made);
     }
-    let (start, start_cpu) = match SAMPLED_TIMING {
-        true => (0, 0),
-        false => (t1, stats.cpu.now(t1).wrapping_add(own.cpu_offset)),
-    };
-    let child_ticks = if SAMPLED_TIMING { own.calls } else { 0 };
-    push(
-        &mut own.stack,
-        node,
-        method,
-        start,
-        start_cpu,
-        false,
-        child_ticks,
-    );
+    if !SAMPLED_TIMING {
+        let fell = stats.cpu.fell(t1);
+        if fell != 0 {
+            off_cpu(&mut own.stack, fell);
+        }
+    }
+    let start = if SAMPLED_TIMING { 0 } else { t1 };
+    let calls = if SAMPLED_TIMING { own.calls } else { 0 };
+    push(&mut own.stack, node, method, false, start, calls);
 }
 
 /// A new child of `parent` (allocates: behind the guard).
@@ -130,10 +126,9 @@ fn push(
     stack: &mut Vec<Frame>,
     node: &tree::Node,
     method: u32,
-    start: u64,
-    start_cpu: u64,
     sampled: bool,
-    child_ticks: u64,
+    start: u64,
+    calls: u64,
 ) {
     let len = stack.len();
     if len < stack.capacity() {
@@ -144,24 +139,24 @@ fn push(
             let f = f.add(len);
             addr_of_mut!((*f).node).write(node as *const tree::Node);
             addr_of_mut!((*f).method).write(method);
-            addr_of_mut!((*f).start).write(start);
-            addr_of_mut!((*f).start_cpu).write(start_cpu);
             addr_of_mut!((*f).sampled).write(sampled);
-            addr_of_mut!((*f).child_ticks).write(child_ticks);
-            addr_of_mut!((*f).child_cpu).write(0);
-            addr_of_mut!((*f).child_overhead).write(0);
+            addr_of_mut!((*f).start).write(start);
+            addr_of_mut!((*f).off_cpu).write(0);
+            addr_of_mut!((*f).calls).write(calls);
+            addr_of_mut!((*f).child_ticks).write(0);
+            addr_of_mut!((*f).child_short).write(0);
             stack.set_len(len + 1);
         }
     } else {
         let frame = Frame {
             node: node as *const tree::Node,
             method,
-            start,
-            start_cpu,
             sampled,
-            child_ticks,
-            child_cpu: 0,
-            child_overhead: 0,
+            start,
+            off_cpu: 0,
+            calls,
+            child_ticks: 0,
+            child_short: 0,
         };
         push_growing(stack, frame);
     }
@@ -180,6 +175,7 @@ fn push_growing(stack: &mut Vec<Frame>, f: Frame) {
 #[cold]
 #[inline(never)]
 fn enter_measured<const SAMPLED_TIMING: bool>(
+    tp: &ThreadProfile,
     own: &mut Own,
     stats: &mut Stats,
     node: &tree::Node,
@@ -189,9 +185,12 @@ fn enter_measured<const SAMPLED_TIMING: bool>(
 ) {
     crate::vm::guard_hot("profile probe", (), || {
         let t1 = if SAMPLED_TIMING { clock::ticks() } else { t1 };
-        let cpu = stats.cpu.now(t1).wrapping_add(own.cpu_offset);
-        let child_ticks = if SAMPLED_TIMING { own.calls } else { 0 };
-        push(&mut own.stack, node, method, t1, cpu, true, child_ticks);
+        let fell = stats.cpu.fell(t1);
+        if fell != 0 {
+            off_cpu(&mut own.stack, fell);
+        }
+        let calls = own.calls;
+        push(&mut own.stack, node, method, true, t1, calls);
         let every = match SAMPLED_TIMING {
             true => super::SAMPLE_EVERY,
             false => super::MEASURE_EVERY,
@@ -200,6 +199,7 @@ fn enter_measured<const SAMPLED_TIMING: bool>(
         let t = clock::ticks();
         if !made {
             stats.cost[0].add(t.saturating_sub(t1));
+            tp.publish_costs(stats);
         }
     })
 }
@@ -209,7 +209,7 @@ extern "system" fn exit(env: *mut JNIEnv, _class: jclass, method: jint) {
     on_thread(
         env,
         #[inline(always)]
-        |_, own, stats| leave::<false>(own, stats, method as u32, false, t2),
+        |tp, own, stats| leave::<false>(tp, own, stats, method as u32, false, t2),
     )
 }
 
@@ -218,7 +218,7 @@ extern "system" fn unwind(env: *mut JNIEnv, _class: jclass, method: jint) {
     on_thread(
         env,
         #[inline(always)]
-        |_, own, stats| leave::<false>(own, stats, method as u32, true, t2),
+        |tp, own, stats| leave::<false>(tp, own, stats, method as u32, true, t2),
     )
 }
 
@@ -226,7 +226,7 @@ extern "system" fn exit_sampled(env: *mut JNIEnv, _class: jclass, method: jint) 
     on_thread(
         env,
         #[inline(always)]
-        |_, own, stats| leave::<true>(own, stats, method as u32, false, 0),
+        |tp, own, stats| leave::<true>(tp, own, stats, method as u32, false, 0),
     )
 }
 
@@ -234,7 +234,7 @@ extern "system" fn unwind_sampled(env: *mut JNIEnv, _class: jclass, method: jint
     on_thread(
         env,
         #[inline(always)]
-        |_, own, stats| leave::<true>(own, stats, method as u32, true, 0),
+        |tp, own, stats| leave::<true>(tp, own, stats, method as u32, true, 0),
     )
 }
 
@@ -244,6 +244,7 @@ extern "system" fn unwind_sampled(env: *mut JNIEnv, _class: jclass, method: jint
 /// [`leave_slow`].
 #[inline(always)]
 fn leave<const SAMPLED_TIMING: bool>(
+    tp: &ThreadProfile,
     own: &mut Own,
     stats: &mut Stats,
     method: u32,
@@ -251,17 +252,22 @@ fn leave<const SAMPLED_TIMING: bool>(
     t2: u64,
 ) {
     if !matches!(own.stack.last(), Some(f) if f.method == method && !f.sampled) {
-        return leave_slow::<SAMPLED_TIMING>(own, stats, method, exceptional, t2);
+        return leave_slow::<SAMPLED_TIMING>(tp, own, stats, method, exceptional, t2);
     }
-    if let Some(f) = own.stack.pop() {
-        close::<SAMPLED_TIMING>(own, stats, f, t2, exceptional);
+    if !SAMPLED_TIMING {
+        let fell = stats.cpu.fell(t2);
+        if fell != 0 {
+            off_cpu(&mut own.stack, fell);
+        }
     }
+    close_top::<SAMPLED_TIMING>(own, stats, t2, exceptional);
 }
 
 /// [`leave`] of a measured call, or of a frame below the top.
 #[cold]
 #[inline(never)]
 fn leave_slow<const SAMPLED_TIMING: bool>(
+    tp: &ThreadProfile,
     own: &mut Own,
     stats: &mut Stats,
     method: u32,
@@ -280,103 +286,113 @@ fn leave_slow<const SAMPLED_TIMING: bool>(
         if SAMPLED_TIMING && own.stack[depth..].iter().any(|f| f.sampled) {
             t2 = clock::ticks();
         }
-        while own.stack.len() > depth + 1 {
-            if let Some(f) = own.stack.pop() {
-                close::<SAMPLED_TIMING>(own, stats, f, t2, true);
-            }
+        let fell = stats.cpu.fell(t2);
+        if fell != 0 {
+            off_cpu(&mut own.stack, fell);
         }
-        if let Some(f) = own.stack.pop() {
-            if close::<SAMPLED_TIMING>(own, stats, f, t2, exceptional) {
-                stats.cost[1].add(clock::ticks().saturating_sub(t2));
-            }
+        while own.stack.len() > depth + 1 {
+            close_top::<SAMPLED_TIMING>(own, stats, t2, true);
+        }
+        if close_top::<SAMPLED_TIMING>(own, stats, t2, exceptional) {
+            stats.cost[1].add(clock::ticks().saturating_sub(t2));
+            tp.publish_costs(stats);
         }
     })
 }
 
-/// Closes the frame `f`, just popped, at `t2` (ticks when the exit probe
-/// began): adds the call to its node and to its caller's frame. CPU figures
-/// are in ticks too. True if the call's probes are measured (the caller
-/// then measures the exit probe's cost). Never panics (the exit probe's
-/// unguarded path): sums wrap, differences saturate.
+/// Closes the top frame at `t2` and pops it; true if the call's probes are
+/// measured (the caller then measures the exit probe's cost). The frame is
+/// read where it is (popping it first copied it aside, through the stack).
 #[inline(always)]
-fn close<const SAMPLED_TIMING: bool>(
+fn close_top<const SAMPLED_TIMING: bool>(
     own: &mut Own,
     stats: &mut Stats,
-    f: Frame,
     t2: u64,
     exceptional: bool,
 ) -> bool {
-    if SAMPLED_TIMING {
-        return close_sampled(own, stats, f, t2, exceptional);
-    }
-    let cpu = stats.cpu.now(t2).wrapping_add(own.cpu_offset);
-    // The entry probe after its clock read lies inside the call's interval;
-    // the exit probe reads the clock first. Never below the callees' sum.
-    let [enter_cost, exit_cost] = [stats.cost[0].mean, stats.cost[1].mean];
-    let inside = enter_cost.wrapping_add(f.child_overhead);
-    let cum = t2
-        .saturating_sub(f.start)
-        .saturating_sub(inside)
-        .max(f.child_ticks);
-    let cum_cpu = cpu
-        .saturating_sub(f.start_cpu)
-        .saturating_sub(inside)
-        .max(f.child_cpu);
+    let calls = own.calls;
+    let Some((f, rest)) = own.stack.split_last_mut() else {
+        return false;
+    };
+    let measured = match SAMPLED_TIMING {
+        true => close_sampled(stats, calls, f, t2, exceptional),
+        false => close(f, rest.last_mut(), t2, exceptional),
+    };
+    let depth = own.stack.len() - 1;
+    own.stack.truncate(depth);
+    measured
+}
+
+/// Closes the frame `f` at `t2` (ticks when the exit probe began): adds the
+/// call's wall ticks to its node and to its caller's frame. Never panics
+/// (the exit probe's unguarded path): sums wrap, differences saturate.
+///
+/// The node keeps raw sums: the probes' own cost inside the call is taken
+/// off at the dump, from the node's calls and its callees' and the
+/// thread's mean probe costs (`reported.rs`), and the thread's CPU time is
+/// the wall time unless a read of the CPU clock found time off a CPU during
+/// the call or a callee ([`cpu_short`]), so that the usual exit does no more
+/// than three sums.
+#[inline(always)]
+fn close(f: &Frame, mut parent: Option<&mut Frame>, t2: u64, exceptional: bool) -> bool {
+    let wall = t2.saturating_sub(f.start);
     // SAFETY: a frame's node lives as long as the tree (`Frame::node`).
     let n = unsafe { &*f.node };
-    bump(&n.cum_ticks, cum);
-    bump(&n.self_ticks, cum.saturating_sub(f.child_ticks));
-    bump(&n.cum_cpu, cum_cpu);
-    bump(&n.self_cpu, cum_cpu.saturating_sub(f.child_cpu));
+    bump(&n.cum_ticks, wall);
+    bump(&n.self_ticks, wall.saturating_sub(f.child_ticks));
     if exceptional {
         bump(&n.exceptions, 1);
     }
-    // Estimated from sampled calls (the mean); consistent thanks to the
-    // `max` above (before: measured on every call with two more reads).
-    let own_overhead = enter_cost.wrapping_add(exit_cost);
-    let overhead_cum = own_overhead.wrapping_add(f.child_overhead);
-    bump(&n.overhead_self, own_overhead);
-    bump(&n.overhead_cum, overhead_cum);
-    if let Some(parent) = own.stack.last_mut() {
-        parent.child_ticks = parent.child_ticks.wrapping_add(cum);
-        parent.child_cpu = parent.child_cpu.wrapping_add(cum_cpu);
-        parent.child_overhead = parent.child_overhead.wrapping_add(overhead_cum);
+    if f.off_cpu != 0 || f.child_short != 0 {
+        cpu_short(n, f, wall, parent.as_deref_mut());
+    }
+    if let Some(parent) = parent {
+        parent.child_ticks = parent.child_ticks.wrapping_add(wall);
     }
     f.sampled
 }
 
-/// [`close`] with `timing=sampled`: every call counts its exceptions and
-/// its estimated probe cost; a timed one adds its wall and CPU totals, less
-/// the estimated cost of its own probe and of its callees' (each callee
-/// charged the mean cost of a probe pair), to the node's timed calls. Self
-/// times are made at the dump (`section`).
-fn close_sampled(own: &mut Own, stats: &mut Stats, f: Frame, t2: u64, exceptional: bool) -> bool {
+/// The ticks of a closing call's `wall` that were not CPU time, added to
+/// its node and its caller's frame: the call's CPU time is its wall time
+/// less its time off a CPU, never below its callees' CPU time nor above its
+/// wall time. Its own part (the callees' shortfall taken off) is a signed
+/// sum (`Node::cpu_short_self`).
+#[cold]
+#[inline(never)]
+fn cpu_short(n: &tree::Node, f: &Frame, wall: u64, parent: Option<&mut Frame>) {
+    let cpu = wall.saturating_sub(f.off_cpu);
+    let child_cpu = f.child_ticks.saturating_sub(f.child_short);
+    let short = wall - cpu.max(child_cpu).min(wall);
+    bump(&n.cpu_short_cum, short);
+    bump(&n.cpu_short_self, short.wrapping_sub(f.child_short));
+    if let Some(p) = parent {
+        p.child_short = p.child_short.wrapping_add(short);
+    }
+}
+
+/// [`close`] with `timing=sampled`: every call counts its exceptions; a
+/// timed one adds its wall time, less the estimated cost of its own probe
+/// and of its callees' (each callee charged the mean cost of a probe pair),
+/// and of that the ticks that were not CPU time, to the node's timed calls.
+/// Self times and the probes' cost are made at the dump (`model.rs`).
+fn close_sampled(stats: &mut Stats, calls: u64, f: &Frame, t2: u64, exceptional: bool) -> bool {
     // SAFETY: a frame's node lives as long as the tree (`Frame::node`).
     let n = unsafe { &*f.node };
     if exceptional {
         bump(&n.exceptions, 1);
     }
-    let [enter_cost, exit_cost] = [stats.cost[0].mean, stats.cost[1].mean];
-    let own_overhead = enter_cost.wrapping_add(exit_cost);
-    let overhead_cum = own_overhead.wrapping_add(f.child_overhead);
-    bump(&n.overhead_self, own_overhead);
-    bump(&n.overhead_cum, overhead_cum);
-    if let Some(parent) = own.stack.last_mut() {
-        parent.child_overhead = parent.child_overhead.wrapping_add(overhead_cum);
-    }
     if f.sampled {
-        let cpu = stats.cpu.now(t2).wrapping_add(own.cpu_offset);
-        let callees = own.calls.wrapping_sub(f.child_ticks);
-        let inside = enter_cost.wrapping_add(callees.wrapping_mul(own_overhead));
+        let [enter_cost, exit_cost] = [stats.cost[0].mean, stats.cost[1].mean];
+        let callees = calls.wrapping_sub(f.calls);
+        let pair = enter_cost.wrapping_add(exit_cost);
+        let inside = enter_cost.wrapping_add(callees.wrapping_mul(pair));
+        let raw = t2.saturating_sub(f.start);
+        let raw_cpu = raw.saturating_sub(f.off_cpu);
+        let wall = raw.saturating_sub(inside);
+        let cpu = raw_cpu.saturating_sub(inside);
         bump(&n.timed, 1);
-        bump(
-            &n.cum_ticks,
-            t2.saturating_sub(f.start).saturating_sub(inside),
-        );
-        bump(
-            &n.cum_cpu,
-            cpu.saturating_sub(f.start_cpu).saturating_sub(inside),
-        );
+        bump(&n.cum_ticks, wall);
+        bump(&n.cpu_short_cum, wall - cpu);
     }
     f.sampled
 }

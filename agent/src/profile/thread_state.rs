@@ -19,7 +19,7 @@ use std::sync::Arc;
 /// sampling of the probes' own cost.
 pub(super) struct Stats {
     /// The OS thread's CPU clock.
-    pub(super) cpu: clock::CpuClock,
+    pub(super) cpu: clock::CpuDrift,
     /// Calls until the next one whose probes are measured.
     pub(super) countdown: u32,
     /// xorshift32 state for the next countdown.
@@ -72,16 +72,16 @@ impl ThreadValue for Caller {
             }
             self.home.set(home);
         }
-        let now = stats_of(home).cpu.now(clock::ticks());
-        own.cpu_offset = own.cpu_unmounted.wrapping_sub(now);
+        // Its open calls were not on a CPU while it was unmounted.
+        let away = clock::ticks().saturating_sub(own.unmounted_at);
+        off_cpu(&mut own.stack, away);
     }
 
     /// The virtual thread unmounts: its CPU clock stops.
     fn unmounting(&self) {
         // SAFETY: as in `mounted`.
         let own = unsafe { &mut *self.own.get() };
-        let now = stats_of(self.home.get()).cpu.now(clock::ticks());
-        own.cpu_unmounted = now.wrapping_add(own.cpu_offset);
+        own.unmounted_at = clock::ticks();
     }
 }
 
@@ -97,14 +97,12 @@ impl Caller {
 
 pub(super) struct Own {
     pub(super) stack: Vec<Frame>,
-    /// Calls entered so far.
+    /// Calls entered so far (a call's callees are the calls entered
+    /// between its entry and its exit).
     pub(super) calls: u64,
-    /// Added to the home's CPU clock to make this thread's: 0 for a platform
-    /// thread; for a virtual thread, its CPU time so far less the carrier's
-    /// clock at the mount, so that time unmounted never counts.
-    pub(super) cpu_offset: u64,
-    /// A virtual thread's CPU clock when it last unmounted.
-    cpu_unmounted: u64,
+    /// When a virtual thread last unmounted (ticks): the time until its
+    /// next mount is not CPU time of its open calls.
+    unmounted_at: u64,
 }
 
 /// A carrier's trees for the groups of virtual threads it ran, in its own
@@ -141,25 +139,16 @@ fn new_profile(life: &Lifetime, thread: Option<ThreadId>) -> *const ThreadProfil
         thread,
         tree: Tree::new(),
         stats: UnsafeCell::new(Stats {
-            cpu: clock::CpuClock::new(clock::ticks()),
+            cpu: clock::CpuDrift::new(clock::ticks()),
             countdown: SAMPLE_EVERY,
             rng: (clock::ticks() as u32) | 1,
             cost: [Mean::new(), Mean::new()],
         }),
+        costs: Default::default(),
     });
     let p = Arc::as_ptr(&profile);
     life.threads.lock().push(profile);
     p
-}
-
-/// The stats of a profile made by the calling OS thread.
-#[allow(clippy::mut_from_ref)]
-fn stats_of(p: *const ThreadProfile) -> &'static mut Stats {
-    // SAFETY: `p` lives in the lifetime's list for good; its stats are
-    // touched only by the OS thread that made it, which the callers of this
-    // function are (a caller's home is always its current OS thread's),
-    // one use at a time.
-    unsafe { &mut *(*p).stats.get() }
 }
 
 /// An open call.
@@ -167,20 +156,31 @@ pub(super) struct Frame {
     /// Its node in the thread's tree (nodes never move).
     pub(super) node: *const tree::Node,
     pub(super) method: u32,
-    /// Ticks at the entry probe's clock read, and the CPU clock then.
-    pub(super) start: u64,
-    pub(super) start_cpu: u64,
     /// Its probes are measured (a second clock read at each one's end);
     /// with `timing=sampled`, the call is timed (`start` read).
     pub(super) sampled: bool,
-    /// Sums over completed callees: wall and CPU ticks (without probe
-    /// time), and probe ticks (theirs and their callees'). With
-    /// `timing=sampled`, `child_ticks` holds the calls entered on this
-    /// thread before this one instead (its callees are the difference at
-    /// exit), and `child_cpu` is unused.
+    /// Ticks at the entry probe's clock read.
+    pub(super) start: u64,
+    /// Ticks since then that were not the thread's CPU time, as the CPU
+    /// clock's reads found them (`off_cpu`): mostly 0.
+    pub(super) off_cpu: u64,
+    /// [`Own::calls`] once this call was counted.
+    pub(super) calls: u64,
+    /// Sums over completed callees: wall ticks (without probe time), and of
+    /// those the ticks that were not CPU time. Unused with `timing=sampled`.
     pub(super) child_ticks: u64,
-    pub(super) child_cpu: u64,
-    pub(super) child_overhead: u64,
+    pub(super) child_short: u64,
+}
+
+/// `ticks` that were not CPU time, added to each open call (the CPU clock
+/// was read again, or a virtual thread mounted): rare, at most once per
+/// `SYNC_NS` or mount, and as long as the stack is deep.
+#[cold]
+#[inline(never)]
+pub(super) fn off_cpu(stack: &mut [Frame], ticks: u64) {
+    for f in stack {
+        f.off_cpu = f.off_cpu.wrapping_add(ticks);
+    }
 }
 
 /// Runs `f` with the calling thread's tree, open calls and its OS thread's
@@ -236,11 +236,6 @@ fn first_probe(env: *mut JNIEnv) -> Option<Held<Caller>> {
         true => carrier_profile(life, thread),
         false => new_profile(life, thread),
     };
-    // A virtual thread's CPU clock starts at 0 now.
-    let cpu_offset = match is_virtual {
-        true => 0u64.wrapping_sub(stats_of(home).cpu.now(clock::ticks())),
-        false => 0,
-    };
     Some(Held::Own(Box::new(Caller {
         home: Cell::new(home),
         thread,
@@ -248,8 +243,7 @@ fn first_probe(env: *mut JNIEnv) -> Option<Held<Caller>> {
         own: UnsafeCell::new(Own {
             stack: Vec::with_capacity(64),
             calls: 0,
-            cpu_offset,
-            cpu_unmounted: 0,
+            unmounted_at: clock::ticks(),
         }),
     })))
 }

@@ -27,33 +27,19 @@ pub struct Node {
     /// Wall ticks in completed calls, callees included / excluded.
     pub cum_ticks: AtomicU64,
     pub self_ticks: AtomicU64,
-    pub cum_cpu: AtomicU64,
-    pub self_cpu: AtomicU64,
-    /// Ticks spent in the agent's probes: this method's own, and with callees'.
-    pub overhead_self: AtomicU64,
-    pub overhead_cum: AtomicU64,
+    /// Of those, the ticks that were not the thread's CPU time (its CPU
+    /// time is the wall time less these): callees included, and excluded
+    /// (a wrapping sum, read as signed: a call's own part can come out
+    /// below 0 where its callees' were clamped). Zero while the thread's
+    /// CPU clock runs with the wall clock, so a call's exit adds to these
+    /// only where the clock was read again during the call.
+    pub cpu_short_cum: AtomicU64,
+    pub cpu_short_self: AtomicU64,
     /// The child the owner found last (null: none yet): the entry probe
     /// tries it before walking the children, and reads it from the
     /// parent's node, which the caller's exit touches anyway. Only the
     /// owner reads or writes it.
     hot: AtomicPtr<Node>,
-}
-
-impl Node {
-    /// Every figure, in one order (for adding trees up).
-    fn figures(&self) -> [&AtomicU64; 9] {
-        [
-            &self.count,
-            &self.timed,
-            &self.exceptions,
-            &self.cum_ticks,
-            &self.self_ticks,
-            &self.cum_cpu,
-            &self.self_cpu,
-            &self.overhead_self,
-            &self.overhead_cum,
-        ]
-    }
 }
 
 /// Adds without a read-modify-write: only the owning thread writes.
@@ -195,27 +181,6 @@ impl Tree {
         Some((new, n))
     }
 
-    /// Adds every call of `other` (read as a dump reads it, while its owner
-    /// may write) to the same paths of this tree, made where new (owner
-    /// only): a group's trees, one per carrier, become one. `false` when
-    /// this tree is full (the calls beyond are left out).
-    pub fn add_tree(&self, other: &Tree) -> bool {
-        let mut stack = vec![(Tree::ROOT, Tree::ROOT)];
-        while let Some((from, to)) = stack.pop() {
-            for c in other.children(from) {
-                let n = other.node(c);
-                let Some((mine, m)) = self.child_of(self.node(to), n.method.load(Relaxed)) else {
-                    return false;
-                };
-                for (a, b) in m.figures().into_iter().zip(n.figures()) {
-                    bump(a, b.load(Relaxed));
-                }
-                stack.push((c, mine));
-            }
-        }
-        true
-    }
-
     /// Children of `index` as a reader sees them now.
     pub fn children(&self, index: u32) -> Vec<u32> {
         let mut out = Vec::new();
@@ -266,37 +231,5 @@ mod tests {
         assert_eq!(t.node(last).method.load(Relaxed), 4999);
         let b = t.child(Tree::ROOT, 8).unwrap();
         assert_eq!(t.children(Tree::ROOT), vec![b, a]);
-    }
-
-    /// Two carriers' trees of one group add up path by path.
-    #[test]
-    fn trees_add_up_by_path() {
-        let (one, two) = (Tree::new(), Tree::new());
-        let put = |t: &Tree, path: &[u32], count: u64, cpu: u64| {
-            let mut n = Tree::ROOT;
-            for &m in path {
-                n = t.child(n, m).unwrap();
-            }
-            bump(&t.node(n).count, count);
-            bump(&t.node(n).cum_cpu, cpu);
-        };
-        put(&one, &[1], 2, 10);
-        put(&one, &[1, 2], 20, 5);
-        put(&two, &[1, 2], 1, 7);
-        put(&two, &[3], 4, 1);
-        let sum = Tree::new();
-        assert!(sum.add_tree(&one) && sum.add_tree(&two));
-        let at = |path: &[u32]| {
-            let mut n = Tree::ROOT;
-            for &m in path {
-                n = sum.child(n, m).unwrap();
-            }
-            let n = sum.node(n);
-            (n.count.load(Relaxed), n.cum_cpu.load(Relaxed))
-        };
-        assert_eq!(at(&[1]), (2, 10));
-        assert_eq!(at(&[1, 2]), (21, 12));
-        assert_eq!(at(&[3]), (4, 1));
-        assert_eq!(sum.children(Tree::ROOT).len(), 2);
     }
 }
