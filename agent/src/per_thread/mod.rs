@@ -39,12 +39,19 @@
 //! thread that never posts one, until its OS thread exits (without JNI
 //! then).
 //!
+//! The probes' hottest look-ups (`profile`'s, on every call) skip both the
+//! thread-local and the search of the record: [`find_cached`] keeps the
+//! value found last where the `JNIEnv` the JVM passes every native finds it
+//! (`by_env.rs`), forgotten whenever the thread's record changes.
+//!
 //! The files: `record.rs` one record and its typed slots; `thread_state.rs`
 //! the thread-local that reaches it (made on first use, freed with the
-//! thread) and the generation its redirects are checked against;
+//! thread) and the generation its redirects are checked against; `by_env.rs`
+//! the values at hand by `JNIEnv`;
 //! `virtual_threads.rs` the mount and unmount events that redirect it and a
 //! virtual thread's end; here, what the modes call.
 
+mod by_env;
 mod record;
 mod thread_state;
 mod virtual_threads;
@@ -53,9 +60,10 @@ pub use thread_state::{start_following, stop_following, thread_ended};
 pub use virtual_threads::{mounted, mounts_seen, on_virtual_thread, unmounting, virtual_ended};
 
 use crate::vm::Jni;
+use jni_sys::JNIEnv;
 use record::Record;
 use std::sync::Arc;
-use thread_state::{carrier_record, current, current_if_made};
+use thread_state::{carrier_record, current, THREAD};
 
 /// The most slots a thread's record holds: one per type of value the
 /// modes keep per thread, all modes running at once (a platform thread can
@@ -100,13 +108,72 @@ pub fn with<T: ThreadValue, R>(
     in_record(current(), make, f)
 }
 
-/// The calling thread's `T` if it has one, found without making anything:
-/// a probe's fast path, which cannot panic (no allocation, no indexing),
-/// so it needs no unwinding guard; it makes its value in [`with`] behind
-/// one when this answers `None`.
+/// A value a probe looks up on every call, kept at hand ([`find_cached`])
+/// after its first look-up: each such type has a slot of its own, below
+/// `thread_state::CACHED`.
+///
+/// # Safety
+/// No two types may name the same slot: the slot's pointer is read as a
+/// `Self`.
+pub unsafe trait Cached: ThreadValue {
+    const SLOT: usize;
+}
+
+/// [`find`] for the probes' hottest look-ups, given the `JNIEnv` the JVM
+/// passed the probe: the value found last, while the thread's record is
+/// the one it was found in, through the `JNIEnv`'s table entry (no
+/// thread-local, no search of the record: `by_env.rs`), else through the
+/// thread-local. Never panics.
 #[inline(always)]
-pub fn find<T: ThreadValue>() -> Option<&'static T> {
-    current_if_made()?.find::<T>()
+pub fn find_cached<T: Cached>(env: *mut JNIEnv) -> Option<&'static T> {
+    let hit = by_env::lookup(env, T::SLOT);
+    if !hit.is_null() {
+        // SAFETY: kept by this thread (the entry of its `JNIEnv`) as a
+        // `&'static T` found in its current record, under T's own slot
+        // (`Cached`'s contract), and forgotten when that record stopped being
+        // current or its generation of following ended; the record frees
+        // its values only once it is out of `current`.
+        return Some(unsafe { &*hit.cast::<T>() });
+    }
+    find_cached_slow::<T>(env)
+}
+
+/// [`find_cached`] through the thread-local; keeps what it finds.
+#[inline(never)]
+fn find_cached_slow<T: Cached>(env: *mut JNIEnv) -> Option<&'static T> {
+    THREAD
+        .try_with(|t| {
+            t.check();
+            let at = t.cached.get(T::SLOT)?;
+            let mut value = at.get();
+            if value.is_null() {
+                // SAFETY: as in `current`: a non-null `current` is live.
+                let record = unsafe { t.current().as_ref() }?;
+                value = (record.find::<T>()? as *const T).cast();
+                at.set(value);
+            }
+            // Only an entry the thread has (`env_entry` makes it: this path
+            // allocates nothing).
+            if let Some(mine) = t.by_env.get() {
+                if let Some(e) = by_env::take(env, Some(mine)) {
+                    e.keep(T::SLOT, value, t.stamp.get());
+                }
+            }
+            // SAFETY: as in `find_cached`.
+            Some(unsafe { &*value.cast::<T>() })
+        })
+        .ok()
+        .flatten()
+}
+
+/// Gives the calling thread an entry for `env` in the table [`find_cached`]
+/// reads (a probe's first, behind its unwinding guard: this may allocate).
+pub fn env_entry(env: *mut JNIEnv) {
+    let _ = THREAD.try_with(|t| {
+        if t.by_env.get().is_none() {
+            t.by_env.set(by_env::take(env, None));
+        }
+    });
 }
 
 /// [`with`] in `record`.

@@ -8,6 +8,7 @@
 //! every lookup ([`ThreadState::check`]), so a carrier goes back to its own
 //! record, unread, once following stops.
 
+use super::by_env::Entry;
 use super::record::{free_record, Record};
 use crate::vm::{Jni, Jvmti};
 use std::cell::Cell;
@@ -20,6 +21,8 @@ thread_local! {
     pub(super) static THREAD: ThreadState = const {
         ThreadState {
             current: Cell::new(std::ptr::null()),
+            cached: [const { Cell::new(std::ptr::null()) }; CACHED],
+            by_env: Cell::new(None),
             own: Cell::new(std::ptr::null()),
             stamp: Cell::new(0),
             mounts: Cell::new(None),
@@ -34,7 +37,15 @@ pub(super) struct ThreadState {
     /// The record the probes use (null before its first slot): the OS
     /// thread's own, or, while a followed virtual thread is mounted on it
     /// (`stamp` not 0), the virtual thread's.
-    pub(super) current: Cell<*const Record>,
+    current: Cell<*const Record>,
+    /// Values of `current` found before, by [`Cached::SLOT`](super::Cached):
+    /// a probe's way to its value without searching the record. Emptied
+    /// whenever `current` changes ([`ThreadState::set_current`]), so a
+    /// non-null one is a value of the live `current`.
+    pub(super) cached: [Cell<*const ()>; CACHED],
+    /// The same values, found by the thread's `JNIEnv` (`by_env.rs`): its
+    /// entry there, once it has one.
+    pub(super) by_env: Cell<Option<&'static Entry>>,
     /// While `current` is redirected: the OS thread's own record (null:
     /// none made yet).
     pub(super) own: Cell<*const Record>,
@@ -44,6 +55,9 @@ pub(super) struct ThreadState {
     /// The mounts this carrier saw (made at its first).
     pub(super) mounts: Cell<Option<&'static AtomicU64>>,
 }
+
+/// How many values a thread keeps at hand ([`ThreadState::cached`]).
+pub(super) const CACHED: usize = 2;
 
 /// The generation of following virtual threads: odd while a mode follows
 /// them (the mount and unmount events on), even while none does; bumped
@@ -77,8 +91,26 @@ impl ThreadState {
     #[cold]
     #[inline(never)]
     pub(super) fn unredirect(&self) {
-        self.current.set(self.own.replace(std::ptr::null()));
+        self.set_current(self.own.replace(std::ptr::null()));
         self.stamp.set(0);
+    }
+
+    /// The record the probes use from now on; the values kept at hand go
+    /// with the one before. Answers that one.
+    pub(super) fn set_current(&self, record: *const Record) -> *const Record {
+        for c in &self.cached {
+            c.set(std::ptr::null());
+        }
+        if let Some(e) = self.by_env.get() {
+            e.forget();
+        }
+        self.current.replace(record)
+    }
+
+    /// The record the probes use (null: none yet).
+    #[inline(always)]
+    pub(super) fn current(&self) -> *const Record {
+        self.current.get()
     }
 
     /// Is a followed virtual thread mounted here (its record current)?
@@ -131,7 +163,7 @@ impl Drop for ExitGuard {
 pub(super) fn current() -> &'static Record {
     let p = THREAD.with(|t| {
         t.check();
-        t.current.get()
+        t.current()
     });
     if p.is_null() {
         return new_record();
@@ -143,20 +175,6 @@ pub(super) fn current() -> &'static Record {
     // and `check` just dropped one of an earlier generation): a non-null
     // `current` is live.
     unsafe { &*p }
-}
-
-/// The record of the calling thread if it has one (nothing made; never
-/// panics: `try_with` of a thread-local without destructor).
-#[inline(always)]
-pub(super) fn current_if_made() -> Option<&'static Record> {
-    let p = THREAD
-        .try_with(|t| {
-            t.check();
-            t.current.get()
-        })
-        .ok()?;
-    // SAFETY: as in `current`: a non-null `current` is live.
-    (!p.is_null()).then(|| unsafe { &*p })
 }
 
 #[cold]
@@ -175,7 +193,7 @@ fn new_record() -> &'static Record {
             let _ = jvmti.set_current_thread_local((record as *const Record).cast());
         }
     }
-    THREAD.with(|t| t.current.set(record));
+    THREAD.with(|t| t.set_current(record));
     record
 }
 
@@ -225,7 +243,11 @@ fn end_record(jni: Option<&Jni>) {
         if t.stamp.get() != 0 {
             t.unredirect();
         }
-        t.current.replace(std::ptr::null())
+        let p = t.set_current(std::ptr::null());
+        if let Some(e) = t.by_env.take() {
+            e.release();
+        }
+        p
     }) else {
         return;
     };

@@ -59,7 +59,7 @@ pub fn mounted(jvmti: Jvmti) {
         }
         let p: *const Record = jvmti.current_thread_local().cast_const().cast();
         t.check();
-        let previous = t.current.replace(p);
+        let previous = t.set_current(p);
         if t.stamp.replace(generation) == 0 {
             t.own.set(previous);
         }
@@ -85,7 +85,7 @@ pub fn unmounting() {
         }
         if stamp == GENERATION.load(Ordering::Acquire) {
             // SAFETY: as in `current` (a redirect of this generation).
-            if let Some(r) = unsafe { t.current.get().as_ref() } {
+            if let Some(r) = unsafe { t.current().as_ref() } {
                 tell_moved(r, false);
             }
         }
@@ -102,7 +102,7 @@ pub fn virtual_ended(jvmti: Jvmti, jni: &Jni) {
         return;
     }
     let _ = THREAD.try_with(|t| {
-        if t.current.get() == p {
+        if t.current() == p {
             // Its unmount was not seen: the carrier's own record again.
             t.unredirect();
         }

@@ -41,6 +41,11 @@ struct Caller {
     own: UnsafeCell<Own>,
 }
 
+// SAFETY: slot 0 is profile's alone.
+unsafe impl per_thread::Cached for Caller {
+    const SLOT: usize = 0;
+}
+
 /// The caller's state goes with its thread (calls still open are never
 /// closed: a dump leaves out calls that are running); its home tree stays
 /// in the lifetime's list.
@@ -190,7 +195,7 @@ pub(super) fn off_cpu(stack: &mut [Frame], ticks: u64) {
 /// allocates and calls the VM, runs behind the guard ([`first_caller`]).
 #[inline(always)]
 pub(super) fn on_thread(env: *mut JNIEnv, f: impl FnOnce(&ThreadProfile, &mut Own, &mut Stats)) {
-    let caller = match per_thread::find::<Caller>() {
+    let caller = match per_thread::find_cached::<Caller>(env) {
         Some(c) => c,
         None => match first_caller(env) {
             Some(c) => c,
@@ -212,6 +217,7 @@ pub(super) fn on_thread(env: *mut JNIEnv, f: impl FnOnce(&ThreadProfile, &mut Ow
 #[inline(never)]
 fn first_caller(env: *mut JNIEnv) -> Option<&'static Caller> {
     let made = crate::vm::guard_hot("profile probe", None, || {
+        per_thread::env_entry(env);
         per_thread::with(|| first_probe(env), |c: &Caller| c as *const Caller)
     });
     // SAFETY: a value of the thread's record, which lives until the
