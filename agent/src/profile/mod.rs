@@ -5,19 +5,18 @@
 //! CTicketStack) and its own call tree (`tree`), so the probes take no lock
 //! and, after warm-up, allocate nothing.
 //!
-//! Each probe reads the clock once, at its start, and the exit adds the
-//! call's raw wall time to its node (callees and probes included) and to
-//! its caller's frame: three sums. Times exclude the agent's own probe
-//! time, reported as overhead: the part of each probe after its clock read
-//! is measured on one call in [`MEASURE_EVERY`] (a second read at the
-//! probe's end), and a dump takes the thread's mean cost off each node, as
-//! many times as there were calls in it and under it (`reported.rs`; before,
-//! each exit took it off its own call). A node's total is
-//! never below its own time and its children's totals, so the tree stays
-//! consistent however the estimate errs. CPU time is the wall time less
-//! what the thread's CPU clock, read at most once per millisecond, found
-//! off a CPU while the call was open (`CpuDrift`), so the usual exit reads
-//! one clock.
+//! Each probe reads the clock once, at its start. Times exclude the agent's
+//! own probe time, reported as overhead: the part of each probe after its
+//! clock read is measured on one call in [`MEASURE_EVERY`] (a second read
+//! at the probe's end), and each exit takes the thread's running mean off
+//! its call, once for its own entry and a pair for every call entered
+//! since (before: each call's probe time was carried up frame by frame). A
+//! call's total is never below the sum of its callees' totals, so the tree
+//! stays consistent however the estimate errs, and times only grow from
+//! dump to dump. CPU time is the time less what the thread's CPU clock,
+//! read at most once per millisecond, found off a CPU while the call was
+//! open (`CpuDrift`), so the usual exit reads one clock and does three
+//! sums.
 //!
 //! Virtual threads (JDK 21+): a Java thread's open calls
 //! ([`Caller`](thread_state::Caller)) are a slot of its record, which

@@ -1,8 +1,8 @@
 //! The probe natives `Probe.enter`, `exit` and `unwind` call, in two
 //! copies (every call timed, and `timing=sampled`), and how a call closes:
-//! its raw wall time added to its node and to its caller's frame (the
-//! probes' own cost comes off at the dump, `reported.rs`; CPU time differs
-//! from wall time only where a read of the CPU clock says so).
+//! its time, less the estimated probe cost, added to its node and to its
+//! caller's frame (CPU time differs from it only where a read of the CPU
+//! clock says so).
 
 use super::cost::next_countdown;
 use super::thread_state::{off_cpu, on_thread, Frame, Own, Stats};
@@ -84,9 +84,7 @@ fn enter_on<const SAMPLED_TIMING: bool>(
         },
     };
     bump(&node.count, 1);
-    if SAMPLED_TIMING {
-        own.calls = own.calls.wrapping_add(1);
-    }
+    own.calls = own.calls.wrapping_add(1);
     stats.countdown = stats.countdown.wrapping_sub(1);
     if stats.countdown == 0 {
         return enter_measured::<SAMPLED_TIMING>(tp, own, stats, node, method, t1, made);
@@ -98,7 +96,7 @@ fn enter_on<const SAMPLED_TIMING: bool>(
         }
     }
     let start = if SAMPLED_TIMING { 0 } else { t1 };
-    let calls = if SAMPLED_TIMING { own.calls } else { 0 };
+    let calls = own.calls;
     push(&mut own.stack, node, method, false, start, calls);
 }
 
@@ -316,7 +314,7 @@ fn close_top<const SAMPLED_TIMING: bool>(
     };
     let measured = match SAMPLED_TIMING {
         true => close_sampled(stats, calls, f, t2, exceptional),
-        false => close(f, rest.last_mut(), t2, exceptional),
+        false => close(stats, calls, f, rest.last_mut(), t2, exceptional),
     };
     let depth = own.stack.len() - 1;
     own.stack.truncate(depth);
@@ -324,45 +322,58 @@ fn close_top<const SAMPLED_TIMING: bool>(
 }
 
 /// Closes the frame `f` at `t2` (ticks when the exit probe began): adds the
-/// call's wall ticks to its node and to its caller's frame. Never panics
-/// (the exit probe's unguarded path): sums wrap, differences saturate.
+/// call's time to its node and to its caller's frame. Never panics (the exit
+/// probe's unguarded path): sums wrap, differences saturate.
 ///
-/// The node keeps raw sums: the probes' own cost inside the call is taken
-/// off at the dump, from the node's calls and its callees' and the
-/// thread's mean probe costs (`reported.rs`), and the thread's CPU time is
-/// the wall time unless a read of the CPU clock found time off a CPU during
-/// the call or a callee ([`cpu_short`]), so that the usual exit does no more
-/// than three sums.
+/// What lies inside the call's interval and is not its own: the rest of its
+/// entry probe after the clock read, and a probe pair for each call entered
+/// since (its callees, however deep: `calls` less the frame's), each
+/// charged the thread's mean costs. The thread's CPU time is the time
+/// unless a read of the CPU clock found time off a CPU during the call or a
+/// callee ([`cpu_short`]), so the usual exit does three sums.
 #[inline(always)]
-fn close(f: &Frame, mut parent: Option<&mut Frame>, t2: u64, exceptional: bool) -> bool {
-    let wall = t2.saturating_sub(f.start);
+fn close(
+    stats: &Stats,
+    calls: u64,
+    f: &Frame,
+    mut parent: Option<&mut Frame>,
+    t2: u64,
+    exceptional: bool,
+) -> bool {
+    let [enter_cost, exit_cost] = [stats.cost[0].mean, stats.cost[1].mean];
+    let callees = calls.wrapping_sub(f.calls);
+    let inside = enter_cost.wrapping_add(callees.wrapping_mul(enter_cost.wrapping_add(exit_cost)));
+    let raw = t2.saturating_sub(f.start);
+    // Never below the callees' sum.
+    let cum = raw.saturating_sub(inside).max(f.child_ticks);
     // SAFETY: a frame's node lives as long as the tree (`Frame::node`).
     let n = unsafe { &*f.node };
-    bump(&n.cum_ticks, wall);
-    bump(&n.self_ticks, wall.saturating_sub(f.child_ticks));
+    bump(&n.cum_ticks, cum);
+    bump(&n.self_ticks, cum.saturating_sub(f.child_ticks));
     if exceptional {
         bump(&n.exceptions, 1);
     }
     if f.off_cpu != 0 || f.child_short != 0 {
-        cpu_short(n, f, wall, parent.as_deref_mut());
+        cpu_short(n, f, raw.saturating_sub(inside), cum, parent.as_deref_mut());
     }
     if let Some(parent) = parent {
-        parent.child_ticks = parent.child_ticks.wrapping_add(wall);
+        parent.child_ticks = parent.child_ticks.wrapping_add(cum);
     }
     f.sampled
 }
 
-/// The ticks of a closing call's `wall` that were not CPU time, added to
-/// its node and its caller's frame: the call's CPU time is its wall time
-/// less its time off a CPU, never below its callees' CPU time nor above its
-/// wall time. Its own part (the callees' shortfall taken off) is a signed
-/// sum (`Node::cpu_short_self`).
+/// The ticks of a closing call's total `cum` that were not CPU time, added
+/// to its node and its caller's frame: the call's CPU time is its time
+/// (`own`: its wall time less the probes' inside it) less its time off a
+/// CPU, never below its callees' CPU time nor above `cum`. Its own part
+/// (the callees' shortfall taken off) is a signed sum
+/// (`Node::cpu_short_self`).
 #[cold]
 #[inline(never)]
-fn cpu_short(n: &tree::Node, f: &Frame, wall: u64, parent: Option<&mut Frame>) {
-    let cpu = wall.saturating_sub(f.off_cpu);
+fn cpu_short(n: &tree::Node, f: &Frame, own: u64, cum: u64, parent: Option<&mut Frame>) {
+    let cpu = own.saturating_sub(f.off_cpu);
     let child_cpu = f.child_ticks.saturating_sub(f.child_short);
-    let short = wall - cpu.max(child_cpu).min(wall);
+    let short = cum - cpu.max(child_cpu).min(cum);
     bump(&n.cpu_short_cum, short);
     bump(&n.cpu_short_self, short.wrapping_sub(f.child_short));
     if let Some(p) = parent {

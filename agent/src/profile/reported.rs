@@ -1,25 +1,22 @@
-//! A thread's calls as a dump reports them. The probes keep raw sums per
-//! node (`probes.rs`: wall ticks between the two clock reads, callees and
-//! probes included); what lies inside those ticks that is not the calls'
-//! own is taken off here, once per node, from the node's calls, its
-//! callees' calls and the thread's mean probe costs, so that the probes
-//! do no arithmetic for it on every call.
+//! A thread's calls as a dump reports them: a group's trees (one per
+//! carrier of a group of virtual threads) added up path by path, CPU time
+//! made from the wall time and what was not CPU time (`Node::cpu_short_*`),
+//! the probes' own time from the counts, and totals made consistent.
 //!
-//! Inside one call's interval and not its own: the rest of its entry probe
-//! after the clock read (`enter`), and a probe pair (`enter + exit`) for
-//! each call made under it, however deep. So, over a node's calls:
-//! - its total: its raw total less `calls × enter + pair × calls below it`;
-//! - its own part: its raw own part less `calls × enter + exit × calls of
-//!   its children` (a child's entry after its clock read is the child's,
-//!   its exit after its clock read the caller's);
-//! - the probes' own time: `calls × pair`, and with the callees'
-//!   `pair × calls in the subtree`.
+//! The probes' own time (`probe_overhead`): a probe pair's mean cost (the
+//! thread's, as last measured: `ThreadProfile::costs`) for each call of the
+//! node, and with its callees' for each call in its subtree. The exits
+//! take the same estimate off each call's times as it closes (a pair for
+//! every call made under it, the rest of its own entry probe), so that the
+//! times only grow from dump to dump and a push's deltas add up to the
+//! snapshot (`otlp=`); taking it off here instead, from the counts, was
+//! ~2 ns a call cheaper but let a node's times go down when the mean cost
+//! rose (docs/BENCHMARKS.md).
 //!
 //! A call still running at the dump is counted (its entry was) but has no
 //! times yet; its completed callees have. A total is raised to the node's
-//! own part and its children's totals where it came out below them (a call
-//! still running, a mean cost above a call's real one), so that a node's
-//! children never add up to more than the node.
+//! own part and its children's totals where it is below them (a call still
+//! running), so that a node's children never add up to more than the node.
 
 use super::tree::{Node, Tree};
 use std::collections::HashMap;
@@ -99,20 +96,18 @@ impl Flat {
         i
     }
 
-    /// Adds `tree`'s calls, its probes' mean costs `[enter, exit]` (ticks)
-    /// taken off. `sampled`: `timing=sampled`'s tree, whose nodes hold the
-    /// timed calls' totals, the probes' cost already taken off.
+    /// Adds `tree`'s calls, with its probes' mean costs `[enter, exit]`
+    /// (ticks) for the probes' time. `sampled`: `timing=sampled`'s tree,
+    /// whose nodes hold the timed calls' totals.
     pub(super) fn add(&mut self, tree: &Tree, [enter, exit]: [u64; 2], sampled: bool) {
         let raw = self.read(tree);
         let n = raw.len();
-        // Calls in each subtree and of each node's children (the list is in
-        // pre-order: children after their parent).
+        // Calls in each subtree (the list is in pre-order: children after
+        // their parent).
         let mut subtree: Vec<u64> = raw.iter().map(|r| r.count).collect();
-        let mut kids = vec![0u64; n];
         for i in (0..n).rev() {
             if let Some(p) = raw[i].parent {
                 subtree[p] = subtree[p].wrapping_add(subtree[i]);
-                kids[p] = kids[p].wrapping_add(raw[i].count);
             }
         }
         let pair = enter.wrapping_add(exit);
@@ -125,14 +120,13 @@ impl Flat {
             v[OVERHEAD_CUM] = subtree[i].wrapping_mul(pair);
             match sampled {
                 false => {
-                    let below = subtree[i].wrapping_sub(r.count);
-                    let inside_cum = r.count.wrapping_mul(enter) + below.wrapping_mul(pair);
-                    let inside_own = r.count.wrapping_mul(enter) + kids[i].wrapping_mul(exit);
-                    v[CUM_WALL] = r.cum.saturating_sub(inside_cum);
-                    v[SELF_WALL] = r.own.saturating_sub(inside_own).min(v[CUM_WALL]);
-                    v[CUM_CPU] = r.cum.saturating_sub(r.short_cum).saturating_sub(inside_cum);
+                    // Totals and own parts as the exits summed them, the
+                    // probes' cost already off.
+                    v[CUM_WALL] = r.cum;
+                    v[SELF_WALL] = r.own.min(r.cum);
+                    v[CUM_CPU] = r.cum.saturating_sub(r.short_cum);
                     // `short_self` is a signed sum (`Node::cpu_short_self`).
-                    let own_cpu = r.own as i128 - r.short_self as i64 as i128 - inside_own as i128;
+                    let own_cpu = r.own as i128 - r.short_self as i64 as i128;
                     v[SELF_CPU] = own_cpu.clamp(0, v[CUM_CPU] as i128) as u64;
                 }
                 true => {
@@ -242,21 +236,21 @@ mod tests {
         f(t.node(n));
     }
 
-    /// The probes' cost comes off a parent and its child as the calls
-    /// under each say: a(2 calls) → b(6 calls), enter 1, exit 2.
+    /// A node's figures as the exits summed them; the probes' time from the
+    /// counts: a(2 calls) → b(6 calls), enter 1, exit 2 (a pair 3).
     #[test]
-    fn probe_costs_come_off_by_the_calls_below() {
+    fn probe_time_comes_from_the_counts() {
         let t = Tree::new();
         put(&t, &[1], |n| {
             bump(&n.count, 2);
-            bump(&n.cum_ticks, 1000);
-            bump(&n.self_ticks, 400);
+            bump(&n.cum_ticks, 980);
+            bump(&n.self_ticks, 386);
             bump(&n.cpu_short_cum, 60); // b's
         });
         put(&t, &[1, 2], |n| {
             bump(&n.count, 6);
-            bump(&n.cum_ticks, 600);
-            bump(&n.self_ticks, 600);
+            bump(&n.cum_ticks, 594);
+            bump(&n.self_ticks, 594);
             bump(&n.cpu_short_cum, 60);
             bump(&n.cpu_short_self, 60);
         });
@@ -264,15 +258,9 @@ mod tests {
         f.add(&t, [1, 2], false);
         f.finish();
         assert_eq!(f.method, [u32::MAX, 1, 2]);
-        // a: total 1000 - (2×1 + 3×6) = 980; own 400 - (2×1 + 2×6) = 386.
-        // b: total 600 - 6×1 = 594, own the same; CPU 60 less.
+        // a: probe time 2 × 3 own, 8 × 3 with b's; b: 6 × 3 both.
         assert_eq!(f.values[1], [2, 386, 386, 980, 920, 24, 6, 0]);
         assert_eq!(f.values[2], [6, 594, 534, 594, 534, 18, 18, 0]);
-        // Own + children = total, as without the probes.
-        assert_eq!(
-            f.values[1][SELF_WALL] + f.values[2][CUM_WALL],
-            f.values[1][CUM_WALL]
-        );
     }
 
     /// A call still running: counted, no times of its own; its total is its
@@ -310,8 +298,9 @@ mod tests {
         f.add(&two, [2, 0], false);
         f.finish();
         assert_eq!(f.method, [u32::MAX, 1, 2, 3]);
-        // [1, 2]: 100 - 1 + 200 - 2×2.
-        assert_eq!(f.values[2][..4], [3, 295, 295, 295]);
+        // [1, 2]: 100 + 200, the probes' time 1 × 1 + 2 × 2.
+        assert_eq!(f.values[2][..4], [3, 300, 300, 300]);
+        assert_eq!(f.values[2][OVERHEAD_SELF], 5);
         assert_eq!(f.values[3][CALLS], 4);
         assert_eq!(f.children()[0], [1, 3]);
     }
