@@ -16,13 +16,16 @@
 //!
 //! What an entry keeps is what [`ThreadState::cached`](super::thread_state)
 //! keeps, emptied on the same changes of record, and stamped with the
-//! generation of following its record was current in (a virtual thread's
-//! record stops being readable when following stops: `thread_state.rs`).
+//! generation of following its record was current in, which the caller
+//! checks (a virtual thread's record stops being readable when following
+//! stops: `thread_state.rs`).
 
-use super::thread_state::{CACHED, GENERATION};
 use jni_sys::JNIEnv;
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicUsize, Ordering::*};
+
+/// How many values a thread keeps at hand (`find_cached`, its slots).
+pub(super) const CACHED: usize = 2;
 
 /// Table slots: a power of two.
 const SLOTS: usize = 4096;
@@ -46,26 +49,25 @@ fn slot(env: usize) -> usize {
     (env >> 4 ^ env >> 16) & (SLOTS - 1)
 }
 
-/// The value in slot `index` of the calling thread's entry, if it has one
-/// for its current record. Never panics.
+/// The value in slot `index` of the calling thread's entry (null: none)
+/// and the redirect stamp of the record it is of (the caller checks it
+/// against the generation of following). Never panics.
 #[inline(always)]
-pub(super) fn lookup(env: *mut JNIEnv, index: usize) -> *const () {
+pub(super) fn lookup(env: *mut JNIEnv, index: usize) -> (*const (), u32) {
     let env = env as usize;
     // SAFETY: a table slot holds null or an entry, and entries are never
     // freed.
     let Some(e) = (unsafe { TABLE[slot(env)].load(Relaxed).as_ref() }) else {
-        return std::ptr::null();
+        return (std::ptr::null(), 0);
     };
     if e.env.load(Relaxed) != env {
-        return std::ptr::null();
+        return (std::ptr::null(), 0);
     }
-    let stamp = e.stamp.load(Relaxed);
-    if stamp != 0 && stamp != GENERATION.load(Acquire) {
-        return std::ptr::null();
-    }
-    e.cached
+    let value = e
+        .cached
         .get(index)
-        .map_or(std::ptr::null(), |c| c.load(Relaxed))
+        .map_or(std::ptr::null(), |c| c.load(Relaxed));
+    (value, e.stamp.load(Relaxed))
 }
 
 /// The calling thread's entry for `env`: `mine` (the one its thread state
@@ -149,25 +151,24 @@ mod tests {
         let value = 0x1234usize as *const ();
         let e = take(env(a), None).expect("a free slot");
         e.keep(1, value, 0);
-        assert_eq!(lookup(env(a), 1), value);
-        assert!(lookup(env(a), 0).is_null());
-        assert!(lookup(env(a + 8), 1).is_null(), "another env");
+        assert_eq!(lookup(env(a), 1), (value, 0));
+        assert!(lookup(env(a), 0).0.is_null());
+        assert!(lookup(env(a + 8), 1).0.is_null(), "another env");
         e.forget();
-        assert!(lookup(env(a), 1).is_null(), "record changed");
-        e.keep(1, value, 0);
-        // A redirect of a generation that is not the current one.
-        e.keep(1, value, GENERATION.load(Acquire) + 2);
-        assert!(lookup(env(a), 1).is_null(), "stale redirect");
+        assert!(lookup(env(a), 1).0.is_null(), "record changed");
+        // A redirect's stamp comes with the value.
+        e.keep(1, value, 7);
+        assert_eq!(lookup(env(a), 1), (value, 7));
         e.keep(1, value, 0);
         // Another thread whose env falls in the same slot.
         let c = a + (1 << 28);
         assert_eq!(slot(c), slot(a));
         assert!(take(env(c), None).is_none(), "the slot is taken");
-        assert_eq!(lookup(env(a), 1), value, "and stays the first's");
+        assert_eq!(lookup(env(a), 1), (value, 0), "and stays the first's");
         e.release();
-        assert!(lookup(env(a), 1).is_null(), "released");
+        assert!(lookup(env(a), 1).0.is_null(), "released");
         let again = take(env(a), None).expect("the slot is free again");
-        assert!(lookup(env(a), 1).is_null(), "nothing kept from before");
+        assert!(lookup(env(a), 1).0.is_null(), "nothing kept from before");
         again.release();
     }
 }

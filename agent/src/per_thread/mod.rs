@@ -62,8 +62,9 @@ pub use virtual_threads::{mounted, mounts_seen, on_virtual_thread, unmounting, v
 use crate::vm::Jni;
 use jni_sys::JNIEnv;
 use record::Record;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use thread_state::{carrier_record, current, THREAD};
+use thread_state::{carrier_record, current, GENERATION, THREAD};
 
 /// The most slots a thread's record holds: one per type of value the
 /// modes keep per thread, all modes running at once (a platform thread can
@@ -110,7 +111,7 @@ pub fn with<T: ThreadValue, R>(
 
 /// A value a probe looks up on every call, kept at hand ([`find_cached`])
 /// after its first look-up: each such type has a slot of its own, below
-/// `thread_state::CACHED`.
+/// `by_env::CACHED`.
 ///
 /// # Safety
 /// No two types may name the same slot: the slot's pointer is read as a
@@ -126,8 +127,8 @@ pub unsafe trait Cached: ThreadValue {
 /// thread-local. Never panics.
 #[inline(always)]
 pub fn find_cached<T: Cached>(env: *mut JNIEnv) -> Option<&'static T> {
-    let hit = by_env::lookup(env, T::SLOT);
-    if !hit.is_null() {
+    let (hit, stamp) = by_env::lookup(env, T::SLOT);
+    if !hit.is_null() && (stamp == 0 || stamp == GENERATION.load(Ordering::Acquire)) {
         // SAFETY: kept by this thread (the entry of its `JNIEnv`) as a
         // `&'static T` found in its current record, under T's own slot
         // (`Cached`'s contract), and forgotten when that record stopped being

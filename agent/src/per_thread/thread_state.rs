@@ -8,7 +8,7 @@
 //! every lookup ([`ThreadState::check`]), so a carrier goes back to its own
 //! record, unread, once following stops.
 
-use super::by_env::Entry;
+use super::by_env::{Entry, CACHED};
 use super::record::{free_record, Record};
 use crate::vm::{Jni, Jvmti};
 use std::cell::Cell;
@@ -55,9 +55,6 @@ pub(super) struct ThreadState {
     /// The mounts this carrier saw (made at its first).
     pub(super) mounts: Cell<Option<&'static AtomicU64>>,
 }
-
-/// How many values a thread keeps at hand ([`ThreadState::cached`]).
-pub(super) const CACHED: usize = 2;
 
 /// The generation of following virtual threads: odd while a mode follows
 /// them (the mount and unmount events on), even while none does; bumped
