@@ -30,7 +30,9 @@ pub(super) const CACHED: usize = 2;
 /// Table slots: a power of two.
 const SLOTS: usize = 4096;
 
-/// One thread's values at hand, found by its `JNIEnv`.
+/// One thread's values at hand, found by its `JNIEnv`: a cache line of its
+/// own, so that one carrier's writes at a mount never evict another's.
+#[repr(align(64))]
 pub(super) struct Entry {
     /// The owning thread's `JNIEnv` (0: none, free).
     env: AtomicUsize,
