@@ -14,18 +14,20 @@
 //! a `env` not its own, and takes the thread-local way. Two threads whose
 //! `JNIEnv`s share a table slot do not fight over it: the first keeps it.
 //!
-//! What an entry keeps is what [`ThreadState::cached`](super::thread_state)
-//! keeps, emptied on the same changes of record, and stamped with the
-//! generation of following its record was current in, which the caller
-//! checks (a virtual thread's record stops being readable when following
-//! stops: `thread_state.rs`).
+//! An entry's values are emptied whenever the thread's record changes
+//! (`ThreadState::set_current`), and stamped with the generation of
+//! following that record was current in, which the caller checks (a virtual
+//! thread's record stops being readable when following stops:
+//! `thread_state.rs`). A thread with no entry (its slot taken) searches its
+//! record on every look-up, as before the table.
 
 use jni_sys::JNIEnv;
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicUsize, Ordering::*};
 
-/// How many values a thread keeps at hand (`find_cached`, its slots).
-pub(super) const CACHED: usize = 2;
+/// How many values a thread keeps at hand (`find_cached`: one per type
+/// that asks, `Cached::SLOT`; only `profile`'s `Caller` does).
+pub(super) const CACHED: usize = 1;
 
 /// Table slots: a power of two.
 const SLOTS: usize = 4096;
@@ -152,25 +154,26 @@ mod tests {
         let a = 0x7f00_0000_1000usize;
         let value = 0x1234usize as *const ();
         let e = take(env(a), None).expect("a free slot");
-        e.keep(1, value, 0);
-        assert_eq!(lookup(env(a), 1), (value, 0));
-        assert!(lookup(env(a), 0).0.is_null());
-        assert!(lookup(env(a + 8), 1).0.is_null(), "another env");
+        assert!(lookup(env(a), 0).0.is_null(), "nothing kept yet");
+        e.keep(0, value, 0);
+        assert_eq!(lookup(env(a), 0), (value, 0));
+        assert!(lookup(env(a), CACHED).0.is_null(), "no such slot");
+        assert!(lookup(env(a + 8), 0).0.is_null(), "another env");
         e.forget();
-        assert!(lookup(env(a), 1).0.is_null(), "record changed");
+        assert!(lookup(env(a), 0).0.is_null(), "record changed");
         // A redirect's stamp comes with the value.
-        e.keep(1, value, 7);
-        assert_eq!(lookup(env(a), 1), (value, 7));
-        e.keep(1, value, 0);
+        e.keep(0, value, 7);
+        assert_eq!(lookup(env(a), 0), (value, 7));
+        e.keep(0, value, 0);
         // Another thread whose env falls in the same slot.
         let c = a + (1 << 28);
         assert_eq!(slot(c), slot(a));
         assert!(take(env(c), None).is_none(), "the slot is taken");
-        assert_eq!(lookup(env(a), 1), (value, 0), "and stays the first's");
+        assert_eq!(lookup(env(a), 0), (value, 0), "and stays the first's");
         e.release();
-        assert!(lookup(env(a), 1).0.is_null(), "released");
+        assert!(lookup(env(a), 0).0.is_null(), "released");
         let again = take(env(a), None).expect("the slot is free again");
-        assert!(lookup(env(a), 1).0.is_null(), "nothing kept from before");
+        assert!(lookup(env(a), 0).0.is_null(), "nothing kept from before");
         again.release();
     }
 }

@@ -120,7 +120,7 @@ pub unsafe trait Cached: ThreadValue {
     const SLOT: usize;
 }
 
-/// [`find`] for the probes' hottest look-ups, given the `JNIEnv` the JVM
+/// The calling thread's `T`, for the probes' hottest look-ups, given the `JNIEnv` the JVM
 /// passed the probe: the value found last, while the thread's record is
 /// the one it was found in, through the `JNIEnv`'s table entry (no
 /// thread-local, no search of the record: `by_env.rs`), else through the
@@ -139,29 +139,23 @@ pub fn find_cached<T: Cached>(env: *mut JNIEnv) -> Option<&'static T> {
     find_cached_slow::<T>(env)
 }
 
-/// [`find_cached`] through the thread-local; keeps what it finds.
+/// [`find_cached`] through the thread-local and a search of the record;
+/// keeps what it finds in the thread's entry, if it has one.
 #[inline(never)]
 fn find_cached_slow<T: Cached>(env: *mut JNIEnv) -> Option<&'static T> {
     THREAD
         .try_with(|t| {
             t.check();
-            let at = t.cached.get(T::SLOT)?;
-            let mut value = at.get();
-            if value.is_null() {
-                // SAFETY: as in `current`: a non-null `current` is live.
-                let record = unsafe { t.current().as_ref() }?;
-                value = (record.find::<T>()? as *const T).cast();
-                at.set(value);
-            }
+            // SAFETY: as in `current`: a non-null `current` is live.
+            let found = unsafe { t.current().as_ref() }?.find::<T>()?;
             // Only an entry the thread has (`env_entry` makes it: this path
             // allocates nothing).
             if let Some(mine) = t.by_env.get() {
                 if let Some(e) = by_env::take(env, Some(mine)) {
-                    e.keep(T::SLOT, value, t.stamp.get());
+                    e.keep(T::SLOT, (found as *const T).cast(), t.stamp.get());
                 }
             }
-            // SAFETY: as in `find_cached`.
-            Some(unsafe { &*value.cast::<T>() })
+            Some(found)
         })
         .ok()
         .flatten()

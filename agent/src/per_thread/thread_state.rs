@@ -8,7 +8,7 @@
 //! every lookup ([`ThreadState::check`]), so a carrier goes back to its own
 //! record, unread, once following stops.
 
-use super::by_env::{Entry, CACHED};
+use super::by_env::Entry;
 use super::record::{free_record, Record};
 use crate::vm::{Jni, Jvmti};
 use std::cell::Cell;
@@ -21,7 +21,6 @@ thread_local! {
     pub(super) static THREAD: ThreadState = const {
         ThreadState {
             current: Cell::new(std::ptr::null()),
-            cached: [const { Cell::new(std::ptr::null()) }; CACHED],
             by_env: Cell::new(None),
             own: Cell::new(std::ptr::null()),
             stamp: Cell::new(0),
@@ -38,13 +37,11 @@ pub(super) struct ThreadState {
     /// thread's own, or, while a followed virtual thread is mounted on it
     /// (`stamp` not 0), the virtual thread's.
     current: Cell<*const Record>,
-    /// Values of `current` found before, by [`Cached::SLOT`](super::Cached):
-    /// a probe's way to its value without searching the record. Emptied
-    /// whenever `current` changes ([`ThreadState::set_current`]), so a
-    /// non-null one is a value of the live `current`.
-    pub(super) cached: [Cell<*const ()>; CACHED],
-    /// The same values, found by the thread's `JNIEnv` (`by_env.rs`): its
-    /// entry there, once it has one.
+    /// Values of `current` found before (`find_cached`), kept where the
+    /// thread's `JNIEnv` finds them (`by_env.rs`): its entry there, once it
+    /// has one. Emptied whenever `current` changes
+    /// ([`ThreadState::set_current`]), so a value it holds is one of the
+    /// live `current`.
     pub(super) by_env: Cell<Option<&'static Entry>>,
     /// While `current` is redirected: the OS thread's own record (null:
     /// none made yet).
@@ -95,9 +92,6 @@ impl ThreadState {
     /// The record the probes use from now on; the values kept at hand go
     /// with the one before. Answers that one.
     pub(super) fn set_current(&self, record: *const Record) -> *const Record {
-        for c in &self.cached {
-            c.set(std::ptr::null());
-        }
         if let Some(e) = self.by_env.get() {
             e.forget();
         }

@@ -32,9 +32,9 @@
 //! The files: `thread_state.rs` what the probes keep per thread (open
 //! calls, trees, stats), `probes.rs` the natives and how a call closes,
 //! `cost.rs` the probes' own cost, `tree.rs` the lock-free tree,
-//! `reported.rs` a thread's nodes as a dump reports them (the probes' cost
-//! taken off), `model.rs` what a dump hands a snapshot, `mode.rs` the
-//! registration.
+//! `reported.rs` a thread's nodes as a dump reports them (a group's trees
+//! added up, the probes' own time from the counts), `model.rs` what a dump
+//! hands a snapshot, `mode.rs` the registration.
 
 use crate::tsc as clock;
 mod cost;
@@ -123,8 +123,8 @@ pub struct ThreadProfile {
     /// Touched only by the OS thread that made it.
     stats: UnsafeCell<Stats>,
     /// The mean cost of the entry and the exit probe after their clock
-    /// read, in ticks, as that thread last measured them: what a dump takes
-    /// off the nodes' raw times and reports as the probes' own time.
+    /// read, in ticks, as that thread last measured them: what a dump
+    /// reports as the probes' own time (`reported.rs`).
     costs: [AtomicU64; 2],
 }
 

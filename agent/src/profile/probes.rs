@@ -5,7 +5,7 @@
 //! clock says so).
 
 use super::cost::next_countdown;
-use super::thread_state::{off_cpu, on_thread, Frame, Own, Stats};
+use super::thread_state::{cpu_clock_at, on_thread, Frame, Own, Stats};
 use super::tree::{self, bump};
 use super::{clock, ThreadProfile};
 use crate::vm::Native;
@@ -90,10 +90,7 @@ fn enter_on<const SAMPLED_TIMING: bool>(
         return enter_measured::<SAMPLED_TIMING>(tp, own, stats, node, method, t1, made);
     }
     if !SAMPLED_TIMING {
-        let fell = stats.cpu.fell(t1);
-        if fell != 0 {
-            off_cpu(&mut own.stack, fell);
-        }
+        cpu_clock_at(stats, &mut own.stack, t1);
     }
     let start = if SAMPLED_TIMING { 0 } else { t1 };
     let calls = own.calls;
@@ -183,10 +180,7 @@ fn enter_measured<const SAMPLED_TIMING: bool>(
 ) {
     crate::vm::guard_hot("profile probe", (), || {
         let t1 = if SAMPLED_TIMING { clock::ticks() } else { t1 };
-        let fell = stats.cpu.fell(t1);
-        if fell != 0 {
-            off_cpu(&mut own.stack, fell);
-        }
+        cpu_clock_at(stats, &mut own.stack, t1);
         let calls = own.calls;
         push(&mut own.stack, node, method, true, t1, calls);
         let every = match SAMPLED_TIMING {
@@ -253,10 +247,7 @@ fn leave<const SAMPLED_TIMING: bool>(
         return leave_slow::<SAMPLED_TIMING>(tp, own, stats, method, exceptional, t2);
     }
     if !SAMPLED_TIMING {
-        let fell = stats.cpu.fell(t2);
-        if fell != 0 {
-            off_cpu(&mut own.stack, fell);
-        }
+        cpu_clock_at(stats, &mut own.stack, t2);
     }
     close_top::<SAMPLED_TIMING>(own, stats, t2, exceptional);
 }
@@ -284,10 +275,7 @@ fn leave_slow<const SAMPLED_TIMING: bool>(
         if SAMPLED_TIMING && own.stack[depth..].iter().any(|f| f.sampled) {
             t2 = clock::ticks();
         }
-        let fell = stats.cpu.fell(t2);
-        if fell != 0 {
-            off_cpu(&mut own.stack, fell);
-        }
+        cpu_clock_at(stats, &mut own.stack, t2);
         while own.stack.len() > depth + 1 {
             close_top::<SAMPLED_TIMING>(own, stats, t2, true);
         }
@@ -340,9 +328,7 @@ fn close(
     t2: u64,
     exceptional: bool,
 ) -> bool {
-    let [enter_cost, exit_cost] = [stats.cost[0].mean, stats.cost[1].mean];
-    let callees = calls.wrapping_sub(f.calls);
-    let inside = enter_cost.wrapping_add(callees.wrapping_mul(enter_cost.wrapping_add(exit_cost)));
+    let inside = stats.probes_inside(calls.wrapping_sub(f.calls));
     let raw = t2.saturating_sub(f.start);
     // Never below the callees' sum.
     let cum = raw.saturating_sub(inside).max(f.child_ticks);
@@ -385,18 +371,15 @@ fn cpu_short(n: &tree::Node, f: &Frame, own: u64, cum: u64, parent: Option<&mut 
 /// timed one adds its wall time, less the estimated cost of its own probe
 /// and of its callees' (each callee charged the mean cost of a probe pair),
 /// and of that the ticks that were not CPU time, to the node's timed calls.
-/// Self times and the probes' cost are made at the dump (`model.rs`).
-fn close_sampled(stats: &mut Stats, calls: u64, f: &Frame, t2: u64, exceptional: bool) -> bool {
+/// Self times and the probes' own time are made at the dump (`reported.rs`).
+fn close_sampled(stats: &Stats, calls: u64, f: &Frame, t2: u64, exceptional: bool) -> bool {
     // SAFETY: a frame's node lives as long as the tree (`Frame::node`).
     let n = unsafe { &*f.node };
     if exceptional {
         bump(&n.exceptions, 1);
     }
     if f.sampled {
-        let [enter_cost, exit_cost] = [stats.cost[0].mean, stats.cost[1].mean];
-        let callees = calls.wrapping_sub(f.calls);
-        let pair = enter_cost.wrapping_add(exit_cost);
-        let inside = enter_cost.wrapping_add(callees.wrapping_mul(pair));
+        let inside = stats.probes_inside(calls.wrapping_sub(f.calls));
         let raw = t2.saturating_sub(f.start);
         let raw_cpu = raw.saturating_sub(f.off_cpu);
         let wall = raw.saturating_sub(inside);

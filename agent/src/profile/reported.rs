@@ -84,16 +84,28 @@ impl Flat {
         self.method.len()
     }
 
-    /// The node for `method` under `parent`, made if new.
+    /// A new node for `method` under `parent`.
+    fn push(&mut self, parent: u32, method: u32) -> u32 {
+        self.method.push(method);
+        self.parent.push(parent);
+        self.values.push([0; 8]);
+        self.method.len() as u32 - 1
+    }
+
+    /// The node for `method` under `parent`, made if new (a second tree
+    /// of the thread: the first one's nodes are indexed by path the first
+    /// time, so that a thread of one tree, the usual, hashes nothing).
     fn child(&mut self, parent: u32, method: u32) -> u32 {
-        let next = self.method.len() as u32;
-        let i = *self.at.entry((parent, method)).or_insert(next);
-        if i == next {
-            self.method.push(method);
-            self.parent.push(parent);
-            self.values.push([0; 8]);
+        if self.at.is_empty() {
+            for i in 1..self.len() {
+                self.at.insert((self.parent[i], self.method[i]), i as u32);
+            }
         }
-        i
+        let next = self.method.len() as u32;
+        match *self.at.entry((parent, method)).or_insert(next) {
+            i if i == next => self.push(parent, method),
+            i => i,
+        }
     }
 
     /// Adds `tree`'s calls, with its probes' mean costs `[enter, exit]`
@@ -163,9 +175,11 @@ impl Flat {
         }
     }
 
-    /// `tree`'s nodes in pre-order, each placed in this flat tree.
+    /// `tree`'s nodes in pre-order, each placed in this flat tree (the
+    /// first tree's as they come: one tree's paths are distinct).
     fn read(&mut self, tree: &Tree) -> Vec<Raw> {
         let get = |a: &AtomicU64| a.load(Relaxed);
+        let first = self.len() == 1;
         let mut out: Vec<Raw> = Vec::new();
         let mut stack: Vec<(u32, Option<usize>, u32)> = tree
             .children(Tree::ROOT)
@@ -175,7 +189,11 @@ impl Flat {
             .collect();
         while let Some((index, parent, flat_parent)) = stack.pop() {
             let n: &Node = tree.node(index);
-            let flat = self.child(flat_parent, n.method.load(Relaxed));
+            let method = n.method.load(Relaxed);
+            let flat = match first {
+                true => self.push(flat_parent, method),
+                false => self.child(flat_parent, method),
+            };
             let here = out.len();
             out.push(Raw {
                 flat,

@@ -28,6 +28,17 @@ pub(super) struct Stats {
     pub(super) cost: [Mean; 2],
 }
 
+impl Stats {
+    /// The probes' estimated time inside a call that entered `callees` calls
+    /// under it: the rest of its own entry probe after the clock read, and
+    /// a probe pair for each callee, at the thread's mean costs.
+    #[inline(always)]
+    pub(super) fn probes_inside(&self, callees: u64) -> u64 {
+        let [enter, exit] = [self.cost[0].mean, self.cost[1].mean];
+        enter.wrapping_add(callees.wrapping_mul(enter.wrapping_add(exit)))
+    }
+}
+
 /// One Java thread's open calls, in its record: a platform thread's, or a
 /// virtual thread's, which go with it from carrier to carrier.
 struct Caller {
@@ -177,12 +188,22 @@ pub(super) struct Frame {
     pub(super) child_short: u64,
 }
 
+/// At `ticks` (a probe's clock read): the thread's CPU clock read again
+/// where it is due, and the time it finds off a CPU added to each open call.
+#[inline(always)]
+pub(super) fn cpu_clock_at(stats: &mut Stats, stack: &mut [Frame], ticks: u64) {
+    let fell = stats.cpu.fell(ticks);
+    if fell != 0 {
+        off_cpu(stack, fell);
+    }
+}
+
 /// `ticks` that were not CPU time, added to each open call (the CPU clock
 /// was read again, or a virtual thread mounted): rare, at most once per
 /// `SYNC_NS` or mount, and as long as the stack is deep.
 #[cold]
 #[inline(never)]
-pub(super) fn off_cpu(stack: &mut [Frame], ticks: u64) {
+fn off_cpu(stack: &mut [Frame], ticks: u64) {
     for f in stack {
         f.off_cpu = f.off_cpu.wrapping_add(ticks);
     }
