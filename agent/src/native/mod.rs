@@ -15,10 +15,12 @@
 //! rules published for the handler, their symbols for names) and the walk
 //! the handler calls. Apart: the ELF reader (`elf.rs`), the rules
 //! (`cfi.rs`), the objects (`objects.rs`), the handler's copy (`table.rs`),
-//! the walk (`walk.rs`) and the names (`names.rs`).
+//! the walk (`walk.rs`), the names (`names.rs`) and the kernel's frames'
+//! names (`kernel.rs`, for `kernel=on`'s chains).
 
 mod cfi;
 mod elf;
+mod kernel;
 mod names;
 mod objects;
 mod table;
@@ -200,6 +202,9 @@ fn kind_of(loaded: &Loaded) -> u8 {
 /// demangled, or `[library+0xOFFSET]`; None when `cstack=no` (then the
 /// frame keeps its `[library]` name, as without this option).
 pub fn frame_name(pc: usize) -> Option<String> {
+    if kernel::is_kernel(pc) {
+        return Some(kernel::frame_name(pc));
+    }
     let state = STATE.lock();
     state.mode.filter(|&m| m != CStack::No)?;
     let object = state

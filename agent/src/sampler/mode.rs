@@ -61,6 +61,13 @@ pub const REGISTRATION: Registration = Registration {
             read: Some(|k, v| options::choice(k, v, &["no", "fp", "dwarf"], "valid: no, fp, dwarf")),
         },
         Opt {
+            syntax: "kernel=on|off",
+            default: "off",
+            takes: Takes::Start,
+            meaning: "sampling, event=cpu: the kernel's frames over a thread's own where it was in the kernel (a system call, a page fault), typed kernel and named from /proc/kallsyms, from a perf event per thread (the task clock) instead of its CPU timer; where the kernel refuses perf events (perf_event_paranoid > 1 without root) it says so and samples without them",
+            read: Some(|k, v| options::choice(k, v, &["on", "off"], "valid: on, off")),
+        },
+        Opt {
             syntax: "lines",
             default: "",
             takes: Takes::Start,
@@ -94,6 +101,16 @@ fn check_options(o: &Options) -> Result<(), OptionError> {
     }
     if o.given("cstack") && o.any_mode() {
         return options::belongs_to(o, "cstack", "sampling", "sampling,cstack=fp");
+    }
+    if o.text("kernel") == Some("on") && o.text("event") != Some("cpu") {
+        return Err(options::bad_value(
+            "kernel",
+            "on",
+            "kernel frames come with CPU samples: give event=cpu with it (sampling,event=cpu,kernel=on)",
+        ));
+    }
+    if o.given("kernel") && o.any_mode() {
+        return options::belongs_to(o, "kernel", "sampling", "sampling,event=cpu,kernel=on");
     }
     Ok(())
 }
@@ -176,6 +193,8 @@ fn open(cx: &Cx) -> Result<Box<dyn Mode>, AgentError> {
         )));
     }
     crate::native::configure(cstack);
+    let kernel = event == Event::Cpu && options.text("kernel") == Some("on");
+    signal::cpu_timer::use_perf_events(kernel);
     if event == Event::Cpu {
         // Timers armed at each thread's start (`stacks/cpu_timers.rs`).
         let kinds = [crate::events::Kind::ThreadStart];
@@ -195,7 +214,7 @@ fn open(cx: &Cx) -> Result<Box<dyn Mode>, AgentError> {
         }
     }
     let settings = format!(
-        "sampling every {:?} ({}{}), depth {}{}",
+        "sampling every {:?} ({}{}), depth {}{}{}",
         config.interval,
         config.event.name(),
         if config.jvm_threads {
@@ -207,7 +226,8 @@ fn open(cx: &Cx) -> Result<Box<dyn Mode>, AgentError> {
         match cstack {
             CStack::No => String::new(),
             c => format!(", cstack={}", c.name()),
-        }
+        },
+        if kernel { ", kernel frames" } else { "" }
     );
     Ok(Box::new(Sampling {
         sampler: Arc::new(Sampler::new(config, source)),

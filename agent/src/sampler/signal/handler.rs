@@ -4,14 +4,16 @@
 //! the ring: no allocation, no lock, no JNI call beyond GetEnv, no panic path.
 
 use super::frame_kinds;
+use super::perf_event;
 use super::recover;
 use super::ring::Ring;
 use crate::error::AgentError;
 use crate::native;
+use crate::vm::async_trace::{CallFrame, NATIVE_CODE_BCI};
 use crate::vm::{async_trace, hotspot};
+use profrj_format::frame_types::FrameType;
 use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
-use std::time::Duration;
 
 /// What the handler reads: published once, never freed.
 struct Target {
@@ -34,10 +36,16 @@ const MIN_STACK_ROOM: usize = 64 << 10;
 
 const SI_QUEUE: c_int = -1;
 const SI_TIMER: c_int = -2;
+/// A perf event's signal (`F_SETSIG`): the descriptor is in the siginfo.
+const POLL_IN: c_int = 1;
+const POLL_HUP: c_int = 6;
+/// Kernel frames taken at most from a perf sample.
+const MAX_KERNEL_FRAMES: usize = 128;
 
-/// The start of a Linux `siginfo_t` for the two codes we send: `a`/`b` are
-/// (pid, uid) for SI_QUEUE and (timer id, overrun) for SI_TIMER; `value` is
-/// the token either way.
+/// The start of a Linux `siginfo_t` for the codes we send: `a`/`b` are
+/// (pid, uid) for SI_QUEUE and (timer id, overrun) for SI_TIMER, and
+/// `value` is the token; a perf event's (POLL_IN, POLL_HUP) has its band in
+/// `a`/`b` and its descriptor in `value`'s low half.
 #[repr(C)]
 struct SigInfo {
     signo: c_int,
@@ -146,11 +154,16 @@ unsafe fn record(info: *const SigInfo, ucontext: *mut c_void) {
     // SAFETY: the kernel's siginfo_t (the caller's promise) is 128 bytes,
     // which SigInfo spans (asserted above), so these fields are in it.
     let (code, b, token) = unsafe { ((*info).code, (*info).b, (*info).value) };
-    let weight = match code {
-        SI_QUEUE => 1,
+    let (weight, token, perf) = match code {
+        SI_QUEUE => (1, token, None),
         // A CPU timer that expired again before its signal was taken: one
         // signal stands for 1 + overrun intervals.
-        SI_TIMER => 1 + b.max(0) as u32,
+        SI_TIMER => (1 + b.max(0) as u32, token, None),
+        // A perf event's: its thread's token is in its slot.
+        POLL_IN | POLL_HUP => match perf_event::slot(token as u32 as i32) {
+            Some(slot) => (1, slot.token, Some(slot)),
+            None => return,
+        },
         _ => return, // not ours (kill(1) from outside, another sender)
     };
     let target = TARGET.load(Ordering::Acquire);
@@ -161,7 +174,7 @@ unsafe fn record(info: *const SigInfo, ucontext: *mut c_void) {
     // published with Release (loaded with Acquire above).
     let ring = unsafe { (*target).ring };
     if super::is_jvm_token(token) {
-        record_jvm_thread(ring, token, weight, ucontext);
+        record_jvm_thread(ring, token, weight, ucontext, perf);
         return;
     }
     let env = async_trace::current_env();
@@ -176,13 +189,17 @@ unsafe fn record(info: *const SigInfo, ucontext: *mut c_void) {
         if room.is_some_and(|r| r < MIN_STACK_ROOM) {
             return (async_trace::NEAR_STACK_LIMIT, own_cpu_ns());
         }
-        let max = max.min(i32::MAX as usize) as i32;
+        // The kernel's frames first (`kernel=on`), then the rest.
+        // SAFETY: the ring's slot is writable for `max` frames.
+        let k = unsafe { kernel_frames(perf, frames, max.saturating_sub(2)) };
+        let max = (max - k).min(i32::MAX as usize) as i32;
         // SAFETY: in the signal handler, on the interrupted thread, with its
         // env and the handler's context (the caller's promise); the ring's
-        // slot is writable for `max` frames (`Ring::record`). Native frames
-        // (`cstack=`) first, typed as they are written, then the Java ones.
+        // slot is writable for `max` frames after the kernel's
+        // (`Ring::record`). Native frames (`cstack=`) first, typed as they
+        // are written, then the Java ones.
         let code = unsafe {
-            native::walk_with_java(env, frames, max, ucontext, |frames, max| {
+            native::walk_with_java(env, frames.add(k), max, ucontext, |frames, max| {
                 let mut start = None;
                 // SAFETY: as above, for the part of the slot left.
                 let code = recover::walk(env, frames, max, ucontext, &mut start);
@@ -199,8 +216,35 @@ unsafe fn record(info: *const SigInfo, ucontext: *mut c_void) {
                 code
             })
         };
+        // A failed walk keeps its code (the kernel's frames go with it).
+        let code = if code > 0 { code + k as i32 } else { code };
         (code, own_cpu_ns())
     });
+}
+
+/// Writes the newest kernel call chain of `perf`'s event into `frames` (at
+/// most `max`), each a native-code frame typed kernel; how many. None
+/// without a perf event.
+///
+/// # Safety
+/// `frames` is writable for `max` entries.
+unsafe fn kernel_frames(
+    perf: Option<&perf_event::Slot>,
+    frames: *mut CallFrame,
+    max: usize,
+) -> usize {
+    let Some(slot) = perf else {
+        return 0;
+    };
+    let mut chain = [0usize; MAX_KERNEL_FRAMES];
+    let n = slot.kernel_chain(&mut chain[..max.min(MAX_KERNEL_FRAMES)]);
+    for (i, &pc) in chain[..n].iter().enumerate() {
+        let mut frame = CallFrame::new(NATIVE_CODE_BCI, pc as jni_sys::jmethodID);
+        frame.kind = FrameType::Kernel as u8;
+        // SAFETY: i < n <= max: inside the caller's writable range.
+        unsafe { frames.add(i).write(frame) };
+    }
+    n
 }
 
 /// A sample of a thread of the JVM itself (a GC worker, a compiler thread,
@@ -208,15 +252,24 @@ unsafe fn record(info: *const SigInfo, ucontext: *mut c_void) {
 /// has a JNIEnv, but runs no Java code), so the sample holds its native
 /// frames with `cstack=` and none without, and the sampler counts it under
 /// the thread's root frame (`[jvm_gc]`…).
-fn record_jvm_thread(ring: &Ring, token: u64, weight: u32, ucontext: *mut c_void) {
+fn record_jvm_thread(
+    ring: &Ring,
+    token: u64,
+    weight: u32,
+    ucontext: *mut c_void,
+    perf: Option<&perf_event::Slot>,
+) {
     let tid = hotspot::current_tid();
     ring.record(token, weight, tid, |frames, max| {
+        // SAFETY: the ring's slot is writable for `max` frames.
+        let k = unsafe { kernel_frames(perf, frames, max) };
         // With `cstack=`, its native frames (the sampler puts them above
         // the thread's root frame: `stacks/jvm_threads.rs`, `answer`).
         // SAFETY: in the handler, on the interrupted thread, with the
-        // handler's context; the ring's slot is writable for `max` frames.
-        let code = unsafe { native::walk_jvm_thread(ucontext, frames, max) };
-        (code, own_cpu_ns())
+        // handler's context; the ring's slot is writable for `max` frames,
+        // `k` of them the kernel's.
+        let code = unsafe { native::walk_jvm_thread(ucontext, frames.add(k), max - k) };
+        (code + k as i32, own_cpu_ns())
     });
 }
 
@@ -261,71 +314,5 @@ pub fn ask(tid: i32, signo: c_int, token: u64) -> std::io::Result<()> {
         Ok(())
     } else {
         Err(std::io::Error::last_os_error())
-    }
-}
-
-/// A POSIX timer on one thread's CPU clock that signals that thread each
-/// `interval` of CPU it uses (JFR's JEP 509 and async-profiler's `cpu` do the same).
-pub struct CpuTimer {
-    id: libc::timer_t,
-    /// The thread's CPU clock just before the timer was armed (ns).
-    armed_cpu_ns: Option<u64>,
-}
-
-// SAFETY: a timer id is a plain handle of the process (timer_t is a pointer
-// only in type), usable from any thread; only `drop` deletes it.
-unsafe impl Send for CpuTimer {}
-
-impl CpuTimer {
-    pub fn start(tid: i32, signo: c_int, interval: Duration, token: u64) -> std::io::Result<Self> {
-        // The kernel's per-thread CPU clock id: MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED).
-        let clock = ((!tid) << 3) | 6;
-        // SAFETY: sigevent is integers, a union of them and pointers, and
-        // padding: all-zero is a valid value; the fields used are set below.
-        let mut ev: libc::sigevent = unsafe { std::mem::zeroed() };
-        ev.sigev_notify = libc::SIGEV_THREAD_ID;
-        ev.sigev_signo = signo;
-        ev.sigev_value = libc::sigval {
-            sival_ptr: token as usize as *mut c_void,
-        };
-        ev.sigev_notify_thread_id = tid;
-        let armed_cpu_ns = crate::clock::thread_cpu_ns(tid);
-        let mut timer: libc::timer_t = std::ptr::null_mut();
-        // SAFETY: `ev` and `timer` are live locals; a bad clock id or thread
-        // is an error (EINVAL), not undefined behaviour.
-        if unsafe { libc::timer_create(clock, &mut ev, &mut timer) } != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        let t = CpuTimer {
-            id: timer,
-            armed_cpu_ns,
-        };
-        let ts = libc::timespec {
-            tv_sec: interval.as_secs() as libc::time_t,
-            tv_nsec: interval.subsec_nanos() as libc::c_long,
-        };
-        let spec = libc::itimerspec {
-            it_interval: ts,
-            it_value: ts,
-        };
-        // SAFETY: a timer just created (not deleted: `t` owns it) and a live
-        // spec; a null old value is allowed.
-        if unsafe { libc::timer_settime(t.id, 0, &spec, std::ptr::null_mut()) } != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        Ok(t)
-    }
-
-    /// The thread's CPU time when its timer was armed (ns), for
-    /// `stacks/cpu_credit.rs`.
-    pub fn armed_cpu_ns(&self) -> Option<u64> {
-        self.armed_cpu_ns
-    }
-}
-
-impl Drop for CpuTimer {
-    fn drop(&mut self) {
-        // SAFETY: a timer `start` created, deleted only here, once.
-        unsafe { libc::timer_delete(self.id) };
     }
 }

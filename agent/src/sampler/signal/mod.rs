@@ -10,10 +10,12 @@
 //! - CompiledMethodLoad enabled, which makes the JIT keep debug information
 //!   at every instruction, not only at safepoints (as `-XX:+DebugNonSafepoints`).
 
+pub mod cpu_timer;
 pub mod diag;
 mod frame_kinds;
 pub mod handler;
 pub mod pending;
+mod perf_event;
 pub mod recover;
 pub mod ring;
 mod unwind;

@@ -14,7 +14,7 @@
 //! armed belongs to a thread that ended unseen, and is deleted.
 
 use crate::events::Listener;
-use crate::sampler::signal::{self, handler::CpuTimer};
+use crate::sampler::signal::{self, cpu_timer::CpuTimer};
 use crate::threads::ThreadId;
 use parking_lot::Mutex;
 use std::collections::HashMap;

@@ -33,8 +33,8 @@ pub(super) use jvm_threads::JvmThreads;
 pub(super) use thread_state::ThreadState;
 
 use super::frames::FrameKey;
-use super::signal::handler::{self, CpuTimer};
 use super::signal::{self, Setup};
+use super::signal::{cpu_timer::CpuTimer, handler};
 use super::Event;
 use super::{Config, SamplerData};
 use crate::code_map;
@@ -237,6 +237,7 @@ impl<'a> Walker<'a> {
         self.forget_vanished(threads, data);
         if let (Event::Cpu, StackSource::Signal(setup)) = (self.config.event, self.source) {
             CPU_TIMERS.sweep(owner(setup));
+            crate::sampler::signal::cpu_timer::reclaim();
         }
         fold_ended_trees(threads, data);
         let folded = data.counters.fold_ns - fold0;

@@ -4,7 +4,7 @@
 //! (`mod.rs`, `wall.rs`, `answers.rs`), because it is the one state they
 //! share.
 
-use crate::sampler::signal::handler::CpuTimer;
+use crate::sampler::signal::cpu_timer::CpuTimer;
 use crate::sampler::tree::NodeId;
 use crate::threads::{ThreadId, Threads};
 use crate::vm::hotspot;

@@ -1,0 +1,157 @@
+//! Kernel frames (`sampling,event=cpu,kernel=on`) on a real JVM, against
+//! `profrj.harness.NativeFrames kernel`: a thread reading /dev/zero, whose
+//! CPU is split between the kernel (the read system call) and user code by
+//! construction, the split measured by the thread itself from
+//! /proc/thread-self/stat. Where this process may not open perf events
+//! (not root, `perf_event_paranoid` > 1), the agent must say so and sample
+//! on the CPU timers instead: that is what is asserted there.
+
+mod common;
+
+use common::*;
+
+const MAIN: &str = "profrj.harness.NativeFrames";
+const JAVA_READ: &str = "profrj.harness.NativeFrames.readZeros()";
+
+/// Would the kernel give this process a perf event with kernel call chains?
+fn perf_events_allowed() -> bool {
+    // SAFETY: geteuid takes no arguments and cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
+    let paranoid = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
+        .ok()
+        .and_then(|s| s.trim().parse::<i32>().ok());
+    root || paranoid.is_some_and(|p| p <= 1)
+}
+
+/// The count of type `ty` in a `frameTypes`/`selfTypes` value.
+fn type_count(n: roxmltree::Node, attr: &str, ty: &str) -> u64 {
+    n.attribute(attr)
+        .unwrap_or("")
+        .split(' ')
+        .filter_map(|part| part.split_once(':'))
+        .filter(|(t, _)| *t == ty)
+        .map(|(_, c)| c.parse::<u64>().unwrap())
+        .sum()
+}
+
+/// The reading thread's samples: how many have a kernel frame on top, of
+/// those how many have a kernel frame named `*read*` under them (the system
+/// call) and how many the Java method that made the call, and all samples.
+fn kernel_samples(xml: &str) -> (u64, u64, u64, u64) {
+    let doc = roxmltree::Document::parse(xml).unwrap();
+    let t = threads(&doc, "sampler", "kernel-work");
+    assert_eq!(t.len(), 1, "one thread kernel-work");
+    let all = attr_u64(t[0], "cumulatedElapsed");
+    let (mut top, mut in_read, mut under_java) = (0, 0, 0);
+    for n in t[0].descendants().filter(|n| n.has_tag_name("profile")) {
+        let k = type_count(n, "selfTypes", "kernel");
+        if k == 0 {
+            continue;
+        }
+        top += k;
+        let path: Vec<_> = n
+            .ancestors()
+            .filter(|a| a.has_tag_name("profile"))
+            .collect();
+        let read = path.iter().any(|a| {
+            type_count(*a, "frameTypes", "kernel") > 0
+                && a.attribute("name").unwrap().contains("read")
+        });
+        if read {
+            in_read += k;
+        }
+        if path.iter().any(|a| a.attribute("name") == Some(JAVA_READ)) {
+            under_java += k;
+        }
+    }
+    (top, in_read, under_java, all)
+}
+
+/// The reading thread spends almost all its CPU in the kernel (its system
+/// time's share, the kernel's own accounting, which the thread prints, is
+/// checked to be 90% or more): 90% of its CPU samples or more have kernel
+/// frames on top, within 5 points of that share; those samples are in the
+/// read system call (a kernel frame named `*read*` under the top one) and
+/// under the Java method that made the calls, through the JDK's and libc's
+/// frames between (`cstack=fp`), in 90% of them or more. Shares near 100%:
+/// a loaded machine moves neither much. Where perf events are refused,
+/// one `profrj:` warning says why and the thread is still sampled, with no
+/// kernel frame.
+#[test]
+fn kernel_frames_take_the_system_time_s_share_of_cpu_samples() {
+    let dir = temp_dir("kernel-frames");
+    let run = run_java_with(
+        &dir,
+        &["-Xcheck:jni"],
+        "sampling,event=cpu,interval=1ms,kernel=on,cstack=fp,file=s.xml",
+        MAIN,
+        &["kernel", "2000"],
+    );
+    run.assert_success();
+    for line in run.stderr.lines() {
+        assert!(line.starts_with("profrj:"), "foreign stderr line {line:?}");
+    }
+    let words: Vec<&str> = run.stdout.split_whitespace().collect();
+    assert_eq!(words.len(), 4, "stdout: {}", run.stdout);
+    let permille: u64 = words[3].parse().unwrap();
+    let xml = read_snapshot(&dir.join("s.xml"));
+    let (top, in_read, under_java, all) = kernel_samples(&xml);
+    eprintln!(
+        "kernel on top in {top} of {all} samples ({} per mille; the thread's system time {permille}), {in_read} in a read, {under_java} under {JAVA_READ}",
+        top * 1000 / all.max(1)
+    );
+    assert!(all >= 200, "too few samples: {all}");
+    if !perf_events_allowed() {
+        assert!(
+            run.stderr
+                .contains("kernel=on: the kernel refused a perf event"),
+            "{}",
+            run.stderr
+        );
+        assert_eq!(top, 0);
+        return;
+    }
+    assert!(!run.stderr.contains("refused"), "{}", run.stderr);
+    assert!(
+        permille >= 900,
+        "the harness's thread spent only {permille} per mille of its CPU in the kernel"
+    );
+    let share = top * 1000 / all;
+    assert!(
+        share >= 900 && share.abs_diff(permille) <= 50,
+        "kernel frames on top in {share} per mille of the samples, system time {permille}"
+    );
+    assert!(in_read * 10 >= top * 9, "{in_read} of {top} in a read");
+    assert!(
+        under_java * 10 >= top * 9,
+        "{under_java} of {top} under {JAVA_READ}"
+    );
+}
+
+/// `kernel=on` needs CPU samples: without `event=cpu`, one message naming
+/// the option and what to give.
+#[test]
+fn kernel_frames_without_event_cpu_are_one_clear_error() {
+    let dir = temp_dir("kernel-frames-bad");
+    let run = run_java(&dir, "sampling,kernel=on", MAIN, &["kernel", "10"]);
+    assert!(!run.success());
+    assert!(
+        run.stderr
+            .contains("bad value for kernel: 'on' (kernel frames come with CPU samples: give event=cpu with it"),
+        "{}",
+        run.stderr
+    );
+    let run = run_java(
+        &dir,
+        "sampling,event=cpu,kernel=yes",
+        MAIN,
+        &["kernel", "10"],
+    );
+    assert!(!run.success());
+    assert!(
+        run.stderr
+            .contains("bad value for kernel: 'yes' (valid: on, off)"),
+        "{}",
+        run.stderr
+    );
+}
