@@ -128,19 +128,85 @@ fn kernel_frames_take_the_system_time_s_share_of_cpu_samples() {
     );
 }
 
-/// `kernel=on` needs CPU samples: without `event=cpu`, one message naming
-/// the option and what to give.
+/// `event=wall,kernel=on`: a thread that waits in the kernel's read of a
+/// pipe (by construction, for 1.5 s but its first instructions) has in 90%
+/// of its wall samples or more the kernel's frames of that wait on top
+/// (a frame named `*read*`: `anon_pipe_read` over `vfs_read` over
+/// `ksys_read`…), under the harness's Java method that reads. The kernel
+/// shows a task's stack to root only: elsewhere one `profrj:` warning says
+/// so, and the samples have no kernel frame.
 #[test]
-fn kernel_frames_without_event_cpu_are_one_clear_error() {
-    let dir = temp_dir("kernel-frames-bad");
-    let run = run_java(&dir, "sampling,kernel=on", MAIN, &["kernel", "10"]);
-    assert!(!run.success());
-    assert!(
-        run.stderr
-            .contains("bad value for kernel: 'on' (kernel frames come with CPU samples: give event=cpu with it"),
-        "{}",
-        run.stderr
+fn a_thread_blocked_in_a_system_call_is_seen_inside_it() {
+    let dir = temp_dir("kernel-frames-wall");
+    let run = run_java(
+        &dir,
+        "sampling,kernel=on,file=s.xml",
+        MAIN,
+        &["blocked", "1500"],
     );
+    run.assert_success();
+    assert_eq!(run.stdout.trim(), "blocked-read 1");
+    for line in run.stderr.lines() {
+        assert!(line.starts_with("profrj:"), "foreign stderr line {line:?}");
+    }
+    let xml = read_snapshot(&dir.join("s.xml"));
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let t = threads(&doc, "sampler", "kernel-blocked");
+    assert_eq!(t.len(), 1, "one thread kernel-blocked");
+    let all = attr_u64(t[0], "cumulatedElapsed");
+    let (mut top, mut in_read, mut under_java) = (0, 0, 0);
+    for n in t[0].descendants().filter(|n| n.has_tag_name("profile")) {
+        let k = type_count(n, "selfTypes", "kernel");
+        if k == 0 {
+            continue;
+        }
+        top += k;
+        let path: Vec<_> = n
+            .ancestors()
+            .filter(|a| a.has_tag_name("profile"))
+            .collect();
+        if path.iter().any(|a| {
+            a.attribute("name").unwrap().contains("read")
+                && type_count(*a, "frameTypes", "kernel") > 0
+        }) {
+            in_read += k;
+        }
+        if path
+            .iter()
+            .any(|a| a.attribute("name") == Some("profrj.harness.NativeFrames.blockedRead()"))
+        {
+            under_java += k;
+        }
+    }
+    eprintln!("wall: kernel on top in {top} of {all} samples, {in_read} in a read, {under_java} under blockedRead()");
+    assert!(all >= 100, "too few samples: {all}");
+    // SAFETY: geteuid takes no arguments and cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        assert!(
+            run.stderr
+                .contains("kernel=on: cannot read the kernel's stacks"),
+            "{}",
+            run.stderr
+        );
+        assert_eq!(top, 0);
+        return;
+    }
+    assert!(
+        top * 10 >= all * 9,
+        "kernel frames on top in {top} of {all}"
+    );
+    assert_eq!(in_read, top, "every kernel-topped sample in the read");
+    assert_eq!(
+        under_java, top,
+        "every kernel-topped sample under blockedRead()"
+    );
+}
+
+/// A bad value: one message naming the option and its valid values; and
+/// beside another mode, it belongs to sampling.
+#[test]
+fn a_bad_kernel_value_is_one_clear_error() {
+    let dir = temp_dir("kernel-frames-bad");
     let run = run_java(
         &dir,
         "sampling,event=cpu,kernel=yes",
@@ -151,6 +217,13 @@ fn kernel_frames_without_event_cpu_are_one_clear_error() {
     assert!(
         run.stderr
             .contains("bad value for kernel: 'yes' (valid: on, off)"),
+        "{}",
+        run.stderr
+    );
+    let run = run_java(&dir, "memory,kernel=on", MAIN, &["kernel", "10"]);
+    assert!(!run.success());
+    assert!(
+        run.stderr.contains("option 'kernel' belongs to sampling"),
         "{}",
         run.stderr
     );

@@ -377,15 +377,16 @@ impl Writer {
     }
 }
 
-/// A frame's type in JFR's terms: C1 and C2 are both `JIT compiled`; a stub's
-/// or an untyped Java frame is `Java`.
+/// A frame's type in JFR's terms: C1 and C2 are both `JIT compiled`; C, the
+/// VM's C++ and the kernel are `Native` (the JDK's types have no other); a
+/// stub's or an untyped Java frame is `Java`.
 fn jfr_frame_type(native: bool, kind: Option<FrameType>) -> u64 {
     match kind {
         _ if native => frame_type::NATIVE,
         Some(FrameType::Interpreted) => frame_type::INTERPRETED,
         Some(FrameType::C1 | FrameType::C2 | FrameType::Jit) => frame_type::JIT_COMPILED,
         Some(FrameType::Inlined) => frame_type::INLINED,
-        Some(FrameType::Native) => frame_type::NATIVE,
+        Some(FrameType::Native | FrameType::Vm | FrameType::Kernel) => frame_type::NATIVE,
         _ => frame_type::JAVA,
     }
 }

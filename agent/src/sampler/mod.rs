@@ -194,6 +194,9 @@ pub struct Config {
     pub lines: bool,
     /// Also sample the JVM's own threads (`jvmthreads`).
     pub jvm_threads: bool,
+    /// `kernel=on`: kernel frames (wall: those of waiting threads, from
+    /// `/proc`; cpu: perf events, set up apart).
+    pub kernel: bool,
     /// JDK 21+: finds the virtual thread mounted on a carrier. Only ever
     /// HotSpot's GetVirtualThread extension (`Agent::get_virtual_thread`).
     pub get_virtual_thread: Option<JvmtiExtensionFunction>,

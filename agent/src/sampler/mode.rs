@@ -64,7 +64,7 @@ pub const REGISTRATION: Registration = Registration {
             syntax: "kernel=on|off",
             default: "off",
             takes: Takes::Start,
-            meaning: "sampling, event=cpu: the kernel's frames over a thread's own where it was in the kernel (a system call, a page fault), typed kernel and named from /proc/kallsyms, from a perf event per thread (the task clock) instead of its CPU timer; where the kernel refuses perf events (perf_event_paranoid > 1 without root) it says so and samples without them",
+            meaning: "sampling: the kernel's frames over a thread's own where it was in the kernel, typed kernel; event=cpu: from a perf event per thread (its task clock) instead of its CPU timer, in a system call or a page fault, named from /proc/kallsyms (root, or perf_event_paranoid <= 1; elsewhere said and sampled without); event=wall: where a thread not running Java code waits (a blocking call, a sleep, a lock), from /proc/self/task/TID/stack (root only; elsewhere said)",
             read: Some(|k, v| options::choice(k, v, &["on", "off"], "valid: on, off")),
         },
         Opt {
@@ -102,15 +102,8 @@ fn check_options(o: &Options) -> Result<(), OptionError> {
     if o.given("cstack") && o.any_mode() {
         return options::belongs_to(o, "cstack", "sampling", "sampling,cstack=fp");
     }
-    if o.text("kernel") == Some("on") && o.text("event") != Some("cpu") {
-        return Err(options::bad_value(
-            "kernel",
-            "on",
-            "kernel frames come with CPU samples: give event=cpu with it (sampling,event=cpu,kernel=on)",
-        ));
-    }
     if o.given("kernel") && o.any_mode() {
-        return options::belongs_to(o, "kernel", "sampling", "sampling,event=cpu,kernel=on");
+        return options::belongs_to(o, "kernel", "sampling", "sampling,kernel=on");
     }
     Ok(())
 }
@@ -206,6 +199,7 @@ fn open(cx: &Cx) -> Result<Box<dyn Mode>, AgentError> {
         event,
         lines: options.given("lines"),
         jvm_threads: jvm_threads(options),
+        kernel: options.text("kernel") == Some("on"),
         get_virtual_thread: host.get_virtual_thread,
     };
     if config.jvm_threads && options.text("jvmthreads") == Some("on") {
@@ -227,7 +221,11 @@ fn open(cx: &Cx) -> Result<Box<dyn Mode>, AgentError> {
             CStack::No => String::new(),
             c => format!(", cstack={}", c.name()),
         },
-        if kernel { ", kernel frames" } else { "" }
+        if options.text("kernel") == Some("on") {
+            ", kernel frames"
+        } else {
+            ""
+        }
     );
     Ok(Box::new(Sampling {
         sampler: Arc::new(Sampler::new(config, source)),

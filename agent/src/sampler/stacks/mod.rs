@@ -25,6 +25,7 @@ mod cpu_timers;
 mod fold;
 mod frozen;
 mod jvm_threads;
+mod kernel_stack;
 mod thread_state;
 mod wall;
 

@@ -5,11 +5,12 @@
 //! the tick (see `mod.rs`'s comment for the rules).
 
 use super::fold::{fold_synthetic, publish};
+use super::kernel_stack;
 use super::thread_state::{resolve_tid, state_key, Pending, Tid};
 use super::{StackSource, Vm, Walker};
 use crate::clock;
 use crate::events::SampledStack;
-use crate::sampler::frames::{kinds_of, to_path, Namer};
+use crate::sampler::frames::{kinds_of, to_path, Namer, NO_LINE};
 use crate::sampler::signal::{self, handler};
 use crate::sampler::SamplerData;
 use crate::stack::Frames;
@@ -20,6 +21,7 @@ use crate::vm::sys::{
     JVMTI_JAVA_LANG_THREAD_STATE_MASK, JVMTI_JAVA_LANG_THREAD_STATE_RUNNABLE,
     JVMTI_THREAD_STATE_ALIVE, JVMTI_THREAD_STATE_IN_NATIVE,
 };
+use profrj_format::frame_types::FrameType;
 
 /// A request is given up (the thread blocks the signal, say) when the thread
 /// has used this much CPU since it was asked, over at least [`GIVE_UP_TICKS`]
@@ -276,6 +278,18 @@ impl Walker<'_> {
         let mut namer = Namer::new(jvmti, jni, tables, self.config.lines);
         to_path(&mut namer, frames, self.config.depth, &mut self.path);
         kinds_of(frames, self.config.depth, self.path.len(), &mut self.kinds);
+        if self.config.kernel {
+            // Where in the kernel it waits, on top (`kernel=on`).
+            if let Some(tid) = resolve_tid(jni, threads, thread, id, &mut st.tid) {
+                let mut kernel = Vec::new();
+                kernel_stack::read(tid, &mut kernel);
+                for name in kernel.iter().rev() {
+                    let name = tables.names.intern(name);
+                    self.path.push(tables.keys.key(name, NO_LINE));
+                    self.kinds.push(FrameType::Kernel as u8);
+                }
+            }
+        }
         let (weight, hit) = match deferred {
             Some(d) => {
                 counters.deferred += d.owed;

@@ -19,7 +19,11 @@ package profrj.harness;
  *   Java and C code around each call. The thread reads its own user and system CPU ticks from
  *   /proc/thread-self/stat before and after, and prints the system share in per mille: the
  *   share of its CPU samples that should have kernel frames on top.
- * Prints "calls N" (jni), "throwables N" (vm) or "reads N kernel-permille P" (kernel) at the end.
+ * - {@code blocked MS}: thread "kernel-blocked" reads a pipe (java.nio.channels.Pipe, blocking)
+ *   that main writes one byte into after MS milliseconds: the thread waits in the kernel's read
+ *   system call the whole time but for its first instructions.
+ * Prints "calls N" (jni), "throwables N" (vm), "reads N kernel-permille P" (kernel) or
+ * "blocked-read N" (blocked) at the end.
  */
 public class NativeFrames {
     static native long spin(long n);
@@ -78,9 +82,27 @@ public class NativeFrames {
         return reads;
     }
 
+    static long blockedRead(java.nio.channels.Pipe pipe) {
+        try {
+            return pipe.source().read(java.nio.ByteBuffer.allocate(1));
+        } catch (java.io.IOException e) {
+            throw new RuntimeException(e);
+        }
+    }
+
     public static void main(String[] args) throws Exception {
         long[] result = new long[1];
         Thread t;
+        if (args[0].equals("blocked")) {
+            java.nio.channels.Pipe pipe = java.nio.channels.Pipe.open();
+            t = new Thread(() -> result[0] = blockedRead(pipe), "kernel-blocked");
+            t.start();
+            Thread.sleep(Long.parseLong(args[1]));
+            pipe.sink().write(java.nio.ByteBuffer.wrap(new byte[] {1}));
+            t.join();
+            System.out.println("blocked-read " + result[0]);
+            return;
+        }
         if (args[0].equals("kernel")) {
             long deadline = System.nanoTime() + Long.parseLong(args[1]) * 1_000_000L;
             long[] permille = new long[1];
