@@ -185,6 +185,10 @@ struct Control {
     own_wall_ns: u64,
 }
 
+/// `event=cpu`: the sampler thread's shortest period (see
+/// [`Sampler::tick_period`]).
+const CPU_TICK_MIN: Duration = Duration::from_millis(10);
+
 /// How a session samples.
 pub struct Config {
     pub interval: Duration,
@@ -246,11 +250,27 @@ impl Sampler {
         .inspect_err(|_| self.control.lock().running = false)
     }
 
+    /// How often the sampler thread wakes. `wall`: every interval (it takes
+    /// the samples). `cpu`: the threads' own timers take them, and the
+    /// thread only folds what they brought, times the threads the JVM made
+    /// and finds its own: every interval, but at most every
+    /// [`CPU_TICK_MIN`], so that at a short interval it neither takes a
+    /// share of a core nor preempts the busy threads a thousand times a
+    /// second (a parallel GC's workers wait for the one it preempts). What
+    /// the timers bring in between waits in the ring: at most a tick's
+    /// intervals per core.
+    fn tick_period(&self) -> Duration {
+        match self.config.event {
+            Event::Wall => self.config.interval,
+            Event::Cpu => self.config.interval.max(CPU_TICK_MIN),
+        }
+    }
+
     /// The sampler thread's body: sample at a fixed rate until [`Sampler::stop`].
     /// Each sample folded is published on `events` (`Kind::Sampled`).
     pub fn run(&self, jvmti: Jvmti, jni: &Jni, threads: &Threads, events: &Events) {
         let started = clock::now_ns();
-        let mut schedule = Schedule::new(self.config.interval, started);
+        let mut schedule = Schedule::new(self.tick_period(), started);
         let mut walker = stacks::Walker::new(&self.config, &self.source, events);
         walker.set_active(true);
         loop {
@@ -314,7 +334,7 @@ impl Sampler {
              {} walked with JVMTI ({} samples of threads a signal found busy in the VM among them), {} repeated unchanged; per tick {} us taking stacks, {} us folding; \
              sampler CPU {} ms = {:.2}% of one core",
             k.ticks,
-            self.config.interval,
+            self.tick_period(),
             k.caught_up,
             k.largest_catch_up,
             k.paused,
