@@ -121,6 +121,11 @@ impl Listener for Lifetime {
         self.weak.gc_finished(&self.counters)
     }
 
+    /// After the last snapshot: the agent thread ends.
+    fn vm_death(&self) {
+        self.weak.quit()
+    }
+
     fn object_free(&self, tag: i64) {
         self.counters.object_freed(tag)
     }
@@ -139,12 +144,13 @@ impl Listener for Lifetime {
 }
 
 /// The kinds of events the memory mode listens to.
-const KINDS: [Kind; 5] = [
+const KINDS: [Kind; 6] = [
     Kind::GcStart,
     Kind::GcFinish,
     Kind::ObjectFree,
     Kind::VmObjectAlloc,
     Kind::JniObjectAlloc,
+    Kind::VmDeath,
 ];
 
 /// What the memory mode keeps per OS thread (in its own record: a

@@ -1,6 +1,7 @@
 //! `sampling` mode: an agent thread wakes once per `interval` and, for each
 //! live Java thread, counts one sample (`event=wall`), or collects the samples
-//! each thread's CPU-time timer asked for (`event=cpu`).
+//! each thread's CPU-time timer asked for (`event=cpu`, waking at most every
+//! 10 ms).
 //!
 //! Where a stack comes from (`stacks/`): by default the thread is signalled
 //! and walks its own stack with AsyncGetCallTrace (`signal/`); a carrier

@@ -46,6 +46,8 @@ pub struct WeakRefs {
     counted_through: Mutex<u64>,
     /// Does the agent thread run (and so scan after each GC)?
     scanner: AtomicBool,
+    /// The VM is dead: the agent thread ends ([`WeakRefs::quit`]).
+    quit: AtomicBool,
     /// Work for the agent thread, and its wake-up.
     work: Mutex<bool>,
     work_ready: Condvar,
@@ -163,6 +165,14 @@ impl WeakRefs {
         self.work_ready.notify_one();
     }
 
+    /// VMDeath, after the last snapshot: the agent thread ends. HotSpot's
+    /// exit waits up to 300 ms for every Java thread still in native code,
+    /// and one waiting for work here is one.
+    pub fn quit(&self) {
+        self.quit.store(true, Release);
+        self.wake();
+    }
+
     /// Body of the `profrj memory` agent thread: after each GC, counts its
     /// frees, deletes the dead objects' weak references, then runs `also`
     /// (the stamps' census). Never returns.
@@ -189,6 +199,9 @@ impl WeakRefs {
                     self.work_ready.wait(&mut work);
                 }
                 *work = false;
+            }
+            if self.quit.load(Acquire) {
+                return;
             }
             self.count_frees(false, counters);
             let dead = std::mem::take(&mut *self.dead.lock());
