@@ -103,6 +103,7 @@ fn example(o: &crate::options::Opt) -> String {
         "stamps" => return "memory,stamps=off".to_owned(),
         "census" => return "memory,census=20%".to_owned(),
         "vthreads" | "derive" | "jvmthreads" => Some("off"),
+        "kernel" => Some("on"),
         "alloc" => Some("64k"),
         "live" => return "alloc,live".to_owned(),
         "lock" => Some("1ms"),
