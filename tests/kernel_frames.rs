@@ -52,13 +52,14 @@ fn type_count(n: roxmltree::Node, attr: &str, ty: &str) -> u64 {
         .sum()
 }
 
-/// The reading thread's samples: how many have a kernel frame on top, of
+/// Thread `thread`'s samples: how many have a kernel frame on top, of
 /// those how many have a kernel frame named `*read*` under them (the system
-/// call) and how many the Java method that made the call, and all samples.
-fn kernel_samples(xml: &str) -> (u64, u64, u64, u64) {
+/// call) and how many the Java method `java` that made the call, and all
+/// samples.
+fn kernel_samples(xml: &str, thread: &str, java: &str) -> (u64, u64, u64, u64) {
     let doc = roxmltree::Document::parse(xml).unwrap();
-    let t = threads(&doc, "sampler", "kernel-work");
-    assert_eq!(t.len(), 1, "one thread kernel-work");
+    let t = threads(&doc, "sampler", thread);
+    assert_eq!(t.len(), 1, "one thread {thread}");
     let all = attr_u64(t[0], "cumulatedElapsed");
     let (mut top, mut in_read, mut under_java) = (0, 0, 0);
     for n in t[0].descendants().filter(|n| n.has_tag_name("profile")) {
@@ -78,7 +79,7 @@ fn kernel_samples(xml: &str) -> (u64, u64, u64, u64) {
         if read {
             in_read += k;
         }
-        if path.iter().any(|a| a.attribute("name") == Some(JAVA_READ)) {
+        if path.iter().any(|a| a.attribute("name") == Some(java)) {
             under_java += k;
         }
     }
@@ -113,7 +114,7 @@ fn kernel_frames_take_the_system_time_s_share_of_cpu_samples() {
     assert_eq!(words.len(), 4, "stdout: {}", run.stdout);
     let permille: u64 = words[3].parse().unwrap();
     let xml = read_snapshot(&dir.join("s.xml"));
-    let (top, in_read, under_java, all) = kernel_samples(&xml);
+    let (top, in_read, under_java, all) = kernel_samples(&xml, "kernel-work", JAVA_READ);
     eprintln!(
         "kernel on top in {top} of {all} samples ({} per mille; the thread's system time {permille}), {in_read} in a read, {under_java} under {JAVA_READ}",
         top * 1000 / all.max(1)
@@ -168,34 +169,11 @@ fn a_thread_blocked_in_a_system_call_is_seen_inside_it() {
         assert!(line.starts_with("profrj:"), "foreign stderr line {line:?}");
     }
     let xml = read_snapshot(&dir.join("s.xml"));
-    let doc = roxmltree::Document::parse(&xml).unwrap();
-    let t = threads(&doc, "sampler", "kernel-blocked");
-    assert_eq!(t.len(), 1, "one thread kernel-blocked");
-    let all = attr_u64(t[0], "cumulatedElapsed");
-    let (mut top, mut in_read, mut under_java) = (0, 0, 0);
-    for n in t[0].descendants().filter(|n| n.has_tag_name("profile")) {
-        let k = type_count(n, "selfTypes", "kernel");
-        if k == 0 {
-            continue;
-        }
-        top += k;
-        let path: Vec<_> = n
-            .ancestors()
-            .filter(|a| a.has_tag_name("profile"))
-            .collect();
-        if path.iter().any(|a| {
-            a.attribute("name").unwrap().contains("read")
-                && type_count(*a, "frameTypes", "kernel") > 0
-        }) {
-            in_read += k;
-        }
-        if path
-            .iter()
-            .any(|a| a.attribute("name") == Some("profrj.harness.NativeFrames.blockedRead()"))
-        {
-            under_java += k;
-        }
-    }
+    let (top, in_read, under_java, all) = kernel_samples(
+        &xml,
+        "kernel-blocked",
+        "profrj.harness.NativeFrames.blockedRead()",
+    );
     eprintln!("wall: kernel on top in {top} of {all} samples, {in_read} in a read, {under_java} under blockedRead()");
     assert!(all >= 100, "too few samples: {all}");
     if !kernel_stacks_allowed() {

@@ -17,9 +17,9 @@ pub fn is_kernel(pc: usize) -> bool {
     pc >= KERNEL_START
 }
 
-/// Text symbols, sorted by address: (address, end of its name in `names`).
+/// Text symbols, sorted by address: (address, its name's range in `names`).
 struct Table {
-    starts: Vec<(u64, u32)>,
+    starts: Vec<(u64, u32, u32)>,
     names: String,
 }
 
@@ -46,24 +46,12 @@ fn read_table() -> Table {
         if addr == 0 || !matches!(kind, "t" | "T" | "w" | "W") {
             continue;
         }
+        let from = t.names.len() as u32;
         t.names.push_str(&name[..name.len().min(MAX_NAME)]);
-        t.starts.push((addr, t.names.len() as u32));
+        t.starts.push((addr, from, t.names.len() as u32));
     }
-    // Names are found by their end: keep each with its start after sorting.
-    let mut rows: Vec<(u64, u32, u32)> = Vec::with_capacity(t.starts.len());
-    let mut from = 0;
-    for &(addr, end) in &t.starts {
-        rows.push((addr, from, end));
-        from = end;
-    }
-    rows.sort_unstable_by_key(|r| r.0);
-    let mut names = String::with_capacity(t.names.len());
-    let mut starts = Vec::with_capacity(rows.len());
-    for (addr, from, end) in rows {
-        names.push_str(&t.names[from as usize..end as usize]);
-        starts.push((addr, names.len() as u32));
-    }
-    Table { starts, names }
+    t.starts.sort_unstable_by_key(|r| r.0);
+    t
 }
 
 /// The kernel function holding `pc`, or `[kernel]`.
@@ -72,12 +60,8 @@ pub fn frame_name(pc: usize) -> String {
     let i = t.starts.partition_point(|s| s.0 <= pc as u64);
     match i.checked_sub(1) {
         Some(i) => {
-            let from = if i == 0 {
-                0
-            } else {
-                t.starts[i - 1].1 as usize
-            };
-            t.names[from..t.starts[i].1 as usize].to_owned()
+            let (_, from, end) = t.starts[i];
+            t.names[from as usize..end as usize].to_owned()
         }
         None => "[kernel]".to_owned(),
     }
@@ -98,7 +82,7 @@ mod tests {
     #[test]
     fn a_symbol_s_address_names_it() {
         let t = TABLE.get_or_init(read_table);
-        let Some(&(addr, _)) = t.starts.get(t.starts.len() / 2) else {
+        let Some(&(addr, _, _)) = t.starts.get(t.starts.len() / 2) else {
             assert_eq!(frame_name(0xffff_ffff_8100_0000), "[kernel]");
             return;
         };
