@@ -302,6 +302,27 @@ pub mod sites {
         /// time, so this bounds the most alive at once from above).
         pub const CUMULATED_MAX: &str = "cumulatedMax";
     }
+
+    /// The section's attributes: what the heap censuses cost the program
+    /// (each stops every Java thread), in the JVM that wrote it.
+    /// The pause of the census these counts come from, in ns.
+    pub const CENSUS_PAUSE: &str = "censusPause";
+    /// Censuses taken in this JVM (after full GCs and for snapshots).
+    pub const CENSUSES: &str = "censuses";
+    /// Their pauses, summed, in ns.
+    pub const CENSUS_PAUSES: &str = "censusPauses";
+    /// The longest of them, in ns.
+    pub const LONGEST_CENSUS_PAUSE: &str = "longestCensusPause";
+    /// Full GCs (ZGC, Shenandoah: GCs) the `census=` budget left without one.
+    pub const CENSUSES_SKIPPED: &str = "censusesSkipped";
+    /// The attributes above: one JVM's facts, which a merge of several leaves out.
+    pub const CENSUS_VALUES: [&str; 5] = [
+        CENSUS_PAUSE,
+        CENSUSES,
+        CENSUS_PAUSES,
+        LONGEST_CENSUS_PAUSE,
+        CENSUSES_SKIPPED,
+    ];
 }
 
 /// `<lock>` (profrj's own section, beside the contract's four): per thread,

@@ -210,6 +210,11 @@ impl CallsMerge {
             let mut values = Vec::new();
             for (i, &(key, _)) in desc.section_values.iter().enumerate() {
                 let first = seen.values[0].get(i).copied().flatten();
+                // What one JVM's censuses cost: no figure of the merge.
+                if profrj_format::sites::CENSUS_VALUES.contains(&key) {
+                    values.push((key, None));
+                    continue;
+                }
                 if seen
                     .values
                     .iter()

@@ -403,7 +403,19 @@ const SITES: SectionDesc = SectionDesc {
     thread_totals: &[],
     live: None,
     scope: ["objects alive at the snapshot", ""],
-    section_values: &[],
+    section_values: &[
+        (
+            sites::CENSUS_PAUSE,
+            "ns, the pause of the census these counts come from",
+        ),
+        (sites::CENSUSES, "heap censuses in this JVM"),
+        (sites::CENSUS_PAUSES, "ns, their pauses summed"),
+        (sites::LONGEST_CENSUS_PAUSE, "ns, the longest of them"),
+        (
+            sites::CENSUSES_SKIPPED,
+            "full GCs the census= budget left without one",
+        ),
+    ],
     count_column: None,
     sites_title: "ALLOCATION SITES (exact)",
     sites_note: "a site: a class and the method and line that allocated it; \

@@ -30,7 +30,7 @@
 mod instant_tests;
 mod peaks;
 
-pub use peaks::{Instant, Tally};
+pub use peaks::{Instant, Known, Tally};
 
 use crate::host::Host;
 use crate::sites::Sites;
@@ -140,12 +140,11 @@ impl Counter {
         n
     }
 
-    /// One more object, and `max` follows at once: for tags, whose frees
-    /// arrive on their own (ObjectFree). An atomic add: a type's counter of
-    /// a group of virtual threads is shared by the carriers that ran them.
-    pub fn made_one_with_peak(&self) {
-        let n = self.made.fetch_add(1, Relaxed) + 1;
-        self.max.fetch_max(n - self.freed.load(Relaxed), Relaxed);
+    /// One more object, by an atomic add: for a group's own count (tags),
+    /// whose type's counter of a group of virtual threads is shared by the
+    /// carriers that ran them.
+    pub fn made_one_shared(&self) {
+        self.made.fetch_add(1, Relaxed);
     }
 
     pub fn freed(&self, n: i64) {
@@ -188,6 +187,10 @@ pub struct Counters {
     gc_starts: AtomicU64,
     gc_finishes: AtomicU64,
     census_at: AtomicU64,
+    /// The last full collection, while its peak is still to be taken.
+    peak_pending: Mutex<Option<peaks::Pending>>,
+    /// The last census of the tags' number (never 0: a new tag's).
+    tag_epoch: std::sync::atomic::AtomicU16,
     /// Has a census been recorded (the snapshot's figures come from it)?
     census_recorded: std::sync::atomic::AtomicBool,
     /// Does a heap walk see only reachable objects (ZGC, Shenandoah)? Then
@@ -207,7 +210,9 @@ impl Default for Counters {
             gc_starts: AtomicU64::new(0),
             gc_finishes: AtomicU64::new(0),
             census_at: AtomicU64::new(u64::MAX),
+            peak_pending: Mutex::new(None),
             census_recorded: std::sync::atomic::AtomicBool::new(false),
+            tag_epoch: std::sync::atomic::AtomicU16::new(0),
             walks_reachable_only: std::sync::atomic::AtomicBool::new(false),
             census_lock: Mutex::new(()),
         }
@@ -272,6 +277,14 @@ impl Counters {
             NO_GROUP => None,
             g => self.counter(g as usize),
         }
+    }
+
+    /// A number for a new census of the tags: never 0 (what a new tag
+    /// holds), and never the last one's.
+    pub fn next_tag_epoch(&self) -> u16 {
+        let next = |e: u16| Some(e.checked_add(1).unwrap_or(1));
+        let last = self.tag_epoch.fetch_update(AcqRel, Acquire, next);
+        last.map_or(1, |e| e.checked_add(1).unwrap_or(1))
     }
 
     /// Set once the collector is known ([`super::mechanism::Tracking`]).
@@ -390,9 +403,24 @@ pub fn is_memory_tag(tag: i64) -> bool {
     tag & MEMORY_TAG != 0 && tag > 0
 }
 
+/// Where a census of the tags notes that it counted an object
+/// (`memory::tag_census`): 16 bits above the counter's index (22 bits).
+const EPOCH_SHIFT: u32 = 40;
+const EPOCH_MASK: i64 = 0xffff << EPOCH_SHIFT;
+
 /// The counter a memory tag names.
 pub fn memory_index(tag: i64) -> usize {
-    (tag & !MEMORY_TAG) as usize
+    (tag & !MEMORY_TAG & !EPOCH_MASK) as usize
+}
+
+/// The census of the tags that last counted this object (0: none).
+pub fn tag_epoch(tag: i64) -> u16 {
+    ((tag & EPOCH_MASK) >> EPOCH_SHIFT) as u16
+}
+
+/// `tag` as counted by census `epoch`.
+pub fn with_epoch(tag: i64, epoch: u16) -> i64 {
+    (tag & !EPOCH_MASK) | (i64::from(epoch) << EPOCH_SHIFT)
 }
 
 impl Counters {

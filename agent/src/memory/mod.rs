@@ -18,11 +18,17 @@
 //!   scans the logs after each GC, and the next GC's start makes sure it
 //!   did. Cheaper than tags on the allocating thread (no lock of the
 //!   agent's, no JVMTI call; but each reference comes from the JVM's one
-//!   store behind one lock), and `max` is exact at every GC.
+//!   store behind one lock).
 //! - JVMTI tags (any collector): a tag naming the counter, and the
 //!   ObjectFree event. The tag map is one hash table behind one lock, so
-//!   each allocation costs 2–4× more, and the frees arrive after the GC
-//!   (`max` may count garbage not yet reported).
+//!   each allocation costs 2–4× more, and the frees arrive after the GC,
+//!   when the VM posts them. Under ZGC and Shenandoah a snapshot counts
+//!   them by a census from the roots (`tag_census`).
+//!
+//! `max` is taken only where what is alive is known exactly: the end of
+//! each full collection (`vm::gc_counts` tells which GCs were), once the
+//! agent thread has its figures, each snapshot, and under ZGC and
+//! Shenandoah each census of the stamps (`counters::peaks`).
 //!
 //! Both are weak storage the GC clears, so tracking keeps nothing alive.
 //! A `java.lang.ref.WeakReference` per object was measured first and
@@ -31,7 +37,7 @@
 //! (docs/BENCHMARKS.md).
 //!
 //! A snapshot forces a full GC first, and counts every free it found, so
-//! `count` is exactly the objects still reachable.
+//! `count` is exactly the objects still reachable at its end.
 
 mod counters;
 mod mechanism;
@@ -39,6 +45,7 @@ pub mod mode;
 mod model;
 mod probes;
 mod stamps;
+mod tag_census;
 mod vm_alloc;
 mod weak_refs;
 
@@ -53,7 +60,7 @@ use crate::vm::{Jni, Jvmti, JvmtiEvent, WeakHandle};
 use jni_sys::jobject;
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::Relaxed};
 
 /// What `memory` keeps for the JVM's lifetime: its probes stay in the code
 /// and its objects stay tracked whatever sessions come and go (the host's
@@ -69,6 +76,11 @@ pub struct Lifetime {
     counters: counters::Counters,
     weak: weak_refs::WeakRefs,
     stamps: stamps::Stamps,
+    /// What the snapshots' censuses of the tags cost (ZGC, Shenandoah).
+    tag_census: tag_census::Cost,
+    /// The heap's count of full collections when the last GC started
+    /// (`u32::MAX`: unknown), to tell at its finish whether it was one.
+    full_at_start: AtomicU32,
 }
 
 impl Lifetime {
@@ -81,10 +93,37 @@ impl Lifetime {
     }
 
     /// Body of the `profrj memory` agent thread: each GC's frees (weak
-    /// references), then the stamps' census if one is due.
+    /// references); after a full collection, its ObjectFree events (tags)
+    /// and a census of the stamps if the budget allows, then its peak.
     pub fn run_agent_thread(&self, jni: &Jni, events: &Events) {
         self.weak.run_agent_thread(jni, &self.counters, events, || {
-            self.stamps.after_gc(&self.counters)
+            let counters = &self.counters;
+            if self.tracking.walks_see_only_reachable() {
+                // ZGC, Shenandoah: a census is an instant of its own.
+                return self.stamps.after_gc(counters);
+            }
+            if !counters.peak_pending() {
+                return;
+            }
+            // Through which GC the tags' frees are posted: those finished
+            // before the flush.
+            let finished = counters.gcs_finished();
+            let tags_through = match self.tracking.mechanism() {
+                Mechanism::Tags => self.tracking.made_env().ok().map(flush_object_frees),
+                Mechanism::WeakRefs => None,
+            };
+            let tags_through = match tags_through {
+                Some(Ok(())) => finished,
+                _ => 0,
+            };
+            self.stamps.after_gc(counters);
+            // Again after the census (a while): a GC that finished meanwhile
+            // has its frees counted too.
+            let weak_through = self.weak.count_frees(false, counters);
+            counters.take_pending_peak(counters::Known {
+                weak_through,
+                tags_through,
+            });
         })
     }
 
@@ -104,20 +143,30 @@ impl Lifetime {
 /// references), the frees of tagged objects (tags), and objects the VM or
 /// native code made.
 impl Listener for Lifetime {
-    /// Every peak is taken (weak references: once the frees of every
-    /// earlier GC are counted).
+    /// The frees of every earlier GC are counted (weak references), and
+    /// the last full collection's peak taken if the agent thread has not.
     fn gc_start(&self) {
+        let full = crate::vm::gc_counts::now().map_or(u32::MAX, |c| c.full);
+        self.full_at_start.store(full, Relaxed);
         if self.tracking.mechanism() == Mechanism::WeakRefs {
-            self.weak.gc_started(&self.counters)
-        } else {
-            self.counters.note_peaks()
+            let weak_through = self.weak.count_frees(true, &self.counters);
+            self.counters.take_pending_peak(counters::Known {
+                weak_through,
+                tags_through: 0,
+            });
         }
+        self.counters.gc_started()
     }
 
-    /// The agent thread counts its frees (weak references) and takes a
-    /// census of the stamps if one is due.
+    /// Was it a full collection? Then the agent thread counts its frees
+    /// and takes its peak (with a census of the stamps if one is due).
     fn gc_finish(&self) {
-        self.counters.gc_ended();
+        let before = self.full_at_start.load(Relaxed);
+        let now = crate::vm::gc_counts::now().map(|c| c.full);
+        let complete = before != u32::MAX
+            && now.is_some_and(|n| n != before)
+            && !self.tracking.walks_see_only_reachable();
+        self.counters.gc_ended(complete);
         self.weak.gc_finished(&self.counters)
     }
 
@@ -287,8 +336,8 @@ fn track_on(
                 return;
             };
             if env.set_tag(object, counters.site.tag()).is_ok() {
-                counters.site.made_one_with_peak();
-                counters.group.made_one_with_peak();
+                counters.site.made_one();
+                counters.group.made_one_shared();
                 events.object_tracked(jni, site, 0);
             }
         }
@@ -327,10 +376,26 @@ pub struct SiteRow {
     pub allocated: i64,
 }
 
-/// What a memory snapshot holds: per thread and type, and per thread and site.
+/// What a memory snapshot holds: per thread and type, and per thread and
+/// site; and what the censuses cost.
 pub struct Counts {
     pub rows: Vec<Row>,
     pub sites: Vec<SiteRow>,
+    pub censuses: CensusCost,
+}
+
+/// What the heap censuses (of the stamps, and of the tags under ZGC or
+/// Shenandoah) cost this JVM so far, each a pause of every Java thread.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CensusCost {
+    /// The pause of the census this snapshot's counts come from (ns; the
+    /// two summed where both ran).
+    pub last_ns: u64,
+    pub censuses: u64,
+    pub total_ns: u64,
+    pub longest_ns: u64,
+    /// Full GCs (ZGC, Shenandoah: GCs) the budget left without one.
+    pub skipped: u64,
 }
 
 /// Live counts now: a full GC, every free it found counted (weak
@@ -343,16 +408,13 @@ impl Lifetime {
         sites: &crate::sites::Sites,
         folded: &HashMap<crate::threads::ThreadId, crate::threads::ThreadId>,
     ) -> Result<Counts, crate::error::AgentError> {
-        // `count`: the objects alive at the end of the snapshot's own GC.
-        let instant = if self.tracking.gc_impossible_now() {
-            counters::Instant::Now
+        // `count`: the objects alive at the end of the snapshot's own GC;
+        // under ZGC or Shenandoah, at the censuses after it.
+        let instant = if self.tracking.walks_see_only_reachable() {
+            counters::Instant::Census
         } else {
             counters::Instant::LastGcEnd
         };
-        if instant == counters::Instant::Now {
-            // ZGC or Shenandoah would wait forever for their stopped threads.
-            crate::log::warn("memory: no GC can run while this JVM exits (its collector works concurrently), so the last snapshot's counts include objects that died since the last GC");
-        }
         // A GC of the program's own between the snapshot's and the reading
         // (a young one, under churn: the census alone takes a while) would
         // mix two GCs' figures: the frees of one, what was made by the end
@@ -365,7 +427,7 @@ impl Lifetime {
             let all = self.counters.all(instant);
             tries += 1;
             let others = self.counters.gcs_started() != after_ours;
-            if instant == counters::Instant::Now || !others || tries == 3 {
+            if instant == counters::Instant::Census || !others || tries == 3 {
                 break all;
             }
         };
@@ -373,6 +435,7 @@ impl Lifetime {
         let mut counts = Counts {
             rows: Vec::new(),
             sites: Vec::new(),
+            censuses: self.census_cost(instant),
         };
         for t in merged(all, folded) {
             let (thread, count, max) = (t.thread, t.alive, t.max);
@@ -403,16 +466,18 @@ impl Lifetime {
 }
 
 impl Lifetime {
-    /// The snapshot's GC (unless `instant` is [`counters::Instant::Now`]),
-    /// every free it found counted (weak references: its scan; tags: every
-    /// ObjectFree posted), then the stamps' census; the GCs started by the
-    /// end of the snapshot's.
+    /// The snapshot's GC (none at an exit under ZGC or Shenandoah, where
+    /// it would wait forever for the stopped threads), every free it found
+    /// counted (weak references: its scan; tags: every ObjectFree posted),
+    /// then the censuses (ZGC, Shenandoah: of the tags too); the GCs
+    /// started by the end of the snapshot's.
     fn one_reading(
         &self,
         jvmti: Jvmti,
         instant: counters::Instant,
     ) -> Result<u64, crate::error::AgentError> {
-        if instant == counters::Instant::LastGcEnd {
+        let gc = !self.tracking.gc_impossible_now();
+        if gc {
             jvmti
                 .force_garbage_collection()
                 .map_err(|e| crate::error::AgentError::jvmti(jvmti, "ForceGarbageCollection", e))?;
@@ -421,23 +486,48 @@ impl Lifetime {
         if self.tracking.mechanism() == Mechanism::WeakRefs {
             self.weak.count_frees(false, &self.counters);
         } else {
-            // Enabling ObjectFree (again) makes the VM post the events of the
-            // objects the GC found dead before it returns (JvmtiTagMap's flush).
-            jvmti
-                .set_event_enabled(JvmtiEvent::OBJECT_FREE, true)
+            flush_object_frees(jvmti)
                 .map_err(|e| crate::error::AgentError::jvmti(jvmti, "ObjectFree", e))?;
+        }
+        if instant == counters::Instant::Census && self.tracking.mechanism() == Mechanism::Tags {
+            tag_census::take(jvmti, &self.counters, &self.tag_census)
+                .map_err(|e| crate::error::AgentError::Internal(format!("memory: {e}")))?;
         }
         // No GC before an exit under ZGC or Shenandoah: a pass over their
         // heap would still find what only a dead object's tag holds.
-        let walk = match instant {
-            counters::Instant::Now => stamps::census::Walk::FromRoots,
-            counters::Instant::LastGcEnd => stamps::census::Walk::Heap,
+        let walk = match gc {
+            false => stamps::census::Walk::FromRoots,
+            true => stamps::census::Walk::Heap,
         };
         self.stamps
             .census_now(&self.counters, walk)
             .map_err(|e| crate::error::AgentError::Internal(format!("memory: {e}")))?;
         Ok(after_ours)
     }
+}
+
+impl Lifetime {
+    /// What the censuses cost so far; the last one's (of the stamps, plus
+    /// of the tags where `instant` counts them) as this snapshot's.
+    fn census_cost(&self, instant: counters::Instant) -> CensusCost {
+        let s = self.stamps.cost();
+        let t = &self.tag_census;
+        let tags = instant == counters::Instant::Census;
+        CensusCost {
+            last_ns: s.last_ns.load(Relaxed) + if tags { t.last_ns.load(Relaxed) } else { 0 },
+            censuses: s.censuses.load(Relaxed) + t.censuses.load(Relaxed),
+            total_ns: s.ns.load(Relaxed) + t.ns.load(Relaxed),
+            longest_ns: s.longest_ns.load(Relaxed).max(t.longest_ns.load(Relaxed)),
+            skipped: s.skipped.load(Relaxed),
+        }
+    }
+}
+
+/// Makes the VM post the ObjectFree events of the objects the GCs found
+/// dead, before it returns: enabling the event (again) flushes them
+/// (JvmtiTagMap's flush). `jvmti`: the environment of the memory tags.
+fn flush_object_frees(jvmti: Jvmti) -> Result<(), crate::vm::sys::JvmtiError> {
+    jvmti.set_event_enabled(JvmtiEvent::OBJECT_FREE, true)
 }
 
 /// The counters' figures, one per (thread, what): a thread may have two

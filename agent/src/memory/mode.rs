@@ -26,14 +26,14 @@ pub const REGISTRATION: Registration = Registration {
                 syntax: "memory",
                 default: "",
                 takes: Takes::Start,
-                meaning: "live objects per allocating thread and class, and the most ever alive (the <memory> section)",
+                meaning: "live objects per allocating thread and class, and the most alive at the ends of full GCs and at snapshots (the <memory> section)",
                 read: Some(options::read_flag_value),
             },
             Opt {
                 syntax: "tracker=auto|weak|tags",
                 default: "auto",
                 takes: Takes::Start,
-                meaning: "memory: how the death of an object without a stamp (stamps=) is seen; weak: a JNI weak reference per object, checked after each GC (serial, parallel and G1 collectors, which clear them in their pauses; the cheapest, and the most ever alive exact at every GC); tags: JVMTI tags and ObjectFree (any collector); auto: weak where the collector allows, else tags. Fixed for the JVM's life by the first memory session",
+                meaning: "memory: how the death of an object without a stamp (stamps=) is seen; weak: a JNI weak reference per object, checked after each GC (serial, parallel and G1 collectors, which clear them in their pauses; the cheapest); tags: JVMTI tags and ObjectFree (any collector); auto: weak where the collector allows, else tags. Fixed for the JVM's life by the first memory session",
                 read: Some(|k, v| options::choice(k, v, &["auto", "weak", "tags"], "valid: auto, weak, tags")),
             },
             Opt {
@@ -47,7 +47,7 @@ pub const REGISTRATION: Registration = Registration {
                 syntax: "census=PERCENT",
                 default: "5%",
                 takes: Takes::Start,
-                meaning: "memory with stamps: the most of the time the heap censuses after GCs may take (each stops every thread for one pass over the heap), 1% to 100% (100%: one after every GC, the most ever alive exact at every GC); otherwise it is exact at each GC a census preceded and never above the true peak between. A snapshot always takes one",
+                meaning: "memory with stamps: the most of the time the heap censuses after full GCs (ZGC, Shenandoah: after GCs) may take (each stops every thread for one pass over the heap), 1% to 100%; a full GC no census follows is not an instant of the stamps' max. A snapshot always takes one",
                 read: Some(read_percent),
             },
         ],
@@ -127,12 +127,11 @@ fn open(cx: &Cx) -> Result<Box<dyn Mode>, AgentError> {
             ));
         }
     }
-    // Every peak is taken at a GC's start; the census follows its finish.
+    // A full collection's peak is taken after its finish, on the agent
+    // thread (frees counted, ObjectFree events posted, a census).
     host.want(life, Kind::GcStart, true)?;
     host.want(life, Kind::GcFinish, true)?;
-    if mechanism == Mechanism::WeakRefs || stamps.on() {
-        tracking.start_thread(host, cx.jni, life)?;
-    }
+    tracking.start_thread(host, cx.jni, life)?;
     if let Err(e) = host.want(life, Kind::JniObjectAlloc, true) {
         log::warn(&format!(
             "memory: cannot intercept JNI ({e}); objects native code makes are not counted"
@@ -206,7 +205,7 @@ impl Capture for Captured {
     fn sections(self: Box<Self>, _: &[ThreadRecord], _: (u64, u64)) -> Vec<Section> {
         vec![
             super::model::rows(&self.0.rows),
-            super::model::sites(&self.0.sites),
+            super::model::sites(&self.0.sites, &self.0.censuses),
         ]
     }
 }

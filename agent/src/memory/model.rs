@@ -5,8 +5,8 @@
 //! alive, most alive at once and ever made there, most alive first at both
 //! levels (`<sites>`, profrj's own, written after the contract's sections).
 
-use super::{Row, SiteRow};
-use crate::model::{CallTrees, Frame, Part, Rows, Section, ThreadTree, Unit, Weight};
+use super::{CensusCost, Row, SiteRow};
+use crate::model::{CallTrees, Frame, Part, Rows, Section, ThreadTree, Unit, Value, Weight};
 use crate::threads::ThreadId;
 use std::collections::BTreeMap;
 
@@ -58,8 +58,9 @@ fn figures(r: &SiteRow) -> Figures {
 }
 
 /// The `sites` section: per thread (in id order, unknown first), each place
-/// with the sums of its sites, then its classes.
-pub fn sites(rows: &[SiteRow]) -> Section {
+/// with the sums of its sites, then its classes; what the censuses cost as
+/// its attributes (none before the first census: no stamp to count).
+pub fn sites(rows: &[SiteRow], censuses: &CensusCost) -> Section {
     let weights = ["live", "max_live", "allocated"];
     let mut trees = CallTrees {
         period: None,
@@ -107,10 +108,22 @@ pub fn sites(rows: &[SiteRow]) -> Section {
         }
         trees.threads.push(tree);
     }
+    use profrj_format::sites as f;
+    let c = censuses;
+    let attributes = match c.censuses {
+        0 => Vec::new(),
+        _ => vec![
+            (f::CENSUS_PAUSE, Value::Number(c.last_ns)),
+            (f::CENSUSES, Value::Number(c.censuses)),
+            (f::CENSUS_PAUSES, Value::Number(c.total_ns)),
+            (f::LONGEST_CENSUS_PAUSE, Value::Number(c.longest_ns)),
+            (f::CENSUSES_SKIPPED, Value::Number(c.skipped)),
+        ],
+    };
     Section {
         name: profrj_format::sites::SECTION,
         extra: true,
-        attributes: Vec::new(),
+        attributes,
         parts: vec![Part::Trees(trees)],
     }
 }
@@ -190,12 +203,19 @@ mod tests {
             row(-1, "[VM or JNI]", "java.lang.Object", 2, 2),
         ];
         let threads = main_thread();
-        let text = crate::xml::to_text(&threads, (0, 0), vec![sites(&rows)]);
+        let censuses = CensusCost {
+            last_ns: 75_000_000,
+            censuses: 3,
+            total_ns: 200_000_000,
+            longest_ns: 80_000_000,
+            skipped: 1,
+        };
+        let text = crate::xml::to_text(&threads, (0, 0), vec![sites(&rows, &censuses)]);
         assert_eq!(
             text,
             r#"<?xml version="1.0" encoding="UTF-8"?>
 <doc>
- <sites>
+ <sites censusPause="75000000" censuses="3" censusPauses="200000000" longestCensusPause="80000000" censusesSkipped="1">
   <thread name="(unknown)">
    <profile name="[VM or JNI]" count="0" max="0" allocated="0" cumulatedCount="2" cumulatedMax="2" cumulatedAllocated="3">
     <profile name="java.lang.Object" class="true" count="2" max="2" allocated="3" cumulatedCount="2" cumulatedMax="2" cumulatedAllocated="3"/>

@@ -86,7 +86,7 @@ pub(super) fn struct_offset(types: &[&str], field: &str) -> Option<u64> {
 }
 
 /// The address of static field `field` of `type_name`.
-fn static_address(type_name: &str, field: &str) -> Option<u64> {
+pub(super) fn static_address(type_name: &str, field: &str) -> Option<u64> {
     struct_entry(&[type_name], field, true)
 }
 

@@ -23,6 +23,7 @@
 pub mod async_trace;
 mod capabilities;
 pub mod fault_guard;
+pub mod gc_counts;
 mod guard;
 mod handles;
 pub mod hotspot;

@@ -1,5 +1,6 @@
 //! A snapshot's `count`: the objects alive at the end of its own GC
-//! ([`Instant::LastGcEnd`]), whatever was made after it.
+//! ([`Instant::LastGcEnd`]), whatever was made after it; under ZGC or
+//! Shenandoah, at its censuses ([`Instant::Census`]).
 
 use super::{Counters, Instant, Key, Kind};
 
@@ -13,8 +14,8 @@ fn across_a_gc(counters: &Counters, kind: Kind, before: usize, after: usize) -> 
     for _ in 0..before {
         c.made_one();
     }
-    counters.note_peaks();
-    counters.gc_ended();
+    counters.gc_started();
+    counters.gc_ended(false);
     for _ in 0..after {
         c.made_one();
     }
@@ -69,4 +70,46 @@ fn a_reachable_only_census_is_kept_as_counted() {
     let s = across_a_gc(&counters, Kind::Stamp, 100, 30);
     census(&counters, s, 95);
     assert_eq!(alive(&counters, Instant::LastGcEnd, Key::Site(5)), 95);
+}
+
+/// ZGC and Shenandoah: the census of the tags counts what is reachable at
+/// its moment, on the tags' sites; their group's own count (each tag counts
+/// on it too) gives way to its sites' census, so nothing counts twice.
+#[test]
+fn a_census_of_the_tags_is_the_snapshots_count() {
+    let counters = Counters::default();
+    counters.set_walks_see_only_reachable(true);
+    let group = counters.group(1, 0).unwrap();
+    let t = counters
+        .new_counter(1, Key::Site(5), Kind::Tag, Some(group))
+        .unwrap();
+    let s = counters
+        .new_counter(1, Key::Site(6), Kind::Stamp, Some(group))
+        .unwrap();
+    for _ in 0..50 {
+        t.made_one();
+        group.made_one_shared();
+        s.made_one();
+    }
+    counters.object_freed(t.tag()); // one ObjectFree posted; 7 more dead
+    let mut made = Vec::new();
+    counters.census_moment(&mut made);
+    let mut alive = vec![0; made.len()];
+    alive[t.index()] = 42;
+    counters.tags_counted(&alive, &made);
+    alive[t.index()] = 0;
+    alive[s.index()] = 30;
+    let at = counters.census_moment(&mut made);
+    counters.census_taken(&alive, &made, at);
+    t.made_one(); // after the censuses: left out
+    group.made_one_shared();
+    assert_eq!(alive_of(&counters, Key::Site(5)), (42, 51));
+    assert_eq!(alive_of(&counters, Key::Site(6)), (30, 50));
+    assert_eq!(alive_of(&counters, Key::Type(0)), (72, 101));
+}
+
+fn alive_of(counters: &Counters, k: Key) -> (i64, i64) {
+    let rows = counters.all(Instant::Census);
+    let r = rows.iter().find(|r| r.key == k).unwrap();
+    (r.alive, r.made)
 }

@@ -1,17 +1,43 @@
-//! What is alive, and the most ever alive: at each GC start (objects die
-//! only in a collection, so the peak of the objects not yet collected is
-//! reached just before one starts), at each census of the stamps, and in a
-//! snapshot.
+//! What is alive, and the most ever alive (`max`).
 //!
-//! A stamp counter has no frees; between collections its objects alive are
-//! known two ways. Exactly, after a census and until the next GC starts:
-//! those alive at the census plus those made since. As a lower bound
-//! otherwise: those made since the last GC ended (not collected yet by
-//! definition), the objects that survived that GC being unknown until a
-//! census counts them. So a stamp counter's `max` is exact at every GC a
-//! census preceded, and never above the true peak in between.
+//! `max` is taken only at instants where what is alive is known exactly,
+//! so floating garbage (dead, not collected yet) never counts as alive:
+//!
+//! - the end of each collection that finds every dead object in the heap:
+//!   a full collection of Serial, Parallel or G1 (`System.gc()`, a heap
+//!   that filled up, a snapshot's own GC). Its figure is read once its
+//!   frees are counted (the weak references' scan, the ObjectFree events
+//!   posted) and, for stamps, a census after it, before any other GC
+//!   starts; a later GC first makes that figure unknowable, and that
+//!   collection is then not an instant (`take_pending_peak`);
+//! - each snapshot's count;
+//! - ZGC and Shenandoah (whose collections never stop the program to
+//!   find the dead): each census of the stamps, which counts what is
+//!   reachable at its own moment. Their tags' `max` moves at snapshots.
+//!
+//! A young collection is never an instant: it does not know which old
+//! objects died. So under a collector that never needs a full collection,
+//! `max` is the most any snapshot counted.
 
 use super::{Counter, Counters, Key, Kind};
+
+/// A full collection whose peak is still to be taken.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Pending {
+    /// GCs started when it ended: any GC started since makes it stale.
+    starts: u64,
+    /// Its number among the GCs finished (the first is 1).
+    finish: u64,
+}
+
+/// Through which GC (by its number among those finished) each tracker's
+/// frees are all counted: the weak references' scan, the ObjectFree
+/// events the VM posted (0: none known).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Known {
+    pub weak_through: u64,
+    pub tags_through: u64,
+}
 use std::collections::HashMap;
 use std::sync::atomic::Ordering::*;
 
@@ -36,8 +62,13 @@ pub enum Instant {
     /// it is not known yet, so what was made after it is left out too.
     LastGcEnd,
     /// Now: everything made less what was found dead, the dead not yet
-    /// collected included (when no GC could be forced).
+    /// collected included (the unit tests' view).
+    #[cfg(test)]
     Now,
+    /// ZGC, Shenandoah: what the censuses of the stamps and of the tags
+    /// just found reachable, each at its own moment (every Java thread
+    /// stopped), exactly; what was made after them left out.
+    Census,
 }
 
 /// A site counter's objects alive; `fresh`: no GC started since the last
@@ -58,59 +89,111 @@ impl Counters {
         self.census_at.load(Acquire) == self.gc_starts.load(Acquire)
     }
 
-    /// GarbageCollectionStart (in the pause): every counter's `max` catches
-    /// up with what is alive before this GC frees anything (weak references:
-    /// after the frees of every earlier GC are counted), each group's with
-    /// its sum. The census lock is only ever held for plain memory writes,
-    /// never across a VM call, so the pause waits a moment at most.
-    pub fn note_peaks(&self) {
+    /// Was a census recorded after the last GC, with none started since?
+    /// (Then another would count the same: the agent thread's after a
+    /// snapshot's GC, or a snapshot's after the agent thread's.)
+    pub fn census_fresh(&self) -> bool {
+        self.census_recorded.load(Acquire) && self.stamps_fresh()
+    }
+
+    /// GarbageCollectionStart (in the pause).
+    pub fn gc_started(&self) {
         let _census = self.census_lock.lock();
-        let fresh = self.stamps_fresh();
         self.gc_starts.fetch_add(1, AcqRel);
-        self.observe(fresh, false);
     }
 
     /// GarbageCollectionFinish (in the pause): what each counter had made
-    /// when this GC ended. A stamp counter's objects made since are all
-    /// alive until the next GC starts; and a snapshot counts what was alive
-    /// at the end of its own GC ([`Instant::LastGcEnd`]): the objects made
-    /// before it less those it (or an earlier GC) found dead, since the
-    /// deaths of what was made after it are not known yet.
-    pub fn gc_ended(&self) {
+    /// when this GC ended; a snapshot counts what was alive at the end of
+    /// its own GC ([`Instant::LastGcEnd`]): the objects made before it less
+    /// those it (or an earlier GC) found dead, since the deaths of what was
+    /// made after it are not known yet. `complete`: this GC found every
+    /// dead object (a full collection), its end a peak instant.
+    ///
+    /// ZGC's and Shenandoah's events are their pauses, not their cycles:
+    /// none is complete, and their snapshots count by census
+    /// ([`Instant::Census`]).
+    pub fn gc_ended(&self, complete: bool) {
+        let _census = self.census_lock.lock();
         for c in self.made_so_far() {
             c.gc_end_made.store(c.made(), Relaxed);
         }
-        self.gc_finishes.fetch_add(1, AcqRel);
+        let finish = self.gc_finishes.fetch_add(1, AcqRel) + 1;
+        // GCs started by now, not this GC's number: a session that began
+        // inside a pause saw its finish alone.
+        let starts = self.gc_starts.load(Acquire);
+        *self.peak_pending.lock() = complete.then_some(Pending { starts, finish });
     }
 
-    /// Raises every `max` to what is alive now, each group's to its sum.
-    /// `stamps_only` (at a census, which may fall between a GC's end and
-    /// the weak references' scan of it, or before its ObjectFree events):
-    /// only stamp counters and the groups made of them alone, whose figures
-    /// the census has just made exact; the others would count objects that
-    /// GC freed, a `max` above the true peak.
-    fn observe(&self, fresh: bool, stamps_only: bool) {
+    /// GCs finished so far (the number of the last one).
+    pub fn gcs_finished(&self) -> u64 {
+        self.gc_finishes.load(Acquire)
+    }
+
+    /// Did the last GC that ended find every dead object, with no GC
+    /// started since, and its peak not taken yet? (The agent thread then
+    /// takes a census of the stamps, within the budget.)
+    pub fn peak_pending(&self) -> bool {
+        let pending = *self.peak_pending.lock();
+        pending.is_some_and(|p| p.starts == self.gc_starts.load(Acquire))
+    }
+
+    /// Takes the pending peak of the last complete GC, if no GC started
+    /// since it ended: every counter whose figure at that GC's end is
+    /// known (`known`) raises its `max` to it, each group to its sites'
+    /// sum when all of them are known. Once only: a GC that starts first
+    /// takes what it can (the weak references, their frees counted in its
+    /// pause before it frees anything), and the rest of that instant is lost.
+    ///
+    /// `known` must have been read before this call: a tracker whose frees
+    /// are counted only through an earlier GC is not known at this one.
+    pub fn take_pending_peak(&self, known: Known) {
+        let _census = self.census_lock.lock();
+        // Taken once; not at all if a GC started since that one ended (its
+        // frees may be partly counted, and stamps made since counted dead).
+        let Some(p) = self.peak_pending.lock().take() else {
+            return;
+        };
+        if p.starts != self.gc_starts.load(Acquire) {
+            return;
+        }
+        let (weak, tags) = (
+            known.weak_through >= p.finish,
+            known.tags_through >= p.finish,
+        );
+        let stamps = self.census_recorded.load(Acquire) && self.stamps_fresh();
+        self.raise(|c| match c.kind() {
+            Kind::Weak if weak => Some(c.alive_at_gc_end()),
+            Kind::Tag if tags => Some(c.alive_at_gc_end()),
+            Kind::Stamp if stamps => Some(c.census_alive.load(Relaxed)),
+            // A group's own (tags') count, exact when known or none.
+            Kind::Group if tags || c.alive_at_gc_end() == 0 => Some(c.alive_at_gc_end()),
+            _ => None,
+        })
+    }
+
+    /// Raises every counter's `max` to `alive(c)` where that is known,
+    /// each group's to the sum of its own and its sites' when all are.
+    fn raise(&self, alive: impl Fn(&Counter) -> Option<i64>) {
         // Indexed by counter (a group's index is below its sites'): one flat
-        // allocation, no hashing per counter. `None` in a group's place once
-        // a figure of it may not be exact now.
+        // allocation, no hashing per counter. `Some(None)` in a group's place
+        // once a part of it is not known.
         let mut sums: Vec<Option<Option<i64>>> = vec![None; self.len.load(Acquire)];
         for c in self.made_so_far() {
-            let exact = !stamps_only || c.kind() == Kind::Stamp;
-            let (alive, into) = match c.kind() {
-                Kind::Group => (c.alive(), Some(c.index())),
-                Kind::Tag => (c.alive(), None),
-                _ => (site_alive(c, fresh), self.group_of(c).map(|g| g.index())),
-            };
-            if c.kind() != Kind::Group && exact {
-                c.max.fetch_max(alive, Relaxed);
+            let a = alive(c);
+            if let (Some(a), false) = (a, c.kind() == Kind::Group) {
+                c.max.fetch_max(a, Relaxed);
             }
+            let into = match c.kind() {
+                Kind::Group => Some(c.index()),
+                // A group counts its tags' objects itself (its own figure).
+                Kind::Tag => None,
+                _ => self.group_of(c).map(|g| g.index()),
+            };
             if let Some(sum) = into.and_then(|g| sums.get_mut(g)) {
-                // A group's own (tags') count is exact only when it is 0.
-                let exact = exact || (c.kind() == Kind::Group && alive == 0);
-                *sum = match (*sum, exact) {
-                    (Some(None), _) | (_, false) => Some(None),
-                    (Some(Some(s)), true) => Some(Some(s + alive)),
-                    (None, true) => Some(Some(alive)),
+                *sum = match (*sum, a) {
+                    (Some(None), _) | (_, None) => Some(None),
+                    (Some(Some(s)), Some(a)) => Some(Some(s + a)),
+                    (None, Some(a)) => Some(Some(a)),
                 };
             }
         }
@@ -123,9 +206,8 @@ impl Counters {
 
     /// Inside a census's VM operation (every Java thread stopped): each
     /// counter's `made` now and at the last GC's end, into `made`, and the
-    /// GCs started by now; `None` inside a concurrent collector's cycle (ZGC,
-    /// Shenandoah: between its start and finish), which may yet free objects
-    /// the census counts.
+    /// GCs started by now; `None` inside a GC's pause (its start seen, not
+    /// its finish), whose frees may not all be counted yet.
     pub fn census_moment(&self, made: &mut Vec<(i64, i64)>) -> Option<u64> {
         made.clear();
         made.extend(
@@ -138,8 +220,9 @@ impl Counters {
 
     /// Records a census: `alive[i]` stamped objects of counter `i` in the
     /// heap and `made[i]` made at its moment and at the last GC's end, when
-    /// `at` GCs had started (`None`: in a collector's cycle); every `max`
-    /// catches up (stamps: exact while no GC started since).
+    /// `at` GCs had started (`None`: inside a GC's pause). Under ZGC and
+    /// Shenandoah it is an instant of `max` for the stamps; the pause
+    /// collectors' is their full GC's end ([`Counters::take_pending_peak`]).
     ///
     /// The pause collectors' census walks every object in the heap, dead
     /// or not: those made since the last GC ended are all there (no GC has
@@ -170,8 +253,30 @@ impl Counters {
         }
         self.census_at.store(at.unwrap_or(u64::MAX), Release);
         self.census_recorded.store(true, Release);
-        let fresh = self.stamps_fresh();
-        self.observe(fresh, true);
+        // ZGC's and Shenandoah's census counts what is reachable at its own
+        // moment: an instant of its own for the stamps (and the groups of
+        // stamps alone). The pause collectors' is taken at their GC's end
+        // (`take_pending_peak`).
+        if reachable_only && self.stamps_fresh() {
+            self.raise(|c| match c.kind() {
+                Kind::Stamp => Some(c.census_alive.load(Relaxed)),
+                Kind::Group if c.alive() == 0 => Some(0),
+                _ => None,
+            })
+        }
+    }
+
+    /// A census of the tags (`memory::tag_census`): `alive[i]` tagged
+    /// objects of counter `i` reachable at its moment, when counter `i`
+    /// had made `made[i].0`.
+    pub fn tags_counted(&self, alive: &[u32], made: &[(i64, i64)]) {
+        for (i, &(m, _)) in made.iter().enumerate() {
+            if let Some(c) = self.counter(i).filter(|c| c.kind() == Kind::Tag) {
+                let n = alive.get(i).copied().unwrap_or(0) as i64;
+                c.census_alive.store(n, Relaxed);
+                c.census_made.store(m, Relaxed);
+            }
+        }
     }
 
     /// Every counter's figures at `instant`, each group's as the sum of its
@@ -181,14 +286,20 @@ impl Counters {
         let census = self.census_recorded.load(Acquire);
         let fresh = census && self.stamps_fresh();
         let at_gc_end = instant == Instant::LastGcEnd && self.gc_finishes.load(Acquire) > 0;
+        let counted = instant == Instant::Census;
         let site_alive = |c: &Counter| match c.kind() {
+            Kind::Stamp | Kind::Tag if counted => c.census_alive.load(Relaxed),
             Kind::Stamp if at_gc_end && fresh => c.census_alive.load(Relaxed),
             Kind::Stamp => site_alive(c, census),
             _ if at_gc_end => c.alive_at_gc_end(),
             _ => c.alive(),
         };
+        // A group's own objects are its tags' sites' (each counted on both):
+        // after a census of the tags, those sites' figures instead.
         let own_alive = |c: &Counter| {
-            if at_gc_end {
+            if counted {
+                0
+            } else if at_gc_end {
                 c.alive_at_gc_end()
             } else {
                 c.alive()
@@ -197,12 +308,16 @@ impl Counters {
         // Per group: its sites' (alive, made).
         let mut sums = vec![(0i64, 0i64); owners.len()];
         for c in (0..owners.len()).filter_map(|i| self.counter(i)) {
-            if matches!(c.kind(), Kind::Group | Kind::Tag) {
-                continue;
+            match c.kind() {
+                Kind::Group => continue,
+                Kind::Tag if !counted => continue,
+                _ => {}
             }
             if let Some(sum) = self.group_of(c).and_then(|g| sums.get_mut(g.index())) {
                 sum.0 += site_alive(c);
-                sum.1 += c.made();
+                if c.kind() != Kind::Tag {
+                    sum.1 += c.made(); // the group counts its tags' own
+                }
             }
         }
         // A group of virtual threads has a site's counter on each carrier
@@ -255,6 +370,29 @@ mod tests {
         (r.alive, r.max, r.made)
     }
 
+    /// A GC's pause as the memory mode sees it: `full` or young.
+    fn gc(counters: &Counters, full: bool) {
+        counters.gc_started();
+        counters.gc_ended(full);
+    }
+
+    /// The weak references' frees counted through every GC so far.
+    fn weak(counters: &Counters) -> Known {
+        Known {
+            weak_through: counters.gcs_finished(),
+            tags_through: 0,
+        }
+    }
+
+    /// A census now finding `found` objects on counter `c`.
+    fn census(counters: &Counters, c: &Counter, found: u32) {
+        let mut made = Vec::new();
+        let at = counters.census_moment(&mut made);
+        let mut alive = vec![0; made.len()];
+        alive[c.index()] = found;
+        counters.census_taken(&alive, &made, at);
+    }
+
     #[test]
     fn tags_name_their_counters_and_frees_come_back() {
         let counters = Counters::default();
@@ -267,23 +405,33 @@ mod tests {
             !super::super::is_memory_tag(5) && !super::super::is_memory_tag(-1),
             "thread tags are not ours"
         );
+        // A census of the tags marks the objects it counted: still ours,
+        // still naming the counter.
+        let marked = super::super::with_epoch(a.tag(), 9);
+        assert!(super::super::is_memory_tag(marked));
+        assert_eq!(super::super::memory_index(marked), a.index());
+        assert_eq!(super::super::tag_epoch(marked), 9);
+        assert_eq!(super::super::tag_epoch(a.tag()), 0);
         for _ in 0..3 {
-            a.made_one_with_peak();
-            group.made_one_with_peak();
+            a.made_one();
+            group.made_one_shared();
         }
-        counters.object_freed(a.tag());
-        a.made_one_with_peak();
-        group.made_one_with_peak();
+        counters.object_freed(marked);
+        a.made_one();
+        group.made_one_shared();
         counters.object_freed(5); // a thread's tag: ignored
         assert_eq!(get(&counters, Key::Site(1)), (3, 3, 4));
         assert_eq!(get(&counters, Key::Type(3)), (3, 3, 4));
+        let e = counters.next_tag_epoch();
+        assert!(e != 0 && counters.next_tag_epoch() != e);
     }
 
-    /// Weak references: `max` moves only when a GC starts (and at a
-    /// snapshot), from what was alive before that GC's frees; a group's
-    /// `max` is the peak of its sites' sum, not the sum of their peaks.
+    /// `max` moves only at the end of a full collection, once its frees
+    /// are counted: a young one does not know which old objects died, and
+    /// the garbage made before a GC is never counted alive. A group's `max`
+    /// is the peak of its sites' sum, not the sum of their peaks.
     #[test]
-    fn weak_peaks_are_taken_before_each_gc_frees() {
+    fn weak_peaks_are_taken_at_full_collections_ends() {
         let counters = Counters::default();
         let group = counters.group(3, 0).unwrap();
         let a = counters
@@ -292,21 +440,78 @@ mod tests {
         let b = counters
             .new_counter(3, Key::Site(11), Kind::Weak, Some(group))
             .unwrap();
-        make(a, 4);
-        counters.note_peaks(); // a 4, group 4
+        make(a, 9);
+        gc(&counters, false); // young: 4 of a died
         counters.freed_by_index(a.index(), 4);
-        make(b, 3);
-        counters.note_peaks(); // b 3, group 3
-        counters.freed_by_index(b.index(), 1);
-        assert_eq!(get(&counters, Key::Site(10)), (0, 4, 4));
-        assert_eq!(get(&counters, Key::Site(11)), (2, 3, 3));
-        assert_eq!(get(&counters, Key::Type(0)), (2, 4, 7), "max: not 4 + 3");
+        counters.take_pending_peak(weak(&counters));
+        assert_eq!(a.max.load(Relaxed), 0, "no instant yet");
+        gc(&counters, true); // full: 5 alive
+        assert!(counters.peak_pending());
+        counters.take_pending_peak(weak(&counters));
+        assert!(!counters.peak_pending(), "taken once");
+        counters.freed_by_index(a.index(), 5);
+        make(b, 5);
+        gc(&counters, true); // full: b 5, a 0
+        counters.take_pending_peak(weak(&counters));
+        assert_eq!(get(&counters, Key::Site(10)), (0, 5, 9));
+        assert_eq!(get(&counters, Key::Site(11)), (5, 5, 5));
+        assert_eq!(get(&counters, Key::Type(0)), (5, 5, 14), "max: not 5 + 5");
     }
 
-    /// Stamps: exact after a census until the next GC starts; in between,
-    /// what was made since the last GC ended (the survivors unknown).
+    /// Tags under a pause collector: a full collection's end, once its
+    /// ObjectFree events are posted; the group counts its tags' objects
+    /// once (on itself), not again through its sites.
     #[test]
-    fn stamp_peaks_are_exact_after_a_census_and_a_lower_bound_between() {
+    fn tag_peaks_are_taken_once_the_frees_are_posted() {
+        let counters = Counters::default();
+        let group = counters.group(3, 0).unwrap();
+        let t = counters
+            .new_counter(3, Key::Site(10), Kind::Tag, Some(group))
+            .unwrap();
+        for _ in 0..6 {
+            t.made_one();
+            group.made_one_shared();
+        }
+        gc(&counters, true);
+        counters.object_freed(t.tag()); // 5 alive at its end
+        t.made_one(); // made since: left out
+        group.made_one_shared();
+        let tags = Known {
+            weak_through: 0,
+            tags_through: counters.gcs_finished(),
+        };
+        counters.take_pending_peak(tags);
+        assert_eq!(t.max.load(Relaxed), 5);
+        assert_eq!(group.max.load(Relaxed), 5, "not 5 + 5");
+    }
+
+    /// A full collection's peak is lost once another GC has started: its
+    /// frees may be counted in part, and stamps made since counted dead.
+    #[test]
+    fn a_gc_started_since_loses_the_full_collections_peak() {
+        let counters = Counters::default();
+        let group = counters.group(3, 0).unwrap();
+        let w = counters
+            .new_counter(3, Key::Site(10), Kind::Weak, Some(group))
+            .unwrap();
+        make(w, 8);
+        gc(&counters, true);
+        counters.freed_by_index(w.index(), 3);
+        let scanned = weak(&counters);
+        gc(&counters, true); // a GC between the scan and the peak
+        counters.take_pending_peak(scanned);
+        assert_eq!(w.max.load(Relaxed), 0, "its frees not counted");
+        counters.gc_started();
+        assert!(!counters.peak_pending());
+        counters.take_pending_peak(weak(&counters));
+        assert_eq!(w.max.load(Relaxed), 0);
+    }
+
+    /// Stamps: the census after a full collection counts what was alive at
+    /// its end; without one (the budget), the stamps' part of that instant
+    /// is unknown, and so is any group with stamps in it.
+    #[test]
+    fn stamp_peaks_are_taken_at_a_census_after_a_full_collection() {
         let counters = Counters::default();
         let group = counters.group(1, 0).unwrap();
         let s = counters
@@ -315,94 +520,53 @@ mod tests {
         let w = counters
             .new_counter(1, Key::Site(6), Kind::Weak, Some(group))
             .unwrap();
-        make(s, 400); // a wave
+        make(s, 400); // a wave, held across a full GC
         make(w, 2);
-        counters.note_peaks(); // GC 1 starts: nothing ever collected, 400 exact
-        counters.gc_ended(); // the wave died
-        make(s, 300);
-        counters.note_peaks(); // GC 2: no census, 300 made since GC 1 (exact here)
-        counters.gc_ended();
-        assert_eq!(get(&counters, Key::Site(5)).1, 400);
-        // A census after GC 2: 100 of the 300 survived.
-        let mut made = Vec::new();
-        let at = counters.census_moment(&mut made);
-        let mut alive = vec![0; made.len()];
-        alive[s.index()] = 100;
-        counters.census_taken(&alive, &made, at);
-        make(s, 350);
-        counters.note_peaks(); // GC 3: 100 + 350, exact
-        counters.gc_ended();
-        assert_eq!(get(&counters, Key::Site(5)).1, 450);
-        assert_eq!(
-            get(&counters, Key::Type(0)).1,
-            452,
-            "the group: 450 + 2 weak"
-        );
-        // A snapshot's census: 20 alive.
-        let at = counters.census_moment(&mut made);
-        let mut alive = vec![0; made.len()];
-        alive[s.index()] = 20;
-        counters.census_taken(&alive, &made, at);
-        make(s, 5);
-        assert_eq!(get(&counters, Key::Site(5)), (25, 450, 1055));
-        assert_eq!(get(&counters, Key::Type(0)), (27, 452, 1057));
+        gc(&counters, true);
+        census(&counters, s, 400);
+        counters.take_pending_peak(weak(&counters));
+        assert_eq!(s.max.load(Relaxed), 400);
+        assert_eq!(group.max.load(Relaxed), 402);
+        make(s, 300); // dropped, then a young GC's census: no instant
+        gc(&counters, false);
+        census(&counters, s, 250);
+        counters.take_pending_peak(weak(&counters));
+        assert_eq!(s.max.load(Relaxed), 400);
+        make(s, 500);
+        make(w, 5);
+        gc(&counters, true); // no census: the weak site alone
+        counters.take_pending_peak(weak(&counters));
+        assert_eq!(s.max.load(Relaxed), 400);
+        assert_eq!(w.max.load(Relaxed), 7);
+        assert_eq!(group.max.load(Relaxed), 402, "its stamps unknown");
     }
 
-    /// A census inside a concurrent collector's cycle (between its start
-    /// and finish) may count objects the cycle frees: the next GC start
-    /// does not build on it (a lower bound there).
+    /// ZGC and Shenandoah: each census counts what is reachable at its own
+    /// moment, an instant for the stamps and the groups of stamps alone.
     #[test]
-    fn a_census_inside_a_collectors_cycle_is_not_built_on() {
+    fn reachable_only_censuses_are_instants_of_their_own() {
         let counters = Counters::default();
-        let group = counters.group(1, 0).unwrap();
+        counters.set_walks_see_only_reachable(true);
+        let stamped = counters.group(1, 0).unwrap();
         let s = counters
-            .new_counter(1, Key::Site(5), Kind::Stamp, Some(group))
+            .new_counter(1, Key::Site(5), Kind::Stamp, Some(stamped))
+            .unwrap();
+        let mixed = counters.group(1, 1).unwrap();
+        let t = counters
+            .new_counter(1, Key::Site(6), Kind::Tag, Some(mixed))
+            .unwrap();
+        let s2 = counters
+            .new_counter(1, Key::Site(7), Kind::Stamp, Some(mixed))
             .unwrap();
         make(s, 100);
-        counters.note_peaks(); // a cycle starts: 100
-        let mut made = Vec::new();
-        let at = counters.census_moment(&mut made);
-        assert_eq!(at, None, "inside the cycle");
-        let mut alive = vec![0; made.len()];
-        alive[s.index()] = 100; // the cycle has not freed them yet
-        counters.census_taken(&alive, &made, at);
-        counters.gc_ended(); // it freed all 100
-        make(s, 30);
-        counters.note_peaks(); // not 100 + 30: the 30 made since
-        assert_eq!(s.max.load(Relaxed), 100);
-    }
-
-    /// A census may fall after a GC freed weakly referenced objects and
-    /// before the agent thread's scan counts them (MemoryTruth's waves of
-    /// arrays, one freed by each GC): it raises no weak counter's `max`,
-    /// nor a group's with a weak site in it; stamp-only groups still rise.
-    #[test]
-    fn a_census_before_the_scan_raises_no_weak_peak() {
-        let counters = Counters::default();
-        let arrays = counters.group(1, 0).unwrap();
-        let w = counters
-            .new_counter(1, Key::Site(6), Kind::Weak, Some(arrays))
-            .unwrap();
-        let objects = counters.group(1, 1).unwrap();
-        let s = counters
-            .new_counter(1, Key::Site(5), Kind::Stamp, Some(objects))
-            .unwrap();
-        make(w, 1); // wave 1's array
-        counters.note_peaks(); // GC 1 starts: 1
-        counters.gc_ended(); // it freed the array; the scan has not run
-        make(w, 1); // wave 2's array: 1 alive, 2 by the counters
-        make(s, 7);
-        let mut made = Vec::new();
-        let at = counters.census_moment(&mut made);
-        let mut alive = vec![0; made.len()];
-        alive[s.index()] = 7;
-        counters.census_taken(&alive, &made, at);
-        assert_eq!(w.max.load(Relaxed), 1, "the weak site: not 2");
-        assert_eq!(arrays.max.load(Relaxed), 1, "its group: not 2");
-        assert_eq!(s.max.load(Relaxed), 7);
-        assert_eq!(objects.max.load(Relaxed), 7, "a stamp-only group rises");
-        counters.freed_by_index(w.index(), 1); // the scan
-        counters.note_peaks(); // GC 2 starts: 1
-        assert_eq!(get(&counters, Key::Type(0)).1, 1);
+        make(s2, 10);
+        t.made_one();
+        mixed.made_one_shared();
+        gc(&counters, false);
+        census(&counters, s, 60);
+        census(&counters, s, 80);
+        assert_eq!(s.max.load(Relaxed), 80);
+        assert_eq!(stamped.max.load(Relaxed), 80);
+        assert_eq!(mixed.max.load(Relaxed), 0, "its tag's object not counted");
     }
 }

@@ -21,15 +21,30 @@ use std::sync::atomic::{AtomicU64, AtomicU8, Ordering::Relaxed};
 pub struct Census {
     /// One census at a time (the agent thread's and a snapshot's).
     run: Mutex<()>,
-    /// When the last census started and how long it took (ns), for the budget.
-    last_start: AtomicU64,
-    last_took: AtomicU64,
-    /// The share of the time censuses after GCs may take, in % (`census=`):
-    /// after one that walked for t, the next waits until t / share has
-    /// passed since its start.
+    /// What the censuses after GCs may still spend (`Budget`).
+    budget: Mutex<Budget>,
+    /// The share of the time censuses after GCs may take, in % (`census=`).
     percent: AtomicU8,
     pub cost: Cost,
 }
+
+/// The censuses after GCs (none a user asked for) spend a credit that
+/// grows with the time at the `census=` share, up to one census's walk or
+/// [`BURST`], whichever is more: over any window of a few seconds they take
+/// at most that share, and a short run's few small censuses (a test's
+/// `System.gc()` calls one after another) are not refused for the next's
+/// sake. A census runs when the credit covers the last one's walk.
+#[derive(Default)]
+struct Budget {
+    credit_ns: i64,
+    /// When the credit was last brought up to date (0: never).
+    updated: u64,
+    /// The last census's walk (a snapshot's too): the next one's estimate.
+    estimate_ns: u64,
+}
+
+/// The credit a budget starts with and may keep beyond one census.
+const BURST: i64 = 100_000_000;
 
 /// What the censuses cost.
 #[derive(Default)]
@@ -41,6 +56,8 @@ pub struct Cost {
     pub stamped: AtomicU64,
     pub ns: AtomicU64,
     pub longest_ns: AtomicU64,
+    /// The last census's pause.
+    pub last_ns: AtomicU64,
     /// Stamps naming no counter (none should).
     pub odd: AtomicU64,
 }
@@ -170,9 +187,19 @@ impl Census {
 
     /// Is a census after this GC within the budget? Counts a refusal.
     pub fn due(&self) -> bool {
-        let (start, took) = (self.last_start.load(Relaxed), self.last_took.load(Relaxed));
         let share = f64::from(self.percent.load(Relaxed).max(1)) / 100.0;
-        let due = crate::clock::now_ns().saturating_sub(start) as f64 * share >= took as f64;
+        let now = crate::clock::now_ns();
+        let mut b = self.budget.lock();
+        if b.updated == 0 {
+            b.credit_ns = BURST;
+        } else {
+            let earned = (now.saturating_sub(b.updated) as f64 * share) as i64;
+            let cap = BURST.max(b.estimate_ns as i64);
+            b.credit_ns = b.credit_ns.saturating_add(earned).min(cap);
+        }
+        b.updated = now;
+        let due = b.credit_ns >= b.estimate_ns as i64;
+        drop(b);
         if !due {
             self.cost.skipped.fetch_add(1, Relaxed);
         }
@@ -190,6 +217,12 @@ impl Census {
         walk: Walk,
     ) -> Result<(), AgentError> {
         let _one = self.run.lock();
+        // A pass over the heap right after another, no GC between: the same
+        // figures (a pass from the roots is never skipped: it is asked for
+        // where a pass over the heap would count too much).
+        if walk == Walk::Heap && counters.census_fresh() {
+            return Ok(());
+        }
         let before = counters.gcs_started();
         let mut pass = Pass {
             counters,
@@ -234,8 +267,13 @@ impl Census {
             None => counters.census_moment(&mut pass.made).map(|_| before),
         };
         counters.census_taken(&pass.alive, &pass.made, at);
-        self.last_start.store(start, Relaxed);
-        self.last_took.store(took, Relaxed);
+        {
+            let mut b = self.budget.lock();
+            b.estimate_ns = took;
+            if after_gc {
+                b.credit_ns = b.credit_ns.saturating_sub(took as i64);
+            }
+        }
         let c = &self.cost;
         c.censuses.fetch_add(1, Relaxed);
         c.after_gcs.fetch_add(u64::from(after_gc), Relaxed);
@@ -243,6 +281,7 @@ impl Census {
         c.odd.fetch_add(pass.odd, Relaxed);
         c.ns.fetch_add(took, Relaxed);
         c.longest_ns.fetch_max(took, Relaxed);
+        c.last_ns.store(took, Relaxed);
         Ok(())
     }
 }

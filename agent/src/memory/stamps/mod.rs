@@ -11,9 +11,10 @@
 //!
 //! What is alive comes from a census (`census`): a pass over the heap that
 //! counts the stamped objects by counter. A snapshot takes one after its
-//! forced GC, so `count` is exact; after other GCs the agent thread takes
-//! one while they cost at most a set share of the time, so `max` is exact at
-//! each GC a census preceded and a lower bound in between (`counters::peaks`).
+//! forced GC, so `count` is exact; after a full GC (under ZGC and
+//! Shenandoah, any GC) the agent thread takes one while they cost at most a
+//! set share of the time, so that `max` can count the stamps at that
+//! instant (`counters::peaks`).
 //!
 //! Arrays, the JDK's objects and objects of classes loaded before the mode
 //! started cannot carry the field: they keep a weak reference or a tag each.
@@ -134,7 +135,7 @@ impl Stamps {
             .clone()
     }
 
-    /// After a GC, on the agent thread (woken once or more per GC): a
+    /// After a full GC (ZGC, Shenandoah: any GC), on the agent thread: a
     /// census if the budget allows, once per GC.
     pub fn after_gc(&self, counters: &Counters) {
         let Some(&env) = self.env.get() else { return };
@@ -222,6 +223,11 @@ impl Stamps {
         // The check runs before any other class is counted.
         self.classes.store(0, Relaxed);
         wrong
+    }
+
+    /// What the censuses cost so far (`<sites>`' attributes).
+    pub fn cost(&self) -> &census::Cost {
+        &self.census.cost
     }
 
     /// One line on what the censuses cost, for the end of a session.

@@ -7,10 +7,10 @@
 //!
 //! - GarbageCollectionStart (in the pause): the frees of every earlier GC
 //!   are counted first (normally done already; otherwise the pause waits
-//!   for the scan in progress, or scans itself). Then every counter's
-//!   `max` takes what is alive. Objects die only in a collection, so the
-//!   peak of the objects not yet collected is always reached just before
-//!   one starts, and is taken there exactly.
+//!   for the scan in progress, or scans itself), before this GC frees
+//!   anything: so the figures at the last GC's end are exact there, and a
+//!   full collection's peak the agent thread has not taken yet is taken
+//!   (`counters::peaks`).
 //! - GarbageCollectionFinish (in the pause): wakes the `profrj memory`
 //!   agent thread and returns.
 //! - The agent thread then scans the logs (`scan`), outside the pause and
@@ -80,12 +80,6 @@ impl WeakRefs {
         slot.record(&self.logs, handle, counter)
     }
 
-    /// GarbageCollectionStart: earlier GCs' frees counted, then `max` catches up.
-    pub fn gc_started(&self, counters: &Counters) {
-        self.count_frees(true, counters);
-        counters.note_peaks();
-    }
-
     /// GarbageCollectionFinish: the scan is the agent thread's (or, without
     /// one, done here).
     pub fn gc_finished(&self, counters: &Counters) {
@@ -105,8 +99,9 @@ impl WeakRefs {
     }
 
     /// Counts the frees of every GC finished so far, if not done yet; waits
-    /// for a scan in progress. Never blocks on the VM, so a GC event may call it.
-    pub fn count_frees(&self, in_pause: bool, counters: &Counters) {
+    /// for a scan in progress. Never blocks on the VM, so a GC event may call
+    /// it. Answers the GCs finished whose frees are counted.
+    pub fn count_frees(&self, in_pause: bool, counters: &Counters) -> u64 {
         let asked = crate::clock::now_ns();
         let mut through = self.counted_through.lock();
         if in_pause {
@@ -115,7 +110,7 @@ impl WeakRefs {
         }
         let gcs = self.gcs.load(Acquire);
         if *through == gcs {
-            return;
+            return gcs;
         }
         let start = crate::clock::now_ns();
         let (scanned, mut dead) = scan::scan_logs(&self.logs, counters);
@@ -130,6 +125,7 @@ impl WeakRefs {
             self.dead.lock().append(&mut dead);
             self.wake();
         }
+        gcs
     }
 
     /// Notes where the tracked objects are now, and again at the end of
@@ -314,6 +310,19 @@ mod tests {
             .new_counter(-42, Key::Site(7), Kind::Weak, Some(group))
             .unwrap();
         let mine = ThreadLogSlot::new();
+        // A full collection's start and finish as `memory::Lifetime` handles them.
+        let start = |w: &WeakRefs| {
+            let weak_through = w.count_frees(true, &counters);
+            counters.take_pending_peak(crate::memory::counters::Known {
+                weak_through,
+                tags_through: 0,
+            });
+            counters.gc_started();
+        };
+        let finish = |w: &WeakRefs| {
+            counters.gc_ended(true);
+            w.gc_finished(&counters);
+        };
         // Past the first segments, so full and current ones are both scanned.
         for i in 0..1000 {
             w.record(&mine, handle(i), c.index());
@@ -322,11 +331,11 @@ mod tests {
         assert_eq!(recorded(w), 1000);
 
         // Without the agent thread, the GC's finish scans at once.
-        w.gc_started(&counters);
+        start(w);
         for s in slots[..1000].iter().step_by(3) {
             s.store(0, Relaxed); // 334 die
         }
-        w.gc_finished(&counters);
+        finish(w);
         assert_eq!((c.alive(), recorded(w)), (666, 666));
         let dead = std::mem::take(&mut *w.dead.lock());
         assert_eq!(dead.len(), 334);
@@ -334,26 +343,28 @@ mod tests {
 
         // With it, the finish only wakes it; if it has not scanned by the
         // next GC's start, that start counts the frees before taking the
-        // peak: 666 + 200 made since, not 1000 + 200.
+        // last full collection's peak: 0 alive at its end, 200 made since
+        // not counted (not 666 + 200).
         w.scanner.store(true, Release);
-        w.gc_started(&counters);
+        start(w);
         for s in &slots[..1000] {
             s.store(0, Relaxed); // the other 666 die
         }
-        w.gc_finished(&counters);
+        finish(w);
         assert_eq!(c.alive(), 666, "not counted before a scan");
         for i in 1000..1200 {
             w.record(&mine, handle(i), c.index());
             c.made_one();
         }
-        w.gc_started(&counters);
+        start(w);
         assert_eq!((c.alive(), recorded(w)), (200, 200));
-        w.gc_finished(&counters);
+        finish(w);
         w.count_frees(false, &counters); // the agent thread's turn: nothing died
         w.scanner.store(false, Release);
         let rows = counters.all(crate::memory::counters::Instant::Now);
         let row = rows.iter().find(|r| r.key == Key::Site(7)).unwrap();
-        assert_eq!((row.alive, row.max), (200, 1000));
+        // The first collection's end: 666.
+        assert_eq!((row.alive, row.max), (200, 666));
         assert_eq!(w.dead.lock().len(), 666);
     }
 }

@@ -2,22 +2,25 @@ package profrj.harness;
 
 /**
  * Memory ground truth: what is alive per allocating thread and class at exit, and the most
- * that ever was, known by construction (tests/memory.rs asserts each):
+ * that ever was at the end of a full GC (the instants {@code max} is taken at, docs/MEMORY.md),
+ * known by construction (tests/memory.rs asserts each):
  *
  * <ul>
  *   <li>main keeps 1,000 {@code Kept} (one {@code Kept[]} holds them): count 1000, max 1000;
- *   <li>main holds 500 {@code Dropped} at once (in one {@code Dropped[]}), then drops them and
- *       forces a GC: count 0, max 500; the array: count 0, max 1;
+ *   <li>main holds 500 {@code Dropped} at once (in one {@code Dropped[]}) across a full GC,
+ *       then drops them and forces a GC: count 0, max 500; the array: count 0, max 1;
  *   <li>main keeps 7 {@code long[]} and 3 {@code String[][]} (one multianewarray each; its inner
- *       arrays are not counted), and drops 40 {@code long[]} one at a time;
+ *       arrays are not counted), and drops 40 {@code long[]} one at a time, none of them alive
+ *       at any full GC: max 7;
  *   <li>20 {@code Kept} more from reflection (count 1020 in all), 3 {@code int[]} from {@code
  *       Array.newInstance}, and 20,000 clones of {@code
  *       Sheep} kept (the original too: 20,001), the clones made in a loop hot enough to compile;
  *   <li>threads "alloc-a" and "alloc-b" keep 300 and 200 {@code Shared}: two rows;
- *   <li>main holds 400 {@code Wave} at once, drops them and forces a GC, three times: count 0,
- *       max 400 (each GC frees a wave before the next one is made);
+ *   <li>main holds 400 {@code Wave} at once across a full GC, drops them and forces a GC, three
+ *       times: count 0, max 400 (each GC frees a wave before the next one is made);
  *   <li>main makes 6,000,000 {@code Churn} (288 MB, more than the tests' 256 MB heap, so GCs
- *       run meanwhile) and keeps none: count 0, max below 6,000,000.
+ *       run meanwhile) and keeps none: count 0; at most 65 alive at once (64 in the ring, one in
+ *       hand), so max at most 65.
  * </ul>
  */
 public class MemoryTruth {
@@ -56,6 +59,16 @@ public class MemoryTruth {
         }
     }
 
+    /**
+     * A full GC while main holds what it made, then time for a profiler to read that GC's end
+     * before the next one starts ({@code memory} reads a full collection's figures after it, on
+     * its own thread, and loses them if another GC starts first: docs/MEMORY.md).
+     */
+    static void heldAcrossAFullGc() throws InterruptedException {
+        System.gc();
+        Thread.sleep(300);
+    }
+
     public static void main(String[] args) throws Exception {
         Kept[] kept = new Kept[1000];
         for (int i = 0; i < kept.length; i++) {
@@ -70,6 +83,7 @@ public class MemoryTruth {
         for (Dropped d : held) {
             sink += d.v;
         }
+        heldAcrossAFullGc(); // the 500 alive at a full collection's end: max 500
         held = null;
 
         long[][] longs = new long[7][];
@@ -125,6 +139,7 @@ public class MemoryTruth {
                 wave[i] = new Wave();
             }
             sink += wave.length;
+            heldAcrossAFullGc(); // this wave alive at a full collection's end: max 400
             wave = null;
             System.gc();
         }

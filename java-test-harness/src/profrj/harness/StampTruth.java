@@ -19,8 +19,8 @@ import java.util.List;
  * <ul>
  *   <li>{@code Animal} (stamped, implements an interface with constants): 40 kept, 10 more from
  *       reflection: (50, 50);
- *   <li>{@code Dog} (inherits Animal's field): 25 kept; plus three waves of 300 made and dropped one
- *       GC apart: (25, 325);
+ *   <li>{@code Dog} (inherits Animal's field): 25 kept; plus three waves of 300 made, held across
+ *       a full GC and dropped one GC apart: (25, 325);
  *   <li>{@code Puppy} (two levels down): 12 kept; threads "pups-a" and "pups-b" keep 30 and 20:
  *       rows of their own;
  *   <li>{@code Counted} (extends the JDK's AbstractList, whose modCount field comes first): 9;
@@ -192,6 +192,10 @@ public class StampTruth {
                 wave[i] = new Dog();
             }
             sum += wave.length;
+            // Held across a full GC, then time for a profiler to read its end
+            // (MemoryTruth.heldAcrossAFullGc).
+            System.gc();
+            Thread.sleep(300);
             wave = null;
             System.gc();
         }
