@@ -8,7 +8,7 @@
 //! (which stacks a sample meets), identity hash codes in the monitor dump,
 //! lambda classes' addresses, the `max` of objects whose peak a GC's timing
 //! decides (MemoryTruth's churn, and the `cumulatedMax` of the frame that
-//! allocates it), and `alloc`'s samples on the main thread (HotSpot draws
+//! allocates it), what `<sites>` says the heap censuses cost, and `alloc`'s samples on the main thread (HotSpot draws
 //! a thread's first sample point when the thread starts, at the interval
 //! then in force: a random point of the main thread's first 512 KiB).
 //! Siblings in `<profile>` are ordered by time, and the threads of `<sampler>`, `<memory>` and
@@ -330,6 +330,20 @@ fn normalise(text: &str) -> String {
                         "cumulated",
                         "overheadCumulated",
                         "overheadMethod",
+                    ],
+                );
+            }
+            // What the censuses cost (their pauses, and how many a run's
+            // GCs gave): the section's own attributes.
+            "sites" if line.starts_with(" <sites") => {
+                line = blank(
+                    &line,
+                    &[
+                        "censusPause",
+                        "censuses",
+                        "censusPauses",
+                        "longestCensusPause",
+                        "censusesSkipped",
                     ],
                 );
             }
