@@ -70,15 +70,10 @@ fn prof_file_has_the_calls_per_caller_and_the_heap_at_the_end() {
     assert_eq!(pair("H.deep(I)I", "H.deep(I)I"), 2 * 3000);
     assert_eq!(pair("H$Picky.<init>(I)V", "H.constructors()V"), 2 * 20);
     assert_eq!(pair("H.work()V", "<root>"), 2);
-    // Section 2: the <memory> rows' peaks, summed.
-    let doc = std::fs::read_to_string(&snap).unwrap();
-    let doc = roxmltree::Document::parse(&doc).unwrap();
-    let peaks: u64 = doc
-        .descendants()
-        .filter(|n| n.has_tag_name("memory") && n.attribute("class").is_some())
-        .map(|n| attr_u64(n, "max"))
-        .sum();
-    assert!(peaks > 0);
+    // Section 2: the <memory> rows' peaks, summed (ProfileTruth holds none
+    // of what it makes at a full GC's end, where `max` is taken: 0; the
+    // MemoryTruth test below has peaks).
+    let peaks = memory_peaks(&snap);
     assert!(
         high_water.starts_with(&format!(
             "handles_used: {peaks}, handles_free: 0, heap-used: "
@@ -125,4 +120,46 @@ fn prof_file_has_the_calls_per_caller_and_the_heap_at_the_end() {
     ] {
         assert_eq!(instances(sig), slurp.count(class), "{sig}");
     }
+}
+
+/// The `<memory>` rows' `max`, summed.
+fn memory_peaks(snap: &std::path::Path) -> u64 {
+    let doc = std::fs::read_to_string(snap).unwrap();
+    let doc = roxmltree::Document::parse(&doc).unwrap();
+    doc.descendants()
+        .filter(|n| n.has_tag_name("memory") && n.attribute("class").is_some())
+        .map(|n| attr_u64(n, "max"))
+        .sum()
+}
+
+/// The high-water line of MemoryTruth's `-prof` file (`profile,memory`, no
+/// heap dump): its
+/// `<memory>` rows' peaks summed (1,020 `Kept`, 20,001 `Sheep`, the waves
+/// of 400 held across a full GC…), and nothing of the dump.
+#[test]
+fn prof_high_water_is_the_memory_peaks() {
+    let dir = temp_dir("heap-read-prof-memory");
+    let snap = dir.join("s.xml");
+    let options = format!("profile,memory,file={}", snap.display());
+    run_java_with(&dir, &[], &options, "profrj.harness.MemoryTruth", &[]).assert_success();
+    let out = dir.join("java.prof");
+    let (code, text) = profrj_run(&[
+        "convert",
+        snap.to_str().unwrap(),
+        "--to",
+        "prof",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{text}");
+    let text = std::fs::read_to_string(&out).unwrap();
+    let peaks = memory_peaks(&snap);
+    assert!(peaks > 20_001 + 1_020 + 500 + 400, "{peaks}");
+    let line = text.lines().find(|l| l.starts_with("handles_used: "));
+    assert_eq!(
+        line,
+        Some(
+            format!("handles_used: {peaks}, handles_free: 0, heap-used: 0, heap-free: 0").as_str()
+        )
+    );
 }

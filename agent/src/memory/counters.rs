@@ -14,12 +14,11 @@
 //!
 //! Groups. An allocation adds to its site's counter alone (the cost per
 //! allocation stays one counter), and a group's figures are its sites' sums,
-//! its `max` taken from that sum at each GC start and census. Tags' sites
-//! are the exception: their frees arrive on their own, so an allocation and
-//! its free count on the group too (its "direct" counts), and that part of
-//! the group's `max` follows at once. Either way a group's `max` is the peak
-//! of the sum, not the sum of its sites' peaks, as the `<memory>` rows
-//! always were.
+//! its `max` taken from that sum at each instant where all of it is known
+//! (`peaks`). Tags' sites are the exception: their frees arrive on their
+//! own, so an allocation and its free count on the group too (its "direct"
+//! counts). Either way a group's `max` is the peak of the sum, not the sum
+//! of its sites' peaks, as the `<memory>` rows always were.
 //!
 //! Counters live in chunks that never move (the Java side of stamps writes
 //! `made` through a direct buffer over each chunk); each thread keeps its

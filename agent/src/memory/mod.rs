@@ -78,12 +78,21 @@ pub struct Lifetime {
     stamps: stamps::Stamps,
     /// What the snapshots' censuses of the tags cost (ZGC, Shenandoah).
     tag_census: tag_census::Cost,
-    /// The heap's count of full collections when the last GC started
-    /// (`u32::MAX`: unknown), to tell at its finish whether it was one.
-    full_at_start: AtomicU32,
+    /// The heap's count of full collections when the last GC finished (or
+    /// the mode opened; `u32::MAX`: unknown), to tell at the next finish
+    /// whether a full one ran. (JDK 11's Parallel collector counts its full
+    /// collection before the JVMTI GarbageCollectionStart event, so the
+    /// count at a GC's start cannot tell.)
+    full_at_finish: AtomicU32,
 }
 
 impl Lifetime {
+    /// Notes the heap's count of full collections now (the mode opens).
+    pub fn note_full_collections(&self) {
+        let full = crate::vm::gc_counts::now().map_or(u32::MAX, |c| c.full);
+        self.full_at_finish.store(full, Relaxed);
+    }
+
     pub fn set_active(&self, on: bool) {
         self.active.store(on, Relaxed);
     }
@@ -99,8 +108,14 @@ impl Lifetime {
         self.weak.run_agent_thread(jni, &self.counters, events, || {
             let counters = &self.counters;
             if self.tracking.walks_see_only_reachable() {
-                // ZGC, Shenandoah: a census is an instant of its own.
-                return self.stamps.after_gc(counters);
+                // ZGC, Shenandoah: a census is an instant of its own, from
+                // the roots: a pass over the heap between a cycle's pauses
+                // also follows the tags of objects that died since the last
+                // cycle (JDK 11's ZGC counted MemoryTruth's three dead waves
+                // of 400 at once, `max` 1,200).
+                return self
+                    .stamps
+                    .after_gc(counters, stamps::census::Walk::FromRoots);
             }
             if !counters.peak_pending() {
                 return;
@@ -116,7 +131,7 @@ impl Lifetime {
                 Some(Ok(())) => finished,
                 _ => 0,
             };
-            self.stamps.after_gc(counters);
+            self.stamps.after_gc(counters, stamps::census::Walk::Heap);
             // Again after the census (a while): a GC that finished meanwhile
             // has its frees counted too.
             let weak_through = self.weak.count_frees(false, counters);
@@ -146,8 +161,6 @@ impl Listener for Lifetime {
     /// The frees of every earlier GC are counted (weak references), and
     /// the last full collection's peak taken if the agent thread has not.
     fn gc_start(&self) {
-        let full = crate::vm::gc_counts::now().map_or(u32::MAX, |c| c.full);
-        self.full_at_start.store(full, Relaxed);
         if self.tracking.mechanism() == Mechanism::WeakRefs {
             let weak_through = self.weak.count_frees(true, &self.counters);
             self.counters.take_pending_peak(counters::Known {
@@ -161,10 +174,11 @@ impl Listener for Lifetime {
     /// Was it a full collection? Then the agent thread counts its frees
     /// and takes its peak (with a census of the stamps if one is due).
     fn gc_finish(&self) {
-        let before = self.full_at_start.load(Relaxed);
-        let now = crate::vm::gc_counts::now().map(|c| c.full);
+        let now = crate::vm::gc_counts::now().map_or(u32::MAX, |c| c.full);
+        let before = self.full_at_finish.swap(now, Relaxed);
         let complete = before != u32::MAX
-            && now.is_some_and(|n| n != before)
+            && now != u32::MAX
+            && now != before
             && !self.tracking.walks_see_only_reachable();
         self.counters.gc_ended(complete);
         self.weak.gc_finished(&self.counters)

@@ -110,6 +110,7 @@ fn open(cx: &Cx) -> Result<Box<dyn Mode>, AgentError> {
     let mechanism = tracking.choose(host, cx.jni, tracker)?;
     life.counters
         .set_walks_see_only_reachable(tracking.walks_see_only_reachable());
+    life.note_full_collections();
     host.events.subscribe(life, &super::KINDS);
     if mechanism == Mechanism::Tags {
         tracking.env(host)?;

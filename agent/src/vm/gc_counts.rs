@@ -3,8 +3,10 @@
 //! the full ones among them (`_total_full_collections`, declared right
 //! after it in every JDK from 11 to 25, and not in the table). The GC
 //! increments both in its pause, before the JVMTI GarbageCollectionFinish
-//! event; Serial, Parallel and G1 count there, ZGC and Shenandoah do not
-//! (every cycle of theirs marks the whole heap).
+//! event (JDK 11's Parallel collector even before GarbageCollectionStart,
+//! so a full one is told by comparing two finishes). Serial, Parallel and
+//! G1 count; Shenandoah does not, and ZGC counts its cycles, whose pauses
+//! are not collections (`memory` does not ask under either).
 //!
 //! `memory` takes its peaks at the end of the collections that find every
 //! dead object (docs/MEMORY.md), and reads here which those were.

@@ -136,8 +136,8 @@ impl Stamps {
     }
 
     /// After a full GC (ZGC, Shenandoah: any GC), on the agent thread: a
-    /// census if the budget allows, once per GC.
-    pub fn after_gc(&self, counters: &Counters) {
+    /// census by `walk` if the budget allows, once per GC.
+    pub fn after_gc(&self, counters: &Counters, walk: census::Walk) {
         let Some(&env) = self.env.get() else { return };
         if !self.on() || self.classes.load(Relaxed) == 0 {
             return;
@@ -149,7 +149,7 @@ impl Stamps {
         if self.decided.swap(gc, Relaxed) == gc || !self.census.due() {
             return;
         }
-        if let Err(e) = self.census.take(env, counters, true, census::Walk::Heap) {
+        if let Err(e) = self.census.take(env, counters, true, walk) {
             crate::log::error_once("memory census", &format!("memory: {e}"));
         }
     }
