@@ -16,19 +16,7 @@ fn prof_file_has_the_calls_per_caller_and_the_heap_at_the_end() {
         snap.display()
     );
     run_java_with(&dir, &[], &options, TRUTH, &[]).assert_success();
-    let out = dir.join("java.prof");
-    let (code, text) = profrj_run(&[
-        "convert",
-        snap.to_str().unwrap(),
-        "--to",
-        "prof",
-        "--dump",
-        dump.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-    ]);
-    assert_eq!(code, 0, "{text}");
-    let text = std::fs::read_to_string(&out).unwrap();
+    let text = to_prof(&snap, Some(&dump));
     let mut lines = text.lines();
     assert_eq!(lines.next(), Some("count callee caller time"));
     // Section 1: calls per (callee, caller), both threads summed.
@@ -122,6 +110,19 @@ fn prof_file_has_the_calls_per_caller_and_the_heap_at_the_end() {
     }
 }
 
+/// `profrj convert SNAPSHOT --to prof [--dump HEAP]`'s file.
+fn to_prof(snap: &std::path::Path, dump: Option<&std::path::Path>) -> String {
+    let out = snap.with_file_name("java.prof");
+    let mut args = vec!["convert", snap.to_str().unwrap(), "--to", "prof"];
+    if let Some(d) = dump {
+        args.extend(["--dump", d.to_str().unwrap()]);
+    }
+    args.extend(["-o", out.to_str().unwrap()]);
+    let (code, text) = profrj_run(&args);
+    assert_eq!(code, 0, "{text}");
+    std::fs::read_to_string(&out).unwrap()
+}
+
 /// The `<memory>` rows' `max`, summed.
 fn memory_peaks(snap: &std::path::Path) -> u64 {
     let doc = std::fs::read_to_string(snap).unwrap();
@@ -133,26 +134,15 @@ fn memory_peaks(snap: &std::path::Path) -> u64 {
 }
 
 /// The high-water line of MemoryTruth's `-prof` file (`profile,memory`, no
-/// heap dump): its
-/// `<memory>` rows' peaks summed (1,020 `Kept`, 20,001 `Sheep`, the waves
-/// of 400 held across a full GC…), and nothing of the dump.
+/// heap dump): its `<memory>` rows' peaks summed (1,020 `Kept`, 20,001
+/// `Sheep`, the waves of 400 held across a full GC…), and nothing of the dump.
 #[test]
 fn prof_high_water_is_the_memory_peaks() {
     let dir = temp_dir("heap-read-prof-memory");
     let snap = dir.join("s.xml");
     let options = format!("profile,memory,file={}", snap.display());
     run_java_with(&dir, &[], &options, "profrj.harness.MemoryTruth", &[]).assert_success();
-    let out = dir.join("java.prof");
-    let (code, text) = profrj_run(&[
-        "convert",
-        snap.to_str().unwrap(),
-        "--to",
-        "prof",
-        "-o",
-        out.to_str().unwrap(),
-    ]);
-    assert_eq!(code, 0, "{text}");
-    let text = std::fs::read_to_string(&out).unwrap();
+    let text = to_prof(&snap, None);
     let peaks = memory_peaks(&snap);
     assert!(peaks > 20_001 + 1_020 + 500 + 400, "{peaks}");
     let line = text.lines().find(|l| l.starts_with("handles_used: "));
