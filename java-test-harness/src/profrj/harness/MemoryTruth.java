@@ -66,7 +66,7 @@ public class MemoryTruth {
      */
     static void heldAcrossAFullGc() throws InterruptedException {
         System.gc();
-        Thread.sleep(300);
+        Thread.sleep(500);
     }
 
     public static void main(String[] args) throws Exception {

@@ -195,7 +195,7 @@ public class StampTruth {
             // Held across a full GC, then time for a profiler to read its end
             // (MemoryTruth.heldAcrossAFullGc).
             System.gc();
-            Thread.sleep(300);
+            Thread.sleep(500);
             wave = null;
             System.gc();
         }
