@@ -27,6 +27,8 @@
 
 #[cfg(test)]
 mod instant_tests;
+#[cfg(test)]
+mod peak_tests;
 mod peaks;
 
 pub use peaks::{Instant, Known, Tally};

@@ -173,8 +173,16 @@ fn u64_at(b: &[u8], at: usize) -> u64 {
 mod tests {
     use super::*;
 
+    /// A function of this module the binary keeps whatever the optimizer
+    /// inlines elsewhere: its address is taken below.
+    #[inline(never)]
+    fn marker() -> u32 {
+        std::hint::black_box(7)
+    }
+
     #[test]
     fn the_test_binary_has_its_own_functions_and_cfi() {
+        assert_eq!(std::hint::black_box(marker as fn() -> u32)(), 7);
         let exe = std::env::current_exe().unwrap();
         let parts = read(&exe, true).unwrap();
         assert!(parts.symbols.iter().any(|s| s.name.contains("elf5tests")));
