@@ -22,8 +22,8 @@ fn across_a_gc(counters: &Counters, kind: Kind, before: usize, after: usize) -> 
     c
 }
 
-/// A census now that finds `found` objects of `c`.
-fn census(counters: &Counters, c: &super::Counter, found: u32) {
+/// A census now that finds `found` objects of `c` (`peak_tests` too).
+pub(super) fn census(counters: &Counters, c: &super::Counter, found: u32) {
     let mut made = Vec::new();
     let at = counters.census_moment(&mut made);
     let mut alive = vec![0; made.len()];

@@ -1,6 +1,7 @@
 //! `max`: taken at the ends of full collections once their figures are
 //! known, each group at its sites' sum, never the garbage (`peaks`).
 
+use super::instant_tests::census;
 use super::{Counter, Counters, Instant, Key, Kind, Known};
 use std::sync::atomic::Ordering::Relaxed;
 
@@ -28,15 +29,6 @@ fn weak(counters: &Counters) -> Known {
         weak_through: counters.gcs_finished(),
         tags_through: 0,
     }
-}
-
-/// A census now finding `found` objects on counter `c`.
-fn census(counters: &Counters, c: &Counter, found: u32) {
-    let mut made = Vec::new();
-    let at = counters.census_moment(&mut made);
-    let mut alive = vec![0; made.len()];
-    alive[c.index()] = found;
-    counters.census_taken(&alive, &made, at);
 }
 
 #[test]

@@ -11,21 +11,13 @@ import java.nio.file.Paths;
  * it costs is compared with HotSpot's own {@code GC.class_histogram} on the same heap.
  */
 public class HeldSet {
-    static final class Item {
-        final long v;
-
-        Item(long v) {
-            this.v = v;
-        }
-    }
-
     public static void main(String[] args) throws Exception {
         int items = Integer.parseInt(args[0]);
         int arrays = Integer.parseInt(args[1]);
         Path stop = Paths.get(args[2]);
         Object[] held = new Object[items + arrays];
         for (int i = 0; i < items; i++) {
-            held[i] = new Item(i);
+            held[i] = new LiveChurn.Item(i); // the program's own class: stamped
         }
         for (int i = 0; i < arrays; i++) {
             held[items + i] = new byte[16];
