@@ -18,6 +18,8 @@ and gets:
   named), `async_profiler(work)` (its linux-x64 library extracted), `jacoco_agent(work)` (Debian's
   libjacoco-java agent jar with a manifest of its own, and the class path it needs);
 - running: `run_java(args, work)` (stops the script, naming the command, when a run fails);
+  `time_v(command)`, a run's wall seconds and peak RSS by `/usr/bin/time -v`;
+  `heapdump_bench_dump(classes, work, nodes, payload)`, HotSpot's dump of HeapDumpBench;
 - series: `alternate(runs, keys, run_one)`, the configurations taking turns within each round so
   that load that comes and goes falls on all of them alike; `median`, `median_or_none`;
 - the machine: `load()`, the load average to print with every figure.
@@ -25,6 +27,7 @@ and gets:
 Messages start with the script's name, as the scripts' own did.
 """
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -216,6 +219,48 @@ def run_java(args, work, java=None):
     if out.returncode != 0:
         fail(f"run failed: {' '.join(args)}\n{out.stdout}\n{out.stderr}")
     return out
+
+
+def time_v(command, stdout=None, env=None):
+    """Runs `command` under /usr/bin/time -v (its stdout to the file `stdout`, else captured):
+    (wall seconds, peak RSS in MB, the command's stderr); a failed run stops the script."""
+    out_file = open(stdout, "w") if stdout else subprocess.PIPE
+    try:
+        r = subprocess.run(["/usr/bin/time", "-v"] + command, stdout=out_file,
+                           stderr=subprocess.PIPE, text=True, env=env)
+    finally:
+        if stdout:
+            out_file.close()
+    if r.returncode != 0:
+        fail(f"{' '.join(command)} failed:\n{r.stderr[-4000:]}")
+    wall = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (?:(\d+):)?(\d+):([\d.]+)",
+                     r.stderr)
+    rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", r.stderr)
+    h, m, s = wall.groups()
+    return int(h or 0) * 3600 + int(m) * 60 + float(s), int(rss.group(1)) / 1024, r.stderr
+
+
+def heapdump_bench_dump(classes, work, nodes, payload, extra=(), name="bench.hprof"):
+    """HotSpot's own dump (`jcmd GC.heap_dump`, live objects) of profrj.harness.HeapDumpBench
+    keeping `nodes` Nodes with a byte[payload] each (`extra`: its further arguments); its path."""
+    stop = os.path.join(work, "stop")
+    if os.path.exists(stop):
+        os.remove(stop)
+    heap_gb = max(2, int(nodes * (payload + 72) * 2.2 / 1e9) + 1)
+    jvm = subprocess.Popen([tool("java"), f"-Xmx{heap_gb}g", "-cp", classes,
+                            "profrj.harness.HeapDumpBench", str(nodes), str(payload), stop]
+                           + list(extra), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True)
+    if jvm.stdout.readline().strip() != "ready":
+        fail(f"HeapDumpBench did not start:\n{jvm.stderr.read()}")
+    dump = os.path.join(work, name)
+    out = subprocess.run([tool("jcmd"), str(jvm.pid), "GC.heap_dump", dump],
+                         capture_output=True, text=True)
+    open(stop, "w").close()
+    jvm.wait(timeout=600)
+    if not os.path.exists(dump):
+        fail(f"jcmd wrote no dump:\n{out.stdout}\n{out.stderr}")
+    return dump
 
 
 def alternate(runs, keys, run_one):

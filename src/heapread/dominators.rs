@@ -38,24 +38,28 @@ struct Numbering {
     count: usize,
 }
 
-/// Numbers the nodes the super root reaches, depth first.
+/// Numbers the nodes the super root reaches, depth first. While it walks,
+/// a node is marked in a bitmap (an eighth of a byte per node, where a
+/// `dfn` array read at every edge would be 4 bytes); `dfn` is filled from
+/// `vertex` after, in one pass. The stack grows and shrinks in order, so
+/// the arrays read at random are only the out edges and the bitmap.
 fn number(g: &Graph, scratch: &mut Scratch) -> Result<Numbering, CliError> {
     let total = g.n + 1;
-    let mut dfn = scratch.array::<u32>("dfn", total)?;
+    let mut seen = scratch.array::<u64>("seen", total.div_ceil(64))?;
     let mut vertex = scratch.array::<u32>("vertex", total + 1)?;
     let mut parent = scratch.array::<u32>("parent", total + 1)?;
-    // The stack: a node and where it stands in its out edges.
-    let mut stack_node = scratch.array::<u32>("stack-node", total)?;
-    let mut stack_pos = scratch.array::<u64>("stack-pos", total)?;
+    // The stack: a node's number and where it stands in its out edges.
+    let mut stack_num = scratch.array::<u32>("stack-num", total)?;
+    let mut stack_pos = scratch.array::<u32>("stack-pos", total)?;
     let root = g.n as u32;
     let mut next = 1u32;
-    dfn[g.n] = 1;
+    seen[g.n / 64] |= 1 << (g.n % 64);
     vertex[1] = root;
     let mut top = 0usize;
-    stack_node[0] = root;
+    stack_num[0] = 1;
     stack_pos[0] = g.out_at[g.n];
     loop {
-        let v = stack_node[top] as usize;
+        let v = vertex[stack_num[top] as usize] as usize;
         let pos = stack_pos[top];
         if pos == g.out_at[v + 1] {
             if top == 0 {
@@ -65,16 +69,21 @@ fn number(g: &Graph, scratch: &mut Scratch) -> Result<Numbering, CliError> {
             continue;
         }
         stack_pos[top] = pos + 1;
-        let w = g.out[pos as usize];
-        if dfn[w as usize] == 0 {
+        let w = g.out[pos as usize] as usize;
+        if seen[w / 64] & (1 << (w % 64)) == 0 {
+            seen[w / 64] |= 1 << (w % 64);
             next += 1;
-            dfn[w as usize] = next;
-            vertex[next as usize] = w;
-            parent[next as usize] = dfn[v];
+            vertex[next as usize] = w as u32;
+            parent[next as usize] = stack_num[top];
             top += 1;
-            stack_node[top] = w;
-            stack_pos[top] = g.out_at[w as usize];
+            stack_num[top] = next;
+            stack_pos[top] = g.out_at[w];
         }
+    }
+    drop((seen, stack_num, stack_pos));
+    let mut dfn = scratch.array::<u32>("dfn", total)?;
+    for i in 1..=next {
+        dfn[vertex[i as usize] as usize] = i;
     }
     Ok(Numbering {
         dfn,
@@ -84,8 +93,91 @@ fn number(g: &Graph, scratch: &mut Scratch) -> Result<Numbering, CliError> {
     })
 }
 
+/// Each numbered node's predecessors, by number: `of[at[w]..at[w + 1]]`
+/// are the numbers of the nodes with an edge to number `w`.
+struct Preds {
+    at: Mapped<u32>,
+    of: Mapped<u32>,
+}
+
+/// The most predecessors placed in one pass over the spooled edges: the
+/// slice of `of` a pass writes at random (64 MB).
+const PLACED_PER_PASS: u32 = 16 << 20;
+
+/// The predecessor lists in the numbering's order, so that the algorithm,
+/// which goes down the numbers, reads them in order instead of jumping
+/// across the node arrays (when the graph is larger than memory, a jump
+/// is a read from disk). The reached edges are spooled as (to, from)
+/// numbers while the out edges are read in node order, counted per
+/// target, then placed a range of targets at a time, each pass writing
+/// only its range's slice.
+fn preds(
+    g: &Graph,
+    dfn: &[u32],
+    count: usize,
+    per_pass: u32,
+    scratch: &mut Scratch,
+) -> Result<Preds, CliError> {
+    let mut at = scratch.array::<u32>("pred-at", count + 2)?;
+    let mut spool = scratch.spool::<u64>("pred-edges")?;
+    for v in 0..=g.n {
+        let a = dfn[v];
+        if a == 0 {
+            continue;
+        }
+        for &w in g.out_of(v as u32) {
+            let b = dfn[w as usize];
+            if b != 0 {
+                at[b as usize + 1] += 1;
+                spool.push((u64::from(b) << 32) | u64::from(a))?;
+            }
+        }
+    }
+    g.out.release();
+    g.out_at.release();
+    let edges = spool.finish()?;
+    for i in 1..at.len() {
+        at[i] += at[i - 1];
+    }
+    let mut of = scratch.array::<u32>("pred", edges.len())?;
+    // at[b] serves as target b's cursor while its range is placed (so it
+    // ends where b + 1 starts); shifted back after.
+    let mut lo = 1usize;
+    while lo <= count {
+        let mut hi = lo + 1;
+        while hi <= count && at[hi + 1] - at[lo] <= per_pass {
+            hi += 1;
+        }
+        for &e in edges.iter() {
+            let b = (e >> 32) as usize;
+            if (lo..hi).contains(&b) {
+                let slot = &mut at[b];
+                of[*slot as usize] = e as u32;
+                *slot += 1;
+            }
+        }
+        of.release();
+        lo = hi;
+    }
+    for i in (1..at.len()).rev() {
+        at[i] = at[i - 1];
+    }
+    at[0] = 0;
+    Ok(Preds { at, of })
+}
+
 /// The dominator tree and each node's retained bytes.
 pub fn compute(g: &Graph, scratch: &mut Scratch) -> Result<Tree, CliError> {
+    compute_placing(g, scratch, PLACED_PER_PASS)
+}
+
+/// [`compute`], placing at most `per_pass` predecessors per pass (a test
+/// makes it small, to go through many passes).
+pub(super) fn compute_placing(
+    g: &Graph,
+    scratch: &mut Scratch,
+    per_pass: u32,
+) -> Result<Tree, CliError> {
     let Numbering {
         dfn,
         vertex,
@@ -93,9 +185,7 @@ pub fn compute(g: &Graph, scratch: &mut Scratch) -> Result<Tree, CliError> {
         count: total,
     } = number(g, scratch)?;
     let unreachable = (g.n + 1 - total) as u64;
-    // The numbering was the out edges' last use until the paths.
-    g.out.release();
-    g.out_at.release();
+    let preds = preds(g, &dfn, total, per_pass, scratch)?;
     let mut semi = scratch.array::<u32>("semi", total + 1)?;
     let mut label = scratch.array::<u32>("label", total + 1)?;
     let mut ancestor = scratch.array::<u32>("ancestor", total + 1)?;
@@ -129,12 +219,8 @@ pub fn compute(g: &Graph, scratch: &mut Scratch) -> Result<Tree, CliError> {
         label[v as usize]
     };
     for w in (2..=total).rev() {
-        let node = vertex[w];
-        for &p in g.in_of(node) {
-            let v = dfn[p as usize];
-            if v == 0 {
-                continue;
-            }
+        let (from, to) = (preds.at[w] as usize, preds.at[w + 1] as usize);
+        for &v in &preds.of[from..to] {
             let u = eval(v, &mut ancestor, &mut label, &semi);
             if semi[u as usize] < semi[w] {
                 semi[w] = semi[u as usize];
@@ -162,26 +248,40 @@ pub fn compute(g: &Graph, scratch: &mut Scratch) -> Result<Tree, CliError> {
             dom[w] = dom[dom[w] as usize];
         }
     }
-    drop((semi, label, ancestor, bucket, bucket_next, parent));
-    g.inn.release();
-    g.in_at.release();
-    let mut idom = scratch.array::<u32>("idom", g.n + 1)?;
-    let mut retained = scratch.array::<u64>("retained", g.n + 1)?;
-    idom.fill(NONE);
-    idom[g.n] = g.n as u32;
-    for w in 2..=total {
-        let v = vertex[w] as usize;
-        idom[v] = vertex[dom[w] as usize];
-        retained[v] = g.shallow[v];
+    drop((semi, label, ancestor, bucket, bucket_next, parent, preds));
+    // From numbers back to nodes, in passes that each read or write one
+    // array at random while the others go in order: when the graph is
+    // larger than memory, a pass's one random array is what must stay in
+    // it. The retained bytes are summed by number (a dominator's number is
+    // below its nodes'), then read back by node.
+    let mut by_number = scratch.array::<u64>("retained-by-number", total + 1)?;
+    for v in 0..g.n {
+        let w = dfn[v] as usize;
+        if w != 0 {
+            by_number[w] = g.shallow[v];
+        }
     }
-    // A dominator is numbered before what it dominates.
     for w in (2..=total).rev() {
-        let v = vertex[w] as usize;
-        let r = retained[v];
-        let d = idom[v] as usize;
-        retained[d] = retained[d].saturating_add(r);
+        let d = dom[w] as usize;
+        by_number[d] = by_number[d].saturating_add(by_number[w]);
     }
-    drop(dfn);
+    let mut retained = scratch.array::<u64>("retained", g.n + 1)?;
+    for v in 0..=g.n {
+        retained[v] = by_number[dfn[v] as usize];
+    }
+    drop(by_number);
+    // dom by number becomes the dominator's node by number, then by node.
+    for w in 2..=total {
+        dom[w] = vertex[dom[w] as usize];
+    }
+    drop(vertex);
+    let mut idom = scratch.array::<u32>("idom", g.n + 1)?;
+    for v in 0..g.n {
+        let w = dfn[v] as usize;
+        idom[v] = if w == 0 { NONE } else { dom[w] };
+    }
+    idom[g.n] = g.n as u32;
+    drop((dfn, dom));
     Ok(Tree {
         idom,
         retained,

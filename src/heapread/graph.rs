@@ -5,7 +5,7 @@
 //! Per node: its type, NetBeans' shallow size, its trace serial and the
 //! offset of its data in the dump (to read it again for a path's field
 //! names and a thread's name). The references are spooled as (from, to)
-//! pairs, then laid out as two compressed adjacency arrays (out and in).
+//! pairs, then laid out as a compressed adjacency array of out edges.
 
 use super::load::{walk, Dump};
 use super::scratch::{Mapped, Scratch};
@@ -18,6 +18,9 @@ use std::path::Path;
 pub const CLASS_OBJECT: u32 = 1 << 31;
 /// The super root's type.
 pub const ROOT_TYPE: u32 = u32::MAX;
+/// The most references read (an offset into the adjacency arrays is 32
+/// bits; a dump with more would be tens of gigabytes of references alone).
+pub const MAX_EDGES: u64 = u32::MAX as u64 - 1;
 
 pub struct Graph {
     /// Objects and class objects; node `n` is the super root.
@@ -36,11 +39,11 @@ pub struct Graph {
     pub trace: Mapped<u32>,
     /// Where the object's data starts in the dump (field data, elements).
     pub offset: Mapped<u64>,
-    /// Out edges of node `i`: `out[out_at[i]..out_at[i + 1]]`.
-    pub out_at: Mapped<u64>,
+    /// Out edges of node `i`: `out[out_at[i]..out_at[i + 1]]`. Offsets
+    /// are 32 bits (at most [`MAX_EDGES`] references): the arrays a walk
+    /// reads at random are the graph's working set when memory is short.
+    pub out_at: Mapped<u32>,
     pub out: Mapped<u32>,
-    pub in_at: Mapped<u64>,
-    pub inn: Mapped<u32>,
     /// The first root kind that holds a node.
     pub root_kind: HashMap<u32, RootKind>,
     /// References to ids no object has (ignored).
@@ -109,11 +112,6 @@ impl Graph {
     pub fn out_of(&self, v: u32) -> &[u32] {
         let v = v as usize;
         &self.out[self.out_at[v] as usize..self.out_at[v + 1] as usize]
-    }
-
-    pub fn in_of(&self, v: u32) -> &[u32] {
-        let v = v as usize;
-        &self.inn[self.in_at[v] as usize..self.in_at[v + 1] as usize]
     }
 
     /// The type counted in histograms (`None`: a class object, the root).
@@ -230,8 +228,6 @@ pub fn build(
         offset: scratch.array("offset", n + 1)?,
         out_at: scratch.array("out-at", n + 2)?,
         out: scratch.array("out", 0)?,
-        in_at: scratch.array("in-at", n + 2)?,
-        inn: scratch.array("in", 0)?,
         root_kind: HashMap::new(),
         dangling: 0,
         classes,
@@ -329,39 +325,42 @@ pub fn build(
     // The per-node arrays are done with until the dominators' last step.
     g.release_nodes();
     let edges = edges.finish()?;
-    g.out = adjacency(&edges, &mut g.out_at, scratch, "out", |e| {
-        (e >> 32, e as u32)
-    })?;
+    if edges.len() as u64 > MAX_EDGES {
+        return Err(CliError::Input(format!(
+            "{}: {} references: more than the {MAX_EDGES} read",
+            path.display(),
+            edges.len()
+        )));
+    }
+    g.out = adjacency(&edges, &mut g.out_at, scratch)?;
     g.out.release();
     g.out_at.release();
-    g.inn = adjacency(&edges, &mut g.in_at, scratch, "in", |e| {
-        (e & 0xffff_ffff, (e >> 32) as u32)
-    })?;
     Ok(g)
 }
 
-/// A compressed adjacency array of `edges` keyed by `key(e).0`: `at[i]`
-/// becomes where node i's list starts (`at[i + 1]` where it ends).
+/// The out edges as a compressed adjacency array: `at[i]` becomes where
+/// node i's list starts (`at[i + 1]` where it ends). The edges come in
+/// the dump's order, whose objects are mostly in the order of their ids,
+/// so the lists are written nearly in order; the walks read them at
+/// random. (The predecessors are laid out later, by depth-first number:
+/// `dominators.rs`.)
 fn adjacency(
     edges: &[u64],
-    at: &mut [u64],
+    at: &mut Mapped<u32>,
     scratch: &mut Scratch,
-    what: &str,
-    key: impl Fn(u64) -> (u64, u32),
 ) -> Result<Mapped<u32>, CliError> {
     for &e in edges {
-        at[key(e).0 as usize + 1] += 1;
+        at[(e >> 32) as usize + 1] += 1;
     }
     for i in 1..at.len() {
         at[i] += at[i - 1];
     }
-    let mut list = scratch.array::<u32>(what, edges.len())?;
+    let mut list = scratch.array::<u32>("out", edges.len())?;
     // at[i] is used as node i's cursor, so it ends where i + 1 starts;
     // shifted back after.
     for &e in edges {
-        let (from, to) = key(e);
-        let slot = &mut at[from as usize];
-        list[*slot as usize] = to;
+        let slot = &mut at[(e >> 32) as usize];
+        list[*slot as usize] = e as u32;
         *slot += 1;
     }
     for i in (1..at.len()).rev() {

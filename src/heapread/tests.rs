@@ -1,6 +1,7 @@
 //! Hand-built dumps whose dominator trees are known: a long linked list
 //! (nothing may recurse along it), the same list closed into a cycle, a
-//! reference to no object; and cut, lying and duplicated files, which must
+//! reference to no object, a random graph checked against a plain
+//! iterative computation; and cut, lying and duplicated files, which must
 //! each be a clear error.
 
 use super::views::{self, Row};
@@ -126,6 +127,154 @@ fn a_long_list_is_walked_without_recursion() {
         lines.last().unwrap(),
         &format!(".next -> p.Node@0x{:x}", node(n - 1))
     );
+}
+
+/// `Holder.head` → pair 0 and `Holder.tail` → pair 1; each of n pairs has
+/// two fields, each a random pair or null (a fixed seed).
+fn random_pairs(n: u32) -> Vec<u8> {
+    let b = B::default;
+    let mut f = b().raw(b"JAVA PROFILE 1.0.2\0").u4(4).u4(0).u4(0);
+    for (id, text) in [
+        (1, "java/lang/Object"),
+        (2, "p/Pair"),
+        (3, "p/Holder"),
+        (4, "a"),
+        (5, "head"),
+        (6, "b"),
+        (7, "tail"),
+    ] {
+        f = f.record(0x01, b().u4(id).raw(text.as_bytes()));
+    }
+    for (serial, id, name) in [(1, OBJECT, 1), (2, NODE, 2), (3, HOLDER, 3)] {
+        f = f.record(0x02, b().u4(serial).u4(id).u4(1).u4(name));
+    }
+    let statics = [(5, node(0)), (7, node(1))];
+    let mut seg = b()
+        .raw(&class(OBJECT, 0, 0, &[], &[]).0)
+        .raw(&class(NODE, OBJECT, 8, &[], &[4, 6]).0)
+        .raw(&class(HOLDER, OBJECT, 0, &statics, &[]).0)
+        .u1(0x05)
+        .u4(HOLDER);
+    let mut seed = 39u64;
+    let mut pick = || {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let r = (seed >> 33) as u32;
+        // About one field in eight null; links mostly to nearby pairs, some far.
+        match r % 8 {
+            0 => 0,
+            1 => node((r >> 3) % n),
+            _ => node(((r >> 3) % 16 + (seed >> 50) as u32) % n),
+        }
+    };
+    for i in 0..n {
+        let (a, c) = (pick(), pick());
+        seg = seg.u1(0x21).u4(node(i)).u4(1).u4(NODE).u4(8).u4(a).u4(c);
+    }
+    f = f.record(0x1C, seg);
+    f.record(0x2C, b()).0
+}
+
+/// Immediate dominators by the plain iterative algorithm (Cooper, Harvey
+/// and Kennedy) over the same graph: `u32::MAX` where no root reaches.
+fn plain_idoms(g: &super::graph::Graph) -> Vec<u32> {
+    let (total, root) = (g.n + 1, g.n);
+    // Postorder numbers, by an explicit stack.
+    let mut post = vec![usize::MAX; total];
+    let mut order = Vec::new();
+    let mut seen = vec![false; total];
+    let mut stack = vec![(root, 0usize)];
+    seen[root] = true;
+    while let Some(&mut (v, ref mut i)) = stack.last_mut() {
+        let out = g.out_of(v as u32);
+        if *i < out.len() {
+            let w = out[*i] as usize;
+            *i += 1;
+            if !seen[w] {
+                seen[w] = true;
+                stack.push((w, 0));
+            }
+        } else {
+            post[v] = order.len();
+            order.push(v);
+            stack.pop();
+        }
+    }
+    let mut preds = vec![Vec::new(); total];
+    for &v in &order {
+        for &w in g.out_of(v as u32) {
+            preds[w as usize].push(v);
+        }
+    }
+    let mut idom = vec![usize::MAX; total];
+    idom[root] = root;
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for &v in order.iter().rev().skip(1) {
+            let mut new = usize::MAX;
+            for &p in &preds[v] {
+                if idom[p] == usize::MAX {
+                    continue;
+                }
+                new = if new == usize::MAX {
+                    p
+                } else {
+                    let (mut a, mut b) = (p, new);
+                    while a != b {
+                        while post[a] < post[b] {
+                            a = idom[a];
+                        }
+                        while post[b] < post[a] {
+                            b = idom[b];
+                        }
+                    }
+                    a
+                };
+            }
+            if idom[v] != new {
+                idom[v] = new;
+                changed = true;
+            }
+        }
+    }
+    idom.iter()
+        .map(|&d| if d == usize::MAX { u32::MAX } else { d as u32 })
+        .collect()
+}
+
+#[test]
+fn a_random_graph_has_the_plain_algorithms_dominators_in_one_pass_or_many() {
+    let n = 3000;
+    let h = Heap::read(&write("pairs.hprof", &random_pairs(n)), false).unwrap();
+    let want = plain_idoms(&h.g);
+    assert_eq!(&h.tree.idom[..], &want[..]);
+    // Not a tree in disguise: some pair is dominated by neither the root
+    // nor the pair that first refers to it.
+    let far = (0..h.g.n).filter(|&v| want[v] != u32::MAX && want[v] != h.g.n as u32);
+    assert!(far.count() > (n / 4) as usize);
+    // The predecessors placed a few at a time (hundreds of passes): the
+    // same tree and the same retained sizes.
+    let mut s = super::scratch::Scratch::new().unwrap();
+    let t = super::dominators::compute_placing(&h.g, &mut s, 7).unwrap();
+    assert_eq!(&t.idom[..], &want[..]);
+    assert_eq!(&t.retained[..], &h.tree.retained[..]);
+    // Retained sizes: each reached pair's own 16 bytes plus what it dominates.
+    let mut sum = vec![0u64; h.g.n + 1];
+    for v in 0..h.g.n {
+        if want[v] != u32::MAX {
+            let mut d = v;
+            loop {
+                sum[d] += h.g.shallow[v];
+                if d == h.g.n {
+                    break;
+                }
+                d = want[d] as usize;
+            }
+        }
+    }
+    assert_eq!(&h.tree.retained[..], &sum[..]);
 }
 
 #[test]

@@ -190,7 +190,7 @@ pub fn compute(
     }
     let total = g.n + 1;
     // The dominator tree's children lists.
-    let mut child_at = scratch.array::<u64>("dom-child-at", total + 1)?;
+    let mut child_at = scratch.array::<u32>("dom-child-at", total + 1)?;
     let parent = |x: usize| Some(t.idom[x] as usize).filter(|_| t.idom[x] != NONE);
     for x in 0..g.n {
         if let Some(p) = parent(x) {
@@ -201,7 +201,7 @@ pub fn compute(
         child_at[i] += child_at[i - 1];
     }
     let mut child = scratch.array::<u32>("dom-child", child_at[total] as usize)?;
-    let mut fill = scratch.array::<u64>("dom-fill", total)?;
+    let mut fill = scratch.array::<u32>("dom-fill", total)?;
     fill.copy_from_slice(&child_at[..total]);
     for x in 0..g.n {
         let Some(p) = parent(x) else { continue };
@@ -213,7 +213,7 @@ pub fn compute(
     let mut active_site = vec![0u32; v.by_site.len()];
     let mut active_thread = vec![0u32; v.by_thread.len()];
     let mut stack_node = scratch.array::<u32>("dom-stack-node", total)?;
-    let mut stack_pos = scratch.array::<u64>("dom-stack-pos", total)?;
+    let mut stack_pos = scratch.array::<u32>("dom-stack-pos", total)?;
     let mut best: BinaryHeap<std::cmp::Reverse<(u64, u32)>> = BinaryHeap::new();
     stack_node[0] = g.n as u32;
     stack_pos[0] = child_at[g.n];

@@ -8,7 +8,12 @@ package profrj.harness;
  * the file named by argument 2 exists (the bench's dumps run meanwhile),
  * with one thread allocating short-lived garbage so the heap is not idle.
  *
- * <pre>HeapDumpBench NODES PAYLOAD_BYTES STOP_FILE</pre>
+ * <p>With a fourth argument {@code shuffled}, the {@code next} links form one
+ * chain in a random order (seeded) instead of the order of creation, so a
+ * reader following them jumps across the whole dump (the heap keeps the
+ * Nodes in the array's order): the worst case for a reader's locality.
+ *
+ * <pre>HeapDumpBench NODES PAYLOAD_BYTES STOP_FILE [shuffled]</pre>
  */
 public final class HeapDumpBench {
     static final class Node {
@@ -35,6 +40,22 @@ public final class HeapDumpBench {
             x.payload = new byte[payload];
             all[i] = x;
             prev = x;
+        }
+        if (args.length > 3 && args[3].equals("shuffled")) {
+            int[] order = new int[n];
+            for (int i = 0; i < n; i++) {
+                order[i] = i;
+            }
+            java.util.Random random = new java.util.Random(39);
+            for (int i = n - 1; i > 0; i--) {
+                int j = random.nextInt(i + 1);
+                int t = order[i];
+                order[i] = order[j];
+                order[j] = t;
+            }
+            for (int i = 0; i < n; i++) {
+                all[order[i]].next = i + 1 < n ? all[order[i + 1]] : null;
+            }
         }
         Thread churn = new Thread(() -> {
             while (true) {
