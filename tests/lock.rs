@@ -391,14 +391,28 @@ fn attached_lock_beside_sampling_finds_the_site() {
         .unwrap();
     assert_eq!(line.trim(), "ready");
     let pid = child.id().to_string();
-    let snap = dir.join("a.xml");
+    let snap = dir.join("a-%n.xml");
     let opts = format!("start,sampling,lock,file={}", snap.display());
     let (code, out) = profrj_run(&["attach", &pid, &opts]);
     assert_eq!(code, 0, "{out}");
-    std::thread::sleep(Duration::from_millis(1000));
-    let (code, out) = profrj_run(&["dump", &pid]);
-    assert_eq!(code, 0, "{out}");
-    let xml = wait_snapshot_for(&snap, 20);
+    // Dumps a second apart until the waits asserted below have piled up:
+    // on a busy machine four threads contend less often in a second, and
+    // a dump's figures only grow, so the bars keep their meaning.
+    let sync = "java.util.concurrent.locks.ReentrantLock$NonfairSync";
+    let mut xml = String::new();
+    for n in 1..=20 {
+        std::thread::sleep(Duration::from_millis(1000));
+        let (code, out) = profrj_run(&["dump", &pid]);
+        assert_eq!(code, 0, "{out}");
+        xml = wait_snapshot_for(&dir.join(format!("a-{n}.xml")), 20);
+        let doc = Document::parse(&xml).unwrap();
+        let lock = section(&doc);
+        let (time_a, count_a) = site(lock, SITE_A, GATE);
+        let (time, count) = site(lock, "profrj.harness.LockContention.lockA()", sync);
+        if count_a >= 20 && time_a >= 0.02e9 && count >= 20 && time >= 0.2e9 {
+            break;
+        }
+    }
     std::fs::write(&stop, b"").unwrap();
     let done = child.wait_with_output().unwrap();
     assert!(
@@ -418,7 +432,6 @@ fn attached_lock_beside_sampling_finds_the_site() {
     let (time, count) = site(lock, SITE_A, GATE);
     // Four threads on a monitor held 1 ms at a time: most of a second is waits.
     assert!(count >= 20 && time >= 0.02e9, "{count} waits, {time} ns");
-    let sync = "java.util.concurrent.locks.ReentrantLock$NonfairSync";
     let (time, count) = site(lock, "profrj.harness.LockContention.lockA()", sync);
     assert!(
         count >= 20 && time >= 0.2e9,
