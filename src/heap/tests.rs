@@ -9,8 +9,7 @@ use std::path::{Path, PathBuf};
 
 fn sample() -> Vec<u8> {
     let b = B::default;
-    let mut f = b().raw(b"JAVA PROFILE 1.0.2\0").u4(4).u4(0).u4(0);
-    for (id, text) in [
+    let strings = [
         (1, "p/Node"),
         (2, "next"),
         (3, "v"),
@@ -20,12 +19,8 @@ fn sample() -> Vec<u8> {
         (7, "()V"),
         (8, "Node.java"),
         (9, "a_long_field_name"),
-    ] {
-        f = f.record(0x01, b().u4(id).raw(text.as_bytes()));
-    }
-    for (serial, class, name) in [(1, 0x100, 4), (2, 0x200, 1), (3, 0x300, 5)] {
-        f = f.record(0x02, b().u4(serial).u4(class).u4(1).u4(name));
-    }
+    ];
+    let mut f = B::start(&strings, &[(1, 0x100, 4), (2, 0x200, 1), (3, 0x300, 5)]);
     f = f.record(0x04, b().u4(0x50).u4(6).u4(7).u4(8).u4(2).u4(12));
     f = f.record(0x05, b().u4(1).u4(0).u4(0));
     f = f.record(0x05, b().u4(2).u4(1).u4(1).u4(0x50));

@@ -12,7 +12,7 @@
 //! hold (its reflection data, its cached name), which its CLASS_DUMP does
 //! not carry.
 
-use super::graph::Graph;
+use super::graph::{lay_out, Graph};
 use super::scratch::{Mapped, Scratch};
 use crate::error::CliError;
 
@@ -108,9 +108,8 @@ const PLACED_PER_PASS: u32 = 16 << 20;
 /// which goes down the numbers, reads them in order instead of jumping
 /// across the node arrays (when the graph is larger than memory, a jump
 /// is a read from disk). The reached edges are spooled as (to, from)
-/// numbers while the out edges are read in node order, counted per
-/// target, then placed a range of targets at a time, each pass writing
-/// only its range's slice.
+/// numbers while the out edges are read in node order, then laid out a
+/// range of targets at a time ([`lay_out`]).
 fn preds(
     g: &Graph,
     dfn: &[u32],
@@ -118,7 +117,6 @@ fn preds(
     per_pass: u32,
     scratch: &mut Scratch,
 ) -> Result<Preds, CliError> {
-    let mut at = scratch.array::<u32>("pred-at", count + 2)?;
     let mut spool = scratch.spool::<u64>("pred-edges")?;
     for v in 0..=g.n {
         let a = dfn[v];
@@ -128,7 +126,6 @@ fn preds(
         for &w in g.out_of(v as u32) {
             let b = dfn[w as usize];
             if b != 0 {
-                at[b as usize + 1] += 1;
                 spool.push((u64::from(b) << 32) | u64::from(a))?;
             }
         }
@@ -136,33 +133,9 @@ fn preds(
     g.out.release();
     g.out_at.release();
     let edges = spool.finish()?;
-    for i in 1..at.len() {
-        at[i] += at[i - 1];
-    }
+    let mut at = scratch.array::<u32>("pred-at", count + 2)?;
     let mut of = scratch.array::<u32>("pred", edges.len())?;
-    // at[b] serves as target b's cursor while its range is placed (so it
-    // ends where b + 1 starts); shifted back after.
-    let mut lo = 1usize;
-    while lo <= count {
-        let mut hi = lo + 1;
-        while hi <= count && at[hi + 1] - at[lo] <= per_pass {
-            hi += 1;
-        }
-        for &e in edges.iter() {
-            let b = (e >> 32) as usize;
-            if (lo..hi).contains(&b) {
-                let slot = &mut at[b];
-                of[*slot as usize] = e as u32;
-                *slot += 1;
-            }
-        }
-        of.release();
-        lo = hi;
-    }
-    for i in (1..at.len()).rev() {
-        at[i] = at[i - 1];
-    }
-    at[0] = 0;
+    lay_out(&edges, &mut at, &mut of, per_pass);
     Ok(Preds { at, of })
 }
 

@@ -338,34 +338,55 @@ pub fn build(
     Ok(g)
 }
 
-/// The out edges as a compressed adjacency array: `at[i]` becomes where
-/// node i's list starts (`at[i + 1]` where it ends). The edges come in
-/// the dump's order, whose objects are mostly in the order of their ids,
-/// so the lists are written nearly in order; the walks read them at
-/// random. (The predecessors are laid out later, by depth-first number:
-/// `dominators.rs`.)
+/// The out edges as a compressed adjacency array ([`lay_out`] in one
+/// pass). The edges come in the dump's order, whose objects are mostly in
+/// the order of their ids, so the lists are written nearly in order; the
+/// walks read them at random. (The predecessors are laid out later, by
+/// depth-first number: `dominators.rs`.)
 fn adjacency(
     edges: &[u64],
     at: &mut Mapped<u32>,
     scratch: &mut Scratch,
 ) -> Result<Mapped<u32>, CliError> {
-    for &e in edges {
+    let mut list = scratch.array::<u32>("out", edges.len())?;
+    lay_out(edges, at, &mut list, u32::MAX);
+    Ok(list)
+}
+
+/// Lays `pairs` (`key << 32 | value`) out as compressed lists: `at` (of
+/// one entry per key and one more, zeros) becomes where each key's list
+/// starts in `list` (`at[k]..at[k + 1]`), the values in `pairs`' order.
+/// A pass over `pairs` places the keys of one range, at most `per_pass`
+/// values, so the part of `list` written at random stays that small (the
+/// pages of each pass are given back after it).
+pub fn lay_out(pairs: &[u64], at: &mut [u32], list: &mut Mapped<u32>, per_pass: u32) {
+    for &e in pairs {
         at[(e >> 32) as usize + 1] += 1;
     }
     for i in 1..at.len() {
         at[i] += at[i - 1];
     }
-    let mut list = scratch.array::<u32>("out", edges.len())?;
-    // at[i] is used as node i's cursor, so it ends where i + 1 starts;
-    // shifted back after.
-    for &e in edges {
-        let slot = &mut at[(e >> 32) as usize];
-        list[*slot as usize] = e as u32;
-        *slot += 1;
+    // at[k] serves as key k's cursor while its range is placed (so it ends
+    // where k + 1 starts); shifted back after.
+    let keys = at.len() - 1;
+    let mut lo = 0usize;
+    while lo < keys {
+        let mut hi = lo + 1;
+        while hi < keys && at[hi + 1] - at[lo] <= per_pass {
+            hi += 1;
+        }
+        for &e in pairs {
+            let k = (e >> 32) as usize;
+            if (lo..hi).contains(&k) {
+                list[at[k] as usize] = e as u32;
+                at[k] += 1;
+            }
+        }
+        list.release();
+        lo = hi;
     }
     for i in (1..at.len()).rev() {
         at[i] = at[i - 1];
     }
     at[0] = 0;
-    Ok(list)
 }

@@ -12,6 +12,8 @@ use std::path::PathBuf;
 const OBJECT: u32 = 0x10;
 const NODE: u32 = 0x20;
 const HOLDER: u32 = 0x30;
+/// The LOAD CLASS records of both dumps: Object, the node class, Holder.
+const CLASSES: [(u32, u32, u32); 3] = [(1, OBJECT, 1), (2, NODE, 2), (3, HOLDER, 3)];
 /// Node `i`'s id.
 fn node(i: u32) -> u32 {
     0x1000 + 8 * i
@@ -36,19 +38,14 @@ fn class(id: u32, sup: u32, size: u32, statics: &[(u32, u32)], fields: &[u32]) -
 /// `last_next`; Holder a sticky class.
 fn list(n: u32, last_next: u32) -> Vec<u8> {
     let b = B::default;
-    let mut f = b().raw(b"JAVA PROFILE 1.0.2\0").u4(4).u4(0).u4(0);
-    for (id, text) in [
+    let strings = [
         (1, "java/lang/Object"),
         (2, "p/Node"),
         (3, "p/Holder"),
         (4, "next"),
         (5, "head"),
-    ] {
-        f = f.record(0x01, b().u4(id).raw(text.as_bytes()));
-    }
-    for (serial, id, name) in [(1, OBJECT, 1), (2, NODE, 2), (3, HOLDER, 3)] {
-        f = f.record(0x02, b().u4(serial).u4(id).u4(1).u4(name));
-    }
+    ];
+    let mut f = B::start(&strings, &CLASSES);
     let mut seg = b()
         .raw(&class(OBJECT, 0, 0, &[], &[]).0)
         .raw(&class(NODE, OBJECT, 4, &[], &[4]).0)
@@ -133,8 +130,7 @@ fn a_long_list_is_walked_without_recursion() {
 /// two fields, each a random pair or null (a fixed seed).
 fn random_pairs(n: u32) -> Vec<u8> {
     let b = B::default;
-    let mut f = b().raw(b"JAVA PROFILE 1.0.2\0").u4(4).u4(0).u4(0);
-    for (id, text) in [
+    let strings = [
         (1, "java/lang/Object"),
         (2, "p/Pair"),
         (3, "p/Holder"),
@@ -142,12 +138,8 @@ fn random_pairs(n: u32) -> Vec<u8> {
         (5, "head"),
         (6, "b"),
         (7, "tail"),
-    ] {
-        f = f.record(0x01, b().u4(id).raw(text.as_bytes()));
-    }
-    for (serial, id, name) in [(1, OBJECT, 1), (2, NODE, 2), (3, HOLDER, 3)] {
-        f = f.record(0x02, b().u4(serial).u4(id).u4(1).u4(name));
-    }
+    ];
+    let mut f = B::start(&strings, &CLASSES);
     let statics = [(5, node(0)), (7, node(1))];
     let mut seg = b()
         .raw(&class(OBJECT, 0, 0, &[], &[]).0)

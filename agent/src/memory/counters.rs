@@ -30,6 +30,8 @@ mod instant_tests;
 #[cfg(test)]
 mod peak_tests;
 mod peaks;
+#[cfg(test)]
+mod test_support;
 
 pub use peaks::{Instant, Known, Tally};
 

@@ -2,15 +2,13 @@
 //! ([`Instant::LastGcEnd`]), whatever was made after it; under ZGC or
 //! Shenandoah, at its censuses ([`Instant::Census`]).
 
+use super::test_support::{census, counter, row};
 use super::{Counters, Instant, Key, Kind};
 
 /// A new counter of thread 1 for site 5 of `kind` in type 0's group,
 /// `before` objects made, a GC, `after` objects made.
 fn across_a_gc(counters: &Counters, kind: Kind, before: usize, after: usize) -> &super::Counter {
-    let group = counters.group(1, 0).unwrap();
-    let c = counters
-        .new_counter(1, Key::Site(5), kind, Some(group))
-        .unwrap();
+    let c = counter(counters, 1, 5, kind, counters.group(1, 0).unwrap());
     for _ in 0..before {
         c.made_one();
     }
@@ -22,18 +20,8 @@ fn across_a_gc(counters: &Counters, kind: Kind, before: usize, after: usize) -> 
     c
 }
 
-/// A census now that finds `found` objects of `c` (`peak_tests` too).
-pub(super) fn census(counters: &Counters, c: &super::Counter, found: u32) {
-    let mut made = Vec::new();
-    let at = counters.census_moment(&mut made);
-    let mut alive = vec![0; made.len()];
-    alive[c.index()] = found;
-    counters.census_taken(&alive, &made, at);
-}
-
 fn alive(counters: &Counters, at: Instant, k: Key) -> i64 {
-    let rows = counters.all(at);
-    rows.iter().find(|r| r.key == k).unwrap().alive
+    row(counters, at, k).alive
 }
 
 /// Weak references: what was made by the GC's end less what it found dead;
@@ -80,12 +68,8 @@ fn a_census_of_the_tags_is_the_snapshots_count() {
     let counters = Counters::default();
     counters.set_walks_see_only_reachable(true);
     let group = counters.group(1, 0).unwrap();
-    let t = counters
-        .new_counter(1, Key::Site(5), Kind::Tag, Some(group))
-        .unwrap();
-    let s = counters
-        .new_counter(1, Key::Site(6), Kind::Stamp, Some(group))
-        .unwrap();
+    let t = counter(&counters, 1, 5, Kind::Tag, group);
+    let s = counter(&counters, 1, 6, Kind::Stamp, group);
     for _ in 0..50 {
         t.made_one();
         group.made_one_shared();
@@ -109,7 +93,6 @@ fn a_census_of_the_tags_is_the_snapshots_count() {
 }
 
 fn alive_of(counters: &Counters, k: Key) -> (i64, i64) {
-    let rows = counters.all(Instant::Census);
-    let r = rows.iter().find(|r| r.key == k).unwrap();
+    let r = row(counters, Instant::Census, k);
     (r.alive, r.made)
 }

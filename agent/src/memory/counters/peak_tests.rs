@@ -1,7 +1,7 @@
 //! `max`: taken at the ends of full collections once their figures are
 //! known, each group at its sites' sum, never the garbage (`peaks`).
 
-use super::instant_tests::census;
+use super::test_support::{census, counter, row};
 use super::{Counter, Counters, Instant, Key, Kind, Known};
 use std::sync::atomic::Ordering::Relaxed;
 
@@ -12,8 +12,7 @@ fn make(c: &Counter, n: usize) {
 }
 
 fn get(counters: &Counters, k: Key) -> (i64, i64, i64) {
-    let rows = counters.all(Instant::Now);
-    let r = rows.iter().find(|r| r.key == k).unwrap();
+    let r = row(counters, Instant::Now, k);
     (r.alive, r.max, r.made)
 }
 
@@ -35,9 +34,7 @@ fn weak(counters: &Counters) -> Known {
 fn tags_name_their_counters_and_frees_come_back() {
     let counters = Counters::default();
     let group = counters.group(7, 3).unwrap();
-    let a = counters
-        .new_counter(7, Key::Site(1), Kind::Tag, Some(group))
-        .unwrap();
+    let a = counter(&counters, 7, 1, Kind::Tag, group);
     assert!(super::is_memory_tag(a.tag()));
     assert!(
         !super::is_memory_tag(5) && !super::is_memory_tag(-1),
@@ -72,12 +69,8 @@ fn tags_name_their_counters_and_frees_come_back() {
 fn weak_peaks_are_taken_at_full_collections_ends() {
     let counters = Counters::default();
     let group = counters.group(3, 0).unwrap();
-    let a = counters
-        .new_counter(3, Key::Site(10), Kind::Weak, Some(group))
-        .unwrap();
-    let b = counters
-        .new_counter(3, Key::Site(11), Kind::Weak, Some(group))
-        .unwrap();
+    let a = counter(&counters, 3, 10, Kind::Weak, group);
+    let b = counter(&counters, 3, 11, Kind::Weak, group);
     make(a, 9);
     gc(&counters, false); // young: 4 of a died
     counters.freed_by_index(a.index(), 4);
@@ -103,9 +96,7 @@ fn weak_peaks_are_taken_at_full_collections_ends() {
 fn tag_peaks_are_taken_once_the_frees_are_posted() {
     let counters = Counters::default();
     let group = counters.group(3, 0).unwrap();
-    let t = counters
-        .new_counter(3, Key::Site(10), Kind::Tag, Some(group))
-        .unwrap();
+    let t = counter(&counters, 3, 10, Kind::Tag, group);
     for _ in 0..6 {
         t.made_one();
         group.made_one_shared();
@@ -129,9 +120,7 @@ fn tag_peaks_are_taken_once_the_frees_are_posted() {
 fn a_gc_started_since_loses_the_full_collections_peak() {
     let counters = Counters::default();
     let group = counters.group(3, 0).unwrap();
-    let w = counters
-        .new_counter(3, Key::Site(10), Kind::Weak, Some(group))
-        .unwrap();
+    let w = counter(&counters, 3, 10, Kind::Weak, group);
     make(w, 8);
     gc(&counters, true);
     counters.freed_by_index(w.index(), 3);
@@ -152,12 +141,8 @@ fn a_gc_started_since_loses_the_full_collections_peak() {
 fn stamp_peaks_are_taken_at_a_census_after_a_full_collection() {
     let counters = Counters::default();
     let group = counters.group(1, 0).unwrap();
-    let s = counters
-        .new_counter(1, Key::Site(5), Kind::Stamp, Some(group))
-        .unwrap();
-    let w = counters
-        .new_counter(1, Key::Site(6), Kind::Weak, Some(group))
-        .unwrap();
+    let s = counter(&counters, 1, 5, Kind::Stamp, group);
+    let w = counter(&counters, 1, 6, Kind::Weak, group);
     make(s, 400); // a wave, held across a full GC
     make(w, 2);
     gc(&counters, true);
@@ -186,16 +171,10 @@ fn reachable_only_censuses_are_instants_of_their_own() {
     let counters = Counters::default();
     counters.set_walks_see_only_reachable(true);
     let stamped = counters.group(1, 0).unwrap();
-    let s = counters
-        .new_counter(1, Key::Site(5), Kind::Stamp, Some(stamped))
-        .unwrap();
+    let s = counter(&counters, 1, 5, Kind::Stamp, stamped);
     let mixed = counters.group(1, 1).unwrap();
-    let t = counters
-        .new_counter(1, Key::Site(6), Kind::Tag, Some(mixed))
-        .unwrap();
-    let s2 = counters
-        .new_counter(1, Key::Site(7), Kind::Stamp, Some(mixed))
-        .unwrap();
+    let t = counter(&counters, 1, 6, Kind::Tag, mixed);
+    let s2 = counter(&counters, 1, 7, Kind::Stamp, mixed);
     make(s, 100);
     make(s2, 10);
     t.made_one();
