@@ -61,9 +61,30 @@ pub(super) struct Logs {
     /// Largest-size segments the scan emptied, for threads to reuse (their
     /// pages are already mapped).
     pub spare: Vec<Box<Segment>>,
+    /// Logs of ended threads, out of `threads`: freed by the next scan
+    /// ([`Logs::free_retired`]), since the scan in progress may still read
+    /// one it listed before its thread ended.
+    pub(super) retired: Vec<&'static ThreadLog>,
 }
 
 impl Logs {
+    /// Frees the logs of threads that ended before this call.
+    ///
+    /// # Safety
+    /// Only at the start of a scan, under the logs' lock, with no other scan
+    /// in progress (scans run one at a time, under `WeakRefs`'s
+    /// `counted_through`): a retired log left `threads` before it was
+    /// retired, so no scan that starts from here lists it, and every other
+    /// reader of a log holds the lock while it reads.
+    pub unsafe fn free_retired(&mut self) {
+        for log in self.retired.drain(..) {
+            // SAFETY: made by Box::leak in `ThreadLogSlot::log`, retired once
+            // by its slot's drop, and read by no one any more (the caller's
+            // promise).
+            drop(unsafe { Box::from_raw(log as *const ThreadLog as *mut ThreadLog) });
+        }
+    }
+
     /// Keeps an emptied segment for reuse if it is a large one.
     pub fn recycle(&mut self, seg: Box<Segment>) {
         if seg.records.len() == LAST_SEGMENT && self.spare.len() < SPARES {
@@ -75,7 +96,7 @@ impl Logs {
 
 /// A thread's log, made on its first record (kept in the memory mode's
 /// per-thread value, `memory::PerThread`). Dropped when the thread ends,
-/// handing its last segment over.
+/// handing its last segment over and its log to the next scan to free.
 pub struct ThreadLogSlot(Cell<Option<&'static ThreadLog>>);
 
 impl ThreadLogSlot {
@@ -128,6 +149,8 @@ impl Drop for ThreadLogSlot {
             // gives it up; no thread's `current` points to it any more.
             let seg = unsafe { Box::from_raw(log.current.load(Relaxed)) };
             logs.full.push(seg);
+            // Not freed here: a scan in progress may have listed it.
+            logs.retired.push(log);
         }
     }
 }

@@ -113,7 +113,8 @@ impl WeakRefs {
             return gcs;
         }
         let start = crate::clock::now_ns();
-        let (scanned, mut dead) = scan::scan_logs(&self.logs, counters);
+        // SAFETY: scans run only here, under `counted_through`.
+        let (scanned, mut dead) = unsafe { scan::scan_logs(&self.logs, counters) };
         *through = gcs;
         drop(through);
         self.cost.add(
@@ -366,5 +367,36 @@ mod tests {
         // The first collection's end: 666.
         assert_eq!((row.alive, row.max), (200, 666));
         assert_eq!(w.dead.lock().len(), 666);
+    }
+
+    /// An ended thread's log is freed by the next scan (it leaked before),
+    /// its records kept: the memory left per ended thread is its live
+    /// objects' records, not its log.
+    #[test]
+    fn an_ended_thread_s_log_is_freed_by_the_next_scan_and_its_records_stay() {
+        let slots: &'static [AtomicUsize] =
+            Box::leak((0..100).map(|_| AtomicUsize::new(1)).collect());
+        let w: &'static WeakRefs = Box::leak(Box::default());
+        let counters: &'static Counters = Box::leak(Box::default());
+        use crate::memory::counters::{Key, Kind};
+        let c = counters
+            .new_counter(-7, Key::Site(1), Kind::Weak, None)
+            .unwrap();
+        let index = c.index();
+        std::thread::spawn(move || {
+            let mine = ThreadLogSlot::new();
+            for s in slots {
+                let h = WeakHandle::from_bits(s as *const AtomicUsize as usize + 1).unwrap();
+                w.record(&mine, h, index);
+            }
+        })
+        .join()
+        .unwrap();
+        assert_eq!(w.logs.lock().threads.len(), 0);
+        assert_eq!(w.logs.lock().retired.len(), 1);
+        assert_eq!(recorded(w), 100);
+        w.gc_finished(counters); // no agent thread: the scan runs here
+        assert_eq!(w.logs.lock().retired.len(), 0);
+        assert_eq!(recorded(w), 100);
     }
 }

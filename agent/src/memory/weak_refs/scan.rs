@@ -16,10 +16,19 @@ const PREFETCH: usize = 16;
 /// weak references (for deletion).
 ///
 /// Must finish before another GC can clear references: it runs in a GC
-/// event, or under the lock the next GC's start waits on. Threads keep
+/// event, or under the lock the next GC's start waits on. One scan at a
+/// time (`WeakRefs::count_frees` holds `counted_through`): it frees the
+/// logs of threads that ended before it started. Threads keep
 /// appending meanwhile; what they add was made after the last GC, so the
 /// scan may look at it or not.
-pub(super) fn scan_logs(logs: &Mutex<Logs>, counters: &Counters) -> (usize, Vec<WeakHandle>) {
+///
+/// # Safety
+/// No other `scan_logs` runs meanwhile (the caller holds
+/// `counted_through`).
+pub(super) unsafe fn scan_logs(
+    logs: &Mutex<Logs>,
+    counters: &Counters,
+) -> (usize, Vec<WeakHandle>) {
     let mut found = Found {
         frees: Frees {
             run: None,
@@ -30,6 +39,9 @@ pub(super) fn scan_logs(logs: &Mutex<Logs>, counters: &Counters) -> (usize, Vec<
     let mut emptied = Vec::new();
     let (mut full, threads) = {
         let mut logs = logs.lock();
+        // SAFETY: the start of a scan, under the lock; no other scan runs
+        // (this function's promise).
+        unsafe { logs.free_retired() };
         (std::mem::take(&mut logs.full), logs.threads.clone())
     };
     let mut scanned = compact(&mut full, &mut emptied, &mut found);
