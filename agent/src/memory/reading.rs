@@ -141,7 +141,10 @@ impl Lifetime {
         let after_ours = self.counters.gcs_started();
         if self.tracking.mechanism() == Mechanism::WeakRefs {
             self.weak.count_frees(false, &self.counters);
-        } else {
+        } else if instant != counters::Instant::Census {
+            // Under a census (ZGC, Shenandoah) the tags' counts are the
+            // census's, not made less freed: no flush, which can hang the
+            // JVM (`flush_object_frees`).
             flush_object_frees(jvmti)
                 .map_err(|e| crate::error::AgentError::jvmti(jvmti, "ObjectFree", e))?;
         }
@@ -182,6 +185,16 @@ impl Lifetime {
 /// Makes the VM post the ObjectFree events of the objects the GCs found
 /// dead, before it returns: enabling the event (again) flushes them
 /// (JvmtiTagMap's flush). `jvmti`: the environment of the memory tags.
+///
+/// Known hazard (HotSpot 17.0.6+, 21, 25: JDK-8256811 serialised the
+/// flushes): the Service Thread flushes after GCs too, and one flusher
+/// waits for the other without a safepoint check; if the one posting (this
+/// thread, in its ObjectFree callbacks) stops for a safepoint meanwhile,
+/// neither moves and the JVM hangs. Seen once, JDK 21 at load 10
+/// (`tracker=tags` on G1, docs/MEMORY.md). So it is called only where the
+/// counts need it: `tracker=tags` under a collector that clears tags in
+/// its pause (not the default anywhere); ZGC's and Shenandoah's snapshots
+/// count tags by census instead.
 pub(super) fn flush_object_frees(jvmti: Jvmti) -> Result<(), crate::vm::sys::JvmtiError> {
     jvmti.set_event_enabled(JvmtiEvent::OBJECT_FREE, true)
 }
