@@ -309,6 +309,26 @@ pub(super) fn branch_sides(code: &Code<'_>, incoming: &[Vec<Source>], lines: &[u
     out
 }
 
+/// Instructions where straight code merges with no line starting there
+/// (a loop's header test, the code after an `if`/`else`), reached only by
+/// falls and jumps: as points with no line, a stretch that runs through
+/// one can start there, so what follows a loop can take its count from
+/// the loop's (its exits = its entries) instead of a counter of its own.
+pub(super) fn merge_points(code: &Code<'_>, incoming: &[Vec<Source>], lines: &[u32]) -> Vec<u32> {
+    let mut out: Vec<u32> = (0..code.insns.len() as u32)
+        .filter(|&i| {
+            let ways = &incoming[i as usize];
+            ways.len() >= 2
+                && ways
+                    .iter()
+                    .all(|s| matches!(s, Source::Fall(_) | Source::Jump(_)))
+                && !lines.contains(&i)
+        })
+        .collect();
+    out.sort_unstable();
+    out
+}
+
 /// How many loops (backward jumps' spans) hold each instruction.
 pub(super) fn loop_depths(code: &Code<'_>) -> Vec<u32> {
     let n = code.insns.len();

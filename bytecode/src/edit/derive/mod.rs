@@ -38,13 +38,21 @@
 //! (plus the stretch's exceptions), so a one-line conditional keeps its
 //! counters on its two sides.
 //!
+//! Where straight code merges with no line starting there (a loop's header
+//! test, the code after an `if`/`else`), the merge is a point with no line
+//! too, when every way into it can be derived: a stretch may then start
+//! there, so the line after a loop counts the loop's entries (its exits)
+//! instead of a counter of its own.
+//!
 //! Every cycle keeps at least one counter; where several points could break
 //! one, the point nested in the fewest loops gets the counter (a branch side
-//! before a line), or of those the one that lets the most others be derived.
+//! before a line, a merge last), or of those the one that lets the most
+//! others be derived.
 
 mod blocks;
 mod branches;
 mod graph;
+mod layout;
 mod solve;
 
 pub use branches::switch_targets;
@@ -54,7 +62,10 @@ use crate::edit::lines;
 use crate::opcodes::{JSR, JSR_W};
 use crate::ConstantPool;
 use branches::{arrival_points, branch_formulas, edge_counters, Ref};
-use graph::{branch_sides, incoming_edges, is_branch_into, is_ret, loop_depths, Graph, Source};
+use graph::{
+    branch_sides, incoming_edges, is_branch_into, is_ret, loop_depths, merge_points, Graph, Source,
+};
+use layout::Layout;
 use solve::{resolve, State};
 
 /// A count as Σ coefficient × counter: counter 0 is the call count (when
@@ -185,37 +196,6 @@ pub fn plan_coverage(
     } else {
         Vec::new()
     };
-    // Line points, then (when deriving) the sides of conditional branches
-    // that have no line entry: points with no line, counted when that is
-    // cheaper (a one-line method's two branches instead of its calls).
-    let mut all: Vec<u32> = points.to_vec();
-    if deriving {
-        all.extend(branch_sides(code, &incoming, points));
-    }
-    // Then the arrivals branch outcomes use, with no line either.
-    let lineless = all.len();
-    all.extend(arrival_points(&formulas));
-    // Handlers' first instructions, for whether their code ran (a counter
-    // there costs only when an exception is caught).
-    if branches {
-        all.extend(
-            code.handlers
-                .iter()
-                .map(|h| code.labels[h.handler.0 as usize]),
-        );
-    }
-    // The first point at each instruction stands for all of them.
-    let mut point_at: Vec<Option<usize>> = vec![None; n];
-    let rep: Vec<usize> = all
-        .iter()
-        .enumerate()
-        .map(|(k, &ix)| *point_at[ix as usize].get_or_insert(k))
-        .collect();
-    // Branching instructions whose first point is an arrival point.
-    let arrival: Vec<bool> = (0..n)
-        .map(|i| point_at[i].is_some_and(|k| k >= lineless) && is_branching(&code.insns[i]))
-        .collect();
-    let mut states: Vec<State> = (0..all.len()).map(|_| State::Measured).collect();
     // Handlers must be entered only by exceptions, for their counters.
     let faults_ok = deriving
         && !constructor
@@ -223,6 +203,60 @@ pub fn plan_coverage(
             let at = code.labels[h.handler.0 as usize] as usize;
             incoming[at].iter().all(|s| *s == Source::Handler)
         });
+    // Line points, then (when deriving) the sides of conditional branches
+    // that have no line entry: points with no line, counted when that is
+    // cheaper (a one-line method's two branches instead of its calls); and
+    // the merges of straight code that can be derived (`merge_points`).
+    let sides = if deriving {
+        branch_sides(code, &incoming, points)
+    } else {
+        Vec::new()
+    };
+    // Then the arrivals branch outcomes use, with no line either, and the
+    // handlers' first instructions, for whether their code ran (a counter
+    // there costs only when an exception is caught).
+    let mut later = arrival_points(&formulas);
+    if branches {
+        later.extend(
+            code.handlers
+                .iter()
+                .map(|h| code.labels[h.handler.0 as usize]),
+        );
+    }
+    let mut merges = if deriving {
+        merge_points(code, &incoming, points)
+    } else {
+        Vec::new()
+    };
+    merges.retain(|ix| !later.contains(ix));
+    // A merge whose ways in cannot all be derived would only need a
+    // counter of its own: left out, and again until every one left can.
+    let layout = loop {
+        let layout = Layout::new(code, [points, &sides, &merges, &later]);
+        let g = Graph {
+            code,
+            cp,
+            incoming: &incoming,
+            point_at: &layout.point_at,
+            calls_counted,
+            faults_ok,
+            arrival: &layout.arrival,
+        };
+        let before = merges.len();
+        merges.retain(|&ix| g.terms(ix).is_some());
+        if merges.len() == before {
+            break layout;
+        }
+    };
+    let Layout {
+        all,
+        point_at,
+        rep,
+        arrival,
+    } = layout;
+    let lineless = points.len() + sides.len() + merges.len();
+    let merge_range = points.len() + sides.len()..lineless;
+    let mut states: Vec<State> = (0..all.len()).map(|_| State::Measured).collect();
     if deriving {
         let g = Graph {
             code,
@@ -244,7 +278,13 @@ pub fn plan_coverage(
         let order: Vec<(u32, bool, u32)> = all
             .iter()
             .enumerate()
-            .map(|(k, &ix)| (depth[ix as usize], k < points.len() || k >= lineless, ix))
+            .map(|(k, &ix)| {
+                // A merge breaks a cycle last: the loop's body line then
+                // keeps the counter, not its header (run once more per
+                // entry into the loop).
+                let depth = depth[ix as usize] + if merge_range.contains(&k) { 1 << 16 } else { 0 };
+                (depth, k < points.len() || k >= lineless, ix)
+            })
             .collect();
         resolve(&mut states, &order);
     }
@@ -323,7 +363,14 @@ pub fn plan_coverage(
     // their leaders.
     let mut keyed_blocks: Vec<(u32, u32, Vec<Count>)> = Vec::new();
     if branches {
-        let lead = blocks::leaders(code, &incoming, &point_at, &arrival, calls_counted);
+        // A merge's point is passed over too: a run of instructions is
+        // known to have run by the ways into the merge, as before merges
+        // were points (a merge's count is for the lines after it).
+        let mut skip = arrival.clone();
+        for &ix in &all[merge_range.clone()] {
+            skip[ix as usize] = true;
+        }
+        let lead = blocks::leaders(code, &incoming, &point_at, &skip, calls_counted);
         let mut start = 0;
         for i in 1..=n {
             if i == n || lead[i] != lead[start] {
@@ -467,7 +514,7 @@ fn add_scaled(sum: &mut Count, c: &Count, coef: i64) {
 }
 
 /// A conditional jump or a switch.
-fn is_branching(insn: &Insn) -> bool {
+pub(super) fn is_branching(insn: &Insn) -> bool {
     match insn {
         Insn::Branch { op, .. } => crate::opcodes::is_conditional(*op),
         Insn::TableSwitch(_) | Insn::LookupSwitch(_) => true,
