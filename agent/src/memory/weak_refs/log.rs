@@ -76,7 +76,7 @@ impl Logs {
     /// `counted_through`): a retired log left `threads` before it was
     /// retired, so no scan that starts from here lists it, and every other
     /// reader of a log holds the lock while it reads.
-    pub unsafe fn free_retired(&mut self) {
+    pub(super) unsafe fn free_retired(&mut self) {
         for log in self.retired.drain(..) {
             // SAFETY: made by Box::leak in `ThreadLogSlot::log`, retired once
             // by its slot's drop, and read by no one any more (the caller's

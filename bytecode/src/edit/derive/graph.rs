@@ -315,7 +315,8 @@ pub(super) fn branch_sides(code: &Code<'_>, incoming: &[Vec<Source>], lines: &[u
 /// one can start there, so what follows a loop can take its count from
 /// the loop's (its exits = its entries) instead of a counter of its own.
 pub(super) fn merge_points(code: &Code<'_>, incoming: &[Vec<Source>], lines: &[u32]) -> Vec<u32> {
-    let mut out: Vec<u32> = (0..code.insns.len() as u32)
+    // In instruction order already.
+    (0..code.insns.len() as u32)
         .filter(|&i| {
             let ways = &incoming[i as usize];
             ways.len() >= 2
@@ -324,9 +325,7 @@ pub(super) fn merge_points(code: &Code<'_>, incoming: &[Vec<Source>], lines: &[u
                     .all(|s| matches!(s, Source::Fall(_) | Source::Jump(_)))
                 && !lines.contains(&i)
         })
-        .collect();
-    out.sort_unstable();
-    out
+        .collect()
 }
 
 /// How many loops (backward jumps' spans) hold each instruction.

@@ -13,6 +13,9 @@ pub(super) struct Layout {
     pub(super) rep: Vec<usize>,
     /// Branching instructions whose first point is an arrival point.
     pub(super) arrival: Vec<bool>,
+    /// Points before this have a line or are sides and merges; those from
+    /// it on are the arrival points and handlers.
+    pub(super) lineless: usize,
 }
 
 impl Layout {
@@ -36,6 +39,7 @@ impl Layout {
             point_at,
             rep,
             arrival,
+            lineless,
         }
     }
 }

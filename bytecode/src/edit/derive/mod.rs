@@ -253,9 +253,9 @@ pub fn plan_coverage(
         point_at,
         rep,
         arrival,
+        lineless,
     } = layout;
-    let lineless = points.len() + sides.len() + merges.len();
-    let merge_range = points.len() + sides.len()..lineless;
+    let merge_range = lineless - merges.len()..lineless;
     let mut states: Vec<State> = (0..all.len()).map(|_| State::Measured).collect();
     if deriving {
         let g = Graph {
