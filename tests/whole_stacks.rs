@@ -154,6 +154,15 @@ fn jvm_flags(mode: &str) -> &'static [&'static str] {
 /// 17), so that the share within the loop is of most of the program.
 const LOOP_FLOOR: f64 = 50.0;
 
+/// The least share of the program's samples with the workload's stub named
+/// on top (where the table names one). A sampler that does not name stubs
+/// shows none; how many there are moves with the JIT's timing, since the
+/// interpreter dispatches a virtual call without a stub and a loaded
+/// machine leaves the loop longer in the interpreter and C1 (megamorphic's
+/// vtable stub: 15.9% quiet on JDK 17, 8.7% at a steady load 10 on JDK 21;
+/// lambdas' itable stub 30.6% quiet), so the floor says "named", not a share.
+const NAMED_TOP_LEAST: f64 = 4.0;
+
 /// The most of a workload's method's samples that may lie outside the loop
 /// that calls it (the JVM's start calls some of them a few times).
 const ASTRAY_MOST: f64 = 2.0;
@@ -240,7 +249,7 @@ fn samples_in_stubs_keep_their_java_callers() {
             && under >= least
             && loop_share >= LOOP_FLOOR
             && astray <= ASTRAY_MOST
-            && named_top.is_none_or(|s| s >= 10.0);
+            && named_top.is_none_or(|s| s >= NAMED_TOP_LEAST);
         if !ok {
             let without: Vec<String> = st
                 .iter()
@@ -248,7 +257,7 @@ fn samples_in_stubs_keep_their_java_callers() {
                 .map(|(p, n)| format!("{n} {}", p.join(";")))
                 .collect();
             failures.push(format!(
-                "{mode}: {total} samples (>= 200), no Java frame {no_java:.2}% (<= 1), marker on top {marker_on_top:.2}% (<= 1), under {caller} {under:.1}% of {around}'s (>= {least}), {around} {loop_share:.1}% of the program's (>= {LOOP_FLOOR}), {caller} outside {around} {astray:.2}% (<= {ASTRAY_MOST}), {top:?} on top {named_top:?}% (>= 10)\n{}\nwithout a Java frame: {without:?}",
+                "{mode}: {total} samples (>= 200), no Java frame {no_java:.2}% (<= 1), marker on top {marker_on_top:.2}% (<= 1), under {caller} {under:.1}% of {around}'s (>= {least}), {around} {loop_share:.1}% of the program's (>= {LOOP_FLOOR}), {caller} outside {around} {astray:.2}% (<= {ASTRAY_MOST}), {top:?} on top {named_top:?}% (>= {NAMED_TOP_LEAST})\n{}\nwithout a Java frame: {without:?}",
                 run.stderr
             ));
         }

@@ -22,13 +22,15 @@
 //! - JVMTI tags (any collector): a tag naming the counter, and the
 //!   ObjectFree event. The tag map is one hash table behind one lock, so
 //!   each allocation costs 2–4× more, and the frees arrive after the GC,
-//!   when the VM posts them. Under ZGC and Shenandoah a snapshot counts
-//!   them by a census from the roots (`tag_census`).
+//!   when the VM posts them (never made to post them now: that can hang
+//!   HotSpot, `tag_census`). A snapshot counts them by a census from the
+//!   roots (`tag_census`), on every collector.
 //!
 //! `max` is taken only where what is alive is known exactly: the end of
 //! each full collection (`vm::gc_counts` tells which GCs were), once the
-//! agent thread has its figures, each snapshot, and under ZGC and
-//! Shenandoah each census of the stamps (`counters::peaks`).
+//! agent thread has its figures, each snapshot, under ZGC and Shenandoah
+//! each census of the stamps, and under tags on a pause collector each
+//! census of the tags after a full GC (`counters::peaks`).
 //!
 //! Both are weak storage the GC clears, so tracking keeps nothing alive.
 //! A `java.lang.ref.WeakReference` per object was measured first and
@@ -121,30 +123,39 @@ impl Lifetime {
             if !counters.peak_pending() {
                 return;
             }
-            // Through which GC the tags' frees are posted: those finished
-            // before the flush.
-            let finished = counters.gcs_finished();
-            let tags_through = match self.tracking.mechanism() {
-                Mechanism::Tags => self
-                    .tracking
-                    .made_env()
-                    .ok()
-                    .map(reading::flush_object_frees),
-                Mechanism::WeakRefs => None,
-            };
-            let tags_through = match tags_through {
-                Some(Ok(())) => finished,
-                _ => 0,
-            };
+            // The tags' frees are posted by the Service Thread in its own
+            // time, and making it post them now can hang the JVM
+            // (`tag_census`): their figure at this GC's end is not known.
+            // A census of the tags from the roots, budget allowing, is an
+            // instant of `max` of its own instead.
             self.stamps.after_gc(counters, stamps::census::Walk::Heap);
+            if self.tracking.mechanism() == Mechanism::Tags {
+                self.tags_census_after_gc();
+            }
             // Again after the census (a while): a GC that finished meanwhile
             // has its frees counted too.
             let weak_through = self.weak.count_frees(false, counters);
-            counters.take_pending_peak(counters::Known {
-                weak_through,
-                tags_through,
-            });
+            counters.take_pending_peak(counters::Known { weak_through });
         })
+    }
+
+    /// After a full GC of a pause collector under `tracker=tags`: a census
+    /// of the tags if the `census=` budget allows, its counts an instant of
+    /// `max` (as a census of the stamps is under ZGC).
+    fn tags_census_after_gc(&self) {
+        let Ok(env) = self.tracking.made_env() else {
+            return;
+        };
+        if !self.stamps.tag_census_due() {
+            return;
+        }
+        match tag_census::take(env, &self.counters, &self.tag_census) {
+            Ok(took) => {
+                self.stamps.charge_tag_census(took);
+                self.counters.raise_to_tag_census();
+            }
+            Err(e) => crate::log::error_once("memory census", &format!("memory: {e}")),
+        }
     }
 
     pub fn cost_summary(&self, stamped_classes: usize) -> Option<String> {
@@ -168,10 +179,8 @@ impl Listener for Lifetime {
     fn gc_start(&self) {
         if self.tracking.mechanism() == Mechanism::WeakRefs {
             let weak_through = self.weak.count_frees(true, &self.counters);
-            self.counters.take_pending_peak(counters::Known {
-                weak_through,
-                tags_through: 0,
-            });
+            self.counters
+                .take_pending_peak(counters::Known { weak_through });
         }
         self.counters.gc_started()
     }

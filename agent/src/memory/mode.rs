@@ -33,7 +33,7 @@ pub const REGISTRATION: Registration = Registration {
                 syntax: "tracker=auto|weak|tags",
                 default: "auto",
                 takes: Takes::Start,
-                meaning: "memory: how the death of an object without a stamp (stamps=) is seen; weak: a JNI weak reference per object, checked after each GC (serial, parallel and G1 collectors, which clear them in their pauses; the cheapest); tags: JVMTI tags and ObjectFree (any collector; on G1, Parallel or Serial it can hang HotSpot 17.0.6+, 21 and 25, docs/MEMORY.md: use auto there); auto: weak where the collector allows, else tags. Fixed for the JVM's life by the first memory session",
+                meaning: "memory: how the death of an object without a stamp (stamps=) is seen; weak: a JNI weak reference per object, checked after each GC (serial, parallel and G1 collectors, which clear them in their pauses; the cheapest); tags: JVMTI tags, counted by a census from the roots at snapshots and, on G1, Parallel or Serial, after full GCs within the census= budget (any collector); auto: weak where the collector allows, else tags. Fixed for the JVM's life by the first memory session",
                 read: Some(|k, v| options::choice(k, v, &["auto", "weak", "tags"], "valid: auto, weak, tags")),
             },
             Opt {

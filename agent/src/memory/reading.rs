@@ -4,7 +4,7 @@
 //! threads are; and what the censuses cost, for `<sites>`.
 
 use super::{counters, stamps, tag_census, Lifetime, Mechanism};
-use crate::vm::{Jvmti, JvmtiEvent};
+use crate::vm::Jvmti;
 use std::collections::HashMap;
 use std::sync::atomic::Ordering::Relaxed;
 
@@ -66,7 +66,11 @@ impl Lifetime {
     ) -> Result<Counts, crate::error::AgentError> {
         // `count`: the objects alive at the end of the snapshot's own GC;
         // under ZGC or Shenandoah, at the censuses after it.
-        let instant = if self.tracking.walks_see_only_reachable() {
+        // With tags (ZGC's and Shenandoah's default, or `tracker=tags`),
+        // at the census of the tags after it (`one_reading`).
+        let instant = if self.tracking.walks_see_only_reachable()
+            || self.tracking.mechanism() == Mechanism::Tags
+        {
             counters::Instant::Census
         } else {
             counters::Instant::LastGcEnd
@@ -79,11 +83,11 @@ impl Lifetime {
         let all = loop {
             // After the snapshot's GC (which may be several: Parallel
             // scavenges before its full GC), no other may start.
-            let after_ours = self.one_reading(jvmti, instant)?;
+            let after_ours = self.one_reading(jvmti)?;
             let all = self.counters.all(instant);
             tries += 1;
             let others = self.counters.gcs_started() != after_ours;
-            if instant == counters::Instant::Census || !others || tries == 3 {
+            if self.tracking.walks_see_only_reachable() || !others || tries == 3 {
                 break all;
             }
         };
@@ -124,14 +128,19 @@ impl Lifetime {
 impl Lifetime {
     /// The snapshot's GC (none at an exit under ZGC or Shenandoah, where
     /// it would wait forever for the stopped threads), every free it found
-    /// counted (weak references: its scan; tags: every ObjectFree posted),
-    /// then the censuses (ZGC, Shenandoah: of the tags too); the GCs
-    /// started by the end of the snapshot's.
-    fn one_reading(
-        &self,
-        jvmti: Jvmti,
-        instant: counters::Instant,
-    ) -> Result<u64, crate::error::AgentError> {
+    /// counted (weak references: its scan), then the censuses: of the tags
+    /// (from the roots) where tags follow objects, and of the stamps; the
+    /// GCs started by the end of the snapshot's.
+    ///
+    /// The tags' frees are not waited for: the only way to make the VM post
+    /// them now is to flush its ObjectFree events (enabling the event
+    /// again), and on HotSpot 17.0.6+, 21 and 25 that can hang the JVM
+    /// (JDK-8256811 serialised the flushes, and one flusher waits for the
+    /// other without a safepoint check: if the one posting stops for a
+    /// safepoint meanwhile, neither moves; seen once, JDK 21 at load 10,
+    /// docs/MEMORY.md). The census counts the tagged objects reachable at
+    /// its moment instead, exactly, whatever frees are still to be posted.
+    fn one_reading(&self, jvmti: Jvmti) -> Result<u64, crate::error::AgentError> {
         let gc = !self.tracking.gc_impossible_now();
         if gc {
             jvmti
@@ -139,18 +148,14 @@ impl Lifetime {
                 .map_err(|e| crate::error::AgentError::jvmti(jvmti, "ForceGarbageCollection", e))?;
         }
         let after_ours = self.counters.gcs_started();
-        if self.tracking.mechanism() == Mechanism::WeakRefs {
-            self.weak.count_frees(false, &self.counters);
-        } else if instant != counters::Instant::Census {
-            // Under a census (ZGC, Shenandoah) the tags' counts are the
-            // census's, not made less freed: no flush, which can hang the
-            // JVM (`flush_object_frees`).
-            flush_object_frees(jvmti)
-                .map_err(|e| crate::error::AgentError::jvmti(jvmti, "ObjectFree", e))?;
-        }
-        if instant == counters::Instant::Census && self.tracking.mechanism() == Mechanism::Tags {
-            tag_census::take(jvmti, &self.counters, &self.tag_census)
-                .map_err(|e| crate::error::AgentError::Internal(format!("memory: {e}")))?;
+        match self.tracking.mechanism() {
+            Mechanism::WeakRefs => {
+                self.weak.count_frees(false, &self.counters);
+            }
+            Mechanism::Tags => {
+                tag_census::take(jvmti, &self.counters, &self.tag_census)
+                    .map_err(|e| crate::error::AgentError::Internal(format!("memory: {e}")))?;
+            }
         }
         // No GC before an exit under ZGC or Shenandoah: a pass over their
         // heap would still find what only a dead object's tag holds.
@@ -180,23 +185,6 @@ impl Lifetime {
             skipped: s.skipped.load(Relaxed),
         }
     }
-}
-
-/// Makes the VM post the ObjectFree events of the objects the GCs found
-/// dead, before it returns: enabling the event (again) flushes them
-/// (JvmtiTagMap's flush). `jvmti`: the environment of the memory tags.
-///
-/// Known hazard (HotSpot 17.0.6+, 21, 25: JDK-8256811 serialised the
-/// flushes): the Service Thread flushes after GCs too, and one flusher
-/// waits for the other without a safepoint check; if the one posting (this
-/// thread, in its ObjectFree callbacks) stops for a safepoint meanwhile,
-/// neither moves and the JVM hangs. Seen once, JDK 21 at load 10
-/// (`tracker=tags` on G1, docs/MEMORY.md). So it is called only where the
-/// counts need it: `tracker=tags` under a collector that clears tags in
-/// its pause (not the default anywhere); ZGC's and Shenandoah's snapshots
-/// count tags by census instead.
-pub(super) fn flush_object_frees(jvmti: Jvmti) -> Result<(), crate::vm::sys::JvmtiError> {
-    jvmti.set_event_enabled(JvmtiEvent::OBJECT_FREE, true)
 }
 
 /// The counters' figures, one per (thread, what): a thread may have two

@@ -1,6 +1,15 @@
 //! A census of the tagged objects (arrays and the JDK's objects under ZGC
-//! or Shenandoah, or `tracker=tags`), for a snapshot under a collector
-//! whose cycles run beside the program.
+//! or Shenandoah, or `tracker=tags`), for every snapshot that follows
+//! objects with tags, and after the full GCs of a pause collector.
+//!
+//! Under a pause collector the ObjectFree events would tell the frees of
+//! each GC, but only once the VM has posted them all, and the one way to
+//! make it post them now (enabling the event again, a flush) can hang
+//! HotSpot 17.0.6+, 21 and 25 (JDK-8256811: one flusher waits for the
+//! other without a safepoint check; docs/MEMORY.md). A census needs no
+//! flush: it counts what is reachable at its own moment, whatever frees
+//! are still to be posted (those the walk finds are posted on the calling
+//! thread, outside the flushes' protocol).
 //!
 //! Such a cycle keeps everything made while it runs, dead or not, and a
 //! pass over its heap starts from the weak roots too, among them the tags
@@ -47,8 +56,9 @@ struct Pass<'a> {
 }
 
 /// Counts the tagged objects reachable now, with `env` (the environment of
-/// the memory tags), and records them in `counters`.
-pub fn take(env: Jvmti, counters: &Counters, cost: &Cost) -> Result<(), AgentError> {
+/// the memory tags), and records them in `counters`; answers the time it
+/// took.
+pub fn take(env: Jvmti, counters: &Counters, cost: &Cost) -> Result<u64, AgentError> {
     let mut pass = Pass {
         counters,
         epoch: counters.next_tag_epoch(),
@@ -81,7 +91,7 @@ pub fn take(env: Jvmti, counters: &Counters, cost: &Cost) -> Result<(), AgentErr
         counters.census_moment(&mut pass.made);
     }
     counters.tags_counted(&pass.alive, &pass.made);
-    Ok(())
+    Ok(took)
 }
 
 /// The reference callback: counts the referenced object once if it carries

@@ -30,13 +30,13 @@ pub(super) struct Pending {
     finish: u64,
 }
 
-/// Through which GC (by its number among those finished) each tracker's
-/// frees are all counted: the weak references' scan, the ObjectFree
-/// events the VM posted (0: none known).
+/// Through which GC (by its number among those finished) the weak
+/// references' frees are all counted (0: none known). The tags' are never
+/// known at a GC's end: the VM posts them in its own time
+/// ([`Counters::raise_to_tag_census`] instead).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Known {
     pub weak_through: u64,
-    pub tags_through: u64,
 }
 use std::collections::HashMap;
 use std::sync::atomic::Ordering::*;
@@ -125,6 +125,7 @@ impl Counters {
     }
 
     /// GCs finished so far (the number of the last one).
+    #[cfg(test)]
     pub fn gcs_finished(&self) -> u64 {
         self.gc_finishes.load(Acquire)
     }
@@ -156,17 +157,13 @@ impl Counters {
         if p.starts != self.gc_starts.load(Acquire) {
             return;
         }
-        let (weak, tags) = (
-            known.weak_through >= p.finish,
-            known.tags_through >= p.finish,
-        );
+        let weak = known.weak_through >= p.finish;
         let stamps = self.census_recorded.load(Acquire) && self.stamps_fresh();
         self.raise(|c| match c.kind() {
             Kind::Weak if weak => Some(c.alive_at_gc_end()),
-            Kind::Tag if tags => Some(c.alive_at_gc_end()),
             Kind::Stamp if stamps => Some(c.census_alive.load(Relaxed)),
-            // A group's own (tags') count, exact when known or none.
-            Kind::Group if tags || c.alive_at_gc_end() == 0 => Some(c.alive_at_gc_end()),
+            // A group's own (tags') count: known only when it has none.
+            Kind::Group if c.alive_at_gc_end() == 0 => Some(0),
             _ => None,
         })
     }
@@ -277,6 +274,25 @@ impl Counters {
                 c.census_made.store(m, Relaxed);
             }
         }
+    }
+
+    /// After a census of the tags that is an instant of its own (a pause
+    /// collector's full GC under `tracker=tags`): each tag counter's `max`
+    /// raised to its count, and each group's to its tags' sum where the
+    /// group has no other site (stamps, counted at another instant).
+    pub fn raise_to_tag_census(&self) {
+        let _census = self.census_lock.lock();
+        let mut own = vec![0i64; self.len.load(Acquire)];
+        for c in self.made_so_far().filter(|c| c.kind() == Kind::Tag) {
+            if let Some(sum) = self.group_of(c).and_then(|g| own.get_mut(g.index())) {
+                *sum += c.census_alive.load(Relaxed);
+            }
+        }
+        self.raise(|c| match c.kind() {
+            Kind::Tag => Some(c.census_alive.load(Relaxed)),
+            Kind::Group => own.get(c.index()).copied(),
+            _ => None,
+        })
     }
 
     /// Every counter's figures at `instant`, each group's as the sum of its

@@ -206,6 +206,15 @@ impl Census {
         due
     }
 
+    /// Charges a census of the tags after a GC (`memory::tag_census`) to
+    /// the same budget: the censuses after a GC share the `census=` share,
+    /// and the next is due when the credit covers all of this one's.
+    pub fn charge(&self, took_ns: u64) {
+        let mut b = self.budget.lock();
+        b.estimate_ns = b.estimate_ns.saturating_add(took_ns);
+        b.credit_ns = b.credit_ns.saturating_sub(took_ns as i64);
+    }
+
     /// Takes a census with `env` (the environment that tagged the stamped
     /// classes) and records it in `counters`. `after_gc`: the agent
     /// thread's, not a snapshot's.

@@ -154,6 +154,18 @@ impl Stamps {
         }
     }
 
+    /// May a census of the tags run after this GC (the `census=` budget,
+    /// which it shares with the stamps' and is then charged with)? Not
+    /// while a heap dump holds the censuses.
+    pub fn tag_census_due(&self) -> bool {
+        !self.held.load(Relaxed) && self.census.due()
+    }
+
+    /// What a census of the tags after a GC took, charged to the budget.
+    pub fn charge_tag_census(&self, took_ns: u64) {
+        self.census.charge(took_ns)
+    }
+
     /// Holds (or lets go) the censuses after GCs, for a heap dump.
     pub fn hold(&self, on: bool) {
         self.held.store(on, Relaxed);

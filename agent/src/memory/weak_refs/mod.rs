@@ -314,10 +314,7 @@ mod tests {
         // A full collection's start and finish as `memory::Lifetime` handles them.
         let start = |w: &WeakRefs| {
             let weak_through = w.count_frees(true, &counters);
-            counters.take_pending_peak(crate::memory::counters::Known {
-                weak_through,
-                tags_through: 0,
-            });
+            counters.take_pending_peak(crate::memory::counters::Known { weak_through });
             counters.gc_started();
         };
         let finish = |w: &WeakRefs| {
