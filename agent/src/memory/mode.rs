@@ -47,7 +47,7 @@ pub const REGISTRATION: Registration = Registration {
                 syntax: "census=PERCENT",
                 default: "5%",
                 takes: Takes::Start,
-                meaning: "memory with stamps: the most of the time the heap censuses after full GCs (ZGC, Shenandoah: after GCs) may take (each stops every thread for one pass over the heap), 1% to 100%; a full GC no census follows is not an instant of the stamps' max. A snapshot always takes one",
+                meaning: "memory with stamps (or tracker=tags on G1, Parallel or Serial): the most of the time the heap censuses after full GCs (ZGC, Shenandoah: after GCs) may take (each stops every thread for one pass over the heap), 1% to 100%; a full GC no census follows is not an instant of the stamps' (tags') max. A snapshot always takes one",
                 read: Some(read_percent),
             },
         ],
