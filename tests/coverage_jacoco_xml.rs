@@ -211,7 +211,8 @@ fn line_item(l: Option<&[u64; 4]>) -> (i64, i64) {
     }
 }
 
-fn compare(name: &str, main: &str, args: &[&str]) {
+/// Compares the two reports of `main`; answers profrj's snapshot.
+fn compare(name: &str, main: &str, args: &[&str]) -> String {
     let dir = temp_dir(&format!("jacoco-xml-{name}"));
     let (snap, ours) = profrj_report(&dir, main, args);
     let out = Command::new("xmllint")
@@ -363,11 +364,75 @@ fn compare(name: &str, main: &str, args: &[&str]) {
         "{main}: only {} lines",
         ours.lines.len()
     );
+    snapshot
 }
 
 #[test]
 fn coverage_truth_matches_jacocos_report() {
     compare("truth", "profrj.harness.CoverageTruth", &[]);
+}
+
+/// JaCoCo's method filters (FilterTruth): the agent names each method they
+/// leave out (`generated`, every other method without it), and with them
+/// left out the report's counters equal JaCoCo's, METHOD and CLASS
+/// included: an enum's `values`, `valueOf`, constructor and `$values`, a
+/// bridge, a private empty constructor never called; a lambda's body kept.
+#[test]
+fn filter_truth_matches_jacocos_report() {
+    let snapshot = compare("filters", "profrj.harness.FilterTruth", &[]);
+    let doc = roxmltree::Document::parse(&snapshot).unwrap();
+    let found: BTreeMap<String, Option<&str>> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("method"))
+        .map(|m| {
+            let class = m.parent().unwrap().attribute("name").unwrap();
+            let class = class.rsplit('.').next().unwrap();
+            let method = m.attribute("name").unwrap();
+            let sig = m.attribute("signature").unwrap();
+            (format!("{class}.{method}{sig}"), m.attribute("generated"))
+        })
+        .collect();
+    let color = "Lprofrj/harness/FilterTruth$Color;";
+    let named = "Lprofrj/harness/FilterTruth$Named;";
+    let expected: BTreeMap<String, Option<&str>> = [
+        ("FilterTruth.<init>()V".to_owned(), None),
+        ("FilterTruth.main([Ljava/lang/String;)V".to_owned(), None),
+        (
+            "FilterTruth.lambda$main$0()Ljava/lang/String;".to_owned(),
+            None,
+        ),
+        (format!("FilterTruth$Color.values()[{color}"), Some("enum")),
+        (
+            format!("FilterTruth$Color.valueOf(Ljava/lang/String;){color}"),
+            Some("enum"),
+        ),
+        (
+            "FilterTruth$Color.<init>(Ljava/lang/String;I)V".to_owned(),
+            Some("enum"),
+        ),
+        (
+            format!("FilterTruth$Color.$values()[{color}"),
+            Some("synthetic"),
+        ),
+        ("FilterTruth$Color.<clinit>()V".to_owned(), None),
+        (
+            "FilterTruth$Util.<init>()V".to_owned(),
+            Some("empty constructor"),
+        ),
+        ("FilterTruth$Util.twice(I)I".to_owned(), None),
+        (
+            "FilterTruth$Named.<init>(Ljava/lang/String;)V".to_owned(),
+            None,
+        ),
+        (format!("FilterTruth$Named.compareTo({named})I"), None),
+        (
+            "FilterTruth$Named.compareTo(Ljava/lang/Object;)I".to_owned(),
+            Some("synthetic"),
+        ),
+    ]
+    .into_iter()
+    .collect();
+    assert_eq!(found, expected);
 }
 
 #[test]

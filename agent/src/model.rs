@@ -228,6 +228,9 @@ pub struct CoveredMethod {
     /// Per footprint cell: (instructions run, instructions); empty when
     /// unknown.
     pub instructions: Vec<(u32, u32)>,
+    /// Which of JaCoCo's filters leaves it out of JaCoCo's report
+    /// (`generated`, profrj's extension).
+    pub generated: Option<&'static str>,
 }
 
 /// Every Java thread's state and stack, the monitors and locks they own

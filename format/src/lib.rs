@@ -205,6 +205,10 @@ pub mod coverage {
         pub const FIRST_LINE: &str = "firstline";
         /// Calls of the method.
         pub const COUNT: &str = "count";
+        /// profrj's extension: which of JaCoCo's filters leaves the method
+        /// out of JaCoCo's report (`synthetic`, `enum`, `empty
+        /// constructor`); absent for every other method.
+        pub const GENERATED: &str = "generated";
         /// `firstline` of a method without line numbers (no footprints).
         pub const NO_LINES: i64 = -1;
     }

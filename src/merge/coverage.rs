@@ -36,6 +36,15 @@ const M_CELL: u8 = 1;
 const M_BRANCH: u8 = 2;
 const M_INSTR: u8 = 3;
 
+/// `generated`'s values by their code in a record (0: none; one unknown
+/// to this reader is none too).
+const GENERATED: [&str; 4] = ["", "synthetic", "enum", "empty constructor"];
+
+fn generated_code(g: Option<&str>) -> u64 {
+    g.and_then(|g| GENERATED.iter().skip(1).position(|&k| k == g))
+        .map_or(0, |i| i as u64 + 1)
+}
+
 pub struct CoverageMerge {
     sorter: Sorter,
     any: bool,
@@ -95,7 +104,8 @@ impl CoverageMerge {
         let method_len = key.len();
         key.push(M_HEAD);
         // calls, inputs with the method, inputs with <branches>, with
-        // <instructions>, first file.
+        // <instructions>; kept: the first file's number and `generated` (the
+        // same class bytes give the same).
         let values = [
             m.count,
             1,
@@ -103,7 +113,7 @@ impl CoverageMerge {
             u64::from(!m.branches.is_empty()),
             u64::from(m.instructions.is_some()),
             file,
-            0,
+            generated_code(m.generated.as_deref()),
         ];
         self.sorter.push(key, &values)?;
         for (i, &n) in m.footprints.iter().enumerate() {
@@ -289,9 +299,13 @@ impl SortedCoverage {
                 } else {
                     first.to_string()
                 };
+                let generated = match GENERATED.get(v[5] as usize) {
+                    Some(&g) if v[5] > 0 => format!(r#" {}="{g}""#, f::method::GENERATED),
+                    _ => String::new(),
+                };
                 writeln!(
                     w,
-                    r#"   <method {}="{}" {}="{}" {}="{first}" {}="{}">"#,
+                    r#"   <method {}="{}" {}="{}" {}="{first}" {}="{}"{generated}>"#,
                     f::method::NAME,
                     attr(&name),
                     f::method::SIGNATURE,
@@ -428,6 +442,40 @@ mod tests {
         format!(
             r#"<doc><coverage><class name="p.A" source="A.java"{id}>{method}</class></coverage></doc>"#
         )
+    }
+
+    /// `generated` is kept: each of its values, and none where absent.
+    #[test]
+    fn generated_is_kept() {
+        let id = r#" id="00000000000000bb""#;
+        let methods = |g: &[&str]| -> String {
+            g.iter()
+                .enumerate()
+                .map(|(i, g)| {
+                    let attr = match *g {
+                        "" => String::new(),
+                        g => format!(r#" generated="{g}""#),
+                    };
+                    format!(
+                        r#"<method name="m{i}" signature="()V" firstline="3" count="1"{attr}><footprints>1 </footprints></method>"#
+                    )
+                })
+                .collect()
+        };
+        let kinds = ["synthetic", "enum", "empty constructor", ""];
+        let a = snapshot(id, &methods(&kinds));
+        let (xml, _) = merged(&[&a, &a]).unwrap();
+        let snap = parse_bytes(format!("<doc>{xml}</doc>").as_bytes()).unwrap();
+        let got: Vec<Option<String>> = snap.coverage.unwrap().classes[0]
+            .methods
+            .iter()
+            .map(|m| m.generated.clone())
+            .collect();
+        let want: Vec<Option<String>> = kinds
+            .iter()
+            .map(|k| (!k.is_empty()).then(|| k.to_string()))
+            .collect();
+        assert_eq!(got, want);
     }
 
     /// Branches sum outcome by outcome; instructions are kept where the

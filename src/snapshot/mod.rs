@@ -359,6 +359,10 @@ pub struct CoverageMethod {
     /// `<instructions>`, when the snapshot has it: per footprint cell,
     /// (instructions run, instructions). `None`: unknown.
     pub instructions: Option<Vec<(u64, u64)>>,
+    /// `generated` (profrj's extension): which of JaCoCo's filters leaves
+    /// the method out of JaCoCo's report (`synthetic`, `enum`, `empty
+    /// constructor`). `None`: no filter, or an older snapshot.
+    pub generated: Option<String>,
 }
 
 /// One branching instruction: its source line (`None`: -1, none) and how

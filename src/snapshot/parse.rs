@@ -403,6 +403,7 @@ impl Parser {
                     footprints: Vec::new(),
                     branches: Vec::new(),
                     instructions: None,
+                    generated: a.get(coverage::method::GENERATED),
                 };
                 let cov = self.snap.coverage.as_mut().expect("opened");
                 cov.classes.last_mut().expect("open").methods.push(m);

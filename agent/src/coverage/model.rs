@@ -27,6 +27,7 @@ pub fn section(c: &Counts) -> Section {
                         lines: lines(m, counts.map(Vec::as_slice)),
                         branches: m.branch_counts(counts.map(Vec::as_slice)),
                         instructions: instructions(m, counts.map(Vec::as_slice)),
+                        generated: m.generated,
                     }
                 })
                 .collect(),
@@ -84,6 +85,7 @@ mod tests {
             branches: Vec::new(),
             insns: Vec::new(),
             runs: Vec::new(),
+            generated: None,
         }
     }
 

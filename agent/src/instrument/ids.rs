@@ -57,6 +57,9 @@ pub struct MethodLines {
     /// Per run of instructions: they ran when one of these counts is
     /// above 0 (`CounterPlan::blocks`).
     pub runs: Vec<Vec<Count>>,
+    /// Which of JaCoCo's filters leaves the method out of its report, if
+    /// one does (`rewrite::generated`): the snapshot's `generated`.
+    pub generated: Option<&'static str>,
 }
 
 impl MethodLines {

@@ -27,6 +27,9 @@ pub fn write<W: Write>(w: &mut XmlWriter<W>, c: &Coverage) -> io::Result<()> {
             el.push_attribute((f::method::SIGNATURE, super::name(&m.descriptor).as_ref()));
             el.push_attribute((f::method::FIRST_LINE, first.to_string().as_str()));
             el.push_attribute((f::method::COUNT, m.calls.to_string().as_str()));
+            if let Some(g) = m.generated {
+                el.push_attribute((f::method::GENERATED, g));
+            }
             w.write_event(Event::Start(el))?;
             w.write_event(Event::Start(BytesStart::new(f::FOOTPRINTS)))?;
             w.write_event(Event::Text(BytesText::new(&prints)))?;

@@ -220,6 +220,7 @@ mod tests {
             footprints: prints.to_vec(),
             branches: Vec::new(),
             instructions: None,
+            generated: None,
         }
     }
 

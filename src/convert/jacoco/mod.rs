@@ -13,9 +13,13 @@
 //! - A counter is written where it has items (total above 0), as JaCoCo's
 //!   XMLFormatter does; one unknown (an older snapshot) is left out of the
 //!   node and of every level above it.
-//! - What JaCoCo filters and profrj can tell from the snapshot alone:
-//!   javac's synthetic accessors (`access$NNN`), `$values` and
-//!   `$deserializeLambda$` are left out. A class without `source` has no
+//! - What JaCoCo's method filters leave out is left out: the methods the
+//!   agent marks `generated` (synthetic methods but lambdas' bodies, an
+//!   enum's `values`/`valueOf` and empty constructor, a private empty
+//!   no-argument constructor), and for older snapshots javac's synthetic
+//!   accessors (`access$NNN`), `$values` and `$deserializeLambda$` by name;
+//!   a class left with no method is left out, as JaCoCo leaves out a class
+//!   without code. A class without `source` has no
 //!   `<sourcefile>` and no `sourcefilename`, as in JaCoCo.
 //! - `<sessioninfo>`: id the snapshot's file name, `start` and `dump` its
 //!   modification time (ms): profrj's snapshot has one session, its time
@@ -32,10 +36,16 @@ use std::io::{self, Write};
 pub const DOCTYPE: &str =
     r#"<!DOCTYPE report PUBLIC "-//JACOCO//DTD Report 1.1//EN" "report.dtd">"#;
 
-/// Methods javac makes that JaCoCo's filters leave out (by name: the
-/// snapshot does not say which methods are synthetic).
-fn filtered(name: &str) -> bool {
-    name.starts_with("access$") || name == "$values" || name == "$deserializeLambda$"
+/// Methods JaCoCo's filters leave out: those the agent named
+/// (`generated`: synthetic, an enum's `values`/`valueOf` and empty
+/// constructor, a private empty constructor), and by name, for snapshots
+/// from before it did, javac's synthetic ones.
+fn filtered(m: &crate::snapshot::CoverageMethod) -> bool {
+    let name = m.name.as_str();
+    m.generated.is_some()
+        || name.starts_with("access$")
+        || name == "$values"
+        || name == "$deserializeLambda$"
 }
 
 fn attr(s: &str) -> String {
@@ -54,7 +64,7 @@ fn class_report(class: &CoverageClass) -> Option<ClassReport<'_>> {
     let mut methods = Vec::new();
     let mut lines: BTreeMap<u32, Line> = BTreeMap::new();
     let mut counters = Counters::default();
-    for m in class.methods.iter().filter(|m| !filtered(&m.name)) {
+    for m in class.methods.iter().filter(|m| !filtered(m)) {
         let mc = method(m, class.id.is_some());
         for (n, l) in &mc.lines {
             lines.entry(*n).or_default().add(l);

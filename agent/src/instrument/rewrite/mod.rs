@@ -9,6 +9,7 @@
 
 mod calls;
 mod coverage;
+mod generated;
 mod memory;
 mod refs;
 
@@ -153,6 +154,8 @@ pub fn rewrite(
         refused: Vec::new(),
     };
     let mut covered = Vec::new();
+    // JaCoCo's filters need the superclass (`generated`).
+    let super_name = class.constant_pool.class_name(class.super_class);
     for i in 0..class.methods.len() {
         // Decoded once here for every mode's planning (the editor decodes
         // the code as it edits it): an owned copy, so the pool stays mutable.
@@ -160,6 +163,7 @@ pub fn rewrite(
             continue; // abstract or native
         };
         let m = &class.methods[i];
+        let access = m.access_flags;
         let cp = &class.constant_pool;
         let info = MethodInfo {
             class: name.to_owned(),
@@ -239,6 +243,15 @@ pub fn rewrite(
                 branches,
                 insns,
                 runs: plan.blocks.iter().map(|b| b.any_of.clone()).collect(),
+                generated: generated::generated(
+                    &generated::Owner {
+                        name,
+                        super_name: super_name.as_deref(),
+                    },
+                    &class.constant_pool,
+                    (&info.name, &info.descriptor, access),
+                    &code,
+                ),
             };
             let id = layouts.method_id(layout);
             let cp = &mut class.constant_pool;
