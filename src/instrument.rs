@@ -338,7 +338,7 @@ fn add_counters(
         slot,
         vtype: VType::Object(long_array),
     };
-    add_counting(edit, &mut class.constant_pool, &plan, array);
+    add_counting(edit, &mut class.constant_pool, &plan, array, None);
 }
 
 /// The class with every method edited that can be, or unchanged.

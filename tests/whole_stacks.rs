@@ -240,9 +240,15 @@ fn samples_in_stubs_keep_their_java_callers() {
         // A late CPU timer's signal stands for every interval it missed: on
         // a loaded machine one failed walk can weigh 10 samples (1.29% of
         // 773 in a CI run, from 1 failed walk of 187). The target holds if
-        // the samples or the walks (the observations) meet it.
+        // the samples or the walks (the observations) meet it. The walks
+        // that fail are the JVM's refusals ([deopt], [not_walkable_Java]:
+        // AsyncGetCallTrace's own states), a fraction of a percent; at load
+        // 10 a workload gets ~180 signals, so one refusal more or less
+        // moves the share by half a point, and the bar allows one walk over
+        // 1% (JDK 11's `fill` at a steady load 10: 2 of 184, 1.09%). A walker
+        // that loses stubs fails most walks in them (98% before issue 40).
         let (walks, failed) = walk_counts(&run.stderr);
-        let few_failed = failed as f64 <= 0.01 * walks as f64;
+        let few_failed = failed as f64 <= 0.01 * walks as f64 + 1.0;
         let ok = total >= 200
             && (no_java <= 1.0 || few_failed)
             && (marker_on_top <= 1.0 || few_failed)

@@ -19,22 +19,16 @@
 //! catch-all, and subtracted. `derive=off` puts a counter at every point.
 //!
 //! Stripes: with `stripes=N` (N > 1; by default the CPU count, a power
-//! of two, at most 16) a method has N copies of its counters, each a
-//! `long[]` of its own, `stride` longs ([`stride`]: the slots and 7 more,
-//! rounded up to 8, so that the counters of two copies lie a cache line
-//! apart even where the GC puts one array right after the other). The
-//! entry code picks a copy once per call, `Probe.cov(id)[thread id &
-//! (N-1)]` (`Probe.thread()`, a field load once inlined; the `long[][]` a
-//! dynamic constant where the class allows one), and each increment counts
-//! `copy[k]` with a constant `k`, as with one copy: threads with
-//! consecutive ids, up to N of them, count on cache lines of their own
-//! instead of moving one line between cores on every increment. A dump
-//! sums the copies. (Until session 26 the copies were one array, each
-//! increment `counters[base + k]`: an add in every increment and no
-//! constant index, which cost CallBench's calls 20% on one thread,
-//! docs/BENCHMARKS.md.) Memory: N × (stride × 8 + 16) bytes and a
-//! `long[][]` per method that ran (N = 2: about 300 bytes), against
-//! 8 × slots + 16 with one copy.
+//! of two, at most 16) a method's array holds N copies of its counters,
+//! each `stride` longs ([`stride`]: the slots and 7 more, rounded up to
+//! 8, so two copies never share a 64-byte cache line whatever the array's
+//! alignment). The entry code picks a copy once per call, `base = (thread
+//! id & (N-1)) * stride` (`Probe.thread()`, a field load once inlined), and
+//! each increment counts `counters[base + k]`: threads with consecutive
+//! ids, up to N of them, count on cache lines of their own instead of
+//! moving one line between cores on every increment. A dump sums the
+//! copies. Memory: N × stride × 8 bytes per method that ran (N = 2: at
+//! least 256 bytes; N = 16: 2 KiB), against 8 × slots + 16 with one copy.
 //! `getId()J` and `threadId()J` (the methods `Probe.thread` calls, and
 //! their overrides) always count in copy 0.
 //!
@@ -88,10 +82,9 @@ struct State {
     /// By internal name; a class loaded again (another loader, retransform)
     /// keeps its entry and gains the ids it did not have.
     classes: HashMap<String, ClassLines>,
-    /// Each method's counters, a `long[][]` (a `long[]` per stripe), by
-    /// id, once allocated.
+    /// Each method's counters, a `long[]`, by id, once allocated.
     arrays: Vec<Option<GlobalRef>>,
-    /// The `long[][][]` last published in `Probe.COV`, and its length.
+    /// The `long[][]` last published in `Probe.COV`, and its length.
     published: Option<(GlobalRef, usize)>,
 }
 
@@ -178,7 +171,13 @@ impl Lifetime {
             .enumerate()
             .map(|(id, m)| {
                 let array = (*st.arrays.get(id)?)?;
-                read_stripes(jni, array.as_raw(), m.slots, self.stripes() as usize)
+                let stripes = self.stripes() as usize;
+                let stride = stride(m.slots, stripes as u32);
+                let mut all = vec![0i64; stride * stripes];
+                // SAFETY: `arrays` holds only long[]s (`array_for`), each
+                // `stride * stripes` long.
+                unsafe { jni.long_array_region(array.as_raw(), &mut all) }.ok()?;
+                Some(sum_stripes(&all, m.slots, stride))
             })
             .collect();
         let mut classes: Vec<(String, ClassLines)> = st
@@ -195,41 +194,20 @@ impl Lifetime {
     }
 }
 
-/// Each of a method's `slots` counters summed over its `stripes` copies,
-/// read from `stripes_array` (its `long[][]`, `array_for`).
-fn read_stripes(
-    jni: &Jni,
-    stripes_array: jobject,
-    slots: usize,
-    stripes: usize,
-) -> Option<Vec<i64>> {
+/// Each counter summed over the copies: `all` holds copies `stride` apart,
+/// each `slots` long.
+fn sum_stripes(all: &[i64], slots: usize, stride: usize) -> Vec<i64> {
     let mut out = vec![0i64; slots];
-    let mut copy = vec![0i64; slots];
-    for i in 0..stripes {
-        // SAFETY: `arrays` holds only long[][]s of `stripes` long[]s
-        // (`array_for`), each at least `slots` long.
-        let local = unsafe { jni.object_array_element(stripes_array, i) }.ok()?;
-        // SAFETY: as above, a long[] (checked not null).
-        let read = (!local.is_null())
-            .then(|| unsafe { jni.long_array_region(local, &mut copy) }.ok())
-            .flatten();
-        jni.delete_local_ref(local);
-        read?;
-        add_copy(&mut out, &copy);
+    for copy in all.chunks(stride.max(1)) {
+        for (o, c) in out.iter_mut().zip(copy) {
+            *o = o.wrapping_add(*c);
+        }
     }
-    Some(out)
+    out
 }
 
-/// Adds one copy's counters into `out`.
-fn add_copy(out: &mut [i64], copy: &[i64]) {
-    for (o, c) in out.iter_mut().zip(copy) {
-        *o = o.wrapping_add(*c);
-    }
-}
-
-/// `Probe.covSlow(int)`: the counters of method `id` (a `long[]` per
-/// stripe), made on first use and published in `Probe.COV` so later calls
-/// find them in Java.
+/// `Probe.covSlow(int)`: the counter array of method `id`, made on first
+/// use and published in `Probe.COV` so later calls find it in Java.
 ///
 /// # Safety
 /// Only the VM calls this, as the native `Probe.covSlow(int)`: `env` is
@@ -266,13 +244,13 @@ fn array_for(
     let st = &mut *guard;
     let stripes = life.stripes();
     let len = match st.methods.get(id as usize) {
-        Some(m) => stride(m.slots, stripes),
+        Some(m) => stride(m.slots, stripes) * stripes as usize,
         None => return Err(JavaException(format!("unknown method id {id}"))),
     };
     if let Some(Some(a)) = st.arrays.get(id as usize) {
         return Ok(*a);
     }
-    let local = new_stripes(jni, stripes as usize, len)?;
+    let local = jni.new_long_array(len)?;
     let global = jni.new_global_ref(local);
     jni.delete_local_ref(local);
     let global = global.ok_or_else(|| JavaException("no room for a global reference".into()))?;
@@ -284,37 +262,18 @@ fn array_for(
     Ok(global)
 }
 
-/// A `long[][]` of `stripes` new `long[len]`s (a local reference).
-fn new_stripes(jni: &Jni, stripes: usize, len: usize) -> Result<jobject, JavaException> {
-    let mut copies = Vec::with_capacity(stripes);
-    let made = (0..stripes).try_for_each(|_| {
-        copies.push(jni.new_long_array(len)?);
-        Ok(())
-    });
-    let all = made.and_then(|()| {
-        let element = jni.find_class("[J")?;
-        let all = jni.new_object_array(element, stripes, copies.iter().copied().enumerate());
-        jni.delete_local_ref(element);
-        all
-    });
-    for c in copies {
-        jni.delete_local_ref(c);
-    }
-    all
-}
-
-/// Makes `Probe.COV[id]` the counters of `id`, growing `COV` (a new,
-/// larger array holding every method's made so far) when it is too short.
+/// Makes `Probe.COV[id]` the array of `id`, growing `COV` (a new, larger
+/// array holding every array made so far) when it is too short.
 fn publish(jni: &Jni, probe: jclass, st: &mut State, id: usize) -> Result<(), JavaException> {
     let array = st.arrays[id].map_or(std::ptr::null_mut(), GlobalRef::as_raw);
     if let Some((published, capacity)) = st.published {
         if id < capacity {
-            // SAFETY: `published` is an object array, a long[][][] (made below).
+            // SAFETY: `published` is an object array, a long[][] (made below).
             return unsafe { jni.set_object_array_element(published.as_raw(), id, array) };
         }
     }
     let capacity = (id + 1).max(st.published.map_or(0, |p| p.1) * 2).max(1024);
-    let element = jni.find_class("[[J")?;
+    let element = jni.find_class("[J")?;
     let items = st
         .arrays
         .iter()
@@ -324,8 +283,8 @@ fn publish(jni: &Jni, probe: jclass, st: &mut State, id: usize) -> Result<(), Ja
     jni.delete_local_ref(element);
     let table = table?;
     let (name, sig) = probe_class::COUNTERS_FIELD;
-    // SAFETY: `table` is an array of `[[J` (new_object_array above), i.e. a
-    // `long[][][]`, the field's type `[[[J` (probe_class::COUNTERS_FIELD).
+    // SAFETY: `table` is an array of `[J` (new_object_array above), i.e. a
+    // `long[][]`, the field's type `[[J` (probe_class::COUNTERS_FIELD).
     unsafe { jni.set_static_object_field(probe, name, sig, table) }?;
     let global = jni.new_global_ref(table);
     jni.delete_local_ref(table);
@@ -351,9 +310,10 @@ mod tests {
             // At least 7 unused longs between two copies' counters.
             assert!(stride(slots, 2) >= slots + 7 && stride(slots, 2).is_multiple_of(8));
         }
-        let mut out = vec![0i64; 3];
-        add_copy(&mut out, &[5, 1, 2, 0, 0, 0, 0, 0, 0, 0]);
-        add_copy(&mut out, &[7, 0, 40, 0, 0, 0, 0, 0, 0, 0]);
-        assert_eq!(out, vec![12, 1, 42]);
+        let mut all = vec![0i64; 16 * 2];
+        all[..3].copy_from_slice(&[5, 1, 2]);
+        all[16..19].copy_from_slice(&[7, 0, 40]);
+        assert_eq!(sum_stripes(&all, 3, 16), vec![12, 1, 42]);
+        assert_eq!(sum_stripes(&[4, 5], 2, 2), vec![4, 5]);
     }
 }

@@ -59,21 +59,13 @@ pub const STAMPS: &str = "profrj/runtime/Stamps";
 /// when it is defined, as an application's class would.
 pub const STAMP_CHECK: &str = "profrj/runtime/StampCheck";
 pub const STAMP_CHECK_BASE: &str = "profrj/runtime/StampCheck$Base";
-/// The static field holding each method's coverage counters (a `long[]`
-/// per stripe), by id.
-pub const COUNTERS_FIELD: (&str, &str) = ("COV", "[[[J");
-/// The method instrumented code calls at entry for its counters (every
-/// stripe).
-pub const COUNTERS_METHOD: (&str, &str) = ("cov", "(I)[[J");
-/// The bootstrap method of the counters' dynamic constant (class files
-/// 55+), every stripe (`[[J`).
+/// The static field holding the coverage counter arrays, by id.
+pub const COUNTERS_FIELD: (&str, &str) = ("COV", "[[J");
+/// The method instrumented code calls at entry for its counter array.
+pub const COUNTERS_METHOD: (&str, &str) = ("cov", "(I)[J");
+/// The bootstrap method of the counters' dynamic constant (class files 55+).
 pub const COUNTERS_BOOTSTRAP: (&str, &str) = (
     "counters",
-    "(Ljava/lang/invoke/MethodHandles$Lookup;Ljava/lang/String;Ljava/lang/Class;)[[J",
-);
-/// The same with one stripe: its `long[]` (`[J`).
-pub const COUNTERS0_BOOTSTRAP: (&str, &str) = (
-    "counters0",
     "(Ljava/lang/invoke/MethodHandles$Lookup;Ljava/lang/String;Ljava/lang/Class;)[J",
 );
 /// The int whose low bits pick a thread's copy of the coverage counters.
@@ -172,8 +164,8 @@ mod tests {
             "enter(I)V",
             "exit(I)V",
             "unwind(I)V",
-            "covSlow(I)[[J",
-            "COV[[[J",
+            "covSlow(I)[J",
+            "COV[[J",
         ] {
             assert!(has(CLASS, m), "{m}");
         }

@@ -10,27 +10,39 @@ use crate::ConstantPool;
 /// Adds the plan's counting code to `edit`. The caller's entry code (put
 /// first) stores the counter array, `plan.slots` long, in local `array`,
 /// and counts calls in slot 0 when the plan needs it; `pos`, when used, is
-/// the local after it.
+/// the local after it. With `base` (the int local right after `array`,
+/// also stored by the entry code), counter `k` is `array[base + k]`: the
+/// array holds several copies of the counters (stripes), the entry code
+/// choosing one per call.
 pub fn add_counting(
     edit: &mut Edit,
     cp: &mut ConstantPool<'_>,
     plan: &CounterPlan,
     array: NewLocal,
+    base: Option<u16>,
 ) {
-    let count = |index: Insn| increment(array.slot, index);
+    let increment = |index: Insn| increment_at(array.slot, base, index);
     edit.new_locals.push(array);
-    let next = array.slot + array.slots();
+    let mut next = array.slot + array.slots();
+    if let Some(b) = base {
+        debug_assert_eq!(b, next, "the stripe base follows the array");
+        edit.new_locals.push(NewLocal {
+            slot: b,
+            vtype: VType::Integer,
+        });
+        next += 1;
+    }
     edit.extra_stack = edit.extra_stack.max(6);
     // Edge counters: on the fall-through path only.
     let first_after = plan.counters.len() as i32 + 1;
     for (k, &ix) in plan.after.iter().enumerate() {
         let seq = edit.after.entry(ix).or_default();
-        seq.extend(count(Insn::push_int(cp, first_after + k as i32)));
+        seq.extend(increment(Insn::push_int(cp, first_after + k as i32)));
     }
     let Some(exc) = &plan.exceptions else {
         for (k, &ix) in plan.counters.iter().enumerate() {
             let seq = edit.before.entry(ix).or_default();
-            seq.extend(count(Insn::push_int(cp, k as i32 + 1)));
+            seq.extend(increment(Insn::push_int(cp, k as i32 + 1)));
         }
         return;
     };
@@ -40,7 +52,7 @@ pub fn add_counting(
         vtype: VType::Integer,
     });
     let store_pos = Insn::local(ISTORE, pos);
-    let count_exception = count(Insn::local(ILOAD, pos));
+    let count_exception = increment(Insn::local(ILOAD, pos));
     edit.entry
         .extend([Insn::push_int(cp, exc.entry as i32), store_pos.clone()]);
     // Per instruction: the handler's exception count (with the `pos` of the
@@ -51,7 +63,7 @@ pub fn add_counting(
     }
     for (k, &ix) in plan.counters.iter().enumerate() {
         let seq = edit.before.entry(ix).or_default();
-        seq.extend(count(Insn::push_int(cp, k as i32 + 1)));
+        seq.extend(increment(Insn::push_int(cp, k as i32 + 1)));
     }
     for &(ix, value) in &exc.sets {
         let value = Insn::push_int(cp, value as i32);
@@ -68,7 +80,20 @@ pub fn add_counting(
 /// `counters[index]++`, the array in local `array`: `aload; index; dup2;
 /// laload; lconst_1; ladd; lastore` (stack-neutral, 4 slots deep).
 pub fn increment(array: u16, index: Insn) -> Vec<Insn> {
-    let mut seq = vec![Insn::local(ALOAD, array), index];
+    increment_at(array, None, index)
+}
+
+/// `counters[base + index]++` (`counters[index]++` without `base`), the
+/// array in local `array`, the int `base` in its local.
+pub fn increment_at(array: u16, base: Option<u16>, index: Insn) -> Vec<Insn> {
+    let mut seq = vec![Insn::local(ALOAD, array)];
+    if let Some(b) = base {
+        seq.push(Insn::local(ILOAD, b));
+        seq.push(index);
+        seq.push(Insn::plain(IADD, &[]));
+    } else {
+        seq.push(index);
+    }
     for op in [DUP2, LALOAD, LCONST_1, LADD, LASTORE] {
         seq.push(Insn::plain(op, &[]));
     }

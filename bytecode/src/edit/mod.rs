@@ -23,7 +23,7 @@ mod lines;
 mod points;
 
 pub use alloc::{allocation_sites, sites_in, AllocKind, AllocSite, AllocWhere};
-pub use counting::{add_counting, increment};
+pub use counting::{add_counting, increment, increment_at};
 pub use derive::{
     plan_counters, plan_coverage, switch_targets, BranchCounts, Count, CounterPlan, Exceptions,
     InsnBlock,

@@ -52,18 +52,16 @@ public final class Probe {
 
     private static native void traceCaught(int method, int type, int hash);
 
-    // coverage mode: each method's counters, by the id the agent gave it: one long[] per stripe
-    // (a thread's copy, `thread()`), each a separate object, so that the code indexes a copy with
-    // constants. The agent publishes each method's stripes here (JNI) when it makes them, so later
-    // calls find them without leaving Java. Not volatile, so the JIT may keep it in a register
-    // across inlined calls: a thread that reads a stale table (or a stale null in it) takes the
-    // slow path, which answers the same arrays.
-    private static long[][][] COV;
+    // coverage mode: each method's counters, by the id the agent gave it. The agent publishes
+    // each array here (JNI) when it makes it, so later calls find it without leaving Java. Not
+    // volatile, so the JIT may keep it in a register across inlined calls: a thread that reads
+    // a stale table (or a stale null in it) takes the slow path, which answers the same array.
+    private static long[][] COV;
 
-    public static long[][] cov(int id) {
-        long[][][] c = COV;
+    public static long[] cov(int id) {
+        long[][] c = COV;
         if (c != null && id < c.length) {
-            long[][] a = c[id];
+            long[] a = c[id];
             if (a != null) {
                 return a;
             }
@@ -71,7 +69,7 @@ public final class Probe {
         return covSlow(id);
     }
 
-    private static native long[][] covSlow(int id);
+    private static native long[] covSlow(int id);
 
     /**
      * coverage mode with stripes: the number whose low bits pick the calling thread's copy of a
@@ -84,19 +82,13 @@ public final class Probe {
     }
 
     /**
-     * Bootstrap method of the dynamic constant {@code c<id>} (type {@code long[][]}, every stripe)
-     * that classes of version 55+ load their counters with when there are several stripes:
-     * resolved once, then a constant the JIT folds, so a call costs no lookup at all.
+     * Bootstrap method of the dynamic constant {@code c<id>} (type {@code long[]}) that classes of
+     * version 55+ load their counters with: resolved once, then a constant the JIT folds, so a
+     * call costs no lookup at all.
      */
-    public static long[][] counters(
+    public static long[] counters(
             java.lang.invoke.MethodHandles.Lookup lookup, String name, Class<?> type) {
         return cov(Integer.parseInt(name.substring(1)));
-    }
-
-    /** The same with one stripe: the constant is its {@code long[]}. */
-    public static long[] counters0(
-            java.lang.invoke.MethodHandles.Lookup lookup, String name, Class<?> type) {
-        return cov(Integer.parseInt(name.substring(1)))[0];
     }
 
     // memory mode: a new object of a class the application names, made at the allocation site

@@ -1,26 +1,25 @@
-//! `coverage`'s probes: the method's counters fetched at entry (a dynamic
-//! constant where the class allows one), the copy (stripe) this thread
+//! `coverage`'s probes: the method's counter array fetched at entry (a
+//! dynamic constant where the class allows one), the stripe this thread
 //! counts in, and the plan's counting code.
 
 use super::refs::Refs;
 use profrj_bytecode::code::{Insn, VType};
-use profrj_bytecode::edit::{add_counting, increment, CounterPlan, Edit, NewLocal};
+use profrj_bytecode::edit::{add_counting, increment_at, CounterPlan, Edit, NewLocal};
 use profrj_bytecode::opcodes::*;
 use profrj_bytecode::ConstantPool;
 
-/// Which copy of a method's counters a call uses: `Probe.thread() & mask`
-/// (`None`: the first).
+/// Which copy of a method's counters a call uses: `(Probe.thread() &
+/// mask) * stride`.
 #[derive(Clone, Copy)]
 pub(super) struct Stripe {
     pub(super) mask: i32,
+    pub(super) stride: i32,
 }
 
-/// At entry `long[] c = Probe.cov(id)[stripe];` into local `slot` (with
-/// one stripe and a dynamic constant, the constant is that `long[]`;
-/// `stripe` is `Probe.thread() & mask`, or 0), then `c[0]++` if
-/// `count_calls`; then the plan's counting code (`add_counting`). Each
-/// copy is an array of its own, so every increment indexes its array with
-/// a constant, as with one copy.
+/// At entry `long[] c = Probe.cov(id);` into local `slot` (and with
+/// `stripe`, `int base = (Probe.thread() & mask) * stride;` into the next),
+/// then `c[base + 0]++` if `count_calls`; then the plan's counting code
+/// (`add_counting`).
 pub(super) fn add_coverage(
     edit: &mut Edit,
     cp: &mut ConstantPool<'_>,
@@ -29,37 +28,32 @@ pub(super) fn add_coverage(
     plan: &CounterPlan,
     count_calls: bool,
 ) {
-    let (mut entry, every_stripe) = match refs.counters_bootstrap {
+    let mut entry = match refs.counters_bootstrap {
         // ldc_w of the dynamic constant `c<id>`: a constant once resolved.
         Some(bsm) => {
-            let ty = if refs.striped { "[[J" } else { "[J" };
-            let constant = cp.add_dynamic(bsm, &format!("c{id}"), ty);
-            (
-                vec![Insn::plain(LDC_W, &constant.to_be_bytes())],
-                refs.striped,
-            )
+            let constant = cp.add_dynamic(bsm, &format!("c{id}"), "[J");
+            vec![Insn::plain(LDC_W, &constant.to_be_bytes())]
         }
         None => {
             let mut seq = vec![Insn::push_int(cp, id as i32)];
             seq.push(Insn::plain(INVOKESTATIC, &refs.counters.to_be_bytes())); // cov
-            (seq, true)
+            seq
         }
     };
-    if every_stripe {
-        match stripe {
-            Some(s) => {
-                entry.push(Insn::plain(INVOKESTATIC, &refs.thread.to_be_bytes()));
-                entry.push(Insn::push_int(cp, s.mask));
-                entry.push(Insn::plain(IAND, &[]));
-            }
-            None => entry.push(Insn::plain(ICONST_0, &[])),
-        }
-        entry.push(Insn::plain(AALOAD, &[]));
-    }
     entry.push(Insn::local(ASTORE, slot));
+    let base = stripe.map(|s| {
+        let base = slot + 1;
+        entry.push(Insn::plain(INVOKESTATIC, &refs.thread.to_be_bytes()));
+        entry.push(Insn::push_int(cp, s.mask));
+        entry.push(Insn::plain(IAND, &[]));
+        entry.push(Insn::push_int(cp, s.stride));
+        entry.push(Insn::plain(IMUL, &[]));
+        entry.push(Insn::local(ISTORE, base));
+        base
+    });
     if count_calls {
-        // counters[0]++
-        entry.extend(increment(slot, Insn::plain(ICONST_0, &[])));
+        // counters[base + 0]++
+        entry.extend(increment_at(slot, base, Insn::plain(ICONST_0, &[])));
     }
     // Coverage first: the counters count the call even if a later probe throws.
     edit.entry.splice(0..0, entry);
@@ -67,5 +61,5 @@ pub(super) fn add_coverage(
         slot,
         vtype: VType::Object(refs.long_array),
     };
-    add_counting(edit, cp, plan, array);
+    add_counting(edit, cp, plan, array, base);
 }

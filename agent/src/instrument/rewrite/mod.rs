@@ -14,7 +14,7 @@ mod memory;
 mod refs;
 
 use super::registry::{MethodInfo, Registry};
-use super::{makers, stamp, CoverageLayouts, MethodLines};
+use super::{makers, stamp, stride, CoverageLayouts, MethodLines};
 use crate::error::AgentError;
 use crate::sites::Sites;
 use calls::{add_park, add_profile, add_trace};
@@ -262,6 +262,7 @@ pub fn rewrite(
                     && info.descriptor == "()J");
             let stripe = own_stripe.then(|| Stripe {
                 mask: stripes as i32 - 1,
+                stride: stride(plan.slots as usize, stripes) as i32,
             });
             let at = (id, slot, stripe);
             add_coverage(&mut edit, cp, &refs, at, &plan, calls_counted);

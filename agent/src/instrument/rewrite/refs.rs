@@ -14,12 +14,9 @@ pub(super) struct Refs {
     pub(super) counters: u16,
     /// `Probe.thread()`, with more than one stripe.
     pub(super) thread: u16,
-    /// BootstrapMethods index of `Probe.counters` (several stripes: every
-    /// stripe, `[[J`) or `Probe.counters0` (one: its `[J`), where the class
-    /// may use dynamic constants (version 55+, first load).
+    /// BootstrapMethods index of `Probe.counters`, where the class may use
+    /// dynamic constants (version 55+, first load).
     pub(super) counters_bootstrap: Option<u16>,
-    /// More than one stripe.
-    pub(super) striped: bool,
     pub(super) long_array: u16,
     pub(super) alloc: u16,
     pub(super) alloc_weak: u16,
@@ -41,10 +38,7 @@ impl Refs {
     ) -> Self {
         let dynamic_ok = dynamic_constants && class.major_version >= 55;
         let bootstrap = (modes.coverage && dynamic_ok).then(|| {
-            let (name, desc) = match stripes {
-                1 => probe_class::COUNTERS0_BOOTSTRAP,
-                _ => probe_class::COUNTERS_BOOTSTRAP,
-            };
+            let (name, desc) = probe_class::COUNTERS_BOOTSTRAP;
             let handle =
                 class
                     .constant_pool
@@ -59,7 +53,6 @@ impl Refs {
             counters: 0,
             thread: 0,
             counters_bootstrap: None,
-            striped: stripes > 1,
             long_array: 0,
             alloc: 0,
             alloc_weak: 0,

@@ -133,27 +133,6 @@ impl Jni {
         self.check_exception("storing into an array")
     }
 
-    /// `array[index]` as a local reference (null for a null element); an
-    /// index out of bounds is an error (the exception is cleared).
-    ///
-    /// # Safety
-    /// `array` must be a live reference to an array of objects: the VM does
-    /// not check that it is one.
-    pub unsafe fn object_array_element(
-        &self,
-        array: jobject,
-        index: usize,
-    ) -> Result<jobject, JavaException> {
-        let index = jni_sys::jsize::try_from(index)
-            .map_err(|_| JavaException(format!("array index {index} is too large")))?;
-        // SAFETY: this thread's env; `array` a live object array (the
-        // caller's promise). The VM checks the index, raising an exception
-        // handled below.
-        let item = unsafe { (jni_fn!(self, GetObjectArrayElement))(self.env, array, index) };
-        self.check_exception("reading an array")?;
-        Ok(item)
-    }
-
     /// The value of the object (or array) field `name` of type `sig` of
     /// `obj`, an instance of `class`, as a local reference (null for a null
     /// field); `obj` null or of another class is an error.
