@@ -52,16 +52,24 @@ fn type_count(n: roxmltree::Node, attr: &str, ty: &str) -> u64 {
         .sum()
 }
 
+/// A kernel frame of an interrupt's entry: the kernel took an interrupt
+/// (a timer's, a device's) while the thread ran, in its own code or in the
+/// kernel; what is below it is what the thread was doing then.
+fn is_interrupt_entry(name: &str) -> bool {
+    name.starts_with("asm_sysvec_") || name.starts_with("asm_common_interrupt")
+}
+
 /// Thread `thread`'s samples: how many have a kernel frame on top, of
 /// those how many have a kernel frame named `*read*` under them (the system
-/// call) and how many the Java method `java` that made the call, and all
-/// samples.
-fn kernel_samples(xml: &str, thread: &str, java: &str) -> (u64, u64, u64, u64) {
+/// call) and how many the Java method `java` that made the call, all
+/// samples, and of those on top how many are in an interrupt's entry
+/// outside any read.
+fn kernel_samples(xml: &str, thread: &str, java: &str) -> (u64, u64, u64, u64, u64) {
     let doc = roxmltree::Document::parse(xml).unwrap();
     let t = threads(&doc, "sampler", thread);
     assert_eq!(t.len(), 1, "one thread {thread}");
     let all = attr_u64(t[0], "cumulatedElapsed");
-    let (mut top, mut in_read, mut under_java) = (0, 0, 0);
+    let (mut top, mut in_read, mut under_java, mut interrupts) = (0, 0, 0, 0);
     for n in t[0].descendants().filter(|n| n.has_tag_name("profile")) {
         let k = type_count(n, "selfTypes", "kernel");
         if k == 0 {
@@ -76,14 +84,20 @@ fn kernel_samples(xml: &str, thread: &str, java: &str) -> (u64, u64, u64, u64) {
             type_count(*a, "frameTypes", "kernel") > 0
                 && a.attribute("name").unwrap().contains("read")
         });
+        let interrupt = path.iter().any(|a| {
+            type_count(*a, "frameTypes", "kernel") > 0
+                && is_interrupt_entry(a.attribute("name").unwrap())
+        });
         if read {
             in_read += k;
+        } else if interrupt {
+            interrupts += k;
         }
         if path.iter().any(|a| a.attribute("name") == Some(java)) {
             under_java += k;
         }
     }
-    (top, in_read, under_java, all)
+    (top, in_read, under_java, all, interrupts)
 }
 
 /// The reading thread spends almost all its CPU in the kernel (its system
@@ -114,7 +128,7 @@ fn kernel_frames_take_the_system_time_s_share_of_cpu_samples() {
     assert_eq!(words.len(), 4, "stdout: {}", run.stdout);
     let permille: u64 = words[3].parse().unwrap();
     let xml = read_snapshot(&dir.join("s.xml"));
-    let (top, in_read, under_java, all) = kernel_samples(&xml, "kernel-work", JAVA_READ);
+    let (top, in_read, under_java, all, _) = kernel_samples(&xml, "kernel-work", JAVA_READ);
     eprintln!(
         "kernel on top in {top} of {all} samples ({} per mille; the thread's system time {permille}), {in_read} in a read, {under_java} under {JAVA_READ}",
         top * 1000 / all.max(1)
@@ -169,12 +183,12 @@ fn a_thread_blocked_in_a_system_call_is_seen_inside_it() {
         assert!(line.starts_with("profrj:"), "foreign stderr line {line:?}");
     }
     let xml = read_snapshot(&dir.join("s.xml"));
-    let (top, in_read, under_java, all) = kernel_samples(
+    let (top, in_read, under_java, all, interrupts) = kernel_samples(
         &xml,
         "kernel-blocked",
         "profrj.harness.NativeFrames.blockedRead()",
     );
-    eprintln!("wall: kernel on top in {top} of {all} samples, {in_read} in a read, {under_java} under blockedRead()");
+    eprintln!("wall: kernel on top in {top} of {all} samples, {in_read} in a read, {interrupts} in an interrupt outside it, {under_java} under blockedRead()");
     assert!(all >= 100, "too few samples: {all}");
     if !kernel_stacks_allowed() {
         assert!(
@@ -190,7 +204,19 @@ fn a_thread_blocked_in_a_system_call_is_seen_inside_it() {
         top * 10 >= all * 9,
         "kernel frames on top in {top} of {all}"
     );
-    assert_eq!(in_read, top, "every kernel-topped sample in the read");
+    // Every kernel-topped sample is the read's, but for an interrupt the
+    // kernel took while the thread ran its own code around the read (one
+    // in 152, `asm_sysvec_apic_timer_interrupt` over `Object.getClass`
+    // copying the bytes read, 2026-12-07): a few at most.
+    assert_eq!(
+        in_read + interrupts,
+        top,
+        "every kernel-topped sample in the read or an interrupt"
+    );
+    assert!(
+        interrupts * 50 <= top,
+        "{interrupts} of {top} in interrupts"
+    );
     assert_eq!(
         under_java, top,
         "every kernel-topped sample under blockedRead()"
