@@ -209,6 +209,17 @@ pub mod coverage {
         /// out of JaCoCo's report (`synthetic`, `enum`, `empty
         /// constructor`); absent for every other method.
         pub const GENERATED: &str = "generated";
+        /// `generated`: a synthetic method, not a lambda's body
+        /// (JaCoCo's SyntheticFilter).
+        pub const SYNTHETIC: &str = "synthetic";
+        /// `generated`: an enum's `values`, `valueOf` or empty constructor
+        /// (EnumFilter, EnumEmptyConstructorFilter).
+        pub const ENUM: &str = "enum";
+        /// `generated`: a private no-argument constructor that only calls
+        /// its superclass's (PrivateEmptyNoArgConstructorFilter).
+        pub const EMPTY_CONSTRUCTOR: &str = "empty constructor";
+        /// Every value, in the order readers number them from 1.
+        pub const GENERATED_KINDS: [&str; 3] = [SYNTHETIC, ENUM, EMPTY_CONSTRUCTOR];
         /// `firstline` of a method without line numbers (no footprints).
         pub const NO_LINES: i64 = -1;
     }

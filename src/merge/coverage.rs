@@ -36,12 +36,10 @@ const M_CELL: u8 = 1;
 const M_BRANCH: u8 = 2;
 const M_INSTR: u8 = 3;
 
-/// `generated`'s values by their code in a record (0: none; one unknown
-/// to this reader is none too).
-const GENERATED: [&str; 4] = ["", "synthetic", "enum", "empty constructor"];
-
+/// `generated`'s code in a record: its place in `GENERATED_KINDS` from 1
+/// (0: none; a value unknown to this reader is none too).
 fn generated_code(g: Option<&str>) -> u64 {
-    g.and_then(|g| GENERATED.iter().skip(1).position(|&k| k == g))
+    g.and_then(|g| f::method::GENERATED_KINDS.iter().position(|&k| k == g))
         .map_or(0, |i| i as u64 + 1)
 }
 
@@ -299,9 +297,10 @@ impl SortedCoverage {
                 } else {
                     first.to_string()
                 };
-                let generated = match GENERATED.get(v[5] as usize) {
-                    Some(&g) if v[5] > 0 => format!(r#" {}="{g}""#, f::method::GENERATED),
-                    _ => String::new(),
+                let kind = (v[5] as usize).checked_sub(1);
+                let generated = match kind.and_then(|k| f::method::GENERATED_KINDS.get(k)) {
+                    Some(g) => format!(r#" {}="{g}""#, f::method::GENERATED),
+                    None => String::new(),
                 };
                 writeln!(
                     w,

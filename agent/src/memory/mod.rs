@@ -151,7 +151,7 @@ impl Lifetime {
         }
         match tag_census::take(env, &self.counters, &self.tag_census) {
             Ok(took) => {
-                self.stamps.charge_tag_census(took);
+                self.stamps.tag_census_spent(took);
                 self.counters.raise_to_tag_census();
             }
             Err(e) => crate::log::error_once("memory census", &format!("memory: {e}")),

@@ -14,10 +14,11 @@
 use profrj_bytecode::code::{Code, Insn};
 use profrj_bytecode::opcodes::*;
 use profrj_bytecode::ConstantPool;
+use profrj_format::coverage::method::{EMPTY_CONSTRUCTOR, ENUM as ENUM_METHOD, SYNTHETIC};
 
 const ACC_PRIVATE: u16 = 0x0002;
 const ACC_SYNTHETIC: u16 = 0x1000;
-const ENUM: &str = "java/lang/Enum";
+const ENUM_CLASS: &str = "java/lang/Enum";
 
 /// The class a method belongs to, as the filters need it.
 pub(super) struct Owner<'a> {
@@ -35,15 +36,15 @@ pub(super) fn generated(
     code: &Code<'_>,
 ) -> Option<&'static str> {
     if access & ACC_SYNTHETIC != 0 && !name.starts_with("lambda$") {
-        return Some("synthetic");
+        return Some(SYNTHETIC);
     }
-    let is_enum = owner.super_name == Some(ENUM);
+    let is_enum = owner.super_name == Some(ENUM_CLASS);
     let class = owner.name;
     if is_enum
         && ((name == "values" && descriptor == format!("()[L{class};"))
             || (name == "valueOf" && descriptor == format!("(Ljava/lang/String;)L{class};")))
     {
-        return Some("enum");
+        return Some(ENUM_METHOD);
     }
     if name != "<init>" || access & ACC_PRIVATE == 0 {
         return None;
@@ -51,7 +52,7 @@ pub(super) fn generated(
     let super_name = owner.super_name.unwrap_or("java/lang/Object");
     match descriptor {
         "()V" if only_calls_super(cp, code, &[ALOAD_0], super_name, "()V") => {
-            Some("empty constructor")
+            Some(EMPTY_CONSTRUCTOR)
         }
         "(Ljava/lang/String;I)V"
             if is_enum
@@ -59,11 +60,11 @@ pub(super) fn generated(
                     cp,
                     code,
                     &[ALOAD_0, ALOAD_1, ILOAD_2],
-                    ENUM,
+                    ENUM_CLASS,
                     "(Ljava/lang/String;I)V",
                 ) =>
         {
-            Some("enum")
+            Some(ENUM_METHOD)
         }
         _ => None,
     }

@@ -154,8 +154,8 @@ pub fn rewrite(
         refused: Vec::new(),
     };
     let mut covered = Vec::new();
-    // JaCoCo's filters need the superclass (`generated`).
-    let super_name = class.constant_pool.class_name(class.super_class);
+    // JaCoCo's filters need the superclass (`generated`; coverage only).
+    let super_name = coverage.and_then(|_| class.constant_pool.class_name(class.super_class));
     for i in 0..class.methods.len() {
         // Decoded once here for every mode's planning (the editor decodes
         // the code as it edits it): an owned copy, so the pool stays mutable.

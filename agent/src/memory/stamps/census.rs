@@ -34,13 +34,25 @@ pub struct Census {
 /// at most that share, and a short run's few small censuses (a test's
 /// `System.gc()` calls one after another) are not refused for the next's
 /// sake. A census runs when the credit covers the last one's walk.
+///
+/// Two walks share the credit: the stamps' census and, under
+/// `tracker=tags` on a pause collector, the tags' (`memory::tag_census`).
+/// Each has its own estimate, its own last walk.
 #[derive(Default)]
 struct Budget {
     credit_ns: i64,
     /// When the credit was last brought up to date (0: never).
     updated: u64,
-    /// The last census's walk (a snapshot's too): the next one's estimate.
-    estimate_ns: u64,
+    /// Each walk's last one (the stamps': a snapshot's too), by
+    /// [`Walker`]: its next one's estimate.
+    estimate_ns: [u64; 2],
+}
+
+/// Which census a budget decision is for.
+#[derive(Clone, Copy)]
+pub enum Walker {
+    Stamps = 0,
+    Tags = 1,
 }
 
 /// The credit a budget starts with and may keep beyond one census.
@@ -185,8 +197,9 @@ impl Census {
         self.percent.store(percent.clamp(1, 100), Relaxed);
     }
 
-    /// Is a census after this GC within the budget? Counts a refusal.
-    pub fn due(&self) -> bool {
+    /// Is a census by `walker` after this GC within the budget? Counts a
+    /// refusal.
+    pub fn due(&self, walker: Walker) -> bool {
         let share = f64::from(self.percent.load(Relaxed).max(1)) / 100.0;
         let now = crate::clock::now_ns();
         let mut b = self.budget.lock();
@@ -194,11 +207,11 @@ impl Census {
             b.credit_ns = BURST;
         } else {
             let earned = (now.saturating_sub(b.updated) as f64 * share) as i64;
-            let cap = BURST.max(b.estimate_ns as i64);
+            let cap = BURST.max(b.estimate_ns.iter().sum::<u64>() as i64);
             b.credit_ns = b.credit_ns.saturating_add(earned).min(cap);
         }
         b.updated = now;
-        let due = b.credit_ns >= b.estimate_ns as i64;
+        let due = b.credit_ns >= b.estimate_ns[walker as usize] as i64;
         drop(b);
         if !due {
             self.cost.skipped.fetch_add(1, Relaxed);
@@ -206,13 +219,15 @@ impl Census {
         due
     }
 
-    /// Charges a census of the tags after a GC (`memory::tag_census`) to
-    /// the same budget: the censuses after a GC share the `census=` share,
-    /// and the next is due when the credit covers all of this one's.
-    pub fn charge(&self, took_ns: u64) {
+    /// A census by `walker` took `took_ns`: its next one's estimate, and
+    /// spent from the credit if it followed a GC (a snapshot's is asked
+    /// for, not budgeted).
+    pub fn spent(&self, walker: Walker, took_ns: u64, after_gc: bool) {
         let mut b = self.budget.lock();
-        b.estimate_ns = b.estimate_ns.saturating_add(took_ns);
-        b.credit_ns = b.credit_ns.saturating_sub(took_ns as i64);
+        b.estimate_ns[walker as usize] = took_ns;
+        if after_gc {
+            b.credit_ns = b.credit_ns.saturating_sub(took_ns as i64);
+        }
     }
 
     /// Takes a census with `env` (the environment that tagged the stamped
@@ -276,13 +291,7 @@ impl Census {
             None => counters.census_moment(&mut pass.made).map(|_| before),
         };
         counters.census_taken(&pass.alive, &pass.made, at);
-        {
-            let mut b = self.budget.lock();
-            b.estimate_ns = took;
-            if after_gc {
-                b.credit_ns = b.credit_ns.saturating_sub(took as i64);
-            }
-        }
+        self.spent(Walker::Stamps, took, after_gc);
         let c = &self.cost;
         c.censuses.fetch_add(1, Relaxed);
         c.after_gcs.fetch_add(u64::from(after_gc), Relaxed);
@@ -336,4 +345,27 @@ pub fn stamps_of(env: Jvmti, class: jni_sys::jclass) -> Result<Vec<i32>, AgentEr
         AgentError::Unsupported(format!("the heap census failed: {}", env.error_name(e)))
     })?;
     Ok(found)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Census, Walker, BURST};
+
+    /// Each walk's estimate is its own last one: the tags' censuses do not
+    /// add up into the stamps' estimate or into their own (before, every
+    /// tag census added its time to one estimate, so under `stamps=off`
+    /// each came due more rarely than the last), and both spend one credit.
+    #[test]
+    fn each_walk_keeps_its_own_estimate_and_both_spend_the_credit() {
+        let c = Census::default();
+        c.set_budget(100);
+        assert!(c.due(Walker::Tags), "the first census: the burst");
+        for _ in 0..5 {
+            c.spent(Walker::Tags, 30_000_000, true);
+        }
+        c.spent(Walker::Stamps, 10_000_000, false); // a snapshot's: not spent
+        let b = c.budget.lock();
+        assert_eq!(b.estimate_ns, [10_000_000, 30_000_000]);
+        assert_eq!(b.credit_ns, BURST - 5 * 30_000_000);
+    }
 }

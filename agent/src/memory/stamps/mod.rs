@@ -146,7 +146,7 @@ impl Stamps {
             return;
         }
         let gc = counters.gcs_started();
-        if self.decided.swap(gc, Relaxed) == gc || !self.census.due() {
+        if self.decided.swap(gc, Relaxed) == gc || !self.census.due(census::Walker::Stamps) {
             return;
         }
         if let Err(e) = self.census.take(env, counters, true, walk) {
@@ -155,15 +155,15 @@ impl Stamps {
     }
 
     /// May a census of the tags run after this GC (the `census=` budget,
-    /// which it shares with the stamps' and is then charged with)? Not
-    /// while a heap dump holds the censuses.
+    /// whose credit it shares with the stamps' census)? Not while a heap
+    /// dump holds the censuses.
     pub fn tag_census_due(&self) -> bool {
-        !self.held.load(Relaxed) && self.census.due()
+        !self.held.load(Relaxed) && self.census.due(census::Walker::Tags)
     }
 
-    /// What a census of the tags after a GC took, charged to the budget.
-    pub fn charge_tag_census(&self, took_ns: u64) {
-        self.census.charge(took_ns)
+    /// What a census of the tags after a GC took, spent from the budget.
+    pub fn tag_census_spent(&self, took_ns: u64) {
+        self.census.spent(census::Walker::Tags, took_ns, true)
     }
 
     /// Holds (or lets go) the censuses after GCs, for a heap dump.
