@@ -39,7 +39,7 @@ pub fn on_load(vm: VmHandle, options: Option<&str>, edge: &Edge) -> Result<(), A
         )));
     }
     if options.help {
-        eprint!("{}", registry::help_text());
+        crate::log::line(&registry::help_text());
     }
     if !options.any_mode() {
         log::info("no mode selected (only 'help'); not profiling");
@@ -93,7 +93,7 @@ pub fn attach_refused(lossy_options: &str, msg: &str) {
 
 fn attach_command(vm: VmHandle, options: Options, edge: &Edge) -> Reply {
     if options.help {
-        eprint!("{}", registry::help_text());
+        crate::log::line(&registry::help_text());
     }
     let jni = Jni::from_vm(vm).map_err(|rc| {
         AgentError::Unsupported(format!("no JNI environment on the attach thread ({rc})"))

@@ -3,17 +3,27 @@
 
 use parking_lot::Mutex;
 use std::collections::HashSet;
+use std::io::Write;
 
 pub fn error(msg: &str) {
-    eprintln!("profrj: error: {msg}");
+    line(&format!("profrj: error: {msg}\n"));
 }
 
 pub fn warn(msg: &str) {
-    eprintln!("profrj: warning: {msg}");
+    line(&format!("profrj: warning: {msg}\n"));
 }
 
 pub fn info(msg: &str) {
-    eprintln!("profrj: {msg}");
+    line(&format!("profrj: {msg}\n"));
+}
+
+/// Writes `text` to stderr in one `write(2)`. `eprintln!` writes its pieces
+/// one by one (stderr is unbuffered), so when build tools forward several
+/// forked JVMs' stderr through one stream, another fork's line could land
+/// between "profrj: " and the rest (seen under Gradle: "profrj: profrj:
+/// snapshot written…"). A line under PIPE_BUF written at once arrives whole.
+pub fn line(text: &str) {
+    let _ = std::io::stderr().lock().write_all(text.as_bytes());
 }
 
 static SEEN: Mutex<Option<HashSet<String>>> = Mutex::new(None);

@@ -58,7 +58,7 @@ pub fn install_panic_hook() {
                 .unwrap_or_default();
             // Each panic site once: a bug hit per callback must not flood stderr.
             if crate::log::first_time_nonblocking(&format!("panic at {place}")) {
-                eprintln!("profrj: bug: panic at {place}: {msg}");
+                crate::log::line(&format!("profrj: bug: panic at {place}: {msg}\n"));
             }
         }));
     });
