@@ -87,7 +87,7 @@ fn ended_threads_past_the_first_sixteen_fold_into_their_pattern_exactly() {
             t,
             "profile",
             "name",
-            "profrj.harness.ThreadChurn.work(int)",
+            "profrj.harness.ThreadChurn.work(int,int)",
             "count",
         )
     };
@@ -157,10 +157,89 @@ fn ended_keep_lists_every_thread() {
                 *t,
                 "profile",
                 "name",
-                "profrj.harness.ThreadChurn.work(int)",
+                "profrj.harness.ThreadChurn.work(int,int)",
                 "count",
             )
         })
         .sum();
     assert_eq!(calls, N as u64);
+}
+
+/// The counters `memory` holds for ended threads are given back once none
+/// of their objects is alive, and what they counted stays in the group's
+/// figures exactly. `ThreadChurn 1000 0 20 25`: each thread makes 20 Items
+/// and an ArrayList that all die, a full GC every 25 threads (each followed
+/// by a census, `census=100%`): every Item made is counted, none alive; with
+/// `ended=keep` (nothing folded, nothing given back) the agent holds every
+/// counter, with the default at most a quarter of that.
+#[test]
+fn counters_of_ended_threads_are_given_back_their_totals_kept() {
+    const DROPPED: usize = 20;
+    let dir = temp_dir("ended-give-back");
+    let snapshot = |file: &str, extra: &str| {
+        let run = run_java(
+            &dir,
+            &format!("memory,census=100%,include=profrj.harness.ThreadChurn*,{extra}file={file}"),
+            "profrj.harness.ThreadChurn",
+            &[&N.to_string(), "0", &DROPPED.to_string(), "25"],
+        );
+        run.assert_success();
+        assert!(
+            run.stdout.contains(&format!("threads={N} kept=0")),
+            "{}",
+            run.stdout
+        );
+        read_snapshot(&dir.join(file))
+    };
+    let fold = snapshot("fold.xml", "");
+    let keep = snapshot("keep.xml", "ended=keep,");
+    let counters = |xml: &str| {
+        let doc = roxmltree::Document::parse(xml).unwrap();
+        let sites = doc
+            .root_element()
+            .children()
+            .find(|s| s.has_tag_name("sites"))
+            .unwrap();
+        (
+            number(sites, "counters"),
+            number(sites, "countersGivenBack"),
+        )
+    };
+    let (held, given_back) = counters(&fold);
+    let (held_keep, given_back_keep) = counters(&keep);
+    assert_eq!(given_back_keep, 0, "nothing folded, nothing given back");
+    assert!(given_back > 0, "none given back");
+    assert!(
+        held * 4 <= held_keep,
+        "{held} counters held (ended=keep: {held_keep}), {given_back} given back"
+    );
+    let doc = roxmltree::Document::parse(&fold).unwrap();
+    let item = "profrj.harness.ThreadChurn$Item";
+    let list = "java.util.ArrayList";
+    let sited = |class: &str, attr: &str| {
+        req_threads(&doc, "sites")
+            .iter()
+            .flat_map(|t| t.descendants())
+            .filter(|n| n.attribute("class") == Some("true") && n.attribute("name") == Some(class))
+            .map(|n| number(n, attr))
+            .sum::<u64>()
+    };
+    assert_eq!(sited(item, "allocated"), (N * DROPPED) as u64, "Items made");
+    assert_eq!(sited(item, "count"), 0, "Items alive");
+    assert_eq!(sited(list, "allocated"), N as u64, "ArrayLists made");
+    assert_eq!(sited(list, "count"), 0, "ArrayLists alive");
+    let group = req_threads(&doc, "sites")
+        .into_iter()
+        .find(|t| t.attribute("name") == Some("req-#"))
+        .unwrap();
+    assert_eq!(number(group, "endedThreads"), (N - 16) as u64);
+    // Each thread's peak is known at no instant (its Items die young), so
+    // the group's is at most what one thread made.
+    let max = group
+        .descendants()
+        .filter(|n| n.attribute("name") == Some(item))
+        .map(|n| number(n, "max"))
+        .max()
+        .unwrap();
+    assert!(max <= DROPPED as u64, "max {max}");
 }

@@ -344,6 +344,8 @@ fn normalise(text: &str) -> String {
                         "censusPauses",
                         "longestCensusPause",
                         "censusesSkipped",
+                        "counters",
+                        "countersGivenBack",
                     ],
                 );
             }

@@ -394,6 +394,15 @@ impl Threads {
         self.records.lock().get(id.0 as usize)?.folded_into
     }
 
+    /// The group each of `ids` was folded into, if it was (one look at
+    /// the table for them all).
+    pub fn folded_into_each(&self, ids: &[i64]) -> Vec<Option<ThreadId>> {
+        let records = self.records.lock();
+        (ids.iter())
+            .map(|&id| records.get(usize::try_from(id).ok()?)?.folded_into)
+            .collect()
+    }
+
     /// Every folded thread's group: a mode that keeps figures per thread
     /// without a tree of its own (`memory`'s counters) sums them by group
     /// before it builds anything per thread, so a dump's work and memory

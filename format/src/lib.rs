@@ -330,13 +330,20 @@ pub mod sites {
     pub const LONGEST_CENSUS_PAUSE: &str = "longestCensusPause";
     /// Full GCs (ZGC, Shenandoah: GCs) the `census=` budget left without one.
     pub const CENSUSES_SKIPPED: &str = "censusesSkipped";
+    /// Counters the agent holds (one per thread and site or type with
+    /// objects tracked): what its memory for `memory` follows.
+    pub const COUNTERS: &str = "counters";
+    /// Counters of ended threads it gave back so far (docs/THREADS.md).
+    pub const COUNTERS_GIVEN_BACK: &str = "countersGivenBack";
     /// The attributes above: one JVM's facts, which a merge of several leaves out.
-    pub const CENSUS_VALUES: [&str; 5] = [
+    pub const JVM_FACTS: [&str; 7] = [
         CENSUS_PAUSE,
         CENSUSES,
         CENSUS_PAUSES,
         LONGEST_CENSUS_PAUSE,
         CENSUSES_SKIPPED,
+        COUNTERS,
+        COUNTERS_GIVEN_BACK,
     ];
 }
 

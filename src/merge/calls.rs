@@ -211,7 +211,7 @@ impl CallsMerge {
             for (i, &(key, _)) in desc.section_values.iter().enumerate() {
                 let first = seen.values[0].get(i).copied().flatten();
                 // What one JVM's censuses cost: no figure of the merge.
-                if profrj_format::sites::CENSUS_VALUES.contains(&key) {
+                if profrj_format::sites::JVM_FACTS.contains(&key) {
                     values.push((key, None));
                     continue;
                 }

@@ -30,10 +30,14 @@ mod instant_tests;
 #[cfg(test)]
 mod peak_tests;
 mod peaks;
+mod retire;
+#[cfg(test)]
+mod retire_tests;
 #[cfg(test)]
 mod test_support;
 
 pub use peaks::{Instant, Known, Tally};
+pub use retire::CounterUse;
 
 use crate::host::Host;
 use crate::sites::Sites;
@@ -103,6 +107,9 @@ pub struct Counter {
     group: AtomicU32,
     index: u32,
     kind: AtomicU8,
+    /// In use, or its thread folded and the counter on its way to being
+    /// given back (`retire`).
+    state: AtomicU8,
 }
 
 const _: () = assert!(std::mem::size_of::<Counter>() == 64);
@@ -120,6 +127,7 @@ impl Counter {
             group: AtomicU32::new(NO_GROUP),
             index: index as u32,
             kind: AtomicU8::new(Kind::Group as u8),
+            state: AtomicU8::new(retire::LIVE),
         }
     }
 
@@ -178,8 +186,9 @@ impl Counter {
 /// lasting state), and where the stamps' last census stands against the GCs.
 pub struct Counters {
     table: Box<[OnceLock<Box<[Counter]>>]>,
-    /// (thread, what) of each counter made so far, by index.
-    owners: Mutex<Vec<(i64, Key)>>,
+    /// (thread, what) of each counter made so far, by index; and the
+    /// counters of ended threads given back (`retire`).
+    owners: Mutex<retire::Owners>,
     /// Counters made: those below are ready to read without the lock.
     len: AtomicUsize,
     /// Each (thread, type)'s group counter.
@@ -201,13 +210,22 @@ pub struct Counters {
     walks_reachable_only: std::sync::atomic::AtomicBool,
     /// Held while a census is recorded and while a GC start reads one.
     census_lock: Mutex<()>,
+    /// Held by a census from its walk to its record, and while counters
+    /// are given back: a census that sees a counter given back (or marked
+    /// to be) saw it so from before its walk.
+    walks: Mutex<()>,
+    /// The thread table's folds when counters were last looked at, and how
+    /// many counters of folded threads are still to be given back.
+    folds_seen: AtomicU64,
+    waiting: AtomicUsize,
+    given_back: AtomicU64,
 }
 
 impl Default for Counters {
     fn default() -> Self {
         Self {
             table: (0..CHUNKS).map(|_| OnceLock::new()).collect(),
-            owners: Mutex::new(Vec::new()),
+            owners: Mutex::new(retire::Owners::default()),
             len: AtomicUsize::new(0),
             groups: Mutex::new(HashMap::new()),
             gc_starts: AtomicU64::new(0),
@@ -218,6 +236,10 @@ impl Default for Counters {
             tag_epoch: std::sync::atomic::AtomicU16::new(0),
             walks_reachable_only: std::sync::atomic::AtomicBool::new(false),
             census_lock: Mutex::new(()),
+            walks: Mutex::new(()),
+            folds_seen: AtomicU64::new(0),
+            waiting: AtomicUsize::new(0),
+            given_back: AtomicU64::new(0),
         }
     }
 }
@@ -247,7 +269,10 @@ impl Counters {
         group: Option<&Counter>,
     ) -> Option<&Counter> {
         let mut owners = self.owners.lock();
-        let index = owners.len();
+        if let Some(counter) = self.reuse(&mut owners, thread, key, kind, group) {
+            return Some(counter);
+        }
+        let index = owners.of.len();
         let chunk = self.table.get(index / CHUNK)?.get_or_init(|| {
             (0..CHUNK)
                 .map(|i| Counter::new(index / CHUNK * CHUNK + i))
@@ -258,8 +283,8 @@ impl Counters {
         if let Some(g) = group {
             counter.group.store(g.index, Release);
         }
-        owners.push((thread, key));
-        self.len.store(owners.len(), Release);
+        owners.of.push((thread, key));
+        self.len.store(owners.of.len(), Release);
         Some(counter)
     }
 
@@ -453,8 +478,10 @@ impl Counters {
     /// Each counter's (thread, site) by index, `None` for a type's group:
     /// who made the objects whose stamp names it (a heap dump's traces).
     pub fn origins(&self) -> Vec<Option<(i64, u32)>> {
-        (self.owners.lock().iter())
-            .map(|&(thread, key)| match key {
+        let owners = self.owners.lock();
+        (owners.of.iter().enumerate())
+            .map(|(i, &(thread, key))| match key {
+                _ if self.counter(i).is_none_or(|c| c.state() == retire::FREE) => None,
                 Key::Site(site) => Some((thread, site)),
                 Key::Type(_) => None,
             })

@@ -52,6 +52,7 @@ mod tag_census;
 mod vm_alloc;
 mod weak_refs;
 
+pub use counters::CounterUse;
 pub use mechanism::Mechanism;
 pub use probes::natives;
 pub use reading::{CensusCost, Counts, Row, SiteRow};
@@ -109,6 +110,29 @@ impl Lifetime {
     /// and a census of the stamps if the budget allows, then its peak.
     pub fn run_agent_thread(&self, jni: &Jni, events: &Events) {
         self.weak.run_agent_thread(jni, &self.counters, events, || {
+            self.after_gc();
+            self.give_back_ended_threads();
+        })
+    }
+
+    /// Gives back the counters of ended threads folded into groups, once
+    /// none of their objects is alive (`counters::retire`).
+    fn give_back_ended_threads(&self) {
+        let Some(host) = crate::host::get() else {
+            return;
+        };
+        let threads = &host.threads;
+        self.counters.give_back_folded(threads.folds(), |ids| {
+            (threads.folded_into_each(ids).into_iter())
+                .map(|g| g.map(|g| i64::from(g.0)))
+                .collect()
+        });
+    }
+
+    /// After a GC's frees were counted, on the agent thread: the censuses
+    /// due and the pending peak.
+    fn after_gc(&self) {
+        {
             let counters = &self.counters;
             if self.tracking.walks_see_only_reachable() {
                 // ZGC, Shenandoah: a census is an instant of its own, from
@@ -136,7 +160,7 @@ impl Lifetime {
             // has its frees counted too.
             let weak_through = self.weak.count_frees(false, counters);
             counters.take_pending_peak(counters::Known { weak_through });
-        })
+        }
     }
 
     /// After a full GC of a pause collector under `tracker=tags`: a census

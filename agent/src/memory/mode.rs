@@ -206,7 +206,7 @@ impl Capture for Captured {
     fn sections(self: Box<Self>, _: &[ThreadRecord], _: (u64, u64)) -> Vec<Section> {
         vec![
             super::model::rows(&self.0.rows),
-            super::model::sites(&self.0.sites, &self.0.censuses),
+            super::model::sites(&self.0.sites, &self.0.censuses, &self.0.counters),
         ]
     }
 }

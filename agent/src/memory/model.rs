@@ -5,7 +5,7 @@
 //! alive, most alive at once and ever made there, most alive first at both
 //! levels (`<sites>`, profrj's own, written after the contract's sections).
 
-use super::{CensusCost, Row, SiteRow};
+use super::{CensusCost, CounterUse, Row, SiteRow};
 use crate::model::{CallTrees, Frame, Part, Rows, Section, ThreadTree, Unit, Value, Weight};
 use crate::threads::ThreadId;
 use std::collections::BTreeMap;
@@ -60,7 +60,7 @@ fn figures(r: &SiteRow) -> Figures {
 /// The `sites` section: per thread (in id order, unknown first), each place
 /// with the sums of its sites, then its classes; what the censuses cost as
 /// its attributes (none before the first census: no stamp to count).
-pub fn sites(rows: &[SiteRow], censuses: &CensusCost) -> Section {
+pub fn sites(rows: &[SiteRow], censuses: &CensusCost, counters: &CounterUse) -> Section {
     let weights = ["live", "max_live", "allocated"];
     let mut trees = CallTrees {
         period: None,
@@ -110,7 +110,7 @@ pub fn sites(rows: &[SiteRow], censuses: &CensusCost) -> Section {
     }
     use profrj_format::sites as f;
     let c = censuses;
-    let attributes = match c.censuses {
+    let mut attributes = match c.censuses {
         0 => Vec::new(),
         _ => vec![
             (f::CENSUS_PAUSE, Value::Number(c.last_ns)),
@@ -120,6 +120,8 @@ pub fn sites(rows: &[SiteRow], censuses: &CensusCost) -> Section {
             (f::CENSUSES_SKIPPED, Value::Number(c.skipped)),
         ],
     };
+    attributes.push((f::COUNTERS, Value::Number(counters.held)));
+    attributes.push((f::COUNTERS_GIVEN_BACK, Value::Number(counters.given_back)));
     Section {
         name: profrj_format::sites::SECTION,
         extra: true,
@@ -210,12 +212,16 @@ mod tests {
             longest_ns: 80_000_000,
             skipped: 1,
         };
-        let text = crate::xml::to_text(&threads, (0, 0), vec![sites(&rows, &censuses)]);
+        let counters = CounterUse {
+            held: 12,
+            given_back: 3,
+        };
+        let text = crate::xml::to_text(&threads, (0, 0), vec![sites(&rows, &censuses, &counters)]);
         assert_eq!(
             text,
             r#"<?xml version="1.0" encoding="UTF-8"?>
 <doc>
- <sites censusPause="75000000" censuses="3" censusPauses="200000000" longestCensusPause="80000000" censusesSkipped="1">
+ <sites censusPause="75000000" censuses="3" censusPauses="200000000" longestCensusPause="80000000" censusesSkipped="1" counters="12" countersGivenBack="3">
   <thread name="(unknown)">
    <profile name="[VM or JNI]" count="0" max="0" allocated="0" cumulatedCount="2" cumulatedMax="2" cumulatedAllocated="3">
     <profile name="java.lang.Object" class="true" count="2" max="2" allocated="3" cumulatedCount="2" cumulatedMax="2" cumulatedAllocated="3"/>

@@ -38,6 +38,8 @@ pub struct Counts {
     pub rows: Vec<Row>,
     pub sites: Vec<SiteRow>,
     pub censuses: CensusCost,
+    /// The counters held, and those of ended threads given back.
+    pub counters: counters::CounterUse,
 }
 
 /// What the heap censuses (of the stamps, and of the tags under ZGC or
@@ -84,6 +86,9 @@ impl Lifetime {
             // After the snapshot's GC (which may be several: Parallel
             // scavenges before its full GC), no other may start.
             let after_ours = self.one_reading(jvmti)?;
+            // Its census may have found the last objects of ended threads'
+            // counters: given back now, in the same figures.
+            self.give_back_ended_threads();
             let all = self.counters.all(instant);
             tries += 1;
             let others = self.counters.gcs_started() != after_ours;
@@ -96,6 +101,7 @@ impl Lifetime {
             rows: Vec::new(),
             sites: Vec::new(),
             censuses: self.census_cost(instant),
+            counters: self.counters.use_now(),
         };
         for t in merged(all, folded) {
             let (thread, count, max) = (t.thread, t.alive, t.max);

@@ -59,6 +59,8 @@ struct Pass<'a> {
 /// the memory tags), and records them in `counters`; answers the time it
 /// took.
 pub fn take(env: Jvmti, counters: &Counters, cost: &Cost) -> Result<u64, AgentError> {
+    // No counter given back between the walk and its record.
+    let _walk = counters.walk_guard();
     let mut pass = Pass {
         counters,
         epoch: counters.next_tag_epoch(),

@@ -240,6 +240,7 @@ impl Counters {
                 continue;
             };
             let n = alive.get(i).copied().unwrap_or(0) as i64;
+            self.note_empty(c, n);
             let (alive, made) = if reachable_only {
                 (n, m)
             } else {
@@ -298,7 +299,10 @@ impl Counters {
     /// Every counter's figures at `instant`, each group's as the sum of its
     /// sites and of its own.
     pub fn all(&self, instant: Instant) -> Vec<Tally> {
-        let owners = self.owners.lock().clone();
+        // Held throughout: a counter given back meanwhile would count twice
+        // or not at all.
+        let guard = self.owners.lock();
+        let owners = &guard.of;
         let census = self.census_recorded.load(Acquire);
         let fresh = census && self.stamps_fresh();
         let at_gc_end = instant == Instant::LastGcEnd && self.gc_finishes.load(Acquire) > 0;
@@ -325,6 +329,7 @@ impl Counters {
         let mut sums = vec![(0i64, 0i64); owners.len()];
         for c in (0..owners.len()).filter_map(|i| self.counter(i)) {
             match c.kind() {
+                _ if c.state() == super::retire::FREE => continue,
                 Kind::Group => continue,
                 Kind::Tag if !counted => continue,
                 _ => {}
@@ -340,8 +345,10 @@ impl Counters {
         // that ran it: one tally, whose `max` bounds the peak from above.
         let mut tallies: Vec<Tally> = Vec::with_capacity(owners.len());
         let mut at: HashMap<(i64, Key), usize> = HashMap::new();
-        for (i, (thread, key)) in owners.into_iter().enumerate() {
-            let Some(c) = self.counter(i) else { continue };
+        for (i, &(thread, key)) in owners.iter().enumerate() {
+            let Some(c) = self.counter(i).filter(|c| c.state() != super::retire::FREE) else {
+                continue;
+            };
             let (alive, made) = match c.kind() {
                 Kind::Group => (own_alive(c) + sums[i].0, c.made() + sums[i].1),
                 _ => (site_alive(c), c.made()),
@@ -366,6 +373,9 @@ impl Counters {
                 }
             }
         }
+        // What the counters given back counted (one tally per group and
+        // what, summed with the group's others by the reading).
+        tallies.extend(Counters::retired(&guard));
         tallies
     }
 }

@@ -247,6 +247,9 @@ impl Census {
         if walk == Walk::Heap && counters.census_fresh() {
             return Ok(());
         }
+        // No counter given back between the walk and its record: one it
+        // finds empty was marked before the walk (`counters::retire`).
+        let _walk = counters.walk_guard();
         let before = counters.gcs_started();
         let mut pass = Pass {
             counters,
