@@ -14,6 +14,7 @@ use crate::vm::{jthread, Jni, Jvmti};
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 pub mod jvm_kind;
 pub use jvm_kind::JvmKind;
@@ -136,7 +137,10 @@ pub enum Identity {
 
 #[derive(Default)]
 pub struct Threads {
-    records: Mutex<Vec<ThreadRecord>>,
+    /// By id. A folded thread's is its group's placeholder, shared by all
+    /// the group's threads (`Ended::placeholder`): the table keeps a pointer
+    /// per ended thread, not a record.
+    records: Mutex<Vec<Arc<ThreadRecord>>>,
     /// Groups of virtual threads by name ([`group_name`]).
     groups: Mutex<HashMap<String, ThreadId>>,
     /// Ended threads by name pattern: which are kept, and the groups the
@@ -159,6 +163,49 @@ struct Ended {
     groups: usize,
     /// [`ENDED_GROUP`], once made.
     overflow: Option<ThreadId>,
+    /// Each group's placeholder: the record every thread folded into it
+    /// has in the table once its own has gone.
+    placeholders: HashMap<ThreadId, Arc<ThreadRecord>>,
+    /// Folded threads whose records are still their own, oldest first,
+    /// with when they ended.
+    recent: std::collections::VecDeque<(ThreadId, u64)>,
+}
+
+/// How long a folded thread keeps its own record: the sampler reads its
+/// CPU at its end for the samples it owed (within two ticks of its end).
+const RECORD_KEPT_NS: u64 = 30_000_000_000;
+
+impl Ended {
+    /// `id` was folded at `now`: the records of threads folded more than
+    /// [`RECORD_KEPT_NS`] ago give way to their groups' placeholders, so
+    /// the table keeps a pointer per ended thread, not a record.
+    fn compact(&mut self, records: &mut [Arc<ThreadRecord>], id: ThreadId, now: u64) {
+        self.recent.push_back((id, now));
+        while let Some(&(old, at)) = self.recent.front() {
+            if at.saturating_add(RECORD_KEPT_NS) > now {
+                break;
+            }
+            self.recent.pop_front();
+            let Some(g) = records.get(old.0 as usize).and_then(|r| r.folded_into) else {
+                continue;
+            };
+            let name = records[g.0 as usize].name.clone();
+            records[old.0 as usize] = self.placeholder(g, &name);
+        }
+    }
+
+    /// The record of a thread folded into `group` (named `name`): ended,
+    /// folded, nothing of its own (its CPU and lifetime are the group's now).
+    fn placeholder(&mut self, group: ThreadId, name: &str) -> Arc<ThreadRecord> {
+        (self.placeholders.entry(group))
+            .or_insert_with(|| {
+                let mut r = ThreadRecord::platform(name.to_owned(), 0);
+                r.end_ns = Some(0);
+                r.folded_into = Some(group);
+                Arc::new(r)
+            })
+            .clone()
+    }
 }
 
 /// The most name patterns of ended threads counted one by one; threads of
@@ -229,7 +276,7 @@ impl Threads {
         }
         let id = ThreadId(records.len() as u32);
         jvmti.set_tag(thread, id.0 as i64 + 1).ok()?;
-        records.push(ThreadRecord::platform(name, start_ns));
+        records.push(Arc::new(ThreadRecord::platform(name, start_ns)));
         Some(Identity::Java(id))
     }
 
@@ -250,13 +297,16 @@ impl Threads {
             Some(&id) => id,
             None => {
                 let id = ThreadId(records.len() as u32);
-                records.push(ThreadRecord::platform(key.clone(), clock::now_ns()));
+                records.push(Arc::new(ThreadRecord::platform(
+                    key.clone(),
+                    clock::now_ns(),
+                )));
                 groups.insert(key, id);
                 id
             }
         };
         jvmti.set_tag(thread, id.0 as i64 + 1).ok()?;
-        let r = &mut records[id.0 as usize];
+        let r = Arc::make_mut(&mut records[id.0 as usize]);
         r.virtual_threads += 1;
         r.end_ns = None;
         Some(Identity::Java(id))
@@ -274,6 +324,7 @@ impl Threads {
         };
         let mut records = self.records.lock();
         if let Some(r) = records.get_mut(id.0 as usize).filter(|r| r.is_group()) {
+            let r = Arc::make_mut(r);
             r.virtual_ended += 1;
             if r.virtual_ended >= r.virtual_threads {
                 r.end_ns = Some(clock::now_ns());
@@ -299,23 +350,26 @@ impl Threads {
         let now = clock::now_ns();
         let mut ended = self.ended.lock();
         let mut records = self.records.lock();
-        let r = &mut records[id.0 as usize];
-        if let Some(cpu) = cpu {
-            r.cpu_ns = cpu as u64;
-        }
-        if let Some(name) = name {
-            r.name = name;
+        if records[id.0 as usize].folded_into.is_none() {
+            let r = Arc::make_mut(&mut records[id.0 as usize]);
+            if let Some(cpu) = cpu {
+                r.cpu_ns = cpu as u64;
+            }
+            if let Some(name) = name {
+                r.name = name;
+            }
         }
         self.end(&mut ended, &mut records, id, now);
     }
 
     /// `id` ended at `now`: kept as it is, or folded into its pattern's
     /// group by the rule (docs/THREADS.md). Under both locks, `ended` first.
-    fn end(&self, ended: &mut Ended, records: &mut Vec<ThreadRecord>, id: ThreadId, now: u64) {
-        let r = &mut records[id.0 as usize];
+    fn end(&self, ended: &mut Ended, records: &mut Vec<Arc<ThreadRecord>>, id: ThreadId, now: u64) {
+        let r = &records[id.0 as usize];
         if r.end_ns.is_some() || r.is_group() || r.is_ended_group() {
             return;
         }
+        let r = Arc::make_mut(&mut records[id.0 as usize]);
         r.end_ns = Some(now);
         let Some(keep) = ended.keep else {
             return;
@@ -348,7 +402,7 @@ impl Threads {
                         } else {
                             pattern.clone()
                         };
-                        records.push(ThreadRecord::ended_group(name, start));
+                        records.push(Arc::new(ThreadRecord::ended_group(name, start)));
                         let g = ThreadId(records.len() as u32 - 1);
                         if overflow {
                             ended.overflow = Some(g);
@@ -363,7 +417,7 @@ impl Threads {
                 g
             }
         };
-        let group = &mut records[g.0 as usize];
+        let group = Arc::make_mut(&mut records[g.0 as usize]);
         group.start_ns = group.start_ns.min(start);
         group.end_ns = Some(group.end_ns.map_or(now, |e| e.max(now)));
         group.cpu_ns += cpu;
@@ -371,9 +425,8 @@ impl Threads {
         group.ended_threads += 1;
         // A group of the JVM's threads (`C2 CompilerThre`s come and go) keeps their kind.
         group.jvm = group.jvm.or(jvm);
-        let r = &mut records[id.0 as usize];
-        r.folded_into = Some(g);
-        r.name.shrink_to_fit();
+        Arc::make_mut(&mut records[id.0 as usize]).folded_into = Some(g);
+        ended.compact(records, id, now);
         self.folds.fetch_add(1, Ordering::Release);
     }
 
@@ -442,7 +495,10 @@ impl Threads {
                 let known = self.records.lock()[id.0 as usize].java_id.is_some();
                 let java_id = (!known).then(|| jni.java_thread_id(thread)).flatten();
                 let mut records = self.records.lock();
-                let r = &mut records[id.0 as usize];
+                if records[id.0 as usize].folded_into.is_some() {
+                    continue; // not expected: a live thread is never folded
+                }
+                let r = Arc::make_mut(&mut records[id.0 as usize]);
                 if java_id.is_some() {
                     r.java_id = java_id;
                 }
@@ -460,13 +516,13 @@ impl Threads {
         let mut ended = self.ended.lock();
         let mut records = self.records.lock();
         for i in 0..records.len() {
-            let r = &mut records[i];
+            let r = &records[i];
             // The JVM's own threads are not among them either: the sampler
             // ends them when they leave /proc; their CPU is read here by tid.
             if r.jvm.is_some() {
                 if r.end_ns.is_none() {
                     match clock::thread_cpu_ns(r.tid) {
-                        Some(cpu) => r.cpu_ns = cpu,
+                        Some(cpu) => Arc::make_mut(&mut records[i]).cpu_ns = cpu,
                         // Gone while no sampler looked (between sessions).
                         None => self.end(&mut ended, &mut records, ThreadId(i as u32), now),
                     }
@@ -495,14 +551,16 @@ impl Threads {
         let mut r = ThreadRecord::platform(name, clock::now_ns());
         r.jvm = Some(kind);
         r.tid = tid;
-        records.push(r);
+        records.push(Arc::new(r));
         ThreadId(records.len() as u32 - 1)
     }
 
     /// A JVM thread's CPU time, as the sampler last read it.
     pub fn set_cpu(&self, id: ThreadId, cpu_ns: u64) {
         if let Some(r) = self.records.lock().get_mut(id.0 as usize) {
-            r.cpu_ns = cpu_ns;
+            if r.folded_into.is_none() {
+                Arc::make_mut(r).cpu_ns = cpu_ns;
+            }
         }
     }
 
@@ -523,14 +581,17 @@ impl Threads {
     pub fn end_groups(&self) {
         let now = clock::now_ns();
         for r in self.records.lock().iter_mut().filter(|r| r.is_group()) {
-            r.end_ns.get_or_insert(now);
+            Arc::make_mut(r).end_ns.get_or_insert(now);
         }
     }
 
     /// Records that `thread`, the calling thread, has OS id `tid`.
     pub fn set_tid(&self, jvmti: Jvmti, jni: &Jni, thread: jthread, tid: i32) {
         if let Some(Identity::Java(id)) = self.identify(jvmti, jni, thread, 0) {
-            self.records.lock()[id.0 as usize].tid = tid;
+            let mut records = self.records.lock();
+            if records[id.0 as usize].folded_into.is_none() {
+                Arc::make_mut(&mut records[id.0 as usize]).tid = tid;
+            }
         }
     }
 
@@ -566,7 +627,7 @@ impl Threads {
 
     /// A copy of every record, indexed by `ThreadId`.
     pub fn records(&self) -> Vec<ThreadRecord> {
-        self.records.lock().clone()
+        self.records.lock().iter().map(|r| (**r).clone()).collect()
     }
 }
 
@@ -577,7 +638,7 @@ impl Threads {
     fn run_and_end(&self, name: &str, start: u64, end: u64) -> ThreadId {
         let mut ended = self.ended.lock();
         let mut records = self.records.lock();
-        records.push(ThreadRecord::platform(name.into(), start));
+        records.push(Arc::new(ThreadRecord::platform(name.into(), start)));
         let id = ThreadId(records.len() as u32 - 1);
         self.end(&mut ended, &mut records, id, end);
         id
