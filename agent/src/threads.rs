@@ -166,31 +166,37 @@ struct Ended {
     /// Each group's placeholder: the record every thread folded into it
     /// has in the table once its own has gone.
     placeholders: HashMap<ThreadId, Arc<ThreadRecord>>,
-    /// Folded threads whose records are still their own, oldest first,
-    /// with when they ended.
+    /// The CPU time of each thread folded in the last [`CPU_KEPT_NS`], and
+    /// when each was folded, oldest first: the sampler reads a thread's CPU
+    /// at its end for the samples it still owed it (within two ticks).
+    recent_cpu: HashMap<ThreadId, u64>,
     recent: std::collections::VecDeque<(ThreadId, u64)>,
 }
 
-/// How long a folded thread keeps its own record: the sampler reads its
-/// CPU at its end for the samples it owed (within two ticks of its end).
-const RECORD_KEPT_NS: u64 = 30_000_000_000;
+/// How long a folded thread's CPU time at its end is kept.
+const CPU_KEPT_NS: u64 = 30_000_000_000;
 
 impl Ended {
-    /// `id` was folded at `now`: the records of threads folded more than
-    /// [`RECORD_KEPT_NS`] ago give way to their groups' placeholders, so
-    /// the table keeps a pointer per ended thread, not a record.
+    /// `id` was folded at `now`: its record gives way to its group's
+    /// placeholder (the table keeps a pointer per ended thread, not a
+    /// record), its CPU time kept for [`CPU_KEPT_NS`].
     fn compact(&mut self, records: &mut [Arc<ThreadRecord>], id: ThreadId, now: u64) {
+        let Some(r) = records.get(id.0 as usize) else {
+            return;
+        };
+        let (Some(g), cpu) = (r.folded_into, r.cpu_ns) else {
+            return;
+        };
+        let name = records[g.0 as usize].name.clone();
+        records[id.0 as usize] = self.placeholder(g, &name);
+        self.recent_cpu.insert(id, cpu);
         self.recent.push_back((id, now));
         while let Some(&(old, at)) = self.recent.front() {
-            if at.saturating_add(RECORD_KEPT_NS) > now {
+            if at.saturating_add(CPU_KEPT_NS) > now {
                 break;
             }
             self.recent.pop_front();
-            let Some(g) = records.get(old.0 as usize).and_then(|r| r.folded_into) else {
-                continue;
-            };
-            let name = records[g.0 as usize].name.clone();
-            records[old.0 as usize] = self.placeholder(g, &name);
+            self.recent_cpu.remove(&old);
         }
     }
 
@@ -597,9 +603,14 @@ impl Threads {
 
     /// The CPU time `id` had used when it ended (ns; `None` while it lives).
     pub fn cpu_at_end(&self, id: ThreadId) -> Option<u64> {
+        let ended = self.ended.lock();
         let records = self.records.lock();
         let r = records.get(id.0 as usize)?;
-        r.end_ns.map(|_| r.cpu_ns)
+        match r.folded_into {
+            // Its record is its group's now: its own CPU, if folded lately.
+            Some(_) => ended.recent_cpu.get(&id).copied(),
+            None => r.end_ns.map(|_| r.cpu_ns),
+        }
     }
 
     /// The OS id `id` told at its start, if it did.

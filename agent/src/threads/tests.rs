@@ -95,9 +95,9 @@ fn a_jvm_thread_is_registered_once_while_alive_and_its_group_keeps_its_kind() {
     assert_eq!(t.records()[java.0 as usize].jvm, None);
 }
 
-/// A folded thread keeps its own record for 30 s (the sampler reads its
-/// CPU at its end), then shares its group's placeholder: the table holds a
-/// pointer per ended thread, whatever their names were.
+/// A folded thread's record gives way to its group's placeholder at once
+/// (the table holds a pointer per ended thread, whatever their names were);
+/// its CPU time at its end is kept 30 s, for the sampler.
 #[test]
 fn folded_records_give_way_to_their_groups_placeholder() {
     let t = Threads::default();
@@ -105,18 +105,16 @@ fn folded_records_give_way_to_their_groups_placeholder() {
     let s = 1_000_000_000;
     let a = t.run_and_end("req-1", 0, 5 * s);
     let b = t.run_and_end("req-2", 0, 20 * s);
-    assert_eq!(
-        t.records.lock()[a.0 as usize].name,
-        "req-1",
-        "folded 15 s ago"
-    );
-    let c = t.run_and_end("req-3", 0, 55 * s);
-    let records = t.records.lock();
-    let g = records[a.0 as usize].folded_into.unwrap();
-    assert_eq!(records[g.0 as usize].ended_threads, 3);
-    assert!(Arc::ptr_eq(&records[a.0 as usize], &records[b.0 as usize]));
-    assert_eq!(records[a.0 as usize].name, "req-#");
-    assert!(!records[a.0 as usize].is_alive());
-    assert_eq!(records[c.0 as usize].name, "req-3", "folded just now");
-    assert_eq!(records[c.0 as usize].folded_into, Some(g));
+    {
+        let records = t.records.lock();
+        let g = records[a.0 as usize].folded_into.unwrap();
+        assert_eq!(records[g.0 as usize].ended_threads, 2);
+        assert!(Arc::ptr_eq(&records[a.0 as usize], &records[b.0 as usize]));
+        assert_eq!(records[a.0 as usize].name, "req-#");
+        assert!(!records[a.0 as usize].is_alive());
+    }
+    assert_eq!(t.cpu_at_end(a), Some(0), "folded 15 s ago: kept");
+    t.run_and_end("req-3", 0, 40 * s);
+    assert_eq!(t.cpu_at_end(a), None, "folded 35 s ago: gone");
+    assert_eq!(t.cpu_at_end(b), Some(0));
 }
