@@ -219,6 +219,8 @@ pub struct Counters {
     folds_seen: AtomicU64,
     waiting: AtomicUsize,
     given_back: AtomicU64,
+    /// Set while a heap dump reads its objects' counters: none given back.
+    give_back_held: std::sync::atomic::AtomicBool,
 }
 
 impl Default for Counters {
@@ -240,6 +242,7 @@ impl Default for Counters {
             folds_seen: AtomicU64::new(0),
             waiting: AtomicUsize::new(0),
             given_back: AtomicU64::new(0),
+            give_back_held: std::sync::atomic::AtomicBool::new(false),
         }
     }
 }

@@ -430,6 +430,9 @@ impl crate::heap_dump::Origins for Lifetime {
     }
 
     fn hold_heap_walks(&self, on: bool) {
-        self.stamps.hold(on)
+        self.stamps.hold(on);
+        // A counter given back and taken by another thread between the
+        // dump and the reading of the origins would name the wrong thread.
+        self.counters.hold_give_back(on);
     }
 }

@@ -110,6 +110,13 @@ impl Counters {
         Some(c)
     }
 
+    /// Holds (or lets go) giving counters back: while a heap dump reads
+    /// which counter each of its objects names.
+    pub fn hold_give_back(&self, on: bool) {
+        let _walks = self.walks.lock();
+        self.give_back_held.store(on, Release);
+    }
+
     /// Held by a census from its walk to its record.
     pub fn walk_guard(&self) -> parking_lot::MutexGuard<'_, ()> {
         self.walks.lock()
@@ -148,6 +155,9 @@ impl Counters {
             return;
         }
         let _walks = self.walks.lock();
+        if self.give_back_held.load(Acquire) {
+            return;
+        }
         // Asked before the census lock: the thread table's lock may be held
         // by a thread that a GC's safepoint stopped, and a GC's start takes
         // the census lock.
