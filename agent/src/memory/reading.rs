@@ -81,6 +81,9 @@ impl Lifetime {
         // (a young one, under churn: the census alone takes a while) would
         // mix two GCs' figures: the frees of one, what was made by the end
         // of the other. Then all again, at most three times.
+        // Ended threads' counters marked before the census, so that it can
+        // find which have none of their objects left (given back below).
+        self.give_back_ended_threads();
         let mut tries = 0;
         let all = loop {
             // After the snapshot's GC (which may be several: Parallel
