@@ -289,8 +289,7 @@ impl Threads {
         let now = clock::now_ns();
         let mut ended = self.ended.lock();
         let mut records = self.records.lock();
-        if records[id.0 as usize].folded_into.is_none() {
-            let r = Arc::make_mut(&mut records[id.0 as usize]);
+        if let Some(r) = own(&mut records, id) {
             if let Some(cpu) = cpu {
                 r.cpu_ns = cpu as u64;
             }
@@ -330,18 +329,17 @@ impl Threads {
                 let known = self.records.lock()[id.0 as usize].java_id.is_some();
                 let java_id = (!known).then(|| jni.java_thread_id(thread)).flatten();
                 let mut records = self.records.lock();
-                if records[id.0 as usize].folded_into.is_some() {
-                    continue; // not expected: a live thread is never folded
-                }
-                let r = Arc::make_mut(&mut records[id.0 as usize]);
-                if java_id.is_some() {
-                    r.java_id = java_id;
-                }
-                if let Some(cpu) = cpu {
-                    r.cpu_ns = cpu as u64;
-                }
-                if let Some(name) = name {
-                    r.name = name;
+                // A live thread is never folded: always its own record.
+                if let Some(r) = own(&mut records, id) {
+                    if java_id.is_some() {
+                        r.java_id = java_id;
+                    }
+                    if let Some(cpu) = cpu {
+                        r.cpu_ns = cpu as u64;
+                    }
+                    if let Some(name) = name {
+                        r.name = name;
+                    }
                 }
                 seen.push(id);
             }
@@ -392,10 +390,8 @@ impl Threads {
 
     /// A JVM thread's CPU time, as the sampler last read it.
     pub fn set_cpu(&self, id: ThreadId, cpu_ns: u64) {
-        if let Some(r) = self.records.lock().get_mut(id.0 as usize) {
-            if r.folded_into.is_none() {
-                Arc::make_mut(r).cpu_ns = cpu_ns;
-            }
+        if let Some(r) = own(&mut self.records.lock(), id) {
+            r.cpu_ns = cpu_ns;
         }
     }
 
@@ -423,9 +419,8 @@ impl Threads {
     /// Records that `thread`, the calling thread, has OS id `tid`.
     pub fn set_tid(&self, jvmti: Jvmti, jni: &Jni, thread: jthread, tid: i32) {
         if let Some(Identity::Java(id)) = self.identify(jvmti, jni, thread, 0) {
-            let mut records = self.records.lock();
-            if records[id.0 as usize].folded_into.is_none() {
-                Arc::make_mut(&mut records[id.0 as usize]).tid = tid;
+            if let Some(r) = own(&mut self.records.lock(), id) {
+                r.tid = tid;
             }
         }
     }
@@ -483,6 +478,14 @@ impl Threads {
         self.end(&mut ended, &mut records, id, end);
         id
     }
+}
+
+/// `id`'s own record, to change; `None` for a folded thread, whose slot
+/// holds its group's shared placeholder (which must not be changed, nor
+/// copied back into a record of its own).
+fn own(records: &mut [Arc<ThreadRecord>], id: ThreadId) -> Option<&mut ThreadRecord> {
+    let r = records.get_mut(id.0 as usize)?;
+    r.folded_into.is_none().then(|| Arc::make_mut(r))
 }
 
 mod ended;

@@ -48,8 +48,8 @@ impl Ended {
         let (Some(g), cpu) = (r.folded_into, r.cpu_ns) else {
             return;
         };
-        let name = records[g.0 as usize].name.clone();
-        records[id.0 as usize] = self.placeholder(g, &name);
+        let shared = self.placeholder(g, || records[g.0 as usize].name.clone());
+        records[id.0 as usize] = shared;
         self.recent_cpu.insert(id, cpu);
         self.recent.push_back((id, now));
         while let Some(&(old, at)) = self.recent.front() {
@@ -63,10 +63,10 @@ impl Ended {
 
     /// The record of a thread folded into `group` (named `name`): ended,
     /// folded, nothing of its own (its CPU and lifetime are the group's now).
-    fn placeholder(&mut self, group: ThreadId, name: &str) -> Arc<ThreadRecord> {
+    fn placeholder(&mut self, group: ThreadId, name: impl FnOnce() -> String) -> Arc<ThreadRecord> {
         (self.placeholders.entry(group))
             .or_insert_with(|| {
-                let mut r = ThreadRecord::platform(name.to_owned(), 0);
+                let mut r = ThreadRecord::platform(name(), 0);
                 r.end_ns = Some(0);
                 r.folded_into = Some(group);
                 Arc::new(r)

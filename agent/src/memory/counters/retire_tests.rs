@@ -9,6 +9,13 @@ fn folded(ids: &[i64]) -> Vec<Option<i64>> {
     ids.iter().map(|&t| (t == 7).then_some(100)).collect()
 }
 
+/// One look by the agent (thread 7 folded, as the table says): the
+/// counters given back so far.
+fn look(counters: &Counters) -> u64 {
+    counters.give_back_folded(1, folded);
+    counters.use_now().given_back
+}
+
 /// Every tally of `key`, (thread, alive, max, made), sorted.
 fn tallies(counters: &Counters, key: Key) -> Vec<(i64, i64, i64, i64)> {
     let mut v: Vec<_> = (counters.all(Instant::Now).into_iter())
@@ -73,14 +80,11 @@ fn stamp_counters_wait_for_a_census_that_finds_none() {
     }
     // A census before the thread was seen folded proves nothing.
     census(&counters, site, 0);
-    counters.give_back_folded(1, folded);
-    assert_eq!(counters.use_now().given_back, 0);
+    assert_eq!(look(&counters), 0);
     census(&counters, site, 2);
-    counters.give_back_folded(1, folded);
-    assert_eq!(counters.use_now().given_back, 0, "two still stamped");
+    assert_eq!(look(&counters), 0, "two still stamped");
     census(&counters, site, 0);
-    counters.give_back_folded(1, folded);
-    assert_eq!(counters.use_now().given_back, 2);
+    assert_eq!(look(&counters), 2);
     assert_eq!(tallies(&counters, Key::Site(1)), vec![(100, 0, 0, 4)]);
     assert_eq!(tallies(&counters, Key::Type(3)), vec![(100, 0, 0, 4)]);
 }
@@ -95,12 +99,10 @@ fn tag_counters_go_with_their_group_once_every_free_came() {
         group.made_one_shared();
     }
     counters.object_freed(site.tag());
-    counters.give_back_folded(1, folded);
-    assert_eq!(counters.use_now().given_back, 0);
+    assert_eq!(look(&counters), 0);
     counters.object_freed(site.tag());
     counters.object_freed(site.tag());
-    counters.give_back_folded(1, folded);
-    assert_eq!(counters.use_now().given_back, 2);
+    assert_eq!(look(&counters), 2);
     // The type's objects counted once: the group's own count.
     assert_eq!(tallies(&counters, Key::Site(1)), vec![(100, 0, 0, 3)]);
     assert_eq!(tallies(&counters, Key::Type(3)), vec![(100, 0, 0, 3)]);
