@@ -376,7 +376,8 @@ fn coverage_truth_matches_jacocos_report() {
 /// leave out (`generated`, every other method without it), and with them
 /// left out the report's counters equal JaCoCo's, METHOD and CLASS
 /// included: an enum's `values`, `valueOf`, constructor and `$values`, a
-/// bridge, a private empty constructor never called; a lambda's body kept.
+/// bridge, a private empty constructor never called, a method and a whole
+/// class annotated `@Generated`; a lambda's body kept.
 #[test]
 fn filter_truth_matches_jacocos_report() {
     let snapshot = compare("filters", "profrj.harness.FilterTruth", &[]);
@@ -429,10 +430,76 @@ fn filter_truth_matches_jacocos_report() {
             "FilterTruth$Named.compareTo(Ljava/lang/Object;)I".to_owned(),
             Some("synthetic"),
         ),
+        ("FilterTruth$Gen.<init>()V".to_owned(), None),
+        ("FilterTruth$Gen.made()I".to_owned(), Some("annotated")),
+        ("FilterTruth$AllGen.<init>()V".to_owned(), Some("annotated")),
+        ("FilterTruth$AllGen.one()I".to_owned(), Some("annotated")),
     ]
     .into_iter()
     .collect();
     assert_eq!(found, expected);
+}
+
+/// JaCoCo's filters inside a method (InMethodFilterTruth): a `switch` on a
+/// `String`, javac 11+'s try-with-resources, a `synchronized` block. The snapshot keeps every
+/// branching instruction as it ran (exactly, asserted here) and names in
+/// `<filtered>` those JaCoCo leaves out, and their instructions; converted,
+/// the report equals JaCoCo's, line by line, with no known difference.
+#[test]
+fn in_method_filter_truth_matches_jacocos_report() {
+    let snapshot = compare("in-method", "profrj.harness.InMethodFilterTruth", &[]);
+    let doc = roxmltree::Document::parse(&snapshot).unwrap();
+    let method = |name: &str| {
+        doc.descendants()
+            .find(|n| n.has_tag_name("method") && n.attribute("name") == Some(name))
+            .unwrap_or_else(|| panic!("no method {name}"))
+    };
+    let child = |m: roxmltree::Node, tag: &str| {
+        m.children().find(|c| c.has_tag_name(tag)).map(|c| {
+            (
+                c.text().unwrap_or_default().to_owned(),
+                c.attribute("branches").map(str::to_owned),
+            )
+        })
+    };
+    let first = |m: roxmltree::Node| -> u32 { m.attribute("firstline").unwrap().parse().unwrap() };
+    // kind("apple"), ("pear"), ("BB"), ("cherry"): the switch on hashCode()
+    // (default, then the buckets 2112 "Aa"/"BB", "pear", "apple"), the
+    // equals tests (apple, pear, BB, Aa: never reached), the switch on the
+    // case (default, apple, pear, Aa, BB). JaCoCo keeps only the last.
+    let kind = method("kind");
+    let l = first(kind);
+    let branches = format!("{l}:1,1,1,1 {l}:1,0 {l}:1,0 {l}:1,0 {l}:0,0 {l}:1,1,1,0,1");
+    assert_eq!(child(kind, "branches").unwrap().0, branches);
+    let filtered = child(kind, "filtered").expect("kind: <filtered>");
+    assert_eq!(filtered.1.as_deref(), Some("0 1 2 3 4"));
+    // Its line: 36 instructions, the lookupswitch and the tests (28) left
+    // out, of which Aa's 6 never ran.
+    assert!(filtered.0.starts_with("22/28 "), "kind: {}", filtered.0);
+    // made(false), made(true): a resource made by `new` (no null test), its
+    // close after the body and the handler left out, no branch of them.
+    let made = method("made");
+    let filtered = child(made, "filtered").expect("made: <filtered>");
+    assert_eq!(filtered.1, None);
+    assert_eq!(filtered.0, "6/10 0/0 2/2 0/0");
+    // opened(false), opened(true): the null tests of the close after the
+    // body (taken once each way) and in the handler (never run) left out.
+    let opened = method("opened");
+    let l = first(opened);
+    let (b, c, d) = (l + 1, l + 2, l + 3);
+    assert_eq!(
+        child(opened, "branches").unwrap().0,
+        format!("{c}:1,1 {d}:1,1 {b}:0,0")
+    );
+    assert_eq!(child(opened, "filtered").unwrap().1.as_deref(), Some("1 2"));
+    // locked(0): the synchronized block's handler (5 instructions, never
+    // run) left out.
+    let filtered = child(method("locked"), "filtered").expect("locked: <filtered>");
+    let (ran, all) = filtered.0.split_whitespace().fold((0, 0), |(r, a), cell| {
+        let (c, t) = cell.split_once('/').unwrap();
+        (r + c.parse::<u32>().unwrap(), a + t.parse::<u32>().unwrap())
+    });
+    assert_eq!((ran, all, filtered.1), (0, 5, None));
 }
 
 #[test]

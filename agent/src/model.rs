@@ -228,9 +228,22 @@ pub struct CoveredMethod {
     /// Per footprint cell: (instructions run, instructions); empty when
     /// unknown.
     pub instructions: Vec<(u32, u32)>,
+    /// What JaCoCo's filters inside a method ignore (`<filtered>`,
+    /// profrj's extension), when they ignore anything.
+    pub filtered: Option<Filtered>,
     /// Which of JaCoCo's filters leaves it out of JaCoCo's report
     /// (`generated`, profrj's extension).
     pub generated: Option<&'static str>,
+}
+
+/// The instructions and branches of a method that JaCoCo's filters inside
+/// a method leave out of its report.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Filtered {
+    /// Per footprint cell: (of them, instructions run, instructions).
+    pub instructions: Vec<(u32, u32)>,
+    /// Indexes into the method's branches.
+    pub branches: Vec<u32>,
 }
 
 /// Every Java thread's state and stack, the monitors and locks they own

@@ -181,6 +181,20 @@ pub mod coverage {
     /// line (as loaded) and how many of them ran; `0/0` where the
     /// footprint is -1.
     pub const INSTRUCTIONS: &str = "instructions";
+    /// profrj's extension, after `<instructions>`, only in a method where
+    /// JaCoCo's filters inside a method (a `switch` on a `String`,
+    /// try-with-resources) leave instructions out of JaCoCo's report: one
+    /// token per footprint cell, `C/T`, of the line's instructions those
+    /// JaCoCo ignores and how many of them ran; [`filtered::BRANCHES`] the
+    /// `<branches>` tokens it ignores.
+    pub const FILTERED: &str = "filtered";
+
+    /// `<filtered>`'s attributes.
+    pub mod filtered {
+        /// The indexes (from 0) of the `<branches>` tokens JaCoCo ignores,
+        /// space-separated.
+        pub const BRANCHES: &str = "branches";
+    }
 
     /// `<class>`'s attributes.
     pub mod class {
@@ -218,8 +232,12 @@ pub mod coverage {
         /// `generated`: a private no-argument constructor that only calls
         /// its superclass's (PrivateEmptyNoArgConstructorFilter).
         pub const EMPTY_CONSTRUCTOR: &str = "empty constructor";
+        /// `generated`: the method, or its class, is annotated with an
+        /// annotation whose simple name contains `Generated` (Lombok's,
+        /// `javax.annotation.Generated`…: AnnotationGeneratedFilter).
+        pub const ANNOTATED: &str = "annotated";
         /// Every value, in the order readers number them from 1.
-        pub const GENERATED_KINDS: [&str; 3] = [SYNTHETIC, ENUM, EMPTY_CONSTRUCTOR];
+        pub const GENERATED_KINDS: [&str; 4] = [SYNTHETIC, ENUM, EMPTY_CONSTRUCTOR, ANNOTATED];
         /// `firstline` of a method without line numbers (no footprints).
         pub const NO_LINES: i64 = -1;
     }

@@ -152,6 +152,7 @@ pub mod tests {
             footprints: prints.to_vec(),
             branches: Vec::new(),
             instructions: None,
+            filtered: None,
             generated: None,
         }
     }

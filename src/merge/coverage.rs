@@ -7,7 +7,8 @@
 //! - `\0` `id?` `source`: the class (one per distinct id and source);
 //! - `\1` method `\0` signature `\0` firstline, then
 //!   - `\0`: the method; `\1` cell: a footprint; `\2` branch outcome: a
-//!     branch's outcome; `\3` cell: an instruction cell.
+//!     branch's outcome; `\3` cell: an instruction cell; `\4` cell: a
+//!     `<filtered>` cell (what JaCoCo's filters inside a method ignore).
 //!
 //! Numbers (six; the last two are the smallest of a key's records, kept
 //! whole, not summed): see each `push` below.
@@ -16,7 +17,9 @@
 //! An instruction cell says how many of a line's instructions ran; two JVMs
 //! that each ran some may have run the same or different ones, so a merged
 //! cell is known only when at most one JVM ran any of them, or one ran them
-//! all; else the method's `<instructions>` is left out (unknown).
+//! all; else the method's `<instructions>` is left out (unknown). The
+//! same for `<filtered>`, kept only with `<instructions>` and where every
+//! input that had the method had it (the same class bytes give the same).
 
 use super::{attr, Warnings};
 use crate::error::CliError;
@@ -24,6 +27,7 @@ use crate::snapshot::{CoverageMethod, CoverageSection};
 use crate::sort::{budget, Merged, Sorter};
 use profrj_format::coverage as f;
 use profrj_format::names::escape;
+use std::collections::HashSet;
 use std::io::{self, Write};
 
 const WIDTH: usize = 6;
@@ -35,6 +39,7 @@ const M_HEAD: u8 = 0;
 const M_CELL: u8 = 1;
 const M_BRANCH: u8 = 2;
 const M_INSTR: u8 = 3;
+const M_FILTERED: u8 = 4;
 
 /// `generated`'s code in a record: its place in `GENERATED_KINDS` from 1
 /// (0: none; a value unknown to this reader is none too).
@@ -122,15 +127,22 @@ impl CoverageMerge {
             let values = [u64::from(n >= 0), n.max(0) as u64, 0, 0, 0, 0];
             self.sorter.push(key, &values)?;
         }
+        let ignored: HashSet<u32> = m
+            .filtered
+            .iter()
+            .flat_map(|f| f.branches.iter().copied())
+            .collect();
         for (b, point) in m.branches.iter().enumerate() {
+            let ignored = u64::from(ignored.contains(&(b as u32)));
             for (o, &n) in point.outcomes.iter().enumerate() {
                 key.truncate(method_len);
                 key.push(M_BRANCH);
                 key.extend_from_slice(&(b as u32).to_be_bytes());
                 key.extend_from_slice(&(o as u32).to_be_bytes());
-                // count; the line (+1, 0: none) kept.
+                // count; kept: the line (+1, 0: none) and whether JaCoCo's
+                // filters ignore the branch (in every input, or not).
                 let line = point.line.map_or(0, |l| u64::from(l) + 1);
-                self.sorter.push(key, &[n, 0, 0, 0, line, 0])?;
+                self.sorter.push(key, &[n, 0, 0, 0, line, ignored])?;
             }
         }
         for (i, &(c, t)) in m.instructions.iter().flatten().enumerate() {
@@ -141,6 +153,16 @@ impl CoverageMerge {
             // most run) and the instructions.
             self.sorter
                 .push(key, &[u64::from(c > 0), 0, 0, 0, t - c, t])?;
+        }
+        let filtered = m.filtered.iter().flat_map(|f| f.instructions.iter());
+        for (i, &(c, t)) in filtered.enumerate() {
+            key.truncate(method_len);
+            key.push(M_FILTERED);
+            key.extend_from_slice(&(i as u32).to_be_bytes());
+            // inputs that ran some, inputs with it, -, -; kept as for
+            // instructions.
+            self.sorter
+                .push(key, &[u64::from(c > 0), 1, 0, 0, t - c, t])?;
         }
         Ok(())
     }
@@ -175,6 +197,11 @@ struct OpenMethod {
     /// `<instructions>`' text; `false` once a cell cannot be known.
     instructions: String,
     instructions_exact: bool,
+    /// `<filtered>`: its branch indexes, its text, and `false` once a cell
+    /// cannot be known or an input lacked it.
+    filtered_branches: Vec<u32>,
+    filtered: String,
+    filtered_exact: bool,
 }
 
 impl SortedCoverage {
@@ -319,6 +346,7 @@ impl SortedCoverage {
                     with_branches: v[2],
                     with_instructions: v[3],
                     instructions_exact: true,
+                    filtered_exact: true,
                     ..Default::default()
                 });
             }
@@ -346,6 +374,20 @@ impl SortedCoverage {
                     o.branch = Some(b);
                 }
                 o.branches.push_str(&v[0].to_string());
+                if v[5] == 1 && o.filtered_branches.last() != Some(&b) {
+                    o.filtered_branches.push(b);
+                }
+            }
+            M_FILTERED => {
+                let o = open.as_mut().ok_or_else(bad)?;
+                let (ran_in, inputs, not_run, total) = (v[0], v[1], v[4], v[5]);
+                if (ran_in > 1 && not_run > 0) || inputs != o.inputs {
+                    o.filtered_exact = false;
+                }
+                if !o.filtered.is_empty() {
+                    o.filtered.push(' ');
+                }
+                o.filtered.push_str(&format!("{}/{total}", total - not_run));
             }
             M_INSTR => {
                 let o = open.as_mut().ok_or_else(bad)?;
@@ -408,6 +450,14 @@ fn close_method(w: &mut dyn Write, m: Option<OpenMethod>, warn: &mut Warnings) -
     }
     if m.with_instructions == m.inputs && m.instructions_exact && !m.instructions.is_empty() {
         writeln!(w, "    <{0}>{1}</{0}>", f::INSTRUCTIONS, m.instructions)?;
+        if m.filtered_exact && !m.filtered.is_empty() {
+            let indexes: Vec<String> = m.filtered_branches.iter().map(u32::to_string).collect();
+            let branches = match indexes.is_empty() {
+                true => String::new(),
+                false => format!(r#" {}="{}""#, f::filtered::BRANCHES, indexes.join(" ")),
+            };
+            writeln!(w, "    <{0}{branches}>{1}</{0}>", f::FILTERED, m.filtered)?;
+        }
     } else if m.with_instructions > 0 {
         warn.instructions_unknown += 1;
     }
@@ -518,6 +568,46 @@ mod tests {
         let (xml, warn) = merged(&[&a, &d]).unwrap();
         assert!(!xml.contains("1/3") && !xml.contains("2/3"), "{xml}");
         assert_eq!(warn.instructions_unknown, 1);
+    }
+
+    /// `<filtered>` merges as `<instructions>` does (a cell known where one
+    /// input ran none of its instructions or one ran them all), its branch
+    /// indexes kept; an input without it (or a cell not known) drops it.
+    #[test]
+    fn filtered_merges_as_instructions() {
+        let id = r#" id="00000000000000aa""#;
+        let method = |prints: &str, branches: &str, insns: &str, filtered: &str| {
+            snapshot(
+                id,
+                &format!(
+                    r#"<method name="f" signature="()V" firstline="3" count="1"><footprints>{prints}</footprints>
+                       <branches>{branches}</branches><instructions>{insns}</instructions>{filtered}</method>"#
+                ),
+            )
+        };
+        let a = method(
+            "1 1 ",
+            "3:1,0 3:0,1 4:1,0",
+            "6/8 2/2",
+            r#"<filtered branches="0 1">4/6 0/0</filtered>"#,
+        );
+        let b = method(
+            "1 1 ",
+            "3:0,0 3:1,0 4:0,1",
+            "8/8 2/2",
+            r#"<filtered branches="0 1">6/6 0/0</filtered>"#,
+        );
+        let (xml, _) = merged(&[&a, &b]).unwrap();
+        let snap = parse_bytes(format!("<doc>{xml}</doc>").as_bytes()).unwrap();
+        let f = &snap.coverage.unwrap().classes[0].methods[0];
+        let filtered = f.filtered.as_ref().expect("kept");
+        assert_eq!(filtered.branches, vec![0, 1]);
+        assert_eq!(filtered.instructions, vec![(6, 6), (0, 0)]);
+        assert_eq!(f.instructions, Some(vec![(8, 8), (2, 2)]));
+        // One input without <filtered> (an older agent's): not known.
+        let c = method("1 1 ", "3:0,0 3:1,0 4:0,1", "8/8 2/2", "");
+        let (xml, _) = merged(&[&a, &c]).unwrap();
+        assert!(!xml.contains("<filtered"), "{xml}");
     }
 
     #[test]

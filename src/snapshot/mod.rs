@@ -359,10 +359,23 @@ pub struct CoverageMethod {
     /// `<instructions>`, when the snapshot has it: per footprint cell,
     /// (instructions run, instructions). `None`: unknown.
     pub instructions: Option<Vec<(u64, u64)>>,
+    /// `<filtered>` (profrj's extension): what JaCoCo's filters inside a
+    /// method leave out of its report. `None`: nothing, or an older snapshot.
+    pub filtered: Option<CoverageFiltered>,
     /// `generated` (profrj's extension): which of JaCoCo's filters leaves
     /// the method out of JaCoCo's report (`synthetic`, `enum`, `empty
     /// constructor`). `None`: no filter, or an older snapshot.
     pub generated: Option<String>,
+}
+
+/// The instructions and branches of a method that JaCoCo's filters inside
+/// a method (a `switch` on a `String`, try-with-resources) leave out.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CoverageFiltered {
+    /// Per footprint cell: (of them, instructions run, instructions).
+    pub instructions: Vec<(u64, u64)>,
+    /// Indexes into the method's `branches`.
+    pub branches: Vec<u32>,
 }
 
 /// One branching instruction: its source line (`None`: -1, none) and how

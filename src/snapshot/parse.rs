@@ -5,8 +5,8 @@
 
 use super::spill::SpillWriter;
 use super::{
-    CallKind, CoverageBranch, CoverageClass, CoverageMethod, CoverageSection, MemoryRow,
-    MemorySection, MemoryThread, Snapshot, Values,
+    CallKind, CoverageBranch, CoverageClass, CoverageFiltered, CoverageMethod, CoverageSection,
+    MemoryRow, MemorySection, MemoryThread, Snapshot, Values,
 };
 use crate::error::CliError;
 use call_sections::{add_frameless_samples, call_kind};
@@ -163,6 +163,7 @@ enum Open {
     Footprints,
     Branches,
     Instructions,
+    Filtered,
     /// `<monitorDump>` and its elements (`monitor_dump.rs`).
     Dump,
     DumpThread,
@@ -403,6 +404,7 @@ impl Parser {
                     footprints: Vec::new(),
                     branches: Vec::new(),
                     instructions: None,
+                    filtered: None,
                     generated: a.get(coverage::method::GENERATED),
                 };
                 let cov = self.snap.coverage.as_mut().expect("opened");
@@ -414,6 +416,23 @@ impl Parser {
             (Some(Open::Method), coverage::INSTRUCTIONS) => {
                 self.open_method().instructions.get_or_insert_with(Vec::new);
                 Open::Instructions
+            }
+            (Some(Open::Method), coverage::FILTERED) => {
+                let a = self.attrs(e)?;
+                let indexes = a.get(coverage::filtered::BRANCHES).unwrap_or_default();
+                let branches = indexes
+                    .split_ascii_whitespace()
+                    .map(|w| {
+                        w.parse::<u32>().map_err(|_| {
+                            self.err(format!("<filtered> branch index {w:?} is not a number"))
+                        })
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                self.open_method().filtered = Some(CoverageFiltered {
+                    instructions: Vec::new(),
+                    branches,
+                });
+                Open::Filtered
             }
             (Some(Open::Calls), dump::DUMP) => {
                 self.snap.monitor_dump.get_or_insert_with(Default::default);
@@ -502,16 +521,17 @@ impl Parser {
                 Ok(())
             }
             Some((Open::Instructions, _, _)) => {
-                let cells = text
-                    .split_ascii_whitespace()
-                    .map(|w| {
-                        instruction_cell(w).ok_or_else(|| {
-                            self.err(format!("instructions {w:?} is not C/T with C at most T"))
-                        })
-                    })
-                    .collect::<Result<Vec<_>, _>>()?;
+                let cells = self.cells(coverage::INSTRUCTIONS, text)?;
                 let m = self.open_method();
                 m.instructions.get_or_insert_with(Vec::new).extend(cells);
+                Ok(())
+            }
+            Some((Open::Filtered, _, _)) => {
+                let cells = self.cells(coverage::FILTERED, text)?;
+                let m = self.open_method();
+                if let Some(f) = m.filtered.as_mut() {
+                    f.instructions.extend(cells);
+                }
                 Ok(())
             }
             _ if text.trim().is_empty() => Ok(()),
@@ -568,6 +588,16 @@ impl Parser {
     }
 
     /// The method being read (inside `<coverage>`'s last class).
+    /// `<instructions>`' or `<filtered>`'s tokens (`tag` names it).
+    fn cells(&self, tag: &str, text: &str) -> Result<Vec<(u64, u64)>, RawError> {
+        text.split_ascii_whitespace()
+            .map(|w| {
+                instruction_cell(w)
+                    .ok_or_else(|| self.err(format!("{tag} {w:?} is not C/T with C at most T")))
+            })
+            .collect()
+    }
+
     fn open_method(&mut self) -> &mut CoverageMethod {
         let cov = self.snap.coverage.as_mut().expect("opened");
         let class = cov.classes.last_mut().expect("open");

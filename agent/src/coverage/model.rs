@@ -3,7 +3,7 @@
 //! last: -1 no code on that line, 0 code never reached, n times it ran.
 
 use super::{Counts, MethodLines};
-use crate::model::{Coverage, CoveredClass, CoveredMethod, Part, Section};
+use crate::model::{Coverage, CoveredClass, CoveredMethod, Filtered, Part, Section};
 
 /// The `coverage` section of `c`.
 pub fn section(c: &Counts) -> Section {
@@ -26,7 +26,8 @@ pub fn section(c: &Counts) -> Section {
                         calls: counts.map_or(0, |c| m.calls(c)),
                         lines: lines(m, counts.map(Vec::as_slice)),
                         branches: m.branch_counts(counts.map(Vec::as_slice)),
-                        instructions: instructions(m, counts.map(Vec::as_slice)),
+                        instructions: instructions(m, counts.map(Vec::as_slice), false),
+                        filtered: filtered(m, counts.map(Vec::as_slice)),
                         generated: m.generated,
                     }
                 })
@@ -59,14 +60,26 @@ pub fn lines(m: &MethodLines, counts: Option<&[i64]>) -> Option<(i64, Vec<i64>)>
 
 /// Per footprint cell, (instructions run, instructions), for a method with
 /// line numbers and its instructions known.
-fn instructions(m: &MethodLines, counts: Option<&[i64]>) -> Vec<(u32, u32)> {
+/// `filtered`: of those JaCoCo's filters inside a method ignore only.
+fn instructions(m: &MethodLines, counts: Option<&[i64]>, filtered: bool) -> Vec<(u32, u32)> {
     let (Some(&first), Some(&last)) = (m.lines.iter().min(), m.lines.iter().max()) else {
         return Vec::new();
     };
     if m.insns.is_empty() {
         return Vec::new();
     }
-    m.instruction_counts(first, last, counts)
+    m.instruction_counts(first, last, counts, filtered)
+}
+
+/// What JaCoCo's filters inside a method ignore, when they ignore any.
+fn filtered(m: &MethodLines, counts: Option<&[i64]>) -> Option<Filtered> {
+    if m.filtered_insns.is_empty() && m.filtered_branches.is_empty() {
+        return None;
+    }
+    Some(Filtered {
+        instructions: instructions(m, counts, true),
+        branches: m.filtered_branches.clone(),
+    })
 }
 
 #[cfg(test)]
@@ -84,6 +97,8 @@ mod tests {
             calls_in_first_line: false,
             branches: Vec::new(),
             insns: Vec::new(),
+            filtered_insns: Vec::new(),
+            filtered_branches: Vec::new(),
             runs: Vec::new(),
             generated: None,
         }

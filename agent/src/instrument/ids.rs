@@ -54,6 +54,11 @@ pub struct MethodLines {
     /// The method's instructions as loaded, by line: (line, how many, the
     /// entry of `runs` that tells whether they ran).
     pub insns: Vec<(u16, u32, u32)>,
+    /// Of `insns`, those JaCoCo's filters inside a method ignore
+    /// (`rewrite::filtered`), the same way; empty when none.
+    pub filtered_insns: Vec<(u16, u32, u32)>,
+    /// Of `branches`, the indexes of those JaCoCo's filters ignore.
+    pub filtered_branches: Vec<u32>,
     /// Per run of instructions: they ran when one of these counts is
     /// above 0 (`CounterPlan::blocks`).
     pub runs: Vec<Vec<Count>>,
@@ -96,11 +101,13 @@ impl MethodLines {
 impl MethodLines {
     /// Per line: (instructions that ran, instructions), for lines
     /// `first..=last`; (0, 0) on a line without instructions.
+    /// `filtered`: of the instructions JaCoCo's filters ignore only.
     pub fn instruction_counts(
         &self,
         first: u16,
         last: u16,
         counts: Option<&[i64]>,
+        filtered: bool,
     ) -> Vec<(u32, u32)> {
         let ran: Vec<bool> = self
             .runs
@@ -108,7 +115,12 @@ impl MethodLines {
             .map(|any| counts.is_some_and(|c| any.iter().any(|n| count_of(n, c) > 0)))
             .collect();
         let mut out = vec![(0u32, 0u32); (last.saturating_sub(first)) as usize + 1];
-        for &(line, n, run) in &self.insns {
+        let insns = if filtered {
+            &self.filtered_insns
+        } else {
+            &self.insns
+        };
+        for &(line, n, run) in insns {
             let Some(cell) = line
                 .checked_sub(first)
                 .and_then(|k| out.get_mut(k as usize))

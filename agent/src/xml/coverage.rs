@@ -40,13 +40,21 @@ pub fn write<W: Write>(w: &mut XmlWriter<W>, c: &Coverage) -> io::Result<()> {
                 w.write_event(Event::End(BytesEnd::new(f::BRANCHES)))?;
             }
             if !m.instructions.is_empty() {
-                let mut text = String::with_capacity(m.instructions.len() * 4);
-                for (k, (ran, all)) in m.instructions.iter().enumerate() {
-                    let _ = write!(text, "{}{ran}/{all}", if k > 0 { " " } else { "" });
-                }
+                let text = cells(&m.instructions);
                 w.write_event(Event::Start(BytesStart::new(f::INSTRUCTIONS)))?;
                 w.write_event(Event::Text(BytesText::new(&text)))?;
                 w.write_event(Event::End(BytesEnd::new(f::INSTRUCTIONS)))?;
+            }
+            if let Some(filtered) = &m.filtered {
+                let mut el = BytesStart::new(f::FILTERED);
+                if !filtered.branches.is_empty() {
+                    let indexes: Vec<String> =
+                        filtered.branches.iter().map(u32::to_string).collect();
+                    el.push_attribute((f::filtered::BRANCHES, indexes.join(" ").as_str()));
+                }
+                w.write_event(Event::Start(el))?;
+                w.write_event(Event::Text(BytesText::new(&cells(&filtered.instructions))))?;
+                w.write_event(Event::End(BytesEnd::new(f::FILTERED)))?;
             }
             w.write_event(Event::End(BytesEnd::new(f::METHOD)))?;
         }
@@ -66,6 +74,15 @@ fn footprints(lines: Option<&(i64, Vec<i64>)>) -> (i64, String) {
         let _ = write!(out, "{n} ");
     }
     (*first, out)
+}
+
+/// `<instructions>`' (and `<filtered>`'s) text: `C/T` per footprint cell.
+fn cells(all: &[(u32, u32)]) -> String {
+    let mut text = String::with_capacity(all.len() * 4);
+    for (k, (ran, all)) in all.iter().enumerate() {
+        let _ = write!(text, "{}{ran}/{all}", if k > 0 { " " } else { "" });
+    }
+    text
 }
 
 /// `<branches>`' text: `LINE:N0,N1… ` per branching instruction.

@@ -18,7 +18,7 @@
 //!   one instruction, run when its footprint is above 0.
 
 use crate::snapshot::CoverageMethod;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 /// missed, covered.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -152,10 +152,18 @@ pub fn method(m: &CoverageMethod, versioned: bool) -> MethodCoverage {
             continue;
         };
         let c = match m.instructions.as_ref().and_then(|v| v.get(i)) {
-            Some(&(c, t)) => Counter {
-                missed: t - c,
-                covered: c,
-            },
+            Some(&(c, t)) => {
+                // Less what JaCoCo's filters inside a method ignore.
+                let (fc, ft) = filtered_cell(m, i);
+                let (c, t) = (c.saturating_sub(fc), t.saturating_sub(ft));
+                if t == 0 {
+                    continue; // only what JaCoCo ignores: no line for it
+                }
+                Counter {
+                    missed: t.saturating_sub(c),
+                    covered: c,
+                }
+            }
             None => Counter::one(n > 0),
         };
         instruction.add(c);
@@ -175,7 +183,15 @@ pub fn method(m: &CoverageMethod, versioned: bool) -> MethodCoverage {
         Some(points) => {
             let mut branch = Counter::default();
             let mut complexity = base;
-            for p in points {
+            let ignored: HashSet<u32> = m
+                .filtered
+                .iter()
+                .flat_map(|f| f.branches.iter().copied())
+                .collect();
+            for (k, p) in points.iter().enumerate() {
+                if ignored.contains(&(k as u32)) {
+                    continue;
+                }
                 let total = p.outcomes.len() as u64;
                 let covered = p.outcomes.iter().filter(|&&n| n > 0).count() as u64;
                 let b = Counter {
@@ -206,6 +222,14 @@ pub fn method(m: &CoverageMethod, versioned: bool) -> MethodCoverage {
     MethodCoverage { lines, counters }
 }
 
+/// Of footprint cell `i`, (instructions run, instructions) that JaCoCo's
+/// filters inside a method ignore.
+fn filtered_cell(m: &CoverageMethod, i: usize) -> (u64, u64) {
+    (m.filtered.as_ref())
+        .and_then(|f| f.instructions.get(i).copied())
+        .unwrap_or((0, 0))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -220,6 +244,7 @@ mod tests {
             footprints: prints.to_vec(),
             branches: Vec::new(),
             instructions: None,
+            filtered: None,
             generated: None,
         }
     }
@@ -341,5 +366,70 @@ mod tests {
             }
         );
         assert_eq!(old.method, Counter::COVERED_ONE);
+    }
+
+    /// What JaCoCo's filters inside a method ignore leaves its lines and
+    /// branches: a line of only ignored instructions is no line, an ignored
+    /// branching instruction no branch and no decision.
+    #[test]
+    fn filtered_instructions_and_branches_are_left_out() {
+        let mut f = m(&[2, 1, 0]);
+        f.instructions = Some(vec![(9, 12), (3, 3), (0, 4)]);
+        f.branches = vec![
+            CoverageBranch {
+                line: Some(10),
+                outcomes: vec![1, 1, 0, 0],
+            },
+            CoverageBranch {
+                line: Some(10),
+                outcomes: vec![1, 1, 0],
+            },
+            CoverageBranch {
+                line: Some(11),
+                outcomes: vec![0, 1],
+            },
+        ];
+        f.filtered = Some(crate::snapshot::CoverageFiltered {
+            instructions: vec![(6, 8), (3, 3), (0, 0)],
+            branches: vec![0, 2],
+        });
+        let c = method(&f, true);
+        assert_eq!(
+            c.lines[&10],
+            Line {
+                instructions: Counter {
+                    missed: 1,
+                    covered: 3
+                },
+                branches: Counter {
+                    missed: 1,
+                    covered: 2
+                },
+            }
+        );
+        assert!(!c.lines.contains_key(&11), "{:?}", c.lines);
+        let k = c.counters;
+        assert_eq!(
+            k.instruction,
+            Some(Counter {
+                missed: 5,
+                covered: 3
+            })
+        );
+        assert_eq!(
+            k.line,
+            Counter {
+                missed: 1,
+                covered: 1
+            }
+        );
+        // 1 (method) + the kept switch: 2 of 3 taken, c 1, m 1.
+        assert_eq!(
+            k.complexity,
+            Some(Counter {
+                missed: 1,
+                covered: 2
+            })
+        );
     }
 }

@@ -60,7 +60,10 @@ struct ClassReport<'a> {
     counters: Counters,
 }
 
-fn class_report(class: &CoverageClass) -> Option<ClassReport<'_>> {
+/// A class whose every method JaCoCo's filters leave out is still a class
+/// of JaCoCo's report: an empty `<class>`, no counters (JaCoCo 0.8.6's
+/// CoverageBuilder keeps every class it analysed).
+fn class_report(class: &CoverageClass) -> ClassReport<'_> {
     let mut methods = Vec::new();
     let mut lines: BTreeMap<u32, Line> = BTreeMap::new();
     let mut counters = Counters::default();
@@ -72,17 +75,16 @@ fn class_report(class: &CoverageClass) -> Option<ClassReport<'_>> {
         counters.add_child(&mc.counters, methods.is_empty());
         methods.push((m, mc.counters));
     }
-    if methods.is_empty() {
-        return None;
-    }
     counters.line = line_counter(&lines);
-    counters.class = Counter::one(counters.method.covered > 0);
-    Some(ClassReport {
+    if !methods.is_empty() {
+        counters.class = Counter::one(counters.method.covered > 0);
+    }
+    ClassReport {
         class,
         methods,
         lines,
         counters,
-    })
+    }
 }
 
 fn write_counters(out: &mut dyn Write, indent: &str, c: &Counters) -> io::Result<()> {
@@ -140,33 +142,41 @@ pub fn jacoco(
     let mut report = Counters::default();
     let mut first = true;
     for (package, classes) in packages {
-        let mut reports: Vec<ClassReport> = classes.into_iter().filter_map(class_report).collect();
-        if reports.is_empty() {
-            continue;
-        }
+        let mut reports: Vec<ClassReport> = classes.into_iter().map(class_report).collect();
         reports.sort_by(|a, b| a.class.name.cmp(&b.class.name));
-        let counters = write_package(out, package, &reports)?;
-        report.add_all(&counters, first);
-        first = false;
+        // (A package of empty classes only has no counters to add.)
+        if let Some(counters) = write_package(out, package, &reports)? {
+            report.add_all(&counters, first);
+            first = false;
+        }
     }
     write_counters(out, "  ", &report)?;
     writeln!(out, "</report>")
 }
 
 /// One package: its classes, then its source files, then its counters
-/// (its source files' and those of its classes without one).
+/// (its source files' and those of its classes without one); `None` when
+/// no class of it has a method.
 fn write_package(
     out: &mut dyn Write,
     package: &str,
     classes: &[ClassReport],
-) -> io::Result<Counters> {
+) -> io::Result<Option<Counters>> {
     writeln!(out, r#"  <package name="{}">"#, attr(&vm_name(package)))?;
     let mut files: BTreeMap<&str, (BTreeMap<u32, Line>, Counters, bool)> = BTreeMap::new();
     let mut package_counters = Counters::default();
     let mut first = true;
     for c in classes {
         write_class(out, c)?;
-        match c.class.source.as_deref().filter(|s| !s.trim().is_empty()) {
+        let source = c.class.source.as_deref().filter(|s| !s.trim().is_empty());
+        if c.methods.is_empty() {
+            // Its source file is one of JaCoCo's, if empty; no counters.
+            if let Some(source) = source {
+                files.entry(source).or_default();
+            }
+            continue;
+        }
+        match source {
             Some(source) => {
                 let (lines, counters, any) = files.entry(source).or_default();
                 for (n, l) in &c.lines {
@@ -181,7 +191,7 @@ fn write_package(
             }
         }
     }
-    for (source, (lines, mut counters, _)) in files {
+    for (source, (lines, mut counters, any)) in files {
         counters.line = line_counter(&lines);
         writeln!(out, r#"    <sourcefile name="{}">"#, attr(source))?;
         for (n, l) in &lines {
@@ -196,12 +206,14 @@ fn write_package(
         }
         write_counters(out, "      ", &counters)?;
         writeln!(out, "    </sourcefile>")?;
-        package_counters.add_all(&counters, first);
-        first = false;
+        if any {
+            package_counters.add_all(&counters, first);
+            first = false;
+        }
     }
     write_counters(out, "    ", &package_counters)?;
     writeln!(out, "  </package>")?;
-    Ok(package_counters)
+    Ok((!first).then_some(package_counters))
 }
 
 fn write_class(out: &mut dyn Write, c: &ClassReport) -> io::Result<()> {

@@ -9,6 +9,7 @@
 
 mod calls;
 mod coverage;
+mod filtered;
 mod generated;
 mod memory;
 mod refs;
@@ -156,6 +157,8 @@ pub fn rewrite(
     let mut covered = Vec::new();
     // JaCoCo's filters need the superclass (`generated`; coverage only).
     let super_name = coverage.and_then(|_| class.constant_pool.class_name(class.super_class));
+    let class_annotated = coverage.is_some()
+        && generated::annotated_generated(&class.constant_pool, &class.attributes);
     for i in 0..class.methods.len() {
         // Decoded once here for every mode's planning (the editor decodes
         // the code as it edits it): an owned copy, so the pool stays mutable.
@@ -219,16 +222,24 @@ pub fn rewrite(
                     (line, b.outcomes.clone())
                 })
                 .collect();
-            // Instructions by line and run, in code order.
+            let ignored = filtered::ignored(&code, &class.constant_pool);
+            let is_ignored = |i: u32| ignored.get(i as usize).copied().unwrap_or(false);
+            let filtered_branches = (plan.branches.iter().enumerate())
+                .filter(|(_, b)| is_ignored(b.at))
+                .map(|(k, _)| k as u32)
+                .collect();
+            // Instructions by line and run, in code order (those JaCoCo's
+            // filters ignore again apart).
             let mut insns: Vec<(u16, u32, u32)> = Vec::new();
+            let mut filtered_insns: Vec<(u16, u32, u32)> = Vec::new();
             for (k, b) in plan.blocks.iter().enumerate() {
                 for i in b.start..b.end {
                     let Some(line) = line_at(&table, i) else {
                         continue;
                     };
-                    match insns.last_mut() {
-                        Some(last) if last.0 == line && last.2 == k as u32 => last.1 += 1,
-                        _ => insns.push((line, 1, k as u32)),
+                    add_insn(&mut insns, line, k as u32);
+                    if is_ignored(i) {
+                        add_insn(&mut filtered_insns, line, k as u32);
                     }
                 }
             }
@@ -242,14 +253,18 @@ pub fn rewrite(
                 calls_in_first_line: lines.first_counts_calls,
                 branches,
                 insns,
+                filtered_insns,
+                filtered_branches,
                 runs: plan.blocks.iter().map(|b| b.any_of.clone()).collect(),
                 generated: generated::generated(
                     &generated::Owner {
                         name,
                         super_name: super_name.as_deref(),
+                        annotated: class_annotated,
                     },
                     &class.constant_pool,
                     (&info.name, &info.descriptor, access),
+                    &class.methods[i].attributes,
                     &code,
                 ),
             };
@@ -299,6 +314,14 @@ pub fn rewrite(
         out.bytes = Some(write_class(&class));
     }
     Ok(out)
+}
+
+/// One more instruction of `line` and run `run`, after those in `list`.
+fn add_insn(list: &mut Vec<(u16, u32, u32)>, line: u16, run: u32) {
+    match list.last_mut() {
+        Some(last) if last.0 == line && last.2 == run => last.1 += 1,
+        _ => list.push((line, 1, run)),
+    }
 }
 
 /// The SourceFile attribute's file name.

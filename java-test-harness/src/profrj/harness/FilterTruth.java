@@ -1,5 +1,7 @@
 package profrj.harness;
 
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
 import java.util.function.Supplier;
 
 /**
@@ -12,10 +14,14 @@ import java.util.function.Supplier;
  *   <li>{@code Util}: a private empty no-argument constructor, never called;
  *   <li>{@code Named}: {@code compareTo(Named)} and the bridge {@code compareTo(Object)}
  *       javac adds, called through {@code Comparable};
- *   <li>a lambda, whose synthetic body JaCoCo keeps (counted, run once).
+ *   <li>a lambda, whose synthetic body JaCoCo keeps (counted, run once);
+ *   <li>{@code Gen.made}, annotated {@code @Generated} (an annotation of that simple name, kept in
+ *       the class file, not at run time), and every method of {@code AllGen}, a class so
+ *       annotated (AnnotationGeneratedFilter): both called, both left out.
  * </ul>
  *
- * Prints 6: ordinals 0 + 1, "lambda".length() 6, twice(3) 6, "a".compareTo("b") -1, less 6.
+ * Prints 6: ordinals 0 + 1, "lambda".length() 6, twice(3) 6, "a".compareTo("b") -1, made() 5,
+ * one() 1, less 12.
  */
 public class FilterTruth {
     enum Color {
@@ -44,6 +50,23 @@ public class FilterTruth {
         }
     }
 
+    @Retention(RetentionPolicy.CLASS)
+    @interface Generated {}
+
+    static final class Gen {
+        @Generated
+        static int made() {
+            return 5;
+        }
+    }
+
+    @Generated
+    static final class AllGen {
+        static int one() {
+            return 1;
+        }
+    }
+
     public static void main(String[] args) {
         int sum = 0;
         for (Color c : Color.values()) {
@@ -54,6 +77,7 @@ public class FilterTruth {
         sum += Util.twice(3);
         Comparable<Named> a = new Named("a");
         sum += a.compareTo(new Named("b"));
-        System.out.println(sum - 6);
+        sum += Gen.made() + AllGen.one();
+        System.out.println(sum - 12);
     }
 }
