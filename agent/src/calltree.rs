@@ -288,7 +288,7 @@ pub fn frames(names: &[Box<str>], classes: &HashSet<NameId>) -> Vec<crate::model
 /// node's values from `figures` (see [`WeightTree::to_model`]).
 pub fn threads_in_window<W: Weights>(
     trees: &HashMap<ThreadId, WeightTree<W>>,
-    threads: &[ThreadRecord],
+    threads: &[std::sync::Arc<ThreadRecord>],
     window: (u64, u64),
     figures: impl Fn(&mut Vec<u64>, &W, &W) + Copy,
 ) -> Vec<crate::model::ThreadTree> {

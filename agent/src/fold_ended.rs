@@ -26,7 +26,10 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// `sections` with the trees and rows of every folded thread in `threads`
 /// added into its group's (and a group's own merged with them).
-pub fn fold_ended(threads: &[ThreadRecord], mut sections: Vec<Section>) -> Vec<Section> {
+pub fn fold_ended(
+    threads: &[std::sync::Arc<ThreadRecord>],
+    mut sections: Vec<Section>,
+) -> Vec<Section> {
     let into: HashMap<ThreadId, ThreadId> = threads
         .iter()
         .enumerate()

@@ -37,7 +37,10 @@ pub trait Mode: Send + Sync {
     /// The mode's call trees so far, for a writer that reads them as they
     /// grow (the `otlp` push): every thread's, without what a snapshot adds
     /// (a GC, a monitor dump); `None` for a mode that is not a call tree.
-    fn call_trees(&self, _threads: &[ThreadRecord]) -> Option<crate::model::CallTrees> {
+    fn call_trees(
+        &self,
+        _threads: &[std::sync::Arc<ThreadRecord>],
+    ) -> Option<crate::model::CallTrees> {
         None
     }
     /// What the mode was asked to do, for `start`'s reply and `status`.
@@ -54,14 +57,22 @@ pub trait Mode: Send + Sync {
 pub trait Capture {
     /// The sections, given the thread records (indexed by ThreadId) and the
     /// session's window (start, end) in ns.
-    fn sections(self: Box<Self>, threads: &[ThreadRecord], window: (u64, u64)) -> Vec<Section>;
+    fn sections(
+        self: Box<Self>,
+        threads: &[std::sync::Arc<ThreadRecord>],
+        window: (u64, u64),
+    ) -> Vec<Section>;
 }
 
 /// A capture with nothing to write (a mode whose output is its own file).
 pub struct Nothing;
 
 impl Capture for Nothing {
-    fn sections(self: Box<Self>, _: &[ThreadRecord], _: (u64, u64)) -> Vec<Section> {
+    fn sections(
+        self: Box<Self>,
+        _: &[std::sync::Arc<ThreadRecord>],
+        _: (u64, u64),
+    ) -> Vec<Section> {
         Vec::new()
     }
 }

@@ -15,7 +15,7 @@ use crate::threads::{ThreadId, ThreadRecord};
 /// One snapshot: the thread table as the dump found it, the session's
 /// window and every mode's sections, in the registry's order.
 pub struct Snapshot<'a> {
-    pub threads: &'a [ThreadRecord],
+    pub threads: &'a [std::sync::Arc<ThreadRecord>],
     /// The session's (start, end), monotonic ns.
     pub window: (u64, u64),
     pub sections: Vec<Section>,

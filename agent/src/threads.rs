@@ -460,10 +460,17 @@ impl Threads {
         self.records.lock().len()
     }
 
-    /// A copy of every record, indexed by `ThreadId`.
-    pub fn records(&self) -> Vec<ThreadRecord> {
-        self.records.lock().iter().map(|r| (**r).clone()).collect()
+    /// Every record, indexed by `ThreadId`: shared, not copied (a folded
+    /// thread's is its group's placeholder, one for all of them).
+    pub fn records(&self) -> Vec<Arc<ThreadRecord>> {
+        self.records.lock().clone()
     }
+}
+
+/// Records as the table hands them out, for tests that make their own.
+#[cfg(test)]
+pub fn shared(records: &[ThreadRecord]) -> Vec<Arc<ThreadRecord>> {
+    records.iter().cloned().map(Arc::new).collect()
 }
 
 #[cfg(test)]

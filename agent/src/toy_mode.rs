@@ -99,7 +99,11 @@ struct Captured {
 /// One tree on the first thread: `gc()` with `collected` (own) under
 /// `run()`.
 impl Capture for Captured {
-    fn sections(self: Box<Self>, _: &[ThreadRecord], _: (u64, u64)) -> Vec<Section> {
+    fn sections(
+        self: Box<Self>,
+        _: &[std::sync::Arc<ThreadRecord>],
+        _: (u64, u64),
+    ) -> Vec<Section> {
         let n = self.collections * self.weight;
         let mut tree = ThreadTree::new(Some(ThreadId(0)), vec![0, n]);
         tree.push(0, 1, &[0, n]);
@@ -163,7 +167,8 @@ mod tests {
             weight: o.number("toy").unwrap_or(1) as u64,
         });
         let threads = [ThreadRecord::named("main")];
-        let text = crate::xml::to_text(&threads, (0, 10), captured.sections(&threads, (0, 10)));
+        let shared = crate::threads::shared(&threads);
+        let text = crate::xml::to_text(&threads, (0, 10), captured.sections(&shared, (0, 10)));
         assert_eq!(
             text,
             r#"<?xml version="1.0" encoding="UTF-8"?>

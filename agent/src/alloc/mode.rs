@@ -182,7 +182,7 @@ impl Mode for AllocMode {
         Ok(Box::new(self.recorder.capture(cx.jni, rule)))
     }
 
-    fn call_trees(&self, threads: &[ThreadRecord]) -> Option<crate::model::CallTrees> {
+    fn call_trees(&self, threads: &[Arc<ThreadRecord>]) -> Option<crate::model::CallTrees> {
         let every = (0, u64::MAX);
         Some(super::model::trees(&self.recorder.all(), threads, every))
     }
@@ -212,7 +212,11 @@ impl Mode for AllocMode {
 }
 
 impl Capture for Captured {
-    fn sections(self: Box<Self>, threads: &[ThreadRecord], window: (u64, u64)) -> Vec<Section> {
+    fn sections(
+        self: Box<Self>,
+        threads: &[Arc<ThreadRecord>],
+        window: (u64, u64),
+    ) -> Vec<Section> {
         vec![super::model::section(&self, threads, window)]
     }
 }

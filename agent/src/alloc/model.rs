@@ -18,7 +18,11 @@ const WEIGHTS: [Weight; 6] = [
 
 /// One tree per thread that lived during `window` and has samples, in
 /// thread order.
-pub fn section(data: &Captured, threads: &[ThreadRecord], window: (u64, u64)) -> Section {
+pub fn section(
+    data: &Captured,
+    threads: &[std::sync::Arc<ThreadRecord>],
+    window: (u64, u64),
+) -> Section {
     let mut attributes = vec![
         (
             profrj_format::alloc::INTERVAL,
@@ -41,7 +45,11 @@ pub fn section(data: &Captured, threads: &[ThreadRecord], window: (u64, u64)) ->
 }
 
 /// [`section`]'s trees.
-pub fn trees(data: &Captured, threads: &[ThreadRecord], window: (u64, u64)) -> CallTrees {
+pub fn trees(
+    data: &Captured,
+    threads: &[std::sync::Arc<ThreadRecord>],
+    window: (u64, u64),
+) -> CallTrees {
     CallTrees {
         weights: WEIGHTS.to_vec(),
         period: None,

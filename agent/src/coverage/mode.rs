@@ -91,7 +91,11 @@ impl Mode for Coverage {
 struct Captured(Counts);
 
 impl Capture for Captured {
-    fn sections(self: Box<Self>, _: &[ThreadRecord], _: (u64, u64)) -> Vec<Section> {
+    fn sections(
+        self: Box<Self>,
+        _: &[std::sync::Arc<ThreadRecord>],
+        _: (u64, u64),
+    ) -> Vec<Section> {
         vec![super::model::section(&self.0)]
     }
 }

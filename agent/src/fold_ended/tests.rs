@@ -99,7 +99,7 @@ fn folded_threads_sum_into_their_group_and_the_others_stay() {
         tree(2, &[(&[1, 3], 5), (&[4], 2)]),
         tree(3, &[(&[1, 2], 1)]),
     ]);
-    let sections = fold_ended(&table, vec![section]);
+    let sections = fold_ended(&crate::threads::shared(&table), vec![section]);
     assert_eq!(
         shape(&sections[0]),
         vec![
@@ -128,7 +128,7 @@ fn a_groups_own_tree_merges_with_its_threads() {
         tree(1, &[(&[7], 1)]),
         tree(0, &[(&[7], 2)]),
     ]);
-    let sections = fold_ended(&table, vec![section]);
+    let sections = fold_ended(&crate::threads::shared(&table), vec![section]);
     assert_eq!(
         shape(&sections[0]),
         vec![(Some(0), vec![(7, 1, 2, 2)]), (Some(2), vec![(7, 1, 6, 6)])]
@@ -159,7 +159,7 @@ fn a_groups_frame_types_add_up_type_by_type() {
         typed(1, 5, "interpreted:5", "c2:4 inlined:1"),
         typed(0, 3, "interpreted:2", "c2:1 c1:2"),
     ]);
-    let sections = fold_ended(&table, vec![section]);
+    let sections = fold_ended(&crate::threads::shared(&table), vec![section]);
     let Part::Trees(t) = &sections[0].parts[0] else {
         panic!()
     };
@@ -208,7 +208,7 @@ fn a_peak_is_the_highest_of_the_threads_never_below_what_is_alive() {
             ],
         })],
     };
-    let sections = fold_ended(&table, vec![section]);
+    let sections = fold_ended(&crate::threads::shared(&table), vec![section]);
     let Part::Rows(r) = &sections[0].parts[0] else {
         panic!()
     };
@@ -234,7 +234,7 @@ fn a_stack_a_hundred_thousand_frames_deep_folds_without_recursion() {
     fold_into(&mut table, "d-#", &[0, 1]);
     let path: Vec<u32> = (0..100_000).collect();
     let section = trees(vec![tree(0, &[(&path, 1)]), tree(1, &[(&path, 2)])]);
-    let sections = fold_ended(&table, vec![section]);
+    let sections = fold_ended(&crate::threads::shared(&table), vec![section]);
     let s = shape(&sections[0]);
     assert_eq!(s.len(), 1);
     assert_eq!(s[0].1.len(), 100_000);
@@ -250,13 +250,16 @@ fn equal_frames_under_different_ids_merge() {
         panic!()
     };
     t.frames = vec![crate::model::Frame::method("a.B.c():3"); 2];
-    let sections = fold_ended(&table, vec![section]);
+    let sections = fold_ended(&crate::threads::shared(&table), vec![section]);
     assert_eq!(shape(&sections[0]), vec![(Some(2), vec![(0, 1, 3, 3)])]);
 }
 
 #[test]
 fn nothing_folded_leaves_the_model_as_it_was() {
     let table = vec![thread("main", 0, None, 1), thread("w-1", 0, Some(4), 1)];
-    let sections = fold_ended(&table, vec![trees(vec![tree(1, &[(&[1], 1)])])]);
+    let sections = fold_ended(
+        &crate::threads::shared(&table),
+        vec![trees(vec![tree(1, &[(&[1], 1)])])],
+    );
     assert_eq!(shape(&sections[0]), vec![(Some(1), vec![(1, 1, 1, 1)])]);
 }

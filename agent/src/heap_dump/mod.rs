@@ -96,7 +96,7 @@ pub struct Sources<'a> {
 pub struct Known {
     pub origins: Vec<Option<(i64, u32)>>,
     pub sites: Tables,
-    pub threads: Vec<ThreadRecord>,
+    pub threads: Vec<std::sync::Arc<ThreadRecord>>,
     /// Objects followed without a stamp: their address (their HPROF id)
     /// and counter; empty when their addresses at the dump are not known.
     pub addresses: Addresses,

@@ -123,7 +123,7 @@ impl Mode for LockMode {
         Ok(Box::new(captured))
     }
 
-    fn call_trees(&self, threads: &[ThreadRecord]) -> Option<crate::model::CallTrees> {
+    fn call_trees(&self, threads: &[Arc<ThreadRecord>]) -> Option<crate::model::CallTrees> {
         let every = (0, u64::MAX);
         Some(super::model::trees(
             &self.recorder.capture(),
@@ -149,7 +149,11 @@ impl Mode for LockMode {
 }
 
 impl Capture for Captured {
-    fn sections(self: Box<Self>, threads: &[ThreadRecord], window: (u64, u64)) -> Vec<Section> {
+    fn sections(
+        self: Box<Self>,
+        threads: &[Arc<ThreadRecord>],
+        window: (u64, u64),
+    ) -> Vec<Section> {
         vec![super::model::section(*self, threads, window)]
     }
 }

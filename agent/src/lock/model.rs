@@ -17,7 +17,11 @@ const WEIGHTS: [Weight; 4] = [
 
 /// One tree per thread that lived during `window` and waited, in thread
 /// order, then the monitor dump.
-pub fn section(data: Captured, threads: &[ThreadRecord], window: (u64, u64)) -> Section {
+pub fn section(
+    data: Captured,
+    threads: &[std::sync::Arc<ThreadRecord>],
+    window: (u64, u64),
+) -> Section {
     let trees = trees(&data, threads, window);
     let mut parts = vec![Part::Trees(trees)];
     if let Some(dump) = data.dump {
@@ -35,7 +39,11 @@ pub fn section(data: Captured, threads: &[ThreadRecord], window: (u64, u64)) -> 
 }
 
 /// [`section`]'s trees.
-pub fn trees(data: &Captured, threads: &[ThreadRecord], window: (u64, u64)) -> CallTrees {
+pub fn trees(
+    data: &Captured,
+    threads: &[std::sync::Arc<ThreadRecord>],
+    window: (u64, u64),
+) -> CallTrees {
     CallTrees {
         weights: WEIGHTS.to_vec(),
         period: None,

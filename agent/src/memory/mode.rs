@@ -203,7 +203,11 @@ struct Captured(Counts);
 
 impl Capture for Captured {
     /// `<memory>`, and `<sites>` after the contract's sections.
-    fn sections(self: Box<Self>, _: &[ThreadRecord], _: (u64, u64)) -> Vec<Section> {
+    fn sections(
+        self: Box<Self>,
+        _: &[std::sync::Arc<ThreadRecord>],
+        _: (u64, u64),
+    ) -> Vec<Section> {
         vec![
             super::model::rows(&self.0.rows),
             super::model::sites(&self.0.sites, &self.0.censuses, &self.0.counters),

@@ -55,7 +55,7 @@ fn position(weights: &[Weight], name: &str, total: bool) -> Option<usize> {
 pub fn call_trees(
     mode: &str,
     trees: &CallTrees,
-    threads: &[ThreadRecord],
+    threads: &[std::sync::Arc<ThreadRecord>],
 ) -> Option<profrj_otlp::CallTrees> {
     let sent = types_of(mode)?;
     let own: Vec<Option<usize>> = sent

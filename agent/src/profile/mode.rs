@@ -75,7 +75,7 @@ impl Mode for Profile {
         self.1.unfollow_virtual_threads("profile");
     }
 
-    fn call_trees(&self, _threads: &[ThreadRecord]) -> Option<crate::model::CallTrees> {
+    fn call_trees(&self, _threads: &[Arc<ThreadRecord>]) -> Option<crate::model::CallTrees> {
         let methods = self.1.instrumenter.registry.snapshot();
         Some(super::model::trees(
             &self.0.threads(),
@@ -101,7 +101,7 @@ struct Captured {
 }
 
 impl Capture for Captured {
-    fn sections(self: Box<Self>, _: &[ThreadRecord], _: (u64, u64)) -> Vec<Section> {
+    fn sections(self: Box<Self>, _: &[Arc<ThreadRecord>], _: (u64, u64)) -> Vec<Section> {
         vec![super::model::section(
             &self.threads,
             &self.methods,

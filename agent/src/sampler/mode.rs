@@ -246,7 +246,7 @@ impl Mode for Sampling {
         Ok(Box::new(self))
     }
 
-    fn call_trees(&self, threads: &[ThreadRecord]) -> Option<crate::model::CallTrees> {
+    fn call_trees(&self, threads: &[Arc<ThreadRecord>]) -> Option<crate::model::CallTrees> {
         let config = self.sampler.config();
         let period = crate::model::Period {
             name: match config.event {
@@ -275,7 +275,11 @@ impl Mode for Sampling {
 /// The trees are copied into the model under the sampler's lock (sampling
 /// waits meanwhile), not written under it.
 impl Capture for &Sampling {
-    fn sections(self: Box<Self>, threads: &[ThreadRecord], window: (u64, u64)) -> Vec<Section> {
+    fn sections(
+        self: Box<Self>,
+        threads: &[Arc<ThreadRecord>],
+        window: (u64, u64),
+    ) -> Vec<Section> {
         let section = self
             .sampler
             .with_data(|d| super::model::section(d, threads, window));

@@ -16,7 +16,11 @@ const WEIGHTS: [Weight; 4] = [
 
 /// One tree per thread that lived during `window` (start, end ns), empty
 /// for one never sampled, in thread order.
-pub fn section(data: &SamplerData, threads: &[ThreadRecord], window: (u64, u64)) -> Section {
+pub fn section(
+    data: &SamplerData,
+    threads: &[std::sync::Arc<ThreadRecord>],
+    window: (u64, u64),
+) -> Section {
     Section {
         name: profrj_format::sampler::SECTION,
         extra: false,
@@ -28,7 +32,7 @@ pub fn section(data: &SamplerData, threads: &[ThreadRecord], window: (u64, u64))
 /// [`section`]'s trees; `period`: what one sample stands for.
 pub fn trees(
     data: &SamplerData,
-    threads: &[ThreadRecord],
+    threads: &[std::sync::Arc<ThreadRecord>],
     window: (u64, u64),
     period: Option<crate::model::Period>,
 ) -> CallTrees {
@@ -114,6 +118,7 @@ mod tests {
             folded_into: None,
             jvm: None,
         }];
+        let threads = crate::threads::shared(&threads);
         // Only the writing is timed (docs/BENCHMARKS.md quotes it).
         let path = std::env::temp_dir().join(format!("profrj-million-{}.xml", std::process::id()));
         let t = std::time::Instant::now();
@@ -188,7 +193,8 @@ mod tests {
             folded_into: None,
             jvm: None,
         }];
-        crate::xml::to_text(&threads, (0, 10), vec![section(&data, &threads, (0, 10))])
+        let shared = crate::threads::shared(&threads);
+        crate::xml::to_text(&threads, (0, 10), vec![section(&data, &shared, (0, 10))])
     }
 
     /// The bytes of a small section, pinned (the names are `profrj_format`'s,

@@ -49,7 +49,11 @@ fn groups_and_patterns_stay_bounded() {
         t.run_and_end(&name, 0, 1);
     }
     let r = t.records();
-    let groups: Vec<&ThreadRecord> = r.iter().filter(|r| r.is_ended_group()).collect();
+    let groups: Vec<&ThreadRecord> = r
+        .iter()
+        .map(|r| &**r)
+        .filter(|r| r.is_ended_group())
+        .collect();
     assert_eq!(groups.len(), MAX_GROUPS + 1);
     let overflow = groups.iter().find(|g| g.name == ENDED_GROUP).unwrap();
     assert_eq!(overflow.ended_threads, 2, "the two patterns past the cap");

@@ -108,10 +108,11 @@ fn push_virtual_threads(
 /// the tests that pin a section's bytes.
 #[cfg(test)]
 pub fn to_text(
-    threads: &[crate::threads::ThreadRecord],
+    records: &[crate::threads::ThreadRecord],
     window: (u64, u64),
     sections: Vec<Section>,
 ) -> String {
+    let threads = &crate::threads::shared(records);
     let snapshot = Snapshot {
         threads,
         window,

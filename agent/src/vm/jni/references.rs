@@ -6,12 +6,20 @@ use super::Jni;
 use crate::vm::handles::GlobalRef;
 use jni_sys::{jint, jobject};
 
+/// HotSpot's `MaxJNILocalCapacity` by default: `PushLocalFrame` refuses a
+/// larger capacity (and pushes no frame). Capacities sized by the threads
+/// ever seen pass it after some 20,000 ended threads; a frame holds more
+/// references than its capacity anyway (the capacity only reserves).
+const MAX_LOCAL_CAPACITY: jint = 65_536;
+
 impl Jni {
     /// Runs `f` inside a fresh JNI local frame, so the local references it
     /// creates (stack traces, classes, threads) are released when it returns.
     /// Long-running agent threads never return to Java, so without this every
-    /// local reference would leak.
+    /// local reference would leak. `capacity` is capped at
+    /// [`MAX_LOCAL_CAPACITY`].
     pub fn with_local_frame<R>(&self, capacity: jint, f: impl FnOnce() -> R) -> R {
+        let capacity = capacity.clamp(0, MAX_LOCAL_CAPACITY);
         // SAFETY: this thread's env; any capacity is allowed (the VM fails
         // the call, with an exception, when it cannot reserve it).
         let pushed = unsafe { (jni_fn!(self, PushLocalFrame))(self.env, capacity) } == 0;
