@@ -23,7 +23,8 @@
 use super::{attr, Warnings};
 use crate::error::CliError;
 use crate::snapshot::{
-    CallKind, Node, Snapshot, MAX_THREAD_TOTALS, MAX_VALUES, NONE, NO_JAVA_FRAME, NO_LINE,
+    CallKind, Node, SectionDesc, Snapshot, MAX_THREAD_TOTALS, MAX_VALUES, NONE, NO_JAVA_FRAME,
+    NO_LINE,
 };
 use crate::sort::{budget, Merged, Sorter};
 use profrj_format::{calls, sampler};
@@ -74,6 +75,7 @@ struct Frame {
 struct SectionSeen {
     inputs: usize,
     live: Vec<bool>,
+    live_rules: Vec<Option<String>>,
     values: Vec<Vec<Option<u64>>>,
 }
 
@@ -132,6 +134,7 @@ impl CallsMerge {
             let seen = self.sections.entry(sec.kind).or_default();
             seen.inputs += 1;
             seen.live.push(sec.live);
+            seen.live_rules.push(sec.live_rule.clone());
             seen.values.push(sec.values.clone());
             let kind = kind_byte(sec.kind);
             for t in &sec.threads {
@@ -231,7 +234,8 @@ impl CallsMerge {
             }
             let live = match desc.live {
                 Some(key) if seen.live.iter().all(|&l| l == seen.live[0]) => {
-                    Some((key, seen.live[0]))
+                    let rule = live_rule(desc, &seen.live_rules, warn);
+                    Some((key, seen.live[0], rule))
                 }
                 Some(key) => {
                     warn.section_attributes.push(format!(
@@ -262,11 +266,33 @@ fn kind_byte(k: CallKind) -> u8 {
     KINDS.iter().position(|&x| x == k).expect("merged kind") as u8
 }
 
+/// A section's kind, its numeric attributes, and `live` with its rule:
+/// what every input agreed on.
 type SectionAttrs = (
     CallKind,
     Vec<(&'static str, Option<u64>)>,
-    Option<(&'static str, bool)>,
+    Option<(&'static str, bool, Option<(&'static str, String)>)>,
 );
+
+/// The live rule the inputs share (with its attribute), or none: a rule
+/// they differ on is left out with a warning (the live counts then mix
+/// objects alive at a GC of the snapshot's and at a program's last GC).
+fn live_rule(
+    desc: &SectionDesc,
+    rules: &[Option<String>],
+    warn: &mut Warnings,
+) -> Option<(&'static str, String)> {
+    let key = desc.live_rule?;
+    let first = rules.first()?.clone();
+    if rules.iter().any(|r| *r != first) {
+        warn.section_attributes.push(format!(
+            "<{}> {key} differs between the inputs: left out",
+            desc.tag
+        ));
+        return None;
+    }
+    Some((key, first?))
+}
 
 pub struct SortedCalls {
     merged: Option<Merged>,
@@ -335,8 +361,11 @@ impl SortedCalls {
                     write!(w, r#" {key}="{v}""#)?;
                 }
             }
-            if let Some((key, l)) = live {
+            if let Some((key, l, rule)) = live {
                 write!(w, r#" {key}="{}""#, profrj_format::boolean(*l))?;
+                if let Some((key, rule)) = rule {
+                    write!(w, r#" {key}="{}""#, attr(rule))?;
+                }
             }
         }
         writeln!(w, ">")
@@ -539,5 +568,37 @@ mod tests {
         let class = al.threads[0].tree.nodes().into_owned();
         let int = class.iter().find(|n| n.class).unwrap();
         assert_eq!(al.value(int, profrj_format::alloc::node::BYTES), 30);
+        assert_eq!((al.live, al.live_rule.as_deref()), (false, None));
+    }
+
+    /// `<alloc live liveRule>`: a rule every input shares is kept, one they
+    /// differ on left out with a warning.
+    #[test]
+    fn a_live_rule_is_kept_where_the_inputs_agree() {
+        let doc = |rule: &str| {
+            format!(
+                r#"<doc><alloc interval="512" live="true" liveRule="{rule}"><thread name="t" bytes="10" objects="1" samples="1">
+                  <profile name="int[]" class="true" bytes="10" objects="1" samples="1" cumulatedBytes="10" cumulatedObjects="1" cumulatedSamples="1"/>
+                  </thread></alloc></doc>"#
+            )
+        };
+        let (gc, last) = (doc("gc"), doc("lastGc"));
+        let (xml, warn) = merged(&[&gc, &gc]);
+        assert!(
+            warn.section_attributes.is_empty(),
+            "{:?}",
+            warn.section_attributes
+        );
+        let snap = parse_bytes(format!("<doc>{xml}</doc>").as_bytes()).unwrap();
+        let al = snap.calls(CallKind::Alloc).unwrap();
+        assert_eq!((al.live, al.live_rule.as_deref()), (true, Some("gc")));
+        let (xml, warn) = merged(&[&gc, &last]);
+        assert_eq!(
+            warn.section_attributes.len(),
+            1,
+            "{:?}",
+            warn.section_attributes
+        );
+        assert!(!xml.contains("liveRule"), "{xml}");
     }
 }

@@ -402,6 +402,7 @@ impl Builder {
                 kind,
                 typed,
                 live: false,
+                live_rule: None,
                 values: vec![None; desc.section_values.len()],
                 threads,
             });

@@ -277,6 +277,8 @@ pub struct CallSection {
     pub typed: bool,
     /// Only objects live at the snapshot count ([`SectionDesc::live`]).
     pub live: bool,
+    /// [`SectionDesc::live_rule`]'s value, when the section says.
+    pub live_rule: Option<String>,
     /// The section's [`SectionDesc::section_values`], in that order.
     pub values: Vec<Option<u64>>,
     pub threads: Vec<CallThread>,

@@ -110,6 +110,9 @@ pub struct SectionDesc {
     pub thread_totals: &'static [(&'static str, &'static str)],
     /// The boolean section attribute saying only live objects count.
     pub live: Option<&'static str>,
+    /// With `live`: the section attribute saying which objects count as
+    /// alive (a word).
+    pub live_rule: Option<&'static str>,
     /// What the figures count, for headers: without `live`, and with it
     /// (a section of class frames has the first, one with `live` both).
     pub scope: [&'static str; 2],
@@ -203,6 +206,7 @@ const SAMPLER: SectionDesc = SectionDesc {
         (calls::CUMULATED_ELAPSED, "samples in all"),
     ],
     live: None,
+    live_rule: None,
     scope: ["", ""],
     section_values: &[],
     count_column: None,
@@ -268,6 +272,7 @@ const PROFILE: SectionDesc = SectionDesc {
     default_metric: "cpu",
     thread_totals: &[],
     live: None,
+    live_rule: None,
     scope: ["", ""],
     section_values: &[],
     count_column: Some(("calls", "calls")),
@@ -338,6 +343,7 @@ const ALLOC: SectionDesc = SectionDesc {
         (alloc::thread::SAMPLES, "samples"),
     ],
     live: Some(alloc::LIVE),
+    live_rule: Some(alloc::LIVE_RULE),
     scope: ["all allocations", "live objects only"],
     section_values: &[(alloc::INTERVAL, "bytes between samples on average")],
     count_column: None,
@@ -402,6 +408,7 @@ const SITES: SectionDesc = SectionDesc {
     default_metric: "alive",
     thread_totals: &[],
     live: None,
+    live_rule: None,
     scope: ["objects alive at the snapshot", ""],
     section_values: &[
         (
@@ -468,6 +475,7 @@ const LOCK: SectionDesc = SectionDesc {
         (lock::thread::TIME, "ns waited"),
     ],
     live: None,
+    live_rule: None,
     scope: ["contended monitor entries", ""],
     section_values: &[(lock::THRESHOLD, "ns, the shortest wait recorded")],
     count_column: None,

@@ -61,6 +61,7 @@ impl Parser {
             Some(key) => self.boolean(&a, key)?.unwrap_or(false),
             None => false,
         };
+        let live_rule = desc.live_rule.and_then(|key| a.get(key));
         let values = desc
             .section_values
             .iter()
@@ -73,6 +74,7 @@ impl Parser {
                 kind,
                 typed: false,
                 live,
+                live_rule,
                 values,
                 threads: Vec::new(),
             }),
