@@ -17,10 +17,13 @@ import javax.crypto.spec.SecretKeySpec;
  * such code loses the sample's Java callers. Each mode spends (almost) all of
  * its time under one Java method, named below, which a sampler must show.
  *
- * Arguments: MODE [MILLISECONDS (default 3000)]; prints units=N, the rounds
- * of work done, and cpu-ns=N, the main thread's CPU time over them (a signal
- * handler's time counts in it): a profiler's cost shows as more CPU per
- * round. Modes, and the method the time is under:
+ * Arguments: MODE [MILLISECONDS (default 3000)] [cpu]; prints units=N, the
+ * rounds of work done, and cpu-ns=N, the main thread's CPU time over them (a
+ * signal handler's time counts in it): a profiler's cost shows as more CPU
+ * per round. The loop runs MILLISECONDS of wall time, or with {@code cpu}
+ * of the main thread's CPU time: then its share of the program's CPU (and
+ * of a CPU sampler's samples), against the set-up's fixed CPU, is the same
+ * on a loaded machine as on a quiet one. Modes, and the method the time is under:
  *   delete       StringBuilder.delete on a 64 KiB builder (an arraycopy stub): delete
  *   lambdas      Supplier lambdas called through the interface (itable stubs): lambdaLoop
  *   megamorphic  a virtual call with five receiver classes (vtable stubs): megamorphicLoop
@@ -37,15 +40,25 @@ import javax.crypto.spec.SecretKeySpec;
  */
 public class StubWorkloads {
     static volatile long sink;
+    static ThreadMXBean threads;
+    /** The loops end at a CPU time of the main thread, not a wall time. */
+    static boolean byCpu;
+
+    /** Is the loop's end, `end`, past? */
+    static boolean past(long end) {
+        return (byCpu ? threads.getCurrentThreadCpuTime() : System.nanoTime()) >= end;
+    }
+
     /** Rounds of the mode's inner loop done: work per run, for overhead ratios. */
     static long units;
 
     public static void main(String[] args) throws Exception {
         String mode = args.length > 0 ? args[0] : "delete";
         long ms = args.length > 1 ? Long.parseLong(args[1]) : 3000;
-        ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+        threads = ManagementFactory.getThreadMXBean();
+        byCpu = args.length > 2 && args[2].equals("cpu");
         long cpu0 = threads.getCurrentThreadCpuTime();
-        long end = System.nanoTime() + ms * 1_000_000L;
+        long end = (byCpu ? cpu0 : System.nanoTime()) + ms * 1_000_000L;
         switch (mode) {
             case "delete": sink = deleteLoop(end); break;
             case "lambdas": sink = lambdaLoop(end); break;
@@ -70,7 +83,7 @@ public class StubWorkloads {
         for (int i = 0; i < 65536; i++) sb.append((char) ('a' + i % 26));
         String chunk = "0123456789abcdef";
         long n = 0;
-        while (System.nanoTime() < end) {
+        while (!past(end)) {
             units++;
             for (int i = 0; i < 100; i++) {
                 sb.delete(0, 16);
@@ -89,7 +102,7 @@ public class StubWorkloads {
             () -> box[0] + 1, () -> box[0] * 3, () -> box[0] ^ 5, () -> box[0] - 7, () -> box[0] | 9,
         };
         long n = 0;
-        while (System.nanoTime() < end) {
+        while (!past(end)) {
             units++;
             for (int i = 0; i < 100_000; i++) {
                 n += suppliers[i % suppliers.length].get();
@@ -112,7 +125,7 @@ public class StubWorkloads {
     static long megamorphicLoop(long end) {
         Shape[] shapes = {new A(), new B(), new C(), new D(), new E()};
         long n = 0;
-        while (System.nanoTime() < end) {
+        while (!past(end)) {
             units++;
             for (int i = 0; i < 100_000; i++) {
                 n = shapes[i % shapes.length].area(n);
@@ -125,7 +138,7 @@ public class StubWorkloads {
         byte[] data = new byte[65536];
         for (int i = 0; i < data.length; i++) data[i] = (byte) i;
         CRC32 crc = new CRC32();
-        while (System.nanoTime() < end) {
+        while (!past(end)) {
             units++;
             for (int i = 0; i < 100; i++) crc.update(data, 0, data.length);
         }
@@ -138,7 +151,7 @@ public class StubWorkloads {
         chars[chars.length - 1] = 'z';
         String s = new String(chars);
         long n = 0;
-        while (System.nanoTime() < end) {
+        while (!past(end)) {
             units++;
             for (int i = 0; i < 100; i++) n += s.indexOf('z') + s.indexOf("zz");
         }
@@ -148,7 +161,7 @@ public class StubWorkloads {
     static long fillLoop(long end) {
         int[] data = new int[16384];
         long n = 0;
-        while (System.nanoTime() < end) {
+        while (!past(end)) {
             units++;
             for (int i = 0; i < 100; i++) {
                 Arrays.fill(data, i);
@@ -165,7 +178,7 @@ public class StubWorkloads {
         byte[] in = new byte[16384];
         byte[] out = new byte[in.length];
         long n = 0;
-        while (System.nanoTime() < end) {
+        while (!past(end)) {
             units++;
             for (int i = 0; i < 10; i++) {
                 cipher.update(in, 0, in.length, out, 0);
@@ -177,7 +190,7 @@ public class StubWorkloads {
 
     static long nanoTimeLoop(long end) {
         long n = 0;
-        while (System.nanoTime() < end) {
+        while (!past(end)) {
             units++;
             for (int i = 0; i < 1000; i++) n += System.nanoTime() & 1;
         }
@@ -187,7 +200,7 @@ public class StubWorkloads {
     /** Calls from compiled code (through the c2i adapter) into a method kept interpreted. */
     static long entryLoop(long end) {
         long n = 0;
-        while (System.nanoTime() < end) {
+        while (!past(end)) {
             units++;
             for (int i = 0; i < 1000; i++) n += manyLocals(i);
         }
