@@ -130,6 +130,40 @@ fn line_counts_match_with_any_stripes() {
     check_truth(&run("truth-16-stripes", "coverage,stripes=16,derive=off"));
 }
 
+/// One thread, one copy (StripeSwitch): with stripes, main alone counts in
+/// copy 0 (the call sites not yet switched), the start of a second thread
+/// switches them (before the threads run), and the counts stay exact:
+/// `count`'s loop 4,000 turns over main and two threads. With one stripe
+/// nothing is switched.
+#[test]
+fn a_second_thread_switches_calls_to_copies_by_thread() {
+    let main = "profrj.harness.StripeSwitch";
+    for (options, switched) in [("coverage,stripes=16", true), ("coverage,stripes=1", false)] {
+        let (run, text) = run_verified("stripe-switch", options, main, &[]);
+        assert_eq!(
+            run.stdout.trim(),
+            format!("before=false after={switched}"),
+            "{options}"
+        );
+        let doc = roxmltree::Document::parse(&text).unwrap();
+        let count = doc
+            .descendants()
+            .find(|n| n.has_tag_name("method") && n.attribute("name") == Some("count"))
+            .expect("count()");
+        assert_eq!(count.attribute("count"), Some("4"), "{options}");
+        let prints: Vec<i64> = count
+            .children()
+            .find(|c| c.has_tag_name("footprints"))
+            .and_then(|f| f.text())
+            .unwrap_or_default()
+            .split_whitespace()
+            .map(|n| n.parse().unwrap())
+            .collect();
+        // s = 0 / the loop's test / s += i / (brace) / return.
+        assert_eq!(prints, vec![4, 4004, 4000, -1, 4], "{options}");
+    }
+}
+
 #[test]
 fn coverage_combines_with_profile_and_sampling() {
     let text = run("combined", "coverage,profile,sampling,interval=1ms");

@@ -249,16 +249,26 @@ impl<'a> ConstantPool<'a> {
     /// Appends a CONSTANT_Dynamic (class files 55+) made by bootstrap method
     /// `bootstrap` (an index into BootstrapMethods), and returns its index.
     pub fn add_dynamic(&mut self, bootstrap: u16, name: &str, descriptor: &str) -> u16 {
+        self.add_bootstrapped(CONSTANT_DYNAMIC, bootstrap, name, descriptor)
+    }
+
+    /// Appends a CONSTANT_InvokeDynamic (class files 51+) bound by
+    /// bootstrap method `bootstrap` (an index into BootstrapMethods), and
+    /// returns its index.
+    pub fn add_invoke_dynamic(&mut self, bootstrap: u16, name: &str, descriptor: &str) -> u16 {
+        self.add_bootstrapped(CONSTANT_INVOKE_DYNAMIC, bootstrap, name, descriptor)
+    }
+
+    /// A `tag` entry (Dynamic, InvokeDynamic) of a bootstrap method and a
+    /// NameAndType.
+    fn add_bootstrapped(&mut self, tag: u8, bootstrap: u16, name: &str, descriptor: &str) -> u16 {
         let name = self.add_utf8(name);
         let descriptor = self.add_utf8(descriptor);
         let nat = self.append(
             CONSTANT_NAME_AND_TYPE,
             &[name.to_be_bytes(), descriptor.to_be_bytes()].concat(),
         );
-        self.append(
-            CONSTANT_DYNAMIC,
-            &[bootstrap.to_be_bytes(), nat.to_be_bytes()].concat(),
-        )
+        self.append(tag, &[bootstrap.to_be_bytes(), nat.to_be_bytes()].concat())
     }
 
     /// Appends a CONSTANT_Integer and returns its index.
@@ -356,10 +366,12 @@ impl<'a> ClassFile<'a> {
     /// returns its index there. `None` if the attribute is malformed or full.
     pub fn add_bootstrap_method(&mut self, handle: u16) -> Option<u16> {
         let cp = &mut self.constant_pool;
+        // (`utf8_any`: the attribute this made for an earlier call is named
+        // by an appended entry.)
         let at = self
             .attributes
             .iter()
-            .position(|a| cp.utf8(a.name_index) == Some(b"BootstrapMethods"));
+            .position(|a| cp.utf8_any(a.name_index) == Some(b"BootstrapMethods"));
         let at = match at {
             Some(i) => i,
             None => {

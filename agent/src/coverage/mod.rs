@@ -32,6 +32,20 @@
 //! `getId()J` and `threadId()J` (the methods `Probe.thread` calls, and
 //! their overrides) always count in copy 0.
 //!
+//! One thread, one copy: in classes that bootstrap (those with dynamic
+//! constants) `base` comes from a call site (`Probe.stripe`) bound to a
+//! constant 0 while one application thread runs, the JIT folding it (a
+//! program that runs one thread pays what `stripes=1` pays). When a
+//! second is alive at a ThreadStart, [`thread_started`] switches every
+//! such site to the thread's copy (a `SwitchPoint`: the JIT deoptimises
+//! what folded the 0), on the new thread before it runs any Java code.
+//! Application threads: every live Java thread but the agent's and the
+//! JDK's own services, those in the system thread group or the innocuous
+//! one (Reference Handler, Finalizer, Signal Dispatcher, Notification
+//! Thread, Common-Cleaner …), which until the switch count in copy 0 with
+//! the first thread where they run the application's code (a finalizer, a
+//! cleaning action).
+//!
 //! Increments are not atomic: two threads running the same line at the
 //! same instant on two cores can lose one increment (a counted line is
 //! then low, never zero if it ran; a derived count inherits the losses of
@@ -43,11 +57,81 @@ mod model;
 
 pub use crate::instrument::MethodLines;
 use crate::instrument::{probe_class, stride, CoverageLayouts};
-use crate::vm::{GlobalRef, JavaException, Jni};
+use crate::vm::{jthread, GlobalRef, JavaException, Jni, Jvmti};
 use jni_sys::{jclass, jint, jobject, JNIEnv};
 use parking_lot::Mutex;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
+
+/// Stripes are on, and no second application thread was alive at a
+/// ThreadStart yet: the call sites of `Probe.stripe` still give copy 0.
+static ONE_THREAD: AtomicBool = AtomicBool::new(false);
+
+/// Thread groups of the JDK's own service threads.
+const SERVICE_GROUPS: [&str; 2] = ["system", "InnocuousThreadGroup"];
+
+/// A Java thread not the agent's started (ThreadStart, on it, before it
+/// runs Java code): while the counters have stripes and every call counts
+/// in copy 0, a second application thread alive switches every
+/// `Probe.stripe` call site to copies by thread.
+pub fn thread_started(jvmti: Jvmti, jni: &Jni, thread: jthread) {
+    if !ONE_THREAD.load(Ordering::Acquire) || service_thread(jni, thread) {
+        return;
+    }
+    let Ok(all) = jvmti.all_threads() else {
+        return;
+    };
+    let mut application = 0;
+    for t in all {
+        let agent = jvmti
+            .tag(t)
+            .is_ok_and(|tag| tag == crate::vm::AGENT_THREAD_TAG);
+        if !agent && !service_thread(jni, t) {
+            application += 1;
+        }
+        jni.delete_local_ref(t);
+    }
+    if application < 2 || !ONE_THREAD.swap(false, Ordering::AcqRel) {
+        return;
+    }
+    let (name, sig) = probe_class::MANY_THREADS_METHOD;
+    match jni.call_static_object(probe_class::CLASS, name, sig) {
+        Ok(r) => jni.delete_local_ref(r),
+        Err(e) => crate::log::warn(&format!(
+            "coverage: a second thread started, and its counters could not be given copies of their own ({e}): threads may share one copy"
+        )),
+    }
+}
+
+/// Is `thread` one of the JDK's own services (its thread group one of
+/// [`SERVICE_GROUPS`])? No if its group cannot be read (it ended).
+fn service_thread(jni: &Jni, thread: jthread) -> bool {
+    let Ok(group) = jni.call_object(
+        thread,
+        "java/lang/Thread",
+        "getThreadGroup",
+        "()Ljava/lang/ThreadGroup;",
+    ) else {
+        return false;
+    };
+    if group.is_null() {
+        return false;
+    }
+    let name = jni.call_object(
+        group,
+        "java/lang/ThreadGroup",
+        "getName",
+        "()Ljava/lang/String;",
+    );
+    jni.delete_local_ref(group);
+    let Ok(name) = name else {
+        return false;
+    };
+    let text = jni.string_utf(name).ok().flatten();
+    jni.delete_local_ref(name);
+    text.is_some_and(|n| SERVICE_GROUPS.contains(&n.as_str()))
+}
 
 /// Stripes when `stripes=` is not given: the CPU count rounded up to a
 /// power of two, at most 16 (1 on one CPU: no padding at all).
@@ -108,7 +192,11 @@ impl Lifetime {
     /// first coverage session's `stripes=`, else [`default_stripes`]). A
     /// later session asking for another number is told so.
     pub fn fix_stripes(&self, asked: Option<u32>) -> u32 {
-        let n = *self.1.get_or_init(|| asked.unwrap_or_else(default_stripes));
+        let n = *self.1.get_or_init(|| {
+            let n = asked.unwrap_or_else(default_stripes);
+            ONE_THREAD.store(n > 1, Ordering::Release);
+            n
+        });
         if asked.is_some_and(|a| a != n) {
             crate::log::error_once(
                 "coverage stripes",

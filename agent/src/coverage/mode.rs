@@ -32,7 +32,7 @@ pub const REGISTRATION: Registration = Registration {
                 syntax: "stripes=N",
                 default: "the CPU count rounded up to a power of two, at most 16",
                 takes: Takes::Start,
-                meaning: "coverage: copies of each method's counters (a power of two, 1 to 64), each on cache lines of its own; a call counts in the copy of its thread (thread id mod N), so threads on other cores do not contend; the snapshot sums them. 1: one unpadded copy (least memory; docs/OPTIONS.md gives the bytes). Fixed by the first coverage session",
+                meaning: "coverage: copies of each method's counters (a power of two, 1 to 64), each on cache lines of its own; a call counts in the copy of its thread (thread id mod N), so threads on other cores do not contend; the snapshot sums them; until a second application thread starts, every call counts in copy 0 (class files 55+: as cheap as one copy). 1: one unpadded copy (least memory; docs/OPTIONS.md gives the bytes). Fixed by the first coverage session",
                 read: Some(read_stripes),
             },
         ],

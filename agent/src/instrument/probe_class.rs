@@ -49,6 +49,10 @@ pub const CLASSES: &[(&str, &[u8])] = &[
         "profrj/runtime/Probe",
         include_bytes!("../../java/classes/profrj/runtime/Probe.class"),
     ),
+    (
+        "profrj/runtime/Probe$Stripes",
+        include_bytes!("../../java/classes/profrj/runtime/Probe$Stripes.class"),
+    ),
 ];
 
 /// Internal name of the class instrumented code calls.
@@ -70,6 +74,16 @@ pub const COUNTERS_BOOTSTRAP: (&str, &str) = (
 );
 /// The int whose low bits pick a thread's copy of the coverage counters.
 pub const THREAD_METHOD: (&str, &str) = ("thread", "()I");
+/// The bootstrap method of the call site that gives a call its copy's
+/// first counter (`s<mask>_<stride>`, `()I`; class files 55+, first load):
+/// 0 while one application thread runs, then from the thread's id.
+pub const STRIPE_BOOTSTRAP: (&str, &str) = (
+    "stripe",
+    "(Ljava/lang/invoke/MethodHandles$Lookup;Ljava/lang/String;Ljava/lang/invoke/MethodType;)Ljava/lang/invoke/CallSite;",
+);
+/// What the agent calls when a second application thread starts: every
+/// call site of [`STRIPE_BOOTSTRAP`] picks copies by thread from then on.
+pub const MANY_THREADS_METHOD: (&str, &str) = ("manyThreads", "()Ljava/lang/Object;");
 /// The native behind it when the array is not published yet.
 pub const COUNTERS_SLOW: &str = "covSlow";
 /// What instrumented code calls with each new object of a class the

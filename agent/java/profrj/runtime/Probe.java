@@ -82,6 +82,95 @@ public final class Probe {
     }
 
     /**
+     * Bootstrap method of the call site {@code s<mask>_<stride>} (type {@code ()I}) that classes of
+     * version 55+ pick their copy of a method's counters with: the copy's first counter. While one
+     * application thread runs, a constant 0 (every call counts in copy 0; the JIT folds it, as if
+     * there were one copy); from {@link #manyThreads} on, {@code (thread() & mask) * stride} (the
+     * JIT recompiles what folded the 0). Calls with one mask and stride share one site.
+     */
+    public static java.lang.invoke.CallSite stripe(
+            java.lang.invoke.MethodHandles.Lookup lookup,
+            String name,
+            java.lang.invoke.MethodType type) {
+        return Stripes.site(name);
+    }
+
+    /**
+     * Called by the agent when a second application thread starts: from then on every {@link
+     * #stripe} site picks the copy by thread. Returns null (an object, for the agent's call).
+     */
+    public static Object manyThreads() {
+        Stripes.many();
+        return null;
+    }
+
+    /** The first counter of the calling thread's copy, by {@link #thread}. */
+    static int base(int mask, int stride) {
+        return (thread() & mask) * stride;
+    }
+
+    /**
+     * {@link #stripe}'s call sites, one per mask and stride: each bound to a constant 0 until
+     * {@link #many}, then to {@link #base} (MutableCallSite: the JIT inlines the target and
+     * recompiles when it changes).
+     */
+    static final class Stripes {
+        private static final java.lang.invoke.MethodHandle BASE;
+        private static final java.lang.invoke.MethodHandle ZERO =
+                java.lang.invoke.MethodHandles.constant(int.class, 0);
+        private static final java.util.HashMap<String, java.lang.invoke.MutableCallSite> SITES =
+                new java.util.HashMap<String, java.lang.invoke.MutableCallSite>();
+        private static boolean many;
+
+        static {
+            try {
+                BASE =
+                        java.lang.invoke.MethodHandles.lookup()
+                                .findStatic(
+                                        Probe.class,
+                                        "base",
+                                        java.lang.invoke.MethodType.methodType(
+                                                int.class, int.class, int.class));
+            } catch (ReflectiveOperationException e) {
+                throw new ExceptionInInitializerError(e);
+            }
+        }
+
+        /** {@code s<mask>_<stride>}'s first counter by thread. */
+        private static java.lang.invoke.MethodHandle striped(String name) {
+            int cut = name.indexOf('_');
+            int mask = Integer.parseInt(name.substring(1, cut));
+            int stride = Integer.parseInt(name.substring(cut + 1));
+            return java.lang.invoke.MethodHandles.insertArguments(BASE, 0, mask, stride);
+        }
+
+        static synchronized java.lang.invoke.CallSite site(String name) {
+            java.lang.invoke.MutableCallSite site = SITES.get(name);
+            if (site == null) {
+                site = new java.lang.invoke.MutableCallSite(many ? striped(name) : ZERO);
+                SITES.put(name, site);
+            }
+            return site;
+        }
+
+        static synchronized void many() {
+            if (many) {
+                return;
+            }
+            many = true;
+            java.lang.invoke.MutableCallSite[] all =
+                    new java.lang.invoke.MutableCallSite[SITES.size()];
+            int i = 0;
+            for (java.util.Map.Entry<String, java.lang.invoke.MutableCallSite> e :
+                    SITES.entrySet()) {
+                e.getValue().setTarget(striped(e.getKey()));
+                all[i++] = e.getValue();
+            }
+            java.lang.invoke.MutableCallSite.syncAll(all);
+        }
+    }
+
+    /**
      * Bootstrap method of the dynamic constant {@code c<id>} (type {@code long[]}) that classes of
      * version 55+ load their counters with: resolved once, then a constant the JIT folds, so a
      * call costs no lookup at all.

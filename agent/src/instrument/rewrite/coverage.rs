@@ -17,7 +17,8 @@ pub(super) struct Stripe {
 }
 
 /// At entry `long[] c = Probe.cov(id);` into local `slot` (and with
-/// `stripe`, `int base = (Probe.thread() & mask) * stride;` into the next),
+/// `stripe`, `int base = (Probe.thread() & mask) * stride;` into the next,
+/// through `Probe.stripe`'s call site where the class bootstraps),
 /// then `c[base + 0]++` if `count_calls`; then the plan's counting code
 /// (`add_counting`).
 pub(super) fn add_coverage(
@@ -43,11 +44,24 @@ pub(super) fn add_coverage(
     entry.push(Insn::local(ASTORE, slot));
     let base = stripe.map(|s| {
         let base = slot + 1;
-        entry.push(Insn::plain(INVOKESTATIC, &refs.thread.to_be_bytes()));
-        entry.push(Insn::push_int(cp, s.mask));
-        entry.push(Insn::plain(IAND, &[]));
-        entry.push(Insn::push_int(cp, s.stride));
-        entry.push(Insn::plain(IMUL, &[]));
+        match refs.stripe_bootstrap {
+            // A call site bound to a constant 0 until a second application
+            // thread starts (a SwitchPoint: the JIT folds it, and
+            // deoptimises at the switch), then to the line below.
+            Some(bsm) => {
+                let name = format!("s{}_{}", s.mask, s.stride);
+                let site = cp.add_invoke_dynamic(bsm, &name, "()I");
+                let [hi, lo] = site.to_be_bytes();
+                entry.push(Insn::plain(INVOKEDYNAMIC, &[hi, lo, 0, 0]));
+            }
+            None => {
+                entry.push(Insn::plain(INVOKESTATIC, &refs.thread.to_be_bytes()));
+                entry.push(Insn::push_int(cp, s.mask));
+                entry.push(Insn::plain(IAND, &[]));
+                entry.push(Insn::push_int(cp, s.stride));
+                entry.push(Insn::plain(IMUL, &[]));
+            }
+        }
         entry.push(Insn::local(ISTORE, base));
         base
     });

@@ -17,6 +17,9 @@ pub(super) struct Refs {
     /// BootstrapMethods index of `Probe.counters`, where the class may use
     /// dynamic constants (version 55+, first load).
     pub(super) counters_bootstrap: Option<u16>,
+    /// BootstrapMethods index of `Probe.stripe`, with more than one stripe
+    /// where the counters are dynamic constants.
+    pub(super) stripe_bootstrap: Option<u16>,
     pub(super) long_array: u16,
     pub(super) alloc: u16,
     pub(super) alloc_weak: u16,
@@ -37,14 +40,20 @@ impl Refs {
         stripes: u32,
     ) -> Self {
         let dynamic_ok = dynamic_constants && class.major_version >= 55;
-        let bootstrap = (modes.coverage && dynamic_ok).then(|| {
-            let (name, desc) = probe_class::COUNTERS_BOOTSTRAP;
-            let handle =
-                class
-                    .constant_pool
-                    .add_static_method_handle(probe_class::CLASS, name, desc);
+        let mut bootstrap = |(name, desc): (&str, &str)| {
+            let cp = &mut class.constant_pool;
+            let handle = cp.add_static_method_handle(probe_class::CLASS, name, desc);
             class.add_bootstrap_method(handle)
-        });
+        };
+        let (counters, stripe) = match modes.coverage && dynamic_ok {
+            true => (
+                bootstrap(probe_class::COUNTERS_BOOTSTRAP),
+                (stripes > 1)
+                    .then(|| bootstrap(probe_class::STRIPE_BOOTSTRAP))
+                    .flatten(),
+            ),
+            false => (None, None),
+        };
         let cp = &mut class.constant_pool;
         let mut r = Refs {
             enter: 0,
@@ -53,6 +62,7 @@ impl Refs {
             counters: 0,
             thread: 0,
             counters_bootstrap: None,
+            stripe_bootstrap: None,
             long_array: 0,
             alloc: 0,
             alloc_weak: 0,
@@ -90,7 +100,8 @@ impl Refs {
         if modes.coverage {
             let (name, desc) = probe_class::COUNTERS_METHOD;
             r.counters = cp.add_method_ref(probe_class::CLASS, name, desc);
-            r.counters_bootstrap = bootstrap.flatten();
+            r.counters_bootstrap = counters;
+            r.stripe_bootstrap = stripe;
             if stripes > 1 {
                 let (name, desc) = probe_class::THREAD_METHOD;
                 r.thread = cp.add_method_ref(probe_class::CLASS, name, desc);
