@@ -441,7 +441,7 @@ fn a_dump_ends_a_file_and_the_vm_exit_the_last() {
         dir.join("s-%n.xml").display(),
         dir.join("rec-%n.jfr").display()
     );
-    let child = Command::new(java())
+    let mut child = Command::new(java())
         .current_dir(&dir)
         .arg(format!("-agentpath:{}={opts}", agent().display()))
         .args(["-cp", harness_classes(), "profrj.harness.LongRunning"])
@@ -450,8 +450,10 @@ fn a_dump_ends_a_file_and_the_vm_exit_the_last() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
+    // A minute, not a deadline: the dump's file appears in a second on a
+    // quiet machine.
     let wait_for = |p: &Path| {
-        for _ in 0..400 {
+        for _ in 0..2400 {
             if p.exists() {
                 return;
             }
@@ -459,7 +461,17 @@ fn a_dump_ends_a_file_and_the_vm_exit_the_last() {
         }
         panic!("{} never appeared", p.display());
     };
-    std::thread::sleep(Duration::from_millis(800));
+    // The signal once main runs (the agent's handler is in since VMInit),
+    // and then some samples: not after a fixed 800 ms, which a JVM starting
+    // at load 10 had not reached (JDK 25, 2026-12-07).
+    let mut ready = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.as_mut().unwrap()),
+        &mut ready,
+    )
+    .unwrap();
+    assert_eq!(ready.trim(), "ready");
+    std::thread::sleep(Duration::from_millis(500));
     // SAFETY (test): signalling our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGUSR1) };
     wait_for(&dir.join("rec-1.jfr"));
