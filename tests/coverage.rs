@@ -133,8 +133,10 @@ fn line_counts_match_with_any_stripes() {
 /// One thread, one copy (StripeSwitch): with stripes, main alone counts in
 /// copy 0 (the call sites not yet switched), the start of a second thread
 /// switches them (before the threads run), and the counts stay exact:
-/// `count`'s loop 4,000 turns over main and two threads. With one stripe
-/// nothing is switched.
+/// `count`'s loop 4,000 turns over main and two threads, each thread on a
+/// copy of its own. With one stripe nothing is switched, and the two
+/// threads share the one copy: an increment can be lost (non-atomic,
+/// docs/SNAPSHOT.md; 3,986 of 4,000 in one run on JDK 21), never gained.
 #[test]
 fn a_second_thread_switches_calls_to_copies_by_thread() {
     let main = "profrj.harness.StripeSwitch";
@@ -150,7 +152,9 @@ fn a_second_thread_switches_calls_to_copies_by_thread() {
             .descendants()
             .find(|n| n.has_tag_name("method") && n.attribute("name") == Some("count"))
             .expect("count()");
-        assert_eq!(count.attribute("count"), Some("4"), "{options}");
+        if switched {
+            assert_eq!(count.attribute("count"), Some("4"), "{options}");
+        }
         let prints: Vec<i64> = count
             .children()
             .find(|c| c.has_tag_name("footprints"))
@@ -160,7 +164,17 @@ fn a_second_thread_switches_calls_to_copies_by_thread() {
             .map(|n| n.parse().unwrap())
             .collect();
         // s = 0 / the loop's test / s += i / (brace) / return.
-        assert_eq!(prints, vec![4, 4004, 4000, -1, 4], "{options}");
+        let exact = [4, 4004, 4000, -1, 4];
+        if switched {
+            assert_eq!(prints, exact, "{options}");
+        } else {
+            assert_eq!(prints.len(), exact.len(), "{options}: {prints:?}");
+            let at_most = prints
+                .iter()
+                .zip(exact)
+                .all(|(&n, e)| n <= e && (n > 0) == (e > 0));
+            assert!(at_most, "{options}: {prints:?} against {exact:?}");
+        }
     }
 }
 

@@ -305,7 +305,8 @@ impl Agent {
         let tid = crate::vm::hotspot::current_tid();
         host.threads.set_tid(host.jvmti, jni, thread, tid);
         if let Some(crate::threads::Identity::Java(id)) = identity {
-            crate::coverage::thread_started(host.jvmti, jni, thread);
+            let coverage = host.state::<crate::coverage::Lifetime>();
+            coverage.thread_started(host.jvmti, jni, thread);
             host.events.thread_start(id, tid);
         }
     }

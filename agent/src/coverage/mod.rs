@@ -36,7 +36,7 @@
 //! constants) `base` comes from a call site (`Probe.stripe`) bound to a
 //! constant 0 while one application thread runs, the JIT folding it (a
 //! program that runs one thread pays what `stripes=1` pays). When a
-//! second is alive at a ThreadStart, [`thread_started`] switches every
+//! second is alive at a ThreadStart, [`Lifetime::thread_started`] switches every
 //! such site to the thread's copy (a `SwitchPoint`: the JIT deoptimises
 //! what folded the 0), on the new thread before it runs any Java code.
 //! Application threads: every live Java thread but the agent's and the
@@ -64,21 +64,24 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
-/// Stripes are on, and no second application thread was alive at a
-/// ThreadStart yet: the call sites of `Probe.stripe` still give copy 0.
-static ONE_THREAD: AtomicBool = AtomicBool::new(false);
-
 /// Thread groups of the JDK's own service threads.
 const SERVICE_GROUPS: [&str; 2] = ["system", "InnocuousThreadGroup"];
 
-/// A Java thread not the agent's started (ThreadStart, on it, before it
-/// runs Java code): while the counters have stripes and every call counts
-/// in copy 0, a second application thread alive switches every
-/// `Probe.stripe` call site to copies by thread.
-pub fn thread_started(jvmti: Jvmti, jni: &Jni, thread: jthread) {
-    if !ONE_THREAD.load(Ordering::Acquire) || service_thread(jni, thread) {
-        return;
+impl Lifetime {
+    /// A Java thread not the agent's started (ThreadStart, on it, before
+    /// it runs Java code): while the counters have stripes and every call
+    /// counts in copy 0, a second application thread alive switches every
+    /// `Probe.stripe` call site to copies by thread.
+    pub fn thread_started(&self, jvmti: Jvmti, jni: &Jni, thread: jthread) {
+        if self.2.load(Ordering::Acquire) && !service_thread(jni, thread) {
+            switch_if_two(&self.2, jvmti, jni);
+        }
     }
+}
+
+/// Two application threads alive: `one_thread` cleared, and the call
+/// sites switched (once).
+fn switch_if_two(one_thread: &AtomicBool, jvmti: Jvmti, jni: &Jni) {
     let Ok(all) = jvmti.all_threads() else {
         return;
     };
@@ -92,7 +95,7 @@ pub fn thread_started(jvmti: Jvmti, jni: &Jni, thread: jthread) {
         }
         jni.delete_local_ref(t);
     }
-    if application < 2 || !ONE_THREAD.swap(false, Ordering::AcqRel) {
+    if application < 2 || !one_thread.swap(false, Ordering::AcqRel) {
         return;
     }
     let (name, sig) = probe_class::MANY_THREADS_METHOD;
@@ -184,8 +187,11 @@ pub struct Counts {
 /// every instrumented method and their arrays, which the code keeps using
 /// whatever sessions come and go (the host's state of this type; the
 /// rewriter gets its layouts' ids from it, [`CoverageLayouts`]).
+/// The third field: stripes are on, and no second application thread was
+/// alive at a ThreadStart yet (the call sites of `Probe.stripe` still give
+/// copy 0).
 #[derive(Default)]
-pub struct Lifetime(Mutex<State>, OnceLock<u32>);
+pub struct Lifetime(Mutex<State>, OnceLock<u32>, AtomicBool);
 
 impl Lifetime {
     /// The stripes of every counter array, fixed by the first call (the
@@ -194,7 +200,7 @@ impl Lifetime {
     pub fn fix_stripes(&self, asked: Option<u32>) -> u32 {
         let n = *self.1.get_or_init(|| {
             let n = asked.unwrap_or_else(default_stripes);
-            ONE_THREAD.store(n > 1, Ordering::Release);
+            self.2.store(n > 1, Ordering::Release);
             n
         });
         if asked.is_some_and(|a| a != n) {
