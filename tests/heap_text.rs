@@ -11,7 +11,7 @@ mod common;
 use common::*;
 use profrj_hprof::{Header, Item, Scanner, Step};
 use std::collections::{HashMap, HashSet};
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
@@ -30,11 +30,7 @@ fn dump() -> &'static Path {
             .stdout(Stdio::piped())
             .spawn()
             .expect("cannot run java");
-        let mut line = String::new();
-        BufReader::new(child.stdout.as_mut().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        assert_eq!(line.trim(), "ready");
+        await_ready(&mut child);
         let out = Command::new(jdk_tool("jcmd"))
             .arg(child.id().to_string())
             .arg("GC.heap_dump")

@@ -464,13 +464,7 @@ fn a_dump_ends_a_file_and_the_vm_exit_the_last() {
     // The signal once main runs (the agent's handler is in since VMInit),
     // and then some samples: not after a fixed 800 ms, which a JVM starting
     // at load 10 had not reached (JDK 25, 2026-12-07).
-    let mut ready = String::new();
-    std::io::BufRead::read_line(
-        &mut std::io::BufReader::new(child.stdout.as_mut().unwrap()),
-        &mut ready,
-    )
-    .unwrap();
-    assert_eq!(ready.trim(), "ready");
+    await_ready(&mut child);
     std::thread::sleep(Duration::from_millis(500));
     // SAFETY (test): signalling our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGUSR1) };

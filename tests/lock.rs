@@ -385,11 +385,7 @@ fn attached_lock_beside_sampling_finds_the_site() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.as_mut().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    assert_eq!(line.trim(), "ready");
+    await_ready(&mut child);
     let pid = child.id().to_string();
     let snap = dir.join("a-%n.xml");
     let opts = format!("start,sampling,lock,file={}", snap.display());

@@ -3,35 +3,13 @@
 //! constant the first appended), never a second attribute (which the JVM
 //! refuses: "Multiple BootstrapMethods attributes").
 
-use profrj_bytecode::{parse_class, write_class};
+mod javac;
 
-fn plain_class() -> Vec<u8> {
-    let dir = std::env::temp_dir().join(format!("profrj-bootstrap-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(
-        dir.join("Plain.java"),
-        "class Plain { int f() { return 1; } }",
-    )
-    .unwrap();
-    let javac = std::env::var("JAVA_HOME")
-        .map(|h| format!("{h}/bin/javac"))
-        .unwrap_or_else(|_| "javac".into());
-    let ok = std::process::Command::new(&javac)
-        .args(["--release", "11", "-d"])
-        .arg(&dir)
-        .arg(dir.join("Plain.java"))
-        .status()
-        .unwrap_or_else(|e| panic!("cannot run {javac}: {e}"))
-        .success();
-    assert!(ok, "javac failed");
-    let bytes = std::fs::read(dir.join("Plain.class")).unwrap();
-    let _ = std::fs::remove_dir_all(&dir);
-    bytes
-}
+use profrj_bytecode::{parse_class, write_class};
 
 #[test]
 fn two_bootstrap_methods_share_one_attribute() {
-    let bytes = plain_class();
+    let bytes = javac::compile("Plain", "class Plain { int f() { return 1; } }", &[]);
     let mut class = parse_class(&bytes).unwrap();
     let named = |c: &profrj_bytecode::ClassFile<'_>| {
         c.attributes

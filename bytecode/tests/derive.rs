@@ -2,6 +2,8 @@
 //! line entry points keep a counter, and how the others' counts are made.
 //! The counts themselves are checked on real JVMs (tests/coverage.rs).
 
+mod javac;
+
 use profrj_bytecode::code::decode_code;
 use profrj_bytecode::edit::{line_probes_in, plan_counters, plan_coverage, CounterPlan};
 use profrj_bytecode::parse_class;
@@ -58,27 +60,7 @@ class Shapes {
 /// Shapes.class, compiled once for all tests.
 fn class_bytes() -> &'static [u8] {
     static BYTES: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
-    BYTES.get_or_init(compile)
-}
-
-fn compile() -> Vec<u8> {
-    let dir = std::env::temp_dir().join(format!("profrj-derive-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("Shapes.java"), SOURCE).unwrap();
-    let javac = std::env::var("JAVA_HOME")
-        .map(|h| format!("{h}/bin/javac"))
-        .unwrap_or_else(|_| "javac".into());
-    let ok = std::process::Command::new(&javac)
-        .args(["-g", "--release", "11", "-d"])
-        .arg(&dir)
-        .arg(dir.join("Shapes.java"))
-        .status()
-        .unwrap_or_else(|e| panic!("cannot run {javac}: {e}"))
-        .success();
-    assert!(ok, "javac failed");
-    let bytes = std::fs::read(dir.join("Shapes.class")).unwrap();
-    let _ = std::fs::remove_dir_all(&dir);
-    bytes
+    BYTES.get_or_init(|| javac::compile("Shapes", SOURCE, &["-g"]))
 }
 
 /// (lines, plan) of each method, by name.

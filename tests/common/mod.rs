@@ -366,6 +366,18 @@ pub fn wait_snapshot_for(path: &Path, secs: u64) -> String {
     }
 }
 
+/// Waits for a harness program's first line, which must be `ready` (it
+/// prints that once it runs: the agent started before it, at VMInit).
+pub fn await_ready(child: &mut std::process::Child) {
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.as_mut().expect("stdout piped")),
+        &mut line,
+    )
+    .unwrap();
+    assert_eq!(line.trim(), "ready");
+}
+
 /// async-profiler 4.5's Linux library, taken out of its Maven Central jar
 /// (`scripts/test-all` fetches it) into `dir`: its path.
 pub fn async_profiler_library(dir: &Path) -> PathBuf {

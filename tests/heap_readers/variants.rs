@@ -180,13 +180,7 @@ fn a_dump_cut_short_leaves_no_file() {
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let mut line = String::new();
-    std::io::BufRead::read_line(
-        &mut std::io::BufReader::new(child.stdout.as_mut().unwrap()),
-        &mut line,
-    )
-    .unwrap();
-    assert_eq!(line.trim(), "ready");
+    await_ready(&mut child);
     let pid = child.id().to_string();
     let (code, said) = profrj_run(&["heapdump", &pid, dump.to_str().unwrap()]);
     let _ = child.kill();

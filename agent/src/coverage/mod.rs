@@ -37,7 +37,7 @@
 //! constant 0 while one application thread runs, the JIT folding it (a
 //! program that runs one thread pays what `stripes=1` pays). When a
 //! second is alive at a ThreadStart, [`Lifetime::thread_started`] switches every
-//! such site to the thread's copy (a `SwitchPoint`: the JIT deoptimises
+//! such site to the thread's copy (a `MutableCallSite`: the JIT recompiles
 //! what folded the 0), on the new thread before it runs any Java code.
 //! Application threads: every live Java thread but the agent's and the
 //! JDK's own services, those in the system thread group or the innocuous
@@ -73,8 +73,8 @@ impl Lifetime {
     /// counts in copy 0, a second application thread alive switches every
     /// `Probe.stripe` call site to copies by thread.
     pub fn thread_started(&self, jvmti: Jvmti, jni: &Jni, thread: jthread) {
-        if self.2.load(Ordering::Acquire) && !service_thread(jni, thread) {
-            switch_if_two(&self.2, jvmti, jni);
+        if self.one_thread.load(Ordering::Acquire) && !service_thread(jni, thread) {
+            switch_if_two(&self.one_thread, jvmti, jni);
         }
     }
 }
@@ -187,20 +187,24 @@ pub struct Counts {
 /// every instrumented method and their arrays, which the code keeps using
 /// whatever sessions come and go (the host's state of this type; the
 /// rewriter gets its layouts' ids from it, [`CoverageLayouts`]).
-/// The third field: stripes are on, and no second application thread was
-/// alive at a ThreadStart yet (the call sites of `Probe.stripe` still give
-/// copy 0).
 #[derive(Default)]
-pub struct Lifetime(Mutex<State>, OnceLock<u32>, AtomicBool);
+pub struct Lifetime {
+    state: Mutex<State>,
+    /// The stripes, fixed by the first coverage session.
+    stripes: OnceLock<u32>,
+    /// Stripes are on, and no second application thread was alive at a
+    /// ThreadStart yet: the call sites of `Probe.stripe` still give copy 0.
+    one_thread: AtomicBool,
+}
 
 impl Lifetime {
     /// The stripes of every counter array, fixed by the first call (the
     /// first coverage session's `stripes=`, else [`default_stripes`]). A
     /// later session asking for another number is told so.
     pub fn fix_stripes(&self, asked: Option<u32>) -> u32 {
-        let n = *self.1.get_or_init(|| {
+        let n = *self.stripes.get_or_init(|| {
             let n = asked.unwrap_or_else(default_stripes);
-            self.2.store(n > 1, Ordering::Release);
+            self.one_thread.store(n > 1, Ordering::Release);
             n
         });
         if asked.is_some_and(|a| a != n) {
@@ -224,7 +228,7 @@ impl CoverageLayouts for Lifetime {
     /// `Probe.cov`: the same layout (a class retransformed, or loaded again by
     /// another loader) gets the same id and so the same counters.
     fn method_id(&self, m: MethodLines) -> u32 {
-        let mut st = self.0.lock();
+        let mut st = self.state.lock();
         if let Some(&id) = st.ids.get(&m) {
             return id;
         }
@@ -241,7 +245,7 @@ impl CoverageLayouts for Lifetime {
     /// class), and another loader's class of the same name shares the
     /// entry (and its counters, by layout) as it always has.
     fn add_class(&self, class: &str, source: Option<String>, id: u64, ids: &[u32]) {
-        let mut st = self.0.lock();
+        let mut st = self.state.lock();
         let entry = st.classes.entry(class.to_owned()).or_default();
         if entry.source.is_none() {
             entry.source = source;
@@ -258,7 +262,7 @@ impl CoverageLayouts for Lifetime {
 impl Lifetime {
     /// Reads every counter array (on the dumping thread).
     pub fn counts(&self, jni: &Jni) -> Counts {
-        let st = self.0.lock();
+        let st = self.state.lock();
         let counts = st
             .methods
             .iter()
@@ -334,7 +338,7 @@ fn array_for(
     probe: jclass,
     id: u32,
 ) -> Result<GlobalRef, JavaException> {
-    let mut guard = life.0.lock();
+    let mut guard = life.state.lock();
     let st = &mut *guard;
     let stripes = life.stripes();
     let len = match st.methods.get(id as usize) {

@@ -20,14 +20,15 @@ pub fn section(c: &Counts) -> Section {
                 .map(|&id| {
                     let m = &c.methods[id as usize];
                     let counts = c.counts.get(id as usize).and_then(Option::as_ref);
+                    let (instructions, filtered) = instructions(m, counts.map(Vec::as_slice));
                     CoveredMethod {
                         name: m.name.clone(),
                         descriptor: m.descriptor.clone(),
                         calls: counts.map_or(0, |c| m.calls(c)),
                         lines: lines(m, counts.map(Vec::as_slice)),
                         branches: m.branch_counts(counts.map(Vec::as_slice)),
-                        instructions: instructions(m, counts.map(Vec::as_slice), false),
-                        filtered: filtered(m, counts.map(Vec::as_slice)),
+                        instructions,
+                        filtered,
                         generated: m.generated,
                     }
                 })
@@ -59,27 +60,21 @@ pub fn lines(m: &MethodLines, counts: Option<&[i64]>) -> Option<(i64, Vec<i64>)>
 }
 
 /// Per footprint cell, (instructions run, instructions), for a method with
-/// line numbers and its instructions known.
-/// `filtered`: of those JaCoCo's filters inside a method ignore only.
-fn instructions(m: &MethodLines, counts: Option<&[i64]>, filtered: bool) -> Vec<(u32, u32)> {
+/// line numbers and its instructions known; and what of them and of its
+/// branches JaCoCo's filters inside a method ignore, when they ignore any.
+fn instructions(m: &MethodLines, counts: Option<&[i64]>) -> (Vec<(u32, u32)>, Option<Filtered>) {
     let (Some(&first), Some(&last)) = (m.lines.iter().min(), m.lines.iter().max()) else {
-        return Vec::new();
+        return (Vec::new(), None);
     };
     if m.insns.is_empty() {
-        return Vec::new();
+        return (Vec::new(), None);
     }
-    m.instruction_counts(first, last, counts, filtered)
-}
-
-/// What JaCoCo's filters inside a method ignore, when they ignore any.
-fn filtered(m: &MethodLines, counts: Option<&[i64]>) -> Option<Filtered> {
-    if m.filtered_insns.is_empty() && m.filtered_branches.is_empty() {
-        return None;
-    }
-    Some(Filtered {
-        instructions: instructions(m, counts, true),
+    let (all, ignored) = m.instruction_counts(first, last, counts);
+    let filtered = (!ignored.is_empty() || !m.filtered_branches.is_empty()).then(|| Filtered {
+        instructions: ignored,
         branches: m.filtered_branches.clone(),
-    })
+    });
+    (all, filtered)
 }
 
 #[cfg(test)]

@@ -98,41 +98,46 @@ impl MethodLines {
     }
 }
 
+/// A line's (instructions that ran, instructions).
+pub type Cell = (u32, u32);
+
 impl MethodLines {
     /// Per line: (instructions that ran, instructions), for lines
-    /// `first..=last`; (0, 0) on a line without instructions.
-    /// `filtered`: of the instructions JaCoCo's filters ignore only.
+    /// `first..=last`; (0, 0) on a line without instructions. Then the
+    /// same of the instructions JaCoCo's filters ignore (empty when none
+    /// are).
     pub fn instruction_counts(
         &self,
         first: u16,
         last: u16,
         counts: Option<&[i64]>,
-        filtered: bool,
-    ) -> Vec<(u32, u32)> {
+    ) -> (Vec<Cell>, Vec<Cell>) {
         let ran: Vec<bool> = self
             .runs
             .iter()
             .map(|any| counts.is_some_and(|c| any.iter().any(|n| count_of(n, c) > 0)))
             .collect();
-        let mut out = vec![(0u32, 0u32); (last.saturating_sub(first)) as usize + 1];
-        let insns = if filtered {
-            &self.filtered_insns
-        } else {
-            &self.insns
-        };
-        for &(line, n, run) in insns {
-            let Some(cell) = line
-                .checked_sub(first)
-                .and_then(|k| out.get_mut(k as usize))
-            else {
-                continue;
-            };
-            cell.1 += n;
-            if ran.get(run as usize).copied().unwrap_or(false) {
-                cell.0 += n;
+        let cells = |insns: &[(u16, u32, u32)]| {
+            let mut out = vec![(0u32, 0u32); (last.saturating_sub(first)) as usize + 1];
+            for &(line, n, run) in insns {
+                let Some(cell) = line
+                    .checked_sub(first)
+                    .and_then(|k| out.get_mut(k as usize))
+                else {
+                    continue;
+                };
+                cell.1 += n;
+                if ran.get(run as usize).copied().unwrap_or(false) {
+                    cell.0 += n;
+                }
             }
-        }
-        out
+            out
+        };
+        let filtered = match self.filtered_insns.is_empty() {
+            true => Vec::new(),
+            false => cells(&self.filtered_insns),
+        };
+        (cells(&self.insns), filtered)
     }
 }
 

@@ -46,8 +46,8 @@ pub(super) fn add_coverage(
         let base = slot + 1;
         match refs.stripe_bootstrap {
             // A call site bound to a constant 0 until a second application
-            // thread starts (a SwitchPoint: the JIT folds it, and
-            // deoptimises at the switch), then to the line below.
+            // thread starts (a MutableCallSite: the JIT folds it, and
+            // recompiles at the switch), then to the line below.
             Some(bsm) => {
                 let name = format!("s{}_{}", s.mask, s.stride);
                 let site = cp.add_invoke_dynamic(bsm, &name, "()I");
