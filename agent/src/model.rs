@@ -244,6 +244,8 @@ pub struct Filtered {
     pub instructions: Vec<(u32, u32)>,
     /// Indexes into the method's branches.
     pub branches: Vec<u32>,
+    /// `(k, j)`: branch `k`, left out, is a `finally` copy of branch `j`.
+    pub merged: Vec<(u32, u32)>,
 }
 
 /// Every Java thread's state and stack, the monitors and locks they own

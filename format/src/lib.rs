@@ -194,6 +194,10 @@ pub mod coverage {
         /// The indexes (from 0) of the `<branches>` tokens JaCoCo ignores,
         /// space-separated.
         pub const BRANCHES: &str = "branches";
+        /// `K:J` pairs, space-separated: branch `K` (one of `branches`) is
+        /// a copy of a `finally` block's branch `J`, which JaCoCo counts
+        /// once: `J`'s outcome taken where either copy's was.
+        pub const MERGED: &str = "merged";
     }
 
     /// `<class>`'s attributes.

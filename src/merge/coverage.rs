@@ -27,7 +27,7 @@ use crate::snapshot::{CoverageMethod, CoverageSection};
 use crate::sort::{budget, Merged, Sorter};
 use profrj_format::coverage as f;
 use profrj_format::names::escape;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::io::{self, Write};
 
 const WIDTH: usize = 6;
@@ -132,15 +132,26 @@ impl CoverageMerge {
             .iter()
             .flat_map(|f| f.branches.iter().copied())
             .collect();
+        let merged: HashMap<u32, u32> = m
+            .filtered
+            .iter()
+            .flat_map(|f| f.merged.iter().copied())
+            .collect();
         for (b, point) in m.branches.iter().enumerate() {
-            let ignored = u64::from(ignored.contains(&(b as u32)));
+            // 0 kept, 1 ignored, 2 + j a `finally` copy of branch j.
+            let ignored = match (ignored.contains(&(b as u32)), merged.get(&(b as u32))) {
+                (false, _) => 0,
+                (true, None) => 1,
+                (true, Some(&j)) => 2 + u64::from(j),
+            };
             for (o, &n) in point.outcomes.iter().enumerate() {
                 key.truncate(method_len);
                 key.push(M_BRANCH);
                 key.extend_from_slice(&(b as u32).to_be_bytes());
                 key.extend_from_slice(&(o as u32).to_be_bytes());
                 // count; kept: the line (+1, 0: none) and whether JaCoCo's
-                // filters ignore the branch (in every input, or not).
+                // filters ignore the branch, or merge it, in every input
+                // (the smallest: kept where an input kept it).
                 let line = point.line.map_or(0, |l| u64::from(l) + 1);
                 self.sorter.push(key, &[n, 0, 0, 0, line, ignored])?;
             }
@@ -200,6 +211,8 @@ struct OpenMethod {
     /// `<filtered>`: its branch indexes, its text, and `false` once a cell
     /// cannot be known or an input lacked it.
     filtered_branches: Vec<u32>,
+    /// `(k, j)`: branch k a `finally` copy of branch j.
+    merged_branches: Vec<(u32, u32)>,
     filtered: String,
     filtered_exact: bool,
 }
@@ -374,8 +387,11 @@ impl SortedCoverage {
                     o.branch = Some(b);
                 }
                 o.branches.push_str(&v[0].to_string());
-                if v[5] == 1 && o.filtered_branches.last() != Some(&b) {
+                if v[5] >= 1 && o.filtered_branches.last() != Some(&b) {
                     o.filtered_branches.push(b);
+                    if let Some(j) = v[5].checked_sub(2) {
+                        o.merged_branches.push((b, j as u32));
+                    }
                 }
             }
             M_FILTERED => {
@@ -452,10 +468,18 @@ fn close_method(w: &mut dyn Write, m: Option<OpenMethod>, warn: &mut Warnings) -
         writeln!(w, "    <{0}>{1}</{0}>", f::INSTRUCTIONS, m.instructions)?;
         if m.filtered_exact && !m.filtered.is_empty() {
             let indexes: Vec<String> = m.filtered_branches.iter().map(u32::to_string).collect();
-            let branches = match indexes.is_empty() {
+            let mut branches = match indexes.is_empty() {
                 true => String::new(),
                 false => format!(r#" {}="{}""#, f::filtered::BRANCHES, indexes.join(" ")),
             };
+            if !m.merged_branches.is_empty() {
+                let pairs: Vec<String> = m
+                    .merged_branches
+                    .iter()
+                    .map(|(k, j)| format!("{k}:{j}"))
+                    .collect();
+                branches += &format!(r#" {}="{}""#, f::filtered::MERGED, pairs.join(" "));
+            }
             writeln!(w, "    <{0}{branches}>{1}</{0}>", f::FILTERED, m.filtered)?;
         }
     } else if m.with_instructions > 0 {
@@ -572,7 +596,8 @@ mod tests {
 
     /// `<filtered>` merges as `<instructions>` does (a cell known where one
     /// input ran none of its instructions or one ran them all), its branch
-    /// indexes kept; an input without it (or a cell not known) drops it.
+    /// indexes and `finally` copies kept; an input without it (or a cell
+    /// not known) drops it.
     #[test]
     fn filtered_merges_as_instructions() {
         let id = r#" id="00000000000000aa""#;
@@ -589,19 +614,20 @@ mod tests {
             "1 1 ",
             "3:1,0 3:0,1 4:1,0",
             "6/8 2/2",
-            r#"<filtered branches="0 1">4/6 0/0</filtered>"#,
+            r#"<filtered branches="0 1" merged="1:2">4/6 0/0</filtered>"#,
         );
         let b = method(
             "1 1 ",
             "3:0,0 3:1,0 4:0,1",
             "8/8 2/2",
-            r#"<filtered branches="0 1">6/6 0/0</filtered>"#,
+            r#"<filtered branches="0 1" merged="1:2">6/6 0/0</filtered>"#,
         );
         let (xml, _) = merged(&[&a, &b]).unwrap();
         let snap = parse_bytes(format!("<doc>{xml}</doc>").as_bytes()).unwrap();
         let f = &snap.coverage.unwrap().classes[0].methods[0];
         let filtered = f.filtered.as_ref().expect("kept");
         assert_eq!(filtered.branches, vec![0, 1]);
+        assert_eq!(filtered.merged, vec![(1, 2)]);
         assert_eq!(filtered.instructions, vec![(6, 6), (0, 0)]);
         assert_eq!(f.instructions, Some(vec![(8, 8), (2, 2)]));
         // One input without <filtered> (an older agent's): not known.

@@ -378,6 +378,9 @@ pub struct CoverageFiltered {
     pub instructions: Vec<(u64, u64)>,
     /// Indexes into the method's `branches`.
     pub branches: Vec<u32>,
+    /// `(k, j)`: branch `k` (one of `branches`) is a `finally` copy of
+    /// branch `j`, which JaCoCo counts once (`merged`).
+    pub merged: Vec<(u32, u32)>,
 }
 
 /// One branching instruction: its source line (`None`: -1, none) and how

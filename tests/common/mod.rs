@@ -164,6 +164,19 @@ pub fn run_java_env(
     main: &str,
     args: &[&str],
 ) -> Run {
+    run_java_on(cwd, harness_classes(), env, jvm_args, options, main, args)
+}
+
+/// As [`run_java_env`], on class path `classes` instead of the harness's.
+pub fn run_java_on(
+    cwd: &Path,
+    classes: &str,
+    env: &[(&str, &str)],
+    jvm_args: &[&str],
+    options: &str,
+    main: &str,
+    args: &[&str],
+) -> Run {
     let agent_arg = if options.is_empty() {
         format!("-agentpath:{}", agent().display())
     } else {
@@ -175,7 +188,7 @@ pub fn run_java_env(
         .arg(agent_arg)
         .arg("-Xmx256m") // jvm_args may override it
         .args(jvm_args)
-        .args(["-cp", harness_classes(), main])
+        .args(["-cp", classes, main])
         .args(args)
         .envs(env.iter().copied());
     default_shutdown_signals(&mut command);

@@ -70,9 +70,10 @@ fn instructions(m: &MethodLines, counts: Option<&[i64]>) -> (Vec<(u32, u32)>, Op
         return (Vec::new(), None);
     }
     let (all, ignored) = m.instruction_counts(first, last, counts);
-    let filtered = (!ignored.is_empty() || !m.filtered_branches.is_empty()).then(|| Filtered {
+    let filtered = (!ignored.is_empty() || !m.filtered.branches.is_empty()).then(|| Filtered {
         instructions: ignored,
-        branches: m.filtered_branches.clone(),
+        branches: m.filtered.branches.clone(),
+        merged: m.filtered.merged_branches.clone(),
     });
     (all, filtered)
 }
@@ -92,8 +93,7 @@ mod tests {
             calls_in_first_line: false,
             branches: Vec::new(),
             insns: Vec::new(),
-            filtered_insns: Vec::new(),
-            filtered_branches: Vec::new(),
+            filtered: Default::default(),
             runs: Vec::new(),
             generated: None,
         }

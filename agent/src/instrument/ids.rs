@@ -54,17 +54,34 @@ pub struct MethodLines {
     /// The method's instructions as loaded, by line: (line, how many, the
     /// entry of `runs` that tells whether they ran).
     pub insns: Vec<(u16, u32, u32)>,
-    /// Of `insns`, those JaCoCo's filters inside a method ignore
-    /// (`rewrite::filtered`), the same way; empty when none.
-    pub filtered_insns: Vec<(u16, u32, u32)>,
-    /// Of `branches`, the indexes of those JaCoCo's filters ignore.
-    pub filtered_branches: Vec<u32>,
+    /// What JaCoCo's filters inside a method leave out or count as one
+    /// (`rewrite::filtered`).
+    pub filtered: JacocoFilters,
     /// Per run of instructions: they ran when one of these counts is
     /// above 0 (`CounterPlan::blocks`).
     pub runs: Vec<Vec<Count>>,
     /// Which of JaCoCo's filters leaves the method out of its report, if
     /// one does (`rewrite::generated`): the snapshot's `generated`.
     pub generated: Option<&'static str>,
+}
+
+/// What JaCoCo's filters inside a method leave out of its report, or
+/// count as one; empty when none does anything.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct JacocoFilters {
+    /// Of [`MethodLines::insns`], those JaCoCo ignores, told the same way.
+    pub insns: Vec<(u16, u32, u32)>,
+    /// Copies of a `finally` block's instruction that JaCoCo counts as one,
+    /// on one line: (line, how many such sets, the run of each copy). Of a
+    /// set, every copy but one is left out, and the one kept counts as run
+    /// when any copy ran.
+    pub copies: Vec<(u16, u32, Vec<u32>)>,
+    /// Of [`MethodLines::branches`], the indexes of those JaCoCo leaves
+    /// out.
+    pub branches: Vec<u32>,
+    /// `(k, j)`: branch `k` (left out) is a `finally` copy of branch `j`,
+    /// whose outcomes JaCoCo counts as taken when either copy took them.
+    pub merged_branches: Vec<(u32, u32)>,
 }
 
 impl MethodLines {
@@ -133,10 +150,29 @@ impl MethodLines {
             }
             out
         };
-        let filtered = match self.filtered_insns.is_empty() {
-            true => Vec::new(),
-            false => cells(&self.filtered_insns),
-        };
+        let f = &self.filtered;
+        if f.insns.is_empty() && f.copies.is_empty() {
+            return (cells(&self.insns), Vec::new());
+        }
+        let mut filtered = cells(&f.insns);
+        // Of a set of copies, those left out: all but one that ran (where
+        // any did), so that the line keeps one instruction, run when any
+        // copy ran.
+        for (line, sets, runs) in &f.copies {
+            let Some(cell) = line
+                .checked_sub(first)
+                .and_then(|k| filtered.get_mut(k as usize))
+            else {
+                continue;
+            };
+            let ran_copies = runs
+                .iter()
+                .filter(|&&r| ran.get(r as usize).copied().unwrap_or(false))
+                .count() as u32;
+            let left_out = runs.len() as u32 - 1;
+            cell.1 += sets * left_out;
+            cell.0 += sets * ran_copies.saturating_sub(1);
+        }
         (cells(&self.insns), filtered)
     }
 }
@@ -148,4 +184,47 @@ fn count_of(c: &Count, counts: &[i64]) -> i64 {
         .map(|&(slot, coef)| coef.wrapping_mul(counts.get(slot as usize).copied().unwrap_or(0)))
         .fold(0i64, i64::wrapping_add)
         .max(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Of a set of `finally` copies, all but one are left out, and a copy
+    /// that ran where any did: the line keeps one instruction per set, run
+    /// when any copy ran.
+    #[test]
+    fn copies_leave_out_all_but_one_that_ran() {
+        let m = MethodLines {
+            class: "A".into(),
+            name: "f".into(),
+            descriptor: "()V".into(),
+            lines: vec![10, 11],
+            counts: vec![vec![(1, 1)], vec![(2, 1)]],
+            slots: 4,
+            calls_in_first_line: false,
+            branches: Vec::new(),
+            // Line 10: 3 instructions of each run; 11: 2 of run 1.
+            insns: vec![(10, 3, 0), (10, 3, 1), (10, 3, 2), (11, 2, 1)],
+            filtered: JacocoFilters {
+                insns: vec![(10, 1, 0)],
+                // Two sets, copies in runs 1, 0 and 2; one set on 11,
+                // copies in runs 1 and 1.
+                copies: vec![(10, 2, vec![1, 0, 2]), (11, 1, vec![1, 1])],
+                branches: Vec::new(),
+                merged_branches: Vec::new(),
+            },
+            // Run 0 ran (slot 1), run 1 never (slot 3), run 2 ran (slot 2).
+            runs: vec![vec![vec![(1, 1)]], vec![vec![(3, 1)]], vec![vec![(2, 1)]]],
+            generated: None,
+        };
+        let (all, filtered) = m.instruction_counts(10, 11, Some(&[0, 4, 1, 0]));
+        assert_eq!(all, vec![(6, 9), (0, 2)]);
+        // Line 10: the one ignored (ran) and 2 × 2 copies, of which 1 per
+        // set ran (2 ran, one is kept); line 11: 1 left out, none ran.
+        assert_eq!(filtered, vec![(1 + 2, 1 + 4), (0, 1)]);
+        // Nothing ran: the copies left out never ran either.
+        let (_, filtered) = m.instruction_counts(10, 11, None);
+        assert_eq!(filtered, vec![(0, 5), (0, 1)]);
+    }
 }

@@ -12,7 +12,7 @@ mod rewrite;
 pub mod stamp;
 
 pub use crate::sites::AllocPlace;
-pub use ids::{stride, CoverageLayouts, MethodLines};
+pub use ids::{stride, CoverageLayouts, JacocoFilters, MethodLines};
 pub use rewrite::{Probes, LOCK_SUPPORT};
 
 use crate::error::AgentError;

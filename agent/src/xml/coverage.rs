@@ -52,6 +52,14 @@ pub fn write<W: Write>(w: &mut XmlWriter<W>, c: &Coverage) -> io::Result<()> {
                         filtered.branches.iter().map(u32::to_string).collect();
                     el.push_attribute((f::filtered::BRANCHES, indexes.join(" ").as_str()));
                 }
+                if !filtered.merged.is_empty() {
+                    let pairs: Vec<String> = filtered
+                        .merged
+                        .iter()
+                        .map(|(k, j)| format!("{k}:{j}"))
+                        .collect();
+                    el.push_attribute((f::filtered::MERGED, pairs.join(" ").as_str()));
+                }
                 w.write_event(Event::Start(el))?;
                 w.write_event(Event::Text(BytesText::new(&cells(&filtered.instructions))))?;
                 w.write_event(Event::End(BytesEnd::new(f::FILTERED)))?;

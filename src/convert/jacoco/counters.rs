@@ -18,7 +18,7 @@
 //!   one instruction, run when its footprint is above 0.
 
 use crate::snapshot::CoverageMethod;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// missed, covered.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -188,12 +188,27 @@ pub fn method(m: &CoverageMethod, versioned: bool) -> MethodCoverage {
                 .iter()
                 .flat_map(|f| f.branches.iter().copied())
                 .collect();
+            // A kept branch's `finally` copies: JaCoCo takes an outcome
+            // where any copy took it.
+            let mut copies: HashMap<u32, Vec<u32>> = HashMap::new();
+            for &(k, j) in m.filtered.iter().flat_map(|f| f.merged.iter()) {
+                copies.entry(j).or_default().push(k);
+            }
+            let taken = |k: usize, o: usize| {
+                let took = |k: usize| {
+                    (points.get(k))
+                        .and_then(|p| p.outcomes.get(o))
+                        .is_some_and(|&n| n > 0)
+                };
+                took(k)
+                    || (copies.get(&(k as u32)).into_iter().flatten()).any(|&c| took(c as usize))
+            };
             for (k, p) in points.iter().enumerate() {
                 if ignored.contains(&(k as u32)) {
                     continue;
                 }
                 let total = p.outcomes.len() as u64;
-                let covered = p.outcomes.iter().filter(|&&n| n > 0).count() as u64;
+                let covered = (0..p.outcomes.len()).filter(|&o| taken(k, o)).count() as u64;
                 let b = Counter {
                     missed: total - covered,
                     covered,
@@ -392,6 +407,7 @@ mod tests {
         f.filtered = Some(crate::snapshot::CoverageFiltered {
             instructions: vec![(6, 8), (3, 3), (0, 0)],
             branches: vec![0, 2],
+            merged: Vec::new(),
         });
         let c = method(&f, true);
         assert_eq!(
@@ -431,5 +447,37 @@ mod tests {
                 covered: 2
             })
         );
+    }
+
+    /// A `finally` copy's branch merged into another: left out, and each
+    /// outcome of the kept one taken where either copy took it (JaCoCo's
+    /// FinallyFilter: BranchTruth's `tryFinally`, 1,1 and 0,1 → 2 of 2).
+    #[test]
+    fn merged_copies_count_once_taken_where_either_was() {
+        let mut f = m(&[3, 3]);
+        f.instructions = Some(vec![(7, 7), (5, 9)]);
+        f.branches = vec![
+            CoverageBranch {
+                line: Some(10),
+                outcomes: vec![1, 1],
+            },
+            CoverageBranch {
+                line: Some(10),
+                outcomes: vec![0, 1],
+            },
+        ];
+        f.filtered = Some(crate::snapshot::CoverageFiltered {
+            instructions: vec![(4, 4), (1, 5)],
+            branches: vec![0],
+            merged: vec![(0, 1)],
+        });
+        let c = method(&f, true);
+        let line = |missed, covered| Counter { missed, covered };
+        assert_eq!(c.lines[&10].branches, line(0, 2));
+        assert_eq!(c.lines[&10].instructions, line(0, 3));
+        assert_eq!(c.lines[&11].instructions, line(0, 4));
+        // Without the merge, the kept copy alone: 1 of 2.
+        f.filtered.as_mut().unwrap().merged.clear();
+        assert_eq!(method(&f, true).lines[&10].branches, line(1, 1));
     }
 }

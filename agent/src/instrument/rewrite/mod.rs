@@ -222,24 +222,19 @@ pub fn rewrite(
                     (line, b.outcomes.clone())
                 })
                 .collect();
-            let ignored = filtered::ignored(&code, &class.constant_pool);
-            let is_ignored = |i: u32| ignored.get(i as usize).copied().unwrap_or(false);
-            let filtered_branches = (plan.branches.iter().enumerate())
-                .filter(|(_, b)| is_ignored(b.at))
-                .map(|(k, _)| k as u32)
-                .collect();
-            // Instructions by line and run, in code order (those JaCoCo's
-            // filters ignore again apart).
+            let filtered = filtered::jacoco_filters(&filtered::Method {
+                code: &code,
+                cp: &class.constant_pool,
+                table: &table,
+                blocks: &plan.blocks,
+                branches: &plan.branches,
+            });
+            // Instructions by line and run, in code order.
             let mut insns: Vec<(u16, u32, u32)> = Vec::new();
-            let mut filtered_insns: Vec<(u16, u32, u32)> = Vec::new();
             for (k, b) in plan.blocks.iter().enumerate() {
                 for i in b.start..b.end {
-                    let Some(line) = line_at(&table, i) else {
-                        continue;
-                    };
-                    add_insn(&mut insns, line, k as u32);
-                    if is_ignored(i) {
-                        add_insn(&mut filtered_insns, line, k as u32);
+                    if let Some(line) = line_at(&table, i) {
+                        filtered::add_insn(&mut insns, line, k as u32);
                     }
                 }
             }
@@ -253,8 +248,7 @@ pub fn rewrite(
                 calls_in_first_line: lines.first_counts_calls,
                 branches,
                 insns,
-                filtered_insns,
-                filtered_branches,
+                filtered,
                 runs: plan.blocks.iter().map(|b| b.any_of.clone()).collect(),
                 generated: generated::generated(
                     &generated::Owner {
@@ -314,14 +308,6 @@ pub fn rewrite(
         out.bytes = Some(write_class(&class));
     }
     Ok(out)
-}
-
-/// One more instruction of `line` and run `run`, after those in `list`.
-fn add_insn(list: &mut Vec<(u16, u32, u32)>, line: u16, run: u32) {
-    match list.last_mut() {
-        Some(last) if last.0 == line && last.2 == run => last.1 += 1,
-        _ => list.push((line, 1, run)),
-    }
 }
 
 /// The SourceFile attribute's file name.

@@ -1,9 +1,5 @@
-//! The instructions JaCoCo's filters inside a method leave out of its
-//! report (`IFilterOutput.ignore` in its
-//! `org.jacoco.core.internal.analysis.filter` package, 0.8.6), told from
-//! the code as loaded: the snapshot names them (`<filtered>`) so that
-//! `convert --to jacoco` counts a method as JaCoCo does, while the other
-//! formats and `report` keep every instruction and branch.
+//! The instructions JaCoCo's matcher filters ignore (`IFilterOutput.ignore`
+//! in its `org.jacoco.core.internal.analysis.filter` package, 0.8.6):
 //!
 //! - `string switch` (StringSwitchJavacFilter): javac's `switch` on a
 //!   `String` is a switch on `hashCode()` whose cases test `equals` and set
@@ -21,9 +17,7 @@
 //! stores by local, `ldc` in any width, `goto_w` as `goto`), over the
 //! instructions alone: a label or line entry between two instructions never
 //! stops a match here, where in ASM's tree it could in code javac does not
-//! write. Not reproduced: javac 7–10's try-with-resources
-//! (TryWithResourcesJavacFilter), ecj's forms, the merge of `finally`
-//! copies (FinallyFilter), and `@Generated` code.
+//! write.
 
 use profrj_bytecode::code::{Code, Insn, Label};
 use profrj_bytecode::opcodes::*;
@@ -228,36 +222,14 @@ impl<'c, 'p> Matcher<'c, 'p> {
         self.code.insns.get(self.at?)
     }
 
-    /// The current instruction's opcode as ASM names it: a load's or
-    /// store's long form, `ldc` for every width, `goto` for `goto_w`.
+    /// The current instruction's opcode as ASM names it ([`asm_op`]).
     fn op(&self) -> Option<u8> {
-        Some(match self.insn()? {
-            Insn::Plain { op: WIDE, operands } => *operands.as_slice().first()?,
-            Insn::Plain { op, .. } => match *op {
-                ILOAD_0..=0x2d => ILOAD + (op - ILOAD_0) / 4,
-                ISTORE_0..=0x4e => ISTORE + (op - ISTORE_0) / 4,
-                LDC_W | LDC2_W => LDC,
-                op => op,
-            },
-            Insn::Branch { op: GOTO_W, .. } => GOTO,
-            Insn::Branch { op, .. } => *op,
-            Insn::TableSwitch(_) => TABLESWITCH,
-            Insn::LookupSwitch(_) => LOOKUPSWITCH,
-        })
+        asm_op(self.insn()?)
     }
 
     /// The local a load or store names.
     fn var(&self) -> Option<u16> {
-        let Insn::Plain { op, operands } = self.insn()? else {
-            return None;
-        };
-        let b = operands.as_slice();
-        Some(match *op {
-            ILOAD_0..=0x2d => u16::from((op - ILOAD_0) % 4),
-            ISTORE_0..=0x4e => u16::from((op - ISTORE_0) % 4),
-            WIDE => u16::from_be_bytes([*b.get(1)?, *b.get(2)?]),
-            _ => u16::from(*b.first()?),
-        })
+        local(self.insn()?)
     }
 
     /// Where the current jump goes (its target's instruction index).
@@ -337,4 +309,38 @@ impl<'c, 'p> Matcher<'c, 'p> {
             Some(_) => {}
         }
     }
+}
+
+/// An instruction's opcode as ASM names it: a load's or store's long form,
+/// `ldc` for every width, `goto` for `goto_w`, the widened opcode of a
+/// `wide`.
+pub(super) fn asm_op(insn: &Insn) -> Option<u8> {
+    Some(match insn {
+        Insn::Plain { op: WIDE, operands } => *operands.as_slice().first()?,
+        Insn::Plain { op, .. } => match *op {
+            ILOAD_0..=0x2d => ILOAD + (op - ILOAD_0) / 4,
+            ISTORE_0..=0x4e => ISTORE + (op - ISTORE_0) / 4,
+            LDC_W | LDC2_W => LDC,
+            op => op,
+        },
+        Insn::Branch { op: GOTO_W, .. } => GOTO,
+        Insn::Branch { op, .. } => *op,
+        Insn::TableSwitch(_) => TABLESWITCH,
+        Insn::LookupSwitch(_) => LOOKUPSWITCH,
+    })
+}
+
+/// The local a load or store names (any operand byte of another
+/// instruction: callers ask loads and stores only).
+pub(super) fn local(insn: &Insn) -> Option<u16> {
+    let Insn::Plain { op, operands } = insn else {
+        return None;
+    };
+    let b = operands.as_slice();
+    Some(match *op {
+        ILOAD_0..=0x2d => u16::from((op - ILOAD_0) % 4),
+        ISTORE_0..=0x4e => u16::from((op - ISTORE_0) % 4),
+        WIDE => u16::from_be_bytes([*b.get(1)?, *b.get(2)?]),
+        _ => u16::from(*b.first()?),
+    })
 }
