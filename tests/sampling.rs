@@ -424,7 +424,12 @@ fn a_panic_in_a_callback_never_reaches_the_jvm() {
 /// A program alternating A and B in 5 ms slots locked to the clock: a sampler
 /// firing at a fixed 10 ms rate would see only one of them. Each sample lands
 /// at a random point of its interval, so both show, about half each (within
-/// four standard deviations of the samples: see `common::shares`).
+/// four standard deviations of the samples: see `common::shares`) — on a
+/// loaded machine, within the kernel tick's bias besides: the program's
+/// thread then runs from ticks, where its samples are taken, and ticks fall
+/// on a few points of the 10 ms cycle (`tick_bias_points`: at HZ=250, 40%
+/// or 60% is the truth; a load-10 run saw 35.2% of 213 samples). A sampler
+/// in lockstep would still see 0% or 100%.
 #[test]
 fn periodic_work_is_not_aliased() {
     let dir = temp_dir("periodic");
@@ -449,7 +454,7 @@ fn periodic_work_is_not_aliased() {
     assert!(a + b > 100, "too few samples: {a} + {b}");
     let share = a as f64 * 100.0 / (a + b) as f64;
     // ~300 samples on an idle machine: 12 points is 4 standard deviations.
-    let tolerance = share_tolerance(50.0, (a + b) as f64, &run.stderr, 12.0);
+    let tolerance = share_tolerance(50.0, (a + b) as f64, &run.stderr, 12.0) + tick_bias_points();
     eprintln!(
         "phase A share {share:.1}% of {} samples (expected 50% ± {tolerance:.1})",
         a + b

@@ -59,3 +59,44 @@ pub fn binomial_tolerance(p: f64, n: f64, floor: f64) -> f64 {
     let q = (p / 100.0).clamp(0.0, 1.0);
     (400.0 * (q * (1.0 - q) / n.max(1.0)).sqrt()).max(floor)
 }
+
+/// How far from half of a 10 ms cycle (two 5 ms slots) the kernel's timer
+/// tick may put a thread's samples on a loaded machine, in points: a thread
+/// waiting for the CPU is switched in at a tick, and a wall-clock sample
+/// owed to it is taken then. Ticks 1/HZ apart fall on HZ / gcd(100, HZ)
+/// evenly spaced points of the cycle, of which a slot holds the lower or
+/// the upper half: 10 points at HZ=250 (2 of 5 points, or 3), 16.7 at 300,
+/// none at 1000. HZ is read from the kernel's configuration
+/// (`/boot/config-RELEASE`, else `/proc/config.gz`); unknown, 300's.
+pub fn tick_bias_points() -> f64 {
+    let hz = kernel_hz().unwrap_or(300);
+    let gcd = |mut a: u64, mut b: u64| {
+        while b != 0 {
+            (a, b) = (b, a % b);
+        }
+        a
+    };
+    let points = hz / gcd(100, hz).max(1);
+    match points % 2 {
+        0 => 0.0,
+        _ => 50.0 / points as f64,
+    }
+}
+
+/// CONFIG_HZ of the running kernel, where its configuration is readable.
+fn kernel_hz() -> Option<u64> {
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").ok()?;
+    let config = std::fs::read_to_string(format!("/boot/config-{}", release.trim()))
+        .ok()
+        .or_else(|| {
+            let out = std::process::Command::new("zcat")
+                .arg("/proc/config.gz")
+                .output()
+                .ok()?;
+            Some(String::from_utf8_lossy(&out.stdout).into_owned())
+        })?;
+    config
+        .lines()
+        .find_map(|l| l.strip_prefix("CONFIG_HZ="))
+        .and_then(|v| v.trim().parse().ok())
+}
