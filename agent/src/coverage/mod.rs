@@ -73,7 +73,7 @@ impl Lifetime {
     /// counts in copy 0, a second application thread alive switches every
     /// `Probe.stripe` call site to copies by thread.
     pub fn thread_started(&self, jvmti: Jvmti, jni: &Jni, thread: jthread) {
-        if self.one_thread.load(Ordering::Acquire) && !service_thread(jni, thread) {
+        if self.one_thread.load(Ordering::Acquire) && !service_thread(jvmti, jni, thread) {
             switch_if_two(&self.one_thread, jvmti, jni);
         }
     }
@@ -90,7 +90,7 @@ fn switch_if_two(one_thread: &AtomicBool, jvmti: Jvmti, jni: &Jni) {
         let agent = jvmti
             .tag(t)
             .is_ok_and(|tag| tag == crate::vm::AGENT_THREAD_TAG);
-        if !agent && !service_thread(jni, t) {
+        if !agent && !service_thread(jvmti, jni, t) {
             application += 1;
         }
         jni.delete_local_ref(t);
@@ -108,32 +108,14 @@ fn switch_if_two(one_thread: &AtomicBool, jvmti: Jvmti, jni: &Jni) {
 }
 
 /// Is `thread` one of the JDK's own services (its thread group one of
-/// [`SERVICE_GROUPS`])? No if its group cannot be read (it ended).
-fn service_thread(jni: &Jni, thread: jthread) -> bool {
-    let Ok(group) = jni.call_object(
-        thread,
-        "java/lang/Thread",
-        "getThreadGroup",
-        "()Ljava/lang/ThreadGroup;",
-    ) else {
-        return false;
-    };
-    if group.is_null() {
-        return false;
-    }
-    let name = jni.call_object(
-        group,
-        "java/lang/ThreadGroup",
-        "getName",
-        "()Ljava/lang/String;",
-    );
-    jni.delete_local_ref(group);
-    let Ok(name) = name else {
-        return false;
-    };
-    let text = jni.string_utf(name).ok().flatten();
-    jni.delete_local_ref(name);
-    text.is_some_and(|n| SERVICE_GROUPS.contains(&n.as_str()))
+/// [`SERVICE_GROUPS`])? No if its group cannot be read (it ended). Asked of
+/// JVMTI: no Java code runs in the ThreadStart that asks.
+fn service_thread(jvmti: Jvmti, jni: &Jni, thread: jthread) -> bool {
+    jvmti
+        .thread_group_name(jni, thread)
+        .ok()
+        .flatten()
+        .is_some_and(|n| SERVICE_GROUPS.contains(&n.as_str()))
 }
 
 /// Stripes when `stripes=` is not given: the CPU count rounded up to a

@@ -2,7 +2,9 @@
 //! the agent's value stored per thread, and agent threads started.
 
 use super::{check, Jvmti, JvmtiBuf, Result};
-use crate::vm::sys::{jthread, JvmtiEnv, JvmtiError, JvmtiFrameInfo, JvmtiThreadInfo};
+use crate::vm::sys::{
+    jthread, JvmtiEnv, JvmtiError, JvmtiFrameInfo, JvmtiThreadGroupInfo, JvmtiThreadInfo,
+};
 use jni_sys::{jint, jlong, JNIEnv};
 use std::ffi::c_void;
 
@@ -47,6 +49,37 @@ impl Jvmti {
             // SAFETY: GetThreadInfo allocated the name for us.
             name: unsafe { self.take_string(info.name) },
         })
+    }
+
+    /// The name of `thread`'s thread group; `None` when it has none (it
+    /// ended). Asks the VM alone: no Java code runs.
+    pub fn thread_group_name(
+        &self,
+        jni: &crate::vm::Jni,
+        thread: jthread,
+    ) -> Result<Option<String>> {
+        // SAFETY: all-zero is a valid JvmtiThreadInfo (null pointers, zero ints).
+        let mut info: JvmtiThreadInfo = unsafe { std::mem::zeroed() };
+        // SAFETY: a thread reference (the `vm` convention); `info` is a live,
+        // writable jvmtiThreadInfo.
+        check(unsafe { jvmti_call!(self, GetThreadInfo, thread, &mut info) })?;
+        // SAFETY: GetThreadInfo allocated the name for us.
+        drop(unsafe { self.take_string(info.name) });
+        jni.delete_local_ref(info.context_class_loader);
+        let group = info.thread_group;
+        if group.is_null() {
+            return Ok(None);
+        }
+        // SAFETY: all-zero is a valid JvmtiThreadGroupInfo.
+        let mut g: JvmtiThreadGroupInfo = unsafe { std::mem::zeroed() };
+        // SAFETY: `group` is the live local reference GetThreadInfo gave;
+        // `g` is a live, writable jvmtiThreadGroupInfo.
+        let rc = check(unsafe { jvmti_call!(self, GetThreadGroupInfo, group, &mut g) });
+        jni.delete_local_ref(group);
+        rc?;
+        jni.delete_local_ref(g.parent);
+        // SAFETY: GetThreadGroupInfo allocated the name for us.
+        Ok(Some(unsafe { self.take_string(g.name) }))
     }
 
     /// JVMTI thread state bits (`JVMTI_THREAD_STATE_*`).

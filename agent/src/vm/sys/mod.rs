@@ -201,6 +201,14 @@ pub struct JvmtiThreadInfo {
 }
 
 #[repr(C)]
+pub struct JvmtiThreadGroupInfo {
+    pub parent: jthreadGroup,
+    pub name: *mut c_char,
+    pub max_priority: jint,
+    pub is_daemon: jboolean,
+}
+
+#[repr(C)]
 #[derive(Clone, Copy)]
 pub struct JvmtiFrameInfo {
     pub method: jmethodID,

@@ -46,7 +46,10 @@ pub struct JvmtiInterface {
         ) -> JvmtiError,
     >,
     /*  13 */ pub GetTopThreadGroups: *const c_void,
-    /*  14 */ pub GetThreadGroupInfo: *const c_void,
+    /*  14 */
+    pub GetThreadGroupInfo: Option<
+        unsafe extern "C" fn(*mut JvmtiEnv, jthreadGroup, *mut JvmtiThreadGroupInfo) -> JvmtiError,
+    >,
     /*  15 */ pub GetThreadGroupChildren: *const c_void,
     /*  16 */ pub GetFrameCount: *const c_void,
     /*  17 */
@@ -366,6 +369,7 @@ const _: () = assert!(size_of::<JvmtiInterface>() == 156 * PTR);
 const _: () = assert!(offset_of!(JvmtiInterface, SetEventNotificationMode) == slot(2));
 const _: () = assert!(offset_of!(JvmtiInterface, GetAllThreads) == slot(4));
 const _: () = assert!(offset_of!(JvmtiInterface, GetThreadInfo) == slot(9));
+const _: () = assert!(offset_of!(JvmtiInterface, GetThreadGroupInfo) == slot(14));
 const _: () = assert!(offset_of!(JvmtiInterface, RunAgentThread) == slot(12));
 const _: () = assert!(offset_of!(JvmtiInterface, Allocate) == slot(46));
 const _: () = assert!(offset_of!(JvmtiInterface, GetAllModules) == slot(3));
