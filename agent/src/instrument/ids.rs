@@ -169,7 +169,7 @@ impl MethodLines {
                 .iter()
                 .filter(|&&r| ran.get(r as usize).copied().unwrap_or(false))
                 .count() as u32;
-            let left_out = runs.len() as u32 - 1;
+            let left_out = (runs.len() as u32).saturating_sub(1);
             cell.1 += sets * left_out;
             cell.0 += sets * ran_copies.saturating_sub(1);
         }
