@@ -198,6 +198,24 @@ pub mod coverage {
         /// a copy of a `finally` block's branch `J`, which JaCoCo counts
         /// once: `J`'s outcome taken where either copy's was.
         pub const MERGED: &str = "merged";
+
+        /// [`MERGED`]'s text of `(K, J)` pairs.
+        pub fn merged_text(pairs: &[(u32, u32)]) -> String {
+            let words: Vec<String> = pairs.iter().map(|(k, j)| format!("{k}:{j}")).collect();
+            words.join(" ")
+        }
+
+        /// The pairs of [`MERGED`]'s text; `Err` names the first word that
+        /// is not `K:J`.
+        pub fn parse_merged(text: &str) -> Result<Vec<(u32, u32)>, String> {
+            text.split_ascii_whitespace()
+                .map(|w| {
+                    let pair = w.split_once(':');
+                    pair.and_then(|(k, j)| Some((k.parse().ok()?, j.parse().ok()?)))
+                        .ok_or_else(|| w.to_owned())
+                })
+                .collect()
+        }
     }
 
     /// `<class>`'s attributes.
@@ -449,5 +467,20 @@ pub mod lock {
         pub const LOCK: &str = "lock";
         /// On `<waiting>`/`<notify>`: the thread's `id`.
         pub const THREAD_ID: &str = "thread";
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::coverage::filtered::{merged_text, parse_merged};
+
+    #[test]
+    fn merged_pairs_read_back_as_written() {
+        let pairs = vec![(1, 4), (2, 4), (30, 7)];
+        assert_eq!(merged_text(&pairs), "1:4 2:4 30:7");
+        assert_eq!(parse_merged(&merged_text(&pairs)), Ok(pairs));
+        assert_eq!(parse_merged(""), Ok(Vec::new()));
+        assert_eq!(parse_merged("1:4 2-4"), Err("2-4".to_owned()));
+        assert_eq!(parse_merged("1:x"), Err("1:x".to_owned()));
     }
 }

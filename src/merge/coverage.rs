@@ -473,12 +473,8 @@ fn close_method(w: &mut dyn Write, m: Option<OpenMethod>, warn: &mut Warnings) -
                 false => format!(r#" {}="{}""#, f::filtered::BRANCHES, indexes.join(" ")),
             };
             if !m.merged_branches.is_empty() {
-                let pairs: Vec<String> = m
-                    .merged_branches
-                    .iter()
-                    .map(|(k, j)| format!("{k}:{j}"))
-                    .collect();
-                branches += &format!(r#" {}="{}""#, f::filtered::MERGED, pairs.join(" "));
+                let pairs = f::filtered::merged_text(&m.merged_branches);
+                branches += &format!(r#" {}="{pairs}""#, f::filtered::MERGED);
             }
             writeln!(w, "    <{0}{branches}>{1}</{0}>", f::FILTERED, m.filtered)?;
         }

@@ -429,16 +429,8 @@ impl Parser {
                     })
                     .collect::<Result<Vec<_>, _>>()?;
                 let pairs = a.get(coverage::filtered::MERGED).unwrap_or_default();
-                let merged = pairs
-                    .split_ascii_whitespace()
-                    .map(|w| {
-                        let pair = w.split_once(':');
-                        pair.and_then(|(k, j)| Some((k.parse().ok()?, j.parse().ok()?)))
-                            .ok_or_else(|| {
-                                self.err(format!("<filtered> merged pair {w:?} is not K:J"))
-                            })
-                    })
-                    .collect::<Result<Vec<_>, _>>()?;
+                let merged = coverage::filtered::parse_merged(&pairs)
+                    .map_err(|w| self.err(format!("<filtered> merged pair {w:?} is not K:J")))?;
                 self.open_method().filtered = Some(CoverageFiltered {
                     instructions: Vec::new(),
                     branches,

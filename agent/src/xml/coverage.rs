@@ -53,12 +53,8 @@ pub fn write<W: Write>(w: &mut XmlWriter<W>, c: &Coverage) -> io::Result<()> {
                     el.push_attribute((f::filtered::BRANCHES, indexes.join(" ").as_str()));
                 }
                 if !filtered.merged.is_empty() {
-                    let pairs: Vec<String> = filtered
-                        .merged
-                        .iter()
-                        .map(|(k, j)| format!("{k}:{j}"))
-                        .collect();
-                    el.push_attribute((f::filtered::MERGED, pairs.join(" ").as_str()));
+                    let pairs = f::filtered::merged_text(&filtered.merged);
+                    el.push_attribute((f::filtered::MERGED, pairs.as_str()));
                 }
                 w.write_event(Event::Start(el))?;
                 w.write_event(Event::Text(BytesText::new(&cells(&filtered.instructions))))?;

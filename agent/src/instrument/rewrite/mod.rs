@@ -234,7 +234,7 @@ pub fn rewrite(
             for (k, b) in plan.blocks.iter().enumerate() {
                 for i in b.start..b.end {
                     if let Some(line) = line_at(&table, i) {
-                        filtered::add_insn(&mut insns, line, k as u32);
+                        add_insn(&mut insns, line, k as u32);
                     }
                 }
             }
@@ -308,6 +308,14 @@ pub fn rewrite(
         out.bytes = Some(write_class(&class));
     }
     Ok(out)
+}
+
+/// One more instruction on `line` of `run`, in code order.
+fn add_insn(list: &mut Vec<(u16, u32, u32)>, line: u16, run: u32) {
+    match list.last_mut() {
+        Some(last) if last.0 == line && last.2 == run => last.1 += 1,
+        _ => list.push((line, 1, run)),
+    }
 }
 
 /// The SourceFile attribute's file name.

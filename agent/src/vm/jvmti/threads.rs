@@ -3,7 +3,8 @@
 
 use super::{check, Jvmti, JvmtiBuf, Result};
 use crate::vm::sys::{
-    jthread, JvmtiEnv, JvmtiError, JvmtiFrameInfo, JvmtiThreadGroupInfo, JvmtiThreadInfo,
+    jthread, jthreadGroup, JvmtiEnv, JvmtiError, JvmtiFrameInfo, JvmtiThreadGroupInfo,
+    JvmtiThreadInfo,
 };
 use jni_sys::{jint, jlong, JNIEnv};
 use std::ffi::c_void;
@@ -35,20 +36,12 @@ impl Jvmti {
         Ok(t)
     }
 
-    /// Name and daemon flag of a thread. The local references the VM returns
-    /// (thread group, context loader) are released through `jni`.
+    /// The name of a thread. The local references the VM returns (thread
+    /// group, context loader) are released through `jni`.
     pub fn thread_info(&self, jni: &crate::vm::Jni, thread: jthread) -> Result<ThreadInfo> {
-        // SAFETY: all-zero is a valid JvmtiThreadInfo (null pointers, zero ints).
-        let mut info: JvmtiThreadInfo = unsafe { std::mem::zeroed() };
-        // SAFETY: a thread reference (the `vm` convention); `info` is a live,
-        // writable jvmtiThreadInfo.
-        check(unsafe { jvmti_call!(self, GetThreadInfo, thread, &mut info) })?;
-        jni.delete_local_ref(info.thread_group);
-        jni.delete_local_ref(info.context_class_loader);
-        Ok(ThreadInfo {
-            // SAFETY: GetThreadInfo allocated the name for us.
-            name: unsafe { self.take_string(info.name) },
-        })
+        let (name, group) = self.name_and_group(jni, thread)?;
+        jni.delete_local_ref(group);
+        Ok(ThreadInfo { name })
     }
 
     /// The name of `thread`'s thread group; `None` when it has none (it
@@ -58,15 +51,7 @@ impl Jvmti {
         jni: &crate::vm::Jni,
         thread: jthread,
     ) -> Result<Option<String>> {
-        // SAFETY: all-zero is a valid JvmtiThreadInfo (null pointers, zero ints).
-        let mut info: JvmtiThreadInfo = unsafe { std::mem::zeroed() };
-        // SAFETY: a thread reference (the `vm` convention); `info` is a live,
-        // writable jvmtiThreadInfo.
-        check(unsafe { jvmti_call!(self, GetThreadInfo, thread, &mut info) })?;
-        // SAFETY: GetThreadInfo allocated the name for us.
-        drop(unsafe { self.take_string(info.name) });
-        jni.delete_local_ref(info.context_class_loader);
-        let group = info.thread_group;
+        let (_, group) = self.name_and_group(jni, thread)?;
         if group.is_null() {
             return Ok(None);
         }
@@ -80,6 +65,25 @@ impl Jvmti {
         jni.delete_local_ref(g.parent);
         // SAFETY: GetThreadGroupInfo allocated the name for us.
         Ok(Some(unsafe { self.take_string(g.name) }))
+    }
+
+    /// GetThreadInfo: the thread's name, and its thread group as a local
+    /// reference (null when it ended) for the caller to release; the
+    /// context loader's reference is released here.
+    fn name_and_group(
+        &self,
+        jni: &crate::vm::Jni,
+        thread: jthread,
+    ) -> Result<(String, jthreadGroup)> {
+        // SAFETY: all-zero is a valid JvmtiThreadInfo (null pointers, zero ints).
+        let mut info: JvmtiThreadInfo = unsafe { std::mem::zeroed() };
+        // SAFETY: a thread reference (the `vm` convention); `info` is a live,
+        // writable jvmtiThreadInfo.
+        check(unsafe { jvmti_call!(self, GetThreadInfo, thread, &mut info) })?;
+        jni.delete_local_ref(info.context_class_loader);
+        // SAFETY: GetThreadInfo allocated the name for us.
+        let name = unsafe { self.take_string(info.name) };
+        Ok((name, info.thread_group))
     }
 
     /// JVMTI thread state bits (`JVMTI_THREAD_STATE_*`).

@@ -36,28 +36,25 @@ pub(super) fn merges(code: &Code<'_>) -> Merges {
     let mut f = Filter {
         code,
         out: Merges::default(),
-        parent: Vec::new(),
         steps: 0,
     };
     if f.run().is_none() {
         return Merges::default();
     }
-    let mut parent = std::mem::take(&mut f.parent);
+    // Every instruction pointing at its representative.
+    let parent = &mut f.out.counted_as;
     for i in 0..parent.len() as u32 {
-        find(&mut parent, i);
+        find(parent, i);
     }
-    Merges {
-        counted_as: parent,
-        ..f.out
-    }
+    f.out
 }
 
 struct Filter<'c> {
     code: &'c Code<'c>,
+    /// Its `counted_as` is, until the end, a union-find over the
+    /// instructions, JaCoCo's: a merged instruction points at one of its
+    /// set, the representative at itself.
     out: Merges,
-    /// Union-find over instructions, JaCoCo's: a merged instruction points
-    /// at one of its set, the representative at itself.
-    parent: Vec<u32>,
     steps: usize,
 }
 
@@ -207,15 +204,13 @@ impl Filter<'_> {
 
     /// JaCoCo's `merge(i1, i2)`: `i2`'s set joins `i1`'s.
     fn union(&mut self, i1: usize, i2: usize) {
-        if self.parent.is_empty() {
-            self.parent = (0..self.code.insns.len() as u32).collect();
+        let parent = &mut self.out.counted_as;
+        if parent.is_empty() {
+            *parent = (0..self.code.insns.len() as u32).collect();
         }
-        let (r1, r2) = (
-            find(&mut self.parent, i1 as u32),
-            find(&mut self.parent, i2 as u32),
-        );
+        let (r1, r2) = (find(parent, i1 as u32), find(parent, i2 as u32));
         if r1 != r2 {
-            self.parent[r2 as usize] = r1;
+            parent[r2 as usize] = r1;
         }
     }
 

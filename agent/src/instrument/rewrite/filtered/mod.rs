@@ -19,10 +19,11 @@ mod finally;
 mod matchers;
 
 use super::super::JacocoFilters;
+use super::add_insn;
 use profrj_bytecode::code::Code;
 use profrj_bytecode::edit::{line_at, BranchCounts, InsnBlock};
 use profrj_bytecode::ConstantPool;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// A method's code and what the coverage plan made of it.
 pub(super) struct Method<'a, 'c, 'p> {
@@ -71,42 +72,33 @@ pub(super) fn jacoco_filters(m: &Method<'_, '_, '_>) -> JacocoFilters {
             sets.entry(root).or_insert_with(|| vec![root]).push(i);
         }
     }
+    // A set on one line: all but one left out, the one kept ran when any
+    // did — which one is decided per snapshot (`MethodLines::
+    // instruction_counts`). A set over several lines (none in javac's code
+    // seen) keeps its representative as it ran, the others left out.
     let mut out = JacocoFilters::default();
+    let mut one_line: HashSet<u32> = HashSet::new();
+    for (&root, members) in &sets {
+        let Some(at) = line(root) else { continue };
+        if members.iter().all(|&i| line(i) == Some(at)) {
+            one_line.insert(root);
+            let runs: Vec<u32> = members.iter().map(|&i| run_of[i as usize]).collect();
+            match out.copies.last_mut() {
+                Some(last) if last.0 == at && last.2 == runs => last.1 += 1,
+                _ => out.copies.push((at, 1, runs)),
+            }
+        }
+    }
     for (i, &run) in run_of.iter().enumerate() {
         let i = i as u32;
         let Some(at) = line(i) else { continue };
         let root = counted_as(i);
         let dropped = match sets.contains_key(&root) {
-            true => root != i && line(root) != Some(at),
+            true => root != i && !one_line.contains(&root),
             false => is_ignored(root) || is_ignored(i),
         };
         if dropped {
             add_insn(&mut out.insns, at, run);
-        }
-    }
-    // A set on one line: all but one left out, the one kept ran when any
-    // did — which one is decided per snapshot (`MethodLines::
-    // instruction_counts`). A set over several lines keeps its
-    // representative as it ran (above: the members on other lines are
-    // left out; those on its line are too, here).
-    for (&root, members) in &sets {
-        let Some(at) = line(root) else { continue };
-        let on_line: Vec<u32> = (members.iter())
-            .filter(|&&i| line(i) == Some(at))
-            .map(|&i| run_of[i as usize])
-            .collect();
-        if on_line.len() == members.len() {
-            match out.copies.last_mut() {
-                Some(last) if last.0 == at && last.2 == on_line => last.1 += 1,
-                _ => out.copies.push((at, 1, on_line)),
-            }
-        } else {
-            for &i in members
-                .iter()
-                .filter(|&&i| i != root && line(i) == Some(at))
-            {
-                add_insn(&mut out.insns, at, run_of[i as usize]);
-            }
         }
     }
 
@@ -126,12 +118,4 @@ pub(super) fn jacoco_filters(m: &Method<'_, '_, '_>) -> JacocoFilters {
         }
     }
     out
-}
-
-/// One more instruction on `line` of `run`, in code order.
-pub(super) fn add_insn(list: &mut Vec<(u16, u32, u32)>, line: u16, run: u32) {
-    match list.last_mut() {
-        Some(last) if last.0 == line && last.2 == run => last.1 += 1,
-        _ => list.push((line, 1, run)),
-    }
 }
